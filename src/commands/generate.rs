@@ -1,0 +1,37 @@
+//! `hatshop generate`: the event stream to a JSON Lines file (or standard output).
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+
+use anyhow::{Context, Result};
+
+use crate::cli::GenerateArgs;
+use crate::config::resolve_spec;
+use crate::report::table::thousands;
+use crate::workload::{Generator, write_events};
+
+pub fn run(args: &GenerateArgs) -> Result<()> {
+    let spec = resolve_spec(&args.stream)?;
+    let to_stdout = args.output.as_os_str() == "-";
+    let mut out: Box<dyn Write> = if to_stdout {
+        Box::new(BufWriter::with_capacity(1 << 20, std::io::stdout().lock()))
+    } else {
+        let file = File::create(&args.output)
+            .with_context(|| format!("cannot create {}", args.output.display()))?;
+        Box::new(BufWriter::with_capacity(1 << 20, file))
+    };
+    let (count, sha) = write_events(Generator::new(&spec), &mut out)
+        .with_context(|| format!("cannot write {}", args.output.display()))?;
+    eprintln!(
+        "wrote {} events of '{}' (seed {}) to {}\nsha256 {sha}",
+        thousands(count),
+        spec.name,
+        spec.seed,
+        if to_stdout {
+            "standard output".to_string()
+        } else {
+            args.output.display().to_string()
+        }
+    );
+    Ok(())
+}

@@ -1,0 +1,28 @@
+//! One file per subcommand: each wires the modules together for its job.
+
+pub mod generate;
+pub mod run;
+pub mod verify;
+pub mod workloads;
+
+use anyhow::Result;
+
+use crate::config::EventSource;
+use crate::runner::EventStream;
+use crate::workload::{EventsReader, Generator};
+
+/// The event stream a source describes, from the start.
+pub fn open_stream(source: &EventSource) -> Result<EventStream> {
+    Ok(match source {
+        EventSource::Generated { workload } => Box::new(Generator::new(workload).map(Ok)),
+        EventSource::File(info) => {
+            let file = std::fs::File::open(&info.path).map_err(|e| {
+                anyhow::anyhow!("cannot open events file {}: {e}", info.path.display())
+            })?;
+            Box::new(EventsReader::new(
+                std::io::BufReader::with_capacity(1 << 20, file),
+                &info.path.display().to_string(),
+            ))
+        }
+    })
+}

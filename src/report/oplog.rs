@@ -1,0 +1,108 @@
+//! `ops.csv`: one row per measured operation, written by its own thread so that no
+//! file I/O happens on a lane. Rows arrive in batches over a bounded channel: when the
+//! disk is slow the lanes wait (outside their timed windows) rather than drop a row.
+
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::Path;
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use crate::stats::OpRecord;
+
+/// Batches in flight before lanes wait for the writer.
+const CHANNEL_BATCHES: usize = 256;
+/// Records a lane gathers before it sends them.
+pub const BATCH: usize = 512;
+
+/// A row of `ops.csv`; the header comes from the field names.
+#[derive(Serialize)]
+struct OpRow<'a> {
+    test_id: &'a str,
+    database: &'a str,
+    event_type: &'a str,
+    seq: u64,
+    order_id: u64,
+    /// When the request was sent (RFC 3339, UTC, microseconds).
+    timestamp: &'a str,
+    /// Microseconds, to the nanosecond.
+    latency_us: f64,
+    success: bool,
+    error_kind: &'a str,
+    error: &'a str,
+}
+
+/// The sending side handed to lanes.
+pub type OpLogSender = mpsc::Sender<Vec<OpRecord>>;
+
+/// The writer thread; `finish` waits for it and returns the number of rows written.
+pub struct OpLogWriter {
+    handle: JoinHandle<Result<u64>>,
+}
+
+impl OpLogWriter {
+    /// Creates `path` and starts the thread. `epoch` is the wall time of `start_ns = 0`.
+    pub fn start(
+        path: &Path,
+        test_id: &str,
+        database: &str,
+        epoch: SystemTime,
+    ) -> Result<(OpLogWriter, OpLogSender)> {
+        let file =
+            File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+        let (tx, mut rx) = mpsc::channel::<Vec<OpRecord>>(CHANNEL_BATCHES);
+        let test_id = test_id.to_string();
+        let database = database.to_string();
+        let display_path = path.display().to_string();
+        let handle = std::thread::Builder::new()
+            .name("op-log".into())
+            .spawn(move || -> Result<u64> {
+                let mut csv = csv::Writer::from_writer(BufWriter::with_capacity(1 << 20, file));
+                let mut timestamp = String::with_capacity(32);
+                let mut rows = 0u64;
+                while let Some(batch) = rx.blocking_recv() {
+                    for record in &batch {
+                        timestamp.clear();
+                        let at = epoch + Duration::from_nanos(record.start_ns);
+                        write!(timestamp, "{}", humantime::format_rfc3339_micros(at))
+                            .expect("writing to a String");
+                        let (error_kind, error) = match &record.error {
+                            Some((kind, message)) => (*kind, message.as_str()),
+                            None => ("", ""),
+                        };
+                        csv.serialize(OpRow {
+                            test_id: &test_id,
+                            database: &database,
+                            event_type: record.event_type,
+                            seq: record.seq,
+                            order_id: record.order_id,
+                            timestamp: &timestamp,
+                            latency_us: record.latency_ns as f64 / 1_000.0,
+                            success: record.error.is_none(),
+                            error_kind,
+                            error,
+                        })
+                        .with_context(|| format!("cannot write {display_path}"))?;
+                        rows += 1;
+                    }
+                }
+                csv.flush()
+                    .with_context(|| format!("cannot write {display_path}"))?;
+                Ok(rows)
+            })
+            .context("cannot start the op log thread")?;
+        Ok((OpLogWriter { handle }, tx))
+    }
+
+    /// Waits until every sender is dropped and every row is on disk.
+    pub fn finish(self) -> Result<u64> {
+        self.handle
+            .join()
+            .map_err(|_| anyhow::anyhow!("the op log thread panicked"))?
+    }
+}

@@ -1,0 +1,103 @@
+//! The terminal table printed at the end of a run: one row per event type, the
+//! percentile ladder in microseconds, then the totals.
+
+use std::fmt::Write;
+
+use crate::stats::{LatencySummary, PERCENTILES, Summary};
+
+/// Microseconds with as many decimals as are meaningful at that size.
+pub fn format_us(us: f64) -> String {
+    if us < 10.0 {
+        format!("{us:.2}")
+    } else if us < 1_000.0 {
+        format!("{us:.1}")
+    } else {
+        format!("{us:.0}")
+    }
+}
+
+/// 1234567 → "1,234,567".
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn row(out: &mut String, s: &LatencySummary) {
+    let _ = write!(
+        out,
+        "{:<14} {:>9} {:>7} {:>9}",
+        s.event_type,
+        thousands(s.count),
+        thousands(s.errors),
+        format_us(s.mean_us)
+    );
+    for (label, _) in PERCENTILES {
+        let _ = write!(out, " {:>9}", format_us(s.percentile(label)));
+    }
+    let _ = writeln!(out, " {:>9}", format_us(s.max_us));
+}
+
+/// The whole table, ending with a newline.
+pub fn render(summary: &Summary) -> String {
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "{:<14} {:>9} {:>7} {:>9}",
+        "event", "count", "errors", "mean"
+    );
+    for (label, _) in PERCENTILES {
+        let _ = write!(out, " {label:>9}");
+    }
+    let _ = writeln!(out, " {:>9}", "max");
+    let width = out.trim_end().len();
+    let _ = writeln!(out, "{:-<width$}", "");
+    for event in &summary.events {
+        row(&mut out, event);
+    }
+    let _ = writeln!(out, "{:-<width$}", "");
+    row(&mut out, &summary.overall);
+    let _ = writeln!(
+        out,
+        "latencies in µs (successful ops); {} ops in {:.2} s = {:.0} ops/s, {} errors",
+        thousands(summary.ops),
+        summary.elapsed_s,
+        summary.throughput_ops_s,
+        thousands(summary.errors)
+    );
+    for event in summary.events.iter().filter(|e| e.errors > 0) {
+        let kinds: Vec<String> = event
+            .errors_by_kind
+            .iter()
+            .map(|(k, n)| format!("{k} {}", thousands(*n)))
+            .collect();
+        let _ = writeln!(out, "errors in {}: {}", event.event_type, kinds.join(", "));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_groups_digits() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn microseconds_keep_meaningful_decimals() {
+        assert_eq!(format_us(3.14159), "3.14");
+        assert_eq!(format_us(314.159), "314.2");
+        assert_eq!(format_us(31_415.9), "31416");
+    }
+}

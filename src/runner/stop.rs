@@ -1,0 +1,60 @@
+//! The stop signal shared by the source, the lanes and the coordinator: a flag that
+//! the hot path reads for free, plus a watch channel for those waiting asynchronously.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio::sync::watch;
+
+/// Why a run ended before its stream did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// `--duration` ran out.
+    Deadline,
+    /// Ctrl-C or SIGTERM.
+    Interrupted,
+    /// Something failed that makes going on pointless (e.g. the op log could not be written).
+    Failed,
+}
+
+pub struct StopSignal {
+    flag: AtomicBool,
+    reason: Mutex<Option<StopReason>>,
+    watch: watch::Sender<bool>,
+}
+
+impl Default for StopSignal {
+    fn default() -> Self {
+        StopSignal {
+            flag: AtomicBool::new(false),
+            reason: Mutex::new(None),
+            watch: watch::channel(false).0,
+        }
+    }
+}
+
+impl StopSignal {
+    /// The first reason given wins.
+    pub fn stop(&self, reason: StopReason) {
+        let mut current = self.reason.lock().unwrap_or_else(|p| p.into_inner());
+        if current.is_none() {
+            *current = Some(reason);
+        }
+        self.flag.store(true, Ordering::Release);
+        self.watch.send_replace(true);
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.flag.load(Ordering::Relaxed)
+    }
+
+    pub fn reason(&self) -> Option<StopReason> {
+        *self.reason.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Resolves once `stop` has been called.
+    pub async fn stopped(&self) {
+        let mut rx = self.watch.subscribe();
+        let _ = rx.wait_for(|&stopped| stopped).await;
+    }
+}

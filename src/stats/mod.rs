@@ -1,0 +1,255 @@
+//! Latency and error statistics: one HdrHistogram per event type, owned by each lane
+//! on the hot path (no I/O, no locks) and merged when the run ends.
+//!
+//! Depends on nothing else of ours: event types are small indices, error kinds are
+//! names, and the caller supplies the labels when it asks for a summary.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// Three significant digits, as HdrHistogram users expect.
+const SIGNIFICANT_DIGITS: u8 = 3;
+
+/// The percentile ladder shown everywhere: p50 … p99.99.
+pub const PERCENTILES: [(&str, f64); 7] = [
+    ("p50", 50.0),
+    ("p75", 75.0),
+    ("p90", 90.0),
+    ("p95", 95.0),
+    ("p99", 99.0),
+    ("p99.9", 99.9),
+    ("p99.99", 99.99),
+];
+
+/// Latencies (ns) of successful operations and counts of failures, for one event type.
+#[derive(Debug, Clone)]
+pub struct OpStats {
+    latency_ns: Histogram<u64>,
+    errors: BTreeMap<&'static str, u64>,
+}
+
+impl Default for OpStats {
+    fn default() -> Self {
+        OpStats {
+            // Auto-resizing: memory follows the range actually seen.
+            latency_ns: Histogram::new(SIGNIFICANT_DIGITS).expect("3 digits is valid"),
+            errors: BTreeMap::new(),
+        }
+    }
+}
+
+impl OpStats {
+    pub fn record_ok(&mut self, latency_ns: u64) {
+        // Auto-resizing: only a value beyond u64's range could fail, and then clamps.
+        if self.latency_ns.record(latency_ns).is_err() {
+            self.latency_ns.saturating_record(latency_ns);
+        }
+    }
+
+    pub fn record_error(&mut self, kind: &'static str) {
+        *self.errors.entry(kind).or_default() += 1;
+    }
+
+    pub fn merge(&mut self, other: &OpStats) {
+        self.latency_ns
+            .add(&other.latency_ns)
+            .expect("auto-resizing histograms always merge");
+        for (kind, n) in &other.errors {
+            *self.errors.entry(kind).or_default() += n;
+        }
+    }
+
+    pub fn ok(&self) -> u64 {
+        self.latency_ns.len()
+    }
+
+    pub fn error_count(&self) -> u64 {
+        self.errors.values().sum()
+    }
+
+    pub fn histogram(&self) -> &Histogram<u64> {
+        &self.latency_ns
+    }
+}
+
+/// Statistics of a whole run: one `OpStats` per event type index.
+#[derive(Debug, Clone)]
+pub struct RunStats {
+    per_event: Vec<OpStats>,
+}
+
+impl RunStats {
+    pub fn new(event_types: usize) -> Self {
+        RunStats {
+            per_event: vec![OpStats::default(); event_types],
+        }
+    }
+
+    pub fn event(&mut self, index: usize) -> &mut OpStats {
+        &mut self.per_event[index]
+    }
+
+    pub fn merge(&mut self, other: &RunStats) {
+        for (mine, theirs) in self.per_event.iter_mut().zip(&other.per_event) {
+            mine.merge(theirs);
+        }
+    }
+
+    pub fn total_ops(&self) -> u64 {
+        self.per_event
+            .iter()
+            .map(|s| s.ok() + s.error_count())
+            .sum()
+    }
+
+    /// Numbers per event type (labelled by `names`) and overall, over `elapsed_s`.
+    pub fn summary(&self, names: &[&str], elapsed_s: f64) -> Summary {
+        let mut all = OpStats::default();
+        let mut events = Vec::new();
+        for (stats, name) in self.per_event.iter().zip(names) {
+            all.merge(stats);
+            if stats.ok() + stats.error_count() > 0 {
+                events.push(LatencySummary::of(name, stats, elapsed_s));
+            }
+        }
+        let overall = LatencySummary::of("all", &all, elapsed_s);
+        Summary {
+            elapsed_s,
+            ops: overall.count,
+            errors: overall.errors,
+            throughput_ops_s: overall.throughput_ops_s,
+            events,
+            overall,
+        }
+    }
+}
+
+/// What `summary.json` holds.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Summary {
+    /// Wall time of the measured phase, seconds.
+    pub elapsed_s: f64,
+    pub ops: u64,
+    pub errors: u64,
+    pub throughput_ops_s: f64,
+    pub events: Vec<LatencySummary>,
+    pub overall: LatencySummary,
+}
+
+/// One row of the table: counts, and latency in microseconds of the successful ops.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LatencySummary {
+    pub event_type: String,
+    pub count: u64,
+    pub ok: u64,
+    pub errors: u64,
+    pub errors_by_kind: BTreeMap<String, u64>,
+    pub throughput_ops_s: f64,
+    pub mean_us: f64,
+    pub min_us: f64,
+    /// p50 … p99.99, keyed as in [`PERCENTILES`].
+    pub percentiles_us: BTreeMap<String, f64>,
+    pub max_us: f64,
+}
+
+impl LatencySummary {
+    fn of(name: &str, stats: &OpStats, elapsed_s: f64) -> Self {
+        let h = &stats.latency_ns;
+        let us = |ns: u64| ns as f64 / 1_000.0;
+        let empty = h.is_empty();
+        let count = stats.ok() + stats.error_count();
+        LatencySummary {
+            event_type: name.to_string(),
+            count,
+            ok: stats.ok(),
+            errors: stats.error_count(),
+            errors_by_kind: stats
+                .errors
+                .iter()
+                .map(|(k, n)| (k.to_string(), *n))
+                .collect(),
+            throughput_ops_s: if elapsed_s > 0.0 {
+                count as f64 / elapsed_s
+            } else {
+                0.0
+            },
+            mean_us: if empty { 0.0 } else { h.mean() / 1_000.0 },
+            min_us: if empty { 0.0 } else { us(h.min()) },
+            percentiles_us: PERCENTILES
+                .iter()
+                .map(|(label, p)| {
+                    (
+                        label.to_string(),
+                        if empty {
+                            0.0
+                        } else {
+                            us(h.value_at_percentile(*p))
+                        },
+                    )
+                })
+                .collect(),
+            max_us: if empty { 0.0 } else { us(h.max()) },
+        }
+    }
+
+    pub fn percentile(&self, label: &str) -> f64 {
+        self.percentiles_us.get(label).copied().unwrap_or(0.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merged_stats_equal_stats_recorded_in_one_place() {
+        let mut one = RunStats::new(2);
+        let mut a = RunStats::new(2);
+        let mut b = RunStats::new(2);
+        for i in 0..10_000u64 {
+            let ns = 1_000 + (i * 7919) % 50_000;
+            one.event((i % 2) as usize).record_ok(ns);
+            if i % 3 == 0 { &mut a } else { &mut b }
+                .event((i % 2) as usize)
+                .record_ok(ns);
+        }
+        a.event(1).record_error("timeout");
+        one.event(1).record_error("timeout");
+        a.merge(&b);
+        let names = ["x", "y"];
+        assert_eq!(a.summary(&names, 2.0), one.summary(&names, 2.0));
+        assert_eq!(a.total_ops(), 10_001);
+    }
+
+    #[test]
+    fn percentiles_come_from_the_histogram() {
+        let mut stats = RunStats::new(1);
+        for us in 1..=1000u64 {
+            stats.event(0).record_ok(us * 1_000);
+        }
+        let s = stats.summary(&["x"], 1.0);
+        let row = &s.events[0];
+        assert_eq!(row.count, 1000);
+        assert!((row.percentile("p50") - 500.0).abs() <= 1.0, "{row:?}");
+        assert!((row.percentile("p99") - 990.0).abs() <= 1.0, "{row:?}");
+        assert!((row.max_us - 1000.0).abs() <= 1.0);
+        assert!((row.mean_us - 500.5).abs() < 0.5);
+        assert_eq!(s.throughput_ops_s, 1000.0);
+    }
+}
+
+/// One measured operation, as the op log stores it. Built by the runner outside the
+/// timed window; written by the op log thread.
+#[derive(Debug, Clone)]
+pub struct OpRecord {
+    pub seq: u64,
+    pub event_type: &'static str,
+    pub order_id: u64,
+    /// When the request was sent, in ns since the run's epoch.
+    pub start_ns: u64,
+    pub latency_ns: u64,
+    /// Kind name and message of a failure; `None` for success.
+    pub error: Option<(&'static str, String)>,
+}
