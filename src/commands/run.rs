@@ -115,7 +115,7 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     }
     .into();
     record.interrupted = outcome.stop_reason == Some(StopReason::Interrupted);
-    record.plan_sha256 = outcome.plan_sha256.clone();
+    record.plan_sha256 = outcome.plan_sha256.clone().or(record.plan_sha256);
     record.finished_at = Some(rfc3339(SystemTime::now()));
     record.lane_last_seq = outcome.lane_last_seq.clone();
     record.measured_ops = outcome.stats.total_ops();

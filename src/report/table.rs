@@ -96,8 +96,8 @@ mod tests {
 
     #[test]
     fn microseconds_keep_meaningful_decimals() {
-        assert_eq!(format_us(3.14159), "3.14");
-        assert_eq!(format_us(314.159), "314.2");
-        assert_eq!(format_us(31_415.9), "31416");
+        assert_eq!(format_us(1.23456), "1.23");
+        assert_eq!(format_us(123.456), "123.5");
+        assert_eq!(format_us(12_345.6), "12346");
     }
 }

@@ -202,10 +202,10 @@ pub fn compare(expected: &[Order], snapshot: &Snapshot) -> VerifyReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::{Generator, OrderBook, presets};
+    use crate::workload::{Generator, OrderBook, preset};
 
     fn expected_and_snapshot() -> (Vec<Order>, Snapshot) {
-        let mut spec = presets::find("hatshop-random").unwrap();
+        let mut spec = preset("hatshop-random").unwrap();
         spec.events = 2_000;
         let mut book = OrderBook::new();
         Generator::new(&spec).for_each(|e| book.apply_owned(e));

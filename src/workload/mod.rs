@@ -18,6 +18,6 @@ pub use domain::{
 pub use generator::Generator;
 pub use jsonl::{EventsFileError, EventsReader, PlanHasher, hex, write_events};
 pub use keys::KeyDistribution;
-pub use presets::all as presets;
+pub use presets::{all as presets, find as preset};
 pub use rng::splitmix64;
 pub use spec::{ItemsPerOrder, Mix, SpecError, WorkloadSpec};
