@@ -63,14 +63,11 @@ impl OpLogWriter {
             .name("op-log".into())
             .spawn(move || -> Result<u64> {
                 let mut csv = csv::Writer::from_writer(BufWriter::with_capacity(1 << 20, file));
-                let mut timestamp = String::with_capacity(32);
+                let mut timestamps = Rfc3339Micros::default();
                 let mut rows = 0u64;
                 while let Some(batch) = rx.blocking_recv() {
                     for record in &batch {
-                        timestamp.clear();
                         let at = epoch + Duration::from_nanos(record.start_ns);
-                        write!(timestamp, "{}", humantime::format_rfc3339_micros(at))
-                            .expect("writing to a String");
                         let (error_kind, error) = match &record.error {
                             Some((kind, message)) => (*kind, message.as_str()),
                             None => ("", ""),
@@ -81,7 +78,7 @@ impl OpLogWriter {
                             event_type: record.event_type,
                             seq: record.seq,
                             order_id: record.order_id,
-                            timestamp: &timestamp,
+                            timestamp: timestamps.format(at),
                             latency_us: record.latency_ns as f64 / 1_000.0,
                             success: record.error.is_none(),
                             error_kind,
@@ -104,5 +101,51 @@ impl OpLogWriter {
         self.handle
             .join()
             .map_err(|_| anyhow::anyhow!("the op log thread panicked"))?
+    }
+}
+
+/// RFC 3339 with microseconds, formatting the date and time only once per second:
+/// consecutive rows share their second, and the op log thread has a budget too.
+#[derive(Default)]
+struct Rfc3339Micros {
+    second: u64,
+    text: String,
+}
+
+impl Rfc3339Micros {
+    fn format(&mut self, at: SystemTime) -> &str {
+        let since_epoch = at
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default();
+        let second = since_epoch.as_secs();
+        if second != self.second || self.text.is_empty() {
+            self.second = second;
+            self.text.clear();
+            let whole = SystemTime::UNIX_EPOCH + Duration::from_secs(second);
+            // "2026-11-21T22:46:23Z" → keep "2026-11-21T22:46:23."
+            let _ = write!(self.text, "{}", humantime::format_rfc3339_seconds(whole));
+            self.text.pop();
+            self.text.push('.');
+        }
+        self.text.truncate(20);
+        let _ = write!(self.text, "{:06}Z", since_epoch.subsec_micros());
+        &self.text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_match_humantime() {
+        let mut formatter = Rfc3339Micros::default();
+        for ns in [0u64, 999, 1_000_000_123, 1_000_999_999, 86_400_000_000_000] {
+            let at = SystemTime::UNIX_EPOCH + Duration::from_nanos(1_763_000_000_000_000_000 + ns);
+            assert_eq!(
+                formatter.format(at),
+                humantime::format_rfc3339_micros(at).to_string()
+            );
+        }
     }
 }

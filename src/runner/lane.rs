@@ -164,7 +164,9 @@ impl<D: Database> Lane<D> {
         } else if outcome.is_err() {
             self.unmeasured_errors += 1;
         }
-        self.book.apply_owned(event);
+        if self.cx.check_reads {
+            self.book.apply_owned(event);
+        }
         if measured && self.log_batch.len() >= LOG_BATCH {
             self.send_log_batch().await;
         }

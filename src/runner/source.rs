@@ -16,7 +16,7 @@ use crate::workload::{EventsFileError, OrderEvent, Phase, PlanHasher};
 
 /// Events a lane receives at once: enough to make the hand-off cheap, few enough
 /// that lanes start together.
-const LANE_BATCH: usize = 64;
+const LANE_BATCH: usize = 256;
 
 pub enum LaneMsg {
     Events(Vec<OrderEvent>),

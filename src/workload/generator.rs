@@ -1,16 +1,33 @@
 //! The seeded generator: turns a spec into the event stream, one event at a time.
 //!
-//! It keeps its own `OrderBook`, so reads, updates and deletes always target an order
+//! It remembers the live orders (ids, statuses, item prices and quantities), so reads, updates and deletes always target an order
 //! that exists at that point of the stream. When the mix asks for one of those while
 //! no order exists, a create is generated instead.
 
-use super::book::OrderBook;
+use std::collections::HashMap;
+
 use super::catalogue::{CITIES, COLOURS, FIRST_NAMES, LAST_NAMES, PRODUCTS, SIZES, STREETS};
 use super::domain::{
     EventType, ItemChange, LineItem, Operation, Order, OrderEvent, OrderId, OrderStatus, Phase,
 };
 use super::rng::StreamRng;
 use super::spec::WorkloadSpec;
+
+/// What the generator remembers of a live order: just enough to write its updates.
+struct LiveOrder {
+    status: OrderStatus,
+    /// (line_item_id, unit price, quantity), in line item order.
+    items: Vec<(u64, i64, u32)>,
+}
+
+impl LiveOrder {
+    fn subtotal_cents(&self) -> i64 {
+        self.items
+            .iter()
+            .map(|&(_, price, qty)| price * i64::from(qty))
+            .sum()
+    }
+}
 
 /// 2026-01-01T00:00:00Z; each event advances the shop's clock by one second.
 const EPOCH_MS: i64 = 1_767_225_600_000;
@@ -24,7 +41,7 @@ pub struct Generator {
     next_line_item_id: u64,
     /// Live orders in creation order (zipfian and latest rank by it).
     live: Vec<OrderId>,
-    book: OrderBook,
+    orders: HashMap<OrderId, LiveOrder>,
     cumulative_weights: [f64; 5],
 }
 
@@ -44,7 +61,7 @@ impl Generator {
             next_order_id: 1,
             next_line_item_id: 1,
             live: Vec::new(),
-            book: OrderBook::new(),
+            orders: HashMap::new(),
             cumulative_weights,
         }
     }
@@ -138,32 +155,30 @@ impl Generator {
     }
 
     fn update_order(&mut self, order_id: OrderId) -> Operation {
-        let mut order = self
-            .book
-            .get(order_id)
-            .expect("live order is in the book")
-            .clone();
+        let mut order = self.orders.remove(&order_id).expect("live order is known");
         let n = order.items.len() as u64;
         let changed = self.rng.between(1, n);
         let first = self.rng.below(n);
         let mut changes = Vec::with_capacity(changed as usize);
         for k in 0..changed {
-            let item = &mut order.items[((first + k) % n) as usize];
-            item.colour = self.rng.pick(COLOURS).to_string();
-            item.size = self.rng.pick(SIZES).to_string();
-            item.quantity = self.rng.between(1, 3) as u32;
+            let (line_item_id, _, quantity) = &mut order.items[((first + k) % n) as usize];
+            let colour = self.rng.pick(COLOURS).to_string();
+            let size = self.rng.pick(SIZES).to_string();
+            *quantity = self.rng.between(1, 3) as u32;
             changes.push(ItemChange {
-                line_item_id: item.line_item_id,
-                colour: item.colour.clone(),
-                size: item.size.clone(),
-                quantity: item.quantity,
+                line_item_id: *line_item_id,
+                colour,
+                size,
+                quantity: *quantity,
             });
         }
         changes.sort_unstable_by_key(|c| c.line_item_id);
+        let subtotal_cents = order.subtotal_cents();
+        self.orders.insert(order_id, order);
         Operation::UpdateOrder {
             order_id,
             changes,
-            subtotal_cents: order.items_subtotal_cents(),
+            subtotal_cents,
         }
     }
 
@@ -176,6 +191,16 @@ impl Generator {
         if event_type == EventType::CreateOrder {
             let order = self.new_order(seq);
             self.live.push(order.order_id);
+            let items = order
+                .items
+                .iter()
+                .map(|i| (i.line_item_id, i.unit_price_cents, i.quantity))
+                .collect();
+            let live = LiveOrder {
+                status: order.status,
+                items,
+            };
+            self.orders.insert(order.order_id, live);
             return Operation::CreateOrder { order };
         }
         let index = self.pick_live_index();
@@ -184,18 +209,18 @@ impl Generator {
             EventType::ReadOrder => Operation::ReadOrder { order_id },
             EventType::UpdateOrder => self.update_order(order_id),
             EventType::UpdateStatus => {
-                let current = self.book.get(order_id).expect("live order").status;
-                let others: Vec<OrderStatus> = OrderStatus::ALL
-                    .into_iter()
-                    .filter(|&s| s != current)
-                    .collect();
-                Operation::UpdateStatus {
-                    order_id,
-                    status: *self.rng.pick(&others),
-                }
+                let order = self.orders.get_mut(&order_id).expect("live order is known");
+                // One of the five other statuses, uniformly.
+                let step = 1 + self.rng.below(OrderStatus::ALL.len() as u64 - 1) as usize;
+                let current = OrderStatus::ALL.iter().position(|&s| s == order.status);
+                let status =
+                    OrderStatus::ALL[(current.unwrap_or(0) + step) % OrderStatus::ALL.len()];
+                order.status = status;
+                Operation::UpdateStatus { order_id, status }
             }
             EventType::DeleteOrder => {
                 self.live.remove(index);
+                self.orders.remove(&order_id);
                 Operation::DeleteOrder { order_id }
             }
             EventType::CreateOrder => unreachable!("handled above"),
@@ -214,7 +239,6 @@ impl Iterator for Generator {
         self.seq += 1;
         let phase = self.phase_of(seq);
         let op = self.next_operation(seq, phase);
-        self.book.apply(&op);
         Some(OrderEvent { seq, phase, op })
     }
 
@@ -227,7 +251,7 @@ impl Iterator for Generator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::presets;
+    use crate::workload::{OrderBook, presets};
 
     fn spec_with_events(events: u64) -> WorkloadSpec {
         let mut spec = presets::find("hatshop-random").unwrap();

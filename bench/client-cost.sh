@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# What hatshop itself costs: generator speed, client CPU per operation against
+# null:// (generation, lanes, timing, histograms, op log) and peak memory.
+# Usage: bench/client-cost.sh [EVENTS]   (default 10,000,000)
+# Prints a table; compare rows measured in the same run, the machine is shared.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+events=${1:-10000000}
+cargo build --release --locked --quiet
+bin=target/release/hatshop
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# measure NAME TOTAL_OPS COMMAND…: wall s, CPU s (user+sys), peak RSS.
+measure() {
+  local name=$1 ops=$2
+  shift 2
+  /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$@" >/dev/null 2>"$tmp/err" || {
+    cat "$tmp/err" >&2
+    exit 1
+  }
+  read -r wall user sys rss <"$tmp/time"
+  awk -v n="$name" -v ops="$ops" -v wall="$wall" -v user="$user" -v sys="$sys" -v rss="$rss" 'BEGIN {
+    cpu = user + sys
+    printf "%-34s %12d %8.2f %8.2f %10.0f %10.3f %9.1f\n", n, ops, wall, cpu, ops / wall, cpu * 1e6 / ops, rss / 1024
+  }'
+}
+
+total=$((events + 500)) # hatshop-random loads 500 orders first
+printf '%-34s %12s %8s %8s %10s %10s %9s\n' "what" "ops" "wall s" "cpu s" "ops/s" "cpu µs/op" "peak MB"
+measure "generate (JSON Lines + sha256)" "$total" \
+  "$bin" generate --events "$events" -o "$tmp/events.jsonl"
+measure "run null://, 1 lane, op log" "$total" \
+  "$bin" run --quiet --db null:// --events "$events" --out "$tmp/null-log"
+measure "run null://, 1 lane, no op log" "$total" \
+  "$bin" run --quiet --db null:// --events "$events" --no-op-log --out "$tmp/null-nolog"
+measure "run null://, 8 lanes, op log" "$total" \
+  "$bin" run --quiet --db null:// --events "$events" -c 8 --out "$tmp/null-8"
+measure "replay events file on null://" "$total" \
+  "$bin" run --quiet --db null:// --events-file "$tmp/events.jsonl" --out "$tmp/null-file"
+rows=$(($(wc -l <"$tmp/null-log/ops.csv") - 1))
+echo "ops.csv rows of the op-log run: $rows (measured events: $events)"
