@@ -135,3 +135,101 @@ async fn sixteen_lanes_never_reorder_the_events_of_one_order() {
     assert_eq!(outcome.lane_last_seq.len(), 16);
     assert!(outcome.lane_last_seq.iter().all(Option::is_some));
 }
+
+/// A store whose reads are one write behind: every read returns the order as created,
+/// ignoring later status changes. The runner must count those reads as wrong results.
+#[derive(Default)]
+struct StaleReads {
+    created: Mutex<HashMap<OrderId, Order>>,
+}
+
+impl Database for StaleReads {
+    async fn setup(&self) -> Result<(), DbError> {
+        Ok(())
+    }
+    async fn create_order(&self, order: &Order) -> Result<(), DbError> {
+        self.created
+            .lock()
+            .unwrap()
+            .insert(order.order_id, order.clone());
+        Ok(())
+    }
+    async fn read_order(&self, order_id: OrderId) -> Result<Option<Order>, DbError> {
+        Ok(self.created.lock().unwrap().get(&order_id).cloned())
+    }
+    async fn update_order(
+        &self,
+        _id: OrderId,
+        _c: &[ItemChange],
+        _s: i64,
+    ) -> Result<Applied, DbError> {
+        Ok(Applied::Yes)
+    }
+    async fn update_status(&self, _id: OrderId, _s: OrderStatus) -> Result<Applied, DbError> {
+        Ok(Applied::Yes)
+    }
+    async fn delete_order(&self, order_id: OrderId) -> Result<Applied, DbError> {
+        self.created.lock().unwrap().remove(&order_id);
+        Ok(Applied::Yes)
+    }
+    async fn snapshot(&self) -> Result<Snapshot, DbError> {
+        Ok(Snapshot::default())
+    }
+    fn info(&self) -> StoreInfo {
+        StoreInfo {
+            name: "stale".into(),
+            server_version: "test".into(),
+            settings: Default::default(),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_stale_read_is_a_wrong_result_not_a_success() {
+    let mut spec = preset("hatshop-random").unwrap();
+    spec.events = 5_000;
+    let outcome = runner::run(
+        Arc::new(StaleReads::default()),
+        Box::new(Generator::new(&spec).map(Ok)),
+        RunContext {
+            plan: RunPlan {
+                concurrency: 4,
+                pace: Pace::ClosedLoop,
+                max_duration: None,
+                check_reads: true,
+                hash_stream: false,
+            },
+            clock: RunClock::now(),
+            stop: Arc::new(StopSignal::default()),
+            progress: Arc::new(Progress::default()),
+            op_log: None,
+        },
+    )
+    .await
+    .unwrap();
+    let summary = outcome.stats.summary(
+        &[
+            "create_order",
+            "read_order",
+            "update_order",
+            "update_status",
+            "delete_order",
+        ],
+        1.0,
+    );
+    let reads = summary
+        .events
+        .iter()
+        .find(|e| e.event_type == "read_order")
+        .unwrap();
+    let wrong = reads
+        .errors_by_kind
+        .get("wrong_result")
+        .copied()
+        .unwrap_or(0);
+    // Most orders have had an update before they are read; all of those reads are stale.
+    assert!(wrong > reads.count / 2, "{reads:?}");
+    assert_eq!(wrong, reads.errors);
+    // Nothing else failed.
+    assert_eq!(summary.errors, wrong);
+}

@@ -28,6 +28,9 @@ const EXIT_INTERRUPTED: u8 = 130;
 pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     let config = RunConfig::from_args(args)?;
     prepare_dir(&config.out_dir)?;
+    // From here on a signal ends the run cleanly instead of killing the process.
+    let stop = Arc::new(StopSignal::default());
+    let signals = tokio::spawn(stop_on_signal(stop.clone()));
     let store = Store::connect(
         &config.db,
         &ConnectOptions {
@@ -65,8 +68,6 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
         (None, None)
     };
 
-    let stop = Arc::new(StopSignal::default());
-    let signals = tokio::spawn(stop_on_signal(stop.clone()));
     let progress = Arc::new(Progress::default());
     let bar = show_progress(&config, progress.clone());
 
