@@ -5,10 +5,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::cluster::ServerKind;
+
 /// hatshop: one seeded stream of hat-shop order events, replayed against real
 /// databases, every operation timed and logged, the result verified.
 #[derive(Debug, Parser)]
-#[command(name = "hatshop", version, about, propagate_version = true)]
+#[command(name = "hatshop", version, about)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -24,6 +26,53 @@ pub enum Command {
     Verify(VerifyArgs),
     /// List the preset workloads, or print one as TOML.
     Workloads(WorkloadsArgs),
+    /// Start, stop and inspect local database servers (Cassandra, MariaDB, PostgreSQL).
+    Server(ServerArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServerArgs {
+    /// Folder for server data and downloads (default: $HATSHOP_HOME, else ~/.local/share/hatshop).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    #[command(subcommand)]
+    pub action: ServerAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ServerAction {
+    /// Start a server (once: a second start says where it already runs) and print its URL.
+    Start {
+        kind: ServerKind,
+        /// Cassandra version to fetch from Maven Central.
+        #[arg(long)]
+        version: Option<String>,
+        /// Cassandra JVM heap.
+        #[arg(long, default_value = "1g")]
+        heap: String,
+        /// Port to listen on (default: the usual one if free, else any free port).
+        #[arg(long)]
+        port: Option<u16>,
+        /// Install missing Debian packages (mariadb-server, postgresql); needs root.
+        #[arg(long)]
+        install: bool,
+    },
+    /// Stop one server, or all of them.
+    Stop {
+        #[arg(required_unless_present = "all")]
+        kind: Option<ServerKind>,
+        #[arg(long, conflicts_with = "kind")]
+        all: bool,
+    },
+    /// What runs, where, its URL, version, pid and memory.
+    Status,
+    /// The end of a server's log.
+    Logs {
+        kind: ServerKind,
+        /// Lines to show.
+        #[arg(short = 'n', long, default_value_t = 40)]
+        lines: usize,
+    },
 }
 
 /// Which events: a preset or spec file, with overrides.
@@ -77,6 +126,59 @@ pub struct RunArgs {
     /// Do not show the progress bar, even on a terminal.
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// Store settings; each may also be given in the URL as `?key=value`.
+#[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "Store settings")]
+pub struct StoreArgs {
+    /// Connections in the pool (mysql://, postgres://; default 4).
+    #[arg(long)]
+    pub pool: Option<usize>,
+    /// Cassandra consistency level of reads and writes: ONE, TWO, THREE, QUORUM (default), ALL, LOCAL_QUORUM, ANY, ….
+    #[arg(long)]
+    pub cl: Option<String>,
+    /// Cassandra consistency level of reads only.
+    #[arg(long)]
+    pub read_cl: Option<String>,
+    /// Cassandra consistency level of writes only.
+    #[arg(long)]
+    pub write_cl: Option<String>,
+    /// Replication factor of the Cassandra keyspace hatshop creates (SimpleStrategy; default 1).
+    #[arg(long)]
+    pub rf: Option<u32>,
+    /// Cassandra table design: by-order (items partitioned by order; default) or by-item.
+    #[arg(long)]
+    pub schema: Option<String>,
+    /// How Cassandra sends the statements of one event: logged (default), unlogged or none (all at once).
+    #[arg(long)]
+    pub batch: Option<String>,
+    /// Cassandra: update_status as a lightweight transaction (IF EXISTS).
+    #[arg(long)]
+    pub lwt: bool,
+}
+
+impl StoreArgs {
+    /// The flags that were given, as setting keys and values.
+    pub fn settings(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        let mut put = |key: &'static str, value: Option<String>| {
+            if let Some(value) = value {
+                out.push((key, value));
+            }
+        };
+        put("pool", self.pool.map(|n| n.to_string()));
+        put("cl", self.cl.clone());
+        put("read_cl", self.read_cl.clone());
+        put("write_cl", self.write_cl.clone());
+        put("rf", self.rf.map(|n| n.to_string()));
+        put("schema", self.schema.clone());
+        put("batch", self.batch.clone());
+        put("lwt", self.lwt.then(|| "true".to_string()));
+        out
+    }
 }
 
 #[derive(Debug, Args)]

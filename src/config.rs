@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::cli::{RunArgs, StreamArgs};
-use crate::db::{DbUrl, Scheme};
+use crate::db::{DbUrl, Scheme, Settings};
 use crate::workload::{EventsReader, Phase, WorkloadSpec, hex};
 
 /// Where the events come from.
@@ -38,6 +38,8 @@ pub struct EventsFileInfo {
 pub struct RunConfig {
     pub source: EventSource,
     pub db: DbUrl,
+    /// URL settings with the command-line flags applied.
+    pub settings: Settings,
     pub concurrency: usize,
     pub max_duration: Option<Duration>,
     pub out_dir: PathBuf,
@@ -50,6 +52,10 @@ pub struct RunConfig {
 impl RunConfig {
     pub fn from_args(args: &RunArgs) -> Result<RunConfig> {
         let db = DbUrl::parse(&args.db).map_err(anyhow::Error::msg)?;
+        let mut settings = Settings::new(db.params().map_err(anyhow::Error::msg)?);
+        for (key, value) in args.store.settings() {
+            settings.set(key, value);
+        }
         let source = match &args.events_file {
             Some(path) => EventSource::File(check_events_file(path)?),
             None => EventSource::Generated {
@@ -63,7 +69,7 @@ impl RunConfig {
         let concurrency = args
             .concurrency
             .or(spec_concurrency)
-            .unwrap_or_else(|| default_concurrency(db.scheme));
+            .unwrap_or_else(|| default_concurrency(db.scheme, &settings));
         if concurrency == 0 {
             bail!("--concurrency must be at least 1");
         }
@@ -83,6 +89,7 @@ impl RunConfig {
         Ok(RunConfig {
             source,
             db,
+            settings,
             concurrency,
             max_duration,
             out_dir,
@@ -124,10 +131,16 @@ pub fn resolve_spec(args: &StreamArgs) -> Result<WorkloadSpec> {
     Ok(spec)
 }
 
-/// SQLite has one writer at a time: more lanes only queue on its lock.
-fn default_concurrency(scheme: Scheme) -> usize {
+/// SQLite has one writer at a time: more lanes only queue on its lock. A pooled SQL
+/// store gets one lane per connection; Cassandra keeps 16 requests in flight.
+fn default_concurrency(scheme: Scheme, settings: &Settings) -> usize {
     match scheme {
         Scheme::Sqlite | Scheme::Null => 1,
+        Scheme::Mysql | Scheme::Postgres => settings
+            .get("pool")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(4),
+        Scheme::Cassandra => 16,
     }
 }
 

@@ -10,10 +10,12 @@
 //! - [`stats`]: HdrHistograms per event type, error counts, summaries.
 //! - [`report`]: the op log, summary.json, the terminal table.
 //! - [`verify`]: the expected state versus what the database holds.
+//! - [`cluster`]: real local servers (Cassandra, MariaDB, PostgreSQL) started by hatshop.
 //! - [`cli`], [`config`], [`commands`], [`result_dir`]: flags, validated settings,
 //!   the wiring of each subcommand, and the result folder's layout.
 
 pub mod cli;
+pub mod cluster;
 pub mod commands;
 pub mod config;
 pub mod db;
@@ -41,5 +43,6 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
             ExitCode::FAILURE
         }),
         Command::Workloads(args) => commands::workloads::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Server(args) => commands::server::run(args).map(|()| ExitCode::SUCCESS),
     }
 }

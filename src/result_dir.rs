@@ -46,6 +46,9 @@ pub struct RunRecord {
 pub struct DatabaseRecord {
     /// The URL with any password masked.
     pub url: String,
+    /// Store settings as given (URL `?key=value` and flags), so `verify` reads the same way.
+    #[serde(default)]
+    pub settings: std::collections::BTreeMap<String, String>,
     pub store: StoreInfo,
 }
 

@@ -2,6 +2,7 @@
 
 pub mod generate;
 pub mod run;
+pub mod server;
 pub mod verify;
 pub mod workloads;
 

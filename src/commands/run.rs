@@ -35,8 +35,10 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
         &config.db,
         &ConnectOptions {
             concurrency: config.concurrency,
+            settings: config.settings.clone(),
         },
     )
+    .await
     .with_context(|| format!("cannot connect to {}", config.db))?;
     store
         .setup()
@@ -211,6 +213,7 @@ fn initial_record(
         },
         database: DatabaseRecord {
             url: config.db.to_string(),
+            settings: config.settings.values().clone(),
             store: store.clone(),
         },
         plan: PlanRecord {

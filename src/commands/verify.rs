@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail};
 use super::open_stream;
 use crate::cli::VerifyArgs;
 use crate::config::{EventSource, check_events_file};
-use crate::db::{ConnectOptions, Database, DbUrl, Store};
+use crate::db::{ConnectOptions, Database, DbUrl, Settings, Store};
 use crate::report::{read_json, write_json};
 use crate::result_dir::{self, RunRecord};
 use crate::runner::lane_of;
@@ -26,7 +26,12 @@ pub async fn run(args: &VerifyArgs) -> Result<bool> {
         None => record.database.url.clone(),
     };
     let url = DbUrl::parse(&url).map_err(anyhow::Error::msg)?;
-    let store = Store::connect(&url, &ConnectOptions { concurrency: 1 })
+    let options = ConnectOptions {
+        concurrency: 1,
+        settings: Settings::new(record.database.settings.clone()),
+    };
+    let store = Store::connect(&url, &options)
+        .await
         .with_context(|| format!("cannot connect to {url}"))?;
     let report = verify_store(&store, &args.result_dir, &record).await?;
     print!("{}", report.render());

@@ -3,8 +3,13 @@
 //! Bindings never see a clock or a histogram: the runner times each call from the
 //! outside. Driver crates are used only inside their own file.
 
+mod cassandra;
 mod error;
+mod mariadb;
 mod null;
+mod postgres;
+mod settings;
+mod sql;
 mod sqlite;
 mod url;
 
@@ -15,8 +20,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::workload::{ItemChange, LineItem, Order, OrderId, OrderStatus};
 
+pub use cassandra::CassandraStore;
 pub use error::{DbError, ErrorKind};
+pub use mariadb::MariadbStore;
 pub use null::NullStore;
+pub use postgres::PostgresStore;
+pub use settings::Settings;
 pub use sqlite::SqliteStore;
 pub use url::{DbUrl, Scheme, mask_password};
 
@@ -62,6 +71,8 @@ pub struct StoreInfo {
 pub struct ConnectOptions {
     /// Lanes that will call the store at once.
     pub concurrency: usize,
+    /// `?key=value` from the URL with command-line overrides; each store checks its own.
+    pub settings: Settings,
 }
 
 /// One database, as the runner and `verify` see it.
@@ -111,15 +122,28 @@ pub trait Database: Send + Sync + 'static {
 pub enum Store {
     Sqlite(SqliteStore),
     Null(NullStore),
+    Cassandra(CassandraStore),
+    Mariadb(MariadbStore),
+    Postgres(PostgresStore),
 }
 
 impl Store {
     /// Opens the store named by `url`.
-    pub fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<Store, DbError> {
-        match url.scheme {
-            Scheme::Sqlite => Ok(Store::Sqlite(SqliteStore::open(url, options)?)),
-            Scheme::Null => Ok(Store::Null(NullStore)),
-        }
+    pub async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<Store, DbError> {
+        let settings = &options.settings;
+        Ok(match url.scheme {
+            Scheme::Sqlite => {
+                settings.reader("sqlite").finish(&[])?;
+                Store::Sqlite(SqliteStore::open(url, options)?)
+            }
+            Scheme::Null => {
+                settings.reader("null").finish(&[])?;
+                Store::Null(NullStore)
+            }
+            Scheme::Cassandra => Store::Cassandra(CassandraStore::open(url, settings).await?),
+            Scheme::Mysql => Store::Mariadb(MariadbStore::open(url, settings).await?),
+            Scheme::Postgres => Store::Postgres(PostgresStore::open(url, settings).await?),
+        })
     }
 }
 
@@ -129,6 +153,9 @@ macro_rules! each_store {
         match $self {
             Store::Sqlite($db) => $call,
             Store::Null($db) => $call,
+            Store::Cassandra($db) => $call,
+            Store::Mariadb($db) => $call,
+            Store::Postgres($db) => $call,
         }
     };
 }

@@ -1,0 +1,151 @@
+//! A private PostgreSQL server from Debian's `postgresql`: `initdb` into its own
+//! folder, `pg_ctl start` on 127.0.0.1, trust authentication on loopback.
+//!
+//! PostgreSQL refuses to run as root. As root, the cluster runs as the `postgres`
+//! user, and its data lives under /var/tmp (root's home is closed to other users).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+use super::{Home, ServerKind, ServerRecord, StartOptions, ensure_packages, now_rfc3339, process};
+
+const HOST: &str = "127.0.0.1";
+
+/// Debian keeps the server programs in a versioned folder, not on PATH.
+fn bin_dir() -> Option<PathBuf> {
+    let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+        .filter(|p| p.join("pg_ctl").is_file())
+        .collect();
+    versions.sort_by_key(|p| {
+        p.parent()
+            .and_then(|v| v.file_name())
+            .and_then(|v| v.to_str())
+            .and_then(|v| v.parse::<u32>().ok())
+            .unwrap_or(0)
+    });
+    versions.pop()
+}
+
+/// Runs a PostgreSQL program as the user that owns the cluster.
+fn as_owner(program: &Path) -> Command {
+    if process::is_root() {
+        let mut cmd = Command::new("runuser");
+        cmd.args(["-u", "postgres", "--"]).arg(program);
+        cmd
+    } else {
+        Command::new(program)
+    }
+}
+
+pub fn start(home: &Home, dir: &Path, options: &StartOptions) -> Result<ServerRecord> {
+    let bin = match bin_dir() {
+        Some(bin) => bin,
+        None => {
+            ensure_packages("pg_ctl", &["postgresql"], options.install, &[])?;
+            bin_dir().context(
+                "PostgreSQL is installed but /usr/lib/postgresql/*/bin/pg_ctl is missing",
+            )?
+        }
+    };
+    let port = match options.port {
+        Some(port) => port,
+        None => process::free_port(HOST, 5432)?,
+    };
+    let base = if process::is_root() {
+        // A folder the postgres user can reach, one per hatshop home.
+        let tag: u64 = home
+            .root
+            .to_string_lossy()
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+            });
+        let base = PathBuf::from(format!("/var/tmp/hatshop-postgres/{tag:016x}"));
+        std::fs::create_dir_all(&base)?;
+        process::run_command(
+            Command::new("chown")
+                .args(["-R", "postgres:"])
+                .arg("/var/tmp/hatshop-postgres"),
+            "chown",
+        )?;
+        base
+    } else {
+        dir.to_path_buf()
+    };
+    let data = base.join("data");
+    let log_file = base.join("server.log");
+    if !data.join("PG_VERSION").exists() {
+        eprintln!("initialising {} …", data.display());
+        process::run_command(
+            as_owner(&bin.join("initdb")).arg("-D").arg(&data).args([
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "--no-sync",
+                "-E",
+                "UTF8",
+            ]),
+            "initdb",
+        )?;
+    }
+    process::run_command(
+        as_owner(&bin.join("pg_ctl"))
+            .arg("-D")
+            .arg(&data)
+            .arg("-l")
+            .arg(&log_file)
+            .args(["-w", "-t", "60", "-o"])
+            .arg(format!(
+                "-c listen_addresses={HOST} -c port={port} -c unix_socket_directories={} -c shared_buffers=256MB -c max_connections=300",
+                base.display()
+            ))
+            .arg("start"),
+        "pg_ctl start",
+    )
+    .map_err(|e| e.context(format!("see {}", log_file.display())))?;
+    let pid: u32 = std::fs::read_to_string(data.join("postmaster.pid"))
+        .ok()
+        .and_then(|t| t.lines().next().and_then(|l| l.trim().parse().ok()))
+        .context("PostgreSQL started but wrote no postmaster.pid")?;
+
+    let psql = |sql: &str| {
+        process::run_command(
+            Command::new(bin.join("psql")).args([
+                "-h",
+                HOST,
+                "-p",
+                &port.to_string(),
+                "-U",
+                "postgres",
+                "-d",
+                "postgres",
+                "-tAc",
+                sql,
+            ]),
+            "psql",
+        )
+    };
+    if psql("SELECT 1 FROM pg_database WHERE datname = 'hatshop'")?.trim() != "1" {
+        psql("CREATE DATABASE hatshop")?;
+    }
+    let version = psql("SHOW server_version")?.trim().to_string();
+    if version.is_empty() {
+        bail!("PostgreSQL on {HOST}:{port} did not say its version");
+    }
+    Ok(ServerRecord {
+        kind: ServerKind::Postgres,
+        pid,
+        url: format!("postgres://postgres@{HOST}:{port}/hatshop"),
+        version,
+        host: HOST.into(),
+        port,
+        data_dir: data,
+        log_file,
+        started_at: now_rfc3339(),
+    })
+}

@@ -1,0 +1,128 @@
+//! Small process and port helpers for local servers: is a pid alive, signal it, wait
+//! for a TCP port, find a free one, run a helper command and keep its output.
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+/// True while a process with this pid exists (and is not a zombie).
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state letter follows the parenthesised command name.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
+/// Resident memory in MiB, if the process exists.
+pub fn rss_mib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kb / 1024)
+}
+
+pub fn signal(pid: u32, signal: i32) -> Result<()> {
+    // SAFETY: kill(2) has no memory effects; a bad pid is an error, not UB.
+    let rc = unsafe { libc::kill(pid as libc::pid_t, signal) };
+    if rc != 0 {
+        bail!(
+            "cannot signal pid {pid}: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    Ok(())
+}
+
+/// Sends `sig`, waits up to `grace` for the process to go, then kills it.
+pub fn stop_pid(pid: u32, sig: i32, grace: Duration) -> Result<()> {
+    if !alive(pid) {
+        return Ok(());
+    }
+    signal(pid, sig)?;
+    let deadline = Instant::now() + grace;
+    while alive(pid) {
+        if Instant::now() >= deadline {
+            signal(pid, libc::SIGKILL)?;
+            std::thread::sleep(Duration::from_millis(200));
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok(())
+}
+
+pub fn port_open(host: &str, port: u16) -> bool {
+    let Ok(addr) = format!("{host}:{port}").parse::<SocketAddr>() else {
+        return false;
+    };
+    TcpStream::connect_timeout(&addr, Duration::from_millis(300)).is_ok()
+}
+
+/// `preferred` if nothing listens there and it can be bound, else a free ephemeral port.
+pub fn free_port(host: &str, preferred: u16) -> Result<u16> {
+    if !port_open(host, preferred) && TcpListener::bind((host, preferred)).is_ok() {
+        return Ok(preferred);
+    }
+    let listener = TcpListener::bind((host, 0))
+        .with_context(|| format!("cannot find a free port on {host}"))?;
+    Ok(listener.local_addr()?.port())
+}
+
+/// Runs a helper to completion; on failure the error carries its last output lines.
+pub fn run_command(cmd: &mut Command, what: &str) -> Result<String> {
+    let output = cmd
+        .output()
+        .with_context(|| format!("cannot run {what} ({:?})", cmd.get_program()))?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    if !output.status.success() {
+        bail!(
+            "{what} failed: {}",
+            last_lines(&text, 5).replace('\n', " | ")
+        );
+    }
+    Ok(text)
+}
+
+pub fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// The last `n` lines of a log file, or a note that it is empty.
+pub fn tail_file(path: &Path, n: usize) -> String {
+    match std::fs::read_to_string(path) {
+        Ok(text) => last_lines(&text, n),
+        Err(e) => format!("(cannot read {}: {e})", path.display()),
+    }
+}
+
+/// Finds a program on PATH or in extra folders.
+pub fn find_program(name: &str, extra_dirs: &[&str]) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(extra_dirs.iter().map(std::path::PathBuf::from))
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}

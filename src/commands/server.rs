@@ -1,0 +1,83 @@
+//! `hatshop server start|stop|status|logs`.
+
+use anyhow::{Result, bail};
+
+use crate::cli::{ServerAction, ServerArgs};
+use crate::cluster::{self, Home, StartOptions, process};
+
+pub fn run(args: &ServerArgs) -> Result<()> {
+    let home = Home::resolve(args.home.as_deref())?;
+    match &args.action {
+        ServerAction::Start {
+            kind,
+            version,
+            heap,
+            port,
+            install,
+        } => {
+            let options = StartOptions {
+                version: version.clone(),
+                heap: heap.clone(),
+                port: *port,
+                install: *install,
+            };
+            let (record, started) = cluster::start(&home, *kind, &options)?;
+            if started {
+                eprintln!(
+                    "{} {} started (pid {})",
+                    kind.name(),
+                    record.version,
+                    record.pid
+                );
+            } else {
+                eprintln!("{} is already running (pid {})", kind.name(), record.pid);
+            }
+            println!("{}", record.url);
+        }
+        ServerAction::Stop { kind, all } => {
+            let kinds: Vec<_> = match kind {
+                Some(kind) => vec![*kind],
+                None if *all => cluster::known(&home).into_iter().map(|(k, _)| k).collect(),
+                None => bail!("name a server or pass --all"),
+            };
+            for kind in kinds {
+                if cluster::stop(&home, kind)? {
+                    println!("{}: stopped", kind.name());
+                } else {
+                    println!("{}: not running", kind.name());
+                }
+            }
+        }
+        ServerAction::Status => {
+            let known = cluster::known(&home);
+            if known.is_empty() {
+                println!("no servers under {}", home.root.display());
+            }
+            for (kind, record) in known {
+                match record.filter(|r| process::alive(r.pid)) {
+                    Some(r) => println!(
+                        "{:<10} running  {}  version {}  pid {}  {} MiB  since {}",
+                        kind.name(),
+                        r.url,
+                        r.version,
+                        r.pid,
+                        process::rss_mib(r.pid).map_or("?".into(), |m| m.to_string()),
+                        r.started_at
+                    ),
+                    None => println!("{:<10} stopped", kind.name()),
+                }
+            }
+        }
+        ServerAction::Logs { kind, lines } => {
+            let Some(record) = home.record(*kind) else {
+                bail!(
+                    "{} has never been started under {}",
+                    kind.name(),
+                    home.root.display()
+                );
+            };
+            println!("{}", process::tail_file(&record.log_file, *lines));
+        }
+    }
+    Ok(())
+}

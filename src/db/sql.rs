@@ -1,0 +1,91 @@
+//! What the SQL stores (MariaDB, PostgreSQL) share: table layout, column lists, the
+//! multi-row item insert, and turning rows back into orders. Each keeps its own
+//! driver code and dialect in its own file.
+
+use super::OrderRow;
+use crate::workload::{LineItem, Order};
+
+pub const ORDER_COLUMNS: &str =
+    "order_id, client_id, customer, address, created_at_ms, status, subtotal_cents";
+pub const ITEM_COLUMNS: &str = "line_item_id, product, colour, size, quantity, unit_price_cents";
+
+/// One order with its items in one round trip: order columns 0–6, item columns 7–12
+/// (NULL when the order has no items).
+pub const READ_ORDER_JOINED: &str = "SELECT o.order_id, o.client_id, o.customer, o.address, \
+     o.created_at_ms, o.status, o.subtotal_cents, i.line_item_id, i.product, i.colour, i.size, \
+     i.quantity, i.unit_price_cents FROM orders o LEFT JOIN line_items i ON i.order_id = o.order_id \
+     WHERE o.order_id = {P1} ORDER BY i.line_item_id";
+
+/// Placeholder style of a dialect.
+#[derive(Clone, Copy)]
+pub enum Placeholders {
+    /// `?` (MariaDB)
+    Question,
+    /// `$1`, `$2`, … (PostgreSQL)
+    Dollar,
+}
+
+impl Placeholders {
+    fn nth(self, n: usize) -> String {
+        match self {
+            Placeholders::Question => "?".into(),
+            Placeholders::Dollar => format!("${n}"),
+        }
+    }
+
+    /// `text` with `{P1}`, `{P2}`, … replaced by this dialect's placeholders.
+    pub fn fill(self, text: &str) -> String {
+        let mut out = text.to_string();
+        for n in (1..=9).rev() {
+            out = out.replace(&format!("{{P{n}}}"), &self.nth(n));
+        }
+        out
+    }
+
+    /// `INSERT INTO line_items (…) VALUES (…), (…)` for `items` rows of 7 values.
+    pub fn insert_items(self, items: usize) -> String {
+        let rows: Vec<String> = (0..items)
+            .map(|row| {
+                let cells: Vec<String> = (1..=7).map(|c| self.nth(row * 7 + c)).collect();
+                format!("({})", cells.join(", "))
+            })
+            .collect();
+        format!(
+            "INSERT INTO line_items (line_item_id, order_id, product, colour, size, quantity, unit_price_cents) VALUES {}",
+            rows.join(", ")
+        )
+    }
+}
+
+/// Puts an order row and its items together.
+pub fn order_from(row: OrderRow, items: Vec<LineItem>) -> Order {
+    Order {
+        order_id: row.order_id,
+        client_id: row.client_id,
+        customer: row.customer,
+        address: row.address,
+        created_at_ms: row.created_at_ms,
+        status: row.status,
+        subtotal_cents: row.subtotal_cents,
+        items,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_follow_the_dialect() {
+        assert_eq!(
+            Placeholders::Dollar.fill("a = {P1} AND b = {P2}"),
+            "a = $1 AND b = $2"
+        );
+        assert_eq!(Placeholders::Question.fill("a = {P1}"), "a = ?");
+        let sql = Placeholders::Dollar.insert_items(2);
+        assert!(
+            sql.ends_with("($1, $2, $3, $4, $5, $6, $7), ($8, $9, $10, $11, $12, $13, $14)"),
+            "{sql}"
+        );
+    }
+}
