@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# The whole test suite, on a fresh machine: installs what is missing, then runs
-# formatting, lints and every test (tests that need a live server included).
+# The whole test suite, on a fresh machine: installs what is missing (Debian packages,
+# Cassandra's jars from Maven Central), starts Cassandra, MariaDB and PostgreSQL with
+# `hatshop server start`, runs formatting, lints and every test (the live-server tests
+# included), and stops the servers at the end, also on failure.
 set -euo pipefail
 cd "$(dirname "$0")"
 
-step() { printf '\n== %s\n' "$*"; }
+step() { printf '\n== %s (%s)\n' "$*" "$(date +%T)"; }
 
-step "toolchain"
+# Servers and downloads of the test suite live apart from a user's own.
+export HATSHOP_HOME=${HATSHOP_TEST_HOME:-$HOME/.local/share/hatshop-test}
+
+step "toolchain and packages"
 if ! command -v cargo >/dev/null 2>&1; then
   echo "error: cargo is not installed (install Rust with rustup first)" >&2
   exit 1
@@ -14,7 +19,34 @@ fi
 if command -v rustup >/dev/null 2>&1; then
   rustup component add rustfmt clippy >/dev/null 2>&1 || true
 fi
+missing=()
+command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
+ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || missing+=(postgresql)
+command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
+command -v mvn >/dev/null 2>&1 || missing+=(maven)
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "error: missing ${missing[*]}: run 'sudo apt-get update && sudo apt-get install -y ${missing[*]}'" >&2
+    exit 1
+  fi
+  echo "installing ${missing[*]}"
+  apt-get update -q
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+fi
 cargo --version
+
+step "build"
+cargo build --locked
+hatshop=target/debug/hatshop
+
+step "servers"
+trap '"$hatshop" server stop --all || true' EXIT
+# Cassandra takes about a minute: it boots while formatting and lints run.
+"$hatshop" server start cassandra >target/cassandra-url.txt 2>target/cassandra-start.log &
+cassandra_pid=$!
+HATSHOP_TEST_MARIADB=$("$hatshop" server start mariadb)
+HATSHOP_TEST_POSTGRES=$("$hatshop" server start postgres)
+export HATSHOP_TEST_MARIADB HATSHOP_TEST_POSTGRES
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
@@ -22,5 +54,15 @@ cargo fmt --all -- --check
 step "cargo clippy -D warnings"
 cargo clippy --locked --all-targets -- -D warnings
 
-step "cargo test"
+step "waiting for Cassandra"
+if ! wait "$cassandra_pid"; then
+  cat target/cassandra-start.log >&2
+  exit 1
+fi
+cat target/cassandra-start.log
+HATSHOP_TEST_CASSANDRA=$(cat target/cassandra-url.txt)
+export HATSHOP_TEST_CASSANDRA
+"$hatshop" server status
+
+step "cargo test (live-server tests included)"
 cargo test --locked --all-targets -- --include-ignored

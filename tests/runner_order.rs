@@ -19,7 +19,7 @@ struct StrictStore {
 impl StrictStore {
     async fn interleave(&self) {
         // Yield on some calls so that lanes overtake one another.
-        if self.calls.fetch_add(1, Ordering::Relaxed) % 3 == 0 {
+        if self.calls.fetch_add(1, Ordering::Relaxed).is_multiple_of(3) {
             tokio::task::yield_now().await;
         }
     }

@@ -129,7 +129,8 @@ fn write_config(
              start_native_transport: true\n\
              concurrent_reads: 16\n\
              concurrent_writes: 16\n\
-             concurrent_compactors: 1\n"
+             concurrent_compactors: 1\n\
+             auto_snapshot: false\n"
         ),
     )?;
     std::fs::write(

@@ -28,6 +28,15 @@ const EXIT_INTERRUPTED: u8 = 130;
 pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     let config = RunConfig::from_args(args)?;
     prepare_dir(&config.out_dir)?;
+    let outcome = run_in_dir(&config).await;
+    if outcome.is_err() {
+        // A run that failed before it began leaves no empty folder behind.
+        let _ = std::fs::remove_dir(&config.out_dir);
+    }
+    outcome
+}
+
+async fn run_in_dir(config: &RunConfig) -> Result<std::process::ExitCode> {
     // From here on a signal ends the run cleanly instead of killing the process.
     let stop = Arc::new(StopSignal::default());
     let signals = tokio::spawn(stop_on_signal(stop.clone()));
@@ -54,7 +63,7 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
         hash_stream: matches!(config.source, EventSource::Generated { .. }),
     };
     let clock = RunClock::now();
-    let mut record = initial_record(&config, &plan, &store.info(), clock.wall);
+    let mut record = initial_record(config, &plan, &store.info(), clock.wall);
     let run_json = result_dir::file(&config.out_dir, result_dir::RUN_JSON);
     write_json(&run_json, &record)?;
 
@@ -71,7 +80,7 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     };
 
     let progress = Arc::new(Progress::default());
-    let bar = show_progress(&config, progress.clone());
+    let bar = show_progress(config, progress.clone());
 
     eprintln!(
         "running {} on {} ({} lanes); results in {}",
@@ -126,13 +135,13 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     record.unmeasured_errors = outcome.unmeasured_errors;
     write_json(&run_json, &record)?;
 
-    if let Some(rows) = op_log_rows {
-        if rows != record.measured_ops {
-            bail!(
-                "ops.csv has {rows} rows but {} operations were measured",
-                record.measured_ops
-            );
-        }
+    if let Some(rows) = op_log_rows
+        && rows != record.measured_ops
+    {
+        bail!(
+            "ops.csv has {rows} rows but {} operations were measured",
+            record.measured_ops
+        );
     }
 
     println!(

@@ -388,7 +388,7 @@ impl CassandraStore {
                 BatchMode::Unlogged => BatchType::Unlogged,
                 BatchMode::None => {
                     try_join_all(writes.iter().map(|(statement, values)| {
-                        self.session.execute_unpaged(*statement, values)
+                        self.session.execute_unpaged(statement, values)
                     }))
                     .await
                     .map_err(classify)?;

@@ -40,7 +40,7 @@ impl ErrorKind {
 
 /// One failed database call.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{kind:?}: {message}")]
+#[error("{message}")]
 pub struct DbError {
     pub kind: ErrorKind,
     pub message: String,

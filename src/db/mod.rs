@@ -122,7 +122,8 @@ pub trait Database: Send + Sync + 'static {
 pub enum Store {
     Sqlite(SqliteStore),
     Null(NullStore),
-    Cassandra(CassandraStore),
+    // Boxed: the session is large, and the enum is moved around whole.
+    Cassandra(Box<CassandraStore>),
     Mariadb(MariadbStore),
     Postgres(PostgresStore),
 }
@@ -140,7 +141,9 @@ impl Store {
                 settings.reader("null").finish(&[])?;
                 Store::Null(NullStore)
             }
-            Scheme::Cassandra => Store::Cassandra(CassandraStore::open(url, settings).await?),
+            Scheme::Cassandra => {
+                Store::Cassandra(Box::new(CassandraStore::open(url, settings).await?))
+            }
             Scheme::Mysql => Store::Mariadb(MariadbStore::open(url, settings).await?),
             Scheme::Postgres => Store::Postgres(PostgresStore::open(url, settings).await?),
         })

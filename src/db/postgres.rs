@@ -98,9 +98,10 @@ fn classify(error: tokio_postgres::Error) -> DbError {
         Some(_) => ErrorKind::Other,
         None => ErrorKind::Connection,
     };
-    let message = match error.as_db_error() {
-        Some(db) => format!("{}: {}", db.severity(), db.message()),
-        None => error.to_string(),
+    let message = match (error.as_db_error(), std::error::Error::source(&error)) {
+        (Some(db), _) => format!("{}: {}", db.severity(), db.message()),
+        (None, Some(cause)) => format!("{error}: {cause}"),
+        (None, None) => error.to_string(),
     };
     DbError::new(kind, message)
 }

@@ -113,13 +113,8 @@ impl<D: Database> Lane<D> {
         }
         drop(inbox);
         self.flush_progress();
-        if let Some(log) = &self.cx.op_log {
-            if !self.log_batch.is_empty() {
-                let batch = std::mem::take(&mut self.log_batch);
-                if log.send(batch).await.is_err() {
-                    self.cx.stop.stop(StopReason::Failed);
-                }
-            }
+        if !self.log_batch.is_empty() {
+            self.send_log_batch().await;
         }
         LaneReport {
             stats: self.stats,
@@ -248,11 +243,11 @@ impl<D: Database> Lane<D> {
 
     async fn send_log_batch(&mut self) {
         let batch = std::mem::replace(&mut self.log_batch, Vec::with_capacity(LOG_BATCH));
-        if let Some(log) = &self.cx.op_log {
-            if log.send(batch).await.is_err() {
-                // The writer failed; its error is reported when the run ends.
-                self.cx.stop.stop(StopReason::Failed);
-            }
+        if let Some(log) = &self.cx.op_log
+            && log.send(batch).await.is_err()
+        {
+            // The writer failed; its error is reported when the run ends.
+            self.cx.stop.stop(StopReason::Failed);
         }
     }
 

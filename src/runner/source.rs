@@ -118,10 +118,10 @@ impl Source {
                 for (other, pending) in batches.iter_mut().enumerate() {
                     if other != lane && !pending.is_empty() {
                         let taken = std::mem::take(pending);
-                        if let Err(e) = self.lanes[other].try_send(LaneMsg::Events(taken)) {
-                            if let LaneMsg::Events(back) = e.into_inner() {
-                                *pending = back;
-                            }
+                        if let Err(e) = self.lanes[other].try_send(LaneMsg::Events(taken))
+                            && let LaneMsg::Events(back) = e.into_inner()
+                        {
+                            *pending = back;
                         }
                     }
                 }

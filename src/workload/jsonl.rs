@@ -117,13 +117,13 @@ impl<R: BufRead> Iterator for EventsReader<R> {
                 Ok(event) => event,
                 Err(e) => return Some(Err(self.error(format!("not a valid event: {e}")))),
             };
-            if let Some(last) = self.last_seq {
-                if event.seq <= last {
-                    return Some(Err(self.error(format!(
-                        "seq {} does not follow seq {last}: events must be in increasing seq order",
-                        event.seq
-                    ))));
-                }
+            if let Some(last) = self.last_seq
+                && event.seq <= last
+            {
+                return Some(Err(self.error(format!(
+                    "seq {} does not follow seq {last}: events must be in increasing seq order",
+                    event.seq
+                ))));
             }
             self.last_seq = Some(event.seq);
             return Some(Ok(event));
