@@ -153,6 +153,16 @@ async fn run_in_dir(config: &RunConfig) -> Result<std::process::ExitCode> {
         config.concurrency,
         if config.concurrency == 1 { "" } else { "s" }
     );
+    let settings: Vec<String> = record
+        .database
+        .store
+        .settings
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if !settings.is_empty() {
+        println!("{}", settings.join(" · "));
+    }
     print!("{}", table::render(&summary));
     if outcome.unmeasured_errors > 0 {
         println!(
