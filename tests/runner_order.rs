@@ -7,8 +7,38 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use hatshop::db::{Applied, Database, DbError, ErrorKind, Snapshot, StoreInfo};
-use hatshop::runner::{self, Pace, Progress, RunClock, RunContext, RunPlan, StopSignal};
-use hatshop::workload::{Generator, ItemChange, Order, OrderId, OrderStatus, preset};
+use hatshop::runner::{
+    self, Pace, Progress, RunClock, RunContext, RunOutcome, RunPlan, StopSignal,
+};
+use hatshop::workload::{Generator, ItemChange, Order, OrderId, OrderStatus, WorkloadSpec, preset};
+
+/// Runs `spec` against `store` with `lanes` lanes.
+async fn run_on<D: Database>(
+    store: Arc<D>,
+    spec: &WorkloadSpec,
+    lanes: usize,
+    check_reads: bool,
+) -> RunOutcome {
+    runner::run(
+        store,
+        Box::new(Generator::new(spec).map(Ok)),
+        RunContext {
+            plan: RunPlan {
+                concurrency: lanes,
+                pace: Pace::ClosedLoop,
+                max_duration: None,
+                check_reads,
+                hash_stream: false,
+            },
+            clock: RunClock::now(),
+            stop: Arc::new(StopSignal::default()),
+            progress: Arc::new(Progress::default()),
+            op_log: None,
+        },
+    )
+    .await
+    .unwrap()
+}
 
 #[derive(Default)]
 struct StrictStore {
@@ -110,25 +140,7 @@ async fn sixteen_lanes_never_reorder_the_events_of_one_order() {
     spec.events = 30_000;
     spec.initial_orders = 50; // few orders, so lanes share little and race a lot
     let store = Arc::new(StrictStore::default());
-    let outcome = runner::run(
-        store.clone(),
-        Box::new(Generator::new(&spec).map(Ok)),
-        RunContext {
-            plan: RunPlan {
-                concurrency: 16,
-                pace: Pace::ClosedLoop,
-                max_duration: None,
-                check_reads: false,
-                hash_stream: true,
-            },
-            clock: RunClock::now(),
-            stop: Arc::new(StopSignal::default()),
-            progress: Arc::new(Progress::default()),
-            op_log: None,
-        },
-    )
-    .await
-    .unwrap();
+    let outcome = run_on(store.clone(), &spec, 16, false).await;
     assert_eq!(outcome.stats.total_ops(), 30_000);
     let summary = outcome.stats.summary(&["c", "r", "u", "s", "d"], 1.0);
     assert_eq!(summary.errors, 0, "{:?}", summary.overall.errors_by_kind);
@@ -188,25 +200,7 @@ impl Database for StaleReads {
 async fn a_stale_read_is_a_wrong_result_not_a_success() {
     let mut spec = preset("hatshop-random").unwrap();
     spec.events = 5_000;
-    let outcome = runner::run(
-        Arc::new(StaleReads::default()),
-        Box::new(Generator::new(&spec).map(Ok)),
-        RunContext {
-            plan: RunPlan {
-                concurrency: 4,
-                pace: Pace::ClosedLoop,
-                max_duration: None,
-                check_reads: true,
-                hash_stream: false,
-            },
-            clock: RunClock::now(),
-            stop: Arc::new(StopSignal::default()),
-            progress: Arc::new(Progress::default()),
-            op_log: None,
-        },
-    )
-    .await
-    .unwrap();
+    let outcome = run_on(Arc::new(StaleReads::default()), &spec, 4, true).await;
     let summary = outcome.stats.summary(
         &[
             "create_order",

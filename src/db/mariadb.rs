@@ -72,14 +72,6 @@ fn classify(error: mysql_async::Error) -> DbError {
     DbError::new(kind, error.to_string())
 }
 
-fn applied(rows: u64) -> Applied {
-    if rows == 0 {
-        Applied::NotFound
-    } else {
-        Applied::Yes
-    }
-}
-
 fn order_row(row: &Row) -> Result<OrderRow, DbError> {
     let status: String = cell(row, 5)?;
     Ok(OrderRow {
@@ -281,7 +273,7 @@ impl super::Database for MariadbStore {
         .map_err(classify)?;
         let rows = tx.affected_rows();
         tx.commit().await.map_err(classify)?;
-        Ok(applied(rows))
+        Ok(Applied::from_rows(rows))
     }
 
     async fn update_status(
@@ -296,7 +288,7 @@ impl super::Database for MariadbStore {
         )
         .await
         .map_err(classify)?;
-        Ok(applied(conn.affected_rows()))
+        Ok(Applied::from_rows(conn.affected_rows()))
     }
 
     async fn delete_order(&self, order_id: OrderId) -> Result<Applied, DbError> {
@@ -316,7 +308,7 @@ impl super::Database for MariadbStore {
             .map_err(classify)?;
         let rows = tx.affected_rows();
         tx.commit().await.map_err(classify)?;
-        Ok(applied(rows))
+        Ok(Applied::from_rows(rows))
     }
 
     async fn snapshot(&self) -> Result<Snapshot, DbError> {

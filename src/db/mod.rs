@@ -39,6 +39,17 @@ pub enum Applied {
     Unknown,
 }
 
+impl Applied {
+    /// From the number of order rows a statement matched.
+    pub fn from_rows(rows: u64) -> Applied {
+        if rows == 0 {
+            Applied::NotFound
+        } else {
+            Applied::Yes
+        }
+    }
+}
+
 /// An order row without its items, as read back for verification.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OrderRow {

@@ -106,14 +106,6 @@ fn classify(error: tokio_postgres::Error) -> DbError {
     DbError::new(kind, message)
 }
 
-fn applied(rows: u64) -> Applied {
-    if rows == 0 {
-        Applied::NotFound
-    } else {
-        Applied::Yes
-    }
-}
-
 fn get<'a, T: tokio_postgres::types::FromSql<'a>>(
     row: &'a Row,
     index: usize,
@@ -329,7 +321,7 @@ impl super::Database for PostgresStore {
             .await
             .map_err(classify)?;
         tx.commit().await.map_err(classify)?;
-        Ok(applied(rows))
+        Ok(Applied::from_rows(rows))
     }
 
     async fn update_status(
@@ -346,7 +338,7 @@ impl super::Database for PostgresStore {
             .execute(&statement, &[&status.as_str(), &(order_id as i64)])
             .await
             .map_err(classify)?;
-        Ok(applied(rows))
+        Ok(Applied::from_rows(rows))
     }
 
     async fn delete_order(&self, order_id: OrderId) -> Result<Applied, DbError> {
@@ -362,7 +354,7 @@ impl super::Database for PostgresStore {
         tx.execute(&delete_items, &[&id]).await.map_err(classify)?;
         let rows = tx.execute(&delete_order, &[&id]).await.map_err(classify)?;
         tx.commit().await.map_err(classify)?;
-        Ok(applied(rows))
+        Ok(Applied::from_rows(rows))
     }
 
     async fn snapshot(&self) -> Result<Snapshot, DbError> {

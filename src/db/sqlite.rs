@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
+use super::sql::order_from;
 use super::{
     Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, OrderRow, Snapshot, StoreInfo,
 };
@@ -127,14 +128,6 @@ fn classify(error: rusqlite::Error) -> DbError {
     DbError::new(kind, error.to_string())
 }
 
-fn applied(rows: usize) -> Applied {
-    if rows == 0 {
-        Applied::NotFound
-    } else {
-        Applied::Yes
-    }
-}
-
 fn status_from_db(text: &str) -> rusqlite::Result<OrderStatus> {
     OrderStatus::parse(text).ok_or_else(|| {
         rusqlite::Error::FromSqlConversionFailure(
@@ -247,16 +240,7 @@ impl Database for SqliteStore {
             .map_err(classify)?
             .collect::<Result<Vec<_>, _>>()
             .map_err(classify)?;
-        Ok(Some(Order {
-            order_id: row.order_id,
-            client_id: row.client_id,
-            customer: row.customer,
-            address: row.address,
-            created_at_ms: row.created_at_ms,
-            status: row.status,
-            subtotal_cents: row.subtotal_cents,
-            items,
-        }))
+        Ok(Some(order_from(row, items)))
     }
 
     async fn update_order(
@@ -293,7 +277,7 @@ impl Database for SqliteStore {
                 .map_err(classify)?
         };
         tx.commit().map_err(classify)?;
-        Ok(applied(rows))
+        Ok(Applied::from_rows(rows as u64))
     }
 
     async fn update_status(
@@ -307,7 +291,7 @@ impl Database for SqliteStore {
             .map_err(classify)?
             .execute(params![status.as_str(), order_id as i64])
             .map_err(classify)?;
-        Ok(applied(rows))
+        Ok(Applied::from_rows(rows as u64))
     }
 
     async fn delete_order(&self, order_id: OrderId) -> Result<Applied, DbError> {
@@ -326,7 +310,7 @@ impl Database for SqliteStore {
                 .map_err(classify)?
         };
         tx.commit().map_err(classify)?;
-        Ok(applied(rows))
+        Ok(Applied::from_rows(rows as u64))
     }
 
     async fn snapshot(&self) -> Result<Snapshot, DbError> {

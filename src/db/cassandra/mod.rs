@@ -1,0 +1,397 @@
+//! Apache Cassandra through the `scylla` driver (it speaks CQL to Cassandra):
+//! prepared statements only, a consistency level on every request, async requests
+//! in flight from every lane at once.
+//!
+//! Settings (`options.rs`): replication, consistency levels, schema variant, batch
+//! mode, lightweight transactions. Schemas (`statements.rs`): `by-order` (default)
+//! keeps the items in `line_items_by_order`, one partition per order, the query-first
+//! design; `by-item` keeps each item in its own partition of `line_items` and the
+//! order holds the list of its item ids, so reading or deleting an order touches every
+//! item: the naive design the seeds started from.
+
+mod options;
+mod rows;
+mod statements;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use futures::TryStreamExt;
+use futures::future::try_join_all;
+use scylla::client::session::Session;
+use scylla::client::session_builder::SessionBuilder;
+use scylla::response::query_result::QueryResult;
+use scylla::statement::batch::{Batch, BatchType};
+use scylla::statement::prepared::PreparedStatement;
+use scylla::value::{CqlValue, Row};
+use tokio::sync::OnceCell;
+
+use self::options::{BatchMode, CassandraOptions, Schema};
+use self::rows::{
+    ItemColumns, ListedOrderColumns, OrderColumns, big, classify, line_item, listed_order,
+    order_row, other, text,
+};
+use self::statements::{Prepared, table_ddl};
+use super::settings::Settings;
+use super::sql::order_from;
+use super::{Applied, DbError, DbUrl, ErrorKind, OrderRow, Snapshot, StoreInfo};
+use crate::workload::{ItemChange, Order, OrderId, OrderStatus};
+
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub struct CassandraStore {
+    session: Session,
+    keyspace: String,
+    options: CassandraOptions,
+    version: String,
+    /// Prepared on first use: after `setup` in a run, against existing tables in `verify`.
+    prepared: OnceCell<Prepared>,
+}
+
+impl CassandraStore {
+    pub async fn open(url: &DbUrl, settings: &Settings) -> Result<Self, DbError> {
+        let options = CassandraOptions::parse(settings)?;
+        let address = url
+            .address(9042)
+            .map_err(|e| DbError::new(ErrorKind::Connection, e))?;
+        let keyspace = address.name.clone().unwrap_or_else(|| "hatshop".into());
+        if !keyspace
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            return Err(other(format!(
+                "keyspace '{keyspace}': use letters, digits and _"
+            )));
+        }
+        let mut builder = SessionBuilder::new()
+            .known_nodes(address.hosts.iter().map(|(h, p)| format!("{h}:{p}")))
+            .connection_timeout(CONNECT_TIMEOUT);
+        if let Some(user) = &address.user {
+            builder = builder.user(user, address.password.as_deref().unwrap_or(""));
+        }
+        let session = tokio::time::timeout(CONNECT_TIMEOUT * 2, builder.build())
+            .await
+            .map_err(|_| DbError::new(ErrorKind::Timeout, "no answer within 20 s"))?
+            .map_err(|e| DbError::new(ErrorKind::Connection, e.to_string()))?;
+        let version = session
+            .query_unpaged("SELECT release_version FROM system.local", ())
+            .await
+            .map_err(classify)?
+            .into_rows_result()
+            .map_err(other)?
+            .maybe_first_row::<(Option<String>,)>()
+            .map_err(other)?
+            .and_then(|(v,)| v)
+            .unwrap_or_default();
+        Ok(CassandraStore {
+            session,
+            keyspace,
+            options,
+            version,
+            prepared: OnceCell::new(),
+        })
+    }
+
+    async fn statements(&self) -> Result<&Prepared, DbError> {
+        self.prepared
+            .get_or_try_init(|| Prepared::new(&self.session, &self.keyspace, &self.options))
+            .await
+    }
+
+    async fn run(
+        &self,
+        statement: &PreparedStatement,
+        values: Vec<CqlValue>,
+    ) -> Result<QueryResult, DbError> {
+        self.session
+            .execute_unpaged(statement, values)
+            .await
+            .map_err(classify)
+    }
+
+    /// Sends the writes of one event as one batch, or all at once on their own.
+    async fn write_all(
+        &self,
+        writes: Vec<(&PreparedStatement, Vec<CqlValue>)>,
+    ) -> Result<(), DbError> {
+        let batch_type = match self.options.batch {
+            BatchMode::Logged => BatchType::Logged,
+            BatchMode::Unlogged => BatchType::Unlogged,
+            BatchMode::None => {
+                let calls = writes
+                    .iter()
+                    .map(|(statement, values)| self.session.execute_unpaged(statement, values));
+                try_join_all(calls).await.map_err(classify)?;
+                return Ok(());
+            }
+        };
+        let mut batch = Batch::new(batch_type);
+        batch.set_consistency(self.options.write_cl);
+        let mut values = Vec::with_capacity(writes.len());
+        for (statement, row) in writes {
+            batch.append_statement(statement.clone());
+            values.push(row);
+        }
+        self.session.batch(&batch, values).await.map_err(classify)?;
+        Ok(())
+    }
+
+    /// by-item: an order row with the ids of its items.
+    async fn listed_order(
+        &self,
+        order_id: OrderId,
+    ) -> Result<Option<(OrderRow, Vec<i64>)>, DbError> {
+        let p = self.statements().await?;
+        let result = self.run(&p.select_order, vec![big(order_id)]).await?;
+        Ok(result
+            .into_rows_result()
+            .map_err(other)?
+            .maybe_first_row::<ListedOrderColumns>()
+            .map_err(other)?
+            .map(listed_order))
+    }
+}
+
+impl super::Database for CassandraStore {
+    async fn setup(&self) -> Result<(), DbError> {
+        let ks = &self.keyspace;
+        let ddl = [
+            format!("DROP KEYSPACE IF EXISTS {ks}"),
+            format!(
+                "CREATE KEYSPACE {ks} WITH replication = {}",
+                self.options.replication
+            ),
+        ]
+        .into_iter()
+        .chain(table_ddl(ks, self.options.schema));
+        for statement in ddl {
+            self.session
+                .query_unpaged(statement.as_str(), ())
+                .await
+                .map_err(|e| {
+                    let e = classify(e);
+                    DbError::new(e.kind, format!("`{statement}` failed: {}", e.message))
+                })?;
+        }
+        Ok(())
+    }
+
+    async fn create_order(&self, order: &Order) -> Result<(), DbError> {
+        let p = self.statements().await?;
+        let mut order_values = vec![
+            big(order.order_id),
+            big(order.client_id),
+            text(&order.customer),
+            text(&order.address),
+            CqlValue::BigInt(order.created_at_ms),
+            text(order.status.as_str()),
+            CqlValue::BigInt(order.subtotal_cents),
+        ];
+        if self.options.schema == Schema::ByItem {
+            let ids = order.items.iter().map(|i| big(i.line_item_id)).collect();
+            order_values.push(CqlValue::List(ids));
+        }
+        let mut writes = vec![(&p.insert_order, order_values)];
+        for item in &order.items {
+            writes.push((
+                &p.insert_item,
+                vec![
+                    big(order.order_id),
+                    big(item.line_item_id),
+                    text(&item.product),
+                    text(&item.colour),
+                    text(&item.size),
+                    CqlValue::Int(item.quantity as i32),
+                    CqlValue::BigInt(item.unit_price_cents),
+                ],
+            ));
+        }
+        self.write_all(writes).await
+    }
+
+    async fn read_order(&self, order_id: OrderId) -> Result<Option<Order>, DbError> {
+        let p = self.statements().await?;
+        match self.options.schema {
+            Schema::ByOrder => {
+                let (order, items) = tokio::try_join!(
+                    self.run(&p.select_order, vec![big(order_id)]),
+                    self.run(&p.select_items, vec![big(order_id)]),
+                )?;
+                let Some(columns) = order
+                    .into_rows_result()
+                    .map_err(other)?
+                    .maybe_first_row::<OrderColumns>()
+                    .map_err(other)?
+                else {
+                    return Ok(None);
+                };
+                let items = items
+                    .into_rows_result()
+                    .map_err(other)?
+                    .rows::<ItemColumns>()
+                    .map_err(other)?
+                    .map(|r| r.map(line_item))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(other)?;
+                Ok(Some(order_from(order_row(columns), items)))
+            }
+            Schema::ByItem => {
+                let Some((row, ids)) = self.listed_order(order_id).await? else {
+                    return Ok(None);
+                };
+                let reads = ids
+                    .into_iter()
+                    .map(|id| self.run(&p.select_items, vec![CqlValue::BigInt(id)]));
+                let mut items = Vec::new();
+                for result in try_join_all(reads).await? {
+                    let rows = result.into_rows_result().map_err(other)?;
+                    if let Some(columns) = rows.maybe_first_row::<ItemColumns>().map_err(other)? {
+                        items.push(line_item(columns));
+                    }
+                }
+                items.sort_by_key(|i| i.line_item_id);
+                Ok(Some(order_from(row, items)))
+            }
+        }
+    }
+
+    async fn update_order(
+        &self,
+        order_id: OrderId,
+        changes: &[ItemChange],
+        subtotal_cents: i64,
+    ) -> Result<Applied, DbError> {
+        let p = self.statements().await?;
+        let mut writes = Vec::with_capacity(changes.len() + 1);
+        for change in changes {
+            let mut values = vec![
+                text(&change.colour),
+                text(&change.size),
+                CqlValue::Int(change.quantity as i32),
+            ];
+            if self.options.schema == Schema::ByOrder {
+                values.push(big(order_id));
+            }
+            values.push(big(change.line_item_id));
+            writes.push((&p.update_item, values));
+        }
+        writes.push((
+            &p.update_subtotal,
+            vec![CqlValue::BigInt(subtotal_cents), big(order_id)],
+        ));
+        self.write_all(writes).await?;
+        // A CQL UPDATE is an upsert: it cannot tell whether the order was there.
+        Ok(Applied::Unknown)
+    }
+
+    async fn update_status(
+        &self,
+        order_id: OrderId,
+        status: OrderStatus,
+    ) -> Result<Applied, DbError> {
+        let p = self.statements().await?;
+        let result = self
+            .run(&p.update_status, vec![text(status.as_str()), big(order_id)])
+            .await?;
+        if !self.options.lwt {
+            return Ok(Applied::Unknown);
+        }
+        let row = result
+            .into_rows_result()
+            .map_err(other)?
+            .maybe_first_row::<Row>()
+            .map_err(other)?;
+        match row.and_then(|r| r.columns.into_iter().next().flatten()) {
+            Some(CqlValue::Boolean(true)) => Ok(Applied::Yes),
+            Some(CqlValue::Boolean(false)) => Ok(Applied::NotFound),
+            _ => Err(other("IF EXISTS returned no [applied] column")),
+        }
+    }
+
+    async fn delete_order(&self, order_id: OrderId) -> Result<Applied, DbError> {
+        let p = self.statements().await?;
+        let mut writes = Vec::new();
+        match self.options.schema {
+            Schema::ByOrder => writes.push((&p.delete_items, vec![big(order_id)])),
+            Schema::ByItem => {
+                // The naive design has to read the order to find its items.
+                let ids = self.listed_order(order_id).await?.map(|(_, ids)| ids);
+                for id in ids.unwrap_or_default() {
+                    writes.push((&p.delete_items, vec![CqlValue::BigInt(id)]));
+                }
+            }
+        }
+        writes.push((&p.delete_order, vec![big(order_id)]));
+        self.write_all(writes).await?;
+        Ok(Applied::Unknown)
+    }
+
+    async fn snapshot(&self) -> Result<Snapshot, DbError> {
+        let ks = &self.keyspace;
+        let mut snapshot = Snapshot::default();
+        let mut orders = self
+            .session
+            .query_iter(
+                format!(
+                    "SELECT order_id, client_id, customer, address, created_at_ms, status, \
+                     subtotal_cents FROM {ks}.orders"
+                ),
+                (),
+            )
+            .await
+            .map_err(other)?
+            .rows_stream::<OrderColumns>()
+            .map_err(other)?;
+        while let Some(columns) = orders.try_next().await.map_err(other)? {
+            snapshot.orders.push(order_row(columns));
+        }
+        snapshot.orders.sort_by_key(|o| o.order_id);
+        let item_table = match self.options.schema {
+            Schema::ByOrder => "line_items_by_order",
+            Schema::ByItem => "line_items",
+        };
+        let mut items = self
+            .session
+            .query_iter(
+                format!(
+                    "SELECT line_item_id, product, colour, size, quantity, unit_price_cents, \
+                     order_id FROM {ks}.{item_table}"
+                ),
+                (),
+            )
+            .await
+            .map_err(other)?
+            .rows_stream::<(
+                i64,
+                Option<String>,
+                Option<String>,
+                Option<String>,
+                Option<i32>,
+                Option<i64>,
+                Option<i64>,
+            )>()
+            .map_err(other)?;
+        while let Some((id, product, colour, size, quantity, price, order_id)) =
+            items.try_next().await.map_err(other)?
+        {
+            let item = line_item((id, product, colour, size, quantity, price));
+            snapshot.items.push((order_id.unwrap_or(0) as u64, item));
+        }
+        Ok(snapshot)
+    }
+
+    fn info(&self) -> StoreInfo {
+        let mut settings: BTreeMap<String, String> = self
+            .options
+            .describe()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        settings.insert("keyspace".into(), self.keyspace.clone());
+        StoreInfo {
+            name: "cassandra".into(),
+            server_version: self.version.clone(),
+            settings,
+        }
+    }
+}

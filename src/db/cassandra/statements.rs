@@ -1,0 +1,161 @@
+//! The CQL of each schema variant: the tables, and every statement prepared once with
+//! its consistency level (reads at `read_cl`, writes at `write_cl`).
+
+use scylla::client::session::Session;
+use scylla::statement::Consistency;
+use scylla::statement::prepared::PreparedStatement;
+
+use super::options::{CassandraOptions, Schema};
+use crate::db::{DbError, ErrorKind};
+
+const ORDER_COLUMNS: &str =
+    "order_id, client_id, customer, address, created_at_ms, status, subtotal_cents";
+const ITEM_COLUMNS: &str = "line_item_id, product, colour, size, quantity, unit_price_cents";
+
+pub fn table_ddl(ks: &str, schema: Schema) -> Vec<String> {
+    let orders = "order_id bigint PRIMARY KEY, client_id bigint, customer text, address text, \
+                  created_at_ms bigint, status text, subtotal_cents bigint";
+    let items = "product text, colour text, size text, quantity int, unit_price_cents bigint";
+    match schema {
+        Schema::ByOrder => vec![
+            format!("CREATE TABLE {ks}.orders ({orders})"),
+            format!(
+                "CREATE TABLE {ks}.line_items_by_order (order_id bigint, line_item_id bigint, \
+                 {items}, PRIMARY KEY (order_id, line_item_id))"
+            ),
+        ],
+        Schema::ByItem => vec![
+            format!("CREATE TABLE {ks}.orders ({orders}, line_item_ids list<bigint>)"),
+            format!(
+                "CREATE TABLE {ks}.line_items (line_item_id bigint PRIMARY KEY, order_id bigint, \
+                 {items})"
+            ),
+        ],
+    }
+}
+
+/// The statements of one schema, prepared with their consistency levels.
+pub struct Prepared {
+    pub insert_order: PreparedStatement,
+    pub insert_item: PreparedStatement,
+    pub select_order: PreparedStatement,
+    /// by-order: the items of an order; by-item: one item by id.
+    pub select_items: PreparedStatement,
+    pub update_item: PreparedStatement,
+    pub update_subtotal: PreparedStatement,
+    pub update_status: PreparedStatement,
+    pub delete_order: PreparedStatement,
+    /// by-order: the order's item partition; by-item: one item by id.
+    pub delete_items: PreparedStatement,
+}
+
+/// The text of each statement; `Prepared::new` prepares them.
+struct Cql {
+    insert_order: String,
+    insert_item: String,
+    select_order: String,
+    select_items: String,
+    update_item: String,
+    update_subtotal: String,
+    update_status: String,
+    delete_order: String,
+    delete_items: String,
+}
+
+impl Cql {
+    fn new(ks: &str, schema: Schema, lwt: bool) -> Cql {
+        let if_exists = if lwt { " IF EXISTS" } else { "" };
+        let shared =
+            |insert_order, insert_item, select_order, select_items, update_item, delete_items| {
+                Cql {
+                    insert_order,
+                    insert_item,
+                    select_order,
+                    select_items,
+                    update_item,
+                    update_subtotal: format!(
+                        "UPDATE {ks}.orders SET subtotal_cents = ? WHERE order_id = ?"
+                    ),
+                    update_status: format!(
+                        "UPDATE {ks}.orders SET status = ? WHERE order_id = ?{if_exists}"
+                    ),
+                    delete_order: format!("DELETE FROM {ks}.orders WHERE order_id = ?"),
+                    delete_items,
+                }
+            };
+        let values = |n: usize| vec!["?"; n].join(", ");
+        match schema {
+            Schema::ByOrder => shared(
+                format!(
+                    "INSERT INTO {ks}.orders ({ORDER_COLUMNS}) VALUES ({})",
+                    values(7)
+                ),
+                format!(
+                    "INSERT INTO {ks}.line_items_by_order (order_id, {ITEM_COLUMNS}) VALUES ({})",
+                    values(7)
+                ),
+                format!("SELECT {ORDER_COLUMNS} FROM {ks}.orders WHERE order_id = ?"),
+                format!("SELECT {ITEM_COLUMNS} FROM {ks}.line_items_by_order WHERE order_id = ?"),
+                format!(
+                    "UPDATE {ks}.line_items_by_order SET colour = ?, size = ?, quantity = ? \
+                     WHERE order_id = ? AND line_item_id = ?"
+                ),
+                format!("DELETE FROM {ks}.line_items_by_order WHERE order_id = ?"),
+            ),
+            Schema::ByItem => shared(
+                format!(
+                    "INSERT INTO {ks}.orders ({ORDER_COLUMNS}, line_item_ids) VALUES ({})",
+                    values(8)
+                ),
+                format!(
+                    "INSERT INTO {ks}.line_items (order_id, {ITEM_COLUMNS}) VALUES ({})",
+                    values(7)
+                ),
+                format!(
+                    "SELECT {ORDER_COLUMNS}, line_item_ids FROM {ks}.orders WHERE order_id = ?"
+                ),
+                format!("SELECT {ITEM_COLUMNS} FROM {ks}.line_items WHERE line_item_id = ?"),
+                format!(
+                    "UPDATE {ks}.line_items SET colour = ?, size = ?, quantity = ? \
+                     WHERE line_item_id = ?"
+                ),
+                format!("DELETE FROM {ks}.line_items WHERE line_item_id = ?"),
+            ),
+        }
+    }
+}
+
+async fn prepare(
+    session: &Session,
+    cql: &str,
+    consistency: Consistency,
+) -> Result<PreparedStatement, DbError> {
+    let mut statement = session
+        .prepare(cql)
+        .await
+        .map_err(|e| DbError::new(ErrorKind::Other, format!("cannot prepare `{cql}`: {e}")))?;
+    statement.set_consistency(consistency);
+    Ok(statement)
+}
+
+impl Prepared {
+    pub async fn new(
+        session: &Session,
+        ks: &str,
+        options: &CassandraOptions,
+    ) -> Result<Prepared, DbError> {
+        let cql = Cql::new(ks, options.schema, options.lwt);
+        let (r, w) = (options.read_cl, options.write_cl);
+        Ok(Prepared {
+            insert_order: prepare(session, &cql.insert_order, w).await?,
+            insert_item: prepare(session, &cql.insert_item, w).await?,
+            select_order: prepare(session, &cql.select_order, r).await?,
+            select_items: prepare(session, &cql.select_items, r).await?,
+            update_item: prepare(session, &cql.update_item, w).await?,
+            update_subtotal: prepare(session, &cql.update_subtotal, w).await?,
+            update_status: prepare(session, &cql.update_status, w).await?,
+            delete_order: prepare(session, &cql.delete_order, w).await?,
+            delete_items: prepare(session, &cql.delete_items, w).await?,
+        })
+    }
+}
