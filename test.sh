@@ -40,6 +40,8 @@ cargo build --locked
 hatshop=target/debug/hatshop
 
 step "servers"
+# Fresh data every time; the Cassandra jars stay in the cache.
+"$hatshop" server wipe --all
 trap '"$hatshop" server stop --all || true' EXIT
 # Cassandra takes about a minute: it boots while formatting and lints run.
 "$hatshop" server start cassandra >target/cassandra-url.txt 2>target/cassandra-start.log &

@@ -65,6 +65,13 @@ pub enum ServerAction {
         #[arg(long, conflicts_with = "kind")]
         all: bool,
     },
+    /// Stop a server (or all) and delete its data, to start from scratch.
+    Wipe {
+        #[arg(required_unless_present = "all")]
+        kind: Option<ServerKind>,
+        #[arg(long, conflicts_with = "kind")]
+        all: bool,
+    },
     /// What runs, where, its URL, version, pid and memory.
     Status,
     /// The end of a server's log.

@@ -155,6 +155,29 @@ pub fn stop(home: &Home, kind: ServerKind) -> Result<bool> {
     Ok(true)
 }
 
+/// Stops a server and deletes its folder and data; downloads in the cache stay.
+pub fn wipe(home: &Home, kind: ServerKind) -> Result<()> {
+    stop(home, kind)?;
+    let dir = home.server_dir(kind);
+    // PostgreSQL run as root keeps its data outside the server folder.
+    if let Some(record) = home.record(kind)
+        && !record.data_dir.starts_with(&dir)
+        && let Some(base) = record.data_dir.parent()
+    {
+        remove_all(base)?;
+    }
+    remove_all(&dir)
+}
+
+fn remove_all(dir: &Path) -> Result<()> {
+    match std::fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("cannot delete {}", dir.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Every server that has a folder, running or not.
 pub fn known(home: &Home) -> Vec<(ServerKind, Option<ServerRecord>)> {
     [

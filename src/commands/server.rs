@@ -3,7 +3,16 @@
 use anyhow::{Result, bail};
 
 use crate::cli::{ServerAction, ServerArgs};
-use crate::cluster::{self, Home, StartOptions, process};
+use crate::cluster::{self, Home, ServerKind, StartOptions, process};
+
+/// The server named, or with `--all` every server that has a folder.
+fn chosen(home: &Home, kind: Option<ServerKind>, all: bool) -> Result<Vec<ServerKind>> {
+    match kind {
+        Some(kind) => Ok(vec![kind]),
+        None if all => Ok(cluster::known(home).into_iter().map(|(k, _)| k).collect()),
+        None => bail!("name a server or pass --all"),
+    }
+}
 
 pub fn run(args: &ServerArgs) -> Result<()> {
     let home = Home::resolve(args.home.as_deref())?;
@@ -35,17 +44,18 @@ pub fn run(args: &ServerArgs) -> Result<()> {
             println!("{}", record.url);
         }
         ServerAction::Stop { kind, all } => {
-            let kinds: Vec<_> = match kind {
-                Some(kind) => vec![*kind],
-                None if *all => cluster::known(&home).into_iter().map(|(k, _)| k).collect(),
-                None => bail!("name a server or pass --all"),
-            };
-            for kind in kinds {
+            for kind in chosen(&home, *kind, *all)? {
                 if cluster::stop(&home, kind)? {
                     println!("{}: stopped", kind.name());
                 } else {
                     println!("{}: not running", kind.name());
                 }
+            }
+        }
+        ServerAction::Wipe { kind, all } => {
+            for kind in chosen(&home, *kind, *all)? {
+                cluster::wipe(&home, kind)?;
+                println!("{}: wiped", kind.name());
             }
         }
         ServerAction::Status => {
