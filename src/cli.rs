@@ -25,6 +25,8 @@ pub enum Command {
     Generate(GenerateArgs),
     /// Check that a run's database holds exactly what its event stream says.
     Verify(VerifyArgs),
+    /// Write report.html (charts, tables, errors) for a result folder.
+    Report(ReportArgs),
     /// List the preset workloads, or print one as TOML.
     Workloads(WorkloadsArgs),
     /// Start, stop and inspect local database servers (Cassandra, MariaDB, PostgreSQL).
@@ -122,6 +124,9 @@ pub struct RunArgs {
     /// Stop the measured phase after this many seconds (decimals allowed).
     #[arg(long, value_name = "SECS")]
     pub duration: Option<f64>,
+    /// Length of the statistics intervals in seconds: latency over time and latency.hlog.
+    #[arg(long, value_name = "SECS", default_value_t = 1.0)]
+    pub interval: f64,
     /// Result folder (default: results/<run-id>).
     #[arg(short, long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -205,6 +210,12 @@ pub struct VerifyArgs {
     /// Connect with this URL instead of the one in run.json (e.g. to supply a password).
     #[arg(long)]
     pub db: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A result folder written by `hatshop run`.
+    pub result_dir: PathBuf,
 }
 
 #[derive(Debug, Args)]

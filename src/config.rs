@@ -42,6 +42,7 @@ pub struct RunConfig {
     pub settings: Settings,
     pub concurrency: usize,
     pub max_duration: Option<Duration>,
+    pub interval: Duration,
     pub out_dir: PathBuf,
     pub run_id: String,
     pub op_log: bool,
@@ -78,6 +79,13 @@ impl RunConfig {
             Some(secs) if secs.is_finite() && secs > 0.0 => Some(Duration::from_secs_f64(secs)),
             Some(secs) => bail!("--duration must be a positive number of seconds, got {secs}"),
         };
+        if !(args.interval.is_finite() && args.interval >= 0.001) {
+            bail!(
+                "--interval must be at least 0.001 seconds, got {}",
+                args.interval
+            );
+        }
+        let interval = Duration::from_secs_f64(args.interval);
         let run_id = run_id(db.scheme_name(), &source);
         let out_dir = match &args.out {
             Some(dir) => dir.clone(),
@@ -92,6 +100,7 @@ impl RunConfig {
             settings,
             concurrency,
             max_duration,
+            interval,
             out_dir,
             run_id,
             op_log: !args.no_op_log,

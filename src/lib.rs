@@ -42,6 +42,11 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         } else {
             ExitCode::FAILURE
         }),
+        Command::Report(args) => {
+            let path = report::html::write_report(&args.result_dir)?;
+            println!("{}", path.display());
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Workloads(args) => commands::workloads::run(args).map(|()| ExitCode::SUCCESS),
         Command::Server(args) => commands::server::run(args).map(|()| ExitCode::SUCCESS),
     }

@@ -12,6 +12,9 @@ pub const RUN_JSON: &str = "run.json";
 pub const OPS_CSV: &str = "ops.csv";
 pub const SUMMARY_JSON: &str = "summary.json";
 pub const VERIFY_JSON: &str = "verify.json";
+pub const INTERVALS_CSV: &str = "intervals.csv";
+pub const LATENCY_HLOG: &str = "latency.hlog";
+pub const REPORT_HTML: &str = "report.html";
 
 pub fn file(dir: &Path, name: &str) -> PathBuf {
     dir.join(name)

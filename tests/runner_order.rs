@@ -23,6 +23,7 @@ async fn run_on<D: Database>(
         store,
         Box::new(Generator::new(spec).map(Ok)),
         RunContext {
+            interval: std::time::Duration::from_secs(1),
             plan: RunPlan {
                 concurrency: lanes,
                 pace: Pace::ClosedLoop,

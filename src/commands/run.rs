@@ -17,7 +17,7 @@ use crate::cli::RunArgs;
 use crate::config::{EventSource, RunConfig};
 use crate::db::{ConnectOptions, Database, Store};
 use crate::report::table::{self, thousands};
-use crate::report::{OpLogWriter, write_json};
+use crate::report::{OpLogWriter, hlog, html, intervals, write_json};
 use crate::result_dir::{self, DatabaseRecord, Host, PlanRecord, RunRecord};
 use crate::runner::{self, Pace, Progress, RunClock, RunContext, RunPlan, StopReason, StopSignal};
 use crate::workload::EventType;
@@ -83,10 +83,11 @@ async fn run_in_dir(config: &RunConfig) -> Result<std::process::ExitCode> {
     let bar = show_progress(config, progress.clone());
 
     eprintln!(
-        "running {} on {} ({} lanes); results in {}",
+        "running {} on {} ({} lane{}); results in {}",
         config.workload_name(),
         config.db,
         config.concurrency,
+        if config.concurrency == 1 { "" } else { "s" },
         config.out_dir.display()
     );
     let stream = open_stream(&config.source)?;
@@ -95,6 +96,7 @@ async fn run_in_dir(config: &RunConfig) -> Result<std::process::ExitCode> {
         stream,
         RunContext {
             plan,
+            interval: config.interval,
             clock,
             stop: stop.clone(),
             progress,
@@ -117,6 +119,23 @@ async fn run_in_dir(config: &RunConfig) -> Result<std::process::ExitCode> {
     write_json(
         &result_dir::file(&config.out_dir, result_dir::SUMMARY_JSON),
         &summary,
+    )?;
+    let interval_s = outcome.interval.as_secs_f64();
+    intervals::write(
+        &result_dir::file(&config.out_dir, result_dir::INTERVALS_CSV),
+        &intervals::rows(&outcome.intervals, interval_s, &names),
+    )?;
+    hlog::write(
+        &result_dir::file(&config.out_dir, result_dir::LATENCY_HLOG),
+        &outcome.intervals,
+        outcome.interval,
+        clock.wall + outcome.measure_offset.unwrap_or_default(),
+        &names,
+        &format!(
+            "hatshop {} run {}",
+            env!("CARGO_PKG_VERSION"),
+            config.run_id
+        ),
     )?;
 
     record.status = match outcome.stop_reason {
@@ -181,6 +200,9 @@ async fn run_in_dir(config: &RunConfig) -> Result<std::process::ExitCode> {
     } else if store.holds_data() {
         println!("check it: hatshop verify {}", config.out_dir.display());
     }
+
+    let report = html::write_report(&config.out_dir)?;
+    println!("report: {}", report.display());
 
     if record.interrupted {
         eprintln!(

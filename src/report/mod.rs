@@ -1,8 +1,15 @@
 //! What a run leaves for people and other tools: the op log (`ops.csv`),
-//! `summary.json` and the terminal table. Reads and writes result folders only;
+//! `summary.json`, `intervals.csv`, `latency.hlog`, the terminal table and the HTML
+//! report. Reads and writes result folders only;
 //! never talks to a database.
 
+pub mod charts;
+pub mod hlog;
+pub mod html;
+pub mod intervals;
+pub mod load;
 pub mod oplog;
+pub mod svg;
 pub mod table;
 
 use std::path::Path;

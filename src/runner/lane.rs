@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use super::source::LaneMsg;
 use super::stop::{StopReason, StopSignal};
 use crate::db::{Applied, Database, DbError, ErrorKind};
-use crate::stats::{OpRecord, RunStats};
+use crate::stats::{IntervalCollector, OpRecord, RunStats};
 use crate::workload::{EventType, Operation, Order, OrderBook, OrderEvent, OrderId, Phase};
 
 /// Records gathered before they go to the op log thread.
@@ -27,9 +27,8 @@ pub struct Progress {
     pub errors: AtomicU64,
 }
 
-/// What a lane hands back when it ends.
+/// What a lane hands back when it ends (its statistics went to the interval collector).
 pub struct LaneReport {
-    pub stats: RunStats,
     /// The seq of the last event this lane applied (any phase).
     pub last_seq: Option<u64>,
     /// Failures during load and warm-up (not in the stats).
@@ -52,6 +51,7 @@ pub struct LaneContext<D> {
     pub progress: Arc<Progress>,
     pub op_log: Option<mpsc::Sender<Vec<OpRecord>>>,
     pub measure_start: Arc<OnceLock<Instant>>,
+    pub intervals: Arc<IntervalCollector>,
     pub max_duration: Option<Duration>,
     pub check_reads: bool,
     /// `start_ns` in the op log counts from here.
@@ -64,7 +64,8 @@ pub struct Lane<D> {
     book: OrderBook,
     /// Orders whose last write failed: the store's state is unknown, reads are not judged.
     uncertain: HashSet<OrderId>,
-    stats: RunStats,
+    /// The interval this lane is recording into, and its statistics.
+    interval: Option<(u64, RunStats)>,
     log_batch: Vec<OpRecord>,
     last_seq: Option<u64>,
     unmeasured_errors: u64,
@@ -80,7 +81,7 @@ impl<D: Database> Lane<D> {
             cx,
             book: OrderBook::new(),
             uncertain: HashSet::new(),
-            stats: RunStats::new(EventType::ALL.len()),
+            interval: None,
             log_batch: Vec::with_capacity(LOG_BATCH),
             last_seq: None,
             unmeasured_errors: 0,
@@ -116,8 +117,10 @@ impl<D: Database> Lane<D> {
         if !self.log_batch.is_empty() {
             self.send_log_batch().await;
         }
+        if let Some((index, stats)) = &self.interval {
+            self.cx.intervals.deposit(*index, stats);
+        }
         LaneReport {
-            stats: self.stats,
             last_seq: self.last_seq,
             unmeasured_errors: self.unmeasured_errors,
             last_end: self.last_end,
@@ -212,14 +215,14 @@ impl<D: Database> Lane<D> {
     ) {
         let latency_ns = end.duration_since(start).as_nanos() as u64;
         let event_type = event.op.event_type();
-        let stats = self.stats.event(event_type.index());
+        let stats = self.interval_stats(start).event(event_type.index());
         let error = match outcome {
             Ok(()) => {
                 stats.record_ok(latency_ns);
                 None
             }
             Err(e) => {
-                stats.record_error(e.kind.as_str());
+                stats.record_error(e.kind.as_str(), &e.message);
                 self.pending_errors += 1;
                 Some((e.kind.as_str(), e.message))
             }
@@ -239,6 +242,30 @@ impl<D: Database> Lane<D> {
                 error,
             });
         }
+    }
+
+    /// The statistics of the interval `start` falls in; a finished interval is handed over.
+    fn interval_stats(&mut self, start: Instant) -> &mut RunStats {
+        let measure_start = *self
+            .cx
+            .measure_start
+            .get()
+            .expect("set before measured events");
+        let offset = start.saturating_duration_since(measure_start).as_nanos() as u64;
+        let index = self.cx.intervals.index_of(offset);
+        if self
+            .interval
+            .as_ref()
+            .is_some_and(|(current, _)| *current != index)
+        {
+            let (finished, stats) = self.interval.take().expect("checked");
+            self.cx.intervals.deposit(finished, &stats);
+        }
+        let types = EventType::ALL.len();
+        &mut self
+            .interval
+            .get_or_insert_with(|| (index, RunStats::new(types)))
+            .1
     }
 
     async fn send_log_batch(&mut self) {

@@ -15,7 +15,7 @@ use tokio::runtime::Handle;
 use tokio::sync::mpsc;
 
 use crate::db::Database;
-use crate::stats::{OpRecord, RunStats};
+use crate::stats::{IntervalCollector, OpRecord, RunStats, total};
 use crate::workload::EventType;
 
 pub use lane::{Progress, mismatch};
@@ -45,7 +45,13 @@ impl RunClock {
 
 /// What a run produced, whether it finished or was stopped.
 pub struct RunOutcome {
+    /// The whole measured phase.
     pub stats: RunStats,
+    /// The same, per interval (index, statistics), in time order.
+    pub intervals: Vec<(u64, RunStats)>,
+    pub interval: Duration,
+    /// When measuring began, from the run clock's instant.
+    pub measure_offset: Option<Duration>,
     /// Per lane, the seq of the last event it applied: the exact prefix that reached the store.
     pub lane_last_seq: Vec<Option<u64>>,
     /// From the first measured event handed out to the last measured answer.
@@ -58,6 +64,8 @@ pub struct RunOutcome {
 /// Everything a run needs besides the database and the stream.
 pub struct RunContext {
     pub plan: RunPlan,
+    /// Length of the statistics intervals (latency over time, latency.hlog).
+    pub interval: Duration,
     pub clock: RunClock,
     pub stop: Arc<StopSignal>,
     pub progress: Arc<Progress>,
@@ -71,12 +79,14 @@ pub async fn run<D: Database>(
 ) -> Result<RunOutcome> {
     let RunContext {
         plan,
+        interval,
         clock,
         stop,
         progress,
         op_log,
     } = cx;
     let measure_start = Arc::new(OnceLock::new());
+    let intervals = Arc::new(IntervalCollector::new(interval, EventType::ALL.len()));
     let check_reads = plan.check_reads && db.holds_data();
     let mut senders = Vec::with_capacity(plan.concurrency);
     let mut lanes = Vec::with_capacity(plan.concurrency);
@@ -89,6 +99,7 @@ pub async fn run<D: Database>(
             progress: progress.clone(),
             op_log: op_log.clone(),
             measure_start: measure_start.clone(),
+            intervals: intervals.clone(),
             max_duration: plan.max_duration,
             check_reads,
             epoch: clock.instant,
@@ -109,13 +120,11 @@ pub async fn run<D: Database>(
         .name("event-source".into())
         .spawn(move || source.run())?;
 
-    let mut stats = RunStats::new(EventType::ALL.len());
     let mut lane_last_seq = Vec::with_capacity(lanes.len());
     let mut unmeasured_errors = 0;
     let mut last_end: Option<Instant> = None;
     for lane in lanes {
         let report = lane.await.map_err(|e| anyhow!("a lane failed: {e}"))?;
-        stats.merge(&report.stats);
         lane_last_seq.push(report.last_seq);
         unmeasured_errors += report.unmeasured_errors;
         last_end = last_end.max(report.last_end);
@@ -130,8 +139,12 @@ pub async fn run<D: Database>(
         (Some(start), Some(end)) => end.saturating_duration_since(*start),
         _ => Duration::ZERO,
     };
+    let intervals = intervals.take();
     Ok(RunOutcome {
-        stats,
+        stats: total(&intervals, EventType::ALL.len()),
+        intervals,
+        interval,
+        measure_offset: measure_start.get().map(|s| s.duration_since(clock.instant)),
         lane_last_seq,
         measured_elapsed,
         plan_sha256: source_report.plan_sha256,

@@ -4,10 +4,17 @@
 //! Depends on nothing else of ours: event types are small indices, error kinds are
 //! names, and the caller supplies the labels when it asks for a summary.
 
+mod interval;
+
 use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
+
+pub use interval::{IntervalCollector, total};
 use serde::{Deserialize, Serialize};
+
+/// Error messages kept per kind, for reports (the op log has them all).
+const KEPT_MESSAGES: usize = 3;
 
 /// Three significant digits, as HdrHistogram users expect.
 const SIGNIFICANT_DIGITS: u8 = 3;
@@ -28,6 +35,7 @@ pub const PERCENTILES: [(&str, f64); 7] = [
 pub struct OpStats {
     latency_ns: Histogram<u64>,
     errors: BTreeMap<&'static str, u64>,
+    first_messages: BTreeMap<&'static str, Vec<String>>,
 }
 
 impl Default for OpStats {
@@ -36,6 +44,7 @@ impl Default for OpStats {
             // Auto-resizing: memory follows the range actually seen.
             latency_ns: Histogram::new(SIGNIFICANT_DIGITS).expect("3 digits is valid"),
             errors: BTreeMap::new(),
+            first_messages: BTreeMap::new(),
         }
     }
 }
@@ -48,8 +57,12 @@ impl OpStats {
         }
     }
 
-    pub fn record_error(&mut self, kind: &'static str) {
+    pub fn record_error(&mut self, kind: &'static str, message: &str) {
         *self.errors.entry(kind).or_default() += 1;
+        let kept = self.first_messages.entry(kind).or_default();
+        if kept.len() < KEPT_MESSAGES {
+            kept.push(message.to_string());
+        }
     }
 
     pub fn merge(&mut self, other: &OpStats) {
@@ -58,6 +71,11 @@ impl OpStats {
             .expect("auto-resizing histograms always merge");
         for (kind, n) in &other.errors {
             *self.errors.entry(kind).or_default() += n;
+        }
+        for (kind, messages) in &other.first_messages {
+            let kept = self.first_messages.entry(kind).or_default();
+            let room = KEPT_MESSAGES.saturating_sub(kept.len());
+            kept.extend(messages.iter().take(room).cloned());
         }
     }
 
@@ -89,6 +107,10 @@ impl RunStats {
 
     pub fn event(&mut self, index: usize) -> &mut OpStats {
         &mut self.per_event[index]
+    }
+
+    pub fn events(&self) -> &[OpStats] {
+        &self.per_event
     }
 
     pub fn merge(&mut self, other: &RunStats) {
@@ -146,6 +168,9 @@ pub struct LatencySummary {
     pub ok: u64,
     pub errors: u64,
     pub errors_by_kind: BTreeMap<String, u64>,
+    /// The first few messages of each error kind.
+    #[serde(default)]
+    pub first_errors: BTreeMap<String, Vec<String>>,
     pub throughput_ops_s: f64,
     pub mean_us: f64,
     pub min_us: f64,
@@ -155,7 +180,7 @@ pub struct LatencySummary {
 }
 
 impl LatencySummary {
-    fn of(name: &str, stats: &OpStats, elapsed_s: f64) -> Self {
+    pub fn of(name: &str, stats: &OpStats, elapsed_s: f64) -> Self {
         let h = &stats.latency_ns;
         let us = |ns: u64| ns as f64 / 1_000.0;
         let empty = h.is_empty();
@@ -169,6 +194,11 @@ impl LatencySummary {
                 .errors
                 .iter()
                 .map(|(k, n)| (k.to_string(), *n))
+                .collect(),
+            first_errors: stats
+                .first_messages
+                .iter()
+                .map(|(k, m)| (k.to_string(), m.clone()))
                 .collect(),
             throughput_ops_s: if elapsed_s > 0.0 {
                 count as f64 / elapsed_s
@@ -215,8 +245,8 @@ mod tests {
                 .event((i % 2) as usize)
                 .record_ok(ns);
         }
-        a.event(1).record_error("timeout");
-        one.event(1).record_error("timeout");
+        a.event(1).record_error("timeout", "slow");
+        one.event(1).record_error("timeout", "slow");
         a.merge(&b);
         let names = ["x", "y"];
         assert_eq!(a.summary(&names, 2.0), one.summary(&names, 2.0));

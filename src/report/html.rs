@@ -1,0 +1,279 @@
+//! `report.html`: one self-contained page per run, from the result folder alone:
+//! what ran, the latency table, charts, errors, and summary.json embedded as data.
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::charts;
+use super::load::LoadedRun;
+use super::svg::escape;
+use super::table::{format_us, thousands};
+use crate::config::EventSource;
+use crate::result_dir;
+use crate::stats::LatencySummary;
+
+const TEMPLATE: &str = include_str!("template.html");
+
+/// Fills the page template.
+pub fn page(title: &str, body: &str) -> String {
+    TEMPLATE
+        .replace("{{title}}", &escape(title))
+        .replace("{{version}}", env!("CARGO_PKG_VERSION"))
+        .replace("{{body}}", body)
+}
+
+fn fact(out: &mut String, name: &str, value: &str) {
+    let _ = write!(out, "<tr><td>{}</td><td>{}</td></tr>", escape(name), value);
+}
+
+fn what_ran(run: &LoadedRun) -> String {
+    let r = &run.record;
+    let mut out = String::from(r#"<table class="facts">"#);
+    match &r.events {
+        EventSource::Generated { workload } => {
+            fact(
+                &mut out,
+                "workload",
+                &format!(
+                    "{} ({}): {} initial orders, {} warm-up, {} measured events, {} keys",
+                    escape(&workload.name),
+                    escape(&workload.description),
+                    thousands(workload.initial_orders),
+                    thousands(workload.warmup),
+                    thousands(workload.events),
+                    serde_json::to_string(&workload.key_distribution)
+                        .unwrap_or_default()
+                        .trim_matches('"')
+                ),
+            );
+            fact(&mut out, "seed", &workload.seed.to_string());
+        }
+        EventSource::File(info) => {
+            fact(
+                &mut out,
+                "events file",
+                &escape(&info.path.display().to_string()),
+            );
+        }
+    }
+    fact(
+        &mut out,
+        "plan sha256",
+        &format!(
+            "<code>{}</code>",
+            escape(r.plan_sha256.as_deref().unwrap_or("(not hashed)"))
+        ),
+    );
+    fact(
+        &mut out,
+        "database",
+        &format!(
+            "{} {} at <code>{}</code>",
+            escape(&r.database.store.name),
+            escape(&r.database.store.server_version),
+            escape(&r.database.url)
+        ),
+    );
+    let settings: Vec<String> = r
+        .database
+        .store
+        .settings
+        .iter()
+        .map(|(k, v)| format!("{}={}", escape(k), escape(v)))
+        .collect();
+    fact(&mut out, "settings", &settings.join(" · "));
+    fact(
+        &mut out,
+        "plan",
+        &format!(
+            "{} lanes, {}{}, intervals of {} s",
+            r.plan.concurrency,
+            escape(&r.plan.pace),
+            r.plan
+                .max_duration_s
+                .map(|d| format!(", stop after {d} s"))
+                .unwrap_or_default(),
+            run.interval_s()
+        ),
+    );
+    let h = &r.host;
+    fact(
+        &mut out,
+        "client host",
+        &escape(&format!(
+            "{} · {} · {} cores · {:.1} GiB · {} (kernel {})",
+            h.hostname,
+            h.cpu,
+            h.cores,
+            h.memory_bytes as f64 / (1u64 << 30) as f64,
+            h.os,
+            h.kernel
+        )),
+    );
+    fact(
+        &mut out,
+        "time",
+        &escape(&format!(
+            "{} → {} · measured phase {:.2} s",
+            r.started_at,
+            r.finished_at.as_deref().unwrap_or("?"),
+            run.summary.elapsed_s
+        )),
+    );
+    let status = match r.status.as_str() {
+        "finished" => r#"<span class="ok">finished</span>"#.to_string(),
+        other => format!(r#"<span class="bad">{}</span>"#, escape(other)),
+    };
+    fact(&mut out, "status", &status);
+    let verify = match &run.verify {
+        None => "not verified (run <code>hatshop verify</code>)".to_string(),
+        Some(v) if v.is_exact() => format!(
+            r#"<span class="ok">exact</span>: {} orders, {} line items as the stream says"#,
+            thousands(v.orders_found),
+            thousands(v.items_found)
+        ),
+        Some(v) => format!(
+            r#"<span class="bad">{} differences</span> (see verify.json)"#,
+            thousands(v.differences())
+        ),
+    };
+    fact(&mut out, "verify", &verify);
+    out.push_str("</table>");
+    out
+}
+
+fn cell(out: &mut String, field: &str, value: f64) {
+    let _ = write!(
+        out,
+        r#"<td data-field="{field}" data-value="{value:.3}">{}</td>"#,
+        format_us(value)
+    );
+}
+
+fn latency_row(out: &mut String, s: &LatencySummary, total: bool) {
+    let _ = write!(
+        out,
+        r#"<tr{} data-event="{}"><td>{}</td><td data-field="count" data-value="{}">{}</td><td data-field="errors" data-value="{}">{}</td><td data-field="throughput_ops_s" data-value="{:.3}">{:.0}</td>"#,
+        if total { r#" class="total""# } else { "" },
+        escape(&s.event_type),
+        escape(&s.event_type),
+        s.count,
+        thousands(s.count),
+        s.errors,
+        thousands(s.errors),
+        s.throughput_ops_s,
+        s.throughput_ops_s
+    );
+    cell(out, "mean_us", s.mean_us);
+    for p in ["p50", "p90", "p99", "p99.9", "p99.99"] {
+        cell(out, p, s.percentile(p));
+    }
+    cell(out, "max_us", s.max_us);
+    out.push_str("</tr>");
+}
+
+fn latency_table(run: &LoadedRun) -> String {
+    let mut out = String::from(
+        r#"<table id="latency"><tr><th>event</th><th>count</th><th>errors</th><th>ops/s</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>p99.99</th><th>max</th></tr>"#,
+    );
+    for event in &run.summary.events {
+        latency_row(&mut out, event, false);
+    }
+    latency_row(&mut out, &run.summary.overall, true);
+    out.push_str("</table><p class=\"note\">Latencies in µs.</p>");
+    out
+}
+
+fn errors_section(run: &LoadedRun) -> String {
+    if run.summary.errors == 0 {
+        return "<p>No errors.</p>".into();
+    }
+    let mut out = String::from(
+        "<table><tr><th>event</th><th>kind</th><th>count</th><th>first messages</th></tr>",
+    );
+    for event in run.summary.events.iter().filter(|e| e.errors > 0) {
+        for (kind, count) in &event.errors_by_kind {
+            let messages: Vec<String> = event
+                .first_errors
+                .get(kind)
+                .into_iter()
+                .flatten()
+                .map(|m| format!("<code>{}</code>", escape(m)))
+                .collect();
+            let _ = write!(
+                out,
+                r#"<tr><td>{}</td><td>{}</td><td>{}</td><td style="text-align:left">{}</td></tr>"#,
+                escape(&event.event_type),
+                escape(kind),
+                thousands(*count),
+                messages.join("<br>")
+            );
+        }
+    }
+    out.push_str("</table>");
+    out
+}
+
+pub fn render(run: &LoadedRun) -> String {
+    let mut body = String::new();
+    let _ = write!(
+        body,
+        "<h1>{}</h1><p class=\"subtitle\">run <code>{}</code> · {} operations · {:.0} ops/s · {} errors</p>",
+        escape(&run.label()),
+        escape(&run.record.run_id),
+        thousands(run.summary.ops),
+        run.summary.throughput_ops_s,
+        thousands(run.summary.errors)
+    );
+    if run.record.status != "finished" {
+        let _ = write!(
+            body,
+            r#"<p class="warning">This run did not finish its stream: {}. Every operation that ran is counted.</p>"#,
+            escape(&run.record.status)
+        );
+    }
+    body.push_str("<h2>What ran</h2>");
+    body.push_str(&what_ran(run));
+    body.push_str("<h2>Latency per event type</h2>");
+    body.push_str(&latency_table(run));
+    body.push_str(&charts::latency_bars(run));
+    body.push_str("<h2>Latency over time</h2>");
+    if run.intervals.is_empty() {
+        body.push_str("<p>No intervals.csv in this folder.</p>");
+    } else {
+        body.push_str(&charts::latency_over_time(run, "all"));
+        body.push_str(&charts::rate_over_time(run, false));
+        if run.summary.errors > 0 {
+            body.push_str(&charts::rate_over_time(run, true));
+        }
+        for event in &run.summary.events {
+            body.push_str(&charts::latency_over_time(run, &event.event_type));
+        }
+    }
+    body.push_str("<h2>Percentile spectrum</h2>");
+    if run.histograms.is_empty() {
+        body.push_str("<p>No latency.hlog in this folder.</p>");
+    } else {
+        body.push_str(&charts::spectrum_chart(run));
+    }
+    body.push_str("<h2>Errors</h2>");
+    body.push_str(&errors_section(run));
+    let summary = serde_json::to_string(&run.summary).expect("a summary serialises");
+    let _ = write!(
+        body,
+        r#"<script type="application/json" id="hatshop-summary">{}</script>"#,
+        summary.replace("</", "<\\/")
+    );
+    page(&format!("hatshop: {}", run.label()), &body)
+}
+
+/// Writes `report.html` into a result folder and returns its path.
+pub fn write_report(dir: &Path) -> Result<PathBuf> {
+    let run = LoadedRun::load(dir)?;
+    let path = result_dir::file(dir, result_dir::REPORT_HTML);
+    std::fs::write(&path, render(&run))
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
+}

@@ -1,0 +1,75 @@
+//! `intervals.csv`: per interval and event type (and `all`), how many operations ran,
+//! how many failed, and the latency of the successful ones. The latency-over-time
+//! charts are drawn from it.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::stats::{LatencySummary, OpStats, RunStats};
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct IntervalRow {
+    /// Seconds from the start of the measured phase to the start of the interval.
+    pub start_s: f64,
+    pub event_type: String,
+    pub ops: u64,
+    pub errors: u64,
+    pub throughput_ops_s: f64,
+    pub mean_us: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
+}
+
+fn row(start_s: f64, name: &str, stats: &OpStats, interval_s: f64) -> IntervalRow {
+    let s = LatencySummary::of(name, stats, interval_s);
+    IntervalRow {
+        start_s,
+        event_type: name.to_string(),
+        ops: s.count,
+        errors: s.errors,
+        throughput_ops_s: s.throughput_ops_s,
+        mean_us: s.mean_us,
+        p50_us: s.percentile("p50"),
+        p99_us: s.percentile("p99"),
+        max_us: s.max_us,
+    }
+}
+
+/// The rows of every interval: one per event type that ran in it, then `all`.
+pub fn rows(intervals: &[(u64, RunStats)], interval_s: f64, names: &[&str]) -> Vec<IntervalRow> {
+    let mut out = Vec::new();
+    for (index, stats) in intervals {
+        let start_s = *index as f64 * interval_s;
+        let mut all = OpStats::default();
+        for (event, name) in stats.events().iter().zip(names) {
+            if event.ok() + event.error_count() > 0 {
+                out.push(row(start_s, name, event, interval_s));
+                all.merge(event);
+            }
+        }
+        out.push(row(start_s, "all", &all, interval_s));
+    }
+    out
+}
+
+pub fn write(path: &Path, rows: &[IntervalRow]) -> Result<()> {
+    let mut csv = csv::Writer::from_path(path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    for row in rows {
+        csv.serialize(row)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    csv.flush()
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+pub fn read(path: &Path) -> Result<Vec<IntervalRow>> {
+    let mut csv =
+        csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
+    csv.deserialize()
+        .collect::<Result<Vec<IntervalRow>, _>>()
+        .with_context(|| format!("{} is not valid", path.display()))
+}

@@ -1,0 +1,419 @@
+//! Charts as inline SVG, drawn by hand: line charts (linear or log axes, custom ticks
+//! such as the percentile "nines"), grouped bar charts with optional whiskers. Every
+//! axis says its unit; every chart has a legend. No scripts, so a report is one
+//! self-contained file that prints.
+
+use std::fmt::Write;
+
+const WIDTH: f64 = 860.0;
+const HEIGHT: f64 = 320.0;
+const LEFT: f64 = 78.0;
+const RIGHT: f64 = 24.0;
+const TOP: f64 = 34.0;
+const BOTTOM: f64 = 52.0;
+pub const PALETTE: [&str; 8] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scale {
+    Linear,
+    Log10,
+}
+
+#[derive(Debug, Clone)]
+pub struct Axis {
+    pub label: String,
+    pub scale: Scale,
+    /// Fixed ticks (value, label); computed when `None`.
+    pub ticks: Option<Vec<(f64, String)>>,
+}
+
+impl Axis {
+    pub fn linear(label: &str) -> Axis {
+        Axis {
+            label: label.into(),
+            scale: Scale::Linear,
+            ticks: None,
+        }
+    }
+
+    pub fn log(label: &str) -> Axis {
+        Axis {
+            label: label.into(),
+            scale: Scale::Log10,
+            ticks: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+pub fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// A short number for tick labels: 0.5, 12, 1.5k, 2M.
+pub fn short(v: f64) -> String {
+    let a = v.abs();
+    let (n, suffix) = if a >= 1e6 {
+        (v / 1e6, "M")
+    } else if a >= 1e3 {
+        (v / 1e3, "k")
+    } else {
+        (v, "")
+    };
+    let text = if n.fract() == 0.0 || n.abs() >= 100.0 {
+        format!("{n:.0}")
+    } else if n.abs() >= 10.0 {
+        format!("{n:.1}")
+    } else {
+        format!("{n:.2}")
+    };
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    };
+    format!("{text}{suffix}")
+}
+
+/// A [lo, hi] domain and where its ticks go.
+struct Domain {
+    scale: Scale,
+    lo: f64,
+    hi: f64,
+    ticks: Vec<(f64, String)>,
+}
+
+impl Domain {
+    fn new(axis: &Axis, values: impl Iterator<Item = f64>, zero_based: bool) -> Domain {
+        let mut lo = f64::INFINITY;
+        let mut hi = f64::NEG_INFINITY;
+        for v in values.filter(|v| v.is_finite() && (axis.scale == Scale::Linear || *v > 0.0)) {
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+        if !lo.is_finite() {
+            (lo, hi) = if axis.scale == Scale::Log10 {
+                (1.0, 10.0)
+            } else {
+                (0.0, 1.0)
+            };
+        }
+        if let Some(ticks) = &axis.ticks {
+            let tick_lo = ticks.iter().map(|t| t.0).fold(f64::INFINITY, f64::min);
+            let tick_hi = ticks.iter().map(|t| t.0).fold(f64::NEG_INFINITY, f64::max);
+            return Domain {
+                scale: axis.scale,
+                lo: lo.min(tick_lo),
+                hi: hi.max(tick_hi),
+                ticks: ticks.clone(),
+            };
+        }
+        match axis.scale {
+            Scale::Log10 => {
+                let lo = 10f64.powf(lo.log10().floor());
+                let hi = 10f64.powf(hi.log10().ceil().max(lo.log10() + 1.0));
+                let mut ticks = Vec::new();
+                let mut t = lo;
+                while t <= hi * 1.0001 {
+                    ticks.push((t, short(t)));
+                    t *= 10.0;
+                }
+                Domain {
+                    scale: Scale::Log10,
+                    lo,
+                    hi,
+                    ticks,
+                }
+            }
+            Scale::Linear => {
+                let lo = if zero_based { lo.min(0.0) } else { lo };
+                let hi = if hi <= lo { lo + 1.0 } else { hi };
+                let raw = (hi - lo) / 5.0;
+                let magnitude = 10f64.powf(raw.log10().floor());
+                let step = [1.0, 2.0, 5.0, 10.0]
+                    .iter()
+                    .map(|m| m * magnitude)
+                    .find(|s| *s >= raw)
+                    .unwrap_or(magnitude * 10.0);
+                let lo = (lo / step).floor() * step;
+                let hi = (hi / step).ceil() * step;
+                let ticks = (0..=((hi - lo) / step).round() as usize)
+                    .map(|i| lo + i as f64 * step)
+                    .map(|t| (t, short(t)))
+                    .collect();
+                Domain {
+                    scale: Scale::Linear,
+                    lo,
+                    hi,
+                    ticks,
+                }
+            }
+        }
+    }
+
+    /// 0 at `lo`, 1 at `hi`.
+    fn fraction(&self, v: f64) -> f64 {
+        let f = match self.scale {
+            Scale::Linear => (v - self.lo) / (self.hi - self.lo),
+            Scale::Log10 => {
+                (v.max(self.lo).log10() - self.lo.log10()) / (self.hi.log10() - self.lo.log10())
+            }
+        };
+        if f.is_finite() {
+            f.clamp(0.0, 1.0)
+        } else {
+            0.0
+        }
+    }
+}
+
+fn frame(out: &mut String, title: &str, kind: &str, series: usize) {
+    let _ = write!(
+        out,
+        r#"<figure class="chart"><svg class="chart {kind}" data-series="{series}" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" xmlns="http://www.w3.org/2000/svg" role="img"><title>{}</title>"#,
+        escape(title)
+    );
+    let _ = write!(
+        out,
+        r#"<text x="{}" y="20" class="title" text-anchor="middle">{}</text>"#,
+        WIDTH / 2.0,
+        escape(title)
+    );
+}
+
+fn plot_width() -> f64 {
+    WIDTH - LEFT - RIGHT
+}
+
+fn plot_height() -> f64 {
+    HEIGHT - TOP - BOTTOM
+}
+
+fn y_axis(out: &mut String, domain: &Domain, label: &str) {
+    for (value, text) in &domain.ticks {
+        let y = TOP + plot_height() * (1.0 - domain.fraction(*value));
+        let _ = write!(
+            out,
+            r#"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" class="grid"/><text x="{}" y="{:.1}" class="tick" text-anchor="end">{}</text>"#,
+            WIDTH - RIGHT,
+            LEFT - 6.0,
+            y + 4.0,
+            escape(text)
+        );
+    }
+    let _ = write!(
+        out,
+        r#"<text transform="translate(16 {:.1}) rotate(-90)" class="axis-label" text-anchor="middle">{}</text>"#,
+        TOP + plot_height() / 2.0,
+        escape(label)
+    );
+}
+
+fn x_label(out: &mut String, label: &str) {
+    let _ = write!(
+        out,
+        r#"<text x="{:.1}" y="{}" class="axis-label" text-anchor="middle">{}</text>"#,
+        LEFT + plot_width() / 2.0,
+        HEIGHT - 10.0,
+        escape(label)
+    );
+}
+
+fn legend(out: &mut String, names: &[String]) {
+    let mut x = LEFT + 8.0;
+    for (i, name) in names.iter().enumerate() {
+        let colour = PALETTE[i % PALETTE.len()];
+        let _ = write!(
+            out,
+            r#"<rect x="{x:.1}" y="{}" width="10" height="10" fill="{colour}"/><text x="{:.1}" y="{}" class="legend">{}</text>"#,
+            TOP + 2.0,
+            x + 14.0,
+            TOP + 11.0,
+            escape(name)
+        );
+        x += 24.0 + 7.0 * name.chars().count() as f64;
+    }
+}
+
+/// Lines over a shared x axis.
+pub fn line_chart(title: &str, x: &Axis, y: &Axis, series: &[Series]) -> String {
+    let xs = Domain::new(
+        x,
+        series.iter().flat_map(|s| s.points.iter().map(|p| p.0)),
+        false,
+    );
+    let ys = Domain::new(
+        y,
+        series.iter().flat_map(|s| s.points.iter().map(|p| p.1)),
+        true,
+    );
+    let mut out = String::new();
+    frame(&mut out, title, "line", series.len());
+    y_axis(&mut out, &ys, &y.label);
+    for (value, text) in &xs.ticks {
+        let px = LEFT + plot_width() * xs.fraction(*value);
+        let _ = write!(
+            out,
+            r#"<line x1="{px:.1}" x2="{px:.1}" y1="{TOP}" y2="{}" class="grid"/><text x="{px:.1}" y="{}" class="tick" text-anchor="middle">{}</text>"#,
+            TOP + plot_height(),
+            TOP + plot_height() + 16.0,
+            escape(text)
+        );
+    }
+    x_label(&mut out, &x.label);
+    for (i, s) in series.iter().enumerate() {
+        let mut d = String::new();
+        for (k, (px, py)) in s.points.iter().enumerate() {
+            if y.scale == Scale::Log10 && *py <= 0.0 {
+                continue;
+            }
+            let cx = LEFT + plot_width() * xs.fraction(*px);
+            let cy = TOP + plot_height() * (1.0 - ys.fraction(*py));
+            let _ = write!(
+                d,
+                "{}{cx:.1},{cy:.1}",
+                if k == 0 || d.is_empty() { "M" } else { " L" }
+            );
+        }
+        if d.is_empty() {
+            continue;
+        }
+        let _ = write!(
+            out,
+            r#"<path class="series" data-points="{}" d="{d}" fill="none" stroke="{}" stroke-width="1.6"><title>{}</title></path>"#,
+            s.points.len(),
+            PALETTE[i % PALETTE.len()],
+            escape(&s.name)
+        );
+    }
+    legend(
+        &mut out,
+        &series.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
+    );
+    out.push_str("</svg></figure>");
+    out
+}
+
+/// One bar group per category, one bar per series; `whiskers` (low, high) per value.
+pub struct Bars {
+    pub name: String,
+    pub values: Vec<f64>,
+    pub whiskers: Option<Vec<(f64, f64)>>,
+}
+
+pub fn bar_chart(title: &str, categories: &[String], y: &Axis, bars: &[Bars]) -> String {
+    let values = bars.iter().flat_map(|b| {
+        b.values
+            .iter()
+            .copied()
+            .chain(b.whiskers.iter().flatten().flat_map(|(lo, hi)| [*lo, *hi]))
+    });
+    let ys = Domain::new(y, values, true);
+    let mut out = String::new();
+    frame(&mut out, title, "bar", bars.len());
+    y_axis(&mut out, &ys, &y.label);
+    let group = plot_width() / categories.len().max(1) as f64;
+    let bar = (group * 0.8) / bars.len().max(1) as f64;
+    let base = TOP + plot_height();
+    for (c, category) in categories.iter().enumerate() {
+        let gx = LEFT + c as f64 * group;
+        let _ = write!(
+            out,
+            r#"<text x="{:.1}" y="{}" class="tick" text-anchor="middle">{}</text>"#,
+            gx + group / 2.0,
+            base + 16.0,
+            escape(category)
+        );
+        for (i, b) in bars.iter().enumerate() {
+            let Some(&v) = b.values.get(c) else { continue };
+            let top = TOP + plot_height() * (1.0 - ys.fraction(v));
+            let x = gx + group * 0.1 + i as f64 * bar;
+            let _ = write!(
+                out,
+                r#"<rect class="bar" x="{x:.1}" y="{top:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{}: {}</title></rect>"#,
+                (bar - 2.0).max(1.0),
+                (base - top).max(0.0),
+                PALETTE[i % PALETTE.len()],
+                escape(&b.name),
+                short(v)
+            );
+            if let Some((lo, hi)) = b.whiskers.as_ref().and_then(|w| w.get(c)) {
+                let mid = x + (bar - 2.0) / 2.0;
+                let ylo = TOP + plot_height() * (1.0 - ys.fraction(*lo));
+                let yhi = TOP + plot_height() * (1.0 - ys.fraction(*hi));
+                let _ = write!(
+                    out,
+                    r##"<path class="whisker" d="M{mid:.1},{ylo:.1} L{mid:.1},{yhi:.1} M{:.1},{ylo:.1} L{:.1},{ylo:.1} M{:.1},{yhi:.1} L{:.1},{yhi:.1}" stroke="#333" stroke-width="1.2"/>"##,
+                    mid - 4.0,
+                    mid + 4.0,
+                    mid - 4.0,
+                    mid + 4.0
+                );
+            }
+        }
+    }
+    legend(
+        &mut out,
+        &bars.iter().map(|b| b.name.clone()).collect::<Vec<_>>(),
+    );
+    out.push_str("</svg></figure>");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_numbers_read_well() {
+        assert_eq!(short(0.5), "0.5");
+        assert_eq!(short(12.0), "12");
+        assert_eq!(short(1500.0), "1.5k");
+        assert_eq!(short(2_000_000.0), "2M");
+    }
+
+    #[test]
+    fn a_line_chart_draws_one_path_per_series() {
+        let series = vec![
+            Series {
+                name: "p50".into(),
+                points: vec![(0.0, 10.0), (1.0, 20.0)],
+            },
+            Series {
+                name: "p99".into(),
+                points: vec![(0.0, 100.0), (1.0, 300.0)],
+            },
+        ];
+        let svg = line_chart(
+            "t",
+            &Axis::linear("time (s)"),
+            &Axis::log("latency (µs)"),
+            &series,
+        );
+        assert_eq!(svg.matches(r#"class="series""#).count(), 2);
+        assert!(svg.contains("latency (µs)") && svg.contains("time (s)"));
+    }
+
+    #[test]
+    fn a_bar_chart_draws_every_bar_and_whisker() {
+        let bars = vec![Bars {
+            name: "mean".into(),
+            values: vec![1.0, 2.0, 3.0],
+            whiskers: Some(vec![(0.5, 1.5); 3]),
+        }];
+        let cats: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        let svg = bar_chart("t", &cats, &Axis::linear("µs"), &bars);
+        assert_eq!(svg.matches(r#"class="bar""#).count(), 3);
+        assert_eq!(svg.matches(r#"class="whisker""#).count(), 3);
+    }
+}
