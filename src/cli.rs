@@ -27,6 +27,8 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Write report.html (charts, tables, errors) for a result folder.
     Report(ReportArgs),
+    /// Put runs side by side: a table here and an HTML page, with significance.
+    Compare(CompareArgs),
     /// List the preset workloads, or print one as TOML.
     Workloads(WorkloadsArgs),
     /// Start, stop and inspect local database servers (Cassandra, MariaDB, PostgreSQL).
@@ -216,6 +218,16 @@ pub struct VerifyArgs {
 pub struct ReportArgs {
     /// A result folder written by `hatshop run`.
     pub result_dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Result folders; the first is the baseline.
+    #[arg(required = true, num_args = 2..)]
+    pub result_dirs: Vec<PathBuf>,
+    /// Where to write the HTML page.
+    #[arg(short, long, default_value = "compare.html")]
+    pub output: PathBuf,
 }
 
 #[derive(Debug, Args)]

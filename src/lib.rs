@@ -28,7 +28,7 @@ pub mod workload;
 
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use cli::{Cli, Command};
 
@@ -45,6 +45,18 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Report(args) => {
             let path = report::html::write_report(&args.result_dir)?;
             println!("{}", path.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Compare(args) => {
+            let runs = args
+                .result_dirs
+                .iter()
+                .map(|dir| report::load::LoadedRun::load(dir))
+                .collect::<Result<Vec<_>>>()?;
+            print!("{}", report::compare::terminal(&runs));
+            std::fs::write(&args.output, report::compare::html(&runs))
+                .with_context(|| format!("cannot write {}", args.output.display()))?;
+            println!("page: {}", args.output.display());
             Ok(ExitCode::SUCCESS)
         }
         Command::Workloads(args) => commands::workloads::run(args).map(|()| ExitCode::SUCCESS),

@@ -144,10 +144,7 @@ impl Store {
     pub async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<Store, DbError> {
         let settings = &options.settings;
         Ok(match url.scheme {
-            Scheme::Sqlite => {
-                settings.reader("sqlite").finish(&[])?;
-                Store::Sqlite(SqliteStore::open(url, options)?)
-            }
+            Scheme::Sqlite => Store::Sqlite(SqliteStore::open(url, options)?),
             Scheme::Null => {
                 settings.reader("null").finish(&[])?;
                 Store::Null(NullStore)

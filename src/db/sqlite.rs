@@ -1,6 +1,6 @@
 //! SQLite, embedded (rusqlite with the bundled SQLite): the default store, no server.
 //!
-//! WAL mode, `synchronous=NORMAL`, prepared (cached) statements, each write one
+//! WAL mode, `synchronous=NORMAL` (setting `synchronous=off|normal|full|extra`), prepared (cached) statements, each write one
 //! transaction. Calls run on the lane's own thread: SQLite is a library, so the time
 //! of the call is the time of the work, with no hand-off to another thread inside it.
 
@@ -47,6 +47,7 @@ const MAX_CONNECTIONS: usize = 4;
 
 pub struct SqliteStore {
     path: PathBuf,
+    synchronous: String,
     connections: Vec<Mutex<Connection>>,
     next: AtomicUsize,
     version: String,
@@ -55,6 +56,19 @@ pub struct SqliteStore {
 impl SqliteStore {
     /// `sqlite://PATH`: relative, or absolute with a third slash.
     pub fn open(url: &DbUrl, options: &ConnectOptions) -> Result<Self, DbError> {
+        let mut reader = options.settings.reader("sqlite");
+        let synchronous = reader
+            .text("synchronous")
+            .unwrap_or_else(|| "normal".into());
+        reader.finish(&["synchronous"])?;
+        if !["off", "normal", "full", "extra"].contains(&synchronous.as_str()) {
+            return Err(DbError::new(
+                ErrorKind::Other,
+                format!(
+                    "sqlite setting synchronous={synchronous}: expected off, normal, full or extra"
+                ),
+            ));
+        }
         if url.rest.is_empty() {
             return Err(DbError::new(
                 ErrorKind::Connection,
@@ -64,11 +78,12 @@ impl SqliteStore {
         let path = PathBuf::from(&url.rest);
         let count = options.concurrency.clamp(1, MAX_CONNECTIONS);
         let connections = (0..count)
-            .map(|_| open_connection(&path).map(Mutex::new))
+            .map(|_| open_connection(&path, &synchronous).map(Mutex::new))
             .collect::<Result<Vec<_>, _>>()?;
         let version = rusqlite::version().to_string();
         Ok(SqliteStore {
             path,
+            synchronous,
             connections,
             next: AtomicUsize::new(0),
             version,
@@ -90,7 +105,7 @@ impl SqliteStore {
     }
 }
 
-fn open_connection(path: &Path) -> Result<Connection, DbError> {
+fn open_connection(path: &Path, synchronous: &str) -> Result<Connection, DbError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_CREATE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -101,9 +116,9 @@ fn open_connection(path: &Path) -> Result<Connection, DbError> {
         )
     })?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(classify)?;
-    conn.execute_batch(
-        "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
-    )
+    conn.execute_batch(&format!(
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous={synchronous}; PRAGMA foreign_keys=ON;"
+    ))
     .map_err(|e| {
         DbError::new(
             ErrorKind::Connection,
@@ -343,7 +358,7 @@ impl Database for SqliteStore {
         let settings = BTreeMap::from([
             ("path".to_string(), self.path.display().to_string()),
             ("journal_mode".to_string(), "wal".to_string()),
-            ("synchronous".to_string(), "normal".to_string()),
+            ("synchronous".to_string(), self.synchronous.clone()),
             (
                 "connections".to_string(),
                 self.connections.len().to_string(),

@@ -4,11 +4,13 @@
 //! never talks to a database.
 
 pub mod charts;
+pub mod compare;
 pub mod hlog;
 pub mod html;
 pub mod intervals;
 pub mod load;
 pub mod oplog;
+pub mod significance;
 pub mod svg;
 pub mod table;
 

@@ -1,0 +1,262 @@
+//! Runs side by side: per event type throughput and latency of each run, the ratio to
+//! the first run, and whether the difference in latency is significant (Welch's t-test
+//! on per-interval means). As a terminal table and as an HTML page with charts.
+
+use std::fmt::Write;
+
+use super::charts::{nines_axis, spectrum};
+use super::hlog;
+use super::html::page;
+use super::load::LoadedRun;
+use super::significance::{ALPHA, TTest, welch};
+use super::svg::{self, Axis, Bars, Series, escape};
+use super::table::format_us;
+use crate::stats::LatencySummary;
+
+/// One cell of the comparison: a run's numbers for one event type, against run #1.
+pub struct Comparison<'a> {
+    pub run: usize,
+    pub summary: &'a LatencySummary,
+    /// Mean latency relative to run #1 (1.0 for run #1 itself).
+    pub ratio: f64,
+    pub test: Option<TTest>,
+}
+
+impl Comparison<'_> {
+    pub fn verdict(&self) -> String {
+        if self.run == 0 {
+            return "baseline".into();
+        }
+        match self.test {
+            None => "too few intervals to test".into(),
+            Some(t) if t.p_value >= ALPHA => "no significant difference".into(),
+            Some(_) if self.ratio >= 1.0 => format!("significant: {:.2}× slower", self.ratio),
+            Some(_) => format!("significant: {:.2}× faster", 1.0 / self.ratio),
+        }
+    }
+}
+
+/// Event types present in any run, in the order of the first, then `all`.
+pub fn event_types(runs: &[LoadedRun]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for run in runs {
+        for e in &run.summary.events {
+            if !names.contains(&e.event_type) {
+                names.push(e.event_type.clone());
+            }
+        }
+    }
+    names.push("all".into());
+    names
+}
+
+fn summary_of<'a>(run: &'a LoadedRun, event_type: &str) -> Option<&'a LatencySummary> {
+    if event_type == "all" {
+        return Some(&run.summary.overall);
+    }
+    run.summary
+        .events
+        .iter()
+        .find(|e| e.event_type == event_type)
+}
+
+/// The per-interval mean latencies (µs) of an event type: the samples of the t-test.
+fn interval_means(run: &LoadedRun, event_type: &str) -> Vec<f64> {
+    run.series(event_type)
+        .iter()
+        .filter(|r| r.ops > r.errors)
+        .map(|r| r.mean_us)
+        .collect()
+}
+
+pub fn compare<'a>(runs: &'a [LoadedRun], event_type: &str) -> Vec<Comparison<'a>> {
+    let Some(base) = summary_of(&runs[0], event_type) else {
+        return Vec::new();
+    };
+    let base_samples = interval_means(&runs[0], event_type);
+    runs.iter()
+        .enumerate()
+        .filter_map(|(i, run)| {
+            let summary = summary_of(run, event_type)?;
+            Some(Comparison {
+                run: i,
+                summary,
+                ratio: if base.mean_us > 0.0 {
+                    summary.mean_us / base.mean_us
+                } else {
+                    1.0
+                },
+                test: welch(&base_samples, &interval_means(run, event_type)),
+            })
+        })
+        .collect()
+}
+
+/// Whether the runs replayed different streams.
+pub fn plans_differ(runs: &[LoadedRun]) -> bool {
+    runs.iter()
+        .any(|r| r.record.plan_sha256 != runs[0].record.plan_sha256)
+}
+
+pub fn terminal(runs: &[LoadedRun]) -> String {
+    let mut out = String::new();
+    for (i, run) in runs.iter().enumerate() {
+        let _ = writeln!(out, "#{} {}  {}", i + 1, run.dir.display(), run.label());
+    }
+    if plans_differ(runs) {
+        let _ = writeln!(
+            out,
+            "warning: these runs replayed different event streams (plan_sha256 differ)"
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\n{:<14} {:>4} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8}  verdict",
+        "event", "run", "ops/s", "mean", "p50", "p99", "p99.9", "max", "ratio", "p-value"
+    );
+    for event_type in event_types(runs) {
+        for c in compare(runs, &event_type) {
+            let s = c.summary;
+            let _ = writeln!(
+                out,
+                "{:<14} {:>4} {:>9.0} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7.2} {:>8}  {}",
+                if c.run == 0 { event_type.as_str() } else { "" },
+                format!("#{}", c.run + 1),
+                s.throughput_ops_s,
+                format_us(s.mean_us),
+                format_us(s.percentile("p50")),
+                format_us(s.percentile("p99")),
+                format_us(s.percentile("p99.9")),
+                format_us(s.max_us),
+                c.ratio,
+                c.test
+                    .map_or("-".to_string(), |t| format!("{:.4}", t.p_value)),
+                c.verdict()
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "latencies in µs; ratio = mean latency / run #1's; p-value of Welch's t-test on per-interval means (significant below {ALPHA})"
+    );
+    out
+}
+
+pub fn html(runs: &[LoadedRun]) -> String {
+    let mut body = String::from("<h1>hatshop comparison</h1><ol>");
+    for run in runs {
+        let _ = write!(
+            body,
+            "<li>{} <code>{}</code> · {} lanes · plan <code>{}</code></li>",
+            escape(&run.label()),
+            escape(&run.dir.display().to_string()),
+            run.record.plan.concurrency,
+            escape(
+                run.record
+                    .plan_sha256
+                    .as_deref()
+                    .map_or("?", |s| &s[..s.len().min(12)])
+            )
+        );
+    }
+    body.push_str("</ol>");
+    if plans_differ(runs) {
+        body.push_str(r#"<p class="warning">These runs replayed <b>different event streams</b> (their plan_sha256 differ): the comparison is of different work.</p>"#);
+    }
+    body.push_str(r#"<table id="comparison"><tr><th>event</th><th>run</th><th>ops/s</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>ratio</th><th>p-value</th><th>verdict</th></tr>"#);
+    let names = event_types(runs);
+    for event_type in &names {
+        for c in compare(runs, event_type) {
+            let s = c.summary;
+            let _ = write!(
+                body,
+                r#"<tr data-event="{}" data-run="{}"><td>{}</td><td>#{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td data-field="ratio">{:.2}</td><td data-field="p_value">{}</td><td style="text-align:left" data-field="verdict">{}</td></tr>"#,
+                escape(event_type),
+                c.run + 1,
+                if c.run == 0 {
+                    escape(event_type)
+                } else {
+                    String::new()
+                },
+                c.run + 1,
+                s.throughput_ops_s,
+                format_us(s.mean_us),
+                format_us(s.percentile("p50")),
+                format_us(s.percentile("p99")),
+                format_us(s.percentile("p99.9")),
+                format_us(s.max_us),
+                c.ratio,
+                c.test
+                    .map_or("-".to_string(), |t| format!("{:.4}", t.p_value)),
+                escape(&c.verdict())
+            );
+        }
+    }
+    body.push_str("</table><p class=\"note\">Latencies in µs. Ratio: mean latency over run #1's. p-value: Welch's t-test on the per-interval mean latencies.</p>");
+
+    let run_names: Vec<String> = (1..=runs.len()).map(|i| format!("#{i}")).collect();
+    for (title, pick) in [
+        ("Mean latency per event type", "mean"),
+        ("p99 latency per event type", "p99"),
+    ] {
+        let bars: Vec<Bars> = runs
+            .iter()
+            .zip(&run_names)
+            .map(|(run, name)| Bars {
+                name: name.clone(),
+                values: names
+                    .iter()
+                    .map(|e| {
+                        summary_of(run, e).map_or(0.0, |s| {
+                            if pick == "mean" {
+                                s.mean_us
+                            } else {
+                                s.percentile("p99")
+                            }
+                        })
+                    })
+                    .collect(),
+                whiskers: None,
+            })
+            .collect();
+        body.push_str(&svg::bar_chart(
+            title,
+            &names,
+            &Axis::linear("latency (µs)"),
+            &bars,
+        ));
+    }
+    let spectra: Vec<Series> = runs
+        .iter()
+        .zip(&run_names)
+        .map(|(run, name)| Series {
+            name: name.clone(),
+            points: spectrum(&hlog::merged(&run.histograms, None)),
+        })
+        .collect();
+    body.push_str(&svg::line_chart(
+        "Percentile spectrum, all operations",
+        &nines_axis(),
+        &Axis::log("latency (µs, log scale)"),
+        &spectra,
+    ));
+    let over_time: Vec<Series> = runs
+        .iter()
+        .zip(&run_names)
+        .map(|(run, name)| Series {
+            name: format!("{name} p99"),
+            points: run
+                .series("all")
+                .iter()
+                .map(|r| (r.start_s, r.p99_us))
+                .collect(),
+        })
+        .collect();
+    body.push_str(&svg::line_chart(
+        "p99 latency over time, all operations",
+        &Axis::linear("time since the measured phase began (s)"),
+        &Axis::log("latency (µs, log scale)"),
+        &over_time,
+    ));
+    page("hatshop comparison", &body)
+}

@@ -1,0 +1,159 @@
+//! Is a difference between two runs more than noise? Welch's t-test on the per-interval
+//! mean latencies (as latte does), with the p-value from Student's t distribution,
+//! computed through the regularized incomplete beta function (Numerical Recipes, 6.4).
+
+/// The outcome of a two-sided Welch t-test.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TTest {
+    pub t: f64,
+    pub df: f64,
+    pub p_value: f64,
+}
+
+/// The level below which a difference is called significant.
+pub const ALPHA: f64 = 0.05;
+
+fn mean_and_variance(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, var)
+}
+
+/// Needs at least two samples on each side.
+pub fn welch(a: &[f64], b: &[f64]) -> Option<TTest> {
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    let (ma, va) = mean_and_variance(a);
+    let (mb, vb) = mean_and_variance(b);
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    let se2 = va / na + vb / nb;
+    if se2 == 0.0 {
+        let p_value = if ma == mb { 1.0 } else { 0.0 };
+        return Some(TTest {
+            t: if ma == mb { 0.0 } else { f64::INFINITY },
+            df: na + nb - 2.0,
+            p_value,
+        });
+    }
+    let t = (ma - mb) / se2.sqrt();
+    let df = se2 * se2 / ((va / na).powi(2) / (na - 1.0) + (vb / nb).powi(2) / (nb - 1.0));
+    let p_value = incomplete_beta(df / 2.0, 0.5, df / (df + t * t)).clamp(0.0, 1.0);
+    Some(TTest { t, df, p_value })
+}
+
+fn ln_gamma(x: f64) -> f64 {
+    // Lanczos approximation (g = 7, n = 9).
+    const COEFFICIENTS: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        let pi = std::f64::consts::PI;
+        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
+    }
+    let x = x - 1.0;
+    let mut a = COEFFICIENTS[0];
+    let t = x + 7.5;
+    for (i, c) in COEFFICIENTS.iter().enumerate().skip(1) {
+        a += c / (x + i as f64);
+    }
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
+}
+
+/// The regularized incomplete beta function I_x(a, b).
+fn incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    let front =
+        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
+    if x < (a + 1.0) / (a + b + 2.0) {
+        front * beta_fraction(a, b, x) / a
+    } else {
+        1.0 - front * beta_fraction(b, a, 1.0 - x) / b
+    }
+}
+
+/// Continued fraction of the incomplete beta function (modified Lentz).
+fn beta_fraction(a: f64, b: f64, x: f64) -> f64 {
+    const TINY: f64 = 1e-300;
+    let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
+    let mut c = 1.0;
+    let mut d = 1.0 - qab * x / qap;
+    if d.abs() < TINY {
+        d = TINY;
+    }
+    d = 1.0 / d;
+    let mut h = d;
+    for m in 1..300 {
+        let m = m as f64;
+        let m2 = 2.0 * m;
+        let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+        d = 1.0 + aa * d;
+        if d.abs() < TINY {
+            d = TINY;
+        }
+        c = 1.0 + aa / c;
+        if c.abs() < TINY {
+            c = TINY;
+        }
+        d = 1.0 / d;
+        h *= d * c;
+        let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+        d = 1.0 + aa * d;
+        if d.abs() < TINY {
+            d = TINY;
+        }
+        c = 1.0 + aa / c;
+        if c.abs() < TINY {
+            c = TINY;
+        }
+        d = 1.0 / d;
+        let delta = d * c;
+        h *= delta;
+        if (delta - 1.0).abs() < 1e-12 {
+            break;
+        }
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn p_values_match_student_t_tables() {
+        // Two-sided p for t = 2.0 with 10 degrees of freedom is 0.0734; t = 2.228 is the 5 % point.
+        assert!((incomplete_beta(5.0, 0.5, 10.0 / 14.0) - 0.0734).abs() < 5e-4);
+        assert!((incomplete_beta(5.0, 0.5, 10.0 / (10.0 + 2.228f64.powi(2))) - 0.05).abs() < 5e-4);
+    }
+
+    #[test]
+    fn the_same_samples_differ_by_nothing() {
+        let a = [10.0, 12.0, 11.0, 13.0, 9.0];
+        let t = welch(&a, &a).unwrap();
+        assert_eq!(t.t, 0.0);
+        assert!((t.p_value - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn clearly_apart_samples_are_significant() {
+        let a = [10.0, 12.0, 11.0, 13.0, 9.0, 10.5];
+        let b = [20.0, 22.0, 21.0, 23.0, 19.0, 20.5];
+        assert!(welch(&a, &b).unwrap().p_value < 1e-6);
+        assert!(welch(&a, &[1.0]).is_none());
+    }
+}
