@@ -29,6 +29,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Put runs side by side: a table here and an HTML page, with significance.
     Compare(CompareArgs),
+    /// Run one workload several times while one setting varies, and chart the result.
+    Sweep(SweepArgs),
     /// List the preset workloads, or print one as TOML.
     Workloads(WorkloadsArgs),
     /// Start, stop and inspect local database servers (Cassandra, MariaDB, PostgreSQL).
@@ -104,7 +106,7 @@ pub struct StreamArgs {
     pub warmup: Option<u64>,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Clone)]
 pub struct RunArgs {
     #[command(flatten)]
     pub stream: StreamArgs,
@@ -218,6 +220,20 @@ pub struct VerifyArgs {
 pub struct ReportArgs {
     /// A result folder written by `hatshop run`.
     pub result_dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// The setting and its values: pool=1,2,4,8 · events=500,5000 · concurrency=1,4,16 ·
+    /// cl=ONE,QUORUM,ALL · rf, schema, batch, warmup, seed, duration, or any URL setting.
+    #[arg(long, value_name = "KEY=V1,V2,…")]
+    pub vary: String,
+    /// Runs per value.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: usize,
+    /// Everything a run takes; --out names the sweep folder (default results/sweep-<time>-<key>).
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 #[derive(Debug, Args)]

@@ -48,6 +48,8 @@ pub struct RunConfig {
     pub op_log: bool,
     pub verify: bool,
     pub show_progress: bool,
+    /// Print the table and paths when the run ends (a sweep prints its own line).
+    pub print_details: bool,
 }
 
 impl RunConfig {
@@ -106,6 +108,7 @@ impl RunConfig {
             op_log: !args.no_op_log,
             verify: args.verify,
             show_progress: !args.quiet,
+            print_details: true,
         })
     }
 

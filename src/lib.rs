@@ -59,6 +59,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
             println!("page: {}", args.output.display());
             Ok(ExitCode::SUCCESS)
         }
+        Command::Sweep(args) => commands::sweep::run(args).await,
         Command::Workloads(args) => commands::workloads::run(args).map(|()| ExitCode::SUCCESS),
         Command::Server(args) => commands::server::run(args).map(|()| ExitCode::SUCCESS),
     }

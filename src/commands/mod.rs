@@ -3,6 +3,7 @@
 pub mod generate;
 pub mod run;
 pub mod server;
+pub mod sweep;
 pub mod verify;
 pub mod workloads;
 

@@ -20,15 +20,20 @@ use crate::report::table::{self, thousands};
 use crate::report::{OpLogWriter, hlog, html, intervals, write_json};
 use crate::result_dir::{self, DatabaseRecord, Host, PlanRecord, RunRecord};
 use crate::runner::{self, Pace, Progress, RunClock, RunContext, RunPlan, StopReason, StopSignal};
+use crate::stats::Summary;
 use crate::workload::EventType;
 
 /// Exit code of a run stopped by a signal, as shells expect.
 const EXIT_INTERRUPTED: u8 = 130;
 
 pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
-    let config = RunConfig::from_args(args)?;
+    execute(&RunConfig::from_args(args)?).await
+}
+
+/// Runs one validated config into its result folder.
+pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
     prepare_dir(&config.out_dir)?;
-    let outcome = run_in_dir(&config).await;
+    let outcome = run_in_dir(config).await;
     if outcome.is_err() {
         // A run that failed before it began leaves no empty folder behind.
         let _ = std::fs::remove_dir(&config.out_dir);
@@ -163,6 +168,42 @@ async fn run_in_dir(config: &RunConfig) -> Result<std::process::ExitCode> {
         );
     }
 
+    if config.print_details {
+        print_result(config, &record, &summary);
+    }
+    let mut exact = true;
+    if config.verify && !record.interrupted {
+        let report = verify_store(&*store, &config.out_dir, &record).await?;
+        if config.print_details {
+            println!("verify:");
+            print!("{}", report.render());
+        }
+        exact = report.is_exact();
+    }
+    let report = html::write_report(&config.out_dir)?;
+    if config.print_details {
+        println!("results: {}", config.out_dir.display());
+        if !config.verify && store.holds_data() {
+            println!("check it: hatshop verify {}", config.out_dir.display());
+        }
+        println!("report: {}", report.display());
+    }
+
+    if record.interrupted {
+        eprintln!(
+            "interrupted after {} measured operations; the result folder holds all of them",
+            thousands(record.measured_ops)
+        );
+        return Ok(std::process::ExitCode::from(EXIT_INTERRUPTED));
+    }
+    if !exact {
+        bail!("verify found differences between the database and the event stream");
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// The header, the table and any warning, on stdout.
+fn print_result(config: &RunConfig, record: &RunRecord, summary: &Summary) {
     println!(
         "{} · {} {} · seed {} · {} lane{}",
         config.workload_name(),
@@ -182,39 +223,13 @@ async fn run_in_dir(config: &RunConfig) -> Result<std::process::ExitCode> {
     if !settings.is_empty() {
         println!("{}", settings.join(" · "));
     }
-    print!("{}", table::render(&summary));
-    if outcome.unmeasured_errors > 0 {
+    print!("{}", table::render(summary));
+    if record.unmeasured_errors > 0 {
         println!(
             "warning: {} operations failed during load and warm-up",
-            thousands(outcome.unmeasured_errors)
+            thousands(record.unmeasured_errors)
         );
     }
-    println!("results: {}", config.out_dir.display());
-
-    let mut exact = true;
-    if config.verify && !record.interrupted {
-        let report = verify_store(&*store, &config.out_dir, &record).await?;
-        println!("verify:");
-        print!("{}", report.render());
-        exact = report.is_exact();
-    } else if store.holds_data() {
-        println!("check it: hatshop verify {}", config.out_dir.display());
-    }
-
-    let report = html::write_report(&config.out_dir)?;
-    println!("report: {}", report.display());
-
-    if record.interrupted {
-        eprintln!(
-            "interrupted after {} measured operations; the result folder holds all of them",
-            thousands(record.measured_ops)
-        );
-        return Ok(std::process::ExitCode::from(EXIT_INTERRUPTED));
-    }
-    if !exact {
-        bail!("verify found differences between the database and the event stream");
-    }
-    Ok(std::process::ExitCode::SUCCESS)
 }
 
 /// Creates the result folder; refuses one that already holds files.

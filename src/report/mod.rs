@@ -12,6 +12,7 @@ pub mod load;
 pub mod oplog;
 pub mod significance;
 pub mod svg;
+pub mod sweep;
 pub mod table;
 
 use std::path::Path;
