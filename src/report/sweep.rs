@@ -41,6 +41,9 @@ pub fn write_csv(path: &Path, rows: &[SweepRow]) -> Result<()> {
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// A chart of the sweep: title, unit, and the number it plots.
+type Metric = (&'static str, &'static str, fn(&SweepRow) -> f64);
+
 /// The values in the order they were first swept.
 fn values(rows: &[SweepRow]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -77,7 +80,7 @@ fn spread(
 pub fn html(title: &str, setting: &str, rows: &[SweepRow]) -> String {
     let values = values(rows);
     let mut body = format!("<h1>{}</h1>", escape(title));
-    let metrics: [(&str, &str, fn(&SweepRow) -> f64); 4] = [
+    let metrics: [Metric; 4] = [
         ("Total time of the measured phase", "seconds", |r| {
             r.elapsed_s
         }),
