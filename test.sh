@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine: installs what is missing (Debian packages,
-# Cassandra's jars from Maven Central), starts Cassandra, MariaDB and PostgreSQL with
+# Cassandra's jars from Maven Central, Chromium for the report test), starts Cassandra, MariaDB and PostgreSQL with
 # `hatshop server start`, runs formatting, lints and every test (the live-server tests
 # included), and stops the servers at the end, also on failure.
 set -euo pipefail
@@ -24,6 +24,7 @@ command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing+=(ma
 ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || missing+=(postgresql)
 command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "error: missing ${missing[*]}: run 'sudo apt-get update && sudo apt-get install -y ${missing[*]}'" >&2

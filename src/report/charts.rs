@@ -20,6 +20,7 @@ pub fn latency_bars(run: &LoadedRun) -> String {
     };
     svg::bar_chart(
         "Latency per event type",
+        "event type",
         &categories,
         &Axis::linear("latency (µs)"),
         &[

@@ -221,6 +221,7 @@ pub fn html(runs: &[LoadedRun]) -> String {
             .collect();
         body.push_str(&svg::bar_chart(
             title,
+            "event type",
             &names,
             &Axis::linear("latency (µs)"),
             &bars,

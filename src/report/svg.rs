@@ -311,7 +311,13 @@ pub struct Bars {
     pub whiskers: Option<Vec<(f64, f64)>>,
 }
 
-pub fn bar_chart(title: &str, categories: &[String], y: &Axis, bars: &[Bars]) -> String {
+pub fn bar_chart(
+    title: &str,
+    x_axis: &str,
+    categories: &[String],
+    y: &Axis,
+    bars: &[Bars],
+) -> String {
     let values = bars.iter().flat_map(|b| {
         b.values
             .iter()
@@ -362,6 +368,7 @@ pub fn bar_chart(title: &str, categories: &[String], y: &Axis, bars: &[Bars]) ->
             }
         }
     }
+    x_label(&mut out, x_axis);
     legend(
         &mut out,
         &bars.iter().map(|b| b.name.clone()).collect::<Vec<_>>(),
@@ -412,7 +419,7 @@ mod tests {
             whiskers: Some(vec![(0.5, 1.5); 3]),
         }];
         let cats: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
-        let svg = bar_chart("t", &cats, &Axis::linear("µs"), &bars);
+        let svg = bar_chart("t", "letter", &cats, &Axis::linear("µs"), &bars);
         assert_eq!(svg.matches(r#"class="bar""#).count(), 3);
         assert_eq!(svg.matches(r#"class="whisker""#).count(), 3);
     }

@@ -94,6 +94,7 @@ pub fn html(title: &str, setting: &str, rows: &[SweepRow]) -> String {
         let (means, whiskers) = spread(rows, &values, metric);
         body.push_str(&svg::bar_chart(
             &format!("{name} by {setting} (mean of repeats, whiskers min–max)"),
+            setting,
             &values,
             &Axis::linear(unit),
             &[Bars {

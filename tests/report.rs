@@ -1,0 +1,355 @@
+//! Reports, comparisons and sweeps of real SQLite runs, read back the way a person or
+//! another tool would: the HTML's numbers, the HdrHistogram log, the CSVs, and the page
+//! as headless Chromium renders it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command as StdCommand;
+
+use assert_cmd::Command;
+use hatshop::report::hlog;
+use serde_json::Value;
+use tempfile::TempDir;
+
+fn hatshop(dir: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("hatshop").unwrap();
+    cmd.current_dir(dir).env_remove("HATSHOP_DB");
+    cmd
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn run(tmp: &TempDir, name: &str, extra: &[&str]) -> PathBuf {
+    let out = tmp.path().join(name);
+    hatshop(tmp.path())
+        .args(["run", "--quiet", "--interval", "0.05", "--out"])
+        .arg(&out)
+        .args(extra)
+        .assert()
+        .success();
+    out
+}
+
+/// `data-event="E" … data-field="F" data-value="V"` cells of the report's latency table.
+fn report_cells(html: &str) -> Vec<(String, String, f64)> {
+    let mut cells = Vec::new();
+    let table = &html[html.find(r#"<table id="latency">"#).unwrap()..];
+    let table = &table[..table.find("</table>").unwrap()];
+    for row in table.split("<tr").skip(2) {
+        let event = row
+            .split(r#"data-event=""#)
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        for cell in row.split(r#"data-field=""#).skip(1) {
+            let field = cell.split('"').next().unwrap();
+            let value = cell
+                .split(r#"data-value=""#)
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap();
+            cells.push((event.to_string(), field.to_string(), value.parse().unwrap()));
+        }
+    }
+    cells
+}
+
+#[test]
+fn the_report_shows_the_numbers_of_summary_json() {
+    let tmp = TempDir::new().unwrap();
+    let out = run(&tmp, "r", &["--events", "5000"]);
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let summary = json(&out.join("summary.json"));
+    let mut rows: Vec<&Value> = summary["events"].as_array().unwrap().iter().collect();
+    rows.push(&summary["overall"]);
+    let cells = report_cells(&html);
+    assert_eq!(cells.len(), rows.len() * 10, "{cells:?}");
+    for (event, field, value) in cells {
+        let row = rows
+            .iter()
+            .find(|r| r["event_type"] == event.as_str())
+            .unwrap();
+        let expected = match field.as_str() {
+            "count" | "errors" | "throughput_ops_s" | "mean_us" | "max_us" => {
+                row[&field].as_f64().unwrap()
+            }
+            percentile => row["percentiles_us"][percentile].as_f64().unwrap(),
+        };
+        assert!(
+            (value - expected).abs() < 0.0015,
+            "{event} {field}: {value} vs {expected}"
+        );
+    }
+    // The whole summary rides along as data.
+    let embedded = html
+        .split(r#"<script type="application/json" id="hatshop-summary">"#)
+        .nth(1)
+        .unwrap();
+    let embedded: Value =
+        serde_json::from_str(embedded.split("</script>").next().unwrap()).unwrap();
+    assert_eq!(embedded, summary);
+    // `hatshop report` writes the same page again.
+    std::fs::remove_file(out.join("report.html")).unwrap();
+    hatshop(tmp.path())
+        .arg("report")
+        .arg(&out)
+        .assert()
+        .success();
+    assert!(
+        std::fs::read_to_string(out.join("report.html"))
+            .unwrap()
+            .contains("Percentile spectrum")
+    );
+}
+
+#[test]
+fn latency_hlog_round_trips_to_the_summary_counts() {
+    let tmp = TempDir::new().unwrap();
+    let out = run(&tmp, "h", &["--events", "5000"]);
+    let text = std::fs::read_to_string(out.join("latency.hlog")).unwrap();
+    assert!(
+        text.contains("#[StartTime: ") && text.contains("Tag=create_order,"),
+        "{}",
+        &text[..300]
+    );
+    let logged = hlog::read(&out.join("latency.hlog")).unwrap();
+    let summary = json(&out.join("summary.json"));
+    for event in summary["events"].as_array().unwrap() {
+        let tag = event["event_type"].as_str().unwrap();
+        let histogram = hlog::merged(&logged, Some(tag));
+        assert_eq!(histogram.len(), event["ok"].as_u64().unwrap(), "{tag}");
+        let max_us = histogram.max() as f64 / 1_000.0;
+        assert!(
+            (max_us - event["max_us"].as_f64().unwrap()).abs() < 0.0015,
+            "{tag}"
+        );
+    }
+    assert_eq!(
+        hlog::merged(&logged, None).len(),
+        summary["overall"]["ok"].as_u64().unwrap()
+    );
+    // intervals.csv adds up to the same totals.
+    let mut csv = csv::Reader::from_path(out.join("intervals.csv")).unwrap();
+    let all_ops: u64 = csv
+        .records()
+        .map(Result::unwrap)
+        .filter(|r| &r[1] == "all")
+        .map(|r| r[2].parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(all_ops, summary["ops"].as_u64().unwrap());
+}
+
+#[test]
+fn compare_finds_no_difference_with_itself_and_a_real_one_with_fsync() {
+    let tmp = TempDir::new().unwrap();
+    let fast = run(
+        &tmp,
+        "fast",
+        &[
+            "--events",
+            "4000",
+            "--db",
+            "sqlite://fast.db?synchronous=off",
+        ],
+    );
+    let slow = run(
+        &tmp,
+        "slow",
+        &[
+            "--events",
+            "4000",
+            "--db",
+            "sqlite://slow.db?synchronous=full",
+        ],
+    );
+
+    let same = hatshop(tmp.path())
+        .arg("compare")
+        .arg(&fast)
+        .arg(&fast)
+        .args(["-o", "same.html"])
+        .output()
+        .unwrap();
+    assert!(same.status.success());
+    let text = String::from_utf8(same.stdout).unwrap();
+    let second_rows: Vec<&str> = text.lines().filter(|l| l.contains(" #2 ")).collect();
+    assert_eq!(second_rows.len(), 6, "{text}");
+    for line in second_rows {
+        assert!(
+            line.contains(" 1.00 ") && line.ends_with("no significant difference"),
+            "{line}"
+        );
+    }
+    assert!(!text.contains("warning"));
+    let page = std::fs::read_to_string(tmp.path().join("same.html")).unwrap();
+    assert!(page.contains(r#"<td data-field="ratio">1.00</td>"#));
+
+    let apart = hatshop(tmp.path())
+        .arg("compare")
+        .arg(&fast)
+        .arg(&slow)
+        .args(["-o", "apart.html"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(apart.stdout).unwrap();
+    let all_row = text
+        .lines()
+        .skip_while(|l| !l.starts_with("all "))
+        .nth(1)
+        .unwrap();
+    assert!(
+        all_row.contains("significant:") && all_row.contains("slower"),
+        "{text}"
+    );
+    assert!(!all_row.contains("no significant"), "{all_row}");
+
+    // Different streams are compared, with a warning.
+    let other = run(&tmp, "other", &["--events", "4000", "--seed", "9"]);
+    let mixed = hatshop(tmp.path())
+        .arg("compare")
+        .arg(&fast)
+        .arg(&other)
+        .args(["-o", "mixed.html"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8(mixed.stdout)
+            .unwrap()
+            .contains("warning: these runs replayed different event streams")
+    );
+    assert!(
+        std::fs::read_to_string(tmp.path().join("mixed.html"))
+            .unwrap()
+            .contains("different event streams")
+    );
+}
+
+#[test]
+fn a_sweep_of_two_values_and_two_repeats_makes_four_runs() {
+    let tmp = TempDir::new().unwrap();
+    hatshop(tmp.path())
+        .args([
+            "sweep",
+            "-w",
+            "creates",
+            "--vary",
+            "events=200,400",
+            "--repeat",
+            "2",
+            "--out",
+            "sweep",
+        ])
+        .assert()
+        .success();
+    let dir = tmp.path().join("sweep");
+    let runs = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().is_dir())
+        .count();
+    assert_eq!(runs, 4);
+    let mut csv = csv::Reader::from_path(dir.join("sweep.csv")).unwrap();
+    let rows: Vec<csv::StringRecord> = csv.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 4);
+    assert_eq!(
+        rows.iter().map(|r| r[4].to_string()).collect::<Vec<_>>(),
+        ["200", "200", "400", "400"]
+    );
+    let html = std::fs::read_to_string(dir.join("sweep.html")).unwrap();
+    assert_eq!(
+        html.matches(r#"class="whisker""#).count(),
+        8,
+        "4 charts × 2 values"
+    );
+}
+
+fn chromium(args: &[&str], profile: &Path) -> std::process::Output {
+    StdCommand::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .output()
+        .expect("chromium runs (./test.sh installs it)")
+}
+
+#[test]
+#[ignore = "needs chromium: ./test.sh installs it"]
+fn the_report_renders_in_headless_chromium_with_every_chart_drawn() {
+    let tmp = TempDir::new().unwrap();
+    let out = run(&tmp, "shot", &["--events", "20000", "--verify"]);
+    let page = format!("file://{}", out.join("report.html").display());
+    let keep = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-screenshot");
+    std::fs::create_dir_all(&keep).unwrap();
+    let png = keep.join("report.png");
+    let _ = std::fs::remove_file(&png);
+
+    let shot = chromium(
+        &[
+            "--window-size=940,4200",
+            &format!("--screenshot={}", png.display()),
+            &page,
+        ],
+        &tmp.path().join("profile-1"),
+    );
+    assert!(
+        shot.status.success(),
+        "{}",
+        String::from_utf8_lossy(&shot.stderr)
+    );
+    let bytes = std::fs::read(&png).expect("a screenshot");
+    assert!(
+        bytes.starts_with(b"\x89PNG") && bytes.len() > 50_000,
+        "{} bytes",
+        bytes.len()
+    );
+    let log = String::from_utf8_lossy(&shot.stderr);
+    for line in log.lines() {
+        assert!(
+            !(line.contains("CONSOLE")
+                || line.contains("Uncaught")
+                || line.contains(":ERROR:CONSOLE")),
+            "console output from the page: {line}"
+        );
+    }
+
+    let dom = chromium(&["--dump-dom", &page], &tmp.path().join("profile-2"));
+    let dom = String::from_utf8(dom.stdout).unwrap();
+    let charts: Vec<&str> = dom.split(r#"<svg class="chart "#).skip(1).collect();
+    let summary = json(&out.join("summary.json"));
+    let event_types = summary["events"].as_array().unwrap().len();
+    // bars, latency over time (all + each type), throughput, spectrum
+    assert_eq!(
+        charts.len(),
+        1 + 1 + event_types + 1 + 1,
+        "{} charts",
+        charts.len()
+    );
+    for chart in &charts {
+        let chart = &chart[..chart.find("</svg>").unwrap()];
+        let drawn =
+            chart.matches(r#"class="series""#).count() + chart.matches(r#"class="bar""#).count();
+        assert!(
+            drawn > 0,
+            "an empty chart: {}",
+            &chart[..200.min(chart.len())]
+        );
+        assert!(!chart.contains("NaN"), "NaN in a chart");
+    }
+    assert!(dom.contains("exact"), "the verify result is shown");
+}
