@@ -1,24 +1,16 @@
 //! Black-box tests of the `hatshop` binary against SQLite in a temporary folder.
 
+mod common;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
 use std::time::Duration;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
-use serde_json::Value;
+
+use common::{hatshop, json};
 use tempfile::TempDir;
-
-fn hatshop(dir: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("hatshop").unwrap();
-    cmd.current_dir(dir).env_remove("HATSHOP_DB");
-    cmd
-}
-
-fn json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
 
 fn sha256_of(path: &Path) -> String {
     let out = StdCommand::new("sha256sum").arg(path).output().unwrap();

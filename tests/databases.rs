@@ -5,13 +5,14 @@
 //! HATSHOP_TEST_POSTGRES; a test whose variable is missing fails, it never skips.
 //! Tests on one database take its lock: they share its tables.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
-use serde_json::Value;
+use common::{hatshop, json};
 use tempfile::TempDir;
 
 static CASSANDRA: Mutex<()> = Mutex::new(());
@@ -37,16 +38,6 @@ fn cassandra(keyspace: &str) -> String {
         .unwrap()
         .to_string();
     format!("cassandra://{hosts}/{keyspace}")
-}
-
-fn hatshop(dir: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("hatshop").unwrap();
-    cmd.current_dir(dir).env_remove("HATSHOP_DB");
-    cmd
-}
-
-fn json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 fn csv_rows(dir: &Path) -> Vec<csv::StringRecord> {

@@ -2,23 +2,16 @@
 //! another tool would: the HTML's numbers, the HdrHistogram log, the CSVs, and the page
 //! as headless Chromium renders it.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
 
-use assert_cmd::Command;
 use hatshop::report::hlog;
 use serde_json::Value;
+
+use common::{hatshop, json};
 use tempfile::TempDir;
-
-fn hatshop(dir: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("hatshop").unwrap();
-    cmd.current_dir(dir).env_remove("HATSHOP_DB");
-    cmd
-}
-
-fn json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
 
 fn run(tmp: &TempDir, name: &str, extra: &[&str]) -> PathBuf {
     let out = tmp.path().join(name);

@@ -17,7 +17,7 @@ use crate::cli::RunArgs;
 use crate::config::{EventSource, RunConfig};
 use crate::db::{ConnectOptions, Database, Store};
 use crate::report::table::{self, thousands};
-use crate::report::{OpLogWriter, hlog, html, intervals, write_json};
+use crate::report::{OpLogWriter, hlog, html, intervals, write_csv, write_json};
 use crate::result_dir::{self, DatabaseRecord, Host, PlanRecord, RunRecord};
 use crate::runner::{self, Pace, Progress, RunClock, RunContext, RunPlan, StopReason, StopSignal};
 use crate::stats::Summary;
@@ -126,7 +126,7 @@ async fn run_in_dir(config: &RunConfig) -> Result<std::process::ExitCode> {
         &summary,
     )?;
     let interval_s = outcome.interval.as_secs_f64();
-    intervals::write(
+    write_csv(
         &result_dir::file(&config.out_dir, result_dir::INTERVALS_CSV),
         &intervals::rows(&outcome.intervals, interval_s, &names),
     )?;

@@ -8,9 +8,9 @@ use anyhow::{Context, Result, bail};
 use super::run::execute;
 use crate::cli::{RunArgs, SweepArgs};
 use crate::config::RunConfig;
-use crate::report::read_json;
 use crate::report::sweep::{self, SweepRow};
 use crate::report::table::format_us;
+use crate::report::{read_json, write_csv};
 use crate::result_dir;
 use crate::stats::Summary;
 
@@ -155,7 +155,7 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
         }
     }
     let csv = dir.join("sweep.csv");
-    sweep::write_csv(&csv, &rows)?;
+    write_csv(&csv, &rows)?;
     let html = dir.join("sweep.html");
     let title = format!("hatshop sweep: {} by {key}", args.run.stream.workload);
     std::fs::write(&html, sweep::html(&title, &key, &rows))

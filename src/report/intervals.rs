@@ -55,17 +55,6 @@ pub fn rows(intervals: &[(u64, RunStats)], interval_s: f64, names: &[&str]) -> V
     out
 }
 
-pub fn write(path: &Path, rows: &[IntervalRow]) -> Result<()> {
-    let mut csv = csv::Writer::from_path(path)
-        .with_context(|| format!("cannot create {}", path.display()))?;
-    for row in rows {
-        csv.serialize(row)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    csv.flush()
-        .with_context(|| format!("cannot write {}", path.display()))
-}
-
 pub fn read(path: &Path) -> Result<Vec<IntervalRow>> {
     let mut csv =
         csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;

@@ -29,6 +29,18 @@ pub fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// Writes rows of a `#[derive(Serialize)]` struct as CSV with a header.
+pub fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<()> {
+    let mut csv = csv::Writer::from_path(path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    for row in rows {
+        csv.serialize(row)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    csv.flush()
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
 /// Reads JSON written by [`write_json`].
 pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
     let text =

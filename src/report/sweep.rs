@@ -2,9 +2,7 @@
 //! against the varied setting: the mean over repeats, whiskers from min to max).
 
 use std::fmt::Write;
-use std::path::Path;
 
-use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::html::page;
@@ -28,17 +26,6 @@ pub struct SweepRow {
     pub p99_us: f64,
     pub p999_us: f64,
     pub max_us: f64,
-}
-
-pub fn write_csv(path: &Path, rows: &[SweepRow]) -> Result<()> {
-    let mut csv = csv::Writer::from_path(path)
-        .with_context(|| format!("cannot create {}", path.display()))?;
-    for row in rows {
-        csv.serialize(row)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    csv.flush()
-        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// A chart of the sweep: title, unit, and the number it plots.
