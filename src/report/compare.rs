@@ -28,7 +28,7 @@ impl Comparison<'_> {
             return "baseline".into();
         }
         match self.test {
-            None => "too few intervals to test".into(),
+            None => "too few intervals to test (shorten --interval)".into(),
             Some(t) if t.p_value >= ALPHA => "no significant difference".into(),
             Some(_) if self.ratio >= 1.0 => format!("significant: {:.2}× slower", self.ratio),
             Some(_) => format!("significant: {:.2}× faster", 1.0 / self.ratio),
@@ -147,10 +147,15 @@ pub fn html(runs: &[LoadedRun]) -> String {
     for run in runs {
         let _ = write!(
             body,
-            "<li>{} <code>{}</code> · {} lanes · plan <code>{}</code></li>",
+            "<li>{} <code>{}</code> · {} lane{} · plan <code>{}</code></li>",
             escape(&run.label()),
             escape(&run.dir.display().to_string()),
             run.record.plan.concurrency,
+            if run.record.plan.concurrency == 1 {
+                ""
+            } else {
+                "s"
+            },
             escape(
                 run.record
                     .plan_sha256

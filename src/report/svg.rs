@@ -11,6 +11,8 @@ const LEFT: f64 = 78.0;
 const RIGHT: f64 = 24.0;
 const TOP: f64 = 34.0;
 const BOTTOM: f64 = 52.0;
+/// Series with at most this many points also get a mark on each point.
+const SPARSE: usize = 30;
 pub const PALETTE: [&str; 8] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
 ];
@@ -272,8 +274,10 @@ pub fn line_chart(title: &str, x: &Axis, y: &Axis, series: &[Series]) -> String 
     }
     x_label(&mut out, &x.label);
     for (i, s) in series.iter().enumerate() {
+        let colour = PALETTE[i % PALETTE.len()];
         let mut d = String::new();
-        for (k, (px, py)) in s.points.iter().enumerate() {
+        let mut marks = String::new();
+        for (px, py) in &s.points {
             if y.scale == Scale::Log10 && *py <= 0.0 {
                 continue;
             }
@@ -282,17 +286,23 @@ pub fn line_chart(title: &str, x: &Axis, y: &Axis, series: &[Series]) -> String 
             let _ = write!(
                 d,
                 "{}{cx:.1},{cy:.1}",
-                if k == 0 || d.is_empty() { "M" } else { " L" }
+                if d.is_empty() { "M" } else { " L" }
             );
+            // A few points get a mark each, so a one-interval run still shows.
+            if s.points.len() <= SPARSE {
+                let _ = write!(
+                    marks,
+                    r#"<circle cx="{cx:.1}" cy="{cy:.1}" r="2.5" fill="{colour}"/>"#
+                );
+            }
         }
         if d.is_empty() {
             continue;
         }
         let _ = write!(
             out,
-            r#"<path class="series" data-points="{}" d="{d}" fill="none" stroke="{}" stroke-width="1.6"><title>{}</title></path>"#,
+            r#"<path class="series" data-points="{}" d="{d}" fill="none" stroke="{colour}" stroke-width="1.6"><title>{}</title></path>{marks}"#,
             s.points.len(),
-            PALETTE[i % PALETTE.len()],
             escape(&s.name)
         );
     }
