@@ -137,10 +137,20 @@ pub fn start(
     }
     let dir = home.server_dir(kind);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let record = match kind {
-        ServerKind::Cassandra => cassandra::start(home, &dir, options)?,
-        ServerKind::Mariadb => mariadb::start(&dir, options)?,
-        ServerKind::Postgres => postgres::start(home, &dir, options)?,
+    let launch = || match kind {
+        ServerKind::Cassandra => cassandra::start(home, &dir, options),
+        ServerKind::Mariadb => mariadb::start(&dir, options),
+        ServerKind::Postgres => postgres::start(home, &dir, options),
+    };
+    let record = match launch() {
+        Ok(record) => record,
+        // A free port can be taken by another process between our check and the
+        // server's bind: the quick servers try once more on a newly chosen port.
+        Err(first) if options.port.is_none() && kind != ServerKind::Cassandra => {
+            eprintln!("{} did not start ({first:#}); trying once more", kind.name());
+            launch()?
+        }
+        Err(e) => return Err(e),
     };
     home.save(&record)?;
     Ok((record, true))

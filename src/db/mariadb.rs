@@ -14,7 +14,7 @@ use mysql_async::{
 };
 
 use super::settings::Settings;
-use super::sql::{ITEM_COLUMNS, ORDER_COLUMNS, Placeholders, READ_ORDER_JOINED, order_from};
+use super::sql::{ITEM_COLUMNS, ORDER_COLUMNS, Placeholders, Statements, order_from};
 use super::{Applied, DbError, DbUrl, ErrorKind, OrderRow, Snapshot, StoreInfo};
 use crate::workload::{ItemChange, LineItem, Order, OrderId, OrderStatus};
 
@@ -52,7 +52,7 @@ pub struct MariadbStore {
     pool: Pool,
     pool_size: usize,
     version: String,
-    read_order: String,
+    sql: Statements,
 }
 
 fn classify(error: mysql_async::Error) -> DbError {
@@ -161,7 +161,7 @@ impl MariadbStore {
             pool,
             pool_size,
             version,
-            read_order: Placeholders::Question.fill(READ_ORDER_JOINED),
+            sql: Statements::new(Placeholders::Question),
         })
     }
 
@@ -176,6 +176,18 @@ impl super::Database for MariadbStore {
         for statement in SCHEMA {
             conn.query_drop(*statement).await.map_err(classify)?;
         }
+        drop(conn);
+        // Hold every connection of the pool at once, so each one prepares (and caches)
+        // the statements before anything is measured.
+        let mut all = Vec::with_capacity(self.pool_size);
+        for _ in 0..self.pool_size {
+            all.push(self.conn().await?);
+        }
+        for conn in &mut all {
+            for sql in self.sql.ahead() {
+                conn.prep(sql).await.map_err(classify)?;
+            }
+        }
         Ok(())
     }
 
@@ -186,8 +198,7 @@ impl super::Database for MariadbStore {
             .await
             .map_err(classify)?;
         tx.exec_drop(
-            "INSERT INTO orders (order_id, client_id, customer, address, created_at_ms, status, subtotal_cents) \
-             VALUES (?, ?, ?, ?, ?, ?, ?)",
+            self.sql.insert_order.as_str(),
             (
                 order.order_id as i64,
                 order.client_id as i64,
@@ -214,7 +225,7 @@ impl super::Database for MariadbStore {
                 ]);
             }
             tx.exec_drop(
-                Placeholders::Question.insert_items(chunk.len()),
+                self.sql.insert_items(chunk.len()),
                 Params::Positional(values),
             )
             .await
@@ -226,7 +237,7 @@ impl super::Database for MariadbStore {
     async fn read_order(&self, order_id: OrderId) -> Result<Option<Order>, DbError> {
         let mut conn = self.conn().await?;
         let rows: Vec<Row> = conn
-            .exec(self.read_order.as_str(), (order_id as i64,))
+            .exec(self.sql.read_order.as_str(), (order_id as i64,))
             .await
             .map_err(classify)?;
         let Some(first) = rows.first() else {
@@ -253,7 +264,7 @@ impl super::Database for MariadbStore {
             .map_err(classify)?;
         for change in changes {
             tx.exec_drop(
-                "UPDATE line_items SET colour = ?, size = ?, quantity = ? WHERE line_item_id = ? AND order_id = ?",
+                self.sql.update_item.as_str(),
                 (
                     &change.colour,
                     &change.size,
@@ -266,7 +277,7 @@ impl super::Database for MariadbStore {
             .map_err(classify)?;
         }
         tx.exec_drop(
-            "UPDATE orders SET subtotal_cents = ? WHERE order_id = ?",
+            self.sql.update_subtotal.as_str(),
             (subtotal_cents, order_id as i64),
         )
         .await
@@ -283,7 +294,7 @@ impl super::Database for MariadbStore {
     ) -> Result<Applied, DbError> {
         let mut conn = self.conn().await?;
         conn.exec_drop(
-            "UPDATE orders SET status = ? WHERE order_id = ?",
+            self.sql.update_status.as_str(),
             (status.as_str(), order_id as i64),
         )
         .await
@@ -297,13 +308,10 @@ impl super::Database for MariadbStore {
             .start_transaction(TxOpts::default())
             .await
             .map_err(classify)?;
-        tx.exec_drop(
-            "DELETE FROM line_items WHERE order_id = ?",
-            (order_id as i64,),
-        )
-        .await
-        .map_err(classify)?;
-        tx.exec_drop("DELETE FROM orders WHERE order_id = ?", (order_id as i64,))
+        tx.exec_drop(self.sql.delete_items.as_str(), (order_id as i64,))
+            .await
+            .map_err(classify)?;
+        tx.exec_drop(self.sql.delete_order.as_str(), (order_id as i64,))
             .await
             .map_err(classify)?;
         let rows = tx.affected_rows();

@@ -12,7 +12,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, NoTls, Row, Statement};
 
 use super::settings::Settings;
-use super::sql::{ITEM_COLUMNS, ORDER_COLUMNS, Placeholders, READ_ORDER_JOINED, order_from};
+use super::sql::{ITEM_COLUMNS, ORDER_COLUMNS, Placeholders, Statements, order_from};
 use super::{Applied, DbError, DbUrl, ErrorKind, OrderRow, Snapshot, StoreInfo};
 use crate::workload::{ItemChange, LineItem, Order, OrderId, OrderStatus};
 
@@ -64,7 +64,7 @@ pub struct PostgresStore {
     connections: Vec<Mutex<PgConn>>,
     next: std::sync::atomic::AtomicUsize,
     version: String,
-    read_order: String,
+    sql: Statements,
 }
 
 fn classify(error: tokio_postgres::Error) -> DbError {
@@ -195,7 +195,7 @@ impl PostgresStore {
             connections,
             next: Default::default(),
             version,
-            read_order: Placeholders::Dollar.fill(READ_ORDER_JOINED),
+            sql: Statements::new(Placeholders::Dollar),
         })
     }
 
@@ -217,23 +217,23 @@ impl super::Database for PostgresStore {
         let conn = self.conn().await;
         conn.client.batch_execute(SCHEMA).await.map_err(classify)?;
         drop(conn);
-        // Statements prepared against the old tables are stale now.
+        // Statements prepared against the old tables are stale now; prepare them again
+        // on every connection before anything is measured.
         for connection in &self.connections {
-            connection.lock().await.prepared.clear();
+            let mut conn = connection.lock().await;
+            conn.prepared.clear();
+            for sql in self.sql.ahead() {
+                conn.statement(&sql).await?;
+            }
         }
         Ok(())
     }
 
     async fn create_order(&self, order: &Order) -> Result<(), DbError> {
         let mut conn = self.conn().await;
-        let insert_order = conn
-            .statement(
-                "INSERT INTO orders (order_id, client_id, customer, address, created_at_ms, status, subtotal_cents) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
-            )
-            .await?;
+        let insert_order = conn.statement(&self.sql.insert_order).await?;
         let insert_items = conn
-            .statement(&Placeholders::Dollar.insert_items(order.items.len()))
+            .statement(&self.sql.insert_items(order.items.len()))
             .await?;
         let order_id = order.order_id as i64;
         let client_id = order.client_id as i64;
@@ -272,7 +272,7 @@ impl super::Database for PostgresStore {
 
     async fn read_order(&self, order_id: OrderId) -> Result<Option<Order>, DbError> {
         let mut conn = self.conn().await;
-        let statement = conn.statement(&self.read_order).await?;
+        let statement = conn.statement(&self.sql.read_order).await?;
         let rows = conn
             .client
             .query(&statement, &[&(order_id as i64)])
@@ -296,14 +296,8 @@ impl super::Database for PostgresStore {
         subtotal_cents: i64,
     ) -> Result<Applied, DbError> {
         let mut conn = self.conn().await;
-        let update_item = conn
-            .statement(
-                "UPDATE line_items SET colour = $1, size = $2, quantity = $3 WHERE line_item_id = $4 AND order_id = $5",
-            )
-            .await?;
-        let update_subtotal = conn
-            .statement("UPDATE orders SET subtotal_cents = $1 WHERE order_id = $2")
-            .await?;
+        let update_item = conn.statement(&self.sql.update_item).await?;
+        let update_subtotal = conn.statement(&self.sql.update_subtotal).await?;
         let id = order_id as i64;
         let tx = conn.client.transaction().await.map_err(classify)?;
         for change in changes {
@@ -330,9 +324,7 @@ impl super::Database for PostgresStore {
         status: OrderStatus,
     ) -> Result<Applied, DbError> {
         let mut conn = self.conn().await;
-        let statement = conn
-            .statement("UPDATE orders SET status = $1 WHERE order_id = $2")
-            .await?;
+        let statement = conn.statement(&self.sql.update_status).await?;
         let rows = conn
             .client
             .execute(&statement, &[&status.as_str(), &(order_id as i64)])
@@ -343,12 +335,8 @@ impl super::Database for PostgresStore {
 
     async fn delete_order(&self, order_id: OrderId) -> Result<Applied, DbError> {
         let mut conn = self.conn().await;
-        let delete_items = conn
-            .statement("DELETE FROM line_items WHERE order_id = $1")
-            .await?;
-        let delete_order = conn
-            .statement("DELETE FROM orders WHERE order_id = $1")
-            .await?;
+        let delete_items = conn.statement(&self.sql.delete_items).await?;
+        let delete_order = conn.statement(&self.sql.delete_order).await?;
         let id = order_id as i64;
         let tx = conn.client.transaction().await.map_err(classify)?;
         tx.execute(&delete_items, &[&id]).await.map_err(classify)?;

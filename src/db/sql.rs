@@ -57,6 +57,63 @@ impl Placeholders {
     }
 }
 
+/// The statements of an SQL store, in its dialect.
+pub struct Statements {
+    style: Placeholders,
+    pub insert_order: String,
+    pub read_order: String,
+    pub update_item: String,
+    pub update_subtotal: String,
+    pub update_status: String,
+    pub delete_items: String,
+    pub delete_order: String,
+}
+
+/// Item counts whose inserts are prepared ahead (the default 1–5 items per order);
+/// other counts are prepared on first use.
+const PREPARED_ITEM_COUNTS: std::ops::RangeInclusive<usize> = 1..=5;
+
+impl Statements {
+    pub fn new(style: Placeholders) -> Statements {
+        Statements {
+            style,
+            insert_order: style.fill(
+                "INSERT INTO orders (order_id, client_id, customer, address, created_at_ms, status, \
+                 subtotal_cents) VALUES ({P1}, {P2}, {P3}, {P4}, {P5}, {P6}, {P7})",
+            ),
+            read_order: style.fill(READ_ORDER_JOINED),
+            update_item: style.fill(
+                "UPDATE line_items SET colour = {P1}, size = {P2}, quantity = {P3} \
+                 WHERE line_item_id = {P4} AND order_id = {P5}",
+            ),
+            update_subtotal: style.fill("UPDATE orders SET subtotal_cents = {P1} WHERE order_id = {P2}"),
+            update_status: style.fill("UPDATE orders SET status = {P1} WHERE order_id = {P2}"),
+            delete_items: style.fill("DELETE FROM line_items WHERE order_id = {P1}"),
+            delete_order: style.fill("DELETE FROM orders WHERE order_id = {P1}"),
+        }
+    }
+
+    pub fn insert_items(&self, items: usize) -> String {
+        self.style.insert_items(items)
+    }
+
+    /// What to prepare on every connection before the run, so that no measured
+    /// operation pays for a first prepare.
+    pub fn ahead(&self) -> Vec<String> {
+        let mut all = vec![
+            self.insert_order.clone(),
+            self.read_order.clone(),
+            self.update_item.clone(),
+            self.update_subtotal.clone(),
+            self.update_status.clone(),
+            self.delete_items.clone(),
+            self.delete_order.clone(),
+        ];
+        all.extend(PREPARED_ITEM_COUNTS.map(|n| self.insert_items(n)));
+        all
+    }
+}
+
 /// Puts an order row and its items together.
 pub fn order_from(row: OrderRow, items: Vec<LineItem>) -> Order {
     Order {

@@ -173,6 +173,8 @@ impl super::Database for CassandraStore {
                     DbError::new(e.kind, format!("`{statement}` failed: {}", e.message))
                 })?;
         }
+        // Prepared now, so that no measured operation pays for it.
+        self.statements().await?;
         Ok(())
     }
 
