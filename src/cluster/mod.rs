@@ -147,7 +147,10 @@ pub fn start(
         // A free port can be taken by another process between our check and the
         // server's bind: the quick servers try once more on a newly chosen port.
         Err(first) if options.port.is_none() && kind != ServerKind::Cassandra => {
-            eprintln!("{} did not start ({first:#}); trying once more", kind.name());
+            eprintln!(
+                "{} did not start ({first:#}); trying once more",
+                kind.name()
+            );
             launch()?
         }
         Err(e) => return Err(e),
