@@ -10,7 +10,7 @@ use super::html::page;
 use super::load::LoadedRun;
 use super::significance::{ALPHA, TTest, welch};
 use super::svg::{self, Axis, Bars, Series, escape};
-use super::table::format_us;
+use super::table::latency_text;
 use crate::stats::LatencySummary;
 
 /// One cell of the comparison: a run's numbers for one event type, against run #1.
@@ -123,11 +123,11 @@ pub fn terminal(runs: &[LoadedRun]) -> String {
                 if c.run == 0 { event_type.as_str() } else { "" },
                 format!("#{}", c.run + 1),
                 s.throughput_ops_s,
-                format_us(s.mean_us),
-                format_us(s.percentile("p50")),
-                format_us(s.percentile("p99")),
-                format_us(s.percentile("p99.9")),
-                format_us(s.max_us),
+                latency_text(s, s.mean_us),
+                latency_text(s, s.percentile("p50")),
+                latency_text(s, s.percentile("p99")),
+                latency_text(s, s.percentile("p99.9")),
+                latency_text(s, s.max_us),
                 c.ratio,
                 c.test
                     .map_or("-".to_string(), |t| format!("{:.4}", t.p_value)),
@@ -185,11 +185,11 @@ pub fn html(runs: &[LoadedRun]) -> String {
                 },
                 c.run + 1,
                 s.throughput_ops_s,
-                format_us(s.mean_us),
-                format_us(s.percentile("p50")),
-                format_us(s.percentile("p99")),
-                format_us(s.percentile("p99.9")),
-                format_us(s.max_us),
+                latency_text(s, s.mean_us),
+                latency_text(s, s.percentile("p50")),
+                latency_text(s, s.percentile("p99")),
+                latency_text(s, s.percentile("p99.9")),
+                latency_text(s, s.max_us),
                 c.ratio,
                 c.test
                     .map_or("-".to_string(), |t| format!("{:.4}", t.p_value)),

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use super::charts;
 use super::load::LoadedRun;
 use super::svg::escape;
-use super::table::{format_us, thousands};
+use super::table::{latency_text, thousands};
 use crate::config::EventSource;
 use crate::result_dir;
 use crate::stats::LatencySummary;
@@ -144,11 +144,11 @@ fn what_ran(run: &LoadedRun) -> String {
     out
 }
 
-fn cell(out: &mut String, field: &str, value: f64) {
+fn cell(out: &mut String, s: &LatencySummary, field: &str, value: f64) {
     let _ = write!(
         out,
         r#"<td data-field="{field}" data-value="{value:.3}">{}</td>"#,
-        format_us(value)
+        latency_text(s, value)
     );
 }
 
@@ -166,11 +166,11 @@ fn latency_row(out: &mut String, s: &LatencySummary, total: bool) {
         s.throughput_ops_s,
         s.throughput_ops_s
     );
-    cell(out, "mean_us", s.mean_us);
+    cell(out, s, "mean_us", s.mean_us);
     for p in ["p50", "p90", "p99", "p99.9", "p99.99"] {
-        cell(out, p, s.percentile(p));
+        cell(out, s, p, s.percentile(p));
     }
-    cell(out, "max_us", s.max_us);
+    cell(out, s, "max_us", s.max_us);
     out.push_str("</tr>");
 }
 
@@ -236,24 +236,33 @@ pub fn render(run: &LoadedRun) -> String {
     }
     body.push_str("<h2>What ran</h2>");
     body.push_str(&what_ran(run));
+    let no_latencies = "<p>No operation succeeded: there are no latencies to show.</p>";
+    let has_latencies = run.summary.overall.ok > 0;
     body.push_str("<h2>Latency per event type</h2>");
     body.push_str(&latency_table(run));
-    body.push_str(&charts::latency_bars(run));
+    if has_latencies {
+        body.push_str(&charts::latency_bars(run));
+    }
     body.push_str("<h2>Latency over time</h2>");
     if run.intervals.is_empty() {
         body.push_str("<p>No intervals.csv in this folder.</p>");
     } else {
-        body.push_str(&charts::latency_over_time(run, "all"));
+        if has_latencies {
+            body.push_str(&charts::latency_over_time(run, "all"));
+        }
         body.push_str(&charts::rate_over_time(run, false));
         if run.summary.errors > 0 {
             body.push_str(&charts::rate_over_time(run, true));
         }
-        for event in &run.summary.events {
+        let succeeded = run.summary.events.iter().filter(|e| e.ok > 0);
+        for event in succeeded {
             body.push_str(&charts::latency_over_time(run, &event.event_type));
         }
     }
     body.push_str("<h2>Percentile spectrum</h2>");
-    if run.histograms.is_empty() {
+    if !has_latencies {
+        body.push_str(no_latencies);
+    } else if run.histograms.is_empty() {
         body.push_str("<p>No latency.hlog in this folder.</p>");
     } else {
         body.push_str(&charts::spectrum_chart(run));

@@ -29,6 +29,11 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// A latency, or "-" when no operation of the row succeeded (there is none to show).
+pub fn latency_text(s: &LatencySummary, us: f64) -> String {
+    if s.ok == 0 { "-".into() } else { format_us(us) }
+}
+
 fn row(out: &mut String, s: &LatencySummary) {
     let _ = write!(
         out,
@@ -36,12 +41,12 @@ fn row(out: &mut String, s: &LatencySummary) {
         s.event_type,
         thousands(s.count),
         thousands(s.errors),
-        format_us(s.mean_us)
+        latency_text(s, s.mean_us)
     );
     for (label, _) in PERCENTILES {
-        let _ = write!(out, " {:>9}", format_us(s.percentile(label)));
+        let _ = write!(out, " {:>9}", latency_text(s, s.percentile(label)));
     }
-    let _ = writeln!(out, " {:>9}", format_us(s.max_us));
+    let _ = writeln!(out, " {:>9}", latency_text(s, s.max_us));
 }
 
 /// The whole table, ending with a newline.

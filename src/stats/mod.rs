@@ -13,7 +13,7 @@ use hdrhistogram::Histogram;
 pub use interval::{IntervalCollector, total};
 use serde::{Deserialize, Serialize};
 
-/// Error messages kept per kind, for reports (the op log has them all).
+/// Distinct error messages kept per kind, for reports (the op log has them all).
 const KEPT_MESSAGES: usize = 3;
 
 /// Three significant digits, as HdrHistogram users expect.
@@ -60,7 +60,7 @@ impl OpStats {
     pub fn record_error(&mut self, kind: &'static str, message: &str) {
         *self.errors.entry(kind).or_default() += 1;
         let kept = self.first_messages.entry(kind).or_default();
-        if kept.len() < KEPT_MESSAGES {
+        if kept.len() < KEPT_MESSAGES && !kept.iter().any(|m| m == message) {
             kept.push(message.to_string());
         }
     }
@@ -74,8 +74,11 @@ impl OpStats {
         }
         for (kind, messages) in &other.first_messages {
             let kept = self.first_messages.entry(kind).or_default();
-            let room = KEPT_MESSAGES.saturating_sub(kept.len());
-            kept.extend(messages.iter().take(room).cloned());
+            for message in messages {
+                if kept.len() < KEPT_MESSAGES && !kept.contains(message) {
+                    kept.push(message.clone());
+                }
+            }
         }
     }
 
@@ -251,6 +254,18 @@ mod tests {
         let names = ["x", "y"];
         assert_eq!(a.summary(&names, 2.0), one.summary(&names, 2.0));
         assert_eq!(a.total_ops(), 10_001);
+    }
+
+    #[test]
+    fn a_few_distinct_messages_are_kept_per_kind() {
+        let mut stats = RunStats::new(1);
+        for m in ["a", "a", "b", "c", "d"] {
+            stats.event(0).record_error("timeout", m);
+        }
+        let s = stats.summary(&["x"], 1.0);
+        assert_eq!(s.events[0].first_errors["timeout"], ["a", "b", "c"]);
+        assert_eq!(s.errors, 5);
+        assert_eq!(s.events[0].ok, 0);
     }
 
     #[test]
