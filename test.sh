@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 step() { printf '\n== %s (%s)\n' "$*" "$(date +%T)"; }
 
 # Servers and downloads of the test suite live apart from a user's own.
-export HATSHOP_HOME=${HATSHOP_TEST_HOME:-$HOME/.local/share/hatshop-test}
+export HATSHOP_HOME=${HATSHOP_TEST_HOME:-${HOME:-/tmp}/.local/share/hatshop-test}
 
 step "toolchain and packages"
 if ! command -v cargo >/dev/null 2>&1; then
