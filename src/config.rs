@@ -202,14 +202,18 @@ impl<R: std::io::Read> std::io::Read for HashingReader<'_, R> {
     }
 }
 
-/// `20261121-224501-sqlite-hatshop-random`: sortable, and says what ran.
-fn run_id(database: &str, source: &EventSource) -> String {
+/// The time now as `20261121-224501` (UTC): sortable, for folder names.
+pub fn stamp() -> String {
     let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let stamp: String = now
-        .chars()
+    now.chars()
         .filter(|c| c.is_ascii_digit() || *c == 'T')
         .collect::<String>()
-        .replace('T', "-");
+        .replace('T', "-")
+}
+
+/// `20261121-224501-sqlite-hatshop-random`: sortable, and says what ran.
+fn run_id(database: &str, source: &EventSource) -> String {
+    let stamp = stamp();
     let workload = match source {
         EventSource::Generated { workload } => workload.name.clone(),
         EventSource::File(info) => info
@@ -232,7 +236,7 @@ fn run_id(database: &str, source: &EventSource) -> String {
 }
 
 /// `base/id`, or `base/id-2`, `-3`, … if taken.
-fn unique_dir(base: &Path, id: &str) -> PathBuf {
+pub fn unique_dir(base: &Path, id: &str) -> PathBuf {
     let first = base.join(id);
     if !first.exists() {
         return first;

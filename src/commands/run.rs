@@ -24,7 +24,7 @@ use crate::stats::Summary;
 use crate::workload::EventType;
 
 /// Exit code of a run stopped by a signal, as shells expect.
-const EXIT_INTERRUPTED: u8 = 130;
+pub const EXIT_INTERRUPTED: u8 = 130;
 
 pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     execute(&RunConfig::from_args(args)?).await

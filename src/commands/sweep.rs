@@ -5,17 +5,14 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use super::run::execute;
+use super::run::{EXIT_INTERRUPTED, execute};
 use crate::cli::{RunArgs, SweepArgs};
-use crate::config::RunConfig;
+use crate::config::{RunConfig, stamp, unique_dir};
 use crate::report::sweep::{self, SweepRow};
 use crate::report::table::format_us;
 use crate::report::{read_json, write_csv};
 use crate::result_dir;
 use crate::stats::Summary;
-
-/// Exit code of a run stopped by a signal.
-const INTERRUPTED: u8 = 130;
 
 /// `KEY=V1,V2,…`.
 fn parse_vary(text: &str) -> Result<(String, Vec<String>)> {
@@ -91,15 +88,7 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
     }
     let dir = match &args.run.out {
         Some(dir) => dir.clone(),
-        None => {
-            let stamp = humantime::format_rfc3339_seconds(std::time::SystemTime::now())
-                .to_string()
-                .replace([':', '-'], "")
-                .replace('T', "-")
-                .trim_end_matches('Z')
-                .to_string();
-            Path::new("results").join(format!("sweep-{stamp}-{key}"))
-        }
+        None => unique_dir(Path::new("results"), &format!("sweep-{}-{key}", stamp())),
     };
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("cannot create sweep folder {}", dir.display()))?;
@@ -148,7 +137,7 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
                 r.errors
             );
             rows.push(r);
-            if code == std::process::ExitCode::from(INTERRUPTED) {
+            if code == std::process::ExitCode::from(EXIT_INTERRUPTED) {
                 interrupted = true;
                 break 'sweep;
             }
@@ -163,7 +152,7 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
     println!("table: {}\nchart: {}", csv.display(), html.display());
     if interrupted {
         eprintln!("interrupted: the sweep holds the runs that finished");
-        return Ok(std::process::ExitCode::from(INTERRUPTED));
+        return Ok(std::process::ExitCode::from(EXIT_INTERRUPTED));
     }
     Ok(std::process::ExitCode::SUCCESS)
 }

@@ -12,7 +12,9 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, NoTls, Row, Statement};
 
 use super::settings::Settings;
-use super::sql::{ITEM_COLUMNS, ORDER_COLUMNS, Placeholders, Statements, order_from};
+use super::sql::{
+    ITEM_COLUMNS, ORDER_COLUMNS, Placeholders, Statements, order_from_joined, snapshot_from,
+};
 use super::{Applied, DbError, DbUrl, ErrorKind, OrderRow, Snapshot, StoreInfo};
 use crate::workload::{ItemChange, LineItem, Order, OrderId, OrderStatus};
 
@@ -278,15 +280,7 @@ impl super::Database for PostgresStore {
             .query(&statement, &[&(order_id as i64)])
             .await
             .map_err(classify)?;
-        let Some(first) = rows.first() else {
-            return Ok(None);
-        };
-        let header = order_row(first)?;
-        let mut items = Vec::with_capacity(rows.len());
-        for row in &rows {
-            items.extend(line_item(row, 7)?);
-        }
-        Ok(Some(order_from(header, items)))
+        order_from_joined(&rows, order_row, line_item)
     }
 
     async fn update_order(
@@ -363,15 +357,7 @@ impl super::Database for PostgresStore {
             )
             .await
             .map_err(classify)?;
-        let mut snapshot = Snapshot::default();
-        for row in &orders {
-            snapshot.orders.push(order_row(row)?);
-        }
-        for row in &items {
-            let item = line_item(row, 0)?.expect("line_item_id is NOT NULL");
-            snapshot.items.push((get::<i64>(row, 6)? as u64, item));
-        }
-        Ok(snapshot)
+        snapshot_from(&orders, &items, order_row, line_item, |row| get(row, 6))
     }
 
     fn info(&self) -> StoreInfo {

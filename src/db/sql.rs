@@ -2,7 +2,7 @@
 //! multi-row item insert, and turning rows back into orders. Each keeps its own
 //! driver code and dialect in its own file.
 
-use super::OrderRow;
+use super::{DbError, OrderRow, Snapshot};
 use crate::workload::{LineItem, Order};
 
 pub const ORDER_COLUMNS: &str =
@@ -112,6 +112,44 @@ impl Statements {
         all.extend(PREPARED_ITEM_COUNTS.map(|n| self.insert_items(n)));
         all
     }
+}
+
+/// The order of a joined read (order columns 0–6, item columns from 7 on), or `None`
+/// when no row came back. Each store passes its own row readers.
+pub fn order_from_joined<R>(
+    rows: &[R],
+    order_row: impl Fn(&R) -> Result<OrderRow, DbError>,
+    line_item: impl Fn(&R, usize) -> Result<Option<LineItem>, DbError>,
+) -> Result<Option<Order>, DbError> {
+    let Some(first) = rows.first() else {
+        return Ok(None);
+    };
+    let header = order_row(first)?;
+    let mut items = Vec::with_capacity(rows.len());
+    for row in rows {
+        items.extend(line_item(row, 7)?);
+    }
+    Ok(Some(order_from(header, items)))
+}
+
+/// A snapshot from the rows of `SELECT {ORDER_COLUMNS}` and of
+/// `SELECT {ITEM_COLUMNS}, order_id`.
+pub fn snapshot_from<R>(
+    orders: &[R],
+    items: &[R],
+    order_row: impl Fn(&R) -> Result<OrderRow, DbError>,
+    line_item: impl Fn(&R, usize) -> Result<Option<LineItem>, DbError>,
+    order_id_at_6: impl Fn(&R) -> Result<i64, DbError>,
+) -> Result<Snapshot, DbError> {
+    let mut snapshot = Snapshot::default();
+    for row in orders {
+        snapshot.orders.push(order_row(row)?);
+    }
+    for row in items {
+        let item = line_item(row, 0)?.expect("line_item_id is NOT NULL");
+        snapshot.items.push((order_id_at_6(row)? as u64, item));
+    }
+    Ok(snapshot)
 }
 
 /// Puts an order row and its items together.

@@ -36,6 +36,27 @@ impl Comparison<'_> {
     }
 }
 
+/// The numbers of a comparison row, named as in [`numbers`].
+const NUMBER_FIELDS: [&str; 8] = [
+    "ops_s", "mean", "p50", "p99", "p99.9", "max", "ratio", "p_value",
+];
+
+/// One row's numbers, formatted once for the terminal and the page alike.
+fn numbers(c: &Comparison) -> [String; 8] {
+    let s = c.summary;
+    [
+        format!("{:.0}", s.throughput_ops_s),
+        latency_text(s, s.mean_us),
+        latency_text(s, s.percentile("p50")),
+        latency_text(s, s.percentile("p99")),
+        latency_text(s, s.percentile("p99.9")),
+        latency_text(s, s.max_us),
+        format!("{:.2}", c.ratio),
+        c.test
+            .map_or("-".to_string(), |t| format!("{:.4}", t.p_value)),
+    ]
+}
+
 /// Event types present in any run, in the order of the first, then `all`.
 pub fn event_types(runs: &[LoadedRun]) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
@@ -111,28 +132,21 @@ pub fn terminal(runs: &[LoadedRun]) -> String {
     }
     let _ = writeln!(
         out,
-        "\n{:<14} {:>4} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8}  verdict",
+        "\n{:<14} {:>4} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  verdict",
         "event", "run", "ops/s", "mean", "p50", "p99", "p99.9", "max", "ratio", "p-value"
     );
     for event_type in event_types(runs) {
         for c in compare(runs, &event_type) {
-            let s = c.summary;
-            let _ = writeln!(
+            let _ = write!(
                 out,
-                "{:<14} {:>4} {:>9.0} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7.2} {:>8}  {}",
+                "{:<14} {:>4}",
                 if c.run == 0 { event_type.as_str() } else { "" },
-                format!("#{}", c.run + 1),
-                s.throughput_ops_s,
-                latency_text(s, s.mean_us),
-                latency_text(s, s.percentile("p50")),
-                latency_text(s, s.percentile("p99")),
-                latency_text(s, s.percentile("p99.9")),
-                latency_text(s, s.max_us),
-                c.ratio,
-                c.test
-                    .map_or("-".to_string(), |t| format!("{:.4}", t.p_value)),
-                c.verdict()
+                format!("#{}", c.run + 1)
             );
+            for value in numbers(&c) {
+                let _ = write!(out, " {value:>9}");
+            }
+            let _ = writeln!(out, "  {}", c.verdict());
         }
     }
     let _ = writeln!(
@@ -172,10 +186,9 @@ pub fn html(runs: &[LoadedRun]) -> String {
     let names = event_types(runs);
     for event_type in &names {
         for c in compare(runs, event_type) {
-            let s = c.summary;
             let _ = write!(
                 body,
-                r#"<tr data-event="{}" data-run="{}"><td>{}</td><td>#{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td data-field="ratio">{:.2}</td><td data-field="p_value">{}</td><td style="text-align:left" data-field="verdict">{}</td></tr>"#,
+                r#"<tr data-event="{}" data-run="{}"><td>{}</td><td>#{}</td>"#,
                 escape(event_type),
                 c.run + 1,
                 if c.run == 0 {
@@ -183,16 +196,14 @@ pub fn html(runs: &[LoadedRun]) -> String {
                 } else {
                     String::new()
                 },
-                c.run + 1,
-                s.throughput_ops_s,
-                latency_text(s, s.mean_us),
-                latency_text(s, s.percentile("p50")),
-                latency_text(s, s.percentile("p99")),
-                latency_text(s, s.percentile("p99.9")),
-                latency_text(s, s.max_us),
-                c.ratio,
-                c.test
-                    .map_or("-".to_string(), |t| format!("{:.4}", t.p_value)),
+                c.run + 1
+            );
+            for (field, value) in NUMBER_FIELDS.iter().zip(numbers(&c)) {
+                let _ = write!(body, r#"<td data-field="{field}">{value}</td>"#);
+            }
+            let _ = write!(
+                body,
+                r#"<td style="text-align:left" data-field="verdict">{}</td></tr>"#,
                 escape(&c.verdict())
             );
         }
