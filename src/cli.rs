@@ -1,14 +1,17 @@
 //! The command line: clap derive structs, help from the doc comments. Parsing only;
-//! `config` turns these into a validated `RunConfig`.
+//! `config` turns these into a validated `RunConfig`. Store settings are not written
+//! here: each store declares its own, and [`StoreArgs`] makes a flag of each, shown in
+//! `--help` under the stores that take it.
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Arg, ArgAction, ArgMatches, Args, Parser, Subcommand};
 
 use crate::cluster::ServerKind;
+use crate::db::{STORES, Setting, Value};
 
-/// hatshop: one seeded stream of hat-shop order events, replayed against real
-/// databases, every operation timed and logged, the result verified.
+/// hatshop: one seeded stream of hat-shop order events and key-value operations,
+/// replayed against real databases, every operation timed and logged, the result verified.
 #[derive(Debug, Parser)]
 #[command(name = "hatshop", version, about)]
 pub struct Cli {
@@ -27,13 +30,15 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Write report.html (charts, tables, errors) for a result folder.
     Report(ReportArgs),
+    /// Rebuild the summary of a run that was killed, from its op log.
+    Recover(ReportArgs),
     /// Put runs side by side: a table here and an HTML page, with significance.
     Compare(CompareArgs),
     /// Run one workload several times while one setting varies, and chart the result.
     Sweep(SweepArgs),
     /// List the preset workloads, or print one as TOML.
     Workloads(WorkloadsArgs),
-    /// Start, stop and inspect local database servers (Cassandra, MariaDB, PostgreSQL).
+    /// Start, stop and inspect local database servers (Cassandra, MariaDB, PostgreSQL, Redis).
     Server(ServerArgs),
 }
 
@@ -60,7 +65,10 @@ pub enum ServerAction {
         /// Port to listen on (default: the usual one if free, else any free port).
         #[arg(long)]
         port: Option<u16>,
-        /// Install missing Debian packages (mariadb-server, postgresql); needs root.
+        /// Redis persistence: none, aof-everysec or aof-always.
+        #[arg(long, default_value = "none", value_parser = ["none", "aof-everysec", "aof-always"])]
+        persistence: String,
+        /// Install missing Debian packages (mariadb-server, postgresql, redis-server); needs root.
         #[arg(long)]
         install: bool,
     },
@@ -104,6 +112,25 @@ pub struct StreamArgs {
     /// Events applied after the initial load and before measuring, not recorded.
     #[arg(long)]
     pub warmup: Option<u64>,
+    /// Orders created before anything is measured (the spec's initial_orders).
+    #[arg(long, value_name = "N")]
+    pub orders: Option<u64>,
+    /// Key-value records written before anything is measured (the spec's initial_records).
+    #[arg(long, value_name = "N")]
+    pub records: Option<u64>,
+    /// Bytes of each key-value record (the spec's value_size; the seed used 1500 and 15000).
+    #[arg(long, value_name = "BYTES")]
+    pub value_size: Option<u32>,
+}
+
+fn db_help() -> String {
+    let mut help = String::from(
+        "Database URL (also from HATSHOP_DB, which keeps a password off the command line):",
+    );
+    for store in STORES {
+        help.push_str(&format!("\n  {:<48} {}", store.example, store.about));
+    }
+    help
 }
 
 #[derive(Debug, Args, Clone)]
@@ -111,26 +138,32 @@ pub struct RunArgs {
     #[command(flatten)]
     pub stream: StreamArgs,
     /// Replay this JSON Lines events file instead of generating (see `hatshop generate`).
-    #[arg(long, conflicts_with_all = ["seed", "events", "warmup"])]
+    #[arg(long, conflicts_with_all = ["seed", "events", "warmup", "orders", "records", "value_size"])]
     pub events_file: Option<PathBuf>,
-    /// Database URL: sqlite://PATH, or null:// to measure hatshop's own cost.
-    /// `sqlite://` alone puts hatshop.db in the result folder.
     #[arg(
         long,
         default_value = "sqlite://",
         env = "HATSHOP_DB",
-        hide_env_values = true
+        hide_env_values = true,
+        long_help = db_help(),
+        help = "Database URL: sqlite://, mysql://, postgres://, cassandra://, redis://, null:// (see --help)"
     )]
     pub db: String,
-    /// Lanes running at once (default: the spec's, else 1 for SQLite and null).
+    /// Lanes running at once (default: the spec's, else the store's; see --help of each store).
     #[arg(short, long)]
     pub concurrency: Option<usize>,
-    /// Stop the measured phase after this many seconds (decimals allowed).
+    /// Stop the measured phase (and a warm-up) after this many seconds (decimals allowed).
     #[arg(long, value_name = "SECS")]
     pub duration: Option<f64>,
     /// Length of the statistics intervals in seconds: latency over time and latency.hlog.
     #[arg(long, value_name = "SECS", default_value_t = 1.0)]
     pub interval: f64,
+    /// Longest wait for a connection, handshake and authentication included.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub connect_timeout: f64,
+    /// Longest one operation may take; it then counts as a timeout (outcome unknown).
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    pub op_timeout: f64,
     /// Result folder (default: results/<run-id>).
     #[arg(short, long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -140,6 +173,9 @@ pub struct RunArgs {
     /// Verify the database against the event stream when the run ends.
     #[arg(long)]
     pub verify: bool,
+    /// Drop tables (or a keyspace) of hatshop's names even if hatshop did not create them.
+    #[arg(long)]
+    pub recreate: bool,
     /// Do not show the progress bar, even on a terminal.
     #[arg(long)]
     pub quiet: bool,
@@ -147,54 +183,77 @@ pub struct RunArgs {
     pub store: StoreArgs,
 }
 
-/// Store settings; each may also be given in the URL as `?key=value`.
-#[derive(Debug, Args, Clone, Default)]
-#[command(next_help_heading = "Store settings")]
+/// Store settings given as flags; each may also be given in the URL as `?key=value`.
+#[derive(Debug, Clone, Default)]
 pub struct StoreArgs {
-    /// Connections in the pool (mysql://, postgres://; default 4).
-    #[arg(long)]
-    pub pool: Option<usize>,
-    /// Cassandra consistency level of reads and writes: ONE, TWO, THREE, QUORUM (default), ALL, LOCAL_QUORUM, ANY, ….
-    #[arg(long)]
-    pub cl: Option<String>,
-    /// Cassandra consistency level of reads only.
-    #[arg(long)]
-    pub read_cl: Option<String>,
-    /// Cassandra consistency level of writes only.
-    #[arg(long)]
-    pub write_cl: Option<String>,
-    /// Replication factor of the Cassandra keyspace hatshop creates (SimpleStrategy; default 1).
-    #[arg(long)]
-    pub rf: Option<u32>,
-    /// Cassandra table design: by-order (items partitioned by order; default) or by-item.
-    #[arg(long)]
-    pub schema: Option<String>,
-    /// How Cassandra sends the statements of one event: logged (default), unlogged or none (all at once).
-    #[arg(long)]
-    pub batch: Option<String>,
-    /// Cassandra: update_status as a lightweight transaction (IF EXISTS).
-    #[arg(long)]
-    pub lwt: bool,
+    /// (setting name, value), in declaration order.
+    pub given: Vec<(String, String)>,
 }
 
-impl StoreArgs {
-    /// The flags that were given, as setting keys and values.
-    pub fn settings(&self) -> Vec<(&'static str, String)> {
-        let mut out = Vec::new();
-        let mut put = |key: &'static str, value: Option<String>| {
-            if let Some(value) = value {
-                out.push((key, value));
+/// Every setting any store declares, once, with the stores that take it.
+pub fn all_settings() -> Vec<(&'static Setting, Vec<&'static str>)> {
+    let mut out: Vec<(&'static Setting, Vec<&'static str>)> = Vec::new();
+    for store in STORES {
+        for setting in store.settings {
+            match out.iter_mut().find(|(s, _)| s.name == setting.name) {
+                Some((_, stores)) => stores.push(store.scheme),
+                None => out.push((setting, vec![store.scheme])),
             }
-        };
-        put("pool", self.pool.map(|n| n.to_string()));
-        put("cl", self.cl.clone());
-        put("read_cl", self.read_cl.clone());
-        put("write_cl", self.write_cl.clone());
-        put("rf", self.rf.map(|n| n.to_string()));
-        put("schema", self.schema.clone());
-        put("batch", self.batch.clone());
-        put("lwt", self.lwt.then(|| "true".to_string()));
-        out
+        }
+    }
+    out
+}
+
+impl clap::FromArgMatches for StoreArgs {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut given = Vec::new();
+        for (setting, _) in all_settings() {
+            match setting.value {
+                Value::Switch => {
+                    if matches.get_flag(setting.name) {
+                        given.push((setting.name.to_string(), "true".to_string()));
+                    }
+                }
+                _ => {
+                    if let Some(value) = matches.get_one::<String>(setting.name) {
+                        given.push((setting.name.to_string(), value.clone()));
+                    }
+                }
+            }
+        }
+        Ok(StoreArgs { given })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl clap::Args for StoreArgs {
+    fn augment_args(mut cmd: clap::Command) -> clap::Command {
+        for (setting, stores) in all_settings() {
+            let mut help = setting.help.to_string();
+            if !setting.default.is_empty() && setting.value != Value::Switch {
+                help.push_str(&format!(" [default: {}]", setting.default));
+            }
+            let mut arg = Arg::new(setting.name)
+                .long(setting.name.replace('_', "-"))
+                .help(help)
+                .help_heading(format!("Settings of {}", stores.join(", ")));
+            arg = match setting.value {
+                Value::Switch => arg.action(ArgAction::SetTrue),
+                Value::Count { .. } => arg.value_name("N"),
+                Value::Choice(words) => arg.value_name(words.join("|")),
+                Value::Text(placeholder) => arg.value_name(placeholder),
+            };
+            cmd = cmd.arg(arg);
+        }
+        cmd
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
     }
 }
 
@@ -212,8 +271,14 @@ pub struct VerifyArgs {
     /// A result folder written by `hatshop run`.
     pub result_dir: PathBuf,
     /// Connect with this URL instead of the one in run.json (e.g. to supply a password).
-    #[arg(long)]
+    #[arg(long, env = "HATSHOP_DB", hide_env_values = true)]
     pub db: Option<String>,
+    /// Longest wait for a connection, handshake and authentication included.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub connect_timeout: f64,
+    /// Longest wait for one page of data read back.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub op_timeout: f64,
 }
 
 #[derive(Debug, Args)]
@@ -225,7 +290,7 @@ pub struct ReportArgs {
 #[derive(Debug, Args)]
 pub struct SweepArgs {
     /// The setting and its values: pool=1,2,4,8 · events=500,5000 · concurrency=1,4,16 ·
-    /// cl=ONE,QUORUM,ALL · rf, schema, batch, warmup, seed, duration, or any URL setting.
+    /// cl=ONE,QUORUM,ALL · value_size, warmup, seed, duration, or any store setting.
     #[arg(long, value_name = "KEY=V1,V2,…")]
     pub vary: String,
     /// Runs per value.
@@ -269,5 +334,35 @@ mod tests {
     #[test]
     fn cli_is_well_formed() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn store_flags_come_from_the_stores() {
+        let cli = Cli::try_parse_from([
+            "hatshop", "run", "--cl", "ONE", "--pool", "3", "--lwt", "--db", "null://",
+        ])
+        .unwrap();
+        let Command::Run(args) = cli.command else {
+            panic!("a run")
+        };
+        let given: Vec<(&str, &str)> = args
+            .store
+            .given
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert!(given.contains(&("cl", "ONE")));
+        assert!(given.contains(&("pool", "3")));
+        assert!(given.contains(&("lwt", "true")));
+        let help = Cli::command()
+            .find_subcommand_mut("run")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        assert!(help.contains("Settings of cassandra"), "{help}");
+        assert!(help.contains("Settings of mysql, postgres"), "{help}");
+        for store in STORES {
+            assert!(help.contains(store.example), "{}", store.example);
+        }
     }
 }

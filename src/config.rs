@@ -1,9 +1,11 @@
 //! From command-line flags to the validated `RunConfig` the engine runs on: the spec
-//! resolved with its overrides, the URL parsed, durations and folders decided.
-//! The config is recorded in run.json, so a result folder says how to repeat it.
+//! resolved with its overrides, the URL parsed and its settings checked against the
+//! store's declarations, durations and folders decided. The config is recorded in
+//! run.json, so a result folder says how to repeat it.
 
+use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -11,9 +13,9 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::cli::{RunArgs, StreamArgs};
-use crate::db::{DbUrl, Scheme, Settings};
-use crate::workload::{EventsReader, Phase, WorkloadSpec, hex};
+use crate::cli::{RunArgs, StoreArgs, StreamArgs};
+use crate::db::{DbUrl, Settings, StoreMeta, store_meta};
+use crate::workload::{EventsReader, Phase, WorkloadSpec, hex, lacks_state};
 
 /// Where the events come from.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -31,6 +33,10 @@ pub struct EventsFileInfo {
     pub sha256: String,
     pub events: u64,
     pub measured_events: u64,
+    /// Whether every order write carries its state hash (files from `hatshop generate`
+    /// do); when not, hatshop computes the missing ones as it reads.
+    #[serde(default)]
+    pub has_states: bool,
 }
 
 /// Everything a run needs, validated.
@@ -38,27 +44,40 @@ pub struct EventsFileInfo {
 pub struct RunConfig {
     pub source: EventSource,
     pub db: DbUrl,
-    /// URL settings with the command-line flags applied.
+    /// URL settings with the command-line flags applied, checked.
     pub settings: Settings,
     pub concurrency: usize,
     pub max_duration: Option<Duration>,
     pub interval: Duration,
+    pub connect_timeout: Duration,
+    pub op_timeout: Duration,
     pub out_dir: PathBuf,
     pub run_id: String,
     pub op_log: bool,
     pub verify: bool,
+    pub recreate: bool,
     pub show_progress: bool,
     /// Print the table and paths when the run ends (a sweep prints its own line).
     pub print_details: bool,
 }
 
+/// The longest any duration flag may be: a year is long enough, and `Duration` cannot
+/// overflow on the way.
+const LONGEST: f64 = 366.0 * 24.0 * 3600.0;
+
+/// Seconds from a flag, as a duration of at least `min` seconds.
+pub fn seconds(flag: &str, secs: f64, min: f64) -> Result<Duration> {
+    if !(secs.is_finite() && secs >= min && secs <= LONGEST) {
+        bail!("{flag} must be a number of seconds from {min} to {LONGEST:.0}, got {secs}");
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
 impl RunConfig {
     pub fn from_args(args: &RunArgs) -> Result<RunConfig> {
         let db = DbUrl::parse(&args.db).map_err(anyhow::Error::msg)?;
-        let mut settings = Settings::new(db.params().map_err(anyhow::Error::msg)?);
-        for (key, value) in args.store.settings() {
-            settings.set(key, value);
-        }
+        let meta = store_meta(db.scheme()).expect("a parsed URL names a known store");
+        let settings = store_settings(meta, &db, &args.store)?;
         let source = match &args.events_file {
             Some(path) => EventSource::File(check_events_file(path)?),
             None => EventSource::Generated {
@@ -72,30 +91,30 @@ impl RunConfig {
         let concurrency = args
             .concurrency
             .or(spec_concurrency)
-            .unwrap_or_else(|| default_concurrency(db.scheme, &settings));
+            .unwrap_or_else(|| (meta.default_concurrency)(&settings));
         if concurrency == 0 {
             bail!("--concurrency must be at least 1");
         }
-        let max_duration = match args.duration {
-            None => None,
-            Some(secs) if secs.is_finite() && secs > 0.0 => Some(Duration::from_secs_f64(secs)),
-            Some(secs) => bail!("--duration must be a positive number of seconds, got {secs}"),
-        };
-        if !(args.interval.is_finite() && args.interval >= 0.001) {
-            bail!(
-                "--interval must be at least 0.001 seconds, got {}",
-                args.interval
-            );
+        if concurrency > 10_000 {
+            bail!("--concurrency must be at most 10,000, got {concurrency}");
         }
-        let interval = Duration::from_secs_f64(args.interval);
-        let run_id = run_id(db.scheme_name(), &source);
+        let max_duration = args
+            .duration
+            .map(|secs| seconds("--duration", secs, 0.001))
+            .transpose()?;
+        let interval = seconds("--interval", args.interval, 0.001)?;
+        let connect_timeout = seconds("--connect-timeout", args.connect_timeout, 0.1)?;
+        let op_timeout = seconds("--op-timeout", args.op_timeout, 0.001)?;
+        let run_id = run_id(db.scheme(), &source);
         let out_dir = match &args.out {
             Some(dir) => dir.clone(),
             None => unique_dir(Path::new("results"), &run_id),
         };
-        let db = db
-            .resolved(&out_dir)
-            .with_context(|| format!("cannot resolve the path of {}", args.db))?;
+        let db = match db.scheme() {
+            // `sqlite://` alone: a database file inside the result folder.
+            "sqlite" if db.file().is_none() => db.with_file(&out_dir.join(SQLITE_FILE)),
+            _ => db,
+        };
         Ok(RunConfig {
             source,
             db,
@@ -103,10 +122,13 @@ impl RunConfig {
             concurrency,
             max_duration,
             interval,
+            connect_timeout,
+            op_timeout,
             out_dir,
             run_id,
             op_log: !args.no_op_log,
             verify: args.verify,
+            recreate: args.recreate,
             show_progress: !args.quiet,
             print_details: true,
         })
@@ -125,9 +147,64 @@ impl RunConfig {
             EventSource::File(info) => info.measured_events,
         }
     }
+
+    pub fn total_events(&self) -> u64 {
+        match &self.source {
+            EventSource::Generated { workload } => workload.total_events(),
+            EventSource::File(info) => info.events,
+        }
+    }
+
+    /// The SQLite file as run.json records it: relative to the result folder when it
+    /// is inside, so a copied or moved folder verifies its own copy.
+    pub fn recorded_file(&self) -> Option<String> {
+        let file = self.db.file().filter(|_| self.db.scheme() == "sqlite")?;
+        let absolute = std::path::absolute(&file).unwrap_or(file);
+        let folder = std::path::absolute(&self.out_dir).unwrap_or_else(|_| self.out_dir.clone());
+        Some(match absolute.strip_prefix(&folder) {
+            Ok(inside) => inside.display().to_string(),
+            Err(_) => absolute.display().to_string(),
+        })
+    }
 }
 
-/// The spec named by `--workload`, with `--seed`, `--events` and `--warmup` applied.
+/// The SQLite file a run makes in its folder when `--db sqlite://` names none.
+pub const SQLITE_FILE: &str = "hatshop.db";
+
+/// URL settings, then flags over them, checked against what the store declares. A
+/// flag the store does not take is refused with one line that names who takes it.
+pub fn store_settings(meta: &StoreMeta, url: &DbUrl, flags: &StoreArgs) -> Result<Settings> {
+    let mut given: BTreeMap<String, String> = url.params().map_err(anyhow::Error::msg)?;
+    for (name, value) in &flags.given {
+        if !meta.takes(name) {
+            let takers: Vec<&str> = crate::db::STORES
+                .iter()
+                .filter(|s| s.takes(name))
+                .map(|s| s.scheme)
+                .collect();
+            let own: Vec<String> = meta
+                .settings
+                .iter()
+                .map(|s| format!("--{}", s.name.replace('_', "-")))
+                .collect();
+            bail!(
+                "--{} is a setting of {}, not of {}:// (which takes {})",
+                name.replace('_', "-"),
+                takers.join(" and "),
+                meta.scheme,
+                if own.is_empty() {
+                    "none".to_string()
+                } else {
+                    own.join(", ")
+                }
+            );
+        }
+        given.insert(name.clone(), value.clone());
+    }
+    Settings::checked(meta.scheme, meta.settings, given).map_err(anyhow::Error::msg)
+}
+
+/// The spec named by `--workload`, with `--seed`, `--events`, `--warmup`, … applied.
 pub fn resolve_spec(args: &StreamArgs) -> Result<WorkloadSpec> {
     let mut spec = WorkloadSpec::load(&args.workload)?;
     if let Some(seed) = args.seed {
@@ -139,21 +216,17 @@ pub fn resolve_spec(args: &StreamArgs) -> Result<WorkloadSpec> {
     if let Some(warmup) = args.warmup {
         spec.warmup = warmup;
     }
+    if let Some(orders) = args.orders {
+        spec.initial_orders = orders;
+    }
+    if let Some(records) = args.records {
+        spec.initial_records = records;
+    }
+    if let Some(size) = args.value_size {
+        spec.value_size = size;
+    }
     spec.validate()?;
     Ok(spec)
-}
-
-/// SQLite has one writer at a time: more lanes only queue on its lock. A pooled SQL
-/// store gets one lane per connection; Cassandra keeps 16 requests in flight.
-fn default_concurrency(scheme: Scheme, settings: &Settings) -> usize {
-    match scheme {
-        Scheme::Sqlite | Scheme::Null => 1,
-        Scheme::Mysql | Scheme::Postgres => settings
-            .get("pool")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(4),
-        Scheme::Cassandra => 16,
-    }
 }
 
 /// Reads the whole file once: every line must be an event, and the hash is taken.
@@ -167,12 +240,14 @@ pub fn check_events_file(path: &Path) -> Result<EventsFileInfo> {
     };
     let mut events = 0;
     let mut measured_events = 0;
+    let mut has_states = true;
     for event in EventsReader::new(BufReader::new(reader), &path.display().to_string()) {
         let event = event?;
         events += 1;
         if event.phase == Phase::Measure {
             measured_events += 1;
         }
+        has_states &= !lacks_state(&event.op);
     }
     if events == 0 {
         bail!("events file {} holds no events", path.display());
@@ -185,7 +260,25 @@ pub fn check_events_file(path: &Path) -> Result<EventsFileInfo> {
         sha256: hex(&sha.finalize()),
         events,
         measured_events,
+        has_states,
     })
+}
+
+/// The sha256 of a file's bytes.
+pub fn file_sha256(path: &Path) -> Result<String> {
+    let mut file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut sha = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file
+            .read(&mut buf)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        sha.update(&buf[..n]);
+    }
+    Ok(hex(&sha.finalize()))
 }
 
 /// Hashes every byte read through it.
@@ -194,7 +287,7 @@ struct HashingReader<'a, R> {
     sha: &'a mut Sha256,
 }
 
-impl<R: std::io::Read> std::io::Read for HashingReader<'_, R> {
+impl<R: Read> Read for HashingReader<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
         self.sha.update(&buf[..n]);
@@ -245,4 +338,48 @@ pub fn unique_dir(base: &Path, id: &str) -> PathBuf {
         .map(|n| base.join(format!("{id}-{n}")))
         .find(|p| !p.exists())
         .expect("some suffix is free")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_are_bounded_not_panicking() {
+        assert!(seconds("--duration", 1e20, 0.001).is_err());
+        assert!(seconds("--interval", 1e30, 0.001).is_err());
+        assert!(seconds("--duration", f64::NAN, 0.001).is_err());
+        assert!(seconds("--duration", -1.0, 0.001).is_err());
+        assert_eq!(
+            seconds("--duration", 1.5, 0.001).unwrap(),
+            Duration::from_millis(1500)
+        );
+    }
+
+    #[test]
+    fn a_store_flag_on_the_wrong_store_is_one_line_that_names_its_stores() {
+        let url = DbUrl::parse("sqlite://x.db").unwrap();
+        let meta = store_meta("sqlite").unwrap();
+        let flags = StoreArgs {
+            given: vec![("cl".into(), "ONE".into())],
+        };
+        let err = store_settings(meta, &url, &flags).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "--cl is a setting of cassandra, not of sqlite:// (which takes --synchronous)"
+        );
+        let flags = StoreArgs {
+            given: vec![("pool".into(), "2".into())],
+        };
+        let err = store_settings(meta, &url, &flags).unwrap_err().to_string();
+        assert!(
+            err.starts_with("--pool is a setting of mysql and postgres"),
+            "{err}"
+        );
+        let url = DbUrl::parse("mysql://h/db?pool=0").unwrap();
+        let err = store_settings(store_meta("mysql").unwrap(), &url, &StoreArgs::default())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, "mysql setting pool=0: expected at least 1");
+    }
 }

@@ -1,27 +1,34 @@
 //! hatshop: a database workload workbench.
 //!
-//! One seeded, deterministic stream of hat-shop order events is replayed against a
-//! database; every operation is timed and logged; the database is then checked
-//! against what the stream says it must hold. The modules follow the data flow:
+//! One seeded, deterministic stream of hat-shop order events (and key-value
+//! operations) is replayed against a database; every operation is timed and logged;
+//! the database is then checked against what the stream says it must hold. The modules
+//! follow the data flow:
 //!
 //! - [`workload`]: domain types, the seeded generator, specs, presets, JSON Lines.
-//! - [`runner`]: the run plan, lanes by order id, the one run loop, per-op timing.
-//! - [`db`]: the `Database` trait and one file per database.
-//! - [`stats`]: HdrHistograms per event type, error counts, summaries.
-//! - [`report`]: the op log, summary.json, the terminal table.
+//! - [`runner`]: the run plan, lanes by order or key, the one run loop, per-op timing.
+//! - [`db`]: the `Database` trait, one file per store, and the one list of stores.
+//! - [`stats`]: HdrHistograms per event type and interval, error counts, summaries.
+//! - [`report`]: the op log, summary.json, the terminal table, report.html, compare.
 //! - [`verify`]: the expected state versus what the database holds.
-//! - [`cluster`]: real local servers (Cassandra, MariaDB, PostgreSQL) started by hatshop.
+//! - [`cluster`]: real local servers (Cassandra, MariaDB, PostgreSQL, Redis).
 //! - [`cli`], [`config`], [`commands`], [`result_dir`]: flags, validated settings,
 //!   the wiring of each subcommand, and the result folder's layout.
+//! - [`interrupt`], [`console`], [`secrets`]: Ctrl-C on its own thread, output that
+//!   survives a closed pipe, passwords that never leave the process.
 
 pub mod cli;
 pub mod cluster;
 pub mod commands;
 pub mod config;
+#[macro_use]
+pub mod console;
 pub mod db;
+pub mod interrupt;
 pub mod report;
 pub mod result_dir;
 pub mod runner;
+pub mod secrets;
 pub mod stats;
 pub mod verify;
 pub mod workload;
@@ -43,9 +50,13 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
             ExitCode::FAILURE
         }),
         Command::Report(args) => {
+            result_dir::load_complete(&args.result_dir)?;
             let path = report::html::write_report(&args.result_dir)?;
-            println!("{}", path.display());
+            say!("{}", path.display());
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Recover(args) => {
+            commands::recover::run(&args.result_dir).map(|()| ExitCode::SUCCESS)
         }
         Command::Compare(args) => {
             let runs = args
@@ -53,14 +64,52 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
                 .iter()
                 .map(|dir| report::load::LoadedRun::load(dir))
                 .collect::<Result<Vec<_>>>()?;
-            print!("{}", report::compare::terminal(&runs));
+            console::out(&report::compare::terminal(&runs));
             std::fs::write(&args.output, report::compare::html(&runs))
                 .with_context(|| format!("cannot write {}", args.output.display()))?;
-            println!("page: {}", args.output.display());
+            say!("page: {}", args.output.display());
             Ok(ExitCode::SUCCESS)
         }
         Command::Sweep(args) => commands::sweep::run(args).await,
         Command::Workloads(args) => commands::workloads::run(args).map(|()| ExitCode::SUCCESS),
         Command::Server(args) => commands::server::run(args).map(|()| ExitCode::SUCCESS),
+    }
+}
+
+/// An error as one line: its causes after it, each once (a cause that the message
+/// already quotes is not repeated), with passwords scrubbed.
+pub fn one_line(error: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if text.is_empty() || line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    secrets::redact(&line.replace('\n', " ")).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn causes_are_not_repeated() {
+        let io = std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "Is a directory (os error 21)",
+        );
+        let error =
+            anyhow::Error::new(io).context("cannot read x.toml: Is a directory (os error 21)");
+        assert_eq!(
+            one_line(&error),
+            "cannot read x.toml: Is a directory (os error 21)"
+        );
+        let error = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(one_line(&error), "outer: inner");
     }
 }

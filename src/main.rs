@@ -5,11 +5,9 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    // Like other Unix tools, end quietly when the reader of our output goes away
-    // (`hatshop compare … | head`), instead of failing on every later print.
-    // SAFETY: called before any thread starts; SIG_DFL is always a valid handler.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    if let Err(e) = hatshop::interrupt::install() {
+        eprintln!("error: cannot listen for Ctrl-C: {e}");
+        return ExitCode::FAILURE;
     }
     let cli = hatshop::cli::Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -22,11 +20,14 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(hatshop::run(cli)) {
+    let code = match runtime.block_on(hatshop::run(cli)) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            hatshop::console::err(&format!("error: {}\n", hatshop::one_line(&e)));
             ExitCode::FAILURE
         }
-    }
+    };
+    // Background tasks (a connection waiting on a silent server) must not hold the exit.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    code
 }

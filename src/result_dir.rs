@@ -1,8 +1,10 @@
 //! The result folder: its file names and `run.json`, the record that makes a folder
-//! self-describing (what ran, against what, on which host, and how far it got).
+//! self-describing (what ran, against what, on which host, and how far it got), and
+//! the one check every reader makes: that the folder is complete.
 
 use std::path::{Path, PathBuf};
 
+use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use crate::config::EventSource;
@@ -15,6 +17,7 @@ pub const VERIFY_JSON: &str = "verify.json";
 pub const INTERVALS_CSV: &str = "intervals.csv";
 pub const LATENCY_HLOG: &str = "latency.hlog";
 pub const REPORT_HTML: &str = "report.html";
+pub const FAILED_WRITES_CSV: &str = "failed_writes.csv";
 
 pub fn file(dir: &Path, name: &str) -> PathBuf {
     dir.join(name)
@@ -24,18 +27,40 @@ pub fn file(dir: &Path, name: &str) -> PathBuf {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunRecord {
     pub hatshop_version: String,
+    /// What the generator makes of a spec (see `workload::STREAM_VERSION`); 0 before it
+    /// was recorded.
+    #[serde(default)]
+    pub stream_version: u32,
     pub run_id: String,
-    /// running, finished, interrupted, stopped_at_deadline or failed.
+    /// running (only while its process lives), finished, stopped_at_deadline,
+    /// interrupted, failed, aborted (a second signal: the folder needs
+    /// `hatshop recover`), recovered.
     pub status: String,
     pub interrupted: bool,
+    /// Why the run failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
     pub events: EventSource,
-    /// sha256 of the event stream as JSON Lines: runs with equal hashes replayed the
-    /// same events. Absent when the run was interrupted before the stream was hashed.
+    /// sha256 of the events handed out, as JSON Lines (the whole stream's when
+    /// `stream_complete`): runs with equal hashes replayed the same events.
     pub plan_sha256: Option<String>,
+    /// How many events that hash covers.
+    #[serde(default)]
+    pub planned_events: u64,
+    /// Whether the whole stream was handed out.
+    #[serde(default)]
+    pub stream_complete: bool,
     pub database: DatabaseRecord,
     pub plan: PlanRecord,
     pub host: Host,
+    /// The process that writes the folder: `running` is true only while it lives.
+    #[serde(default)]
+    pub pid: u32,
+    #[serde(default)]
+    pub process_start: u64,
     pub started_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measure_started_at: Option<String>,
     pub finished_at: Option<String>,
     /// Per lane, the seq of the last event applied: what `verify` replays.
     pub lane_last_seq: Vec<Option<u64>>,
@@ -43,6 +68,24 @@ pub struct RunRecord {
     pub op_log_rows: Option<u64>,
     /// Failures during load and warm-up.
     pub unmeasured_errors: u64,
+    /// Writes that failed, in any phase (listed in failed_writes.csv).
+    #[serde(default)]
+    pub failed_writes: u64,
+    /// Set when `hatshop recover` rebuilt the folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovered: Option<Recovery>,
+}
+
+/// What `hatshop recover` did.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Recovery {
+    /// The status the folder had.
+    pub from_status: String,
+    /// Op log lines dropped because they were cut (the last line of a killed run).
+    pub dropped_lines: u64,
+    /// Per lane, the last seq of the op log: events after it may also have reached
+    /// the store, so `verify` calls orders they touch uncertain.
+    pub logged_lane_last_seq: Vec<Option<u64>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -52,6 +95,9 @@ pub struct DatabaseRecord {
     /// Store settings as given (URL `?key=value` and flags), so `verify` reads the same way.
     #[serde(default)]
     pub settings: std::collections::BTreeMap<String, String>,
+    /// A SQLite file: relative to the folder when inside it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
     pub store: StoreInfo,
 }
 
@@ -60,8 +106,19 @@ pub struct PlanRecord {
     pub concurrency: usize,
     pub pace: String,
     pub max_duration_s: Option<f64>,
+    #[serde(default)]
+    pub connect_timeout_s: f64,
+    #[serde(default)]
+    pub op_timeout_s: f64,
+    /// Length of the statistics intervals.
+    #[serde(default = "one_second")]
+    pub interval_s: f64,
     pub op_log: bool,
     pub check_reads: bool,
+}
+
+fn one_second() -> f64 {
+    1.0
 }
 
 /// The client machine, as far as a database engineer needs it to judge the numbers.
@@ -95,12 +152,112 @@ impl Host {
             .map(|kb| kb * 1024)
             .unwrap_or(0);
         Host {
-            hostname: read("/proc/sys/kernel/hostname").trim().to_string(),
+            hostname: hostname(),
             os,
             kernel: read("/proc/sys/kernel/osrelease").trim().to_string(),
             cpu,
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             memory_bytes,
         }
+    }
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+/// When a process started, in clock ticks since boot (field 22 of /proc/PID/stat): with
+/// the pid, it tells a live run from a new process that reused its pid.
+pub fn process_start(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = stat.rsplit_once(')')?.1;
+    after_name.split_whitespace().nth(19)?.parse().ok()
+}
+
+impl RunRecord {
+    /// Whether the process that writes this folder still runs (on this host).
+    pub fn writer_alive(&self) -> bool {
+        self.host.hostname == hostname()
+            && self.pid != 0
+            && process_start(self.pid).is_some_and(|start| start == self.process_start)
+    }
+
+    /// Whether a stopped folder's summary was written.
+    pub fn complete(&self) -> bool {
+        !matches!(self.status.as_str(), "running" | "aborted")
+    }
+}
+
+/// Reads run.json of a folder that must be complete: one clear line when the run is
+/// still going, or ended without finishing its folder (killed, power lost, a second
+/// Ctrl-C), with the command that rebuilds it.
+pub fn load_complete(dir: &Path) -> Result<RunRecord> {
+    let record = load(dir)?;
+    match record.status.as_str() {
+        "running" if record.writer_alive() => bail!(
+            "{} is still running (pid {}): wait for it, or stop it with Ctrl-C",
+            dir.display(),
+            record.pid
+        ),
+        "running" | "aborted" => bail!(
+            "the run in {} did not finish ({}): `hatshop recover {}` rebuilds it from its op log",
+            dir.display(),
+            if record.status == "aborted" {
+                "stopped at once by a second signal"
+            } else {
+                "its process is gone: killed, or the machine stopped"
+            },
+            dir.display()
+        ),
+        _ => {}
+    }
+    if !file(dir, SUMMARY_JSON).exists() {
+        bail!(
+            "{} has no {SUMMARY_JSON}: `hatshop recover {}` rebuilds it from its op log",
+            dir.display(),
+            dir.display()
+        );
+    }
+    Ok(record)
+}
+
+/// Reads run.json, whatever the run's state.
+pub fn load(dir: &Path) -> Result<RunRecord> {
+    let path = file(dir, RUN_JSON);
+    if !path.exists() {
+        if !dir.exists() {
+            bail!("no result folder {}", dir.display());
+        }
+        bail!(
+            "{} is not a result folder: it has no {RUN_JSON}",
+            dir.display()
+        );
+    }
+    crate::report::read_json(&path).with_context(|| format!("cannot use {}", dir.display()))
+}
+
+/// A row of `failed_writes.csv`: a write that failed, in any phase.
+#[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq)]
+pub struct FailedWriteRow {
+    pub seq: u64,
+    pub event_type: String,
+    /// The order id, or the key index of a key-value event.
+    pub target: u64,
+    pub error_kind: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_has_a_start_time() {
+        let me = std::process::id();
+        assert!(process_start(me).is_some());
+        assert_eq!(process_start(me), process_start(me));
+        assert!(process_start(u32::MAX).is_none());
     }
 }

@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use super::{Home, ServerKind, ServerRecord, StartOptions, now_rfc3339, process, wait_for_port};
+use super::{
+    Home, LocalServer, ServerKind, ServerRecord, StartOptions, now_rfc3339, process, wait_for_port,
+};
 
 pub const DEFAULT_VERSION: &str = "5.0.4";
 const HOST: &str = "127.0.0.1";
@@ -73,7 +75,7 @@ pub fn jars(home: &Home, version: &str) -> Result<PathBuf> {
              </project>\n"
         ),
     )?;
-    eprintln!(
+    crate::note!(
         "fetching Cassandra {version} from Maven Central into {} (once; about 70 MB) …",
         lib.display()
     );
@@ -94,7 +96,7 @@ pub fn jars(home: &Home, version: &str) -> Result<PathBuf> {
         );
     }
     std::fs::write(&complete, b"")?;
-    eprintln!("fetched in {:.0} s", started.elapsed().as_secs_f64());
+    crate::note!("fetched in {:.0} s", started.elapsed().as_secs_f64());
     Ok(lib)
 }
 
@@ -149,7 +151,19 @@ fn write_config(
     Ok(())
 }
 
-pub fn start(home: &Home, dir: &Path, options: &StartOptions) -> Result<ServerRecord> {
+pub struct Cassandra;
+
+impl LocalServer for Cassandra {
+    const NAME: &'static str = "cassandra";
+    const ABOUT: &'static str = "Apache Cassandra from Maven Central (JDK 17)";
+    const RETRY_START: bool = false;
+
+    fn start(home: &Home, dir: &Path, options: &StartOptions) -> Result<ServerRecord> {
+        start(home, dir, options)
+    }
+}
+
+fn start(home: &Home, dir: &Path, options: &StartOptions) -> Result<ServerRecord> {
     let version = options
         .version
         .clone()
@@ -206,7 +220,7 @@ pub fn start(home: &Home, dir: &Path, options: &StartOptions) -> Result<ServerRe
         .spawn()
         .context("cannot start the Cassandra JVM")?;
     let pid = child.id();
-    eprintln!("waiting for Cassandra {version} on {HOST}:{native_port} (about a minute) …");
+    crate::note!("waiting for Cassandra {version} on {HOST}:{native_port} (about a minute) …");
     let started = Instant::now();
     wait_for_port(
         HOST,
@@ -216,12 +230,12 @@ pub fn start(home: &Home, dir: &Path, options: &StartOptions) -> Result<ServerRe
         "Cassandra",
         &log_file,
     )?;
-    eprintln!(
+    crate::note!(
         "Cassandra answered after {:.0} s",
         started.elapsed().as_secs_f64()
     );
     Ok(ServerRecord {
-        kind: ServerKind::Cassandra,
+        kind: ServerKind::find(Cassandra::NAME).expect("listed"),
         pid,
         url: format!("cassandra://{HOST}:{native_port}/hatshop"),
         version,
@@ -230,5 +244,6 @@ pub fn start(home: &Home, dir: &Path, options: &StartOptions) -> Result<ServerRe
         data_dir: data,
         log_file,
         started_at: now_rfc3339(),
+        settings: Default::default(),
     })
 }

@@ -10,12 +10,26 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use super::{
-    ServerKind, ServerRecord, StartOptions, ensure_packages, now_rfc3339, process, wait_for_port,
+    Home, LocalServer, ServerKind, ServerRecord, StartOptions, ensure_packages, now_rfc3339,
+    process, wait_for_port,
 };
 
 const HOST: &str = "127.0.0.1";
 
-pub fn start(dir: &Path, options: &StartOptions) -> Result<ServerRecord> {
+/// MariaDB serves the `mysql` store.
+pub struct Mariadb;
+
+impl LocalServer for Mariadb {
+    const NAME: &'static str = "mysql";
+    const ALIASES: &'static [&'static str] = &["mariadb"];
+    const ABOUT: &'static str = "MariaDB from Debian's mariadb-server";
+
+    fn start(_home: &Home, dir: &Path, options: &StartOptions) -> Result<ServerRecord> {
+        start(dir, options)
+    }
+}
+
+fn start(dir: &Path, options: &StartOptions) -> Result<ServerRecord> {
     let mariadbd = ensure_packages(
         "mariadbd",
         &["mariadb-server"],
@@ -50,7 +64,7 @@ pub fn start(dir: &Path, options: &StartOptions) -> Result<ServerRecord> {
     .with_context(|| format!("cannot write {}", cnf.display()))?;
 
     if !data.join("mysql").exists() {
-        eprintln!("initialising {} …", data.display());
+        crate::note!("initialising {} …", data.display());
         process::run_command(
             Command::new("mariadb-install-db")
                 .arg(format!("--defaults-file={}", cnf.display()))
@@ -94,7 +108,7 @@ pub fn start(dir: &Path, options: &StartOptions) -> Result<ServerRecord> {
     )?;
     let version = client("SELECT VERSION()")?.trim().to_string();
     Ok(ServerRecord {
-        kind: ServerKind::Mariadb,
+        kind: ServerKind::find(Mariadb::NAME).expect("listed"),
         pid,
         url: format!("mysql://root@{HOST}:{port}/hatshop"),
         version,
@@ -103,5 +117,6 @@ pub fn start(dir: &Path, options: &StartOptions) -> Result<ServerRecord> {
         data_dir: data,
         log_file,
         started_at: now_rfc3339(),
+        settings: Default::default(),
     })
 }

@@ -1,44 +1,144 @@
 //! Real local servers, started by hatshop: Cassandra (jars from Maven Central),
-//! MariaDB and PostgreSQL (Debian's packages). Each server lives in its own folder
-//! under the hatshop home, with a `server.json` that says what runs where, so a
+//! MariaDB, PostgreSQL and Redis (Debian's packages). Each server lives in its own
+//! folder under the hatshop home, with a `server.json` that says what runs where, so a
 //! second `start` finds the first and `status` works from any shell.
+//!
+//! A server hatshop can run is one file here implementing [`LocalServer`], and one line
+//! in the `servers!` list; its name is the URL scheme of the store it serves.
 
 mod cassandra;
 mod mariadb;
 mod postgres;
 pub mod process;
+mod redis;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result, bail};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// The servers hatshop can start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum ServerKind {
-    Cassandra,
-    Mariadb,
-    Postgres,
+/// A server hatshop can start.
+pub trait LocalServer {
+    /// The store it serves (its URL scheme).
+    const NAME: &'static str;
+    /// Other names for it on the command line.
+    const ALIASES: &'static [&'static str] = &[];
+    /// What it is, for help.
+    const ABOUT: &'static str;
+    /// The signal that shuts it down cleanly and promptly.
+    const STOP_SIGNAL: i32 = libc::SIGTERM;
+    /// Whether a failed start is tried once more on a new port (quick servers only).
+    const RETRY_START: bool = true;
+
+    fn start(home: &Home, dir: &Path, options: &StartOptions) -> Result<ServerRecord>;
 }
+
+/// A server's declarations, as data.
+pub struct ServerMeta {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub about: &'static str,
+    stop_signal: i32,
+    retry_start: bool,
+    start: fn(&Home, &Path, &StartOptions) -> Result<ServerRecord>,
+}
+
+impl ServerMeta {
+    const fn of<T: LocalServer>() -> ServerMeta {
+        ServerMeta {
+            name: T::NAME,
+            aliases: T::ALIASES,
+            about: T::ABOUT,
+            stop_signal: T::STOP_SIGNAL,
+            retry_start: T::RETRY_START,
+            start: T::start,
+        }
+    }
+}
+
+macro_rules! servers {
+    ($($server:ty),* $(,)?) => {
+        static SERVERS: &[ServerMeta] = &[$(ServerMeta::of::<$server>()),*];
+        static KINDS: &[ServerKind] = &{
+            let mut kinds = [ServerKind(&SERVERS[0]); [$(stringify!($server)),*].len()];
+            let mut i = 0;
+            while i < kinds.len() {
+                kinds[i] = ServerKind(&SERVERS[i]);
+                i += 1;
+            }
+            kinds
+        };
+    };
+}
+
+servers! {
+    cassandra::Cassandra,
+    mariadb::Mariadb,
+    postgres::Postgres,
+    redis::Redis,
+}
+
+/// One of the servers hatshop can start, by name.
+#[derive(Clone, Copy)]
+pub struct ServerKind(&'static ServerMeta);
 
 impl ServerKind {
     pub fn name(self) -> &'static str {
-        match self {
-            ServerKind::Cassandra => "cassandra",
-            ServerKind::Mariadb => "mariadb",
-            ServerKind::Postgres => "postgres",
-        }
+        self.0.name
     }
 
-    /// Signal that shuts the server down cleanly and promptly.
-    fn stop_signal(self) -> i32 {
-        match self {
-            // SIGINT is PostgreSQL's "fast" shutdown: it does not wait for clients.
-            ServerKind::Postgres => libc::SIGINT,
-            ServerKind::Cassandra | ServerKind::Mariadb => libc::SIGTERM,
-        }
+    pub fn all() -> &'static [ServerKind] {
+        KINDS
+    }
+
+    pub fn find(name: &str) -> Option<ServerKind> {
+        KINDS
+            .iter()
+            .copied()
+            .find(|k| k.0.name == name || k.0.aliases.contains(&name))
+    }
+}
+
+impl PartialEq for ServerKind {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.name == other.0.name
+    }
+}
+
+impl Eq for ServerKind {}
+
+impl std::fmt::Debug for ServerKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name)
+    }
+}
+
+impl clap::ValueEnum for ServerKind {
+    fn value_variants<'a>() -> &'a [Self] {
+        KINDS
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(
+            clap::builder::PossibleValue::new(self.0.name)
+                .aliases(self.0.aliases.iter().copied())
+                .help(self.0.about),
+        )
+    }
+}
+
+impl Serialize for ServerKind {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.0.name)
+    }
+}
+
+impl<'de> Deserialize<'de> for ServerKind {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        ServerKind::find(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown server '{name}'")))
     }
 }
 
@@ -48,6 +148,8 @@ pub struct StartOptions {
     pub version: Option<String>,
     pub heap: String,
     pub port: Option<u16>,
+    /// Redis: none, aof-everysec or aof-always.
+    pub persistence: String,
     /// Install missing Debian packages (needs root).
     pub install: bool,
 }
@@ -64,6 +166,9 @@ pub struct ServerRecord {
     pub data_dir: PathBuf,
     pub log_file: PathBuf,
     pub started_at: String,
+    /// What else matters about it (e.g. Redis persistence).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub settings: std::collections::BTreeMap<String, String>,
 }
 
 /// The folder that holds every server's state and the download cache.
@@ -137,17 +242,15 @@ pub fn start(
     }
     let dir = home.server_dir(kind);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let launch = || match kind {
-        ServerKind::Cassandra => cassandra::start(home, &dir, options),
-        ServerKind::Mariadb => mariadb::start(&dir, options),
-        ServerKind::Postgres => postgres::start(home, &dir, options),
-    };
+    let launch = || (kind.0.start)(home, &dir, options);
     let record = match launch() {
         Ok(record) => record,
         // A free port can be taken by another process between our check and the
         // server's bind: the quick servers try once more on a newly chosen port.
-        Err(first) if options.port.is_none() && kind != ServerKind::Cassandra => {
-            eprintln!(
+        Err(first)
+            if options.port.is_none() && kind.0.retry_start && !crate::interrupt::requested() =>
+        {
+            crate::note!(
                 "{} did not start ({first:#}); trying once more",
                 kind.name()
             );
@@ -164,7 +267,7 @@ pub fn stop(home: &Home, kind: ServerKind) -> Result<bool> {
     let Some(record) = home.running(kind) else {
         return Ok(false);
     };
-    process::stop_pid(record.pid, kind.stop_signal(), Duration::from_secs(90))?;
+    process::stop_pid(record.pid, kind.0.stop_signal, Duration::from_secs(90))?;
     Ok(true)
 }
 
@@ -193,18 +296,16 @@ fn remove_all(dir: &Path) -> Result<()> {
 
 /// Every server that has a folder, running or not.
 pub fn known(home: &Home) -> Vec<(ServerKind, Option<ServerRecord>)> {
-    [
-        ServerKind::Cassandra,
-        ServerKind::Mariadb,
-        ServerKind::Postgres,
-    ]
-    .into_iter()
-    .filter(|&k| home.server_dir(k).exists())
-    .map(|k| (k, home.record(k)))
-    .collect()
+    ServerKind::all()
+        .iter()
+        .copied()
+        .filter(|&k| home.server_dir(k).exists())
+        .map(|k| (k, home.record(k)))
+        .collect()
 }
 
-/// Waits until `host:port` accepts connections, failing early if `pid` dies.
+/// Waits until `host:port` accepts connections, failing early if `pid` dies or a
+/// signal asks hatshop to stop.
 fn wait_for_port(
     host: &str,
     port: u16,
@@ -232,7 +333,10 @@ fn wait_for_port(
                 log.display()
             );
         }
-        std::thread::sleep(Duration::from_millis(250));
+        if crate::interrupt::sleep_unless_requested(Duration::from_millis(250)) {
+            let _ = process::stop_pid(pid, libc::SIGKILL, Duration::from_secs(5));
+            bail!("interrupted while {what} was starting; it was stopped");
+        }
     }
 }
 
@@ -258,7 +362,7 @@ fn ensure_packages(
     if !process::is_root() {
         bail!("--install needs root: run `sudo {command}`");
     }
-    eprintln!("installing {} …", packages.join(" "));
+    crate::note!("installing {} …", packages.join(" "));
     process::run_command(
         std::process::Command::new("sh")
             .args(["-c", &command])
@@ -271,4 +375,26 @@ fn ensure_packages(
             packages.join(" ")
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_server_serves_a_store_and_has_a_name_once() {
+        let mut names = Vec::new();
+        for kind in ServerKind::all() {
+            assert!(
+                crate::db::store_meta(kind.name()).is_some(),
+                "server {} serves no store",
+                kind.name()
+            );
+            for name in std::iter::once(kind.0.name).chain(kind.0.aliases.iter().copied()) {
+                assert!(!names.contains(&name), "{name} twice");
+                names.push(name);
+            }
+        }
+        assert_eq!(ServerKind::find("mariadb"), ServerKind::find("mysql"));
+    }
 }

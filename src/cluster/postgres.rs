@@ -9,7 +9,10 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-use super::{Home, ServerKind, ServerRecord, StartOptions, ensure_packages, now_rfc3339, process};
+use super::{
+    Home, LocalServer, ServerKind, ServerRecord, StartOptions, ensure_packages, now_rfc3339,
+    process,
+};
 
 const HOST: &str = "127.0.0.1";
 
@@ -41,7 +44,21 @@ fn as_owner(program: &Path) -> Command {
     }
 }
 
-pub fn start(home: &Home, dir: &Path, options: &StartOptions) -> Result<ServerRecord> {
+pub struct Postgres;
+
+impl LocalServer for Postgres {
+    const NAME: &'static str = "postgres";
+    const ALIASES: &'static [&'static str] = &["postgresql"];
+    const ABOUT: &'static str = "PostgreSQL from Debian's postgresql";
+    /// SIGINT is PostgreSQL's "fast" shutdown: it does not wait for clients.
+    const STOP_SIGNAL: i32 = libc::SIGINT;
+
+    fn start(home: &Home, dir: &Path, options: &StartOptions) -> Result<ServerRecord> {
+        start(home, dir, options)
+    }
+}
+
+fn start(home: &Home, dir: &Path, options: &StartOptions) -> Result<ServerRecord> {
     let bin = match bin_dir() {
         Some(bin) => bin,
         None => {
@@ -79,7 +96,7 @@ pub fn start(home: &Home, dir: &Path, options: &StartOptions) -> Result<ServerRe
     let data = base.join("data");
     let log_file = base.join("server.log");
     if !data.join("PG_VERSION").exists() {
-        eprintln!("initialising {} …", data.display());
+        crate::note!("initialising {} …", data.display());
         process::run_command(
             as_owner(&bin.join("initdb")).arg("-D").arg(&data).args([
                 "-A",
@@ -138,7 +155,7 @@ pub fn start(home: &Home, dir: &Path, options: &StartOptions) -> Result<ServerRe
         bail!("PostgreSQL on {HOST}:{port} did not say its version");
     }
     Ok(ServerRecord {
-        kind: ServerKind::Postgres,
+        kind: ServerKind::find(Postgres::NAME).expect("listed"),
         pid,
         url: format!("postgres://postgres@{HOST}:{port}/hatshop"),
         version,
@@ -147,5 +164,6 @@ pub fn start(home: &Home, dir: &Path, options: &StartOptions) -> Result<ServerRe
         data_dir: data,
         log_file,
         started_at: now_rfc3339(),
+        settings: Default::default(),
     })
 }

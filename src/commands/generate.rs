@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 
 use crate::cli::GenerateArgs;
 use crate::config::resolve_spec;
+use crate::note;
 use crate::report::table::thousands;
 use crate::workload::{Generator, write_events};
 
@@ -22,7 +23,7 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
     };
     let (count, sha) = write_events(Generator::new(&spec), &mut out)
         .with_context(|| format!("cannot write {}", args.output.display()))?;
-    eprintln!(
+    note!(
         "wrote {} events of '{}' (seed {}) to {}\nsha256 {sha}",
         thousands(count),
         spec.name,

@@ -1,6 +1,7 @@
 //! One file per subcommand: each wires the modules together for its job.
 
 pub mod generate;
+pub mod recover;
 pub mod run;
 pub mod server;
 pub mod sweep;
@@ -11,9 +12,10 @@ use anyhow::Result;
 
 use crate::config::EventSource;
 use crate::runner::EventStream;
-use crate::workload::{EventsReader, Generator};
+use crate::workload::{EventsReader, FillStates, Generator};
 
-/// The event stream a source describes, from the start.
+/// The event stream a source describes, from the start. A file whose order writes lack
+/// their state hashes (hand-written) gets them filled in as it is read.
 pub fn open_stream(source: &EventSource) -> Result<EventStream> {
     Ok(match source {
         EventSource::Generated { workload } => Box::new(Generator::new(workload).map(Ok)),
@@ -21,10 +23,15 @@ pub fn open_stream(source: &EventSource) -> Result<EventStream> {
             let file = std::fs::File::open(&info.path).map_err(|e| {
                 anyhow::anyhow!("cannot open events file {}: {e}", info.path.display())
             })?;
-            Box::new(EventsReader::new(
+            let reader = EventsReader::new(
                 std::io::BufReader::with_capacity(1 << 20, file),
                 &info.path.display().to_string(),
-            ))
+            );
+            if info.has_states {
+                Box::new(reader)
+            } else {
+                Box::new(FillStates::new(reader))
+            }
         }
     })
 }

@@ -1,6 +1,7 @@
 //! `hatshop run`: connect, set up, replay the stream, write the result folder, print
-//! the table. Whatever stops the run (its end, `--duration`, Ctrl-C, SIGTERM), the
-//! folder is completed with every operation that ran.
+//! the table. Whatever ends the run (its end, `--duration`, Ctrl-C, SIGTERM, a failure
+//! of the op log or the events file), the folder is completed with every operation
+//! that ran and says how it ended; a second signal leaves it marked `aborted`.
 
 use std::io::IsTerminal;
 use std::path::Path;
@@ -8,23 +9,30 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::open_stream;
 use super::verify::verify_store;
 use crate::cli::RunArgs;
-use crate::config::{EventSource, RunConfig};
-use crate::db::{ConnectOptions, Database, Store};
+use crate::config::{EventSource, RunConfig, file_sha256};
+use crate::db::{ConnectOptions, Database, DbError, Ownership, Store};
+use crate::interrupt;
 use crate::report::table::{self, thousands};
-use crate::report::{OpLogWriter, hlog, html, intervals, write_csv, write_json};
+use crate::report::{OpLogWriter, html, write_csv, write_json, write_statistics};
 use crate::result_dir::{self, DatabaseRecord, Host, PlanRecord, RunRecord};
-use crate::runner::{self, Pace, Progress, RunClock, RunContext, RunPlan, StopReason, StopSignal};
+use crate::runner::{
+    self, FailedWrite, Pace, PhaseClock, Progress, RunClock, RunContext, RunOutcome, RunPlan,
+    StopReason, StopSignal,
+};
 use crate::stats::Summary;
-use crate::workload::EventType;
+use crate::workload::STREAM_VERSION;
+use crate::{note, say};
 
 /// Exit code of a run stopped by a signal, as shells expect.
-pub const EXIT_INTERRUPTED: u8 = 130;
+pub const EXIT_INTERRUPTED: u8 = interrupt::EXIT_CODE as u8;
+/// How long creating the schema may take (a keyspace on a ring agrees slowly).
+const SETUP_TIMEOUT: Duration = Duration::from_secs(120);
 
 pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     execute(&RunConfig::from_args(args)?).await
@@ -32,46 +40,116 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
 
 /// Runs one validated config into its result folder.
 pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
-    prepare_dir(&config.out_dir)?;
-    let outcome = run_in_dir(config).await;
-    if outcome.is_err() {
-        // A run that failed before it began leaves no empty folder behind.
-        let _ = std::fs::remove_dir(&config.out_dir);
-    }
-    outcome
-}
-
-async fn run_in_dir(config: &RunConfig) -> Result<std::process::ExitCode> {
-    // From here on a signal ends the run cleanly instead of killing the process.
     let stop = Arc::new(StopSignal::default());
-    let signals = tokio::spawn(stop_on_signal(stop.clone()));
-    let store = Store::connect(
-        &config.db,
-        &ConnectOptions {
-            concurrency: config.concurrency,
-            settings: config.settings.clone(),
-        },
-    )
-    .await
-    .with_context(|| format!("cannot connect to {}", config.db))?;
-    store
-        .setup()
-        .await
-        .with_context(|| format!("cannot set up the schema in {}", config.db))?;
-    let store = Arc::new(store);
-
+    let _listening = {
+        let stop = stop.clone();
+        interrupt::Listening::with(move || stop.stop(StopReason::Interrupted))
+    };
+    prepare_dir(&config.out_dir)?;
+    let store = match connect_and_set_up(config, &stop).await {
+        Ok(store) => Arc::new(store),
+        Err(e) => {
+            // A run that never began leaves no folder behind.
+            let _ = std::fs::remove_dir_all(&config.out_dir);
+            return Err(e);
+        }
+    };
+    let clock = RunClock::now();
     let plan = RunPlan {
         concurrency: config.concurrency,
         pace: Pace::ClosedLoop,
         max_duration: config.max_duration,
+        op_timeout: config.op_timeout,
         check_reads: store.holds_data(),
         hash_stream: matches!(config.source, EventSource::Generated { .. }),
     };
-    let clock = RunClock::now();
     let mut record = initial_record(config, &plan, &store.info(), clock.wall);
     let run_json = result_dir::file(&config.out_dir, result_dir::RUN_JSON);
     write_json(&run_json, &record)?;
+    {
+        // A second signal ends the process at once: the folder then says so.
+        let run_json = run_json.clone();
+        let record = record.clone();
+        interrupt::on_second_signal(move || {
+            let mut aborted = record.clone();
+            aborted.status = "aborted".into();
+            aborted.interrupted = true;
+            aborted.finished_at = Some(rfc3339(SystemTime::now()));
+            let _ = write_json(&run_json, &aborted);
+        });
+    }
+    let result = measure(config, store.clone(), plan, clock, &stop, &mut record).await;
+    interrupt::clear_last_words();
+    if let Err(e) = &result {
+        // Best effort: the folder says the run failed, and why.
+        record.status = "failed".into();
+        record.error = Some(format!("{e:#}"));
+        record
+            .finished_at
+            .get_or_insert_with(|| rfc3339(SystemTime::now()));
+        let _ = write_json(&run_json, &record);
+        let _ = html::write_report(&config.out_dir);
+    }
+    result?;
+    finish(config, &*store, &record, &stop).await
+}
 
+/// Connects and makes the schema, within their deadlines, hearing Ctrl-C.
+async fn connect_and_set_up(config: &RunConfig, stop: &StopSignal) -> Result<Store> {
+    let options = ConnectOptions {
+        concurrency: config.concurrency,
+        settings: config.settings.clone(),
+        connect_timeout: config.connect_timeout,
+        op_timeout: config.op_timeout,
+        existing_only: false,
+    };
+    let store = within(
+        config.connect_timeout,
+        "connect",
+        stop,
+        Store::connect(&config.db, &options),
+    )
+    .await
+    .with_context(|| format!("cannot connect to {}", config.db))?;
+    let owner = Ownership {
+        recreate: config.recreate,
+        note: format!(
+            "hatshop {} run {}",
+            env!("CARGO_PKG_VERSION"),
+            config.run_id
+        ),
+    };
+    within(SETUP_TIMEOUT, "set up", stop, store.setup(&owner))
+        .await
+        .with_context(|| format!("cannot set up the schema in {}", config.db))?;
+    Ok(store)
+}
+
+/// Awaits `work` unless the deadline passes or the run is stopped first.
+async fn within<T>(
+    limit: Duration,
+    what: &str,
+    stop: &StopSignal,
+    work: impl Future<Output = Result<T, DbError>>,
+) -> Result<T> {
+    tokio::select! {
+        result = tokio::time::timeout(limit, work) => match result {
+            Ok(result) => result.map_err(anyhow::Error::from),
+            Err(_) => Err(anyhow!("no answer within {} s (to {what})", limit.as_secs_f64())),
+        },
+        _ = stop.stopped() => Err(anyhow!("interrupted before the run began")),
+    }
+}
+
+/// The measured part: the runner, then every file of the folder.
+async fn measure(
+    config: &RunConfig,
+    store: Arc<Store>,
+    plan: RunPlan,
+    clock: RunClock,
+    stop: &Arc<StopSignal>,
+    record: &mut RunRecord,
+) -> Result<()> {
     let (op_log, op_log_tx) = if config.op_log {
         let (writer, tx) = OpLogWriter::start(
             &result_dir::file(&config.out_dir, result_dir::OPS_CSV),
@@ -83,11 +161,9 @@ async fn run_in_dir(config: &RunConfig) -> Result<std::process::ExitCode> {
     } else {
         (None, None)
     };
-
     let progress = Arc::new(Progress::default());
     let bar = show_progress(config, progress.clone());
-
-    eprintln!(
+    note!(
         "running {} on {} ({} lane{}); results in {}",
         config.workload_name(),
         config.db,
@@ -97,7 +173,7 @@ async fn run_in_dir(config: &RunConfig) -> Result<std::process::ExitCode> {
     );
     let stream = open_stream(&config.source)?;
     let outcome = runner::run(
-        store.clone(),
+        store,
         stream,
         RunContext {
             plan,
@@ -105,43 +181,18 @@ async fn run_in_dir(config: &RunConfig) -> Result<std::process::ExitCode> {
             clock,
             stop: stop.clone(),
             progress,
+            phases: Arc::new(PhaseClock::default()),
             op_log: op_log_tx,
         },
     )
     .await;
-    signals.abort();
     if let Some((bar, ticker)) = bar {
         ticker.abort();
         bar.finish_and_clear();
     }
     let outcome = outcome?;
     let op_log_rows = op_log.map(OpLogWriter::finish).transpose()?;
-
-    let names: Vec<&str> = EventType::ALL.iter().map(|e| e.as_str()).collect();
-    let summary = outcome
-        .stats
-        .summary(&names, outcome.measured_elapsed.as_secs_f64());
-    write_json(
-        &result_dir::file(&config.out_dir, result_dir::SUMMARY_JSON),
-        &summary,
-    )?;
-    let interval_s = outcome.interval.as_secs_f64();
-    write_csv(
-        &result_dir::file(&config.out_dir, result_dir::INTERVALS_CSV),
-        &intervals::rows(&outcome.intervals, interval_s, &names),
-    )?;
-    hlog::write(
-        &result_dir::file(&config.out_dir, result_dir::LATENCY_HLOG),
-        &outcome.intervals,
-        outcome.interval,
-        clock.wall + outcome.measure_offset.unwrap_or_default(),
-        &names,
-        &format!(
-            "hatshop {} run {}",
-            env!("CARGO_PKG_VERSION"),
-            config.run_id
-        ),
-    )?;
+    write_outcome(config, &outcome, clock)?;
 
     record.status = match outcome.stop_reason {
         None => "finished",
@@ -151,46 +202,123 @@ async fn run_in_dir(config: &RunConfig) -> Result<std::process::ExitCode> {
     }
     .into();
     record.interrupted = outcome.stop_reason == Some(StopReason::Interrupted);
-    record.plan_sha256 = outcome.plan_sha256.clone().or(record.plan_sha256);
+    if let Some(hash) = &outcome.plan_sha256 {
+        record.plan_sha256 = Some(hash.clone());
+        record.planned_events = outcome.planned_events;
+    }
+    record.stream_complete = outcome.stream_complete;
+    record.measure_started_at = outcome
+        .measure_offset
+        .map(|offset| rfc3339(clock.wall + offset));
     record.finished_at = Some(rfc3339(SystemTime::now()));
     record.lane_last_seq = outcome.lane_last_seq.clone();
     record.measured_ops = outcome.stats.total_ops();
     record.op_log_rows = op_log_rows;
     record.unmeasured_errors = outcome.unmeasured_errors;
-    write_json(&run_json, &record)?;
-
+    record.failed_writes = outcome.failed_writes.len() as u64;
+    if let Some(error) = &outcome.stream_error {
+        record.status = "failed".into();
+        record.error = Some(error.clone());
+    }
+    if let EventSource::File(info) = &config.source
+        && file_sha256(&info.path).ok().as_ref() != Some(&info.sha256)
+    {
+        record.status = "failed".into();
+        record.error = Some(format!(
+            "events file {} changed during the run",
+            info.path.display()
+        ));
+    }
     if let Some(rows) = op_log_rows
         && rows != record.measured_ops
     {
-        bail!(
+        record.status = "failed".into();
+        record.error = Some(format!(
             "ops.csv has {rows} rows but {} operations were measured",
             record.measured_ops
-        );
+        ));
     }
+    write_json(
+        &result_dir::file(&config.out_dir, result_dir::RUN_JSON),
+        record,
+    )
+}
 
+/// summary.json, intervals.csv, latency.hlog and failed_writes.csv.
+fn write_outcome(config: &RunConfig, outcome: &RunOutcome, clock: RunClock) -> Result<()> {
+    write_statistics(
+        &config.out_dir,
+        &outcome.intervals,
+        outcome.interval,
+        outcome.measured_elapsed,
+        clock.wall + outcome.measure_offset.unwrap_or_default(),
+        &format!(
+            "hatshop {} run {}",
+            env!("CARGO_PKG_VERSION"),
+            config.run_id
+        ),
+    )?;
+    let failed: Vec<result_dir::FailedWriteRow> = outcome
+        .failed_writes
+        .iter()
+        .map(|f: &FailedWrite| result_dir::FailedWriteRow {
+            seq: f.seq,
+            event_type: f.event_type.to_string(),
+            target: f.target,
+            error_kind: f.error_kind.as_str().to_string(),
+        })
+        .collect();
+    write_csv(
+        &result_dir::file(&config.out_dir, result_dir::FAILED_WRITES_CSV),
+        &failed,
+    )
+}
+
+/// Prints the table, verifies if asked, writes the report; the exit code.
+async fn finish(
+    config: &RunConfig,
+    store: &Store,
+    record: &RunRecord,
+    stop: &StopSignal,
+) -> Result<std::process::ExitCode> {
+    let summary: Summary =
+        crate::report::read_json(&result_dir::file(&config.out_dir, result_dir::SUMMARY_JSON))?;
     if config.print_details {
-        print_result(config, &record, &summary);
+        print_result(config, record, &summary);
     }
     let mut exact = true;
-    if config.verify && !record.interrupted {
-        let report = verify_store(&*store, &config.out_dir, &record).await?;
-        if config.print_details {
-            println!("verify:");
-            print!("{}", report.render());
+    if config.verify && matches!(record.status.as_str(), "finished" | "stopped_at_deadline") {
+        let report = tokio::select! {
+            report = verify_store(store, &config.out_dir, record, config.op_timeout) => Some(report?),
+            _ = stop.stopped() => None,
+        };
+        match report {
+            Some(report) => {
+                if config.print_details {
+                    say!("verify:");
+                    crate::console::out(&report.render());
+                }
+                exact = report.is_exact();
+            }
+            None => note!("verify interrupted"),
         }
-        exact = report.is_exact();
     }
     let report = html::write_report(&config.out_dir)?;
     if config.print_details {
-        println!("results: {}", config.out_dir.display());
+        say!("results: {}", config.out_dir.display());
         if !config.verify && store.holds_data() {
-            println!("check it: hatshop verify {}", config.out_dir.display());
+            say!("check it: hatshop verify {}", config.out_dir.display());
         }
-        println!("report: {}", report.display());
+        say!("report: {}", report.display());
     }
-
-    if record.interrupted {
-        eprintln!(
+    if record.status == "failed" {
+        bail!(
+            "the run failed: {}; the result folder holds every operation that ran",
+            record.error.as_deref().unwrap_or("unknown error")
+        );
+    }
+    if record.interrupted || stop.reason() == Some(StopReason::Interrupted) {
+        note!(
             "interrupted after {} measured operations; the result folder holds all of them",
             thousands(record.measured_ops)
         );
@@ -204,8 +332,8 @@ async fn run_in_dir(config: &RunConfig) -> Result<std::process::ExitCode> {
 
 /// The header, the table and any warning, on stdout.
 fn print_result(config: &RunConfig, record: &RunRecord, summary: &Summary) {
-    println!(
-        "{} · {} {} · seed {} · {} lane{}",
+    say!(
+        "{} · {} ({}) · seed {} · {} lane{}",
         config.workload_name(),
         record.database.store.name,
         record.database.store.server_version,
@@ -221,14 +349,17 @@ fn print_result(config: &RunConfig, record: &RunRecord, summary: &Summary) {
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
     if !settings.is_empty() {
-        println!("{}", settings.join(" · "));
+        say!("{}", settings.join(" · "));
     }
-    print!("{}", table::render(summary));
+    crate::console::out(&table::render(summary));
     if record.unmeasured_errors > 0 {
-        println!(
+        say!(
             "warning: {} operations failed during load and warm-up",
             thousands(record.unmeasured_errors)
         );
+    }
+    if record.status == "stopped_at_deadline" && record.measured_ops == 0 {
+        say!("warning: --duration ran out before anything was measured (in the load or warm-up)");
     }
 }
 
@@ -257,35 +388,52 @@ fn initial_record(
     store: &crate::db::StoreInfo,
     started: SystemTime,
 ) -> RunRecord {
+    let pid = std::process::id();
     RunRecord {
         hatshop_version: env!("CARGO_PKG_VERSION").into(),
+        stream_version: STREAM_VERSION,
         run_id: config.run_id.clone(),
         status: "running".into(),
         interrupted: false,
+        error: None,
         events: config.source.clone(),
         plan_sha256: match &config.source {
             EventSource::File(info) => Some(info.sha256.clone()),
             EventSource::Generated { .. } => None,
         },
+        planned_events: match &config.source {
+            EventSource::File(info) => info.events,
+            EventSource::Generated { .. } => 0,
+        },
+        stream_complete: false,
         database: DatabaseRecord {
             url: config.db.to_string(),
-            settings: config.settings.values().clone(),
+            settings: config.settings.given().clone(),
+            file: config.recorded_file(),
             store: store.clone(),
         },
         plan: PlanRecord {
             concurrency: plan.concurrency,
             pace: "closed_loop".into(),
             max_duration_s: plan.max_duration.map(|d| d.as_secs_f64()),
+            connect_timeout_s: config.connect_timeout.as_secs_f64(),
+            op_timeout_s: plan.op_timeout.as_secs_f64(),
+            interval_s: config.interval.as_secs_f64(),
             op_log: config.op_log,
             check_reads: plan.check_reads,
         },
         host: Host::probe(),
+        pid,
+        process_start: result_dir::process_start(pid).unwrap_or(0),
         started_at: rfc3339(started),
+        measure_started_at: None,
         finished_at: None,
         lane_last_seq: Vec::new(),
         measured_ops: 0,
         op_log_rows: None,
         unmeasured_errors: 0,
+        failed_writes: 0,
+        recovered: None,
     }
 }
 
@@ -296,28 +444,8 @@ fn seed_of(source: &EventSource) -> String {
     }
 }
 
-fn rfc3339(at: SystemTime) -> String {
+pub fn rfc3339(at: SystemTime) -> String {
     humantime::format_rfc3339_millis(at).to_string()
-}
-
-/// Ctrl-C or SIGTERM: stop taking new events, finish the ones in flight, write it all.
-async fn stop_on_signal(stop: Arc<StopSignal>) {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let Ok(mut term) = signal(SignalKind::terminate()) else {
-            return;
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
-    stop.stop(StopReason::Interrupted);
 }
 
 /// A progress bar on stderr, only when stderr is a terminal.
@@ -328,7 +456,7 @@ fn show_progress(
     if !config.show_progress || !std::io::stderr().is_terminal() {
         return None;
     }
-    let bar = ProgressBar::new(config.measured_events());
+    let bar = ProgressBar::new(config.total_events());
     bar.set_style(
         ProgressStyle::with_template("{elapsed_precise} [{bar:32}] {human_pos}/{human_len} {msg}")
             .expect("a valid template")
@@ -340,15 +468,17 @@ fn show_progress(
         let mut last = 0u64;
         loop {
             tick.tick().await;
-            let done = progress.measured.load(Ordering::Relaxed);
+            let applied = progress.applied.load(Ordering::Relaxed);
+            let measured = progress.measured.load(Ordering::Relaxed);
             let errors = progress.errors.load(Ordering::Relaxed);
-            shown.set_position(done);
+            shown.set_position(applied);
             shown.set_message(format!(
-                "{} ops/s, {} errors",
-                thousands((done - last) * 4),
+                "{} ops/s, {} measured, {} errors",
+                thousands(applied.saturating_sub(last) * 4),
+                thousands(measured),
                 thousands(errors)
             ));
-            last = done;
+            last = applied;
         }
     });
     Some((bar, ticker))

@@ -6,13 +6,14 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 use super::run::{EXIT_INTERRUPTED, execute};
-use crate::cli::{RunArgs, SweepArgs};
+use crate::cli::{RunArgs, SweepArgs, all_settings};
 use crate::config::{RunConfig, stamp, unique_dir};
 use crate::report::sweep::{self, SweepRow};
 use crate::report::table::format_us;
 use crate::report::{read_json, write_csv};
 use crate::result_dir;
 use crate::stats::Summary;
+use crate::{note, say};
 
 /// `KEY=V1,V2,…`.
 fn parse_vary(text: &str) -> Result<(String, Vec<String>)> {
@@ -37,25 +38,31 @@ fn number<T: std::str::FromStr>(key: &str, value: &str) -> Result<T> {
         .map_err(|_| anyhow::anyhow!("--vary {key}: '{value}' is not a number"))
 }
 
-/// Sets `key` to `value` in a run's arguments; store settings the flags do not name
-/// go into the URL as `?key=value`.
+/// What `--vary` takes besides store settings.
+const RUN_KEYS: &str = "events, warmup, seed, concurrency, duration, value_size, records, orders";
+
+/// Sets `key` to `value` in a run's arguments: a run flag, or a store setting.
 fn apply(args: &mut RunArgs, key: &str, value: &str) -> Result<()> {
-    match key {
-        "events" => args.stream.events = Some(number(key, value)?),
-        "warmup" => args.stream.warmup = Some(number(key, value)?),
-        "seed" => args.stream.seed = Some(number(key, value)?),
-        "concurrency" => args.concurrency = Some(number(key, value)?),
-        "duration" => args.duration = Some(number(key, value)?),
-        "pool" => args.store.pool = Some(number(key, value)?),
-        "rf" => args.store.rf = Some(number(key, value)?),
-        "cl" => args.store.cl = Some(value.into()),
-        "read_cl" => args.store.read_cl = Some(value.into()),
-        "write_cl" => args.store.write_cl = Some(value.into()),
-        "schema" => args.store.schema = Some(value.into()),
-        "batch" => args.store.batch = Some(value.into()),
+    let key = key.replace('-', "_");
+    match key.as_str() {
+        "events" => args.stream.events = Some(number(&key, value)?),
+        "warmup" => args.stream.warmup = Some(number(&key, value)?),
+        "seed" => args.stream.seed = Some(number(&key, value)?),
+        "records" => args.stream.records = Some(number(&key, value)?),
+        "orders" => args.stream.orders = Some(number(&key, value)?),
+        "value_size" => args.stream.value_size = Some(number(&key, value)?),
+        "concurrency" => args.concurrency = Some(number(&key, value)?),
+        "duration" => args.duration = Some(number(&key, value)?),
+        _ if all_settings().iter().any(|(s, _)| s.name == key) => {
+            args.store.given.retain(|(k, _)| *k != key);
+            args.store.given.push((key, value.to_string()));
+        }
         _ => {
-            let separator = if args.db.contains('?') { '&' } else { '?' };
-            args.db = format!("{}{separator}{key}={value}", args.db);
+            let settings: Vec<&str> = all_settings().iter().map(|(s, _)| s.name).collect();
+            bail!(
+                "--vary {key}: not something a run takes ({RUN_KEYS}, or a store setting: {})",
+                settings.join(", ")
+            );
         }
     }
     Ok(())
@@ -90,6 +97,13 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
         Some(dir) => dir.clone(),
         None => unique_dir(Path::new("results"), &format!("sweep-{}-{key}", stamp())),
     };
+    // Every value must make a valid run before any runs.
+    for value in &values {
+        let mut probe = args.run.clone();
+        apply(&mut probe, &key, value)?;
+        RunConfig::from_args(&probe)?;
+    }
+    let existed = dir.exists();
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("cannot create sweep folder {}", dir.display()))?;
     if std::fs::read_dir(&dir)?.next().is_some() {
@@ -98,7 +112,21 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
             dir.display()
         );
     }
-    eprintln!(
+    let result = sweep(args, &key, &values, &dir).await;
+    if result.is_err() && !existed {
+        // A sweep that could not run leaves no empty folder behind.
+        let _ = std::fs::remove_dir(&dir);
+    }
+    result
+}
+
+async fn sweep(
+    args: &SweepArgs,
+    key: &str,
+    values: &[String],
+    dir: &Path,
+) -> Result<std::process::ExitCode> {
+    note!(
         "sweep of {key} over {} × {} repeat{} into {}",
         values.join(", "),
         args.repeat,
@@ -107,7 +135,7 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
     );
     let mut rows = Vec::new();
     let mut interrupted = false;
-    'sweep: for value in &values {
+    'sweep: for value in values {
         for repeat in 1..=args.repeat {
             let mut run_args = args.run.clone();
             run_args.quiet = true;
@@ -123,12 +151,12 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
                 .collect();
             let run_dir = dir.join(format!("{key}={safe}-r{repeat}"));
             run_args.out = Some(run_dir.clone());
-            apply(&mut run_args, &key, value)?;
+            apply(&mut run_args, key, value)?;
             let mut config = RunConfig::from_args(&run_args)?;
             config.print_details = false;
             let code = execute(&config).await?;
-            let r = row(&key, value, repeat, &run_dir)?;
-            println!(
+            let r = row(key, value, repeat, &run_dir)?;
+            say!(
                 "{key}={value} #{repeat}: {:.2} s, {:.0} ops/s, mean {} µs, p99 {} µs, {} errors",
                 r.elapsed_s,
                 r.throughput_ops_s,
@@ -147,11 +175,11 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
     write_csv(&csv, &rows)?;
     let html = dir.join("sweep.html");
     let title = format!("hatshop sweep: {} by {key}", args.run.stream.workload);
-    std::fs::write(&html, sweep::html(&title, &key, &rows))
+    std::fs::write(&html, sweep::html(&title, key, &rows))
         .with_context(|| format!("cannot write {}", html.display()))?;
-    println!("table: {}\nchart: {}", csv.display(), html.display());
+    say!("table: {}\nchart: {}", csv.display(), html.display());
     if interrupted {
-        eprintln!("interrupted: the sweep holds the runs that finished");
+        note!("interrupted: the sweep holds the runs that finished");
         return Ok(std::process::ExitCode::from(EXIT_INTERRUPTED));
     }
     Ok(std::process::ExitCode::SUCCESS)

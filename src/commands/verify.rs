@@ -1,45 +1,174 @@
-//! `hatshop verify RESULT_DIR`: rebuild the expected state from the run's stream
-//! (only the events each lane applied) and compare it with the database.
+//! `hatshop verify RESULT_DIR`: rebuild the expected state from the run's stream (only
+//! the events each lane applied, knowing which writes failed) and compare it with the
+//! database, within deadlines, hearing Ctrl-C.
 
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
+use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 
 use super::open_stream;
 use crate::cli::VerifyArgs;
-use crate::config::{EventSource, check_events_file};
-use crate::db::{ConnectOptions, Database, DbUrl, Settings, Store};
-use crate::report::{read_json, write_json};
-use crate::result_dir::{self, RunRecord};
+use crate::config::{EventSource, check_events_file, seconds};
+use crate::db::{ConnectOptions, Database, DbError, DbUrl, ErrorKind, Settings, Store, store_meta};
+use crate::report::write_json;
+use crate::result_dir::{self, FailedWriteRow, RunRecord};
 use crate::runner::lane_of;
-use crate::verify::{VerifyReport, compare};
-use crate::workload::{Order, OrderBook};
+use crate::verify::{Expected, KeyCheck, VerifyReport, compare_orders, describe};
+use crate::workload::{OrderBook, OrderEvent, OrderId, STREAM_VERSION, Target};
+use crate::{interrupt, say};
+
+/// How many events of a lane past its last logged one may have reached the store when
+/// a killed run is recovered: a batch in the lane and what the op log held in memory.
+const UNLOGGED_WINDOW: u64 = 150_000;
 
 pub async fn run(args: &VerifyArgs) -> Result<bool> {
-    let record: RunRecord = read_json(&result_dir::file(&args.result_dir, result_dir::RUN_JSON))?;
+    let _listening = interrupt::Listening::new();
+    let dir = &args.result_dir;
+    let record = result_dir::load_complete(dir)?;
     let url = match &args.db {
-        Some(url) => url.clone(),
-        None if record.database.url.contains(":***@") => bail!(
-            "run.json holds {} without its password: pass the full URL with --db",
-            record.database.url
-        ),
-        None => record.database.url.clone(),
+        Some(url) => DbUrl::parse(url).map_err(anyhow::Error::msg)?,
+        None => recorded_url(dir, &record)?,
     };
-    let url = DbUrl::parse(&url).map_err(anyhow::Error::msg)?;
+    let meta = store_meta(url.scheme()).expect("parsed");
+    let settings = Settings::checked(meta.scheme, meta.settings, record.database.settings.clone())
+        .map_err(anyhow::Error::msg)?;
+    let connect_timeout = seconds("--connect-timeout", args.connect_timeout, 0.1)?;
+    let op_timeout = seconds("--op-timeout", args.op_timeout, 0.001)?;
     let options = ConnectOptions {
         concurrency: 1,
-        settings: Settings::new(record.database.settings.clone()),
+        settings,
+        connect_timeout,
+        op_timeout,
+        existing_only: true,
     };
-    let store = Store::connect(&url, &options)
+    let store = waiting(connect_timeout, "connect", Store::connect(&url, &options))
         .await
         .with_context(|| format!("cannot connect to {url}"))?;
-    let report = verify_store(&store, &args.result_dir, &record).await?;
-    print!("{}", report.render());
+    let report = tokio::select! {
+        report = verify_store(&store, dir, &record, op_timeout) => report?,
+        _ = interrupt::wait() => bail!("verify interrupted"),
+    };
+    crate::console::out(&report.render());
+    if report.is_exact() {
+        say!("exact: the database holds what the stream says");
+    }
     Ok(report.is_exact())
 }
 
-/// What the store must hold after the events the run applied.
-pub fn expected_orders(record: &RunRecord) -> Result<Vec<Order>> {
+/// The database a folder's run.json names; a SQLite file inside the folder is found
+/// relative to it, wherever the folder is now.
+fn recorded_url(dir: &Path, record: &RunRecord) -> Result<DbUrl> {
+    if record.database.url.contains(":***@") {
+        bail!(
+            "run.json holds {} without its password: pass the URL with --db or HATSHOP_DB",
+            record.database.url
+        );
+    }
+    let url = DbUrl::parse(&record.database.url).map_err(anyhow::Error::msg)?;
+    Ok(match &record.database.file {
+        Some(file) if Path::new(file).is_relative() => url.with_file(&dir.join(file)),
+        Some(file) => url.with_file(Path::new(file)),
+        None => url,
+    })
+}
+
+/// Awaits one database call within `limit`.
+async fn waiting<T>(
+    limit: Duration,
+    what: &str,
+    work: impl Future<Output = Result<T, DbError>>,
+) -> Result<T> {
+    match tokio::time::timeout(limit, work).await {
+        Ok(result) => result.map_err(anyhow::Error::from),
+        Err(_) => Err(anyhow!(
+            "no answer within {} s (to {what})",
+            limit.as_secs_f64()
+        )),
+    }
+}
+
+/// Compares the store with the run's expected state and writes verify.json.
+pub async fn verify_store<D: Database>(
+    store: &D,
+    dir: &Path,
+    record: &RunRecord,
+    page_timeout: Duration,
+) -> Result<VerifyReport> {
+    if !store.holds_data() {
+        bail!(
+            "{} keeps no data: there is nothing to verify",
+            record.database.url
+        );
+    }
+    if record.stream_version != STREAM_VERSION {
+        bail!(
+            "{} was made by stream version {} and this hatshop makes version {}: verify it with \
+             the hatshop that made it (hatshop {})",
+            dir.display(),
+            record.stream_version,
+            STREAM_VERSION,
+            record.hatshop_version
+        );
+    }
+    waiting(page_timeout, "check hatshop's marker", store.check_owned()).await?;
+    let failures = failed_writes(dir)?;
+    let whole_ids: HashSet<OrderId> = failures
+        .iter()
+        .filter(|(_, (target, kind))| !kind.outcome_unknown() && matches!(target, Target::Order(_)))
+        .map(|(_, (target, _))| target.id())
+        .collect();
+    let mut expected = Expected::new(whole_ids);
+    replay(record, |event, fate| match fate {
+        Fate::Applied => expected.apply(event, failures.get(&event.seq).map(|f| f.1)),
+        Fate::MaybeApplied => expected.maybe_applied(event),
+        Fate::NotApplied => {}
+    })?;
+
+    let mut report = VerifyReport::default();
+    let snapshot = waiting(page_timeout, "read the orders back", store.snapshot())
+        .await
+        .with_context(|| format!("cannot read back {}", record.database.url))?;
+    let differing = compare_orders(&expected, &snapshot, &mut report);
+    if !differing.is_empty() {
+        describe(
+            &whole_orders(record, &differing, &failures)?,
+            &snapshot,
+            &mut report,
+        );
+    }
+    drop(snapshot);
+
+    let mut check = KeyCheck::new(&expected);
+    let mut cursor = None;
+    loop {
+        let page = waiting(page_timeout, "read records back", store.kv_page(cursor))
+            .await
+            .with_context(|| format!("cannot read back {}", record.database.url))?;
+        for (key, value) in &page.records {
+            check.record(key, value, &mut report);
+        }
+        match page.next {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    check.finish(&mut report);
+    write_json(&result_dir::file(dir, result_dir::VERIFY_JSON), &report)?;
+    Ok(report)
+}
+
+/// What became of an event of the stream, as far as the run knows.
+enum Fate {
+    Applied,
+    /// After the last logged event of a killed run's lane: it may have reached the store.
+    MaybeApplied,
+    NotApplied,
+}
+
+/// Replays the run's stream, telling each event's fate.
+fn replay(record: &RunRecord, mut visit: impl FnMut(&OrderEvent, Fate)) -> Result<()> {
     if let EventSource::File(info) = &record.events {
         let now = check_events_file(&info.path)?;
         if now.sha256 != info.sha256 {
@@ -52,40 +181,67 @@ pub fn expected_orders(record: &RunRecord) -> Result<Vec<Order>> {
         }
     }
     let lanes = record.lane_last_seq.len().max(1);
-    let mut book = OrderBook::new();
+    let logged = record.recovered.as_ref();
     for event in open_stream(&record.events)? {
         let event = event?;
-        let applied = record
-            .lane_last_seq
-            .get(lane_of(event.op.order_id(), lanes))
-            .copied()
-            .flatten()
-            .is_some_and(|last| event.seq <= last);
-        if applied {
-            book.apply_owned(event);
-        }
+        let lane = lane_of(event.op.target().id(), lanes);
+        let last = record.lane_last_seq.get(lane).copied().flatten();
+        let fate = if last.is_some_and(|last| event.seq <= last) {
+            Fate::Applied
+        } else if logged.is_some() && event.seq <= last.unwrap_or(0) + UNLOGGED_WINDOW {
+            Fate::MaybeApplied
+        } else {
+            Fate::NotApplied
+        };
+        visit(&event, fate);
     }
-    Ok(book.into_sorted())
+    Ok(())
 }
 
-/// Compares the store with the run's expected state and writes verify.json.
-pub async fn verify_store<D: Database>(
-    store: &D,
-    dir: &Path,
+/// The whole expected state of a few orders: a second replay that keeps only them.
+fn whole_orders(
     record: &RunRecord,
-) -> Result<VerifyReport> {
-    if !store.holds_data() {
-        bail!(
-            "{} keeps no data: there is nothing to verify",
-            record.database.url
-        );
+    ids: &BTreeSet<OrderId>,
+    failures: &HashMap<u64, (Target, ErrorKind)>,
+) -> Result<BTreeMap<OrderId, crate::workload::Order>> {
+    let mut book = OrderBook::new();
+    replay(record, |event, fate| {
+        let definite = failures
+            .get(&event.seq)
+            .is_some_and(|(_, kind)| !kind.outcome_unknown());
+        if matches!(fate, Fate::Applied)
+            && !definite
+            && matches!(event.op.target(), Target::Order(id) if ids.contains(&id))
+        {
+            book.apply(&event.op);
+        }
+    })?;
+    Ok(book
+        .into_sorted()
+        .into_iter()
+        .map(|o| (o.order_id, o))
+        .collect())
+}
+
+/// failed_writes.csv by seq (empty for folders made before it existed).
+fn failed_writes(dir: &Path) -> Result<HashMap<u64, (Target, ErrorKind)>> {
+    let path = result_dir::file(dir, result_dir::FAILED_WRITES_CSV);
+    if !path.exists() {
+        return Ok(HashMap::new());
     }
-    let expected = expected_orders(record)?;
-    let snapshot = store
-        .snapshot()
-        .await
-        .with_context(|| format!("cannot read back {}", record.database.url))?;
-    let report = compare(&expected, &snapshot);
-    write_json(&result_dir::file(dir, result_dir::VERIFY_JSON), &report)?;
-    Ok(report)
+    let mut reader =
+        csv::Reader::from_path(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut out = HashMap::new();
+    for row in reader.deserialize::<FailedWriteRow>() {
+        let row = row.with_context(|| format!("{} is not valid", path.display()))?;
+        let kind = ErrorKind::parse(&row.error_kind).unwrap_or(ErrorKind::Other);
+        let key_event = matches!(row.event_type.as_str(), "write" | "rewrite" | "delete");
+        let target = if key_event {
+            Target::Key(row.target)
+        } else {
+            Target::Order(row.target)
+        };
+        out.insert(row.seq, (target, kind));
+    }
+    Ok(out)
 }

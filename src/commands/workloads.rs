@@ -3,22 +3,23 @@
 use anyhow::{Result, anyhow};
 
 use crate::cli::{WorkloadsAction, WorkloadsArgs};
+use crate::say;
 use crate::workload::presets;
 
 pub fn run(args: &WorkloadsArgs) -> Result<()> {
     match &args.action {
         None => {
             for spec in presets() {
-                println!("{:<16} {}", spec.name, spec.description);
+                say!("{:<16} {}", spec.name, spec.description);
             }
-            println!("\nshow one as TOML: hatshop workloads show NAME");
+            say!("\nshow one as TOML: hatshop workloads show NAME");
         }
         Some(WorkloadsAction::Show { name }) => {
             let spec = presets()
                 .into_iter()
                 .find(|p| &p.name == name)
                 .ok_or_else(|| anyhow!("unknown preset '{name}' (see `hatshop workloads`)"))?;
-            print!("{}", spec.to_toml());
+            crate::console::out(&spec.to_toml());
         }
     }
     Ok(())

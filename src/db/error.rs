@@ -10,20 +10,44 @@ pub enum ErrorKind {
     Timeout,
     /// The database refused at once because too few replicas or nodes are up.
     Unavailable,
-    /// A concurrent change won (deadlock, certification failure, lost race).
+    /// A concurrent change won (deadlock, certification failure, lost race); rolled back.
     Conflict,
     /// A constraint refused the change (duplicate key, foreign key).
     Constraint,
-    /// The connection failed or was lost.
+    /// The connection failed or was lost: if mid-request, the outcome is unknown.
     Connection,
-    /// The order the event targets was not there.
+    /// The order or key a write targets was not there.
     NotFound,
-    /// A read returned something other than what the event stream says it must.
+    /// A read returned an older state than the stream says it must.
+    Stale,
+    /// A read returned nothing where the stream says something must be.
+    Missing,
+    /// A read returned something that no state of the stream explains.
     WrongResult,
+    /// A replica or the server failed mid-request (Cassandra's WriteFailure): the
+    /// outcome is unknown.
+    Failure,
+    /// The run stopped (Ctrl-C, deadline) while the call was in flight: outcome unknown.
+    Cancelled,
     Other,
 }
 
 impl ErrorKind {
+    pub const ALL: [ErrorKind; 12] = [
+        ErrorKind::Timeout,
+        ErrorKind::Unavailable,
+        ErrorKind::Conflict,
+        ErrorKind::Constraint,
+        ErrorKind::Connection,
+        ErrorKind::NotFound,
+        ErrorKind::Stale,
+        ErrorKind::Missing,
+        ErrorKind::WrongResult,
+        ErrorKind::Failure,
+        ErrorKind::Cancelled,
+        ErrorKind::Other,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorKind::Timeout => "timeout",
@@ -32,9 +56,25 @@ impl ErrorKind {
             ErrorKind::Constraint => "constraint",
             ErrorKind::Connection => "connection",
             ErrorKind::NotFound => "not_found",
+            ErrorKind::Stale => "stale",
+            ErrorKind::Missing => "missing",
             ErrorKind::WrongResult => "wrong_result",
+            ErrorKind::Failure => "failure",
+            ErrorKind::Cancelled => "cancelled",
             ErrorKind::Other => "other",
         }
+    }
+
+    pub fn parse(name: &str) -> Option<ErrorKind> {
+        Self::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
+    /// Whether a write that failed this way may still have been applied.
+    pub fn outcome_unknown(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::Timeout | ErrorKind::Connection | ErrorKind::Failure | ErrorKind::Cancelled
+        )
     }
 }
 
@@ -47,10 +87,25 @@ pub struct DbError {
 }
 
 impl DbError {
+    /// The message is scrubbed of registered passwords: it may come from a driver.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        let message = message.into();
+        let message = match crate::secrets::redact(&message) {
+            std::borrow::Cow::Borrowed(_) => message,
+            std::borrow::Cow::Owned(clean) => clean,
+        };
+        DbError { kind, message }
+    }
+
+    pub fn other(message: impl std::fmt::Display) -> Self {
+        DbError::new(ErrorKind::Other, message.to_string())
+    }
+
+    /// The same error with `context: ` before its message.
+    pub fn context(self, context: impl std::fmt::Display) -> Self {
         DbError {
-            kind,
-            message: message.into(),
+            kind: self.kind,
+            message: format!("{context}: {}", self.message),
         }
     }
 }

@@ -1,46 +1,50 @@
 //! Databases behind one small trait in domain words, one file per database.
 //!
-//! Bindings never see a clock or a histogram: the runner times each call from the
-//! outside. Driver crates are used only inside their own file.
+//! A store is one file: it implements [`Database`] (what it does) and [`StoreKind`]
+//! (its URL scheme, settings, default concurrency, how it connects), and takes one line
+//! in the `stores!` list of `stores.rs`. Bindings never see a clock or a histogram: the
+//! runner times each call from the outside. Driver crates are used only in their file.
 
 mod cassandra;
+mod classify;
 mod error;
-mod mariadb;
+mod mysql;
 mod null;
+mod ownership;
 mod postgres;
+mod redis;
 mod settings;
 mod sql;
 mod sqlite;
+mod stores;
 mod url;
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::workload::{ItemChange, LineItem, Order, OrderId, OrderStatus};
+use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
 
-pub use cassandra::CassandraStore;
 pub use error::{DbError, ErrorKind};
-pub use mariadb::MariadbStore;
-pub use null::NullStore;
-pub use postgres::PostgresStore;
-pub use settings::Settings;
-pub use sqlite::SqliteStore;
-pub use url::{DbUrl, Scheme, mask_password};
+pub use ownership::Ownership;
+pub use settings::{Setting, Settings, Value};
+pub use stores::{STORES, Store, StoreMeta, store_meta};
+pub use url::{DbUrl, ServerAddress};
 
-/// Whether a write found the order it targets.
+/// Whether a write found what it targets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Applied {
     Yes,
-    /// The order was not there; nothing changed.
+    /// The order or key was not there; nothing changed.
     NotFound,
     /// The store cannot tell (e.g. a blind upsert).
     Unknown,
 }
 
 impl Applied {
-    /// From the number of order rows a statement matched.
+    /// From the number of rows a statement matched.
     pub fn from_rows(rows: u64) -> Applied {
         if rows == 0 {
             Applied::NotFound
@@ -62,17 +66,46 @@ pub struct OrderRow {
     pub subtotal_cents: i64,
 }
 
-/// Everything the store holds, table by table, so that orphan items show up too.
+/// Puts an order row and its items together.
+pub fn order_of(row: OrderRow, items: Vec<LineItem>) -> Order {
+    Order {
+        order_id: row.order_id,
+        client_id: row.client_id,
+        customer: row.customer,
+        address: row.address,
+        created_at_ms: row.created_at_ms,
+        status: row.status,
+        subtotal_cents: row.subtotal_cents,
+        items,
+    }
+}
+
+/// Every order and line item the store holds, table by table, so that orphan items
+/// show up too.
 #[derive(Debug, Default)]
 pub struct Snapshot {
     pub orders: Vec<OrderRow>,
     pub items: Vec<(OrderId, LineItem)>,
 }
 
-/// What a run records about the store: name, server version, settings that matter.
+/// One page of key-value records read back for verification, and where the next
+/// page starts (`None` after the last).
+#[derive(Debug, Default)]
+pub struct KvPage {
+    pub records: Vec<(String, Vec<u8>)>,
+    pub next: Option<Vec<u8>>,
+}
+
+/// Key-value records per page of a scan: bounded, because values may be large.
+pub const KV_PAGE: usize = 500;
+
+/// What a run records about the store: its name, the server's own name for itself,
+/// and the settings that matter.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StoreInfo {
+    /// The URL scheme: the store's one name.
     pub name: String,
+    /// What the server says it is, e.g. "MariaDB 10.11.11" or "Apache Cassandra 5.0.4".
     pub server_version: String,
     pub settings: BTreeMap<String, String>,
 }
@@ -82,16 +115,25 @@ pub struct StoreInfo {
 pub struct ConnectOptions {
     /// Lanes that will call the store at once.
     pub concurrency: usize,
-    /// `?key=value` from the URL with command-line overrides; each store checks its own.
     pub settings: Settings,
+    /// The longest a connection (TCP, handshake, authentication) may take.
+    pub connect_timeout: Duration,
+    /// The longest one operation may take; stores that can set it on the server do.
+    pub op_timeout: Duration,
+    /// Open for `verify`: never create a database or file.
+    pub existing_only: bool,
 }
 
 /// One database, as the runner and `verify` see it.
 ///
 /// Methods return `Send` futures so the runner can spawn one task per lane.
 pub trait Database: Send + Sync + 'static {
-    /// Drops and recreates hatshop's tables: every run starts from an empty store.
-    fn setup(&self) -> impl Future<Output = Result<(), DbError>> + Send;
+    /// Makes hatshop's tables (orders, line items, key-value records) empty and ready.
+    /// Drops only tables that carry hatshop's marker, unless `owner.recreate` says so.
+    fn setup(&self, owner: &Ownership) -> impl Future<Output = Result<(), DbError>> + Send;
+
+    /// Whether hatshop's tables exist with its marker (what `verify` reads back).
+    fn check_owned(&self) -> impl Future<Output = Result<(), DbError>> + Send;
 
     fn create_order(&self, order: &Order) -> impl Future<Output = Result<(), DbError>> + Send;
 
@@ -100,7 +142,15 @@ pub trait Database: Send + Sync + 'static {
         order_id: OrderId,
     ) -> impl Future<Output = Result<Option<Order>, DbError>> + Send;
 
+    /// The seed's update: the order row's date, status and subtotal in one statement.
     fn update_order(
+        &self,
+        order_id: OrderId,
+        update: &OrderUpdate,
+    ) -> impl Future<Output = Result<Applied, DbError>> + Send;
+
+    /// New colour, size and quantity for some items, and the new subtotal.
+    fn update_items(
         &self,
         order_id: OrderId,
         changes: &[ItemChange],
@@ -118,8 +168,36 @@ pub trait Database: Send + Sync + 'static {
         order_id: OrderId,
     ) -> impl Future<Output = Result<Applied, DbError>> + Send;
 
+    /// Puts a new key.
+    fn kv_write(
+        &self,
+        key: &KeyText,
+        value: &[u8],
+    ) -> impl Future<Output = Result<(), DbError>> + Send;
+
+    /// Puts an existing key.
+    fn kv_rewrite(
+        &self,
+        key: &KeyText,
+        value: &[u8],
+    ) -> impl Future<Output = Result<Applied, DbError>> + Send;
+
+    fn kv_read(
+        &self,
+        key: &KeyText,
+    ) -> impl Future<Output = Result<Option<Vec<u8>>, DbError>> + Send;
+
+    fn kv_delete(&self, key: &KeyText) -> impl Future<Output = Result<Applied, DbError>> + Send;
+
     /// Reads every order and line item back, for `verify`.
     fn snapshot(&self) -> impl Future<Output = Result<Snapshot, DbError>> + Send;
+
+    /// Reads the key-value records back, a page at a time, from `cursor` (`None`: the
+    /// start), for `verify`.
+    fn kv_page(
+        &self,
+        cursor: Option<Vec<u8>>,
+    ) -> impl Future<Output = Result<KvPage, DbError>> + Send;
 
     fn info(&self) -> StoreInfo;
 
@@ -129,91 +207,23 @@ pub trait Database: Send + Sync + 'static {
     }
 }
 
-/// The store picked by the URL: an enum at the edge, generic code inside.
-pub enum Store {
-    Sqlite(SqliteStore),
-    Null(NullStore),
-    // Boxed: the session is large, and the enum is moved around whole.
-    Cassandra(Box<CassandraStore>),
-    Mariadb(MariadbStore),
-    Postgres(PostgresStore),
-}
+/// What a store declares about itself; `stores!` lists the types that implement it.
+pub trait StoreKind: Database + Sized {
+    /// The URL scheme, and the store's one name everywhere.
+    const SCHEME: &'static str;
+    /// Other schemes that mean this store (accepted in URLs, never shown).
+    const ALIASES: &'static [&'static str] = &[];
+    /// What it talks to, for help.
+    const ABOUT: &'static str;
+    /// A URL to copy, for help.
+    const EXAMPLE: &'static str;
+    const SETTINGS: &'static [Setting];
 
-impl Store {
-    /// Opens the store named by `url`.
-    pub async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<Store, DbError> {
-        let settings = &options.settings;
-        Ok(match url.scheme {
-            Scheme::Sqlite => Store::Sqlite(SqliteStore::open(url, options)?),
-            Scheme::Null => {
-                settings.reader("null").finish(&[])?;
-                Store::Null(NullStore)
-            }
-            Scheme::Cassandra => {
-                Store::Cassandra(Box::new(CassandraStore::open(url, settings).await?))
-            }
-            Scheme::Mysql => Store::Mariadb(MariadbStore::open(url, settings).await?),
-            Scheme::Postgres => Store::Postgres(PostgresStore::open(url, settings).await?),
-        })
-    }
-}
+    /// Lanes to run when neither the spec nor `--concurrency` says.
+    fn default_concurrency(settings: &Settings) -> usize;
 
-/// Forwards each call to the store inside; the match is the only cost.
-macro_rules! each_store {
-    ($self:ident, $db:ident => $call:expr) => {
-        match $self {
-            Store::Sqlite($db) => $call,
-            Store::Null($db) => $call,
-            Store::Cassandra($db) => $call,
-            Store::Mariadb($db) => $call,
-            Store::Postgres($db) => $call,
-        }
-    };
-}
-
-impl Database for Store {
-    async fn setup(&self) -> Result<(), DbError> {
-        each_store!(self, db => db.setup().await)
-    }
-
-    async fn create_order(&self, order: &Order) -> Result<(), DbError> {
-        each_store!(self, db => db.create_order(order).await)
-    }
-
-    async fn read_order(&self, order_id: OrderId) -> Result<Option<Order>, DbError> {
-        each_store!(self, db => db.read_order(order_id).await)
-    }
-
-    async fn update_order(
-        &self,
-        order_id: OrderId,
-        changes: &[ItemChange],
-        subtotal_cents: i64,
-    ) -> Result<Applied, DbError> {
-        each_store!(self, db => db.update_order(order_id, changes, subtotal_cents).await)
-    }
-
-    async fn update_status(
-        &self,
-        order_id: OrderId,
-        status: OrderStatus,
-    ) -> Result<Applied, DbError> {
-        each_store!(self, db => db.update_status(order_id, status).await)
-    }
-
-    async fn delete_order(&self, order_id: OrderId) -> Result<Applied, DbError> {
-        each_store!(self, db => db.delete_order(order_id).await)
-    }
-
-    async fn snapshot(&self) -> Result<Snapshot, DbError> {
-        each_store!(self, db => db.snapshot().await)
-    }
-
-    fn info(&self) -> StoreInfo {
-        each_store!(self, db => db.info())
-    }
-
-    fn holds_data(&self) -> bool {
-        each_store!(self, db => db.holds_data())
-    }
+    fn connect(
+        url: &DbUrl,
+        options: &ConnectOptions,
+    ) -> impl Future<Output = Result<Self, DbError>> + Send;
 }

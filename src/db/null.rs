@@ -3,13 +3,41 @@
 
 use std::collections::BTreeMap;
 
-use super::{Applied, Database, DbError, Snapshot, StoreInfo};
-use crate::workload::{ItemChange, Order, OrderId, OrderStatus};
+use super::{
+    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KvPage, Ownership, Setting,
+    Settings, Snapshot, StoreInfo, StoreKind,
+};
+use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 
 pub struct NullStore;
 
+impl StoreKind for NullStore {
+    const SCHEME: &'static str = "null";
+    const ABOUT: &'static str = "does nothing, at once: what hatshop itself costs";
+    const EXAMPLE: &'static str = "null://";
+    const SETTINGS: &'static [Setting] = &[];
+
+    fn default_concurrency(_: &Settings) -> usize {
+        1
+    }
+
+    async fn connect(url: &DbUrl, _options: &ConnectOptions) -> Result<Self, DbError> {
+        if !url.location().is_empty() || url.has_credentials() {
+            return Err(DbError::new(
+                ErrorKind::Other,
+                format!("{url}: null:// takes no host, path or credentials"),
+            ));
+        }
+        Ok(NullStore)
+    }
+}
+
 impl Database for NullStore {
-    async fn setup(&self) -> Result<(), DbError> {
+    async fn setup(&self, _owner: &Ownership) -> Result<(), DbError> {
+        Ok(())
+    }
+
+    async fn check_owned(&self) -> Result<(), DbError> {
         Ok(())
     }
 
@@ -21,24 +49,40 @@ impl Database for NullStore {
         Ok(None)
     }
 
-    async fn update_order(
+    async fn update_order(&self, _id: OrderId, _update: &OrderUpdate) -> Result<Applied, DbError> {
+        Ok(Applied::Unknown)
+    }
+
+    async fn update_items(
         &self,
-        _order_id: OrderId,
+        _id: OrderId,
         _changes: &[ItemChange],
         _subtotal_cents: i64,
     ) -> Result<Applied, DbError> {
         Ok(Applied::Unknown)
     }
 
-    async fn update_status(
-        &self,
-        _order_id: OrderId,
-        _status: OrderStatus,
-    ) -> Result<Applied, DbError> {
+    async fn update_status(&self, _id: OrderId, _status: OrderStatus) -> Result<Applied, DbError> {
         Ok(Applied::Unknown)
     }
 
-    async fn delete_order(&self, _order_id: OrderId) -> Result<Applied, DbError> {
+    async fn delete_order(&self, _id: OrderId) -> Result<Applied, DbError> {
+        Ok(Applied::Unknown)
+    }
+
+    async fn kv_write(&self, _key: &KeyText, _value: &[u8]) -> Result<(), DbError> {
+        Ok(())
+    }
+
+    async fn kv_rewrite(&self, _key: &KeyText, _value: &[u8]) -> Result<Applied, DbError> {
+        Ok(Applied::Unknown)
+    }
+
+    async fn kv_read(&self, _key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {
+        Ok(None)
+    }
+
+    async fn kv_delete(&self, _key: &KeyText) -> Result<Applied, DbError> {
         Ok(Applied::Unknown)
     }
 
@@ -46,10 +90,14 @@ impl Database for NullStore {
         Ok(Snapshot::default())
     }
 
+    async fn kv_page(&self, _cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
+        Ok(KvPage::default())
+    }
+
     fn info(&self) -> StoreInfo {
         StoreInfo {
-            name: "null".into(),
-            server_version: env!("CARGO_PKG_VERSION").into(),
+            name: Self::SCHEME.into(),
+            server_version: format!("hatshop {}", env!("CARGO_PKG_VERSION")),
             settings: BTreeMap::new(),
         }
     }

@@ -1,49 +1,51 @@
 //! PostgreSQL through `tokio-postgres`: `pool` connections (default 4), each with its
-//! statements prepared once, each write one transaction.
-//!
-//! Settings: `pool=N`.
+//! statements prepared once, each write one transaction. A connection the server
+//! closed (a restart, a killed backend) is opened again on its next use, with its
+//! statements prepared again; that one operation pays for it.
 
 use std::collections::{BTreeMap, HashMap};
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tokio::sync::{Mutex, MutexGuard};
-use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, NoTls, Row, Statement};
 
-use super::settings::Settings;
+use super::classify::{find_io, io_kind};
+use super::ownership::{self, MARKER, Ownership, TABLES};
 use super::sql::{
-    ITEM_COLUMNS, ORDER_COLUMNS, Placeholders, Statements, order_from_joined, snapshot_from,
+    ITEM_COLUMNS, ORDER_COLUMNS, Placeholders, Statements, order_from_joined, setup_statements,
+    snapshot_from, unknown_status,
 };
-use super::{Applied, DbError, DbUrl, ErrorKind, OrderRow, Snapshot, StoreInfo};
-use crate::workload::{ItemChange, LineItem, Order, OrderId, OrderStatus};
+use super::{
+    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, OrderRow,
+    Setting, Settings, Snapshot, StoreInfo, StoreKind, Value,
+};
+use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
 
-const SCHEMA: &str = "
-DROP TABLE IF EXISTS line_items;
-DROP TABLE IF EXISTS orders;
-CREATE TABLE orders (
-    order_id BIGINT PRIMARY KEY,
-    client_id BIGINT NOT NULL,
-    customer TEXT NOT NULL,
-    address TEXT NOT NULL,
-    created_at_ms BIGINT NOT NULL,
-    status TEXT NOT NULL,
-    subtotal_cents BIGINT NOT NULL
-);
-CREATE TABLE line_items (
-    line_item_id BIGINT PRIMARY KEY,
-    order_id BIGINT NOT NULL REFERENCES orders (order_id),
-    product TEXT NOT NULL,
-    colour TEXT NOT NULL,
-    size TEXT NOT NULL,
-    quantity INT NOT NULL,
-    unit_price_cents BIGINT NOT NULL
-);
-CREATE INDEX line_items_by_order ON line_items (order_id);
-";
-
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-const DEFAULT_POOL: usize = 4;
+const CREATE: &[&str] = &[
+    "CREATE TABLE orders (
+        order_id BIGINT PRIMARY KEY,
+        client_id BIGINT NOT NULL,
+        customer TEXT NOT NULL,
+        address TEXT NOT NULL,
+        created_at_ms BIGINT NOT NULL,
+        status TEXT NOT NULL,
+        subtotal_cents BIGINT NOT NULL
+    )",
+    "CREATE TABLE line_items (
+        line_item_id BIGINT PRIMARY KEY,
+        order_id BIGINT NOT NULL REFERENCES orders (order_id),
+        product TEXT NOT NULL,
+        colour TEXT NOT NULL,
+        size TEXT NOT NULL,
+        quantity INT NOT NULL,
+        unit_price_cents BIGINT NOT NULL
+    )",
+    "CREATE INDEX line_items_by_order ON line_items (order_id)",
+    "CREATE TABLE kv (k TEXT PRIMARY KEY, v BYTEA NOT NULL)",
+];
 
 /// One connection and the statements prepared on it.
 struct PgConn {
@@ -62,50 +64,140 @@ impl PgConn {
     }
 }
 
+/// A connection of the pool, held: opened (again) if it was closed.
+struct Held<'a>(MutexGuard<'a, Option<PgConn>>);
+
+impl Deref for Held<'_> {
+    type Target = PgConn;
+    fn deref(&self) -> &PgConn {
+        self.0.as_ref().expect("opened before it is handed out")
+    }
+}
+
+impl DerefMut for Held<'_> {
+    fn deref_mut(&mut self) -> &mut PgConn {
+        self.0.as_mut().expect("opened before it is handed out")
+    }
+}
+
 pub struct PostgresStore {
-    connections: Vec<Mutex<PgConn>>,
-    next: std::sync::atomic::AtomicUsize,
+    config: tokio_postgres::Config,
+    connect_timeout: Duration,
+    connections: Vec<Mutex<Option<PgConn>>>,
+    next: AtomicUsize,
+    /// Set once setup made the tables: new connections then prepare every statement.
+    tables_ready: AtomicBool,
+    target: String,
     version: String,
     sql: Statements,
 }
 
-fn classify(error: tokio_postgres::Error) -> DbError {
-    let kind = match error.code() {
-        Some(code)
-            if *code == SqlState::T_R_SERIALIZATION_FAILURE
-                || *code == SqlState::T_R_DEADLOCK_DETECTED =>
-        {
-            ErrorKind::Conflict
+impl StoreKind for PostgresStore {
+    const SCHEME: &'static str = "postgres";
+    const ALIASES: &'static [&'static str] = &["postgresql"];
+    const ABOUT: &'static str = "PostgreSQL";
+    const EXAMPLE: &'static str = "postgres://postgres@127.0.0.1:5432/hatshop?pool=4";
+    const SETTINGS: &'static [Setting] = &[Setting {
+        name: "pool",
+        value: Value::Count { min: 1 },
+        default: "4",
+        help: "connections in the pool (the default concurrency follows it)",
+    }];
+
+    fn default_concurrency(settings: &Settings) -> usize {
+        settings.count("pool") as usize
+    }
+
+    async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<Self, DbError> {
+        let pool = options.settings.count("pool") as usize;
+        let address = url
+            .address(5432)
+            .map_err(|e| DbError::new(ErrorKind::Connection, e))?;
+        let (host, port) = address.hosts[0].clone();
+        let mut config = tokio_postgres::Config::new();
+        config
+            .host(&host)
+            .port(port)
+            .user(address.user.as_deref().unwrap_or("postgres"))
+            .dbname(address.name.as_deref().unwrap_or("hatshop"))
+            .connect_timeout(options.connect_timeout)
+            .keepalives(true);
+        if let Some(password) = &address.password {
+            config.password(password);
         }
-        Some(code)
-            if *code == SqlState::UNIQUE_VIOLATION || *code == SqlState::FOREIGN_KEY_VIOLATION =>
-        {
-            ErrorKind::Constraint
-        }
-        Some(code)
-            if *code == SqlState::QUERY_CANCELED || *code == SqlState::LOCK_NOT_AVAILABLE =>
-        {
-            ErrorKind::Timeout
-        }
-        Some(code)
-            if *code == SqlState::INVALID_PASSWORD
-                || *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
-                || *code == SqlState::INVALID_CATALOG_NAME
-                || *code == SqlState::TOO_MANY_CONNECTIONS
-                || *code == SqlState::ADMIN_SHUTDOWN
-                || *code == SqlState::CANNOT_CONNECT_NOW =>
-        {
+        let mut store = PostgresStore {
+            config,
+            connect_timeout: options.connect_timeout,
+            connections: (0..pool).map(|_| Mutex::new(None)).collect(),
+            next: AtomicUsize::new(0),
+            tables_ready: AtomicBool::new(false),
+            target: url.to_string(),
+            version: String::new(),
+            sql: Statements::new(Placeholders::Dollar),
+        };
+        let version: String = {
+            let conn = store.conn().await?;
+            let row = conn
+                .client
+                .query_one("SHOW server_version", &[])
+                .await
+                .map_err(classify)?;
+            get(&row, 0)?
+        };
+        store.version = format!(
+            "PostgreSQL {}",
+            version.split_whitespace().next().unwrap_or(&version)
+        );
+        Ok(store)
+    }
+}
+
+/// PostgreSQL's SQLSTATE codes as kinds.
+fn kind_of_sqlstate(code: &str) -> ErrorKind {
+    match code {
+        // serialization failure, deadlock
+        "40001" | "40P01" => ErrorKind::Conflict,
+        // statement timeout / cancel, lock not available
+        "57014" | "55P03" => ErrorKind::Timeout,
+        // invalid password or authorization, unknown database, too many connections,
+        // shutting down, starting up
+        "28P01" | "28000" | "3D000" | "53300" | "57P01" | "57P02" | "57P03" => {
             ErrorKind::Connection
         }
-        Some(_) => ErrorKind::Other,
-        None => ErrorKind::Connection,
-    };
+        _ if code.starts_with("08") => ErrorKind::Connection,
+        _ if code.starts_with("23") => ErrorKind::Constraint,
+        // insufficient resources (disk full, out of memory)
+        _ if code.starts_with("53") => ErrorKind::Unavailable,
+        _ => ErrorKind::Other,
+    }
+}
+
+fn kind_of(error: &tokio_postgres::Error) -> ErrorKind {
+    if let Some(db) = error.as_db_error() {
+        return kind_of_sqlstate(db.code().code());
+    }
+    if error.is_closed() {
+        return ErrorKind::Connection;
+    }
+    match find_io(error) {
+        Some(io) => io_kind(io),
+        // Encoding a parameter, decoding a column, a bad config: client-side.
+        None => ErrorKind::Other,
+    }
+}
+
+fn classify(error: tokio_postgres::Error) -> DbError {
     let message = match (error.as_db_error(), std::error::Error::source(&error)) {
-        (Some(db), _) => format!("{}: {}", db.severity(), db.message()),
+        (Some(db), _) => format!(
+            "{}: {} (SQLSTATE {})",
+            db.severity(),
+            db.message(),
+            db.code().code()
+        ),
         (None, Some(cause)) => format!("{error}: {cause}"),
         (None, None) => error.to_string(),
     };
-    DbError::new(kind, message)
+    DbError::new(kind_of(&error), message)
 }
 
 fn get<'a, T: tokio_postgres::types::FromSql<'a>>(
@@ -113,7 +205,7 @@ fn get<'a, T: tokio_postgres::types::FromSql<'a>>(
     index: usize,
 ) -> Result<T, DbError> {
     row.try_get(index)
-        .map_err(|e| DbError::new(ErrorKind::Other, format!("column {index}: {e}")))
+        .map_err(|e| DbError::other(format!("column {index}: {e}")))
 }
 
 fn order_row(row: &Row) -> Result<OrderRow, DbError> {
@@ -124,8 +216,7 @@ fn order_row(row: &Row) -> Result<OrderRow, DbError> {
         customer: get(row, 2)?,
         address: get(row, 3)?,
         created_at_ms: get(row, 4)?,
-        status: OrderStatus::parse(status)
-            .ok_or_else(|| DbError::new(ErrorKind::Other, format!("unknown status '{status}'")))?,
+        status: OrderStatus::parse(status).ok_or_else(|| unknown_status(status))?,
         subtotal_cents: get(row, 6)?,
     })
 }
@@ -145,94 +236,115 @@ fn line_item(row: &Row, at: usize) -> Result<Option<LineItem>, DbError> {
 }
 
 impl PostgresStore {
-    pub async fn open(url: &DbUrl, settings: &Settings) -> Result<Self, DbError> {
-        let mut reader = settings.reader("postgres");
-        let pool: usize = reader
-            .parsed("pool", "a number of connections")?
-            .unwrap_or(DEFAULT_POOL);
-        reader.finish(&["pool"])?;
-        if pool == 0 {
-            return Err(DbError::new(
-                ErrorKind::Other,
-                "postgres setting pool must be at least 1",
-            ));
-        }
-        let address = url
-            .address(5432)
-            .map_err(|e| DbError::new(ErrorKind::Connection, e))?;
-        let (host, port) = address.hosts[0].clone();
-        let mut config = tokio_postgres::Config::new();
-        config
-            .host(&host)
-            .port(port)
-            .user(address.user.as_deref().unwrap_or("postgres"))
-            .dbname(address.name.as_deref().unwrap_or("hatshop"))
-            .connect_timeout(CONNECT_TIMEOUT);
-        if let Some(password) = &address.password {
-            config.password(password);
-        }
-        let mut connections = Vec::with_capacity(pool);
-        for _ in 0..pool {
-            let (client, connection) = config.connect(NoTls).await.map_err(classify)?;
-            // The connection task ends when the server goes; the client then reports
-            // "connection closed" on every call, which the runner counts.
-            tokio::spawn(async move {
-                let _ = connection.await;
-            });
-            connections.push(Mutex::new(PgConn {
-                client,
-                prepared: HashMap::new(),
-            }));
-        }
-        let version: String = {
-            let conn = connections[0].lock().await;
-            let row = conn
-                .client
-                .query_one("SHOW server_version", &[])
+    /// Opens one connection, handshake included, within the connect timeout.
+    async fn open(&self) -> Result<PgConn, DbError> {
+        let (client, connection) =
+            tokio::time::timeout(self.connect_timeout, self.config.connect(NoTls))
                 .await
+                .map_err(|_| {
+                    DbError::new(
+                        ErrorKind::Timeout,
+                        format!(
+                            "no answer to the PostgreSQL handshake within {} s",
+                            self.connect_timeout.as_secs_f64()
+                        ),
+                    )
+                })?
                 .map_err(classify)?;
-            get(&row, 0)?
+        // The connection task ends when the server goes; the client then reports
+        // "closed", and the next use opens a new one.
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        let mut conn = PgConn {
+            client,
+            prepared: HashMap::new(),
         };
-        Ok(PostgresStore {
-            connections,
-            next: Default::default(),
-            version,
-            sql: Statements::new(Placeholders::Dollar),
-        })
-    }
-
-    /// A free connection if there is one, else the next in turn.
-    async fn conn(&self) -> MutexGuard<'_, PgConn> {
-        let n = self.connections.len();
-        let start = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        for i in 0..n {
-            if let Ok(guard) = self.connections[(start + i) % n].try_lock() {
-                return guard;
-            }
-        }
-        self.connections[start % n].lock().await
-    }
-}
-
-impl super::Database for PostgresStore {
-    async fn setup(&self) -> Result<(), DbError> {
-        let conn = self.conn().await;
-        conn.client.batch_execute(SCHEMA).await.map_err(classify)?;
-        drop(conn);
-        // Statements prepared against the old tables are stale now; prepare them again
-        // on every connection before anything is measured.
-        for connection in &self.connections {
-            let mut conn = connection.lock().await;
-            conn.prepared.clear();
+        if self.tables_ready.load(Ordering::Relaxed) {
             for sql in self.sql.ahead() {
                 conn.statement(&sql).await?;
             }
         }
+        Ok(conn)
+    }
+
+    /// A free connection if there is one, else the next in turn; open if closed.
+    async fn conn(&self) -> Result<Held<'_>, DbError> {
+        let n = self.connections.len();
+        let start = self.next.fetch_add(1, Ordering::Relaxed);
+        let mut guard = 'found: {
+            for i in 0..n {
+                if let Ok(guard) = self.connections[(start + i) % n].try_lock() {
+                    break 'found guard;
+                }
+            }
+            self.connections[start % n].lock().await
+        };
+        if guard.as_ref().is_none_or(|c| c.client.is_closed()) {
+            *guard = None;
+            *guard = Some(self.open().await?);
+        }
+        Ok(Held(guard))
+    }
+
+    async fn existing_tables(&self, conn: &PgConn) -> Result<Vec<String>, DbError> {
+        let rows = conn
+            .client
+            .query(
+                "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema()",
+                &[],
+            )
+            .await
+            .map_err(classify)?;
+        let mut names = Vec::new();
+        for row in &rows {
+            let name: String = get(row, 0)?;
+            if TABLES.contains(&name.as_str()) {
+                names.push(name);
+            }
+        }
+        Ok(names)
+    }
+}
+
+impl Database for PostgresStore {
+    async fn setup(&self, owner: &Ownership) -> Result<(), DbError> {
+        {
+            let conn = self.conn().await?;
+            let existing = self.existing_tables(&conn).await?;
+            let statements = setup_statements(&self.target, owner, &existing, CREATE, "TEXT")?;
+            conn.client
+                .batch_execute(&statements.join(";\n"))
+                .await
+                .map_err(classify)?;
+        }
+        // Statements prepared against the old tables are stale now; prepare them again
+        // on every connection before anything is measured.
+        self.tables_ready.store(true, Ordering::Relaxed);
+        for connection in &self.connections {
+            let mut slot = connection.lock().await;
+            *slot = None;
+            *slot = Some(self.open().await?);
+        }
         Ok(())
     }
 
+    async fn check_owned(&self) -> Result<(), DbError> {
+        let conn = self.conn().await?;
+        if self
+            .existing_tables(&conn)
+            .await?
+            .iter()
+            .any(|t| t == MARKER)
+        {
+            Ok(())
+        } else {
+            Err(ownership::not_ours(&self.target))
+        }
+    }
+
     async fn create_order(&self, order: &Order) -> Result<(), DbError> {
-        let mut conn = self.conn().await;
+        let mut conn = self.conn().await?;
         let insert_order = conn.statement(&self.sql.insert_order).await?;
         let insert_items = conn
             .statement(&self.sql.insert_items(order.items.len()))
@@ -268,12 +380,14 @@ impl super::Database for PostgresStore {
                 &item.unit_price_cents,
             ]);
         }
-        tx.execute(&insert_items, &params).await.map_err(classify)?;
+        if !params.is_empty() {
+            tx.execute(&insert_items, &params).await.map_err(classify)?;
+        }
         tx.commit().await.map_err(classify)
     }
 
     async fn read_order(&self, order_id: OrderId) -> Result<Option<Order>, DbError> {
-        let mut conn = self.conn().await;
+        let mut conn = self.conn().await?;
         let statement = conn.statement(&self.sql.read_order).await?;
         let rows = conn
             .client
@@ -286,10 +400,33 @@ impl super::Database for PostgresStore {
     async fn update_order(
         &self,
         order_id: OrderId,
+        update: &OrderUpdate,
+    ) -> Result<Applied, DbError> {
+        let mut conn = self.conn().await?;
+        let statement = conn.statement(&self.sql.update_order).await?;
+        let rows = conn
+            .client
+            .execute(
+                &statement,
+                &[
+                    &update.created_at_ms,
+                    &update.status.as_str(),
+                    &update.subtotal_cents,
+                    &(order_id as i64),
+                ],
+            )
+            .await
+            .map_err(classify)?;
+        Ok(Applied::from_rows(rows))
+    }
+
+    async fn update_items(
+        &self,
+        order_id: OrderId,
         changes: &[ItemChange],
         subtotal_cents: i64,
     ) -> Result<Applied, DbError> {
-        let mut conn = self.conn().await;
+        let mut conn = self.conn().await?;
         let update_item = conn.statement(&self.sql.update_item).await?;
         let update_subtotal = conn.statement(&self.sql.update_subtotal).await?;
         let id = order_id as i64;
@@ -317,7 +454,7 @@ impl super::Database for PostgresStore {
         order_id: OrderId,
         status: OrderStatus,
     ) -> Result<Applied, DbError> {
-        let mut conn = self.conn().await;
+        let mut conn = self.conn().await?;
         let statement = conn.statement(&self.sql.update_status).await?;
         let rows = conn
             .client
@@ -328,7 +465,7 @@ impl super::Database for PostgresStore {
     }
 
     async fn delete_order(&self, order_id: OrderId) -> Result<Applied, DbError> {
-        let mut conn = self.conn().await;
+        let mut conn = self.conn().await?;
         let delete_items = conn.statement(&self.sql.delete_items).await?;
         let delete_order = conn.statement(&self.sql.delete_order).await?;
         let id = order_id as i64;
@@ -339,8 +476,51 @@ impl super::Database for PostgresStore {
         Ok(Applied::from_rows(rows))
     }
 
+    async fn kv_write(&self, key: &KeyText, value: &[u8]) -> Result<(), DbError> {
+        let mut conn = self.conn().await?;
+        let statement = conn.statement(&self.sql.kv_insert).await?;
+        conn.client
+            .execute(&statement, &[&key.as_str(), &value])
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+
+    async fn kv_rewrite(&self, key: &KeyText, value: &[u8]) -> Result<Applied, DbError> {
+        let mut conn = self.conn().await?;
+        let statement = conn.statement(&self.sql.kv_update).await?;
+        let rows = conn
+            .client
+            .execute(&statement, &[&value, &key.as_str()])
+            .await
+            .map_err(classify)?;
+        Ok(Applied::from_rows(rows))
+    }
+
+    async fn kv_read(&self, key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {
+        let mut conn = self.conn().await?;
+        let statement = conn.statement(&self.sql.kv_select).await?;
+        let row = conn
+            .client
+            .query_opt(&statement, &[&key.as_str()])
+            .await
+            .map_err(classify)?;
+        row.map(|r| get::<Vec<u8>>(&r, 0)).transpose()
+    }
+
+    async fn kv_delete(&self, key: &KeyText) -> Result<Applied, DbError> {
+        let mut conn = self.conn().await?;
+        let statement = conn.statement(&self.sql.kv_delete).await?;
+        let rows = conn
+            .client
+            .execute(&statement, &[&key.as_str()])
+            .await
+            .map_err(classify)?;
+        Ok(Applied::from_rows(rows))
+    }
+
     async fn snapshot(&self) -> Result<Snapshot, DbError> {
-        let conn = self.conn().await;
+        let conn = self.conn().await?;
         let orders = conn
             .client
             .query(
@@ -360,9 +540,28 @@ impl super::Database for PostgresStore {
         snapshot_from(&orders, &items, order_row, line_item, |row| get(row, 6))
     }
 
+    async fn kv_page(&self, cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
+        let after = String::from_utf8(cursor.unwrap_or_default()).unwrap_or_default();
+        let mut conn = self.conn().await?;
+        let statement = conn.statement(&self.sql.kv_page).await?;
+        let rows = conn
+            .client
+            .query(&statement, &[&after])
+            .await
+            .map_err(classify)?;
+        let mut records = Vec::with_capacity(rows.len());
+        for row in &rows {
+            records.push((get::<String>(row, 0)?, get::<Vec<u8>>(row, 1)?));
+        }
+        let next = (records.len() == KV_PAGE)
+            .then(|| records.last().map(|(k, _)| k.clone().into_bytes()))
+            .flatten();
+        Ok(KvPage { records, next })
+    }
+
     fn info(&self) -> StoreInfo {
         StoreInfo {
-            name: "postgres".into(),
+            name: Self::SCHEME.into(),
             server_version: self.version.clone(),
             settings: BTreeMap::from([
                 ("pool".to_string(), self.connections.len().to_string()),
@@ -371,6 +570,31 @@ impl super::Database for PostgresStore {
                     "read committed (server default)".to_string(),
                 ),
             ]),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlstates_sort_into_kinds() {
+        for (code, kind) in [
+            ("40001", ErrorKind::Conflict),
+            ("40P01", ErrorKind::Conflict),
+            ("57014", ErrorKind::Timeout),
+            ("55P03", ErrorKind::Timeout),
+            ("28P01", ErrorKind::Connection),
+            ("3D000", ErrorKind::Connection),
+            ("57P01", ErrorKind::Connection),
+            ("08006", ErrorKind::Connection),
+            ("23505", ErrorKind::Constraint),
+            ("23503", ErrorKind::Constraint),
+            ("53100", ErrorKind::Unavailable),
+            ("42P01", ErrorKind::Other),
+        ] {
+            assert_eq!(kind_of_sqlstate(code), kind, "{code}");
         }
     }
 }

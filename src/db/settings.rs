@@ -1,80 +1,210 @@
-//! Store settings: `?key=value` from the URL, overridden by command-line flags. Each
-//! binding takes the keys it knows; any key left over is an error that lists them.
+//! Store settings: each store declares the settings it takes (name, what value, default,
+//! help); values come from `?key=value` in the URL and from command-line flags (flags
+//! win). Values are checked here, against the declarations, before anything connects,
+//! so a store reads them already valid.
 
 use std::collections::BTreeMap;
-use std::str::FromStr;
 
-use super::{DbError, ErrorKind};
+/// What a setting takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Value {
+    /// A whole number of at least `min`.
+    Count { min: u64 },
+    /// One of these words.
+    Choice(&'static [&'static str]),
+    /// `true` or `false`; as a flag it takes no value.
+    Switch,
+    /// Free text, checked by the store; the placeholder names it in help.
+    Text(&'static str),
+}
 
+/// One setting a store takes.
+#[derive(Debug, Clone, Copy)]
+pub struct Setting {
+    /// The URL key; the flag is `--` and the name with `_` as `-`.
+    pub name: &'static str,
+    pub value: Value,
+    /// Used when the setting is not given ("" when there is none).
+    pub default: &'static str,
+    pub help: &'static str,
+}
+
+impl Setting {
+    pub fn flag(&self) -> String {
+        format!("--{}", self.name.replace('_', "-"))
+    }
+
+    /// Checks one given value; the message names the setting.
+    fn check(&self, scheme: &str, value: &str) -> Result<(), String> {
+        let bad = |expected: String| {
+            Err(format!(
+                "{scheme} setting {}={value}: expected {expected}",
+                self.name
+            ))
+        };
+        match self.value {
+            Value::Count { min } => match value.parse::<u64>() {
+                Ok(n) if n >= min => Ok(()),
+                Ok(_) => bad(format!("at least {min}")),
+                Err(_) => bad(format!("a whole number of at least {min}")),
+            },
+            Value::Choice(words) => {
+                if words.iter().any(|w| w.eq_ignore_ascii_case(value)) {
+                    Ok(())
+                } else {
+                    bad(format!("one of {}", words.join(", ")))
+                }
+            }
+            Value::Switch => match value {
+                "true" | "false" => Ok(()),
+                _ => bad("true or false".into()),
+            },
+            Value::Text(_) => Ok(()),
+        }
+    }
+}
+
+/// The settings of one run against one store, checked against its declarations.
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
+    declared: &'static [Setting],
     values: BTreeMap<String, String>,
 }
 
 impl Settings {
-    pub fn new(values: BTreeMap<String, String>) -> Self {
-        Settings { values }
-    }
-
-    pub fn get(&self, key: &str) -> Option<&str> {
-        self.values.get(key).map(String::as_str)
-    }
-
-    pub fn values(&self) -> &BTreeMap<String, String> {
-        &self.values
-    }
-
-    pub fn set(&mut self, key: &str, value: impl Into<String>) {
-        self.values.insert(key.to_string(), value.into());
-    }
-
-    /// A view that records which keys a binding used.
-    pub fn reader(&self, store: &'static str) -> SettingsReader {
-        SettingsReader {
-            store,
-            left: self.values.clone(),
-        }
-    }
-}
-
-pub struct SettingsReader {
-    store: &'static str,
-    left: BTreeMap<String, String>,
-}
-
-impl SettingsReader {
-    pub fn text(&mut self, key: &str) -> Option<String> {
-        self.left.remove(key)
-    }
-
-    pub fn parsed<T: FromStr>(&mut self, key: &str, expected: &str) -> Result<Option<T>, DbError> {
-        match self.left.remove(key) {
-            None => Ok(None),
-            Some(value) => value.parse().map(Some).map_err(|_| {
-                DbError::new(
-                    ErrorKind::Other,
-                    format!("{} setting {key}={value}: expected {expected}", self.store),
-                )
-            }),
-        }
-    }
-
-    /// Fails on keys nobody took.
-    pub fn finish(self, known: &[&str]) -> Result<(), DbError> {
-        match self.left.keys().next() {
-            None => Ok(()),
-            Some(key) => Err(DbError::new(
-                ErrorKind::Other,
-                format!(
-                    "unknown setting '{key}' for {}:// (known: {})",
-                    self.store,
+    /// `given` (URL settings with flags applied) checked against `declared`: every key
+    /// must be declared and every value fit.
+    pub fn checked(
+        scheme: &str,
+        declared: &'static [Setting],
+        given: BTreeMap<String, String>,
+    ) -> Result<Settings, String> {
+        for (key, value) in &given {
+            let Some(setting) = declared.iter().find(|s| s.name == key) else {
+                let known: Vec<&str> = declared.iter().map(|s| s.name).collect();
+                return Err(format!(
+                    "unknown setting '{key}' for {scheme}:// (it takes: {})",
                     if known.is_empty() {
                         "none".to_string()
                     } else {
                         known.join(", ")
                     }
-                ),
-            )),
+                ));
+            };
+            setting.check(scheme, value)?;
         }
+        Ok(Settings {
+            declared,
+            values: given,
+        })
+    }
+
+    /// The settings as given (not the defaults), for run.json.
+    pub fn given(&self) -> &BTreeMap<String, String> {
+        &self.values
+    }
+
+    fn declared(&self, name: &str) -> &Setting {
+        self.declared
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("the store reads setting '{name}' but does not declare it"))
+    }
+
+    /// The value given, else the declared default ("" when there is none).
+    pub fn text(&self, name: &str) -> &str {
+        let setting = self.declared(name);
+        self.values
+            .get(name)
+            .map_or(setting.default, String::as_str)
+    }
+
+    /// The value given, if it was given.
+    pub fn given_text(&self, name: &str) -> Option<&str> {
+        self.declared(name);
+        self.values.get(name).map(String::as_str)
+    }
+
+    /// A `Count` setting (checked already).
+    pub fn count(&self, name: &str) -> u64 {
+        self.text(name).parse().unwrap_or(0)
+    }
+
+    /// A `Switch` setting.
+    pub fn switch(&self, name: &str) -> bool {
+        self.text(name) == "true"
+    }
+
+    /// A `Choice` setting, as declared (its case), so stores can match on it.
+    pub fn choice(&self, name: &str) -> &'static str {
+        let setting = self.declared(name);
+        let value = self.text(name);
+        match setting.value {
+            Value::Choice(words) => words
+                .iter()
+                .find(|w| w.eq_ignore_ascii_case(value))
+                .copied()
+                .unwrap_or(words[0]),
+            _ => panic!("setting '{name}' is not a choice"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DECLARED: &[Setting] = &[
+        Setting {
+            name: "pool",
+            value: Value::Count { min: 1 },
+            default: "4",
+            help: "connections",
+        },
+        Setting {
+            name: "batch",
+            value: Value::Choice(&["logged", "unlogged", "none"]),
+            default: "logged",
+            help: "how",
+        },
+        Setting {
+            name: "lwt",
+            value: Value::Switch,
+            default: "false",
+            help: "if exists",
+        },
+    ];
+
+    fn given(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn values_are_checked_against_declarations() {
+        let s =
+            Settings::checked("x", DECLARED, given(&[("pool", "8"), ("batch", "NONE")])).unwrap();
+        assert_eq!(s.count("pool"), 8);
+        assert_eq!(s.choice("batch"), "none");
+        assert!(!s.switch("lwt"));
+        let err = Settings::checked("x", DECLARED, given(&[("pool", "0")])).unwrap_err();
+        assert_eq!(err, "x setting pool=0: expected at least 1");
+        let err = Settings::checked("x", DECLARED, given(&[("batch", "some")])).unwrap_err();
+        assert!(err.contains("one of logged, unlogged, none"), "{err}");
+        let err = Settings::checked("x", DECLARED, given(&[("rf", "2")])).unwrap_err();
+        assert_eq!(
+            err,
+            "unknown setting 'rf' for x:// (it takes: pool, batch, lwt)"
+        );
+    }
+
+    #[test]
+    fn defaults_fill_what_was_not_given() {
+        let s = Settings::checked("x", DECLARED, BTreeMap::new()).unwrap();
+        assert_eq!(s.count("pool"), 4);
+        assert_eq!(s.choice("batch"), "logged");
+        assert!(s.given().is_empty());
     }
 }

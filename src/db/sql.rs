@@ -1,7 +1,9 @@
-//! What the SQL stores (MariaDB, PostgreSQL) share: table layout, column lists, the
-//! multi-row item insert, and turning rows back into orders. Each keeps its own
-//! driver code and dialect in its own file.
+//! What the SQL stores (SQLite, MySQL/MariaDB, PostgreSQL) share: the statements in
+//! each dialect's placeholders, the order of setup (check the marker, drop, create,
+//! mark), the multi-row item insert, and turning rows back into orders. Each keeps its
+//! own driver code and column types in its own file.
 
+use super::ownership::{MARKER, Ownership, TABLES};
 use super::{DbError, OrderRow, Snapshot};
 use crate::workload::{LineItem, Order};
 
@@ -11,7 +13,7 @@ pub const ITEM_COLUMNS: &str = "line_item_id, product, colour, size, quantity, u
 
 /// One order with its items in one round trip: order columns 0–6, item columns 7–12
 /// (NULL when the order has no items).
-pub const READ_ORDER_JOINED: &str = "SELECT o.order_id, o.client_id, o.customer, o.address, \
+const READ_ORDER_JOINED: &str = "SELECT o.order_id, o.client_id, o.customer, o.address, \
      o.created_at_ms, o.status, o.subtotal_cents, i.line_item_id, i.product, i.colour, i.size, \
      i.quantity, i.unit_price_cents FROM orders o LEFT JOIN line_items i ON i.order_id = o.order_id \
      WHERE o.order_id = {P1} ORDER BY i.line_item_id";
@@ -19,7 +21,7 @@ pub const READ_ORDER_JOINED: &str = "SELECT o.order_id, o.client_id, o.customer,
 /// Placeholder style of a dialect.
 #[derive(Clone, Copy)]
 pub enum Placeholders {
-    /// `?` (MariaDB)
+    /// `?` (MySQL, SQLite)
     Question,
     /// `$1`, `$2`, … (PostgreSQL)
     Dollar,
@@ -62,11 +64,18 @@ pub struct Statements {
     style: Placeholders,
     pub insert_order: String,
     pub read_order: String,
+    pub update_order: String,
     pub update_item: String,
     pub update_subtotal: String,
     pub update_status: String,
     pub delete_items: String,
     pub delete_order: String,
+    pub kv_insert: String,
+    pub kv_update: String,
+    pub kv_select: String,
+    pub kv_delete: String,
+    /// The next page of records after a key, in key order.
+    pub kv_page: String,
 }
 
 /// Item counts whose inserts are prepared ahead (the default 1–5 items per order);
@@ -82,14 +91,27 @@ impl Statements {
                  subtotal_cents) VALUES ({P1}, {P2}, {P3}, {P4}, {P5}, {P6}, {P7})",
             ),
             read_order: style.fill(READ_ORDER_JOINED),
+            update_order: style.fill(
+                "UPDATE orders SET created_at_ms = {P1}, status = {P2}, subtotal_cents = {P3} \
+                 WHERE order_id = {P4}",
+            ),
             update_item: style.fill(
                 "UPDATE line_items SET colour = {P1}, size = {P2}, quantity = {P3} \
                  WHERE line_item_id = {P4} AND order_id = {P5}",
             ),
-            update_subtotal: style.fill("UPDATE orders SET subtotal_cents = {P1} WHERE order_id = {P2}"),
+            update_subtotal: style
+                .fill("UPDATE orders SET subtotal_cents = {P1} WHERE order_id = {P2}"),
             update_status: style.fill("UPDATE orders SET status = {P1} WHERE order_id = {P2}"),
             delete_items: style.fill("DELETE FROM line_items WHERE order_id = {P1}"),
             delete_order: style.fill("DELETE FROM orders WHERE order_id = {P1}"),
+            kv_insert: style.fill("INSERT INTO kv (k, v) VALUES ({P1}, {P2})"),
+            kv_update: style.fill("UPDATE kv SET v = {P1} WHERE k = {P2}"),
+            kv_select: style.fill("SELECT v FROM kv WHERE k = {P1}"),
+            kv_delete: style.fill("DELETE FROM kv WHERE k = {P1}"),
+            kv_page: style.fill(&format!(
+                "SELECT k, v FROM kv WHERE k > {{P1}} ORDER BY k LIMIT {}",
+                super::KV_PAGE
+            )),
         }
     }
 
@@ -103,15 +125,47 @@ impl Statements {
         let mut all = vec![
             self.insert_order.clone(),
             self.read_order.clone(),
+            self.update_order.clone(),
             self.update_item.clone(),
             self.update_subtotal.clone(),
             self.update_status.clone(),
             self.delete_items.clone(),
             self.delete_order.clone(),
+            self.kv_insert.clone(),
+            self.kv_update.clone(),
+            self.kv_select.clone(),
+            self.kv_delete.clone(),
         ];
         all.extend(PREPARED_ITEM_COUNTS.map(|n| self.insert_items(n)));
         all
     }
+}
+
+/// The statements that make hatshop's tables ready, given which of its table names
+/// exist: drops (only if the marker allows), the store's `create` statements, and the
+/// marker. `marker_type` is the dialect's text column type.
+pub fn setup_statements(
+    target: &str,
+    owner: &Ownership,
+    existing: &[String],
+    create: &[&str],
+    marker_type: &str,
+) -> Result<Vec<String>, DbError> {
+    owner.may_drop(target, existing)?;
+    let mut statements: Vec<String> = TABLES
+        .iter()
+        .filter(|t| existing.iter().any(|e| e == *t))
+        .map(|t| format!("DROP TABLE {t}"))
+        .collect();
+    statements.extend(create.iter().map(|s| s.to_string()));
+    statements.push(format!(
+        "CREATE TABLE {MARKER} (name {marker_type} PRIMARY KEY, made_by {marker_type} NOT NULL)"
+    ));
+    statements.push(format!(
+        "INSERT INTO {MARKER} (name, made_by) VALUES ('hatshop', '{}')",
+        owner.note.replace('\'', "''")
+    ));
+    Ok(statements)
 }
 
 /// The order of a joined read (order columns 0–6, item columns from 7 on), or `None`
@@ -129,7 +183,7 @@ pub fn order_from_joined<R>(
     for row in rows {
         items.extend(line_item(row, 7)?);
     }
-    Ok(Some(order_from(header, items)))
+    Ok(Some(super::order_of(header, items)))
 }
 
 /// A snapshot from the rows of `SELECT {ORDER_COLUMNS}` and of
@@ -152,18 +206,9 @@ pub fn snapshot_from<R>(
     Ok(snapshot)
 }
 
-/// Puts an order row and its items together.
-pub fn order_from(row: OrderRow, items: Vec<LineItem>) -> Order {
-    Order {
-        order_id: row.order_id,
-        client_id: row.client_id,
-        customer: row.customer,
-        address: row.address,
-        created_at_ms: row.created_at_ms,
-        status: row.status,
-        subtotal_cents: row.subtotal_cents,
-        items,
-    }
+/// A status read back that is not one of ours.
+pub fn unknown_status(text: &str) -> DbError {
+    DbError::other(format!("unknown order status '{text}'"))
 }
 
 #[cfg(test)]
@@ -182,5 +227,26 @@ mod tests {
             sql.ends_with("($1, $2, $3, $4, $5, $6, $7), ($8, $9, $10, $11, $12, $13, $14)"),
             "{sql}"
         );
+    }
+
+    #[test]
+    fn setup_drops_only_what_it_found_and_marks_what_it_made() {
+        let owner = Ownership {
+            recreate: false,
+            note: "hatshop 1 run o'brien".into(),
+        };
+        let found = vec!["orders".to_string(), MARKER.to_string()];
+        let sql = setup_statements(
+            "db",
+            &owner,
+            &found,
+            &["CREATE TABLE orders (x INT)"],
+            "TEXT",
+        )
+        .unwrap();
+        assert_eq!(sql[0], "DROP TABLE orders");
+        assert_eq!(sql[1], format!("DROP TABLE {MARKER}"));
+        assert!(sql.last().unwrap().contains("o''brien"));
+        assert!(setup_statements("db", &owner, &["kv".into()], &[], "TEXT").is_err());
     }
 }

@@ -1,8 +1,8 @@
 //! SQLite, embedded (rusqlite with the bundled SQLite): the default store, no server.
 //!
-//! WAL mode, `synchronous=NORMAL` (setting `synchronous=off|normal|full|extra`), prepared (cached) statements, each write one
-//! transaction. Calls run on the lane's own thread: SQLite is a library, so the time
-//! of the call is the time of the work, with no hand-off to another thread inside it.
+//! WAL mode, `synchronous=normal` by default, prepared (cached) statements, each write
+//! one transaction. Calls run on the lane's own thread: SQLite is a library, so the
+//! time of the call is the time of the work, with no hand-off to another thread inside.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -12,84 +12,95 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
-use super::sql::order_from;
+use super::ownership::{self, MARKER, Ownership, TABLES};
+use super::sql::{ITEM_COLUMNS, ORDER_COLUMNS, setup_statements, unknown_status};
 use super::{
-    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, OrderRow, Snapshot, StoreInfo,
+    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, OrderRow,
+    Setting, Settings, Snapshot, StoreInfo, StoreKind, Value,
 };
-use crate::workload::{ItemChange, LineItem, Order, OrderId, OrderStatus};
+use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
 
-const SCHEMA: &str = "
-DROP TABLE IF EXISTS line_items;
-DROP TABLE IF EXISTS orders;
-CREATE TABLE orders (
-    order_id       INTEGER PRIMARY KEY,
-    client_id      INTEGER NOT NULL,
-    customer       TEXT    NOT NULL,
-    address        TEXT    NOT NULL,
-    created_at_ms  INTEGER NOT NULL,
-    status         TEXT    NOT NULL,
-    subtotal_cents INTEGER NOT NULL
-);
-CREATE TABLE line_items (
-    line_item_id     INTEGER PRIMARY KEY,
-    order_id         INTEGER NOT NULL REFERENCES orders(order_id),
-    product          TEXT    NOT NULL,
-    colour           TEXT    NOT NULL,
-    size             TEXT    NOT NULL,
-    quantity         INTEGER NOT NULL,
-    unit_price_cents INTEGER NOT NULL
-);
-CREATE INDEX line_items_by_order ON line_items(order_id);
-";
+const CREATE: &[&str] = &[
+    "CREATE TABLE orders (
+        order_id       INTEGER PRIMARY KEY,
+        client_id      INTEGER NOT NULL,
+        customer       TEXT    NOT NULL,
+        address        TEXT    NOT NULL,
+        created_at_ms  INTEGER NOT NULL,
+        status         TEXT    NOT NULL,
+        subtotal_cents INTEGER NOT NULL
+    )",
+    "CREATE TABLE line_items (
+        line_item_id     INTEGER PRIMARY KEY,
+        order_id         INTEGER NOT NULL REFERENCES orders(order_id),
+        product          TEXT    NOT NULL,
+        colour           TEXT    NOT NULL,
+        size             TEXT    NOT NULL,
+        quantity         INTEGER NOT NULL,
+        unit_price_cents INTEGER NOT NULL
+    )",
+    "CREATE INDEX line_items_by_order ON line_items(order_id)",
+    "CREATE TABLE kv (k TEXT PRIMARY KEY, v BLOB NOT NULL)",
+];
 
+/// How long a connection waits for another's write lock before `timeout`.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// Connections opened at most (one writer at a time anyway).
 const MAX_CONNECTIONS: usize = 4;
 
 pub struct SqliteStore {
     path: PathBuf,
-    synchronous: String,
+    synchronous: &'static str,
     connections: Vec<Mutex<Connection>>,
     next: AtomicUsize,
     version: String,
 }
 
-impl SqliteStore {
-    /// `sqlite://PATH`: relative, or absolute with a third slash.
-    pub fn open(url: &DbUrl, options: &ConnectOptions) -> Result<Self, DbError> {
-        let mut reader = options.settings.reader("sqlite");
-        let synchronous = reader
-            .text("synchronous")
-            .unwrap_or_else(|| "normal".into());
-        reader.finish(&["synchronous"])?;
-        if !["off", "normal", "full", "extra"].contains(&synchronous.as_str()) {
-            return Err(DbError::new(
-                ErrorKind::Other,
-                format!(
-                    "sqlite setting synchronous={synchronous}: expected off, normal, full or extra"
-                ),
-            ));
-        }
-        if url.rest.is_empty() {
+impl StoreKind for SqliteStore {
+    const SCHEME: &'static str = "sqlite";
+    const ABOUT: &'static str = "SQLite, embedded: no server (the default; `sqlite://` alone puts hatshop.db in the result folder)";
+    const EXAMPLE: &'static str = "sqlite://shop.db?synchronous=full";
+    const SETTINGS: &'static [Setting] = &[Setting {
+        name: "synchronous",
+        value: Value::Choice(&["off", "normal", "full", "extra"]),
+        default: "normal",
+        help: "SQLite's durability per commit (PRAGMA synchronous)",
+    }];
+
+    /// One writer at a time: more lanes only queue on its lock.
+    fn default_concurrency(_: &Settings) -> usize {
+        1
+    }
+
+    async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<Self, DbError> {
+        let Some(path) = url.file() else {
             return Err(DbError::new(
                 ErrorKind::Connection,
                 "sqlite:// needs a file path, e.g. sqlite://hatshop.db",
             ));
+        };
+        if options.existing_only && !path.is_file() {
+            return Err(DbError::new(
+                ErrorKind::Connection,
+                format!("no SQLite database at {}", path.display()),
+            ));
         }
-        let path = PathBuf::from(&url.rest);
+        let synchronous = options.settings.choice("synchronous");
         let count = options.concurrency.clamp(1, MAX_CONNECTIONS);
         let connections = (0..count)
-            .map(|_| open_connection(&path, &synchronous).map(Mutex::new))
+            .map(|_| open_connection(&path, synchronous, options.existing_only).map(Mutex::new))
             .collect::<Result<Vec<_>, _>>()?;
-        let version = rusqlite::version().to_string();
         Ok(SqliteStore {
             path,
             synchronous,
             connections,
             next: AtomicUsize::new(0),
-            version,
+            version: format!("SQLite {}", rusqlite::version()),
         })
     }
+}
 
+impl SqliteStore {
     /// A free connection if there is one, else the next in turn.
     fn connection(&self) -> MutexGuard<'_, Connection> {
         let start = self.next.fetch_add(1, Ordering::Relaxed);
@@ -103,12 +114,36 @@ impl SqliteStore {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+
+    fn target(&self) -> String {
+        format!("sqlite://{}", self.path.display())
+    }
+
+    fn existing_tables(&self, conn: &Connection) -> Result<Vec<String>, DbError> {
+        let mut statement = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+            .map_err(classify)?;
+        let names = statement
+            .query_map([], |row| row.get::<_, String>(0))
+            .map_err(classify)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(classify)?;
+        Ok(names
+            .into_iter()
+            .filter(|n| TABLES.contains(&n.as_str()))
+            .collect())
+    }
 }
 
-fn open_connection(path: &Path, synchronous: &str) -> Result<Connection, DbError> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-        | OpenFlags::SQLITE_OPEN_CREATE
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+fn open_connection(
+    path: &Path,
+    synchronous: &str,
+    existing_only: bool,
+) -> Result<Connection, DbError> {
+    let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    if !existing_only {
+        flags |= OpenFlags::SQLITE_OPEN_CREATE;
+    }
     let conn = Connection::open_with_flags(path, flags).map_err(|e| {
         DbError::new(
             ErrorKind::Connection,
@@ -129,15 +164,22 @@ fn open_connection(path: &Path, synchronous: &str) -> Result<Connection, DbError
     Ok(conn)
 }
 
+/// SQLite's result codes as error kinds.
+fn kind_of(code: rusqlite::ErrorCode) -> ErrorKind {
+    use rusqlite::ErrorCode as C;
+    match code {
+        C::DatabaseBusy | C::DatabaseLocked => ErrorKind::Timeout,
+        C::ConstraintViolation => ErrorKind::Constraint,
+        C::CannotOpen | C::NotADatabase | C::ReadOnly | C::PermissionDenied => {
+            ErrorKind::Connection
+        }
+        _ => ErrorKind::Other,
+    }
+}
+
 fn classify(error: rusqlite::Error) -> DbError {
-    use rusqlite::ErrorCode;
     let kind = match &error {
-        rusqlite::Error::SqliteFailure(e, _) => match e.code {
-            ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => ErrorKind::Timeout,
-            ErrorCode::ConstraintViolation => ErrorKind::Constraint,
-            ErrorCode::CannotOpen | ErrorCode::NotADatabase => ErrorKind::Connection,
-            _ => ErrorKind::Other,
-        },
+        rusqlite::Error::SqliteFailure(e, _) => kind_of(e.code),
         _ => ErrorKind::Other,
     };
     DbError::new(kind, error.to_string())
@@ -148,7 +190,7 @@ fn status_from_db(text: &str) -> rusqlite::Result<OrderStatus> {
         rusqlite::Error::FromSqlConversionFailure(
             5,
             rusqlite::types::Type::Text,
-            format!("unknown order status '{text}'").into(),
+            Box::new(unknown_status(text)),
         )
     })
 }
@@ -165,7 +207,7 @@ fn order_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<OrderRow> {
     })
 }
 
-/// Columns 0..6 are the item; column 6, when present, its order id.
+/// Columns 0..6 are the item.
 fn line_item(row: &rusqlite::Row<'_>) -> rusqlite::Result<LineItem> {
     Ok(LineItem {
         line_item_id: row.get::<_, i64>(0)? as u64,
@@ -177,13 +219,25 @@ fn line_item(row: &rusqlite::Row<'_>) -> rusqlite::Result<LineItem> {
     })
 }
 
-const ORDER_COLUMNS: &str =
-    "order_id, client_id, customer, address, created_at_ms, status, subtotal_cents";
-const ITEM_COLUMNS: &str = "line_item_id, product, colour, size, quantity, unit_price_cents";
-
 impl Database for SqliteStore {
-    async fn setup(&self) -> Result<(), DbError> {
-        self.connection().execute_batch(SCHEMA).map_err(classify)
+    async fn setup(&self, owner: &Ownership) -> Result<(), DbError> {
+        let mut conn = self.connection();
+        let existing = self.existing_tables(&conn)?;
+        let statements = setup_statements(&self.target(), owner, &existing, CREATE, "TEXT")?;
+        let tx = conn.transaction().map_err(classify)?;
+        for statement in statements {
+            tx.execute_batch(&statement).map_err(classify)?;
+        }
+        tx.commit().map_err(classify)
+    }
+
+    async fn check_owned(&self) -> Result<(), DbError> {
+        let conn = self.connection();
+        if self.existing_tables(&conn)?.iter().any(|t| t == MARKER) {
+            Ok(())
+        } else {
+            Err(ownership::not_ours(&self.target()))
+        }
     }
 
     async fn create_order(&self, order: &Order) -> Result<(), DbError> {
@@ -193,10 +247,9 @@ impl Database for SqliteStore {
             .map_err(classify)?;
         {
             let mut insert_order = tx
-                .prepare_cached(
-                    "INSERT INTO orders (order_id, client_id, customer, address, created_at_ms, status, subtotal_cents) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                )
+                .prepare_cached(&format!(
+                    "INSERT INTO orders ({ORDER_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+                ))
                 .map_err(classify)?;
             insert_order
                 .execute(params![
@@ -210,21 +263,20 @@ impl Database for SqliteStore {
                 ])
                 .map_err(classify)?;
             let mut insert_item = tx
-                .prepare_cached(
-                    "INSERT INTO line_items (line_item_id, order_id, product, colour, size, quantity, unit_price_cents) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                )
+                .prepare_cached(&format!(
+                    "INSERT INTO line_items ({ITEM_COLUMNS}, order_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+                ))
                 .map_err(classify)?;
             for item in &order.items {
                 insert_item
                     .execute(params![
                         item.line_item_id as i64,
-                        order.order_id as i64,
                         item.product,
                         item.colour,
                         item.size,
                         item.quantity,
-                        item.unit_price_cents
+                        item.unit_price_cents,
+                        order.order_id as i64,
                     ])
                     .map_err(classify)?;
             }
@@ -255,10 +307,31 @@ impl Database for SqliteStore {
             .map_err(classify)?
             .collect::<Result<Vec<_>, _>>()
             .map_err(classify)?;
-        Ok(Some(order_from(row, items)))
+        Ok(Some(super::order_of(row, items)))
     }
 
     async fn update_order(
+        &self,
+        order_id: OrderId,
+        update: &OrderUpdate,
+    ) -> Result<Applied, DbError> {
+        let conn = self.connection();
+        let rows = conn
+            .prepare_cached(
+                "UPDATE orders SET created_at_ms = ?1, status = ?2, subtotal_cents = ?3 WHERE order_id = ?4",
+            )
+            .map_err(classify)?
+            .execute(params![
+                update.created_at_ms,
+                update.status.as_str(),
+                update.subtotal_cents,
+                order_id as i64
+            ])
+            .map_err(classify)?;
+        Ok(Applied::from_rows(rows as u64))
+    }
+
+    async fn update_items(
         &self,
         order_id: OrderId,
         changes: &[ItemChange],
@@ -328,6 +401,44 @@ impl Database for SqliteStore {
         Ok(Applied::from_rows(rows as u64))
     }
 
+    async fn kv_write(&self, key: &KeyText, value: &[u8]) -> Result<(), DbError> {
+        let conn = self.connection();
+        conn.prepare_cached("INSERT INTO kv (k, v) VALUES (?1, ?2)")
+            .map_err(classify)?
+            .execute(params![key.as_str(), value])
+            .map_err(classify)?;
+        Ok(())
+    }
+
+    async fn kv_rewrite(&self, key: &KeyText, value: &[u8]) -> Result<Applied, DbError> {
+        let conn = self.connection();
+        let rows = conn
+            .prepare_cached("UPDATE kv SET v = ?1 WHERE k = ?2")
+            .map_err(classify)?
+            .execute(params![value, key.as_str()])
+            .map_err(classify)?;
+        Ok(Applied::from_rows(rows as u64))
+    }
+
+    async fn kv_read(&self, key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {
+        let conn = self.connection();
+        conn.prepare_cached("SELECT v FROM kv WHERE k = ?1")
+            .map_err(classify)?
+            .query_row([key.as_str()], |row| row.get::<_, Vec<u8>>(0))
+            .optional()
+            .map_err(classify)
+    }
+
+    async fn kv_delete(&self, key: &KeyText) -> Result<Applied, DbError> {
+        let conn = self.connection();
+        let rows = conn
+            .prepare_cached("DELETE FROM kv WHERE k = ?1")
+            .map_err(classify)?
+            .execute([key.as_str()])
+            .map_err(classify)?;
+        Ok(Applied::from_rows(rows as u64))
+    }
+
     async fn snapshot(&self) -> Result<Snapshot, DbError> {
         let mut conn = self.connection();
         let tx = conn.transaction().map_err(classify)?;
@@ -354,11 +465,31 @@ impl Database for SqliteStore {
         Ok(Snapshot { orders, items })
     }
 
+    async fn kv_page(&self, cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
+        let after = String::from_utf8(cursor.unwrap_or_default()).unwrap_or_default();
+        let conn = self.connection();
+        let records = conn
+            .prepare_cached(&format!(
+                "SELECT k, v FROM kv WHERE k > ?1 ORDER BY k LIMIT {KV_PAGE}"
+            ))
+            .map_err(classify)?
+            .query_map([after], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, Vec<u8>>(1)?))
+            })
+            .map_err(classify)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(classify)?;
+        let next = (records.len() == KV_PAGE)
+            .then(|| records.last().map(|(k, _)| k.clone().into_bytes()))
+            .flatten();
+        Ok(KvPage { records, next })
+    }
+
     fn info(&self) -> StoreInfo {
         let settings = BTreeMap::from([
             ("path".to_string(), self.path.display().to_string()),
             ("journal_mode".to_string(), "wal".to_string()),
-            ("synchronous".to_string(), self.synchronous.clone()),
+            ("synchronous".to_string(), self.synchronous.to_string()),
             (
                 "connections".to_string(),
                 self.connections.len().to_string(),
@@ -369,9 +500,30 @@ impl Database for SqliteStore {
             ),
         ]);
         StoreInfo {
-            name: "sqlite".into(),
+            name: Self::SCHEME.into(),
             server_version: self.version.clone(),
             settings,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rusqlite::ErrorCode as C;
+
+    #[test]
+    fn sqlite_codes_sort_into_kinds() {
+        assert_eq!(kind_of(C::DatabaseBusy), ErrorKind::Timeout);
+        assert_eq!(kind_of(C::DatabaseLocked), ErrorKind::Timeout);
+        assert_eq!(kind_of(C::ConstraintViolation), ErrorKind::Constraint);
+        assert_eq!(kind_of(C::CannotOpen), ErrorKind::Connection);
+        assert_eq!(kind_of(C::DiskFull), ErrorKind::Other);
+        let decode = classify(rusqlite::Error::InvalidColumnType(
+            0,
+            "v".into(),
+            rusqlite::types::Type::Null,
+        ));
+        assert_eq!(decode.kind, ErrorKind::Other);
     }
 }

@@ -1,40 +1,29 @@
-//! Database URLs: which store, where, with which settings, and how they are shown
-//! without their password.
+//! Database URLs: which store, where, with which settings and credentials, and how
+//! they are shown without their password.
 //!
 //! `scheme://[user[:password]@]host[:port][,host[:port]…][/name][?key=value&…]`
+//!
+//! Passwords may hold any character, percent-encoded or not (`/`, `?`, `@`, `#` too):
+//! the credentials end at the last `@` that is followed by a list of hosts. A password
+//! may also come as `?password=…`. Every password is registered with `secrets`.
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::path::PathBuf;
 
-/// The stores this build can talk to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scheme {
-    Sqlite,
-    Null,
-    Cassandra,
-    Mysql,
-    Postgres,
-}
-
-impl Scheme {
-    pub fn name(self) -> &'static str {
-        match self {
-            Scheme::Sqlite => "sqlite",
-            Scheme::Null => "null",
-            Scheme::Cassandra => "cassandra",
-            Scheme::Mysql => "mysql",
-            Scheme::Postgres => "postgres",
-        }
-    }
-}
+use super::stores::store_meta;
+use crate::secrets::{self, MASK};
 
 /// A parsed `--db` value. `Display` masks any password.
 #[derive(Clone, PartialEq, Eq)]
 pub struct DbUrl {
-    pub scheme: Scheme,
-    raw: String,
-    /// Everything after `scheme://`, query included.
-    pub rest: String,
+    scheme: &'static str,
+    user: Option<String>,
+    password: Option<String>,
+    /// Hosts and name (servers), or the path (files), as written.
+    location: String,
+    /// `?key=value` settings, decoded, credentials taken out.
+    params: BTreeMap<String, String>,
 }
 
 /// The network parts of a server URL.
@@ -53,128 +42,164 @@ impl DbUrl {
         let Some((scheme, rest)) = raw.split_once("://") else {
             return Err(format!(
                 "'{}' is not a database URL: expected scheme://…, e.g. sqlite://hatshop.db",
-                mask_password(raw)
+                mask_unparsed(raw)
             ));
         };
-        let scheme = match scheme {
-            "sqlite" => Scheme::Sqlite,
-            "null" => Scheme::Null,
-            "cassandra" => Scheme::Cassandra,
-            "mysql" | "mariadb" => Scheme::Mysql,
-            "postgres" | "postgresql" => Scheme::Postgres,
-            other => {
-                return Err(format!(
-                    "unknown database URL scheme '{other}' in '{}': this build supports \
-                     sqlite://, cassandra://, mysql://, postgres:// and null://",
-                    mask_password(raw)
-                ));
-            }
+        let Some(meta) = store_meta(scheme) else {
+            let known: Vec<String> = super::STORES
+                .iter()
+                .map(|m| format!("{}://", m.scheme))
+                .collect();
+            return Err(format!(
+                "unknown database URL scheme '{scheme}' in '{}': this build supports {}",
+                mask_unparsed(raw),
+                known.join(", ")
+            ));
         };
-        let url = DbUrl {
-            scheme,
-            raw: raw.to_string(),
-            rest: rest.to_string(),
+        let password_spans = query_password_spans(rest);
+        let at = userinfo_end(rest, &password_spans);
+        let (userinfo, after) = match at {
+            Some(at) => (Some(&rest[..at]), &rest[at + 1..]),
+            None => (None, rest),
         };
-        url.params()?;
-        Ok(url)
-    }
-
-    /// The URL exactly as given, password included: only for connecting.
-    pub fn secret(&self) -> &str {
-        &self.raw
-    }
-
-    pub fn scheme_name(&self) -> &'static str {
-        self.scheme.name()
-    }
-
-    /// The part before `?`.
-    fn location(&self) -> &str {
-        self.rest.split_once('?').map_or(&self.rest, |(l, _)| l)
-    }
-
-    /// `?key=value&…` as a map.
-    pub fn params(&self) -> Result<BTreeMap<String, String>, String> {
-        let Some((_, query)) = self.rest.split_once('?') else {
-            return Ok(BTreeMap::new());
-        };
-        query
-            .split('&')
-            .filter(|p| !p.is_empty())
-            .map(|pair| match pair.split_once('=') {
-                Some((k, v)) => Ok((percent_decode(k), percent_decode(v))),
-                None => Err(format!(
-                    "setting '{pair}' in {self} needs a value (key=value)"
-                )),
-            })
-            .collect()
-    }
-
-    /// Hosts, user, password and name of a server URL; `default_port` fills missing ports.
-    pub fn address(&self, default_port: u16) -> Result<ServerAddress, String> {
-        let location = self.location();
-        let (authority, name) = match location.split_once('/') {
-            Some((a, n)) => (a, Some(n.trim_matches('/')).filter(|n| !n.is_empty())),
-            None => (location, None),
-        };
-        let (userinfo, hostlist) = match authority.rsplit_once('@') {
-            Some((u, h)) => (Some(u), h),
-            None => (None, authority),
-        };
-        let (user, password) = match userinfo {
+        let (user, mut password) = match userinfo {
             Some(info) => match info.split_once(':') {
-                Some((u, p)) => (Some(percent_decode(u)), Some(percent_decode(p))),
+                Some((u, p)) => (Some(percent_decode(u)), Some(p.to_string())),
                 None => (Some(percent_decode(info)), None),
             },
             None => (None, None),
         };
+        let (location, query) = match after.split_once('?') {
+            Some((l, q)) => (l, Some(q)),
+            None => (after, None),
+        };
+        let mut params = BTreeMap::new();
+        let mut user = user;
+        if let Some(query) = query {
+            for pair in split_query(query) {
+                let Some((k, v)) = pair.split_once('=') else {
+                    // A URL with a password may have split it here: do not echo the text.
+                    let shown = if password.is_some() || !password_spans.is_empty() {
+                        "a setting".to_string()
+                    } else {
+                        format!("setting '{pair}'")
+                    };
+                    return Err(format!(
+                        "{shown} in the query of a {scheme}:// URL needs a value (key=value; \
+                         percent-encode & in a password as %26)"
+                    ));
+                };
+                match k {
+                    "password" => password = Some(v.to_string()),
+                    "user" => user = Some(percent_decode(v)),
+                    _ => {
+                        params.insert(percent_decode(k), percent_decode(v));
+                    }
+                }
+            }
+        }
+        if let Some(p) = &password {
+            secrets::register(p);
+            let decoded = percent_decode(p);
+            secrets::register(&decoded);
+            password = Some(decoded);
+        }
+        Ok(DbUrl {
+            scheme: meta.scheme,
+            user,
+            password,
+            location: location.to_string(),
+            params,
+        })
+    }
+
+    /// The store's one name (aliases resolved).
+    pub fn scheme(&self) -> &'static str {
+        self.scheme
+    }
+
+    /// The part between `scheme://` (and any credentials) and `?`: hosts and name, or a path.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// `?key=value` settings (credentials are not among them).
+    pub fn params(&self) -> Result<BTreeMap<String, String>, String> {
+        Ok(self.params.clone())
+    }
+
+    /// Hosts, user, password and name of a server URL; `default_port` fills missing ports.
+    pub fn address(&self, default_port: u16) -> Result<ServerAddress, String> {
+        let (hostlist, name) = match self.location.split_once('/') {
+            Some((h, n)) => (h, Some(n.trim_matches('/')).filter(|n| !n.is_empty())),
+            None => (self.location.as_str(), None),
+        };
         let mut hosts = Vec::new();
         for host in hostlist.split(',').filter(|h| !h.is_empty()) {
             let (h, port) = match host.rsplit_once(':') {
-                Some((h, p)) => (
+                Some((h, p)) if !h.ends_with(':') => (
                     h,
                     p.parse::<u16>()
                         .map_err(|_| format!("bad port '{p}' in {self}"))?,
                 ),
-                None => (host, default_port),
+                _ => (host, default_port),
             };
-            hosts.push((h.to_string(), port));
+            hosts.push((h.trim_matches(['[', ']']).to_string(), port));
         }
         if hosts.is_empty() {
             return Err(format!("{self} names no host"));
         }
         Ok(ServerAddress {
-            user,
-            password,
+            user: self.user.clone(),
+            password: self.password.clone(),
             hosts,
             name: name.map(percent_decode),
         })
     }
 
-    /// The same URL with a SQLite path made absolute (`sqlite://` alone: `hatshop.db`
-    /// in `default_dir`), so the result folder can find the store from anywhere.
-    pub fn resolved(self, default_dir: &std::path::Path) -> std::io::Result<DbUrl> {
-        if self.scheme != Scheme::Sqlite {
-            return Ok(self);
+    /// True when the URL carries credentials (a server URL).
+    pub fn has_credentials(&self) -> bool {
+        self.user.is_some() || self.password.is_some()
+    }
+
+    /// The file of a file store (`sqlite://PATH`), or `None` when none is given.
+    pub fn file(&self) -> Option<PathBuf> {
+        (!self.location.is_empty()).then(|| PathBuf::from(percent_decode(&self.location)))
+    }
+
+    /// The same URL for another file (for SQLite paths resolved against a folder).
+    pub fn with_file(&self, path: &std::path::Path) -> DbUrl {
+        DbUrl {
+            location: path.display().to_string(),
+            ..self.clone()
         }
-        let location = self.location();
-        let path = if location.is_empty() {
-            default_dir.join("hatshop.db")
-        } else {
-            std::path::PathBuf::from(location)
-        };
-        let rest = std::path::absolute(path)?.display().to_string();
-        Ok(DbUrl {
-            scheme: self.scheme,
-            raw: format!("sqlite://{rest}"),
-            rest,
-        })
+    }
+
+    /// The same URL with another name (database or keyspace) after the hosts.
+    pub fn with_location(&self, location: &str) -> DbUrl {
+        DbUrl {
+            location: location.to_string(),
+            ..self.clone()
+        }
     }
 }
 
 impl fmt::Display for DbUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&mask_password(&self.raw))
+        write!(f, "{}://", self.scheme)?;
+        match (&self.user, &self.password) {
+            (Some(user), Some(_)) => write!(f, "{user}:{MASK}@")?,
+            (Some(user), None) => write!(f, "{user}@")?,
+            (None, Some(_)) => write!(f, ":{MASK}@")?,
+            (None, None) => {}
+        }
+        f.write_str(&self.location)?;
+        let mut first = true;
+        for (k, v) in &self.params {
+            write!(f, "{}{k}={v}", if first { '?' } else { '&' })?;
+            first = false;
+        }
+        Ok(())
     }
 }
 
@@ -182,6 +207,50 @@ impl fmt::Debug for DbUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "DbUrl({self})")
     }
+}
+
+/// Byte ranges of the values of `password=` in the query (they may hold `@`).
+fn query_password_spans(rest: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    for marker in ["?password=", "&password="] {
+        let mut from = 0;
+        while let Some(found) = rest[from..].find(marker) {
+            let start = from + found + marker.len();
+            let end = rest[start..].find('&').map_or(rest.len(), |e| start + e);
+            spans.push((start, end));
+            from = start;
+        }
+    }
+    spans
+}
+
+/// The `@` that ends the credentials: the last one, outside a `password=` value, that
+/// is followed by a list of hosts.
+fn userinfo_end(rest: &str, password_spans: &[(usize, usize)]) -> Option<usize> {
+    rest.char_indices()
+        .filter(|&(i, c)| c == '@' && !password_spans.iter().any(|&(s, e)| i >= s && i < e))
+        .map(|(i, _)| i)
+        .filter(|&i| {
+            let after = &rest[i + 1..];
+            let hosts = after.split(['/', '?']).next().unwrap_or("");
+            is_host_list(hosts)
+        })
+        .last()
+}
+
+fn is_host_list(text: &str) -> bool {
+    !text.is_empty()
+        && text.split(',').all(|host| {
+            !host.is_empty()
+                && host
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || ".-_:[]".contains(c))
+        })
+}
+
+/// Query pairs; a pair that is a password's value may contain `&`-free text only.
+fn split_query(query: &str) -> impl Iterator<Item = &str> {
+    query.split('&').filter(|p| !p.is_empty())
 }
 
 fn percent_decode(text: &str) -> String {
@@ -203,21 +272,17 @@ fn percent_decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// `scheme://user:secret@host/…` → `scheme://user:***@host/…`.
-pub fn mask_password(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let authority = &rest[..authority_end];
-    match authority.rfind('@') {
-        Some(at) => match authority[..at].split_once(':') {
-            Some((user, _password)) => {
-                format!("{scheme}://{user}:***{}", &rest[at..])
-            }
-            None => url.to_string(),
+/// A URL that did not parse, with anything that may be credentials masked.
+fn mask_unparsed(raw: &str) -> String {
+    match raw.split_once("://") {
+        Some((scheme, rest)) => match rest.rfind('@') {
+            Some(at) => format!("{scheme}://{MASK}@{}", &rest[at + 1..]),
+            None => raw.to_string(),
         },
-        None => url.to_string(),
+        None => match raw.rfind('@') {
+            Some(at) => format!("{MASK}@{}", &raw[at + 1..]),
+            None => raw.to_string(),
+        },
     }
 }
 
@@ -227,18 +292,49 @@ mod tests {
 
     #[test]
     fn passwords_are_masked() {
-        assert_eq!(
-            mask_password("mysql://root:hunter2@127.0.0.1:3306/hatshop"),
-            "mysql://root:***@127.0.0.1:3306/hatshop"
-        );
-        assert_eq!(mask_password("mysql://root@h/db"), "mysql://root@h/db");
-        assert_eq!(mask_password("sqlite://a/b.db"), "sqlite://a/b.db");
+        let url = DbUrl::parse("mysql://root:hunter2@127.0.0.1:3306/hatshop").unwrap();
+        assert_eq!(url.to_string(), "mysql://root:***@127.0.0.1:3306/hatshop");
         let url = DbUrl::parse("postgres://u:s3cret@h:1/db?pool=2").unwrap();
         assert!(!format!("{url} {url:?}").contains("s3cret"));
+        assert_eq!(url.params().unwrap()["pool"], "2");
     }
 
     #[test]
-    fn unknown_schemes_are_named() {
+    fn passwords_may_hold_any_character() {
+        for password in ["p/a?s@s#w%rd", "a@b@c", "?x=1&y", "%2F%3F%40"] {
+            let raw = format!("mysql://root:{password}@127.0.0.1:3307/hatshop?pool=2");
+            let url = DbUrl::parse(&raw).unwrap();
+            let address = url.address(3306).unwrap();
+            assert_eq!(
+                address.hosts,
+                vec![("127.0.0.1".into(), 3307)],
+                "{password}"
+            );
+            assert_eq!(address.user.as_deref(), Some("root"));
+            assert_eq!(address.name.as_deref(), Some("hatshop"));
+            assert_eq!(
+                address.password.as_deref(),
+                Some(percent_decode(password).as_str())
+            );
+            assert_eq!(url.params().unwrap()["pool"], "2");
+            assert!(!url.to_string().contains(password), "{url}");
+        }
+    }
+
+    #[test]
+    fn a_password_may_come_in_the_query() {
+        let url = DbUrl::parse("postgres://u@h/db?password=p@ss&w0rd&pool=3").unwrap_err();
+        assert!(url.contains("needs a value"), "{url}");
+        let url = DbUrl::parse("postgres://u@h:5/db?password=p%40ss%26w0rd&pool=3").unwrap();
+        let address = url.address(5432).unwrap();
+        assert_eq!(address.password.as_deref(), Some("p@ss&w0rd"));
+        assert_eq!(address.hosts, vec![("h".into(), 5)]);
+        assert!(!url.params().unwrap().contains_key("password"));
+        assert!(!url.to_string().contains("w0rd"), "{url}");
+    }
+
+    #[test]
+    fn unknown_schemes_are_named_without_credentials() {
         let err = DbUrl::parse("oracle://scott:tiger@x/db").unwrap_err();
         assert!(err.contains("'oracle'") && !err.contains("tiger"), "{err}");
     }
@@ -250,9 +346,9 @@ mod tests {
         assert_eq!(address.hosts, vec![("a".into(), 9043), ("b".into(), 9042)]);
         assert_eq!(address.name.as_deref(), Some("shop"));
         assert_eq!(url.params().unwrap()["cl"], "QUORUM");
-        let url = DbUrl::parse("mysql://root:p%40ss@127.0.0.1:3307/hatshop").unwrap();
+        let url = DbUrl::parse("mariadb://root:p%40ss@127.0.0.1:3307/hatshop").unwrap();
+        assert_eq!(url.scheme(), "mysql");
         let address = url.address(3306).unwrap();
-        assert_eq!(address.user.as_deref(), Some("root"));
         assert_eq!(address.password.as_deref(), Some("p@ss"));
         assert!(DbUrl::parse("mysql://h/db?pool").is_err());
     }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::stats::{LatencySummary, OpStats, RunStats};
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct IntervalRow {
     /// Seconds from the start of the measured phase to the start of the interval.
     pub start_s: f64,
@@ -38,19 +38,31 @@ fn row(start_s: f64, name: &str, stats: &OpStats, interval_s: f64) -> IntervalRo
     }
 }
 
-/// The rows of every interval: one per event type that ran in it, then `all`.
-pub fn rows(intervals: &[(u64, RunStats)], interval_s: f64, names: &[&str]) -> Vec<IntervalRow> {
+/// The rows of every interval: one per event type that ran in it, then `all`. The last
+/// interval is cut short where the measured phase ended (`elapsed_s`): its rates are
+/// over its real length, so a short tail shows no dip that is not there.
+pub fn rows(
+    intervals: &[(u64, RunStats)],
+    interval_s: f64,
+    elapsed_s: f64,
+    names: &[&str],
+) -> Vec<IntervalRow> {
     let mut out = Vec::new();
     for (index, stats) in intervals {
         let start_s = *index as f64 * interval_s;
+        let length = if elapsed_s > start_s {
+            (elapsed_s - start_s).min(interval_s)
+        } else {
+            interval_s
+        };
         let mut all = OpStats::default();
         for (event, name) in stats.events().iter().zip(names) {
             if event.ok() + event.error_count() > 0 {
-                out.push(row(start_s, name, event, interval_s));
+                out.push(row(start_s, name, event, length));
                 all.merge(event);
             }
         }
-        out.push(row(start_s, "all", &all, interval_s));
+        out.push(row(start_s, "all", &all, length));
     }
     out
 }

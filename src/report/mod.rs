@@ -16,11 +16,49 @@ pub mod sweep;
 pub mod table;
 
 use std::path::Path;
+use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result};
 use serde::Serialize;
 
 pub use oplog::{OpLogSender, OpLogWriter};
+
+use crate::result_dir;
+use crate::stats::{RunStats, Summary, total};
+use crate::workload::EventType;
+
+/// Writes what the statistics of a measured phase make: summary.json, intervals.csv
+/// and latency.hlog. `measure_start` is the wall time the measured phase began.
+pub fn write_statistics(
+    dir: &Path,
+    intervals: &[(u64, RunStats)],
+    interval: Duration,
+    elapsed: Duration,
+    measure_start: SystemTime,
+    comment: &str,
+) -> Result<Summary> {
+    let names = EventType::names();
+    let summary = total(intervals, names.len()).summary(&names, elapsed.as_secs_f64());
+    write_json(&result_dir::file(dir, result_dir::SUMMARY_JSON), &summary)?;
+    write_csv(
+        &result_dir::file(dir, result_dir::INTERVALS_CSV),
+        &self::intervals::rows(
+            intervals,
+            interval.as_secs_f64(),
+            elapsed.as_secs_f64(),
+            &names,
+        ),
+    )?;
+    hlog::write(
+        &result_dir::file(dir, result_dir::LATENCY_HLOG),
+        intervals,
+        interval,
+        measure_start,
+        &names,
+        comment,
+    )?;
+    Ok(summary)
+}
 
 /// Writes `value` as pretty JSON to `path`.
 pub fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
@@ -29,8 +67,22 @@ pub fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// Writes rows of a `#[derive(Serialize)]` struct as CSV with a header.
-pub fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<()> {
+/// The header line of a CSV of `T` rows (from its field names), newline included.
+pub fn csv_header<T: Serialize>(sample: &T) -> String {
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    csv.serialize(sample).expect("rows serialise");
+    let bytes = csv.into_inner().expect("in memory");
+    let text = String::from_utf8(bytes).expect("CSV is text");
+    text.lines().next().unwrap_or_default().to_string() + "\n"
+}
+
+/// Writes rows of a `#[derive(Serialize)]` struct as CSV with a header, also when
+/// there are no rows.
+pub fn write_csv<T: Serialize + Default>(path: &Path, rows: &[T]) -> Result<()> {
+    if rows.is_empty() {
+        return std::fs::write(path, csv_header(&T::default()))
+            .with_context(|| format!("cannot write {}", path.display()));
+    }
     let mut csv = csv::Writer::from_path(path)
         .with_context(|| format!("cannot create {}", path.display()))?;
     for row in rows {

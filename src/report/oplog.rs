@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 use std::fs::File;
-use std::io::BufWriter;
+use std::io::{BufWriter, Write as _};
 use std::path::Path;
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
@@ -21,13 +21,14 @@ const CHANNEL_BATCHES: usize = 256;
 pub const BATCH: usize = 512;
 
 /// A row of `ops.csv`; the header comes from the field names.
-#[derive(Serialize)]
+#[derive(Serialize, Default)]
 struct OpRow<'a> {
     test_id: &'a str,
     database: &'a str,
     event_type: &'a str,
     seq: u64,
-    order_id: u64,
+    /// The order id, or the key index of a key-value event.
+    target: u64,
     /// When the request was sent (RFC 3339, UTC, microseconds).
     timestamp: &'a str,
     /// Microseconds, to the nanosecond.
@@ -62,7 +63,14 @@ impl OpLogWriter {
         let handle = std::thread::Builder::new()
             .name("op-log".into())
             .spawn(move || -> Result<u64> {
-                let mut csv = csv::Writer::from_writer(BufWriter::with_capacity(1 << 20, file));
+                let mut out = BufWriter::with_capacity(1 << 20, file);
+                // The header is written first, so that a run of no operations still
+                // leaves a CSV that tools can read.
+                out.write_all(super::csv_header(&OpRow::default()).as_bytes())
+                    .with_context(|| format!("cannot write {display_path}"))?;
+                let mut csv = csv::WriterBuilder::new()
+                    .has_headers(false)
+                    .from_writer(out);
                 let mut timestamps = Rfc3339Micros::default();
                 let mut rows = 0u64;
                 while let Some(batch) = rx.blocking_recv() {
@@ -77,7 +85,7 @@ impl OpLogWriter {
                             database: &database,
                             event_type: record.event_type,
                             seq: record.seq,
-                            order_id: record.order_id,
+                            target: record.target,
                             timestamp: timestamps.format(at),
                             latency_us: record.latency_ns as f64 / 1_000.0,
                             success: record.error.is_none(),

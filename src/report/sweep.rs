@@ -10,7 +10,7 @@ use super::svg::{self, Axis, Bars, escape};
 use super::table::format_us;
 
 /// One row of `sweep.csv`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct SweepRow {
     pub setting: String,
     pub value: String,

@@ -1,19 +1,25 @@
 //! A lane: applies its share of the events one after another, in stream order, and
-//! times each call. Events on one order all land in the same lane, which is what
-//! keeps per-order order under any concurrency.
+//! times each call. Events on one order (or key) all land in the same lane, which is
+//! what keeps per-target order under any concurrency.
+//!
+//! Every call has a deadline (`op_timeout`: a timeout, outcome unknown) and stops the
+//! moment the run does (`cancelled`, outcome unknown), so neither a silent server nor
+//! a stuck call can hold a run past Ctrl-C or `--duration`.
 
-use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
+use super::FailedWrite;
+use super::expect::Expectations;
 use super::source::LaneMsg;
 use super::stop::{StopReason, StopSignal};
 use crate::db::{Applied, Database, DbError, ErrorKind};
 use crate::stats::{IntervalCollector, OpRecord, RunStats};
-use crate::workload::{EventType, Operation, Order, OrderBook, OrderEvent, OrderId, Phase};
+use crate::workload::kv::fill_value;
+use crate::workload::{EventType, KeyText, Operation, Order, OrderEvent, OrderUpdate, Phase};
 
 /// Records gathered before they go to the op log thread.
 const LOG_BATCH: usize = 512;
@@ -25,6 +31,8 @@ const PROGRESS_EVERY: u64 = 64;
 pub struct Progress {
     pub measured: AtomicU64,
     pub errors: AtomicU64,
+    /// Events applied in any phase (load and warm-up too).
+    pub applied: AtomicU64,
 }
 
 /// What a lane hands back when it ends (its statistics went to the interval collector).
@@ -40,8 +48,16 @@ pub struct LaneReport {
 /// What a call returned, before it is judged.
 enum Reply {
     Done,
-    Read(Option<Order>),
+    Order(Option<Order>),
+    Value(Option<Vec<u8>>),
     Write(Applied),
+}
+
+/// When phases began, shared by the lanes and the source.
+#[derive(Default)]
+pub struct PhaseClock {
+    pub warmup: OnceLock<Instant>,
+    pub measure: OnceLock<Instant>,
 }
 
 /// Everything a lane needs besides its channel.
@@ -50,9 +66,11 @@ pub struct LaneContext<D> {
     pub stop: Arc<StopSignal>,
     pub progress: Arc<Progress>,
     pub op_log: Option<mpsc::Sender<Vec<OpRecord>>>,
-    pub measure_start: Arc<OnceLock<Instant>>,
+    pub phases: Arc<PhaseClock>,
     pub intervals: Arc<IntervalCollector>,
+    pub failed_writes: Arc<Mutex<Vec<FailedWrite>>>,
     pub max_duration: Option<Duration>,
+    pub op_timeout: Duration,
     pub check_reads: bool,
     /// `start_ns` in the op log counts from here.
     pub epoch: Instant,
@@ -60,35 +78,36 @@ pub struct LaneContext<D> {
 
 pub struct Lane<D> {
     cx: LaneContext<D>,
-    /// What this lane's orders must hold, per the stream.
-    book: OrderBook,
-    /// Orders whose last write failed: the store's state is unknown, reads are not judged.
-    uncertain: HashSet<OrderId>,
+    expect: Expectations,
+    stop_rx: tokio::sync::watch::Receiver<bool>,
+    /// The bytes of the value being written, filled before the timed window.
+    value: Vec<u8>,
     /// The interval this lane is recording into, and its statistics.
     interval: Option<(u64, RunStats)>,
     log_batch: Vec<OpRecord>,
     last_seq: Option<u64>,
     unmeasured_errors: u64,
     last_end: Option<Instant>,
-    deadline: Option<Instant>,
     pending_measured: u64,
     pending_errors: u64,
+    pending_applied: u64,
 }
 
 impl<D: Database> Lane<D> {
-    pub fn new(cx: LaneContext<D>) -> Self {
+    pub fn new(cx: LaneContext<D>, stop_rx: tokio::sync::watch::Receiver<bool>) -> Self {
         Lane {
             cx,
-            book: OrderBook::new(),
-            uncertain: HashSet::new(),
+            expect: Expectations::default(),
+            stop_rx,
+            value: Vec::new(),
             interval: None,
             log_batch: Vec::with_capacity(LOG_BATCH),
             last_seq: None,
             unmeasured_errors: 0,
             last_end: None,
-            deadline: None,
             pending_measured: 0,
             pending_errors: 0,
+            pending_applied: 0,
         }
     }
 
@@ -129,81 +148,108 @@ impl<D: Database> Lane<D> {
 
     async fn apply(&mut self, event: OrderEvent) {
         let measured = event.phase == Phase::Measure;
-        if measured && self.past_deadline() {
+        if self.past_deadline(event.phase) {
             self.cx.stop.stop(StopReason::Deadline);
             return;
+        }
+        let key = KeyText::of(event.op.target().id());
+        if let Operation::Write { key: k, size } | Operation::Rewrite { key: k, size, .. } =
+            &event.op
+        {
+            let version = match event.op {
+                Operation::Rewrite { version, .. } => version,
+                _ => 1,
+            };
+            fill_value(&mut self.value, *k, version, *size);
         }
 
         // The timed window: the call and nothing else.
         let start = Instant::now();
-        let result = call(&*self.cx.db, &event.op).await;
+        let result = tokio::select! {
+            biased;
+            result = tokio::time::timeout(
+                self.cx.op_timeout,
+                call(&*self.cx.db, &event.op, &key, &self.value),
+            ) => result.unwrap_or_else(|_| Err(timed_out(self.cx.op_timeout))),
+            _ = self.stop_rx.wait_for(|&stopped| stopped) => Err(DbError::new(
+                ErrorKind::Cancelled,
+                "the run stopped while the call was in flight",
+            )),
+        };
         let end = Instant::now();
 
-        let order_id = event.op.order_id();
         let event_type = event.op.event_type();
         let outcome = self.judge(&event.op, result);
-        match &outcome {
-            Ok(())
-                if matches!(
-                    event.op,
-                    Operation::CreateOrder { .. } | Operation::DeleteOrder { .. }
-                ) =>
-            {
-                self.uncertain.remove(&order_id);
+        if event_type.is_write() {
+            if let Err(e) = &outcome {
+                self.note_failed_write(&event, e.kind);
             }
-            Err(_) if event_type.is_write() => {
-                self.uncertain.insert(order_id);
+            if self.cx.check_reads {
+                self.expect.wrote(&event.op, outcome.is_ok());
             }
-            _ => {}
         }
         self.last_seq = Some(event.seq);
+        self.pending_applied += 1;
         if measured {
             self.record(&event, start, end, outcome);
+            if self.log_batch.len() >= LOG_BATCH {
+                self.send_log_batch().await;
+            }
         } else if outcome.is_err() {
             self.unmeasured_errors += 1;
         }
-        if self.cx.check_reads {
-            self.book.apply_owned(event);
-        }
-        if measured && self.log_batch.len() >= LOG_BATCH {
-            self.send_log_batch().await;
-        }
     }
 
-    fn past_deadline(&mut self) -> bool {
+    /// `--duration` caps the measured phase, and the warm-up too.
+    fn past_deadline(&self, phase: Phase) -> bool {
         let Some(limit) = self.cx.max_duration else {
             return false;
         };
-        let deadline = *self.deadline.get_or_insert_with(|| {
-            *self
-                .cx
-                .measure_start
-                .get()
-                .expect("set before measured events")
-                + limit
-        });
-        Instant::now() >= deadline
+        let began = match phase {
+            Phase::Load => return false,
+            Phase::Warmup => self.cx.phases.warmup.get(),
+            Phase::Measure => self.cx.phases.measure.get(),
+        };
+        began.is_some_and(|began| began.elapsed() >= limit)
     }
 
-    /// Turns a reply into success or a classified error, checking reads against the book.
-    fn judge(&self, op: &Operation, result: Result<Reply, DbError>) -> Result<(), DbError> {
+    /// Turns a reply into success or a classified error, checking reads.
+    fn judge(&mut self, op: &Operation, result: Result<Reply, DbError>) -> Result<(), DbError> {
         match result? {
             Reply::Done | Reply::Write(Applied::Yes | Applied::Unknown) => Ok(()),
             Reply::Write(Applied::NotFound) => Err(DbError::new(
                 ErrorKind::NotFound,
-                format!("order {} not found", op.order_id()),
+                match op.target() {
+                    crate::workload::Target::Order(id) => format!("order {id} not found"),
+                    crate::workload::Target::Key(id) => {
+                        format!("key {:?} not found", KeyText::of(id))
+                    }
+                },
             )),
-            Reply::Read(got) => {
-                let id = op.order_id();
-                if !self.cx.check_reads || self.uncertain.contains(&id) {
-                    return Ok(());
-                }
-                match mismatch(id, self.book.get(id), got.as_ref()) {
-                    None => Ok(()),
-                    Some(message) => Err(DbError::new(ErrorKind::WrongResult, message)),
-                }
+            Reply::Order(got) if self.cx.check_reads => {
+                self.expect.judge_order(op.target().id(), got.as_ref())
             }
+            Reply::Value(got) if self.cx.check_reads => match op {
+                Operation::Read { key, version } => {
+                    self.expect.judge_key(*key, *version, got.as_deref())
+                }
+                _ => Ok(()),
+            },
+            Reply::Order(_) | Reply::Value(_) => Ok(()),
         }
+    }
+
+    fn note_failed_write(&mut self, event: &OrderEvent, kind: ErrorKind) {
+        self.cx
+            .failed_writes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(FailedWrite {
+                seq: event.seq,
+                event_type: event.op.event_type().as_str(),
+                target: event.op.target().id(),
+                error_kind: kind,
+            });
     }
 
     fn record(
@@ -222,7 +268,7 @@ impl<D: Database> Lane<D> {
                 None
             }
             Err(e) => {
-                stats.record_error(e.kind.as_str(), &e.message);
+                stats.record_error(e.kind.as_str(), latency_ns, &e.message);
                 self.pending_errors += 1;
                 Some((e.kind.as_str(), e.message))
             }
@@ -236,7 +282,7 @@ impl<D: Database> Lane<D> {
             self.log_batch.push(OpRecord {
                 seq: event.seq,
                 event_type: event_type.as_str(),
-                order_id: event.op.order_id(),
+                target: event.op.target().id(),
                 start_ns: start.duration_since(self.cx.epoch).as_nanos() as u64,
                 latency_ns,
                 error,
@@ -248,7 +294,8 @@ impl<D: Database> Lane<D> {
     fn interval_stats(&mut self, start: Instant) -> &mut RunStats {
         let measure_start = *self
             .cx
-            .measure_start
+            .phases
+            .measure
             .get()
             .expect("set before measured events");
         let offset = start.saturating_duration_since(measure_start).as_nanos() as u64;
@@ -279,70 +326,65 @@ impl<D: Database> Lane<D> {
     }
 
     fn flush_progress(&mut self) {
-        self.cx.progress.measured.fetch_add(
+        let p = &self.cx.progress;
+        p.measured.fetch_add(
             std::mem::take(&mut self.pending_measured),
             Ordering::Relaxed,
         );
-        self.cx
-            .progress
-            .errors
+        p.errors
             .fetch_add(std::mem::take(&mut self.pending_errors), Ordering::Relaxed);
+        p.applied
+            .fetch_add(std::mem::take(&mut self.pending_applied), Ordering::Relaxed);
     }
+}
+
+fn timed_out(limit: Duration) -> DbError {
+    DbError::new(
+        ErrorKind::Timeout,
+        format!("no answer within {} s (--op-timeout)", limit.as_secs_f64()),
+    )
 }
 
 /// The one place an event becomes a database call.
-async fn call<D: Database>(db: &D, op: &Operation) -> Result<Reply, DbError> {
+async fn call<D: Database>(
+    db: &D,
+    op: &Operation,
+    key: &KeyText,
+    value: &[u8],
+) -> Result<Reply, DbError> {
     match op {
         Operation::CreateOrder { order } => db.create_order(order).await.map(|()| Reply::Done),
-        Operation::ReadOrder { order_id } => db.read_order(*order_id).await.map(Reply::Read),
+        Operation::ReadOrder { order_id } => db.read_order(*order_id).await.map(Reply::Order),
         Operation::UpdateOrder {
+            order_id,
+            created_at_ms,
+            status,
+            subtotal_cents,
+            ..
+        } => {
+            let update = OrderUpdate {
+                created_at_ms: *created_at_ms,
+                status: *status,
+                subtotal_cents: *subtotal_cents,
+            };
+            db.update_order(*order_id, &update).await.map(Reply::Write)
+        }
+        Operation::UpdateItems {
             order_id,
             changes,
             subtotal_cents,
+            ..
         } => db
-            .update_order(*order_id, changes, *subtotal_cents)
+            .update_items(*order_id, changes, *subtotal_cents)
             .await
             .map(Reply::Write),
-        Operation::UpdateStatus { order_id, status } => {
-            db.update_status(*order_id, *status).await.map(Reply::Write)
-        }
+        Operation::UpdateStatus {
+            order_id, status, ..
+        } => db.update_status(*order_id, *status).await.map(Reply::Write),
         Operation::DeleteOrder { order_id } => db.delete_order(*order_id).await.map(Reply::Write),
-    }
-}
-
-/// Says how a read differs from what the stream expects, or `None` when it matches.
-pub fn mismatch(
-    order_id: OrderId,
-    expected: Option<&Order>,
-    got: Option<&Order>,
-) -> Option<String> {
-    match (expected, got) {
-        (None, None) => None,
-        (Some(_), None) => Some(format!(
-            "order {order_id}: expected it to exist, read nothing"
-        )),
-        (None, Some(_)) => Some(format!("order {order_id}: expected no order, read one")),
-        (Some(e), Some(g)) if e == g => None,
-        (Some(e), Some(g)) => {
-            let what = if e.status != g.status {
-                format!(
-                    "status {} instead of {}",
-                    g.status.as_str(),
-                    e.status.as_str()
-                )
-            } else if e.items.len() != g.items.len() {
-                format!("{} items instead of {}", g.items.len(), e.items.len())
-            } else if e.subtotal_cents != g.subtotal_cents {
-                format!(
-                    "subtotal {} instead of {}",
-                    g.subtotal_cents, e.subtotal_cents
-                )
-            } else if e.items != g.items {
-                "line items differ".to_string()
-            } else {
-                "order fields differ".to_string()
-            };
-            Some(format!("order {order_id}: read {what}"))
-        }
+        Operation::Write { .. } => db.kv_write(key, value).await.map(|()| Reply::Done),
+        Operation::Rewrite { .. } => db.kv_rewrite(key, value).await.map(Reply::Write),
+        Operation::Read { .. } => db.kv_read(key).await.map(Reply::Value),
+        Operation::Delete { .. } => db.kv_delete(key).await.map(Reply::Write),
     }
 }

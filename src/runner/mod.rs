@@ -1,24 +1,26 @@
 //! The runner: one run loop for every mode. A source thread reads the stream and
-//! deals events to lanes by order id; each lane applies its events in order and
-//! times every call; the coordinator waits for them and merges their statistics.
+//! deals events to lanes by target; each lane applies its events in order and times
+//! every call; the coordinator waits for them and merges their statistics.
 
+mod expect;
 mod lane;
 mod plan;
 mod source;
 mod stop;
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Result, anyhow};
 use tokio::runtime::Handle;
 use tokio::sync::mpsc;
 
-use crate::db::Database;
+use crate::db::{Database, ErrorKind};
 use crate::stats::{IntervalCollector, OpRecord, RunStats, total};
 use crate::workload::EventType;
 
-pub use lane::{Progress, mismatch};
+pub use expect::Expectations;
+pub use lane::{PhaseClock, Progress};
 pub use plan::{Pace, RunPlan, lane_of};
 pub use source::EventStream;
 pub use stop::{StopReason, StopSignal};
@@ -43,6 +45,17 @@ impl RunClock {
     }
 }
 
+/// A write that failed, in any phase: what `verify` needs to know what may or may not
+/// have been applied.
+#[derive(Debug, Clone)]
+pub struct FailedWrite {
+    pub seq: u64,
+    pub event_type: &'static str,
+    /// The order id or key index.
+    pub target: u64,
+    pub error_kind: ErrorKind,
+}
+
 /// What a run produced, whether it finished or was stopped.
 pub struct RunOutcome {
     /// The whole measured phase.
@@ -56,9 +69,15 @@ pub struct RunOutcome {
     pub lane_last_seq: Vec<Option<u64>>,
     /// From the first measured event handed out to the last measured answer.
     pub measured_elapsed: Duration,
+    /// sha256 of the events handed out (all of them when `stream_complete`).
     pub plan_sha256: Option<String>,
+    pub planned_events: u64,
+    pub stream_complete: bool,
     pub stop_reason: Option<StopReason>,
+    /// What stopped the stream, if it failed (e.g. a bad line in an events file).
+    pub stream_error: Option<String>,
     pub unmeasured_errors: u64,
+    pub failed_writes: Vec<FailedWrite>,
 }
 
 /// Everything a run needs besides the database and the stream.
@@ -69,6 +88,7 @@ pub struct RunContext {
     pub clock: RunClock,
     pub stop: Arc<StopSignal>,
     pub progress: Arc<Progress>,
+    pub phases: Arc<PhaseClock>,
     pub op_log: Option<mpsc::Sender<Vec<OpRecord>>>,
 }
 
@@ -83,27 +103,33 @@ pub async fn run<D: Database>(
         clock,
         stop,
         progress,
+        phases,
         op_log,
     } = cx;
-    let measure_start = Arc::new(OnceLock::new());
     let intervals = Arc::new(IntervalCollector::new(interval, EventType::ALL.len()));
+    let failed_writes = Arc::new(Mutex::new(Vec::new()));
     let check_reads = plan.check_reads && db.holds_data();
     let mut senders = Vec::with_capacity(plan.concurrency);
     let mut lanes = Vec::with_capacity(plan.concurrency);
     for _ in 0..plan.concurrency {
         let (tx, rx) = mpsc::channel(INBOX_BATCHES);
         senders.push(tx);
-        let lane = lane::Lane::new(lane::LaneContext {
-            db: db.clone(),
-            stop: stop.clone(),
-            progress: progress.clone(),
-            op_log: op_log.clone(),
-            measure_start: measure_start.clone(),
-            intervals: intervals.clone(),
-            max_duration: plan.max_duration,
-            check_reads,
-            epoch: clock.instant,
-        });
+        let lane = lane::Lane::new(
+            lane::LaneContext {
+                db: db.clone(),
+                stop: stop.clone(),
+                progress: progress.clone(),
+                op_log: op_log.clone(),
+                phases: phases.clone(),
+                intervals: intervals.clone(),
+                failed_writes: failed_writes.clone(),
+                max_duration: plan.max_duration,
+                op_timeout: plan.op_timeout,
+                check_reads,
+                epoch: clock.instant,
+            },
+            stop.subscribe(),
+        );
         lanes.push(tokio::spawn(lane.run(rx)));
     }
     drop(op_log);
@@ -114,7 +140,7 @@ pub async fn run<D: Database>(
         stop: stop.clone(),
         runtime: Handle::current(),
         hash: plan.hash_stream,
-        measure_start: measure_start.clone(),
+        phases: phases.clone(),
     };
     let source_thread = std::thread::Builder::new()
         .name("event-source".into())
@@ -132,23 +158,29 @@ pub async fn run<D: Database>(
     let source_report = tokio::task::spawn_blocking(move || source_thread.join())
         .await?
         .map_err(|_| anyhow!("the event source panicked"))?;
-    if let Some(error) = source_report.error {
-        return Err(error.into());
-    }
-    let measured_elapsed = match (measure_start.get(), last_end) {
+    let measured_elapsed = match (phases.measure.get(), last_end) {
         (Some(start), Some(end)) => end.saturating_duration_since(*start),
         _ => Duration::ZERO,
     };
     let intervals = intervals.take();
+    let failed_writes =
+        std::mem::take(&mut *failed_writes.lock().unwrap_or_else(|p| p.into_inner()));
     Ok(RunOutcome {
         stats: total(&intervals, EventType::ALL.len()),
         intervals,
         interval,
-        measure_offset: measure_start.get().map(|s| s.duration_since(clock.instant)),
+        measure_offset: phases
+            .measure
+            .get()
+            .map(|s| s.duration_since(clock.instant)),
         lane_last_seq,
         measured_elapsed,
         plan_sha256: source_report.plan_sha256,
+        planned_events: source_report.planned_events,
+        stream_complete: source_report.complete,
         stop_reason: stop.reason(),
+        stream_error: source_report.error.map(|e| e.to_string()),
         unmeasured_errors,
+        failed_writes,
     })
 }

@@ -14,21 +14,24 @@ pub enum Pace {
 
 #[derive(Debug, Clone)]
 pub struct RunPlan {
-    /// Lanes running at once; events on one order always go to the same lane.
+    /// Lanes running at once; events on one target always go to the same lane.
     pub concurrency: usize,
     pub pace: Pace,
-    /// Stop the measured phase after this long, even if events remain.
+    /// Stop the measured phase (and a warm-up) after this long, even if events remain.
     pub max_duration: Option<Duration>,
+    /// The longest one operation may take before it counts as a timeout.
+    pub op_timeout: Duration,
     /// Compare what each read returns with what the stream says (off for stores that keep nothing).
     pub check_reads: bool,
     /// Hash the stream as it is dispatched (off when the hash is known already).
     pub hash_stream: bool,
 }
 
-/// The lane of an order: a fixed hash of its id, so that a run with the same number
-/// of lanes splits events the same way every time (and `verify` can redo the split).
-pub fn lane_of(order_id: u64, lanes: usize) -> usize {
-    let mut state = order_id;
+/// The lane of an order or key: a fixed hash of its id, so that a run with the same
+/// number of lanes splits events the same way every time (and `verify` can redo the
+/// split). Part of the stream's contract: pinned by a test.
+pub fn lane_of(target: u64, lanes: usize) -> usize {
+    let mut state = target;
     (splitmix64(&mut state) % lanes as u64) as usize
 }
 

@@ -4,12 +4,13 @@
 //! Between phases (load → warm-up → measure) it waits until every lane has finished
 //! the previous phase, so that nothing is measured while the load is still running.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Instant;
 
 use tokio::runtime::Handle;
 use tokio::sync::{Barrier, mpsc};
 
+use super::lane::PhaseClock;
 use super::plan::lane_of;
 use super::stop::{StopReason, StopSignal};
 use crate::workload::{EventsFileError, OrderEvent, Phase, PlanHasher};
@@ -27,9 +28,12 @@ pub enum LaneMsg {
 pub type EventStream = Box<dyn Iterator<Item = Result<OrderEvent, EventsFileError>> + Send>;
 
 pub struct SourceReport {
-    /// sha256 of the whole stream as JSON Lines, when hashing was asked for and the
-    /// stream was read to its end.
+    /// sha256 of the events handed out, as JSON Lines, when hashing was asked for.
     pub plan_sha256: Option<String>,
+    /// How many events that hash covers.
+    pub planned_events: u64,
+    /// Whether the stream was read to its end (the hash is then the whole stream's).
+    pub complete: bool,
     pub error: Option<EventsFileError>,
 }
 
@@ -39,8 +43,8 @@ pub struct Source {
     pub stop: Arc<StopSignal>,
     pub runtime: Handle,
     pub hash: bool,
-    /// Set when the first measured event is about to be handed out.
-    pub measure_start: Arc<OnceLock<Instant>>,
+    /// Set when the first warm-up and the first measured event are about to be handed out.
+    pub phases: Arc<PhaseClock>,
 }
 
 impl Source {
@@ -51,6 +55,7 @@ impl Source {
             .collect();
         let mut phase = Phase::Load;
         let mut error = None;
+        let mut complete = true;
         while let Some(item) = self.stream.next() {
             let event = match item {
                 Ok(event) => event,
@@ -60,24 +65,33 @@ impl Source {
                     break;
                 }
             };
-            if let Some(h) = hasher.as_mut() {
-                h.add(&event);
-            }
             if self.stop.is_stopped() {
+                complete = false;
                 break;
             }
             if event.phase != phase {
                 if !self.end_phase(&mut batches) {
+                    complete = false;
                     break;
                 }
                 phase = event.phase;
             }
-            if phase == Phase::Measure {
-                self.measure_start.get_or_init(Instant::now);
+            match phase {
+                Phase::Load => {}
+                Phase::Warmup => {
+                    self.phases.warmup.get_or_init(Instant::now);
+                }
+                Phase::Measure => {
+                    self.phases.measure.get_or_init(Instant::now);
+                }
             }
-            let lane = lane_of(event.op.order_id(), self.lanes.len());
+            if let Some(h) = hasher.as_mut() {
+                h.add(&event);
+            }
+            let lane = lane_of(event.op.target().id(), self.lanes.len());
             batches[lane].push(event);
             if batches[lane].len() >= LANE_BATCH && !self.send(lane, &mut batches) {
+                complete = false;
                 break;
             }
         }
@@ -90,21 +104,15 @@ impl Source {
         }
         // Lanes see their channels close once these senders are gone.
         self.lanes.clear();
-        let plan_sha256 = hasher.and_then(|mut h| {
-            // A stream stopped early is still hashed whole, so runs of one spec compare;
-            // an interrupted run should exit now, so it goes without.
-            if error.is_some() || self.stop.reason() == Some(StopReason::Interrupted) {
-                return None;
-            }
-            for item in self.stream.by_ref() {
-                h.add(&item.ok()?);
-                if self.stop.reason() == Some(StopReason::Interrupted) {
-                    return None;
-                }
-            }
-            Some(h.finish())
-        });
-        SourceReport { plan_sha256, error }
+        // A stopped run hashes what it handed out, no more: hashing the rest of a long
+        // stream once kept a run going for hours past its deadline.
+        let planned_events = hasher.as_ref().map_or(0, PlanHasher::events);
+        SourceReport {
+            plan_sha256: hasher.map(PlanHasher::finish),
+            planned_events,
+            complete: complete && error.is_none(),
+            error,
+        }
     }
 
     /// Sends a full batch; if that lane is busy, first hands out what other lanes are

@@ -6,14 +6,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::watch;
 
-/// Why a run ended before its stream did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Why a run ended before its stream did, by precedence: a later, weightier reason
+/// replaces an earlier one (a Ctrl-C after the deadline makes the run interrupted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum StopReason {
     /// `--duration` ran out.
     Deadline,
     /// Ctrl-C or SIGTERM.
     Interrupted,
-    /// Something failed that makes going on pointless (e.g. the op log could not be written).
+    /// Something failed that makes going on pointless (the op log cannot be written,
+    /// the events file changed).
     Failed,
 }
 
@@ -34,10 +36,10 @@ impl Default for StopSignal {
 }
 
 impl StopSignal {
-    /// The first reason given wins.
+    /// Stops the run; the weightiest reason given wins.
     pub fn stop(&self, reason: StopReason) {
         let mut current = self.reason.lock().unwrap_or_else(|p| p.into_inner());
-        if current.is_none() {
+        if current.is_none_or(|c| reason > c) {
             *current = Some(reason);
         }
         self.flag.store(true, Ordering::Release);
@@ -52,9 +54,31 @@ impl StopSignal {
         *self.reason.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// A receiver that turns true when the run stops (a lane keeps one).
+    pub fn subscribe(&self) -> watch::Receiver<bool> {
+        self.watch.subscribe()
+    }
+
     /// Resolves once `stop` has been called.
     pub async fn stopped(&self) {
         let mut rx = self.watch.subscribe();
         let _ = rx.wait_for(|&stopped| stopped).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interrupt_after_the_deadline_wins() {
+        let stop = StopSignal::default();
+        stop.stop(StopReason::Deadline);
+        stop.stop(StopReason::Interrupted);
+        assert_eq!(stop.reason(), Some(StopReason::Interrupted));
+        stop.stop(StopReason::Deadline);
+        assert_eq!(stop.reason(), Some(StopReason::Interrupted));
+        stop.stop(StopReason::Failed);
+        assert_eq!(stop.reason(), Some(StopReason::Failed));
     }
 }

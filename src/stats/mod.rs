@@ -30,19 +30,38 @@ pub const PERCENTILES: [(&str, f64); 7] = [
     ("p99.99", 99.99),
 ];
 
-/// Latencies (ns) of successful operations and counts of failures, for one event type.
+/// A percentile resting on fewer samples beyond it than this is flagged: p99.99 of
+/// 1,000 operations is just the maximum.
+pub const MIN_SAMPLES_BEYOND: f64 = 10.0;
+
+/// Latencies (ns) of successful and of failed operations, and counts of failures by
+/// kind, for one event type.
 #[derive(Debug, Clone)]
 pub struct OpStats {
     latency_ns: Histogram<u64>,
+    /// Failures keep their latency apart: a 10 s timeout shows here, not in the ladder.
+    failed_ns: Histogram<u64>,
     errors: BTreeMap<&'static str, u64>,
     first_messages: BTreeMap<&'static str, Vec<String>>,
+}
+
+fn histogram() -> Histogram<u64> {
+    // Auto-resizing: memory follows the range actually seen.
+    Histogram::new(SIGNIFICANT_DIGITS).expect("3 digits is valid")
+}
+
+fn record(h: &mut Histogram<u64>, ns: u64) {
+    // Auto-resizing: only a value beyond u64's range could fail, and then clamps.
+    if h.record(ns).is_err() {
+        h.saturating_record(ns);
+    }
 }
 
 impl Default for OpStats {
     fn default() -> Self {
         OpStats {
-            // Auto-resizing: memory follows the range actually seen.
-            latency_ns: Histogram::new(SIGNIFICANT_DIGITS).expect("3 digits is valid"),
+            latency_ns: histogram(),
+            failed_ns: histogram(),
             errors: BTreeMap::new(),
             first_messages: BTreeMap::new(),
         }
@@ -51,13 +70,11 @@ impl Default for OpStats {
 
 impl OpStats {
     pub fn record_ok(&mut self, latency_ns: u64) {
-        // Auto-resizing: only a value beyond u64's range could fail, and then clamps.
-        if self.latency_ns.record(latency_ns).is_err() {
-            self.latency_ns.saturating_record(latency_ns);
-        }
+        record(&mut self.latency_ns, latency_ns);
     }
 
-    pub fn record_error(&mut self, kind: &'static str, message: &str) {
+    pub fn record_error(&mut self, kind: &'static str, latency_ns: u64, message: &str) {
+        record(&mut self.failed_ns, latency_ns);
         *self.errors.entry(kind).or_default() += 1;
         let kept = self.first_messages.entry(kind).or_default();
         if kept.len() < KEPT_MESSAGES && !kept.iter().any(|m| m == message) {
@@ -68,6 +85,9 @@ impl OpStats {
     pub fn merge(&mut self, other: &OpStats) {
         self.latency_ns
             .add(&other.latency_ns)
+            .expect("auto-resizing histograms always merge");
+        self.failed_ns
+            .add(&other.failed_ns)
             .expect("auto-resizing histograms always merge");
         for (kind, n) in &other.errors {
             *self.errors.entry(kind).or_default() += n;
@@ -92,6 +112,24 @@ impl OpStats {
 
     pub fn histogram(&self) -> &Histogram<u64> {
         &self.latency_ns
+    }
+
+    pub fn failed_histogram(&self) -> &Histogram<u64> {
+        &self.failed_ns
+    }
+
+    /// Builds stats from their parts (reading a result folder back).
+    pub fn from_parts(
+        latency_ns: Histogram<u64>,
+        failed_ns: Histogram<u64>,
+        errors: BTreeMap<&'static str, u64>,
+    ) -> OpStats {
+        OpStats {
+            latency_ns,
+            failed_ns,
+            errors,
+            first_messages: BTreeMap::new(),
+        }
     }
 }
 
@@ -145,6 +183,7 @@ impl RunStats {
             ops: overall.count,
             errors: overall.errors,
             throughput_ops_s: overall.throughput_ops_s,
+            ok_throughput_ops_s: overall.ok_throughput_ops_s,
             events,
             overall,
         }
@@ -158,9 +197,22 @@ pub struct Summary {
     pub elapsed_s: f64,
     pub ops: u64,
     pub errors: u64,
+    /// All operations, failed ones included, per second.
     pub throughput_ops_s: f64,
+    /// Successful operations per second.
+    #[serde(default)]
+    pub ok_throughput_ops_s: f64,
     pub events: Vec<LatencySummary>,
     pub overall: LatencySummary,
+}
+
+/// Latency of the failed operations of one row (µs): timeouts show here.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct FailedLatency {
+    pub mean_us: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
 }
 
 /// One row of the table: counts, and latency in microseconds of the successful ops.
@@ -174,12 +226,22 @@ pub struct LatencySummary {
     /// The first few messages of each error kind.
     #[serde(default)]
     pub first_errors: BTreeMap<String, Vec<String>>,
+    /// All operations of the row per second, failed ones included.
     pub throughput_ops_s: f64,
+    /// Successful operations per second.
+    #[serde(default)]
+    pub ok_throughput_ops_s: f64,
     pub mean_us: f64,
     pub min_us: f64,
     /// p50 … p99.99, keyed as in [`PERCENTILES`].
     pub percentiles_us: BTreeMap<String, f64>,
     pub max_us: f64,
+    /// Percentiles with fewer than 10 successful samples beyond them (read with care).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thin_percentiles: Vec<String>,
+    /// Latency of the failed operations, when there were some.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<FailedLatency>,
 }
 
 impl LatencySummary {
@@ -203,11 +265,8 @@ impl LatencySummary {
                 .iter()
                 .map(|(k, m)| (k.to_string(), m.clone()))
                 .collect(),
-            throughput_ops_s: if elapsed_s > 0.0 {
-                count as f64 / elapsed_s
-            } else {
-                0.0
-            },
+            throughput_ops_s: per_second(count, elapsed_s),
+            ok_throughput_ops_s: per_second(stats.ok(), elapsed_s),
             mean_us: if empty { 0.0 } else { h.mean() / 1_000.0 },
             min_us: if empty { 0.0 } else { us(h.min()) },
             percentiles_us: PERCENTILES
@@ -224,11 +283,39 @@ impl LatencySummary {
                 })
                 .collect(),
             max_us: if empty { 0.0 } else { us(h.max()) },
+            thin_percentiles: PERCENTILES
+                .iter()
+                .filter(|(_, p)| {
+                    !empty && (h.len() as f64) * (1.0 - p / 100.0) < MIN_SAMPLES_BEYOND
+                })
+                .map(|(label, _)| label.to_string())
+                .collect(),
+            failed: (!stats.failed_ns.is_empty()).then(|| {
+                let f = &stats.failed_ns;
+                FailedLatency {
+                    mean_us: f.mean() / 1_000.0,
+                    p50_us: us(f.value_at_percentile(50.0)),
+                    p99_us: us(f.value_at_percentile(99.0)),
+                    max_us: us(f.max()),
+                }
+            }),
         }
     }
 
     pub fn percentile(&self, label: &str) -> f64 {
         self.percentiles_us.get(label).copied().unwrap_or(0.0)
+    }
+
+    pub fn is_thin(&self, label: &str) -> bool {
+        self.thin_percentiles.iter().any(|l| l == label)
+    }
+}
+
+fn per_second(count: u64, elapsed_s: f64) -> f64 {
+    if elapsed_s > 0.0 {
+        count as f64 / elapsed_s
+    } else {
+        0.0
     }
 }
 
@@ -248,8 +335,8 @@ mod tests {
                 .event((i % 2) as usize)
                 .record_ok(ns);
         }
-        a.event(1).record_error("timeout", "slow");
-        one.event(1).record_error("timeout", "slow");
+        a.event(1).record_error("timeout", 9_000, "slow");
+        one.event(1).record_error("timeout", 9_000, "slow");
         a.merge(&b);
         let names = ["x", "y"];
         assert_eq!(a.summary(&names, 2.0), one.summary(&names, 2.0));
@@ -260,12 +347,13 @@ mod tests {
     fn a_few_distinct_messages_are_kept_per_kind() {
         let mut stats = RunStats::new(1);
         for m in ["a", "a", "b", "c", "d"] {
-            stats.event(0).record_error("timeout", m);
+            stats.event(0).record_error("timeout", 1_000, m);
         }
         let s = stats.summary(&["x"], 1.0);
         assert_eq!(s.events[0].first_errors["timeout"], ["a", "b", "c"]);
         assert_eq!(s.errors, 5);
         assert_eq!(s.events[0].ok, 0);
+        assert_eq!(s.events[0].failed.as_ref().unwrap().max_us, 1.0);
     }
 
     #[test]
@@ -282,6 +370,8 @@ mod tests {
         assert!((row.max_us - 1000.0).abs() <= 1.0);
         assert!((row.mean_us - 500.5).abs() < 0.5);
         assert_eq!(s.throughput_ops_s, 1000.0);
+        // 1,000 samples: 1 beyond p99.9 and 0.1 beyond p99.99, 10 beyond p99.
+        assert_eq!(row.thin_percentiles, ["p99.9", "p99.99"]);
     }
 }
 
@@ -291,7 +381,8 @@ mod tests {
 pub struct OpRecord {
     pub seq: u64,
     pub event_type: &'static str,
-    pub order_id: u64,
+    /// The order id, or the key index of a key-value event.
+    pub target: u64,
     /// When the request was sent, in ns since the run's epoch.
     pub start_ns: u64,
     pub latency_ns: u64,

@@ -1,11 +1,14 @@
-//! `OrderBook`: what the orders must look like after a sequence of events.
+//! `OrderBook`: whole orders as a sequence of events leaves them.
 //!
-//! One model serves three readers: the generator (to target orders that exist), each
-//! runner lane (to check what a read returns) and `verify` (the expected final state).
+//! Runs and `verify` keep only state hashes; the book is for what needs whole orders:
+//! describing a difference in words, tests, and filling in the state hashes that a
+//! hand-written events file left out ([`FillStates`]).
 
 use std::collections::HashMap;
 
 use super::domain::{Operation, Order, OrderEvent, OrderId};
+use super::jsonl::EventsFileError;
+use super::state;
 
 #[derive(Debug, Default, Clone)]
 pub struct OrderBook {
@@ -29,33 +32,31 @@ impl OrderBook {
         self.orders.is_empty()
     }
 
-    /// Applies one event as the stream defines it; events on missing orders change nothing.
+    /// Applies one event as the stream defines it; events on missing orders change
+    /// nothing, and key-value events are not the book's.
     pub fn apply(&mut self, op: &Operation) {
         match op {
             Operation::CreateOrder { order } => {
                 self.orders.insert(order.order_id, order.clone());
             }
-            _ => self.apply_to_existing(op),
-        }
-    }
-
-    /// Like [`apply`](Self::apply), but takes the event so a create moves its order in.
-    pub fn apply_owned(&mut self, event: OrderEvent) {
-        match event.op {
-            Operation::CreateOrder { order } => {
-                self.orders.insert(order.order_id, order);
-            }
-            op => self.apply_to_existing(&op),
-        }
-    }
-
-    fn apply_to_existing(&mut self, op: &Operation) {
-        match op {
-            Operation::CreateOrder { .. } | Operation::ReadOrder { .. } => {}
             Operation::UpdateOrder {
+                order_id,
+                created_at_ms,
+                status,
+                subtotal_cents,
+                ..
+            } => {
+                if let Some(order) = self.orders.get_mut(order_id) {
+                    order.created_at_ms = *created_at_ms;
+                    order.status = *status;
+                    order.subtotal_cents = *subtotal_cents;
+                }
+            }
+            Operation::UpdateItems {
                 order_id,
                 changes,
                 subtotal_cents,
+                ..
             } => {
                 if let Some(order) = self.orders.get_mut(order_id) {
                     for change in changes {
@@ -72,7 +73,9 @@ impl OrderBook {
                     order.subtotal_cents = *subtotal_cents;
                 }
             }
-            Operation::UpdateStatus { order_id, status } => {
+            Operation::UpdateStatus {
+                order_id, status, ..
+            } => {
                 if let Some(order) = self.orders.get_mut(order_id) {
                     order.status = *status;
                 }
@@ -80,13 +83,66 @@ impl OrderBook {
             Operation::DeleteOrder { order_id } => {
                 self.orders.remove(order_id);
             }
+            Operation::ReadOrder { .. }
+            | Operation::Write { .. }
+            | Operation::Rewrite { .. }
+            | Operation::Read { .. }
+            | Operation::Delete { .. } => {}
         }
     }
 
-    /// Every order, sorted by id (the form `verify` compares).
+    /// Every order, sorted by id.
     pub fn into_sorted(self) -> Vec<Order> {
         let mut orders: Vec<Order> = self.orders.into_values().collect();
         orders.sort_unstable_by_key(|o| o.order_id);
         orders
     }
+}
+
+/// Fills in the `state` of order writes that left it out (hand-written files), from a
+/// book of whole orders. Used only for files that lack states somewhere, so the memory
+/// of the book is spent only there.
+pub struct FillStates<I> {
+    inner: I,
+    book: OrderBook,
+}
+
+impl<I> FillStates<I> {
+    pub fn new(inner: I) -> Self {
+        FillStates {
+            inner,
+            book: OrderBook::new(),
+        }
+    }
+}
+
+impl<I: Iterator<Item = Result<OrderEvent, EventsFileError>>> Iterator for FillStates<I> {
+    type Item = Result<OrderEvent, EventsFileError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut event = match self.inner.next()? {
+            Ok(event) => event,
+            Err(e) => return Some(Err(e)),
+        };
+        self.book.apply(&event.op);
+        let id = event.op.target().id();
+        if let Operation::UpdateOrder { state, .. }
+        | Operation::UpdateItems { state, .. }
+        | Operation::UpdateStatus { state, .. } = &mut event.op
+            && state.is_none()
+        {
+            *state = self.book.get(id).map(state::of_order);
+        }
+        Some(Ok(event))
+    }
+}
+
+/// Whether an order write leaves out its state.
+pub fn lacks_state(op: &Operation) -> bool {
+    matches!(
+        op,
+        Operation::UpdateOrder { state: None, .. }
+            | Operation::UpdateItems { state: None, .. }
+            | Operation::UpdateStatus { state: None, .. }
+    )
 }

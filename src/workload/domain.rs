@@ -1,12 +1,19 @@
-//! The hat-shop domain: orders, their line items, and the events that change them.
+//! The hat-shop domain: orders, their line items, and the events that change them; and
+//! the key-value records of the key-value workloads.
 //!
 //! Money is kept in integer cents and times in integer milliseconds so that every
 //! database stores exactly what the event stream says, with no float rounding.
 
 use serde::{Deserialize, Serialize};
 
-/// Identifies an order; the unit by which events are split into lanes.
+use super::state::StateHash;
+
+/// Identifies an order; the unit by which order events are split into lanes.
 pub type OrderId = u64;
+
+/// Identifies a key-value record (its text form is [`super::KeyText`]); the unit by
+/// which key-value events are split into lanes.
+pub type KeyId = u64;
 
 /// Where an order is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -78,13 +85,13 @@ pub struct Order {
 }
 
 impl Order {
-    /// The subtotal as the items say it must be.
+    /// The subtotal as the items say it must be, before any discount.
     pub fn items_subtotal_cents(&self) -> i64 {
         self.items.iter().map(LineItem::total_cents).sum()
     }
 }
 
-/// New attribute values for one line item of an `update_order` event.
+/// New attribute values for one line item of an `update_items` event.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ItemChange {
     pub line_item_id: u64,
@@ -93,7 +100,21 @@ pub struct ItemChange {
     pub quantity: u32,
 }
 
+/// The seed's order update: one statement that sets the order row's date, status and
+/// subtotal (`UPDATE orders SET date_created=?, status=?, order_subTotal=? …`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OrderUpdate {
+    pub created_at_ms: i64,
+    pub status: OrderStatus,
+    pub subtotal_cents: i64,
+}
+
 /// What one event does. The JSON form is tagged by `type`.
+///
+/// Writes to an order carry `state`, the hash of the order as the stream says it is
+/// after the event (see [`super::state`]): that is all a lane or `verify` keeps of an
+/// order. It may be left out of hand-written events; their orders' reads are then not
+/// checked, and `verify` rebuilds whole orders instead.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Operation {
@@ -103,29 +124,82 @@ pub enum Operation {
     ReadOrder {
         order_id: OrderId,
     },
+    /// The seed's update of the order row (see [`OrderUpdate`]).
     UpdateOrder {
+        order_id: OrderId,
+        created_at_ms: i64,
+        status: OrderStatus,
+        subtotal_cents: i64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        state: Option<StateHash>,
+    },
+    UpdateItems {
         order_id: OrderId,
         changes: Vec<ItemChange>,
         /// The order's subtotal after the change, so no store needs a read-modify-write.
         subtotal_cents: i64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        state: Option<StateHash>,
     },
     UpdateStatus {
         order_id: OrderId,
         status: OrderStatus,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        state: Option<StateHash>,
     },
     DeleteOrder {
         order_id: OrderId,
     },
+    /// Put a new key (its version 1).
+    Write {
+        key: KeyId,
+        size: u32,
+    },
+    /// Put an existing key with its next version.
+    Rewrite {
+        key: KeyId,
+        version: u32,
+        size: u32,
+    },
+    /// Get an existing key; `version` is the one the stream says it holds.
+    Read {
+        key: KeyId,
+        version: u32,
+    },
+    Delete {
+        key: KeyId,
+    },
+}
+
+/// What decides which lane runs an event: events on one target stay in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Target {
+    Order(OrderId),
+    Key(KeyId),
+}
+
+impl Target {
+    /// The number lanes are dealt by.
+    pub fn id(self) -> u64 {
+        match self {
+            Target::Order(id) | Target::Key(id) => id,
+        }
+    }
 }
 
 impl Operation {
-    pub fn order_id(&self) -> OrderId {
+    pub fn target(&self) -> Target {
         match self {
-            Operation::CreateOrder { order } => order.order_id,
+            Operation::CreateOrder { order } => Target::Order(order.order_id),
             Operation::ReadOrder { order_id }
             | Operation::UpdateOrder { order_id, .. }
+            | Operation::UpdateItems { order_id, .. }
             | Operation::UpdateStatus { order_id, .. }
-            | Operation::DeleteOrder { order_id } => *order_id,
+            | Operation::DeleteOrder { order_id } => Target::Order(*order_id),
+            Operation::Write { key, .. }
+            | Operation::Rewrite { key, .. }
+            | Operation::Read { key, .. }
+            | Operation::Delete { key } => Target::Key(*key),
         }
     }
 
@@ -134,30 +208,45 @@ impl Operation {
             Operation::CreateOrder { .. } => EventType::CreateOrder,
             Operation::ReadOrder { .. } => EventType::ReadOrder,
             Operation::UpdateOrder { .. } => EventType::UpdateOrder,
+            Operation::UpdateItems { .. } => EventType::UpdateItems,
             Operation::UpdateStatus { .. } => EventType::UpdateStatus,
             Operation::DeleteOrder { .. } => EventType::DeleteOrder,
+            Operation::Write { .. } => EventType::Write,
+            Operation::Rewrite { .. } => EventType::Rewrite,
+            Operation::Read { .. } => EventType::Read,
+            Operation::Delete { .. } => EventType::Delete,
         }
     }
 }
 
-/// The five kinds of event, as a small copyable key for tables and histograms.
+/// The kinds of event, as a small copyable key for tables and histograms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EventType {
     CreateOrder,
     ReadOrder,
     UpdateOrder,
+    UpdateItems,
     UpdateStatus,
     DeleteOrder,
+    Write,
+    Rewrite,
+    Read,
+    Delete,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 5] = [
+    pub const ALL: [EventType; 10] = [
         EventType::CreateOrder,
         EventType::ReadOrder,
         EventType::UpdateOrder,
+        EventType::UpdateItems,
         EventType::UpdateStatus,
         EventType::DeleteOrder,
+        EventType::Write,
+        EventType::Rewrite,
+        EventType::Read,
+        EventType::Delete,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -165,9 +254,19 @@ impl EventType {
             EventType::CreateOrder => "create_order",
             EventType::ReadOrder => "read_order",
             EventType::UpdateOrder => "update_order",
+            EventType::UpdateItems => "update_items",
             EventType::UpdateStatus => "update_status",
             EventType::DeleteOrder => "delete_order",
+            EventType::Write => "write",
+            EventType::Rewrite => "rewrite",
+            EventType::Read => "read",
+            EventType::Delete => "delete",
         }
+    }
+
+    /// The names of all types, in index order (the labels of a summary).
+    pub fn names() -> [&'static str; 10] {
+        Self::ALL.map(EventType::as_str)
     }
 
     pub fn index(self) -> usize {
@@ -175,7 +274,7 @@ impl EventType {
     }
 
     pub fn is_write(self) -> bool {
-        self != EventType::ReadOrder
+        !matches!(self, EventType::ReadOrder | EventType::Read)
     }
 }
 
@@ -183,7 +282,7 @@ impl EventType {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
-    /// Initial orders loaded before anything is measured.
+    /// Initial orders and records loaded before anything is measured.
     Load,
     /// Applied to warm caches and connections, not recorded.
     Warmup,

@@ -1,37 +1,141 @@
 //! The seeded generator: turns a spec into the event stream, one event at a time.
 //!
-//! It remembers the live orders (ids, statuses, item prices and quantities), so reads, updates and deletes always target an order
-//! that exists at that point of the stream. When the mix asks for one of those while
-//! no order exists, a create is generated instead.
+//! It remembers the live orders and keys, compactly (catalogue indices, not strings;
+//! a version per key, not values), so that reads, updates and deletes always target
+//! something that exists at that point of the stream, and so that every write to an
+//! order carries the hash of the order's state after it. When the mix asks for an event
+//! on an order (or key) while none is live, a create (or write) is generated instead.
 
 use std::collections::HashMap;
 
 use super::catalogue::{CITIES, COLOURS, FIRST_NAMES, LAST_NAMES, PRODUCTS, SIZES, STREETS};
 use super::domain::{
-    EventType, ItemChange, LineItem, Operation, Order, OrderEvent, OrderId, OrderStatus, Phase,
+    EventType, ItemChange, KeyId, LineItem, Operation, Order, OrderEvent, OrderId, OrderStatus,
+    Phase,
 };
+use super::live::LiveSet;
 use super::rng::StreamRng;
 use super::spec::WorkloadSpec;
-
-/// What the generator remembers of a live order: just enough to write its updates.
-struct LiveOrder {
-    status: OrderStatus,
-    /// (line_item_id, unit price, quantity), in line item order.
-    items: Vec<(u64, i64, u32)>,
-}
-
-impl LiveOrder {
-    fn subtotal_cents(&self) -> i64 {
-        self.items
-            .iter()
-            .map(|&(_, price, qty)| price * i64::from(qty))
-            .sum()
-    }
-}
+use super::state::{StateHash, StateHasher};
 
 /// 2026-01-01T00:00:00Z; each event advances the shop's clock by one second.
 const EPOCH_MS: i64 = 1_767_225_600_000;
 const CLIENTS: u64 = 10_000;
+/// Discounts an `update_order` may give, in percent.
+const DISCOUNTS: [u8; 5] = [0, 5, 10, 15, 20];
+
+/// One item of a live order: catalogue indices and its quantity.
+#[derive(Clone, Copy)]
+struct LiveItem {
+    product: u8,
+    colour: u8,
+    size: u8,
+    quantity: u8,
+}
+
+/// What the generator remembers of a live order: enough to write its updates and to
+/// hash its state, about 40 bytes plus 4 per item.
+struct LiveOrder {
+    created_at_ms: i64,
+    client_id: u32,
+    first_name: u8,
+    last_name: u8,
+    street_no: u8,
+    street: u8,
+    city: u8,
+    status: u8,
+    discount_pct: u8,
+    first_item_id: u64,
+    items: Vec<LiveItem>,
+}
+
+impl LiveOrder {
+    fn items_total(&self) -> i64 {
+        self.items
+            .iter()
+            .map(|i| PRODUCTS[i.product as usize].1 * i64::from(i.quantity))
+            .sum()
+    }
+
+    fn subtotal_cents(&self) -> i64 {
+        self.items_total() * i64::from(100 - self.discount_pct) / 100
+    }
+
+    fn status(&self) -> OrderStatus {
+        OrderStatus::ALL[self.status as usize]
+    }
+
+    fn customer(&self) -> String {
+        format!(
+            "{} {}",
+            FIRST_NAMES[self.first_name as usize], LAST_NAMES[self.last_name as usize]
+        )
+    }
+
+    fn address(&self) -> String {
+        format!(
+            "{} {}, {}",
+            self.street_no, STREETS[self.street as usize], CITIES[self.city as usize]
+        )
+    }
+
+    /// The state hash of the order, fed piece by piece (see `state.rs`).
+    fn state(&self, order_id: OrderId) -> StateHash {
+        let mut h = StateHasher::default();
+        let mut number = itoa_buffer();
+        h.order_head(
+            order_id,
+            u64::from(self.client_id),
+            |h| {
+                h.text(FIRST_NAMES[self.first_name as usize])
+                    .text(" ")
+                    .text(LAST_NAMES[self.last_name as usize]);
+            },
+            |h| {
+                h.text(format_u8(&mut number, self.street_no))
+                    .text(" ")
+                    .text(STREETS[self.street as usize])
+                    .text(", ")
+                    .text(CITIES[self.city as usize]);
+            },
+            self.created_at_ms,
+            self.status().as_str(),
+            self.subtotal_cents(),
+            self.items.len(),
+        );
+        for (k, item) in self.items.iter().enumerate() {
+            let (product, price) = PRODUCTS[item.product as usize];
+            h.item(
+                self.first_item_id + k as u64,
+                product,
+                COLOURS[item.colour as usize],
+                SIZES[item.size as usize],
+                u32::from(item.quantity),
+                price,
+            );
+        }
+        h.finish()
+    }
+}
+
+fn itoa_buffer() -> [u8; 3] {
+    [0; 3]
+}
+
+/// A u8 in decimal, without allocating.
+fn format_u8(buf: &mut [u8; 3], n: u8) -> &str {
+    let mut i = 3;
+    let mut n = n;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + n % 10;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&buf[i..]).expect("digits")
+}
 
 pub struct Generator {
     spec: WorkloadSpec,
@@ -39,16 +143,18 @@ pub struct Generator {
     seq: u64,
     next_order_id: OrderId,
     next_line_item_id: u64,
-    /// Live orders in creation order (zipfian and latest rank by it).
-    live: Vec<OrderId>,
+    live_orders: LiveSet,
     orders: HashMap<OrderId, LiveOrder>,
-    cumulative_weights: [f64; 5],
+    live_keys: LiveSet,
+    /// Current version of every key ever written, by key (0: deleted).
+    versions: Vec<u32>,
+    cumulative_weights: [f64; EventType::ALL.len()],
 }
 
 impl Generator {
     pub fn new(spec: &WorkloadSpec) -> Self {
         let total = spec.mix.total();
-        let mut cumulative_weights = [0.0; 5];
+        let mut cumulative_weights = [0.0; EventType::ALL.len()];
         let mut sum = 0.0;
         for (slot, event) in cumulative_weights.iter_mut().zip(EventType::ALL) {
             sum += spec.mix.weight(event) / total;
@@ -60,16 +166,19 @@ impl Generator {
             seq: 0,
             next_order_id: 1,
             next_line_item_id: 1,
-            live: Vec::new(),
+            live_orders: LiveSet::new(1),
             orders: HashMap::new(),
+            live_keys: LiveSet::new(0),
+            versions: Vec::new(),
             cumulative_weights,
         }
     }
 
     fn phase_of(&self, seq: u64) -> Phase {
-        if seq < self.spec.initial_orders {
+        let load = self.spec.initial_orders + self.spec.initial_records;
+        if seq < load {
             Phase::Load
-        } else if seq < self.spec.initial_orders + self.spec.warmup {
+        } else if seq < load + self.spec.warmup {
             Phase::Warmup
         } else {
             Phase::Measure
@@ -91,139 +200,213 @@ impl Generator {
                     .find(|&&e| self.spec.mix.weight(e) > 0.0)
                     .expect("validated: some weight is positive")
             });
-        if chosen != EventType::CreateOrder && self.live.is_empty() {
-            EventType::CreateOrder
-        } else {
-            chosen
+        match chosen {
+            EventType::ReadOrder
+            | EventType::UpdateOrder
+            | EventType::UpdateItems
+            | EventType::UpdateStatus
+            | EventType::DeleteOrder
+                if self.live_orders.is_empty() =>
+            {
+                EventType::CreateOrder
+            }
+            EventType::Rewrite | EventType::Read | EventType::Delete
+                if self.live_keys.is_empty() =>
+            {
+                EventType::Write
+            }
+            other => other,
         }
     }
 
-    fn pick_live_index(&mut self) -> usize {
-        self.spec.key_distribution.pick_index(
-            &mut self.rng,
-            self.live.len(),
-            self.spec.zipf_exponent,
-        )
+    /// A live target of `set` by the spec's key distribution.
+    fn pick(rng: &mut StreamRng, spec: &WorkloadSpec, set: &LiveSet) -> u64 {
+        let k = spec
+            .key_distribution
+            .pick_index(rng, set.len(), spec.zipf_exponent);
+        set.nth(k)
     }
 
-    fn new_order(&mut self, seq: u64) -> Order {
+    fn create_order(&mut self, seq: u64) -> Operation {
         let order_id = self.next_order_id;
         self.next_order_id += 1;
-        let client_id = self.rng.between(1, CLIENTS);
-        let customer = format!(
-            "{} {}",
-            self.rng.pick(FIRST_NAMES),
-            self.rng.pick(LAST_NAMES)
-        );
-        let address = format!(
-            "{} {}, {}",
-            self.rng.between(1, 250),
-            self.rng.pick(STREETS),
-            self.rng.pick(CITIES)
-        );
+        let rng = &mut self.rng;
+        let client_id = rng.between(1, CLIENTS) as u32;
+        let first_name = rng.below(FIRST_NAMES.len() as u64) as u8;
+        let last_name = rng.below(LAST_NAMES.len() as u64) as u8;
+        let street_no = rng.between(1, 250) as u8;
+        let street = rng.below(STREETS.len() as u64) as u8;
+        let city = rng.below(CITIES.len() as u64) as u8;
         let per_order = self.spec.items_per_order;
-        let count = self
-            .rng
-            .between(u64::from(per_order.min), u64::from(per_order.max));
-        let items: Vec<LineItem> = (0..count)
-            .map(|_| {
-                let &(product, price) = self.rng.pick(PRODUCTS);
-                let line_item_id = self.next_line_item_id;
-                self.next_line_item_id += 1;
-                LineItem {
-                    line_item_id,
-                    product: product.to_string(),
-                    colour: self.rng.pick(COLOURS).to_string(),
-                    size: self.rng.pick(SIZES).to_string(),
-                    quantity: self.rng.between(1, 3) as u32,
-                    unit_price_cents: price,
-                }
+        let count = rng.between(u64::from(per_order.min), u64::from(per_order.max));
+        let items: Vec<LiveItem> = (0..count)
+            .map(|_| LiveItem {
+                product: rng.below(PRODUCTS.len() as u64) as u8,
+                colour: rng.below(COLOURS.len() as u64) as u8,
+                size: rng.below(SIZES.len() as u64) as u8,
+                quantity: rng.between(1, 3) as u8,
             })
             .collect();
-        let mut order = Order {
-            order_id,
-            client_id,
-            customer,
-            address,
+        let live = LiveOrder {
             created_at_ms: EPOCH_MS + seq as i64 * 1000,
-            status: OrderStatus::Pending,
-            subtotal_cents: 0,
+            client_id,
+            first_name,
+            last_name,
+            street_no,
+            street,
+            city,
+            status: 0,
+            discount_pct: 0,
+            first_item_id: self.next_line_item_id,
             items,
         };
-        order.subtotal_cents = order.items_subtotal_cents();
-        order
+        self.next_line_item_id += count;
+        let order = Order {
+            order_id,
+            client_id: u64::from(client_id),
+            customer: live.customer(),
+            address: live.address(),
+            created_at_ms: live.created_at_ms,
+            status: live.status(),
+            subtotal_cents: live.subtotal_cents(),
+            items: live
+                .items
+                .iter()
+                .enumerate()
+                .map(|(k, i)| {
+                    let (product, price) = PRODUCTS[i.product as usize];
+                    LineItem {
+                        line_item_id: live.first_item_id + k as u64,
+                        product: product.to_string(),
+                        colour: COLOURS[i.colour as usize].to_string(),
+                        size: SIZES[i.size as usize].to_string(),
+                        quantity: u32::from(i.quantity),
+                        unit_price_cents: price,
+                    }
+                })
+                .collect(),
+        };
+        self.live_orders.push(order_id);
+        self.orders.insert(order_id, live);
+        Operation::CreateOrder { order }
     }
 
-    fn update_order(&mut self, order_id: OrderId) -> Operation {
-        let mut order = self.orders.remove(&order_id).expect("live order is known");
-        let n = order.items.len() as u64;
-        let changed = self.rng.between(1, n);
-        let first = self.rng.below(n);
-        let mut changes = Vec::with_capacity(changed as usize);
-        for k in 0..changed {
-            let (line_item_id, _, quantity) = &mut order.items[((first + k) % n) as usize];
-            let colour = self.rng.pick(COLOURS).to_string();
-            let size = self.rng.pick(SIZES).to_string();
-            *quantity = self.rng.between(1, 3) as u32;
-            changes.push(ItemChange {
-                line_item_id: *line_item_id,
-                colour,
-                size,
-                quantity: *quantity,
-            });
+    /// Moves an order to one of the five other statuses, uniformly.
+    fn next_status(rng: &mut StreamRng, order: &mut LiveOrder) -> OrderStatus {
+        let n = OrderStatus::ALL.len() as u64;
+        order.status = ((u64::from(order.status) + 1 + rng.below(n - 1)) % n) as u8;
+        order.status()
+    }
+
+    fn order_event(&mut self, seq: u64, event_type: EventType) -> Operation {
+        let order_id = Self::pick(&mut self.rng, &self.spec, &self.live_orders);
+        let rng = &mut self.rng;
+        let order = self.orders.get_mut(&order_id).expect("live order is known");
+        match event_type {
+            EventType::ReadOrder => Operation::ReadOrder { order_id },
+            EventType::UpdateOrder => {
+                let status = Self::next_status(rng, order);
+                order.discount_pct = DISCOUNTS[rng.below(DISCOUNTS.len() as u64) as usize];
+                order.created_at_ms = EPOCH_MS + seq as i64 * 1000;
+                Operation::UpdateOrder {
+                    order_id,
+                    created_at_ms: order.created_at_ms,
+                    status,
+                    subtotal_cents: order.subtotal_cents(),
+                    state: Some(order.state(order_id)),
+                }
+            }
+            EventType::UpdateItems => {
+                let n = order.items.len() as u64;
+                let changed = rng.between(1, n);
+                let first = rng.below(n);
+                let mut changes = Vec::with_capacity(changed as usize);
+                for k in 0..changed {
+                    let index = ((first + k) % n) as usize;
+                    let item = &mut order.items[index];
+                    item.colour = rng.below(COLOURS.len() as u64) as u8;
+                    item.size = rng.below(SIZES.len() as u64) as u8;
+                    item.quantity = rng.between(1, 3) as u8;
+                    changes.push(ItemChange {
+                        line_item_id: order.first_item_id + index as u64,
+                        colour: COLOURS[item.colour as usize].to_string(),
+                        size: SIZES[item.size as usize].to_string(),
+                        quantity: u32::from(item.quantity),
+                    });
+                }
+                changes.sort_unstable_by_key(|c| c.line_item_id);
+                Operation::UpdateItems {
+                    order_id,
+                    changes,
+                    subtotal_cents: order.subtotal_cents(),
+                    state: Some(order.state(order_id)),
+                }
+            }
+            EventType::UpdateStatus => {
+                let status = Self::next_status(rng, order);
+                Operation::UpdateStatus {
+                    order_id,
+                    status,
+                    state: Some(order.state(order_id)),
+                }
+            }
+            EventType::DeleteOrder => {
+                self.live_orders.remove(order_id);
+                self.orders.remove(&order_id);
+                Operation::DeleteOrder { order_id }
+            }
+            _ => unreachable!("order events only"),
         }
-        changes.sort_unstable_by_key(|c| c.line_item_id);
-        let subtotal_cents = order.subtotal_cents();
-        self.orders.insert(order_id, order);
-        Operation::UpdateOrder {
-            order_id,
-            changes,
-            subtotal_cents,
+    }
+
+    fn key_event(&mut self, event_type: EventType) -> Operation {
+        let size = self.spec.value_size;
+        if event_type == EventType::Write {
+            let key = self.versions.len() as KeyId;
+            self.versions.push(1);
+            self.live_keys.push(key);
+            return Operation::Write { key, size };
+        }
+        let key = Self::pick(&mut self.rng, &self.spec, &self.live_keys);
+        let version = &mut self.versions[key as usize];
+        match event_type {
+            EventType::Rewrite => {
+                *version += 1;
+                Operation::Rewrite {
+                    key,
+                    version: *version,
+                    size,
+                }
+            }
+            EventType::Read => Operation::Read {
+                key,
+                version: *version,
+            },
+            EventType::Delete => {
+                *version = 0;
+                self.live_keys.remove(key);
+                Operation::Delete { key }
+            }
+            _ => unreachable!("key-value events only"),
         }
     }
 
     fn next_operation(&mut self, seq: u64, phase: Phase) -> Operation {
-        let event_type = if phase == Phase::Load {
-            EventType::CreateOrder
-        } else {
-            self.choose_type()
+        let event_type = match phase {
+            Phase::Load if seq < self.spec.initial_orders => EventType::CreateOrder,
+            Phase::Load => EventType::Write,
+            _ => self.choose_type(),
         };
-        if event_type == EventType::CreateOrder {
-            let order = self.new_order(seq);
-            self.live.push(order.order_id);
-            let items = order
-                .items
-                .iter()
-                .map(|i| (i.line_item_id, i.unit_price_cents, i.quantity))
-                .collect();
-            let live = LiveOrder {
-                status: order.status,
-                items,
-            };
-            self.orders.insert(order.order_id, live);
-            return Operation::CreateOrder { order };
-        }
-        let index = self.pick_live_index();
-        let order_id = self.live[index];
         match event_type {
-            EventType::ReadOrder => Operation::ReadOrder { order_id },
-            EventType::UpdateOrder => self.update_order(order_id),
-            EventType::UpdateStatus => {
-                let order = self.orders.get_mut(&order_id).expect("live order is known");
-                // One of the five other statuses, uniformly.
-                let step = 1 + self.rng.below(OrderStatus::ALL.len() as u64 - 1) as usize;
-                let current = OrderStatus::ALL.iter().position(|&s| s == order.status);
-                let status =
-                    OrderStatus::ALL[(current.unwrap_or(0) + step) % OrderStatus::ALL.len()];
-                order.status = status;
-                Operation::UpdateStatus { order_id, status }
+            EventType::CreateOrder => self.create_order(seq),
+            EventType::ReadOrder
+            | EventType::UpdateOrder
+            | EventType::UpdateItems
+            | EventType::UpdateStatus
+            | EventType::DeleteOrder => self.order_event(seq, event_type),
+            EventType::Write | EventType::Rewrite | EventType::Read | EventType::Delete => {
+                self.key_event(event_type)
             }
-            EventType::DeleteOrder => {
-                self.live.remove(index);
-                self.orders.remove(&order_id);
-                Operation::DeleteOrder { order_id }
-            }
-            EventType::CreateOrder => unreachable!("handled above"),
         }
     }
 }
@@ -251,19 +434,19 @@ impl Iterator for Generator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::{OrderBook, presets};
+    use crate::workload::{OrderBook, presets, state};
 
-    fn spec_with_events(events: u64) -> WorkloadSpec {
-        let mut spec = presets::find("hatshop-random").unwrap();
+    fn spec_with_events(name: &str, events: u64) -> WorkloadSpec {
+        let mut spec = presets::find(name).unwrap();
         spec.events = events;
         spec
     }
 
     #[test]
     fn mix_proportions_follow_the_weights() {
-        let mut spec = spec_with_events(100_000);
-        spec.mix.read_order = 2.0; // 2/6 reads, 1/6 of each other type
-        let mut counts = [0u64; 5];
+        let mut spec = spec_with_events("hatshop-random", 100_000);
+        spec.mix.read_order = 2.0; // 2/7 reads, 1/7 of each other type
+        let mut counts = [0u64; EventType::ALL.len()];
         for event in Generator::new(&spec).filter(|e| e.phase == Phase::Measure) {
             counts[event.op.event_type().index()] += 1;
         }
@@ -281,32 +464,68 @@ mod tests {
     }
 
     #[test]
-    fn targets_always_exist_at_that_point_of_the_stream() {
+    fn targets_exist_and_states_match_the_full_model() {
         for dist in ["uniform", "zipfian", "latest"] {
-            let mut spec = spec_with_events(50_000);
+            let mut spec = spec_with_events("hatshop-random", 30_000);
             spec.key_distribution = serde_json::from_str(&format!("\"{dist}\"")).unwrap();
             let mut book = OrderBook::new();
             for event in Generator::new(&spec) {
+                let target = event.op.target().id();
                 match &event.op {
                     Operation::CreateOrder { order } => {
                         assert!(book.get(order.order_id).is_none(), "order id reused");
                         assert_eq!(order.subtotal_cents, order.items_subtotal_cents());
                     }
-                    op => assert!(
-                        book.get(op.order_id()).is_some(),
-                        "{dist}: event {} targets missing order {}",
-                        event.seq,
-                        op.order_id()
+                    _ => assert!(
+                        book.get(target).is_some(),
+                        "{dist}: event {} targets missing order {target}",
+                        event.seq
                     ),
                 }
                 book.apply(&event.op);
+                let claimed = match &event.op {
+                    Operation::UpdateOrder { state, .. }
+                    | Operation::UpdateItems { state, .. }
+                    | Operation::UpdateStatus { state, .. } => *state,
+                    _ => None,
+                };
+                if let Some(claimed) = claimed {
+                    let order = book.get(target).unwrap();
+                    assert_eq!(claimed, state::of_order(order), "event {}", event.seq);
+                }
             }
         }
     }
 
     #[test]
+    fn key_versions_count_the_writes_to_each_key() {
+        let mut spec = spec_with_events("kv-10w-40rw-50r", 20_000);
+        spec.initial_records = 500;
+        spec.warmup = 100;
+        spec.mix.delete = 5.0;
+        let mut versions: HashMap<KeyId, u32> = HashMap::new();
+        for event in Generator::new(&spec) {
+            match event.op {
+                Operation::Write { key, size } => {
+                    assert_eq!(size, spec.value_size);
+                    assert!(versions.insert(key, 1).is_none(), "key {key} written twice");
+                }
+                Operation::Rewrite { key, version, .. } => {
+                    let v = versions.get_mut(&key).expect("rewrite of a live key");
+                    assert_eq!(version, *v + 1);
+                    *v = version;
+                }
+                Operation::Read { key, version } => assert_eq!(versions[&key], version),
+                Operation::Delete { key } => assert!(versions.remove(&key).is_some()),
+                _ => panic!("order event in a key-value mix"),
+            }
+        }
+        assert!(versions.len() > 500, "writes added keys");
+    }
+
+    #[test]
     fn phases_come_in_order_with_the_spec_counts() {
-        let mut spec = spec_with_events(1_000);
+        let mut spec = spec_with_events("hatshop-random", 1_000);
         spec.warmup = 100;
         let events: Vec<OrderEvent> = Generator::new(&spec).collect();
         assert_eq!(events.len(), 500 + 100 + 1_000);
@@ -321,17 +540,32 @@ mod tests {
     }
 
     #[test]
-    fn updates_keep_the_subtotal_equal_to_the_items() {
-        let mut spec = spec_with_events(5_000);
+    fn subtotals_are_the_discounted_items() {
+        let mut spec = spec_with_events("hatshop-random", 5_000);
         spec.mix = crate::workload::spec::Mix {
             update_order: 1.0,
+            update_items: 1.0,
             ..Default::default()
         };
         let mut book = OrderBook::new();
         for event in Generator::new(&spec) {
             book.apply(&event.op);
-            let order = book.get(event.op.order_id()).unwrap();
-            assert_eq!(order.subtotal_cents, order.items_subtotal_cents());
+            let order = book.get(event.op.target().id()).unwrap();
+            let full = order.items_subtotal_cents();
+            assert!(
+                DISCOUNTS
+                    .iter()
+                    .any(|d| order.subtotal_cents == full * i64::from(100 - d) / 100),
+                "{order:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn small_numbers_format_like_format() {
+        let mut buf = itoa_buffer();
+        for n in [0u8, 7, 10, 99, 100, 250, 255] {
+            assert_eq!(format_u8(&mut buf, n), n.to_string());
         }
     }
 }

@@ -1,5 +1,5 @@
-//! The hat-shop workload: domain types, the seeded generator, specs and presets, and
-//! the JSON Lines form of the event stream. Depends on nothing else of ours.
+//! The workloads: hat-shop orders and key-value records, the seeded generator, specs and
+//! presets, and the JSON Lines form of the event stream. Depends on nothing else of ours.
 
 mod book;
 mod catalogue;
@@ -7,17 +7,28 @@ mod domain;
 mod generator;
 mod jsonl;
 mod keys;
+pub mod kv;
+mod live;
 mod presets;
 mod rng;
 mod spec;
+pub mod state;
 
-pub use book::OrderBook;
+pub use book::{FillStates, OrderBook, lacks_state};
 pub use domain::{
-    EventType, ItemChange, LineItem, Operation, Order, OrderEvent, OrderId, OrderStatus, Phase,
+    EventType, ItemChange, KeyId, LineItem, Operation, Order, OrderEvent, OrderId, OrderStatus,
+    OrderUpdate, Phase, Target,
 };
 pub use generator::Generator;
 pub use jsonl::{EventsFileError, EventsReader, PlanHasher, hex, write_events};
 pub use keys::KeyDistribution;
+pub use kv::{KeyText, ReadVerdict};
 pub use presets::{all as presets, find as preset};
 pub use rng::splitmix64;
 pub use spec::{ItemsPerOrder, Mix, SpecError, WorkloadSpec};
+pub use state::StateHash;
+
+/// The version of the event stream: what the generator, the catalogues, the state hash,
+/// key texts and value bytes make of a spec and seed. A change to any of them is a new
+/// version; run.json records it and `verify` refuses a folder made by another one.
+pub const STREAM_VERSION: u32 = 1;

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::domain::EventType;
 use super::keys::KeyDistribution;
+use super::kv::{HEADER, MAX_VALUE_SIZE};
 use super::presets;
 
 /// A workload: everything that decides the event stream, plus the suggested concurrency.
@@ -20,6 +21,9 @@ pub struct WorkloadSpec {
     /// Orders created before anything is measured.
     #[serde(default)]
     pub initial_orders: u64,
+    /// Key-value records written before anything is measured (after the orders).
+    #[serde(default)]
+    pub initial_records: u64,
     /// Events applied after the load and not recorded.
     #[serde(default)]
     pub warmup: u64,
@@ -32,12 +36,15 @@ pub struct WorkloadSpec {
     pub zipf_exponent: f64,
     #[serde(default)]
     pub items_per_order: ItemsPerOrder,
+    /// Bytes of every key-value record written.
+    #[serde(default = "default_value_size")]
+    pub value_size: u32,
     /// Lanes run at once, unless `--concurrency` says otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<usize>,
 }
 
-/// Relative weights of the five event types (any non-negative numbers).
+/// Relative weights of the event types (any non-negative numbers).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct Mix {
@@ -48,9 +55,19 @@ pub struct Mix {
     #[serde(default)]
     pub update_order: f64,
     #[serde(default)]
+    pub update_items: f64,
+    #[serde(default)]
     pub update_status: f64,
     #[serde(default)]
     pub delete_order: f64,
+    #[serde(default)]
+    pub write: f64,
+    #[serde(default)]
+    pub rewrite: f64,
+    #[serde(default)]
+    pub read: f64,
+    #[serde(default)]
+    pub delete: f64,
 }
 
 impl Mix {
@@ -59,13 +76,26 @@ impl Mix {
             EventType::CreateOrder => self.create_order,
             EventType::ReadOrder => self.read_order,
             EventType::UpdateOrder => self.update_order,
+            EventType::UpdateItems => self.update_items,
             EventType::UpdateStatus => self.update_status,
             EventType::DeleteOrder => self.delete_order,
+            EventType::Write => self.write,
+            EventType::Rewrite => self.rewrite,
+            EventType::Read => self.read,
+            EventType::Delete => self.delete,
         }
     }
 
     pub fn total(&self) -> f64 {
         EventType::ALL.iter().map(|&e| self.weight(e)).sum()
+    }
+
+    fn has_order_events(&self) -> bool {
+        EventType::ALL[..6].iter().any(|&e| self.weight(e) > 0.0)
+    }
+
+    fn has_key_events(&self) -> bool {
+        EventType::ALL[6..].iter().any(|&e| self.weight(e) > 0.0)
     }
 }
 
@@ -90,20 +120,27 @@ fn default_zipf_exponent() -> f64 {
     0.99
 }
 
+fn default_value_size() -> u32 {
+    1500
+}
+
 /// A spec that cannot be used, with the reason in words.
 #[derive(Debug, thiserror::Error)]
 pub enum SpecError {
-    #[error("cannot read workload file {path}: {source}")]
-    Read {
-        path: String,
-        source: std::io::Error,
-    },
+    #[error("cannot read workload file {path}: {message}")]
+    Read { path: String, message: String },
     #[error("workload file {path} is not a valid spec: {message}")]
     Parse { path: String, message: String },
     #[error("unknown workload '{0}': not a preset (see `hatshop workloads`) and no such file")]
     Unknown(String),
-    #[error("workload '{name}': {problem}")]
-    Invalid { name: String, problem: String },
+    #[error("{where_}: {problem}")]
+    Invalid { where_: String, problem: String },
+}
+
+/// A problem with one field of a spec (`mix.write`, `concurrency`, …).
+struct FieldProblem {
+    field: &'static str,
+    problem: String,
 }
 
 impl WorkloadSpec {
@@ -116,20 +153,29 @@ impl WorkloadSpec {
         if !path.exists() {
             return Err(SpecError::Unknown(name_or_path.to_string()));
         }
-        let text = std::fs::read_to_string(path).map_err(|source| SpecError::Read {
+        let text = std::fs::read_to_string(path).map_err(|e| SpecError::Read {
             path: name_or_path.to_string(),
-            source,
+            message: e.to_string(),
         })?;
         Self::from_toml(&text, name_or_path)
     }
 
-    /// Parses and validates; `origin` names the file in errors.
+    /// Parses and validates; `origin` names the file in errors, with the line.
     pub fn from_toml(text: &str, origin: &str) -> Result<WorkloadSpec, SpecError> {
         let spec: WorkloadSpec = toml::from_str(text).map_err(|e| SpecError::Parse {
             path: origin.to_string(),
             message: describe_toml_error(text, &e),
         })?;
-        spec.validate()?;
+        spec.check().map_err(|p| {
+            let where_ = match line_of(text, p.field) {
+                Some(line) => format!("{origin}: line {line}"),
+                None => origin.to_string(),
+            };
+            SpecError::Invalid {
+                where_,
+                problem: p.problem,
+            }
+        })?;
         Ok(spec)
     }
 
@@ -137,45 +183,135 @@ impl WorkloadSpec {
         toml::to_string(self).expect("a spec always serialises to TOML")
     }
 
+    /// Checks a spec that did not come from a file (a preset with overrides).
     pub fn validate(&self) -> Result<(), SpecError> {
-        let invalid = |problem: String| SpecError::Invalid {
-            name: self.name.clone(),
-            problem,
-        };
+        self.check().map_err(|p| SpecError::Invalid {
+            where_: format!("workload '{}'", self.name),
+            problem: p.problem,
+        })
+    }
+
+    fn check(&self) -> Result<(), FieldProblem> {
+        let problem = |field: &'static str, problem: String| Err(FieldProblem { field, problem });
         for event in EventType::ALL {
             let w = self.mix.weight(event);
             if !w.is_finite() || w < 0.0 {
-                return Err(invalid(format!(
-                    "mix.{} must be a non-negative number, got {w}",
-                    event.as_str()
-                )));
+                return problem(
+                    mix_field(event),
+                    format!(
+                        "mix.{} must be a non-negative number, got {w}",
+                        event.as_str()
+                    ),
+                );
             }
         }
         if self.mix.total() <= 0.0 {
-            return Err(invalid("mix weights are all zero".into()));
+            return problem("mix", "mix weights are all zero".into());
+        }
+        if self.mix.has_order_events() && self.mix.create_order == 0.0 && self.initial_orders == 0 {
+            return problem(
+                "mix.create_order",
+                "the mix reads, updates or deletes orders but none exist: set initial_orders or mix.create_order".into(),
+            );
+        }
+        if self.mix.has_key_events() && self.mix.write == 0.0 && self.initial_records == 0 {
+            return problem(
+                "mix.write",
+                "the mix reads, rewrites or deletes records but none exist: set initial_records or mix.write".into(),
+            );
         }
         if self.items_per_order.min == 0 || self.items_per_order.min > self.items_per_order.max {
-            return Err(invalid(format!(
-                "items_per_order must satisfy 1 <= min <= max, got min = {}, max = {}",
-                self.items_per_order.min, self.items_per_order.max
-            )));
+            return problem(
+                "items_per_order",
+                format!(
+                    "items_per_order must satisfy 1 <= min <= max, got min = {}, max = {}",
+                    self.items_per_order.min, self.items_per_order.max
+                ),
+            );
         }
         if self.items_per_order.max > 100 {
-            return Err(invalid("items_per_order.max must be at most 100".into()));
+            return problem(
+                "items_per_order",
+                "items_per_order.max must be at most 100".into(),
+            );
         }
         if !(self.zipf_exponent > 0.0 && self.zipf_exponent.is_finite()) {
-            return Err(invalid("zipf_exponent must be a positive number".into()));
+            return problem(
+                "zipf_exponent",
+                "zipf_exponent must be a positive number".into(),
+            );
+        }
+        if !(HEADER as u32..=MAX_VALUE_SIZE).contains(&self.value_size) {
+            return problem(
+                "value_size",
+                format!(
+                    "value_size must be between {HEADER} and {MAX_VALUE_SIZE} bytes, got {}",
+                    self.value_size
+                ),
+            );
         }
         if self.concurrency == Some(0) {
-            return Err(invalid("concurrency must be at least 1".into()));
+            return problem("concurrency", "concurrency must be at least 1".into());
+        }
+        if self.total_events() == u64::MAX {
+            return problem("events", "the stream is too long".into());
         }
         Ok(())
     }
 
     /// All events of the stream: load, warm-up and measured.
     pub fn total_events(&self) -> u64 {
-        self.initial_orders + self.warmup + self.events
+        self.initial_orders
+            .saturating_add(self.initial_records)
+            .saturating_add(self.warmup)
+            .saturating_add(self.events)
     }
+}
+
+fn mix_field(event: EventType) -> &'static str {
+    match event {
+        EventType::CreateOrder => "mix.create_order",
+        EventType::ReadOrder => "mix.read_order",
+        EventType::UpdateOrder => "mix.update_order",
+        EventType::UpdateItems => "mix.update_items",
+        EventType::UpdateStatus => "mix.update_status",
+        EventType::DeleteOrder => "mix.delete_order",
+        EventType::Write => "mix.write",
+        EventType::Rewrite => "mix.rewrite",
+        EventType::Read => "mix.read",
+        EventType::Delete => "mix.delete",
+    }
+}
+
+/// The line that sets `field` (`table.key`, or a table name, or a top-level key).
+fn line_of(text: &str, field: &str) -> Option<usize> {
+    let (table, key) = match field.split_once('.') {
+        Some((table, key)) => (table, Some(key)),
+        None => ("", Some(field)),
+    };
+    let mut current = "";
+    for (number, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if let Some(header) = line.strip_prefix('[') {
+            current = header.trim_end_matches(']').trim();
+            if current == field {
+                return Some(number + 1);
+            }
+            continue;
+        }
+        let Some((name, _)) = line.split_once('=') else {
+            continue;
+        };
+        let name = name.trim();
+        if current == table && Some(name) == key {
+            return Some(number + 1);
+        }
+        // `mix.write = 1` or an inline table at the top level.
+        if current.is_empty() && (name == field || name == table) {
+            return Some(number + 1);
+        }
+    }
+    None
 }
 
 /// The toml crate's message, reduced to one line that starts with the line number.
@@ -222,11 +358,35 @@ mod tests {
     }
 
     #[test]
-    fn zero_weights_are_refused() {
+    fn semantic_errors_name_the_file_and_line() {
+        let text = "name = \"x\"\nevents = 10\n[mix]\ncreate_order = 1\nread_order = -2\n";
+        let err = WorkloadSpec::from_toml(text, "neg.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("neg.toml: line 5: mix.read_order"), "{err}");
+        let text = "name = \"x\"\nevents = 10\nconcurrency = 0\n[mix]\ncreate_order = 1\n";
+        let err = WorkloadSpec::from_toml(text, "c.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("c.toml: line 3: concurrency"), "{err}");
         let text = "name = \"x\"\nevents = 10\n[mix]\n";
         let err = WorkloadSpec::from_toml(text, "zero.toml")
             .unwrap_err()
             .to_string();
-        assert!(err.contains("all zero"), "{err}");
+        assert!(err.contains("line 3") && err.contains("all zero"), "{err}");
+    }
+
+    #[test]
+    fn reads_of_things_that_never_exist_are_refused() {
+        let text = "name = \"x\"\nevents = 10\n[mix]\nread_order = 1\n";
+        let err = WorkloadSpec::from_toml(text, "r.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("initial_orders"), "{err}");
+        let text = "name = \"x\"\nevents = 10\n[mix]\nread = 1\n";
+        let err = WorkloadSpec::from_toml(text, "k.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("initial_records"), "{err}");
     }
 }

@@ -7,20 +7,22 @@
 //! keeps the items in `line_items_by_order`, one partition per order, the query-first
 //! design; `by-item` keeps each item in its own partition of `line_items` and the
 //! order holds the list of its item ids, so reading or deleting an order touches every
-//! item: the naive design the seeds started from.
+//! item: the naive design the seeds started from. hatshop owns the keyspace: it drops
+//! it only when it holds hatshop's marker table.
 
 mod options;
 mod rows;
 mod statements;
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use futures::TryStreamExt;
 use futures::future::try_join_all;
+use scylla::client::execution_profile::ExecutionProfile;
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
 use scylla::response::query_result::QueryResult;
+use scylla::response::{PagingState, PagingStateResponse};
 use scylla::statement::batch::{Batch, BatchType};
 use scylla::statement::prepared::PreparedStatement;
 use scylla::value::{CqlValue, Row};
@@ -32,46 +34,62 @@ use self::rows::{
     order_row, other, text,
 };
 use self::statements::{Prepared, table_ddl};
-use super::settings::Settings;
-use super::sql::order_from;
-use super::{Applied, DbError, DbUrl, ErrorKind, OrderRow, Snapshot, StoreInfo};
-use crate::workload::{ItemChange, Order, OrderId, OrderStatus};
-
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+use super::ownership::{self, MARKER, Ownership};
+use super::{
+    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KvPage, OrderRow, Setting,
+    Settings, Snapshot, StoreInfo, StoreKind,
+};
+use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 
 pub struct CassandraStore {
     session: Session,
     keyspace: String,
+    target: String,
     options: CassandraOptions,
     version: String,
     /// Prepared on first use: after `setup` in a run, against existing tables in `verify`.
     prepared: OnceCell<Prepared>,
 }
 
-impl CassandraStore {
-    pub async fn open(url: &DbUrl, settings: &Settings) -> Result<Self, DbError> {
-        let options = CassandraOptions::parse(settings)?;
+impl StoreKind for CassandraStore {
+    const SCHEME: &'static str = "cassandra";
+    const ABOUT: &'static str = "Apache Cassandra (CQL); several hosts: a ring";
+    const EXAMPLE: &'static str = "cassandra://127.0.0.1:9042/hatshop?rf=1&cl=QUORUM";
+    const SETTINGS: &'static [Setting] = options::SETTINGS;
+
+    /// Async requests: many in flight from few connections.
+    fn default_concurrency(_: &Settings) -> usize {
+        16
+    }
+
+    async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<Self, DbError> {
+        let cassandra = CassandraOptions::parse(&options.settings)?;
         let address = url
             .address(9042)
             .map_err(|e| DbError::new(ErrorKind::Connection, e))?;
         let keyspace = address.name.clone().unwrap_or_else(|| "hatshop".into());
-        if !keyspace
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        if keyspace.is_empty()
+            || !keyspace
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
         {
             return Err(other(format!(
                 "keyspace '{keyspace}': use letters, digits and _"
             )));
         }
+        let profile = ExecutionProfile::builder()
+            .request_timeout(Some(options.op_timeout))
+            .build();
         let mut builder = SessionBuilder::new()
             .known_nodes(address.hosts.iter().map(|(h, p)| format!("{h}:{p}")))
-            .connection_timeout(CONNECT_TIMEOUT);
+            .connection_timeout(options.connect_timeout)
+            .default_execution_profile_handle(profile.into_handle());
         if let Some(user) = &address.user {
             builder = builder.user(user, address.password.as_deref().unwrap_or(""));
         }
-        let session = tokio::time::timeout(CONNECT_TIMEOUT * 2, builder.build())
+        let session = builder
+            .build()
             .await
-            .map_err(|_| DbError::new(ErrorKind::Timeout, "no answer within 20 s"))?
             .map_err(|e| DbError::new(ErrorKind::Connection, e.to_string()))?;
         let version = session
             .query_unpaged("SELECT release_version FROM system.local", ())
@@ -86,12 +104,15 @@ impl CassandraStore {
         Ok(CassandraStore {
             session,
             keyspace,
-            options,
-            version,
+            target: url.to_string(),
+            options: cassandra,
+            version: format!("Apache Cassandra {version}"),
             prepared: OnceCell::new(),
         })
     }
+}
 
+impl CassandraStore {
     async fn statements(&self) -> Result<&Prepared, DbError> {
         self.prepared
             .get_or_try_init(|| Prepared::new(&self.session, &self.keyspace, &self.options))
@@ -107,6 +128,14 @@ impl CassandraStore {
             .execute_unpaged(statement, values)
             .await
             .map_err(classify)
+    }
+
+    /// Runs a schema statement; an error names the statement.
+    async fn ddl(&self, statement: &str) -> Result<QueryResult, DbError> {
+        self.session
+            .query_unpaged(statement, ())
+            .await
+            .map_err(|e| classify(e).context(format!("`{statement}` failed")))
     }
 
     /// Sends the writes of one event as one batch, or all at once on their own.
@@ -150,32 +179,75 @@ impl CassandraStore {
             .map_err(other)?
             .map(listed_order))
     }
+
+    /// The tables of hatshop's keyspace, or `None` when the keyspace does not exist.
+    async fn keyspace_tables(&self) -> Result<Option<Vec<String>>, DbError> {
+        let ks = &self.keyspace;
+        let exists = self
+            .ddl(&format!(
+                "SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = '{ks}'"
+            ))
+            .await?
+            .into_rows_result()
+            .map_err(other)?
+            .rows_num()
+            > 0;
+        if !exists {
+            return Ok(None);
+        }
+        let rows = self
+            .ddl(&format!(
+                "SELECT table_name FROM system_schema.tables WHERE keyspace_name = '{ks}'"
+            ))
+            .await?
+            .into_rows_result()
+            .map_err(other)?;
+        let tables = rows
+            .rows::<(String,)>()
+            .map_err(other)?
+            .map(|r| r.map(|(t,)| t))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(other)?;
+        Ok(Some(tables))
+    }
 }
 
-impl super::Database for CassandraStore {
-    async fn setup(&self) -> Result<(), DbError> {
+impl Database for CassandraStore {
+    async fn setup(&self, owner: &Ownership) -> Result<(), DbError> {
         let ks = &self.keyspace;
-        let ddl = [
-            format!("DROP KEYSPACE IF EXISTS {ks}"),
-            format!(
-                "CREATE KEYSPACE {ks} WITH replication = {}",
-                self.options.replication
-            ),
-        ]
-        .into_iter()
-        .chain(table_ddl(ks, self.options.schema));
-        for statement in ddl {
-            self.session
-                .query_unpaged(statement.as_str(), ())
-                .await
-                .map_err(|e| {
-                    let e = classify(e);
-                    DbError::new(e.kind, format!("`{statement}` failed: {}", e.message))
-                })?;
+        if let Some(tables) = self.keyspace_tables().await? {
+            // hatshop drops the whole keyspace: it must be hatshop's.
+            let found = if tables.iter().any(|t| t == MARKER) {
+                vec![MARKER.to_string()]
+            } else {
+                vec![format!("keyspace {ks}")]
+            };
+            owner.may_drop(&self.target, &found)?;
+            self.ddl(&format!("DROP KEYSPACE {ks}")).await?;
         }
+        self.ddl(&format!(
+            "CREATE KEYSPACE {ks} WITH replication = {}",
+            self.options.replication
+        ))
+        .await?;
+        for statement in table_ddl(ks, self.options.schema) {
+            self.ddl(&statement).await?;
+        }
+        self.ddl(&format!(
+            "INSERT INTO {ks}.{MARKER} (name, made_by) VALUES ('hatshop', '{}')",
+            owner.note.replace('\'', "''")
+        ))
+        .await?;
         // Prepared now, so that no measured operation pays for it.
         self.statements().await?;
         Ok(())
+    }
+
+    async fn check_owned(&self) -> Result<(), DbError> {
+        match self.keyspace_tables().await? {
+            Some(tables) if tables.iter().any(|t| t == MARKER) => Ok(()),
+            _ => Err(ownership::not_ours(&self.target)),
+        }
     }
 
     async fn create_order(&self, order: &Order) -> Result<(), DbError> {
@@ -235,7 +307,7 @@ impl super::Database for CassandraStore {
                     .map(|r| r.map(line_item))
                     .collect::<Result<Vec<_>, _>>()
                     .map_err(other)?;
-                Ok(Some(order_from(order_row(columns), items)))
+                Ok(Some(crate::db::order_of(order_row(columns), items)))
             }
             Schema::ByItem => {
                 let Some((row, ids)) = self.listed_order(order_id).await? else {
@@ -252,12 +324,32 @@ impl super::Database for CassandraStore {
                     }
                 }
                 items.sort_by_key(|i| i.line_item_id);
-                Ok(Some(order_from(row, items)))
+                Ok(Some(crate::db::order_of(row, items)))
             }
         }
     }
 
     async fn update_order(
+        &self,
+        order_id: OrderId,
+        update: &OrderUpdate,
+    ) -> Result<Applied, DbError> {
+        let p = self.statements().await?;
+        self.run(
+            &p.update_order,
+            vec![
+                CqlValue::BigInt(update.created_at_ms),
+                text(update.status.as_str()),
+                CqlValue::BigInt(update.subtotal_cents),
+                big(order_id),
+            ],
+        )
+        .await?;
+        // A CQL UPDATE is an upsert: it cannot tell whether the order was there.
+        Ok(Applied::Unknown)
+    }
+
+    async fn update_items(
         &self,
         order_id: OrderId,
         changes: &[ItemChange],
@@ -282,7 +374,6 @@ impl super::Database for CassandraStore {
             vec![CqlValue::BigInt(subtotal_cents), big(order_id)],
         ));
         self.write_all(writes).await?;
-        // A CQL UPDATE is an upsert: it cannot tell whether the order was there.
         Ok(Applied::Unknown)
     }
 
@@ -325,6 +416,44 @@ impl super::Database for CassandraStore {
         }
         writes.push((&p.delete_order, vec![big(order_id)]));
         self.write_all(writes).await?;
+        Ok(Applied::Unknown)
+    }
+
+    async fn kv_write(&self, key: &KeyText, value: &[u8]) -> Result<(), DbError> {
+        let p = self.statements().await?;
+        self.session
+            .execute_unpaged(&p.kv_put, (key.as_str(), value))
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+
+    async fn kv_rewrite(&self, key: &KeyText, value: &[u8]) -> Result<Applied, DbError> {
+        self.kv_write(key, value).await?;
+        Ok(Applied::Unknown)
+    }
+
+    async fn kv_read(&self, key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {
+        let p = self.statements().await?;
+        let result = self
+            .session
+            .execute_unpaged(&p.kv_get, (key.as_str(),))
+            .await
+            .map_err(classify)?;
+        Ok(result
+            .into_rows_result()
+            .map_err(other)?
+            .maybe_first_row::<(Option<Vec<u8>>,)>()
+            .map_err(other)?
+            .and_then(|(v,)| v))
+    }
+
+    async fn kv_delete(&self, key: &KeyText) -> Result<Applied, DbError> {
+        let p = self.statements().await?;
+        self.session
+            .execute_unpaged(&p.kv_delete, (key.as_str(),))
+            .await
+            .map_err(classify)?;
         Ok(Applied::Unknown)
     }
 
@@ -382,6 +511,34 @@ impl super::Database for CassandraStore {
         Ok(snapshot)
     }
 
+    async fn kv_page(&self, cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
+        let p = self.statements().await?;
+        let paging = match cursor {
+            Some(bytes) => PagingState::new_from_raw_bytes(bytes),
+            None => PagingState::start(),
+        };
+        let (result, response) = self
+            .session
+            .execute_single_page(&p.kv_scan, (), paging)
+            .await
+            .map_err(classify)?;
+        let records = result
+            .into_rows_result()
+            .map_err(other)?
+            .rows::<(String, Option<Vec<u8>>)>()
+            .map_err(other)?
+            .map(|r| r.map(|(k, v)| (k, v.unwrap_or_default())))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(other)?;
+        let next = match response {
+            PagingStateResponse::HasMorePages { state } => {
+                state.as_bytes_slice().map(|bytes| bytes.to_vec())
+            }
+            PagingStateResponse::NoMorePages => None,
+        };
+        Ok(KvPage { records, next })
+    }
+
     fn info(&self) -> StoreInfo {
         let mut settings: BTreeMap<String, String> = self
             .options
@@ -391,7 +548,7 @@ impl super::Database for CassandraStore {
             .collect();
         settings.insert("keyspace".into(), self.keyspace.clone());
         StoreInfo {
-            name: "cassandra".into(),
+            name: Self::SCHEME.into(),
             server_version: self.version.clone(),
             settings,
         }

@@ -1,21 +1,71 @@
 //! Cassandra's settings: replication, consistency levels, schema variant, batch mode
-//! and lightweight transactions, read from `?key=value` and the flags.
+//! and lightweight transactions, declared for the CLI and read once at connect.
 
 use scylla::statement::Consistency;
 
-use super::rows::other;
-use crate::db::DbError;
-use crate::db::settings::Settings;
+use crate::db::{DbError, Setting, Settings, Value};
 
-const KNOWN: &[&str] = &[
-    "rf",
-    "replication",
-    "cl",
-    "read_cl",
-    "write_cl",
-    "schema",
-    "batch",
-    "lwt",
+const LEVELS: &[&str] = &[
+    "ANY",
+    "ONE",
+    "TWO",
+    "THREE",
+    "QUORUM",
+    "ALL",
+    "LOCAL_QUORUM",
+    "EACH_QUORUM",
+    "LOCAL_ONE",
+];
+
+pub const SETTINGS: &[Setting] = &[
+    Setting {
+        name: "rf",
+        value: Value::Count { min: 1 },
+        default: "1",
+        help: "replication factor of the keyspace hatshop creates (SimpleStrategy)",
+    },
+    Setting {
+        name: "replication",
+        value: Value::Text("DC:N,…"),
+        default: "",
+        help: "NetworkTopologyStrategy instead of rf, e.g. dc1:2,dc2:1",
+    },
+    Setting {
+        name: "cl",
+        value: Value::Choice(LEVELS),
+        default: "QUORUM",
+        help: "consistency level of reads and writes",
+    },
+    Setting {
+        name: "read_cl",
+        value: Value::Choice(LEVELS),
+        default: "",
+        help: "consistency level of reads (default: --cl)",
+    },
+    Setting {
+        name: "write_cl",
+        value: Value::Choice(LEVELS),
+        default: "",
+        help: "consistency level of writes (default: --cl)",
+    },
+    Setting {
+        name: "schema",
+        value: Value::Choice(&["by-order", "by-item"]),
+        default: "by-order",
+        help: "table design: items partitioned by order (query-first) or each item its own partition",
+    },
+    Setting {
+        name: "batch",
+        value: Value::Choice(&["logged", "unlogged", "none"]),
+        default: "logged",
+        help: "how the statements of one event are sent: a logged or unlogged batch, or all at once (async)",
+    },
+    Setting {
+        name: "lwt",
+        value: Value::Switch,
+        default: "false",
+        help: "update_status as a lightweight transaction (IF EXISTS)",
+    },
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,53 +98,44 @@ pub struct CassandraOptions {
 
 impl CassandraOptions {
     pub fn parse(settings: &Settings) -> Result<Self, DbError> {
-        let mut reader = settings.reader("cassandra");
-        let rf: Option<u32> = reader.parsed("rf", "a replication factor")?;
-        let replication = match (reader.text("replication"), rf) {
-            (Some(_), Some(_)) => return Err(other("give either rf or replication, not both")),
-            (Some(dcs), None) => network_topology(&dcs)?,
-            (None, rf) => format!(
+        let replication = match (
+            settings.given_text("replication"),
+            settings.given_text("rf"),
+        ) {
+            (Some(_), Some(_)) => {
+                return Err(DbError::other("give either rf or replication, not both"));
+            }
+            (Some(dcs), None) => network_topology(dcs)?,
+            (None, _) => format!(
                 "{{'class': 'SimpleStrategy', 'replication_factor': {}}}",
-                rf.unwrap_or(1)
+                settings.count("rf")
             ),
         };
-        let cl = reader.text("cl");
-        // QUORUM on both sides: every read sees the writes before it (R + W > RF).
-        let read_cl = consistency(
-            &reader
-                .text("read_cl")
-                .or(cl.clone())
-                .unwrap_or("QUORUM".into()),
-        )?;
-        let write_cl = consistency(&reader.text("write_cl").or(cl).unwrap_or("QUORUM".into()))?;
-        let schema = match reader.text("schema").as_deref() {
-            None | Some("by-order") => Schema::ByOrder,
-            Some("by-item") => Schema::ByItem,
-            Some(value) => {
-                return Err(other(format!(
-                    "schema '{value}': expected by-order or by-item"
-                )));
-            }
+        let cl = settings.text("cl");
+        // QUORUM on both sides by default: every read sees the writes before it (R + W > RF).
+        let read_cl = consistency(settings.given_text("read_cl").unwrap_or(cl));
+        let write_cl = consistency(settings.given_text("write_cl").unwrap_or(cl));
+        if read_cl == Consistency::Any {
+            return Err(DbError::other(
+                "consistency level ANY is for writes only: give reads another level (--read-cl)",
+            ));
+        }
+        let schema = match settings.choice("schema") {
+            "by-item" => Schema::ByItem,
+            _ => Schema::ByOrder,
         };
-        let batch = match reader.text("batch").as_deref() {
-            None | Some("logged") => BatchMode::Logged,
-            Some("unlogged") => BatchMode::Unlogged,
-            Some("none") => BatchMode::None,
-            Some(value) => {
-                return Err(other(format!(
-                    "batch '{value}': expected logged, unlogged or none"
-                )));
-            }
+        let batch = match settings.choice("batch") {
+            "unlogged" => BatchMode::Unlogged,
+            "none" => BatchMode::None,
+            _ => BatchMode::Logged,
         };
-        let lwt = reader.parsed("lwt", "true or false")?.unwrap_or(false);
-        reader.finish(KNOWN)?;
         Ok(CassandraOptions {
             replication,
             read_cl,
             write_cl,
             schema,
             batch,
-            lwt,
+            lwt: settings.switch("lwt"),
         })
     }
 
@@ -127,10 +168,19 @@ fn network_topology(dcs: &str) -> Result<String, DbError> {
     for dc in dcs.split(',') {
         let (name, n) = dc
             .split_once(':')
-            .ok_or_else(|| other(format!("replication '{dcs}': expected dc1:2,dc2:1")))?;
+            .ok_or_else(|| DbError::other(format!("replication '{dcs}': expected dc1:2,dc2:1")))?;
         let n: u32 = n
             .parse()
-            .map_err(|_| other(format!("replication '{dcs}': '{n}' is not a number")))?;
+            .map_err(|_| DbError::other(format!("replication '{dcs}': '{n}' is not a number")))?;
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-".contains(c))
+        {
+            return Err(DbError::other(format!(
+                "replication '{dcs}': '{name}' is not a data centre name"
+            )));
+        }
         parts.push(format!("'{name}': {n}"));
     }
     Ok(format!(
@@ -139,24 +189,19 @@ fn network_topology(dcs: &str) -> Result<String, DbError> {
     ))
 }
 
-fn consistency(text: &str) -> Result<Consistency, DbError> {
-    Ok(match text.to_ascii_uppercase().as_str() {
+/// A level the settings check has already accepted.
+fn consistency(text: &str) -> Consistency {
+    match text.to_ascii_uppercase().as_str() {
         "ANY" => Consistency::Any,
         "ONE" => Consistency::One,
         "TWO" => Consistency::Two,
         "THREE" => Consistency::Three,
-        "QUORUM" => Consistency::Quorum,
         "ALL" => Consistency::All,
         "LOCAL_QUORUM" => Consistency::LocalQuorum,
         "EACH_QUORUM" => Consistency::EachQuorum,
         "LOCAL_ONE" => Consistency::LocalOne,
-        other_level => {
-            return Err(other(format!(
-                "unknown consistency level '{other_level}': expected ONE, TWO, THREE, QUORUM, ALL, \
-                 LOCAL_QUORUM, EACH_QUORUM, LOCAL_ONE or ANY"
-            )));
-        }
-    })
+        _ => Consistency::Quorum,
+    }
 }
 
 fn consistency_name(level: Consistency) -> &'static str {
@@ -184,7 +229,8 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        CassandraOptions::parse(&Settings::new(map))
+        let settings = Settings::checked("cassandra", SETTINGS, map).map_err(DbError::other)?;
+        CassandraOptions::parse(&settings)
     }
 
     #[test]
@@ -218,18 +264,14 @@ mod tests {
 
     #[test]
     fn bad_settings_are_named() {
-        assert!(
-            parse(&[("cl", "MOST")])
-                .unwrap_err()
-                .message
-                .contains("'MOST'")
-        );
-        assert!(
-            parse(&[("rff", "2")])
-                .unwrap_err()
-                .message
-                .contains("unknown setting 'rff'")
-        );
+        let err = parse(&[("cl", "MOST")]).unwrap_err().message;
+        assert!(err.contains("cl=MOST") && err.contains("QUORUM"), "{err}");
+        let err = parse(&[("rff", "2")]).unwrap_err().message;
+        assert!(err.contains("unknown setting 'rff'"), "{err}");
         assert!(parse(&[("rf", "2"), ("replication", "dc1:1")]).is_err());
+        assert!(parse(&[("replication", "dc'1:1")]).is_err());
+        let err = parse(&[("read_cl", "ANY")]).unwrap_err().message;
+        assert!(err.contains("ANY is for writes only"), "{err}");
+        assert!(parse(&[("write_cl", "ANY")]).is_ok());
     }
 }

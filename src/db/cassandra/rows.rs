@@ -83,30 +83,146 @@ pub fn text(s: &str) -> CqlValue {
 }
 
 pub fn other(error: impl std::fmt::Display) -> DbError {
-    DbError::new(ErrorKind::Other, error.to_string())
+    DbError::other(error)
 }
 
-pub fn classify(error: ExecutionError) -> DbError {
-    let kind = match &error {
-        ExecutionError::LastAttemptError(RequestAttemptError::DbError(db, _)) => match db {
-            CqlError::Unavailable { .. }
-            | CqlError::Overloaded
-            | CqlError::IsBootstrapping
-            | CqlError::RateLimitReached { .. } => ErrorKind::Unavailable,
-            // The coordinator gave up waiting: the write may still have happened.
-            CqlError::ReadTimeout { .. } | CqlError::WriteTimeout { .. } => ErrorKind::Timeout,
-            CqlError::AlreadyExists { .. } => ErrorKind::Constraint,
-            CqlError::AuthenticationError | CqlError::Unauthorized => ErrorKind::Connection,
-            _ => ErrorKind::Other,
-        },
-        ExecutionError::LastAttemptError(
-            RequestAttemptError::BrokenConnectionError(_)
-            | RequestAttemptError::UnableToAllocStreamId,
-        )
-        | ExecutionError::ConnectionPoolError(_) => ErrorKind::Connection,
+/// What Cassandra said, as a kind.
+fn kind_of_db_error(error: &CqlError) -> ErrorKind {
+    match error {
+        CqlError::Unavailable { .. }
+        | CqlError::Overloaded
+        | CqlError::IsBootstrapping
+        | CqlError::RateLimitReached { .. }
+        | CqlError::ReadFailure { .. } => ErrorKind::Unavailable,
+        // The coordinator gave up waiting: the write may still have happened.
+        CqlError::ReadTimeout { .. } | CqlError::WriteTimeout { .. } => ErrorKind::Timeout,
+        // Some replica failed the write: others may have applied it.
+        CqlError::WriteFailure { .. } => ErrorKind::Failure,
+        CqlError::AlreadyExists { .. } => ErrorKind::Constraint,
+        CqlError::AuthenticationError | CqlError::Unauthorized => ErrorKind::Connection,
+        _ => ErrorKind::Other,
+    }
+}
+
+fn kind_of_attempt(error: &RequestAttemptError) -> ErrorKind {
+    match error {
+        RequestAttemptError::DbError(db, _) => kind_of_db_error(db),
+        RequestAttemptError::BrokenConnectionError(_)
+        | RequestAttemptError::UnableToAllocStreamId => ErrorKind::Connection,
+        // Serialising values or parsing a response: the client's side.
+        _ => ErrorKind::Other,
+    }
+}
+
+/// A driver error as a kind.
+pub fn classify_kind(error: &ExecutionError) -> ErrorKind {
+    match error {
+        ExecutionError::LastAttemptError(attempt) => kind_of_attempt(attempt),
+        ExecutionError::PrepareError(scylla::errors::PrepareError::AllAttemptsFailed {
+            first_attempt,
+        }) => kind_of_attempt(first_attempt),
+        ExecutionError::ConnectionPoolError(_)
+        | ExecutionError::PrepareError(scylla::errors::PrepareError::ConnectionPoolError(_))
+        | ExecutionError::MetadataError(_) => ErrorKind::Connection,
         ExecutionError::RequestTimeout(_) => ErrorKind::Timeout,
         ExecutionError::EmptyPlan => ErrorKind::Unavailable,
         _ => ErrorKind::Other,
-    };
-    DbError::new(kind, error.to_string())
+    }
+}
+
+pub fn classify(error: ExecutionError) -> DbError {
+    DbError::new(classify_kind(&error), error.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scylla::statement::Consistency;
+
+    fn db(error: CqlError) -> ExecutionError {
+        ExecutionError::LastAttemptError(RequestAttemptError::DbError(error, "msg".into()))
+    }
+
+    #[test]
+    fn cassandra_errors_sort_into_kinds() {
+        use scylla::errors::{OperationType, WriteType};
+        let cases = [
+            (
+                CqlError::Unavailable {
+                    consistency: Consistency::All,
+                    required: 3,
+                    alive: 2,
+                },
+                ErrorKind::Unavailable,
+            ),
+            (CqlError::Overloaded, ErrorKind::Unavailable),
+            (
+                CqlError::WriteTimeout {
+                    consistency: Consistency::All,
+                    received: 2,
+                    required: 3,
+                    write_type: WriteType::Simple,
+                },
+                ErrorKind::Timeout,
+            ),
+            (
+                CqlError::ReadTimeout {
+                    consistency: Consistency::All,
+                    received: 2,
+                    required: 3,
+                    data_present: false,
+                },
+                ErrorKind::Timeout,
+            ),
+            (
+                CqlError::WriteFailure {
+                    consistency: Consistency::Quorum,
+                    received: 1,
+                    required: 2,
+                    numfailures: 1,
+                    write_type: WriteType::Simple,
+                },
+                ErrorKind::Failure,
+            ),
+            (
+                CqlError::ReadFailure {
+                    consistency: Consistency::Quorum,
+                    received: 1,
+                    required: 2,
+                    numfailures: 1,
+                    data_present: false,
+                },
+                ErrorKind::Unavailable,
+            ),
+            (CqlError::SyntaxError, ErrorKind::Other),
+            (CqlError::AuthenticationError, ErrorKind::Connection),
+            (
+                CqlError::RateLimitReached {
+                    op_type: OperationType::Write,
+                    rejected_by_coordinator: true,
+                },
+                ErrorKind::Unavailable,
+            ),
+        ];
+        for (error, kind) in cases {
+            let label = format!("{error:?}");
+            assert_eq!(classify_kind(&db(error)), kind, "{label}");
+        }
+        assert_eq!(
+            classify_kind(&ExecutionError::RequestTimeout(
+                std::time::Duration::from_secs(1)
+            )),
+            ErrorKind::Timeout
+        );
+        assert_eq!(
+            classify_kind(&ExecutionError::EmptyPlan),
+            ErrorKind::Unavailable
+        );
+        assert_eq!(
+            classify_kind(&ExecutionError::LastAttemptError(
+                RequestAttemptError::UnableToAllocStreamId
+            )),
+            ErrorKind::Connection
+        );
+    }
 }

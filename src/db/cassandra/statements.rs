@@ -6,17 +6,19 @@ use scylla::statement::Consistency;
 use scylla::statement::prepared::PreparedStatement;
 
 use super::options::{CassandraOptions, Schema};
-use crate::db::{DbError, ErrorKind};
+use crate::db::ownership::MARKER;
+use crate::db::{DbError, KV_PAGE};
 
 const ORDER_COLUMNS: &str =
     "order_id, client_id, customer, address, created_at_ms, status, subtotal_cents";
 const ITEM_COLUMNS: &str = "line_item_id, product, colour, size, quantity, unit_price_cents";
 
+/// The tables of a schema variant, the key-value table and the marker.
 pub fn table_ddl(ks: &str, schema: Schema) -> Vec<String> {
     let orders = "order_id bigint PRIMARY KEY, client_id bigint, customer text, address text, \
                   created_at_ms bigint, status text, subtotal_cents bigint";
     let items = "product text, colour text, size text, quantity int, unit_price_cents bigint";
-    match schema {
+    let mut ddl = match schema {
         Schema::ByOrder => vec![
             format!("CREATE TABLE {ks}.orders ({orders})"),
             format!(
@@ -31,7 +33,12 @@ pub fn table_ddl(ks: &str, schema: Schema) -> Vec<String> {
                  {items})"
             ),
         ],
-    }
+    };
+    ddl.push(format!("CREATE TABLE {ks}.kv (k text PRIMARY KEY, v blob)"));
+    ddl.push(format!(
+        "CREATE TABLE {ks}.{MARKER} (name text PRIMARY KEY, made_by text)"
+    ));
+    ddl
 }
 
 /// The statements of one schema, prepared with their consistency levels.
@@ -41,12 +48,19 @@ pub struct Prepared {
     pub select_order: PreparedStatement,
     /// by-order: the items of an order; by-item: one item by id.
     pub select_items: PreparedStatement,
+    pub update_order: PreparedStatement,
     pub update_item: PreparedStatement,
     pub update_subtotal: PreparedStatement,
     pub update_status: PreparedStatement,
     pub delete_order: PreparedStatement,
     /// by-order: the order's item partition; by-item: one item by id.
     pub delete_items: PreparedStatement,
+    /// An upsert: CQL cannot tell a write from a rewrite without a lightweight transaction.
+    pub kv_put: PreparedStatement,
+    pub kv_get: PreparedStatement,
+    pub kv_delete: PreparedStatement,
+    /// Every record, a page at a time (for verify).
+    pub kv_scan: PreparedStatement,
 }
 
 /// The text of each statement; `Prepared::new` prepares them.
@@ -56,71 +70,53 @@ struct Cql {
     select_order: String,
     select_items: String,
     update_item: String,
-    update_subtotal: String,
-    update_status: String,
-    delete_order: String,
     delete_items: String,
 }
 
 impl Cql {
-    fn new(ks: &str, schema: Schema, lwt: bool) -> Cql {
-        let if_exists = if lwt { " IF EXISTS" } else { "" };
-        let shared =
-            |insert_order, insert_item, select_order, select_items, update_item, delete_items| {
-                Cql {
-                    insert_order,
-                    insert_item,
-                    select_order,
-                    select_items,
-                    update_item,
-                    update_subtotal: format!(
-                        "UPDATE {ks}.orders SET subtotal_cents = ? WHERE order_id = ?"
-                    ),
-                    update_status: format!(
-                        "UPDATE {ks}.orders SET status = ? WHERE order_id = ?{if_exists}"
-                    ),
-                    delete_order: format!("DELETE FROM {ks}.orders WHERE order_id = ?"),
-                    delete_items,
-                }
-            };
+    fn new(ks: &str, schema: Schema) -> Cql {
         let values = |n: usize| vec!["?"; n].join(", ");
         match schema {
-            Schema::ByOrder => shared(
-                format!(
+            Schema::ByOrder => Cql {
+                insert_order: format!(
                     "INSERT INTO {ks}.orders ({ORDER_COLUMNS}) VALUES ({})",
                     values(7)
                 ),
-                format!(
+                insert_item: format!(
                     "INSERT INTO {ks}.line_items_by_order (order_id, {ITEM_COLUMNS}) VALUES ({})",
                     values(7)
                 ),
-                format!("SELECT {ORDER_COLUMNS} FROM {ks}.orders WHERE order_id = ?"),
-                format!("SELECT {ITEM_COLUMNS} FROM {ks}.line_items_by_order WHERE order_id = ?"),
-                format!(
+                select_order: format!("SELECT {ORDER_COLUMNS} FROM {ks}.orders WHERE order_id = ?"),
+                select_items: format!(
+                    "SELECT {ITEM_COLUMNS} FROM {ks}.line_items_by_order WHERE order_id = ?"
+                ),
+                update_item: format!(
                     "UPDATE {ks}.line_items_by_order SET colour = ?, size = ?, quantity = ? \
                      WHERE order_id = ? AND line_item_id = ?"
                 ),
-                format!("DELETE FROM {ks}.line_items_by_order WHERE order_id = ?"),
-            ),
-            Schema::ByItem => shared(
-                format!(
+                delete_items: format!("DELETE FROM {ks}.line_items_by_order WHERE order_id = ?"),
+            },
+            Schema::ByItem => Cql {
+                insert_order: format!(
                     "INSERT INTO {ks}.orders ({ORDER_COLUMNS}, line_item_ids) VALUES ({})",
                     values(8)
                 ),
-                format!(
+                insert_item: format!(
                     "INSERT INTO {ks}.line_items (order_id, {ITEM_COLUMNS}) VALUES ({})",
                     values(7)
                 ),
-                format!(
+                select_order: format!(
                     "SELECT {ORDER_COLUMNS}, line_item_ids FROM {ks}.orders WHERE order_id = ?"
                 ),
-                format!("SELECT {ITEM_COLUMNS} FROM {ks}.line_items WHERE line_item_id = ?"),
-                format!(
+                select_items: format!(
+                    "SELECT {ITEM_COLUMNS} FROM {ks}.line_items WHERE line_item_id = ?"
+                ),
+                update_item: format!(
                     "UPDATE {ks}.line_items SET colour = ?, size = ?, quantity = ? \
                      WHERE line_item_id = ?"
                 ),
-                format!("DELETE FROM {ks}.line_items WHERE line_item_id = ?"),
-            ),
+                delete_items: format!("DELETE FROM {ks}.line_items WHERE line_item_id = ?"),
+            },
         }
     }
 }
@@ -130,10 +126,13 @@ async fn prepare(
     cql: &str,
     consistency: Consistency,
 ) -> Result<PreparedStatement, DbError> {
-    let mut statement = session
-        .prepare(cql)
-        .await
-        .map_err(|e| DbError::new(ErrorKind::Other, format!("cannot prepare `{cql}`: {e}")))?;
+    let mut statement = session.prepare(cql).await.map_err(|e| {
+        let e = scylla::errors::ExecutionError::from(e);
+        DbError::new(
+            super::rows::classify_kind(&e),
+            format!("cannot prepare `{cql}`: {e}"),
+        )
+    })?;
     statement.set_consistency(consistency);
     Ok(statement)
 }
@@ -144,18 +143,54 @@ impl Prepared {
         ks: &str,
         options: &CassandraOptions,
     ) -> Result<Prepared, DbError> {
-        let cql = Cql::new(ks, options.schema, options.lwt);
+        let cql = Cql::new(ks, options.schema);
         let (r, w) = (options.read_cl, options.write_cl);
+        let if_exists = if options.lwt { " IF EXISTS" } else { "" };
+        let mut kv_scan = prepare(session, &format!("SELECT k, v FROM {ks}.kv"), r).await?;
+        kv_scan.set_page_size(KV_PAGE as i32);
         Ok(Prepared {
             insert_order: prepare(session, &cql.insert_order, w).await?,
             insert_item: prepare(session, &cql.insert_item, w).await?,
             select_order: prepare(session, &cql.select_order, r).await?,
             select_items: prepare(session, &cql.select_items, r).await?,
+            update_order: prepare(
+                session,
+                &format!(
+                    "UPDATE {ks}.orders SET created_at_ms = ?, status = ?, subtotal_cents = ? \
+                     WHERE order_id = ?"
+                ),
+                w,
+            )
+            .await?,
             update_item: prepare(session, &cql.update_item, w).await?,
-            update_subtotal: prepare(session, &cql.update_subtotal, w).await?,
-            update_status: prepare(session, &cql.update_status, w).await?,
-            delete_order: prepare(session, &cql.delete_order, w).await?,
+            update_subtotal: prepare(
+                session,
+                &format!("UPDATE {ks}.orders SET subtotal_cents = ? WHERE order_id = ?"),
+                w,
+            )
+            .await?,
+            update_status: prepare(
+                session,
+                &format!("UPDATE {ks}.orders SET status = ? WHERE order_id = ?{if_exists}"),
+                w,
+            )
+            .await?,
+            delete_order: prepare(
+                session,
+                &format!("DELETE FROM {ks}.orders WHERE order_id = ?"),
+                w,
+            )
+            .await?,
             delete_items: prepare(session, &cql.delete_items, w).await?,
+            kv_put: prepare(
+                session,
+                &format!("INSERT INTO {ks}.kv (k, v) VALUES (?, ?)"),
+                w,
+            )
+            .await?,
+            kv_get: prepare(session, &format!("SELECT v FROM {ks}.kv WHERE k = ?"), r).await?,
+            kv_delete: prepare(session, &format!("DELETE FROM {ks}.kv WHERE k = ?"), w).await?,
+            kv_scan,
         })
     }
 }

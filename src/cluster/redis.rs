@@ -1,0 +1,94 @@
+//! A private Redis server from Debian's `redis-server`: its own folder, config and port
+//! on 127.0.0.1, persistence as asked (`none`, `aof-everysec`, `aof-always`).
+
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+
+use super::{
+    Home, LocalServer, ServerKind, ServerRecord, StartOptions, ensure_packages, now_rfc3339,
+    process, wait_for_port,
+};
+
+const HOST: &str = "127.0.0.1";
+
+pub struct Redis;
+
+impl LocalServer for Redis {
+    const NAME: &'static str = "redis";
+    const ABOUT: &'static str =
+        "Redis from Debian's redis-server (--persistence none|aof-everysec|aof-always)";
+
+    fn start(_home: &Home, dir: &Path, options: &StartOptions) -> Result<ServerRecord> {
+        let redis = ensure_packages(
+            "redis-server",
+            &["redis-server"],
+            options.install,
+            &["/usr/bin", "/usr/sbin"],
+        )?;
+        let port = match options.port {
+            Some(port) => port,
+            None => process::free_port(HOST, 6379)?,
+        };
+        let data = dir.join("data");
+        std::fs::create_dir_all(&data)
+            .with_context(|| format!("cannot create {}", data.display()))?;
+        let log_file = dir.join("redis.log");
+        let (appendonly, fsync) = match options.persistence.as_str() {
+            "aof-always" => ("yes", "always"),
+            "aof-everysec" => ("yes", "everysec"),
+            _ => ("no", "everysec"),
+        };
+        let conf = dir.join("redis.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "bind {HOST}\nport {port}\nprotected-mode yes\ndaemonize no\n\
+                 dir {data}\nlogfile {log}\npidfile {dir}/redis.pid\n\
+                 save \"\"\nappendonly {appendonly}\nappendfsync {fsync}\n",
+                data = data.display(),
+                log = log_file.display(),
+                dir = dir.display(),
+            ),
+        )
+        .with_context(|| format!("cannot write {}", conf.display()))?;
+        let child = Command::new(&redis)
+            .arg(&conf)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            // Its own process group: a Ctrl-C meant for hatshop does not reach it.
+            .process_group(0)
+            .spawn()
+            .with_context(|| format!("cannot start {}", redis.display()))?;
+        let pid = child.id();
+        wait_for_port(
+            HOST,
+            port,
+            pid,
+            Duration::from_secs(30),
+            "redis-server",
+            &log_file,
+        )?;
+        let version = process::run_command(Command::new(&redis).arg("--version"), "redis-server")?
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("v="))
+            .unwrap_or("?")
+            .to_string();
+        Ok(ServerRecord {
+            kind: ServerKind::find(Self::NAME).expect("listed"),
+            pid,
+            url: format!("redis://{HOST}:{port}/0"),
+            version: format!("Redis {version}"),
+            host: HOST.into(),
+            port,
+            data_dir: data,
+            log_file,
+            started_at: now_rfc3339(),
+            settings: [("persistence".to_string(), options.persistence.clone())].into(),
+        })
+    }
+}

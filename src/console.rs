@@ -1,0 +1,45 @@
+//! Text for people, on stdout and stderr, that never stops the work: when the reader
+//! goes away (`hatshop run | head -1`) printing stops quietly and the run still
+//! finishes its folder. (With SIGPIPE's default action the process died at the first
+//! line after the pipe closed; with Rust's `println!` it panicked.)
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Writes `text` to stdout; once the reader is gone, writes nothing more.
+pub fn out(text: &str) {
+    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut stdout = std::io::stdout().lock();
+    if stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .is_err()
+    {
+        STDOUT_CLOSED.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Writes `text` to stderr, ignoring a closed stderr.
+pub fn err(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
+/// A line on stdout (`println!` that survives a closed pipe).
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::console::out(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// A line on stderr (`eprintln!` that survives a closed stderr).
+#[macro_export]
+macro_rules! note {
+    ($($arg:tt)*) => {
+        $crate::console::err(&format!("{}\n", format_args!($($arg)*)))
+    };
+}

@@ -1,0 +1,528 @@
+//! MySQL and MariaDB through `mysql_async`: a pool of `pool` connections (default 4,
+//! the seed's choice), server-side prepared statements cached on every connection for
+//! its whole life (the pool does not reset connections, which would empty the cache),
+//! InnoDB, each write one transaction.
+//!
+//! Affected-row counts use CLIENT_FOUND_ROWS, so an update that writes the same value
+//! still counts as having found its row. TCP only: the driver's switch to a local
+//! socket is off, so every request takes the path the URL names.
+
+use std::collections::BTreeMap;
+
+use mysql_async::prelude::*;
+use mysql_async::{
+    Conn, DriverError, Opts, OptsBuilder, Params, Pool, PoolConstraints, PoolOpts, Row, TxOpts,
+    Value as SqlValue,
+};
+
+use super::classify::io_kind;
+use super::ownership::{self, MARKER, Ownership, TABLES};
+use super::sql::{
+    ITEM_COLUMNS, ORDER_COLUMNS, Placeholders, Statements, order_from_joined, setup_statements,
+    snapshot_from, unknown_status,
+};
+use super::{
+    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, OrderRow,
+    Setting, Settings, Snapshot, StoreInfo, StoreKind, Value,
+};
+use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
+
+const CREATE: &[&str] = &[
+    "CREATE TABLE orders (
+        order_id BIGINT PRIMARY KEY,
+        client_id BIGINT NOT NULL,
+        customer VARCHAR(100) NOT NULL,
+        address VARCHAR(200) NOT NULL,
+        created_at_ms BIGINT NOT NULL,
+        status VARCHAR(20) NOT NULL,
+        subtotal_cents BIGINT NOT NULL
+    ) ENGINE=InnoDB",
+    "CREATE TABLE line_items (
+        line_item_id BIGINT PRIMARY KEY,
+        order_id BIGINT NOT NULL,
+        product VARCHAR(50) NOT NULL,
+        colour VARCHAR(50) NOT NULL,
+        size VARCHAR(10) NOT NULL,
+        quantity INT NOT NULL,
+        unit_price_cents BIGINT NOT NULL,
+        KEY line_items_by_order (order_id),
+        FOREIGN KEY (order_id) REFERENCES orders (order_id)
+    ) ENGINE=InnoDB",
+    "CREATE TABLE kv (k VARCHAR(32) PRIMARY KEY, v MEDIUMBLOB NOT NULL) ENGINE=InnoDB",
+];
+
+/// Item inserts are prepared per item count; more than this many items go in chunks.
+const MAX_ITEMS_PER_INSERT: usize = 100;
+
+pub struct MysqlStore {
+    pool: Pool,
+    pool_size: usize,
+    target: String,
+    version: String,
+    sql: Statements,
+}
+
+impl StoreKind for MysqlStore {
+    const SCHEME: &'static str = "mysql";
+    const ALIASES: &'static [&'static str] = &["mariadb"];
+    const ABOUT: &'static str = "MySQL or MariaDB (what the server says it is goes in run.json)";
+    const EXAMPLE: &'static str = "mysql://root@127.0.0.1:3306/hatshop?pool=4";
+    const SETTINGS: &'static [Setting] = &[Setting {
+        name: "pool",
+        value: Value::Count { min: 1 },
+        default: "4",
+        help: "connections in the pool (the default concurrency follows it)",
+    }];
+
+    /// One lane per pooled connection.
+    fn default_concurrency(settings: &Settings) -> usize {
+        settings.count("pool") as usize
+    }
+
+    async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<Self, DbError> {
+        let pool_size = options.settings.count("pool") as usize;
+        let address = url
+            .address(3306)
+            .map_err(|e| DbError::new(ErrorKind::Connection, e))?;
+        // Several hosts (Galera) come with the clusters issue; one host is used today.
+        let (host, port) = address.hosts[0].clone();
+        let opts = OptsBuilder::default()
+            .ip_or_hostname(host)
+            .tcp_port(port)
+            .prefer_socket(false)
+            .user(address.user.or(Some("root".into())))
+            .pass(address.password)
+            .db_name(address.name.or(Some("hatshop".into())))
+            .client_found_rows(true)
+            .stmt_cache_size(MAX_ITEMS_PER_INSERT + 32)
+            .pool_opts(
+                PoolOpts::default()
+                    .with_constraints(
+                        PoolConstraints::new(pool_size, pool_size).expect("min == max is valid"),
+                    )
+                    .with_reset_connection(false),
+            );
+        let pool = Pool::new(Opts::from(opts));
+        let mut conn = pool.get_conn().await.map_err(classify)?;
+        let version: String = conn
+            .query_first("SELECT VERSION()")
+            .await
+            .map_err(classify)?
+            .unwrap_or_default();
+        drop(conn);
+        Ok(MysqlStore {
+            pool,
+            pool_size,
+            target: url.to_string(),
+            version: product_version(&version),
+            sql: Statements::new(Placeholders::Question),
+        })
+    }
+}
+
+/// "10.11.11-MariaDB-0+deb12u1" → "MariaDB 10.11.11"; "8.0.36" → "MySQL 8.0.36".
+fn product_version(version: &str) -> String {
+    let number = version.split('-').next().unwrap_or(version);
+    if version.contains("MariaDB") {
+        format!("MariaDB {number}")
+    } else {
+        format!("MySQL {number}")
+    }
+}
+
+/// MySQL and MariaDB server error codes as kinds.
+fn kind_of_code(code: u16) -> ErrorKind {
+    match code {
+        // Deadlock or Galera certification failure, record changed since read, error
+        // during COMMIT, Galera's "plugin instructed … rollback": rolled back.
+        1213 | 1020 | 1180 | 3101 => ErrorKind::Conflict,
+        // Lock wait timeout, query interrupted, max_statement_time exceeded.
+        1205 | 1317 | 1969 => ErrorKind::Timeout,
+        // Galera node not ready (no quorum), server shutting down.
+        1047 | 1053 => ErrorKind::Unavailable,
+        // Duplicate key, foreign key.
+        1062 | 1451 | 1452 => ErrorKind::Constraint,
+        // Too many connections, access denied, unknown database, connection killed,
+        // server gone, lost connection.
+        1040 | 1044 | 1045 | 1049 | 1927 | 2006 | 2013 => ErrorKind::Connection,
+        _ => ErrorKind::Other,
+    }
+}
+
+fn kind_of(error: &mysql_async::Error) -> ErrorKind {
+    use mysql_async::Error as E;
+    match error {
+        E::Server(server) => kind_of_code(server.code),
+        E::Io(mysql_async::IoError::Io(io)) => io_kind(io),
+        E::Driver(
+            DriverError::ConnectionClosed
+            | DriverError::PoolDisconnected
+            | DriverError::PacketOutOfOrder
+            | DriverError::UnexpectedPacket { .. },
+        ) => ErrorKind::Connection,
+        // Client-side mistakes (parameters, decoding, URL): nothing reached the server.
+        E::Driver(_) | E::Url(_) | E::Other(_) => ErrorKind::Other,
+    }
+}
+
+fn classify(error: mysql_async::Error) -> DbError {
+    DbError::new(kind_of(&error), error.to_string())
+}
+
+fn order_row(row: &Row) -> Result<OrderRow, DbError> {
+    let status: String = cell(row, 5)?;
+    Ok(OrderRow {
+        order_id: cell::<i64>(row, 0)? as u64,
+        client_id: cell::<i64>(row, 1)? as u64,
+        customer: cell(row, 2)?,
+        address: cell(row, 3)?,
+        created_at_ms: cell(row, 4)?,
+        status: OrderStatus::parse(&status).ok_or_else(|| unknown_status(&status))?,
+        subtotal_cents: cell(row, 6)?,
+    })
+}
+
+/// Item columns starting at `at`; `None` when the item side of a LEFT JOIN is NULL.
+fn line_item(row: &Row, at: usize) -> Result<Option<LineItem>, DbError> {
+    let Some(id) = cell::<Option<i64>>(row, at)? else {
+        return Ok(None);
+    };
+    Ok(Some(LineItem {
+        line_item_id: id as u64,
+        product: cell(row, at + 1)?,
+        colour: cell(row, at + 2)?,
+        size: cell(row, at + 3)?,
+        quantity: cell::<i64>(row, at + 4)? as u32,
+        unit_price_cents: cell(row, at + 5)?,
+    }))
+}
+
+fn cell<T: FromValue>(row: &Row, index: usize) -> Result<T, DbError> {
+    row.get_opt::<T, usize>(index)
+        .and_then(Result::ok)
+        .ok_or_else(|| DbError::other(format!("unexpected value in column {index}")))
+}
+
+impl MysqlStore {
+    async fn conn(&self) -> Result<Conn, DbError> {
+        self.pool.get_conn().await.map_err(classify)
+    }
+
+    async fn existing_tables(&self, conn: &mut Conn) -> Result<Vec<String>, DbError> {
+        let names: Vec<String> = conn
+            .query(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()",
+            )
+            .await
+            .map_err(classify)?;
+        Ok(names
+            .into_iter()
+            .filter(|n| TABLES.contains(&n.as_str()))
+            .collect())
+    }
+}
+
+impl Database for MysqlStore {
+    async fn setup(&self, owner: &Ownership) -> Result<(), DbError> {
+        let mut conn = self.conn().await?;
+        let existing = self.existing_tables(&mut conn).await?;
+        for statement in setup_statements(&self.target, owner, &existing, CREATE, "VARCHAR(255)")? {
+            conn.query_drop(statement).await.map_err(classify)?;
+        }
+        drop(conn);
+        // Hold every connection of the pool at once, so each one prepares (and caches)
+        // the statements before anything is measured.
+        let mut all = Vec::with_capacity(self.pool_size);
+        for _ in 0..self.pool_size {
+            all.push(self.conn().await?);
+        }
+        for conn in &mut all {
+            for sql in self.sql.ahead() {
+                conn.prep(sql).await.map_err(classify)?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn check_owned(&self) -> Result<(), DbError> {
+        let mut conn = self.conn().await?;
+        if self
+            .existing_tables(&mut conn)
+            .await?
+            .iter()
+            .any(|t| t == MARKER)
+        {
+            Ok(())
+        } else {
+            Err(ownership::not_ours(&self.target))
+        }
+    }
+
+    async fn create_order(&self, order: &Order) -> Result<(), DbError> {
+        let mut conn = self.conn().await?;
+        let mut tx = conn
+            .start_transaction(TxOpts::default())
+            .await
+            .map_err(classify)?;
+        tx.exec_drop(
+            self.sql.insert_order.as_str(),
+            (
+                order.order_id as i64,
+                order.client_id as i64,
+                &order.customer,
+                &order.address,
+                order.created_at_ms,
+                order.status.as_str(),
+                order.subtotal_cents,
+            ),
+        )
+        .await
+        .map_err(classify)?;
+        for chunk in order.items.chunks(MAX_ITEMS_PER_INSERT) {
+            let mut values: Vec<SqlValue> = Vec::with_capacity(chunk.len() * 7);
+            for item in chunk {
+                values.extend([
+                    SqlValue::from(item.line_item_id as i64),
+                    SqlValue::from(order.order_id as i64),
+                    SqlValue::from(item.product.as_str()),
+                    SqlValue::from(item.colour.as_str()),
+                    SqlValue::from(item.size.as_str()),
+                    SqlValue::from(item.quantity),
+                    SqlValue::from(item.unit_price_cents),
+                ]);
+            }
+            tx.exec_drop(
+                self.sql.insert_items(chunk.len()),
+                Params::Positional(values),
+            )
+            .await
+            .map_err(classify)?;
+        }
+        tx.commit().await.map_err(classify)
+    }
+
+    async fn read_order(&self, order_id: OrderId) -> Result<Option<Order>, DbError> {
+        let mut conn = self.conn().await?;
+        let rows: Vec<Row> = conn
+            .exec(self.sql.read_order.as_str(), (order_id as i64,))
+            .await
+            .map_err(classify)?;
+        order_from_joined(&rows, order_row, line_item)
+    }
+
+    async fn update_order(
+        &self,
+        order_id: OrderId,
+        update: &OrderUpdate,
+    ) -> Result<Applied, DbError> {
+        let mut conn = self.conn().await?;
+        conn.exec_drop(
+            self.sql.update_order.as_str(),
+            (
+                update.created_at_ms,
+                update.status.as_str(),
+                update.subtotal_cents,
+                order_id as i64,
+            ),
+        )
+        .await
+        .map_err(classify)?;
+        Ok(Applied::from_rows(conn.affected_rows()))
+    }
+
+    async fn update_items(
+        &self,
+        order_id: OrderId,
+        changes: &[ItemChange],
+        subtotal_cents: i64,
+    ) -> Result<Applied, DbError> {
+        let mut conn = self.conn().await?;
+        let mut tx = conn
+            .start_transaction(TxOpts::default())
+            .await
+            .map_err(classify)?;
+        for change in changes {
+            tx.exec_drop(
+                self.sql.update_item.as_str(),
+                (
+                    &change.colour,
+                    &change.size,
+                    change.quantity,
+                    change.line_item_id as i64,
+                    order_id as i64,
+                ),
+            )
+            .await
+            .map_err(classify)?;
+        }
+        tx.exec_drop(
+            self.sql.update_subtotal.as_str(),
+            (subtotal_cents, order_id as i64),
+        )
+        .await
+        .map_err(classify)?;
+        let rows = tx.affected_rows();
+        tx.commit().await.map_err(classify)?;
+        Ok(Applied::from_rows(rows))
+    }
+
+    async fn update_status(
+        &self,
+        order_id: OrderId,
+        status: OrderStatus,
+    ) -> Result<Applied, DbError> {
+        let mut conn = self.conn().await?;
+        conn.exec_drop(
+            self.sql.update_status.as_str(),
+            (status.as_str(), order_id as i64),
+        )
+        .await
+        .map_err(classify)?;
+        Ok(Applied::from_rows(conn.affected_rows()))
+    }
+
+    async fn delete_order(&self, order_id: OrderId) -> Result<Applied, DbError> {
+        let mut conn = self.conn().await?;
+        let mut tx = conn
+            .start_transaction(TxOpts::default())
+            .await
+            .map_err(classify)?;
+        tx.exec_drop(self.sql.delete_items.as_str(), (order_id as i64,))
+            .await
+            .map_err(classify)?;
+        tx.exec_drop(self.sql.delete_order.as_str(), (order_id as i64,))
+            .await
+            .map_err(classify)?;
+        let rows = tx.affected_rows();
+        tx.commit().await.map_err(classify)?;
+        Ok(Applied::from_rows(rows))
+    }
+
+    async fn kv_write(&self, key: &KeyText, value: &[u8]) -> Result<(), DbError> {
+        let mut conn = self.conn().await?;
+        conn.exec_drop(self.sql.kv_insert.as_str(), (key.as_str(), value))
+            .await
+            .map_err(classify)
+    }
+
+    async fn kv_rewrite(&self, key: &KeyText, value: &[u8]) -> Result<Applied, DbError> {
+        let mut conn = self.conn().await?;
+        conn.exec_drop(self.sql.kv_update.as_str(), (value, key.as_str()))
+            .await
+            .map_err(classify)?;
+        Ok(Applied::from_rows(conn.affected_rows()))
+    }
+
+    async fn kv_read(&self, key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {
+        let mut conn = self.conn().await?;
+        conn.exec_first(self.sql.kv_select.as_str(), (key.as_str(),))
+            .await
+            .map_err(classify)
+    }
+
+    async fn kv_delete(&self, key: &KeyText) -> Result<Applied, DbError> {
+        let mut conn = self.conn().await?;
+        conn.exec_drop(self.sql.kv_delete.as_str(), (key.as_str(),))
+            .await
+            .map_err(classify)?;
+        Ok(Applied::from_rows(conn.affected_rows()))
+    }
+
+    async fn snapshot(&self) -> Result<Snapshot, DbError> {
+        let mut conn = self.conn().await?;
+        let orders: Vec<Row> = conn
+            .query(format!(
+                "SELECT {ORDER_COLUMNS} FROM orders ORDER BY order_id"
+            ))
+            .await
+            .map_err(classify)?;
+        let items: Vec<Row> = conn
+            .query(format!(
+                "SELECT {ITEM_COLUMNS}, order_id FROM line_items ORDER BY order_id, line_item_id"
+            ))
+            .await
+            .map_err(classify)?;
+        snapshot_from(&orders, &items, order_row, line_item, |row| cell(row, 6))
+    }
+
+    async fn kv_page(&self, cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
+        let after = String::from_utf8(cursor.unwrap_or_default()).unwrap_or_default();
+        let mut conn = self.conn().await?;
+        let records: Vec<(String, Vec<u8>)> = conn
+            .exec(self.sql.kv_page.as_str(), (after,))
+            .await
+            .map_err(classify)?;
+        let next = (records.len() == KV_PAGE)
+            .then(|| records.last().map(|(k, _)| k.clone().into_bytes()))
+            .flatten();
+        Ok(KvPage { records, next })
+    }
+
+    fn info(&self) -> StoreInfo {
+        StoreInfo {
+            name: Self::SCHEME.into(),
+            server_version: self.version.clone(),
+            settings: BTreeMap::from([
+                ("pool".to_string(), self.pool_size.to_string()),
+                ("engine".to_string(), "InnoDB".to_string()),
+                ("isolation".to_string(), "server default".to_string()),
+            ]),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_codes_sort_into_kinds() {
+        for (code, kind) in [
+            (1213, ErrorKind::Conflict),
+            (1020, ErrorKind::Conflict),
+            (1180, ErrorKind::Conflict),
+            (3101, ErrorKind::Conflict),
+            (1205, ErrorKind::Timeout),
+            (1317, ErrorKind::Timeout),
+            (1969, ErrorKind::Timeout),
+            (1047, ErrorKind::Unavailable),
+            (1062, ErrorKind::Constraint),
+            (1452, ErrorKind::Constraint),
+            (1045, ErrorKind::Connection),
+            (1927, ErrorKind::Connection),
+            (2013, ErrorKind::Connection),
+            (1146, ErrorKind::Other),
+        ] {
+            assert_eq!(kind_of_code(code), kind, "{code}");
+        }
+    }
+
+    #[test]
+    fn client_side_errors_are_other_and_lost_connections_connection() {
+        let params = mysql_async::Error::Driver(DriverError::StmtParamsMismatch {
+            required: 2,
+            supplied: 1,
+        });
+        assert_eq!(kind_of(&params), ErrorKind::Other);
+        let decode = mysql_async::Error::Driver(DriverError::FromValue {
+            value: SqlValue::NULL,
+        });
+        assert_eq!(kind_of(&decode), ErrorKind::Other);
+        let closed = mysql_async::Error::Driver(DriverError::ConnectionClosed);
+        assert_eq!(kind_of(&closed), ErrorKind::Connection);
+        let eof = mysql_async::Error::Io(mysql_async::IoError::Io(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "connection closed",
+        )));
+        assert_eq!(kind_of(&eof), ErrorKind::Connection);
+    }
+
+    #[test]
+    fn the_server_names_its_product() {
+        assert_eq!(
+            product_version("10.11.11-MariaDB-0+deb12u1"),
+            "MariaDB 10.11.11"
+        );
+        assert_eq!(product_version("8.0.36"), "MySQL 8.0.36");
+    }
+}

@@ -1,0 +1,739 @@
+//! Redis through the `redis` crate's async connection manager (it reconnects after a
+//! lost connection). Key-value records are strings, `SET … NX` for a write and
+//! `SET … XX` for a rewrite, so both say whether their key was there. An order is one
+//! hash, `hatshop:order:ID`, with the list of its line-item ids, `hatshop:order:ID:items`,
+//! and one hash per item, `hatshop:item:ID`; the writes that must find their order are
+//! small Lua scripts, loaded at setup (Redis's prepared statements), each one atomic.
+//!
+//! Pipelining is off by default: every lane has its own connection with one request in
+//! flight. `pipeline=N` lets N lanes share a connection, their requests written back to
+//! back, as `redis-benchmark -P` does. hatshop owns the keys under `hatshop:` and the
+//! marker key `hatshop_meta`.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::{AsyncCommands, Client, Script, ServerErrorKind};
+use tokio::sync::{Semaphore, SemaphorePermit};
+
+use super::ownership::{self, MARKER, Ownership};
+use super::{
+    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, OrderRow,
+    Setting, Settings, Snapshot, StoreInfo, StoreKind, Value,
+};
+use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
+
+const ORDER_FIELDS: [&str; 6] = [
+    "client_id",
+    "customer",
+    "address",
+    "created_at_ms",
+    "status",
+    "subtotal_cents",
+];
+
+/// Order and items in one round trip: {order hash, item hash, item hash, …}, or {}.
+const READ_ORDER: &str = r#"
+local order = redis.call('HGETALL', KEYS[1])
+if #order == 0 then return {} end
+local out = {order}
+for _, id in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
+  local item = redis.call('HGETALL', 'hatshop:item:' .. id)
+  if #item > 0 then
+    item[#item + 1] = 'line_item_id'
+    item[#item + 1] = id
+    out[#out + 1] = item
+  end
+end
+return out
+"#;
+
+/// ARGV: field, value, field, value, …; 1 if the order was there.
+const SET_IF_EXISTS: &str = r#"
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+"#;
+
+/// ARGV: subtotal, then (item id, colour, size, quantity) per changed item.
+const UPDATE_ITEMS: &str = r#"
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'subtotal_cents', ARGV[1])
+for i = 2, #ARGV, 4 do
+  local item = 'hatshop:item:' .. ARGV[i]
+  if redis.call('EXISTS', item) == 1 then
+    redis.call('HSET', item, 'colour', ARGV[i + 1], 'size', ARGV[i + 2], 'quantity', ARGV[i + 3])
+  end
+end
+return 1
+"#;
+
+const DELETE_ORDER: &str = r#"
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+for _, id in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
+  redis.call('DEL', 'hatshop:item:' .. id)
+end
+redis.call('DEL', KEYS[1], KEYS[2])
+return 1
+"#;
+
+/// A connection and how many lanes may use it at once.
+struct Slot {
+    conn: ConnectionManager,
+    users: Semaphore,
+}
+
+pub struct RedisStore {
+    slots: Vec<Slot>,
+    next: AtomicUsize,
+    pipeline: usize,
+    target: String,
+    version: String,
+    persistence: String,
+    read_order: Script,
+    set_if_exists: Script,
+    update_items: Script,
+    delete_order: Script,
+}
+
+impl StoreKind for RedisStore {
+    const SCHEME: &'static str = "redis";
+    const ABOUT: &'static str =
+        "Redis (keys under hatshop:; `hatshop server start redis` runs one)";
+    const EXAMPLE: &'static str = "redis://127.0.0.1:6379/0?pipeline=1";
+    const SETTINGS: &'static [Setting] = &[Setting {
+        name: "pipeline",
+        value: Value::Count { min: 1 },
+        default: "1",
+        help: "lanes that share one connection, their requests written back to back (Redis pipelining); 1: a connection per lane",
+    }];
+
+    fn default_concurrency(_: &Settings) -> usize {
+        8
+    }
+
+    async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<Self, DbError> {
+        let pipeline = options.settings.count("pipeline") as usize;
+        let address = url
+            .address(6379)
+            .map_err(|e| DbError::new(ErrorKind::Connection, e))?;
+        let (host, port) = address.hosts[0].clone();
+        let db: i64 = match address.name.as_deref() {
+            None => 0,
+            Some(n) => n.parse().map_err(|_| {
+                DbError::other(format!("{url}: the database must be a number, got '{n}'"))
+            })?,
+        };
+        let mut credentials = redis::RedisConnectionInfo::default().set_db(db);
+        if let Some(user) = address.user.filter(|u| !u.is_empty()) {
+            credentials = credentials.set_username(user);
+        }
+        if let Some(password) = address.password {
+            credentials = credentials.set_password(password);
+        }
+        let info =
+            redis::IntoConnectionInfo::into_connection_info(redis::ConnectionAddr::Tcp(host, port))
+                .map_err(classify)?
+                .set_redis_settings(credentials);
+        let client = Client::open(info).map_err(classify)?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(options.connect_timeout))
+            .set_response_timeout(Some(options.op_timeout))
+            .set_number_of_retries(1);
+        let count = options.concurrency.div_ceil(pipeline).max(1);
+        let mut slots = Vec::with_capacity(count);
+        for _ in 0..count {
+            let conn = client
+                .get_connection_manager_with_config(config.clone())
+                .await
+                .map_err(classify)?;
+            slots.push(Slot {
+                conn,
+                users: Semaphore::new(pipeline),
+            });
+        }
+        let mut conn = slots[0].conn.clone();
+        let server: String = redis::cmd("INFO")
+            .arg("server")
+            .query_async(&mut conn)
+            .await
+            .map_err(classify)?;
+        let version = server
+            .lines()
+            .find_map(|l| l.strip_prefix("redis_version:"))
+            .unwrap_or("?")
+            .trim()
+            .to_string();
+        let persistence = persistence(&mut conn).await?;
+        Ok(RedisStore {
+            slots,
+            next: AtomicUsize::new(0),
+            pipeline,
+            target: url.to_string(),
+            version: format!("Redis {version}"),
+            persistence,
+            read_order: Script::new(READ_ORDER),
+            set_if_exists: Script::new(SET_IF_EXISTS),
+            update_items: Script::new(UPDATE_ITEMS),
+            delete_order: Script::new(DELETE_ORDER),
+        })
+    }
+}
+
+/// What the server does to keep data: none, rdb, aof-everysec, aof-always, aof-no.
+async fn persistence(conn: &mut ConnectionManager) -> Result<String, DbError> {
+    let get = |name: &'static str| redis::cmd("CONFIG").arg("GET").arg(name).clone();
+    let aof: Vec<String> = get("appendonly")
+        .query_async(conn)
+        .await
+        .map_err(classify)?;
+    let fsync: Vec<String> = get("appendfsync")
+        .query_async(conn)
+        .await
+        .map_err(classify)?;
+    let save: Vec<String> = get("save").query_async(conn).await.map_err(classify)?;
+    let aof_on = aof.get(1).is_some_and(|v| v == "yes");
+    let rdb_on = save.get(1).is_some_and(|v| !v.trim().is_empty());
+    Ok(match (aof_on, rdb_on) {
+        (true, _) => format!("aof-{}", fsync.get(1).map_or("?", String::as_str)),
+        (false, true) => "rdb".into(),
+        (false, false) => "none".into(),
+    })
+}
+
+/// A Redis error as a kind.
+fn kind_of(error: &redis::RedisError) -> ErrorKind {
+    use redis::ErrorKind as K;
+    if error.is_timeout() {
+        return ErrorKind::Timeout;
+    }
+    match error.kind() {
+        K::Io => ErrorKind::Connection,
+        K::AuthenticationFailed => ErrorKind::Connection,
+        K::Server(
+            ServerErrorKind::BusyLoading
+            | ServerErrorKind::TryAgain
+            | ServerErrorKind::ClusterDown
+            | ServerErrorKind::MasterDown
+            | ServerErrorKind::ReadOnly,
+        ) => ErrorKind::Unavailable,
+        K::Server(ServerErrorKind::NoPerm) => ErrorKind::Connection,
+        K::Server(ServerErrorKind::ExecAbort) => ErrorKind::Conflict,
+        _ => match error.code() {
+            // Out of memory (maxmemory), a script running too long: refused at once.
+            Some("OOM" | "BUSY") => ErrorKind::Unavailable,
+            Some("NOAUTH" | "WRONGPASS") => ErrorKind::Connection,
+            _ => ErrorKind::Other,
+        },
+    }
+}
+
+fn classify(error: redis::RedisError) -> DbError {
+    DbError::new(kind_of(&error), error.to_string())
+}
+
+fn order_key(id: OrderId) -> String {
+    format!("hatshop:order:{id}")
+}
+
+fn items_key(id: OrderId) -> String {
+    format!("hatshop:order:{id}:items")
+}
+
+fn item_key(id: u64) -> String {
+    format!("hatshop:item:{id}")
+}
+
+fn kv_key(key: &KeyText) -> String {
+    format!("hatshop:kv:{}", key.as_str())
+}
+
+/// A flat HGETALL reply as field → value.
+fn fields(flat: &[String]) -> BTreeMap<&str, &str> {
+    flat.chunks(2)
+        .filter(|c| c.len() == 2)
+        .map(|c| (c[0].as_str(), c[1].as_str()))
+        .collect()
+}
+
+fn number<T: std::str::FromStr>(map: &BTreeMap<&str, &str>, field: &str) -> T
+where
+    T: Default,
+{
+    map.get(field)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_default()
+}
+
+/// Missing fields read as empty, so `verify` reports a difference instead of failing.
+fn order_row(order_id: OrderId, flat: &[String]) -> OrderRow {
+    let map = fields(flat);
+    OrderRow {
+        order_id,
+        client_id: number(&map, "client_id"),
+        customer: map.get("customer").unwrap_or(&"").to_string(),
+        address: map.get("address").unwrap_or(&"").to_string(),
+        created_at_ms: number(&map, "created_at_ms"),
+        status: map
+            .get("status")
+            .and_then(|s| OrderStatus::parse(s))
+            .unwrap_or(OrderStatus::Pending),
+        subtotal_cents: number(&map, "subtotal_cents"),
+    }
+}
+
+/// An item hash: its order id and the item.
+fn line_item(line_item_id: u64, flat: &[String]) -> (OrderId, LineItem) {
+    let map = fields(flat);
+    let item = LineItem {
+        line_item_id,
+        product: map.get("product").unwrap_or(&"").to_string(),
+        colour: map.get("colour").unwrap_or(&"").to_string(),
+        size: map.get("size").unwrap_or(&"").to_string(),
+        quantity: number(&map, "quantity"),
+        unit_price_cents: number(&map, "unit_price_cents"),
+    };
+    (number(&map, "order_id"), item)
+}
+
+/// A lane's use of a connection: held until dropped.
+struct Held<'a> {
+    conn: ConnectionManager,
+    _permit: SemaphorePermit<'a>,
+}
+
+impl RedisStore {
+    /// A connection with room for one more request.
+    async fn conn(&self) -> Result<Held<'_>, DbError> {
+        let n = self.slots.len();
+        let start = self.next.fetch_add(1, Ordering::Relaxed);
+        for i in 0..n {
+            let slot = &self.slots[(start + i) % n];
+            if let Ok(permit) = slot.users.try_acquire() {
+                return Ok(Held {
+                    conn: slot.conn.clone(),
+                    _permit: permit,
+                });
+            }
+        }
+        let slot = &self.slots[start % n];
+        let permit = slot
+            .users
+            .acquire()
+            .await
+            .map_err(|_| DbError::other("connection slot closed"))?;
+        Ok(Held {
+            conn: slot.conn.clone(),
+            _permit: permit,
+        })
+    }
+
+    /// Every key matching `pattern`, by SCAN (never KEYS, which blocks the server).
+    async fn scan(&self, pattern: &str) -> Result<Vec<String>, DbError> {
+        let mut held = self.conn().await?;
+        let mut cursor: u64 = 0;
+        let mut keys = Vec::new();
+        loop {
+            let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(pattern)
+                .arg("COUNT")
+                .arg(1000)
+                .query_async(&mut held.conn)
+                .await
+                .map_err(classify)?;
+            keys.extend(batch);
+            cursor = next;
+            if cursor == 0 {
+                break;
+            }
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        Ok(keys)
+    }
+
+    /// Loads every script once, so no measured call pays for sending its text.
+    async fn load_scripts(&self) -> Result<(), DbError> {
+        let mut held = self.conn().await?;
+        for script in [
+            &self.read_order,
+            &self.set_if_exists,
+            &self.update_items,
+            &self.delete_order,
+        ] {
+            script
+                .prepare_invoke()
+                .load_async(&mut held.conn)
+                .await
+                .map_err(classify)?;
+        }
+        Ok(())
+    }
+
+    async fn marker_exists(&self) -> Result<bool, DbError> {
+        let mut held = self.conn().await?;
+        held.conn.exists(MARKER).await.map_err(classify)
+    }
+
+    /// Every hash of `keys`, fetched in pipelined batches.
+    async fn hashes(&self, keys: &[String]) -> Result<Vec<Vec<String>>, DbError> {
+        let mut held = self.conn().await?;
+        let mut out = Vec::with_capacity(keys.len());
+        for chunk in keys.chunks(KV_PAGE) {
+            let mut pipe = redis::pipe();
+            for key in chunk {
+                pipe.cmd("HGETALL").arg(key);
+            }
+            let batch: Vec<Vec<String>> =
+                pipe.query_async(&mut held.conn).await.map_err(classify)?;
+            out.extend(batch);
+        }
+        Ok(out)
+    }
+}
+
+impl Database for RedisStore {
+    async fn setup(&self, owner: &Ownership) -> Result<(), DbError> {
+        let ours = self.scan("hatshop:*").await?;
+        let mut existing: Vec<String> = Vec::new();
+        if self.marker_exists().await? {
+            existing.push(MARKER.to_string());
+        } else if !ours.is_empty() {
+            existing.push(format!("{} keys under hatshop:", ours.len()));
+        }
+        owner.may_drop(&self.target, &existing)?;
+        let mut held = self.conn().await?;
+        for chunk in ours.chunks(1000) {
+            let _: () = redis::cmd("UNLINK")
+                .arg(chunk)
+                .query_async(&mut held.conn)
+                .await
+                .map_err(classify)?;
+        }
+        let _: () = redis::pipe()
+            .atomic()
+            .del(MARKER)
+            .hset(MARKER, "made_by", &owner.note)
+            .query_async(&mut held.conn)
+            .await
+            .map_err(classify)?;
+        drop(held);
+        self.load_scripts().await
+    }
+
+    async fn check_owned(&self) -> Result<(), DbError> {
+        if self.marker_exists().await? {
+            Ok(())
+        } else {
+            Err(ownership::not_ours(&self.target))
+        }
+    }
+
+    async fn create_order(&self, order: &Order) -> Result<(), DbError> {
+        let mut pipe = redis::pipe();
+        pipe.atomic();
+        let key = order_key(order.order_id);
+        pipe.hset_multiple(
+            &key,
+            &[
+                (ORDER_FIELDS[0], order.client_id.to_string()),
+                (ORDER_FIELDS[1], order.customer.clone()),
+                (ORDER_FIELDS[2], order.address.clone()),
+                (ORDER_FIELDS[3], order.created_at_ms.to_string()),
+                (ORDER_FIELDS[4], order.status.as_str().to_string()),
+                (ORDER_FIELDS[5], order.subtotal_cents.to_string()),
+            ],
+        );
+        let items = items_key(order.order_id);
+        pipe.del(&items);
+        for item in &order.items {
+            pipe.rpush(&items, item.line_item_id);
+            pipe.hset_multiple(
+                item_key(item.line_item_id),
+                &[
+                    ("order_id", order.order_id.to_string()),
+                    ("product", item.product.clone()),
+                    ("colour", item.colour.clone()),
+                    ("size", item.size.clone()),
+                    ("quantity", item.quantity.to_string()),
+                    ("unit_price_cents", item.unit_price_cents.to_string()),
+                ],
+            );
+        }
+        let mut held = self.conn().await?;
+        let _: () = pipe.query_async(&mut held.conn).await.map_err(classify)?;
+        Ok(())
+    }
+
+    async fn read_order(&self, order_id: OrderId) -> Result<Option<Order>, DbError> {
+        let mut held = self.conn().await?;
+        let parts: Vec<Vec<String>> = self
+            .read_order
+            .key(order_key(order_id))
+            .key(items_key(order_id))
+            .invoke_async(&mut held.conn)
+            .await
+            .map_err(classify)?;
+        let Some((order, items)) = parts.split_first() else {
+            return Ok(None);
+        };
+        let row = order_row(order_id, order);
+        let mut items: Vec<LineItem> = items
+            .iter()
+            .map(|flat| {
+                let id = fields(flat)
+                    .get("line_item_id")
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0);
+                line_item(id, flat).1
+            })
+            .collect();
+        items.sort_by_key(|i| i.line_item_id);
+        Ok(Some(super::order_of(row, items)))
+    }
+
+    async fn update_order(
+        &self,
+        order_id: OrderId,
+        update: &OrderUpdate,
+    ) -> Result<Applied, DbError> {
+        let mut held = self.conn().await?;
+        let found: i64 = self
+            .set_if_exists
+            .key(order_key(order_id))
+            .arg("created_at_ms")
+            .arg(update.created_at_ms)
+            .arg("status")
+            .arg(update.status.as_str())
+            .arg("subtotal_cents")
+            .arg(update.subtotal_cents)
+            .invoke_async(&mut held.conn)
+            .await
+            .map_err(classify)?;
+        Ok(Applied::from_rows(found as u64))
+    }
+
+    async fn update_items(
+        &self,
+        order_id: OrderId,
+        changes: &[ItemChange],
+        subtotal_cents: i64,
+    ) -> Result<Applied, DbError> {
+        let mut invocation = self.update_items.key(order_key(order_id));
+        invocation.arg(subtotal_cents);
+        for change in changes {
+            invocation
+                .arg(change.line_item_id)
+                .arg(&change.colour)
+                .arg(&change.size)
+                .arg(change.quantity);
+        }
+        let mut held = self.conn().await?;
+        let found: i64 = invocation
+            .invoke_async(&mut held.conn)
+            .await
+            .map_err(classify)?;
+        Ok(Applied::from_rows(found as u64))
+    }
+
+    async fn update_status(
+        &self,
+        order_id: OrderId,
+        status: OrderStatus,
+    ) -> Result<Applied, DbError> {
+        let mut held = self.conn().await?;
+        let found: i64 = self
+            .set_if_exists
+            .key(order_key(order_id))
+            .arg("status")
+            .arg(status.as_str())
+            .invoke_async(&mut held.conn)
+            .await
+            .map_err(classify)?;
+        Ok(Applied::from_rows(found as u64))
+    }
+
+    async fn delete_order(&self, order_id: OrderId) -> Result<Applied, DbError> {
+        let mut held = self.conn().await?;
+        let found: i64 = self
+            .delete_order
+            .key(order_key(order_id))
+            .key(items_key(order_id))
+            .invoke_async(&mut held.conn)
+            .await
+            .map_err(classify)?;
+        Ok(Applied::from_rows(found as u64))
+    }
+
+    async fn kv_write(&self, key: &KeyText, value: &[u8]) -> Result<(), DbError> {
+        let mut held = self.conn().await?;
+        let set: Option<String> = redis::cmd("SET")
+            .arg(kv_key(key))
+            .arg(value)
+            .arg("NX")
+            .query_async(&mut held.conn)
+            .await
+            .map_err(classify)?;
+        match set {
+            Some(_) => Ok(()),
+            None => Err(DbError::new(
+                ErrorKind::Constraint,
+                format!("key {} exists already", key.as_str()),
+            )),
+        }
+    }
+
+    async fn kv_rewrite(&self, key: &KeyText, value: &[u8]) -> Result<Applied, DbError> {
+        let mut held = self.conn().await?;
+        let set: Option<String> = redis::cmd("SET")
+            .arg(kv_key(key))
+            .arg(value)
+            .arg("XX")
+            .query_async(&mut held.conn)
+            .await
+            .map_err(classify)?;
+        Ok(if set.is_some() {
+            Applied::Yes
+        } else {
+            Applied::NotFound
+        })
+    }
+
+    async fn kv_read(&self, key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {
+        let mut held = self.conn().await?;
+        held.conn.get(kv_key(key)).await.map_err(classify)
+    }
+
+    async fn kv_delete(&self, key: &KeyText) -> Result<Applied, DbError> {
+        let mut held = self.conn().await?;
+        let removed: u64 = held.conn.del(kv_key(key)).await.map_err(classify)?;
+        Ok(Applied::from_rows(removed))
+    }
+
+    async fn snapshot(&self) -> Result<Snapshot, DbError> {
+        let order_keys: Vec<String> = self
+            .scan("hatshop:order:*")
+            .await?
+            .into_iter()
+            .filter(|k| !k.ends_with(":items"))
+            .collect();
+        let mut snapshot = Snapshot::default();
+        for (key, flat) in order_keys.iter().zip(self.hashes(&order_keys).await?) {
+            if let Some(id) = key.rsplit(':').next().and_then(|id| id.parse().ok()) {
+                snapshot.orders.push(order_row(id, &flat));
+            }
+        }
+        snapshot.orders.sort_by_key(|o| o.order_id);
+        let item_keys = self.scan("hatshop:item:*").await?;
+        for (key, flat) in item_keys.iter().zip(self.hashes(&item_keys).await?) {
+            if let Some(id) = key.rsplit(':').next().and_then(|id| id.parse().ok()) {
+                snapshot.items.push(line_item(id, &flat));
+            }
+        }
+        Ok(snapshot)
+    }
+
+    async fn kv_page(&self, cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
+        let from: u64 = cursor
+            .and_then(|c| String::from_utf8(c).ok())
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0);
+        let mut held = self.conn().await?;
+        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+            .arg(from)
+            .arg("MATCH")
+            .arg("hatshop:kv:*")
+            .arg("COUNT")
+            .arg(KV_PAGE)
+            .query_async(&mut held.conn)
+            .await
+            .map_err(classify)?;
+        let values: Vec<Option<Vec<u8>>> = if keys.is_empty() {
+            Vec::new()
+        } else {
+            redis::cmd("MGET")
+                .arg(&keys)
+                .query_async(&mut held.conn)
+                .await
+                .map_err(classify)?
+        };
+        let records = keys
+            .into_iter()
+            .zip(values)
+            .filter_map(|(k, v)| Some((k.strip_prefix("hatshop:kv:")?.to_string(), v?)))
+            .collect();
+        Ok(KvPage {
+            records,
+            next: (next != 0).then(|| next.to_string().into_bytes()),
+        })
+    }
+
+    fn info(&self) -> StoreInfo {
+        StoreInfo {
+            name: Self::SCHEME.into(),
+            server_version: self.version.clone(),
+            settings: BTreeMap::from([
+                ("pipeline".to_string(), self.pipeline.to_string()),
+                ("connections".to_string(), self.slots.len().to_string()),
+                ("persistence".to_string(), self.persistence.clone()),
+            ]),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redis_errors_sort_into_kinds() {
+        use redis::ErrorKind as K;
+        let cases = [
+            (K::Io, ErrorKind::Connection),
+            (K::AuthenticationFailed, ErrorKind::Connection),
+            (
+                K::Server(ServerErrorKind::BusyLoading),
+                ErrorKind::Unavailable,
+            ),
+            (K::Server(ServerErrorKind::ReadOnly), ErrorKind::Unavailable),
+            (K::Server(ServerErrorKind::ExecAbort), ErrorKind::Conflict),
+            (K::Server(ServerErrorKind::ResponseError), ErrorKind::Other),
+            (K::UnexpectedReturnType, ErrorKind::Other),
+            (K::Client, ErrorKind::Other),
+        ];
+        for (kind, expected) in cases {
+            let error = redis::RedisError::from((kind, "test"));
+            assert_eq!(kind_of(&error), expected, "{kind:?}");
+        }
+        let timeout =
+            redis::RedisError::from(std::io::Error::new(std::io::ErrorKind::TimedOut, "slow"));
+        assert_eq!(kind_of(&timeout), ErrorKind::Timeout);
+    }
+
+    #[test]
+    fn hashes_read_back_into_rows() {
+        let flat: Vec<String> = [
+            "client_id",
+            "7",
+            "customer",
+            "Ada Hale",
+            "address",
+            "1 Felt Street, Luton",
+            "created_at_ms",
+            "5",
+            "status",
+            "dispatched",
+            "subtotal_cents",
+            "999",
+        ]
+        .map(String::from)
+        .to_vec();
+        let row = order_row(3, &flat);
+        assert_eq!(row.client_id, 7);
+        assert_eq!(row.status, OrderStatus::Dispatched);
+        assert_eq!(row.subtotal_cents, 999);
+    }
+}

@@ -1,0 +1,210 @@
+//! The one list of stores. A new store is one file in `db/` and one line here; the
+//! compiler refuses a line whose type does not implement both `Database` and
+//! `StoreKind` (scheme, settings, help, default concurrency, connect).
+
+use super::redis;
+use super::{
+    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KvPage, Ownership, Setting,
+    Settings, Snapshot, StoreInfo, StoreKind,
+};
+use super::{cassandra, mysql, null, postgres, sqlite};
+use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
+
+/// A store's declarations, as data: what the CLI, help and config read.
+pub struct StoreMeta {
+    pub scheme: &'static str,
+    pub aliases: &'static [&'static str],
+    pub about: &'static str,
+    pub example: &'static str,
+    pub settings: &'static [Setting],
+    pub default_concurrency: fn(&Settings) -> usize,
+}
+
+impl StoreMeta {
+    const fn of<T: StoreKind>() -> StoreMeta {
+        StoreMeta {
+            scheme: T::SCHEME,
+            aliases: T::ALIASES,
+            about: T::ABOUT,
+            example: T::EXAMPLE,
+            settings: T::SETTINGS,
+            default_concurrency: T::default_concurrency,
+        }
+    }
+
+    pub fn takes(&self, setting: &str) -> bool {
+        self.settings.iter().any(|s| s.name == setting)
+    }
+}
+
+/// The store a URL scheme (or one of its aliases) names.
+pub fn store_meta(scheme: &str) -> Option<&'static StoreMeta> {
+    STORES
+        .iter()
+        .find(|m| m.scheme == scheme || m.aliases.contains(&scheme))
+}
+
+macro_rules! stores {
+    ($($variant:ident => $store:ty),* $(,)?) => {
+        /// Every store this build can talk to, in the order help lists them.
+        pub static STORES: &[StoreMeta] = &[$(StoreMeta::of::<$store>()),*];
+
+        /// The store picked by the URL: an enum at the edge, generic code inside.
+        pub enum Store {
+            $($variant(Box<$store>)),*
+        }
+
+        impl Store {
+            /// Opens the store the URL names (its settings are checked already).
+            pub async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<Store, DbError> {
+                $(
+                    if url.scheme() == <$store as StoreKind>::SCHEME {
+                        let store = <$store as StoreKind>::connect(url, options).await?;
+                        return Ok(Store::$variant(Box::new(store)));
+                    }
+                )*
+                Err(DbError::new(ErrorKind::Other, format!("no store for {url}")))
+            }
+        }
+
+        impl Database for Store {
+            async fn setup(&self, owner: &Ownership) -> Result<(), DbError> {
+                match self { $(Store::$variant(db) => db.setup(owner).await,)* }
+            }
+
+            async fn check_owned(&self) -> Result<(), DbError> {
+                match self { $(Store::$variant(db) => db.check_owned().await,)* }
+            }
+
+            async fn create_order(&self, order: &Order) -> Result<(), DbError> {
+                match self { $(Store::$variant(db) => db.create_order(order).await,)* }
+            }
+
+            async fn read_order(&self, order_id: OrderId) -> Result<Option<Order>, DbError> {
+                match self { $(Store::$variant(db) => db.read_order(order_id).await,)* }
+            }
+
+            async fn update_order(&self, order_id: OrderId, update: &OrderUpdate) -> Result<Applied, DbError> {
+                match self { $(Store::$variant(db) => db.update_order(order_id, update).await,)* }
+            }
+
+            async fn update_items(
+                &self,
+                order_id: OrderId,
+                changes: &[ItemChange],
+                subtotal_cents: i64,
+            ) -> Result<Applied, DbError> {
+                match self {
+                    $(Store::$variant(db) => db.update_items(order_id, changes, subtotal_cents).await,)*
+                }
+            }
+
+            async fn update_status(&self, order_id: OrderId, status: OrderStatus) -> Result<Applied, DbError> {
+                match self { $(Store::$variant(db) => db.update_status(order_id, status).await,)* }
+            }
+
+            async fn delete_order(&self, order_id: OrderId) -> Result<Applied, DbError> {
+                match self { $(Store::$variant(db) => db.delete_order(order_id).await,)* }
+            }
+
+            async fn kv_write(&self, key: &KeyText, value: &[u8]) -> Result<(), DbError> {
+                match self { $(Store::$variant(db) => db.kv_write(key, value).await,)* }
+            }
+
+            async fn kv_rewrite(&self, key: &KeyText, value: &[u8]) -> Result<Applied, DbError> {
+                match self { $(Store::$variant(db) => db.kv_rewrite(key, value).await,)* }
+            }
+
+            async fn kv_read(&self, key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {
+                match self { $(Store::$variant(db) => db.kv_read(key).await,)* }
+            }
+
+            async fn kv_delete(&self, key: &KeyText) -> Result<Applied, DbError> {
+                match self { $(Store::$variant(db) => db.kv_delete(key).await,)* }
+            }
+
+            async fn snapshot(&self) -> Result<Snapshot, DbError> {
+                match self { $(Store::$variant(db) => db.snapshot().await,)* }
+            }
+
+            async fn kv_page(&self, cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
+                match self { $(Store::$variant(db) => db.kv_page(cursor).await,)* }
+            }
+
+            fn info(&self) -> StoreInfo {
+                match self { $(Store::$variant(db) => db.info(),)* }
+            }
+
+            fn holds_data(&self) -> bool {
+                match self { $(Store::$variant(db) => db.holds_data(),)* }
+            }
+        }
+    };
+}
+
+stores! {
+    Sqlite => sqlite::SqliteStore,
+    Null => null::NullStore,
+    Cassandra => cassandra::CassandraStore,
+    Mysql => mysql::MysqlStore,
+    Postgres => postgres::PostgresStore,
+    Redis => redis::RedisStore,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::Value;
+
+    #[test]
+    fn every_store_declares_a_scheme_help_and_valid_settings() {
+        let mut schemes = Vec::new();
+        for meta in STORES {
+            assert!(!meta.scheme.is_empty() && !meta.about.is_empty());
+            assert!(
+                meta.example.starts_with(&format!("{}://", meta.scheme)),
+                "{}: example {}",
+                meta.scheme,
+                meta.example
+            );
+            for name in std::iter::once(meta.scheme).chain(meta.aliases.iter().copied()) {
+                assert!(!schemes.contains(&name), "scheme {name} twice");
+                schemes.push(name);
+            }
+            for setting in meta.settings {
+                assert!(!setting.help.is_empty(), "{}.{}", meta.scheme, setting.name);
+                if !setting.default.is_empty() {
+                    let given = [(setting.name.to_string(), setting.default.to_string())];
+                    Settings::checked(meta.scheme, meta.settings, given.into_iter().collect())
+                        .unwrap_or_else(|e| panic!("default of {}: {e}", setting.name));
+                }
+                if let Value::Choice(words) = setting.value {
+                    assert!(!words.is_empty());
+                }
+            }
+            // The example URL's own settings are valid for the store.
+            let url = DbUrl::parse(meta.example).unwrap();
+            Settings::checked(meta.scheme, meta.settings, url.params().unwrap()).unwrap();
+            let defaults =
+                Settings::checked(meta.scheme, meta.settings, Default::default()).unwrap();
+            assert!((meta.default_concurrency)(&defaults) >= 1);
+        }
+    }
+
+    #[test]
+    fn a_setting_shared_by_stores_means_the_same_everywhere() {
+        for a in STORES {
+            for b in STORES {
+                for sa in a.settings {
+                    if let Some(sb) = b.settings.iter().find(|s| s.name == sa.name) {
+                        assert_eq!(
+                            sa.value, sb.value,
+                            "{} in {} and {}",
+                            sa.name, a.scheme, b.scheme
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! What the store must hold after the events a run applied, kept compactly: a state
+//! hash and an item count per order, a version per key.
+//!
+//! Writes that failed matter. One that failed definitively (refused, rolled back) was
+//! not applied: its order is then tracked whole, so that the states the stream put on
+//! later writes (which assumed it) do not mislead. One whose outcome is unknown (a
+//! timeout, a lost connection, a cancelled call) may or may not have been applied: its
+//! target is `uncertain` until a later write settles it, and is not judged.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::db::ErrorKind;
+use crate::workload::{KeyId, Operation, OrderBook, OrderEvent, OrderId, StateHash, Target, state};
+
+#[derive(Default)]
+pub struct Expected {
+    /// Orders the stream leaves, tracked by hash: state and item count.
+    pub orders: HashMap<OrderId, (StateHash, u32)>,
+    /// Orders tracked whole, because a write to them failed definitively.
+    pub whole: OrderBook,
+    whole_ids: HashSet<OrderId>,
+    pub uncertain_orders: HashSet<OrderId>,
+    /// Version of every key by index (0: absent).
+    pub keys: Vec<u32>,
+    pub uncertain_keys: HashSet<KeyId>,
+}
+
+impl Expected {
+    /// A model that will track these orders whole (their definite failures).
+    pub fn new(whole_ids: HashSet<OrderId>) -> Expected {
+        Expected {
+            whole_ids,
+            ..Default::default()
+        }
+    }
+
+    /// Takes in one applied event; `failure` is how it failed, if it did.
+    pub fn apply(&mut self, event: &OrderEvent, failure: Option<ErrorKind>) {
+        let op = &event.op;
+        if !op.event_type().is_write() {
+            return;
+        }
+        let unknown = failure.is_some_and(ErrorKind::outcome_unknown);
+        let definite = failure.is_some() && !unknown;
+        match op.target() {
+            Target::Order(id) => {
+                if self.whole_ids.contains(&id) {
+                    if !definite {
+                        self.whole.apply(op);
+                    }
+                } else if !definite {
+                    self.apply_hashed(op, id);
+                }
+                match (op, failure) {
+                    (_, Some(kind)) if kind.outcome_unknown() => {
+                        self.uncertain_orders.insert(id);
+                    }
+                    (Operation::DeleteOrder { .. }, None) => {
+                        self.uncertain_orders.remove(&id);
+                    }
+                    _ => {}
+                }
+                if definite && !self.whole_ids.contains(&id) {
+                    // Failed, but not named in advance: nothing better than uncertain.
+                    self.uncertain_orders.insert(id);
+                }
+            }
+            Target::Key(key) => {
+                if !definite {
+                    self.set_version(op, key);
+                }
+                if unknown {
+                    self.uncertain_keys.insert(key);
+                } else if failure.is_none() {
+                    self.uncertain_keys.remove(&key);
+                }
+            }
+        }
+    }
+
+    /// What may have happened to a target after the events that were logged (a
+    /// recovered run): the target is uncertain.
+    pub fn maybe_applied(&mut self, event: &OrderEvent) {
+        if !event.op.event_type().is_write() {
+            return;
+        }
+        match event.op.target() {
+            Target::Order(id) => {
+                self.uncertain_orders.insert(id);
+            }
+            Target::Key(key) => {
+                self.uncertain_keys.insert(key);
+            }
+        }
+    }
+
+    fn apply_hashed(&mut self, op: &Operation, id: OrderId) {
+        match op {
+            Operation::CreateOrder { order } => {
+                self.orders
+                    .insert(id, (state::of_order(order), order.items.len() as u32));
+            }
+            Operation::UpdateOrder { state, .. }
+            | Operation::UpdateItems { state, .. }
+            | Operation::UpdateStatus { state, .. } => {
+                if let (Some(state), Some(entry)) = (state, self.orders.get_mut(&id)) {
+                    entry.0 = *state;
+                }
+            }
+            Operation::DeleteOrder { .. } => {
+                self.orders.remove(&id);
+            }
+            _ => {}
+        }
+    }
+
+    fn set_version(&mut self, op: &Operation, key: KeyId) {
+        let version = match op {
+            Operation::Write { .. } => 1,
+            Operation::Rewrite { version, .. } => *version,
+            Operation::Delete { .. } => 0,
+            _ => return,
+        };
+        let index = key as usize;
+        if index >= self.keys.len() {
+            self.keys.resize(index + 1, 0);
+        }
+        self.keys[index] = version;
+    }
+
+    /// The state hash and item count an order must have, if it must exist.
+    pub fn order(&self, id: OrderId) -> Option<(StateHash, u32)> {
+        if self.whole_ids.contains(&id) {
+            return self
+                .whole
+                .get(id)
+                .map(|o| (state::of_order(o), o.items.len() as u32));
+        }
+        self.orders.get(&id).copied()
+    }
+
+    /// Every order that must exist.
+    pub fn order_ids(&self) -> Vec<OrderId> {
+        let mut ids: Vec<OrderId> = self.orders.keys().copied().collect();
+        ids.extend(
+            self.whole_ids
+                .iter()
+                .filter(|id| self.whole.get(**id).is_some()),
+        );
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
+    pub fn key_version(&self, key: KeyId) -> u32 {
+        self.keys.get(key as usize).copied().unwrap_or(0)
+    }
+}

@@ -1,0 +1,224 @@
+//! An order's state as one 64-bit hash: what a lane keeps to check a read, and what
+//! `verify` keeps to check the database, instead of a copy of every row.
+//!
+//! FNV-1a over the order's fields in a fixed order, strings closed by a 0xFF byte (never
+//! in UTF-8), numbers as little-endian bytes. The generator feeds the same bytes from
+//! its compact model without building strings, so both sides agree. Part of the stream:
+//! changing it changes `STREAM_VERSION`.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::domain::{LineItem, Order};
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x100_0000_01b3;
+const END_OF_TEXT: u8 = 0xFF;
+
+/// The hash of an order's whole state. In JSON: 16 hex digits, so that tools that read
+/// numbers as doubles do not round it.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StateHash(pub u64);
+
+impl fmt::Debug for StateHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}
+
+impl Serialize for StateHash {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&format!("{:016x}", self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for StateHash {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = <&str>::deserialize(deserializer)?;
+        if text.len() != 16 {
+            return Err(serde::de::Error::custom("state must be 16 hex digits"));
+        }
+        u64::from_str_radix(text, 16)
+            .map(StateHash)
+            .map_err(|_| serde::de::Error::custom("state must be 16 hex digits"))
+    }
+}
+
+/// Feeds an order's fields, piece by piece, in the canonical order.
+pub struct StateHasher(u64);
+
+impl Default for StateHasher {
+    fn default() -> Self {
+        StateHasher(FNV_OFFSET)
+    }
+}
+
+impl StateHasher {
+    pub fn bytes(&mut self, bytes: &[u8]) -> &mut Self {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(FNV_PRIME);
+        }
+        self
+    }
+
+    pub fn number(&mut self, n: i64) -> &mut Self {
+        self.bytes(&n.to_le_bytes())
+    }
+
+    /// Part of a text field; close the field with [`end_text`](Self::end_text).
+    pub fn text(&mut self, text: &str) -> &mut Self {
+        self.bytes(text.as_bytes())
+    }
+
+    pub fn end_text(&mut self) -> &mut Self {
+        self.bytes(&[END_OF_TEXT])
+    }
+
+    pub fn finish(&self) -> StateHash {
+        StateHash(self.0)
+    }
+
+    /// Order fields before the items, in canonical order; `customer` and `address` are
+    /// fed by the caller's closures so the generator can write them in pieces.
+    pub fn order_head(
+        &mut self,
+        order_id: u64,
+        client_id: u64,
+        customer: impl FnOnce(&mut Self),
+        address: impl FnOnce(&mut Self),
+        created_at_ms: i64,
+        status: &str,
+        subtotal_cents: i64,
+        items: usize,
+    ) -> &mut Self {
+        self.number(order_id as i64).number(client_id as i64);
+        customer(self);
+        self.end_text();
+        address(self);
+        self.end_text();
+        self.number(created_at_ms)
+            .text(status)
+            .end_text()
+            .number(subtotal_cents)
+            .number(items as i64)
+    }
+
+    pub fn item(
+        &mut self,
+        line_item_id: u64,
+        product: &str,
+        colour: &str,
+        size: &str,
+        quantity: u32,
+        unit_price_cents: i64,
+    ) -> &mut Self {
+        self.number(line_item_id as i64)
+            .text(product)
+            .end_text()
+            .text(colour)
+            .end_text()
+            .text(size)
+            .end_text()
+            .number(i64::from(quantity))
+            .number(unit_price_cents)
+    }
+}
+
+/// The state hash of a whole order (items in `line_item_id` order, however given).
+pub fn of_order(order: &Order) -> StateHash {
+    let mut h = StateHasher::default();
+    h.order_head(
+        order.order_id,
+        order.client_id,
+        |h| {
+            h.text(&order.customer);
+        },
+        |h| {
+            h.text(&order.address);
+        },
+        order.created_at_ms,
+        order.status.as_str(),
+        order.subtotal_cents,
+        order.items.len(),
+    );
+    let mut feed = |i: &LineItem| {
+        h.item(
+            i.line_item_id,
+            &i.product,
+            &i.colour,
+            &i.size,
+            i.quantity,
+            i.unit_price_cents,
+        );
+    };
+    if order.items.is_sorted_by_key(|i| i.line_item_id) {
+        order.items.iter().for_each(&mut feed);
+    } else {
+        let mut items: Vec<&LineItem> = order.items.iter().collect();
+        items.sort_by_key(|i| i.line_item_id);
+        items.into_iter().for_each(feed);
+    }
+    h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::OrderStatus;
+
+    fn order() -> Order {
+        Order {
+            order_id: 7,
+            client_id: 3,
+            customer: "Ada Hale".into(),
+            address: "1 Felt Street, Luton".into(),
+            created_at_ms: 5,
+            status: OrderStatus::Pending,
+            subtotal_cents: 999,
+            items: vec![
+                LineItem {
+                    line_item_id: 1,
+                    product: "Fez".into(),
+                    colour: "Teal".into(),
+                    size: "7".into(),
+                    quantity: 1,
+                    unit_price_cents: 999,
+                },
+                LineItem {
+                    line_item_id: 2,
+                    product: "Fez".into(),
+                    colour: "Teal".into(),
+                    size: "7".into(),
+                    quantity: 1,
+                    unit_price_cents: 0,
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn every_field_and_only_the_order_of_items_does_not_matter() {
+        let base = of_order(&order());
+        let mut swapped = order();
+        swapped.items.reverse();
+        assert_eq!(of_order(&swapped), base);
+        let mut changed = order();
+        changed.items[1].colour = "Plum".into();
+        assert_ne!(of_order(&changed), base);
+        let mut moved = order();
+        // Text boundaries count: "Ada Hale" + "1 Felt…" differs from "Ada Hal" + "e1 Felt…".
+        moved.customer = "Ada Hal".into();
+        moved.address = "e1 Felt Street, Luton".into();
+        assert_ne!(of_order(&moved), base);
+    }
+
+    #[test]
+    fn hashes_read_back_from_json() {
+        let h = of_order(&order());
+        let text = serde_json::to_string(&h).unwrap();
+        assert_eq!(text.len(), 18);
+        assert_eq!(serde_json::from_str::<StateHash>(&text).unwrap(), h);
+        assert!(serde_json::from_str::<StateHash>("\"12\"").is_err());
+    }
+}
