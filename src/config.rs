@@ -201,7 +201,10 @@ pub fn store_settings(meta: &StoreMeta, url: &DbUrl, flags: &StoreArgs) -> Resul
         }
         given.insert(name.clone(), value.clone());
     }
-    Settings::checked(meta.scheme, meta.settings, given).map_err(anyhow::Error::msg)
+    let settings =
+        Settings::checked(meta.scheme, meta.settings, given).map_err(anyhow::Error::msg)?;
+    (meta.check)(&settings)?;
+    Ok(settings)
 }
 
 /// The spec named by `--workload`, with `--seed`, `--events`, `--warmup`, … applied.

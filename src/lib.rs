@@ -50,7 +50,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
             ExitCode::FAILURE
         }),
         Command::Report(args) => {
-            result_dir::load_complete(&args.result_dir)?;
+            report::load::LoadedRun::load_checked(&args.result_dir)?;
             let path = report::html::write_report(&args.result_dir)?;
             say!("{}", path.display());
             Ok(ExitCode::SUCCESS)
@@ -62,7 +62,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
             let runs = args
                 .result_dirs
                 .iter()
-                .map(|dir| report::load::LoadedRun::load(dir))
+                .map(|dir| report::load::LoadedRun::load_checked(dir))
                 .collect::<Result<Vec<_>>>()?;
             console::out(&report::compare::terminal(&runs));
             std::fs::write(&args.output, report::compare::html(&runs))

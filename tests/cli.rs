@@ -1,71 +1,20 @@
-//! Black-box tests of the `hatshop` binary against SQLite in a temporary folder.
+//! Black-box tests of the `hatshop` binary against SQLite in a temporary folder: the
+//! stream, the op log, verify, and bad input.
 
 mod common;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command as StdCommand;
-use std::time::Duration;
 
 use predicates::prelude::*;
 
-use common::{hatshop, json};
+use common::{assert_one_line_error, csv_rows, hatshop, json, run_ok};
 use tempfile::TempDir;
 
 fn sha256_of(path: &Path) -> String {
     let out = StdCommand::new("sha256sum").arg(path).output().unwrap();
     String::from_utf8(out.stdout).unwrap()[..64].to_string()
-}
-
-struct OpRow {
-    seq: u64,
-    order_id: u64,
-    timestamp: String,
-    success: bool,
-}
-
-fn op_rows(dir: &Path) -> Vec<OpRow> {
-    let mut reader = csv::Reader::from_path(dir.join("ops.csv")).unwrap();
-    let headers = reader.headers().unwrap().clone();
-    assert_eq!(
-        headers.iter().collect::<Vec<_>>(),
-        [
-            "test_id",
-            "database",
-            "event_type",
-            "seq",
-            "order_id",
-            "timestamp",
-            "latency_us",
-            "success",
-            "error_kind",
-            "error"
-        ]
-    );
-    reader
-        .records()
-        .map(|r| {
-            let r = r.unwrap();
-            OpRow {
-                seq: r[3].parse().unwrap(),
-                order_id: r[4].parse().unwrap(),
-                timestamp: r[5].to_string(),
-                success: &r[7] == "true",
-            }
-        })
-        .collect()
-}
-
-/// Runs `hatshop run` into `tmp/<name>` and returns that folder.
-fn run_ok(tmp: &TempDir, name: &str, extra: &[&str]) -> PathBuf {
-    let out = tmp.path().join(name);
-    hatshop(tmp.path())
-        .args(["run", "--quiet", "--out"])
-        .arg(&out)
-        .args(extra)
-        .assert()
-        .success();
-    out
 }
 
 #[test]
@@ -87,13 +36,32 @@ fn generate_is_byte_identical_for_a_seed_and_differs_across_seeds() {
 fn a_small_run_logs_every_op_and_verifies_exactly() {
     let tmp = TempDir::new().unwrap();
     let out = run_ok(&tmp, "small", &["--events", "3000", "--seed", "11"]);
-    let rows = op_rows(&out);
+    let mut reader = csv::Reader::from_path(out.join("ops.csv")).unwrap();
+    assert_eq!(
+        reader.headers().unwrap().iter().collect::<Vec<_>>(),
+        [
+            "test_id",
+            "database",
+            "event_type",
+            "seq",
+            "target",
+            "timestamp",
+            "latency_us",
+            "success",
+            "error_kind",
+            "error"
+        ]
+    );
+    let rows = csv_rows(&out);
     assert_eq!(rows.len(), 3000);
-    assert!(rows.iter().all(|r| r.success));
+    assert!(rows.iter().all(|r| &r[7] == "true"));
     let run = json(&out.join("run.json"));
     assert_eq!(run["status"], "finished");
+    assert_eq!(run["stream_version"], 1);
     assert_eq!(run["measured_ops"], 3000);
     assert_eq!(run["op_log_rows"], 3000);
+    assert_eq!(run["stream_complete"], true);
+    assert_eq!(run["database"]["file"], "hatshop.db");
     let summary = json(&out.join("summary.json"));
     assert_eq!(summary["ops"], 3000);
     assert_eq!(summary["errors"], 0);
@@ -121,7 +89,6 @@ fn a_small_run_logs_every_op_and_verifies_exactly() {
         run["plan_sha256"],
         sha256_of(&tmp.path().join("same.jsonl"))
     );
-
     hatshop(tmp.path())
         .arg("verify")
         .arg(&out)
@@ -139,23 +106,23 @@ fn orders_keep_their_event_order_under_sixteen_lanes() {
         "c16",
         &["--events", "6000", "--concurrency", "16", "--verify"],
     );
-    let mut rows = op_rows(&out);
+    let mut rows = csv_rows(&out);
     assert_eq!(rows.len(), 6000);
     assert!(
-        rows.iter().all(|r| r.success),
+        rows.iter().all(|r| &r[7] == "true"),
         "an event found its order missing or changed"
     );
-    rows.sort_by_key(|r| r.seq);
-    let mut last_seen: HashMap<u64, String> = HashMap::new();
+    rows.sort_by_key(|r| r[3].parse::<u64>().unwrap());
+    let mut last_seen: HashMap<String, String> = HashMap::new();
     for row in rows {
-        if let Some(previous) = last_seen.get(&row.order_id) {
+        if let Some(previous) = last_seen.get(&row[4]) {
             assert!(
-                *previous <= row.timestamp,
+                *previous <= row[5].to_string(),
                 "order {} ran out of order",
-                row.order_id
+                &row[4]
             );
         }
-        last_seen.insert(row.order_id, row.timestamp);
+        last_seen.insert(row[4].to_string(), row[5].to_string());
     }
 }
 
@@ -175,72 +142,69 @@ fn a_replayed_events_file_matches_the_generated_run() {
     let a = json(&replay.join("run.json"));
     let b = json(&generated.join("run.json"));
     assert_eq!(a["plan_sha256"], b["plan_sha256"]);
-    assert_eq!(op_rows(&replay).len(), 2000);
+    assert_eq!(csv_rows(&replay).len(), 2000);
 }
 
 #[test]
-fn a_deadline_stops_the_run_cleanly() {
+fn key_value_presets_run_and_verify_on_sqlite() {
     let tmp = TempDir::new().unwrap();
-    let out = run_ok(
-        &tmp,
-        "deadline",
-        &["--events", "400000", "--duration", "0.3", "--verify"],
-    );
-    let run = json(&out.join("run.json"));
-    assert_eq!(run["status"], "stopped_at_deadline");
-    let measured = run["measured_ops"].as_u64().unwrap();
-    assert!(measured > 0 && measured < 400_000);
-    assert_eq!(op_rows(&out).len() as u64, measured);
-    // The whole planned stream is still hashed, so runs of one spec compare.
-    assert_eq!(run["plan_sha256"].as_str().unwrap().len(), 64);
-}
-
-#[test]
-fn an_interrupted_run_keeps_every_operation() {
-    let tmp = TempDir::new().unwrap();
-    let out = tmp.path().join("interrupted");
-    let child = StdCommand::new(assert_cmd::cargo::cargo_bin("hatshop"))
-        .current_dir(tmp.path())
-        .args(["run", "--quiet", "--events", "5000000", "--out"])
-        .arg(&out)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Wait until measuring has begun (the op log has rows), then interrupt.
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while std::fs::metadata(out.join("ops.csv")).map_or(0, |m| m.len()) < 100_000 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the run never started measuring"
+    for preset in [
+        "kv-50w-50r",
+        "kv-10w-40rw-50r",
+        "kv-50rw-50r",
+        "kv-90rw-10r",
+    ] {
+        let out = run_ok(
+            &tmp,
+            preset,
+            &[
+                "-w",
+                preset,
+                "--records",
+                "500",
+                "--warmup",
+                "200",
+                "--events",
+                "2000",
+                "--value-size",
+                "300",
+                "-c",
+                "4",
+                "--verify",
+            ],
         );
-        std::thread::sleep(Duration::from_millis(50));
+        let summary = json(&out.join("summary.json"));
+        assert_eq!(summary["ops"], 2000, "{preset}");
+        assert_eq!(summary["errors"], 0, "{preset}: {summary}");
+        let verify = json(&out.join("verify.json"));
+        assert!(
+            verify["keys_found"].as_u64().unwrap() >= 500,
+            "{preset}: {verify}"
+        );
+        assert_eq!(verify["stale_keys"], 0);
     }
-    StdCommand::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(130));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("interrupted"));
-
-    let run = json(&out.join("run.json"));
-    assert_eq!(run["interrupted"], true);
-    assert_eq!(run["status"], "interrupted");
-    let measured = run["measured_ops"].as_u64().unwrap();
-    assert!(measured > 0 && measured < 5_000_000);
-    assert_eq!(op_rows(&out).len() as u64, measured);
-    assert_eq!(json(&out.join("summary.json"))["ops"], measured);
-    // Exactly the events the lanes applied reached the store.
-    hatshop(tmp.path())
-        .arg("verify")
-        .arg(&out)
-        .assert()
-        .success();
 }
 
 #[test]
-fn the_null_store_runs_without_errors() {
+fn a_hand_written_events_file_without_states_verifies() {
+    let tmp = TempDir::new().unwrap();
+    let order = r#"{"order_id":1,"client_id":7,"customer":"Ada Hale","address":"1 Felt Street, Luton","created_at_ms":0,"status":"pending","subtotal_cents":999,"items":[{"line_item_id":1,"product":"Fez","colour":"Teal","size":"7","quantity":1,"unit_price_cents":999}]}"#;
+    let events = format!(
+        "{{\"seq\":0,\"phase\":\"load\",\"op\":{{\"type\":\"create_order\",\"order\":{order}}}}}\n\
+         {{\"seq\":1,\"phase\":\"measure\",\"op\":{{\"type\":\"update_status\",\"order_id\":1,\"status\":\"dispatched\"}}}}\n\
+         {{\"seq\":2,\"phase\":\"measure\",\"op\":{{\"type\":\"read_order\",\"order_id\":1}}}}\n\
+         {{\"seq\":3,\"phase\":\"measure\",\"op\":{{\"type\":\"update_order\",\"order_id\":1,\"created_at_ms\":5,\"status\":\"delivered\",\"subtotal_cents\":900}}}}\n\
+         {{\"seq\":4,\"phase\":\"measure\",\"op\":{{\"type\":\"read_order\",\"order_id\":1}}}}\n"
+    );
+    std::fs::write(tmp.path().join("hand.jsonl"), events).unwrap();
+    let out = run_ok(&tmp, "hand", &["--events-file", "hand.jsonl", "--verify"]);
+    let summary = json(&out.join("summary.json"));
+    assert_eq!(summary["errors"], 0, "{summary}");
+    assert_eq!(json(&out.join("verify.json"))["orders_found"], 1);
+}
+
+#[test]
+fn the_null_store_runs_without_errors_and_takes_no_location() {
     let tmp = TempDir::new().unwrap();
     let out = run_ok(
         &tmp,
@@ -256,81 +220,167 @@ fn the_null_store_runs_without_errors() {
         .assert()
         .failure()
         .stderr(predicate::str::contains("keeps no data"));
+    assert_one_line_error(
+        tmp.path(),
+        &["run", "--db", "null://u:pw@h"],
+        "null:// takes no host, path or credentials",
+    );
 }
 
-/// Every bad input ends in one clear line on stderr and a non-zero exit, never a panic.
-fn assert_one_line_error(tmp: &TempDir, args: &[&str], expected: &str) {
-    let output = hatshop(tmp.path()).args(args).output().unwrap();
-    assert!(!output.status.success(), "{args:?} succeeded");
-    let stderr = String::from_utf8(output.stderr).unwrap();
-    assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
-    assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
-    assert!(stderr.contains(expected), "{args:?}: {stderr}");
-    assert!(!stderr.contains("panicked"));
+#[test]
+fn a_run_of_no_operations_leaves_csvs_with_headers() {
+    let tmp = TempDir::new().unwrap();
+    let out = run_ok(&tmp, "empty", &["-w", "creates", "--events", "0"]);
+    for file in ["ops.csv", "intervals.csv", "failed_writes.csv"] {
+        let text = std::fs::read_to_string(out.join(file)).unwrap();
+        assert_eq!(text.lines().count(), 1, "{file}: {text:?}");
+        assert!(text.contains(','), "{file}: {text:?}");
+    }
 }
 
 #[test]
 fn bad_input_gets_one_clear_line() {
     let tmp = TempDir::new().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("bad.toml"), "name = \"x\"\nevents = 5\n[mix\n").unwrap();
     std::fs::write(
-        tmp.path().join("bad.toml"),
-        "name = \"x\"\nevents = 5\n[mix\n",
+        dir.join("neg.toml"),
+        "name = \"x\"\nevents = 5\n[mix]\ncreate_order = 1\nread_order = -2\n",
     )
     .unwrap();
     std::fs::write(
-        tmp.path().join("bad.jsonl"),
+        dir.join("zero.toml"),
+        "name = \"x\"\nevents = 5\nconcurrency = 0\n[mix]\ncreate_order = 1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("bad.jsonl"),
         "{\"seq\":0,\"phase\":\"measure\",\"op\":{\"type\":\"read_order\",\"order_id\":1}}\n{\"seq\":1,\n",
     )
     .unwrap();
-    std::fs::write(tmp.path().join("plain-file"), "").unwrap();
-    assert_one_line_error(
-        &tmp,
-        &["run", "-w", "bad.toml"],
-        "bad.toml is not a valid spec: line 3",
-    );
-    assert_one_line_error(
-        &tmp,
-        &["run", "--events-file", "bad.jsonl"],
-        "bad.jsonl:2: not a valid event",
-    );
-    assert_one_line_error(
-        &tmp,
-        &["run", "-w", "no-such-preset"],
-        "unknown workload 'no-such-preset'",
-    );
-    assert_one_line_error(
-        &tmp,
-        &["run", "--db", "oracle://scott:tiger@h/db"],
-        "unknown database URL scheme 'oracle'",
-    );
-    assert_one_line_error(
-        &tmp,
-        &["run", "--out", "plain-file/run"],
-        "cannot create result folder plain-file/run",
-    );
-    assert_one_line_error(
-        &tmp,
-        &["generate", "-w", "bad.toml", "-o", "x.jsonl"],
-        "line 3",
-    );
-    assert_one_line_error(
-        &tmp,
-        &["verify", "no-such-dir"],
-        "cannot read no-such-dir/run.json",
-    );
-    assert_one_line_error(
-        &tmp,
-        &["run", "--duration=-1"],
-        "--duration must be a positive number",
-    );
-    let output = hatshop(tmp.path())
+    std::fs::write(dir.join("plain-file"), "").unwrap();
+    std::fs::create_dir(dir.join("a-dir")).unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["run", "-w", "bad.toml"],
+            "bad.toml is not a valid spec: line 3",
+        ),
+        (
+            &["run", "-w", "neg.toml"],
+            "neg.toml: line 5: mix.read_order must be a non-negative number",
+        ),
+        (
+            &["run", "-w", "zero.toml"],
+            "zero.toml: line 3: concurrency must be at least 1",
+        ),
+        (
+            &["run", "--events-file", "bad.jsonl"],
+            "bad.jsonl:2: not a valid event",
+        ),
+        (
+            &["run", "-w", "no-such-preset"],
+            "unknown workload 'no-such-preset'",
+        ),
+        (
+            &["run", "-w", "a-dir"],
+            "cannot read workload file a-dir: Is a directory (os error 21)",
+        ),
+        (
+            &["run", "--db", "oracle://scott:tiger@h/db"],
+            "unknown database URL scheme 'oracle'",
+        ),
+        (
+            &["run", "--out", "plain-file/run"],
+            "cannot create result folder plain-file/run",
+        ),
+        (&["generate", "-w", "bad.toml", "-o", "x.jsonl"], "line 3"),
+        (&["verify", "no-such-dir"], "no result folder no-such-dir"),
+        (&["report", "a-dir"], "a-dir is not a result folder"),
+        (
+            &["run", "--duration=-1"],
+            "--duration must be a number of seconds",
+        ),
+        (
+            &["run", "--duration", "1e20"],
+            "--duration must be a number of seconds",
+        ),
+        (
+            &["run", "--interval", "1e30"],
+            "--interval must be a number of seconds",
+        ),
+        (
+            &["run", "--op-timeout", "0"],
+            "--op-timeout must be a number of seconds",
+        ),
+        (
+            &["run", "--value-size", "8", "-w", "kv-50w-50r"],
+            "value_size must be between 16",
+        ),
+        (
+            &["run", "--cl", "ONE"],
+            "--cl is a setting of cassandra, not of sqlite://",
+        ),
+        (
+            &["run", "--pool", "2"],
+            "--pool is a setting of mysql and postgres",
+        ),
+        (
+            &["run", "--db", "mysql://root@127.0.0.1:1/x?pool=0"],
+            "mysql setting pool=0: expected at least 1",
+        ),
+        (
+            &["run", "--db", "sqlite://x.db?cl=ONE"],
+            "unknown setting 'cl' for sqlite://",
+        ),
+        (
+            &["run", "--db", "cassandra://h/ks", "--read-cl", "ANY"],
+            "ANY is for writes only",
+        ),
+        (
+            &["sweep", "--vary", "nonsense=1,2"],
+            "--vary nonsense: not something a run takes",
+        ),
+    ];
+    for (args, expected) in cases {
+        assert_one_line_error(dir, args, expected);
+    }
+    let output = hatshop(dir)
         .args(["run", "--db", "oracle://scott:tiger@h/db"])
         .output()
         .unwrap();
     assert!(
-        !String::from_utf8_lossy(&output.stderr).contains("tiger"),
+        !common::text(&output.stderr).contains("tiger"),
         "a password leaked"
     );
+    // A sweep that cannot run leaves no folder behind.
+    assert!(!dir.join("results").exists());
+}
+
+#[test]
+fn help_lists_every_store_and_its_settings() {
+    let tmp = TempDir::new().unwrap();
+    let help = hatshop(tmp.path())
+        .args(["run", "--help"])
+        .output()
+        .unwrap();
+    let help = common::text(&help.stdout);
+    for needle in [
+        "sqlite://",
+        "null://",
+        "cassandra://",
+        "mysql://",
+        "postgres://",
+        "redis://",
+        "Settings of cassandra",
+        "Settings of mysql, postgres",
+        "Settings of redis",
+        "Settings of sqlite",
+        "--connect-timeout",
+        "--op-timeout",
+        "--recreate",
+    ] {
+        assert!(help.contains(needle), "{needle} not in --help:\n{help}");
+    }
 }
 
 #[test]
@@ -341,7 +391,7 @@ fn workloads_are_listed_and_shown_as_valid_specs() {
         .assert()
         .success()
         .stdout(
-            predicate::str::contains("hatshop-random").and(predicate::str::contains("creates")),
+            predicate::str::contains("hatshop-random").and(predicate::str::contains("kv-90rw-10r")),
         );
     let shown = hatshop(tmp.path())
         .args(["workloads", "show", "updates"])

@@ -12,16 +12,13 @@ use super::open_stream;
 use crate::cli::VerifyArgs;
 use crate::config::{EventSource, check_events_file, seconds};
 use crate::db::{ConnectOptions, Database, DbError, DbUrl, ErrorKind, Settings, Store, store_meta};
+use crate::report::oplog::UNLOGGED_PER_LANE;
 use crate::report::write_json;
 use crate::result_dir::{self, FailedWriteRow, RunRecord};
 use crate::runner::lane_of;
 use crate::verify::{Expected, KeyCheck, VerifyReport, compare_orders, describe};
 use crate::workload::{OrderBook, OrderEvent, OrderId, STREAM_VERSION, Target};
 use crate::{interrupt, say};
-
-/// How many events of a lane past its last logged one may have reached the store when
-/// a killed run is recovered: a batch in the lane and what the op log held in memory.
-const UNLOGGED_WINDOW: u64 = 150_000;
 
 pub async fn run(args: &VerifyArgs) -> Result<bool> {
     let _listening = interrupt::Listening::new();
@@ -181,14 +178,33 @@ fn replay(record: &RunRecord, mut visit: impl FnMut(&OrderEvent, Fate)) -> Resul
         }
     }
     let lanes = record.lane_last_seq.len().max(1);
-    let logged = record.recovered.as_ref();
+    // A recovered run: a lane may have applied this many events past its last logged one.
+    let window = if record.recovered.is_some() {
+        UNLOGGED_PER_LANE
+    } else {
+        0
+    };
+    let mut past_last = vec![0u64; lanes];
+    // Nothing past this seq can have been applied: the replay stops there, not at the
+    // end of a planned stream that may be billions of events long.
+    let last_applied = record.lane_last_seq.iter().flatten().max().copied();
+    let horizon = match (last_applied, window) {
+        (None, 0) => return Ok(()),
+        (last, _) => last
+            .unwrap_or(0)
+            .saturating_add(window.saturating_mul(lanes as u64)),
+    };
     for event in open_stream(&record.events)? {
         let event = event?;
+        if event.seq > horizon {
+            break;
+        }
         let lane = lane_of(event.op.target().id(), lanes);
         let last = record.lane_last_seq.get(lane).copied().flatten();
         let fate = if last.is_some_and(|last| event.seq <= last) {
             Fate::Applied
-        } else if logged.is_some() && event.seq <= last.unwrap_or(0) + UNLOGGED_WINDOW {
+        } else if past_last[lane] < window {
+            past_last[lane] += 1;
             Fate::MaybeApplied
         } else {
             Fate::NotApplied

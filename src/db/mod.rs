@@ -222,6 +222,11 @@ pub trait StoreKind: Database + Sized {
     /// Lanes to run when neither the spec nor `--concurrency` says.
     fn default_concurrency(settings: &Settings) -> usize;
 
+    /// Rules between settings (checked before anything connects).
+    fn check(_settings: &Settings) -> Result<(), DbError> {
+        Ok(())
+    }
+
     fn connect(
         url: &DbUrl,
         options: &ConnectOptions,

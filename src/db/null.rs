@@ -25,7 +25,7 @@ impl StoreKind for NullStore {
         if !url.location().is_empty() || url.has_credentials() {
             return Err(DbError::new(
                 ErrorKind::Other,
-                format!("{url}: null:// takes no host, path or credentials"),
+                "null:// takes no host, path or credentials",
             ));
         }
         Ok(NullStore)

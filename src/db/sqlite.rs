@@ -150,7 +150,7 @@ fn open_connection(
             format!("cannot open sqlite://{}: {e}", path.display()),
         )
     })?;
-    conn.busy_timeout(BUSY_TIMEOUT).map_err(classify)?;
+    conn.busy_handler(Some(wait_for_lock)).map_err(classify)?;
     conn.execute_batch(&format!(
         "PRAGMA journal_mode=WAL; PRAGMA synchronous={synchronous}; PRAGMA foreign_keys=ON;"
     ))
@@ -162,6 +162,18 @@ fn open_connection(
     })?;
     conn.set_prepared_statement_cache_capacity(32);
     Ok(conn)
+}
+
+/// How SQLite waits for another connection's lock: in short sleeps, up to
+/// `BUSY_TIMEOUT` (then `timeout`), and not at all once Ctrl-C came, so that a run
+/// stuck behind a lock still stops within a second.
+fn wait_for_lock(attempt: i32) -> bool {
+    const STEP: Duration = Duration::from_millis(2);
+    if crate::interrupt::requested() || STEP * attempt as u32 >= BUSY_TIMEOUT {
+        return false;
+    }
+    std::thread::sleep(STEP);
+    true
 }
 
 /// SQLite's result codes as error kinds.

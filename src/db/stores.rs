@@ -18,6 +18,7 @@ pub struct StoreMeta {
     pub example: &'static str,
     pub settings: &'static [Setting],
     pub default_concurrency: fn(&Settings) -> usize,
+    pub check: fn(&Settings) -> Result<(), DbError>,
 }
 
 impl StoreMeta {
@@ -29,6 +30,7 @@ impl StoreMeta {
             example: T::EXAMPLE,
             settings: T::SETTINGS,
             default_concurrency: T::default_concurrency,
+            check: T::check,
         }
     }
 

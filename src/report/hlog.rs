@@ -1,7 +1,8 @@
 //! `latency.hlog`: the interval histograms in HdrHistogram's own interval-log format
-//! (V2, compressed), one histogram per interval and event type, tagged with the event
-//! type. HdrHistogram's tools (e.g. HistogramLogProcessor) read it; values are in
-//! nanoseconds, and the max column is written in milliseconds, as they expect.
+//! (V2, compressed): per interval, one untagged histogram of all successful operations
+//! (what HistogramLogProcessor reads without `-tag`), then one per event type, tagged
+//! with its name. Values are in nanoseconds; the max column is in milliseconds, as
+//! HdrHistogram's tools expect.
 
 use std::io::Cursor;
 use std::path::Path;
@@ -48,7 +49,16 @@ pub fn write(
             .begin_log_with(&mut out, &mut serializer)
             .map_err(|e| anyhow!("cannot start {}: {e}", path.display()))?;
         for (index, stats) in intervals {
-            let at = interval * (*index as u32);
+            let at = interval.saturating_mul(*index as u32);
+            let mut all = Histogram::<u64>::new(3).expect("3 digits is valid");
+            for event in stats.events() {
+                all.add(event.histogram())
+                    .expect("auto-resizing histograms always merge");
+            }
+            if !all.is_empty() {
+                log.write_histogram(&all, at, interval, None)
+                    .map_err(|e| anyhow!("cannot write {}: {e:?}", path.display()))?;
+            }
             for (event, name) in stats.events().iter().zip(names) {
                 let histogram = event.histogram();
                 if histogram.is_empty() {
@@ -92,10 +102,16 @@ pub fn read(path: &Path) -> Result<Vec<LoggedHistogram>> {
     Ok(out)
 }
 
-/// All intervals of one tag merged (the run's histogram of that event type).
+/// All intervals of one event type merged, or of all operations (`None`: the untagged
+/// histograms; a log from before they were written: every histogram).
 pub fn merged(logged: &[LoggedHistogram], tag: Option<&str>) -> Histogram<u64> {
+    let wanted = tag.unwrap_or("");
+    let untagged = logged.iter().any(|h| h.tag.is_empty());
     let mut all = Histogram::new(3).expect("3 digits is valid");
-    for h in logged.iter().filter(|h| tag.is_none_or(|t| h.tag == t)) {
+    for h in logged
+        .iter()
+        .filter(|h| h.tag == wanted || (tag.is_none() && !untagged))
+    {
         all.add(&h.histogram)
             .expect("auto-resizing histograms always merge");
     }

@@ -58,12 +58,22 @@ fn what_ran(run: &LoadedRun) -> String {
             );
         }
     }
+    let coverage = if r.stream_complete {
+        "the whole stream".to_string()
+    } else {
+        format!(
+            "the first {} events: the run stopped",
+            thousands(r.planned_events)
+        )
+    };
     fact(
         &mut out,
         "plan sha256",
         &format!(
-            "<code>{}</code>",
-            escape(r.plan_sha256.as_deref().unwrap_or("(not hashed)"))
+            "<code>{}</code> ({}; stream version {})",
+            escape(r.plan_sha256.as_deref().unwrap_or("(not hashed)")),
+            escape(&coverage),
+            r.stream_version
         ),
     );
     fact(
@@ -88,14 +98,16 @@ fn what_ran(run: &LoadedRun) -> String {
         &mut out,
         "plan",
         &format!(
-            "{} lanes, {}{}, intervals of {} s",
+            "{} lanes, {}{}, intervals of {} s, operation timeout {} s, connect timeout {} s",
             r.plan.concurrency,
             escape(&r.plan.pace),
             r.plan
                 .max_duration_s
                 .map(|d| format!(", stop after {d} s"))
                 .unwrap_or_default(),
-            run.interval_s()
+            run.interval_s(),
+            r.plan.op_timeout_s,
+            r.plan.connect_timeout_s
         ),
     );
     let h = &r.host;
@@ -124,15 +136,31 @@ fn what_ran(run: &LoadedRun) -> String {
     );
     let status = match r.status.as_str() {
         "finished" => r#"<span class="ok">finished</span>"#.to_string(),
-        other => format!(r#"<span class="bad">{}</span>"#, escape(other)),
+        other => format!(
+            r#"<span class="bad">{}</span>{}"#,
+            escape(other),
+            r.error
+                .as_deref()
+                .map(|e| format!(": {}", escape(e)))
+                .unwrap_or_default()
+        ),
     };
     fact(&mut out, "status", &status);
     let verify = match &run.verify {
         None => "not verified (run <code>hatshop verify</code>)".to_string(),
         Some(v) if v.is_exact() => format!(
-            r#"<span class="ok">exact</span>: {} orders, {} line items as the stream says"#,
+            r#"<span class="ok">exact</span>: {} orders, {} line items, {} records as the stream says{}"#,
             thousands(v.orders_found),
-            thousands(v.items_found)
+            thousands(v.items_found),
+            thousands(v.keys_found),
+            if v.uncertain_orders + v.uncertain_keys > 0 {
+                format!(
+                    "; {} uncertain (a write with an unknown outcome)",
+                    thousands(v.uncertain_orders + v.uncertain_keys)
+                )
+            } else {
+                String::new()
+            }
         ),
         Some(v) => format!(
             r#"<span class="bad">{} differences</span> (see verify.json)"#,
@@ -145,10 +173,17 @@ fn what_ran(run: &LoadedRun) -> String {
 }
 
 fn cell(out: &mut String, s: &LatencySummary, field: &str, value: f64) {
+    let thin = s.is_thin(field);
     let _ = write!(
         out,
-        r#"<td data-field="{field}" data-value="{value:.3}">{}</td>"#,
-        latency_text(s, value)
+        r#"<td data-field="{field}" data-value="{value:.3}"{}>{}{}</td>"#,
+        if thin {
+            r#" class="thin" title="fewer than 10 samples beyond this percentile""#
+        } else {
+            ""
+        },
+        latency_text(s, value),
+        if thin { "*" } else { "" }
     );
 }
 
@@ -182,7 +217,11 @@ fn latency_table(run: &LoadedRun) -> String {
         latency_row(&mut out, event, false);
     }
     latency_row(&mut out, &run.summary.overall, true);
-    out.push_str("</table><p class=\"note\">Latencies in µs.</p>");
+    out.push_str(
+        "</table><p class=\"note\">Latencies in µs, of successful operations; ops/s counts \
+         every operation, failed ones too. * rests on fewer than 10 samples beyond it \
+         (p99.99 of 1,000 operations is the maximum).</p>",
+    );
     out
 }
 
@@ -191,6 +230,27 @@ fn errors_section(run: &LoadedRun) -> String {
         return "<p>No errors.</p>".into();
     }
     let mut out = String::from(
+        "<table id=\"failed-latency\"><tr><th>event</th><th>failed</th><th>mean</th><th>p50</th><th>p99</th><th>max</th></tr>",
+    );
+    for event in run.summary.events.iter().filter(|e| e.errors > 0) {
+        if let Some(f) = &event.failed {
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&event.event_type),
+                thousands(event.errors),
+                super::table::format_us(f.mean_us),
+                super::table::format_us(f.p50_us),
+                super::table::format_us(f.p99_us),
+                super::table::format_us(f.max_us)
+            );
+        }
+    }
+    out.push_str(
+        "</table><p class=\"note\">How long failed operations took (µs): a timeout shows here, \
+         not in the latency table.</p>",
+    );
+    out.push_str(
         "<table><tr><th>event</th><th>kind</th><th>count</th><th>first messages</th></tr>",
     );
     for event in run.summary.events.iter().filter(|e| e.errors > 0) {
@@ -227,11 +287,26 @@ pub fn render(run: &LoadedRun) -> String {
         run.summary.throughput_ops_s,
         thousands(run.summary.errors)
     );
-    if run.record.status != "finished" {
+    let warning = match run.record.status.as_str() {
+        "finished" => None,
+        "stopped_at_deadline" => Some("It stopped at its --duration deadline.".to_string()),
+        "interrupted" => Some("It was interrupted (Ctrl-C or SIGTERM).".to_string()),
+        "recovered" => Some(
+            "It was killed before it finished; hatshop recover rebuilt it from the op log \
+             (what the last moments did may be missing)."
+                .to_string(),
+        ),
+        "failed" => Some(format!(
+            "It failed: {}.",
+            run.record.error.as_deref().unwrap_or("see run.json")
+        )),
+        other => Some(format!("Its status is {other}.")),
+    };
+    if let Some(warning) = warning {
         let _ = write!(
             body,
-            r#"<p class="warning">This run did not finish its stream: {}. Every operation that ran is counted.</p>"#,
-            escape(&run.record.status)
+            r#"<p class="warning">This run did not finish its stream. {} Every operation that ran is counted.</p>"#,
+            escape(&warning)
         );
     }
     body.push_str("<h2>What ran</h2>");

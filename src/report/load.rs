@@ -1,9 +1,11 @@
-//! A result folder read back for reports and comparisons: run.json and summary.json
-//! must be there; intervals.csv, latency.hlog and verify.json are used when present.
+//! A result folder read back for reports and comparisons: a complete folder (run.json
+//! and summary.json; a run that did not finish is pointed to `hatshop recover`), with
+//! intervals.csv, latency.hlog and verify.json when present. The checked form also
+//! counts the op log's rows against run.json, so a cut or edited ops.csv is noticed.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context, Result, bail};
 
 use super::hlog::{self, LoggedHistogram};
 use super::intervals::{self, IntervalRow};
@@ -22,9 +24,25 @@ pub struct LoadedRun {
 }
 
 impl LoadedRun {
+    /// A folder, with its op log checked against run.json.
+    pub fn load_checked(dir: &Path) -> Result<LoadedRun> {
+        let run = Self::load(dir)?;
+        let ops = result_dir::file(dir, result_dir::OPS_CSV);
+        if let (Some(rows), true) = (run.record.op_log_rows, ops.exists()) {
+            let found = data_lines(&ops)?;
+            if found != rows {
+                bail!(
+                    "{} has {found} rows but run.json says {rows}: the file was cut or changed",
+                    ops.display()
+                );
+            }
+        }
+        Ok(run)
+    }
+
     pub fn load(dir: &Path) -> Result<LoadedRun> {
         let file = |name| result_dir::file(dir, name);
-        let record: RunRecord = read_json(&file(result_dir::RUN_JSON))?;
+        let record: RunRecord = result_dir::load_complete(dir)?;
         let summary: Summary = read_json(&file(result_dir::SUMMARY_JSON))?;
         let intervals = match file(result_dir::INTERVALS_CSV) {
             path if path.exists() => intervals::read(&path)?,
@@ -48,7 +66,7 @@ impl LoadedRun {
         })
     }
 
-    /// "hatshop-random on cassandra 5.0.4".
+    /// "hatshop-random on cassandra (Apache Cassandra 5.0.4)".
     pub fn label(&self) -> String {
         let workload = match &self.record.events {
             crate::config::EventSource::Generated { workload } => workload.name.clone(),
@@ -59,7 +77,7 @@ impl LoadedRun {
                 .unwrap_or_default(),
         };
         format!(
-            "{workload} on {} {}",
+            "{workload} on {} ({})",
             self.record.database.store.name, self.record.database.store.server_version
         )
     }
@@ -78,4 +96,26 @@ impl LoadedRun {
             .map(|h| h.duration.as_secs_f64())
             .unwrap_or(1.0)
     }
+}
+
+/// Rows of a CSV file after its header; a last line without its newline (cut) counts
+/// as a row, so that it differs from what run.json says.
+fn data_lines(path: &Path) -> Result<u64> {
+    use std::io::Read;
+    let mut file =
+        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut buf = vec![0u8; 1 << 20];
+    let (mut newlines, mut last) = (0u64, b'\n');
+    loop {
+        let n = file
+            .read(&mut buf)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        newlines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+        last = buf[n - 1];
+    }
+    let lines = newlines + u64::from(last != b'\n');
+    Ok(lines.saturating_sub(1))
 }

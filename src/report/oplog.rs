@@ -16,9 +16,15 @@ use tokio::sync::mpsc;
 use crate::stats::OpRecord;
 
 /// Batches in flight before lanes wait for the writer.
-const CHANNEL_BATCHES: usize = 256;
-/// Records a lane gathers before it sends them.
+pub const CHANNEL_BATCHES: usize = 32;
+/// Records a lane gathers before it sends them (the lane's own constant matches).
 pub const BATCH: usize = 512;
+/// Bytes the writer buffers before the file sees them.
+pub const BUFFER: usize = 1 << 20;
+/// The most operations a killed run may have applied without their rows reaching
+/// ops.csv, per lane: its own batch, the channel and the writer's buffer (rows are
+/// over 50 bytes). `verify` of a recovered folder calls their targets uncertain.
+pub const UNLOGGED_PER_LANE: u64 = (BATCH + CHANNEL_BATCHES * BATCH + BUFFER / 50) as u64;
 
 /// A row of `ops.csv`; the header comes from the field names.
 #[derive(Serialize, Default)]
@@ -63,7 +69,7 @@ impl OpLogWriter {
         let handle = std::thread::Builder::new()
             .name("op-log".into())
             .spawn(move || -> Result<u64> {
-                let mut out = BufWriter::with_capacity(1 << 20, file);
+                let mut out = BufWriter::with_capacity(BUFFER, file);
                 // The header is written first, so that a run of no operations still
                 // leaves a CSV that tools can read.
                 out.write_all(super::csv_header(&OpRow::default()).as_bytes())
@@ -74,6 +80,7 @@ impl OpLogWriter {
                 let mut timestamps = Rfc3339Micros::default();
                 let mut rows = 0u64;
                 while let Some(batch) = rx.blocking_recv() {
+                    let idle = rx.is_empty();
                     for record in &batch {
                         let at = epoch + Duration::from_nanos(record.start_ns);
                         let (error_kind, error) = match &record.error {
@@ -94,6 +101,11 @@ impl OpLogWriter {
                         })
                         .with_context(|| format!("cannot write {display_path}"))?;
                         rows += 1;
+                    }
+                    // Caught up: hand the rows to the file, so a killed run loses less.
+                    if idle {
+                        csv.flush()
+                            .with_context(|| format!("cannot write {display_path}"))?;
                     }
                 }
                 csv.flush()

@@ -44,7 +44,11 @@ fn row(out: &mut String, s: &LatencySummary) {
         latency_text(s, s.mean_us)
     );
     for (label, _) in PERCENTILES {
-        let _ = write!(out, " {:>9}", latency_text(s, s.percentile(label)));
+        let mut text = latency_text(s, s.percentile(label));
+        if s.is_thin(label) {
+            text.push('*');
+        }
+        let _ = write!(out, " {text:>9}");
     }
     let _ = writeln!(out, " {:>9}", latency_text(s, s.max_us));
 }
@@ -70,19 +74,47 @@ pub fn render(summary: &Summary) -> String {
     row(&mut out, &summary.overall);
     let _ = writeln!(
         out,
-        "latencies in µs (successful ops); {} ops in {:.2} s = {:.0} ops/s, {} errors",
+        "latencies in µs (successful ops); {} ops in {:.2} s = {:.0} ops/s ({:.0} successful), {} errors",
         thousands(summary.ops),
         summary.elapsed_s,
         summary.throughput_ops_s,
+        summary.ok_throughput_ops_s,
         thousands(summary.errors)
     );
+    if summary
+        .events
+        .iter()
+        .chain([&summary.overall])
+        .any(|e| !e.thin_percentiles.is_empty())
+    {
+        let _ = writeln!(
+            out,
+            "* rests on fewer than 10 samples beyond it: run more operations to trust it"
+        );
+    }
     for event in summary.events.iter().filter(|e| e.errors > 0) {
         let kinds: Vec<String> = event
             .errors_by_kind
             .iter()
             .map(|(k, n)| format!("{k} {}", thousands(*n)))
             .collect();
-        let _ = writeln!(out, "errors in {}: {}", event.event_type, kinds.join(", "));
+        let took = event
+            .failed
+            .as_ref()
+            .map(|f| {
+                format!(
+                    " (they took mean {} µs, max {} µs)",
+                    format_us(f.mean_us),
+                    format_us(f.max_us)
+                )
+            })
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "errors in {}: {}{took}",
+            event.event_type,
+            kinds.join(", ")
+        );
     }
     out
 }

@@ -1,9 +1,15 @@
-//! Helpers shared by the black-box tests: the binary in a folder, JSON files.
+//! Helpers shared by the black-box tests: the binary in a folder, JSON files, the op
+//! log, signals.
 
-use std::path::Path;
+#![allow(dead_code)] // each test file uses its own share of these
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 use serde_json::Value;
+use tempfile::TempDir;
 
 /// `hatshop` run in `dir`, without a HATSHOP_DB from the environment.
 pub fn hatshop(dir: &Path) -> Command {
@@ -12,6 +18,82 @@ pub fn hatshop(dir: &Path) -> Command {
     cmd
 }
 
+/// `hatshop ARGS…` started in the background in `dir`, stderr kept.
+pub fn spawn(dir: &Path, args: &[&str]) -> Child {
+    StdCommand::new(assert_cmd::cargo::cargo_bin("hatshop"))
+        .current_dir(dir)
+        .env_remove("HATSHOP_DB")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 pub fn json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Runs `hatshop run --quiet --out tmp/<name> EXTRA…`, which must succeed.
+pub fn run_ok(tmp: &TempDir, name: &str, extra: &[&str]) -> PathBuf {
+    let out = tmp.path().join(name);
+    let output = hatshop(tmp.path())
+        .args(["run", "--quiet", "--out"])
+        .arg(&out)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{extra:?}: {}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    out
+}
+
+/// The rows of ops.csv as string records.
+pub fn csv_rows(dir: &Path) -> Vec<csv::StringRecord> {
+    csv::Reader::from_path(dir.join("ops.csv"))
+        .unwrap()
+        .records()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// Waits until `file` holds at least `bytes` (the run is measuring).
+pub fn wait_for_bytes(file: &Path, bytes: u64) {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while std::fs::metadata(file).map_or(0, |m| m.len()) < bytes {
+        assert!(
+            Instant::now() < deadline,
+            "{} never grew to {bytes} bytes",
+            file.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+pub fn signal(child: &Child, signal: i32) {
+    // SAFETY: kill(2) on a pid we started; no memory is touched.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, signal);
+    }
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Every bad input ends in one clear line on stderr and a non-zero exit, never a panic.
+pub fn assert_one_line_error(dir: &Path, args: &[&str], expected: &str) {
+    let output = hatshop(dir).args(args).output().unwrap();
+    assert!(!output.status.success(), "{args:?} succeeded");
+    let stderr = text(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+    assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
 }

@@ -62,6 +62,10 @@ impl StoreKind for CassandraStore {
         16
     }
 
+    fn check(settings: &Settings) -> Result<(), DbError> {
+        CassandraOptions::parse(settings).map(|_| ())
+    }
+
     async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<Self, DbError> {
         let cassandra = CassandraOptions::parse(&options.settings)?;
         let address = url

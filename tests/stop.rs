@@ -1,0 +1,514 @@
+//! Never stuck, nothing lost, nothing leaked, nobody's data dropped: the probes of an
+//! adversarial user, against the binary (SQLite, and silent listeners that stand in
+//! for servers that accept a connection and never answer: our own test code).
+
+mod common;
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::{
+    assert_one_line_error, csv_rows, hatshop, json, run_ok, signal, spawn, text, wait_for_bytes,
+};
+use tempfile::TempDir;
+
+/// Sends `sig` once the run measures, and returns (exit code, seconds from signal to exit).
+fn stop_with(dir: &Path, args: &[&str], out: &Path, sig: i32) -> (Option<i32>, f64, String) {
+    let child = spawn(dir, args);
+    wait_for_bytes(&out.join("ops.csv"), 200_000);
+    let sent = Instant::now();
+    signal(&child, sig);
+    let output = child.wait_with_output().unwrap();
+    (
+        output.status.code(),
+        sent.elapsed().as_secs_f64(),
+        text(&output.stderr),
+    )
+}
+
+#[test]
+fn sigint_and_sigterm_end_a_four_lane_sqlite_run_within_a_second() {
+    let tmp = TempDir::new().unwrap();
+    for (name, sig) in [("int", libc::SIGINT), ("term", libc::SIGTERM)] {
+        let out = tmp.path().join(name);
+        let out_arg = out.to_str().unwrap();
+        let (code, secs, stderr) = stop_with(
+            tmp.path(),
+            &[
+                "run", "--quiet", "-c", "4", "--events", "50000000", "--out", out_arg,
+            ],
+            &out,
+            sig,
+        );
+        assert_eq!(code, Some(130), "{stderr}");
+        assert!(secs < 1.0, "{name}: exit {secs:.2} s after the signal");
+        let run = json(&out.join("run.json"));
+        assert_eq!(run["status"], "interrupted");
+        let measured = run["measured_ops"].as_u64().unwrap();
+        assert_eq!(csv_rows(&out).len() as u64, measured);
+        assert_eq!(json(&out.join("summary.json"))["ops"], measured);
+        // Exactly what the lanes applied reached the store.
+        hatshop(tmp.path())
+            .arg("verify")
+            .arg(&out)
+            .assert()
+            .success();
+    }
+}
+
+#[test]
+fn a_deadline_ends_the_run_within_a_second_whatever_the_event_count() {
+    let tmp = TempDir::new().unwrap();
+    let started = Instant::now();
+    let out = run_ok(
+        &tmp,
+        "deadline",
+        &["--events", "1000000000000", "--duration", "1.5", "--verify"],
+    );
+    let took = started.elapsed().as_secs_f64();
+    assert!(took < 2.5 + 1.0, "took {took:.2} s");
+    let run = json(&out.join("run.json"));
+    assert_eq!(run["status"], "stopped_at_deadline");
+    assert_eq!(run["stream_complete"], false);
+    let planned = run["planned_events"].as_u64().unwrap();
+    assert!(planned > 500 && planned < 1_000_000_000_000, "{planned}");
+    let measured = run["measured_ops"].as_u64().unwrap();
+    assert_eq!(csv_rows(&out).len() as u64, measured);
+    // A warm-up longer than --duration is stopped too.
+    let started = Instant::now();
+    let out = run_ok(
+        &tmp,
+        "warm",
+        &[
+            "--warmup",
+            "1000000000000",
+            "--events",
+            "10",
+            "--duration",
+            "1",
+        ],
+    );
+    assert!(started.elapsed().as_secs_f64() < 3.0);
+    assert_eq!(json(&out.join("run.json"))["measured_ops"], 0);
+}
+
+#[test]
+fn a_second_signal_ends_at_once_and_the_folder_says_so() {
+    let tmp = TempDir::new().unwrap();
+    let out = tmp.path().join("twice");
+    let child = spawn(
+        tmp.path(),
+        &[
+            "run",
+            "--quiet",
+            "-c",
+            "2",
+            "--events",
+            "50000000",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    wait_for_bytes(&out.join("ops.csv"), 200_000);
+    // Two different signals while it is stopped arrive together when it resumes: the
+    // second one lands while the first is still being acted on.
+    signal(&child, libc::SIGSTOP);
+    signal(&child, libc::SIGINT);
+    signal(&child, libc::SIGTERM);
+    let sent = Instant::now();
+    signal(&child, libc::SIGCONT);
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130));
+    assert!(sent.elapsed() < Duration::from_secs(1));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("stopped at once by a second signal"),
+        "{stderr}"
+    );
+    assert_eq!(json(&out.join("run.json"))["status"], "aborted");
+    assert_one_line_error(
+        tmp.path(),
+        &["report", out.to_str().unwrap()],
+        "`hatshop recover",
+    );
+    hatshop(tmp.path())
+        .arg("recover")
+        .arg(&out)
+        .assert()
+        .success();
+    assert_eq!(json(&out.join("run.json"))["status"], "recovered");
+    hatshop(tmp.path())
+        .arg("verify")
+        .arg(&out)
+        .assert()
+        .success();
+}
+
+#[test]
+fn a_killed_run_is_recognised_and_recovered_from_its_op_log() {
+    let tmp = TempDir::new().unwrap();
+    let out = tmp.path().join("killed");
+    let out_arg = out.to_str().unwrap();
+    let mut child = spawn(
+        tmp.path(),
+        &[
+            "run", "--quiet", "-c", "4", "--events", "50000000", "--out", out_arg,
+        ],
+    );
+    wait_for_bytes(&out.join("ops.csv"), 300_000);
+    signal(&child, libc::SIGKILL);
+    child.wait().unwrap();
+    assert_eq!(json(&out.join("run.json"))["status"], "running");
+    for command in ["verify", "report"] {
+        assert_one_line_error(
+            tmp.path(),
+            &[command, out_arg],
+            "did not finish (its process is gone: killed, or the machine stopped): `hatshop recover",
+        );
+    }
+    let compare = hatshop(tmp.path())
+        .args(["compare", out_arg, out_arg])
+        .output()
+        .unwrap();
+    assert!(text(&compare.stderr).contains("hatshop recover"));
+
+    let recovered = hatshop(tmp.path())
+        .arg("recover")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(recovered.status.success(), "{}", text(&recovered.stderr));
+    let run = json(&out.join("run.json"));
+    assert_eq!(run["status"], "recovered");
+    let rows = csv_rows(&out).len() as u64;
+    let dropped = run["recovered"]["dropped_lines"].as_u64().unwrap();
+    assert!(dropped <= 1);
+    assert_eq!(
+        run["measured_ops"].as_u64().unwrap(),
+        rows - dropped.min(rows)
+    );
+    assert_eq!(json(&out.join("summary.json"))["ops"], run["measured_ops"]);
+    assert!(out.join("report.html").exists());
+    let verify = hatshop(tmp.path())
+        .arg("verify")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(verify.status.success(), "{}", text(&verify.stdout));
+    assert_one_line_error(tmp.path(), &["recover", out_arg], "nothing to recover");
+}
+
+#[test]
+fn closing_stdout_never_stops_the_folder_from_being_finished() {
+    let tmp = TempDir::new().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("hatshop");
+    let status = std::process::Command::new("sh")
+        .current_dir(tmp.path())
+        .arg("-c")
+        .arg(format!(
+            "'{}' run --events 20000 --verify --out piped | head -1",
+            bin.display()
+        ))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = tmp.path().join("piped");
+    let run = json(&out.join("run.json"));
+    assert_eq!(run["status"], "finished");
+    assert!(out.join("verify.json").exists());
+    assert!(out.join("report.html").exists());
+}
+
+#[test]
+fn a_result_folder_verifies_its_own_copy_of_the_database() {
+    let tmp = TempDir::new().unwrap();
+    let out = run_ok(&tmp, "original", &["--events", "3000"]);
+    let copy = tmp.path().join("copy");
+    std::fs::create_dir(&copy).unwrap();
+    for entry in std::fs::read_dir(&out).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), copy.join(entry.file_name())).unwrap();
+    }
+    // Tamper with the copy only.
+    let db = rusqlite::Connection::open(copy.join("hatshop.db")).unwrap();
+    db.execute("UPDATE orders SET status = 'cancelled' WHERE order_id = (SELECT MIN(order_id) FROM orders)", [])
+        .unwrap();
+    drop(db);
+    hatshop(tmp.path())
+        .arg("verify")
+        .arg(&out)
+        .assert()
+        .success();
+    hatshop(tmp.path())
+        .arg("verify")
+        .arg(&copy)
+        .assert()
+        .failure();
+    // A moved folder still finds its database.
+    let moved = tmp.path().join("moved");
+    std::fs::rename(&out, &moved).unwrap();
+    hatshop(tmp.path())
+        .arg("verify")
+        .arg(&moved)
+        .assert()
+        .success();
+    // Verify never creates a database.
+    std::fs::remove_file(moved.join("hatshop.db")).unwrap();
+    let _ = std::fs::remove_file(moved.join("hatshop.db-wal"));
+    let _ = std::fs::remove_file(moved.join("hatshop.db-shm"));
+    assert_one_line_error(
+        tmp.path(),
+        &["verify", moved.to_str().unwrap()],
+        "no SQLite database at",
+    );
+    assert!(!moved.join("hatshop.db").exists());
+}
+
+#[test]
+fn verify_refuses_a_folder_of_another_stream_version() {
+    let tmp = TempDir::new().unwrap();
+    let out = run_ok(&tmp, "old", &["--events", "500"]);
+    let path = out.join("run.json");
+    let mut run = json(&path);
+    run["stream_version"] = 0.into();
+    std::fs::write(&path, serde_json::to_string_pretty(&run).unwrap()).unwrap();
+    assert_one_line_error(
+        tmp.path(),
+        &["verify", out.to_str().unwrap()],
+        "was made by stream version 0 and this hatshop makes version 1",
+    );
+}
+
+#[test]
+fn an_events_file_changed_mid_run_fails_the_run_with_a_complete_folder() {
+    let tmp = TempDir::new().unwrap();
+    hatshop(tmp.path())
+        .args(["generate", "--events", "400000", "-o", "big.jsonl"])
+        .assert()
+        .success();
+    let out = tmp.path().join("changed");
+    let child = spawn(
+        tmp.path(),
+        &[
+            "run",
+            "--quiet",
+            "--events-file",
+            "big.jsonl",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    wait_for_bytes(&out.join("ops.csv"), 100_000);
+    let file = tmp.path().join("big.jsonl");
+    let text_now = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, &text_now[..text_now.len() / 2]).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    let run = json(&out.join("run.json"));
+    assert_eq!(run["status"], "failed");
+    let error = run["error"].as_str().unwrap();
+    assert!(error.contains("big.jsonl"), "{error}");
+    assert_eq!(
+        csv_rows(&out).len() as u64,
+        run["measured_ops"].as_u64().unwrap()
+    );
+    assert!(out.join("summary.json").exists() && out.join("report.html").exists());
+}
+
+#[test]
+fn hatshop_drops_only_tables_it_made() {
+    let tmp = TempDir::new().unwrap();
+    let db_path = tmp.path().join("mine.db");
+    let db = rusqlite::Connection::open(&db_path).unwrap();
+    db.execute_batch(
+        "CREATE TABLE orders (id INT, note TEXT); INSERT INTO orders VALUES (1, 'mine');",
+    )
+    .unwrap();
+    drop(db);
+    assert_one_line_error(
+        tmp.path(),
+        &["run", "--db", "sqlite://mine.db", "--events", "100"],
+        "refusing to drop orders in sqlite://mine.db: hatshop did not create it (no hatshop_meta marker)",
+    );
+    let db = rusqlite::Connection::open(&db_path).unwrap();
+    let note: String = db
+        .query_row("SELECT note FROM orders", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(note, "mine");
+    drop(db);
+    assert!(
+        !tmp.path().join("results").exists(),
+        "a run that never began left a folder"
+    );
+    run_ok(
+        &tmp,
+        "recreate",
+        &["--db", "sqlite://mine.db", "--events", "100", "--recreate"],
+    );
+    // Now the tables carry the marker: the next run replaces them without asking.
+    run_ok(
+        &tmp,
+        "again",
+        &["--db", "sqlite://mine.db", "--events", "100", "--verify"],
+    );
+}
+
+#[test]
+fn a_read_changed_behind_hatshops_back_is_counted_not_current() {
+    let tmp = TempDir::new().unwrap();
+    let mut events = String::from(
+        "{\"seq\":0,\"phase\":\"load\",\"op\":{\"type\":\"write\",\"key\":7,\"size\":64}}\n\
+         {\"seq\":1,\"phase\":\"measure\",\"op\":{\"type\":\"rewrite\",\"key\":7,\"version\":2,\"size\":64}}\n",
+    );
+    for seq in 2..300_000 {
+        events.push_str(&format!(
+            "{{\"seq\":{seq},\"phase\":\"measure\",\"op\":{{\"type\":\"read\",\"key\":7,\"version\":2}}}}\n"
+        ));
+    }
+    std::fs::write(tmp.path().join("reads.jsonl"), events).unwrap();
+    let out = tmp.path().join("behind");
+    let child = spawn(
+        tmp.path(),
+        &[
+            "run",
+            "--quiet",
+            "--events-file",
+            "reads.jsonl",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    wait_for_bytes(&out.join("ops.csv"), 100_000);
+    // A second connection puts the key's first version back.
+    let db = rusqlite::Connection::open(out.join("hatshop.db")).unwrap();
+    db.busy_timeout(Duration::from_secs(5)).unwrap();
+    let key = hatshop::workload::KeyText::of(7);
+    db.execute(
+        "UPDATE kv SET v = ?1 WHERE k = ?2",
+        rusqlite::params![hatshop::workload::kv::value(7, 1, 64), key.as_str()],
+    )
+    .unwrap();
+    drop(db);
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let summary = json(&out.join("summary.json"));
+    let reads = summary["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["event_type"] == "read")
+        .unwrap();
+    let stale = reads["errors_by_kind"]["stale"].as_u64().unwrap_or(0);
+    assert!(stale > 0, "{reads}");
+    assert!(reads["ok"].as_u64().unwrap() > 0, "{reads}");
+    assert_eq!(reads["errors"].as_u64().unwrap(), stale, "{reads}");
+}
+
+/// Listens on a free port and accepts connections without ever answering.
+fn silent_listener() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    port
+}
+
+#[test]
+fn a_silent_server_gives_one_line_within_the_connect_timeout() {
+    let tmp = TempDir::new().unwrap();
+    let port = silent_listener();
+    let urls = [
+        format!("postgres://u:pw@127.0.0.1:{port}/x"),
+        format!("mysql://root:pw@127.0.0.1:{port}/x"),
+        format!("cassandra://127.0.0.1:{port}/x"),
+        format!("redis://127.0.0.1:{port}/0"),
+    ];
+    let checks: Vec<_> = urls
+        .iter()
+        .cloned()
+        .enumerate()
+        .map(|(i, url)| {
+            let dir = tmp.path().join(format!("store{i}"));
+            std::fs::create_dir(&dir).unwrap();
+            std::thread::spawn(move || {
+                let started = Instant::now();
+                let output = hatshop(&dir)
+                    .args(["run", "--connect-timeout", "2", "--db", &url])
+                    .output()
+                    .unwrap();
+                // A run that never began leaves no folder behind.
+                assert!(!dir.join("results").exists(), "{url}");
+                (url, started.elapsed(), output)
+            })
+        })
+        .collect();
+    // The default deadline (10 s) holds too, for the store of the original report.
+    let started = Instant::now();
+    let default = hatshop(tmp.path())
+        .args(["run", "--events", "2000", "--db", &urls[0]])
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(12), "{took:?}");
+    assert!(
+        text(&default.stderr).contains("within 10 s"),
+        "{}",
+        text(&default.stderr)
+    );
+    for check in checks {
+        let (url, took, output) = check.join().unwrap();
+        assert!(!output.status.success(), "{url}");
+        assert!(took < Duration::from_secs(4), "{url}: {took:?}");
+        let stderr = text(&output.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{url}: {stderr}");
+        assert!(
+            stderr.starts_with("error: cannot connect to "),
+            "{url}: {stderr}"
+        );
+        assert!(
+            !stderr.contains(":pw@"),
+            "{url}: a password leaked: {stderr}"
+        );
+    }
+    // verify --db hears the same deadline.
+    let out = run_ok(&tmp, "for-verify", &["--events", "100"]);
+    let started = Instant::now();
+    let output = hatshop(tmp.path())
+        .args(["verify", "--connect-timeout", "2", "--db", &urls[0]])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(started.elapsed() < Duration::from_secs(4));
+    assert!(!tmp.path().join("results").exists());
+}
+
+#[test]
+fn ctrl_c_while_connecting_ends_at_once() {
+    let tmp = TempDir::new().unwrap();
+    let port = silent_listener();
+    let child = spawn(
+        tmp.path(),
+        &["run", "--db", &format!("postgres://u@127.0.0.1:{port}/x")],
+    );
+    std::thread::sleep(Duration::from_millis(800));
+    let sent = Instant::now();
+    signal(&child, libc::SIGINT);
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        sent.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert!(!output.status.success());
+    assert!(text(&output.stderr).contains("interrupted before the run began"));
+    assert!(!tmp.path().join("results").exists());
+}
