@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine: installs what is missing (Debian packages,
-# Cassandra's jars from Maven Central, Chromium for the report test), starts Cassandra, MariaDB and PostgreSQL with
-# `hatshop server start`, runs formatting, lints and every test (the live-server tests
-# included), and stops the servers at the end, also on failure.
+# Cassandra's jars from Maven Central, Chromium for the report test), starts Cassandra,
+# MariaDB, PostgreSQL and Redis with `hatshop server start`, runs formatting, lints and
+# every test (the live-server tests included), and stops the servers at the end, also
+# on failure. Each stage prints its start time; the last line the total.
 set -euo pipefail
 cd "$(dirname "$0")"
 
-step() { printf '\n== %s (%s)\n' "$*" "$(date +%T)"; }
+suite_started=$(date +%s)
+step() { printf '\n== %s (%s, +%ss)\n' "$*" "$(date +%T)" "$(($(date +%s) - suite_started))"; }
 
 # Servers and downloads of the test suite live apart from a user's own.
 export HATSHOP_HOME=${HATSHOP_TEST_HOME:-${HOME:-/tmp}/.local/share/hatshop-test}
@@ -22,6 +24,7 @@ fi
 missing=()
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
 ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || missing+=(postgresql)
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
@@ -37,19 +40,20 @@ fi
 cargo --version
 
 step "build"
-cargo build --locked
+cargo build --locked --all-targets
 hatshop=target/debug/hatshop
 
 step "servers"
 # Fresh data every time; the Cassandra jars stay in the cache.
 "$hatshop" server wipe --all
 trap '"$hatshop" server stop --all || true' EXIT
-# Cassandra takes about a minute: it boots while formatting and lints run.
+# Cassandra takes the longest: it boots while formatting and lints run.
 "$hatshop" server start cassandra >target/cassandra-url.txt 2>target/cassandra-start.log &
 cassandra_pid=$!
-HATSHOP_TEST_MARIADB=$("$hatshop" server start mariadb)
+HATSHOP_TEST_MYSQL=$("$hatshop" server start mysql)
 HATSHOP_TEST_POSTGRES=$("$hatshop" server start postgres)
-export HATSHOP_TEST_MARIADB HATSHOP_TEST_POSTGRES
+HATSHOP_TEST_REDIS=$("$hatshop" server start redis)
+export HATSHOP_TEST_MYSQL HATSHOP_TEST_POSTGRES HATSHOP_TEST_REDIS
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
@@ -69,3 +73,5 @@ export HATSHOP_TEST_CASSANDRA
 
 step "cargo test (live-server tests included)"
 cargo test --locked --all-targets -- --include-ignored
+
+step "done"

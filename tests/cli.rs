@@ -117,7 +117,7 @@ fn orders_keep_their_event_order_under_sixteen_lanes() {
     for row in rows {
         if let Some(previous) = last_seen.get(&row[4]) {
             assert!(
-                *previous <= row[5].to_string(),
+                previous.as_str() <= &row[5],
                 "order {} ran out of order",
                 &row[4]
             );

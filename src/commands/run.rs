@@ -99,7 +99,7 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
         let _ = html::write_report(&config.out_dir);
     }
     result?;
-    finish(config, &*store, &record, &stop).await
+    finish(config, &store, &record, &stop).await
 }
 
 /// Connects and makes the schema, within their deadlines, hearing Ctrl-C.

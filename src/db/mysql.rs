@@ -70,17 +70,17 @@ impl StoreKind for MysqlStore {
     const SETTINGS: &'static [Setting] = &[Setting {
         name: "pool",
         value: Value::Count { min: 1 },
-        default: "4",
-        help: "connections in the pool (the default concurrency follows it)",
+        default: "",
+        help: "connections in the pool (default: one per lane; lanes default to the pool, else 4)",
     }];
 
-    /// One lane per pooled connection.
+    /// One lane per pooled connection: the seed's pool of 4.
     fn default_concurrency(settings: &Settings) -> usize {
-        settings.count("pool") as usize
+        super::sql::pool_or(settings, 4)
     }
 
     async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<Self, DbError> {
-        let pool_size = options.settings.count("pool") as usize;
+        let pool_size = super::sql::pool_or(&options.settings, options.concurrency);
         let address = url
             .address(3306)
             .map_err(|e| DbError::new(ErrorKind::Connection, e))?;

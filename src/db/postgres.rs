@@ -100,16 +100,16 @@ impl StoreKind for PostgresStore {
     const SETTINGS: &'static [Setting] = &[Setting {
         name: "pool",
         value: Value::Count { min: 1 },
-        default: "4",
-        help: "connections in the pool (the default concurrency follows it)",
+        default: "",
+        help: "connections in the pool (default: one per lane; lanes default to the pool, else 4)",
     }];
 
     fn default_concurrency(settings: &Settings) -> usize {
-        settings.count("pool") as usize
+        super::sql::pool_or(settings, 4)
     }
 
     async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<Self, DbError> {
-        let pool = options.settings.count("pool") as usize;
+        let pool = super::sql::pool_or(&options.settings, options.concurrency);
         let address = url
             .address(5432)
             .map_err(|e| DbError::new(ErrorKind::Connection, e))?;

@@ -257,10 +257,7 @@ fn fields(flat: &[String]) -> BTreeMap<&str, &str> {
         .collect()
 }
 
-fn number<T: std::str::FromStr>(map: &BTreeMap<&str, &str>, field: &str) -> T
-where
-    T: Default,
-{
+fn number<T: std::str::FromStr + Default>(map: &BTreeMap<&str, &str>, field: &str) -> T {
     map.get(field)
         .and_then(|v| v.parse().ok())
         .unwrap_or_default()

@@ -206,6 +206,15 @@ pub fn snapshot_from<R>(
     Ok(snapshot)
 }
 
+/// The `pool` setting if given, else `otherwise` (at least 1).
+pub fn pool_or(settings: &super::Settings, otherwise: usize) -> usize {
+    settings
+        .given_text("pool")
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(otherwise)
+        .max(1)
+}
+
 /// A status read back that is not one of ours.
 pub fn unknown_status(text: &str) -> DbError {
     DbError::other(format!("unknown order status '{text}'"))

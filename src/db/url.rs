@@ -230,12 +230,11 @@ fn userinfo_end(rest: &str, password_spans: &[(usize, usize)]) -> Option<usize> 
     rest.char_indices()
         .filter(|&(i, c)| c == '@' && !password_spans.iter().any(|&(s, e)| i >= s && i < e))
         .map(|(i, _)| i)
-        .filter(|&i| {
+        .rfind(|&i| {
             let after = &rest[i + 1..];
             let hosts = after.split(['/', '?']).next().unwrap_or("");
             is_host_list(hosts)
         })
-        .last()
 }
 
 fn is_host_list(text: &str) -> bool {

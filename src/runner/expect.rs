@@ -68,11 +68,12 @@ impl Expectations {
             }
             | Operation::UpdateStatus {
                 order_id, state, ..
-            } => match state {
-                Some(state) => self.orders.entry(*order_id).or_default().push(*state),
-                // An update of an order that never was: the stream expects it absent.
-                None => {}
-            },
+            } => {
+                // Without a state, the order never was: the stream expects it absent.
+                if let Some(state) = state {
+                    self.orders.entry(*order_id).or_default().push(*state);
+                }
+            }
             Operation::DeleteOrder { order_id } => {
                 self.uncertain.remove(&target);
                 self.orders.remove(order_id);

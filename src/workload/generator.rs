@@ -16,7 +16,7 @@ use super::domain::{
 use super::live::LiveSet;
 use super::rng::StreamRng;
 use super::spec::WorkloadSpec;
-use super::state::{StateHash, StateHasher};
+use super::state::{Head, StateHash, StateHasher};
 
 /// 2026-01-01T00:00:00Z; each event advances the shop's clock by one second.
 const EPOCH_MS: i64 = 1_767_225_600_000;
@@ -83,9 +83,16 @@ impl LiveOrder {
     fn state(&self, order_id: OrderId) -> StateHash {
         let mut h = StateHasher::default();
         let mut number = itoa_buffer();
-        h.order_head(
+        let head = Head {
             order_id,
-            u64::from(self.client_id),
+            client_id: u64::from(self.client_id),
+            created_at_ms: self.created_at_ms,
+            status: self.status().as_str(),
+            subtotal_cents: self.subtotal_cents(),
+            items: self.items.len(),
+        };
+        h.order_head(
+            &head,
             |h| {
                 h.text(FIRST_NAMES[self.first_name as usize])
                     .text(" ")
@@ -98,10 +105,6 @@ impl LiveOrder {
                     .text(", ")
                     .text(CITIES[self.city as usize]);
             },
-            self.created_at_ms,
-            self.status().as_str(),
-            self.subtotal_cents(),
-            self.items.len(),
         );
         for (k, item) in self.items.iter().enumerate() {
             let (product, price) = PRODUCTS[item.product as usize];

@@ -76,7 +76,7 @@ pub fn fill_value(out: &mut Vec<u8>, key: KeyId, version: u32, size: u32) {
     out.extend_from_slice(&key.to_le_bytes());
     out.extend_from_slice(&version.to_le_bytes());
     out.extend_from_slice(&(size as u32).to_le_bytes());
-    let mut seed = key ^ (u64::from(version) << 40) ^ 0x6861_7473_686f_70;
+    let mut seed = key ^ (u64::from(version) << 40) ^ 0x0068_6174_7368_6f70;
     let mut rng = StreamRng::from_seed(splitmix64(&mut seed));
     while out.len() + 8 <= size {
         out.extend_from_slice(&rng.next_u64().to_le_bytes());

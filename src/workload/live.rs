@@ -104,7 +104,7 @@ mod tests {
         for id in 1..=5_000u64 {
             set.push(id);
             model.push(id);
-            if crate::workload::splitmix64(&mut state) % 3 == 0 {
+            if crate::workload::splitmix64(&mut state).is_multiple_of(3) {
                 let k = (crate::workload::splitmix64(&mut state) % model.len() as u64) as usize;
                 set.remove(model.remove(k));
             }

@@ -45,6 +45,16 @@ impl<'de> Deserialize<'de> for StateHash {
     }
 }
 
+/// The fields of an order row other than its texts, and how many items follow.
+pub struct Head<'a> {
+    pub order_id: u64,
+    pub client_id: u64,
+    pub created_at_ms: i64,
+    pub status: &'a str,
+    pub subtotal_cents: i64,
+    pub items: usize,
+}
+
 /// Feeds an order's fields, piece by piece, in the canonical order.
 pub struct StateHasher(u64);
 
@@ -83,25 +93,21 @@ impl StateHasher {
     /// fed by the caller's closures so the generator can write them in pieces.
     pub fn order_head(
         &mut self,
-        order_id: u64,
-        client_id: u64,
+        head: &Head<'_>,
         customer: impl FnOnce(&mut Self),
         address: impl FnOnce(&mut Self),
-        created_at_ms: i64,
-        status: &str,
-        subtotal_cents: i64,
-        items: usize,
     ) -> &mut Self {
-        self.number(order_id as i64).number(client_id as i64);
+        self.number(head.order_id as i64)
+            .number(head.client_id as i64);
         customer(self);
         self.end_text();
         address(self);
         self.end_text();
-        self.number(created_at_ms)
-            .text(status)
+        self.number(head.created_at_ms)
+            .text(head.status)
             .end_text()
-            .number(subtotal_cents)
-            .number(items as i64)
+            .number(head.subtotal_cents)
+            .number(head.items as i64)
     }
 
     pub fn item(
@@ -128,19 +134,22 @@ impl StateHasher {
 /// The state hash of a whole order (items in `line_item_id` order, however given).
 pub fn of_order(order: &Order) -> StateHash {
     let mut h = StateHasher::default();
+    let head = Head {
+        order_id: order.order_id,
+        client_id: order.client_id,
+        created_at_ms: order.created_at_ms,
+        status: order.status.as_str(),
+        subtotal_cents: order.subtotal_cents,
+        items: order.items.len(),
+    };
     h.order_head(
-        order.order_id,
-        order.client_id,
+        &head,
         |h| {
             h.text(&order.customer);
         },
         |h| {
             h.text(&order.address);
         },
-        order.created_at_ms,
-        order.status.as_str(),
-        order.subtotal_cents,
-        order.items.len(),
     );
     let mut feed = |i: &LineItem| {
         h.item(

@@ -25,6 +25,7 @@ use scylla::response::query_result::QueryResult;
 use scylla::response::{PagingState, PagingStateResponse};
 use scylla::statement::batch::{Batch, BatchType};
 use scylla::statement::prepared::PreparedStatement;
+use scylla::statement::{Consistency, Statement};
 use scylla::value::{CqlValue, Row};
 use tokio::sync::OnceCell;
 
@@ -237,11 +238,17 @@ impl Database for CassandraStore {
         for statement in table_ddl(ks, self.options.schema) {
             self.ddl(&statement).await?;
         }
-        self.ddl(&format!(
+        // The marker is hatshop's bookkeeping: written at ONE, so a keyspace whose
+        // replication the ring cannot meet is still marked (and its runs' errors counted).
+        let mut marker = Statement::new(format!(
             "INSERT INTO {ks}.{MARKER} (name, made_by) VALUES ('hatshop', '{}')",
             owner.note.replace('\'', "''")
-        ))
-        .await?;
+        ));
+        marker.set_consistency(Consistency::One);
+        self.session
+            .query_unpaged(marker, ())
+            .await
+            .map_err(|e| classify(e).context("cannot write hatshop's marker"))?;
         // Prepared now, so that no measured operation pays for it.
         self.statements().await?;
         Ok(())
