@@ -92,6 +92,30 @@ pub struct RunContext {
     pub op_log: Option<mpsc::Sender<Vec<OpRecord>>>,
 }
 
+/// Stops the run `limit` after the measured phase began, or after the warm-up began if
+/// measuring has not begun by then.
+async fn watch_deadline(phases: Arc<PhaseClock>, limit: Duration, stop: Arc<StopSignal>) {
+    const LOOK: Duration = Duration::from_millis(10);
+    loop {
+        let began = phases.measure.get().or(phases.warmup.get()).copied();
+        match began {
+            Some(began) if began.elapsed() >= limit => {
+                // A warm-up over the limit, or the measured phase's own deadline.
+                if phases.measure.get().is_none_or(|m| m.elapsed() >= limit) {
+                    stop.stop(StopReason::Deadline);
+                    return;
+                }
+            }
+            _ => {}
+        }
+        if stop.is_stopped() {
+            return;
+        }
+        let wait = began.map_or(LOOK, |b| limit.saturating_sub(b.elapsed()).min(LOOK));
+        tokio::time::sleep(wait).await;
+    }
+}
+
 pub async fn run<D: Database>(
     db: Arc<D>,
     stream: EventStream,
@@ -109,6 +133,11 @@ pub async fn run<D: Database>(
     let intervals = Arc::new(IntervalCollector::new(interval, EventType::ALL.len()));
     let failed_writes = Arc::new(Mutex::new(Vec::new()));
     let check_reads = plan.check_reads && db.holds_data();
+    // The deadline stops the run at its instant, calls in flight included; lanes also
+    // check it before each event.
+    let deadline = plan
+        .max_duration
+        .map(|limit| tokio::spawn(watch_deadline(phases.clone(), limit, stop.clone())));
     let mut senders = Vec::with_capacity(plan.concurrency);
     let mut lanes = Vec::with_capacity(plan.concurrency);
     for _ in 0..plan.concurrency {
@@ -158,6 +187,9 @@ pub async fn run<D: Database>(
     let source_report = tokio::task::spawn_blocking(move || source_thread.join())
         .await?
         .map_err(|_| anyhow!("the event source panicked"))?;
+    if let Some(deadline) = deadline {
+        deadline.abort();
+    }
     let measured_elapsed = match (phases.measure.get(), last_end) {
         (Some(start), Some(end)) => end.saturating_duration_since(*start),
         _ => Duration::ZERO,
