@@ -97,16 +97,11 @@ pub struct RunContext {
 async fn watch_deadline(phases: Arc<PhaseClock>, limit: Duration, stop: Arc<StopSignal>) {
     const LOOK: Duration = Duration::from_millis(10);
     loop {
+        // The measured phase's own deadline, or a warm-up over the limit.
         let began = phases.measure.get().or(phases.warmup.get()).copied();
-        match began {
-            Some(began) if began.elapsed() >= limit => {
-                // A warm-up over the limit, or the measured phase's own deadline.
-                if phases.measure.get().is_none_or(|m| m.elapsed() >= limit) {
-                    stop.stop(StopReason::Deadline);
-                    return;
-                }
-            }
-            _ => {}
+        if began.is_some_and(|b| b.elapsed() >= limit) {
+            stop.stop(StopReason::Deadline);
+            return;
         }
         if stop.is_stopped() {
             return;
