@@ -331,6 +331,22 @@ fn run_id(database: &str, source: &EventSource) -> String {
     format!("{stamp}-{database}-{workload}")
 }
 
+/// The folders that creating `dir` would make (it and any missing parents), deepest
+/// first: what to remove when the work that needed them never began.
+pub fn missing_folders(dir: &Path) -> Vec<PathBuf> {
+    dir.ancestors()
+        .take_while(|p| !p.as_os_str().is_empty() && !p.exists())
+        .map(Path::to_path_buf)
+        .collect()
+}
+
+/// Removes folders made for work that never began (each only if empty).
+pub fn remove_folders(folders: &[PathBuf]) {
+    for folder in folders {
+        let _ = std::fs::remove_dir(folder);
+    }
+}
+
 /// `base/id`, or `base/id-2`, `-3`, … if taken.
 pub fn unique_dir(base: &Path, id: &str) -> PathBuf {
     let first = base.join(id);

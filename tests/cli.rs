@@ -352,7 +352,18 @@ fn bad_input_gets_one_clear_line() {
         !common::text(&output.stderr).contains("tiger"),
         "a password leaked"
     );
-    // A sweep that cannot run leaves no folder behind.
+    // A sweep whose database cannot be reached leaves no folder behind.
+    assert_one_line_error(
+        dir,
+        &[
+            "sweep",
+            "--vary",
+            "events=10,20",
+            "--db",
+            "mysql://root@127.0.0.1:1/x",
+        ],
+        "cannot connect to mysql://root@127.0.0.1:1/x",
+    );
     assert!(!dir.join("results").exists());
 }
 

@@ -15,7 +15,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::open_stream;
 use super::verify::verify_store;
 use crate::cli::RunArgs;
-use crate::config::{EventSource, RunConfig, file_sha256};
+use crate::config::{EventSource, RunConfig, file_sha256, missing_folders, remove_folders};
 use crate::db::{ConnectOptions, Database, DbError, Ownership, Store};
 use crate::interrupt;
 use crate::report::table::{self, thousands};
@@ -45,20 +45,14 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
         let stop = stop.clone();
         interrupt::Listening::with(move || stop.stop(StopReason::Interrupted))
     };
-    let parent = config
-        .out_dir
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty());
-    let parent_existed = parent.is_none_or(Path::exists);
+    let made = missing_folders(&config.out_dir);
     prepare_dir(&config.out_dir)?;
     let store = match connect_and_set_up(config, &stop).await {
         Ok(store) => Arc::new(store),
         Err(e) => {
             // A run that never began leaves no folder behind (nor `results/` it made).
             let _ = std::fs::remove_dir_all(&config.out_dir);
-            if let (Some(parent), false) = (parent, parent_existed) {
-                let _ = std::fs::remove_dir(parent);
-            }
+            remove_folders(&made);
             return Err(e);
         }
     };

@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 
 use super::run::{EXIT_INTERRUPTED, execute};
 use crate::cli::{RunArgs, SweepArgs, all_settings};
-use crate::config::{RunConfig, stamp, unique_dir};
+use crate::config::{RunConfig, missing_folders, remove_folders, stamp, unique_dir};
 use crate::report::sweep::{self, SweepRow};
 use crate::report::table::format_us;
 use crate::report::{read_json, write_csv};
@@ -103,7 +103,7 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
         apply(&mut probe, &key, value)?;
         RunConfig::from_args(&probe)?;
     }
-    let existed = dir.exists();
+    let made = missing_folders(&dir);
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("cannot create sweep folder {}", dir.display()))?;
     if std::fs::read_dir(&dir)?.next().is_some() {
@@ -113,9 +113,9 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
         );
     }
     let result = sweep(args, &key, &values, &dir).await;
-    if result.is_err() && !existed {
+    if result.is_err() {
         // A sweep that could not run leaves no empty folder behind.
-        let _ = std::fs::remove_dir(&dir);
+        remove_folders(&made);
     }
     result
 }
@@ -126,13 +126,6 @@ async fn sweep(
     values: &[String],
     dir: &Path,
 ) -> Result<std::process::ExitCode> {
-    note!(
-        "sweep of {key} over {} × {} repeat{} into {}",
-        values.join(", "),
-        args.repeat,
-        if args.repeat == 1 { "" } else { "s" },
-        dir.display()
-    );
     let mut rows = Vec::new();
     let mut interrupted = false;
     'sweep: for value in values {
@@ -156,6 +149,16 @@ async fn sweep(
             config.print_details = false;
             let code = execute(&config).await?;
             let r = row(key, value, repeat, &run_dir)?;
+            if rows.is_empty() {
+                // Said once the first run worked, so a sweep that cannot start is one line.
+                note!(
+                    "sweep of {key} over {} × {} repeat{} into {}",
+                    values.join(", "),
+                    args.repeat,
+                    if args.repeat == 1 { "" } else { "s" },
+                    dir.display()
+                );
+            }
             say!(
                 "{key}={value} #{repeat}: {:.2} s, {:.0} ops/s, mean {} µs, p99 {} µs, {} errors",
                 r.elapsed_s,

@@ -199,6 +199,10 @@ fn replay(record: &RunRecord, mut visit: impl FnMut(&OrderEvent, Fate)) -> Resul
         if event.seq > horizon {
             break;
         }
+        // Replaying is work on this thread: it listens for Ctrl-C itself.
+        if event.seq % 4096 == 0 && interrupt::requested() {
+            bail!("verify interrupted");
+        }
         let lane = lane_of(event.op.target().id(), lanes);
         let last = record.lane_last_seq.get(lane).copied().flatten();
         let fate = if last.is_some_and(|last| event.seq <= last) {

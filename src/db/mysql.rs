@@ -23,7 +23,7 @@ use super::sql::{
 };
 use super::{
     Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, OrderRow,
-    Setting, Settings, Snapshot, StoreInfo, StoreKind, Value,
+    Setting, Settings, Snapshot, StoreInfo, StoreKind,
 };
 use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
 
@@ -67,12 +67,7 @@ impl StoreKind for MysqlStore {
     const ALIASES: &'static [&'static str] = &["mariadb"];
     const ABOUT: &'static str = "MySQL or MariaDB (what the server says it is goes in run.json)";
     const EXAMPLE: &'static str = "mysql://root@127.0.0.1:3306/hatshop?pool=4";
-    const SETTINGS: &'static [Setting] = &[Setting {
-        name: "pool",
-        value: Value::Count { min: 1 },
-        default: "",
-        help: "connections in the pool (default: one per lane; lanes default to the pool, else 4)",
-    }];
+    const SETTINGS: &'static [Setting] = &[super::sql::POOL];
 
     /// One lane per pooled connection: the seed's pool of 4.
     fn default_concurrency(settings: &Settings) -> usize {
@@ -166,7 +161,12 @@ fn kind_of(error: &mysql_async::Error) -> ErrorKind {
 }
 
 fn classify(error: mysql_async::Error) -> DbError {
-    DbError::new(kind_of(&error), error.to_string())
+    let message = match &error {
+        // The driver says "Input/output error: " twice around the OS error.
+        mysql_async::Error::Io(mysql_async::IoError::Io(io)) => format!("I/O error: {io}"),
+        _ => error.to_string(),
+    };
+    DbError::new(kind_of(&error), message)
 }
 
 fn order_row(row: &Row) -> Result<OrderRow, DbError> {

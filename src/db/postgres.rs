@@ -20,7 +20,7 @@ use super::sql::{
 };
 use super::{
     Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, OrderRow,
-    Setting, Settings, Snapshot, StoreInfo, StoreKind, Value,
+    Setting, Settings, Snapshot, StoreInfo, StoreKind,
 };
 use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
 
@@ -97,12 +97,7 @@ impl StoreKind for PostgresStore {
     const ALIASES: &'static [&'static str] = &["postgresql"];
     const ABOUT: &'static str = "PostgreSQL";
     const EXAMPLE: &'static str = "postgres://postgres@127.0.0.1:5432/hatshop?pool=4";
-    const SETTINGS: &'static [Setting] = &[Setting {
-        name: "pool",
-        value: Value::Count { min: 1 },
-        default: "",
-        help: "connections in the pool (default: one per lane; lanes default to the pool, else 4)",
-    }];
+    const SETTINGS: &'static [Setting] = &[super::sql::POOL];
 
     fn default_concurrency(settings: &Settings) -> usize {
         super::sql::pool_or(settings, 4)

@@ -206,6 +206,14 @@ pub fn snapshot_from<R>(
     Ok(snapshot)
 }
 
+/// `pool`, as the pooled SQL stores declare it.
+pub const POOL: super::Setting = super::Setting {
+    name: "pool",
+    value: super::Value::Count { min: 1 },
+    default: "",
+    help: "connections in the pool (default: one per lane; lanes default to the pool, else 4)",
+};
+
 /// The `pool` setting if given, else `otherwise` (at least 1).
 pub fn pool_or(settings: &super::Settings, otherwise: usize) -> usize {
     settings
