@@ -6,8 +6,6 @@
 //! order carries the hash of the order's state after it. When the mix asks for an event
 //! on an order (or key) while none is live, a create (or write) is generated instead.
 
-use std::collections::HashMap;
-
 use super::catalogue::{CITIES, COLOURS, FIRST_NAMES, LAST_NAMES, PRODUCTS, SIZES, STREETS};
 use super::domain::{
     EventType, ItemChange, KeyId, LineItem, Operation, Order, OrderEvent, OrderId, OrderStatus,
@@ -25,7 +23,7 @@ const CLIENTS: u64 = 10_000;
 const DISCOUNTS: [u8; 5] = [0, 5, 10, 15, 20];
 
 /// One item of a live order: catalogue indices and its quantity.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct LiveItem {
     product: u8,
     colour: u8,
@@ -33,8 +31,49 @@ struct LiveItem {
     quantity: u8,
 }
 
+/// Items kept inline up to this many (the default spec has 1–5 per order), so a live
+/// order needs no allocation of its own.
+const INLINE_ITEMS: usize = 5;
+
+/// The items of a live order: inline when few, else on the heap.
+enum Items {
+    Inline(u8, [LiveItem; INLINE_ITEMS]),
+    Heap(Box<[LiveItem]>),
+}
+
+impl Items {
+    fn new(items: &[LiveItem]) -> Items {
+        if items.len() <= INLINE_ITEMS {
+            let mut inline = [LiveItem::default(); INLINE_ITEMS];
+            inline[..items.len()].copy_from_slice(items);
+            Items::Inline(items.len() as u8, inline)
+        } else {
+            Items::Heap(items.into())
+        }
+    }
+}
+
+impl std::ops::Deref for Items {
+    type Target = [LiveItem];
+    fn deref(&self) -> &[LiveItem] {
+        match self {
+            Items::Inline(n, items) => &items[..*n as usize],
+            Items::Heap(items) => items,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Items {
+    fn deref_mut(&mut self) -> &mut [LiveItem] {
+        match self {
+            Items::Inline(n, items) => &mut items[..*n as usize],
+            Items::Heap(items) => items,
+        }
+    }
+}
+
 /// What the generator remembers of a live order: enough to write its updates and to
-/// hash its state, about 40 bytes plus 4 per item.
+/// hash its state, about 56 bytes with up to five items inline.
 struct LiveOrder {
     created_at_ms: i64,
     client_id: u32,
@@ -46,7 +85,7 @@ struct LiveOrder {
     status: u8,
     discount_pct: u8,
     first_item_id: u64,
-    items: Vec<LiveItem>,
+    items: Items,
 }
 
 impl LiveOrder {
@@ -147,7 +186,9 @@ pub struct Generator {
     next_order_id: OrderId,
     next_line_item_id: u64,
     live_orders: LiveSet,
-    orders: HashMap<OrderId, LiveOrder>,
+    /// Every order created, by id - 1 (ids are dense); `live_orders` says which live.
+    /// 56 bytes a slot: a hash map of the live ones cost three times that.
+    orders: Vec<LiveOrder>,
     live_keys: LiveSet,
     /// Current version of every key ever written, by key (0: deleted).
     versions: Vec<u32>,
@@ -170,7 +211,7 @@ impl Generator {
             next_order_id: 1,
             next_line_item_id: 1,
             live_orders: LiveSet::new(1),
-            orders: HashMap::new(),
+            orders: Vec::with_capacity(spec.initial_orders.min(1 << 26) as usize),
             live_keys: LiveSet::new(0),
             versions: Vec::new(),
             cumulative_weights,
@@ -261,7 +302,7 @@ impl Generator {
             status: 0,
             discount_pct: 0,
             first_item_id: self.next_line_item_id,
-            items,
+            items: Items::new(&items),
         };
         self.next_line_item_id += count;
         let order = Order {
@@ -290,7 +331,12 @@ impl Generator {
                 .collect(),
         };
         self.live_orders.push(order_id);
-        self.orders.insert(order_id, live);
+        if self.orders.len() == self.orders.capacity() {
+            // Grow by an eighth, not double: at millions of orders, doubling would
+            // leave hundreds of megabytes unused.
+            self.orders.reserve_exact((self.orders.len() / 8).max(1024));
+        }
+        self.orders.push(live);
         Operation::CreateOrder { order }
     }
 
@@ -304,7 +350,7 @@ impl Generator {
     fn order_event(&mut self, seq: u64, event_type: EventType) -> Operation {
         let order_id = Self::pick(&mut self.rng, &self.spec, &self.live_orders);
         let rng = &mut self.rng;
-        let order = self.orders.get_mut(&order_id).expect("live order is known");
+        let order = &mut self.orders[(order_id - 1) as usize];
         match event_type {
             EventType::ReadOrder => Operation::ReadOrder { order_id },
             EventType::UpdateOrder => {
@@ -355,7 +401,6 @@ impl Generator {
             }
             EventType::DeleteOrder => {
                 self.live_orders.remove(order_id);
-                self.orders.remove(&order_id);
                 Operation::DeleteOrder { order_id }
             }
             _ => unreachable!("order events only"),
@@ -436,6 +481,8 @@ impl Iterator for Generator {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
     use super::*;
     use crate::workload::{OrderBook, presets, state};
 
