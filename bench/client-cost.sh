@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What hatshop itself costs: generator speed, client CPU per operation against
-# null:// (generation, lanes, timing, histograms, op log) and peak memory.
+# null:// (generation, lanes, timing, histograms, op log), and peak memory, also with
+# 1 and 5 million live keys and orders (memory must follow live keys, not events).
 # Usage: bench/client-cost.sh [EVENTS]   (default 10,000,000)
 # Prints a table; compare rows measured in the same run, the machine is shared.
 set -euo pipefail
@@ -38,5 +39,11 @@ measure "run null://, 8 lanes, op log" "$total" \
   "$bin" run --quiet --db null:// --events "$events" -c 8 --out "$tmp/null-8"
 measure "replay events file on null://" "$total" \
   "$bin" run --quiet --db null:// --events-file "$tmp/events.jsonl" --out "$tmp/null-file"
+for live in 1000000 5000000; do
+  measure "kv-50w-50r, $((live / 1000000))M live keys, null://" $((live + 1000000)) \
+    "$bin" run --quiet --db null:// -w kv-50w-50r --records "$live" --warmup 0 --events 1000000 --no-op-log --out "$tmp/kv-$live"
+  measure "hatshop-random, $((live / 1000000))M live orders, null://" $((live + 1000000)) \
+    "$bin" run --quiet --db null:// --orders "$live" --events 1000000 --no-op-log --out "$tmp/orders-$live"
+done
 rows=$(($(wc -l <"$tmp/null-log/ops.csv") - 1))
 echo "ops.csv rows of the op-log run: $rows (measured events: $events)"

@@ -11,7 +11,7 @@ use super::domain::{
     EventType, ItemChange, KeyId, LineItem, Operation, Order, OrderEvent, OrderId, OrderStatus,
     Phase,
 };
-use super::live::LiveSet;
+use super::live::LiveTable;
 use super::rng::StreamRng;
 use super::spec::WorkloadSpec;
 use super::state::{Head, StateHash, StateHasher};
@@ -185,13 +185,11 @@ pub struct Generator {
     seq: u64,
     next_order_id: OrderId,
     next_line_item_id: u64,
-    live_orders: LiveSet,
-    /// Every order created, by id - 1 (ids are dense); `live_orders` says which live.
-    /// 56 bytes a slot: a hash map of the live ones cost three times that.
-    orders: Vec<LiveOrder>,
-    live_keys: LiveSet,
-    /// Current version of every key ever written, by key (0: deleted).
-    versions: Vec<u32>,
+    /// Live orders in creation order (about 70 bytes each).
+    orders: LiveTable<LiveOrder>,
+    /// Live keys in creation order, with their current version (16 bytes each).
+    keys: LiveTable<u32>,
+    next_key: KeyId,
     cumulative_weights: [f64; EventType::ALL.len()],
 }
 
@@ -210,10 +208,9 @@ impl Generator {
             seq: 0,
             next_order_id: 1,
             next_line_item_id: 1,
-            live_orders: LiveSet::new(1),
-            orders: Vec::with_capacity(spec.initial_orders.min(1 << 26) as usize),
-            live_keys: LiveSet::new(0),
-            versions: Vec::new(),
+            orders: LiveTable::default(),
+            keys: LiveTable::default(),
+            next_key: 0,
             cumulative_weights,
         }
     }
@@ -250,25 +247,21 @@ impl Generator {
             | EventType::UpdateItems
             | EventType::UpdateStatus
             | EventType::DeleteOrder
-                if self.live_orders.is_empty() =>
+                if self.orders.is_empty() =>
             {
                 EventType::CreateOrder
             }
-            EventType::Rewrite | EventType::Read | EventType::Delete
-                if self.live_keys.is_empty() =>
-            {
+            EventType::Rewrite | EventType::Read | EventType::Delete if self.keys.is_empty() => {
                 EventType::Write
             }
             other => other,
         }
     }
 
-    /// A live target of `set` by the spec's key distribution.
-    fn pick(rng: &mut StreamRng, spec: &WorkloadSpec, set: &LiveSet) -> u64 {
-        let k = spec
-            .key_distribution
-            .pick_index(rng, set.len(), spec.zipf_exponent);
-        set.nth(k)
+    /// The rank of a live target, by the spec's key distribution.
+    fn pick(rng: &mut StreamRng, spec: &WorkloadSpec, live: usize) -> usize {
+        spec.key_distribution
+            .pick_index(rng, live, spec.zipf_exponent)
     }
 
     fn create_order(&mut self, seq: u64) -> Operation {
@@ -330,13 +323,7 @@ impl Generator {
                 })
                 .collect(),
         };
-        self.live_orders.push(order_id);
-        if self.orders.len() == self.orders.capacity() {
-            // Grow by an eighth, not double: at millions of orders, doubling would
-            // leave hundreds of megabytes unused.
-            self.orders.reserve_exact((self.orders.len() / 8).max(1024));
-        }
-        self.orders.push(live);
+        self.orders.push(order_id, live);
         Operation::CreateOrder { order }
     }
 
@@ -348,9 +335,9 @@ impl Generator {
     }
 
     fn order_event(&mut self, seq: u64, event_type: EventType) -> Operation {
-        let order_id = Self::pick(&mut self.rng, &self.spec, &self.live_orders);
+        let rank = Self::pick(&mut self.rng, &self.spec, self.orders.len());
         let rng = &mut self.rng;
-        let order = &mut self.orders[(order_id - 1) as usize];
+        let (order_id, order) = self.orders.nth_mut(rank);
         match event_type {
             EventType::ReadOrder => Operation::ReadOrder { order_id },
             EventType::UpdateOrder => {
@@ -400,7 +387,7 @@ impl Generator {
                 }
             }
             EventType::DeleteOrder => {
-                self.live_orders.remove(order_id);
+                self.orders.remove(order_id);
                 Operation::DeleteOrder { order_id }
             }
             _ => unreachable!("order events only"),
@@ -410,13 +397,13 @@ impl Generator {
     fn key_event(&mut self, event_type: EventType) -> Operation {
         let size = self.spec.value_size;
         if event_type == EventType::Write {
-            let key = self.versions.len() as KeyId;
-            self.versions.push(1);
-            self.live_keys.push(key);
+            let key = self.next_key;
+            self.next_key += 1;
+            self.keys.push(key, 1);
             return Operation::Write { key, size };
         }
-        let key = Self::pick(&mut self.rng, &self.spec, &self.live_keys);
-        let version = &mut self.versions[key as usize];
+        let rank = Self::pick(&mut self.rng, &self.spec, self.keys.len());
+        let (key, version) = self.keys.nth_mut(rank);
         match event_type {
             EventType::Rewrite => {
                 *version += 1;
@@ -431,8 +418,7 @@ impl Generator {
                 version: *version,
             },
             EventType::Delete => {
-                *version = 0;
-                self.live_keys.remove(key);
+                self.keys.remove(key);
                 Operation::Delete { key }
             }
             _ => unreachable!("key-value events only"),

@@ -1,29 +1,39 @@
-//! The targets that exist at a point of the stream, in creation order: orders by id
-//! (1, 2, 3, …) or keys by index (0, 1, 2, …), both handed out in increasing order.
+//! The targets that exist at a point of the stream, in creation order, with what the
+//! generator keeps of each: orders by id, keys by index, both handed out in increasing
+//! order.
 //!
-//! A Fenwick tree of "alive" counts over every id ever created gives the k-th live one
-//! in O(log n), so zipfian and latest can rank by age while targets come and go. It costs
-//! 4 bytes per id ever created (a `Vec::remove` on a list of live ids cost O(n) per delete).
+//! A Fenwick tree of "alive" counts over the slots gives the k-th live target in
+//! O(log n), so zipfian and latest can rank by age while targets come and go; a removal
+//! finds its id by binary search. Deleted targets leave their slot until they outnumber the
+//! live ones, then the table compacts: memory follows the live targets, never the
+//! events (about 4 bytes of tree and a bit per slot, beside the slots themselves).
 
-pub struct LiveSet {
-    /// The id of slot 0.
-    base: u64,
+pub struct LiveTable<T> {
+    /// Ids by slot, increasing.
+    ids: Vec<u64>,
+    values: Vec<T>,
+    alive: Vec<u64>,
     /// Fenwick tree, 1-based: `tree[i]` counts live slots in `(i - lowbit(i), i]`.
     tree: Vec<u32>,
-    alive: Vec<u64>,
     live: usize,
 }
 
-impl LiveSet {
-    pub fn new(first_id: u64) -> Self {
-        LiveSet {
-            base: first_id,
-            tree: vec![0],
+/// Dead slots tolerated before a compaction, at the least.
+const MIN_DEAD: usize = 1024;
+
+impl<T> Default for LiveTable<T> {
+    fn default() -> Self {
+        LiveTable {
+            ids: Vec::new(),
+            values: Vec::new(),
             alive: Vec::new(),
+            tree: vec![0],
             live: 0,
         }
     }
+}
 
+impl<T> LiveTable<T> {
     pub fn len(&self) -> usize {
         self.live
     }
@@ -32,10 +42,22 @@ impl LiveSet {
         self.live == 0
     }
 
-    /// Adds the next id (ids come in order, without gaps).
-    pub fn push(&mut self, id: u64) {
+    /// Adds a target; ids come in increasing order.
+    pub fn push(&mut self, id: u64, value: T) {
+        debug_assert!(
+            self.ids.last().is_none_or(|&last| last < id),
+            "ids increase"
+        );
+        if self.ids.len() == self.ids.capacity() {
+            // Grow by an eighth, not double: at millions of targets, doubling would
+            // leave hundreds of megabytes unused.
+            let more = (self.ids.len() / 8).max(1024);
+            self.ids.reserve_exact(more);
+            self.values.reserve_exact(more);
+        }
+        self.ids.push(id);
+        self.values.push(value);
         let slot = self.tree.len(); // 1-based position of the new slot
-        debug_assert_eq!(id, self.base + slot as u64 - 1, "ids come in order");
         // The new node covers (slot - lowbit, slot]: itself plus the nodes below it.
         let low = slot & slot.wrapping_neg();
         let mut sum = 1u32;
@@ -53,29 +75,24 @@ impl LiveSet {
         self.live += 1;
     }
 
-    pub fn contains(&self, id: u64) -> bool {
-        let Some(bit) = id.checked_sub(self.base).map(|b| b as usize) else {
-            return false;
-        };
-        bit < self.tree.len() - 1 && self.alive[bit / 64] & (1 << (bit % 64)) != 0
+    fn is_alive(&self, slot: usize) -> bool {
+        self.alive[slot / 64] & (1 << (slot % 64)) != 0
     }
 
-    pub fn remove(&mut self, id: u64) {
-        if !self.contains(id) {
-            return;
-        }
-        let bit = (id - self.base) as usize;
-        self.alive[bit / 64] &= !(1 << (bit % 64));
-        let mut i = bit + 1;
-        while i < self.tree.len() {
-            self.tree[i] -= 1;
-            i += i & i.wrapping_neg();
-        }
-        self.live -= 1;
+    fn slot_of(&self, id: u64) -> Option<usize> {
+        self.ids
+            .binary_search(&id)
+            .ok()
+            .filter(|&slot| self.is_alive(slot))
     }
 
-    /// The live id of rank `k` (0 = the oldest); `k < len()`.
-    pub fn nth(&self, k: usize) -> u64 {
+    /// The live target of rank `k` (0 = the oldest), `k < len()`: its id and value.
+    pub fn nth_mut(&mut self, k: usize) -> (u64, &mut T) {
+        let slot = self.slot_of_rank(k);
+        (self.ids[slot], &mut self.values[slot])
+    }
+
+    fn slot_of_rank(&self, k: usize) -> usize {
         debug_assert!(k < self.live);
         let mut remaining = k as u32;
         let mut pos = 0usize;
@@ -88,7 +105,58 @@ impl LiveSet {
             }
             step >>= 1;
         }
-        self.base + pos as u64
+        pos
+    }
+
+    pub fn remove(&mut self, id: u64) {
+        let Some(slot) = self.slot_of(id) else {
+            return;
+        };
+        self.alive[slot / 64] &= !(1 << (slot % 64));
+        let mut i = slot + 1;
+        while i < self.tree.len() {
+            self.tree[i] -= 1;
+            i += i & i.wrapping_neg();
+        }
+        self.live -= 1;
+        let dead = self.ids.len() - self.live;
+        if dead > self.live && dead > MIN_DEAD {
+            self.compact();
+        }
+    }
+
+    /// Drops the dead slots, keeping creation order, and rebuilds the tree: O(n), once
+    /// the dead outnumber the live, so O(1) per removal over time.
+    fn compact(&mut self) {
+        let mut slot = 0;
+        let alive = std::mem::take(&mut self.alive);
+        let is_alive = |s: usize| alive[s / 64] & (1 << (s % 64)) != 0;
+        self.ids.retain(|_| {
+            let keep = is_alive(slot);
+            slot += 1;
+            keep
+        });
+        slot = 0;
+        self.values.retain(|_| {
+            let keep = is_alive(slot);
+            slot += 1;
+            keep
+        });
+        self.ids.shrink_to_fit();
+        self.values.shrink_to_fit();
+        let n = self.ids.len();
+        self.alive = vec![u64::MAX; n.div_ceil(64)];
+        if !n.is_multiple_of(64) {
+            *self.alive.last_mut().expect("n > 0") = (1 << (n % 64)) - 1;
+        }
+        self.tree = vec![1; n + 1];
+        self.tree[0] = 0;
+        for i in 1..=n {
+            let parent = i + (i & i.wrapping_neg());
+            if parent <= n {
+                self.tree[parent] += self.tree[i];
+            }
+        }
     }
 }
 
@@ -97,23 +165,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ranks_follow_creation_order_through_removals() {
-        let mut set = LiveSet::new(1);
+    fn ranks_follow_creation_order_through_removals_and_compactions() {
+        let mut table = LiveTable::default();
         let mut model: Vec<u64> = Vec::new();
         let mut state = 17u64;
-        for id in 1..=5_000u64 {
-            set.push(id);
+        for id in 1..=50_000u64 {
+            table.push(id, id * 10);
             model.push(id);
-            if crate::workload::splitmix64(&mut state).is_multiple_of(3) {
-                let k = (crate::workload::splitmix64(&mut state) % model.len() as u64) as usize;
-                set.remove(model.remove(k));
+            // Remove more than is added now and then, so the table compacts.
+            let removals = if id % 1000 < 600 { 1 } else { 0 };
+            for _ in 0..removals {
+                if crate::workload::splitmix64(&mut state).is_multiple_of(2) && !model.is_empty() {
+                    let k = (crate::workload::splitmix64(&mut state) % model.len() as u64) as usize;
+                    table.remove(model.remove(k));
+                }
             }
         }
-        assert_eq!(set.len(), model.len());
+        assert_eq!(table.len(), model.len());
+        assert!(
+            table.ids.len() < 2 * model.len() + MIN_DEAD + 2,
+            "compacted"
+        );
         for (k, id) in model.iter().enumerate() {
-            assert_eq!(set.nth(k), *id, "rank {k}");
-            assert!(set.contains(*id));
+            let (got, value) = table.nth_mut(k);
+            assert_eq!((got, *value), (*id, id * 10), "rank {k}");
         }
-        assert!(!set.contains(0) && !set.contains(9_999));
+        assert_eq!(table.slot_of(0), None);
+        assert_eq!(table.slot_of(99_999), None);
     }
 }
