@@ -269,6 +269,23 @@ fn a_result_folder_verifies_its_own_copy_of_the_database() {
 }
 
 #[test]
+fn report_and_compare_refuse_a_cut_op_log() {
+    let tmp = TempDir::new().unwrap();
+    let out = run_ok(&tmp, "cut", &["--events", "2000"]);
+    let ops = out.join("ops.csv");
+    let text = std::fs::read_to_string(&ops).unwrap();
+    std::fs::write(&ops, &text[..text.len() - 40]).unwrap();
+    let dir = out.to_str().unwrap();
+    for args in [vec!["report", dir], vec!["compare", dir, dir]] {
+        assert_one_line_error(
+            tmp.path(),
+            &args,
+            "but run.json says 2000: the file was cut or changed",
+        );
+    }
+}
+
+#[test]
 fn verify_refuses_a_folder_of_another_stream_version() {
     let tmp = TempDir::new().unwrap();
     let out = run_ok(&tmp, "old", &["--events", "500"]);

@@ -29,11 +29,12 @@ impl LoadedRun {
         let run = Self::load(dir)?;
         let ops = result_dir::file(dir, result_dir::OPS_CSV);
         if let (Some(rows), true) = (run.record.op_log_rows, ops.exists()) {
-            let found = data_lines(&ops)?;
-            if found != rows {
+            let (found, cut) = data_lines(&ops)?;
+            if found != rows || cut {
                 bail!(
-                    "{} has {found} rows but run.json says {rows}: the file was cut or changed",
-                    ops.display()
+                    "{} has {found} rows{} but run.json says {rows}: the file was cut or changed",
+                    ops.display(),
+                    if cut { " and a cut last line" } else { "" }
                 );
             }
         }
@@ -98,9 +99,9 @@ impl LoadedRun {
     }
 }
 
-/// Rows of a CSV file after its header; a last line without its newline (cut) counts
-/// as a row, so that it differs from what run.json says.
-fn data_lines(path: &Path) -> Result<u64> {
+/// Whole rows of a CSV file after its header, and whether its last line is cut (every
+/// line hatshop writes ends with a newline).
+fn data_lines(path: &Path) -> Result<(u64, bool)> {
     use std::io::Read;
     let mut file =
         std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
@@ -116,6 +117,5 @@ fn data_lines(path: &Path) -> Result<u64> {
         newlines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
         last = buf[n - 1];
     }
-    let lines = newlines + u64::from(last != b'\n');
-    Ok(lines.saturating_sub(1))
+    Ok((newlines.saturating_sub(1), last != b'\n'))
 }
