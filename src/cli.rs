@@ -53,32 +53,51 @@ pub struct ServerArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum ServerAction {
-    /// Start a server (once: a second start says where it already runs) and print its URL.
+    /// Start a server (once: a second start says where it already runs) and print its
+    /// URL; with --node, start one stopped or killed node of it again.
     Start {
         kind: ServerKind,
+        /// Nodes: a Cassandra ring or a Galera cluster of 1-5.
+        #[arg(long, default_value_t = 1)]
+        nodes: usize,
+        /// Cassandra data centres (2: GossipingPropertyFileSnitch, for NetworkTopologyStrategy).
+        #[arg(long, default_value_t = 1)]
+        dcs: usize,
+        /// Start this node of a running server again (after kill or stop).
+        #[arg(long, value_name = "K", conflicts_with_all = ["nodes", "dcs"])]
+        node: Option<usize>,
         /// Cassandra version to fetch from Maven Central.
         #[arg(long)]
         version: Option<String>,
-        /// Cassandra JVM heap.
-        #[arg(long, default_value = "1g")]
-        heap: String,
+        /// Cassandra JVM heap per node (default 1g for one node, 512m in a ring).
+        #[arg(long)]
+        heap: Option<String>,
         /// Port to listen on (default: the usual one if free, else any free port).
         #[arg(long)]
         port: Option<u16>,
         /// Redis persistence: none, aof-everysec or aof-always.
         #[arg(long, default_value = "none", value_parser = ["none", "aof-everysec", "aof-always"])]
         persistence: String,
-        /// Install missing Debian packages (mariadb-server, postgresql, redis-server); needs root.
+        /// Install missing Debian packages (mariadb-server, galera-4, postgresql, redis-server); needs root.
         #[arg(long)]
         install: bool,
     },
-    /// Stop one server, or all of them.
+    /// Stop a server cleanly (every node, or one with --node), or all of them.
     Stop {
         #[arg(required_unless_present = "all")]
         kind: Option<ServerKind>,
         #[arg(long, conflicts_with = "kind")]
         all: bool,
+        /// Stop only this node.
+        #[arg(long, value_name = "K", conflicts_with = "all")]
+        node: Option<usize>,
     },
+    /// Kill a node with SIGKILL, as in a crash.
+    Kill(NodeArgs),
+    /// Pause a node with SIGSTOP: it stops answering and keeps its connections.
+    Pause(NodeArgs),
+    /// Resume a paused node (SIGCONT).
+    Resume(NodeArgs),
     /// Stop a server (or all) and delete its data, to start from scratch.
     Wipe {
         #[arg(required_unless_present = "all")]
@@ -86,15 +105,27 @@ pub enum ServerAction {
         #[arg(long, conflicts_with = "kind")]
         all: bool,
     },
-    /// What runs, where, its URL, version, pid and memory.
+    /// What runs, where: every node's address, state, pid and memory, and its URL.
     Status,
-    /// The end of a server's log.
+    /// The end of a node's log.
     Logs {
         kind: ServerKind,
+        /// Which node (default 1).
+        #[arg(long, value_name = "K", default_value_t = 1)]
+        node: usize,
         /// Lines to show.
         #[arg(short = 'n', long, default_value_t = 40)]
         lines: usize,
     },
+}
+
+/// A server and one of its nodes.
+#[derive(Debug, Args)]
+pub struct NodeArgs {
+    pub kind: ServerKind,
+    /// Which node (1, 2, …; default 1).
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    pub node: usize,
 }
 
 /// Which events: a preset or spec file, with overrides.

@@ -1,7 +1,15 @@
 //! Apache Cassandra from Maven Central: `cassandra-all` and its dependencies are
-//! fetched once into the hatshop cache with Maven, and a node runs as
+//! fetched once into the hatshop cache with Maven, and each node runs as
 //! `CassandraDaemon` on JDK 17 with a generated `cassandra.yaml` (the recipe in
 //! shared/notes/cassandra-from-maven.md, checked on this kind of machine).
+//!
+//! A ring of N nodes (`--nodes`, 1–5) runs on N loopback addresses with the same ports
+//! (9042 CQL, 7000 gossip) and a JMX port each on 127.0.0.1. The seed starts first,
+//! then the joiners together: a fresh ring gives every node 16 fixed, interleaved
+//! tokens, because joiners that allocate tokens at the same moment pick the same ones
+//! (shared/notes/clusters.md). Ready when every node's own log says every other node
+//! is up. `--dcs 2` lays the nodes out in two data centres (GossipingPropertyFileSnitch),
+//! for NetworkTopologyStrategy and LOCAL_QUORUM / EACH_QUORUM.
 
 use std::fs::File;
 use std::os::unix::process::CommandExt;
@@ -12,13 +20,15 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use super::{
-    Home, LocalServer, ServerKind, ServerRecord, StartOptions, now_rfc3339, process, wait_for_port,
+    Home, LocalServer, NodeRecord, ServerKind, ServerRecord, StartOptions, node_record,
+    now_rfc3339, process, wait_until,
 };
 
 pub const DEFAULT_VERSION: &str = "5.0.4";
-const HOST: &str = "127.0.0.1";
-/// A node takes about 40 s on an idle 2-core machine; a busy one needs more.
+/// A node answers in 13–40 s on an idle 2-core machine; a busy one needs more.
 const START_TIMEOUT: Duration = Duration::from_secs(300);
+const CQL_PORT: u16 = 9042;
+const GOSSIP_PORT: u16 = 7000;
 
 /// The module flags of Cassandra's own conf/jvm17-server.options.
 const JDK17_FLAGS: &[&str] = &[
@@ -100,150 +110,445 @@ pub fn jars(home: &Home, version: &str) -> Result<PathBuf> {
     Ok(lib)
 }
 
-fn write_config(
-    conf: &Path,
-    data: &Path,
-    logs: &Path,
-    native_port: u16,
-    storage_port: u16,
-) -> Result<()> {
-    std::fs::create_dir_all(conf)?;
-    let d = data.display();
-    std::fs::write(
-        conf.join("cassandra.yaml"),
-        format!(
-            "cluster_name: hatshop\n\
-             num_tokens: 16\n\
-             allocate_tokens_for_local_replication_factor: 1\n\
-             partitioner: org.apache.cassandra.dht.Murmur3Partitioner\n\
-             data_file_directories: [{d}/data]\n\
-             commitlog_directory: {d}/commitlog\n\
-             saved_caches_directory: {d}/saved_caches\n\
-             hints_directory: {d}/hints\n\
-             commitlog_sync: periodic\n\
-             commitlog_sync_period: 10000ms\n\
-             seed_provider:\n  - class_name: org.apache.cassandra.locator.SimpleSeedProvider\n    parameters:\n      - seeds: \"{HOST}:{storage_port}\"\n\
-             listen_address: {HOST}\n\
-             rpc_address: {HOST}\n\
-             native_transport_port: {native_port}\n\
-             storage_port: {storage_port}\n\
-             endpoint_snitch: SimpleSnitch\n\
-             start_native_transport: true\n\
-             concurrent_reads: 16\n\
-             concurrent_writes: 16\n\
-             concurrent_compactors: 1\n\
-             auto_snapshot: false\n"
-        ),
-    )?;
-    std::fs::write(
-        conf.join("logback.xml"),
-        format!(
-            "<configuration>\n\
-             <appender name=\"FILE\" class=\"ch.qos.logback.core.FileAppender\">\n\
-             <file>{}/system.log</file>\n\
-             <encoder><pattern>%-5level [%thread] %date{{ISO8601}} %F:%L - %msg%n</pattern></encoder>\n\
-             </appender>\n\
-             <root level=\"INFO\"><appender-ref ref=\"FILE\"/></root>\n\
-             </configuration>\n",
-            logs.display()
-        ),
-    )?;
-    Ok(())
-}
-
 pub struct Cassandra;
 
 impl LocalServer for Cassandra {
     const NAME: &'static str = "cassandra";
-    const ABOUT: &'static str = "Apache Cassandra from Maven Central (JDK 17)";
+    const ABOUT: &'static str =
+        "Apache Cassandra from Maven Central (--nodes 1-5 for a ring, --dcs 2)";
+    const STORE: &'static str = "cassandra";
     const RETRY_START: bool = false;
+    const MAX_NODES: usize = 5;
 
-    fn start(home: &Home, dir: &Path, options: &StartOptions) -> Result<ServerRecord> {
-        start(home, dir, options)
+    fn start(
+        home: &Home,
+        dir: &Path,
+        options: &StartOptions,
+        previous: Option<&ServerRecord>,
+    ) -> Result<ServerRecord> {
+        let version = previous
+            .map(|p| p.settings.get("version").cloned())
+            .unwrap_or(options.version.clone())
+            .unwrap_or_else(|| DEFAULT_VERSION.to_string());
+        let ring = Ring::plan(dir, options, previous)?;
+        let lib = jars(home, &version)?;
+        let java = java()?;
+        let fresh = !ring.nodes[0].dir.join("data/data").exists();
+        crate::note!(
+            "starting Cassandra {version}: {} node{} on {} (about {} s) …",
+            ring.nodes.len(),
+            if ring.nodes.len() == 1 { "" } else { "s" },
+            ring.hosts().join(", "),
+            if ring.nodes.len() == 1 { 20 } else { 40 }
+        );
+        let started = Instant::now();
+        for node in &ring.nodes {
+            node.write_config(&ring, fresh)?;
+        }
+        // The seed first, then the joiners together.
+        let seed = ring.nodes[0].spawn(&java, &lib, &ring.heap, fresh)?;
+        ring.nodes[0].wait_cql(seed)?;
+        let mut pids = vec![seed];
+        for node in &ring.nodes[1..] {
+            pids.push(node.spawn(&java, &lib, &ring.heap, fresh)?);
+        }
+        for (node, &pid) in ring.nodes.iter().zip(&pids).skip(1) {
+            node.wait_cql(pid)?;
+        }
+        for (node, &pid) in ring.nodes.iter().zip(&pids) {
+            node.wait_peers_up(pid, &ring)?;
+        }
+        crate::note!(
+            "Cassandra ring ready after {:.0} s",
+            started.elapsed().as_secs_f64()
+        );
+        let addresses: Vec<String> = ring
+            .hosts()
+            .iter()
+            .map(|h| format!("{h}:{CQL_PORT}"))
+            .collect();
+        Ok(ServerRecord {
+            kind: ServerKind::find(Self::NAME).expect("listed"),
+            url: format!("cassandra://{}/hatshop", addresses.join(",")),
+            version: format!("Apache Cassandra {version}"),
+            started_at: now_rfc3339(),
+            settings: [
+                ("version".to_string(), version),
+                ("nodes".to_string(), ring.nodes.len().to_string()),
+                ("dcs".to_string(), ring.dcs.to_string()),
+                ("heap".to_string(), ring.heap.clone()),
+            ]
+            .into(),
+            nodes: ring
+                .nodes
+                .iter()
+                .zip(pids)
+                .map(|(node, pid)| node.record(pid))
+                .collect(),
+        })
+    }
+
+    fn restart_node(
+        home: &Home,
+        dir: &Path,
+        record: &ServerRecord,
+        node: usize,
+    ) -> Result<NodeRecord> {
+        let ring = Ring::plan(dir, &StartOptions::default(), Some(record))?;
+        let version = record
+            .settings
+            .get("version")
+            .cloned()
+            .unwrap_or_else(|| DEFAULT_VERSION.to_string());
+        let lib = jars(home, &version)?;
+        let this = &ring.nodes[node - 1];
+        let pid = this.spawn(&java()?, &lib, &ring.heap, false)?;
+        this.wait_cql(pid)?;
+        this.wait_peers_up(pid, &ring)?;
+        Ok(this.record(pid))
     }
 }
 
-fn start(home: &Home, dir: &Path, options: &StartOptions) -> Result<ServerRecord> {
-    let version = options
-        .version
-        .clone()
-        .unwrap_or_else(|| DEFAULT_VERSION.to_string());
-    let java = process::find_program("java", &[])
-        .context("java is not installed: Cassandra 5.0 needs JDK 11 or 17 (`apt-get install -y openjdk-17-jre-headless`)")?;
-    let lib = jars(home, &version)?;
-    let native_port = match options.port {
-        Some(port) => port,
-        None => process::free_port(HOST, 9042)?,
-    };
-    let storage_port = process::free_port(HOST, 7000)?;
-    let jmx_port = process::free_port(HOST, 7199)?;
-    let conf = dir.join("conf");
-    let data = dir.join("data");
-    let logs = dir.join("logs");
-    std::fs::create_dir_all(&logs)?;
-    write_config(&conf, &data, &logs, native_port, storage_port)?;
+fn java() -> Result<PathBuf> {
+    process::find_program("java", &[]).context(
+        "java is not installed: Cassandra 5.0 needs JDK 11 or 17 (`apt-get install -y openjdk-17-jre-headless`)",
+    )
+}
 
-    let log_file = logs.join("system.log");
-    let out = File::create(logs.join("stdout.log"))?;
-    let heap = &options.heap;
-    let child = Command::new(java)
-        .args([format!("-Xms{heap}"), format!("-Xmx{heap}")])
-        .args(["-Xss512k", "-XX:+UseG1GC", "-XX:+ExitOnOutOfMemoryError"])
-        // The GC log: server pauses are part of what a latency tail means.
-        .arg(format!(
-            "-Xlog:gc*:file={}/gc.log:time,uptime,level,tags:filecount=3,filesize=10m",
-            logs.display()
-        ))
+/// Where every node of a ring lives.
+struct Ring {
+    nodes: Vec<RingNode>,
+    dcs: usize,
+    heap: String,
+}
+
+struct RingNode {
+    number: usize,
+    host: String,
+    jmx: u16,
+    dir: PathBuf,
+    dc: String,
+    rack: String,
+}
+
+impl Ring {
+    /// The ring's layout: a previous ring's addresses and ports (its data names them),
+    /// or free ones.
+    fn plan(dir: &Path, options: &StartOptions, previous: Option<&ServerRecord>) -> Result<Ring> {
+        let setting = |name: &str| previous.and_then(|p| p.settings.get(name)).cloned();
+        let n = previous.map_or(options.nodes, |p| p.nodes.len());
+        let dcs = setting("dcs")
+            .and_then(|d| d.parse().ok())
+            .unwrap_or(options.dcs);
+        if !(1..=2).contains(&dcs) || dcs > n {
+            bail!("--dcs must be 1 or 2, and at most the number of nodes");
+        }
+        // Each node's JVM is its heap plus ~400 MB: 5 nodes of 512m fit beside the client.
+        let heap = setting("heap")
+            .or(options.heap.clone())
+            .unwrap_or_else(|| if n == 1 { "1g".into() } else { "512m".into() });
+        let hosts: Vec<String> = match previous {
+            Some(p) => p.nodes.iter().map(|n| n.host.clone()).collect(),
+            None => process::free_addresses(n, &[CQL_PORT, GOSSIP_PORT])?,
+        };
+        let mut nodes = Vec::with_capacity(n);
+        for (i, host) in hosts.into_iter().enumerate() {
+            let number = i + 1;
+            let jmx = match previous.and_then(|p| p.nodes[i].extra.get("jmx_port")) {
+                Some(port) => port.parse().context("server.json: bad jmx_port")?,
+                None => process::free_port("127.0.0.1", 7200 + number as u16)?,
+            };
+            let in_first_dc = dcs == 1 || number <= n.div_ceil(2);
+            nodes.push(RingNode {
+                number,
+                host,
+                jmx,
+                dir: dir.join(format!("node{number}")),
+                dc: if in_first_dc { "dc1" } else { "dc2" }.to_string(),
+                rack: format!("rack{number}"),
+            });
+        }
+        Ok(Ring { nodes, dcs, heap })
+    }
+
+    fn hosts(&self) -> Vec<String> {
+        self.nodes.iter().map(|n| n.host.clone()).collect()
+    }
+}
+
+impl RingNode {
+    fn conf(&self) -> PathBuf {
+        self.dir.join("conf")
+    }
+
+    fn log_file(&self) -> PathBuf {
+        self.dir.join("logs/system.log")
+    }
+
+    /// 16 tokens spread evenly and interleaved with the other nodes'.
+    fn initial_tokens(&self, nodes: usize) -> String {
+        const TOKENS: i128 = 16;
+        let n = nodes as i128;
+        let step = (1i128 << 64) / (n * TOKENS);
+        (0..TOKENS)
+            .map(|k| (-(1i128 << 63) + (k * n + self.number as i128 - 1) * step).to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    fn write_config(&self, ring: &Ring, fresh: bool) -> Result<()> {
+        let conf = self.conf();
+        let data = self.dir.join("data");
+        let logs = self.dir.join("logs");
+        std::fs::create_dir_all(&conf)?;
+        std::fs::create_dir_all(&logs)?;
+        let d = data.display();
+        let n = ring.nodes.len();
+        let tokens = if fresh && n > 1 {
+            format!("initial_token: {}", self.initial_tokens(n))
+        } else {
+            format!("allocate_tokens_for_local_replication_factor: {}", n.min(3))
+        };
+        let snitch = if ring.dcs > 1 {
+            "GossipingPropertyFileSnitch"
+        } else {
+            "SimpleSnitch"
+        };
+        std::fs::write(
+            conf.join("cassandra.yaml"),
+            format!(
+                "cluster_name: hatshop\n\
+                 num_tokens: 16\n\
+                 {tokens}\n\
+                 partitioner: org.apache.cassandra.dht.Murmur3Partitioner\n\
+                 data_file_directories: [{d}/data]\n\
+                 commitlog_directory: {d}/commitlog\n\
+                 saved_caches_directory: {d}/saved_caches\n\
+                 hints_directory: {d}/hints\n\
+                 commitlog_sync: periodic\n\
+                 commitlog_sync_period: 10000ms\n\
+                 seed_provider:\n  - class_name: org.apache.cassandra.locator.SimpleSeedProvider\n    parameters:\n      - seeds: \"{seed}:{GOSSIP_PORT}\"\n\
+                 listen_address: {host}\n\
+                 rpc_address: {host}\n\
+                 native_transport_port: {CQL_PORT}\n\
+                 storage_port: {GOSSIP_PORT}\n\
+                 endpoint_snitch: {snitch}\n\
+                 start_native_transport: true\n\
+                 concurrent_reads: 16\n\
+                 concurrent_writes: 16\n\
+                 concurrent_compactors: 1\n\
+                 auto_snapshot: false\n",
+                seed = ring.nodes[0].host,
+                host = self.host,
+            ),
+        )?;
+        std::fs::write(
+            conf.join("cassandra-rackdc.properties"),
+            format!("dc={}\nrack={}\n", self.dc, self.rack),
+        )?;
+        std::fs::write(
+            conf.join("logback.xml"),
+            format!(
+                "<configuration>\n\
+                 <appender name=\"FILE\" class=\"ch.qos.logback.core.FileAppender\">\n\
+                 <file>{}</file>\n\
+                 <encoder><pattern>%-5level [%thread] %date{{ISO8601}} %F:%L - %msg%n</pattern></encoder>\n\
+                 </appender>\n\
+                 <root level=\"INFO\"><appender-ref ref=\"FILE\"/></root>\n\
+                 </configuration>\n",
+                self.log_file().display()
+            ),
+        )?;
+        Ok(())
+    }
+
+    /// Starts the node's JVM; `fresh` joiners may bootstrap together (their tokens are fixed).
+    fn spawn(&self, java: &Path, lib: &Path, heap: &str, fresh: bool) -> Result<u32> {
+        let conf = self.conf();
+        let logs = self.dir.join("logs");
+        let log = self.log_file();
+        if log.exists() {
+            // One log per start: readiness is read from it.
+            let _ = std::fs::rename(&log, logs.join("system.previous.log"));
+        }
+        let out = File::create(logs.join("stdout.log"))?;
+        let mut cmd = Command::new(java);
+        cmd.args([format!("-Xms{heap}"), format!("-Xmx{heap}")])
+            .args(["-Xss512k", "-XX:+UseG1GC", "-XX:+ExitOnOutOfMemoryError"])
+            .arg("-XX:MaxDirectMemorySize=256m")
+            // The GC log: server pauses are part of what a latency tail means.
+            .arg(format!(
+                "-Xlog:gc*:file={}/gc.log:time,uptime,level,tags:filecount=3,filesize=10m",
+                logs.display()
+            ))
+            .args(JDK17_FLAGS)
+            .arg(format!(
+                "-Dcassandra.config=file://{}/cassandra.yaml",
+                conf.display()
+            ))
+            .arg(format!(
+                "-Dcassandra-rackdc.properties=file://{}/cassandra-rackdc.properties",
+                conf.display()
+            ))
+            .arg(format!(
+                "-Dlogback.configurationFile={}/logback.xml",
+                conf.display()
+            ))
+            .arg(format!(
+                "-Dcassandra.storagedir={}",
+                self.dir.join("data").display()
+            ))
+            .arg(format!("-Dcassandra.jmx.local.port={}", self.jmx))
+            .args([
+                "-Dcassandra.ring_delay_ms=5000",
+                "-Dcassandra.skip_wait_for_gossip_to_settle=0",
+                "-Dcassandra-foreground=yes",
+            ]);
+        if fresh && self.number > 1 {
+            cmd.arg("-Dcassandra.consistent.rangemovement=false");
+        }
+        let child = cmd
+            .arg("-cp")
+            .arg(format!("{}:{}/*", conf.display(), lib.display()))
+            .arg("org.apache.cassandra.service.CassandraDaemon")
+            .stdin(Stdio::null())
+            .stdout(out.try_clone()?)
+            .stderr(out)
+            .process_group(0)
+            .spawn()
+            .context("cannot start the Cassandra JVM")?;
+        Ok(child.id())
+    }
+
+    fn wait_cql(&self, pid: u32) -> Result<()> {
+        let what = format!("Cassandra node {} on {}", self.number, self.host);
+        wait_until(pid, START_TIMEOUT, &what, &self.log_file(), || {
+            process::port_open(&self.host, CQL_PORT)
+        })
+    }
+
+    /// Waits until this node's log says every other node of the ring is up.
+    fn wait_peers_up(&self, pid: u32, ring: &Ring) -> Result<()> {
+        let what = format!("Cassandra node {} seeing its peers", self.number);
+        let peers: Vec<&str> = ring
+            .nodes
+            .iter()
+            .filter(|n| n.number != self.number)
+            .map(|n| n.host.as_str())
+            .collect();
+        wait_until(pid, START_TIMEOUT, &what, &self.log_file(), || {
+            let log = std::fs::read_to_string(self.log_file()).unwrap_or_default();
+            peers.iter().all(|peer| peer_up(&log, peer))
+        })
+    }
+
+    fn record(&self, pid: u32) -> NodeRecord {
+        let mut node = node_record(
+            self.number,
+            &self.host,
+            CQL_PORT,
+            pid,
+            &self.dir,
+            self.dir.join("data"),
+            self.log_file(),
+        );
+        node.extra.insert("jmx_port".into(), self.jmx.to_string());
+        node.extra.insert("dc".into(), self.dc.clone());
+        node.extra.insert("rack".into(), self.rack.clone());
+        node
+    }
+}
+
+/// Whether a node's log last said `peer` is up (gossip: "/PEER:7000 is now UP").
+fn peer_up(log: &str, peer: &str) -> bool {
+    let up = format!("/{peer}:{GOSSIP_PORT} is now UP");
+    let down = format!("/{peer}:{GOSSIP_PORT} is now DOWN");
+    match (log.rfind(&up), log.rfind(&down)) {
+        (Some(u), Some(d)) => u > d,
+        (Some(_), None) => true,
+        _ => false,
+    }
+}
+
+/// The ring as a node sees it, from nodetool (for `server status`): one line per node.
+pub fn nodetool_status(home: &Home, record: &ServerRecord) -> Option<String> {
+    let node = record.nodes.iter().find(|n| n.alive())?;
+    let version = record
+        .settings
+        .get("version")
+        .cloned()
+        .unwrap_or_else(|| DEFAULT_VERSION.to_string());
+    let lib = jars(home, &version).ok()?;
+    let output = Command::new(java().ok()?)
+        .arg("-Xmx128m")
         .args(JDK17_FLAGS)
-        .arg(format!(
-            "-Dcassandra.config=file://{}/cassandra.yaml",
-            conf.display()
-        ))
-        .arg(format!(
-            "-Dlogback.configurationFile={}/logback.xml",
-            conf.display()
-        ))
-        .arg(format!("-Dcassandra.storagedir={}", data.display()))
-        .arg(format!("-Dcassandra.jmx.local.port={jmx_port}"))
-        .args([
-            "-Dcassandra.ring_delay_ms=5000",
-            "-Dcassandra.skip_wait_for_gossip_to_settle=0",
-        ])
-        .arg("-Dcassandra-foreground=yes")
         .arg("-cp")
-        .arg(format!("{}:{}/*", conf.display(), lib.display()))
-        .arg("org.apache.cassandra.service.CassandraDaemon")
-        .stdin(Stdio::null())
-        .stdout(out.try_clone()?)
-        .stderr(out)
-        .process_group(0)
-        .spawn()
-        .context("cannot start the Cassandra JVM")?;
-    let pid = child.id();
-    crate::note!("waiting for Cassandra {version} on {HOST}:{native_port} (about a minute) …");
-    let started = Instant::now();
-    wait_for_port(
-        HOST,
-        native_port,
-        pid,
-        START_TIMEOUT,
-        "Cassandra",
-        &log_file,
-    )?;
-    crate::note!(
-        "Cassandra answered after {:.0} s",
-        started.elapsed().as_secs_f64()
-    );
-    Ok(ServerRecord {
-        kind: ServerKind::find(Cassandra::NAME).expect("listed"),
-        pid,
-        url: format!("cassandra://{HOST}:{native_port}/hatshop"),
-        version,
-        host: HOST.into(),
-        port: native_port,
-        data_dir: data,
-        log_file,
-        started_at: now_rfc3339(),
-        settings: Default::default(),
-    })
+        .arg(format!("{}/*", lib.display()))
+        .arg("org.apache.cassandra.tools.NodeTool")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            node.extra.get("jmx_port")?,
+            "status",
+        ])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            l.starts_with("Datacenter")
+                || l.len() > 2 && l[..2].chars().all(|c| "UDNLJM".contains(c))
+        })
+        .collect();
+    (!lines.is_empty()).then(|| lines.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_of_a_ring_interleave_and_never_repeat() {
+        let nodes: Vec<RingNode> = (1..=3)
+            .map(|number| RingNode {
+                number,
+                host: String::new(),
+                jmx: 0,
+                dir: PathBuf::new(),
+                dc: String::new(),
+                rack: String::new(),
+            })
+            .collect();
+        let mut all: Vec<i128> = nodes
+            .iter()
+            .flat_map(|n| {
+                n.initial_tokens(3)
+                    .split(',')
+                    .map(|t| t.parse::<i128>().unwrap())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        assert_eq!(all.len(), 48);
+        let first = all.clone();
+        all.sort();
+        all.dedup();
+        assert_eq!(all.len(), 48, "a token twice");
+        assert!(
+            all.iter()
+                .all(|&t| t >= i64::MIN as i128 && t <= i64::MAX as i128)
+        );
+        // Node 1's first token is the ring's lowest; node 2's is one step on.
+        assert_eq!(first[0], i64::MIN as i128);
+        assert!(first[16] > first[0] && first[16] < first[1]);
+    }
+
+    #[test]
+    fn a_peer_is_up_when_its_last_word_is_up() {
+        let log = "x /127.0.0.12:7000 is now UP\ny /127.0.0.12:7000 is now DOWN\nz /127.0.0.13:7000 is now UP\n";
+        assert!(!peer_up(log, "127.0.0.12"));
+        assert!(peer_up(log, "127.0.0.13"));
+        assert!(!peer_up(log, "127.0.0.14"));
+    }
 }

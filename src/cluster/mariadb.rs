@@ -1,17 +1,18 @@
 //! A private MariaDB server from Debian's `mariadb-server`: its own data folder,
-//! socket, pid file and port on 127.0.0.1; it never reads /etc/mysql.
+//! socket, pid file and port on 127.0.0.1; it never reads /etc/mysql. The pieces a
+//! Galera node shares with it (config, first install, the client) live here too.
 
 use std::fs::File;
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 
 use super::{
-    Home, LocalServer, ServerKind, ServerRecord, StartOptions, ensure_packages, now_rfc3339,
-    process, wait_for_port,
+    Home, LocalServer, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages,
+    node_record, now_rfc3339, process, wait_for_port,
 };
 
 const HOST: &str = "127.0.0.1";
@@ -22,24 +23,80 @@ pub struct Mariadb;
 impl LocalServer for Mariadb {
     const NAME: &'static str = "mysql";
     const ALIASES: &'static [&'static str] = &["mariadb"];
-    const ABOUT: &'static str = "MariaDB from Debian's mariadb-server";
+    const ABOUT: &'static str = "MariaDB from Debian's mariadb-server (one server)";
+    const STORE: &'static str = "mysql";
 
-    fn start(_home: &Home, dir: &Path, options: &StartOptions) -> Result<ServerRecord> {
-        start(dir, options)
+    fn start(
+        _home: &Home,
+        dir: &Path,
+        options: &StartOptions,
+        previous: Option<&ServerRecord>,
+    ) -> Result<ServerRecord> {
+        let mariadbd = mariadbd(options.install, &[])?;
+        let port = match (options.port, previous) {
+            (Some(port), _) => port,
+            (None, Some(previous)) => previous.nodes[0].port,
+            (None, None) => process::free_port(HOST, 3306)?,
+        };
+        let cnf = write_cnf(dir, HOST, port, "")?;
+        if !dir.join("data/mysql").exists() {
+            install_db(dir, &cnf)?;
+        }
+        let pid = spawn(&mariadbd, dir, &cnf, &[])?;
+        let log_file = dir.join("error.log");
+        wait_for_port(
+            HOST,
+            port,
+            pid,
+            Duration::from_secs(60),
+            "mariadbd",
+            &log_file,
+        )?;
+        create_user_and_database(&cnf)?;
+        let version = product(client(&cnf, "SELECT VERSION()")?.trim());
+        Ok(ServerRecord {
+            kind: ServerKind::find(Self::NAME).expect("listed"),
+            url: format!("mysql://root@{HOST}:{port}/hatshop"),
+            version,
+            started_at: now_rfc3339(),
+            settings: Default::default(),
+            nodes: vec![node_record(
+                1,
+                HOST,
+                port,
+                pid,
+                dir,
+                dir.join("data"),
+                log_file,
+            )],
+        })
+    }
+
+    fn restart_node(
+        home: &Home,
+        dir: &Path,
+        record: &ServerRecord,
+        _node: usize,
+    ) -> Result<NodeRecord> {
+        let again = StartOptions {
+            port: Some(record.nodes[0].port),
+            ..Default::default()
+        };
+        Ok(Self::start(home, dir, &again, Some(record))?
+            .nodes
+            .remove(0))
     }
 }
 
-fn start(dir: &Path, options: &StartOptions) -> Result<ServerRecord> {
-    let mariadbd = ensure_packages(
-        "mariadbd",
-        &["mariadb-server"],
-        options.install,
-        &["/usr/sbin"],
-    )?;
-    let port = match options.port {
-        Some(port) => port,
-        None => process::free_port(HOST, 3306)?,
-    };
+/// The server program, installing `mariadb-server` (and `more`) when allowed.
+pub fn mariadbd(install: bool, more: &[&str]) -> Result<PathBuf> {
+    let mut packages = vec!["mariadb-server"];
+    packages.extend_from_slice(more);
+    ensure_packages("mariadbd", &packages, install, &["/usr/sbin"])
+}
+
+/// Writes `dir/my.cnf` for a server on `host:port`; `extra` lines go in `[mariadbd]`.
+pub fn write_cnf(dir: &Path, host: &str, port: u16, extra: &str) -> Result<PathBuf> {
     let data = dir.join("data");
     let log_file = dir.join("error.log");
     let cnf = dir.join("my.cnf");
@@ -52,9 +109,10 @@ fn start(dir: &Path, options: &StartOptions) -> Result<ServerRecord> {
         &cnf,
         format!(
             "[mariadbd]\n{user_line}datadir = {data}\nsocket = {dir}/mysqld.sock\npid-file = {dir}/mysqld.pid\n\
-             log-error = {log}\nbind-address = {HOST}\nport = {port}\nskip-name-resolve\n\
+             log-error = {log}\nbind-address = {host}\nport = {port}\nskip-name-resolve\n\
              performance_schema = OFF\ninnodb_buffer_pool_size = 256M\ninnodb_log_file_size = 64M\n\
              max_connections = 500\ncharacter-set-server = utf8mb4\ncollation-server = utf8mb4_general_ci\n\
+             {extra}\
              [client]\nsocket = {dir}/mysqld.sock\n",
             data = data.display(),
             dir = dir.display(),
@@ -62,20 +120,27 @@ fn start(dir: &Path, options: &StartOptions) -> Result<ServerRecord> {
         ),
     )
     .with_context(|| format!("cannot write {}", cnf.display()))?;
+    Ok(cnf)
+}
 
-    if !data.join("mysql").exists() {
-        crate::note!("initialising {} …", data.display());
-        process::run_command(
-            Command::new("mariadb-install-db")
-                .arg(format!("--defaults-file={}", cnf.display()))
-                .args(["--auth-root-authentication-method=normal", "--skip-test-db"]),
-            "mariadb-install-db",
-        )?;
-    }
+/// Makes the system tables of a new data folder.
+pub fn install_db(dir: &Path, cnf: &Path) -> Result<()> {
+    crate::note!("initialising {} …", dir.join("data").display());
+    process::run_command(
+        Command::new("mariadb-install-db")
+            .arg(format!("--defaults-file={}", cnf.display()))
+            .args(["--auth-root-authentication-method=normal", "--skip-test-db"]),
+        "mariadb-install-db",
+    )?;
+    Ok(())
+}
 
+/// Starts `mariadbd` with its config (and `args`) in its own process group.
+pub fn spawn(mariadbd: &Path, dir: &Path, cnf: &Path, args: &[String]) -> Result<u32> {
     let out = File::create(dir.join("mariadbd.out"))?;
-    let child = Command::new(&mariadbd)
+    let child = Command::new(mariadbd)
         .arg(format!("--defaults-file={}", cnf.display()))
+        .args(args)
         .stdin(Stdio::null())
         .stdout(out.try_clone()?)
         .stderr(out)
@@ -83,40 +148,36 @@ fn start(dir: &Path, options: &StartOptions) -> Result<ServerRecord> {
         .process_group(0)
         .spawn()
         .with_context(|| format!("cannot start {}", mariadbd.display()))?;
-    let pid = child.id();
-    wait_for_port(
-        HOST,
-        port,
-        pid,
-        Duration::from_secs(60),
-        "mariadbd",
-        &log_file,
-    )?;
+    Ok(child.id())
+}
 
-    let client = |sql: &str| {
-        process::run_command(
-            Command::new("mariadb")
-                .arg(format!("--defaults-file={}", cnf.display()))
-                .args(["-uroot", "-N", "-e", sql]),
-            "mariadb client",
-        )
-    };
+/// Runs SQL through the server's socket as root; the output, tab-separated.
+pub fn client(cnf: &Path, sql: &str) -> Result<String> {
+    process::run_command(
+        Command::new("mariadb")
+            .arg(format!("--defaults-file={}", cnf.display()))
+            .args(["-uroot", "-N", "-B", "-e", sql]),
+        "mariadb client",
+    )
+}
+
+/// Lets root connect over TCP from loopback, and makes the `hatshop` database.
+pub fn create_user_and_database(cnf: &Path) -> Result<()> {
     client(
+        cnf,
         "CREATE USER IF NOT EXISTS 'root'@'127.%'; \
          GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.%' WITH GRANT OPTION; \
          CREATE DATABASE IF NOT EXISTS hatshop;",
     )?;
-    let version = client("SELECT VERSION()")?.trim().to_string();
-    Ok(ServerRecord {
-        kind: ServerKind::find(Mariadb::NAME).expect("listed"),
-        pid,
-        url: format!("mysql://root@{HOST}:{port}/hatshop"),
-        version,
-        host: HOST.into(),
-        port,
-        data_dir: data,
-        log_file,
-        started_at: now_rfc3339(),
-        settings: Default::default(),
-    })
+    Ok(())
+}
+
+/// "10.11.19-MariaDB-0+deb12u1" → "MariaDB 10.11.19".
+pub fn product(version: &str) -> String {
+    let number = version.split('-').next().unwrap_or(version);
+    if version.contains("MariaDB") {
+        format!("MariaDB {number}")
+    } else {
+        format!("MySQL {number}")
+    }
 }

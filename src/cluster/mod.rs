@@ -1,37 +1,69 @@
-//! Real local servers, started by hatshop: Cassandra (jars from Maven Central),
-//! MariaDB, PostgreSQL and Redis (Debian's packages). Each server lives in its own
-//! folder under the hatshop home, with a `server.json` that says what runs where, so a
-//! second `start` finds the first and `status` works from any shell.
+//! Real local servers, started by hatshop: Cassandra (jars from Maven Central, one node
+//! or a ring), MariaDB (one server, or a Galera cluster), PostgreSQL and Redis (Debian's
+//! packages). Each server lives in its own folder under the hatshop home, with a
+//! `server.json` that says what runs where (every node: address, port, pid, folders),
+//! so a second `start` finds the first, `status` works from any shell, and a fault
+//! (kill, stop, start, pause, resume one node) acts on a node's own pid, never on a
+//! broad process match.
 //!
 //! A server hatshop can run is one file here implementing [`LocalServer`], and one line
-//! in the `servers!` list; its name is the URL scheme of the store it serves.
+//! in the `servers!` list.
 
 mod cassandra;
+mod galera;
 mod mariadb;
+mod node;
 mod postgres;
 pub mod process;
 mod redis;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+pub use node::{NodeAction, act};
+
+/// A Cassandra ring as nodetool shows it (state and load of every node).
+pub fn ring_status(home: &Home, record: &ServerRecord) -> Option<String> {
+    cassandra::nodetool_status(home, record)
+}
+
 /// A server hatshop can start.
 pub trait LocalServer {
-    /// The store it serves (its URL scheme).
+    /// Its name on the command line.
     const NAME: &'static str;
     /// Other names for it on the command line.
     const ALIASES: &'static [&'static str] = &[];
     /// What it is, for help.
     const ABOUT: &'static str;
+    /// The store it serves (its URL scheme).
+    const STORE: &'static str;
     /// The signal that shuts it down cleanly and promptly.
     const STOP_SIGNAL: i32 = libc::SIGTERM;
     /// Whether a failed start is tried once more on a new port (quick servers only).
     const RETRY_START: bool = true;
+    /// The most nodes it runs (1: a single server).
+    const MAX_NODES: usize = 1;
 
-    fn start(home: &Home, dir: &Path, options: &StartOptions) -> Result<ServerRecord>;
+    /// Starts every node: a new server, or one whose nodes all stopped (`previous`
+    /// then says where they ran, and their data is kept).
+    fn start(
+        home: &Home,
+        dir: &Path,
+        options: &StartOptions,
+        previous: Option<&ServerRecord>,
+    ) -> Result<ServerRecord>;
+
+    /// Starts one stopped or killed node of a server whose other nodes may run.
+    fn restart_node(
+        home: &Home,
+        dir: &Path,
+        record: &ServerRecord,
+        node: usize,
+    ) -> Result<NodeRecord>;
 }
 
 /// A server's declarations, as data.
@@ -39,9 +71,12 @@ pub struct ServerMeta {
     pub name: &'static str,
     pub aliases: &'static [&'static str],
     pub about: &'static str,
+    pub store: &'static str,
+    pub max_nodes: usize,
     stop_signal: i32,
     retry_start: bool,
-    start: fn(&Home, &Path, &StartOptions) -> Result<ServerRecord>,
+    start: fn(&Home, &Path, &StartOptions, Option<&ServerRecord>) -> Result<ServerRecord>,
+    restart_node: fn(&Home, &Path, &ServerRecord, usize) -> Result<NodeRecord>,
 }
 
 impl ServerMeta {
@@ -50,9 +85,12 @@ impl ServerMeta {
             name: T::NAME,
             aliases: T::ALIASES,
             about: T::ABOUT,
+            store: T::STORE,
+            max_nodes: T::MAX_NODES,
             stop_signal: T::STOP_SIGNAL,
             retry_start: T::RETRY_START,
             start: T::start,
+            restart_node: T::restart_node,
         }
     }
 }
@@ -75,6 +113,7 @@ macro_rules! servers {
 servers! {
     cassandra::Cassandra,
     mariadb::Mariadb,
+    galera::Galera,
     postgres::Postgres,
     redis::Redis,
 }
@@ -86,6 +125,10 @@ pub struct ServerKind(&'static ServerMeta);
 impl ServerKind {
     pub fn name(self) -> &'static str {
         self.0.name
+    }
+
+    pub fn meta(self) -> &'static ServerMeta {
+        self.0
     }
 
     pub fn all() -> &'static [ServerKind] {
@@ -146,29 +189,104 @@ impl<'de> Deserialize<'de> for ServerKind {
 #[derive(Debug, Clone)]
 pub struct StartOptions {
     pub version: Option<String>,
-    pub heap: String,
+    /// JVM heap per node (Cassandra); `None`: sized by the node count.
+    pub heap: Option<String>,
     pub port: Option<u16>,
     /// Redis: none, aof-everysec or aof-always.
     pub persistence: String,
+    /// Nodes of a ring or cluster.
+    pub nodes: usize,
+    /// Data centres of a Cassandra ring (1 or 2).
+    pub dcs: usize,
     /// Install missing Debian packages (needs root).
     pub install: bool,
 }
 
-/// `server.json`: one running (or stopped) server.
+impl Default for StartOptions {
+    fn default() -> Self {
+        StartOptions {
+            version: None,
+            heap: None,
+            port: None,
+            persistence: "none".into(),
+            nodes: 1,
+            dcs: 1,
+            install: false,
+        }
+    }
+}
+
+/// `server.json`: one running (or stopped) server and every node of it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ServerRecord {
     pub kind: ServerKind,
-    pub pid: u32,
+    /// The URL to give `--db`: every node's address.
     pub url: String,
     pub version: String,
+    pub started_at: String,
+    /// What else matters about it (nodes, data centres, heap, persistence).
+    #[serde(default)]
+    pub settings: BTreeMap<String, String>,
+    pub nodes: Vec<NodeRecord>,
+}
+
+/// One node (process) of a server.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NodeRecord {
+    /// 1, 2, …: what `--node` and a fault's `node` name.
+    pub node: usize,
     pub host: String,
+    /// Where clients connect.
     pub port: u16,
+    pub pid: u32,
+    /// When the pid started (clock ticks since boot): a reused pid is not the node.
+    #[serde(default)]
+    pub process_start: u64,
+    /// The node's own folder (its config, logs and data).
+    pub dir: PathBuf,
     pub data_dir: PathBuf,
     pub log_file: PathBuf,
-    pub started_at: String,
-    /// What else matters about it (e.g. Redis persistence).
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub settings: std::collections::BTreeMap<String, String>,
+    /// Other ports and facts (JMX port, data centre, rack, …).
+    #[serde(default)]
+    pub extra: BTreeMap<String, String>,
+}
+
+impl NodeRecord {
+    /// Whether this node's process runs (and is the one that was started).
+    pub fn alive(&self) -> bool {
+        self.pid != 0
+            && process::alive(self.pid)
+            && crate::result_dir::process_start(self.pid)
+                .is_some_and(|start| self.process_start == 0 || start == self.process_start)
+    }
+
+    /// `host:port`.
+    pub fn address(&self) -> String {
+        format!("{}:{}", self.host, self.port)
+    }
+}
+
+/// A node record for a process just started.
+pub fn node_record(
+    node: usize,
+    host: &str,
+    port: u16,
+    pid: u32,
+    dir: &Path,
+    data_dir: PathBuf,
+    log_file: PathBuf,
+) -> NodeRecord {
+    NodeRecord {
+        node,
+        host: host.to_string(),
+        port,
+        pid,
+        process_start: crate::result_dir::process_start(pid).unwrap_or(0),
+        dir: dir.to_path_buf(),
+        data_dir,
+        log_file,
+        extra: BTreeMap::new(),
+    }
 }
 
 /// The folder that holds every server's state and the download cache.
@@ -215,15 +333,27 @@ impl Home {
         serde_json::from_str(&text).ok()
     }
 
-    fn save(&self, record: &ServerRecord) -> Result<()> {
+    pub fn save(&self, record: &ServerRecord) -> Result<()> {
         let path = self.record_path(record.kind);
         let text = serde_json::to_string_pretty(record)? + "\n";
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
     }
 
-    /// The record of a server whose process is still alive.
+    /// The record of a server with at least one node alive.
     pub fn running(&self, kind: ServerKind) -> Option<ServerRecord> {
-        self.record(kind).filter(|r| process::alive(r.pid))
+        self.record(kind)
+            .filter(|r| r.nodes.iter().any(NodeRecord::alive))
+    }
+
+    /// The running server whose URL names these hosts (`host:port`), if any.
+    pub fn serving(&self, hosts: &[(String, u16)]) -> Option<ServerRecord> {
+        ServerKind::all().iter().find_map(|&kind| {
+            self.running(kind).filter(|r| {
+                r.nodes
+                    .iter()
+                    .any(|n| hosts.iter().any(|(h, p)| *h == n.host && *p == n.port))
+            })
+        })
     }
 }
 
@@ -237,18 +367,42 @@ pub fn start(
     kind: ServerKind,
     options: &StartOptions,
 ) -> Result<(ServerRecord, bool)> {
+    let meta = kind.0;
+    if options.nodes == 0 || options.nodes > meta.max_nodes {
+        bail!(
+            "{} runs 1{} node{}, not {}",
+            kind.name(),
+            if meta.max_nodes > 1 {
+                format!(" to {}", meta.max_nodes)
+            } else {
+                String::new()
+            },
+            if meta.max_nodes > 1 { "s" } else { "" },
+            options.nodes
+        );
+    }
     if let Some(record) = home.running(kind) {
+        if record.nodes.len() != options.nodes && options.nodes != 1 {
+            bail!(
+                "{} already runs with {} nodes: stop it first (`hatshop server stop {}`)",
+                kind.name(),
+                record.nodes.len(),
+                kind.name()
+            );
+        }
         return Ok((record, false));
     }
     let dir = home.server_dir(kind);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let launch = || (kind.0.start)(home, &dir, options);
+    // A stopped server of another size starts afresh; of the same size, from its data.
+    let previous = home.record(kind).filter(|r| r.nodes.len() == options.nodes);
+    let launch = || (meta.start)(home, &dir, options, previous.as_ref());
     let record = match launch() {
         Ok(record) => record,
         // A free port can be taken by another process between our check and the
         // server's bind: the quick servers try once more on a newly chosen port.
         Err(first)
-            if options.port.is_none() && kind.0.retry_start && !crate::interrupt::requested() =>
+            if options.port.is_none() && meta.retry_start && !crate::interrupt::requested() =>
         {
             crate::note!(
                 "{} did not start ({first:#}); trying once more",
@@ -262,12 +416,16 @@ pub fn start(
     Ok((record, true))
 }
 
-/// Stops a server if it runs; returns whether it was running.
+/// Stops every node of a server (the last first); returns whether any ran.
 pub fn stop(home: &Home, kind: ServerKind) -> Result<bool> {
     let Some(record) = home.running(kind) else {
         return Ok(false);
     };
-    process::stop_pid(record.pid, kind.0.stop_signal, Duration::from_secs(90))?;
+    for node in record.nodes.iter().rev().filter(|n| n.alive()) {
+        // A paused node hears no signal until it resumes.
+        let _ = process::signal(node.pid, libc::SIGCONT);
+        process::stop_pid(node.pid, kind.0.stop_signal, Duration::from_secs(90))?;
+    }
     Ok(true)
 }
 
@@ -276,11 +434,14 @@ pub fn wipe(home: &Home, kind: ServerKind) -> Result<()> {
     stop(home, kind)?;
     let dir = home.server_dir(kind);
     // PostgreSQL run as root keeps its data outside the server folder.
-    if let Some(record) = home.record(kind)
-        && !record.data_dir.starts_with(&dir)
-        && let Some(base) = record.data_dir.parent()
-    {
-        remove_all(base)?;
+    if let Some(record) = home.record(kind) {
+        for node in &record.nodes {
+            if !node.data_dir.starts_with(&dir)
+                && let Some(base) = node.data_dir.parent()
+            {
+                remove_all(base)?;
+            }
+        }
     }
     remove_all(&dir)
 }
@@ -314,21 +475,34 @@ fn wait_for_port(
     what: &str,
     log: &Path,
 ) -> Result<()> {
+    wait_until(pid, timeout, what, log, || process::port_open(host, port))
+        .with_context(|| format!("{what} on {host}:{port}"))
+}
+
+/// Waits until `ready` says so, failing early if `pid` dies or a signal asks hatshop
+/// to stop (the half-started process is then killed).
+fn wait_until(
+    pid: u32,
+    timeout: Duration,
+    what: &str,
+    log: &Path,
+    mut ready: impl FnMut() -> bool,
+) -> Result<()> {
     let deadline = std::time::Instant::now() + timeout;
     loop {
-        if process::port_open(host, port) {
+        if ready() {
             return Ok(());
         }
         if !process::alive(pid) {
             bail!(
-                "{what} exited before it answered on {host}:{port}; last lines of {}: {}",
+                "{what} exited before it was ready; last lines of {}: {}",
                 log.display(),
                 process::tail_file(log, 5).replace('\n', " | ")
             );
         }
         if std::time::Instant::now() >= deadline {
             bail!(
-                "{what} did not answer on {host}:{port} within {} s; see {}",
+                "{what} was not ready within {} s; see {}",
                 timeout.as_secs(),
                 log.display()
             );
@@ -386,7 +560,7 @@ mod tests {
         let mut names = Vec::new();
         for kind in ServerKind::all() {
             assert!(
-                crate::db::store_meta(kind.name()).is_some(),
+                crate::db::store_meta(kind.0.store).is_some(),
                 "server {} serves no store",
                 kind.name()
             );

@@ -10,8 +10,8 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 use super::{
-    Home, LocalServer, ServerKind, ServerRecord, StartOptions, ensure_packages, now_rfc3339,
-    process,
+    Home, LocalServer, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages,
+    node_record, now_rfc3339, process,
 };
 
 const HOST: &str = "127.0.0.1";
@@ -50,25 +50,43 @@ impl LocalServer for Postgres {
     const NAME: &'static str = "postgres";
     const ALIASES: &'static [&'static str] = &["postgresql"];
     const ABOUT: &'static str = "PostgreSQL from Debian's postgresql";
+    const STORE: &'static str = "postgres";
     /// SIGINT is PostgreSQL's "fast" shutdown: it does not wait for clients.
     const STOP_SIGNAL: i32 = libc::SIGINT;
 
-    fn start(home: &Home, dir: &Path, options: &StartOptions) -> Result<ServerRecord> {
-        start(home, dir, options)
+    fn start(
+        home: &Home,
+        dir: &Path,
+        options: &StartOptions,
+        previous: Option<&ServerRecord>,
+    ) -> Result<ServerRecord> {
+        let port = options.port.or(previous.map(|p| p.nodes[0].port));
+        start(home, dir, options.install, port)
+    }
+
+    fn restart_node(
+        home: &Home,
+        dir: &Path,
+        record: &ServerRecord,
+        _node: usize,
+    ) -> Result<NodeRecord> {
+        Ok(start(home, dir, false, Some(record.nodes[0].port))?
+            .nodes
+            .remove(0))
     }
 }
 
-fn start(home: &Home, dir: &Path, options: &StartOptions) -> Result<ServerRecord> {
+fn start(home: &Home, dir: &Path, install: bool, port: Option<u16>) -> Result<ServerRecord> {
     let bin = match bin_dir() {
         Some(bin) => bin,
         None => {
-            ensure_packages("pg_ctl", &["postgresql"], options.install, &[])?;
+            ensure_packages("pg_ctl", &["postgresql"], install, &[])?;
             bin_dir().context(
                 "PostgreSQL is installed but /usr/lib/postgresql/*/bin/pg_ctl is missing",
             )?
         }
     };
-    let port = match options.port {
+    let port = match port {
         Some(port) => port,
         None => process::free_port(HOST, 5432)?,
     };
@@ -150,20 +168,20 @@ fn start(home: &Home, dir: &Path, options: &StartOptions) -> Result<ServerRecord
     if psql("SELECT 1 FROM pg_database WHERE datname = 'hatshop'")?.trim() != "1" {
         psql("CREATE DATABASE hatshop")?;
     }
-    let version = psql("SHOW server_version")?.trim().to_string();
+    let version = psql("SHOW server_version")?
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string();
     if version.is_empty() {
         bail!("PostgreSQL on {HOST}:{port} did not say its version");
     }
     Ok(ServerRecord {
         kind: ServerKind::find(Postgres::NAME).expect("listed"),
-        pid,
         url: format!("postgres://postgres@{HOST}:{port}/hatshop"),
-        version,
-        host: HOST.into(),
-        port,
-        data_dir: data,
-        log_file,
+        version: format!("PostgreSQL {version}"),
         started_at: now_rfc3339(),
         settings: Default::default(),
+        nodes: vec![node_record(1, HOST, port, pid, dir, data, log_file)],
     })
 }

@@ -126,3 +126,32 @@ pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
 }
+
+/// Loopback addresses for `n` nodes, `127.0.0.(base+1)` … `(base+n)`, on which every one
+/// of `ports` is free: nodes of one server share their ports, each on its own address
+/// (Linux routes all of 127.0.0.0/8 to `lo`). Bases 10, 20, … are tried in turn.
+pub fn free_addresses(n: usize, ports: &[u16]) -> Result<Vec<String>> {
+    for base in (10..=240).step_by(10) {
+        let hosts: Vec<String> = (1..=n).map(|i| format!("127.0.0.{}", base + i)).collect();
+        let free = hosts.iter().all(|host| {
+            ports.iter().all(|&port| {
+                !port_open(host, port) && TcpListener::bind((host.as_str(), port)).is_ok()
+            })
+        });
+        if free {
+            return Ok(hosts);
+        }
+    }
+    bail!("no block of {n} loopback addresses has ports {ports:?} free")
+}
+
+/// Whether a process is stopped (SIGSTOP: state `T`).
+pub fn paused(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next().map(|s| s == "T"))
+        })
+        .unwrap_or(false)
+}

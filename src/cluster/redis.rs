@@ -9,8 +9,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use super::{
-    Home, LocalServer, ServerKind, ServerRecord, StartOptions, ensure_packages, now_rfc3339,
-    process, wait_for_port,
+    Home, LocalServer, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages,
+    node_record, now_rfc3339, process, wait_for_port,
 };
 
 const HOST: &str = "127.0.0.1";
@@ -21,17 +21,44 @@ impl LocalServer for Redis {
     const NAME: &'static str = "redis";
     const ABOUT: &'static str =
         "Redis from Debian's redis-server (--persistence none|aof-everysec|aof-always)";
+    const STORE: &'static str = "redis";
 
-    fn start(_home: &Home, dir: &Path, options: &StartOptions) -> Result<ServerRecord> {
+    fn restart_node(
+        home: &Home,
+        dir: &Path,
+        record: &ServerRecord,
+        _node: usize,
+    ) -> Result<NodeRecord> {
+        let again = StartOptions {
+            port: Some(record.nodes[0].port),
+            persistence: record
+                .settings
+                .get("persistence")
+                .cloned()
+                .unwrap_or_else(|| "none".into()),
+            ..Default::default()
+        };
+        Ok(Self::start(home, dir, &again, Some(record))?
+            .nodes
+            .remove(0))
+    }
+
+    fn start(
+        _home: &Home,
+        dir: &Path,
+        options: &StartOptions,
+        previous: Option<&ServerRecord>,
+    ) -> Result<ServerRecord> {
         let redis = ensure_packages(
             "redis-server",
             &["redis-server"],
             options.install,
             &["/usr/bin", "/usr/sbin"],
         )?;
-        let port = match options.port {
-            Some(port) => port,
-            None => process::free_port(HOST, 6379)?,
+        let port = match (options.port, previous) {
+            (Some(port), _) => port,
+            (None, Some(previous)) => previous.nodes[0].port,
+            (None, None) => process::free_port(HOST, 6379)?,
         };
         let data = dir.join("data");
         std::fs::create_dir_all(&data)
@@ -80,15 +107,11 @@ impl LocalServer for Redis {
             .to_string();
         Ok(ServerRecord {
             kind: ServerKind::find(Self::NAME).expect("listed"),
-            pid,
             url: format!("redis://{HOST}:{port}/0"),
             version: format!("Redis {version}"),
-            host: HOST.into(),
-            port,
-            data_dir: data,
-            log_file,
             started_at: now_rfc3339(),
             settings: [("persistence".to_string(), options.persistence.clone())].into(),
+            nodes: vec![node_record(1, HOST, port, pid, dir, data, log_file)],
         })
     }
 }

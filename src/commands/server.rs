@@ -1,9 +1,9 @@
-//! `hatshop server start|stop|status|logs|wipe`.
+//! `hatshop server start|stop|kill|pause|resume|status|logs|wipe`.
 
 use anyhow::{Result, bail};
 
-use crate::cli::{ServerAction, ServerArgs};
-use crate::cluster::{self, Home, ServerKind, StartOptions, process};
+use crate::cli::{NodeArgs, ServerAction, ServerArgs};
+use crate::cluster::{self, Home, NodeAction, ServerKind, StartOptions, process};
 use crate::{interrupt, note, say};
 
 /// The server named, or with `--all` every server that has a folder.
@@ -15,13 +15,36 @@ fn chosen(home: &Home, kind: Option<ServerKind>, all: bool) -> Result<Vec<Server
     }
 }
 
+fn node_action(home: &Home, args: &NodeArgs, action: NodeAction) -> Result<()> {
+    say!(
+        "{}: {}",
+        args.kind.name(),
+        cluster::act(home, args.kind, args.node, action)?
+    );
+    Ok(())
+}
+
 pub fn run(args: &ServerArgs) -> Result<()> {
-    // Starting Cassandra takes a minute: Ctrl-C stops the start and the half-started server.
+    // Starting Cassandra takes a while: Ctrl-C stops the start and the half-started server.
     let _listening = interrupt::Listening::new();
     let home = Home::resolve(args.home.as_deref())?;
     match &args.action {
         ServerAction::Start {
             kind,
+            node: Some(node),
+            ..
+        } => {
+            say!(
+                "{}: {}",
+                kind.name(),
+                cluster::act(&home, *kind, *node, NodeAction::Start)?
+            );
+        }
+        ServerAction::Start {
+            kind,
+            nodes,
+            dcs,
+            node: None,
             version,
             heap,
             port,
@@ -33,22 +56,40 @@ pub fn run(args: &ServerArgs) -> Result<()> {
                 heap: heap.clone(),
                 port: *port,
                 persistence: persistence.clone(),
+                nodes: *nodes,
+                dcs: *dcs,
                 install: *install,
             };
             let (record, started) = cluster::start(&home, *kind, &options)?;
+            let pids: Vec<String> = record.nodes.iter().map(|n| n.pid.to_string()).collect();
             if started {
                 note!(
                     "{} ({}) started (pid {})",
                     kind.name(),
                     record.version,
-                    record.pid
+                    pids.join(", ")
                 );
             } else {
-                note!("{} is already running (pid {})", kind.name(), record.pid);
+                note!(
+                    "{} is already running (pid {})",
+                    kind.name(),
+                    pids.join(", ")
+                );
             }
             say!("{}", record.url);
         }
-        ServerAction::Stop { kind, all } => {
+        ServerAction::Stop {
+            kind: Some(kind),
+            node: Some(node),
+            ..
+        } => {
+            say!(
+                "{}: {}",
+                kind.name(),
+                cluster::act(&home, *kind, *node, NodeAction::Stop)?
+            );
+        }
+        ServerAction::Stop { kind, all, .. } => {
             for kind in chosen(&home, *kind, *all)? {
                 if cluster::stop(&home, kind)? {
                     say!("{}: stopped", kind.name());
@@ -57,42 +98,17 @@ pub fn run(args: &ServerArgs) -> Result<()> {
                 }
             }
         }
+        ServerAction::Kill(node) => node_action(&home, node, NodeAction::Kill)?,
+        ServerAction::Pause(node) => node_action(&home, node, NodeAction::Pause)?,
+        ServerAction::Resume(node) => node_action(&home, node, NodeAction::Resume)?,
         ServerAction::Wipe { kind, all } => {
             for kind in chosen(&home, *kind, *all)? {
                 cluster::wipe(&home, kind)?;
                 say!("{}: wiped", kind.name());
             }
         }
-        ServerAction::Status => {
-            let known = cluster::known(&home);
-            if known.is_empty() {
-                say!("no servers under {}", home.root.display());
-            }
-            for (kind, record) in known {
-                match record.filter(|r| process::alive(r.pid)) {
-                    Some(r) => {
-                        let settings: Vec<String> =
-                            r.settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                        say!(
-                            "{:<10} running  {}  {}  pid {}  {} MiB  since {}{}",
-                            kind.name(),
-                            r.url,
-                            r.version,
-                            r.pid,
-                            process::rss_mib(r.pid).map_or("?".into(), |m| m.to_string()),
-                            r.started_at,
-                            if settings.is_empty() {
-                                String::new()
-                            } else {
-                                format!("  {}", settings.join(" "))
-                            }
-                        )
-                    }
-                    None => say!("{:<10} stopped", kind.name()),
-                }
-            }
-        }
-        ServerAction::Logs { kind, lines } => {
+        ServerAction::Status => status(&home),
+        ServerAction::Logs { kind, node, lines } => {
             let Some(record) = home.record(*kind) else {
                 bail!(
                     "{} has never been started under {}",
@@ -100,8 +116,77 @@ pub fn run(args: &ServerArgs) -> Result<()> {
                     home.root.display()
                 );
             };
-            say!("{}", process::tail_file(&record.log_file, *lines));
+            let Some(node) = record.nodes.iter().find(|n| n.node == *node) else {
+                bail!(
+                    "node {node} is out of range: {} has {} nodes",
+                    kind.name(),
+                    record.nodes.len()
+                );
+            };
+            say!("{}", process::tail_file(&node.log_file, *lines));
         }
     }
     Ok(())
+}
+
+fn status(home: &Home) {
+    let known = cluster::known(home);
+    if known.is_empty() {
+        say!("no servers under {}", home.root.display());
+    }
+    for (kind, record) in known {
+        let Some(record) = record else {
+            say!("{:<10} stopped", kind.name());
+            continue;
+        };
+        let running = record.nodes.iter().filter(|n| n.alive()).count();
+        let settings: Vec<String> = record
+            .settings
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        say!(
+            "{:<10} {}  {}  {}/{} node{} running  since {}{}",
+            kind.name(),
+            if running > 0 { "running" } else { "stopped" },
+            record.version,
+            running,
+            record.nodes.len(),
+            if record.nodes.len() == 1 { "" } else { "s" },
+            record.started_at,
+            if settings.is_empty() {
+                String::new()
+            } else {
+                format!("  {}", settings.join(" "))
+            }
+        );
+        if running > 0 {
+            say!("           {}", record.url);
+        }
+        for node in &record.nodes {
+            let state = if !node.alive() {
+                "down"
+            } else if process::paused(node.pid) {
+                "paused"
+            } else {
+                "up"
+            };
+            say!(
+                "           node {}  {:<16} {:<6} pid {:<8} {} MiB",
+                node.node,
+                node.address(),
+                state,
+                node.pid,
+                process::rss_mib(node.pid)
+                    .filter(|_| node.alive())
+                    .map_or("-".into(), |m| m.to_string())
+            );
+        }
+        if kind.name() == "cassandra" && record.nodes.len() > 1 && running > 0 {
+            match cluster::ring_status(home, &record) {
+                Some(ring) => say!("{}", ring),
+                None => say!("           (nodetool did not answer)"),
+            }
+        }
+    }
 }

@@ -1,0 +1,102 @@
+//! What can be done to one node of a running server, by its own pid: kill it (SIGKILL),
+//! stop it cleanly, start it again, pause it (SIGSTOP) and resume it (SIGCONT). The
+//! server command and a run's fault timeline both come here.
+
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use serde::{Deserialize, Serialize};
+
+use super::{Home, ServerKind, process};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeAction {
+    /// SIGKILL: the node dies at once, as in a crash.
+    Kill,
+    /// A clean shutdown.
+    Stop,
+    /// Start a stopped or killed node again (Galera: recovering its position first).
+    Start,
+    /// SIGSTOP: the node stops answering but keeps its connections.
+    Pause,
+    /// SIGCONT after a pause.
+    Resume,
+}
+
+impl NodeAction {
+    pub const ALL: [NodeAction; 5] = [
+        NodeAction::Kill,
+        NodeAction::Stop,
+        NodeAction::Start,
+        NodeAction::Pause,
+        NodeAction::Resume,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeAction::Kill => "kill",
+            NodeAction::Stop => "stop",
+            NodeAction::Start => "start",
+            NodeAction::Pause => "pause",
+            NodeAction::Resume => "resume",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<NodeAction> {
+        Self::ALL.into_iter().find(|a| a.as_str() == text)
+    }
+}
+
+/// Does `action` to `node` (1-based) of the server; returns what happened, in words.
+pub fn act(home: &Home, kind: ServerKind, node: usize, action: NodeAction) -> Result<String> {
+    let Some(mut record) = home.record(kind) else {
+        bail!(
+            "{} has never been started under {}",
+            kind.name(),
+            home.root.display()
+        );
+    };
+    let count = record.nodes.len();
+    if node == 0 || node > count {
+        bail!(
+            "node {node} is out of range: {} has {count} node{}",
+            kind.name(),
+            if count == 1 { "" } else { "s" }
+        );
+    }
+    let index = node - 1;
+    let target = record.nodes[index].clone();
+    let alive = target.alive();
+    let what = match (action, alive) {
+        (NodeAction::Start, true) => format!("node {node} already runs (pid {})", target.pid),
+        (NodeAction::Start, false) => {
+            let dir = home.server_dir(kind);
+            let fresh = (kind.meta().restart_node)(home, &dir, &record, node)?;
+            let pid = fresh.pid;
+            record.nodes[index] = fresh;
+            home.save(&record)?;
+            format!("node {node} started (pid {pid})")
+        }
+        (_, false) => format!("node {node} is not running"),
+        (NodeAction::Kill, true) => {
+            // A paused node dies on SIGKILL too; wait until it is gone.
+            process::stop_pid(target.pid, libc::SIGKILL, Duration::from_secs(10))?;
+            format!("node {node} killed (pid {})", target.pid)
+        }
+        (NodeAction::Stop, true) => {
+            let _ = process::signal(target.pid, libc::SIGCONT);
+            process::stop_pid(target.pid, kind.meta().stop_signal, Duration::from_secs(90))?;
+            format!("node {node} stopped (pid {})", target.pid)
+        }
+        (NodeAction::Pause, true) => {
+            process::signal(target.pid, libc::SIGSTOP)?;
+            format!("node {node} paused (pid {})", target.pid)
+        }
+        (NodeAction::Resume, true) => {
+            process::signal(target.pid, libc::SIGCONT)?;
+            format!("node {node} resumed (pid {})", target.pid)
+        }
+    };
+    Ok(what)
+}
