@@ -195,6 +195,11 @@ pub struct RunArgs {
     /// Longest one operation may take; it then counts as a timeout (outcome unknown).
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
     pub op_timeout: f64,
+    /// Repeat a failed call up to N times when a retry can cure it (timeout,
+    /// unavailable, conflict, lost connection); retries are counted apart and the
+    /// latency of the operation spans all its calls.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub retries: u32,
     /// Result folder (default: results/<run-id>).
     #[arg(short, long, value_name = "DIR")]
     pub out: Option<PathBuf>,

@@ -51,6 +51,7 @@ pub struct RunConfig {
     pub interval: Duration,
     pub connect_timeout: Duration,
     pub op_timeout: Duration,
+    pub retries: u32,
     pub out_dir: PathBuf,
     pub run_id: String,
     pub op_log: bool,
@@ -105,6 +106,9 @@ impl RunConfig {
         let interval = seconds("--interval", args.interval, 0.001)?;
         let connect_timeout = seconds("--connect-timeout", args.connect_timeout, 0.1)?;
         let op_timeout = seconds("--op-timeout", args.op_timeout, 0.001)?;
+        if args.retries > 100 {
+            bail!("--retries must be at most 100, got {}", args.retries);
+        }
         let run_id = run_id(db.scheme(), &source);
         let out_dir = match &args.out {
             Some(dir) => dir.clone(),
@@ -124,6 +128,7 @@ impl RunConfig {
             interval,
             connect_timeout,
             op_timeout,
+            retries: args.retries,
             out_dir,
             run_id,
             op_log: !args.no_op_log,

@@ -110,6 +110,9 @@ pub struct PlanRecord {
     pub connect_timeout_s: f64,
     #[serde(default)]
     pub op_timeout_s: f64,
+    /// `--retries`: calls an operation may repeat (latencies then span all calls).
+    #[serde(default)]
+    pub retries: u32,
     /// Length of the statistics intervals.
     #[serde(default = "one_second")]
     pub interval_s: f64,

@@ -49,12 +49,16 @@ fn a_small_run_logs_every_op_and_verifies_exactly() {
             "latency_us",
             "success",
             "error_kind",
-            "error"
+            "error",
+            "node",
+            "attempts"
         ]
     );
     let rows = csv_rows(&out);
     assert_eq!(rows.len(), 3000);
     assert!(rows.iter().all(|r| &r[7] == "true"));
+    // One SQLite file: no node to name, one call per operation.
+    assert!(rows.iter().all(|r| &r[10] == "" && &r[11] == "1"));
     let run = json(&out.join("run.json"));
     assert_eq!(run["status"], "finished");
     assert_eq!(run["stream_version"], 1);

@@ -17,7 +17,7 @@ use crate::db::ErrorKind;
 use crate::report::{html, write_json, write_statistics};
 use crate::result_dir::{self, Recovery};
 use crate::runner::lane_of;
-use crate::stats::RunStats;
+use crate::stats::{Outcome, RunStats};
 use crate::workload::{EventType, Phase};
 use crate::{interrupt, say};
 
@@ -31,6 +31,10 @@ struct LoggedOp {
     latency_us: f64,
     success: bool,
     error_kind: String,
+    #[serde(default)]
+    node: Option<u16>,
+    #[serde(default)]
+    attempts: Option<u32>,
 }
 
 pub fn run(dir: &Path) -> Result<()> {
@@ -92,16 +96,22 @@ pub fn run(dir: &Path) -> Result<()> {
         let offset = at.duration_since(start).unwrap_or_default();
         let index = (offset.as_nanos() / interval.as_nanos().max(1)) as u64;
         let latency_ns = (row.latency_us * 1_000.0).round() as u64;
-        let stats = intervals
+        let retries = u64::from(row.attempts.unwrap_or(1).saturating_sub(1));
+        let outcome = if row.success {
+            Outcome::Ok { retries }
+        } else {
+            Outcome::Failed {
+                kind: ErrorKind::parse(&row.error_kind)
+                    .unwrap_or(ErrorKind::Other)
+                    .as_str(),
+                message: "(recovered from ops.csv)",
+                retries,
+            }
+        };
+        intervals
             .entry(index)
             .or_insert_with(|| RunStats::new(EventType::ALL.len()))
-            .event(event.index());
-        if row.success {
-            stats.record_ok(latency_ns);
-        } else {
-            let kind = ErrorKind::parse(&row.error_kind).unwrap_or(ErrorKind::Other);
-            stats.record_error(kind.as_str(), latency_ns, "(recovered from ops.csv)");
-        }
+            .record(event.index(), row.node.unwrap_or(0), latency_ns, outcome);
         end = end.max(*at + Duration::from_nanos(latency_ns));
         let lane = &mut lane_last_seq[lane_of(row.target, lanes)];
         *lane = (*lane).max(Some(row.seq));

@@ -62,6 +62,7 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
         pace: Pace::ClosedLoop,
         max_duration: config.max_duration,
         op_timeout: config.op_timeout,
+        retries: config.retries,
         check_reads: store.holds_data(),
         hash_stream: matches!(config.source, EventSource::Generated { .. }),
     };
@@ -420,6 +421,7 @@ fn initial_record(
             max_duration_s: plan.max_duration.map(|d| d.as_secs_f64()),
             connect_timeout_s: config.connect_timeout.as_secs_f64(),
             op_timeout_s: plan.op_timeout.as_secs_f64(),
+            retries: plan.retries,
             interval_s: config.interval.as_secs_f64(),
             op_log: config.op_log,
             check_reads: plan.check_reads,

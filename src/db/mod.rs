@@ -9,6 +9,7 @@ mod cassandra;
 mod classify;
 mod error;
 mod mysql;
+mod node;
 mod null;
 mod ownership;
 mod postgres;
@@ -28,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
 
 pub use error::{DbError, ErrorKind};
+pub use node::{observe, served_by};
 pub use ownership::Ownership;
 pub use settings::{Setting, Settings, Value};
 pub use stores::{STORES, Store, StoreMeta, store_meta};

@@ -1,13 +1,20 @@
-//! MySQL and MariaDB through `mysql_async`: a pool of `pool` connections (default 4,
-//! the seed's choice), server-side prepared statements cached on every connection for
-//! its whole life (the pool does not reset connections, which would empty the cache),
-//! InnoDB, each write one transaction.
+//! MySQL and MariaDB through `mysql_async`: a pool of `pool` connections per host
+//! (default one per lane; lanes default to 4, the seed's choice), server-side prepared
+//! statements cached on every connection for its whole life (the pool does not reset
+//! connections, which would empty the cache), InnoDB, each write one transaction.
+//!
+//! Several hosts in the URL (a Galera cluster) are all used: `route` sends each
+//! operation to the next host in turn (the seed's round-robin load balancing), always
+//! to the first, or to one at random, and says which node served it. `sync_wait` sets
+//! Galera's `wsrep_sync_wait` on every connection (1: a read waits for the writes
+//! before it, on whichever node).
 //!
 //! Affected-row counts use CLIENT_FOUND_ROWS, so an update that writes the same value
 //! still counts as having found its row. TCP only: the driver's switch to a local
 //! socket is off, so every request takes the path the URL names.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use mysql_async::prelude::*;
 use mysql_async::{
@@ -23,7 +30,7 @@ use super::sql::{
 };
 use super::{
     Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, OrderRow,
-    Setting, Settings, Snapshot, StoreInfo, StoreKind,
+    Setting, Settings, Snapshot, StoreInfo, StoreKind, Value,
 };
 use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
 
@@ -54,9 +61,23 @@ const CREATE: &[&str] = &[
 /// Item inserts are prepared per item count; more than this many items go in chunks.
 const MAX_ITEMS_PER_INSERT: usize = 100;
 
+/// Which host an operation goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route {
+    RoundRobin,
+    First,
+    Random,
+}
+
 pub struct MysqlStore {
-    pool: Pool,
+    /// One pool per host of the URL, in its order.
+    pools: Vec<(String, Pool)>,
     pool_size: usize,
+    route: Route,
+    next: AtomicU64,
+    sync_wait: Option<u64>,
+    /// Whether the server runs Galera (`wsrep_on`): verify then reads causally.
+    galera: bool,
     target: String,
     version: String,
     sql: Statements,
@@ -67,7 +88,21 @@ impl StoreKind for MysqlStore {
     const ALIASES: &'static [&'static str] = &["mariadb"];
     const ABOUT: &'static str = "MySQL or MariaDB (what the server says it is goes in run.json)";
     const EXAMPLE: &'static str = "mysql://root@127.0.0.1:3306/hatshop?pool=4";
-    const SETTINGS: &'static [Setting] = &[super::sql::POOL];
+    const SETTINGS: &'static [Setting] = &[
+        super::sql::POOL,
+        Setting {
+            name: "route",
+            value: Value::Choice(&["round-robin", "first", "random"]),
+            default: "round-robin",
+            help: "with several hosts: each operation to the next host in turn (the seed's load balancing), always the first, or one at random",
+        },
+        Setting {
+            name: "sync_wait",
+            value: Value::Count { min: 0 },
+            default: "",
+            help: "Galera wsrep_sync_wait on every connection (1: reads wait for the writes before them, on any node)",
+        },
+    ];
 
     /// One lane per pooled connection: the seed's pool of 4.
     fn default_concurrency(settings: &Settings) -> usize {
@@ -79,37 +114,85 @@ impl StoreKind for MysqlStore {
         let address = url
             .address(3306)
             .map_err(|e| DbError::new(ErrorKind::Connection, e))?;
-        // Several hosts (Galera) come with the clusters issue; one host is used today.
-        let (host, port) = address.hosts[0].clone();
-        let opts = OptsBuilder::default()
-            .ip_or_hostname(host)
-            .tcp_port(port)
-            .prefer_socket(false)
-            .user(address.user.or(Some("root".into())))
-            .pass(address.password)
-            .db_name(address.name.or(Some("hatshop".into())))
-            .client_found_rows(true)
-            .stmt_cache_size(MAX_ITEMS_PER_INSERT + 32)
-            .pool_opts(
-                PoolOpts::default()
-                    .with_constraints(
-                        PoolConstraints::new(pool_size, pool_size).expect("min == max is valid"),
-                    )
-                    .with_reset_connection(false),
-            );
-        let pool = Pool::new(Opts::from(opts));
-        let mut conn = pool.get_conn().await.map_err(classify)?;
-        let version: String = conn
-            .query_first("SELECT VERSION()")
-            .await
-            .map_err(classify)?
-            .unwrap_or_default();
-        drop(conn);
+        let route = match options.settings.choice("route") {
+            "first" => Route::First,
+            "random" => Route::Random,
+            _ => Route::RoundRobin,
+        };
+        let sync_wait: Option<u64> = options
+            .settings
+            .given_text("sync_wait")
+            .and_then(|v| v.parse().ok());
+        let mut pools = Vec::with_capacity(address.hosts.len());
+        for (host, port) in &address.hosts {
+            let mut opts = OptsBuilder::default()
+                .ip_or_hostname(host.clone())
+                .tcp_port(*port)
+                .prefer_socket(false)
+                .user(address.user.clone().or(Some("root".into())))
+                .pass(address.password.clone())
+                .db_name(address.name.clone().or(Some("hatshop".into())))
+                .client_found_rows(true)
+                .stmt_cache_size(MAX_ITEMS_PER_INSERT + 32)
+                .pool_opts(
+                    PoolOpts::default()
+                        .with_constraints(
+                            PoolConstraints::new(pool_size, pool_size)
+                                .expect("min == max is valid"),
+                        )
+                        .with_reset_connection(false),
+                );
+            if let Some(wait) = sync_wait {
+                opts = opts.init(vec![format!("SET SESSION wsrep_sync_wait = {wait}")]);
+            }
+            pools.push((format!("{host}:{port}"), Pool::new(Opts::from(opts))));
+        }
+        // Every host must answer for a run; reading back (verify) needs just one.
+        let mut version = None;
+        let mut galera = false;
+        let mut unreachable = None;
+        for (host, pool) in &pools {
+            let mut conn = match pool.get_conn().await {
+                Ok(conn) => conn,
+                Err(e) => {
+                    let error = classify(e).context(format!("host {host}"));
+                    if !options.existing_only {
+                        return Err(error);
+                    }
+                    unreachable = Some(error);
+                    continue;
+                }
+            };
+            let text: String = conn
+                .query_first("SELECT VERSION()")
+                .await
+                .map_err(classify)?
+                .unwrap_or_default();
+            version = Some(product_version(&text));
+            galera = conn
+                .query_first::<i64, _>("SELECT @@wsrep_on")
+                .await
+                .ok()
+                .flatten()
+                .is_some_and(|on| on == 1);
+            if options.existing_only {
+                break;
+            }
+        }
+        let version = match (version, unreachable) {
+            (Some(version), _) => version,
+            (None, Some(error)) => return Err(error),
+            (None, None) => String::new(),
+        };
         Ok(MysqlStore {
-            pool,
+            pools,
             pool_size,
+            route,
+            next: AtomicU64::new(0),
+            sync_wait,
+            galera,
             target: url.to_string(),
-            version: product_version(&version),
+            version,
             sql: Statements::new(Placeholders::Question),
         })
     }
@@ -204,8 +287,40 @@ fn cell<T: FromValue>(row: &Row, index: usize) -> Result<T, DbError> {
 }
 
 impl MysqlStore {
+    /// A connection to the host the route picks, and says which.
     async fn conn(&self) -> Result<Conn, DbError> {
-        self.pool.get_conn().await.map_err(classify)
+        let host = match (self.route, self.pools.len()) {
+            (_, 1) | (Route::First, _) => 0,
+            (Route::RoundRobin, n) => {
+                (self.next.fetch_add(1, Ordering::Relaxed) % n as u64) as usize
+            }
+            (Route::Random, n) => {
+                let mut state = self.next.fetch_add(1, Ordering::Relaxed);
+                (crate::workload::splitmix64(&mut state) % n as u64) as usize
+            }
+        };
+        super::node::served_by(host + 1);
+        self.pools[host].1.get_conn().await.map_err(classify)
+    }
+
+    /// A connection to the first host that answers, for setup and reading back: on a
+    /// Galera node, reads wait until the node has applied every write before them.
+    async fn admin_conn(&self) -> Result<Conn, DbError> {
+        let mut last = None;
+        for (host, pool) in &self.pools {
+            match pool.get_conn().await {
+                Ok(mut conn) => {
+                    if self.galera {
+                        conn.query_drop("SET SESSION wsrep_sync_wait = 1")
+                            .await
+                            .map_err(classify)?;
+                    }
+                    return Ok(conn);
+                }
+                Err(e) => last = Some(classify(e).context(format!("host {host}"))),
+            }
+        }
+        Err(last.expect("a host"))
     }
 
     async fn existing_tables(&self, conn: &mut Conn) -> Result<Vec<String>, DbError> {
@@ -224,28 +339,34 @@ impl MysqlStore {
 
 impl Database for MysqlStore {
     async fn setup(&self, owner: &Ownership) -> Result<(), DbError> {
-        let mut conn = self.conn().await?;
+        let mut conn = self.admin_conn().await?;
         let existing = self.existing_tables(&mut conn).await?;
         for statement in setup_statements(&self.target, owner, &existing, CREATE, "VARCHAR(255)")? {
             conn.query_drop(statement).await.map_err(classify)?;
         }
         drop(conn);
-        // Hold every connection of the pool at once, so each one prepares (and caches)
-        // the statements before anything is measured.
-        let mut all = Vec::with_capacity(self.pool_size);
-        for _ in 0..self.pool_size {
-            all.push(self.conn().await?);
-        }
-        for conn in &mut all {
-            for sql in self.sql.ahead() {
-                conn.prep(sql).await.map_err(classify)?;
+        // Hold every connection of every pool at once, so each one prepares (and
+        // caches) the statements before anything is measured.
+        for (host, pool) in &self.pools {
+            let mut all = Vec::with_capacity(self.pool_size);
+            for _ in 0..self.pool_size {
+                all.push(
+                    pool.get_conn()
+                        .await
+                        .map_err(|e| classify(e).context(format!("host {host}")))?,
+                );
+            }
+            for conn in &mut all {
+                for sql in self.sql.ahead() {
+                    conn.prep(sql).await.map_err(classify)?;
+                }
             }
         }
         Ok(())
     }
 
     async fn check_owned(&self) -> Result<(), DbError> {
-        let mut conn = self.conn().await?;
+        let mut conn = self.admin_conn().await?;
         if self
             .existing_tables(&mut conn)
             .await?
@@ -429,7 +550,7 @@ impl Database for MysqlStore {
     }
 
     async fn snapshot(&self) -> Result<Snapshot, DbError> {
-        let mut conn = self.conn().await?;
+        let mut conn = self.admin_conn().await?;
         let orders: Vec<Row> = conn
             .query(format!(
                 "SELECT {ORDER_COLUMNS} FROM orders ORDER BY order_id"
@@ -447,7 +568,7 @@ impl Database for MysqlStore {
 
     async fn kv_page(&self, cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
         let after = String::from_utf8(cursor.unwrap_or_default()).unwrap_or_default();
-        let mut conn = self.conn().await?;
+        let mut conn = self.admin_conn().await?;
         let records: Vec<(String, Vec<u8>)> = conn
             .exec(self.sql.kv_page.as_str(), (after,))
             .await
@@ -459,14 +580,29 @@ impl Database for MysqlStore {
     }
 
     fn info(&self) -> StoreInfo {
+        let hosts: Vec<&str> = self.pools.iter().map(|(h, _)| h.as_str()).collect();
+        let mut settings = BTreeMap::from([
+            ("pool".to_string(), format!("{} per host", self.pool_size)),
+            ("engine".to_string(), "InnoDB".to_string()),
+            ("isolation".to_string(), "server default".to_string()),
+            ("hosts".to_string(), hosts.join(",")),
+            ("galera".to_string(), self.galera.to_string()),
+        ]);
+        if self.pools.len() > 1 {
+            let route = match self.route {
+                Route::RoundRobin => "round-robin",
+                Route::First => "first",
+                Route::Random => "random",
+            };
+            settings.insert("route".into(), route.into());
+        }
+        if let Some(wait) = self.sync_wait {
+            settings.insert("sync_wait".into(), wait.to_string());
+        }
         StoreInfo {
             name: Self::SCHEME.into(),
             server_version: self.version.clone(),
-            settings: BTreeMap::from([
-                ("pool".to_string(), self.pool_size.to_string()),
-                ("engine".to_string(), "InnoDB".to_string()),
-                ("isolation".to_string(), "server default".to_string()),
-            ]),
+            settings,
         }
     }
 }

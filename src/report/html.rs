@@ -98,7 +98,7 @@ fn what_ran(run: &LoadedRun) -> String {
         &mut out,
         "plan",
         &format!(
-            "{} lanes, {}{}, intervals of {} s, operation timeout {} s, connect timeout {} s",
+            "{} lanes, {}{}, intervals of {} s, operation timeout {} s, connect timeout {} s{}",
             r.plan.concurrency,
             escape(&r.plan.pace),
             r.plan
@@ -107,7 +107,16 @@ fn what_ran(run: &LoadedRun) -> String {
                 .unwrap_or_default(),
             run.interval_s(),
             r.plan.op_timeout_s,
-            r.plan.connect_timeout_s
+            r.plan.connect_timeout_s,
+            if r.plan.retries > 0 {
+                format!(
+                    ", up to {} retries per operation: {} made, each latency spans every call of its operation",
+                    r.plan.retries,
+                    thousands(run.summary.overall.retries)
+                )
+            } else {
+                String::new()
+            }
         ),
     );
     let h = &r.host;
@@ -209,14 +218,14 @@ fn latency_row(out: &mut String, s: &LatencySummary, total: bool) {
     out.push_str("</tr>");
 }
 
-fn latency_table(run: &LoadedRun) -> String {
-    let mut out = String::from(
-        r#"<table id="latency"><tr><th>event</th><th>count</th><th>errors</th><th>ops/s</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>p99.99</th><th>max</th></tr>"#,
+fn latency_table(id: &str, label: &str, rows: &[LatencySummary], total: &LatencySummary) -> String {
+    let mut out = format!(
+        r#"<table id="{id}"><tr><th>{label}</th><th>count</th><th>errors</th><th>ops/s</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>p99.99</th><th>max</th></tr>"#,
     );
-    for event in &run.summary.events {
-        latency_row(&mut out, event, false);
+    for row in rows {
+        latency_row(&mut out, row, false);
     }
-    latency_row(&mut out, &run.summary.overall, true);
+    latency_row(&mut out, total, true);
     out.push_str(
         "</table><p class=\"note\">Latencies in µs, of successful operations; ops/s counts \
          every operation, failed ones too. * rests on fewer than 10 samples beyond it \
@@ -253,7 +262,18 @@ fn errors_section(run: &LoadedRun) -> String {
     out.push_str(
         "<table><tr><th>event</th><th>kind</th><th>count</th><th>first messages</th></tr>",
     );
-    for event in run.summary.events.iter().filter(|e| e.errors > 0) {
+    let by_node: &[LatencySummary] = if run.summary.nodes.len() > 1 {
+        &run.summary.nodes
+    } else {
+        &[]
+    };
+    for event in run
+        .summary
+        .events
+        .iter()
+        .chain(by_node)
+        .filter(|e| e.errors > 0)
+    {
         for (kind, count) in &event.errors_by_kind {
             let messages: Vec<String> = event
                 .first_errors
@@ -314,7 +334,26 @@ pub fn render(run: &LoadedRun) -> String {
     let no_latencies = "<p>No operation succeeded: there are no latencies to show.</p>";
     let has_latencies = run.summary.overall.ok > 0;
     body.push_str("<h2>Latency per event type</h2>");
-    body.push_str(&latency_table(run));
+    body.push_str(&latency_table(
+        "latency",
+        "event",
+        &run.summary.events,
+        &run.summary.overall,
+    ));
+    if run.summary.nodes.len() > 1 {
+        body.push_str("<h2>Latency per node</h2>");
+        body.push_str(&latency_table(
+            "latency-by-node",
+            "node",
+            &run.summary.nodes,
+            &run.summary.overall,
+        ));
+        body.push_str(
+            "<p class=\"note\">Node K is the K-th host of the URL (a ring's other nodes \
+             follow by address). <em>node ?</em>: the store could not say, e.g. the \
+             Cassandra driver names the coordinator of successful requests only.</p>",
+        );
+    }
     if has_latencies {
         body.push_str(&charts::latency_bars(run));
     }

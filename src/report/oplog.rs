@@ -42,6 +42,10 @@ struct OpRow<'a> {
     success: bool,
     error_kind: &'a str,
     error: &'a str,
+    /// The node that served it, in the order of the URL's hosts; empty: not known.
+    node: Option<u16>,
+    /// Calls made (more than 1 only with --retries; the latency spans them all).
+    attempts: u32,
 }
 
 /// The sending side handed to lanes.
@@ -98,6 +102,8 @@ impl OpLogWriter {
                             success: record.error.is_none(),
                             error_kind,
                             error,
+                            node: (record.node > 0).then_some(record.node),
+                            attempts: record.attempts,
                         })
                         .with_context(|| format!("cannot write {display_path}"))?;
                         rows += 1;

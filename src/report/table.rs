@@ -72,6 +72,13 @@ pub fn render(summary: &Summary) -> String {
     }
     let _ = writeln!(out, "{:-<width$}", "");
     row(&mut out, &summary.overall);
+    // The same operations by the node that served them, when there were several.
+    if summary.nodes.len() > 1 {
+        let _ = writeln!(out, "{:-<width$}", "");
+        for node in &summary.nodes {
+            row(&mut out, node);
+        }
+    }
     let _ = writeln!(
         out,
         "latencies in µs (successful ops); {} ops in {:.2} s = {:.0} ops/s ({:.0} successful), {} errors",
@@ -92,7 +99,19 @@ pub fn render(summary: &Summary) -> String {
             "* rests on fewer than 10 samples beyond it: run more operations to trust it"
         );
     }
-    for event in summary.events.iter().filter(|e| e.errors > 0) {
+    if summary.overall.retries > 0 {
+        let _ = writeln!(
+            out,
+            "{} retries (--retries): each latency spans every call of its operation",
+            thousands(summary.overall.retries)
+        );
+    }
+    let with_errors = summary.events.iter().chain(if summary.nodes.len() > 1 {
+        summary.nodes.as_slice()
+    } else {
+        &[]
+    });
+    for event in with_errors.filter(|e| e.errors > 0) {
         let kinds: Vec<String> = event
             .errors_by_kind
             .iter()

@@ -16,8 +16,9 @@ use super::FailedWrite;
 use super::expect::Expectations;
 use super::source::LaneMsg;
 use super::stop::{StopReason, StopSignal};
+use crate::db::observe;
 use crate::db::{Applied, Database, DbError, ErrorKind};
-use crate::stats::{IntervalCollector, OpRecord, RunStats};
+use crate::stats::{IntervalCollector, OpRecord, Outcome, RunStats};
 use crate::workload::kv::fill_value;
 use crate::workload::{EventType, KeyText, Operation, Order, OrderEvent, OrderUpdate, Phase};
 
@@ -53,6 +54,24 @@ enum Reply {
     Write(Applied),
 }
 
+/// The calls made for one operation.
+struct Attempt {
+    /// The last call's answer.
+    result: Result<Reply, DbError>,
+    /// The node that served the last call (0: not known).
+    node: u16,
+    attempts: u32,
+    /// The first unknown-outcome failure before the last call, if any.
+    unknown_before: Option<ErrorKind>,
+}
+
+/// Where and how often an operation was sent, for its record.
+#[derive(Clone, Copy)]
+struct Served {
+    node: u16,
+    attempts: u32,
+}
+
 /// When phases began, shared by the lanes and the source.
 #[derive(Default)]
 pub struct PhaseClock {
@@ -71,6 +90,7 @@ pub struct LaneContext<D> {
     pub failed_writes: Arc<Mutex<Vec<FailedWrite>>>,
     pub max_duration: Option<Duration>,
     pub op_timeout: Duration,
+    pub retries: u32,
     pub check_reads: bool,
     /// `start_ns` in the op log counts from here.
     pub epoch: Instant,
@@ -163,26 +183,18 @@ impl<D: Database> Lane<D> {
             fill_value(&mut self.value, *k, version, *size);
         }
 
-        // The timed window: the call and nothing else.
+        // The timed window: the call (and its retries) and nothing else.
         let start = Instant::now();
-        let result = tokio::select! {
-            biased;
-            result = tokio::time::timeout(
-                self.cx.op_timeout,
-                call(&*self.cx.db, &event.op, &key, &self.value),
-            ) => result.unwrap_or_else(|_| Err(timed_out(self.cx.op_timeout))),
-            _ = self.stop_rx.wait_for(|&stopped| stopped) => Err(DbError::new(
-                ErrorKind::Cancelled,
-                "the run stopped while the call was in flight",
-            )),
-        };
+        let attempt = self.call_with_retries(&event.op, &key).await;
         let end = Instant::now();
 
         let event_type = event.op.event_type();
-        let outcome = self.judge(&event.op, result);
+        let outcome = self.judge(&event.op, attempt.result);
         if event_type.is_write() {
             if let Err(e) = &outcome {
-                self.note_failed_write(&event, e.kind);
+                // A retry after an unknown outcome may fail for a definite reason
+                // (e.g. the row is there now): the write itself stays unknown.
+                self.note_failed_write(&event, attempt.unknown_before.unwrap_or(e.kind));
             }
             if self.cx.check_reads {
                 self.expect.wrote(&event.op, outcome.is_ok());
@@ -191,12 +203,52 @@ impl<D: Database> Lane<D> {
         self.last_seq = Some(event.seq);
         self.pending_applied += 1;
         if measured {
-            self.record(&event, start, end, outcome);
+            let served = Served {
+                node: attempt.node,
+                attempts: attempt.attempts,
+            };
+            self.record(&event, start, end, outcome, served);
             if self.log_batch.len() >= LOG_BATCH {
                 self.send_log_batch().await;
             }
         } else if outcome.is_err() {
             self.unmeasured_errors += 1;
+        }
+    }
+
+    /// Calls the store, again after a failure a retry can cure, up to `--retries`
+    /// times; each call has its own deadline and stops when the run does.
+    async fn call_with_retries(&mut self, op: &Operation, key: &KeyText) -> Attempt {
+        let mut attempts = 0;
+        let mut unknown_before = None;
+        loop {
+            attempts += 1;
+            let (result, node) = tokio::select! {
+                biased;
+                result = tokio::time::timeout(
+                    self.cx.op_timeout,
+                    observe(call(&*self.cx.db, op, key, &self.value)),
+                ) => result.unwrap_or_else(|_| (Err(timed_out(self.cx.op_timeout)), 0)),
+                _ = self.stop_rx.wait_for(|&stopped| stopped) => (Err(DbError::new(
+                    ErrorKind::Cancelled,
+                    "the run stopped while the call was in flight",
+                )), 0),
+            };
+            match &result {
+                Err(e) if attempts <= self.cx.retries && retry_cures(e.kind) => {
+                    if e.kind.outcome_unknown() {
+                        unknown_before.get_or_insert(e.kind);
+                    }
+                }
+                _ => {
+                    return Attempt {
+                        result,
+                        node,
+                        attempts,
+                        unknown_before,
+                    };
+                }
+            }
         }
     }
 
@@ -258,17 +310,33 @@ impl<D: Database> Lane<D> {
         start: Instant,
         end: Instant,
         outcome: Result<(), DbError>,
+        served: Served,
     ) {
         let latency_ns = end.duration_since(start).as_nanos() as u64;
         let event_type = event.op.event_type();
-        let stats = self.interval_stats(start).event(event_type.index());
+        let retries = u64::from(served.attempts.saturating_sub(1));
+        let stats = self.interval_stats(start);
         let error = match outcome {
             Ok(()) => {
-                stats.record_ok(latency_ns);
+                stats.record(
+                    event_type.index(),
+                    served.node,
+                    latency_ns,
+                    Outcome::Ok { retries },
+                );
                 None
             }
             Err(e) => {
-                stats.record_error(e.kind.as_str(), latency_ns, &e.message);
+                stats.record(
+                    event_type.index(),
+                    served.node,
+                    latency_ns,
+                    Outcome::Failed {
+                        kind: e.kind.as_str(),
+                        message: &e.message,
+                        retries,
+                    },
+                );
                 self.pending_errors += 1;
                 Some((e.kind.as_str(), e.message))
             }
@@ -286,6 +354,8 @@ impl<D: Database> Lane<D> {
                 start_ns: start.duration_since(self.cx.epoch).as_nanos() as u64,
                 latency_ns,
                 error,
+                node: served.node,
+                attempts: served.attempts,
             });
         }
     }
@@ -336,6 +406,19 @@ impl<D: Database> Lane<D> {
         p.applied
             .fetch_add(std::mem::take(&mut self.pending_applied), Ordering::Relaxed);
     }
+}
+
+/// Failures a second try may not meet: a timeout, too few replicas, a conflict, a
+/// lost connection, a failed replica. A refusal (constraint, not found) stays one.
+fn retry_cures(kind: ErrorKind) -> bool {
+    matches!(
+        kind,
+        ErrorKind::Timeout
+            | ErrorKind::Unavailable
+            | ErrorKind::Conflict
+            | ErrorKind::Connection
+            | ErrorKind::Failure
+    )
 }
 
 fn timed_out(limit: Duration) -> DbError {

@@ -149,6 +149,7 @@ pub async fn run<D: Database>(
                 failed_writes: failed_writes.clone(),
                 max_duration: plan.max_duration,
                 op_timeout: plan.op_timeout,
+                retries: plan.retries,
                 check_reads,
                 epoch: clock.instant,
             },

@@ -21,6 +21,9 @@ pub struct RunPlan {
     pub max_duration: Option<Duration>,
     /// The longest one operation may take before it counts as a timeout.
     pub op_timeout: Duration,
+    /// Calls an operation may repeat after a failure that a retry can cure (timeouts,
+    /// unavailable replicas, conflicts, lost connections).
+    pub retries: u32,
     /// Compare what each read returns with what the stream says (off for stores that keep nothing).
     pub check_reads: bool,
     /// Hash the stream as it is dispatched (off when the hash is known already).

@@ -43,6 +43,8 @@ pub struct OpStats {
     failed_ns: Histogram<u64>,
     errors: BTreeMap<&'static str, u64>,
     first_messages: BTreeMap<&'static str, Vec<String>>,
+    /// Attempts beyond the first (`--retries`); their time is inside the latencies.
+    retries: u64,
 }
 
 fn histogram() -> Histogram<u64> {
@@ -64,6 +66,7 @@ impl Default for OpStats {
             failed_ns: histogram(),
             errors: BTreeMap::new(),
             first_messages: BTreeMap::new(),
+            retries: 0,
         }
     }
 }
@@ -82,7 +85,29 @@ impl OpStats {
         }
     }
 
+    pub fn record_retries(&mut self, retries: u64) {
+        self.retries += retries;
+    }
+
+    pub fn record(&mut self, latency_ns: u64, outcome: Outcome<'_>) {
+        match outcome {
+            Outcome::Ok { retries } => {
+                self.record_ok(latency_ns);
+                self.record_retries(retries);
+            }
+            Outcome::Failed {
+                kind,
+                message,
+                retries,
+            } => {
+                self.record_error(kind, latency_ns, message);
+                self.record_retries(retries);
+            }
+        }
+    }
+
     pub fn merge(&mut self, other: &OpStats) {
+        self.retries += other.retries;
         self.latency_ns
             .add(&other.latency_ns)
             .expect("auto-resizing histograms always merge");
@@ -110,6 +135,10 @@ impl OpStats {
         self.errors.values().sum()
     }
 
+    pub fn retries(&self) -> u64 {
+        self.retries
+    }
+
     pub fn histogram(&self) -> &Histogram<u64> {
         &self.latency_ns
     }
@@ -123,26 +152,31 @@ impl OpStats {
         latency_ns: Histogram<u64>,
         failed_ns: Histogram<u64>,
         errors: BTreeMap<&'static str, u64>,
+        retries: u64,
     ) -> OpStats {
         OpStats {
             latency_ns,
             failed_ns,
             errors,
             first_messages: BTreeMap::new(),
+            retries,
         }
     }
 }
 
-/// Statistics of a whole run: one `OpStats` per event type index.
+/// Statistics of a whole run: one `OpStats` per event type index, and the same
+/// operations again by the node that served them (index 0: the store did not say).
 #[derive(Debug, Clone)]
 pub struct RunStats {
     per_event: Vec<OpStats>,
+    per_node: Vec<OpStats>,
 }
 
 impl RunStats {
     pub fn new(event_types: usize) -> Self {
         RunStats {
             per_event: vec![OpStats::default(); event_types],
+            per_node: Vec::new(),
         }
     }
 
@@ -154,9 +188,29 @@ impl RunStats {
         &self.per_event
     }
 
+    /// The statistics of one node (1-based; 0: unknown).
+    pub fn node(&mut self, node: u16) -> &mut OpStats {
+        let index = node as usize;
+        if self.per_node.len() <= index {
+            self.per_node.resize_with(index + 1, OpStats::default);
+        }
+        &mut self.per_node[index]
+    }
+
+    /// Records one operation under its event type and its node.
+    pub fn record(&mut self, event: usize, node: u16, latency_ns: u64, outcome: Outcome<'_>) {
+        self.event(event).record(latency_ns, outcome);
+        self.node(node).record(latency_ns, outcome);
+    }
+
     pub fn merge(&mut self, other: &RunStats) {
         for (mine, theirs) in self.per_event.iter_mut().zip(&other.per_event) {
             mine.merge(theirs);
+        }
+        for (node, theirs) in other.per_node.iter().enumerate() {
+            if theirs.ok() + theirs.error_count() > 0 {
+                self.node(node as u16).merge(theirs);
+            }
         }
     }
 
@@ -178,6 +232,24 @@ impl RunStats {
             }
         }
         let overall = LatencySummary::of("all", &all, elapsed_s);
+        // By node only when some store said which node served an operation.
+        let nodes = if self.per_node.len() > 1 {
+            self.per_node
+                .iter()
+                .enumerate()
+                .filter(|(_, stats)| stats.ok() + stats.error_count() > 0)
+                .map(|(node, stats)| {
+                    let label = if node == 0 {
+                        "node ?".to_string()
+                    } else {
+                        format!("node {node}")
+                    };
+                    LatencySummary::of(&label, stats, elapsed_s)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         Summary {
             elapsed_s,
             ops: overall.count,
@@ -186,8 +258,22 @@ impl RunStats {
             ok_throughput_ops_s: overall.ok_throughput_ops_s,
             events,
             overall,
+            nodes,
         }
     }
+}
+
+/// How one operation ended, for [`RunStats::record`].
+#[derive(Debug, Clone, Copy)]
+pub enum Outcome<'a> {
+    Ok {
+        retries: u64,
+    },
+    Failed {
+        kind: &'static str,
+        message: &'a str,
+        retries: u64,
+    },
 }
 
 /// What `summary.json` holds.
@@ -204,6 +290,11 @@ pub struct Summary {
     pub ok_throughput_ops_s: f64,
     pub events: Vec<LatencySummary>,
     pub overall: LatencySummary,
+    /// The same operations by the node that served them ("node K", K in the order of
+    /// the URL's hosts; "node ?": the store could not say, e.g. a failed Cassandra
+    /// request). Only when a store named nodes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<LatencySummary>,
 }
 
 /// Latency of the failed operations of one row (µs): timeouts show here.
@@ -223,6 +314,9 @@ pub struct LatencySummary {
     pub ok: u64,
     pub errors: u64,
     pub errors_by_kind: BTreeMap<String, u64>,
+    /// Attempts beyond the first (`--retries`); the latencies include their time.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retries: u64,
     /// The first few messages of each error kind.
     #[serde(default)]
     pub first_errors: BTreeMap<String, Vec<String>>,
@@ -255,6 +349,7 @@ impl LatencySummary {
             count,
             ok: stats.ok(),
             errors: stats.error_count(),
+            retries: stats.retries,
             errors_by_kind: stats
                 .errors
                 .iter()
@@ -309,6 +404,10 @@ impl LatencySummary {
     pub fn is_thin(&self, label: &str) -> bool {
         self.thin_percentiles.iter().any(|l| l == label)
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 fn per_second(count: u64, elapsed_s: f64) -> f64 {
@@ -388,4 +487,8 @@ pub struct OpRecord {
     pub latency_ns: u64,
     /// Kind name and message of a failure; `None` for success.
     pub error: Option<(&'static str, String)>,
+    /// The node that served it (1-based, the URL's host order; 0: not known).
+    pub node: u16,
+    /// Calls made: 1, or more with `--retries` (the latency spans them all).
+    pub attempts: u32,
 }

@@ -15,6 +15,7 @@ mod rows;
 mod statements;
 
 use std::collections::BTreeMap;
+use std::net::{IpAddr, ToSocketAddrs};
 
 use futures::TryStreamExt;
 use futures::future::try_join_all;
@@ -48,6 +49,9 @@ pub struct CassandraStore {
     target: String,
     options: CassandraOptions,
     version: String,
+    /// Node numbers by address: the URL's hosts in order, then any other node of the
+    /// ring the driver found, by address. A request's coordinator is reported by number.
+    nodes: Vec<IpAddr>,
     /// Prepared on first use: after `setup` in a run, against existing tables in `verify`.
     prepared: OnceCell<Prepared>,
 }
@@ -106,8 +110,10 @@ impl StoreKind for CassandraStore {
             .map_err(other)?
             .and_then(|(v,)| v)
             .unwrap_or_default();
+        let nodes = number_nodes(&address.hosts, &session);
         Ok(CassandraStore {
             session,
+            nodes,
             keyspace,
             target: url.to_string(),
             options: cassandra,
@@ -129,10 +135,21 @@ impl CassandraStore {
         statement: &PreparedStatement,
         values: Vec<CqlValue>,
     ) -> Result<QueryResult, DbError> {
-        self.session
+        let result = self
+            .session
             .execute_unpaged(statement, values)
             .await
-            .map_err(classify)
+            .map_err(classify)?;
+        self.note_coordinator(&result);
+        Ok(result)
+    }
+
+    /// Says which node coordinated a request (the driver knows only for successes).
+    fn note_coordinator(&self, result: &QueryResult) {
+        let ip = result.request_coordinator().node().address.ip();
+        if let Some(index) = self.nodes.iter().position(|node| *node == ip) {
+            super::served_by(index + 1);
+        }
     }
 
     /// Runs a schema statement; an error names the statement.
@@ -155,7 +172,10 @@ impl CassandraStore {
                 let calls = writes
                     .iter()
                     .map(|(statement, values)| self.session.execute_unpaged(statement, values));
-                try_join_all(calls).await.map_err(classify)?;
+                let results = try_join_all(calls).await.map_err(classify)?;
+                if let Some(first) = results.first() {
+                    self.note_coordinator(first);
+                }
                 return Ok(());
             }
         };
@@ -166,7 +186,8 @@ impl CassandraStore {
             batch.append_statement(statement.clone());
             values.push(row);
         }
-        self.session.batch(&batch, values).await.map_err(classify)?;
+        let result = self.session.batch(&batch, values).await.map_err(classify)?;
+        self.note_coordinator(&result);
         Ok(())
     }
 
@@ -432,10 +453,12 @@ impl Database for CassandraStore {
 
     async fn kv_write(&self, key: &KeyText, value: &[u8]) -> Result<(), DbError> {
         let p = self.statements().await?;
-        self.session
+        let result = self
+            .session
             .execute_unpaged(&p.kv_put, (key.as_str(), value))
             .await
             .map_err(classify)?;
+        self.note_coordinator(&result);
         Ok(())
     }
 
@@ -451,6 +474,7 @@ impl Database for CassandraStore {
             .execute_unpaged(&p.kv_get, (key.as_str(),))
             .await
             .map_err(classify)?;
+        self.note_coordinator(&result);
         Ok(result
             .into_rows_result()
             .map_err(other)?
@@ -461,10 +485,12 @@ impl Database for CassandraStore {
 
     async fn kv_delete(&self, key: &KeyText) -> Result<Applied, DbError> {
         let p = self.statements().await?;
-        self.session
+        let result = self
+            .session
             .execute_unpaged(&p.kv_delete, (key.as_str(),))
             .await
             .map_err(classify)?;
+        self.note_coordinator(&result);
         Ok(Applied::Unknown)
     }
 
@@ -558,10 +584,40 @@ impl Database for CassandraStore {
             .map(|(k, v)| (k.to_string(), v))
             .collect();
         settings.insert("keyspace".into(), self.keyspace.clone());
+        let nodes: Vec<String> = self.nodes.iter().map(IpAddr::to_string).collect();
+        settings.insert("nodes".into(), nodes.join(","));
         StoreInfo {
             name: Self::SCHEME.into(),
             server_version: self.version.clone(),
             settings,
         }
     }
+}
+
+/// Numbers the ring's nodes for the op log: the URL's hosts first, in their order, then
+/// the nodes the driver discovered beyond them, by address.
+fn number_nodes(hosts: &[(String, u16)], session: &Session) -> Vec<IpAddr> {
+    let mut nodes: Vec<IpAddr> = Vec::new();
+    for (host, port) in hosts {
+        let ip = host.parse::<IpAddr>().ok().or_else(|| {
+            (host.as_str(), *port)
+                .to_socket_addrs()
+                .ok()
+                .and_then(|mut addrs| addrs.next())
+                .map(|addr| addr.ip())
+        });
+        if let Some(ip) = ip.filter(|ip| !nodes.contains(ip)) {
+            nodes.push(ip);
+        }
+    }
+    let state = session.get_cluster_state();
+    let mut discovered: Vec<IpAddr> = state
+        .get_nodes_info()
+        .iter()
+        .map(|node| node.address.ip())
+        .filter(|ip| !nodes.contains(ip))
+        .collect();
+    discovered.sort();
+    nodes.extend(discovered);
+    nodes
 }

@@ -1,7 +1,7 @@
 //! Cassandra's settings: replication, consistency levels, schema variant, batch mode
 //! and lightweight transactions, declared for the CLI and read once at connect.
 
-use scylla::statement::Consistency;
+use scylla::statement::{Consistency, SerialConsistency};
 
 use crate::db::{DbError, Setting, Settings, Value};
 
@@ -66,6 +66,12 @@ pub const SETTINGS: &[Setting] = &[
         default: "false",
         help: "update_status as a lightweight transaction (IF EXISTS)",
     },
+    Setting {
+        name: "serial_cl",
+        value: Value::Choice(&["SERIAL", "LOCAL_SERIAL"]),
+        default: "SERIAL",
+        help: "consistency of the Paxos round of a lightweight transaction (with --lwt)",
+    },
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +100,7 @@ pub struct CassandraOptions {
     pub schema: Schema,
     pub batch: BatchMode,
     pub lwt: bool,
+    pub serial_cl: SerialConsistency,
 }
 
 impl CassandraOptions {
@@ -136,6 +143,10 @@ impl CassandraOptions {
             schema,
             batch,
             lwt: settings.switch("lwt"),
+            serial_cl: match settings.choice("serial_cl").to_ascii_uppercase().as_str() {
+                "LOCAL_SERIAL" => SerialConsistency::LocalSerial,
+                _ => SerialConsistency::Serial,
+            },
         })
     }
 
@@ -150,7 +161,7 @@ impl CassandraOptions {
             BatchMode::Unlogged => "unlogged",
             BatchMode::None => "none",
         };
-        vec![
+        let mut described = vec![
             ("replication", self.replication.clone()),
             ("read_cl", consistency_name(self.read_cl).into()),
             ("write_cl", consistency_name(self.write_cl).into()),
@@ -158,7 +169,15 @@ impl CassandraOptions {
             ("batch", batch.into()),
             ("lwt", self.lwt.to_string()),
             ("prepared", "true".into()),
-        ]
+        ];
+        if self.lwt {
+            let serial = match self.serial_cl {
+                SerialConsistency::LocalSerial => "LOCAL_SERIAL",
+                SerialConsistency::Serial => "SERIAL",
+            };
+            described.push(("serial_cl", serial.into()));
+        }
+        described
     }
 }
 

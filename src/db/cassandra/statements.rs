@@ -146,6 +146,13 @@ impl Prepared {
         let cql = Cql::new(ks, options.schema);
         let (r, w) = (options.read_cl, options.write_cl);
         let if_exists = if options.lwt { " IF EXISTS" } else { "" };
+        let mut update_status = prepare(
+            session,
+            &format!("UPDATE {ks}.orders SET status = ? WHERE order_id = ?{if_exists}"),
+            w,
+        )
+        .await?;
+        update_status.set_serial_consistency(Some(options.serial_cl));
         let mut kv_scan = prepare(session, &format!("SELECT k, v FROM {ks}.kv"), r).await?;
         kv_scan.set_page_size(KV_PAGE as i32);
         Ok(Prepared {
@@ -169,12 +176,7 @@ impl Prepared {
                 w,
             )
             .await?,
-            update_status: prepare(
-                session,
-                &format!("UPDATE {ks}.orders SET status = ? WHERE order_id = ?{if_exists}"),
-                w,
-            )
-            .await?,
+            update_status,
             delete_order: prepare(
                 session,
                 &format!("DELETE FROM {ks}.orders WHERE order_id = ?"),
