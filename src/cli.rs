@@ -200,6 +200,18 @@ pub struct RunArgs {
     /// latency of the operation spans all its calls.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub retries: u32,
+    /// Share (0-1) of measured order updates sent to a lane other than their order's,
+    /// so two clients race on one order (default: the spec's `conflicts`, else 0).
+    #[arg(long, value_name = "SHARE")]
+    pub conflicts: Option<f64>,
+    /// Faults to inject: a TOML file of [[faults]] tables (at, action, node), in place
+    /// of the spec's; they go to the server hatshop started that serves --db.
+    #[arg(long, value_name = "FILE")]
+    pub faults: Option<PathBuf>,
+    /// Where servers started by hatshop live, for --faults (default: $HATSHOP_HOME,
+    /// else ~/.local/share/hatshop).
+    #[arg(long, value_name = "DIR")]
+    pub home: Option<PathBuf>,
     /// Result folder (default: results/<run-id>).
     #[arg(short, long, value_name = "DIR")]
     pub out: Option<PathBuf>,

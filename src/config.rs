@@ -15,6 +15,7 @@ use sha2::{Digest, Sha256};
 
 use crate::cli::{RunArgs, StoreArgs, StreamArgs};
 use crate::db::{DbUrl, Settings, StoreMeta, store_meta};
+use crate::faults::Fault;
 use crate::workload::{EventsReader, Phase, WorkloadSpec, hex, lacks_state};
 
 /// Where the events come from.
@@ -52,6 +53,11 @@ pub struct RunConfig {
     pub connect_timeout: Duration,
     pub op_timeout: Duration,
     pub retries: u32,
+    pub conflicts: f64,
+    /// Faults to inject, in time order (the server is found when the run starts).
+    pub faults: Vec<Fault>,
+    /// `--home`, for the servers faults go to.
+    pub home: Option<PathBuf>,
     pub out_dir: PathBuf,
     pub run_id: String,
     pub op_log: bool,
@@ -109,6 +115,28 @@ impl RunConfig {
         if args.retries > 100 {
             bail!("--retries must be at most 100, got {}", args.retries);
         }
+        let (spec_conflicts, spec_faults) = match &source {
+            EventSource::Generated { workload } => (workload.conflicts, workload.faults.clone()),
+            EventSource::File(_) => (0.0, Vec::new()),
+        };
+        let conflicts = args.conflicts.unwrap_or(spec_conflicts);
+        if !(0.0..=1.0).contains(&conflicts) {
+            bail!("--conflicts must be a share from 0 to 1, got {conflicts}");
+        }
+        let fault_entries = match &args.faults {
+            Some(path) => crate::faults::read_file(path)?,
+            None => spec_faults,
+        };
+        let faults = crate::faults::check_all(&fault_entries).map_err(anyhow::Error::msg)?;
+        if let (Some(limit), Some(last)) = (max_duration, faults.last())
+            && last.at >= limit
+        {
+            bail!(
+                "a fault is due at {} but --duration ends the measured phase at {}",
+                humantime::format_duration(last.at),
+                humantime::format_duration(limit)
+            );
+        }
         let run_id = run_id(db.scheme(), &source);
         let out_dir = match &args.out {
             Some(dir) => dir.clone(),
@@ -129,6 +157,9 @@ impl RunConfig {
             connect_timeout,
             op_timeout,
             retries: args.retries,
+            conflicts,
+            faults,
+            home: args.home.clone(),
             out_dir,
             run_id,
             op_log: !args.no_op_log,

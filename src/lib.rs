@@ -24,6 +24,7 @@ pub mod config;
 #[macro_use]
 pub mod console;
 pub mod db;
+pub mod faults;
 pub mod interrupt;
 pub mod report;
 pub mod result_dir;

@@ -18,6 +18,7 @@ pub const INTERVALS_CSV: &str = "intervals.csv";
 pub const LATENCY_HLOG: &str = "latency.hlog";
 pub const REPORT_HTML: &str = "report.html";
 pub const FAILED_WRITES_CSV: &str = "failed_writes.csv";
+pub const FAULTS_CSV: &str = "faults.csv";
 
 pub fn file(dir: &Path, name: &str) -> PathBuf {
     dir.join(name)
@@ -74,6 +75,19 @@ pub struct RunRecord {
     /// Set when `hatshop recover` rebuilt the folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovered: Option<Recovery>,
+    /// The faults injected, as they happened (also in faults.csv).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<crate::faults::FaultRecord>,
+}
+
+impl RunRecord {
+    /// How the run dealt events to lanes, for `verify` and `recover` to deal alike.
+    pub fn dealing(&self) -> crate::runner::Dealing {
+        crate::runner::Dealing {
+            lanes: self.plan.concurrency.max(1),
+            conflicts: self.plan.conflicts,
+        }
+    }
 }
 
 /// What `hatshop recover` did.
@@ -118,6 +132,13 @@ pub struct PlanRecord {
     pub interval_s: f64,
     pub op_log: bool,
     pub check_reads: bool,
+    /// Share of measured order updates dealt to a lane other than their order's.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub conflicts: f64,
+}
+
+fn is_zero(share: &f64) -> bool {
+    *share == 0.0
 }
 
 fn one_second() -> f64 {

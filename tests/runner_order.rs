@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use hatshop::db::{Applied, Database, DbError, ErrorKind, KvPage, Ownership, Snapshot, StoreInfo};
 use hatshop::runner::{
-    self, Pace, PhaseClock, Progress, RunClock, RunContext, RunOutcome, RunPlan, StopReason,
-    StopSignal,
+    self, Dealing, Pace, PhaseClock, Progress, RunClock, RunContext, RunOutcome, RunPlan,
+    StopReason, StopSignal,
 };
 use hatshop::workload::{
     EventType, Generator, ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate,
@@ -23,8 +23,10 @@ fn plan(lanes: usize, check_reads: bool) -> RunPlan {
         pace: Pace::ClosedLoop,
         max_duration: None,
         op_timeout: Duration::from_secs(30),
+        retries: 0,
         check_reads,
         hash_stream: false,
+        dealing: Dealing::by_target(lanes),
     }
 }
 
@@ -211,6 +213,132 @@ async fn sixteen_lanes_keep_key_value_events_in_order_and_reads_current() {
     let summary = summary(&outcome);
     assert_eq!(summary.ops, 20_000);
     assert_eq!(summary.errors, 0, "{:?}", summary.overall.errors_by_kind);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn with_conflicts_updates_race_their_order_in_other_lanes() {
+    let mut spec = preset("hatshop-random").unwrap();
+    spec.events = 30_000;
+    spec.initial_orders = 50;
+    let mut racing = plan(16, false);
+    racing.dealing.conflicts = 0.5;
+    let outcome = run_with(
+        Arc::new(StrictStore::default()),
+        &spec,
+        racing,
+        Arc::default(),
+    )
+    .await;
+    let summary = summary(&outcome);
+    assert_eq!(summary.ops, 30_000);
+    // An update dealt to another lane can overtake its order's create, or trail its
+    // delete: the strict store refuses it. Without conflicts (above) none are.
+    let not_found: u64 = ["update_order", "update_items", "update_status"]
+        .iter()
+        .map(|event| errors_of(&summary, event, "not_found").0)
+        .sum();
+    assert!(not_found > 0, "{:?}", summary.overall.errors_by_kind);
+    assert_eq!(errors_of(&summary, "create_order", "not_found").0, 0);
+}
+
+/// Fails every other call with a conflict, whatever it is.
+#[derive(Default)]
+struct Flaky {
+    calls: AtomicU64,
+}
+
+impl Flaky {
+    fn next(&self) -> Result<(), DbError> {
+        if self.calls.fetch_add(1, Ordering::Relaxed).is_multiple_of(2) {
+            Err(DbError::new(ErrorKind::Conflict, "1213 Deadlock found"))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl Database for Flaky {
+    async fn setup(&self, _owner: &Ownership) -> Result<(), DbError> {
+        Ok(())
+    }
+    async fn check_owned(&self) -> Result<(), DbError> {
+        Ok(())
+    }
+    async fn create_order(&self, _order: &Order) -> Result<(), DbError> {
+        self.next()
+    }
+    async fn read_order(&self, _id: OrderId) -> Result<Option<Order>, DbError> {
+        self.next().map(|()| None)
+    }
+    async fn update_order(&self, _id: OrderId, _u: &OrderUpdate) -> Result<Applied, DbError> {
+        self.next().map(|()| Applied::Yes)
+    }
+    async fn update_items(
+        &self,
+        _id: OrderId,
+        _c: &[ItemChange],
+        _s: i64,
+    ) -> Result<Applied, DbError> {
+        self.next().map(|()| Applied::Yes)
+    }
+    async fn update_status(&self, _id: OrderId, _s: OrderStatus) -> Result<Applied, DbError> {
+        self.next().map(|()| Applied::Yes)
+    }
+    async fn delete_order(&self, _id: OrderId) -> Result<Applied, DbError> {
+        self.next().map(|()| Applied::Yes)
+    }
+    async fn kv_write(&self, _key: &KeyText, _value: &[u8]) -> Result<(), DbError> {
+        self.next()
+    }
+    async fn kv_rewrite(&self, _key: &KeyText, _value: &[u8]) -> Result<Applied, DbError> {
+        self.next().map(|()| Applied::Yes)
+    }
+    async fn kv_read(&self, _key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {
+        self.next().map(|()| None)
+    }
+    async fn kv_delete(&self, _key: &KeyText) -> Result<Applied, DbError> {
+        self.next().map(|()| Applied::Yes)
+    }
+    async fn snapshot(&self) -> Result<Snapshot, DbError> {
+        Ok(Snapshot::default())
+    }
+    async fn kv_page(&self, _cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
+        Ok(KvPage::default())
+    }
+    fn info(&self) -> StoreInfo {
+        info("flaky")
+    }
+}
+
+#[tokio::test]
+async fn retries_cure_conflicts_and_are_counted_apart() {
+    let mut spec = preset("hatshop-random").unwrap();
+    spec.initial_orders = 0;
+    spec.events = 2_000;
+    // One lane: calls alternate fail, succeed, fail, …
+    let without = run_with(
+        Arc::new(Flaky::default()),
+        &spec,
+        plan(1, false),
+        Arc::default(),
+    )
+    .await;
+    let without = summary(&without);
+    assert_eq!(
+        without.errors, 1_000,
+        "{:?}",
+        without.overall.errors_by_kind
+    );
+    assert_eq!(without.overall.retries, 0);
+
+    let mut retrying = plan(1, false);
+    retrying.retries = 1;
+    let with = run_with(Arc::new(Flaky::default()), &spec, retrying, Arc::default()).await;
+    let with = summary(&with);
+    // Every operation fails once and succeeds on its retry.
+    assert_eq!(with.ops, 2_000);
+    assert_eq!(with.errors, 0, "{:?}", with.overall.errors_by_kind);
+    assert_eq!(with.overall.retries, 2_000);
 }
 
 /// Reads return the order as created, ignoring later status changes; rewrites are

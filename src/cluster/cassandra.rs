@@ -179,6 +179,7 @@ impl LocalServer for Cassandra {
                 ("heap".to_string(), ring.heap.clone()),
             ]
             .into(),
+            programs: Some(lib),
             nodes: ring
                 .nodes
                 .iter()
@@ -195,18 +196,26 @@ impl LocalServer for Cassandra {
         node: usize,
     ) -> Result<NodeRecord> {
         let ring = Ring::plan(dir, &StartOptions::default(), Some(record))?;
-        let version = record
-            .settings
-            .get("version")
-            .cloned()
-            .unwrap_or_else(|| DEFAULT_VERSION.to_string());
-        let lib = jars(home, &version)?;
+        let lib = jars_of(home, record)?;
         let this = &ring.nodes[node - 1];
         let pid = this.spawn(&java()?, &lib, &ring.heap, false)?;
         this.wait_cql(pid)?;
         this.wait_peers_up(pid, &ring)?;
         Ok(this.record(pid))
     }
+}
+
+/// The jars a running ring was started from (fetched again only if they are gone).
+fn jars_of(home: &Home, record: &ServerRecord) -> Result<PathBuf> {
+    if let Some(lib) = record.programs.as_ref().filter(|lib| lib.is_dir()) {
+        return Ok(lib.clone());
+    }
+    let version = record
+        .settings
+        .get("version")
+        .cloned()
+        .unwrap_or_else(|| DEFAULT_VERSION.to_string());
+    jars(home, &version)
 }
 
 fn java() -> Result<PathBuf> {
@@ -473,12 +482,7 @@ fn peer_up(log: &str, peer: &str) -> bool {
 /// The ring as a node sees it, from nodetool (for `server status`): one line per node.
 pub fn nodetool_status(home: &Home, record: &ServerRecord) -> Option<String> {
     let node = record.nodes.iter().find(|n| n.alive())?;
-    let version = record
-        .settings
-        .get("version")
-        .cloned()
-        .unwrap_or_else(|| DEFAULT_VERSION.to_string());
-    let lib = jars(home, &version).ok()?;
+    let lib = jars_of(home, record).ok()?;
     let output = Command::new(java().ok()?)
         .arg("-Xmx128m")
         .args(JDK17_FLAGS)

@@ -83,6 +83,7 @@ impl LocalServer for Galera {
             version: format!("{} with Galera {provider}", product(version.trim())),
             started_at: now_rfc3339(),
             settings: [("nodes".to_string(), nodes.len().to_string())].into(),
+            programs: None,
             nodes: records
                 .into_iter()
                 .map(|r| r.expect("every node started"))

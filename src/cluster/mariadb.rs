@@ -60,6 +60,7 @@ impl LocalServer for Mariadb {
             version,
             started_at: now_rfc3339(),
             settings: Default::default(),
+            programs: None,
             nodes: vec![node_record(
                 1,
                 HOST,

@@ -26,6 +26,10 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 pub use node::{NodeAction, act};
 
+/// The most nodes any server runs here: five rings of 512 MB heaps and the client
+/// fit in the machines' memory.
+pub const MAX_NODES: usize = 5;
+
 /// A Cassandra ring as nodetool shows it (state and load of every node).
 pub fn ring_status(home: &Home, record: &ServerRecord) -> Option<String> {
     cassandra::nodetool_status(home, record)
@@ -45,7 +49,7 @@ pub trait LocalServer {
     const STOP_SIGNAL: i32 = libc::SIGTERM;
     /// Whether a failed start is tried once more on a new port (quick servers only).
     const RETRY_START: bool = true;
-    /// The most nodes it runs (1: a single server).
+    /// The most nodes it runs (1: a single server; never more than [`MAX_NODES`]).
     const MAX_NODES: usize = 1;
 
     /// Starts every node: a new server, or one whose nodes all stopped (`previous`
@@ -227,6 +231,10 @@ pub struct ServerRecord {
     /// What else matters about it (nodes, data centres, heap, persistence).
     #[serde(default)]
     pub settings: BTreeMap<String, String>,
+    /// Where its programs came from when not from the system (Cassandra's jars):
+    /// a restarted node and nodetool use the same ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub programs: Option<PathBuf>,
     pub nodes: Vec<NodeRecord>,
 }
 
@@ -345,15 +353,21 @@ impl Home {
             .filter(|r| r.nodes.iter().any(NodeRecord::alive))
     }
 
-    /// The running server whose URL names these hosts (`host:port`), if any.
-    pub fn serving(&self, hosts: &[(String, u16)]) -> Option<ServerRecord> {
-        ServerKind::all().iter().find_map(|&kind| {
-            self.running(kind).filter(|r| {
-                r.nodes
-                    .iter()
-                    .any(|n| hosts.iter().any(|(h, p)| *h == n.host && *p == n.port))
+    /// The running server of this store (URL scheme) that has a node at one of
+    /// these hosts (`host:port`; port 0: any), if any.
+    pub fn serving(&self, store: &str, hosts: &[(String, u16)]) -> Option<ServerRecord> {
+        ServerKind::all()
+            .iter()
+            .filter(|kind| kind.meta().store == store)
+            .find_map(|&kind| {
+                self.running(kind).filter(|r| {
+                    r.nodes.iter().any(|n| {
+                        hosts
+                            .iter()
+                            .any(|(h, p)| *h == n.host && (*p == 0 || *p == n.port))
+                    })
+                })
             })
-        })
     }
 }
 

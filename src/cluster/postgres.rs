@@ -182,6 +182,7 @@ fn start(home: &Home, dir: &Path, install: bool, port: Option<u16>) -> Result<Se
         version: format!("PostgreSQL {version}"),
         started_at: now_rfc3339(),
         settings: Default::default(),
+        programs: None,
         nodes: vec![node_record(1, HOST, port, pid, dir, data, log_file)],
     })
 }

@@ -111,6 +111,7 @@ impl LocalServer for Redis {
             version: format!("Redis {version}"),
             started_at: now_rfc3339(),
             settings: [("persistence".to_string(), options.persistence.clone())].into(),
+            programs: None,
             nodes: vec![node_record(1, HOST, port, pid, dir, data, log_file)],
         })
     }

@@ -16,7 +16,6 @@ use super::run::rfc3339;
 use crate::db::ErrorKind;
 use crate::report::{html, write_json, write_statistics};
 use crate::result_dir::{self, Recovery};
-use crate::runner::lane_of;
 use crate::stats::{Outcome, RunStats};
 use crate::workload::{EventType, Phase};
 use crate::{interrupt, say};
@@ -89,6 +88,7 @@ pub fn run(dir: &Path) -> Result<()> {
     let mut end = start;
     let lanes = record.plan.concurrency.max(1);
     let mut lane_last_seq: Vec<Option<u64>> = vec![None; lanes];
+    let dealing = record.dealing();
     for (at, row) in &rows {
         let Some(event) = EventType::ALL.iter().find(|e| e.as_str() == row.event_type) else {
             bail!("{}: unknown event type '{}'", ops.display(), row.event_type);
@@ -113,7 +113,10 @@ pub fn run(dir: &Path) -> Result<()> {
             .or_insert_with(|| RunStats::new(EventType::ALL.len()))
             .record(event.index(), row.node.unwrap_or(0), latency_ns, outcome);
         end = end.max(*at + Duration::from_nanos(latency_ns));
-        let lane = &mut lane_last_seq[lane_of(row.target, lanes)];
+        let lane = dealing
+            .deal(row.seq, row.target, *event, Phase::Measure)
+            .lane;
+        let lane = &mut lane_last_seq[lane];
         *lane = (*lane).max(Some(row.seq));
     }
     // Measuring began only after every lane had applied the load and the warm-up.

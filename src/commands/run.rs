@@ -15,15 +15,17 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::open_stream;
 use super::verify::verify_store;
 use crate::cli::RunArgs;
+use crate::cluster::Home;
 use crate::config::{EventSource, RunConfig, file_sha256, missing_folders, remove_folders};
 use crate::db::{ConnectOptions, Database, DbError, Ownership, Store};
+use crate::faults::{self, Timeline};
 use crate::interrupt;
 use crate::report::table::{self, thousands};
 use crate::report::{OpLogWriter, html, write_csv, write_json, write_statistics};
 use crate::result_dir::{self, DatabaseRecord, Host, PlanRecord, RunRecord};
 use crate::runner::{
-    self, FailedWrite, Pace, PhaseClock, Progress, RunClock, RunContext, RunOutcome, RunPlan,
-    StopReason, StopSignal,
+    self, Dealing, FailedWrite, Pace, PhaseClock, Progress, RunClock, RunContext, RunOutcome,
+    RunPlan, StopReason, StopSignal,
 };
 use crate::stats::Summary;
 use crate::workload::STREAM_VERSION;
@@ -45,6 +47,7 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
         let stop = stop.clone();
         interrupt::Listening::with(move || stop.stop(StopReason::Interrupted))
     };
+    let timeline = fault_timeline(config)?;
     let made = missing_folders(&config.out_dir);
     prepare_dir(&config.out_dir)?;
     let store = match connect_and_set_up(config, &stop).await {
@@ -65,6 +68,10 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
         retries: config.retries,
         check_reads: store.holds_data(),
         hash_stream: matches!(config.source, EventSource::Generated { .. }),
+        dealing: Dealing {
+            lanes: config.concurrency,
+            conflicts: config.conflicts,
+        },
     };
     let mut record = initial_record(config, &plan, &store.info(), clock.wall);
     let run_json = result_dir::file(&config.out_dir, result_dir::RUN_JSON);
@@ -81,7 +88,16 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
             let _ = write_json(&run_json, &aborted);
         });
     }
-    let result = measure(config, store.clone(), plan, clock, &stop, &mut record).await;
+    let result = measure(
+        config,
+        store.clone(),
+        plan,
+        clock,
+        &stop,
+        timeline,
+        &mut record,
+    )
+    .await;
     interrupt::clear_last_words();
     if let Err(e) = &result {
         // Best effort: the folder says the run failed, and why.
@@ -95,6 +111,17 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
     }
     result?;
     finish(config, &store, &record, &stop).await
+}
+
+/// The faults to play and the server they go to, checked before anything starts.
+fn fault_timeline(config: &RunConfig) -> Result<Option<Timeline>> {
+    if config.faults.is_empty() {
+        return Ok(None);
+    }
+    let meta = crate::db::store_meta(config.db.scheme()).expect("a parsed URL names a store");
+    let hosts = config.db.address(0).map(|a| a.hosts).unwrap_or_default();
+    let home = Home::resolve(config.home.as_deref())?;
+    Timeline::resolve(config.faults.clone(), home, meta.scheme, &hosts).map(Some)
 }
 
 /// Connects and makes the schema, within their deadlines, hearing Ctrl-C.
@@ -151,6 +178,7 @@ async fn measure(
     plan: RunPlan,
     clock: RunClock,
     stop: &Arc<StopSignal>,
+    timeline: Option<Timeline>,
     record: &mut RunRecord,
 ) -> Result<()> {
     let (op_log, op_log_tx) = if config.op_log {
@@ -175,6 +203,10 @@ async fn measure(
         config.out_dir.display()
     );
     let stream = open_stream(&config.source)?;
+    let phases = Arc::new(PhaseClock::default());
+    let (run_over, over) = tokio::sync::watch::channel(false);
+    let faults = timeline
+        .map(|timeline| tokio::spawn(faults::play(timeline, phases.clone(), stop.clone(), over)));
     let outcome = runner::run(
         store,
         stream,
@@ -184,11 +216,19 @@ async fn measure(
             clock,
             stop: stop.clone(),
             progress,
-            phases: Arc::new(PhaseClock::default()),
+            phases,
             op_log: op_log_tx,
         },
     )
     .await;
+    run_over.send_replace(true);
+    if let Some(faults) = faults {
+        record.faults = faults.await.unwrap_or_default();
+        write_csv(
+            &result_dir::file(&config.out_dir, result_dir::FAULTS_CSV),
+            &record.faults,
+        )?;
+    }
     if let Some((bar, ticker)) = bar {
         ticker.abort();
         bar.finish_and_clear();
@@ -293,7 +333,7 @@ async fn finish(
     if config.verify && matches!(record.status.as_str(), "finished" | "stopped_at_deadline") {
         let report = tokio::select! {
             report = verify_store(store, &config.out_dir, record, config.op_timeout) => Some(report?),
-            _ = stop.stopped() => None,
+            _ = stop.interrupted() => None,
         };
         match report {
             Some(report) => {
@@ -425,6 +465,7 @@ fn initial_record(
             interval_s: config.interval.as_secs_f64(),
             op_log: config.op_log,
             check_reads: plan.check_reads,
+            conflicts: plan.dealing.conflicts,
         },
         host: Host::probe(),
         pid,
@@ -438,6 +479,7 @@ fn initial_record(
         unmeasured_errors: 0,
         failed_writes: 0,
         recovered: None,
+        faults: Vec::new(),
     }
 }
 

@@ -15,7 +15,6 @@ use crate::db::{ConnectOptions, Database, DbError, DbUrl, ErrorKind, Settings, S
 use crate::report::oplog::UNLOGGED_PER_LANE;
 use crate::report::write_json;
 use crate::result_dir::{self, FailedWriteRow, RunRecord};
-use crate::runner::lane_of;
 use crate::verify::{Expected, KeyCheck, VerifyReport, compare_orders, describe};
 use crate::workload::{OrderBook, OrderEvent, OrderId, STREAM_VERSION, Target};
 use crate::{interrupt, say};
@@ -117,10 +116,15 @@ pub async fn verify_store<D: Database>(
         .map(|(_, (target, _))| target.id())
         .collect();
     let mut expected = Expected::new(whole_ids);
-    replay(record, |event, fate| match fate {
-        Fate::Applied => expected.apply(event, failures.get(&event.seq).map(|f| f.1)),
-        Fate::MaybeApplied => expected.maybe_applied(event),
-        Fate::NotApplied => {}
+    replay(record, |event, fate, races| {
+        if races && !matches!(fate, Fate::NotApplied) {
+            expected.raced(event);
+        }
+        match fate {
+            Fate::Applied => expected.apply(event, failures.get(&event.seq).map(|f| f.1)),
+            Fate::MaybeApplied => expected.maybe_applied(event),
+            Fate::NotApplied => {}
+        }
     })?;
 
     let mut report = VerifyReport::default();
@@ -164,8 +168,9 @@ enum Fate {
     NotApplied,
 }
 
-/// Replays the run's stream, telling each event's fate.
-fn replay(record: &RunRecord, mut visit: impl FnMut(&OrderEvent, Fate)) -> Result<()> {
+/// Replays the run's stream, telling each event's fate and whether it raced another
+/// lane (`conflicts`).
+fn replay(record: &RunRecord, mut visit: impl FnMut(&OrderEvent, Fate, bool)) -> Result<()> {
     if let EventSource::File(info) = &record.events {
         let now = check_events_file(&info.path)?;
         if now.sha256 != info.sha256 {
@@ -178,6 +183,10 @@ fn replay(record: &RunRecord, mut visit: impl FnMut(&OrderEvent, Fate)) -> Resul
         }
     }
     let lanes = record.lane_last_seq.len().max(1);
+    let dealing = crate::runner::Dealing {
+        lanes,
+        ..record.dealing()
+    };
     // A recovered run: a lane may have applied this many events past its last logged one.
     let window = if record.recovered.is_some() {
         UNLOGGED_PER_LANE
@@ -203,7 +212,13 @@ fn replay(record: &RunRecord, mut visit: impl FnMut(&OrderEvent, Fate)) -> Resul
         if event.seq % 4096 == 0 && interrupt::requested() {
             bail!("verify interrupted");
         }
-        let lane = lane_of(event.op.target().id(), lanes);
+        let dealt = dealing.deal(
+            event.seq,
+            event.op.target().id(),
+            event.op.event_type(),
+            event.phase,
+        );
+        let lane = dealt.lane;
         let last = record.lane_last_seq.get(lane).copied().flatten();
         let fate = if last.is_some_and(|last| event.seq <= last) {
             Fate::Applied
@@ -213,7 +228,7 @@ fn replay(record: &RunRecord, mut visit: impl FnMut(&OrderEvent, Fate)) -> Resul
         } else {
             Fate::NotApplied
         };
-        visit(&event, fate);
+        visit(&event, fate, dealt.own.is_some());
     }
     Ok(())
 }
@@ -225,7 +240,7 @@ fn whole_orders(
     failures: &HashMap<u64, (Target, ErrorKind)>,
 ) -> Result<BTreeMap<OrderId, crate::workload::Order>> {
     let mut book = OrderBook::new();
-    replay(record, |event, fate| {
+    replay(record, |event, fate, _| {
         let definite = failures
             .get(&event.seq)
             .is_some_and(|(_, kind)| !kind.outcome_unknown());

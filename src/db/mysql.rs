@@ -300,7 +300,16 @@ impl MysqlStore {
             }
         };
         super::node::served_by(host + 1);
-        self.pools[host].1.get_conn().await.map_err(classify)
+        let (name, pool) = &self.pools[host];
+        pool.get_conn().await.map_err(|e| {
+            let e = classify(e);
+            // No connection, so nothing was sent: the operation did not happen.
+            let kind = match e.kind {
+                ErrorKind::Connection => ErrorKind::Unavailable,
+                kind => kind,
+            };
+            DbError::new(kind, format!("host {name}: no connection: {}", e.message))
+        })
     }
 
     /// A connection to the first host that answers, for setup and reading back: on a

@@ -1,8 +1,11 @@
 //! The charts of a report, built from loaded result folders: latency per event type,
 //! latency and throughput over time, and the percentile spectrum.
 
+use std::collections::HashMap;
+
+use super::intervals::IntervalRow;
 use super::load::LoadedRun;
-use super::svg::{self, Axis, Bars, Scale, Series};
+use super::svg::{self, Axis, Bars, Mark, Scale, Series};
 use crate::report::hlog;
 
 /// Mean, p50 and p99 of each event type, as grouped bars.
@@ -31,18 +34,62 @@ pub fn latency_bars(run: &LoadedRun) -> String {
     )
 }
 
-/// p50, p99 and max per interval of one event type.
+/// The faults of a run, as marks on its charts over time.
+fn fault_marks(run: &LoadedRun) -> Vec<Mark> {
+    run.record
+        .faults
+        .iter()
+        .filter_map(|f| {
+            Some(Mark {
+                x: f.began_s?,
+                label: format!("{} node {}", f.action, f.node),
+            })
+        })
+        .collect()
+}
+
+/// The start of every interval from the first to the last that saw an operation,
+/// silent ones included.
+fn time_grid(run: &LoadedRun) -> Vec<f64> {
+    let interval = run.interval_s();
+    let last = run.intervals.iter().map(|r| index_of(run, r.start_s)).max();
+    match last {
+        Some(last) => (0..=last).map(|i| i as f64 * interval).collect(),
+        None => Vec::new(),
+    }
+}
+
+fn index_of(run: &LoadedRun, start_s: f64) -> u64 {
+    (start_s / run.interval_s()).round() as u64
+}
+
+/// The rows of one event type (or `all`) by interval index.
+fn by_interval<'a>(run: &'a LoadedRun, event_type: &str) -> HashMap<u64, &'a IntervalRow> {
+    run.series(event_type)
+        .into_iter()
+        .map(|r| (index_of(run, r.start_s), r))
+        .collect()
+}
+
+/// p50, p99 and max per interval of one event type; an interval in which none
+/// succeeded leaves a gap in the lines.
 pub fn latency_over_time(run: &LoadedRun, event_type: &str) -> String {
-    let rows = run.series(event_type);
-    let line = |name: &str, f: &dyn Fn(&super::intervals::IntervalRow) -> f64| Series {
+    let grid = time_grid(run);
+    let rows = by_interval(run, event_type);
+    let line = |name: &str, f: &dyn Fn(&IntervalRow) -> f64| Series {
         name: name.into(),
-        points: rows
+        points: grid
             .iter()
-            .filter(|r| r.ops > r.errors)
-            .map(|r| (r.start_s, f(r)))
+            .map(|at| {
+                let value = rows
+                    .get(&index_of(run, *at))
+                    .filter(|r| r.ops > r.errors)
+                    .map_or(f64::NAN, |r| f(r));
+                (*at, value)
+            })
             .collect(),
     };
-    svg::line_chart(
+    svg::marked_line_chart(
         &format!("Latency over time: {event_type}"),
         &Axis::linear("time since the measured phase began (s)"),
         &Axis::log("latency (µs, log scale)"),
@@ -51,10 +98,12 @@ pub fn latency_over_time(run: &LoadedRun, event_type: &str) -> String {
             line("p99", &|r| r.p99_us),
             line("max", &|r| r.max_us),
         ],
+        &fault_marks(run),
     )
 }
 
-/// Operations (or errors) per second per event type, over the same time axis.
+/// Operations (or errors) per second per event type, over the same time axis; an
+/// interval in which an event type did not run counts zero.
 pub fn rate_over_time(run: &LoadedRun, errors: bool) -> String {
     let interval = run.interval_s();
     let mut names: Vec<String> = run
@@ -64,24 +113,27 @@ pub fn rate_over_time(run: &LoadedRun, errors: bool) -> String {
         .map(|e| e.event_type.clone())
         .collect();
     names.push("all".into());
+    let grid = time_grid(run);
     let series: Vec<Series> = names
         .iter()
-        .map(|name| Series {
-            name: name.clone(),
-            points: run
-                .series(name)
-                .iter()
-                .map(|r| {
-                    (
-                        r.start_s,
-                        if errors {
-                            r.errors as f64 / interval
-                        } else {
-                            r.throughput_ops_s
-                        },
-                    )
-                })
-                .collect(),
+        .map(|name| {
+            let rows = by_interval(run, name);
+            Series {
+                name: name.clone(),
+                points: grid
+                    .iter()
+                    .map(|at| {
+                        let value = rows.get(&index_of(run, *at)).map_or(0.0, |r| {
+                            if errors {
+                                r.errors as f64 / interval
+                            } else {
+                                r.throughput_ops_s
+                            }
+                        });
+                        (*at, value)
+                    })
+                    .collect(),
+            }
         })
         .collect();
     let (title, label) = if errors {
@@ -89,11 +141,12 @@ pub fn rate_over_time(run: &LoadedRun, errors: bool) -> String {
     } else {
         ("Throughput over time", "operations per second")
     };
-    svg::line_chart(
+    svg::marked_line_chart(
         title,
         &Axis::linear("time since the measured phase began (s)"),
         &Axis::linear(label),
         &series,
+        &fault_marks(run),
     )
 }
 

@@ -157,27 +157,73 @@ fn what_ran(run: &LoadedRun) -> String {
     fact(&mut out, "status", &status);
     let verify = match &run.verify {
         None => "not verified (run <code>hatshop verify</code>)".to_string(),
-        Some(v) if v.is_exact() => format!(
-            r#"<span class="ok">exact</span>: {} orders, {} line items, {} records as the stream says{}"#,
-            thousands(v.orders_found),
-            thousands(v.items_found),
-            thousands(v.keys_found),
-            if v.uncertain_orders + v.uncertain_keys > 0 {
-                format!(
-                    "; {} uncertain (a write with an unknown outcome)",
-                    thousands(v.uncertain_orders + v.uncertain_keys)
-                )
-            } else {
-                String::new()
-            }
-        ),
-        Some(v) => format!(
-            r#"<span class="bad">{} differences</span> (see verify.json)"#,
-            thousands(v.differences())
-        ),
+        Some(v) if v.is_exact() => {
+            format!(
+                r#"<span class="ok">exact</span>: {} orders, {} line items, {} records as the stream says{}"#,
+                thousands(v.orders_found),
+                thousands(v.items_found),
+                thousands(v.keys_found),
+                if v.uncertain_orders + v.uncertain_keys > 0 {
+                    format!(
+                        "; {} uncertain (a write with an unknown outcome)",
+                        thousands(v.uncertain_orders + v.uncertain_keys)
+                    )
+                } else {
+                    String::new()
+                }
+            ) + &lost_updates(v)
+        }
+        Some(v) => {
+            format!(
+                r#"<span class="bad">{} differences</span> (see verify.json)"#,
+                thousands(v.differences())
+            ) + &lost_updates(v)
+        }
     };
     fact(&mut out, "verify", &verify);
     out.push_str("</table>");
+    out
+}
+
+/// Lost updates among the orders raced on, when there were races.
+fn lost_updates(v: &crate::verify::VerifyReport) -> String {
+    if v.raced_orders == 0 {
+        return String::new();
+    }
+    format!(
+        "; <strong>{} lost updates</strong> among {} orders raced on (--conflicts): their final state is not the stream's last",
+        thousands(v.lost_updates),
+        thousands(v.raced_orders)
+    )
+}
+
+/// The faults injected, as they happened.
+fn faults_section(run: &LoadedRun) -> String {
+    let mut out = String::from(
+        "<table id=\"faults\"><tr><th>due (s)</th><th>action</th><th>node</th><th>began (s)</th><th>took (s)</th><th>outcome</th></tr>",
+    );
+    for f in &run.record.faults {
+        let _ = write!(
+            out,
+            r#"<tr><td>{:.1}</td><td>{}</td><td>{} {}</td><td>{}</td><td>{}</td><td style="text-align:left" class="{}">{}</td></tr>"#,
+            f.at_s,
+            escape(&f.action),
+            escape(&f.server),
+            f.node,
+            f.began_s
+                .map(|s| format!("{s:.2}"))
+                .unwrap_or_else(|| "-".into()),
+            f.took_s
+                .map(|s| format!("{s:.2}"))
+                .unwrap_or_else(|| "-".into()),
+            if f.done { "ok" } else { "bad" },
+            escape(&f.outcome)
+        );
+    }
+    out.push_str(
+        "</table><p class=\"note\">Seconds into the measured phase. The dashed lines on the \
+         charts over time mark when each fault began.</p>",
+    );
     out
 }
 
@@ -356,6 +402,10 @@ pub fn render(run: &LoadedRun) -> String {
     }
     if has_latencies {
         body.push_str(&charts::latency_bars(run));
+    }
+    if !run.record.faults.is_empty() {
+        body.push_str("<h2>Faults</h2>");
+        body.push_str(&faults_section(run));
     }
     body.push_str("<h2>Latency over time</h2>");
     if run.intervals.is_empty() {

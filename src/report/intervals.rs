@@ -38,9 +38,11 @@ fn row(start_s: f64, name: &str, stats: &OpStats, interval_s: f64) -> IntervalRo
     }
 }
 
-/// The rows of every interval: one per event type that ran in it, then `all`. The last
-/// interval is cut short where the measured phase ended (`elapsed_s`): its rates are
-/// over its real length, so a short tail shows no dip that is not there.
+/// The rows of every interval: one per event type that ran in it, then `all`. An
+/// interval in which no operation began (a stalled cluster) still gets its `all` row,
+/// of zero operations, so a chart shows the stall instead of drawing across it. The
+/// last interval is cut short where the measured phase ended (`elapsed_s`): its rates
+/// are over its real length, so a short tail shows no dip that is not there.
 pub fn rows(
     intervals: &[(u64, RunStats)],
     interval_s: f64,
@@ -48,7 +50,13 @@ pub fn rows(
     names: &[&str],
 ) -> Vec<IntervalRow> {
     let mut out = Vec::new();
+    let mut next_index = 0;
     for (index, stats) in intervals {
+        for silent in next_index..*index {
+            let start_s = silent as f64 * interval_s;
+            out.push(row(start_s, "all", &OpStats::default(), interval_s));
+        }
+        next_index = index + 1;
         let start_s = *index as f64 * interval_s;
         let length = if elapsed_s > start_s {
             (elapsed_s - start_s).min(interval_s)

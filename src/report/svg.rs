@@ -249,9 +249,30 @@ fn legend(out: &mut String, names: &[String]) {
 
 /// Lines over a shared x axis.
 pub fn line_chart(title: &str, x: &Axis, y: &Axis, series: &[Series]) -> String {
+    marked_line_chart(title, x, y, series, &[])
+}
+
+/// A vertical line at `x` with a label (a fault on a chart over time).
+#[derive(Debug, Clone)]
+pub struct Mark {
+    pub x: f64,
+    pub label: String,
+}
+
+/// Lines over a shared x axis, with vertical marks.
+pub fn marked_line_chart(
+    title: &str,
+    x: &Axis,
+    y: &Axis,
+    series: &[Series],
+    marks: &[Mark],
+) -> String {
     let xs = Domain::new(
         x,
-        series.iter().flat_map(|s| s.points.iter().map(|p| p.0)),
+        series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.0))
+            .chain(marks.iter().map(|m| m.x)),
         false,
     );
     let ys = Domain::new(
@@ -277,8 +298,11 @@ pub fn line_chart(title: &str, x: &Axis, y: &Axis, series: &[Series]) -> String 
         let colour = PALETTE[i % PALETTE.len()];
         let mut d = String::new();
         let mut marks = String::new();
+        // A missing value (NaN) breaks the line: the next point starts a new piece.
+        let mut gap = true;
         for (px, py) in &s.points {
-            if y.scale == Scale::Log10 && *py <= 0.0 {
+            if !py.is_finite() || (y.scale == Scale::Log10 && *py <= 0.0) {
+                gap = true;
                 continue;
             }
             let cx = LEFT + plot_width() * xs.fraction(*px);
@@ -286,8 +310,13 @@ pub fn line_chart(title: &str, x: &Axis, y: &Axis, series: &[Series]) -> String 
             let _ = write!(
                 d,
                 "{}{cx:.1},{cy:.1}",
-                if d.is_empty() { "M" } else { " L" }
+                match (d.is_empty(), gap) {
+                    (true, _) => "M",
+                    (false, true) => " M",
+                    (false, false) => " L",
+                }
             );
+            gap = false;
             // A few points get a mark each, so a one-interval run still shows.
             if s.points.len() <= SPARSE {
                 let _ = write!(
@@ -302,8 +331,20 @@ pub fn line_chart(title: &str, x: &Axis, y: &Axis, series: &[Series]) -> String 
         let _ = write!(
             out,
             r#"<path class="series" data-points="{}" d="{d}" fill="none" stroke="{colour}" stroke-width="1.6"><title>{}</title></path>{marks}"#,
-            s.points.len(),
+            s.points.iter().filter(|p| p.1.is_finite()).count(),
             escape(&s.name)
+        );
+    }
+    for (i, mark) in marks.iter().enumerate() {
+        let px = LEFT + plot_width() * xs.fraction(mark.x);
+        // Labels step down so that faults close in time stay readable.
+        let ty = TOP + 28.0 + 12.0 * (i % 4) as f64;
+        let _ = write!(
+            out,
+            r#"<line class="mark" x1="{px:.1}" x2="{px:.1}" y1="{TOP}" y2="{}" stroke="dimgray" stroke-dasharray="4 3"/><text x="{:.1}" y="{ty:.1}" class="tick">{}</text>"#,
+            TOP + plot_height(),
+            px + 3.0,
+            escape(&mark.label)
         );
     }
     legend(

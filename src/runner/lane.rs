@@ -6,7 +6,8 @@
 //! moment the run does (`cancelled`, outcome unknown), so neither a silent server nor
 //! a stuck call can hold a run past Ctrl-C or `--duration`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -14,13 +15,15 @@ use tokio::sync::mpsc;
 
 use super::FailedWrite;
 use super::expect::Expectations;
-use super::source::LaneMsg;
+use super::source::{LaneEvent, LaneMsg, Role};
 use super::stop::{StopReason, StopSignal};
 use crate::db::observe;
 use crate::db::{Applied, Database, DbError, ErrorKind};
 use crate::stats::{IntervalCollector, OpRecord, Outcome, RunStats};
 use crate::workload::kv::fill_value;
-use crate::workload::{EventType, KeyText, Operation, Order, OrderEvent, OrderUpdate, Phase};
+use crate::workload::{
+    EventType, KeyText, Operation, Order, OrderEvent, OrderId, OrderUpdate, Phase,
+};
 
 /// Records gathered before they go to the op log thread.
 const LOG_BATCH: usize = 512;
@@ -88,6 +91,8 @@ pub struct LaneContext<D> {
     pub phases: Arc<PhaseClock>,
     pub intervals: Arc<IntervalCollector>,
     pub failed_writes: Arc<Mutex<Vec<FailedWrite>>>,
+    /// Orders whose racing update failed (their own lanes expected it to land).
+    pub failed_races: Arc<Mutex<HashSet<OrderId>>>,
     pub max_duration: Option<Duration>,
     pub op_timeout: Duration,
     pub retries: u32,
@@ -102,6 +107,8 @@ pub struct Lane<D> {
     stop_rx: tokio::sync::watch::Receiver<bool>,
     /// The bytes of the value being written, filled before the timed window.
     value: Vec<u8>,
+    /// Where the store says which node served the current call.
+    served: Arc<AtomicU16>,
     /// The interval this lane is recording into, and its statistics.
     interval: Option<(u64, RunStats)>,
     log_batch: Vec<OpRecord>,
@@ -120,6 +127,7 @@ impl<D: Database> Lane<D> {
             expect: Expectations::default(),
             stop_rx,
             value: Vec::new(),
+            served: Arc::new(AtomicU16::new(0)),
             interval: None,
             log_batch: Vec::with_capacity(LOG_BATCH),
             last_seq: None,
@@ -135,11 +143,19 @@ impl<D: Database> Lane<D> {
         'lane: while let Some(msg) = inbox.recv().await {
             match msg {
                 LaneMsg::Events(events) => {
-                    for event in events {
+                    for LaneEvent { event, role } in events {
                         if self.cx.stop.is_stopped() {
                             break 'lane;
                         }
-                        self.apply(event).await;
+                        match role {
+                            Role::Apply => self.apply(event, false).await,
+                            Role::Race => self.apply(event, true).await,
+                            Role::Expect => {
+                                if self.cx.check_reads {
+                                    self.expect.racing(&event.op);
+                                }
+                            }
+                        }
                     }
                 }
                 LaneMsg::PhaseEnd(barrier) => {
@@ -166,7 +182,8 @@ impl<D: Database> Lane<D> {
         }
     }
 
-    async fn apply(&mut self, event: OrderEvent) {
+    /// Applies one event; `races`: its target lives in another lane, which expects it.
+    async fn apply(&mut self, event: OrderEvent, races: bool) {
         let measured = event.phase == Phase::Measure;
         if self.past_deadline(event.phase) {
             self.cx.stop.stop(StopReason::Deadline);
@@ -195,8 +212,16 @@ impl<D: Database> Lane<D> {
                 // A retry after an unknown outcome may fail for a definite reason
                 // (e.g. the row is there now): the write itself stays unknown.
                 self.note_failed_write(&event, attempt.unknown_before.unwrap_or(e.kind));
+                if races {
+                    self.cx
+                        .failed_races
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(event.op.target().id());
+                }
             }
-            if self.cx.check_reads {
+            // A racing write is expected by its target's own lane, not here.
+            if self.cx.check_reads && !races {
                 self.expect.wrote(&event.op, outcome.is_ok());
             }
         }
@@ -223,17 +248,19 @@ impl<D: Database> Lane<D> {
         let mut unknown_before = None;
         loop {
             attempts += 1;
-            let (result, node) = tokio::select! {
+            let served = self.served.clone();
+            let result = tokio::select! {
                 biased;
                 result = tokio::time::timeout(
                     self.cx.op_timeout,
-                    observe(call(&*self.cx.db, op, key, &self.value)),
-                ) => result.unwrap_or_else(|_| (Err(timed_out(self.cx.op_timeout)), 0)),
-                _ = self.stop_rx.wait_for(|&stopped| stopped) => (Err(DbError::new(
+                    observe(served, call(&*self.cx.db, op, key, &self.value)),
+                ) => result.unwrap_or_else(|_| Err(timed_out(self.cx.op_timeout))),
+                _ = self.stop_rx.wait_for(|&stopped| stopped) => Err(DbError::new(
                     ErrorKind::Cancelled,
                     "the run stopped while the call was in flight",
-                )), 0),
+                )),
             };
+            let node = self.served.load(Ordering::Relaxed);
             match &result {
                 Err(e) if attempts <= self.cx.retries && retry_cures(e.kind) => {
                     if e.kind.outcome_unknown() {
@@ -279,7 +306,21 @@ impl<D: Database> Lane<D> {
                 },
             )),
             Reply::Order(got) if self.cx.check_reads => {
-                self.expect.judge_order(op.target().id(), got.as_ref())
+                let id = op.target().id();
+                let verdict = self.expect.judge_order(id, got.as_ref());
+                // A racing update that failed leaves its order's reads unjudged.
+                if verdict.is_err()
+                    && self.expect.is_racing(id)
+                    && self
+                        .cx
+                        .failed_races
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .contains(&id)
+                {
+                    return Ok(());
+                }
+                verdict
             }
             Reply::Value(got) if self.cx.check_reads => match op {
                 Operation::Read { key, version } => {

@@ -8,6 +8,7 @@ mod plan;
 mod source;
 mod stop;
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -21,7 +22,7 @@ use crate::workload::EventType;
 
 pub use expect::Expectations;
 pub use lane::{PhaseClock, Progress};
-pub use plan::{Pace, RunPlan, lane_of};
+pub use plan::{Dealing, Dealt, Pace, RunPlan, lane_of};
 pub use source::EventStream;
 pub use stop::{StopReason, StopSignal};
 
@@ -127,6 +128,7 @@ pub async fn run<D: Database>(
     } = cx;
     let intervals = Arc::new(IntervalCollector::new(interval, EventType::ALL.len()));
     let failed_writes = Arc::new(Mutex::new(Vec::new()));
+    let failed_races = Arc::new(Mutex::new(HashSet::new()));
     let check_reads = plan.check_reads && db.holds_data();
     // The deadline stops the run at its instant, calls in flight included; lanes also
     // check it before each event.
@@ -147,6 +149,7 @@ pub async fn run<D: Database>(
                 phases: phases.clone(),
                 intervals: intervals.clone(),
                 failed_writes: failed_writes.clone(),
+                failed_races: failed_races.clone(),
                 max_duration: plan.max_duration,
                 op_timeout: plan.op_timeout,
                 retries: plan.retries,
@@ -165,6 +168,7 @@ pub async fn run<D: Database>(
         stop: stop.clone(),
         runtime: Handle::current(),
         hash: plan.hash_stream,
+        dealing: plan.dealing,
         phases: phases.clone(),
     };
     let source_thread = std::thread::Builder::new()

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::workload::splitmix64;
+use crate::workload::{EventType, Phase, splitmix64};
 
 /// How lanes issue requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +28,8 @@ pub struct RunPlan {
     pub check_reads: bool,
     /// Hash the stream as it is dispatched (off when the hash is known already).
     pub hash_stream: bool,
+    /// How events are dealt to lanes.
+    pub dealing: Dealing,
 }
 
 /// The lane of an order or key: a fixed hash of its id, so that a run with the same
@@ -38,9 +40,111 @@ pub fn lane_of(target: u64, lanes: usize) -> usize {
     (splitmix64(&mut state) % lanes as u64) as usize
 }
 
+/// How events are dealt to lanes: by target ([`lane_of`]), except for a share
+/// (`conflicts`) of the measured order updates, which go to another lane so that two
+/// lanes race on one order. A pure function of the event's seq, target and type, so
+/// `verify` and `recover` deal the same way the run did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Dealing {
+    pub lanes: usize,
+    pub conflicts: f64,
+}
+
+/// Where one event goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dealt {
+    /// The lane that applies it.
+    pub lane: usize,
+    /// Its target's own lane, when that is another one (the event races).
+    pub own: Option<usize>,
+}
+
+impl Dealing {
+    pub fn by_target(lanes: usize) -> Dealing {
+        Dealing {
+            lanes,
+            conflicts: 0.0,
+        }
+    }
+
+    pub fn deal(&self, seq: u64, target: u64, event_type: EventType, phase: Phase) -> Dealt {
+        let own = lane_of(target, self.lanes);
+        let races = self.conflicts > 0.0
+            && self.lanes > 1
+            && phase == Phase::Measure
+            && matches!(
+                event_type,
+                EventType::UpdateOrder | EventType::UpdateItems | EventType::UpdateStatus
+            );
+        if !races {
+            return Dealt {
+                lane: own,
+                own: None,
+            };
+        }
+        let mut state = seq ^ 0x5eed_c0f1_1c75_0000;
+        let draw = splitmix64(&mut state);
+        // The top 53 bits as a share in [0, 1).
+        if (draw >> 11) as f64 / (1u64 << 53) as f64 >= self.conflicts {
+            return Dealt {
+                lane: own,
+                own: None,
+            };
+        }
+        let step = 1 + (splitmix64(&mut state) % (self.lanes as u64 - 1)) as usize;
+        Dealt {
+            lane: (own + step) % self.lanes,
+            own: Some(own),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_share_of_measured_updates_goes_to_another_lane() {
+        let dealing = Dealing {
+            lanes: 4,
+            conflicts: 0.2,
+        };
+        let mut raced = 0;
+        for seq in 0..10_000u64 {
+            let target = seq % 97;
+            let dealt = dealing.deal(seq, target, EventType::UpdateStatus, Phase::Measure);
+            assert_eq!(
+                dealt,
+                dealing.deal(seq, target, EventType::UpdateStatus, Phase::Measure)
+            );
+            if let Some(own) = dealt.own {
+                raced += 1;
+                assert_eq!(own, lane_of(target, 4));
+                assert_ne!(dealt.lane, own);
+            } else {
+                assert_eq!(dealt.lane, lane_of(target, 4));
+            }
+            // Creates, reads, deletes and unmeasured updates stay home.
+            for (event_type, phase) in [
+                (EventType::ReadOrder, Phase::Measure),
+                (EventType::DeleteOrder, Phase::Measure),
+                (EventType::UpdateStatus, Phase::Warmup),
+            ] {
+                assert_eq!(dealing.deal(seq, target, event_type, phase).own, None);
+            }
+        }
+        assert!((1_800..2_200).contains(&raced), "{raced}");
+        let one_lane = Dealing {
+            lanes: 1,
+            conflicts: 1.0,
+        };
+        assert_eq!(
+            one_lane
+                .deal(5, 5, EventType::UpdateOrder, Phase::Measure)
+                .own,
+            None
+        );
+    }
 
     #[test]
     fn lanes_are_balanced_and_stable() {

@@ -11,7 +11,7 @@ use tokio::runtime::Handle;
 use tokio::sync::{Barrier, mpsc};
 
 use super::lane::PhaseClock;
-use super::plan::lane_of;
+use super::plan::Dealing;
 use super::stop::{StopReason, StopSignal};
 use crate::workload::{EventsFileError, OrderEvent, Phase, PlanHasher};
 
@@ -20,9 +20,25 @@ use crate::workload::{EventsFileError, OrderEvent, Phase, PlanHasher};
 const LANE_BATCH: usize = 256;
 
 pub enum LaneMsg {
-    Events(Vec<OrderEvent>),
+    Events(Vec<LaneEvent>),
     /// Wait here until every lane and the source arrive.
     PhaseEnd(Arc<Barrier>),
+}
+
+/// An event as a lane receives it, with what the lane is to do with it.
+pub struct LaneEvent {
+    pub event: OrderEvent,
+    pub role: Role,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Apply it: its target lives in this lane.
+    Apply,
+    /// Apply it, racing the lane its target lives in (`conflicts`).
+    Race,
+    /// Do not apply it: another lane races with it. Expect its state from here on.
+    Expect,
 }
 
 pub type EventStream = Box<dyn Iterator<Item = Result<OrderEvent, EventsFileError>> + Send>;
@@ -43,6 +59,7 @@ pub struct Source {
     pub stop: Arc<StopSignal>,
     pub runtime: Handle,
     pub hash: bool,
+    pub dealing: Dealing,
     /// Set when the first warm-up and the first measured event are about to be handed out.
     pub phases: Arc<PhaseClock>,
 }
@@ -50,7 +67,7 @@ pub struct Source {
 impl Source {
     pub fn run(mut self) -> SourceReport {
         let mut hasher = self.hash.then(PlanHasher::new);
-        let mut batches: Vec<Vec<OrderEvent>> = (0..self.lanes.len())
+        let mut batches: Vec<Vec<LaneEvent>> = (0..self.lanes.len())
             .map(|_| Vec::with_capacity(LANE_BATCH))
             .collect();
         let mut phase = Phase::Load;
@@ -88,8 +105,32 @@ impl Source {
             if let Some(h) = hasher.as_mut() {
                 h.add(&event);
             }
-            let lane = lane_of(event.op.target().id(), self.lanes.len());
-            batches[lane].push(event);
+            let dealt = self.dealing.deal(
+                event.seq,
+                event.op.target().id(),
+                event.op.event_type(),
+                event.phase,
+            );
+            let lane = dealt.lane;
+            if let Some(own) = dealt.own {
+                batches[own].push(LaneEvent {
+                    event: event.clone(),
+                    role: Role::Expect,
+                });
+                batches[lane].push(LaneEvent {
+                    event,
+                    role: Role::Race,
+                });
+                if batches[own].len() >= LANE_BATCH && !self.send(own, &mut batches) {
+                    complete = false;
+                    break;
+                }
+            } else {
+                batches[lane].push(LaneEvent {
+                    event,
+                    role: Role::Apply,
+                });
+            }
             if batches[lane].len() >= LANE_BATCH && !self.send(lane, &mut batches) {
                 complete = false;
                 break;
@@ -117,7 +158,7 @@ impl Source {
 
     /// Sends a full batch; if that lane is busy, first hands out what other lanes are
     /// waiting for, so that no lane idles while the source waits. False once stopped.
-    fn send(&self, lane: usize, batches: &mut [Vec<OrderEvent>]) -> bool {
+    fn send(&self, lane: usize, batches: &mut [Vec<LaneEvent>]) -> bool {
         let batch = std::mem::replace(&mut batches[lane], Vec::with_capacity(LANE_BATCH));
         match self.lanes[lane].try_send(LaneMsg::Events(batch)) {
             Ok(()) => true,
@@ -141,7 +182,7 @@ impl Source {
         }
     }
 
-    fn send_now(&self, lane: usize, batches: &mut [Vec<OrderEvent>]) -> bool {
+    fn send_now(&self, lane: usize, batches: &mut [Vec<LaneEvent>]) -> bool {
         let batch = std::mem::take(&mut batches[lane]);
         self.lanes[lane]
             .blocking_send(LaneMsg::Events(batch))
@@ -149,7 +190,7 @@ impl Source {
     }
 
     /// Flushes every lane and waits until all of them have applied the phase.
-    fn end_phase(&self, batches: &mut [Vec<OrderEvent>]) -> bool {
+    fn end_phase(&self, batches: &mut [Vec<LaneEvent>]) -> bool {
         for lane in 0..self.lanes.len() {
             if !batches[lane].is_empty() && !self.send_now(lane, batches) {
                 return false;

@@ -64,6 +64,23 @@ impl StopSignal {
         let mut rx = self.watch.subscribe();
         let _ = rx.wait_for(|&stopped| stopped).await;
     }
+
+    /// Resolves once the run is stopped by Ctrl-C, SIGTERM or a failure (never by
+    /// its deadline alone): for work that should finish after a normal end.
+    pub async fn interrupted(&self) {
+        let mut rx = self.watch.subscribe();
+        loop {
+            if matches!(
+                self.reason(),
+                Some(StopReason::Interrupted | StopReason::Failed)
+            ) {
+                return;
+            }
+            if rx.changed().await.is_err() {
+                return std::future::pending().await;
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -23,6 +23,9 @@ pub struct Expected {
     /// Version of every key by index (0: absent).
     pub keys: Vec<u32>,
     pub uncertain_keys: HashSet<KeyId>,
+    /// Orders an update raced on (`conflicts`): a final state other than the stream's
+    /// last is a lost update, counted apart from differences.
+    pub raced_orders: HashSet<OrderId>,
 }
 
 impl Expected {
@@ -75,6 +78,13 @@ impl Expected {
                     self.uncertain_keys.remove(&key);
                 }
             }
+        }
+    }
+
+    /// Notes an update that raced its order's own lane.
+    pub fn raced(&mut self, event: &OrderEvent) {
+        if let Target::Order(id) = event.op.target() {
+            self.raced_orders.insert(id);
         }
     }
 

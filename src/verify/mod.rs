@@ -31,6 +31,14 @@ pub struct VerifyReport {
     /// Orders a write with an unknown outcome touched: either outcome is fine.
     #[serde(default)]
     pub uncertain_orders: u64,
+    /// Orders raced on (`conflicts`) whose final state is not the stream's last:
+    /// an update was lost (last-write-wins, or applied out of stream order). Counted
+    /// apart: racing clients make them, not the store's failure to keep data.
+    #[serde(default)]
+    pub lost_updates: u64,
+    /// Orders raced on (`conflicts`), lost or not.
+    #[serde(default)]
+    pub raced_orders: u64,
     pub items_expected: u64,
     pub items_found: u64,
     pub missing_items: u64,
@@ -95,6 +103,13 @@ impl VerifyReport {
                 self.differing_orders,
                 uncertain(self.uncertain_orders)
             );
+            if self.raced_orders > 0 {
+                let _ = writeln!(
+                    out,
+                    "lost updates: {} of the {} orders raced on (--conflicts) do not hold the stream's last state",
+                    self.lost_updates, self.raced_orders
+                );
+            }
             let _ = writeln!(
                 out,
                 "line items: expected {}, found {}: {} missing, {} extra, {} differing",
@@ -169,11 +184,23 @@ pub fn compare_orders(
     report.orders_found = snapshot.orders.len() as u64;
     report.items_found = snapshot.items.len() as u64;
     let mut differing = BTreeSet::new();
+    report.raced_orders = expected.raced_orders.len() as u64;
+    // A raced order is judged as a whole: the stream's last state or a lost update.
+    for id in &expected.raced_orders {
+        if expected.uncertain_orders.contains(id) {
+            continue;
+        }
+        let want = expected.order(*id).map(|(hash, _)| hash);
+        let got = found.get(id).map(state::of_order);
+        if want != got {
+            report.lost_updates += 1;
+        }
+    }
     for id in &expected_ids {
         let (hash, items) = expected.order(*id).expect("listed");
         report.orders_expected += 1;
         report.items_expected += u64::from(items);
-        if expected.uncertain_orders.contains(id) {
+        if expected.uncertain_orders.contains(id) || expected.raced_orders.contains(id) {
             continue;
         }
         match found.get(id) {
@@ -190,7 +217,7 @@ pub fn compare_orders(
     }
     let expected_set: BTreeSet<OrderId> = expected_ids.into_iter().collect();
     for (id, order) in &found {
-        if expected.uncertain_orders.contains(id) {
+        if expected.uncertain_orders.contains(id) || expected.raced_orders.contains(id) {
             continue;
         }
         if !expected_set.contains(id) {
@@ -208,7 +235,10 @@ pub fn compare_orders(
         .count() as u64;
     // Items whose order is not there at all.
     for (order_id, item) in &snapshot.items {
-        if !found.contains_key(order_id) && !expected.uncertain_orders.contains(order_id) {
+        if !found.contains_key(order_id)
+            && !expected.uncertain_orders.contains(order_id)
+            && !expected.raced_orders.contains(order_id)
+        {
             report.extra_items += 1;
             report.note(format!(
                 "line item {} of order {order_id}: present but its order is not",

@@ -25,6 +25,8 @@ fn preset(
         items_per_order: ItemsPerOrder::default(),
         value_size: 1500,
         concurrency: None,
+        conflicts: 0.0,
+        faults: Vec::new(),
     }
 }
 

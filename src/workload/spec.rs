@@ -42,6 +42,18 @@ pub struct WorkloadSpec {
     /// Lanes run at once, unless `--concurrency` says otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<usize>,
+    /// Share (0 to 1) of order updates dealt to a lane other than the order's own,
+    /// so that two clients race on one order (the seed's Galera deadlocks). Not part
+    /// of the stream: the same events, dealt differently.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub conflicts: f64,
+    /// Faults to inject during the measured phase (`[[faults]]` tables).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<crate::faults::FaultEntry>,
+}
+
+fn is_zero(share: &f64) -> bool {
+    *share == 0.0
 }
 
 /// Relative weights of the event types (any non-negative numbers).
@@ -249,6 +261,18 @@ impl WorkloadSpec {
                     self.value_size
                 ),
             );
+        }
+        if !(0.0..=1.0).contains(&self.conflicts) {
+            return problem(
+                "conflicts",
+                format!(
+                    "conflicts must be a share from 0 to 1, got {}",
+                    self.conflicts
+                ),
+            );
+        }
+        if let Err(e) = crate::faults::check_all(&self.faults) {
+            return problem("faults", e);
         }
         if self.concurrency == Some(0) {
             return problem("concurrency", "concurrency must be at least 1".into());

@@ -121,9 +121,12 @@ pub fn classify_kind(error: &ExecutionError) -> ErrorKind {
         ExecutionError::PrepareError(scylla::errors::PrepareError::AllAttemptsFailed {
             first_attempt,
         }) => kind_of_attempt(first_attempt),
+        // No connection to send on: nothing was sent, the request did not happen.
         ExecutionError::ConnectionPoolError(_)
-        | ExecutionError::PrepareError(scylla::errors::PrepareError::ConnectionPoolError(_))
-        | ExecutionError::MetadataError(_) => ErrorKind::Connection,
+        | ExecutionError::PrepareError(scylla::errors::PrepareError::ConnectionPoolError(_)) => {
+            ErrorKind::Unavailable
+        }
+        ExecutionError::MetadataError(_) => ErrorKind::Connection,
         ExecutionError::RequestTimeout(_) => ErrorKind::Timeout,
         ExecutionError::EmptyPlan => ErrorKind::Unavailable,
         _ => ErrorKind::Other,
