@@ -40,9 +40,7 @@ pub struct Expectations {
     orders: HashMap<OrderId, Recent>,
     /// Targets whose last write failed: the store's state is unknown, reads not judged.
     uncertain: HashSet<Target>,
-    /// Orders another lane races on (`conflicts`): a read of a state the stream never
-    /// had is a lost update showing, counted stale.
-    racing: HashSet<OrderId>,
+
     /// Scratch space for regenerating a value to compare a read with.
     scratch: Vec<u8>,
 }
@@ -79,7 +77,6 @@ impl Expectations {
             }
             Operation::DeleteOrder { order_id } => {
                 self.uncertain.remove(&target);
-                self.racing.remove(order_id);
                 self.orders.remove(order_id);
             }
             Operation::Write { .. } | Operation::Rewrite { .. } | Operation::Delete { .. } => {
@@ -87,18 +84,6 @@ impl Expectations {
             }
             Operation::ReadOrder { .. } | Operation::Read { .. } => {}
         }
-    }
-
-    /// Takes in an update another lane applies, racing this one: from here on the
-    /// stream says the order holds its state.
-    pub fn racing(&mut self, op: &Operation) {
-        let id = op.target().id();
-        self.racing.insert(id);
-        self.wrote(op, true);
-    }
-
-    pub fn is_racing(&self, order_id: OrderId) -> bool {
-        self.racing.contains(&order_id)
     }
 
     /// Judges an order read against the stream.
@@ -117,14 +102,6 @@ impl Expectations {
             (_, Some(g)) if recent.is_some_and(|r| r.is_older(got_hash.unwrap_or(0))) => (
                 ErrorKind::Stale,
                 format!("read an older state (status {})", g.status.as_str()),
-            ),
-            (_, Some(g)) if self.racing.contains(&order_id) => (
-                ErrorKind::Stale,
-                format!(
-                    "read status {}, subtotal {}: not the stream's state, after racing updates",
-                    g.status.as_str(),
-                    g.subtotal_cents
-                ),
             ),
             (None, Some(_)) => (
                 ErrorKind::WrongResult,

@@ -6,7 +6,6 @@
 //! moment the run does (`cancelled`, outcome unknown), so neither a silent server nor
 //! a stuck call can hold a run past Ctrl-C or `--duration`.
 
-use std::collections::HashSet;
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -15,15 +14,14 @@ use tokio::sync::mpsc;
 
 use super::FailedWrite;
 use super::expect::Expectations;
+use super::races::{Race, Races};
 use super::source::{LaneEvent, LaneMsg, Role};
 use super::stop::{StopReason, StopSignal};
 use crate::db::observe;
 use crate::db::{Applied, Database, DbError, ErrorKind};
 use crate::stats::{IntervalCollector, OpRecord, Outcome, RunStats};
 use crate::workload::kv::fill_value;
-use crate::workload::{
-    EventType, KeyText, Operation, Order, OrderEvent, OrderId, OrderUpdate, Phase,
-};
+use crate::workload::{EventType, KeyText, Operation, Order, OrderEvent, OrderUpdate, Phase};
 
 /// Records gathered before they go to the op log thread.
 const LOG_BATCH: usize = 512;
@@ -91,8 +89,8 @@ pub struct LaneContext<D> {
     pub phases: Arc<PhaseClock>,
     pub intervals: Arc<IntervalCollector>,
     pub failed_writes: Arc<Mutex<Vec<FailedWrite>>>,
-    /// Orders whose racing update failed (their own lanes expected it to land).
-    pub failed_races: Arc<Mutex<HashSet<OrderId>>>,
+    /// Orders lanes race on, with `conflicts`.
+    pub races: Option<Arc<Races>>,
     pub max_duration: Option<Duration>,
     pub op_timeout: Duration,
     pub retries: u32,
@@ -152,7 +150,7 @@ impl<D: Database> Lane<D> {
                             Role::Race => self.apply(event, true).await,
                             Role::Expect => {
                                 if self.cx.check_reads {
-                                    self.expect.racing(&event.op);
+                                    self.expect.wrote(&event.op, true);
                                 }
                             }
                         }
@@ -212,13 +210,13 @@ impl<D: Database> Lane<D> {
                 // A retry after an unknown outcome may fail for a definite reason
                 // (e.g. the row is there now): the write itself stays unknown.
                 self.note_failed_write(&event, attempt.unknown_before.unwrap_or(e.kind));
-                if races {
-                    self.cx
-                        .failed_races
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .insert(event.op.target().id());
+                if races && let Some(shared) = &self.cx.races {
+                    shared.failed(event.op.target().id());
                 }
+            }
+            if let (Operation::DeleteOrder { order_id }, Some(shared)) = (&event.op, &self.cx.races)
+            {
+                shared.settled(*order_id);
             }
             // A racing write is expected by its target's own lane, not here.
             if self.cx.check_reads && !races {
@@ -308,19 +306,21 @@ impl<D: Database> Lane<D> {
             Reply::Order(got) if self.cx.check_reads => {
                 let id = op.target().id();
                 let verdict = self.expect.judge_order(id, got.as_ref());
-                // A racing update that failed leaves its order's reads unjudged.
-                if verdict.is_err()
-                    && self.expect.is_racing(id)
-                    && self
-                        .cx
-                        .failed_races
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .contains(&id)
-                {
-                    return Ok(());
+                match (&verdict, &self.cx.races) {
+                    (Err(e), Some(races)) => match races.of(id) {
+                        Race::None => verdict,
+                        // A racing update failed: the lane cannot know the state.
+                        Race::Failed => Ok(()),
+                        // Racing writers make states the stream does not order (a
+                        // later update seen early, a mix): only an older state the
+                        // stream has left behind, or nothing, is judged.
+                        Race::Raced if matches!(e.kind, ErrorKind::Stale | ErrorKind::Missing) => {
+                            verdict
+                        }
+                        Race::Raced => Ok(()),
+                    },
+                    _ => verdict,
                 }
-                verdict
             }
             Reply::Value(got) if self.cx.check_reads => match op {
                 Operation::Read { key, version } => {

@@ -5,10 +5,10 @@
 mod expect;
 mod lane;
 mod plan;
+mod races;
 mod source;
 mod stop;
 
-use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -128,7 +128,8 @@ pub async fn run<D: Database>(
     } = cx;
     let intervals = Arc::new(IntervalCollector::new(interval, EventType::ALL.len()));
     let failed_writes = Arc::new(Mutex::new(Vec::new()));
-    let failed_races = Arc::new(Mutex::new(HashSet::new()));
+    // Shared only when updates race (`conflicts`).
+    let races = (plan.dealing.conflicts > 0.0).then(|| Arc::new(races::Races::default()));
     let check_reads = plan.check_reads && db.holds_data();
     // The deadline stops the run at its instant, calls in flight included; lanes also
     // check it before each event.
@@ -149,7 +150,7 @@ pub async fn run<D: Database>(
                 phases: phases.clone(),
                 intervals: intervals.clone(),
                 failed_writes: failed_writes.clone(),
-                failed_races: failed_races.clone(),
+                races: races.clone(),
                 max_duration: plan.max_duration,
                 op_timeout: plan.op_timeout,
                 retries: plan.retries,
@@ -169,6 +170,7 @@ pub async fn run<D: Database>(
         runtime: Handle::current(),
         hash: plan.hash_stream,
         dealing: plan.dealing,
+        races,
         phases: phases.clone(),
     };
     let source_thread = std::thread::Builder::new()

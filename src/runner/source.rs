@@ -12,6 +12,7 @@ use tokio::sync::{Barrier, mpsc};
 
 use super::lane::PhaseClock;
 use super::plan::Dealing;
+use super::races::Races;
 use super::stop::{StopReason, StopSignal};
 use crate::workload::{EventsFileError, OrderEvent, Phase, PlanHasher};
 
@@ -60,6 +61,8 @@ pub struct Source {
     pub runtime: Handle,
     pub hash: bool,
     pub dealing: Dealing,
+    /// Where racing orders are noted (with `conflicts`).
+    pub races: Option<Arc<Races>>,
     /// Set when the first warm-up and the first measured event are about to be handed out.
     pub phases: Arc<PhaseClock>,
 }
@@ -113,6 +116,9 @@ impl Source {
             );
             let lane = dealt.lane;
             if let Some(own) = dealt.own {
+                if let Some(races) = &self.races {
+                    races.dealt(event.op.target().id());
+                }
                 batches[own].push(LaneEvent {
                     event: event.clone(),
                     role: Role::Expect,
