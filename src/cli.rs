@@ -176,10 +176,11 @@ pub struct RunArgs {
         default_value = "sqlite://",
         env = "HATSHOP_DB",
         hide_env_values = true,
+        action = clap::ArgAction::Append,
         long_help = db_help(),
-        help = "Database URL: sqlite://, mysql://, postgres://, cassandra://, redis://, null:// (see --help)"
+        help = "Database URL: sqlite://, mysql://, postgres://, cassandra://, redis://, null:// (see --help); a sweep takes several"
     )]
-    pub db: String,
+    pub db: Vec<String>,
     /// Lanes running at once (default: the spec's, else the store's; see --help of each store).
     #[arg(short, long)]
     pub concurrency: Option<usize>,
@@ -338,9 +339,11 @@ pub struct ReportArgs {
 #[derive(Debug, Args)]
 pub struct SweepArgs {
     /// The setting and its values: pool=1,2,4,8 · events=500,5000 · concurrency=1,4,16 ·
-    /// cl=ONE,QUORUM,ALL · value_size, warmup, seed, duration, or any store setting.
-    #[arg(long, value_name = "KEY=V1,V2,…")]
-    pub vary: String,
+    /// cl=ONE,QUORUM,ALL · nodes=1,2,3 (starts the cluster at each size: --db then names
+    /// servers, e.g. --db cassandra --db galera) · value_size, warmup, seed, duration,
+    /// conflicts, retries, or any store setting. Several --vary move in step.
+    #[arg(long, value_name = "KEY=V1,V2,…", required = true, action = clap::ArgAction::Append)]
+    pub vary: Vec<String>,
     /// Runs per value.
     #[arg(long, default_value_t = 1)]
     pub repeat: usize,

@@ -82,7 +82,12 @@ pub fn seconds(flag: &str, secs: f64, min: f64) -> Result<Duration> {
 
 impl RunConfig {
     pub fn from_args(args: &RunArgs) -> Result<RunConfig> {
-        let db = DbUrl::parse(&args.db).map_err(anyhow::Error::msg)?;
+        let db = match args.db.as_slice() {
+            [one] => one,
+            [] => "sqlite://",
+            _ => bail!("a run takes one --db (a sweep takes several)"),
+        };
+        let db = DbUrl::parse(db).map_err(anyhow::Error::msg)?;
         let meta = store_meta(db.scheme()).expect("a parsed URL names a known store");
         let settings = store_settings(meta, &db, &args.store)?;
         let source = match &args.events_file {

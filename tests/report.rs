@@ -246,17 +246,36 @@ fn a_sweep_of_two_values_and_two_repeats_makes_four_runs() {
         .count();
     assert_eq!(runs, 4);
     let mut csv = csv::Reader::from_path(dir.join("sweep.csv")).unwrap();
+    let headers = csv.headers().unwrap().clone();
     let rows: Vec<csv::StringRecord> = csv.records().map(Result::unwrap).collect();
-    assert_eq!(rows.len(), 4);
+    // A row per run for all operations, and one per event type (creates only here).
+    assert_eq!(rows.len(), 8);
+    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let (value, event_type, ops) = (column("value"), column("event_type"), column("ops"));
+    let all: Vec<(&str, &str)> = rows
+        .iter()
+        .filter(|r| &r[event_type] == "all")
+        .map(|r| (&r[value], &r[ops]))
+        .collect();
     assert_eq!(
-        rows.iter().map(|r| r[4].to_string()).collect::<Vec<_>>(),
-        ["200", "200", "400", "400"]
+        all,
+        [
+            ("200", "200"),
+            ("200", "200"),
+            ("400", "400"),
+            ("400", "400")
+        ]
+    );
+    assert!(
+        rows.iter()
+            .filter(|r| &r[event_type] == "create_order")
+            .all(|r| r[ops] == r[value])
     );
     let html = std::fs::read_to_string(dir.join("sweep.html")).unwrap();
     assert_eq!(
         html.matches(r#"class="whisker""#).count(),
-        8,
-        "4 charts × 2 values"
+        10,
+        "(4 charts of all operations + 1 per event type) × 2 values"
     );
 }
 

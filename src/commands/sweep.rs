@@ -1,19 +1,71 @@
-//! `hatshop sweep`: one workload run several times while one setting varies, each run
-//! in its own folder under the sweep folder, then `sweep.csv` and `sweep.html`.
+//! `hatshop sweep`: one workload run again and again while settings vary, each run in
+//! its own folder under the sweep folder, then `sweep.csv` (a row per run per event
+//! type) and `sweep.html`. Several `--vary` move in step (`nodes=1,2,3` with
+//! `rf=1,2,3`); several `--db` run every step on every database, drawn side by side.
+//!
+//! A `nodes` sweep starts the cluster at each size itself: its `--db` names servers
+//! (`cassandra`, `galera`, with settings after `?`), each started fresh with that many
+//! nodes, run, then stopped and wiped, also when a run fails or Ctrl-C ends the sweep.
 
 use std::path::Path;
+use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
 use super::run::{EXIT_INTERRUPTED, execute};
 use crate::cli::{RunArgs, SweepArgs, all_settings};
+use crate::cluster::{self, Home, ServerKind, StartOptions};
 use crate::config::{RunConfig, missing_folders, remove_folders, stamp, unique_dir};
-use crate::report::sweep::{self, SweepRow};
+use crate::report::sweep::{self, RunPlace, SweepRow};
 use crate::report::table::format_us;
 use crate::report::{read_json, write_csv};
 use crate::result_dir;
 use crate::stats::Summary;
-use crate::{note, say};
+use crate::verify::VerifyReport;
+use crate::{interrupt, note, say};
+
+/// The settings that vary, in step: `values[step][key]`.
+#[derive(Debug, PartialEq)]
+struct Steps {
+    keys: Vec<String>,
+    values: Vec<Vec<String>>,
+}
+
+impl Steps {
+    /// `KEY=V1,V2,…`, once or more; several keys must have as many values.
+    fn parse(texts: &[String]) -> Result<Steps> {
+        let mut keys = Vec::new();
+        let mut columns: Vec<Vec<String>> = Vec::new();
+        for text in texts {
+            let (key, values) = parse_vary(text)?;
+            if keys.contains(&key) {
+                bail!("--vary {key} is given twice");
+            }
+            if let Some(first) = columns.first()
+                && first.len() != values.len()
+            {
+                bail!(
+                    "--vary {key} has {} values but --vary {} has {}: several --vary move in step",
+                    values.len(),
+                    keys[0],
+                    first.len()
+                );
+            }
+            keys.push(key);
+            columns.push(values);
+        }
+        let steps = columns.first().map_or(0, Vec::len);
+        let values = (0..steps)
+            .map(|step| columns.iter().map(|c| c[step].clone()).collect())
+            .collect();
+        Ok(Steps { keys, values })
+    }
+
+    fn nodes(&self, step: usize) -> Option<&str> {
+        let at = self.keys.iter().position(|k| k == "nodes")?;
+        Some(&self.values[step][at])
+    }
+}
 
 /// `KEY=V1,V2,…`.
 fn parse_vary(text: &str) -> Result<(String, Vec<String>)> {
@@ -26,10 +78,10 @@ fn parse_vary(text: &str) -> Result<(String, Vec<String>)> {
         .filter(|v| !v.is_empty())
         .map(String::from)
         .collect();
-    if key.is_empty() || values.is_empty() {
+    if key.trim().is_empty() || values.is_empty() {
         bail!("--vary {text}: expected KEY=V1,V2,… (e.g. pool=1,2,4)");
     }
-    Ok((key.trim().to_string(), values))
+    Ok((key.trim().replace('-', "_"), values))
 }
 
 fn number<T: std::str::FromStr>(key: &str, value: &str) -> Result<T> {
@@ -39,23 +91,28 @@ fn number<T: std::str::FromStr>(key: &str, value: &str) -> Result<T> {
 }
 
 /// What `--vary` takes besides store settings.
-const RUN_KEYS: &str = "events, warmup, seed, concurrency, duration, value_size, records, orders";
+const RUN_KEYS: &str = "nodes, events, warmup, seed, concurrency, duration, value_size, records, orders, conflicts, retries";
 
 /// Sets `key` to `value` in a run's arguments: a run flag, or a store setting.
 fn apply(args: &mut RunArgs, key: &str, value: &str) -> Result<()> {
-    let key = key.replace('-', "_");
-    match key.as_str() {
-        "events" => args.stream.events = Some(number(&key, value)?),
-        "warmup" => args.stream.warmup = Some(number(&key, value)?),
-        "seed" => args.stream.seed = Some(number(&key, value)?),
-        "records" => args.stream.records = Some(number(&key, value)?),
-        "orders" => args.stream.orders = Some(number(&key, value)?),
-        "value_size" => args.stream.value_size = Some(number(&key, value)?),
-        "concurrency" => args.concurrency = Some(number(&key, value)?),
-        "duration" => args.duration = Some(number(&key, value)?),
+    match key {
+        // The server's size: the sweep starts it, the run only uses it.
+        "nodes" => {
+            number::<usize>(key, value)?;
+        }
+        "events" => args.stream.events = Some(number(key, value)?),
+        "warmup" => args.stream.warmup = Some(number(key, value)?),
+        "seed" => args.stream.seed = Some(number(key, value)?),
+        "records" => args.stream.records = Some(number(key, value)?),
+        "orders" => args.stream.orders = Some(number(key, value)?),
+        "value_size" => args.stream.value_size = Some(number(key, value)?),
+        "concurrency" => args.concurrency = Some(number(key, value)?),
+        "duration" => args.duration = Some(number(key, value)?),
+        "conflicts" => args.conflicts = Some(number(key, value)?),
+        "retries" => args.retries = number(key, value)?,
         _ if all_settings().iter().any(|(s, _)| s.name == key) => {
-            args.store.given.retain(|(k, _)| *k != key);
-            args.store.given.push((key, value.to_string()));
+            args.store.given.retain(|(k, _)| k != key);
+            args.store.given.push((key.to_string(), value.to_string()));
         }
         _ => {
             let settings: Vec<&str> = all_settings().iter().map(|(s, _)| s.name).collect();
@@ -68,40 +125,237 @@ fn apply(args: &mut RunArgs, key: &str, value: &str) -> Result<()> {
     Ok(())
 }
 
-fn row(key: &str, value: &str, repeat: usize, dir: &Path) -> Result<SweepRow> {
-    let s: Summary = read_json(&result_dir::file(dir, result_dir::SUMMARY_JSON))?;
-    let o = &s.overall;
-    Ok(SweepRow {
-        setting: key.into(),
-        value: value.into(),
-        repeat,
-        run_dir: dir.display().to_string(),
-        ops: s.ops,
-        errors: s.errors,
-        elapsed_s: s.elapsed_s,
-        throughput_ops_s: s.throughput_ops_s,
-        mean_us: o.mean_us,
-        p50_us: o.percentile("p50"),
-        p99_us: o.percentile("p99"),
-        p999_us: o.percentile("p99.9"),
-        max_us: o.max_us,
-    })
+/// A database a sweep runs on.
+#[derive(Debug, Clone)]
+enum Target {
+    Url(String),
+    /// A server the sweep starts at each size, with URL settings for its runs.
+    Server {
+        kind: ServerKind,
+        query: String,
+    },
+}
+
+impl Target {
+    fn parse(text: &str, nodes_sweep: bool) -> Result<Target> {
+        if !nodes_sweep {
+            return Ok(Target::Url(text.to_string()));
+        }
+        let (name, query) = text.split_once('?').unwrap_or((text, ""));
+        let names: Vec<&str> = ServerKind::all()
+            .iter()
+            .filter(|k| k.meta().max_nodes > 1)
+            .map(|k| k.name())
+            .collect();
+        match ServerKind::find(name) {
+            Some(kind) if kind.meta().max_nodes > 1 => Ok(Target::Server {
+                kind,
+                query: query.to_string(),
+            }),
+            _ => bail!(
+                "a nodes sweep starts its own servers: give --db as a server of several nodes \
+                 ({}), with settings after ?, e.g. --db 'cassandra?rf=2' (got '{text}')",
+                names.join(", ")
+            ),
+        }
+    }
+
+    /// How rows and charts name it.
+    fn label(&self) -> String {
+        match self {
+            Target::Url(url) => {
+                let scheme = url.split("://").next().unwrap_or(url);
+                match url.split_once('?') {
+                    Some((_, query)) => format!("{scheme}?{query}"),
+                    None => scheme.to_string(),
+                }
+            }
+            Target::Server { kind, query } if query.is_empty() => kind.name().to_string(),
+            Target::Server { kind, query } => format!("{}?{query}", kind.name()),
+        }
+    }
+
+    /// The URL of a run: as given, or the started server's with the settings.
+    fn url(&self, server: Option<&cluster::ServerRecord>) -> String {
+        match (self, server) {
+            (Target::Url(url), _) => url.clone(),
+            (Target::Server { query, .. }, Some(record)) if !query.is_empty() => {
+                format!("{}?{query}", record.url)
+            }
+            (Target::Server { .. }, Some(record)) => record.url.clone(),
+            (Target::Server { kind, .. }, None) => unreachable!("{} is started first", kind.name()),
+        }
+    }
+
+    /// A URL of the right store for checking a run's flags before servers start.
+    fn probe_url(&self) -> String {
+        match self {
+            Target::Url(url) => url.clone(),
+            Target::Server { kind, query } => {
+                let store = kind.meta().store;
+                let query = if query.is_empty() {
+                    String::new()
+                } else {
+                    format!("?{query}")
+                };
+                format!("{store}://127.0.0.1/hatshop{query}")
+            }
+        }
+    }
+}
+
+/// A server the sweep started: stopped and wiped when dropped, whatever happened.
+struct StartedServer {
+    home: Home,
+    kind: ServerKind,
+    record: cluster::ServerRecord,
+}
+
+impl StartedServer {
+    async fn start(home: &Home, kind: ServerKind, nodes: usize) -> Result<StartedServer> {
+        let home = home.clone();
+        let began = Instant::now();
+        let started = tokio::task::spawn_blocking({
+            let home = home.clone();
+            move || -> Result<cluster::ServerRecord> {
+                // Ctrl-C reaches the waits of a start through this.
+                let _listening = interrupt::Listening::new();
+                cluster::wipe(&home, kind)?;
+                let options = StartOptions {
+                    nodes,
+                    ..StartOptions::default()
+                };
+                match cluster::start(&home, kind, &options) {
+                    Ok((record, _)) => Ok(record),
+                    Err(e) => {
+                        let _ = cluster::wipe(&home, kind);
+                        Err(e)
+                    }
+                }
+            }
+        })
+        .await??;
+        note!(
+            "{} with {nodes} node{} ready in {:.0} s",
+            kind.name(),
+            if nodes == 1 { "" } else { "s" },
+            began.elapsed().as_secs_f64()
+        );
+        Ok(StartedServer {
+            home,
+            kind,
+            record: started,
+        })
+    }
+}
+
+impl Drop for StartedServer {
+    fn drop(&mut self) {
+        if let Err(e) = cluster::wipe(&self.home, self.kind) {
+            note!("could not stop {}: {e:#}", self.kind.name());
+        }
+    }
+}
+
+fn rows_of_run(place: &RunPlace, dir: &Path) -> Result<Vec<SweepRow>> {
+    let summary: Summary = read_json(&result_dir::file(dir, result_dir::SUMMARY_JSON))?;
+    let verify = result_dir::file(dir, result_dir::VERIFY_JSON);
+    let lost = if verify.exists() {
+        read_json::<VerifyReport>(&verify)
+            .ok()
+            .filter(|v| v.raced_orders > 0)
+            .map(|v| v.lost_updates)
+    } else {
+        None
+    };
+    Ok(sweep::rows_of(place, &summary, lost))
+}
+
+/// A folder name from a run's place in the sweep.
+fn folder_name(keys: &[String], values: &[String], target: Option<&str>, repeat: usize) -> String {
+    let safe = |text: &str| -> String {
+        text.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    let mut name: Vec<String> = keys
+        .iter()
+        .zip(values)
+        .map(|(k, v)| format!("{k}={}", safe(v)))
+        .collect();
+    if let Some(target) = target {
+        name.push(safe(target));
+    }
+    format!("{}-r{repeat}", name.join("-"))
 }
 
 pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
-    let (key, values) = parse_vary(&args.vary)?;
+    let steps = Steps::parse(&args.vary)?;
     if args.repeat == 0 {
         bail!("--repeat must be at least 1");
     }
+    let nodes_sweep = steps.keys.iter().any(|k| k == "nodes");
+    let dbs = if nodes_sweep && args.run.db == ["sqlite://"] {
+        bail!(
+            "a nodes sweep needs --db naming the servers it starts: e.g. --db cassandra --db galera"
+        );
+    } else {
+        &args.run.db
+    };
+    let targets: Vec<Target> = dbs
+        .iter()
+        .map(|db| Target::parse(db, nodes_sweep))
+        .collect::<Result<_>>()?;
+    let home = Home::resolve(args.run.home.as_deref())?;
+    for target in &targets {
+        if let Target::Server { kind, .. } = target
+            && home.running(*kind).is_some()
+        {
+            bail!(
+                "{} already runs under {}: a nodes sweep starts and stops its own; stop it first \
+                 (`hatshop server stop {}`)",
+                kind.name(),
+                home.root.display(),
+                kind.name()
+            );
+        }
+    }
+    let key_label = steps.keys.join(",");
     let dir = match &args.run.out {
         Some(dir) => dir.clone(),
-        None => unique_dir(Path::new("results"), &format!("sweep-{}-{key}", stamp())),
+        None => unique_dir(
+            Path::new("results"),
+            &format!("sweep-{}-{}", stamp(), steps.keys.join("-")),
+        ),
     };
-    // Every value must make a valid run before any runs.
-    for value in &values {
-        let mut probe = args.run.clone();
-        apply(&mut probe, &key, value)?;
-        RunConfig::from_args(&probe)?;
+    // Every step must make a valid run on every database before any runs.
+    for (step, values) in steps.values.iter().enumerate() {
+        for target in &targets {
+            let mut probe = args.run.clone();
+            probe.db = vec![target.probe_url()];
+            for (key, value) in steps.keys.iter().zip(values) {
+                apply(&mut probe, key, value)?;
+            }
+            if let Some(nodes) = steps.nodes(step)
+                && let Target::Server { kind, .. } = target
+            {
+                let nodes: usize = number("nodes", nodes)?;
+                if nodes == 0 || nodes > kind.meta().max_nodes {
+                    bail!(
+                        "--vary nodes: {} runs 1 to {} nodes",
+                        kind.name(),
+                        kind.meta().max_nodes
+                    );
+                }
+            }
+            RunConfig::from_args(&probe)?;
+        }
     }
     let made = missing_folders(&dir);
     std::fs::create_dir_all(&dir)
@@ -112,80 +366,145 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
             dir.display()
         );
     }
-    let result = sweep(args, &key, &values, &dir).await;
-    if result.is_err() {
+    let plan = Plan {
+        args,
+        steps: &steps,
+        targets: &targets,
+        home: &home,
+        key_label: &key_label,
+        dir: &dir,
+    };
+    let result = plan.sweep().await;
+    if result.is_err() && std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_none()) {
         // A sweep that could not run leaves no empty folder behind.
         remove_folders(&made);
     }
     result
 }
 
-async fn sweep(
-    args: &SweepArgs,
-    key: &str,
-    values: &[String],
-    dir: &Path,
-) -> Result<std::process::ExitCode> {
-    let mut rows = Vec::new();
-    let mut interrupted = false;
-    'sweep: for value in values {
-        for repeat in 1..=args.repeat {
-            let mut run_args = args.run.clone();
-            run_args.quiet = true;
-            let safe: String = value
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                        c
-                    } else {
-                        '_'
+/// Everything a sweep loops over.
+struct Plan<'a> {
+    args: &'a SweepArgs,
+    steps: &'a Steps,
+    targets: &'a [Target],
+    home: &'a Home,
+    key_label: &'a str,
+    dir: &'a Path,
+}
+
+impl Plan<'_> {
+    async fn sweep(&self) -> Result<std::process::ExitCode> {
+        let mut rows = Vec::new();
+        let mut interrupted = false;
+        let mut runs = 0;
+        let several = self.targets.len() > 1;
+        'sweep: for (step, values) in self.steps.values.iter().enumerate() {
+            for target in self.targets {
+                let server = match (target, self.steps.nodes(step)) {
+                    (Target::Server { kind, .. }, Some(nodes)) => {
+                        let nodes = number("nodes", nodes)?;
+                        match StartedServer::start(self.home, *kind, nodes).await {
+                            Ok(server) => Some(server),
+                            Err(_) if interrupt::requested() => {
+                                interrupted = true;
+                                break 'sweep;
+                            }
+                            Err(e) => return Err(e),
+                        }
                     }
-                })
-                .collect();
-            let run_dir = dir.join(format!("{key}={safe}-r{repeat}"));
-            run_args.out = Some(run_dir.clone());
-            apply(&mut run_args, key, value)?;
-            let mut config = RunConfig::from_args(&run_args)?;
-            config.print_details = false;
-            let code = execute(&config).await?;
-            let r = row(key, value, repeat, &run_dir)?;
-            if rows.is_empty() {
-                // Said once the first run worked, so a sweep that cannot start is one line.
-                note!(
-                    "sweep of {key} over {} × {} repeat{} into {}",
-                    values.join(", "),
-                    args.repeat,
-                    if args.repeat == 1 { "" } else { "s" },
-                    dir.display()
-                );
-            }
-            say!(
-                "{key}={value} #{repeat}: {:.2} s, {:.0} ops/s, mean {} µs, p99 {} µs, {} errors",
-                r.elapsed_s,
-                r.throughput_ops_s,
-                format_us(r.mean_us),
-                format_us(r.p99_us),
-                r.errors
-            );
-            rows.push(r);
-            if code == std::process::ExitCode::from(EXIT_INTERRUPTED) {
-                interrupted = true;
-                break 'sweep;
+                    _ => None,
+                };
+                let label = target.label();
+                for repeat in 1..=self.args.repeat {
+                    let mut run_args = self.args.run.clone();
+                    run_args.quiet = true;
+                    run_args.db = vec![target.url(server.as_ref().map(|s| &s.record))];
+                    let name = folder_name(
+                        &self.steps.keys,
+                        values,
+                        several.then_some(label.as_str()),
+                        repeat,
+                    );
+                    let run_dir = self.dir.join(name);
+                    run_args.out = Some(run_dir.clone());
+                    for (key, value) in self.steps.keys.iter().zip(values) {
+                        apply(&mut run_args, key, value)?;
+                    }
+                    let mut config = RunConfig::from_args(&run_args)?;
+                    config.print_details = false;
+                    let code = execute(&config).await?;
+                    if runs == 0 {
+                        // Said once the first run worked, so a sweep that cannot start
+                        // is one line.
+                        note!(
+                            "sweep of {} over {} step{} × {} database{} × {} repeat{} into {}",
+                            self.key_label,
+                            self.steps.values.len(),
+                            if self.steps.values.len() == 1 {
+                                ""
+                            } else {
+                                "s"
+                            },
+                            self.targets.len(),
+                            if several { "s" } else { "" },
+                            self.args.repeat,
+                            if self.args.repeat == 1 { "" } else { "s" },
+                            self.dir.display()
+                        );
+                    }
+                    runs += 1;
+                    let value = values.join(",");
+                    let place = RunPlace {
+                        setting: self.key_label,
+                        value: &value,
+                        database: &label,
+                        repeat,
+                        run_dir: &run_dir.display().to_string(),
+                    };
+                    let run_rows = rows_of_run(&place, &run_dir)?;
+                    let all = &run_rows[0];
+                    say!(
+                        "{}={value}{} #{repeat}: {:.2} s, {:.0} ops/s, mean {} µs, p99 {} µs, {} errors",
+                        self.key_label,
+                        if several {
+                            format!(" on {label}")
+                        } else {
+                            String::new()
+                        },
+                        all.elapsed_s,
+                        all.throughput_ops_s,
+                        format_us(all.mean_us),
+                        format_us(all.p99_us),
+                        all.errors
+                    );
+                    rows.extend(run_rows);
+                    if code == std::process::ExitCode::from(EXIT_INTERRUPTED) {
+                        interrupted = true;
+                        break 'sweep;
+                    }
+                }
+                drop(server);
             }
         }
+        if rows.is_empty() {
+            bail!("the sweep was interrupted before its first run ended");
+        }
+        let csv = self.dir.join("sweep.csv");
+        write_csv(&csv, &rows)?;
+        let html = self.dir.join("sweep.html");
+        let title = format!(
+            "hatshop sweep: {} by {}",
+            self.args.run.stream.workload, self.key_label
+        );
+        std::fs::write(&html, sweep::html(&title, &rows))
+            .with_context(|| format!("cannot write {}", html.display()))?;
+        say!("table: {}\nchart: {}", csv.display(), html.display());
+        if interrupted {
+            note!("interrupted: the sweep holds the runs that finished");
+            return Ok(std::process::ExitCode::from(EXIT_INTERRUPTED));
+        }
+        Ok(std::process::ExitCode::SUCCESS)
     }
-    let csv = dir.join("sweep.csv");
-    write_csv(&csv, &rows)?;
-    let html = dir.join("sweep.html");
-    let title = format!("hatshop sweep: {} by {key}", args.run.stream.workload);
-    std::fs::write(&html, sweep::html(&title, key, &rows))
-        .with_context(|| format!("cannot write {}", html.display()))?;
-    say!("table: {}\nchart: {}", csv.display(), html.display());
-    if interrupted {
-        note!("interrupted: the sweep holds the runs that finished");
-        return Ok(std::process::ExitCode::from(EXIT_INTERRUPTED));
-    }
-    Ok(std::process::ExitCode::SUCCESS)
 }
 
 #[cfg(test)]
@@ -199,5 +518,34 @@ mod tests {
         assert_eq!(values, ["1", "2", "4"]);
         assert!(parse_vary("pool").is_err());
         assert!(parse_vary("pool=").is_err());
+    }
+
+    #[test]
+    fn several_varies_move_in_step() {
+        let steps = Steps::parse(&["nodes=1,2,3".into(), "rf=1,2,3".into()]).unwrap();
+        assert_eq!(steps.keys, ["nodes", "rf"]);
+        assert_eq!(steps.values[1], ["2", "2"]);
+        assert_eq!(steps.nodes(2), Some("3"));
+        let error = Steps::parse(&["nodes=1,2".into(), "rf=1,2,3".into()]).unwrap_err();
+        assert!(error.to_string().contains("move in step"), "{error}");
+        assert!(Steps::parse(&["rf=1".into(), "rf=2".into()]).is_err());
+    }
+
+    #[test]
+    fn a_nodes_sweep_takes_servers_of_several_nodes() {
+        let target = Target::parse("cassandra?rf=2", true).unwrap();
+        assert_eq!(target.label(), "cassandra?rf=2");
+        assert!(
+            target
+                .probe_url()
+                .starts_with("cassandra://127.0.0.1/hatshop?rf=2")
+        );
+        let error = Target::parse("cassandra://127.0.0.1", true).unwrap_err();
+        assert!(error.to_string().contains("cassandra, galera"), "{error}");
+        assert!(Target::parse("redis", true).is_err());
+        assert_eq!(
+            Target::parse("mysql://h/db?pool=2", false).unwrap().label(),
+            "mysql?pool=2"
+        );
     }
 }

@@ -1,5 +1,6 @@
-//! A sweep's own outputs: `sweep.csv` (one row per run) and `sweep.html` (each metric
-//! against the varied setting: the mean over repeats, whiskers from min to max).
+//! A sweep's own outputs: `sweep.csv` (one row per run per event type, and `all`) and
+//! `sweep.html` (each metric against the varied settings, one bar per database: the
+//! mean over repeats, whiskers from min to max).
 
 use std::fmt::Write;
 
@@ -8,17 +9,28 @@ use serde::{Deserialize, Serialize};
 use super::html::page;
 use super::svg::{self, Axis, Bars, escape};
 use super::table::format_us;
+use crate::stats::{LatencySummary, Summary};
 
-/// One row of `sweep.csv`.
+/// One row of `sweep.csv`: one event type (or `all`) of one run.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct SweepRow {
+    /// The varied settings, comma-separated (`nodes` or `nodes,rf`).
     pub setting: String,
+    /// Their values in this run, in the same order.
     pub value: String,
+    /// Which database (when a sweep runs several).
+    pub database: String,
     pub repeat: usize,
     pub run_dir: String,
+    /// An event type, or `all`.
+    pub event_type: String,
     pub ops: u64,
     pub errors: u64,
-    /// Wall time of the measured phase, seconds.
+    /// Conflicts: deadlocks (1213), certification failures, lost races.
+    pub conflicts: u64,
+    /// Every error kind of the row: `kind=count;…`.
+    pub error_kinds: String,
+    /// Wall time of the run's measured phase, seconds.
     pub elapsed_s: f64,
     pub throughput_ops_s: f64,
     pub mean_us: f64,
@@ -26,48 +38,121 @@ pub struct SweepRow {
     pub p99_us: f64,
     pub p999_us: f64,
     pub max_us: f64,
+    /// Orders whose final state lost a racing update (verify with --conflicts).
+    pub lost_updates: Option<u64>,
+}
+
+/// Where a run sits in the sweep.
+pub struct RunPlace<'a> {
+    pub setting: &'a str,
+    pub value: &'a str,
+    pub database: &'a str,
+    pub repeat: usize,
+    pub run_dir: &'a str,
+}
+
+/// The rows of one run: `all` first, then each event type that ran.
+pub fn rows_of(place: &RunPlace, summary: &Summary, lost_updates: Option<u64>) -> Vec<SweepRow> {
+    let row = |s: &LatencySummary| SweepRow {
+        setting: place.setting.into(),
+        value: place.value.into(),
+        database: place.database.into(),
+        repeat: place.repeat,
+        run_dir: place.run_dir.into(),
+        event_type: s.event_type.clone(),
+        ops: s.count,
+        errors: s.errors,
+        conflicts: s.errors_by_kind.get("conflict").copied().unwrap_or(0),
+        error_kinds: s
+            .errors_by_kind
+            .iter()
+            .map(|(kind, n)| format!("{kind}={n}"))
+            .collect::<Vec<_>>()
+            .join(";"),
+        elapsed_s: summary.elapsed_s,
+        throughput_ops_s: s.throughput_ops_s,
+        mean_us: s.mean_us,
+        p50_us: s.percentile("p50"),
+        p99_us: s.percentile("p99"),
+        p999_us: s.percentile("p99.9"),
+        max_us: s.max_us,
+        lost_updates,
+    };
+    std::iter::once(&summary.overall)
+        .chain(&summary.events)
+        .map(row)
+        .collect()
 }
 
 /// A chart of the sweep: title, unit, and the number it plots.
-type Metric = (&'static str, &'static str, fn(&SweepRow) -> f64);
+type Metric<'a> = (&'a str, &'a str, fn(&SweepRow) -> f64);
 
-/// The values in the order they were first swept.
-fn values(rows: &[SweepRow]) -> Vec<String> {
+/// Distinct values of a column, in the order they first appear.
+fn distinct(rows: &[SweepRow], column: fn(&SweepRow) -> &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for row in rows {
-        if !out.contains(&row.value) {
-            out.push(row.value.clone());
+        let value = column(row);
+        if !out.iter().any(|v| v == value) {
+            out.push(value.to_string());
         }
     }
     out
 }
 
-/// Mean, min and max of a metric over the repeats of each value.
-fn spread(
-    rows: &[SweepRow],
-    values: &[String],
-    metric: fn(&SweepRow) -> f64,
-) -> (Vec<f64>, Vec<(f64, f64)>) {
-    values
-        .iter()
-        .map(|value| {
-            let xs: Vec<f64> = rows
+/// One bar series per database: the mean over repeats of each value, with whiskers.
+fn bars(rows: &[SweepRow], values: &[String], metric: fn(&SweepRow) -> f64) -> Vec<Bars> {
+    distinct(rows, |r| &r.database)
+        .into_iter()
+        .map(|database| {
+            let (means, whiskers) = values
                 .iter()
-                .filter(|r| &r.value == value)
-                .map(metric)
-                .collect();
-            let mean = xs.iter().sum::<f64>() / xs.len().max(1) as f64;
-            let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            (mean, (lo, hi))
+                .map(|value| {
+                    let xs: Vec<f64> = rows
+                        .iter()
+                        .filter(|r| &r.value == value && r.database == database)
+                        .map(metric)
+                        .collect();
+                    let mean = xs.iter().sum::<f64>() / xs.len().max(1) as f64;
+                    let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+                    let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    (mean, (lo, hi))
+                })
+                .unzip();
+            Bars {
+                name: database,
+                values: means,
+                whiskers: Some(whiskers),
+            }
         })
-        .unzip()
+        .collect()
 }
 
-pub fn html(title: &str, setting: &str, rows: &[SweepRow]) -> String {
-    let values = values(rows);
+fn chart(
+    rows: &[SweepRow],
+    values: &[String],
+    setting: &str,
+    (name, unit, metric): Metric,
+) -> String {
+    svg::bar_chart(
+        &format!("{name} by {setting} (mean of repeats, whiskers min–max)"),
+        setting,
+        values,
+        &Axis::linear(unit),
+        &bars(rows, values, metric),
+    )
+}
+
+pub fn html(title: &str, rows: &[SweepRow]) -> String {
+    let values = distinct(rows, |r| &r.value);
+    let setting = rows.first().map_or("value", |r| r.setting.as_str());
+    let all: Vec<SweepRow> = rows
+        .iter()
+        .filter(|r| r.event_type == "all")
+        .cloned()
+        .collect();
     let mut body = format!("<h1>{}</h1>", escape(title));
-    let metrics: [Metric; 4] = [
+    body.push_str("<h2>All operations</h2>");
+    let overall: [Metric; 4] = [
         ("Total time of the measured phase", "seconds", |r| {
             r.elapsed_s
         }),
@@ -77,39 +162,97 @@ pub fn html(title: &str, setting: &str, rows: &[SweepRow]) -> String {
         ("Mean latency", "latency (µs)", |r| r.mean_us),
         ("p99 latency", "latency (µs)", |r| r.p99_us),
     ];
-    for (name, unit, metric) in metrics {
-        let (means, whiskers) = spread(rows, &values, metric);
-        body.push_str(&svg::bar_chart(
-            &format!("{name} by {setting} (mean of repeats, whiskers min–max)"),
-            setting,
+    for metric in overall {
+        body.push_str(&chart(&all, &values, setting, metric));
+    }
+    if all.iter().any(|r| r.errors > 0) {
+        body.push_str(&chart(
+            &all,
             &values,
-            &Axis::linear(unit),
-            &[Bars {
-                name: name.into(),
-                values: means,
-                whiskers: Some(whiskers),
-            }],
+            setting,
+            ("Failed operations", "errors", |r| r.errors as f64),
         ));
     }
-    body.push_str(r#"<table id="sweep"><tr><th>value</th><th>repeat</th><th>ops</th><th>errors</th><th>time (s)</th><th>ops/s</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>run</th></tr>"#);
+    if all.iter().any(|r| r.conflicts > 0) {
+        body.push_str(&chart(
+            &all,
+            &values,
+            setting,
+            (
+                "Conflicts (deadlocks, certification failures)",
+                "errors",
+                |r| r.conflicts as f64,
+            ),
+        ));
+    }
+    if all.iter().any(|r| r.lost_updates.is_some_and(|n| n > 0)) {
+        body.push_str(&chart(
+            &all,
+            &values,
+            setting,
+            ("Lost updates (verify)", "orders", |r| {
+                r.lost_updates.unwrap_or(0) as f64
+            }),
+        ));
+    }
+    body.push_str("<h2>Per event type</h2>");
+    for event_type in distinct(rows, |r| &r.event_type)
+        .iter()
+        .filter(|e| *e != "all")
+    {
+        let of_type: Vec<SweepRow> = rows
+            .iter()
+            .filter(|r| &r.event_type == event_type)
+            .cloned()
+            .collect();
+        body.push_str(&chart(
+            &of_type,
+            &values,
+            setting,
+            (
+                &format!("Mean latency of {event_type}"),
+                "latency (µs)",
+                |r| r.mean_us,
+            ),
+        ));
+    }
+    body.push_str(&table(rows));
+    page(title, &body)
+}
+
+/// Every row, grouped by run, with the error kinds spelled out.
+fn table(rows: &[SweepRow]) -> String {
+    let mut out = String::from(
+        r#"<table id="sweep"><tr><th>value</th><th>database</th><th>repeat</th><th>event</th><th>ops</th><th>errors</th><th>ops/s</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>error kinds</th><th>run</th></tr>"#,
+    );
     for r in rows {
         let _ = write!(
-            body,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
+            out,
+            r#"<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>"#,
+            if r.event_type == "all" {
+                r#" class="total""#
+            } else {
+                ""
+            },
             escape(&r.value),
+            escape(&r.database),
             r.repeat,
+            escape(&r.event_type),
             r.ops,
             r.errors,
-            r.elapsed_s,
             r.throughput_ops_s,
             format_us(r.mean_us),
             format_us(r.p50_us),
             format_us(r.p99_us),
             format_us(r.p999_us),
             format_us(r.max_us),
+            escape(&r.error_kinds),
             escape(&r.run_dir)
         );
     }
-    body.push_str("</table><p class=\"note\">Latencies in µs. Each run's own report.html is in its folder.</p>");
-    page(title, &body)
+    out.push_str(
+        "</table><p class=\"note\">Latencies in µs, of successful operations. Each run's own \
+         report.html is in its folder.</p>",
+    );
+    out
 }

@@ -198,21 +198,27 @@ impl<D: Database> Lane<D> {
             fill_value(&mut self.value, *k, version, *size);
         }
 
+        // How a raced order's read will be judged depends on the races in flight now.
+        let race = match (&event.op, &self.cx.races) {
+            (Operation::ReadOrder { order_id }, Some(races)) => races.of(*order_id),
+            _ => Race::None,
+        };
+
         // The timed window: the call (and its retries) and nothing else.
         let start = Instant::now();
         let attempt = self.call_with_retries(&event.op, &key).await;
         let end = Instant::now();
 
         let event_type = event.op.event_type();
-        let outcome = self.judge(&event.op, attempt.result);
+        let outcome = self.judge(&event.op, attempt.result, race);
         if event_type.is_write() {
             if let Err(e) = &outcome {
                 // A retry after an unknown outcome may fail for a definite reason
                 // (e.g. the row is there now): the write itself stays unknown.
                 self.note_failed_write(&event, attempt.unknown_before.unwrap_or(e.kind));
-                if races && let Some(shared) = &self.cx.races {
-                    shared.failed(event.op.target().id());
-                }
+            }
+            if races && let Some(shared) = &self.cx.races {
+                shared.answered(event.op.target().id(), outcome.is_ok());
             }
             if let (Operation::DeleteOrder { order_id }, Some(shared)) = (&event.op, &self.cx.races)
             {
@@ -291,7 +297,12 @@ impl<D: Database> Lane<D> {
     }
 
     /// Turns a reply into success or a classified error, checking reads.
-    fn judge(&mut self, op: &Operation, result: Result<Reply, DbError>) -> Result<(), DbError> {
+    fn judge(
+        &mut self,
+        op: &Operation,
+        result: Result<Reply, DbError>,
+        race: Race,
+    ) -> Result<(), DbError> {
         match result? {
             Reply::Done | Reply::Write(Applied::Yes | Applied::Unknown) => Ok(()),
             Reply::Write(Applied::NotFound) => Err(DbError::new(
@@ -304,22 +315,21 @@ impl<D: Database> Lane<D> {
                 },
             )),
             Reply::Order(got) if self.cx.check_reads => {
-                let id = op.target().id();
-                let verdict = self.expect.judge_order(id, got.as_ref());
-                match (&verdict, &self.cx.races) {
-                    (Err(e), Some(races)) => match races.of(id) {
-                        Race::None => verdict,
-                        // A racing update failed: the lane cannot know the state.
-                        Race::Failed => Ok(()),
-                        // Racing writers make states the stream does not order (a
-                        // later update seen early, a mix): only an older state the
-                        // stream has left behind, or nothing, is judged.
-                        Race::Raced if matches!(e.kind, ErrorKind::Stale | ErrorKind::Missing) => {
-                            verdict
-                        }
-                        Race::Raced => Ok(()),
-                    },
-                    _ => verdict,
+                let verdict = self.expect.judge_order(op.target().id(), got.as_ref());
+                match (&verdict, race) {
+                    (Ok(()), _) | (_, Race::None) => verdict,
+                    // A racing update failed: the lane cannot know the state.
+                    (_, Race::Failed) => Ok(()),
+                    // Every racing update was answered before this read was sent: an
+                    // older state, or nothing, is the store's.
+                    (Err(e), Race::Raced { settled: true })
+                        if matches!(e.kind, ErrorKind::Stale | ErrorKind::Missing) =>
+                    {
+                        verdict
+                    }
+                    // A racing update still in flight, or states that racing writers
+                    // mix: the stream does not order them, so they are not judged.
+                    (_, Race::Raced { .. }) => Ok(()),
                 }
             }
             Reply::Value(got) if self.cx.check_reads => match op {

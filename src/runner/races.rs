@@ -1,9 +1,10 @@
-//! Orders that lanes race on (`conflicts`): the source notes each order it deals a
-//! racing update for, the lane that applies one notes its failure, and the order's own
-//! lane forgets the order when it deletes it, so the set follows live orders. Lanes
-//! look here only when a read does not match what they expect.
+//! Orders that lanes race on (`conflicts`): the source notes each racing update it
+//! deals, the lane that applies one notes when it is answered (and whether it
+//! failed), and the order's own lane forgets the order when it deletes it, so what is
+//! kept follows live orders. A lane reads this before it sends a read of a raced order
+//! and judges the read with it.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use crate::workload::OrderId;
@@ -15,16 +16,21 @@ pub struct Races {
 
 #[derive(Default)]
 struct RaceState {
-    raced: HashSet<OrderId>,
+    /// Racing updates dealt and not yet answered, per raced order.
+    pending: HashMap<OrderId, u32>,
     /// Raced orders whose racing update failed: their own lane expected it to land.
     failed: HashSet<OrderId>,
 }
 
-/// What is known about an order's races.
+/// What is known about an order's races when a read of it is sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Race {
     None,
-    Raced,
+    /// Raced; every racing update dealt so far was answered before the read was sent
+    /// (`settled`), or some were still in flight.
+    Raced {
+        settled: bool,
+    },
     /// A racing update failed: what the store holds is unknown to the order's lane.
     Failed,
 }
@@ -36,29 +42,59 @@ impl Races {
 
     /// The source dealt a racing update for this order.
     pub fn dealt(&self, id: OrderId) {
-        self.state().raced.insert(id);
+        *self.state().pending.entry(id).or_default() += 1;
     }
 
-    /// A racing update of this order failed.
-    pub fn failed(&self, id: OrderId) {
-        self.state().failed.insert(id);
+    /// A racing update of this order was answered (or failed).
+    pub fn answered(&self, id: OrderId, ok: bool) {
+        let mut state = self.state();
+        if let Some(pending) = state.pending.get_mut(&id) {
+            *pending = pending.saturating_sub(1);
+        }
+        if !ok {
+            state.failed.insert(id);
+        }
     }
 
     /// The order's own lane deleted it: no update of it is left in the stream.
     pub fn settled(&self, id: OrderId) {
         let mut state = self.state();
-        state.raced.remove(&id);
+        state.pending.remove(&id);
         state.failed.remove(&id);
     }
 
     pub fn of(&self, id: OrderId) -> Race {
         let state = self.state();
         if state.failed.contains(&id) {
-            Race::Failed
-        } else if state.raced.contains(&id) {
-            Race::Raced
-        } else {
-            Race::None
+            return Race::Failed;
         }
+        match state.pending.get(&id) {
+            None => Race::None,
+            Some(pending) => Race::Raced {
+                settled: *pending == 0,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_race_is_settled_once_its_updates_are_answered() {
+        let races = Races::default();
+        assert_eq!(races.of(7), Race::None);
+        races.dealt(7);
+        races.dealt(7);
+        assert_eq!(races.of(7), Race::Raced { settled: false });
+        races.answered(7, true);
+        races.answered(7, true);
+        assert_eq!(races.of(7), Race::Raced { settled: true });
+        races.dealt(7);
+        races.answered(7, false);
+        assert_eq!(races.of(7), Race::Failed);
+        races.settled(7);
+        assert_eq!(races.of(7), Race::None);
     }
 }
