@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine: installs what is missing (Debian packages,
-# Cassandra's jars from Maven Central, Chromium for the report test), starts Cassandra,
-# MariaDB, PostgreSQL and Redis with `hatshop server start`, runs formatting, lints and
-# every test (the live-server tests included), and stops the servers at the end, also
-# on failure. Each stage prints its start time; the last line the total.
+# Galera among them, Cassandra's jars from Maven Central, Chromium for the report test),
+# starts Cassandra, MariaDB, PostgreSQL and Redis with `hatshop server start`, runs
+# formatting, lints and every test (the live-server tests included; the cluster tests
+# start a 3-node Cassandra ring and a 3-node Galera cluster of their own), and stops the
+# servers at the end, also on failure. Each stage prints its start time; the last line
+# the total.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -23,6 +25,9 @@ if command -v rustup >/dev/null 2>&1; then
 fi
 missing=()
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
+[ -e /usr/lib/galera/libgalera_smm.so ] || missing+=(galera-4)
+command -v mariabackup >/dev/null 2>&1 || missing+=(mariadb-backup)
+command -v socat >/dev/null 2>&1 || missing+=(socat)
 ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || missing+=(postgresql)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)

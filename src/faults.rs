@@ -134,6 +134,9 @@ impl Timeline {
         store: &str,
         hosts: &[(String, u16)],
     ) -> Result<Timeline> {
+        if !ServerKind::all().iter().any(|k| k.meta().store == store) {
+            bail!("faults go to a server that hatshop started: {store}:// is not a server");
+        }
         let named = faults.iter().find_map(|f| f.server.clone());
         let record = match &named {
             Some(name) => {

@@ -419,3 +419,61 @@ fn workloads_are_listed_and_shown_as_valid_specs() {
         .success()
         .stdout(predicate::str::contains("update_order"));
 }
+
+#[test]
+fn a_bad_fault_timeline_is_one_line_before_anything_runs() {
+    let tmp = TempDir::new().unwrap();
+    let file = |name: &str, body: &str| {
+        let path = tmp.path().join(name);
+        std::fs::write(&path, body).unwrap();
+        path.display().to_string()
+    };
+    let fault = |at: &str, action: &str, node: u32| {
+        format!("[[faults]]\nat = \"{at}\"\naction = \"{action}\"\nnode = {node}\n")
+    };
+    for (name, body, expected) in [
+        (
+            "at.toml",
+            fault("soon", "kill", 2),
+            "fault 1: at = \"soon\" is not a duration",
+        ),
+        (
+            "action.toml",
+            fault("20s", "explode", 2),
+            "fault 1: action = \"explode\" is not one of kill, stop, start, pause, resume",
+        ),
+        (
+            "node.toml",
+            fault("20s", "kill", 9),
+            "fault 1: node = 9 is out of range",
+        ),
+        ("field.toml", "[[faults]]\nwhen = \"1s\"\n".into(), "line 2"),
+        (
+            "late.toml",
+            fault("2m", "kill", 1),
+            "due at 2m but --duration ends",
+        ),
+        (
+            "sqlite.toml",
+            fault("1s", "kill", 1),
+            "sqlite:// is not a server",
+        ),
+    ] {
+        let path = file(name, &body);
+        assert_one_line_error(
+            tmp.path(),
+            &["run", "--faults", &path, "--duration", "60"],
+            expected,
+        );
+    }
+    // The same tables inside a workload spec are checked as part of it.
+    let spec = file(
+        "spec.toml",
+        &format!(
+            "name = \"x\"\nevents = 10\n[mix]\ncreate_order = 1\n{}",
+            fault("later", "kill", 1)
+        ),
+    );
+    assert_one_line_error(tmp.path(), &["run", "-w", &spec], "line 5: fault 1: at");
+    assert!(!tmp.path().join("results").exists(), "nothing ran");
+}

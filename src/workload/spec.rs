@@ -316,8 +316,9 @@ fn line_of(text: &str, field: &str) -> Option<usize> {
     let mut current = "";
     for (number, line) in text.lines().enumerate() {
         let line = line.trim();
-        if let Some(header) = line.strip_prefix('[') {
-            current = header.trim_end_matches(']').trim();
+        if line.starts_with('[') {
+            // `[table]`, or `[[array]]` of tables.
+            current = line.trim_start_matches('[').trim_end_matches(']').trim();
             if current == field {
                 return Some(number + 1);
             }
