@@ -16,6 +16,7 @@ use super::run::{EXIT_INTERRUPTED, execute};
 use crate::cli::{RunArgs, SweepArgs, all_settings};
 use crate::cluster::{self, Home, ServerKind, StartOptions};
 use crate::config::{RunConfig, missing_folders, remove_folders, stamp, unique_dir};
+use crate::db::{DbUrl, StoreMeta, store_meta};
 use crate::report::sweep::{self, RunPlace, SweepRow};
 use crate::report::table::format_us;
 use crate::report::{read_json, write_csv};
@@ -93,8 +94,9 @@ fn number<T: std::str::FromStr>(key: &str, value: &str) -> Result<T> {
 /// What `--vary` takes besides store settings.
 const RUN_KEYS: &str = "nodes, events, warmup, seed, concurrency, duration, value_size, records, orders, conflicts, retries";
 
-/// Sets `key` to `value` in a run's arguments: a run flag, or a store setting.
-fn apply(args: &mut RunArgs, key: &str, value: &str) -> Result<()> {
+/// Sets `key` to `value` in a run's arguments: a run flag, or a store setting (which a
+/// database that does not take it runs without: `rf` varies Cassandra beside Galera).
+fn apply(args: &mut RunArgs, key: &str, value: &str, store: &StoreMeta) -> Result<()> {
     match key {
         // The server's size: the sweep starts it, the run only uses it.
         "nodes" => {
@@ -111,8 +113,10 @@ fn apply(args: &mut RunArgs, key: &str, value: &str) -> Result<()> {
         "conflicts" => args.conflicts = Some(number(key, value)?),
         "retries" => args.retries = number(key, value)?,
         _ if all_settings().iter().any(|(s, _)| s.name == key) => {
-            args.store.given.retain(|(k, _)| k != key);
-            args.store.given.push((key.to_string(), value.to_string()));
+            if store.takes(key) {
+                args.store.given.retain(|(k, _)| k != key);
+                args.store.given.push((key.to_string(), value.to_string()));
+            }
         }
         _ => {
             let settings: Vec<&str> = all_settings().iter().map(|(s, _)| s.name).collect();
@@ -123,6 +127,15 @@ fn apply(args: &mut RunArgs, key: &str, value: &str) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The stores that take a setting, for messages.
+fn takers(key: &str) -> String {
+    all_settings()
+        .into_iter()
+        .find(|(s, _)| s.name == key)
+        .map(|(_, stores)| stores.join(" and "))
+        .unwrap_or_default()
 }
 
 /// A database a sweep runs on.
@@ -185,6 +198,15 @@ impl Target {
             (Target::Server { .. }, Some(record)) => record.url.clone(),
             (Target::Server { kind, .. }, None) => unreachable!("{} is started first", kind.name()),
         }
+    }
+
+    /// The store its runs use.
+    fn store(&self) -> Result<&'static StoreMeta> {
+        let scheme = match self {
+            Target::Url(url) => DbUrl::parse(url).map_err(anyhow::Error::msg)?.scheme(),
+            Target::Server { kind, .. } => kind.meta().store,
+        };
+        Ok(store_meta(scheme).expect("a known store"))
     }
 
     /// A URL of the right store for checking a run's flags before servers start.
@@ -312,6 +334,29 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
         .iter()
         .map(|db| Target::parse(db, nodes_sweep))
         .collect::<Result<_>>()?;
+    for key in &steps.keys {
+        if !all_settings().iter().any(|(s, _)| s.name == key) {
+            continue;
+        }
+        let stores = targets
+            .iter()
+            .map(Target::store)
+            .collect::<Result<Vec<_>>>()?;
+        if !stores.iter().any(|store| store.takes(key)) {
+            bail!(
+                "--vary {key}: none of the databases takes it (it is a setting of {})",
+                takers(key)
+            );
+        }
+        for (target, store) in targets.iter().zip(stores) {
+            if !store.takes(key) {
+                note!(
+                    "--vary {key}: {} does not take it and runs without it",
+                    target.label()
+                );
+            }
+        }
+    }
     let home = Home::resolve(args.run.home.as_deref())?;
     for target in &targets {
         if let Target::Server { kind, .. } = target
@@ -340,7 +385,7 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
             let mut probe = args.run.clone();
             probe.db = vec![target.probe_url()];
             for (key, value) in steps.keys.iter().zip(values) {
-                apply(&mut probe, key, value)?;
+                apply(&mut probe, key, value, target.store()?)?;
             }
             if let Some(nodes) = steps.nodes(step)
                 && let Target::Server { kind, .. } = target
@@ -428,7 +473,7 @@ impl Plan<'_> {
                     let run_dir = self.dir.join(name);
                     run_args.out = Some(run_dir.clone());
                     for (key, value) in self.steps.keys.iter().zip(values) {
-                        apply(&mut run_args, key, value)?;
+                        apply(&mut run_args, key, value, target.store()?)?;
                     }
                     let mut config = RunConfig::from_args(&run_args)?;
                     config.print_details = false;
