@@ -113,6 +113,18 @@ pub struct DatabaseRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
     pub store: StoreInfo,
+    /// The server hatshop started that serves the URL, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerFacts>,
+}
+
+/// What a run records of a server hatshop started: its size and settings.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ServerFacts {
+    pub name: String,
+    pub nodes: usize,
+    /// Data centres, heap, persistence, … as `hatshop server status` shows them.
+    pub settings: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -113,6 +113,19 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
     finish(config, &store, &record, &stop).await
 }
 
+/// The server hatshop started that serves the run's URL, if any (its size and heap
+/// matter to the numbers).
+fn server_facts(config: &RunConfig) -> Option<result_dir::ServerFacts> {
+    let hosts = config.db.address(0).ok()?.hosts;
+    let home = Home::resolve(config.home.as_deref()).ok()?;
+    let record = home.serving(config.db.scheme(), &hosts)?;
+    Some(result_dir::ServerFacts {
+        name: record.kind.name().to_string(),
+        nodes: record.nodes.len(),
+        settings: record.settings,
+    })
+}
+
 /// The faults to play and the server they go to, checked before anything starts.
 fn fault_timeline(config: &RunConfig) -> Result<Option<Timeline>> {
     if config.faults.is_empty() {
@@ -394,6 +407,20 @@ fn print_result(config: &RunConfig, record: &RunRecord, summary: &Summary) {
     if !settings.is_empty() {
         say!("{}", settings.join(" · "));
     }
+    if let Some(server) = &record.database.server {
+        let facts: Vec<String> = server
+            .settings
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        say!(
+            "server started by hatshop: {} of {} node{} ({})",
+            server.name,
+            server.nodes,
+            if server.nodes == 1 { "" } else { "s" },
+            facts.join(" · ")
+        );
+    }
     crate::console::out(&table::render(summary));
     if record.unmeasured_errors > 0 {
         say!(
@@ -454,6 +481,7 @@ fn initial_record(
             settings: config.settings.given().clone(),
             file: config.recorded_file(),
             store: store.clone(),
+            server: server_facts(config),
         },
         plan: PlanRecord {
             concurrency: plan.concurrency,

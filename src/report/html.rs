@@ -76,11 +76,30 @@ fn what_ran(run: &LoadedRun) -> String {
             r.stream_version
         ),
     );
+    let server = r
+        .database
+        .server
+        .as_ref()
+        .map(|server| {
+            let settings: Vec<String> = server
+                .settings
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            format!(
+                " · started by hatshop: {} of {} node{} ({})",
+                escape(&server.name),
+                server.nodes,
+                if server.nodes == 1 { "" } else { "s" },
+                escape(&settings.join(" · "))
+            )
+        })
+        .unwrap_or_default();
     fact(
         &mut out,
         "database",
         &format!(
-            "{} {} at <code>{}</code>",
+            "{} {} at <code>{}</code>{server}",
             escape(&r.database.store.name),
             escape(&r.database.store.server_version),
             escape(&r.database.url)
