@@ -267,11 +267,12 @@ fn a_three_node_galera_cluster_spreads_lanes_counts_conflicts_and_survives_a_kil
     let tmp = TempDir::new().unwrap();
 
     // Round-robin over the three nodes: every node serves, and the data verifies.
+    let home = galera.home().display().to_string();
     let out = run_ok(
         &tmp,
         "round-robin",
         &galera.url,
-        &["--events", "3000", "--verify"],
+        &["--events", "3000", "--verify", "--home", &home],
     );
     let nodes = nodes_in_op_log(&out);
     assert_eq!(nodes.len(), 3, "{nodes:?}");
@@ -279,6 +280,9 @@ fn a_three_node_galera_cluster_spreads_lanes_counts_conflicts_and_survives_a_kil
     let settings = &json(&out.join("run.json"))["database"]["store"]["settings"];
     assert_eq!(settings["galera"], "true", "{settings}");
     assert_eq!(settings["route"], "round-robin", "{settings}");
+    let server = &json(&out.join("run.json"))["database"]["server"];
+    assert_eq!(server["name"], "galera", "{server}");
+    assert_eq!(server["nodes"], 3, "{server}");
 
     // Lanes racing on few orders: certification failures and deadlocks, by code.
     let out = run_ok(
@@ -322,7 +326,6 @@ fn a_three_node_galera_cluster_spreads_lanes_counts_conflicts_and_survives_a_kil
     assert_eq!(verify["differing_orders"], 0, "{verify}");
 
     // A node out of range is one line, before anything runs.
-    let home = galera.home().display().to_string();
     let far = faults(
         &tmp,
         "far.toml",
