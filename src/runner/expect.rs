@@ -110,7 +110,7 @@ impl Expectations {
             (Some(_), Some(g)) => (
                 ErrorKind::WrongResult,
                 format!(
-                    "read status {}, subtotal {}, {} items: no state the stream gave it",
+                    "read status {}, subtotal {}, {} items: none of the last {KEPT} states the stream gave it (an older one, or a wrong one)",
                     g.status.as_str(),
                     g.subtotal_cents,
                     g.items.len()
