@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use super::run::{EXIT_INTERRUPTED, execute};
+use super::run::{EXIT_INTERRUPTED, VerifyDifferences, execute};
 use crate::cli::{RunArgs, SweepArgs, all_settings};
 use crate::cluster::{self, Home, ServerKind, StartOptions};
 use crate::config::{RunConfig, missing_folders, remove_folders, stamp, unique_dir};
@@ -282,15 +282,14 @@ impl Drop for StartedServer {
 fn rows_of_run(place: &RunPlace, dir: &Path) -> Result<Vec<SweepRow>> {
     let summary: Summary = read_json(&result_dir::file(dir, result_dir::SUMMARY_JSON))?;
     let verify = result_dir::file(dir, result_dir::VERIFY_JSON);
-    let lost = if verify.exists() {
+    let races = if verify.exists() {
         read_json::<VerifyReport>(&verify)
             .ok()
             .filter(|v| v.raced_orders > 0)
-            .map(|v| v.lost_updates)
     } else {
         None
     };
-    Ok(sweep::rows_of(place, &summary, lost))
+    Ok(sweep::rows_of(place, &summary, races.as_ref()))
 }
 
 /// A folder name from a run's place in the sweep.
@@ -441,6 +440,8 @@ impl Plan<'_> {
     async fn sweep(&self) -> Result<std::process::ExitCode> {
         let mut rows = Vec::new();
         let mut interrupted = false;
+        // Runs whose verify found differences: the sweep goes on, and fails at the end.
+        let mut differing: Vec<String> = Vec::new();
         let mut runs = 0;
         let several = self.targets.len() > 1;
         'sweep: for (step, values) in self.steps.values.iter().enumerate() {
@@ -477,7 +478,14 @@ impl Plan<'_> {
                     }
                     let mut config = RunConfig::from_args(&run_args)?;
                     config.print_details = false;
-                    let code = execute(&config).await?;
+                    let code = match execute(&config).await {
+                        Ok(code) => code,
+                        Err(e) if e.is::<VerifyDifferences>() => {
+                            differing.push(run_dir.display().to_string());
+                            std::process::ExitCode::FAILURE
+                        }
+                        Err(e) => return Err(e),
+                    };
                     if runs == 0 {
                         // Said once the first run worked, so a sweep that cannot start
                         // is one line.
@@ -544,6 +552,14 @@ impl Plan<'_> {
         std::fs::write(&html, sweep::html(&title, &rows))
             .with_context(|| format!("cannot write {}", html.display()))?;
         say!("table: {}\nchart: {}", csv.display(), html.display());
+        if !differing.is_empty() {
+            bail!(
+                "verify found differences in {} run{}: {}",
+                differing.len(),
+                if differing.len() == 1 { "" } else { "s" },
+                differing.join(", ")
+            );
+        }
         if interrupted {
             note!("interrupted: the sweep holds the runs that finished");
             return Ok(std::process::ExitCode::from(EXIT_INTERRUPTED));

@@ -210,9 +210,17 @@ fn lost_updates(v: &crate::verify::VerifyReport) -> String {
         return String::new();
     }
     format!(
-        "; <strong>{} lost updates</strong> among {} orders raced on (--conflicts): their final state is not the stream's last",
+        "; <strong>{} lost updates</strong> among {} orders raced on (--conflicts): their final state is not the stream's last{}",
         thousands(v.lost_updates),
-        thousands(v.raced_orders)
+        thousands(v.raced_orders),
+        if v.resurrected_orders > 0 {
+            format!(
+                "; {} deleted orders written back by a racing update",
+                thousands(v.resurrected_orders)
+            )
+        } else {
+            String::new()
+        }
     )
 }
 

@@ -10,6 +10,7 @@ use super::html::page;
 use super::svg::{self, Axis, Bars, escape};
 use super::table::format_us;
 use crate::stats::{LatencySummary, Summary};
+use crate::verify::VerifyReport;
 
 /// One row of `sweep.csv`: one event type (or `all`) of one run.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
@@ -40,6 +41,8 @@ pub struct SweepRow {
     pub max_us: f64,
     /// Orders whose final state lost a racing update (verify with --conflicts).
     pub lost_updates: Option<u64>,
+    /// Deleted orders a racing update wrote back (verify with --conflicts).
+    pub resurrected_orders: Option<u64>,
 }
 
 /// Where a run sits in the sweep.
@@ -52,7 +55,7 @@ pub struct RunPlace<'a> {
 }
 
 /// The rows of one run: `all` first, then each event type that ran.
-pub fn rows_of(place: &RunPlace, summary: &Summary, lost_updates: Option<u64>) -> Vec<SweepRow> {
+pub fn rows_of(place: &RunPlace, summary: &Summary, races: Option<&VerifyReport>) -> Vec<SweepRow> {
     let row = |s: &LatencySummary| SweepRow {
         setting: place.setting.into(),
         value: place.value.into(),
@@ -76,7 +79,8 @@ pub fn rows_of(place: &RunPlace, summary: &Summary, lost_updates: Option<u64>) -
         p99_us: s.percentile("p99"),
         p999_us: s.percentile("p99.9"),
         max_us: s.max_us,
-        lost_updates,
+        lost_updates: races.map(|v| v.lost_updates),
+        resurrected_orders: races.map(|v| v.resurrected_orders),
     };
     std::iter::once(&summary.overall)
         .chain(&summary.events)
@@ -193,6 +197,21 @@ pub fn html(title: &str, rows: &[SweepRow]) -> String {
             ("Lost updates (verify)", "orders", |r| {
                 r.lost_updates.unwrap_or(0) as f64
             }),
+        ));
+    }
+    if all
+        .iter()
+        .any(|r| r.resurrected_orders.is_some_and(|n| n > 0))
+    {
+        body.push_str(&chart(
+            &all,
+            &values,
+            setting,
+            (
+                "Deleted orders written back by a racing update (verify)",
+                "orders",
+                |r| r.resurrected_orders.unwrap_or(0) as f64,
+            ),
         ));
     }
     body.push_str("<h2>Per event type</h2>");

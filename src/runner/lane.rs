@@ -320,15 +320,13 @@ impl<D: Database> Lane<D> {
                     (Ok(()), _) | (_, Race::None) => verdict,
                     // A racing update failed: the lane cannot know the state.
                     (_, Race::Failed) => Ok(()),
-                    // Every racing update was answered before this read was sent: an
-                    // older state, or nothing, is the store's.
-                    (Err(e), Race::Raced { settled: true })
-                        if matches!(e.kind, ErrorKind::Stale | ErrorKind::Missing) =>
-                    {
+                    // Every racing update was answered before this read was sent:
+                    // nothing where the order must be is the store's. An older state is
+                    // not judged: under last-write-wins a racing update can land last
+                    // and win (a lost update, which verify counts), so the read is right.
+                    (Err(e), Race::Raced { settled: true }) if e.kind == ErrorKind::Missing => {
                         verdict
                     }
-                    // A racing update still in flight, or states that racing writers
-                    // mix: the stream does not order them, so they are not judged.
                     (_, Race::Raced { .. }) => Ok(()),
                 }
             }

@@ -39,6 +39,11 @@ pub struct VerifyReport {
     /// Orders raced on (`conflicts`), lost or not.
     #[serde(default)]
     pub raced_orders: u64,
+    /// Raced orders the stream deleted that are there: a racing update applied after
+    /// the delete wrote the order back (a store that writes an update as an upsert,
+    /// like Cassandra). Counted apart, like lost updates.
+    #[serde(default)]
+    pub resurrected_orders: u64,
     pub items_expected: u64,
     pub items_found: u64,
     pub missing_items: u64,
@@ -106,8 +111,17 @@ impl VerifyReport {
             if self.raced_orders > 0 {
                 let _ = writeln!(
                     out,
-                    "lost updates: {} of the {} orders raced on (--conflicts) do not hold the stream's last state",
-                    self.lost_updates, self.raced_orders
+                    "lost updates: {} of the {} orders raced on (--conflicts) do not hold the stream's last state{}",
+                    self.lost_updates,
+                    self.raced_orders,
+                    if self.resurrected_orders > 0 {
+                        format!(
+                            "; {} deleted orders were written back by a racing update",
+                            self.resurrected_orders
+                        )
+                    } else {
+                        String::new()
+                    }
                 );
             }
             let _ = writeln!(
@@ -192,8 +206,10 @@ pub fn compare_orders(
         }
         let want = expected.order(*id).map(|(hash, _)| hash);
         let got = found.get(id).map(state::of_order);
-        if want != got {
-            report.lost_updates += 1;
+        match (want, got) {
+            (None, Some(_)) => report.resurrected_orders += 1,
+            (want, got) if want != got => report.lost_updates += 1,
+            _ => {}
         }
     }
     for id in &expected_ids {

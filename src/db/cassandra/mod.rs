@@ -16,12 +16,14 @@ mod statements;
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, ToSocketAddrs};
+use std::sync::Arc;
 
 use futures::TryStreamExt;
 use futures::future::try_join_all;
 use scylla::client::execution_profile::ExecutionProfile;
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
+use scylla::policies::timestamp_generator::MonotonicTimestampGenerator;
 use scylla::response::query_result::QueryResult;
 use scylla::response::{PagingState, PagingStateResponse};
 use scylla::statement::batch::{Batch, BatchType};
@@ -32,8 +34,8 @@ use tokio::sync::OnceCell;
 
 use self::options::{BatchMode, CassandraOptions, Schema};
 use self::rows::{
-    ItemColumns, ListedOrderColumns, OrderColumns, big, classify, line_item, listed_order,
-    order_row, other, text,
+    ItemColumns, ListedOrderColumns, OrderColumns, big, classify, classify_pager, line_item,
+    listed_order, order_row, other, text,
 };
 use self::statements::{Prepared, table_ddl};
 use super::ownership::{self, MARKER, Ownership};
@@ -96,6 +98,11 @@ impl StoreKind for CassandraStore {
         if let Some(user) = &address.user {
             builder = builder.user(user, address.password.as_deref().unwrap_or(""));
         }
+        if cassandra.client_timestamps {
+            builder = builder.timestamp_generator(Arc::new(
+                MonotonicTimestampGenerator::new().without_warnings(),
+            ));
+        }
         let session = builder
             .build()
             .await
@@ -150,6 +157,66 @@ impl CassandraStore {
         if let Some(index) = self.nodes.iter().position(|node| *node == ip) {
             super::served_by(index + 1);
         }
+    }
+
+    async fn snapshot_at(&self, consistency: Consistency) -> Result<Snapshot, DbError> {
+        let ks = &self.keyspace;
+        let mut snapshot = Snapshot::default();
+        let mut orders = self
+            .session
+            .query_iter(
+                read_back(
+                    format!(
+                        "SELECT order_id, client_id, customer, address, created_at_ms, status, \
+                         subtotal_cents FROM {ks}.orders"
+                    ),
+                    consistency,
+                ),
+                (),
+            )
+            .await
+            .map_err(classify_pager)?
+            .rows_stream::<OrderColumns>()
+            .map_err(other)?;
+        while let Some(columns) = orders.try_next().await.map_err(other)? {
+            snapshot.orders.push(order_row(columns));
+        }
+        snapshot.orders.sort_by_key(|o| o.order_id);
+        let item_table = match self.options.schema {
+            Schema::ByOrder => "line_items_by_order",
+            Schema::ByItem => "line_items",
+        };
+        let mut items = self
+            .session
+            .query_iter(
+                read_back(
+                    format!(
+                        "SELECT line_item_id, product, colour, size, quantity, unit_price_cents, \
+                         order_id FROM {ks}.{item_table}"
+                    ),
+                    consistency,
+                ),
+                (),
+            )
+            .await
+            .map_err(classify_pager)?
+            .rows_stream::<(
+                i64,
+                Option<String>,
+                Option<String>,
+                Option<String>,
+                Option<i32>,
+                Option<i64>,
+                Option<i64>,
+            )>()
+            .map_err(other)?;
+        while let Some((id, product, colour, size, quantity, price, order_id)) =
+            items.try_next().await.map_err(other)?
+        {
+            let item = line_item((id, product, colour, size, quantity, price));
+            snapshot.items.push((order_id.unwrap_or(0) as u64, item));
+        }
+        Ok(snapshot)
     }
 
     /// Runs a schema statement; an error names the statement.
@@ -494,58 +561,16 @@ impl Database for CassandraStore {
         Ok(Applied::Unknown)
     }
 
+    /// Read back at ALL: the newest write of any replica wins, a delete that reached
+    /// one replica included. With a replica down, QUORUM is the most there is.
     async fn snapshot(&self) -> Result<Snapshot, DbError> {
-        let ks = &self.keyspace;
-        let mut snapshot = Snapshot::default();
-        let mut orders = self
-            .session
-            .query_iter(
-                format!(
-                    "SELECT order_id, client_id, customer, address, created_at_ms, status, \
-                     subtotal_cents FROM {ks}.orders"
-                ),
-                (),
-            )
-            .await
-            .map_err(other)?
-            .rows_stream::<OrderColumns>()
-            .map_err(other)?;
-        while let Some(columns) = orders.try_next().await.map_err(other)? {
-            snapshot.orders.push(order_row(columns));
+        match self.snapshot_at(Consistency::All).await {
+            Err(e) if e.kind == ErrorKind::Unavailable => {
+                crate::note!("a replica is down: reading back at QUORUM");
+                self.snapshot_at(Consistency::Quorum).await
+            }
+            result => result,
         }
-        snapshot.orders.sort_by_key(|o| o.order_id);
-        let item_table = match self.options.schema {
-            Schema::ByOrder => "line_items_by_order",
-            Schema::ByItem => "line_items",
-        };
-        let mut items = self
-            .session
-            .query_iter(
-                format!(
-                    "SELECT line_item_id, product, colour, size, quantity, unit_price_cents, \
-                     order_id FROM {ks}.{item_table}"
-                ),
-                (),
-            )
-            .await
-            .map_err(other)?
-            .rows_stream::<(
-                i64,
-                Option<String>,
-                Option<String>,
-                Option<String>,
-                Option<i32>,
-                Option<i64>,
-                Option<i64>,
-            )>()
-            .map_err(other)?;
-        while let Some((id, product, colour, size, quantity, price, order_id)) =
-            items.try_next().await.map_err(other)?
-        {
-            let item = line_item((id, product, colour, size, quantity, price));
-            snapshot.items.push((order_id.unwrap_or(0) as u64, item));
-        }
-        Ok(snapshot)
     }
 
     async fn kv_page(&self, cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
@@ -554,11 +579,24 @@ impl Database for CassandraStore {
             Some(bytes) => PagingState::new_from_raw_bytes(bytes),
             None => PagingState::start(),
         };
-        let (result, response) = self
+        // Read back at ALL, as the snapshot is; QUORUM with a replica down.
+        let mut scan = p.kv_scan.clone();
+        scan.set_consistency(Consistency::All);
+        let (result, response) = match self
             .session
-            .execute_single_page(&p.kv_scan, (), paging)
+            .execute_single_page(&scan, (), paging.clone())
             .await
-            .map_err(classify)?;
+            .map_err(classify)
+        {
+            Err(e) if e.kind == ErrorKind::Unavailable => {
+                scan.set_consistency(Consistency::Quorum);
+                self.session
+                    .execute_single_page(&scan, (), paging)
+                    .await
+                    .map_err(classify)?
+            }
+            result => result?,
+        };
         let records = result
             .into_rows_result()
             .map_err(other)?
@@ -592,6 +630,13 @@ impl Database for CassandraStore {
             settings,
         }
     }
+}
+
+/// A whole-table read at `consistency`.
+fn read_back(cql: String, consistency: Consistency) -> Statement {
+    let mut statement = Statement::new(cql);
+    statement.set_consistency(consistency);
+    statement
 }
 
 /// Numbers the ring's nodes for the op log: the URL's hosts first, in their order, then

@@ -67,6 +67,12 @@ pub const SETTINGS: &[Setting] = &[
         help: "update_status as a lightweight transaction (IF EXISTS)",
     },
     Setting {
+        name: "timestamps",
+        value: Value::Choice(&["client", "server"]),
+        default: "client",
+        help: "who stamps writes for last-write-wins: this client, monotonically (the Java driver's default), or each coordinator, whose clocks can order two quick writes of one client backwards",
+    },
+    Setting {
         name: "serial_cl",
         value: Value::Choice(&["SERIAL", "LOCAL_SERIAL"]),
         default: "SERIAL",
@@ -101,6 +107,8 @@ pub struct CassandraOptions {
     pub batch: BatchMode,
     pub lwt: bool,
     pub serial_cl: SerialConsistency,
+    /// Client-side monotonic write timestamps (else the coordinators').
+    pub client_timestamps: bool,
 }
 
 impl CassandraOptions {
@@ -143,6 +151,7 @@ impl CassandraOptions {
             schema,
             batch,
             lwt: settings.switch("lwt"),
+            client_timestamps: settings.choice("timestamps") != "server",
             serial_cl: match settings.choice("serial_cl").to_ascii_uppercase().as_str() {
                 "LOCAL_SERIAL" => SerialConsistency::LocalSerial,
                 _ => SerialConsistency::Serial,
@@ -168,6 +177,15 @@ impl CassandraOptions {
             ("schema", schema.into()),
             ("batch", batch.into()),
             ("lwt", self.lwt.to_string()),
+            (
+                "timestamps",
+                if self.client_timestamps {
+                    "client"
+                } else {
+                    "server"
+                }
+                .into(),
+            ),
             ("prepared", "true".into()),
         ];
         if self.lwt {
@@ -264,6 +282,12 @@ mod tests {
             (Schema::ByOrder, BatchMode::Logged, false)
         );
         assert!(o.replication.contains("'replication_factor': 1"));
+        assert!(o.client_timestamps);
+        assert!(
+            !parse(&[("timestamps", "server")])
+                .unwrap()
+                .client_timestamps
+        );
     }
 
     #[test]

@@ -137,6 +137,19 @@ pub fn classify(error: ExecutionError) -> DbError {
     DbError::new(classify_kind(&error), error.to_string())
 }
 
+/// A paged read's error as a kind: its first page's request failing is classified
+/// like any request.
+pub fn classify_pager(error: scylla::errors::PagerExecutionError) -> DbError {
+    use scylla::errors::{NextPageError, PagerExecutionError};
+    let kind = match &error {
+        PagerExecutionError::NextPageError(NextPageError::RequestFailure(request)) => {
+            classify_kind(&request.clone().into_execution_error())
+        }
+        _ => ErrorKind::Other,
+    };
+    DbError::new(kind, error.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
