@@ -590,7 +590,13 @@ fn server_lifecycle_start_status_restart_stop() {
         status.contains("mysql") && status.contains("redis"),
         "{status}"
     );
-    assert_eq!(status.matches("running").count(), 2, "{status}");
+    // One line per server says it runs (node lines follow, indented).
+    let running = status
+        .lines()
+        .filter(|l| l.split_whitespace().nth(1) == Some("running"))
+        .count();
+    assert_eq!(running, 2, "{status}");
+    assert_eq!(status.matches(" up ").count(), 2, "{status}");
     let stopped = text(&server(home, &["stop", "--all"]).stdout);
     assert!(
         stopped.contains("mysql: stopped") && stopped.contains("redis: stopped"),

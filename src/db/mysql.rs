@@ -591,7 +591,8 @@ impl Database for MysqlStore {
     fn info(&self) -> StoreInfo {
         let hosts: Vec<&str> = self.pools.iter().map(|(h, _)| h.as_str()).collect();
         let mut settings = BTreeMap::from([
-            ("pool".to_string(), format!("{} per host", self.pool_size)),
+            // Connections per host (the pool of each host is this size).
+            ("pool".to_string(), self.pool_size.to_string()),
             ("engine".to_string(), "InnoDB".to_string()),
             ("isolation".to_string(), "server default".to_string()),
             ("hosts".to_string(), hosts.join(",")),
