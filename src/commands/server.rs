@@ -146,7 +146,7 @@ fn status(home: &Home) {
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
         say!(
-            "{:<10} {}  {}  {}/{} node{} running  since {}{}",
+            "{:<10} {}  {}  {} of {} node{} up  since {}{}",
             kind.name(),
             if running > 0 { "running" } else { "stopped" },
             record.version,
