@@ -51,14 +51,18 @@ fn a_small_run_logs_every_op_and_verifies_exactly() {
             "error_kind",
             "error",
             "node",
-            "attempts"
+            "attempts",
+            "error_code"
         ]
     );
     let rows = csv_rows(&out);
     assert_eq!(rows.len(), 3000);
     assert!(rows.iter().all(|r| &r[7] == "true"));
     // One SQLite file: no node to name, one call per operation.
-    assert!(rows.iter().all(|r| r[10].is_empty() && &r[11] == "1"));
+    assert!(
+        rows.iter()
+            .all(|r| r[10].is_empty() && &r[11] == "1" && r[12].is_empty())
+    );
     let run = json(&out.join("run.json"));
     assert_eq!(run["status"], "finished");
     assert_eq!(run["stream_version"], 1);

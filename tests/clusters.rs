@@ -241,6 +241,20 @@ fn a_three_node_ring_at_rf_3_keeps_quorum_through_a_killed_node() {
         errors(&summary, "unavailable") + errors(&summary, "timeout") > 0,
         "{summary}"
     );
+    // The coordinators' answers are counted by Cassandra's name for them.
+    let codes: Vec<&String> = summary["overall"]["errors_by_code"]
+        .as_object()
+        .into_iter()
+        .flat_map(|by_kind| by_kind.values())
+        .filter_map(|codes| codes.as_object())
+        .flat_map(|codes| codes.keys())
+        .collect();
+    assert!(
+        codes
+            .iter()
+            .any(|c| ["Unavailable", "WriteTimeout", "ReadTimeout"].contains(&c.as_str())),
+        "{summary}"
+    );
 }
 
 /// Successful operations that began at or after `from_s` seconds into the measured
@@ -324,6 +338,23 @@ fn a_three_node_galera_cluster_spreads_lanes_counts_conflicts_and_survives_a_kil
             .iter()
             .all(|m| m.contains("1213") || m.contains("1020") || m.contains("1180")),
         "each conflict keeps its code: {messages:?}"
+    );
+    // …and is counted by it: every conflict has a server code, and they add up.
+    let by_code = summary["overall"]["errors_by_code"]["conflict"]
+        .as_object()
+        .unwrap_or_else(|| panic!("conflicts by code: {summary}"));
+    assert!(
+        by_code
+            .keys()
+            .all(|code| ["1213", "1020", "1180"].contains(&code.as_str())),
+        "{by_code:?}"
+    );
+    let counted: u64 = by_code.values().map(|n| n.as_u64().unwrap()).sum();
+    assert_eq!(counted, errors(&summary, "conflict"), "{summary}");
+    let ops = std::fs::read_to_string(out.join("ops.csv")).unwrap();
+    assert!(
+        ops.lines().next().unwrap().ends_with(",error_code"),
+        "ops.csv names each failure's code"
     );
     let verify = json(&out.join("verify.json"));
     assert!(verify["raced_orders"].as_u64().unwrap() > 0, "{verify}");

@@ -34,6 +34,8 @@ struct LoggedOp {
     node: Option<u16>,
     #[serde(default)]
     attempts: Option<u32>,
+    #[serde(default)]
+    error_code: String,
 }
 
 pub fn run(dir: &Path) -> Result<()> {
@@ -104,6 +106,7 @@ pub fn run(dir: &Path) -> Result<()> {
                 kind: ErrorKind::parse(&row.error_kind)
                     .unwrap_or(ErrorKind::Other)
                     .as_str(),
+                code: (!row.error_code.is_empty()).then_some(row.error_code.as_str()),
                 message: "(recovered from ops.csv)",
                 retries,
             }

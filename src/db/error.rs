@@ -84,6 +84,10 @@ impl ErrorKind {
 pub struct DbError {
     pub kind: ErrorKind,
     pub message: String,
+    /// The server's own name for the error, when it gave one: MySQL/MariaDB's error
+    /// number (`1213`), PostgreSQL's SQLSTATE (`40001`), Cassandra's error
+    /// (`WriteTimeout`). Counted apart in the summary; the message keeps it too.
+    pub code: Option<String>,
 }
 
 impl DbError {
@@ -94,7 +98,17 @@ impl DbError {
             std::borrow::Cow::Borrowed(_) => message,
             std::borrow::Cow::Owned(clean) => clean,
         };
-        DbError { kind, message }
+        DbError {
+            kind,
+            message,
+            code: None,
+        }
+    }
+
+    /// The same error with the server's code for it.
+    pub fn with_code(mut self, code: impl Into<String>) -> Self {
+        self.code = Some(code.into());
+        self
     }
 
     pub fn other(message: impl std::fmt::Display) -> Self {
@@ -104,8 +118,8 @@ impl DbError {
     /// The same error with `context: ` before its message.
     pub fn context(self, context: impl std::fmt::Display) -> Self {
         DbError {
-            kind: self.kind,
             message: format!("{context}: {}", self.message),
+            ..self
         }
     }
 }

@@ -249,7 +249,11 @@ fn classify(error: mysql_async::Error) -> DbError {
         mysql_async::Error::Io(mysql_async::IoError::Io(io)) => format!("I/O error: {io}"),
         _ => error.to_string(),
     };
-    DbError::new(kind_of(&error), message)
+    let classified = DbError::new(kind_of(&error), message);
+    match &error {
+        mysql_async::Error::Server(server) => classified.with_code(server.code.to_string()),
+        _ => classified,
+    }
 }
 
 fn order_row(row: &Row) -> Result<OrderRow, DbError> {
@@ -302,13 +306,13 @@ impl MysqlStore {
         super::node::served_by(host + 1);
         let (name, pool) = &self.pools[host];
         pool.get_conn().await.map_err(|e| {
-            let e = classify(e);
+            let e = classify(e).context(format!("host {name}: no connection"));
             // No connection, so nothing was sent: the operation did not happen.
             let kind = match e.kind {
                 ErrorKind::Connection => ErrorKind::Unavailable,
                 kind => kind,
             };
-            DbError::new(kind, format!("host {name}: no connection: {}", e.message))
+            DbError { kind, ..e }
         })
     }
 

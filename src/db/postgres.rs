@@ -192,7 +192,11 @@ fn classify(error: tokio_postgres::Error) -> DbError {
         (None, Some(cause)) => format!("{error}: {cause}"),
         (None, None) => error.to_string(),
     };
-    DbError::new(kind_of(&error), message)
+    let classified = DbError::new(kind_of(&error), message);
+    match error.as_db_error() {
+        Some(db) => classified.with_code(db.code().code()),
+        None => classified,
+    }
 }
 
 fn get<'a, T: tokio_postgres::types::FromSql<'a>>(

@@ -333,7 +333,7 @@ fn errors_section(run: &LoadedRun) -> String {
          not in the latency table.</p>",
     );
     out.push_str(
-        "<table><tr><th>event</th><th>kind</th><th>count</th><th>first messages</th></tr>",
+        "<table><tr><th>event</th><th>kind</th><th>count</th><th>by server code</th><th>first messages</th></tr>",
     );
     let by_node: &[LatencySummary] = if run.summary.nodes.len() > 1 {
         &run.summary.nodes
@@ -357,10 +357,17 @@ fn errors_section(run: &LoadedRun) -> String {
                 .collect();
             let _ = write!(
                 out,
-                r#"<tr><td>{}</td><td>{}</td><td>{}</td><td style="text-align:left">{}</td></tr>"#,
+                r#"<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td style="text-align:left">{}</td></tr>"#,
                 escape(&event.event_type),
                 escape(kind),
                 thousands(*count),
+                escape(
+                    &event
+                        .errors_by_code
+                        .get(kind)
+                        .map(super::table::code_counts)
+                        .unwrap_or_default()
+                ),
                 messages.join("<br>")
             );
         }

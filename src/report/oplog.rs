@@ -46,6 +46,8 @@ struct OpRow<'a> {
     node: Option<u16>,
     /// Calls made (more than 1 only with --retries; the latency spans them all).
     attempts: u32,
+    /// The server's code for the failure (`1213`, `40001`, `WriteTimeout`), if it gave one.
+    error_code: &'a str,
 }
 
 /// The sending side handed to lanes.
@@ -104,6 +106,7 @@ impl OpLogWriter {
                             error,
                             node: (record.node > 0).then_some(record.node),
                             attempts: record.attempts,
+                            error_code: record.error_code.as_deref().unwrap_or(""),
                         })
                         .with_context(|| format!("cannot write {display_path}"))?;
                         rows += 1;

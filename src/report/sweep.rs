@@ -31,6 +31,8 @@ pub struct SweepRow {
     pub conflicts: u64,
     /// Every error kind of the row: `kind=count;…`.
     pub error_kinds: String,
+    /// The same by the server's code, where it gave one: `kind:code=count;…`.
+    pub error_codes: String,
     /// Wall time of the run's measured phase, seconds.
     pub elapsed_s: f64,
     pub throughput_ops_s: f64,
@@ -70,6 +72,16 @@ pub fn rows_of(place: &RunPlace, summary: &Summary, races: Option<&VerifyReport>
             .errors_by_kind
             .iter()
             .map(|(kind, n)| format!("{kind}={n}"))
+            .collect::<Vec<_>>()
+            .join(";"),
+        error_codes: s
+            .errors_by_code
+            .iter()
+            .flat_map(|(kind, codes)| {
+                codes
+                    .iter()
+                    .map(move |(code, n)| format!("{kind}:{code}={n}"))
+            })
             .collect::<Vec<_>>()
             .join(";"),
         elapsed_s: summary.elapsed_s,

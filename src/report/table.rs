@@ -115,7 +115,10 @@ pub fn render(summary: &Summary) -> String {
         let kinds: Vec<String> = event
             .errors_by_kind
             .iter()
-            .map(|(k, n)| format!("{k} {}", thousands(*n)))
+            .map(|(k, n)| match event.errors_by_code.get(k) {
+                Some(codes) => format!("{k} {} ({})", thousands(*n), code_counts(codes)),
+                None => format!("{k} {}", thousands(*n)),
+            })
             .collect();
         let took = event
             .failed
@@ -136,6 +139,15 @@ pub fn render(summary: &Summary) -> String {
         );
     }
     out
+}
+
+/// `1213: 170, 1020: 5`: failures of one kind by the server's code for them.
+pub fn code_counts(codes: &std::collections::BTreeMap<String, u64>) -> String {
+    codes
+        .iter()
+        .map(|(code, n)| format!("{code}: {}", thousands(*n)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]

@@ -365,7 +365,7 @@ impl<D: Database> Lane<D> {
         let event_type = event.op.event_type();
         let retries = u64::from(served.attempts.saturating_sub(1));
         let stats = self.interval_stats(start);
-        let error = match outcome {
+        let (error, error_code) = match outcome {
             Ok(()) => {
                 stats.record(
                     event_type.index(),
@@ -373,7 +373,7 @@ impl<D: Database> Lane<D> {
                     latency_ns,
                     Outcome::Ok { retries },
                 );
-                None
+                (None, None)
             }
             Err(e) => {
                 stats.record(
@@ -382,12 +382,13 @@ impl<D: Database> Lane<D> {
                     latency_ns,
                     Outcome::Failed {
                         kind: e.kind.as_str(),
+                        code: e.code.as_deref(),
                         message: &e.message,
                         retries,
                     },
                 );
                 self.pending_errors += 1;
-                Some((e.kind.as_str(), e.message))
+                (Some((e.kind.as_str(), e.message)), e.code)
             }
         };
         self.last_end = Some(end);
@@ -403,6 +404,7 @@ impl<D: Database> Lane<D> {
                 start_ns: start.duration_since(self.cx.epoch).as_nanos() as u64,
                 latency_ns,
                 error,
+                error_code,
                 node: served.node,
                 attempts: served.attempts,
             });

@@ -76,7 +76,7 @@ mod tests {
         a.event(0).record_ok(1_000);
         let mut b = RunStats::new(2);
         b.event(0).record_ok(3_000);
-        b.event(1).record_error("timeout", 5_000, "late");
+        b.event(1).record_error("timeout", None, 5_000, "late");
         collector.deposit(2, &a);
         collector.deposit(2, &b);
         collector.deposit(0, &a);

@@ -42,6 +42,8 @@ pub struct OpStats {
     /// Failures keep their latency apart: a 10 s timeout shows here, not in the ladder.
     failed_ns: Histogram<u64>,
     errors: BTreeMap<&'static str, u64>,
+    /// Failures by kind and the server's code for them (`conflict`, `1213`).
+    codes: BTreeMap<(&'static str, String), u64>,
     first_messages: BTreeMap<&'static str, Vec<String>>,
     /// Attempts beyond the first (`--retries`); their time is inside the latencies.
     retries: u64,
@@ -65,6 +67,7 @@ impl Default for OpStats {
             latency_ns: histogram(),
             failed_ns: histogram(),
             errors: BTreeMap::new(),
+            codes: BTreeMap::new(),
             first_messages: BTreeMap::new(),
             retries: 0,
         }
@@ -76,9 +79,24 @@ impl OpStats {
         record(&mut self.latency_ns, latency_ns);
     }
 
-    pub fn record_error(&mut self, kind: &'static str, latency_ns: u64, message: &str) {
+    pub fn record_error(
+        &mut self,
+        kind: &'static str,
+        code: Option<&str>,
+        latency_ns: u64,
+        message: &str,
+    ) {
         record(&mut self.failed_ns, latency_ns);
         *self.errors.entry(kind).or_default() += 1;
+        if let Some(code) = code {
+            // Allocates only on a code not seen before: failures are few and varied.
+            match self.codes.get_mut(&(kind, code.to_string())) {
+                Some(n) => *n += 1,
+                None => {
+                    self.codes.insert((kind, code.to_string()), 1);
+                }
+            }
+        }
         let kept = self.first_messages.entry(kind).or_default();
         if kept.len() < KEPT_MESSAGES && !kept.iter().any(|m| m == message) {
             kept.push(message.to_string());
@@ -97,10 +115,11 @@ impl OpStats {
             }
             Outcome::Failed {
                 kind,
+                code,
                 message,
                 retries,
             } => {
-                self.record_error(kind, latency_ns, message);
+                self.record_error(kind, code, latency_ns, message);
                 self.record_retries(retries);
             }
         }
@@ -116,6 +135,9 @@ impl OpStats {
             .expect("auto-resizing histograms always merge");
         for (kind, n) in &other.errors {
             *self.errors.entry(kind).or_default() += n;
+        }
+        for (key, n) in &other.codes {
+            *self.codes.entry(key.clone()).or_default() += n;
         }
         for (kind, messages) in &other.first_messages {
             let kept = self.first_messages.entry(kind).or_default();
@@ -158,6 +180,7 @@ impl OpStats {
             latency_ns,
             failed_ns,
             errors,
+            codes: BTreeMap::new(),
             first_messages: BTreeMap::new(),
             retries,
         }
@@ -271,6 +294,8 @@ pub enum Outcome<'a> {
     },
     Failed {
         kind: &'static str,
+        /// The server's code for the error, when it gave one.
+        code: Option<&'a str>,
         message: &'a str,
         retries: u64,
     },
@@ -314,6 +339,10 @@ pub struct LatencySummary {
     pub ok: u64,
     pub errors: u64,
     pub errors_by_kind: BTreeMap<String, u64>,
+    /// The same failures by kind and the server's code (`{"conflict": {"1213": 5}}`),
+    /// where the server gave one.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub errors_by_code: BTreeMap<String, BTreeMap<String, u64>>,
     /// Attempts beyond the first (`--retries`); the latencies include their time.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub retries: u64,
@@ -355,6 +384,16 @@ impl LatencySummary {
                 .iter()
                 .map(|(k, n)| (k.to_string(), *n))
                 .collect(),
+            errors_by_code: stats.codes.iter().fold(
+                BTreeMap::new(),
+                |mut by_kind: BTreeMap<String, BTreeMap<String, u64>>, ((kind, code), n)| {
+                    by_kind
+                        .entry(kind.to_string())
+                        .or_default()
+                        .insert(code.clone(), *n);
+                    by_kind
+                },
+            ),
             first_errors: stats
                 .first_messages
                 .iter()
@@ -434,8 +473,8 @@ mod tests {
                 .event((i % 2) as usize)
                 .record_ok(ns);
         }
-        a.event(1).record_error("timeout", 9_000, "slow");
-        one.event(1).record_error("timeout", 9_000, "slow");
+        a.event(1).record_error("timeout", None, 9_000, "slow");
+        one.event(1).record_error("timeout", None, 9_000, "slow");
         a.merge(&b);
         let names = ["x", "y"];
         assert_eq!(a.summary(&names, 2.0), one.summary(&names, 2.0));
@@ -446,13 +485,32 @@ mod tests {
     fn a_few_distinct_messages_are_kept_per_kind() {
         let mut stats = RunStats::new(1);
         for m in ["a", "a", "b", "c", "d"] {
-            stats.event(0).record_error("timeout", 1_000, m);
+            stats.event(0).record_error("timeout", None, 1_000, m);
         }
         let s = stats.summary(&["x"], 1.0);
         assert_eq!(s.events[0].first_errors["timeout"], ["a", "b", "c"]);
         assert_eq!(s.errors, 5);
         assert_eq!(s.events[0].ok, 0);
         assert_eq!(s.events[0].failed.as_ref().unwrap().max_us, 1.0);
+    }
+
+    #[test]
+    fn failures_are_counted_by_the_servers_code_across_merges() {
+        let mut a = RunStats::new(1);
+        let mut b = RunStats::new(1);
+        a.event(0)
+            .record_error("conflict", Some("1213"), 1_000, "deadlock");
+        b.event(0)
+            .record_error("conflict", Some("1213"), 1_000, "deadlock");
+        b.event(0)
+            .record_error("conflict", Some("1020"), 1_000, "changed");
+        b.event(0).record_error("timeout", None, 1_000, "no answer");
+        a.merge(&b);
+        let row = &a.summary(&["x"], 1.0).events[0];
+        assert_eq!(row.errors_by_kind["conflict"], 3);
+        assert_eq!(row.errors_by_code["conflict"]["1213"], 2);
+        assert_eq!(row.errors_by_code["conflict"]["1020"], 1);
+        assert!(!row.errors_by_code.contains_key("timeout"), "no code given");
     }
 
     #[test]
@@ -487,6 +545,8 @@ pub struct OpRecord {
     pub latency_ns: u64,
     /// Kind name and message of a failure; `None` for success.
     pub error: Option<(&'static str, String)>,
+    /// The server's code for the failure, when it gave one.
+    pub error_code: Option<String>,
     /// The node that served it (1-based, the URL's host order; 0: not known).
     pub node: u16,
     /// Calls made: 1, or more with `--retries` (the latency spans them all).

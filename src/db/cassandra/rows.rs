@@ -104,6 +104,48 @@ fn kind_of_db_error(error: &CqlError) -> ErrorKind {
     }
 }
 
+/// Cassandra's name for the error (the protocol's error code, as its docs name it).
+fn code_of_db_error(error: &CqlError) -> String {
+    let name = match error {
+        CqlError::ServerError => "ServerError",
+        CqlError::ProtocolError => "ProtocolError",
+        CqlError::AuthenticationError => "AuthenticationError",
+        CqlError::Unavailable { .. } => "Unavailable",
+        CqlError::Overloaded => "Overloaded",
+        CqlError::IsBootstrapping => "IsBootstrapping",
+        CqlError::TruncateError => "TruncateError",
+        CqlError::WriteTimeout { .. } => "WriteTimeout",
+        CqlError::ReadTimeout { .. } => "ReadTimeout",
+        CqlError::ReadFailure { .. } => "ReadFailure",
+        CqlError::FunctionFailure { .. } => "FunctionFailure",
+        CqlError::WriteFailure { .. } => "WriteFailure",
+        CqlError::SyntaxError => "SyntaxError",
+        CqlError::Unauthorized => "Unauthorized",
+        CqlError::Invalid => "Invalid",
+        CqlError::ConfigError => "ConfigError",
+        CqlError::AlreadyExists { .. } => "AlreadyExists",
+        CqlError::Unprepared { .. } => "Unprepared",
+        CqlError::RateLimitReached { .. } => "RateLimitReached",
+        other => return format!("{other:?}"),
+    };
+    name.to_string()
+}
+
+/// The server's error inside a driver error, when the server answered with one.
+fn server_error(error: &ExecutionError) -> Option<&CqlError> {
+    let attempt = match error {
+        ExecutionError::LastAttemptError(attempt) => attempt,
+        ExecutionError::PrepareError(scylla::errors::PrepareError::AllAttemptsFailed {
+            first_attempt,
+        }) => first_attempt,
+        _ => return None,
+    };
+    match attempt {
+        RequestAttemptError::DbError(db, _) => Some(db),
+        _ => None,
+    }
+}
+
 fn kind_of_attempt(error: &RequestAttemptError) -> ErrorKind {
     match error {
         RequestAttemptError::DbError(db, _) => kind_of_db_error(db),
@@ -134,20 +176,31 @@ pub fn classify_kind(error: &ExecutionError) -> ErrorKind {
 }
 
 pub fn classify(error: ExecutionError) -> DbError {
-    DbError::new(classify_kind(&error), error.to_string())
+    let classified = DbError::new(classify_kind(&error), error.to_string());
+    match server_error(&error) {
+        Some(db) => classified.with_code(code_of_db_error(db)),
+        None => classified,
+    }
 }
 
 /// A paged read's error as a kind: its first page's request failing is classified
 /// like any request.
 pub fn classify_pager(error: scylla::errors::PagerExecutionError) -> DbError {
     use scylla::errors::{NextPageError, PagerExecutionError};
-    let kind = match &error {
+    let request = match &error {
         PagerExecutionError::NextPageError(NextPageError::RequestFailure(request)) => {
-            classify_kind(&request.clone().into_execution_error())
+            Some(request.clone().into_execution_error())
         }
-        _ => ErrorKind::Other,
+        _ => None,
     };
-    DbError::new(kind, error.to_string())
+    let classified = DbError::new(
+        request.as_ref().map_or(ErrorKind::Other, classify_kind),
+        error.to_string(),
+    );
+    match request.as_ref().and_then(server_error) {
+        Some(db) => classified.with_code(code_of_db_error(db)),
+        None => classified,
+    }
 }
 
 #[cfg(test)]
@@ -224,6 +277,17 @@ mod tests {
             let label = format!("{error:?}");
             assert_eq!(classify_kind(&db(error)), kind, "{label}");
         }
+        let timeout = classify(db(CqlError::WriteTimeout {
+            consistency: Consistency::All,
+            received: 2,
+            required: 3,
+            write_type: WriteType::Simple,
+        }));
+        assert_eq!(timeout.code.as_deref(), Some("WriteTimeout"));
+        let client_side = classify(ExecutionError::RequestTimeout(
+            std::time::Duration::from_secs(1),
+        ));
+        assert_eq!(client_side.code, None, "the server said nothing");
         assert_eq!(
             classify_kind(&ExecutionError::RequestTimeout(
                 std::time::Duration::from_secs(1)
