@@ -201,6 +201,12 @@ pub struct RunArgs {
     /// latency of the operation spans all its calls.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub retries: u32,
+    /// Open loop: send OPS operations per second in all (warm-up and measured phases),
+    /// each at its own time however slowly answers come; -c lanes bound the requests
+    /// in flight. Latency is then reported twice: service (sent → answered) and
+    /// response (due → answered, what a user waiting in line sees).
+    #[arg(long, value_name = "OPS")]
+    pub rate: Option<f64>,
     /// Share (0-1) of measured order updates sent to a lane other than their order's,
     /// so two clients race on one order (default: the spec's `conflicts`, else 0).
     #[arg(long, value_name = "SHARE")]

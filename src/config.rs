@@ -53,6 +53,8 @@ pub struct RunConfig {
     pub connect_timeout: Duration,
     pub op_timeout: Duration,
     pub retries: u32,
+    /// Open loop: operations per second (`--rate`); closed loop when absent.
+    pub rate: Option<f64>,
     pub conflicts: f64,
     /// Faults to inject, in time order (the server is found when the run starts).
     pub faults: Vec<Fault>,
@@ -117,6 +119,13 @@ impl RunConfig {
         let interval = seconds("--interval", args.interval, 0.001)?;
         let connect_timeout = seconds("--connect-timeout", args.connect_timeout, 0.1)?;
         let op_timeout = seconds("--op-timeout", args.op_timeout, 0.001)?;
+        if let Some(rate) = args.rate
+            && !(rate.is_finite() && rate > 0.0 && rate <= 10_000_000.0)
+        {
+            bail!(
+                "--rate must be operations per second above 0 and at most 10,000,000, got {rate}"
+            );
+        }
         if args.retries > 100 {
             bail!("--retries must be at most 100, got {}", args.retries);
         }
@@ -162,6 +171,7 @@ impl RunConfig {
             connect_timeout,
             op_timeout,
             retries: args.retries,
+            rate: args.rate,
             conflicts,
             faults,
             home: args.home.clone(),

@@ -130,7 +130,10 @@ pub struct ServerFacts {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PlanRecord {
     pub concurrency: usize,
+    /// `closed_loop`, or `open_loop` at `rate_ops_s` (`--rate`).
     pub pace: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_ops_s: Option<f64>,
     pub max_duration_s: Option<f64>,
     #[serde(default)]
     pub connect_timeout_s: f64,

@@ -36,6 +36,8 @@ struct LoggedOp {
     attempts: Option<u32>,
     #[serde(default)]
     error_code: String,
+    #[serde(default)]
+    intended_start_ns: Option<u64>,
 }
 
 pub fn run(dir: &Path) -> Result<()> {
@@ -100,7 +102,15 @@ pub fn run(dir: &Path) -> Result<()> {
         let latency_ns = (row.latency_us * 1_000.0).round() as u64;
         let retries = u64::from(row.attempts.unwrap_or(1).saturating_sub(1));
         let outcome = if row.success {
-            Outcome::Ok { retries }
+            Outcome::Ok {
+                retries,
+                response_ns: row.intended_start_ns.map(|due| {
+                    let sent = at
+                        .duration_since(SystemTime::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_nanos() as u64);
+                    (sent + latency_ns).saturating_sub(due)
+                }),
+            }
         } else {
             Outcome::Failed {
                 kind: ErrorKind::parse(&row.error_kind)

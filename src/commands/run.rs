@@ -68,7 +68,7 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
     let clock = RunClock::now();
     let plan = RunPlan {
         concurrency: config.concurrency,
-        pace: Pace::ClosedLoop,
+        pace: config.rate.map_or(Pace::ClosedLoop, Pace::Rate),
         max_duration: config.max_duration,
         op_timeout: config.op_timeout,
         retries: config.retries,
@@ -491,7 +491,8 @@ fn initial_record(
         },
         plan: PlanRecord {
             concurrency: plan.concurrency,
-            pace: "closed_loop".into(),
+            pace: plan.pace.name().into(),
+            rate_ops_s: plan.pace.rate(),
             max_duration_s: plan.max_duration.map(|d| d.as_secs_f64()),
             connect_timeout_s: config.connect_timeout.as_secs_f64(),
             op_timeout_s: plan.op_timeout.as_secs_f64(),

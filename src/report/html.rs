@@ -119,7 +119,16 @@ fn what_ran(run: &LoadedRun) -> String {
         &format!(
             "{} lanes, {}{}, intervals of {} s, operation timeout {} s, connect timeout {} s{}",
             r.plan.concurrency,
-            escape(&r.plan.pace),
+            match r.plan.rate_ops_s {
+                Some(rate) => format!(
+                    "open loop at {} ops/s (each operation sent when due, however slowly answers came)",
+                    thousands(rate.round() as u64)
+                ),
+                None => "closed loop (each lane sends when its previous answer is back: a slow \
+                         answer delays the requests behind it, so its latencies are prone to \
+                         coordinated omission; --rate measures from when each was due)"
+                    .to_string(),
+            },
             r.plan
                 .max_duration_s
                 .map(|d| format!(", stop after {d} s"))
@@ -413,13 +422,32 @@ pub fn render(run: &LoadedRun) -> String {
     body.push_str(&what_ran(run));
     let no_latencies = "<p>No operation succeeded: there are no latencies to show.</p>";
     let has_latencies = run.summary.overall.ok > 0;
-    body.push_str("<h2>Latency per event type</h2>");
+    let open_loop = run.summary.overall.response.is_some();
+    body.push_str(if open_loop {
+        "<h2>Service time per event type (request sent → answer)</h2>"
+    } else {
+        "<h2>Latency per event type</h2>"
+    });
     body.push_str(&latency_table(
         "latency",
         "event",
         &run.summary.events,
         &run.summary.overall,
     ));
+    if let Some(overall) = &run.summary.overall.response {
+        body.push_str(
+            "<h2>Response time per event type (due → answer)</h2><p class=\"note\">The same \
+             operations timed from when each was due under --rate: what a client waiting in \
+             line sees, queueing behind slow answers included.</p>",
+        );
+        let rows: Vec<LatencySummary> = run
+            .summary
+            .events
+            .iter()
+            .filter_map(|e| e.response.as_deref().cloned())
+            .collect();
+        body.push_str(&latency_table("response", "event", &rows, overall));
+    }
     if run.summary.nodes.len() > 1 {
         body.push_str("<h2>Latency per node</h2>");
         body.push_str(&latency_table(

@@ -48,6 +48,9 @@ struct OpRow<'a> {
     attempts: u32,
     /// The server's code for the failure (`1213`, `40001`, `WriteTimeout`), if it gave one.
     error_code: &'a str,
+    /// Open loop (`--rate`): when it was due to be sent, ns since the Unix epoch; the
+    /// response time is `timestamp` + `latency_us` − this. Empty in a closed loop.
+    intended_start_ns: Option<u64>,
 }
 
 /// The sending side handed to lanes.
@@ -107,6 +110,7 @@ impl OpLogWriter {
                             node: (record.node > 0).then_some(record.node),
                             attempts: record.attempts,
                             error_code: record.error_code.as_deref().unwrap_or(""),
+                            intended_start_ns: record.due_ns.map(|due| unix_ns(epoch, due)),
                         })
                         .with_context(|| format!("cannot write {display_path}"))?;
                         rows += 1;
@@ -131,6 +135,13 @@ impl OpLogWriter {
             .join()
             .map_err(|_| anyhow::anyhow!("the op log thread panicked"))?
     }
+}
+
+/// `offset_ns` after `epoch`, in ns since the Unix epoch.
+fn unix_ns(epoch: SystemTime, offset_ns: u64) -> u64 {
+    (epoch + Duration::from_nanos(offset_ns))
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
 }
 
 /// RFC 3339 with microseconds, formatting the date and time only once per second:

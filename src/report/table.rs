@@ -79,9 +79,27 @@ pub fn render(summary: &Summary) -> String {
             row(&mut out, node);
         }
     }
+    // Open loop: the same operations again, timed from when each was due.
+    if summary.overall.response.is_some() {
+        let _ = writeln!(
+            out,
+            "{:-<width$}\nresponse time: from when each operation was due (--rate) to its answer",
+            ""
+        );
+        for event in summary.events.iter().chain([&summary.overall]) {
+            if let Some(response) = &event.response {
+                row(&mut out, response);
+            }
+        }
+    }
     let _ = writeln!(
         out,
-        "latencies in µs (successful ops); {} ops in {:.2} s = {:.0} ops/s ({:.0} successful), {} errors",
+        "latencies in µs (successful ops{}); {} ops in {:.2} s = {:.0} ops/s ({:.0} successful), {} errors",
+        if summary.overall.response.is_some() {
+            "; the first table: service time, sent → answered"
+        } else {
+            ""
+        },
         thousands(summary.ops),
         summary.elapsed_s,
         summary.throughput_ops_s,

@@ -92,6 +92,11 @@ pub struct LaneContext<D> {
     /// Orders lanes race on, with `conflicts`.
     pub races: Option<Arc<Races>>,
     pub max_duration: Option<Duration>,
+    /// Open loop: operations per second of the whole run (warm-up and measured
+    /// phases), each sent at its slot's time whatever the answers before it did.
+    pub rate: Option<f64>,
+    /// Wakes the lane when an operation is due (with `rate`).
+    pub pacer: Option<super::pacer::Pacer>,
     pub op_timeout: Duration,
     pub retries: u32,
     pub check_reads: bool,
@@ -141,13 +146,13 @@ impl<D: Database> Lane<D> {
         'lane: while let Some(msg) = inbox.recv().await {
             match msg {
                 LaneMsg::Events(events) => {
-                    for LaneEvent { event, role } in events {
+                    for LaneEvent { event, role, slot } in events {
                         if self.cx.stop.is_stopped() {
                             break 'lane;
                         }
                         match role {
-                            Role::Apply => self.apply(event, false).await,
-                            Role::Race => self.apply(event, true).await,
+                            Role::Apply => self.apply(event, slot, false).await,
+                            Role::Race => self.apply(event, slot, true).await,
                             Role::Expect => {
                                 if self.cx.check_reads {
                                     self.expect.wrote(&event.op, true);
@@ -181,8 +186,19 @@ impl<D: Database> Lane<D> {
     }
 
     /// Applies one event; `races`: its target lives in another lane, which expects it.
-    async fn apply(&mut self, event: OrderEvent, races: bool) {
+    async fn apply(&mut self, event: OrderEvent, slot: u64, races: bool) {
         let measured = event.phase == Phase::Measure;
+        let due = self.due(event.phase, slot);
+        if let (Some(due), Some(pacer)) = (due, &self.cx.pacer) {
+            // Early: wait for the slot (or the deadline, if that comes first). Late
+            // (the lane was busy): send at once; the response time counts from the
+            // slot, not from now.
+            let wake = self.deadline(event.phase).map_or(due, |d| d.min(due));
+            tokio::select! {
+                _ = pacer.until(wake) => {}
+                _ = self.stop_rx.wait_for(|&stopped| stopped) => return,
+            }
+        }
         if self.past_deadline(event.phase) {
             self.cx.stop.stop(StopReason::Deadline);
             return;
@@ -236,7 +252,7 @@ impl<D: Database> Lane<D> {
                 node: attempt.node,
                 attempts: attempt.attempts,
             };
-            self.record(&event, start, end, outcome, served);
+            self.record(&event, due, start, end, outcome, served);
             if self.log_batch.len() >= LOG_BATCH {
                 self.send_log_batch().await;
             }
@@ -283,17 +299,31 @@ impl<D: Database> Lane<D> {
         }
     }
 
+    /// When an operation is due under `--rate` (the load phase is not paced).
+    fn due(&self, phase: Phase, slot: u64) -> Option<Instant> {
+        let rate = self.cx.rate?;
+        let began = match phase {
+            Phase::Load => return None,
+            Phase::Warmup => self.cx.phases.warmup.get()?,
+            Phase::Measure => self.cx.phases.measure.get()?,
+        };
+        Some(*began + Duration::from_secs_f64(slot as f64 / rate))
+    }
+
     /// `--duration` caps the measured phase, and the warm-up too.
     fn past_deadline(&self, phase: Phase) -> bool {
-        let Some(limit) = self.cx.max_duration else {
-            return false;
-        };
+        self.deadline(phase)
+            .is_some_and(|deadline| Instant::now() >= deadline)
+    }
+
+    fn deadline(&self, phase: Phase) -> Option<Instant> {
+        let limit = self.cx.max_duration?;
         let began = match phase {
-            Phase::Load => return false,
-            Phase::Warmup => self.cx.phases.warmup.get(),
-            Phase::Measure => self.cx.phases.measure.get(),
+            Phase::Load => return None,
+            Phase::Warmup => self.cx.phases.warmup.get()?,
+            Phase::Measure => self.cx.phases.measure.get()?,
         };
-        began.is_some_and(|began| began.elapsed() >= limit)
+        Some(*began + limit)
     }
 
     /// Turns a reply into success or a classified error, checking reads.
@@ -356,6 +386,7 @@ impl<D: Database> Lane<D> {
     fn record(
         &mut self,
         event: &OrderEvent,
+        due: Option<Instant>,
         start: Instant,
         end: Instant,
         outcome: Result<(), DbError>,
@@ -371,7 +402,11 @@ impl<D: Database> Lane<D> {
                     event_type.index(),
                     served.node,
                     latency_ns,
-                    Outcome::Ok { retries },
+                    Outcome::Ok {
+                        retries,
+                        response_ns: due
+                            .map(|due| end.saturating_duration_since(due).as_nanos() as u64),
+                    },
                 );
                 (None, None)
             }
@@ -402,6 +437,8 @@ impl<D: Database> Lane<D> {
                 event_type: event_type.as_str(),
                 target: event.op.target().id(),
                 start_ns: start.duration_since(self.cx.epoch).as_nanos() as u64,
+                due_ns: due
+                    .map(|due| due.saturating_duration_since(self.cx.epoch).as_nanos() as u64),
                 latency_ns,
                 error,
                 error_code,

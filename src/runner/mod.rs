@@ -4,6 +4,7 @@
 
 mod expect;
 mod lane;
+mod pacer;
 mod plan;
 mod races;
 mod source;
@@ -12,7 +13,7 @@ mod stop;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use anyhow::{Result, anyhow};
+use anyhow::{Context, Result, anyhow};
 use tokio::runtime::Handle;
 use tokio::sync::mpsc;
 
@@ -136,6 +137,10 @@ pub async fn run<D: Database>(
     let deadline = plan
         .max_duration
         .map(|limit| tokio::spawn(watch_deadline(phases.clone(), limit, stop.clone())));
+    let pacer = match plan.pace.rate() {
+        Some(_) => Some(pacer::Pacer::start().context("cannot start the pacer thread")?),
+        None => None,
+    };
     let mut senders = Vec::with_capacity(plan.concurrency);
     let mut lanes = Vec::with_capacity(plan.concurrency);
     for _ in 0..plan.concurrency {
@@ -152,6 +157,8 @@ pub async fn run<D: Database>(
                 failed_writes: failed_writes.clone(),
                 races: races.clone(),
                 max_duration: plan.max_duration,
+                rate: plan.pace.rate(),
+                pacer: pacer.clone(),
                 op_timeout: plan.op_timeout,
                 retries: plan.retries,
                 check_reads,

@@ -6,10 +6,30 @@ use std::time::Duration;
 use crate::workload::{EventType, Phase, splitmix64};
 
 /// How lanes issue requests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Pace {
-    /// Each lane sends its next request as soon as the previous one is answered.
+    /// Each lane sends its next request as soon as the previous one is answered:
+    /// a slow answer delays the requests behind it (coordinated omission).
     ClosedLoop,
+    /// Open loop: operations per second, each sent at its own time (`--rate`).
+    Rate(f64),
+}
+
+impl Pace {
+    pub fn rate(self) -> Option<f64> {
+        match self {
+            Pace::ClosedLoop => None,
+            Pace::Rate(ops_s) => Some(ops_s),
+        }
+    }
+
+    /// As run.json and the report name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pace::ClosedLoop => "closed_loop",
+            Pace::Rate(_) => "open_loop",
+        }
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -30,6 +30,9 @@ pub enum LaneMsg {
 pub struct LaneEvent {
     pub event: OrderEvent,
     pub role: Role,
+    /// Its place among the operations of its phase that are sent (0, 1, 2, …): with
+    /// `--rate`, it is due `slot / rate` seconds after its phase began.
+    pub slot: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +77,7 @@ impl Source {
             .map(|_| Vec::with_capacity(LANE_BATCH))
             .collect();
         let mut phase = Phase::Load;
+        let mut slot = 0u64;
         let mut error = None;
         let mut complete = true;
         while let Some(item) = self.stream.next() {
@@ -95,6 +99,7 @@ impl Source {
                     break;
                 }
                 phase = event.phase;
+                slot = 0;
             }
             match phase {
                 Phase::Load => {}
@@ -122,10 +127,12 @@ impl Source {
                 batches[own].push(LaneEvent {
                     event: event.clone(),
                     role: Role::Expect,
+                    slot,
                 });
                 batches[lane].push(LaneEvent {
                     event,
                     role: Role::Race,
+                    slot,
                 });
                 if batches[own].len() >= LANE_BATCH && !self.send(own, &mut batches) {
                     complete = false;
@@ -135,8 +142,10 @@ impl Source {
                 batches[lane].push(LaneEvent {
                     event,
                     role: Role::Apply,
+                    slot,
                 });
             }
+            slot += 1;
             if batches[lane].len() >= LANE_BATCH && !self.send(lane, &mut batches) {
                 complete = false;
                 break;

@@ -41,6 +41,9 @@ pub struct OpStats {
     latency_ns: Histogram<u64>,
     /// Failures keep their latency apart: a 10 s timeout shows here, not in the ladder.
     failed_ns: Histogram<u64>,
+    /// Open loop (`--rate`) only: intended start → answer of successful operations,
+    /// what a client waiting in line sees (no coordinated omission).
+    response_ns: Histogram<u64>,
     errors: BTreeMap<&'static str, u64>,
     /// Failures by kind and the server's code for them (`conflict`, `1213`).
     codes: BTreeMap<(&'static str, String), u64>,
@@ -66,6 +69,7 @@ impl Default for OpStats {
         OpStats {
             latency_ns: histogram(),
             failed_ns: histogram(),
+            response_ns: histogram(),
             errors: BTreeMap::new(),
             codes: BTreeMap::new(),
             first_messages: BTreeMap::new(),
@@ -109,8 +113,14 @@ impl OpStats {
 
     pub fn record(&mut self, latency_ns: u64, outcome: Outcome<'_>) {
         match outcome {
-            Outcome::Ok { retries } => {
+            Outcome::Ok {
+                retries,
+                response_ns,
+            } => {
                 self.record_ok(latency_ns);
+                if let Some(response_ns) = response_ns {
+                    record(&mut self.response_ns, response_ns);
+                }
                 self.record_retries(retries);
             }
             Outcome::Failed {
@@ -132,6 +142,9 @@ impl OpStats {
             .expect("auto-resizing histograms always merge");
         self.failed_ns
             .add(&other.failed_ns)
+            .expect("auto-resizing histograms always merge");
+        self.response_ns
+            .add(&other.response_ns)
             .expect("auto-resizing histograms always merge");
         for (kind, n) in &other.errors {
             *self.errors.entry(kind).or_default() += n;
@@ -179,6 +192,7 @@ impl OpStats {
         OpStats {
             latency_ns,
             failed_ns,
+            response_ns: histogram(),
             errors,
             codes: BTreeMap::new(),
             first_messages: BTreeMap::new(),
@@ -291,6 +305,8 @@ impl RunStats {
 pub enum Outcome<'a> {
     Ok {
         retries: u64,
+        /// Open loop: intended start → answer (the latency is send → answer).
+        response_ns: Option<u64>,
     },
     Failed {
         kind: &'static str,
@@ -365,11 +381,27 @@ pub struct LatencySummary {
     /// Latency of the failed operations, when there were some.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed: Option<FailedLatency>,
+    /// Open loop (`--rate`): the same successful operations timed from their intended
+    /// start (response time, what a client waiting in line sees); the ladder above is
+    /// then service time (request sent → answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<Box<LatencySummary>>,
 }
 
 impl LatencySummary {
     pub fn of(name: &str, stats: &OpStats, elapsed_s: f64) -> Self {
-        let h = &stats.latency_ns;
+        let mut summary = Self::ladder(name, stats, &stats.latency_ns, elapsed_s);
+        if !stats.response_ns.is_empty() {
+            let mut response = Self::ladder(name, stats, &stats.response_ns, elapsed_s);
+            response.first_errors.clear();
+            response.failed = None;
+            summary.response = Some(Box::new(response));
+        }
+        summary
+    }
+
+    /// Counts from `stats`, the latency ladder from `h`.
+    fn ladder(name: &str, stats: &OpStats, h: &Histogram<u64>, elapsed_s: f64) -> Self {
         let us = |ns: u64| ns as f64 / 1_000.0;
         let empty = h.is_empty();
         let count = stats.ok() + stats.error_count();
@@ -433,6 +465,7 @@ impl LatencySummary {
                     max_us: us(f.max()),
                 }
             }),
+            response: None,
         }
     }
 
@@ -542,6 +575,8 @@ pub struct OpRecord {
     pub target: u64,
     /// When the request was sent, in ns since the run's epoch.
     pub start_ns: u64,
+    /// Open loop: when it was due to be sent, in ns since the run's epoch.
+    pub due_ns: Option<u64>,
     pub latency_ns: u64,
     /// Kind name and message of a failure; `None` for success.
     pub error: Option<(&'static str, String)>,
