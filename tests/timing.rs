@@ -1,0 +1,243 @@
+//! hatshop's own timing, checked against known delays: a small TCP proxy (test code)
+//! between hatshop and the real MariaDB that ./test.sh starts adds a set delay to
+//! every request, or holds all requests for a while (a stall). What the proxy adds
+//! must show in hatshop's numbers, and where it must.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use common::{csv_rows, json, run_ok};
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// The tests share MariaDB's tables: one at a time.
+static MYSQL: Mutex<()> = Mutex::new(());
+
+/// What the proxy does to requests (client → server bytes); answers pass untouched.
+#[derive(Default)]
+struct Delays {
+    /// Added before each chunk a client sends is passed on, µs.
+    per_request_us: AtomicU64,
+    /// Requests wait until then (µs since `epoch`; 0: no stall).
+    stall_until_us: AtomicU64,
+}
+
+struct Proxy {
+    port: u16,
+    delays: Arc<Delays>,
+    epoch: Instant,
+}
+
+impl Proxy {
+    /// Listens on a free loopback port and forwards each connection to `upstream`.
+    fn start(upstream: String) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let delays = Arc::new(Delays::default());
+        let epoch = Instant::now();
+        let shared = delays.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { return };
+                let Ok(server) = TcpStream::connect(&upstream) else {
+                    continue;
+                };
+                for s in [&client, &server] {
+                    s.set_nodelay(true).unwrap();
+                }
+                let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+                let delays = shared.clone();
+                std::thread::spawn(move || forward(client, server, Some((&delays, epoch))));
+                std::thread::spawn(move || forward(s2, c2, None));
+            }
+        });
+        Proxy {
+            port,
+            delays,
+            epoch,
+        }
+    }
+
+    fn set_delay(&self, delay: Duration) {
+        self.delays
+            .per_request_us
+            .store(delay.as_micros() as u64, Ordering::SeqCst);
+    }
+
+    /// Holds every request from now for `length`.
+    fn stall(&self, length: Duration) {
+        let until = self.epoch.elapsed() + length;
+        self.delays
+            .stall_until_us
+            .store(until.as_micros() as u64, Ordering::SeqCst);
+    }
+}
+
+/// Copies `from` → `to`; requests (`delays` given) wait out the delay and any stall.
+fn forward(mut from: TcpStream, mut to: TcpStream, delays: Option<(&Delays, Instant)>) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        if let Some((delays, epoch)) = delays {
+            let stall = Duration::from_micros(delays.stall_until_us.load(Ordering::SeqCst));
+            if let Some(left) = stall.checked_sub(epoch.elapsed()) {
+                std::thread::sleep(left);
+            }
+            let delay = delays.per_request_us.load(Ordering::SeqCst);
+            if delay > 0 {
+                exactly(Duration::from_micros(delay));
+            }
+        }
+        if to.write_all(&buf[..n]).is_err() {
+            break;
+        }
+    }
+    let _ = to.shutdown(std::net::Shutdown::Both);
+}
+
+/// Waits `length`, to the microsecond: a sleep wakes late by tens of µs, so the last
+/// half millisecond is spun.
+fn exactly(length: Duration) {
+    let until = Instant::now() + length;
+    if let Some(coarse) = length.checked_sub(Duration::from_micros(500)) {
+        std::thread::sleep(coarse);
+    }
+    while Instant::now() < until {
+        std::hint::spin_loop();
+    }
+}
+
+fn lock() -> MutexGuard<'static, ()> {
+    MYSQL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The test MariaDB's URL, split around its `host:port`.
+fn mysql_url() -> (String, String, String) {
+    let url = std::env::var("HATSHOP_TEST_MYSQL")
+        .expect("HATSHOP_TEST_MYSQL is not set: run ./test.sh, which starts MariaDB");
+    let (scheme_user, rest) = url.split_once('@').expect("user@host in the URL");
+    let (host_port, path) = rest.split_once('/').expect("a database in the URL");
+    (scheme_user.into(), host_port.into(), path.into())
+}
+
+/// A proxy in front of the test MariaDB, and the URL that goes through it.
+fn proxied() -> (Arc<Proxy>, String) {
+    let (scheme_user, upstream, path) = mysql_url();
+    let proxy = Arc::new(Proxy::start(upstream));
+    let url = format!("{scheme_user}@127.0.0.1:{}/{path}", proxy.port);
+    (proxy, url)
+}
+
+fn event_row<'a>(summary: &'a Value, event: &str) -> &'a Value {
+    summary["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["event_type"] == event)
+        .unwrap_or_else(|| panic!("no {event} row: {summary}"))
+}
+
+fn p50_us(summary: &Value, event: &str) -> f64 {
+    event_row(summary, event)["percentiles_us"]["p50"]
+        .as_f64()
+        .unwrap()
+}
+
+#[test]
+#[ignore = "needs a live MariaDB: ./test.sh starts one"]
+fn five_ms_added_per_request_shows_as_five_ms_at_p50() {
+    let _guard = lock();
+    let (proxy, db) = proxied();
+    let tmp = TempDir::new().unwrap();
+    // A point read is one request; the same stream both times. Both runs send 100
+    // operations a second, so that before each request the server and the client have
+    // idled alike: waking from idle costs a few hundred µs here, which a closed-loop
+    // baseline (never idle) would leave out and a delayed run (always idle) count in.
+    let args = |name: &str| -> std::path::PathBuf {
+        run_ok(
+            &tmp,
+            name,
+            &[
+                "--db", &db, "--events", "500", "--orders", "50", "--seed", "3", "-c", "1",
+                "--rate", "100",
+            ],
+        )
+    };
+    let plain = json(&args("plain").join("summary.json"));
+    proxy.set_delay(Duration::from_millis(5));
+    let delayed = json(&args("delayed").join("summary.json"));
+    let added = p50_us(&delayed, "read_order") - p50_us(&plain, "read_order");
+    println!("read_order p50 rose by {added:.0} µs with 5 ms added per request");
+    assert!(
+        (4_750.0..=5_250.0).contains(&added),
+        "read_order p50 rose by {added:.0} µs, not 5 ms ± 5 %: {} → {}",
+        p50_us(&plain, "read_order"),
+        p50_us(&delayed, "read_order")
+    );
+}
+
+#[test]
+#[ignore = "needs a live MariaDB: ./test.sh starts one"]
+fn a_one_second_stall_shows_in_response_time_not_in_service_time() {
+    let _guard = lock();
+    let (proxy, db) = proxied();
+    let tmp = TempDir::new().unwrap();
+    // 200 ops/s for 5 s; the stall comes 2 s after the start, inside the measured phase.
+    let staller = {
+        let proxy = proxy.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(2));
+            proxy.stall(Duration::from_secs(1));
+        })
+    };
+    let out = run_ok(
+        &tmp,
+        "stalled",
+        &[
+            "--db", &db, "--events", "1000", "--orders", "50", "--rate", "200", "-c", "4",
+        ],
+    );
+    staller.join().unwrap();
+    let summary = json(&out.join("summary.json"));
+    let overall = &summary["overall"];
+    let response = &overall["response"];
+    let service_p99 = overall["percentiles_us"]["p99"].as_f64().unwrap();
+    let response_p99 = response["percentiles_us"]["p99"].as_f64().unwrap();
+    // Every operation due during the stall waited for it: about 200 of 1,000.
+    assert!(response_p99 >= 800_000.0, "response p99 {response_p99} µs");
+    // Sent → answered: only the few requests caught in the stall (one per lane).
+    assert!(service_p99 < 100_000.0, "service p99 {service_p99} µs");
+    let stalled = stalled_sends(&out);
+    assert!(
+        (1..=4).contains(&stalled),
+        "{stalled} operations took over 0.5 s from their send; 1 to 4 lanes were caught"
+    );
+    // ops.csv says when each was due, and no send came before it.
+    for row in csv_rows(&out) {
+        let due_ns: u64 = row[13].parse().expect("intended_start_ns in an open loop");
+        let sent = humantime::parse_rfc3339(&row[5]).unwrap();
+        let sent_ns = sent
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64;
+        // The timestamp has microseconds: allow its rounding.
+        assert!(sent_ns + 1_000 >= due_ns, "sent before due: {row:?}");
+    }
+}
+
+/// Operations whose service time (sent → answered) was over half a second.
+fn stalled_sends(out: &Path) -> usize {
+    csv_rows(out)
+        .iter()
+        .filter(|r| r[6].parse::<f64>().unwrap() > 500_000.0)
+        .count()
+}
