@@ -52,7 +52,8 @@ fn a_small_run_logs_every_op_and_verifies_exactly() {
             "error",
             "node",
             "attempts",
-            "error_code"
+            "error_code",
+            "intended_start_ns"
         ]
     );
     let rows = csv_rows(&out);
@@ -63,6 +64,8 @@ fn a_small_run_logs_every_op_and_verifies_exactly() {
         rows.iter()
             .all(|r| r[10].is_empty() && &r[11] == "1" && r[12].is_empty())
     );
+    // A closed loop: nothing was due at a set time.
+    assert!(rows.iter().all(|r| r[13].is_empty()));
     let run = json(&out.join("run.json"));
     assert_eq!(run["status"], "finished");
     assert_eq!(run["stream_version"], 1);
@@ -284,6 +287,14 @@ fn bad_input_gets_one_clear_line() {
         (
             &["run", "--events-file", "bad.jsonl"],
             "bad.jsonl:2: not a valid event",
+        ),
+        (
+            &["run", "--rate", "0"],
+            "--rate must be operations per second above 0",
+        ),
+        (
+            &["run", "--rate", "NaN"],
+            "--rate must be operations per second above 0",
         ),
         (
             &["run", "-w", "no-such-preset"],

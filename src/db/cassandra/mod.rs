@@ -23,6 +23,7 @@ use futures::future::try_join_all;
 use scylla::client::execution_profile::ExecutionProfile;
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
+use scylla::policies::retry::{DefaultRetryPolicy, FallthroughRetryPolicy, RetryPolicy};
 use scylla::policies::timestamp_generator::MonotonicTimestampGenerator;
 use scylla::response::query_result::QueryResult;
 use scylla::response::{PagingState, PagingStateResponse};
@@ -88,8 +89,16 @@ impl StoreKind for CassandraStore {
                 "keyspace '{keyspace}': use letters, digits and _"
             )));
         }
+        // No silent retries by default: a failure is counted where it happened, and
+        // --retries repeats it in the open, counted apart.
+        let retry_policy: Arc<dyn RetryPolicy> = if cassandra.driver_retries {
+            Arc::new(DefaultRetryPolicy::new())
+        } else {
+            Arc::new(FallthroughRetryPolicy::new())
+        };
         let profile = ExecutionProfile::builder()
             .request_timeout(Some(options.op_timeout))
+            .retry_policy(retry_policy)
             .build();
         let mut builder = SessionBuilder::new()
             .known_nodes(address.hosts.iter().map(|(h, p)| format!("{h}:{p}")))

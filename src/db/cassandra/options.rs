@@ -73,6 +73,12 @@ pub const SETTINGS: &[Setting] = &[
         help: "who stamps writes for last-write-wins: this client, monotonically (the Java driver's default), or each coordinator, whose clocks can order two quick writes of one client backwards",
     },
     Setting {
+        name: "driver_retries",
+        value: Value::Choice(&["none", "default"]),
+        default: "none",
+        help: "none: a failed request fails (hatshop's --retries repeats it, counted); default: the driver's DefaultRetryPolicy, which silently retries some timeouts and Unavailable inside the timed call",
+    },
+    Setting {
         name: "serial_cl",
         value: Value::Choice(&["SERIAL", "LOCAL_SERIAL"]),
         default: "SERIAL",
@@ -109,6 +115,8 @@ pub struct CassandraOptions {
     pub serial_cl: SerialConsistency,
     /// Client-side monotonic write timestamps (else the coordinators').
     pub client_timestamps: bool,
+    /// The driver's own (silent) retries; off by default.
+    pub driver_retries: bool,
 }
 
 impl CassandraOptions {
@@ -152,6 +160,7 @@ impl CassandraOptions {
             batch,
             lwt: settings.switch("lwt"),
             client_timestamps: settings.choice("timestamps") != "server",
+            driver_retries: settings.choice("driver_retries") == "default",
             serial_cl: match settings.choice("serial_cl").to_ascii_uppercase().as_str() {
                 "LOCAL_SERIAL" => SerialConsistency::LocalSerial,
                 _ => SerialConsistency::Serial,
@@ -183,6 +192,15 @@ impl CassandraOptions {
                     "client"
                 } else {
                     "server"
+                }
+                .into(),
+            ),
+            (
+                "driver_retries",
+                if self.driver_retries {
+                    "default"
+                } else {
+                    "none"
                 }
                 .into(),
             ),
@@ -287,6 +305,14 @@ mod tests {
             !parse(&[("timestamps", "server")])
                 .unwrap()
                 .client_timestamps
+        );
+        // No silent retries unless asked for, and run.json says which.
+        assert!(!o.driver_retries);
+        assert!(o.describe().contains(&("driver_retries", "none".into())));
+        assert!(
+            parse(&[("driver_retries", "default")])
+                .unwrap()
+                .driver_retries
         );
     }
 
