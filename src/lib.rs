@@ -18,6 +18,7 @@
 //!   survives a closed pipe, passwords that never leave the process.
 
 pub mod cli;
+pub mod client_cost;
 pub mod cluster;
 pub mod commands;
 pub mod config;

@@ -78,6 +78,10 @@ pub struct RunRecord {
     /// The faults injected, as they happened (also in faults.csv).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<crate::faults::FaultRecord>,
+    /// What the client spent measuring: CPU, CPU per operation, peak memory, and its
+    /// busiest thread (a recovered run has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<crate::client_cost::ClientCost>,
 }
 
 impl RunRecord {

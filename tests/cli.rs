@@ -68,6 +68,11 @@ fn a_small_run_logs_every_op_and_verifies_exactly() {
     assert!(rows.iter().all(|r| r[13].is_empty()));
     let run = json(&out.join("run.json"));
     assert_eq!(run["status"], "finished");
+    // What the client spent measuring.
+    let client = &run["client"];
+    assert!(client["cpu_s"].as_f64().unwrap() > 0.0, "{client}");
+    assert!(client["cpu_us_per_op"].as_f64().unwrap() > 0.0, "{client}");
+    assert!(client["peak_rss_mb"].as_f64().unwrap() > 1.0, "{client}");
     assert_eq!(run["stream_version"], 1);
     assert_eq!(run["measured_ops"], 3000);
     assert_eq!(run["op_log_rows"], 3000);

@@ -278,6 +278,7 @@ async fn measure(
     record.op_log_rows = op_log_rows;
     record.unmeasured_errors = outcome.unmeasured_errors;
     record.failed_writes = outcome.failed_writes.len() as u64;
+    record.client = outcome.client.clone();
     if let Some(error) = &outcome.stream_error {
         record.status = "failed".into();
         record.error = Some(error.clone());
@@ -428,6 +429,13 @@ fn print_result(config: &RunConfig, record: &RunRecord, summary: &Summary) {
         );
     }
     crate::console::out(&table::render(summary));
+    if let Some(client) = &record.client {
+        let embedded = record.database.store.name == "sqlite";
+        say!("{}", client.describe(embedded));
+        if client.client_bound() && !embedded {
+            say!("warning: {}", client.bottleneck());
+        }
+    }
     if record.unmeasured_errors > 0 {
         say!(
             "warning: {} operations failed during load and warm-up",
@@ -515,6 +523,7 @@ fn initial_record(
         failed_writes: 0,
         recovered: None,
         faults: Vec::new(),
+        client: None,
     }
 }
 

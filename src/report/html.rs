@@ -113,6 +113,18 @@ fn what_ran(run: &LoadedRun) -> String {
         .map(|(k, v)| format!("{}={}", escape(k), escape(v)))
         .collect();
     fact(&mut out, "settings", &settings.join(" · "));
+    if let Some(client) = &r.client {
+        let embedded = r.database.store.name == "sqlite";
+        let mut text = escape(&client.describe(embedded));
+        if client.client_bound() && !embedded {
+            let _ = write!(
+                text,
+                r#" · <span class="warning">{}</span>"#,
+                escape(&client.bottleneck())
+            );
+        }
+        fact(&mut out, "client cost", &text);
+    }
     fact(
         &mut out,
         "plan",

@@ -78,6 +78,8 @@ struct Served {
 pub struct PhaseClock {
     pub warmup: OnceLock<Instant>,
     pub measure: OnceLock<Instant>,
+    /// The client's CPU counters when measuring began.
+    pub measure_cpu: OnceLock<crate::client_cost::CpuSnapshot>,
 }
 
 /// Everything a lane needs besides its channel.

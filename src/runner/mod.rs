@@ -17,6 +17,7 @@ use anyhow::{Context, Result, anyhow};
 use tokio::runtime::Handle;
 use tokio::sync::mpsc;
 
+use crate::client_cost::ClientCost;
 use crate::db::{Database, ErrorKind};
 use crate::stats::{IntervalCollector, OpRecord, RunStats, total};
 use crate::workload::EventType;
@@ -62,6 +63,8 @@ pub struct FailedWrite {
 pub struct RunOutcome {
     /// The whole measured phase.
     pub stats: RunStats,
+    /// What the client spent measuring (none if measuring never began).
+    pub client: Option<ClientCost>,
     /// The same, per interval (index, statistics), in time order.
     pub intervals: Vec<(u64, RunStats)>,
     pub interval: Duration,
@@ -204,10 +207,16 @@ pub async fn run<D: Database>(
         _ => Duration::ZERO,
     };
     let intervals = intervals.take();
+    let stats = total(&intervals, EventType::ALL.len());
+    let client = phases
+        .measure_cpu
+        .get()
+        .map(|start| ClientCost::since(start, stats.total_ops()));
     let failed_writes =
         std::mem::take(&mut *failed_writes.lock().unwrap_or_else(|p| p.into_inner()));
     Ok(RunOutcome {
-        stats: total(&intervals, EventType::ALL.len()),
+        stats,
+        client,
         intervals,
         interval,
         measure_offset: phases

@@ -107,6 +107,10 @@ impl Source {
                     self.phases.warmup.get_or_init(Instant::now);
                 }
                 Phase::Measure => {
+                    // Read /proc before the clock starts, so it costs the run nothing.
+                    self.phases
+                        .measure_cpu
+                        .get_or_init(crate::client_cost::CpuSnapshot::now);
                     self.phases.measure.get_or_init(Instant::now);
                 }
             }

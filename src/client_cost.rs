@@ -1,0 +1,203 @@
+//! What the client itself spent during the measured phase: CPU (user + system, all
+//! threads), peak memory, and the busiest thread's share of the wall time. On a
+//! machine the database shares, every µs the client burns is taken from the server;
+//! and a thread near 100 % busy means the client, not the database, set the pace.
+//!
+//! Read from /proc and getrusage, outside every timed window: once when measuring
+//! begins and once when it ends.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+/// A thread busier than this share of the measured wall time is the bottleneck.
+pub const BUSY_SHARE: f64 = 0.8;
+
+/// CPU counters at one instant.
+#[derive(Debug, Clone)]
+pub struct CpuSnapshot {
+    at: Instant,
+    process_cpu_s: f64,
+    /// Per thread id: (name, CPU seconds).
+    threads: BTreeMap<u32, (String, f64)>,
+}
+
+impl CpuSnapshot {
+    pub fn now() -> CpuSnapshot {
+        CpuSnapshot {
+            at: Instant::now(),
+            process_cpu_s: rusage().0,
+            threads: thread_cpu(),
+        }
+    }
+}
+
+/// What run.json records under `client`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ClientCost {
+    /// User + system CPU of the whole process over the measured phase, seconds.
+    pub cpu_s: f64,
+    /// That CPU per measured operation, µs.
+    pub cpu_us_per_op: f64,
+    /// The process's peak resident memory over its whole life, MB.
+    pub peak_rss_mb: f64,
+    /// The thread that used the most CPU in the measured phase, and its share of the
+    /// wall time (1.0: busy all the time).
+    pub busiest_thread: Option<String>,
+    pub busiest_share: f64,
+}
+
+impl ClientCost {
+    /// The cost from `start` until now, over `ops` measured operations.
+    pub fn since(start: &CpuSnapshot, ops: u64) -> ClientCost {
+        let wall_s = start.at.elapsed().as_secs_f64();
+        let (process_cpu_s, peak_rss_mb) = rusage();
+        let cpu_s = (process_cpu_s - start.process_cpu_s).max(0.0);
+        let busiest = thread_cpu()
+            .into_iter()
+            .map(|(tid, (name, cpu))| {
+                let before = start.threads.get(&tid).map_or(0.0, |(_, c)| *c);
+                (name, cpu - before)
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        let share = |cpu: f64| if wall_s > 0.0 { cpu / wall_s } else { 0.0 };
+        ClientCost {
+            cpu_s,
+            cpu_us_per_op: if ops > 0 {
+                cpu_s * 1e6 / ops as f64
+            } else {
+                0.0
+            },
+            peak_rss_mb,
+            busiest_share: busiest.as_ref().map_or(0.0, |(_, cpu)| share(*cpu)),
+            busiest_thread: busiest.map(|(name, _)| name),
+        }
+    }
+
+    /// One line: `client: 0.85 s CPU …, 4.2 µs per operation, peak RSS 21 MB`.
+    /// `embedded`: the database runs inside this process (SQLite), so its work is in.
+    pub fn describe(&self, embedded: bool) -> String {
+        format!(
+            "client: {:.2} s CPU while measuring (user + system, all threads{}), {:.1} µs per operation, peak RSS {:.0} MB",
+            self.cpu_s,
+            if embedded {
+                "; SQLite runs inside hatshop, so its work is counted here"
+            } else {
+                ""
+            },
+            self.cpu_us_per_op,
+            self.peak_rss_mb
+        )
+    }
+
+    /// Why the client may have set the pace.
+    pub fn bottleneck(&self) -> String {
+        format!(
+            "client thread {} was {:.0} % busy: the client, not the database, may have set the pace",
+            self.busiest_thread.as_deref().unwrap_or("?"),
+            self.busiest_share * 100.0
+        )
+    }
+
+    /// Whether the client was the bottleneck.
+    pub fn client_bound(&self) -> bool {
+        self.busiest_share > BUSY_SHARE
+    }
+}
+
+/// (user + system CPU seconds, peak RSS in MB) of this process.
+fn rusage() -> (f64, f64) {
+    // SAFETY: getrusage writes into the struct it is given, nothing else.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        if libc::getrusage(libc::RUSAGE_SELF, &mut usage) != 0 {
+            return (0.0, 0.0);
+        }
+        usage
+    };
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (
+        seconds(usage.ru_utime) + seconds(usage.ru_stime),
+        // Linux gives ru_maxrss in KiB.
+        usage.ru_maxrss as f64 / 1024.0,
+    )
+}
+
+/// CPU seconds of each thread of this process, from /proc/self/task (empty where
+/// there is no /proc).
+fn thread_cpu() -> BTreeMap<u32, (String, f64)> {
+    // SAFETY: sysconf only reads a constant.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let mut threads = BTreeMap::new();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return threads;
+    };
+    for task in tasks.flatten() {
+        let Some(tid) = task.file_name().to_str().and_then(|t| t.parse().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+            continue;
+        };
+        // The name sits in parentheses and may hold spaces: fields count after it.
+        let Some((head, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let name = head.split_once('(').map_or("", |(_, n)| n).to_string();
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        // utime and stime are fields 14 and 15 of stat; `rest` starts at field 3.
+        let (Some(utime), Some(stime)) = (fields.get(11), fields.get(12)) else {
+            continue;
+        };
+        let (Ok(utime), Ok(stime)) = (utime.parse::<f64>(), stime.parse::<f64>()) else {
+            continue;
+        };
+        threads.insert(tid, (name, (utime + stime) / ticks));
+    }
+    threads
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_busy_thread_is_seen_busy_and_cpu_is_counted() {
+        let start = CpuSnapshot::now();
+        let spin = std::thread::Builder::new()
+            .name("spinner".into())
+            .spawn(|| {
+                let until = Instant::now() + std::time::Duration::from_millis(300);
+                let mut x = 0u64;
+                while Instant::now() < until {
+                    x = x.wrapping_add(1);
+                    std::hint::black_box(x);
+                }
+            })
+            .unwrap();
+        // Measure while the spinner still lives, so its /proc entry is there.
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        let cost = ClientCost::since(&start, 1_000);
+        spin.join().unwrap();
+        assert!(cost.cpu_s > 0.1, "{cost:?}");
+        assert!((cost.cpu_us_per_op - cost.cpu_s * 1_000.0).abs() < 1e-6);
+        assert!(cost.peak_rss_mb > 1.0, "{cost:?}");
+        // Other tests share the two cores: the spinner gets a good share, not all.
+        assert_eq!(cost.busiest_thread.as_deref(), Some("spinner"), "{cost:?}");
+        assert!(cost.busiest_share > 0.3, "{cost:?}");
+    }
+
+    #[test]
+    fn over_80_percent_busy_is_client_bound() {
+        let cost = |share| ClientCost {
+            cpu_s: 1.0,
+            cpu_us_per_op: 1.0,
+            peak_rss_mb: 10.0,
+            busiest_thread: Some("tokio-runtime-w".into()),
+            busiest_share: share,
+        };
+        assert!(cost(0.85).client_bound());
+        assert!(!cost(0.5).client_bound());
+    }
+}
