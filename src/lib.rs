@@ -6,7 +6,9 @@
 //! follow the data flow:
 //!
 //! - [`workload`]: domain types, the seeded generator, specs, presets, JSON Lines.
-//! - [`runner`]: the run plan, lanes by order or key, the one run loop, per-op timing.
+//! - [`runner`]: the run plan, lanes by order or key, the one run loop, per-op timing,
+//!   the open-loop pacer.
+//! - [`client_cost`]: hatshop's own CPU and memory while measuring.
 //! - [`db`]: the `Database` trait, one file per store, and the one list of stores.
 //! - [`stats`]: HdrHistograms per event type and interval, error counts, summaries.
 //! - [`report`]: the op log, summary.json, the terminal table, report.html, compare.
