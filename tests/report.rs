@@ -145,7 +145,7 @@ fn compare_finds_no_difference_with_itself_and_a_real_one_with_fsync() {
         "fast",
         &[
             "--events",
-            "4000",
+            "10000",
             "--db",
             "sqlite://fast.db?synchronous=off",
         ],
@@ -155,7 +155,7 @@ fn compare_finds_no_difference_with_itself_and_a_real_one_with_fsync() {
         "slow",
         &[
             "--events",
-            "4000",
+            "10000",
             "--db",
             "sqlite://slow.db?synchronous=full",
         ],
@@ -179,6 +179,10 @@ fn compare_finds_no_difference_with_itself_and_a_real_one_with_fsync() {
         );
     }
     assert!(!text.contains("warning"));
+    assert!(
+        text.contains("what differs: nothing run.json records"),
+        "{text}"
+    );
     let page = std::fs::read_to_string(tmp.path().join("same.html")).unwrap();
     assert!(page.contains(r#"<td data-field="ratio">1.00</td>"#));
 
@@ -200,6 +204,14 @@ fn compare_finds_no_difference_with_itself_and_a_real_one_with_fsync() {
         "{text}"
     );
     assert!(!all_row.contains("no significant"), "{all_row}");
+    // It says what differs, and names each run by it.
+    assert!(text.contains("  synchronous: off → full\n"), "{text}");
+    let page = std::fs::read_to_string(tmp.path().join("apart.html")).unwrap();
+    assert!(
+        page.contains("<code>synchronous: off → full</code>"),
+        "{page}"
+    );
+    assert!(page.contains("#2 synchronous=full"), "{page}");
 
     // Different streams are compared, with a warning.
     let other = run(&tmp, "other", &["--events", "4000", "--seed", "9"]);

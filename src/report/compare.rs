@@ -5,10 +5,11 @@
 use std::fmt::Write;
 
 use super::charts::{nines_axis, spectrum};
+use super::differences;
 use super::hlog;
 use super::html::page;
 use super::load::LoadedRun;
-use super::significance::{ALPHA, TTest, welch};
+use super::significance::{ALPHA, MIN_EFFECTIVE, TTest, effective_samples, welch};
 use super::svg::{self, Axis, Bars, Series, escape};
 use super::table::latency_text;
 use crate::stats::LatencySummary;
@@ -20,6 +21,8 @@ pub struct Comparison<'a> {
     /// Mean latency relative to run #1 (1.0 for run #1 itself).
     pub ratio: f64,
     pub test: Option<TTest>,
+    /// Without a test: the runs (1-based) with too few effective intervals, and theirs.
+    pub too_few: Vec<(usize, f64)>,
 }
 
 impl Comparison<'_> {
@@ -28,7 +31,17 @@ impl Comparison<'_> {
             return "baseline".into();
         }
         match self.test {
-            None => "too few intervals to test (shorten --interval)".into(),
+            None => {
+                let runs: Vec<String> = self
+                    .too_few
+                    .iter()
+                    .map(|(run, n)| format!("#{run} has {n:.1}"))
+                    .collect();
+                format!(
+                    "too few independent intervals to test ({}; {MIN_EFFECTIVE} needed): run longer or shorten --interval",
+                    runs.join(", ")
+                )
+            }
             Some(t) if t.p_value >= ALPHA => "no significant difference".into(),
             Some(_) if self.ratio >= 1.0 => format!("significant: {:.2}× slower", self.ratio),
             Some(_) => format!("significant: {:.2}× faster", 1.0 / self.ratio),
@@ -99,6 +112,12 @@ pub fn compare<'a>(runs: &'a [LoadedRun], event_type: &str) -> Vec<Comparison<'a
         .enumerate()
         .filter_map(|(i, run)| {
             let summary = summary_of(run, event_type)?;
+            let samples = interval_means(run, event_type);
+            let too_few = [(1, &base_samples), (i + 1, &samples)]
+                .into_iter()
+                .map(|(run, xs)| (run, effective_samples(xs)))
+                .filter(|(_, n)| *n < MIN_EFFECTIVE)
+                .collect();
             Some(Comparison {
                 run: i,
                 summary,
@@ -107,7 +126,8 @@ pub fn compare<'a>(runs: &'a [LoadedRun], event_type: &str) -> Vec<Comparison<'a
                 } else {
                     1.0
                 },
-                test: welch(&base_samples, &interval_means(run, event_type)),
+                test: welch(&base_samples, &samples),
+                too_few,
             })
         })
         .collect()
@@ -123,6 +143,15 @@ pub fn terminal(runs: &[LoadedRun]) -> String {
     let mut out = String::new();
     for (i, run) in runs.iter().enumerate() {
         let _ = writeln!(out, "#{} {}  {}", i + 1, run.dir.display(), run.label());
+    }
+    let differs = differences::lines(runs);
+    if differs.is_empty() {
+        let _ = writeln!(out, "what differs: nothing run.json records");
+    } else {
+        let _ = writeln!(out, "what differs (#1 → #2 …):");
+        for line in &differs {
+            let _ = writeln!(out, "  {line}");
+        }
     }
     if plans_differ(runs) {
         let _ = writeln!(
@@ -179,6 +208,17 @@ pub fn html(runs: &[LoadedRun]) -> String {
         );
     }
     body.push_str("</ol>");
+    let differs = differences::lines(runs);
+    if differs.is_empty() {
+        body.push_str("<p>What differs: nothing run.json records.</p>");
+    } else {
+        body.push_str("<p>What differs (#1 → #2 …):</p><ul id=\"differences\">");
+        for line in &differs {
+            let _ = write!(body, "<li><code>{}</code></li>", escape(line));
+        }
+        body.push_str("</ul>");
+    }
+    let run_names = differences::run_names(runs);
     if plans_differ(runs) {
         body.push_str(r#"<p class="warning">These runs replayed <b>different event streams</b> (their plan_sha256 differ): the comparison is of different work.</p>"#);
     }
@@ -188,7 +228,7 @@ pub fn html(runs: &[LoadedRun]) -> String {
         for c in compare(runs, event_type) {
             let _ = write!(
                 body,
-                r#"<tr data-event="{}" data-run="{}"><td>{}</td><td>#{}</td>"#,
+                r#"<tr data-event="{}" data-run="{}"><td>{}</td><td>{}</td>"#,
                 escape(event_type),
                 c.run + 1,
                 if c.run == 0 {
@@ -196,7 +236,7 @@ pub fn html(runs: &[LoadedRun]) -> String {
                 } else {
                     String::new()
                 },
-                c.run + 1
+                escape(&run_names[c.run])
             );
             for (field, value) in NUMBER_FIELDS.iter().zip(numbers(&c)) {
                 let _ = write!(body, r#"<td data-field="{field}">{value}</td>"#);
@@ -210,7 +250,6 @@ pub fn html(runs: &[LoadedRun]) -> String {
     }
     body.push_str("</table><p class=\"note\">Latencies in µs. Ratio: mean latency over run #1's. p-value: Welch's t-test on the per-interval mean latencies.</p>");
 
-    let run_names: Vec<String> = (1..=runs.len()).map(|i| format!("#{i}")).collect();
     for (title, pick) in [
         ("Mean latency per event type", "mean"),
         ("p99 latency per event type", "p99"),

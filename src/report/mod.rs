@@ -5,6 +5,7 @@
 
 pub mod charts;
 pub mod compare;
+pub mod differences;
 pub mod hlog;
 pub mod html;
 pub mod intervals;

@@ -1,6 +1,11 @@
 //! Is a difference between two runs more than noise? Welch's t-test on the per-interval
 //! mean latencies (as latte does), with the p-value from Student's t distribution,
 //! computed through the regularized incomplete beta function (Numerical Recipes, 6.4).
+//!
+//! Consecutive intervals are not independent (a slow second tends to follow a slow
+//! second): each side counts as its effective sample size, n (1 − r) / (1 + r) with r
+//! the lag-1 autocorrelation of its interval means, so autocorrelated noise is not
+//! taken for a difference.
 
 /// The outcome of a two-sided Welch t-test.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -20,14 +25,34 @@ fn mean_and_variance(xs: &[f64]) -> (f64, f64) {
     (mean, var)
 }
 
-/// Needs at least two samples on each side.
+/// Fewer effective samples than this on either side: no test.
+pub const MIN_EFFECTIVE: f64 = 2.0;
+
+/// The number of independent samples that `xs` is worth: n (1 − r) / (1 + r), with r
+/// the lag-1 autocorrelation (a negative r counts as 0, never as more samples).
+pub fn effective_samples(xs: &[f64]) -> f64 {
+    let n = xs.len() as f64;
+    if xs.len() < 3 {
+        return n;
+    }
+    let mean = xs.iter().sum::<f64>() / n;
+    let spread: f64 = xs.iter().map(|x| (x - mean).powi(2)).sum();
+    if spread == 0.0 {
+        return n;
+    }
+    let lagged: f64 = xs.windows(2).map(|w| (w[0] - mean) * (w[1] - mean)).sum();
+    let r = (lagged / spread).clamp(0.0, 0.99);
+    n * (1.0 - r) / (1.0 + r)
+}
+
+/// Needs at least [`MIN_EFFECTIVE`] effective samples on each side.
 pub fn welch(a: &[f64], b: &[f64]) -> Option<TTest> {
-    if a.len() < 2 || b.len() < 2 {
+    let (na, nb) = (effective_samples(a), effective_samples(b));
+    if a.len() < 2 || b.len() < 2 || na < MIN_EFFECTIVE || nb < MIN_EFFECTIVE {
         return None;
     }
     let (ma, va) = mean_and_variance(a);
     let (mb, vb) = mean_and_variance(b);
-    let (na, nb) = (a.len() as f64, b.len() as f64);
     let se2 = va / na + vb / nb;
     if se2 == 0.0 {
         let p_value = if ma == mb { 1.0 } else { 0.0 };
@@ -147,6 +172,26 @@ mod tests {
         let t = welch(&a, &a).unwrap();
         assert_eq!(t.t, 0.0);
         assert!((t.p_value - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn autocorrelated_samples_count_as_fewer() {
+        // A slow drift: each interval close to the one before.
+        let drift: Vec<f64> = (0..40).map(|i| 100.0 + i as f64).collect();
+        assert!(
+            effective_samples(&drift) < 2.0,
+            "{}",
+            effective_samples(&drift)
+        );
+        // Alternating noise is negatively correlated: it counts as n, not more.
+        let alternating: Vec<f64> = (0..40)
+            .map(|i| if i % 2 == 0 { 1.0 } else { 2.0 })
+            .collect();
+        assert_eq!(effective_samples(&alternating), 40.0);
+        // Two drifting runs a little apart: independent samples would call it
+        // significant; their effective sizes leave nothing to test.
+        let shifted: Vec<f64> = drift.iter().map(|x| x + 5.0).collect();
+        assert!(welch(&drift, &shifted).is_none());
     }
 
     #[test]
