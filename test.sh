@@ -60,6 +60,14 @@ HATSHOP_TEST_POSTGRES=$("$hatshop" server start postgres)
 HATSHOP_TEST_REDIS=$("$hatshop" server start redis)
 export HATSHOP_TEST_MYSQL HATSHOP_TEST_POSTGRES HATSHOP_TEST_REDIS
 
+# HdrHistogram's own log processor reads latency.hlog in a test.
+m2_repo="${HOME:-/root}/.m2/repository"
+hdr_jar="$m2_repo/org/hdrhistogram/HdrHistogram/2.2.2/HdrHistogram-2.2.2.jar"
+[ -e "$hdr_jar" ] || mvn -q -B -Dmaven.repo.local="$m2_repo" dependency:get \
+  -Dartifact=org.hdrhistogram:HdrHistogram:2.2.2
+HATSHOP_TEST_HDRHISTOGRAM_JAR=$hdr_jar
+export HATSHOP_TEST_HDRHISTOGRAM_JAR
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 

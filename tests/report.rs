@@ -377,3 +377,45 @@ fn the_report_renders_in_headless_chromium_with_every_chart_drawn() {
     }
     assert!(dom.contains("exact"), "the verify result is shown");
 }
+
+#[test]
+#[ignore = "needs Java and HdrHistogram's jar: ./test.sh fetches it from Maven Central"]
+fn latency_hlog_opens_in_hdrhistograms_own_log_processor() {
+    let jar = std::env::var("HATSHOP_TEST_HDRHISTOGRAM_JAR")
+        .expect("HATSHOP_TEST_HDRHISTOGRAM_JAR is not set: run ./test.sh");
+    let tmp = TempDir::new().unwrap();
+    let out = run(&tmp, "hlog", &["--events", "5000"]);
+    // As the tool is usually run: no -tag, so it reads the untagged histograms.
+    let output = StdCommand::new("java")
+        .args(["-cp", &jar, "org.HdrHistogram.HistogramLogProcessor", "-i"])
+        .arg(out.join("latency.hlog"))
+        .arg("-o")
+        .arg(tmp.path().join("processed"))
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let hgrm = std::fs::read_to_string(tmp.path().join("processed.hgrm")).unwrap();
+    let total: u64 = hgrm
+        .lines()
+        .find_map(|l| l.split("Total count    =").nth(1))
+        .and_then(|n| n.trim().trim_end_matches(']').trim().parse().ok())
+        .unwrap_or_else(|| panic!("no total count in {hgrm}"));
+    let summary = json(&out.join("summary.json"));
+    assert_eq!(total, summary["overall"]["ok"].as_u64().unwrap(), "{hgrm}");
+    // Its maximum (ms, the tool's default unit for ns values) is ours, to 3 digits.
+    let max_ms: f64 = hgrm
+        .lines()
+        .find_map(|l| l.strip_prefix("#[Max     ="))
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no max in {hgrm}"));
+    let ours_ms = summary["overall"]["max_us"].as_f64().unwrap() / 1_000.0;
+    assert!(
+        (max_ms - ours_ms).abs() <= ours_ms * 0.002 + 0.001,
+        "{max_ms} ms vs {ours_ms} ms"
+    );
+}
