@@ -346,8 +346,9 @@ pub struct ReportArgs {
 pub struct SweepArgs {
     /// The setting and its values: pool=1,2,4,8 · events=500,5000 · concurrency=1,4,16 ·
     /// cl=ONE,QUORUM,ALL · nodes=1,2,3 (starts the cluster at each size: --db then names
-    /// servers, e.g. --db cassandra --db galera) · value_size, warmup, seed, duration,
-    /// conflicts, retries, or any store setting. Several --vary move in step.
+    /// servers, e.g. --db cassandra --db galera) · rate=1000,2000,4000 (open loop: the
+    /// knee shows as response time leaving service time) · value_size, warmup, seed,
+    /// duration, conflicts, retries, or any store setting. Several --vary move in step.
     #[arg(long, value_name = "KEY=V1,V2,…", required = true, action = clap::ArgAction::Append)]
     pub vary: Vec<String>,
     /// Runs per value.

@@ -419,3 +419,46 @@ fn latency_hlog_opens_in_hdrhistograms_own_log_processor() {
         "{max_ms} ms vs {ours_ms} ms"
     );
 }
+
+#[test]
+fn a_rate_sweep_reports_response_time_at_each_rate() {
+    let tmp = TempDir::new().unwrap();
+    let out = tmp.path().join("rates");
+    hatshop(tmp.path())
+        .args([
+            "sweep",
+            "--quiet",
+            "--vary",
+            "rate=2000,4000",
+            "--events",
+            "2000",
+            "-c",
+            "2",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let mut reader = csv::Reader::from_path(out.join("sweep.csv")).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let all: Vec<&csv::StringRecord> = rows
+        .iter()
+        .filter(|r| &r[column("event_type")] == "all")
+        .collect();
+    assert_eq!(all.len(), 2);
+    for row in all {
+        let rate: f64 = row[column("value")].parse().unwrap();
+        let achieved: f64 = row[column("throughput_ops_s")].parse().unwrap();
+        assert!(
+            (achieved - rate).abs() <= rate * 0.05,
+            "{achieved} ops/s at --rate {rate}"
+        );
+        // Each operation's response time spans its service time, so every
+        // percentile of one is at least the other's.
+        let service: f64 = row[column("p99_us")].parse().unwrap();
+        let response: f64 = row[column("response_p99_us")].parse().unwrap();
+        assert!(response >= service, "{response} < {service}");
+    }
+}

@@ -92,7 +92,7 @@ fn number<T: std::str::FromStr>(key: &str, value: &str) -> Result<T> {
 }
 
 /// What `--vary` takes besides store settings.
-const RUN_KEYS: &str = "nodes, events, warmup, seed, concurrency, duration, value_size, records, orders, conflicts, retries";
+const RUN_KEYS: &str = "nodes, events, warmup, seed, concurrency, duration, rate, value_size, records, orders, conflicts, retries";
 
 /// Sets `key` to `value` in a run's arguments: a run flag, or a store setting (which a
 /// database that does not take it runs without: `rf` varies Cassandra beside Galera).
@@ -112,6 +112,7 @@ fn apply(args: &mut RunArgs, key: &str, value: &str, store: &StoreMeta) -> Resul
         "duration" => args.duration = Some(number(key, value)?),
         "conflicts" => args.conflicts = Some(number(key, value)?),
         "retries" => args.retries = number(key, value)?,
+        "rate" => args.rate = Some(number(key, value)?),
         _ if all_settings().iter().any(|(s, _)| s.name == key) => {
             if store.takes(key) {
                 args.store.given.retain(|(k, _)| k != key);
@@ -517,7 +518,7 @@ impl Plan<'_> {
                     let run_rows = rows_of_run(&place, &run_dir)?;
                     let all = &run_rows[0];
                     say!(
-                        "{}={value}{} #{repeat}: {:.2} s, {:.0} ops/s, mean {} µs, p99 {} µs, {} errors",
+                        "{}={value}{} #{repeat}: {:.2} s, {:.0} ops/s, mean {} µs, p99 {} µs{}, {} errors",
                         self.key_label,
                         if several {
                             format!(" on {label}")
@@ -528,6 +529,9 @@ impl Plan<'_> {
                         all.throughput_ops_s,
                         format_us(all.mean_us),
                         format_us(all.p99_us),
+                        all.response_p99_us
+                            .map(|r| format!(" (response p99 {} µs)", format_us(r)))
+                            .unwrap_or_default(),
                         all.errors
                     );
                     rows.extend(run_rows);

@@ -41,6 +41,9 @@ pub struct SweepRow {
     pub p99_us: f64,
     pub p999_us: f64,
     pub max_us: f64,
+    /// Open loop (`rate`): response time (due → answer) of the successful operations, µs.
+    pub response_p50_us: Option<f64>,
+    pub response_p99_us: Option<f64>,
     /// Orders whose final state lost a racing update (verify with --conflicts).
     pub lost_updates: Option<u64>,
     /// Deleted orders a racing update wrote back (verify with --conflicts).
@@ -91,6 +94,8 @@ pub fn rows_of(place: &RunPlace, summary: &Summary, races: Option<&VerifyReport>
         p99_us: s.percentile("p99"),
         p999_us: s.percentile("p99.9"),
         max_us: s.max_us,
+        response_p50_us: s.response.as_ref().map(|r| r.percentile("p50")),
+        response_p99_us: s.response.as_ref().map(|r| r.percentile("p99")),
         lost_updates: races.map(|v| v.lost_updates),
         resurrected_orders: races.map(|v| v.resurrected_orders),
     };
@@ -180,6 +185,19 @@ pub fn html(title: &str, rows: &[SweepRow]) -> String {
     ];
     for metric in overall {
         body.push_str(&chart(&all, &values, setting, metric));
+    }
+    // Open loop: where response time leaves service time behind is the knee.
+    if all.iter().any(|r| r.response_p99_us.is_some()) {
+        body.push_str(&chart(
+            &all,
+            &values,
+            setting,
+            (
+                "p99 response time (from when each operation was due)",
+                "latency (µs)",
+                |r| r.response_p99_us.unwrap_or(0.0),
+            ),
+        ));
     }
     if all.iter().any(|r| r.errors > 0) {
         body.push_str(&chart(
