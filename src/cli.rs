@@ -207,6 +207,14 @@ pub struct RunArgs {
     /// response (due → answered, what a user waiting in line sees).
     #[arg(long, value_name = "OPS")]
     pub rate: Option<f64>,
+    /// Search for the highest --rate whose response time p99 stays under --p99-under:
+    /// one run per rate (--duration each, default 10 s), doubling from --rate (default
+    /// 1000), then halving the gap; sweep.csv and sweep.html draw the knee.
+    #[arg(long)]
+    pub find_max: bool,
+    /// The bound for --find-max, e.g. 10ms or 500us.
+    #[arg(long, value_name = "DURATION", value_parser = crate::commands::find_max::parse_bound)]
+    pub p99_under: Option<std::time::Duration>,
     /// Share (0-1) of measured order updates sent to a lane other than their order's,
     /// so two clients race on one order (default: the spec's `conflicts`, else 0).
     #[arg(long, value_name = "SHARE")]

@@ -462,3 +462,58 @@ fn a_rate_sweep_reports_response_time_at_each_rate() {
         assert!(response >= service, "{response} < {service}");
     }
 }
+
+#[test]
+fn find_max_halves_below_a_bound_no_rate_meets_and_says_so() {
+    let tmp = TempDir::new().unwrap();
+    let out = tmp.path().join("search");
+    let output = hatshop(tmp.path())
+        .args([
+            "run",
+            "--find-max",
+            "--p99-under",
+            "1ns",
+            "--rate",
+            "64",
+            "--duration",
+            "0.2",
+            "--db",
+            "null://",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("no rate tried kept response p99 under the bound"),
+        "{stdout}"
+    );
+    // 64, 32, … 1 op/s: each missed, each has its folder and its rows.
+    let mut reader = csv::Reader::from_path(out.join("sweep.csv")).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let value = headers.iter().position(|h| h == "value").unwrap();
+    let event = headers.iter().position(|h| h == "event_type").unwrap();
+    let rates: Vec<String> = reader
+        .records()
+        .map(Result::unwrap)
+        .filter(|r| &r[event] == "all")
+        .map(|r| r[value].to_string())
+        .collect();
+    assert_eq!(rates, ["1", "2", "4", "8", "16", "32", "64"]);
+    assert!(out.join("rate=64").join("summary.json").exists());
+    assert!(out.join("sweep.html").exists());
+
+    // The bound belongs to the search.
+    hatshop(tmp.path())
+        .args(["run", "--p99-under", "10ms"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("add --find-max"));
+    hatshop(tmp.path())
+        .args(["run", "--find-max"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("--find-max needs --p99-under"));
+}

@@ -37,6 +37,12 @@ pub const EXIT_INTERRUPTED: u8 = interrupt::EXIT_CODE as u8;
 const SETUP_TIMEOUT: Duration = Duration::from_secs(120);
 
 pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
+    if args.find_max {
+        return super::find_max::run(args).await;
+    }
+    if args.p99_under.is_some() {
+        anyhow::bail!("--p99-under is the bound of --find-max: add --find-max");
+    }
     execute(&RunConfig::from_args(args)?).await
 }
 

@@ -319,6 +319,9 @@ fn folder_name(keys: &[String], values: &[String], target: Option<&str>, repeat:
 
 pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
     let steps = Steps::parse(&args.vary)?;
+    if args.run.find_max || args.run.p99_under.is_some() {
+        bail!("--find-max searches on its own: use it with hatshop run, not sweep");
+    }
     if args.repeat == 0 {
         bail!("--repeat must be at least 1");
     }

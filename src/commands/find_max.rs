@@ -1,0 +1,233 @@
+//! `hatshop run --find-max --p99-under 10ms`: the highest open-loop rate whose response
+//! time p99 stays under a bound. Each rate is a run of its own (`--duration` long, 10 s
+//! by default) in a folder under the search's folder: the rate doubles from `--rate`
+//! (default 1,000) until a run misses (p99 over the bound, or it could not keep up),
+//! then the gap between the last good rate and the first bad one is halved until they
+//! are within 5 %. `sweep.csv` and `sweep.html` hold every run, drawn by rate: the knee.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use super::run::{EXIT_INTERRUPTED, execute};
+use crate::cli::RunArgs;
+use crate::config::{RunConfig, missing_folders, remove_folders, stamp, unique_dir};
+use crate::report::sweep::{self, RunPlace, SweepRow};
+use crate::report::table::{format_us, thousands};
+use crate::report::{read_json, write_csv};
+use crate::result_dir;
+use crate::stats::Summary;
+use crate::{interrupt, note, say};
+
+/// Where the search starts, ops/s, without `--rate`.
+const FIRST_RATE: f64 = 1_000.0;
+/// Each run's length without `--duration`.
+const STEP_SECONDS: f64 = 10.0;
+/// A run keeps up when it did at least this share of the rate asked.
+const KEPT_UP: f64 = 0.95;
+/// The search ends when the bad rate is within this factor of the good one.
+const CLOSE_ENOUGH: f64 = 1.05;
+/// No search runs more steps than this.
+const MOST_STEPS: usize = 20;
+
+/// What one rate gave.
+struct Step {
+    rate: f64,
+    done_ops_s: f64,
+    response_p99_us: f64,
+}
+
+impl Step {
+    fn passes(&self, bound_us: f64) -> bool {
+        self.response_p99_us <= bound_us && self.done_ops_s >= self.rate * KEPT_UP
+    }
+}
+
+/// The next rate to try, from the rates that passed and failed so far; `None`: done.
+fn next_rate(good: Option<f64>, bad: Option<f64>, first: f64) -> Option<f64> {
+    match (good, bad) {
+        (None, None) => Some(first),
+        (Some(good), None) => Some(good * 2.0),
+        // Even the first rate missed: halve, down to 1 op/s.
+        (None, Some(bad)) => (bad > 1.0).then_some((bad / 2.0).max(1.0)),
+        (Some(good), Some(bad)) => (bad / good > CLOSE_ENOUGH).then_some((good + bad) / 2.0),
+    }
+}
+
+pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
+    let Some(bound) = args.p99_under else {
+        bail!("--find-max needs --p99-under, the bound on response time p99 (e.g. 10ms)");
+    };
+    let bound_us = bound.as_secs_f64() * 1e6;
+    if bound_us <= 0.0 {
+        bail!("--p99-under must be above zero");
+    }
+    let first = args.rate.unwrap_or(FIRST_RATE);
+    let mut template = args.clone();
+    template.quiet = true;
+    template.find_max = false;
+    template.duration = Some(args.duration.unwrap_or(STEP_SECONDS));
+    template.rate = Some(first);
+    // The whole configuration must be valid before anything runs.
+    RunConfig::from_args(&template)?;
+    let dir = match &args.out {
+        Some(dir) => dir.clone(),
+        None => unique_dir(Path::new("results"), &format!("findmax-{}", stamp())),
+    };
+    let made = missing_folders(&dir);
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("cannot create folder {}", dir.display()))?;
+    if std::fs::read_dir(&dir)?.next().is_some() {
+        bail!(
+            "folder {} is not empty: choose another with --out",
+            dir.display()
+        );
+    }
+    let result = search(&template, &dir, first, bound_us).await;
+    if result.is_err() && std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_none()) {
+        remove_folders(&made);
+    }
+    result
+}
+
+async fn search(
+    template: &RunArgs,
+    dir: &Path,
+    first: f64,
+    bound_us: f64,
+) -> Result<std::process::ExitCode> {
+    note!(
+        "finding the highest rate with response p99 under {} µs ({} s a rate) into {}",
+        format_us(bound_us),
+        template.duration.unwrap_or(STEP_SECONDS),
+        dir.display()
+    );
+    let (mut good, mut bad): (Option<f64>, Option<f64>) = (None, None);
+    let mut rows: Vec<SweepRow> = Vec::new();
+    let mut interrupted = false;
+    for _ in 0..MOST_STEPS {
+        let Some(rate) = next_rate(good, bad, first) else {
+            break;
+        };
+        let rate = rate.round().max(1.0);
+        let run_dir = dir.join(format!("rate={rate}"));
+        let mut run_args = template.clone();
+        run_args.rate = Some(rate);
+        run_args.out = Some(run_dir.clone());
+        let mut config = RunConfig::from_args(&run_args)?;
+        config.print_details = false;
+        let code = execute(&config).await?;
+        let (step, run_rows) = read_step(&run_dir, rate, config.db.scheme())?;
+        let verdict = if step.passes(bound_us) {
+            good = Some(rate);
+            "under the bound"
+        } else {
+            bad = Some(rate);
+            if step.done_ops_s < rate * KEPT_UP {
+                "could not keep up"
+            } else {
+                "over the bound"
+            }
+        };
+        say!(
+            "rate {} ops/s: did {:.0} ops/s, response p99 {} µs: {verdict}",
+            thousands(rate as u64),
+            step.done_ops_s,
+            format_us(step.response_p99_us)
+        );
+        rows.extend(run_rows);
+        if code == std::process::ExitCode::from(EXIT_INTERRUPTED) || interrupt::requested() {
+            interrupted = true;
+            break;
+        }
+    }
+    rows.sort_by(|a, b| {
+        let rate = |r: &SweepRow| r.value.parse::<f64>().unwrap_or(0.0);
+        rate(a).total_cmp(&rate(b))
+    });
+    let csv = dir.join("sweep.csv");
+    write_csv(&csv, &rows)?;
+    let html = dir.join("sweep.html");
+    let title = format!(
+        "hatshop: the highest rate of {} with response p99 under {} µs",
+        template.stream.workload,
+        format_us(bound_us)
+    );
+    std::fs::write(&html, sweep::html(&title, &rows))
+        .with_context(|| format!("cannot write {}", html.display()))?;
+    match good {
+        Some(rate) => say!(
+            "highest rate under the bound: {} ops/s{}",
+            thousands(rate as u64),
+            bad.map(|b| format!(" ({} ops/s was over)", thousands(b as u64)))
+                .unwrap_or_default()
+        ),
+        None => say!("no rate tried kept response p99 under the bound"),
+    }
+    say!("table: {}\nchart: {}", csv.display(), html.display());
+    if interrupted {
+        note!("interrupted: the folder holds the runs that finished");
+        return Ok(std::process::ExitCode::from(EXIT_INTERRUPTED));
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+fn read_step(run_dir: &Path, rate: f64, database: &str) -> Result<(Step, Vec<SweepRow>)> {
+    let summary: Summary = read_json(&result_dir::file(run_dir, result_dir::SUMMARY_JSON))?;
+    let response_p99_us = summary
+        .overall
+        .response
+        .as_ref()
+        .map_or(f64::INFINITY, |r| r.percentile("p99"));
+    let value = format!("{rate}");
+    let place = RunPlace {
+        setting: "rate",
+        value: &value,
+        database,
+        repeat: 1,
+        run_dir: &run_dir.display().to_string(),
+    };
+    let rows = sweep::rows_of(&place, &summary, None);
+    Ok((
+        Step {
+            rate,
+            done_ops_s: summary.throughput_ops_s,
+            response_p99_us,
+        },
+        rows,
+    ))
+}
+
+/// `10ms`, `1s`, `500us`: a bound on latency.
+pub fn parse_bound(text: &str) -> Result<Duration, String> {
+    humantime::parse_duration(text.trim())
+        .map_err(|e| format!("'{text}' is not a duration like 10ms or 1s: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rate_doubles_then_the_gap_is_halved() {
+        assert_eq!(next_rate(None, None, 1000.0), Some(1000.0));
+        assert_eq!(next_rate(Some(1000.0), None, 1000.0), Some(2000.0));
+        assert_eq!(next_rate(Some(4000.0), Some(8000.0), 1000.0), Some(6000.0));
+        assert_eq!(next_rate(Some(6000.0), Some(6200.0), 1000.0), None);
+        assert_eq!(next_rate(None, Some(1000.0), 1000.0), Some(500.0));
+        assert_eq!(next_rate(None, Some(1.0), 1000.0), None);
+    }
+
+    #[test]
+    fn a_step_passes_under_the_bound_and_keeping_up() {
+        let step = |done, p99| Step {
+            rate: 1000.0,
+            done_ops_s: done,
+            response_p99_us: p99,
+        };
+        assert!(step(1000.0, 900.0).passes(1000.0));
+        assert!(!step(1000.0, 1100.0).passes(1000.0));
+        assert!(!step(800.0, 900.0).passes(1000.0), "it fell behind");
+    }
+}
