@@ -204,9 +204,14 @@ pub struct RunArgs {
     /// Open loop: send OPS operations per second in all (warm-up and measured phases),
     /// each at its own time however slowly answers come; -c lanes bound the requests
     /// in flight. Latency is then reported twice: service (sent → answered) and
-    /// response (due → answered, what a user waiting in line sees).
-    #[arg(long, value_name = "OPS")]
-    pub rate: Option<f64>,
+    /// response (due → answered, what a user waiting in line sees). FROM..TO with
+    /// --ramp climbs from one rate to the other.
+    #[arg(long, value_name = "OPS", value_parser = parse_rate)]
+    pub rate: Option<RateArg>,
+    /// With --rate FROM..TO: how long the measured phase takes to climb, e.g. 60s
+    /// (the warm-up runs at FROM; after the ramp, TO).
+    #[arg(long, value_name = "DURATION", value_parser = crate::commands::find_max::parse_bound)]
+    pub ramp: Option<std::time::Duration>,
     /// Search for the highest --rate whose response time p99 stays under --p99-under:
     /// one run per rate (--duration each, default 10 s), doubling from --rate (default
     /// 1000), then halving the gap; sweep.csv and sweep.html draw the knee.
@@ -365,6 +370,41 @@ pub struct SweepArgs {
     /// Everything a run takes; --out names the sweep folder (default results/sweep-<time>-<key>).
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+/// `--rate`: one rate, or FROM..TO for a ramp.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateArg {
+    pub from: f64,
+    pub to: f64,
+}
+
+impl RateArg {
+    pub fn fixed(ops_s: f64) -> RateArg {
+        RateArg {
+            from: ops_s,
+            to: ops_s,
+        }
+    }
+
+    pub fn is_ramp(self) -> bool {
+        self.from != self.to
+    }
+}
+
+fn parse_rate(text: &str) -> Result<RateArg, String> {
+    let number = |part: &str| {
+        part.trim().replace('_', "").parse::<f64>().map_err(|_| {
+            format!("'{text}' is not a rate: give operations per second, e.g. 5000 or 1000..20000")
+        })
+    };
+    match text.split_once("..") {
+        Some((from, to)) => Ok(RateArg {
+            from: number(from)?,
+            to: number(to)?,
+        }),
+        None => number(text).map(RateArg::fixed),
+    }
 }
 
 #[derive(Debug, Args)]

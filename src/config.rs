@@ -53,8 +53,8 @@ pub struct RunConfig {
     pub connect_timeout: Duration,
     pub op_timeout: Duration,
     pub retries: u32,
-    /// Open loop: operations per second (`--rate`); closed loop when absent.
-    pub rate: Option<f64>,
+    /// Closed loop, or open loop at `--rate` (with `--ramp`, climbing).
+    pub pace: crate::runner::Pace,
     pub conflicts: f64,
     /// Faults to inject, in time order (the server is found when the run starts).
     pub faults: Vec<Fault>,
@@ -119,13 +119,7 @@ impl RunConfig {
         let interval = seconds("--interval", args.interval, 0.001)?;
         let connect_timeout = seconds("--connect-timeout", args.connect_timeout, 0.1)?;
         let op_timeout = seconds("--op-timeout", args.op_timeout, 0.001)?;
-        if let Some(rate) = args.rate
-            && !(rate.is_finite() && rate > 0.0 && rate <= 10_000_000.0)
-        {
-            bail!(
-                "--rate must be operations per second above 0 and at most 10,000,000, got {rate}"
-            );
-        }
+        let pace = pace_of(args)?;
         if args.retries > 100 {
             bail!("--retries must be at most 100, got {}", args.retries);
         }
@@ -171,7 +165,7 @@ impl RunConfig {
             connect_timeout,
             op_timeout,
             retries: args.retries,
-            rate: args.rate,
+            pace,
             conflicts,
             faults,
             home: args.home.clone(),
@@ -408,6 +402,38 @@ pub fn unique_dir(base: &Path, id: &str) -> PathBuf {
         .map(|n| base.join(format!("{id}-{n}")))
         .find(|p| !p.exists())
         .expect("some suffix is free")
+}
+
+/// The pace `--rate` and `--ramp` ask for, checked.
+fn pace_of(args: &RunArgs) -> Result<crate::runner::Pace> {
+    use crate::runner::Pace;
+    let Some(rate) = args.rate else {
+        if args.ramp.is_some() {
+            bail!("--ramp needs --rate FROM..TO, the rates it climbs between");
+        }
+        return Ok(Pace::ClosedLoop);
+    };
+    for ops_s in [rate.from, rate.to] {
+        if !(ops_s.is_finite() && ops_s > 0.0 && ops_s <= 10_000_000.0) {
+            bail!(
+                "--rate must be operations per second above 0 and at most 10,000,000, got {ops_s}"
+            );
+        }
+    }
+    match (rate.is_ramp(), args.ramp) {
+        (false, None) => Ok(Pace::Rate(rate.from)),
+        (false, Some(_)) => bail!("--ramp needs --rate FROM..TO, the rates it climbs between"),
+        (true, None) => bail!(
+            "--rate {}..{} needs --ramp, how long to climb (e.g. 60s)",
+            rate.from,
+            rate.to
+        ),
+        (true, Some(over)) => Ok(Pace::Ramp {
+            from: rate.from,
+            to: rate.to,
+            over,
+        }),
+    }
 }
 
 #[cfg(test)]

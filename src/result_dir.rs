@@ -138,6 +138,11 @@ pub struct PlanRecord {
     pub pace: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_ops_s: Option<f64>,
+    /// `--rate FROM..TO --ramp T`: the rate reached after `ramp_s` of the measured phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp_to_ops_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp_s: Option<f64>,
     pub max_duration_s: Option<f64>,
     #[serde(default)]
     pub connect_timeout_s: f64,

@@ -302,6 +302,14 @@ fn bad_input_gets_one_clear_line() {
             "--rate must be operations per second above 0",
         ),
         (
+            &["run", "--rate", "1000..2000"],
+            "--rate 1000..2000 needs --ramp",
+        ),
+        (
+            &["run", "--rate", "1000", "--ramp", "10s"],
+            "--ramp needs --rate FROM..TO",
+        ),
+        (
             &["run", "-w", "no-such-preset"],
             "unknown workload 'no-such-preset'",
         ),

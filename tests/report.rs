@@ -517,3 +517,48 @@ fn find_max_halves_below_a_bound_no_rate_meets_and_says_so() {
         .failure()
         .stderr(predicates::str::contains("--find-max needs --p99-under"));
 }
+
+#[test]
+fn a_ramp_climbs_along_its_rate_line() {
+    let tmp = TempDir::new().unwrap();
+    let out = tmp.path().join("ramp");
+    hatshop(tmp.path())
+        .args([
+            "run",
+            "--quiet",
+            "--db",
+            "null://",
+            "--events",
+            "100000",
+            "--rate",
+            "2000..6000",
+            "--ramp",
+            "1s",
+            "--duration",
+            "1.5",
+            "--interval",
+            "0.25",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let mut reader = csv::Reader::from_path(out.join("intervals.csv")).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let rates: Vec<f64> = reader
+        .records()
+        .map(Result::unwrap)
+        .filter(|r| &r[column("event_type")] == "all")
+        .map(|r| r[column("throughput_ops_s")].parse().unwrap())
+        .collect();
+    // The rate line's mean over each quarter second, then 6,000 flat.
+    let expected = [2500.0, 3500.0, 4500.0, 5500.0, 6000.0, 6000.0];
+    assert_eq!(rates.len(), expected.len(), "{rates:?}");
+    for (got, want) in rates.iter().zip(expected) {
+        assert!((got - want).abs() <= want * 0.05, "{rates:?}");
+    }
+    let plan = &json(&out.join("run.json"))["plan"];
+    assert_eq!(plan["ramp_to_ops_s"], 6000.0, "{plan}");
+    assert_eq!(plan["ramp_s"], 1.0, "{plan}");
+}

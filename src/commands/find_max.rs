@@ -63,12 +63,15 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     if bound_us <= 0.0 {
         bail!("--p99-under must be above zero");
     }
-    let first = args.rate.unwrap_or(FIRST_RATE);
+    if args.rate.is_some_and(|r| r.is_ramp()) || args.ramp.is_some() {
+        bail!("--find-max chooses its own rates: give --rate one starting rate, and no --ramp");
+    }
+    let first = args.rate.map_or(FIRST_RATE, |r| r.from);
     let mut template = args.clone();
     template.quiet = true;
     template.find_max = false;
     template.duration = Some(args.duration.unwrap_or(STEP_SECONDS));
-    template.rate = Some(first);
+    template.rate = Some(crate::cli::RateArg::fixed(first));
     // The whole configuration must be valid before anything runs.
     RunConfig::from_args(&template)?;
     let dir = match &args.out {
@@ -113,7 +116,7 @@ async fn search(
         let rate = rate.round().max(1.0);
         let run_dir = dir.join(format!("rate={rate}"));
         let mut run_args = template.clone();
-        run_args.rate = Some(rate);
+        run_args.rate = Some(crate::cli::RateArg::fixed(rate));
         run_args.out = Some(run_dir.clone());
         let mut config = RunConfig::from_args(&run_args)?;
         config.print_details = false;

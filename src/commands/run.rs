@@ -74,7 +74,7 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
     let clock = RunClock::now();
     let plan = RunPlan {
         concurrency: config.concurrency,
-        pace: config.rate.map_or(Pace::ClosedLoop, Pace::Rate),
+        pace: config.pace,
         max_duration: config.max_duration,
         op_timeout: config.op_timeout,
         retries: config.retries,
@@ -507,6 +507,14 @@ fn initial_record(
             concurrency: plan.concurrency,
             pace: plan.pace.name().into(),
             rate_ops_s: plan.pace.rate(),
+            ramp_to_ops_s: match plan.pace {
+                Pace::Ramp { to, .. } => Some(to),
+                _ => None,
+            },
+            ramp_s: match plan.pace {
+                Pace::Ramp { over, .. } => Some(over.as_secs_f64()),
+                _ => None,
+            },
             max_duration_s: plan.max_duration.map(|d| d.as_secs_f64()),
             connect_timeout_s: config.connect_timeout.as_secs_f64(),
             op_timeout_s: plan.op_timeout.as_secs_f64(),

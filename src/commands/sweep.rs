@@ -112,7 +112,7 @@ fn apply(args: &mut RunArgs, key: &str, value: &str, store: &StoreMeta) -> Resul
         "duration" => args.duration = Some(number(key, value)?),
         "conflicts" => args.conflicts = Some(number(key, value)?),
         "retries" => args.retries = number(key, value)?,
-        "rate" => args.rate = Some(number(key, value)?),
+        "rate" => args.rate = Some(crate::cli::RateArg::fixed(number(key, value)?)),
         _ if all_settings().iter().any(|(s, _)| s.name == key) => {
             if store.takes(key) {
                 args.store.given.retain(|(k, _)| k != key);

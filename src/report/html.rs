@@ -131,15 +131,21 @@ fn what_ran(run: &LoadedRun) -> String {
         &format!(
             "{} lanes, {}{}, intervals of {} s, operation timeout {} s, connect timeout {} s{}",
             r.plan.concurrency,
-            match r.plan.rate_ops_s {
-                Some(rate) => format!(
+            match (r.plan.rate_ops_s, r.plan.ramp_to_ops_s, r.plan.ramp_s) {
+                (Some(from), Some(to), Some(over)) => format!(
+                    "open loop climbing from {} to {} ops/s over the first {over} s of the measured phase (the warm-up at {0}; each operation sent when due, however slowly answers came)",
+                    thousands(from.round() as u64),
+                    thousands(to.round() as u64)
+                ),
+                (Some(rate), _, _) => format!(
                     "open loop at {} ops/s (each operation sent when due, however slowly answers came)",
                     thousands(rate.round() as u64)
                 ),
-                None => "closed loop (each lane sends when its previous answer is back: a slow \
+                (None, _, _) =>
+                    "closed loop (each lane sends when its previous answer is back: a slow \
                          answer delays the requests behind it, so its latencies are prone to \
                          coordinated omission; --rate measures from when each was due)"
-                    .to_string(),
+                        .to_string(),
             },
             r.plan
                 .max_duration_s

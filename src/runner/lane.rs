@@ -94,9 +94,9 @@ pub struct LaneContext<D> {
     /// Orders lanes race on, with `conflicts`.
     pub races: Option<Arc<Races>>,
     pub max_duration: Option<Duration>,
-    /// Open loop: operations per second of the whole run (warm-up and measured
-    /// phases), each sent at its slot's time whatever the answers before it did.
-    pub rate: Option<f64>,
+    /// Closed loop, or open loop: each operation of the warm-up and measured phases
+    /// sent at its slot's time whatever the answers before it did.
+    pub pace: super::plan::Pace,
     /// Wakes the lane when an operation is due (with `rate`).
     pub pacer: Option<super::pacer::Pacer>,
     pub op_timeout: Duration,
@@ -303,13 +303,13 @@ impl<D: Database> Lane<D> {
 
     /// When an operation is due under `--rate` (the load phase is not paced).
     fn due(&self, phase: Phase, slot: u64) -> Option<Instant> {
-        let rate = self.cx.rate?;
         let began = match phase {
             Phase::Load => return None,
             Phase::Warmup => self.cx.phases.warmup.get()?,
             Phase::Measure => self.cx.phases.measure.get()?,
         };
-        Some(*began + Duration::from_secs_f64(slot as f64 / rate))
+        let due_s = self.cx.pace.due_s(slot, phase == Phase::Measure)?;
+        Some(*began + Duration::from_secs_f64(due_s))
     }
 
     /// `--duration` caps the measured phase, and the warm-up too.

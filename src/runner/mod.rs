@@ -160,7 +160,7 @@ pub async fn run<D: Database>(
                 failed_writes: failed_writes.clone(),
                 races: races.clone(),
                 max_duration: plan.max_duration,
-                rate: plan.pace.rate(),
+                pace: plan.pace,
                 pacer: pacer.clone(),
                 op_timeout: plan.op_timeout,
                 retries: plan.retries,

@@ -13,13 +13,18 @@ pub enum Pace {
     ClosedLoop,
     /// Open loop: operations per second, each sent at its own time (`--rate`).
     Rate(f64),
+    /// Open loop whose rate climbs (or falls) evenly from `from` to `to` over the first
+    /// `over` of the measured phase, then stays at `to` (`--rate A..B --ramp T`); the
+    /// warm-up runs at `from`.
+    Ramp { from: f64, to: f64, over: Duration },
 }
 
 impl Pace {
+    /// The rate an open loop starts at.
     pub fn rate(self) -> Option<f64> {
         match self {
             Pace::ClosedLoop => None,
-            Pace::Rate(ops_s) => Some(ops_s),
+            Pace::Rate(ops_s) | Pace::Ramp { from: ops_s, .. } => Some(ops_s),
         }
     }
 
@@ -27,7 +32,32 @@ impl Pace {
     pub fn name(self) -> &'static str {
         match self {
             Pace::ClosedLoop => "closed_loop",
-            Pace::Rate(_) => "open_loop",
+            Pace::Rate(_) | Pace::Ramp { .. } => "open_loop",
+        }
+    }
+
+    /// When the `slot`-th operation of a phase is due, in seconds after the phase
+    /// began; `None` in a closed loop.
+    pub fn due_s(self, slot: u64, measured: bool) -> Option<f64> {
+        let k = slot as f64;
+        match self {
+            Pace::ClosedLoop => None,
+            Pace::Rate(rate) => Some(k / rate),
+            Pace::Ramp { from, .. } if !measured => Some(k / from),
+            Pace::Ramp { from, to, over } => {
+                let ramp_s = over.as_secs_f64();
+                // Operations due during the ramp: the area under the rate line.
+                let during = (from + to) / 2.0 * ramp_s;
+                if k >= during || ramp_s == 0.0 {
+                    return Some(ramp_s + (k - during.min(k)) / to);
+                }
+                // Solve from·t + a·t²/2 = k for t, with a the rate's slope.
+                let a = (to - from) / ramp_s;
+                if a == 0.0 {
+                    return Some(k / from);
+                }
+                Some((-from + (from * from + 2.0 * a * k).max(0.0).sqrt()) / a)
+            }
         }
     }
 }
@@ -122,6 +152,35 @@ impl Dealing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_ramp_sends_the_operations_its_rate_line_holds() {
+        let ramp = Pace::Ramp {
+            from: 1000.0,
+            to: 3000.0,
+            over: Duration::from_secs(10),
+        };
+        let due = |slot| ramp.due_s(slot, true).unwrap();
+        assert_eq!(due(0), 0.0);
+        // 1,000 → 3,000 ops/s over 10 s holds 20,000 operations; after it, 3,000 a second.
+        assert!((due(20_000) - 10.0).abs() < 1e-9);
+        assert!((due(23_000) - 11.0).abs() < 1e-9);
+        // Halfway in time (5 s) the line holds 5 × (1,000 + 2,000) / 2 = 7,500.
+        assert!((due(7_500) - 5.0).abs() < 1e-9);
+        // Due times only grow, and the warm-up runs at the first rate.
+        assert!((1..30_000).all(|k| due(k) > due(k - 1)));
+        assert_eq!(ramp.due_s(500, false), Some(0.5));
+        // A ramp down works the same way.
+        let down = Pace::Ramp {
+            from: 3000.0,
+            to: 1000.0,
+            over: Duration::from_secs(10),
+        };
+        assert!((down.due_s(20_000, true).unwrap() - 10.0).abs() < 1e-9);
+        assert!((down.due_s(12_500, true).unwrap() - 5.0).abs() < 1e-9);
+        assert_eq!(Pace::Rate(100.0).due_s(50, true), Some(0.5));
+        assert_eq!(Pace::ClosedLoop.due_s(50, true), None);
+    }
 
     #[test]
     fn a_share_of_measured_updates_goes_to_another_lane() {
