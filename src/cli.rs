@@ -210,7 +210,7 @@ pub struct RunArgs {
     pub rate: Option<RateArg>,
     /// With --rate FROM..TO: how long the measured phase takes to climb, e.g. 60s
     /// (the warm-up runs at FROM; after the ramp, TO).
-    #[arg(long, value_name = "DURATION", value_parser = crate::commands::find_max::parse_bound)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub ramp: Option<std::time::Duration>,
     /// Search for the highest --rate whose response time p99 stays under --p99-under:
     /// one run per rate (--duration each, default 10 s), doubling from --rate (default
@@ -218,7 +218,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub find_max: bool,
     /// The bound for --find-max, e.g. 10ms or 500us.
-    #[arg(long, value_name = "DURATION", value_parser = crate::commands::find_max::parse_bound)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub p99_under: Option<std::time::Duration>,
     /// Share (0-1) of measured order updates sent to a lane other than their order's,
     /// so two clients race on one order (default: the spec's `conflicts`, else 0).
@@ -370,6 +370,12 @@ pub struct SweepArgs {
     /// Everything a run takes; --out names the sweep folder (default results/sweep-<time>-<key>).
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+/// `10ms`, `1s`, `500us`: a length of time (`--p99-under`, `--ramp`).
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    humantime::parse_duration(text.trim())
+        .map_err(|e| format!("'{text}' is not a duration like 10ms or 1s: {e}"))
 }
 
 /// `--rate`: one rate, or FROM..TO for a ramp.

@@ -76,23 +76,21 @@ impl ClientCost {
     }
 
     /// One line: `client: 0.85 s CPU …, 4.2 µs per operation, peak RSS 21 MB`.
-    /// `embedded`: the database runs inside this process (SQLite), so its work is in.
-    pub fn describe(&self, embedded: bool) -> String {
+    /// `in_process`: the store whose database runs inside hatshop, so its work is in.
+    fn describe(&self, in_process: Option<&str>) -> String {
         format!(
             "client: {:.2} s CPU while measuring (user + system, all threads{}), {:.1} µs per operation, peak RSS {:.0} MB",
             self.cpu_s,
-            if embedded {
-                "; SQLite runs inside hatshop, so its work is counted here"
-            } else {
-                ""
-            },
+            in_process
+                .map(|store| format!("; {store} runs inside hatshop, so its work is counted here"))
+                .unwrap_or_default(),
             self.cpu_us_per_op,
             self.peak_rss_mb
         )
     }
 
     /// Why the client may have set the pace.
-    pub fn bottleneck(&self) -> String {
+    fn bottleneck(&self) -> String {
         format!(
             "client thread {} was {:.0} % busy: the client, not the database, may have set the pace",
             self.busiest_thread.as_deref().unwrap_or("?"),
@@ -103,6 +101,16 @@ impl ClientCost {
     /// Whether the client was the bottleneck.
     pub fn client_bound(&self) -> bool {
         self.busiest_share > BUSY_SHARE
+    }
+
+    /// The line and, when the client set the pace, the warning, for a run on `store`
+    /// (a database inside hatshop is busy on hatshop's threads: no warning then).
+    pub fn report(&self, store: &str) -> (String, Option<String>) {
+        let in_process = crate::db::store_meta(store).is_some_and(|m| m.in_process);
+        (
+            self.describe(in_process.then_some(store)),
+            (self.client_bound() && !in_process).then(|| self.bottleneck()),
+        )
     }
 }
 

@@ -385,6 +385,21 @@ pub fn missing_folders(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Creates `dir` (the `what` folder: result, sweep, …); refuses one that holds files.
+pub fn create_empty_folder(dir: &Path, what: &str) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create {what} folder {}", dir.display()))?;
+    let mut entries = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read {what} folder {}", dir.display()))?;
+    if entries.next().is_some() {
+        bail!(
+            "{what} folder {} is not empty: choose another with --out",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
 /// Removes folders made for work that never began (each only if empty).
 pub fn remove_folders(folders: &[PathBuf]) {
     for folder in folders {

@@ -6,16 +6,17 @@
 //! are within 5 %. `sweep.csv` and `sweep.html` hold every run, drawn by rate: the knee.
 
 use std::path::Path;
-use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 
 use super::run::{EXIT_INTERRUPTED, execute};
 use crate::cli::RunArgs;
-use crate::config::{RunConfig, missing_folders, remove_folders, stamp, unique_dir};
+use crate::config::{
+    RunConfig, create_empty_folder, missing_folders, remove_folders, stamp, unique_dir,
+};
+use crate::report::read_json;
 use crate::report::sweep::{self, RunPlace, SweepRow};
 use crate::report::table::{format_us, thousands};
-use crate::report::{read_json, write_csv};
 use crate::result_dir;
 use crate::stats::Summary;
 use crate::{interrupt, note, say};
@@ -79,14 +80,7 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
         None => unique_dir(Path::new("results"), &format!("findmax-{}", stamp())),
     };
     let made = missing_folders(&dir);
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("cannot create folder {}", dir.display()))?;
-    if std::fs::read_dir(&dir)?.next().is_some() {
-        bail!(
-            "folder {} is not empty: choose another with --out",
-            dir.display()
-        );
-    }
+    create_empty_folder(&dir, "search")?;
     let result = search(&template, &dir, first, bound_us).await;
     if result.is_err() && std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_none()) {
         remove_folders(&made);
@@ -149,16 +143,11 @@ async fn search(
         let rate = |r: &SweepRow| r.value.parse::<f64>().unwrap_or(0.0);
         rate(a).total_cmp(&rate(b))
     });
-    let csv = dir.join("sweep.csv");
-    write_csv(&csv, &rows)?;
-    let html = dir.join("sweep.html");
     let title = format!(
         "hatshop: the highest rate of {} with response p99 under {} µs",
         template.stream.workload,
         format_us(bound_us)
     );
-    std::fs::write(&html, sweep::html(&title, &rows))
-        .with_context(|| format!("cannot write {}", html.display()))?;
     match good {
         Some(rate) => say!(
             "highest rate under the bound: {} ops/s{}",
@@ -168,7 +157,7 @@ async fn search(
         ),
         None => say!("no rate tried kept response p99 under the bound"),
     }
-    say!("table: {}\nchart: {}", csv.display(), html.display());
+    super::sweep::write_outputs(dir, &title, &rows)?;
     if interrupted {
         note!("interrupted: the folder holds the runs that finished");
         return Ok(std::process::ExitCode::from(EXIT_INTERRUPTED));
@@ -200,12 +189,6 @@ fn read_step(run_dir: &Path, rate: f64, database: &str) -> Result<(Step, Vec<Swe
         },
         rows,
     ))
-}
-
-/// `10ms`, `1s`, `500us`: a bound on latency.
-pub fn parse_bound(text: &str) -> Result<Duration, String> {
-    humantime::parse_duration(text.trim())
-        .map_err(|e| format!("'{text}' is not a duration like 10ms or 1s: {e}"))
 }
 
 #[cfg(test)]

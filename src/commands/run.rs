@@ -41,7 +41,7 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
         return super::find_max::run(args).await;
     }
     if args.p99_under.is_some() {
-        anyhow::bail!("--p99-under is the bound of --find-max: add --find-max");
+        bail!("--p99-under is the bound of --find-max: add --find-max");
     }
     execute(&RunConfig::from_args(args)?).await
 }
@@ -436,10 +436,10 @@ fn print_result(config: &RunConfig, record: &RunRecord, summary: &Summary) {
     }
     crate::console::out(&table::render(summary));
     if let Some(client) = &record.client {
-        let embedded = record.database.store.name == "sqlite";
-        say!("{}", client.describe(embedded));
-        if client.client_bound() && !embedded {
-            say!("warning: {}", client.bottleneck());
+        let (line, warning) = client.report(&record.database.store.name);
+        say!("{line}");
+        if let Some(warning) = warning {
+            say!("warning: {warning}");
         }
     }
     if record.unmeasured_errors > 0 {
@@ -455,16 +455,7 @@ fn print_result(config: &RunConfig, record: &RunRecord, summary: &Summary) {
 
 /// Creates the result folder; refuses one that already holds files.
 fn prepare_dir(dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("cannot create result folder {}", dir.display()))?;
-    let mut entries = std::fs::read_dir(dir)
-        .with_context(|| format!("cannot read result folder {}", dir.display()))?;
-    if entries.next().is_some() {
-        bail!(
-            "result folder {} is not empty: choose another with --out",
-            dir.display()
-        );
-    }
+    crate::config::create_empty_folder(dir, "result")?;
     let probe = dir.join(".hatshop-write-test");
     std::fs::write(&probe, b"")
         .with_context(|| format!("cannot write in result folder {}", dir.display()))?;

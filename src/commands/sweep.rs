@@ -15,7 +15,9 @@ use anyhow::{Context, Result, bail};
 use super::run::{EXIT_INTERRUPTED, VerifyDifferences, execute};
 use crate::cli::{RunArgs, SweepArgs, all_settings};
 use crate::cluster::{self, Home, ServerKind, StartOptions};
-use crate::config::{RunConfig, missing_folders, remove_folders, stamp, unique_dir};
+use crate::config::{
+    RunConfig, create_empty_folder, missing_folders, remove_folders, stamp, unique_dir,
+};
 use crate::db::{DbUrl, StoreMeta, store_meta};
 use crate::report::sweep::{self, RunPlace, SweepRow};
 use crate::report::table::format_us;
@@ -293,6 +295,17 @@ fn rows_of_run(place: &RunPlace, dir: &Path) -> Result<Vec<SweepRow>> {
     Ok(sweep::rows_of(place, &summary, races.as_ref()))
 }
 
+/// `sweep.csv` and `sweep.html` of `rows` in `dir`, and where they are.
+pub(crate) fn write_outputs(dir: &Path, title: &str, rows: &[SweepRow]) -> Result<()> {
+    let csv = dir.join("sweep.csv");
+    write_csv(&csv, rows)?;
+    let html = dir.join("sweep.html");
+    std::fs::write(&html, sweep::html(title, rows))
+        .with_context(|| format!("cannot write {}", html.display()))?;
+    say!("table: {}\nchart: {}", csv.display(), html.display());
+    Ok(())
+}
+
 /// A folder name from a run's place in the sweep.
 fn folder_name(keys: &[String], values: &[String], target: Option<&str>, repeat: usize) -> String {
     let safe = |text: &str| -> String {
@@ -406,14 +419,7 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
         }
     }
     let made = missing_folders(&dir);
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("cannot create sweep folder {}", dir.display()))?;
-    if std::fs::read_dir(&dir)?.next().is_some() {
-        bail!(
-            "sweep folder {} is not empty: choose another with --out",
-            dir.display()
-        );
-    }
+    create_empty_folder(&dir, "sweep")?;
     let plan = Plan {
         args,
         steps: &steps,
@@ -549,16 +555,11 @@ impl Plan<'_> {
         if rows.is_empty() {
             bail!("the sweep was interrupted before its first run ended");
         }
-        let csv = self.dir.join("sweep.csv");
-        write_csv(&csv, &rows)?;
-        let html = self.dir.join("sweep.html");
         let title = format!(
             "hatshop sweep: {} by {}",
             self.args.run.stream.workload, self.key_label
         );
-        std::fs::write(&html, sweep::html(&title, &rows))
-            .with_context(|| format!("cannot write {}", html.display()))?;
-        say!("table: {}\nchart: {}", csv.display(), html.display());
+        write_outputs(self.dir, &title, &rows)?;
         if !differing.is_empty() {
             bail!(
                 "verify found differences in {} run{}: {}",

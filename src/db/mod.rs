@@ -220,6 +220,8 @@ pub trait StoreKind: Database + Sized {
     /// A URL to copy, for help.
     const EXAMPLE: &'static str;
     const SETTINGS: &'static [Setting];
+    /// The database runs inside hatshop's process, so its work is hatshop's CPU.
+    const IN_PROCESS: bool = false;
 
     /// Lanes to run when neither the spec nor `--concurrency` says.
     fn default_concurrency(settings: &Settings) -> usize;

@@ -17,6 +17,8 @@ pub struct StoreMeta {
     pub about: &'static str,
     pub example: &'static str,
     pub settings: &'static [Setting],
+    /// The database runs inside hatshop (SQLite): its CPU is the client's.
+    pub in_process: bool,
     pub default_concurrency: fn(&Settings) -> usize,
     pub check: fn(&Settings) -> Result<(), DbError>,
 }
@@ -29,6 +31,7 @@ impl StoreMeta {
             about: T::ABOUT,
             example: T::EXAMPLE,
             settings: T::SETTINGS,
+            in_process: T::IN_PROCESS,
             default_concurrency: T::default_concurrency,
             check: T::check,
         }

@@ -114,13 +114,13 @@ fn what_ran(run: &LoadedRun) -> String {
         .collect();
     fact(&mut out, "settings", &settings.join(" · "));
     if let Some(client) = &r.client {
-        let embedded = r.database.store.name == "sqlite";
-        let mut text = escape(&client.describe(embedded));
-        if client.client_bound() && !embedded {
+        let (line, warning) = client.report(&r.database.store.name);
+        let mut text = escape(&line);
+        if let Some(warning) = warning {
             let _ = write!(
                 text,
                 r#" · <span class="warning">{}</span>"#,
-                escape(&client.bottleneck())
+                escape(&warning)
             );
         }
         fact(&mut out, "client cost", &text);

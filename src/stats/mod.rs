@@ -46,7 +46,7 @@ pub struct OpStats {
     response_ns: Histogram<u64>,
     errors: BTreeMap<&'static str, u64>,
     /// Failures by kind and the server's code for them (`conflict`, `1213`).
-    codes: BTreeMap<(&'static str, String), u64>,
+    codes: BTreeMap<&'static str, BTreeMap<String, u64>>,
     first_messages: BTreeMap<&'static str, Vec<String>>,
     /// Attempts beyond the first (`--retries`); their time is inside the latencies.
     retries: u64,
@@ -93,11 +93,12 @@ impl OpStats {
         record(&mut self.failed_ns, latency_ns);
         *self.errors.entry(kind).or_default() += 1;
         if let Some(code) = code {
-            // Allocates only on a code not seen before: failures are few and varied.
-            match self.codes.get_mut(&(kind, code.to_string())) {
+            // Allocates only on a code not seen before.
+            let by_code = self.codes.entry(kind).or_default();
+            match by_code.get_mut(code) {
                 Some(n) => *n += 1,
                 None => {
-                    self.codes.insert((kind, code.to_string()), 1);
+                    by_code.insert(code.to_string(), 1);
                 }
             }
         }
@@ -149,8 +150,11 @@ impl OpStats {
         for (kind, n) in &other.errors {
             *self.errors.entry(kind).or_default() += n;
         }
-        for (key, n) in &other.codes {
-            *self.codes.entry(key.clone()).or_default() += n;
+        for (kind, codes) in &other.codes {
+            let mine = self.codes.entry(kind).or_default();
+            for (code, n) in codes {
+                *mine.entry(code.clone()).or_default() += n;
+            }
         }
         for (kind, messages) in &other.first_messages {
             let kept = self.first_messages.entry(kind).or_default();
@@ -416,16 +420,11 @@ impl LatencySummary {
                 .iter()
                 .map(|(k, n)| (k.to_string(), *n))
                 .collect(),
-            errors_by_code: stats.codes.iter().fold(
-                BTreeMap::new(),
-                |mut by_kind: BTreeMap<String, BTreeMap<String, u64>>, ((kind, code), n)| {
-                    by_kind
-                        .entry(kind.to_string())
-                        .or_default()
-                        .insert(code.clone(), *n);
-                    by_kind
-                },
-            ),
+            errors_by_code: stats
+                .codes
+                .iter()
+                .map(|(kind, codes)| (kind.to_string(), codes.clone()))
+                .collect(),
             first_errors: stats
                 .first_messages
                 .iter()
