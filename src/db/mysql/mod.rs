@@ -18,21 +18,25 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use mysql_async::prelude::*;
 use mysql_async::{
-    Conn, DriverError, Opts, OptsBuilder, Params, Pool, PoolConstraints, PoolOpts, Row, TxOpts,
+    Conn, Opts, OptsBuilder, Params, Pool, PoolConstraints, PoolOpts, Row, TxOpts,
     Value as SqlValue,
 };
 
-use super::classify::io_kind;
+mod errors;
+mod rows;
+
 use super::ownership::{self, MARKER, Ownership, TABLES};
 use super::sql::{
     ITEM_COLUMNS, ORDER_COLUMNS, Placeholders, Statements, order_from_joined, setup_statements,
-    snapshot_from, unknown_status,
+    snapshot_from,
 };
 use super::{
-    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, OrderRow,
-    Setting, Settings, Snapshot, StoreInfo, StoreKind, Value,
+    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, Setting,
+    Settings, Snapshot, StoreInfo, StoreKind, Value,
 };
-use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
+use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
+use errors::classify;
+use rows::{cell, line_item, order_row};
 
 const CREATE: &[&str] = &[
     "CREATE TABLE orders (
@@ -206,88 +210,6 @@ fn product_version(version: &str) -> String {
     } else {
         format!("MySQL {number}")
     }
-}
-
-/// MySQL and MariaDB server error codes as kinds.
-fn kind_of_code(code: u16) -> ErrorKind {
-    match code {
-        // Deadlock or Galera certification failure, record changed since read, error
-        // during COMMIT, Galera's "plugin instructed … rollback": rolled back.
-        1213 | 1020 | 1180 | 3101 => ErrorKind::Conflict,
-        // Lock wait timeout, query interrupted, max_statement_time exceeded.
-        1205 | 1317 | 1969 => ErrorKind::Timeout,
-        // Galera node not ready (no quorum), server shutting down.
-        1047 | 1053 => ErrorKind::Unavailable,
-        // Duplicate key, foreign key.
-        1062 | 1451 | 1452 => ErrorKind::Constraint,
-        // Too many connections, access denied, unknown database, connection killed,
-        // server gone, lost connection.
-        1040 | 1044 | 1045 | 1049 | 1927 | 2006 | 2013 => ErrorKind::Connection,
-        _ => ErrorKind::Other,
-    }
-}
-
-fn kind_of(error: &mysql_async::Error) -> ErrorKind {
-    use mysql_async::Error as E;
-    match error {
-        E::Server(server) => kind_of_code(server.code),
-        E::Io(mysql_async::IoError::Io(io)) => io_kind(io),
-        E::Driver(
-            DriverError::ConnectionClosed
-            | DriverError::PoolDisconnected
-            | DriverError::PacketOutOfOrder
-            | DriverError::UnexpectedPacket { .. },
-        ) => ErrorKind::Connection,
-        // Client-side mistakes (parameters, decoding, URL): nothing reached the server.
-        E::Driver(_) | E::Url(_) | E::Other(_) => ErrorKind::Other,
-    }
-}
-
-fn classify(error: mysql_async::Error) -> DbError {
-    let message = match &error {
-        // The driver says "Input/output error: " twice around the OS error.
-        mysql_async::Error::Io(mysql_async::IoError::Io(io)) => format!("I/O error: {io}"),
-        _ => error.to_string(),
-    };
-    let classified = DbError::new(kind_of(&error), message);
-    match &error {
-        mysql_async::Error::Server(server) => classified.with_code(server.code.to_string()),
-        _ => classified,
-    }
-}
-
-fn order_row(row: &Row) -> Result<OrderRow, DbError> {
-    let status: String = cell(row, 5)?;
-    Ok(OrderRow {
-        order_id: cell::<i64>(row, 0)? as u64,
-        client_id: cell::<i64>(row, 1)? as u64,
-        customer: cell(row, 2)?,
-        address: cell(row, 3)?,
-        created_at_ms: cell(row, 4)?,
-        status: OrderStatus::parse(&status).ok_or_else(|| unknown_status(&status))?,
-        subtotal_cents: cell(row, 6)?,
-    })
-}
-
-/// Item columns starting at `at`; `None` when the item side of a LEFT JOIN is NULL.
-fn line_item(row: &Row, at: usize) -> Result<Option<LineItem>, DbError> {
-    let Some(id) = cell::<Option<i64>>(row, at)? else {
-        return Ok(None);
-    };
-    Ok(Some(LineItem {
-        line_item_id: id as u64,
-        product: cell(row, at + 1)?,
-        colour: cell(row, at + 2)?,
-        size: cell(row, at + 3)?,
-        quantity: cell::<i64>(row, at + 4)? as u32,
-        unit_price_cents: cell(row, at + 5)?,
-    }))
-}
-
-fn cell<T: FromValue>(row: &Row, index: usize) -> Result<T, DbError> {
-    row.get_opt::<T, usize>(index)
-        .and_then(Result::ok)
-        .ok_or_else(|| DbError::other(format!("unexpected value in column {index}")))
 }
 
 impl MysqlStore {
@@ -624,48 +546,6 @@ impl Database for MysqlStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn server_codes_sort_into_kinds() {
-        for (code, kind) in [
-            (1213, ErrorKind::Conflict),
-            (1020, ErrorKind::Conflict),
-            (1180, ErrorKind::Conflict),
-            (3101, ErrorKind::Conflict),
-            (1205, ErrorKind::Timeout),
-            (1317, ErrorKind::Timeout),
-            (1969, ErrorKind::Timeout),
-            (1047, ErrorKind::Unavailable),
-            (1062, ErrorKind::Constraint),
-            (1452, ErrorKind::Constraint),
-            (1045, ErrorKind::Connection),
-            (1927, ErrorKind::Connection),
-            (2013, ErrorKind::Connection),
-            (1146, ErrorKind::Other),
-        ] {
-            assert_eq!(kind_of_code(code), kind, "{code}");
-        }
-    }
-
-    #[test]
-    fn client_side_errors_are_other_and_lost_connections_connection() {
-        let params = mysql_async::Error::Driver(DriverError::StmtParamsMismatch {
-            required: 2,
-            supplied: 1,
-        });
-        assert_eq!(kind_of(&params), ErrorKind::Other);
-        let decode = mysql_async::Error::Driver(DriverError::FromValue {
-            value: SqlValue::NULL,
-        });
-        assert_eq!(kind_of(&decode), ErrorKind::Other);
-        let closed = mysql_async::Error::Driver(DriverError::ConnectionClosed);
-        assert_eq!(kind_of(&closed), ErrorKind::Connection);
-        let eof = mysql_async::Error::Io(mysql_async::IoError::Io(std::io::Error::new(
-            std::io::ErrorKind::UnexpectedEof,
-            "connection closed",
-        )));
-        assert_eq!(kind_of(&eof), ErrorKind::Connection);
-    }
 
     #[test]
     fn the_server_names_its_product() {

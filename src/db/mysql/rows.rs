@@ -1,0 +1,42 @@
+//! Rows of the order tables as the domain's types.
+
+use mysql_async::Row;
+use mysql_async::prelude::FromValue;
+
+use crate::db::sql::unknown_status;
+use crate::db::{DbError, OrderRow};
+use crate::workload::{LineItem, OrderStatus};
+
+pub(super) fn order_row(row: &Row) -> Result<OrderRow, DbError> {
+    let status: String = cell(row, 5)?;
+    Ok(OrderRow {
+        order_id: cell::<i64>(row, 0)? as u64,
+        client_id: cell::<i64>(row, 1)? as u64,
+        customer: cell(row, 2)?,
+        address: cell(row, 3)?,
+        created_at_ms: cell(row, 4)?,
+        status: OrderStatus::parse(&status).ok_or_else(|| unknown_status(&status))?,
+        subtotal_cents: cell(row, 6)?,
+    })
+}
+
+/// Item columns starting at `at`; `None` when the item side of a LEFT JOIN is NULL.
+pub(super) fn line_item(row: &Row, at: usize) -> Result<Option<LineItem>, DbError> {
+    let Some(id) = cell::<Option<i64>>(row, at)? else {
+        return Ok(None);
+    };
+    Ok(Some(LineItem {
+        line_item_id: id as u64,
+        product: cell(row, at + 1)?,
+        colour: cell(row, at + 2)?,
+        size: cell(row, at + 3)?,
+        quantity: cell::<i64>(row, at + 4)? as u32,
+        unit_price_cents: cell(row, at + 5)?,
+    }))
+}
+
+pub(super) fn cell<T: FromValue>(row: &Row, index: usize) -> Result<T, DbError> {
+    row.get_opt::<T, usize>(index)
+        .and_then(Result::ok)
+        .ok_or_else(|| DbError::other(format!("unexpected value in column {index}")))
+}
