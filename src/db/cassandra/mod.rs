@@ -11,6 +11,7 @@
 //! it only when it holds hatshop's marker table.
 
 mod options;
+mod read_back;
 mod rows;
 mod statements;
 
@@ -18,7 +19,6 @@ use std::collections::BTreeMap;
 use std::net::{IpAddr, ToSocketAddrs};
 use std::sync::Arc;
 
-use futures::TryStreamExt;
 use futures::future::try_join_all;
 use scylla::client::execution_profile::ExecutionProfile;
 use scylla::client::session::Session;
@@ -26,7 +26,6 @@ use scylla::client::session_builder::SessionBuilder;
 use scylla::policies::retry::{DefaultRetryPolicy, FallthroughRetryPolicy, RetryPolicy};
 use scylla::policies::timestamp_generator::MonotonicTimestampGenerator;
 use scylla::response::query_result::QueryResult;
-use scylla::response::{PagingState, PagingStateResponse};
 use scylla::statement::batch::{Batch, BatchType};
 use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::{Consistency, Statement};
@@ -35,8 +34,8 @@ use tokio::sync::OnceCell;
 
 use self::options::{BatchMode, CassandraOptions, Schema};
 use self::rows::{
-    ItemColumns, ListedOrderColumns, OrderColumns, big, classify, classify_pager, line_item,
-    listed_order, order_row, other, text,
+    ItemColumns, ListedOrderColumns, OrderColumns, big, classify, line_item, listed_order,
+    order_row, other, text,
 };
 use self::statements::{Prepared, table_ddl};
 use super::ownership::{self, MARKER, Ownership};
@@ -166,66 +165,6 @@ impl CassandraStore {
         if let Some(index) = self.nodes.iter().position(|node| *node == ip) {
             super::served_by(index + 1);
         }
-    }
-
-    async fn snapshot_at(&self, consistency: Consistency) -> Result<Snapshot, DbError> {
-        let ks = &self.keyspace;
-        let mut snapshot = Snapshot::default();
-        let mut orders = self
-            .session
-            .query_iter(
-                read_back(
-                    format!(
-                        "SELECT order_id, client_id, customer, address, created_at_ms, status, \
-                         subtotal_cents FROM {ks}.orders"
-                    ),
-                    consistency,
-                ),
-                (),
-            )
-            .await
-            .map_err(classify_pager)?
-            .rows_stream::<OrderColumns>()
-            .map_err(other)?;
-        while let Some(columns) = orders.try_next().await.map_err(other)? {
-            snapshot.orders.push(order_row(columns));
-        }
-        snapshot.orders.sort_by_key(|o| o.order_id);
-        let item_table = match self.options.schema {
-            Schema::ByOrder => "line_items_by_order",
-            Schema::ByItem => "line_items",
-        };
-        let mut items = self
-            .session
-            .query_iter(
-                read_back(
-                    format!(
-                        "SELECT line_item_id, product, colour, size, quantity, unit_price_cents, \
-                         order_id FROM {ks}.{item_table}"
-                    ),
-                    consistency,
-                ),
-                (),
-            )
-            .await
-            .map_err(classify_pager)?
-            .rows_stream::<(
-                i64,
-                Option<String>,
-                Option<String>,
-                Option<String>,
-                Option<i32>,
-                Option<i64>,
-                Option<i64>,
-            )>()
-            .map_err(other)?;
-        while let Some((id, product, colour, size, quantity, price, order_id)) =
-            items.try_next().await.map_err(other)?
-        {
-            let item = line_item((id, product, colour, size, quantity, price));
-            snapshot.items.push((order_id.unwrap_or(0) as u64, item));
-        }
-        Ok(snapshot)
     }
 
     /// Runs a schema statement; an error names the statement.
@@ -583,44 +522,7 @@ impl Database for CassandraStore {
     }
 
     async fn kv_page(&self, cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
-        let p = self.statements().await?;
-        let paging = match cursor {
-            Some(bytes) => PagingState::new_from_raw_bytes(bytes),
-            None => PagingState::start(),
-        };
-        // Read back at ALL, as the snapshot is; QUORUM with a replica down.
-        let mut scan = p.kv_scan.clone();
-        scan.set_consistency(Consistency::All);
-        let (result, response) = match self
-            .session
-            .execute_single_page(&scan, (), paging.clone())
-            .await
-            .map_err(classify)
-        {
-            Err(e) if e.kind == ErrorKind::Unavailable => {
-                scan.set_consistency(Consistency::Quorum);
-                self.session
-                    .execute_single_page(&scan, (), paging)
-                    .await
-                    .map_err(classify)?
-            }
-            result => result?,
-        };
-        let records = result
-            .into_rows_result()
-            .map_err(other)?
-            .rows::<(String, Option<Vec<u8>>)>()
-            .map_err(other)?
-            .map(|r| r.map(|(k, v)| (k, v.unwrap_or_default())))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(other)?;
-        let next = match response {
-            PagingStateResponse::HasMorePages { state } => {
-                state.as_bytes_slice().map(|bytes| bytes.to_vec())
-            }
-            PagingStateResponse::NoMorePages => None,
-        };
-        Ok(KvPage { records, next })
+        self.kv_page_read_back(cursor).await
     }
 
     fn info(&self) -> StoreInfo {
@@ -639,13 +541,6 @@ impl Database for CassandraStore {
             settings,
         }
     }
-}
-
-/// A whole-table read at `consistency`.
-fn read_back(cql: String, consistency: Consistency) -> Statement {
-    let mut statement = Statement::new(cql);
-    statement.set_consistency(consistency);
-    statement
 }
 
 /// Numbers the ring's nodes for the op log: the URL's hosts first, in their order, then
