@@ -7,18 +7,19 @@
 //! (`cassandra`, `galera`, with settings after `?`), each started fresh with that many
 //! nodes, run, then stopped and wiped, also when a run fails or Ctrl-C ends the sweep.
 
+mod targets;
+
 use std::path::Path;
-use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
 use super::run::{EXIT_INTERRUPTED, VerifyDifferences, execute};
 use crate::cli::{RunArgs, SweepArgs, all_settings};
-use crate::cluster::{self, Home, ServerKind, StartOptions};
+use crate::cluster::Home;
 use crate::config::{
     RunConfig, create_empty_folder, missing_folders, remove_folders, stamp, unique_dir,
 };
-use crate::db::{DbUrl, StoreMeta, store_meta};
+use crate::db::StoreMeta;
 use crate::report::sweep::{self, RunPlace, SweepRow};
 use crate::report::table::format_us;
 use crate::report::{read_json, write_csv};
@@ -26,6 +27,7 @@ use crate::result_dir;
 use crate::stats::Summary;
 use crate::verify::VerifyReport;
 use crate::{interrupt, note, say};
+use targets::{StartedServer, Target};
 
 /// The settings that vary, in step: `values[step][key]`.
 #[derive(Debug, PartialEq)]
@@ -139,147 +141,6 @@ fn takers(key: &str) -> String {
         .find(|(s, _)| s.name == key)
         .map(|(_, stores)| stores.join(" and "))
         .unwrap_or_default()
-}
-
-/// A database a sweep runs on.
-#[derive(Debug, Clone)]
-enum Target {
-    Url(String),
-    /// A server the sweep starts at each size, with URL settings for its runs.
-    Server {
-        kind: ServerKind,
-        query: String,
-    },
-}
-
-impl Target {
-    fn parse(text: &str, nodes_sweep: bool) -> Result<Target> {
-        if !nodes_sweep {
-            return Ok(Target::Url(text.to_string()));
-        }
-        let (name, query) = text.split_once('?').unwrap_or((text, ""));
-        let names: Vec<&str> = ServerKind::all()
-            .iter()
-            .filter(|k| k.meta().max_nodes > 1)
-            .map(|k| k.name())
-            .collect();
-        match ServerKind::find(name) {
-            Some(kind) if kind.meta().max_nodes > 1 => Ok(Target::Server {
-                kind,
-                query: query.to_string(),
-            }),
-            _ => bail!(
-                "a nodes sweep starts its own servers: give --db as a server of several nodes \
-                 ({}), with settings after ?, e.g. --db 'cassandra?rf=2' (got '{text}')",
-                names.join(", ")
-            ),
-        }
-    }
-
-    /// How rows and charts name it.
-    fn label(&self) -> String {
-        match self {
-            Target::Url(url) => {
-                let scheme = url.split("://").next().unwrap_or(url);
-                match url.split_once('?') {
-                    Some((_, query)) => format!("{scheme}?{query}"),
-                    None => scheme.to_string(),
-                }
-            }
-            Target::Server { kind, query } if query.is_empty() => kind.name().to_string(),
-            Target::Server { kind, query } => format!("{}?{query}", kind.name()),
-        }
-    }
-
-    /// The URL of a run: as given, or the started server's with the settings.
-    fn url(&self, server: Option<&cluster::ServerRecord>) -> String {
-        match (self, server) {
-            (Target::Url(url), _) => url.clone(),
-            (Target::Server { query, .. }, Some(record)) if !query.is_empty() => {
-                format!("{}?{query}", record.url)
-            }
-            (Target::Server { .. }, Some(record)) => record.url.clone(),
-            (Target::Server { kind, .. }, None) => unreachable!("{} is started first", kind.name()),
-        }
-    }
-
-    /// The store its runs use.
-    fn store(&self) -> Result<&'static StoreMeta> {
-        let scheme = match self {
-            Target::Url(url) => DbUrl::parse(url).map_err(anyhow::Error::msg)?.scheme(),
-            Target::Server { kind, .. } => kind.meta().store,
-        };
-        Ok(store_meta(scheme).expect("a known store"))
-    }
-
-    /// A URL of the right store for checking a run's flags before servers start.
-    fn probe_url(&self) -> String {
-        match self {
-            Target::Url(url) => url.clone(),
-            Target::Server { kind, query } => {
-                let store = kind.meta().store;
-                let query = if query.is_empty() {
-                    String::new()
-                } else {
-                    format!("?{query}")
-                };
-                format!("{store}://127.0.0.1/hatshop{query}")
-            }
-        }
-    }
-}
-
-/// A server the sweep started: stopped and wiped when dropped, whatever happened.
-struct StartedServer {
-    home: Home,
-    kind: ServerKind,
-    record: cluster::ServerRecord,
-}
-
-impl StartedServer {
-    async fn start(home: &Home, kind: ServerKind, nodes: usize) -> Result<StartedServer> {
-        let home = home.clone();
-        let began = Instant::now();
-        let started = tokio::task::spawn_blocking({
-            let home = home.clone();
-            move || -> Result<cluster::ServerRecord> {
-                // Ctrl-C reaches the waits of a start through this.
-                let _listening = interrupt::Listening::new();
-                cluster::wipe(&home, kind)?;
-                let options = StartOptions {
-                    nodes,
-                    ..StartOptions::default()
-                };
-                match cluster::start(&home, kind, &options) {
-                    Ok((record, _)) => Ok(record),
-                    Err(e) => {
-                        let _ = cluster::wipe(&home, kind);
-                        Err(e)
-                    }
-                }
-            }
-        })
-        .await??;
-        note!(
-            "{} with {nodes} node{} ready in {:.0} s",
-            kind.name(),
-            if nodes == 1 { "" } else { "s" },
-            began.elapsed().as_secs_f64()
-        );
-        Ok(StartedServer {
-            home,
-            kind,
-            record: started,
-        })
-    }
-}
-
-impl Drop for StartedServer {
-    fn drop(&mut self) {
-        if let Err(e) = cluster::wipe(&self.home, self.kind) {
-            note!("could not stop {}: {e:#}", self.kind.name());
-        }
-    }
 }
 
 fn rows_of_run(place: &RunPlace, dir: &Path) -> Result<Vec<SweepRow>> {
