@@ -26,6 +26,10 @@ pub enum Command {
     Run(RunArgs),
     /// Write a workload's event stream to a JSON Lines file.
     Generate(GenerateArgs),
+    /// Make hatshop's tables empty and ready, for the shards of a run (`run --shard`).
+    Prepare(PrepareArgs),
+    /// Join the folders of a run's shards into one folder that reports and verifies.
+    Merge(MergeArgs),
     /// Check that a run's database holds exactly what its event stream says.
     Verify(VerifyArgs),
     /// Write report.html (charts, tables, errors) for a result folder.
@@ -224,6 +228,13 @@ pub struct RunArgs {
     /// so two clients race on one order (default: the spec's `conflicts`, else 0).
     #[arg(long, value_name = "SHARE")]
     pub conflicts: Option<f64>,
+    /// Run one shard of the run, I of N (from 0), with the other shards on other
+    /// client machines: each reads the whole stream and runs the lanes of its share of
+    /// the orders (--rate is the rate of all shards together). Needs tables made by
+    /// `hatshop prepare`; `hatshop merge` joins the shards' folders. auto/N takes I from
+    /// $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job).
+    #[arg(long, value_name = "I/N", env = "HATSHOP_SHARD")]
+    pub shard: Option<String>,
     /// Faults to inject: a TOML file of [[faults]] tables (at, action, node), in place
     /// of the spec's; they go to the server hatshop started that serves --db.
     #[arg(long, value_name = "FILE")]
@@ -347,6 +358,31 @@ pub struct VerifyArgs {
     /// Longest wait for one page of data read back.
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     pub op_timeout: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct PrepareArgs {
+    /// The database the shards will use (a SQLite file must be named).
+    #[arg(long, env = "HATSHOP_DB", hide_env_values = true, long_help = db_help())]
+    pub db: String,
+    /// Longest wait for a connection, handshake and authentication included.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub connect_timeout: f64,
+    /// Drop tables (or a keyspace) of hatshop's names even if hatshop did not create them.
+    #[arg(long)]
+    pub recreate: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards' result folders (`run --shard I/N`), one per shard, any order.
+    #[arg(required = true)]
+    pub shard_dirs: Vec<PathBuf>,
+    /// The merged folder to write (must not exist or be empty).
+    #[arg(short, long, value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Args)]

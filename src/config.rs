@@ -56,6 +56,8 @@ pub struct RunConfig {
     /// Closed loop, or open loop at `--rate` (with `--ramp`, climbing).
     pub pace: crate::runner::Pace,
     pub conflicts: f64,
+    /// This process runs one shard of the run (`--shard I/N`).
+    pub shard: Option<crate::runner::Shard>,
     /// Faults to inject, in time order (the server is found when the run starts).
     pub faults: Vec<Fault>,
     /// `--home`, for the servers faults go to.
@@ -145,7 +147,22 @@ impl RunConfig {
                 humantime::format_duration(limit)
             );
         }
-        let run_id = run_id(db.scheme(), &source);
+        let shard = args
+            .shard
+            .as_deref()
+            .map(|text| {
+                let job_index = std::env::var("JOB_COMPLETION_INDEX").ok();
+                crate::runner::Shard::parse(text, job_index.as_deref())
+            })
+            .transpose()
+            .map_err(anyhow::Error::msg)?;
+        if let Some(shard) = shard {
+            check_shardable(shard, &db, conflicts, &faults, args.verify)?;
+        }
+        let mut run_id = run_id(db.scheme(), &source);
+        if let Some(shard) = shard {
+            run_id = format!("{run_id}-shard{}of{}", shard.index, shard.count);
+        }
         let out_dir = match &args.out {
             Some(dir) => dir.clone(),
             None => unique_dir(Path::new("results"), &run_id),
@@ -167,6 +184,7 @@ impl RunConfig {
             retries: args.retries,
             pace,
             conflicts,
+            shard,
             faults,
             home: args.home.clone(),
             out_dir,
@@ -350,6 +368,36 @@ pub fn stamp() -> String {
         .filter(|c| c.is_ascii_digit() || *c == 'T')
         .collect::<String>()
         .replace('T', "-")
+}
+
+/// What a shard cannot do alone: verify, use a database file inside its own folder,
+/// race lanes of other shards, or inject faults once for all.
+fn check_shardable(
+    shard: crate::runner::Shard,
+    db: &DbUrl,
+    conflicts: f64,
+    faults: &[Fault],
+    verify: bool,
+) -> Result<()> {
+    if verify {
+        bail!(
+            "--shard {shard}: a shard cannot verify alone (the others write to the same \
+             tables); verify the folder `hatshop merge` makes"
+        );
+    }
+    if db.scheme() == "sqlite" && db.file().is_none() {
+        bail!(
+            "--shard {shard}: every shard must reach one database; give a file \
+             (sqlite:///path/to/file.db) that `hatshop prepare` made"
+        );
+    }
+    if conflicts > 0.0 {
+        bail!("--shard {shard}: conflicts race lanes of one client; run them without --shard");
+    }
+    if !faults.is_empty() {
+        bail!("--shard {shard}: a sharded run injects no faults (each shard would inject them)");
+    }
+    Ok(())
 }
 
 /// `20261121-224501-sqlite-hatshop-random`: sortable, and says what ran.

@@ -48,6 +48,10 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
     match &cli.command {
         Command::Run(args) => commands::run::run(args).await,
         Command::Generate(args) => commands::generate::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Prepare(args) => commands::prepare::run(args)
+            .await
+            .map(|()| ExitCode::SUCCESS),
+        Command::Merge(args) => commands::merge::run(args).map(|()| ExitCode::SUCCESS),
         Command::Verify(args) => Ok(if commands::verify::run(args).await? {
             ExitCode::SUCCESS
         } else {

@@ -82,16 +82,39 @@ pub struct RunRecord {
     /// busiest thread (a recovered run has none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<crate::client_cost::ClientCost>,
+    /// This folder holds one shard of a run (`--shard I/N`); `hatshop merge` joins them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::runner::Shard>,
+    /// A merged folder: the shards it was made of, in shard order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<ShardOrigin>,
 }
 
 impl RunRecord {
-    /// How the run dealt events to lanes, for `verify` and `recover` to deal alike.
+    /// How the run dealt events to lanes (over every shard's lanes), for `verify` and
+    /// `recover` to deal alike.
     pub fn dealing(&self) -> crate::runner::Dealing {
         crate::runner::Dealing {
-            lanes: self.plan.concurrency.max(1),
+            lanes: self.plan.concurrency.max(1) * self.shard.map_or(1, |shard| shard.count),
             conflicts: self.plan.conflicts,
         }
     }
+}
+
+/// One shard of a merged folder, as run.json lists it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ShardOrigin {
+    pub index: usize,
+    pub run_id: String,
+    /// The shard's own folder, as given to `hatshop merge`.
+    pub dir: String,
+    pub status: String,
+    pub host: Host,
+    pub measure_started_at: Option<String>,
+    pub finished_at: Option<String>,
+    pub measured_ops: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<crate::client_cost::ClientCost>,
 }
 
 /// What `hatshop recover` did.

@@ -64,6 +64,9 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     if bound_us <= 0.0 {
         bail!("--p99-under must be above zero");
     }
+    if args.shard.is_some() {
+        bail!("--shard splits one run over client machines; --find-max runs on one");
+    }
     if args.rate.is_some_and(|r| r.is_ramp()) || args.ramp.is_some() {
         bail!("--find-max chooses its own rates: give --rate one starting rate, and no --ramp");
     }

@@ -2,6 +2,8 @@
 
 pub mod find_max;
 pub mod generate;
+pub mod merge;
+pub mod prepare;
 pub mod recover;
 pub mod run;
 pub mod server;

@@ -5,7 +5,6 @@
 //! logged events go into run.json, and `verify` calls uncertain whatever may have
 //! reached the store after them.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
@@ -13,32 +12,11 @@ use anyhow::{Context, Result, bail};
 
 use super::open_stream;
 use super::run::rfc3339;
-use crate::db::ErrorKind;
+use crate::report::oplog_stats::{LoggedOp, Rebuilt};
 use crate::report::{html, write_json, write_statistics};
 use crate::result_dir::{self, Recovery};
-use crate::stats::{Outcome, RunStats};
-use crate::workload::{EventType, Phase};
+use crate::workload::Phase;
 use crate::{interrupt, say};
-
-/// One op log row, as recover needs it.
-#[derive(serde::Deserialize)]
-struct LoggedOp {
-    event_type: String,
-    seq: u64,
-    target: u64,
-    timestamp: String,
-    latency_us: f64,
-    success: bool,
-    error_kind: String,
-    #[serde(default)]
-    node: Option<u16>,
-    #[serde(default)]
-    attempts: Option<u32>,
-    #[serde(default)]
-    error_code: String,
-    #[serde(default)]
-    intended_start_ns: Option<u64>,
-}
 
 pub fn run(dir: &Path) -> Result<()> {
     let _listening = interrupt::Listening::new();
@@ -73,63 +51,37 @@ pub fn run(dir: &Path) -> Result<()> {
         if interrupt::requested() {
             bail!("recover interrupted");
         }
-        let row =
-            row.with_context(|| format!("{}: line {} is not valid", ops.display(), line + 2))?;
-        let at = humantime::parse_rfc3339(&row.timestamp)
-            .with_context(|| format!("{}: line {}: bad timestamp", ops.display(), line + 2))?;
-        rows.push((at, row));
+        let bad = || format!("{}: line {} is not valid", ops.display(), line + 2);
+        let row = row.with_context(bad)?;
+        let at = row.sent_at().with_context(bad)?;
+        let event = row.event().with_context(bad)?;
+        rows.push((at, event, row));
     }
     let start = match &record.measure_started_at {
         Some(text) => humantime::parse_rfc3339(text).context("run.json: bad measure_started_at")?,
         None => rows
             .iter()
-            .map(|(at, _)| *at)
+            .map(|(at, _, _)| *at)
             .min()
             .unwrap_or_else(SystemTime::now),
     };
 
-    let mut intervals: BTreeMap<u64, RunStats> = BTreeMap::new();
-    let mut end = start;
+    let mut rebuilt = Rebuilt::new(start, interval);
     let lanes = record.plan.concurrency.max(1);
     let mut lane_last_seq: Vec<Option<u64>> = vec![None; lanes];
     let dealing = record.dealing();
-    for (at, row) in &rows {
-        let Some(event) = EventType::ALL.iter().find(|e| e.as_str() == row.event_type) else {
-            bail!("{}: unknown event type '{}'", ops.display(), row.event_type);
+    // A shard's lanes are dealing's lanes from its first one on.
+    let first_lane = record.shard.map_or(0, |shard| shard.first_lane(lanes));
+    for (at, event, row) in &rows {
+        rebuilt.add(*at, row, *event);
+        let dealt = dealing.deal(row.seq, row.target, *event, Phase::Measure);
+        let Some(lane) = lane_last_seq.get_mut(dealt.lane.wrapping_sub(first_lane)) else {
+            bail!(
+                "{}: line for seq {} belongs to another shard's lanes",
+                ops.display(),
+                row.seq
+            );
         };
-        let offset = at.duration_since(start).unwrap_or_default();
-        let index = (offset.as_nanos() / interval.as_nanos().max(1)) as u64;
-        let latency_ns = (row.latency_us * 1_000.0).round() as u64;
-        let retries = u64::from(row.attempts.unwrap_or(1).saturating_sub(1));
-        let outcome = if row.success {
-            Outcome::Ok {
-                retries,
-                response_ns: row.intended_start_ns.map(|due| {
-                    let sent = at
-                        .duration_since(SystemTime::UNIX_EPOCH)
-                        .map_or(0, |d| d.as_nanos() as u64);
-                    (sent + latency_ns).saturating_sub(due)
-                }),
-            }
-        } else {
-            Outcome::Failed {
-                kind: ErrorKind::parse(&row.error_kind)
-                    .unwrap_or(ErrorKind::Other)
-                    .as_str(),
-                code: (!row.error_code.is_empty()).then_some(row.error_code.as_str()),
-                message: "(recovered from ops.csv)",
-                retries,
-            }
-        };
-        intervals
-            .entry(index)
-            .or_insert_with(|| RunStats::new(EventType::ALL.len()))
-            .record(event.index(), row.node.unwrap_or(0), latency_ns, outcome);
-        end = end.max(*at + Duration::from_nanos(latency_ns));
-        let lane = dealing
-            .deal(row.seq, row.target, *event, Phase::Measure)
-            .lane;
-        let lane = &mut lane_last_seq[lane];
         *lane = (*lane).max(Some(row.seq));
     }
     // Measuring began only after every lane had applied the load and the warm-up.
@@ -140,8 +92,7 @@ pub fn run(dir: &Path) -> Result<()> {
             *lane = (*lane).max(Some(before));
         }
     }
-    let intervals: Vec<(u64, RunStats)> = intervals.into_iter().collect();
-    let elapsed = end.duration_since(start).unwrap_or_default();
+    let (intervals, elapsed, end) = rebuilt.finish();
     write_statistics(
         dir,
         &intervals,
@@ -157,8 +108,8 @@ pub fn run(dir: &Path) -> Result<()> {
     // The failed writes the op log shows (those of the load and warm-up are lost).
     let failed: Vec<result_dir::FailedWriteRow> = rows
         .iter()
-        .filter(|(_, r)| !r.success && !matches!(r.event_type.as_str(), "read" | "read_order"))
-        .map(|(_, r)| result_dir::FailedWriteRow {
+        .filter(|(_, _, r)| !r.success && r.is_write())
+        .map(|(_, _, r)| result_dir::FailedWriteRow {
             seq: r.seq,
             event_type: r.event_type.clone(),
             target: r.target,

@@ -34,7 +34,7 @@ use crate::{note, say};
 /// Exit code of a run stopped by a signal, as shells expect.
 pub const EXIT_INTERRUPTED: u8 = interrupt::EXIT_CODE as u8;
 /// How long creating the schema may take (a keyspace on a ring agrees slowly).
-const SETUP_TIMEOUT: Duration = Duration::from_secs(120);
+pub(super) const SETUP_TIMEOUT: Duration = Duration::from_secs(120);
 
 pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     if args.find_max {
@@ -81,9 +81,10 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
         check_reads: store.holds_data(),
         hash_stream: matches!(config.source, EventSource::Generated { .. }),
         dealing: Dealing {
-            lanes: config.concurrency,
+            lanes: config.concurrency * config.shard.map_or(1, |shard| shard.count),
             conflicts: config.conflicts,
         },
+        shard: config.shard,
     };
     let mut record = initial_record(config, &plan, &store.info(), clock.wall);
     let run_json = result_dir::file(&config.out_dir, result_dir::RUN_JSON);
@@ -156,7 +157,8 @@ async fn connect_and_set_up(config: &RunConfig, stop: &StopSignal) -> Result<Sto
         settings: config.settings.clone(),
         connect_timeout: config.connect_timeout,
         op_timeout: config.op_timeout,
-        existing_only: false,
+        // A shard creates nothing: `hatshop prepare` did.
+        existing_only: config.shard.is_some(),
     };
     let store = within(
         config.connect_timeout,
@@ -174,6 +176,18 @@ async fn connect_and_set_up(config: &RunConfig, stop: &StopSignal) -> Result<Sto
             config.run_id
         ),
     };
+    if let Some(shard) = config.shard {
+        // Shards share the tables: dropping them here would wipe the others' orders.
+        within(SETUP_TIMEOUT, "check the tables", stop, store.use_existing())
+            .await
+            .map_err(|e| {
+                anyhow!(
+                    "{e:#}: a shard ({shard}) uses the tables that `hatshop prepare --db {}` makes before the shards start",
+                    config.db
+                )
+            })?;
+        return Ok(store);
+    }
     within(SETUP_TIMEOUT, "set up", stop, store.setup(&owner))
         .await
         .with_context(|| format!("cannot set up the schema in {}", config.db))?;
@@ -181,7 +195,7 @@ async fn connect_and_set_up(config: &RunConfig, stop: &StopSignal) -> Result<Sto
 }
 
 /// Awaits `work` unless the deadline passes or the run is stopped first.
-async fn within<T>(
+pub(super) async fn within<T>(
     limit: Duration,
     what: &str,
     stop: &StopSignal,
@@ -529,6 +543,8 @@ fn initial_record(
         recovered: None,
         faults: Vec::new(),
         client: None,
+        shard: config.shard,
+        shards: Vec::new(),
     }
 }
 
@@ -551,7 +567,9 @@ fn show_progress(
     if !config.show_progress || !std::io::stderr().is_terminal() {
         return None;
     }
-    let bar = ProgressBar::new(config.total_events());
+    // A shard applies about its share of the stream.
+    let shards = config.shard.map_or(1, |shard| shard.count) as u64;
+    let bar = ProgressBar::new(config.total_events().div_ceil(shards));
     bar.set_style(
         ProgressStyle::with_template("{elapsed_precise} [{bar:32}] {human_pos}/{human_len} {msg}")
             .expect("a valid template")

@@ -23,6 +23,13 @@ pub async fn run(args: &VerifyArgs) -> Result<bool> {
     let _listening = interrupt::Listening::new();
     let dir = &args.result_dir;
     let record = result_dir::load_complete(dir)?;
+    if let Some(shard) = record.shard {
+        bail!(
+            "{} holds shard {shard} of a run, whose other shards wrote to the same tables: \
+             `hatshop merge` the shards' folders and verify the merged folder",
+            dir.display()
+        );
+    }
     let url = match &args.db {
         Some(url) => DbUrl::parse(url).map_err(anyhow::Error::msg)?,
         None => recorded_url(dir, &record)?,
@@ -108,7 +115,9 @@ pub async fn verify_store<D: Database>(
             record.hatshop_version
         );
     }
-    waiting(page_timeout, "check hatshop's marker", store.check_owned()).await?;
+    waiting(page_timeout, "check hatshop's marker", store.check_owned())
+        .await
+        .map_err(|e| anyhow!("{e:#}: nothing to verify"))?;
     let failures = failed_writes(dir)?;
     let whole_ids: HashSet<OrderId> = failures
         .iter()

@@ -137,6 +137,11 @@ pub trait Database: Send + Sync + 'static {
     /// Whether hatshop's tables exist with its marker (what `verify` reads back).
     fn check_owned(&self) -> impl Future<Output = Result<(), DbError>> + Send;
 
+    /// Uses hatshop's tables as they are, dropping nothing: a shard of a run whose
+    /// tables `hatshop prepare` made. Checks the marker and readies what `setup` readies
+    /// (prepared statements, scripts).
+    fn use_existing(&self) -> impl Future<Output = Result<(), DbError>> + Send;
+
     fn create_order(&self, order: &Order) -> impl Future<Output = Result<(), DbError>> + Send;
 
     fn read_order(

@@ -40,11 +40,11 @@ impl Ownership {
     }
 }
 
-/// The error `verify` gives when the store holds nothing of hatshop's.
+/// The error when the store holds nothing of hatshop's (`verify`, a shard).
 pub fn not_ours(target: &str) -> DbError {
     DbError::new(
         ErrorKind::Other,
-        format!("{target} holds no hatshop tables (no {MARKER} marker): nothing to verify"),
+        format!("{target} holds no hatshop tables (no {MARKER} marker)"),
     )
 }
 

@@ -268,6 +268,18 @@ impl PostgresStore {
     }
 
     /// A free connection if there is one, else the next in turn; open if closed.
+    /// Opens every connection again, preparing the statements on each (the tables are
+    /// there now).
+    async fn prepare_everywhere(&self) -> Result<(), DbError> {
+        self.tables_ready.store(true, Ordering::Relaxed);
+        for connection in &self.connections {
+            let mut slot = connection.lock().await;
+            *slot = None;
+            *slot = Some(self.open().await?);
+        }
+        Ok(())
+    }
+
     async fn conn(&self) -> Result<Held<'_>, DbError> {
         let n = self.connections.len();
         let start = self.next.fetch_add(1, Ordering::Relaxed);
@@ -319,13 +331,12 @@ impl Database for PostgresStore {
         }
         // Statements prepared against the old tables are stale now; prepare them again
         // on every connection before anything is measured.
-        self.tables_ready.store(true, Ordering::Relaxed);
-        for connection in &self.connections {
-            let mut slot = connection.lock().await;
-            *slot = None;
-            *slot = Some(self.open().await?);
-        }
-        Ok(())
+        self.prepare_everywhere().await
+    }
+
+    async fn use_existing(&self) -> Result<(), DbError> {
+        self.check_owned().await?;
+        self.prepare_everywhere().await
     }
 
     async fn check_owned(&self) -> Result<(), DbError> {

@@ -429,6 +429,11 @@ impl Database for RedisStore {
         }
     }
 
+    async fn use_existing(&self) -> Result<(), DbError> {
+        self.check_owned().await?;
+        self.load_scripts().await
+    }
+
     async fn create_order(&self, order: &Order) -> Result<(), DbError> {
         let mut pipe = redis::pipe();
         pipe.atomic();

@@ -81,6 +81,10 @@ macro_rules! stores {
                 match self { $(Store::$variant(db) => db.check_owned().await,)* }
             }
 
+            async fn use_existing(&self) -> Result<(), DbError> {
+                match self { $(Store::$variant(db) => db.use_existing().await,)* }
+            }
+
             async fn create_order(&self, order: &Order) -> Result<(), DbError> {
                 match self { $(Store::$variant(db) => db.create_order(order).await,)* }
             }

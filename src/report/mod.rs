@@ -11,6 +11,7 @@ pub mod html;
 pub mod intervals;
 pub mod load;
 pub mod oplog;
+pub mod oplog_stats;
 pub mod significance;
 pub mod svg;
 pub mod sweep;

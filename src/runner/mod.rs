@@ -24,7 +24,7 @@ use crate::workload::EventType;
 
 pub use expect::Expectations;
 pub use lane::{PhaseClock, Progress};
-pub use plan::{Dealing, Dealt, Pace, RunPlan, lane_of};
+pub use plan::{Dealing, Dealt, Pace, RunPlan, Shard, lane_of};
 pub use source::EventStream;
 pub use stop::{StopReason, StopSignal};
 
@@ -180,6 +180,9 @@ pub async fn run<D: Database>(
         runtime: Handle::current(),
         hash: plan.hash_stream,
         dealing: plan.dealing,
+        first_lane: plan
+            .shard
+            .map_or(0, |shard| shard.first_lane(plan.concurrency)),
         races,
         phases: phases.clone(),
     };

@@ -78,8 +78,57 @@ pub struct RunPlan {
     pub check_reads: bool,
     /// Hash the stream as it is dispatched (off when the hash is known already).
     pub hash_stream: bool,
-    /// How events are dealt to lanes.
+    /// How events are dealt to lanes (over the lanes of every shard).
     pub dealing: Dealing,
+    /// This process runs one shard of the run: only its own lanes (`--shard I/N`).
+    pub shard: Option<Shard>,
+}
+
+/// One client's part of a run spread over several (`--shard I/N`): every shard reads
+/// the whole stream and runs lanes `I·c … I·c + c − 1` of the `N·c` lanes it is dealt
+/// over, so each order's events stay in one lane of one shard, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl Shard {
+    /// `I/N`, or `auto/N` with I from `$JOB_COMPLETION_INDEX` (a Kubernetes Indexed Job).
+    pub fn parse(text: &str, job_index: Option<&str>) -> Result<Shard, String> {
+        let bad = || format!("--shard takes I/N (e.g. 0/2) or auto/N, got '{text}'");
+        let (index, count) = text.split_once('/').ok_or_else(bad)?;
+        let count: usize = count.trim().parse().map_err(|_| bad())?;
+        let index: usize = match index.trim() {
+            "auto" => {
+                let from_env = job_index.ok_or_else(|| {
+                    "--shard auto/N reads the shard from JOB_COMPLETION_INDEX, which is not set"
+                        .to_string()
+                })?;
+                from_env.trim().parse().map_err(|_| {
+                    format!("JOB_COMPLETION_INDEX must be a number, got '{from_env}'")
+                })?
+            }
+            index => index.parse().map_err(|_| bad())?,
+        };
+        if count == 0 || index >= count {
+            return Err(format!(
+                "--shard {index}/{count}: the index counts from 0 and must be below the number of shards"
+            ));
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// The first of this shard's lanes among all shards' lanes, with `lanes` per shard.
+    pub fn first_lane(self, lanes: usize) -> usize {
+        self.index * lanes
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
 }
 
 /// The lane of an order or key: a fixed hash of its id, so that a run with the same
@@ -222,6 +271,25 @@ mod tests {
                 .deal(5, 5, EventType::UpdateOrder, Phase::Measure)
                 .own,
             None
+        );
+    }
+
+    #[test]
+    fn shards_are_read_from_the_flag_or_the_job_index() {
+        assert_eq!(Shard::parse("1/3", None), Ok(Shard { index: 1, count: 3 }));
+        assert_eq!(
+            Shard::parse("auto/4", Some("2")),
+            Ok(Shard { index: 2, count: 4 })
+        );
+        assert_eq!(Shard::parse("1/3", None).unwrap().first_lane(8), 8);
+        for bad in ["3/3", "1", "a/2", "0/0", "auto/2"] {
+            let err = Shard::parse(bad, None).unwrap_err();
+            assert!(!err.contains('\n'), "{err}");
+        }
+        assert!(
+            Shard::parse("auto/2", Some("x"))
+                .unwrap_err()
+                .contains("JOB_COMPLETION_INDEX")
         );
     }
 

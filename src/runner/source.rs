@@ -64,6 +64,9 @@ pub struct Source {
     pub runtime: Handle,
     pub hash: bool,
     pub dealing: Dealing,
+    /// With `--shard`, this process's lanes are dealing's lanes `first_lane..` (0 otherwise):
+    /// events dealt to other shards' lanes are hashed and counted, not sent.
+    pub first_lane: usize,
     /// Where racing orders are noted (with `conflicts`).
     pub races: Option<Arc<Races>>,
     /// Set when the first warm-up and the first measured event are about to be handed out.
@@ -123,8 +126,14 @@ impl Source {
                 event.op.event_type(),
                 event.phase,
             );
-            let lane = dealt.lane;
+            let Some(lane) = self.local(dealt.lane) else {
+                // Another shard's event: it keeps its slot, so shards share one schedule.
+                slot += 1;
+                continue;
+            };
             if let Some(own) = dealt.own {
+                // Races stay within a shard (`--shard` refuses `conflicts`).
+                let own = self.local(own).expect("races are dealt within one shard");
                 if let Some(races) = &self.races {
                     races.dealt(event.op.target().id());
                 }
@@ -173,6 +182,12 @@ impl Source {
             complete: complete && error.is_none(),
             error,
         }
+    }
+
+    /// This process's lane for one of dealing's lanes, if it is one of its shard's.
+    fn local(&self, lane: usize) -> Option<usize> {
+        lane.checked_sub(self.first_lane)
+            .filter(|local| *local < self.lanes.len())
     }
 
     /// Sends a full batch; if that lane is busy, first hands out what other lanes are

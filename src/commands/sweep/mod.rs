@@ -199,6 +199,9 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
     if args.repeat == 0 {
         bail!("--repeat must be at least 1");
     }
+    if args.run.shard.is_some() {
+        bail!("--shard splits one run over client machines; a sweep runs on one");
+    }
     let nodes_sweep = steps.keys.iter().any(|k| k == "nodes");
     let dbs = if nodes_sweep && args.run.db == ["sqlite://"] {
         bail!(

@@ -297,6 +297,12 @@ impl Database for CassandraStore {
         }
     }
 
+    async fn use_existing(&self) -> Result<(), DbError> {
+        self.check_owned().await?;
+        self.statements().await?;
+        Ok(())
+    }
+
     async fn create_order(&self, order: &Order) -> Result<(), DbError> {
         let p = self.statements().await?;
         let mut order_values = vec![

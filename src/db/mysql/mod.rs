@@ -270,18 +270,10 @@ impl MysqlStore {
             .filter(|n| TABLES.contains(&n.as_str()))
             .collect())
     }
-}
 
-impl Database for MysqlStore {
-    async fn setup(&self, owner: &Ownership) -> Result<(), DbError> {
-        let mut conn = self.admin_conn().await?;
-        let existing = self.existing_tables(&mut conn).await?;
-        for statement in setup_statements(&self.target, owner, &existing, CREATE, "VARCHAR(255)")? {
-            conn.query_drop(statement).await.map_err(classify)?;
-        }
-        drop(conn);
-        // Hold every connection of every pool at once, so each one prepares (and
-        // caches) the statements before anything is measured.
+    /// Holds every connection of every pool at once, so each one prepares (and caches)
+    /// the statements before anything is measured.
+    async fn prepare_everywhere(&self) -> Result<(), DbError> {
         for (host, pool) in &self.pools {
             let mut all = Vec::with_capacity(self.pool_size);
             for _ in 0..self.pool_size {
@@ -298,6 +290,23 @@ impl Database for MysqlStore {
             }
         }
         Ok(())
+    }
+}
+
+impl Database for MysqlStore {
+    async fn setup(&self, owner: &Ownership) -> Result<(), DbError> {
+        let mut conn = self.admin_conn().await?;
+        let existing = self.existing_tables(&mut conn).await?;
+        for statement in setup_statements(&self.target, owner, &existing, CREATE, "VARCHAR(255)")? {
+            conn.query_drop(statement).await.map_err(classify)?;
+        }
+        drop(conn);
+        self.prepare_everywhere().await
+    }
+
+    async fn use_existing(&self) -> Result<(), DbError> {
+        self.check_owned().await?;
+        self.prepare_everywhere().await
     }
 
     async fn check_owned(&self) -> Result<(), DbError> {

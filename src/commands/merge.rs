@@ -1,0 +1,336 @@
+//! `hatshop merge SHARD_DIR… -o DIR`: the folders of one run's shards (`run --shard
+//! I/N` on several client machines) joined into one folder that `report`, `verify` and
+//! `compare` read like any other. ops.csv is concatenated with a `shard` column and the
+//! statistics are rebuilt from it, exactly (latencies are kept to the nanosecond);
+//! intervals count from the earliest shard's measured start, and throughput is over
+//! the common window, from that start to the last answer of any shard.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, Result, bail};
+
+use super::run::rfc3339;
+use crate::cli::MergeArgs;
+use crate::config::create_empty_folder;
+use crate::report::oplog_stats::{LoggedOp, Rebuilt};
+use crate::report::table::{self, thousands};
+use crate::report::{html, write_csv, write_json, write_statistics};
+use crate::result_dir::{self, FailedWriteRow, Recovery, RunRecord, ShardOrigin};
+use crate::runner::Shard;
+use crate::{interrupt, say};
+
+struct ShardDir {
+    dir: PathBuf,
+    record: RunRecord,
+    shard: Shard,
+}
+
+pub fn run(args: &MergeArgs) -> Result<()> {
+    let _listening = interrupt::Listening::new();
+    let shards = load_shards(&args.shard_dirs)?;
+    create_empty_folder(&args.out, "merged")?;
+    let merged = write_merged(&shards, &args.out);
+    if merged.is_err() {
+        // A half-written folder is no result folder.
+        let _ = std::fs::remove_dir_all(&args.out);
+    }
+    let record = merged?;
+    let summary: crate::stats::Summary =
+        crate::report::read_json(&result_dir::file(&args.out, result_dir::SUMMARY_JSON))?;
+    say!(
+        "merged {} shards ({} lanes, {} measured operations) into {}",
+        shards.len(),
+        record.plan.concurrency,
+        thousands(record.measured_ops),
+        args.out.display()
+    );
+    crate::console::out(&table::render(&summary));
+    say!(
+        "report: {}",
+        result_dir::file(&args.out, result_dir::REPORT_HTML).display()
+    );
+    say!("check it: hatshop verify {}", args.out.display());
+    Ok(())
+}
+
+/// Every folder, checked to be one shard each of the same run, in shard order.
+fn load_shards(dirs: &[PathBuf]) -> Result<Vec<ShardDir>> {
+    let mut shards = Vec::with_capacity(dirs.len());
+    for dir in dirs {
+        let record = result_dir::load_complete(dir)?;
+        let Some(shard) = record.shard else {
+            bail!(
+                "{} is not a shard (it ran without --shard): nothing to merge",
+                dir.display()
+            );
+        };
+        if !record.plan.op_log || !result_dir::file(dir, result_dir::OPS_CSV).exists() {
+            bail!(
+                "{} has no op log (--no-op-log): merging rebuilds the statistics from each shard's ops.csv",
+                dir.display()
+            );
+        }
+        shards.push(ShardDir {
+            dir: dir.clone(),
+            record,
+            shard,
+        });
+    }
+    shards.sort_by_key(|s| s.shard.index);
+    let first = &shards[0];
+    let count = first.shard.count;
+    for (want, s) in shards.iter().enumerate() {
+        let same = |what: &str, ok: bool| -> Result<()> {
+            if ok {
+                Ok(())
+            } else {
+                bail!(
+                    "{} and {} are not shards of one run: their {what} differ",
+                    first.dir.display(),
+                    s.dir.display()
+                )
+            }
+        };
+        same("shard counts", s.shard.count == count)?;
+        same(
+            "event streams",
+            s.record.plan_sha256.is_some() && s.record.plan_sha256 == first.record.plan_sha256
+                || serde_json::to_value(&s.record.events).ok()
+                    == serde_json::to_value(&first.record.events).ok(),
+        )?;
+        same(
+            "lanes per shard",
+            s.record.plan.concurrency == first.record.plan.concurrency,
+        )?;
+        same(
+            "stores",
+            s.record.database.store.name == first.record.database.store.name,
+        )?;
+        same(
+            "intervals",
+            s.record.plan.interval_s == first.record.plan.interval_s,
+        )?;
+        if s.shard.index != want {
+            let missing = if s.shard.index > want { want } else { s.shard.index };
+            bail!(
+                "shard {missing}/{count} is {}: give each of the {count} shards' folders once",
+                if s.shard.index > want {
+                    "missing"
+                } else {
+                    "given twice"
+                }
+            );
+        }
+    }
+    if shards.len() != count {
+        bail!(
+            "shard {}/{count} is missing: give each of the {count} shards' folders once",
+            shards.len()
+        );
+    }
+    Ok(shards)
+}
+
+fn parse_time(text: &str, dir: &Path) -> Result<SystemTime> {
+    humantime::parse_rfc3339(text).with_context(|| format!("{}: bad time '{text}'", dir.display()))
+}
+
+/// ops.csv, the statistics, failed_writes.csv, run.json and the report.
+fn write_merged(shards: &[ShardDir], out: &Path) -> Result<RunRecord> {
+    let mut starts = Vec::new();
+    for s in shards {
+        let text = s
+            .record
+            .measure_started_at
+            .as_deref()
+            .unwrap_or(&s.record.started_at);
+        starts.push(parse_time(text, &s.dir)?);
+    }
+    let start = starts.iter().min().copied().expect("at least one shard");
+    let interval = Duration::from_secs_f64(shards[0].record.plan.interval_s.max(0.001));
+    let mut rebuilt = Rebuilt::new(start, interval);
+    let rows = concatenate_op_logs(shards, out, &mut rebuilt)?;
+    let (intervals, elapsed, end) = rebuilt.finish();
+    write_statistics(
+        out,
+        &intervals,
+        interval,
+        elapsed,
+        start,
+        &format!(
+            "hatshop {} merged {} shards",
+            env!("CARGO_PKG_VERSION"),
+            shards.len()
+        ),
+    )?;
+    let mut failed: Vec<FailedWriteRow> = Vec::new();
+    for s in shards {
+        let path = result_dir::file(&s.dir, result_dir::FAILED_WRITES_CSV);
+        if path.exists() {
+            let mut reader = csv::Reader::from_path(&path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            for row in reader.deserialize() {
+                failed.push(row.with_context(|| format!("{} is not valid", path.display()))?);
+            }
+        }
+    }
+    write_csv(&result_dir::file(out, result_dir::FAILED_WRITES_CSV), &failed)?;
+    let record = merged_record(shards, out, start, end, rows, failed.len() as u64)?;
+    write_json(&result_dir::file(out, result_dir::RUN_JSON), &record)?;
+    html::write_report(out)?;
+    Ok(record)
+}
+
+/// Copies every shard's rows into one ops.csv with a `shard` column, feeding each to
+/// the statistics; the number of rows.
+fn concatenate_op_logs(shards: &[ShardDir], out: &Path, rebuilt: &mut Rebuilt) -> Result<u64> {
+    let out_path = result_dir::file(out, result_dir::OPS_CSV);
+    let mut writer = csv::Writer::from_path(&out_path)
+        .with_context(|| format!("cannot create {}", out_path.display()))?;
+    let mut header: Option<csv::StringRecord> = None;
+    let mut rows = 0u64;
+    for s in shards {
+        let path = result_dir::file(&s.dir, result_dir::OPS_CSV);
+        let mut reader = csv::Reader::from_path(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let columns = reader
+            .headers()
+            .with_context(|| format!("cannot read {}", path.display()))?
+            .clone();
+        match &header {
+            None => {
+                let mut with_shard = columns.clone();
+                with_shard.push_field("shard");
+                writer.write_record(&with_shard)?;
+                header = Some(columns.clone());
+            }
+            Some(first) if *first != columns => bail!(
+                "{} has other columns than the first shard's op log (different hatshop versions?)",
+                path.display()
+            ),
+            Some(_) => {}
+        }
+        let index = s.shard.index.to_string();
+        let mut record = csv::StringRecord::new();
+        let mut line = 1u64;
+        while reader
+            .read_record(&mut record)
+            .with_context(|| format!("{}: line {} is not valid", path.display(), line + 1))?
+        {
+            line += 1;
+            if line % 4096 == 0 && interrupt::requested() {
+                bail!("merge interrupted");
+            }
+            let bad = || format!("{}: line {line} is not valid", path.display());
+            let row: LoggedOp = record.deserialize(Some(&columns)).with_context(bad)?;
+            rebuilt.add(row.sent_at().with_context(bad)?, &row, row.event().with_context(bad)?);
+            record.push_field(&index);
+            writer.write_record(&record)?;
+            rows += 1;
+        }
+    }
+    writer
+        .flush()
+        .with_context(|| format!("cannot write {}", out_path.display()))?;
+    Ok(rows)
+}
+
+/// run.json of the merged folder: the first shard's, with every lane of every shard,
+/// the sums, the worst status, and each shard (host, status, client cost) listed.
+fn merged_record(
+    shards: &[ShardDir],
+    out: &Path,
+    start: SystemTime,
+    end: SystemTime,
+    rows: u64,
+    failed_writes: u64,
+) -> Result<RunRecord> {
+    let mut record = shards[0].record.clone();
+    // Worst first: a merged run is as finished as its least finished shard.
+    const STATUSES: &[&str] = &[
+        "failed",
+        "interrupted",
+        "recovered",
+        "stopped_at_deadline",
+        "finished",
+    ];
+    let rank = |status: &str| STATUSES.iter().position(|s| *s == status).unwrap_or(0);
+    let worst = shards
+        .iter()
+        .map(|s| s.record.status.as_str())
+        .min_by_key(|status| rank(status))
+        .unwrap_or("finished");
+    record.run_id = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "merged".into());
+    record.status = worst.to_string();
+    record.interrupted = shards.iter().any(|s| s.record.interrupted);
+    record.error = shards.iter().find_map(|s| s.record.error.clone());
+    record.stream_complete = shards.iter().all(|s| s.record.stream_complete);
+    record.planned_events = shards
+        .iter()
+        .map(|s| s.record.planned_events)
+        .max()
+        .unwrap_or(0);
+    record.plan.concurrency = shards.iter().map(|s| s.record.plan.concurrency).sum();
+    record.pid = 0;
+    record.process_start = 0;
+    record.started_at = shards
+        .iter()
+        .map(|s| s.record.started_at.clone())
+        .min()
+        .unwrap_or_default();
+    record.measure_started_at = Some(rfc3339(start));
+    record.finished_at = Some(rfc3339(end));
+    record.lane_last_seq = shards
+        .iter()
+        .flat_map(|s| s.record.lane_last_seq.iter().copied())
+        .collect();
+    record.measured_ops = shards.iter().map(|s| s.record.measured_ops).sum();
+    record.op_log_rows = Some(rows);
+    record.unmeasured_errors = shards.iter().map(|s| s.record.unmeasured_errors).sum();
+    record.failed_writes = failed_writes;
+    record.recovered = shards
+        .iter()
+        .any(|s| s.record.recovered.is_some())
+        .then(|| Recovery {
+            from_status: "merged".into(),
+            dropped_lines: shards
+                .iter()
+                .filter_map(|s| s.record.recovered.as_ref())
+                .map(|r| r.dropped_lines)
+                .sum(),
+            logged_lane_last_seq: shards
+                .iter()
+                .flat_map(|s| match &s.record.recovered {
+                    Some(r) => r.logged_lane_last_seq.clone(),
+                    None => s.record.lane_last_seq.clone(),
+                })
+                .collect(),
+        });
+    record.client = None;
+    record.shard = None;
+    record.shards = shards
+        .iter()
+        .map(|s| ShardOrigin {
+            index: s.shard.index,
+            run_id: s.record.run_id.clone(),
+            dir: s.dir.display().to_string(),
+            status: s.record.status.clone(),
+            host: s.record.host.clone(),
+            measure_started_at: s.record.measure_started_at.clone(),
+            finished_at: s.record.finished_at.clone(),
+            measured_ops: s.record.measured_ops,
+            client: s.record.client.clone(),
+        })
+        .collect();
+    if record.measured_ops != rows {
+        bail!(
+            "the shards' op logs hold {rows} rows but their run.json files count {} operations",
+            record.measured_ops
+        );
+    }
+    Ok(record)
+}

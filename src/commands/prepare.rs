@@ -1,0 +1,48 @@
+//! `hatshop prepare --db URL`: makes hatshop's tables empty and ready, once, for the
+//! shards of a run (`run --shard I/N`), which use them as they are: a shard that set
+//! them up itself would drop the orders of shards already running.
+
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+
+use super::run::{SETUP_TIMEOUT, within};
+use crate::cli::PrepareArgs;
+use crate::config::{seconds, store_settings};
+use crate::db::{ConnectOptions, Database, DbUrl, Ownership, Store, store_meta};
+use crate::runner::{StopReason, StopSignal};
+use crate::{interrupt, say};
+
+pub async fn run(args: &PrepareArgs) -> Result<()> {
+    let stop = Arc::new(StopSignal::default());
+    let _listening = {
+        let stop = stop.clone();
+        interrupt::Listening::with(move || stop.stop(StopReason::Interrupted))
+    };
+    let url = DbUrl::parse(&args.db).map_err(anyhow::Error::msg)?;
+    if url.scheme() == "sqlite" && url.file().is_none() {
+        bail!("prepare a SQLite file the shards will share: sqlite:///path/to/file.db");
+    }
+    let meta = store_meta(url.scheme()).expect("a parsed URL names a known store");
+    let settings = store_settings(meta, &url, &args.store)?;
+    let connect_timeout = seconds("--connect-timeout", args.connect_timeout, 0.1)?;
+    let options = ConnectOptions {
+        concurrency: 1,
+        settings,
+        connect_timeout,
+        op_timeout: SETUP_TIMEOUT,
+        existing_only: false,
+    };
+    let store = within(connect_timeout, "connect", &stop, Store::connect(&url, &options))
+        .await
+        .with_context(|| format!("cannot connect to {url}"))?;
+    let owner = Ownership {
+        recreate: args.recreate,
+        note: format!("hatshop {} prepare", env!("CARGO_PKG_VERSION")),
+    };
+    within(SETUP_TIMEOUT, "set up", &stop, store.setup(&owner))
+        .await
+        .with_context(|| format!("cannot set up the schema in {url}"))?;
+    say!("{url}: hatshop's tables are empty and ready for `hatshop run --shard I/N --db …`");
+    Ok(())
+}
