@@ -9,7 +9,7 @@ use std::process::Command as StdCommand;
 
 use predicates::prelude::*;
 
-use common::{assert_one_line_error, csv_rows, hatshop, json, run_ok};
+use common::{assert_one_line_error, csv_rows, hatshop, json, run_ok, run_shards};
 use tempfile::TempDir;
 
 fn sha256_of(path: &Path) -> String {
@@ -504,4 +504,107 @@ fn a_bad_fault_timeline_is_one_line_before_anything_runs() {
     );
     assert_one_line_error(tmp.path(), &["run", "-w", &spec], "line 5: fault 1: at");
     assert!(!tmp.path().join("results").exists(), "nothing ran");
+}
+
+#[test]
+fn shards_of_one_sqlite_run_merge_and_verify_exactly() {
+    let tmp = TempDir::new().unwrap();
+    let db_file = tmp.path().join("shared.db");
+    let db = format!("sqlite://{}", db_file.display());
+    let dir = tmp.path();
+    // A shard never makes tables: it needs `prepare`, and says so.
+    assert_one_line_error(
+        dir,
+        &["run", "--db", &db, "--shard", "0/2", "--events", "10"],
+        "no SQLite database",
+    );
+    let empty = dir.join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    assert_one_line_error(
+        dir,
+        &[
+            "run",
+            "--db",
+            &format!("sqlite://{}", empty.display()),
+            "--shard",
+            "1/2",
+        ],
+        "holds no hatshop tables",
+    );
+    hatshop(dir)
+        .args(["prepare", "--db", &db])
+        .assert()
+        .success();
+    let shards = run_shards(&tmp, 2, &["--db", &db, "-c", "3", "--events", "3000"]);
+    let records: Vec<_> = shards.iter().map(|s| json(&s.join("run.json"))).collect();
+    // Both replayed the whole stream, each its share of the orders.
+    assert_eq!(records[0]["plan_sha256"], records[1]["plan_sha256"]);
+    assert_eq!(
+        records[1]["shard"],
+        serde_json::json!({"index": 1, "count": 2})
+    );
+    let ops: Vec<u64> = records
+        .iter()
+        .map(|r| r["measured_ops"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ops.iter().sum::<u64>(), 3000, "{ops:?}");
+    assert!(ops.iter().all(|&n| n > 1000), "{ops:?}");
+    // A shard alone cannot be verified; two copies of one shard do not merge.
+    let s0 = shards[0].to_str().unwrap();
+    assert_one_line_error(dir, &["verify", s0], "hatshop merge");
+    assert_one_line_error(dir, &["merge", s0, s0, "-o", "m0"], "given twice");
+    assert_one_line_error(dir, &["merge", s0, "-o", "m0"], "shard 1/2 is missing");
+    let merged = dir.join("merged");
+    hatshop(dir)
+        .args(["merge", shards[1].to_str().unwrap(), s0, "-o"])
+        .arg(&merged)
+        .assert()
+        .success();
+    let record = json(&merged.join("run.json"));
+    assert_eq!(record["plan"]["concurrency"], 6);
+    assert_eq!(record["shards"].as_array().unwrap().len(), 2);
+    assert_eq!(record["lane_last_seq"].as_array().unwrap().len(), 6);
+    // The histograms add up exactly: counts are sums, the max is the larger max.
+    let summary = json(&merged.join("summary.json"));
+    assert_eq!(summary["ops"], 3000);
+    let parts: Vec<_> = shards
+        .iter()
+        .map(|s| json(&s.join("summary.json")))
+        .collect();
+    for event in summary["events"].as_array().unwrap() {
+        let of_shards: Vec<&serde_json::Value> = parts
+            .iter()
+            .filter_map(|p| {
+                p["events"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|e| e["event_type"] == event["event_type"])
+            })
+            .collect();
+        let count: u64 = of_shards.iter().map(|e| e["count"].as_u64().unwrap()).sum();
+        assert_eq!(event["count"].as_u64().unwrap(), count, "{event}");
+        let max = of_shards
+            .iter()
+            .map(|e| e["max_us"].as_f64().unwrap())
+            .fold(0.0, f64::max);
+        assert_eq!(event["max_us"].as_f64().unwrap(), max, "{event}");
+    }
+    let rows = csv_rows(&merged);
+    assert_eq!(rows.len(), 3000);
+    let shard_column: std::collections::BTreeSet<String> =
+        rows.iter().map(|r| r[r.len() - 1].to_string()).collect();
+    assert_eq!(shard_column, ["0".to_string(), "1".to_string()].into());
+    hatshop(dir)
+        .args(["verify"])
+        .arg(&merged)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("exact"));
+    hatshop(dir)
+        .args(["compare"])
+        .arg(&merged)
+        .arg(&shards[0])
+        .assert()
+        .success();
 }

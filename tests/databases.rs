@@ -751,3 +751,48 @@ fn postgres_reconnects_after_a_server_restart() {
         .unwrap();
     assert!(verify.status.success(), "{}", text(&verify.stdout));
 }
+
+#[test]
+#[ignore = "needs a live MariaDB: ./test.sh starts one"]
+fn mysql_two_shards_at_once_merge_and_verify_exactly() {
+    let _guard = lock(&MYSQL);
+    let db = url("HATSHOP_TEST_MYSQL");
+    let tmp = TempDir::new().unwrap();
+    hatshop(tmp.path())
+        .args(["prepare", "--db", &db])
+        .assert()
+        .success();
+    let shards = common::run_shards(
+        &tmp,
+        2,
+        &["--db", &db, "-c", "4", "--seed", "9", "--events", "6000"],
+    );
+    let records: Vec<_> = shards.iter().map(|s| json(&s.join("run.json"))).collect();
+    // The two clients ran at the same time, against the same tables.
+    let at = |r: &serde_json::Value, key: &str| r[key].as_str().unwrap().to_string();
+    assert!(at(&records[0], "started_at") < at(&records[1], "finished_at"));
+    assert!(at(&records[1], "started_at") < at(&records[0], "finished_at"));
+    let merged = tmp.path().join("merged");
+    hatshop(tmp.path())
+        .arg("merge")
+        .args(&shards)
+        .arg("-o")
+        .arg(&merged)
+        .assert()
+        .success();
+    let summary = json(&merged.join("summary.json"));
+    assert_eq!(summary["ops"], 6000);
+    assert_eq!(summary["errors"], 0, "{summary}");
+    assert_eq!(csv_rows(&merged).len(), 6000);
+    let record = json(&merged.join("run.json"));
+    assert_eq!(record["plan"]["concurrency"], 8);
+    for (i, shard) in record["shards"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(shard["index"], i);
+        assert!(shard["host"]["hostname"].is_string(), "{shard}");
+    }
+    hatshop(tmp.path())
+        .arg("verify")
+        .arg(&merged)
+        .assert()
+        .success();
+}

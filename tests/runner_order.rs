@@ -27,6 +27,7 @@ fn plan(lanes: usize, check_reads: bool) -> RunPlan {
         check_reads,
         hash_stream: false,
         dealing: Dealing::by_target(lanes),
+        shard: None,
     }
 }
 

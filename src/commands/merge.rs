@@ -112,7 +112,11 @@ fn load_shards(dirs: &[PathBuf]) -> Result<Vec<ShardDir>> {
             s.record.plan.interval_s == first.record.plan.interval_s,
         )?;
         if s.shard.index != want {
-            let missing = if s.shard.index > want { want } else { s.shard.index };
+            let missing = if s.shard.index > want {
+                want
+            } else {
+                s.shard.index
+            };
             bail!(
                 "shard {missing}/{count} is {}: give each of the {count} shards' folders once",
                 if s.shard.index > want {
@@ -175,7 +179,10 @@ fn write_merged(shards: &[ShardDir], out: &Path) -> Result<RunRecord> {
             }
         }
     }
-    write_csv(&result_dir::file(out, result_dir::FAILED_WRITES_CSV), &failed)?;
+    write_csv(
+        &result_dir::file(out, result_dir::FAILED_WRITES_CSV),
+        &failed,
+    )?;
     let record = merged_record(shards, out, start, end, rows, failed.len() as u64)?;
     write_json(&result_dir::file(out, result_dir::RUN_JSON), &record)?;
     html::write_report(out)?;
@@ -219,12 +226,16 @@ fn concatenate_op_logs(shards: &[ShardDir], out: &Path, rebuilt: &mut Rebuilt) -
             .with_context(|| format!("{}: line {} is not valid", path.display(), line + 1))?
         {
             line += 1;
-            if line % 4096 == 0 && interrupt::requested() {
+            if line.is_multiple_of(4096) && interrupt::requested() {
                 bail!("merge interrupted");
             }
             let bad = || format!("{}: line {line} is not valid", path.display());
             let row: LoggedOp = record.deserialize(Some(&columns)).with_context(bad)?;
-            rebuilt.add(row.sent_at().with_context(bad)?, &row, row.event().with_context(bad)?);
+            rebuilt.add(
+                row.sent_at().with_context(bad)?,
+                &row,
+                row.event().with_context(bad)?,
+            );
             record.push_field(&index);
             writer.write_record(&record)?;
             rows += 1;

@@ -33,9 +33,14 @@ pub async fn run(args: &PrepareArgs) -> Result<()> {
         op_timeout: SETUP_TIMEOUT,
         existing_only: false,
     };
-    let store = within(connect_timeout, "connect", &stop, Store::connect(&url, &options))
-        .await
-        .with_context(|| format!("cannot connect to {url}"))?;
+    let store = within(
+        connect_timeout,
+        "connect",
+        &stop,
+        Store::connect(&url, &options),
+    )
+    .await
+    .with_context(|| format!("cannot connect to {url}"))?;
     let owner = Ownership {
         recreate: args.recreate,
         note: format!("hatshop {} prepare", env!("CARGO_PKG_VERSION")),

@@ -140,7 +140,9 @@ pub trait Database: Send + Sync + 'static {
     /// Uses hatshop's tables as they are, dropping nothing: a shard of a run whose
     /// tables `hatshop prepare` made. Checks the marker and readies what `setup` readies
     /// (prepared statements, scripts).
-    fn use_existing(&self) -> impl Future<Output = Result<(), DbError>> + Send;
+    fn use_existing(&self) -> impl Future<Output = Result<(), DbError>> + Send {
+        self.check_owned()
+    }
 
     fn create_order(&self, order: &Order) -> impl Future<Output = Result<(), DbError>> + Send;
 

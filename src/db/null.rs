@@ -41,10 +41,6 @@ impl Database for NullStore {
         Ok(())
     }
 
-    async fn use_existing(&self) -> Result<(), DbError> {
-        Ok(())
-    }
-
     async fn create_order(&self, _order: &Order) -> Result<(), DbError> {
         Ok(())
     }

@@ -253,10 +253,6 @@ impl Database for SqliteStore {
         }
     }
 
-    async fn use_existing(&self) -> Result<(), DbError> {
-        self.check_owned().await
-    }
-
     async fn create_order(&self, order: &Order) -> Result<(), DbError> {
         let mut conn = self.connection();
         let tx = conn

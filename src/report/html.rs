@@ -165,6 +165,28 @@ fn what_ran(run: &LoadedRun) -> String {
             }
         ),
     );
+    if let Some(shard) = r.shard {
+        fact(
+            &mut out,
+            "shard",
+            &format!(
+                "{shard} of a run on several clients: `hatshop merge` the shards' folders for the whole run"
+            ),
+        );
+    }
+    for s in &r.shards {
+        let mut text = format!(
+            "{} · {} · {} ops, {}",
+            s.host.hostname,
+            s.status,
+            thousands(s.measured_ops),
+            s.run_id
+        );
+        if let Some(client) = &s.client {
+            text.push_str(&format!(" · {}", client.report(&r.database.store.name).0));
+        }
+        fact(&mut out, &format!("shard {}", s.index), &escape(&text));
+    }
     let h = &r.host;
     fact(
         &mut out,

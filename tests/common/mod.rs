@@ -97,3 +97,33 @@ pub fn assert_one_line_error(dir: &Path, args: &[&str], expected: &str) {
     assert!(stderr.contains(expected), "{args:?}: {stderr}");
     assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
 }
+
+/// Runs the shards of one run at once, each `hatshop run --shard I/N EXTRA…`, and
+/// returns their folders.
+pub fn run_shards(tmp: &TempDir, shards: usize, extra: &[&str]) -> Vec<std::path::PathBuf> {
+    let children: Vec<_> = (0..shards)
+        .map(|i| {
+            let out = tmp.path().join(format!("shard{i}"));
+            let shard = format!("{i}/{shards}");
+            let child = StdCommand::new(assert_cmd::cargo::cargo_bin("hatshop"))
+                .current_dir(tmp.path())
+                .env_remove("HATSHOP_DB")
+                .args(["run", "--quiet", "--shard", &shard, "--out"])
+                .arg(&out)
+                .args(extra)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            (out, child)
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|(out, child)| {
+            let output = child.wait_with_output().unwrap();
+            assert!(output.status.success(), "{}", text(&output.stderr));
+            out
+        })
+        .collect()
+}
