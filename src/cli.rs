@@ -246,6 +246,11 @@ pub struct RunArgs {
     /// Result folder (default: results/<run-id>).
     #[arg(short, long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Run N times, each on fresh tables, into repeat-1 … repeat-N of the result
+    /// folder, whose summary.json and table give every figure as median (min–max)
+    /// over the repeats; `compare` then tests across repeats. In a sweep: runs per value.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub repeat: usize,
     /// Do not write ops.csv (for overall-time runs; histograms are still kept).
     #[arg(long)]
     pub no_op_log: bool,
@@ -400,10 +405,7 @@ pub struct SweepArgs {
     /// duration, conflicts, retries, or any store setting. Several --vary move in step.
     #[arg(long, value_name = "KEY=V1,V2,…", required = true, action = clap::ArgAction::Append)]
     pub vary: Vec<String>,
-    /// Runs per value.
-    #[arg(long, default_value_t = 1)]
-    pub repeat: usize,
-    /// Everything a run takes; --out names the sweep folder (default results/sweep-<time>-<key>).
+    /// Everything a run takes (--repeat: runs per value); --out names the sweep folder (default results/sweep-<time>-<key>).
     #[command(flatten)]
     pub run: RunArgs,
 }

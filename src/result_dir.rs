@@ -302,6 +302,12 @@ pub fn load(dir: &Path) -> Result<RunRecord> {
         if !dir.exists() {
             bail!("no result folder {}", dir.display());
         }
+        if file(&dir.join("repeat-1"), RUN_JSON).exists() {
+            bail!(
+                "{} holds repeats (run --repeat): its summary.json has the medians; give one of its repeat-K folders, or compare it as a whole",
+                dir.display()
+            );
+        }
         bail!(
             "{} is not a result folder: it has no {RUN_JSON}",
             dir.display()

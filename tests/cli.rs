@@ -608,3 +608,55 @@ fn shards_of_one_sqlite_run_merge_and_verify_exactly() {
         .assert()
         .success();
 }
+
+#[test]
+fn repeats_give_medians_with_their_spread_and_compare_tests_across_them() {
+    let tmp = TempDir::new().unwrap();
+    let dir = tmp.path();
+    let output = hatshop(dir)
+        .args([
+            "run", "--quiet", "--repeat", "3", "--events", "2000", "-o", "r",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", common::text(&output.stderr));
+    let stdout = common::text(&output.stdout);
+    assert!(
+        stdout.contains("median (min–max) over 3 repeats"),
+        "{stdout}"
+    );
+    assert_eq!(stdout.matches("repeat ").count(), 3, "{stdout}");
+    let summary = json(&dir.join("r/summary.json"));
+    assert_eq!(summary["repeats"], 3);
+    let all = &summary["overall"];
+    assert_eq!(all["count"]["median"], 2000.0);
+    for figure in [
+        &all["mean_us"],
+        &all["latency_us"]["p99"],
+        &all["throughput_ops_s"],
+    ] {
+        let (lo, mid, hi) = (
+            figure["min"].as_f64().unwrap(),
+            figure["median"].as_f64().unwrap(),
+            figure["max"].as_f64().unwrap(),
+        );
+        assert!(lo <= mid && mid <= hi && lo > 0.0, "{figure}");
+    }
+    // Each repeat is a complete folder on its own fresh tables, and verifies.
+    for i in 1..=3 {
+        hatshop(dir)
+            .arg("verify")
+            .arg(dir.join(format!("r/repeat-{i}")))
+            .assert()
+            .success();
+    }
+    assert_one_line_error(dir, &["verify", "r"], "holds repeats");
+    let output = hatshop(dir)
+        .args(["compare", "r", "r", "-o", "c.html"])
+        .output()
+        .unwrap();
+    let text = common::text(&output.stdout);
+    assert!(text.contains("median of 3 repeats"), "{text}");
+    assert!(text.contains("each repeat's mean latency"), "{text}");
+    assert!(text.contains("no significant difference"), "{text}");
+}

@@ -5,6 +5,7 @@ pub mod generate;
 pub mod merge;
 pub mod prepare;
 pub mod recover;
+pub mod repeat;
 pub mod run;
 pub mod server;
 pub mod sweep;

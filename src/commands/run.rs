@@ -38,10 +38,16 @@ pub(super) const SETUP_TIMEOUT: Duration = Duration::from_secs(120);
 
 pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     if args.find_max {
+        if args.repeat != 1 {
+            bail!("--find-max runs one search; repeat it by hand, or sweep rates with --repeat");
+        }
         return super::find_max::run(args).await;
     }
     if args.p99_under.is_some() {
         bail!("--p99-under is the bound of --find-max: add --find-max");
+    }
+    if args.repeat != 1 {
+        return super::repeat::run(args).await;
     }
     execute(&RunConfig::from_args(args)?).await
 }

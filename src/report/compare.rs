@@ -1,6 +1,7 @@
 //! Runs side by side: per event type throughput and latency of each run, the ratio to
 //! the first run, and whether the difference in latency is significant (Welch's t-test
-//! on per-interval means). As a terminal table and as an HTML page with charts.
+//! on per-interval means, or on the repeats' means when both runs were repeated). As a
+//! terminal table and as an HTML page with charts.
 
 use std::fmt::Write;
 
@@ -31,6 +32,7 @@ impl Comparison<'_> {
             return "baseline".into();
         }
         match self.test {
+            None if self.too_few.is_empty() => "no spread to test".into(),
             None => {
                 let runs: Vec<String> = self
                     .too_few
@@ -103,15 +105,48 @@ fn interval_means(run: &LoadedRun, event_type: &str) -> Vec<f64> {
         .collect()
 }
 
+/// The mean latency (µs) of an event type in each repeat of a repeat folder.
+fn repeat_means(run: &LoadedRun, event_type: &str) -> Vec<f64> {
+    run.repeats
+        .iter()
+        .filter_map(|s| {
+            if event_type == "all" {
+                Some(&s.overall)
+            } else {
+                s.events.iter().find(|e| e.event_type == event_type)
+            }
+        })
+        .filter(|e| e.ok > 0)
+        .map(|e| e.mean_us)
+        .collect()
+}
+
 pub fn compare<'a>(runs: &'a [LoadedRun], event_type: &str) -> Vec<Comparison<'a>> {
     let Some(base) = summary_of(&runs[0], event_type) else {
         return Vec::new();
     };
+    // Repeats are independent samples: when both sides have them, the test is across
+    // repeats, and autocorrelation within a run does not enter.
+    let base_repeats = repeat_means(&runs[0], event_type);
     let base_samples = interval_means(&runs[0], event_type);
     runs.iter()
         .enumerate()
         .filter_map(|(i, run)| {
             let summary = summary_of(run, event_type)?;
+            let repeats = repeat_means(run, event_type);
+            if base_repeats.len() >= 2 && repeats.len() >= 2 {
+                return Some(Comparison {
+                    run: i,
+                    summary,
+                    ratio: if base.mean_us > 0.0 {
+                        summary.mean_us / base.mean_us
+                    } else {
+                        1.0
+                    },
+                    test: welch(&base_repeats, &repeats),
+                    too_few: Vec::new(),
+                });
+            }
             let samples = interval_means(run, event_type);
             let too_few = [(1, &base_samples), (i + 1, &samples)]
                 .into_iter()
@@ -131,6 +166,15 @@ pub fn compare<'a>(runs: &'a [LoadedRun], event_type: &str) -> Vec<Comparison<'a
             })
         })
         .collect()
+}
+
+/// What the t-test's samples are: repeats when every run was repeated.
+fn samples_named(runs: &[LoadedRun]) -> &'static str {
+    if runs.iter().all(|r| r.repeats.len() >= 2) {
+        "each repeat's mean latency (the runs were repeated)"
+    } else {
+        "per-interval mean latencies"
+    }
 }
 
 /// Whether the runs replayed different streams.
@@ -180,7 +224,8 @@ pub fn terminal(runs: &[LoadedRun]) -> String {
     }
     let _ = writeln!(
         out,
-        "latencies in µs; ratio = mean latency / run #1's; p-value of Welch's t-test on per-interval means (significant below {ALPHA})"
+        "latencies in µs; ratio = mean latency / run #1's; p-value of Welch's t-test on {} (significant below {ALPHA})",
+        samples_named(runs)
     );
     out
 }
@@ -248,7 +293,11 @@ pub fn html(runs: &[LoadedRun]) -> String {
             );
         }
     }
-    body.push_str("</table><p class=\"note\">Latencies in µs. Ratio: mean latency over run #1's. p-value: Welch's t-test on the per-interval mean latencies.</p>");
+    let _ = write!(
+        body,
+        "</table><p class=\"note\">Latencies in µs. Ratio: mean latency over run #1's. p-value: Welch's t-test on {}.</p>",
+        samples_named(runs)
+    );
 
     for (title, pick) in [
         ("Mean latency per event type", "mean"),

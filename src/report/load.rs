@@ -21,11 +21,18 @@ pub struct LoadedRun {
     pub intervals: Vec<IntervalRow>,
     pub histograms: Vec<LoggedHistogram>,
     pub verify: Option<VerifyReport>,
+    /// A repeat folder (`run --repeat N`): every repeat's summary. `summary` then holds
+    /// the medians, and the rest is the repeat nearest the median.
+    pub repeats: Vec<Summary>,
 }
 
 impl LoadedRun {
-    /// A folder, with its op log checked against run.json.
+    /// A folder, with its op log checked against run.json; a repeat folder as its
+    /// medians over the repeats.
     pub fn load_checked(dir: &Path) -> Result<LoadedRun> {
+        if let Some(dirs) = super::repeats::repeat_dirs(dir) {
+            return Self::load_repeats(dir, &dirs);
+        }
         let run = Self::load(dir)?;
         let ops = result_dir::file(dir, result_dir::OPS_CSV);
         if let (Some(rows), true) = (run.record.op_log_rows, ops.exists()) {
@@ -39,6 +46,28 @@ impl LoadedRun {
             }
         }
         Ok(run)
+    }
+
+    fn load_repeats(dir: &Path, dirs: &[PathBuf]) -> Result<LoadedRun> {
+        let runs = dirs
+            .iter()
+            .map(|d| Self::load_checked(d))
+            .collect::<Result<Vec<_>>>()?;
+        let summaries: Vec<Summary> = runs.iter().map(|r| r.summary.clone()).collect();
+        let median = super::repeats::median_summary(&summaries);
+        let nearest = runs
+            .into_iter()
+            .min_by(|a, b| {
+                let d = |r: &LoadedRun| (r.summary.overall.mean_us - median.overall.mean_us).abs();
+                d(a).total_cmp(&d(b))
+            })
+            .expect("a repeat folder has a repeat");
+        Ok(LoadedRun {
+            dir: dir.to_path_buf(),
+            summary: median,
+            repeats: summaries,
+            ..nearest
+        })
     }
 
     pub fn load(dir: &Path) -> Result<LoadedRun> {
@@ -64,6 +93,7 @@ impl LoadedRun {
             intervals,
             histograms,
             verify,
+            repeats: Vec::new(),
         })
     }
 
@@ -77,8 +107,12 @@ impl LoadedRun {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
         };
+        let repeats = match self.repeats.len() {
+            0 | 1 => String::new(),
+            n => format!(", median of {n} repeats"),
+        };
         format!(
-            "{workload} on {} ({})",
+            "{workload} on {} ({}){repeats}",
             self.record.database.store.name, self.record.database.store.server_version
         )
     }

@@ -12,6 +12,7 @@ pub mod intervals;
 pub mod load;
 pub mod oplog;
 pub mod oplog_stats;
+pub mod repeats;
 pub mod significance;
 pub mod svg;
 pub mod sweep;

@@ -196,7 +196,7 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
     if args.run.find_max || args.run.p99_under.is_some() {
         bail!("--find-max searches on its own: use it with hatshop run, not sweep");
     }
-    if args.repeat == 0 {
+    if args.run.repeat == 0 {
         bail!("--repeat must be at least 1");
     }
     if args.run.shard.is_some() {
@@ -335,7 +335,7 @@ impl Plan<'_> {
                     _ => None,
                 };
                 let label = target.label();
-                for repeat in 1..=self.args.repeat {
+                for repeat in 1..=self.args.run.repeat {
                     let mut run_args = self.args.run.clone();
                     run_args.quiet = true;
                     run_args.db = vec![target.url(server.as_ref().map(|s| &s.record))];
@@ -374,8 +374,8 @@ impl Plan<'_> {
                             },
                             self.targets.len(),
                             if several { "s" } else { "" },
-                            self.args.repeat,
-                            if self.args.repeat == 1 { "" } else { "s" },
+                            self.args.run.repeat,
+                            if self.args.run.repeat == 1 { "" } else { "s" },
                             self.dir.display()
                         );
                     }

@@ -1,0 +1,116 @@
+//! `hatshop run --repeat N`: the same run N times, each on fresh tables (every run
+//! sets its schema up anew), into `repeat-1/ … repeat-N/` of one folder; then its
+//! `summary.json` and a table with every figure as median (min–max) over the repeats.
+//! Ctrl-C ends the repeat under way (its folder is complete, as any interrupted run's)
+//! and summarises the repeats that ran.
+
+use std::path::Path;
+
+use anyhow::{Result, bail};
+
+use super::run::{EXIT_INTERRUPTED, VerifyDifferences, execute};
+use crate::cli::RunArgs;
+use crate::config::{RunConfig, create_empty_folder, unique_dir};
+use crate::report::repeats::{self, repeat_dir};
+use crate::report::table::format_us;
+use crate::report::{read_json, write_json};
+use crate::result_dir;
+use crate::stats::Summary;
+use crate::{note, say};
+
+pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
+    if args.repeat == 0 {
+        bail!("--repeat must be at least 1");
+    }
+    if args.shard.is_some() {
+        bail!(
+            "--repeat with --shard: each repeat needs fresh tables from `hatshop prepare`; repeat the sharded run by hand"
+        );
+    }
+    let mut template = args.clone();
+    template.repeat = 1;
+    template.quiet = true;
+    // The whole configuration must be valid before anything runs.
+    let probe = RunConfig::from_args(&template)?;
+    let dir = match &args.out {
+        Some(dir) => dir.clone(),
+        None => unique_dir(
+            Path::new("results"),
+            &format!("{}-x{}", probe.run_id, args.repeat),
+        ),
+    };
+    create_empty_folder(&dir, "result")?;
+    note!(
+        "{} × {} on {} into {}",
+        args.repeat,
+        probe.workload_name(),
+        probe.db.scheme(),
+        dir.display()
+    );
+    let mut summaries: Vec<Summary> = Vec::new();
+    let mut runs = Vec::new();
+    let mut interrupted = false;
+    let mut differing = Vec::new();
+    for i in 1..=args.repeat {
+        let run_dir = repeat_dir(&dir, i);
+        let mut run_args = template.clone();
+        run_args.out = Some(run_dir.clone());
+        let mut config = RunConfig::from_args(&run_args)?;
+        config.print_details = false;
+        let code = match execute(&config).await {
+            Ok(code) => code,
+            Err(e) if e.is::<VerifyDifferences>() => {
+                differing.push(run_dir.display().to_string());
+                std::process::ExitCode::FAILURE
+            }
+            Err(e) if summaries.is_empty() => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(e);
+            }
+            Err(e) => {
+                note!(
+                    "repeat {i} failed: {e:#}; summarising the {} before it",
+                    i - 1
+                );
+                break;
+            }
+        };
+        let summary: Summary = read_json(&result_dir::file(&run_dir, result_dir::SUMMARY_JSON))?;
+        say!(
+            "repeat {i}/{}: {:.2} s, {:.0} ops/s, mean {} µs, p99 {} µs, {} errors",
+            args.repeat,
+            summary.elapsed_s,
+            summary.throughput_ops_s,
+            format_us(summary.overall.mean_us),
+            format_us(summary.overall.percentile("p99")),
+            summary.errors
+        );
+        summaries.push(summary);
+        runs.push(format!("repeat-{i}"));
+        if code == std::process::ExitCode::from(EXIT_INTERRUPTED) {
+            interrupted = true;
+            break;
+        }
+    }
+    let spread = repeats::summarize(&summaries, runs);
+    write_json(&result_dir::file(&dir, result_dir::SUMMARY_JSON), &spread)?;
+    crate::console::out(&repeats::render(&spread));
+    say!("results: {}", dir.display());
+    say!(
+        "compare: hatshop compare {} OTHER (tests across repeats when both have them)",
+        dir.display()
+    );
+    if !differing.is_empty() {
+        say!("verify found differences in: {}", differing.join(", "));
+        return Err(VerifyDifferences.into());
+    }
+    if interrupted {
+        note!(
+            "interrupted in repeat {} of {}; the summary covers the repeats that ran",
+            summaries.len(),
+            args.repeat
+        );
+        return Ok(std::process::ExitCode::from(EXIT_INTERRUPTED));
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}

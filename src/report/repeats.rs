@@ -1,0 +1,282 @@
+//! A run repeated (`hatshop run --repeat N`): its folder holds `repeat-1/ … repeat-N/`,
+//! each a complete result folder, and a `summary.json` giving every figure as the
+//! median over the repeats with its min and max. One run is noise; the spread of
+//! several says how much.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::table::format_us;
+use crate::result_dir;
+use crate::stats::{LatencySummary, Summary};
+
+/// The folder of repeat `i` (1-based).
+pub fn repeat_dir(dir: &Path, i: usize) -> PathBuf {
+    dir.join(format!("repeat-{i}"))
+}
+
+/// The repeats of a repeat folder, in order; `None` when `dir` is not one.
+pub fn repeat_dirs(dir: &Path) -> Option<Vec<PathBuf>> {
+    if result_dir::file(dir, result_dir::RUN_JSON).exists() {
+        return None;
+    }
+    let dirs: Vec<PathBuf> = (1..)
+        .map(|i| repeat_dir(dir, i))
+        .take_while(|d| result_dir::file(d, result_dir::RUN_JSON).exists())
+        .collect();
+    (!dirs.is_empty()).then_some(dirs)
+}
+
+/// A figure over the repeats.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Spread {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    pub fn of(values: &[f64]) -> Spread {
+        let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+        sorted.sort_by(f64::total_cmp);
+        if sorted.is_empty() {
+            return Spread {
+                median: 0.0,
+                min: 0.0,
+                max: 0.0,
+            };
+        }
+        let n = sorted.len();
+        let median = if n % 2 == 1 {
+            sorted[n / 2]
+        } else {
+            (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+        };
+        Spread {
+            median,
+            min: sorted[0],
+            max: sorted[n - 1],
+        }
+    }
+}
+
+/// The figures of one event type (or `all`) over the repeats; latencies in µs.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RepeatRow {
+    pub event_type: String,
+    pub count: Spread,
+    pub errors: Spread,
+    pub throughput_ops_s: Spread,
+    pub mean_us: Spread,
+    /// p50 … p99.99 and max.
+    pub latency_us: BTreeMap<String, Spread>,
+    /// Open loop: response time p99 (from when each operation was due).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_p99_us: Option<Spread>,
+}
+
+/// `summary.json` of a repeat folder.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RepeatSummary {
+    pub repeats: usize,
+    /// The repeats' folders, relative to this one.
+    pub runs: Vec<String>,
+    pub elapsed_s: Spread,
+    pub events: Vec<RepeatRow>,
+    pub overall: RepeatRow,
+}
+
+const FIGURES: [&str; 5] = ["p50", "p99", "p99.9", "p99.99", "max"];
+
+fn row_of(name: &str, rows: &[&LatencySummary]) -> RepeatRow {
+    let spread = |f: &dyn Fn(&LatencySummary) -> f64| {
+        Spread::of(&rows.iter().map(|r| f(r)).collect::<Vec<_>>())
+    };
+    let latency_us = FIGURES
+        .iter()
+        .map(|label| {
+            let value = |r: &LatencySummary| match *label {
+                "max" => r.max_us,
+                label => r.percentile(label),
+            };
+            (label.to_string(), spread(&value))
+        })
+        .collect();
+    let responses: Vec<f64> = rows
+        .iter()
+        .filter_map(|r| r.response.as_ref().map(|x| x.percentile("p99")))
+        .collect();
+    RepeatRow {
+        event_type: name.to_string(),
+        count: spread(&|r| r.count as f64),
+        errors: spread(&|r| r.errors as f64),
+        throughput_ops_s: spread(&|r| r.throughput_ops_s),
+        mean_us: spread(&|r| r.mean_us),
+        latency_us,
+        response_p99_us: (!responses.is_empty()).then(|| Spread::of(&responses)),
+    }
+}
+
+/// The repeats' summaries side by side: every figure's median, min and max.
+pub fn summarize(summaries: &[Summary], runs: Vec<String>) -> RepeatSummary {
+    let mut names: Vec<&str> = Vec::new();
+    for s in summaries {
+        for e in &s.events {
+            if !names.contains(&e.event_type.as_str()) {
+                names.push(&e.event_type);
+            }
+        }
+    }
+    let events = names
+        .iter()
+        .map(|name| {
+            let rows: Vec<&LatencySummary> = summaries
+                .iter()
+                .filter_map(|s| s.events.iter().find(|e| e.event_type == *name))
+                .collect();
+            row_of(name, &rows)
+        })
+        .collect();
+    let overall: Vec<&LatencySummary> = summaries.iter().map(|s| &s.overall).collect();
+    RepeatSummary {
+        repeats: summaries.len(),
+        runs,
+        elapsed_s: Spread::of(&summaries.iter().map(|s| s.elapsed_s).collect::<Vec<_>>()),
+        events,
+        overall: row_of("all", &overall),
+    }
+}
+
+/// A summary whose figures are the medians over the repeats: what `compare` shows for
+/// a repeat folder. Counts and error breakdowns stay those of the repeat nearest the
+/// median mean latency.
+pub fn median_summary(summaries: &[Summary]) -> Summary {
+    let spread = summarize(summaries, Vec::new());
+    let nearest = summaries
+        .iter()
+        .min_by(|a, b| {
+            let d = |s: &Summary| (s.overall.mean_us - spread.overall.mean_us.median).abs();
+            d(a).total_cmp(&d(b))
+        })
+        .expect("at least one repeat");
+    let mut median = nearest.clone();
+    let apply = |row: &mut LatencySummary, figures: &RepeatRow| {
+        row.throughput_ops_s = figures.throughput_ops_s.median;
+        row.mean_us = figures.mean_us.median;
+        for (label, s) in &figures.latency_us {
+            match label.as_str() {
+                "max" => row.max_us = s.median,
+                label => {
+                    row.percentiles_us.insert(label.to_string(), s.median);
+                }
+            }
+        }
+    };
+    for row in &mut median.events {
+        if let Some(figures) = spread
+            .events
+            .iter()
+            .find(|f| f.event_type == row.event_type)
+        {
+            apply(row, figures);
+        }
+    }
+    apply(&mut median.overall, &spread.overall);
+    median.throughput_ops_s = spread.overall.throughput_ops_s.median;
+    median.elapsed_s = spread.elapsed_s.median;
+    median
+}
+
+fn cell(s: &Spread, us: bool) -> String {
+    let f = |v: f64| {
+        if us { format_us(v) } else { format!("{v:.0}") }
+    };
+    if s.min == s.max {
+        f(s.median)
+    } else {
+        format!("{} ({}–{})", f(s.median), f(s.min), f(s.max))
+    }
+}
+
+/// The terminal table: each figure as median (min–max).
+pub fn render(summary: &RepeatSummary) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "median (min–max) over {} repeats; latencies in µs (successful ops)",
+        summary.repeats
+    );
+    let header = [
+        "event", "ops/s", "errors", "mean", "p50", "p99", "p99.9", "max",
+    ];
+    let rows: Vec<Vec<String>> = summary
+        .events
+        .iter()
+        .chain(std::iter::once(&summary.overall))
+        .map(|r| {
+            let mut cells = vec![
+                r.event_type.clone(),
+                cell(&r.throughput_ops_s, false),
+                cell(&r.errors, false),
+                cell(&r.mean_us, true),
+            ];
+            for label in ["p50", "p99", "p99.9", "max"] {
+                cells.push(cell(&r.latency_us[label], true));
+            }
+            cells
+        })
+        .collect();
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .chain([header[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: &[&str]| {
+        let mut text = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            if i == 0 {
+                let _ = write!(text, "{c:<w$}", w = widths[0]);
+            } else {
+                let _ = write!(text, "  {c:>w$}", w = widths[i]);
+            }
+        }
+        text + "\n"
+    };
+    out.push_str(&line(&header));
+    let width: usize = widths.iter().sum::<usize>() + 2 * (widths.len() - 1);
+    let _ = writeln!(out, "{:-<width$}", "");
+    for (i, r) in rows.iter().enumerate() {
+        if i == rows.len() - 1 {
+            let _ = writeln!(out, "{:-<width$}", "");
+        }
+        let cells: Vec<&str> = r.iter().map(String::as_str).collect();
+        out.push_str(&line(&cells));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_median_of_an_even_count_is_the_middle_pair_s_mean() {
+        assert_eq!(
+            Spread::of(&[3.0, 1.0, 2.0]),
+            Spread {
+                median: 2.0,
+                min: 1.0,
+                max: 3.0
+            }
+        );
+        assert_eq!(Spread::of(&[4.0, 1.0, 2.0, 10.0]).median, 3.0);
+        assert_eq!(Spread::of(&[]).max, 0.0);
+    }
+}
