@@ -53,13 +53,16 @@ fn a_small_run_logs_every_op_and_verifies_exactly() {
             "node",
             "attempts",
             "error_code",
-            "intended_start_ns"
+            "intended_start_ns",
+            "queue_us"
         ]
     );
     let rows = csv_rows(&out);
     assert_eq!(rows.len(), 3000);
     assert!(rows.iter().all(|r| &r[7] == "true"));
-    // One SQLite file: no node to name, one call per operation.
+    // One SQLite file: no node to name, one call per operation, a connection lock
+    // (queue) for each.
+    assert!(rows.iter().all(|r| r[14].parse::<f64>().is_ok()));
     assert!(
         rows.iter()
             .all(|r| r[10].is_empty() && &r[11] == "1" && r[12].is_empty())

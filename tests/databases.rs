@@ -278,12 +278,26 @@ fn cassandra_keyspaces_hatshop_did_not_make_are_left_alone() {
 
 #[test]
 #[ignore = "needs a live MariaDB: ./test.sh starts one"]
-fn mysql_verifies_with_pool_1_and_4_and_names_the_server() {
+fn mysql_verifies_with_pool_1_4_8_names_the_server_and_shows_pool_waits_as_queue() {
     let _guard = lock(&MYSQL);
     let db = url("HATSHOP_TEST_MYSQL");
-    for pool in ["1", "4"] {
+    for pool in ["1", "4", "8"] {
         let tmp = TempDir::new().unwrap();
         let out = orders(&tmp, &db, &["--pool", pool, "-c", "8"]);
+        // Eight lanes on one connection wait for it longer than they are served: the
+        // wait is queue time, apart from service time. With a connection per lane,
+        // the wait is a pool's bookkeeping, far below a round trip.
+        let all = &json(&out.join("summary.json"))["overall"];
+        let queue_mean = all["queue"]["mean_us"].as_f64().unwrap();
+        match pool {
+            "1" => assert!(queue_mean > all["mean_us"].as_f64().unwrap(), "{all}"),
+            "8" => assert!(
+                all["queue"]["p50_us"].as_f64().unwrap()
+                    < all["percentiles_us"]["p50"].as_f64().unwrap() / 5.0,
+                "{all}"
+            ),
+            _ => {}
+        }
         let store = &json(&out.join("run.json"))["database"]["store"];
         assert_eq!(store["settings"]["pool"], pool);
         assert_eq!(store["name"], "mysql");

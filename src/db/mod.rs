@@ -5,11 +5,11 @@
 //! in the `stores!` list of `stores.rs`. Bindings never see a clock or a histogram: the
 //! runner times each call from the outside. Driver crates are used only in their file.
 
+mod call_notes;
 mod cassandra;
 mod classify;
 mod error;
 mod mysql;
-mod node;
 mod null;
 mod ownership;
 mod postgres;
@@ -28,8 +28,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
 
+pub use call_notes::{CallNotes, observe, queued, queued_sync, served_by};
 pub use error::{DbError, ErrorKind};
-pub use node::{observe, served_by};
 pub use ownership::Ownership;
 pub use settings::{Setting, Settings, Value};
 pub use stores::{STORES, Store, StoreMeta, store_meta};

@@ -283,14 +283,15 @@ impl PostgresStore {
     async fn conn(&self) -> Result<Held<'_>, DbError> {
         let n = self.connections.len();
         let start = self.next.fetch_add(1, Ordering::Relaxed);
-        let mut guard = 'found: {
+        let mut guard = super::queued(async {
             for i in 0..n {
                 if let Ok(guard) = self.connections[(start + i) % n].try_lock() {
-                    break 'found guard;
+                    return guard;
                 }
             }
             self.connections[start % n].lock().await
-        };
+        })
+        .await;
         if guard.as_ref().is_none_or(|c| c.client.is_closed()) {
             *guard = None;
             *guard = Some(self.open().await?);

@@ -301,8 +301,12 @@ struct Held<'a> {
 }
 
 impl RedisStore {
-    /// A connection with room for one more request.
+    /// A connection with room for one more request; the wait for one is queue time.
     async fn conn(&self) -> Result<Held<'_>, DbError> {
+        super::queued(self.take_slot()).await
+    }
+
+    async fn take_slot(&self) -> Result<Held<'_>, DbError> {
         let n = self.slots.len();
         let start = self.next.fetch_add(1, Ordering::Relaxed);
         for i in 0..n {

@@ -102,8 +102,13 @@ impl StoreKind for SqliteStore {
 }
 
 impl SqliteStore {
-    /// A free connection if there is one, else the next in turn.
+    /// A free connection if there is one, else the next in turn; the wait for it is
+    /// queue time.
     fn connection(&self) -> MutexGuard<'_, Connection> {
+        super::queued_sync(|| self.take_connection())
+    }
+
+    fn take_connection(&self) -> MutexGuard<'_, Connection> {
         let start = self.next.fetch_add(1, Ordering::Relaxed);
         let n = self.connections.len();
         for i in 0..n {

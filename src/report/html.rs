@@ -356,6 +356,42 @@ fn latency_table(id: &str, label: &str, rows: &[LatencySummary], total: &Latency
     out
 }
 
+/// Waits for a pooled connection, per event type: measured apart from service time.
+fn queue_section(run: &LoadedRun) -> String {
+    let rows: Vec<&LatencySummary> = run
+        .summary
+        .events
+        .iter()
+        .chain([&run.summary.overall])
+        .filter(|e| e.queue.is_some())
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "<table id=\"queue\"><tr><th>event</th><th>mean</th><th>p50</th><th>p99</th><th>max</th></tr>",
+    );
+    for event in rows {
+        let q = event.queue.as_ref().expect("filtered");
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&event.event_type),
+            super::table::format_us(q.mean_us),
+            super::table::format_us(q.p50_us),
+            super::table::format_us(q.p99_us),
+            super::table::format_us(q.max_us)
+        );
+    }
+    out.push_str(
+        "</table><p class=\"note\">Queue (µs): time each operation waited for a pooled \
+         connection before its request could be sent. It is not in the latency table, which is \
+         service time; a queue that grows while service time does not is pool starvation (more \
+         lanes than connections), not a slow server. With --rate, response time includes it.</p>",
+    );
+    out
+}
+
 fn errors_section(run: &LoadedRun) -> String {
     if run.summary.errors == 0 {
         return "<p>No errors.</p>".into();
@@ -532,6 +568,11 @@ pub fn render(run: &LoadedRun) -> String {
         body.push_str("<p>No latency.hlog in this folder.</p>");
     } else {
         body.push_str(&charts::spectrum_chart(run));
+    }
+    let queue = queue_section(run);
+    if !queue.is_empty() {
+        body.push_str("<h2>Waiting for a connection</h2>");
+        body.push_str(&queue);
     }
     body.push_str("<h2>Errors</h2>");
     body.push_str(&errors_section(run));

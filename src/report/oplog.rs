@@ -35,7 +35,8 @@ struct OpRow<'a> {
     seq: u64,
     /// The order id, or the key index of a key-value event.
     target: u64,
-    /// When the request was sent (RFC 3339, UTC, microseconds).
+    /// When the request was sent, after any wait for a pooled connection (RFC 3339,
+    /// UTC, microseconds): `timestamp` + `latency_us` is when the answer came.
     timestamp: &'a str,
     /// Microseconds, to the nanosecond.
     latency_us: f64,
@@ -51,6 +52,9 @@ struct OpRow<'a> {
     /// Open loop (`--rate`): when it was due to be sent, ns since the Unix epoch; the
     /// response time is `timestamp` + `latency_us` − this. Empty in a closed loop.
     intended_start_ns: Option<u64>,
+    /// Microseconds spent waiting for a pooled connection before the request could be
+    /// sent: not in `latency_us`, which is service time. Empty for stores without a pool.
+    queue_us: Option<f64>,
 }
 
 /// The sending side handed to lanes.
@@ -111,6 +115,7 @@ impl OpLogWriter {
                             attempts: record.attempts,
                             error_code: record.error_code.as_deref().unwrap_or(""),
                             intended_start_ns: record.due_ns.map(|due| unix_ns(epoch, due)),
+                            queue_us: record.queued_ns.map(|ns| ns as f64 / 1_000.0),
                         })
                         .with_context(|| format!("cannot write {display_path}"))?;
                         rows += 1;

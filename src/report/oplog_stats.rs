@@ -29,6 +29,8 @@ pub struct LoggedOp {
     pub error_code: String,
     #[serde(default)]
     pub intended_start_ns: Option<u64>,
+    #[serde(default)]
+    pub queue_us: Option<f64>,
 }
 
 impl LoggedOp {
@@ -98,7 +100,13 @@ impl Rebuilt {
         self.intervals
             .entry(index)
             .or_insert_with(|| RunStats::new(EventType::ALL.len()))
-            .record(event.index(), row.node.unwrap_or(0), latency_ns, outcome);
+            .record(
+                event.index(),
+                row.node.unwrap_or(0),
+                latency_ns,
+                row.queue_us.map(|us| (us * 1_000.0).round() as u64),
+                outcome,
+            );
         self.end = self.end.max(at + Duration::from_nanos(latency_ns));
     }
 

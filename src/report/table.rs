@@ -117,6 +117,16 @@ pub fn render(summary: &Summary) -> String {
             "* rests on fewer than 10 samples beyond it: run more operations to trust it"
         );
     }
+    if let Some(q) = &summary.overall.queue {
+        let _ = writeln!(
+            out,
+            "queue (waiting for a pooled connection, not in the latencies above): mean {}, p50 {}, p99 {}, max {} µs",
+            format_us(q.mean_us),
+            format_us(q.p50_us),
+            format_us(q.p99_us),
+            format_us(q.max_us)
+        );
+    }
     if summary.overall.retries > 0 {
         let _ = writeln!(
             out,

@@ -6,7 +6,7 @@
 //! moment the run does (`cancelled`, outcome unknown), so neither a silent server nor
 //! a stuck call can hold a run past Ctrl-C or `--duration`.
 
-use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -17,8 +17,8 @@ use super::expect::Expectations;
 use super::races::{Race, Races};
 use super::source::{LaneEvent, LaneMsg, Role};
 use super::stop::{StopReason, StopSignal};
-use crate::db::observe;
 use crate::db::{Applied, Database, DbError, ErrorKind};
+use crate::db::{CallNotes, observe};
 use crate::stats::{IntervalCollector, OpRecord, Outcome, RunStats};
 use crate::workload::kv::fill_value;
 use crate::workload::{EventType, KeyText, Operation, Order, OrderEvent, OrderUpdate, Phase};
@@ -62,15 +62,18 @@ struct Attempt {
     /// The node that served the last call (0: not known).
     node: u16,
     attempts: u32,
+    /// Time all calls waited for a pooled connection (stores that keep a pool).
+    queued_ns: Option<u64>,
     /// The first unknown-outcome failure before the last call, if any.
     unknown_before: Option<ErrorKind>,
 }
 
-/// Where and how often an operation was sent, for its record.
+/// Where and how often an operation was sent, and how long it queued, for its record.
 #[derive(Clone, Copy)]
 struct Served {
     node: u16,
     attempts: u32,
+    queued_ns: Option<u64>,
 }
 
 /// When phases began, shared by the lanes and the source.
@@ -112,8 +115,8 @@ pub struct Lane<D> {
     stop_rx: tokio::sync::watch::Receiver<bool>,
     /// The bytes of the value being written, filled before the timed window.
     value: Vec<u8>,
-    /// Where the store says which node served the current call.
-    served: Arc<AtomicU16>,
+    /// Where the store notes which node served the current call, and its pool wait.
+    notes: Arc<CallNotes>,
     /// The interval this lane is recording into, and its statistics.
     interval: Option<(u64, RunStats)>,
     log_batch: Vec<OpRecord>,
@@ -132,7 +135,7 @@ impl<D: Database> Lane<D> {
             expect: Expectations::default(),
             stop_rx,
             value: Vec::new(),
-            served: Arc::new(AtomicU16::new(0)),
+            notes: Arc::new(CallNotes::default()),
             interval: None,
             log_batch: Vec::with_capacity(LOG_BATCH),
             last_seq: None,
@@ -253,6 +256,7 @@ impl<D: Database> Lane<D> {
             let served = Served {
                 node: attempt.node,
                 attempts: attempt.attempts,
+                queued_ns: attempt.queued_ns,
             };
             self.record(&event, due, start, end, outcome, served);
             if self.log_batch.len() >= LOG_BATCH {
@@ -268,21 +272,25 @@ impl<D: Database> Lane<D> {
     async fn call_with_retries(&mut self, op: &Operation, key: &KeyText) -> Attempt {
         let mut attempts = 0;
         let mut unknown_before = None;
+        let mut queued_ns: Option<u64> = None;
         loop {
             attempts += 1;
-            let served = self.served.clone();
+            let notes = self.notes.clone();
             let result = tokio::select! {
                 biased;
                 result = tokio::time::timeout(
                     self.cx.op_timeout,
-                    observe(served, call(&*self.cx.db, op, key, &self.value)),
+                    observe(notes, call(&*self.cx.db, op, key, &self.value)),
                 ) => result.unwrap_or_else(|_| Err(timed_out(self.cx.op_timeout))),
                 _ = self.stop_rx.wait_for(|&stopped| stopped) => Err(DbError::new(
                     ErrorKind::Cancelled,
                     "the run stopped while the call was in flight",
                 )),
             };
-            let node = self.served.load(Ordering::Relaxed);
+            let node = self.notes.node();
+            if let Some(ns) = self.notes.queued_ns() {
+                queued_ns = Some(queued_ns.unwrap_or(0) + ns);
+            }
             match &result {
                 Err(e) if attempts <= self.cx.retries && retry_cures(e.kind) => {
                     if e.kind.outcome_unknown() {
@@ -294,6 +302,7 @@ impl<D: Database> Lane<D> {
                         result,
                         node,
                         attempts,
+                        queued_ns,
                         unknown_before,
                     };
                 }
@@ -394,7 +403,9 @@ impl<D: Database> Lane<D> {
         outcome: Result<(), DbError>,
         served: Served,
     ) {
-        let latency_ns = end.duration_since(start).as_nanos() as u64;
+        // Service time: the pool wait, if any, is measured apart as queue time.
+        let latency_ns = (end.duration_since(start).as_nanos() as u64)
+            .saturating_sub(served.queued_ns.unwrap_or(0));
         let event_type = event.op.event_type();
         let retries = u64::from(served.attempts.saturating_sub(1));
         let stats = self.interval_stats(start);
@@ -404,6 +415,7 @@ impl<D: Database> Lane<D> {
                     event_type.index(),
                     served.node,
                     latency_ns,
+                    served.queued_ns,
                     Outcome::Ok {
                         retries,
                         response_ns: due
@@ -417,6 +429,7 @@ impl<D: Database> Lane<D> {
                     event_type.index(),
                     served.node,
                     latency_ns,
+                    served.queued_ns,
                     Outcome::Failed {
                         kind: e.kind.as_str(),
                         code: e.code.as_deref(),
@@ -438,7 +451,9 @@ impl<D: Database> Lane<D> {
                 seq: event.seq,
                 event_type: event_type.as_str(),
                 target: event.op.target().id(),
-                start_ns: start.duration_since(self.cx.epoch).as_nanos() as u64,
+                // The request left once a connection was free.
+                start_ns: start.duration_since(self.cx.epoch).as_nanos() as u64
+                    + served.queued_ns.unwrap_or(0),
                 due_ns: due
                     .map(|due| due.saturating_duration_since(self.cx.epoch).as_nanos() as u64),
                 latency_ns,
@@ -446,6 +461,7 @@ impl<D: Database> Lane<D> {
                 error_code,
                 node: served.node,
                 attempts: served.attempts,
+                queued_ns: served.queued_ns,
             });
         }
     }

@@ -44,6 +44,9 @@ pub struct OpStats {
     /// Open loop (`--rate`) only: intended start → answer of successful operations,
     /// what a client waiting in line sees (no coordinated omission).
     response_ns: Histogram<u64>,
+    /// Waits for a pooled connection (stores that keep a pool), of every operation:
+    /// measured apart, so pool starvation does not pass for service time.
+    queue_ns: Histogram<u64>,
     errors: BTreeMap<&'static str, u64>,
     /// Failures by kind and the server's code for them (`conflict`, `1213`).
     codes: BTreeMap<&'static str, BTreeMap<String, u64>>,
@@ -70,6 +73,7 @@ impl Default for OpStats {
             latency_ns: histogram(),
             failed_ns: histogram(),
             response_ns: histogram(),
+            queue_ns: histogram(),
             errors: BTreeMap::new(),
             codes: BTreeMap::new(),
             first_messages: BTreeMap::new(),
@@ -112,7 +116,10 @@ impl OpStats {
         self.retries += retries;
     }
 
-    pub fn record(&mut self, latency_ns: u64, outcome: Outcome<'_>) {
+    pub fn record(&mut self, latency_ns: u64, queued_ns: Option<u64>, outcome: Outcome<'_>) {
+        if let Some(queued_ns) = queued_ns {
+            record(&mut self.queue_ns, queued_ns);
+        }
         match outcome {
             Outcome::Ok {
                 retries,
@@ -146,6 +153,9 @@ impl OpStats {
             .expect("auto-resizing histograms always merge");
         self.response_ns
             .add(&other.response_ns)
+            .expect("auto-resizing histograms always merge");
+        self.queue_ns
+            .add(&other.queue_ns)
             .expect("auto-resizing histograms always merge");
         for (kind, n) in &other.errors {
             *self.errors.entry(kind).or_default() += n;
@@ -197,6 +207,7 @@ impl OpStats {
             latency_ns,
             failed_ns,
             response_ns: histogram(),
+            queue_ns: histogram(),
             errors,
             codes: BTreeMap::new(),
             first_messages: BTreeMap::new(),
@@ -239,9 +250,16 @@ impl RunStats {
     }
 
     /// Records one operation under its event type and its node.
-    pub fn record(&mut self, event: usize, node: u16, latency_ns: u64, outcome: Outcome<'_>) {
-        self.event(event).record(latency_ns, outcome);
-        self.node(node).record(latency_ns, outcome);
+    pub fn record(
+        &mut self,
+        event: usize,
+        node: u16,
+        latency_ns: u64,
+        queued_ns: Option<u64>,
+        outcome: Outcome<'_>,
+    ) {
+        self.event(event).record(latency_ns, queued_ns, outcome);
+        self.node(node).record(latency_ns, queued_ns, outcome);
     }
 
     pub fn merge(&mut self, other: &RunStats) {
@@ -342,9 +360,23 @@ pub struct Summary {
     pub nodes: Vec<LatencySummary>,
 }
 
-/// Latency of the failed operations of one row (µs): timeouts show here.
+impl LatencyBrief {
+    /// Mean, p50, p99 and max of a histogram (µs); `None` when it is empty.
+    pub fn of(h: &Histogram<u64>) -> Option<LatencyBrief> {
+        let us = |ns: u64| ns as f64 / 1_000.0;
+        (!h.is_empty()).then(|| LatencyBrief {
+            mean_us: h.mean() / 1_000.0,
+            p50_us: us(h.value_at_percentile(50.0)),
+            p99_us: us(h.value_at_percentile(99.0)),
+            max_us: us(h.max()),
+        })
+    }
+}
+
+/// Mean, p50, p99 and max of a row's failed operations (timeouts show here) or of its
+/// waits for a pooled connection (µs).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-pub struct FailedLatency {
+pub struct LatencyBrief {
     pub mean_us: f64,
     pub p50_us: f64,
     pub p99_us: f64,
@@ -384,7 +416,11 @@ pub struct LatencySummary {
     pub thin_percentiles: Vec<String>,
     /// Latency of the failed operations, when there were some.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failed: Option<FailedLatency>,
+    pub failed: Option<LatencyBrief>,
+    /// Waits for a pooled connection, of every operation of the row (stores that keep
+    /// a pool): not part of the latencies above, which are service time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<LatencyBrief>,
     /// Open loop (`--rate`): the same successful operations timed from their intended
     /// start (response time, what a client waiting in line sees); the ladder above is
     /// then service time (request sent → answer).
@@ -399,6 +435,7 @@ impl LatencySummary {
             let mut response = Self::ladder(name, stats, &stats.response_ns, elapsed_s);
             response.first_errors.clear();
             response.failed = None;
+            response.queue = None;
             summary.response = Some(Box::new(response));
         }
         summary
@@ -455,15 +492,8 @@ impl LatencySummary {
                 })
                 .map(|(label, _)| label.to_string())
                 .collect(),
-            failed: (!stats.failed_ns.is_empty()).then(|| {
-                let f = &stats.failed_ns;
-                FailedLatency {
-                    mean_us: f.mean() / 1_000.0,
-                    p50_us: us(f.value_at_percentile(50.0)),
-                    p99_us: us(f.value_at_percentile(99.0)),
-                    max_us: us(f.max()),
-                }
-            }),
+            failed: LatencyBrief::of(&stats.failed_ns),
+            queue: LatencyBrief::of(&stats.queue_ns),
             response: None,
         }
     }
@@ -572,7 +602,7 @@ pub struct OpRecord {
     pub event_type: &'static str,
     /// The order id, or the key index of a key-value event.
     pub target: u64,
-    /// When the request was sent, in ns since the run's epoch.
+    /// When the request was sent (after any pool wait), in ns since the run's epoch.
     pub start_ns: u64,
     /// Open loop: when it was due to be sent, in ns since the run's epoch.
     pub due_ns: Option<u64>,
@@ -585,4 +615,6 @@ pub struct OpRecord {
     pub node: u16,
     /// Calls made: 1, or more with `--retries` (the latency spans them all).
     pub attempts: u32,
+    /// Time waiting for a pooled connection, not in `latency_ns` (stores with a pool).
+    pub queued_ns: Option<u64>,
 }

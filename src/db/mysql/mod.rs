@@ -225,9 +225,9 @@ impl MysqlStore {
                 (crate::workload::splitmix64(&mut state) % n as u64) as usize
             }
         };
-        super::node::served_by(host + 1);
+        super::served_by(host + 1);
         let (name, pool) = &self.pools[host];
-        pool.get_conn().await.map_err(|e| {
+        super::queued(pool.get_conn()).await.map_err(|e| {
             let e = classify(e).context(format!("host {name}: no connection"));
             // No connection, so nothing was sent: the operation did not happen.
             let kind = match e.kind {

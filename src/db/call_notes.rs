@@ -1,0 +1,123 @@
+//! What a store notes about a call while it runs: which node of a cluster served it
+//! (MySQL routing over several hosts, Cassandra's coordinator, with [`served_by`]) and
+//! how long it waited for a pooled connection (with [`queued`]), which is measured apart
+//! from service time so that pool starvation shows as `queue` rather than as a slow
+//! server. The lane reads them back from the notes it handed to [`observe`], also when
+//! the call timed out or was cancelled. A side channel rather than a return value, so
+//! the trait's methods stay in domain words.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
+use std::time::Instant;
+
+/// `queued_ns` of a call whose store noted no wait (it keeps no pool of its own).
+const NOT_NOTED: u64 = u64::MAX;
+
+/// One call's notes.
+#[derive(Debug)]
+pub struct CallNotes {
+    node: AtomicU16,
+    queued_ns: AtomicU64,
+}
+
+impl Default for CallNotes {
+    fn default() -> Self {
+        CallNotes {
+            node: AtomicU16::new(0),
+            queued_ns: AtomicU64::new(NOT_NOTED),
+        }
+    }
+}
+
+impl CallNotes {
+    /// The node (1-based, in the order of the URL's hosts) that served it; 0: not said.
+    pub fn node(&self) -> u16 {
+        self.node.load(Ordering::Relaxed)
+    }
+
+    /// Time spent waiting for a pooled connection, when the store keeps a pool.
+    pub fn queued_ns(&self) -> Option<u64> {
+        Some(self.queued_ns.load(Ordering::Relaxed)).filter(|&ns| ns != NOT_NOTED)
+    }
+}
+
+tokio::task_local! {
+    static NOTES: Arc<CallNotes>;
+}
+
+/// Runs a call with `notes` as the place a store notes what it saw.
+pub async fn observe<F: Future>(notes: Arc<CallNotes>, call: F) -> F::Output {
+    notes.node.store(0, Ordering::Relaxed);
+    notes.queued_ns.store(NOT_NOTED, Ordering::Relaxed);
+    NOTES.scope(notes, call).await
+}
+
+/// Notes the node (1-based, in the order of the URL's hosts) serving the current call.
+pub fn served_by(node: usize) {
+    let _ = NOTES.try_with(|notes| {
+        notes
+            .node
+            .store(node.min(u16::MAX as usize) as u16, Ordering::Relaxed)
+    });
+}
+
+/// Awaits `wait` (getting a connection from a pool) and notes how long it took.
+pub async fn queued<F: Future>(wait: F) -> F::Output {
+    let start = Instant::now();
+    let out = wait.await;
+    note_queued(start);
+    out
+}
+
+/// The same for a pool taken without awaiting (SQLite's connection locks).
+pub fn queued_sync<T>(wait: impl FnOnce() -> T) -> T {
+    let start = Instant::now();
+    let out = wait();
+    note_queued(start);
+    out
+}
+
+fn note_queued(start: Instant) {
+    let ns = start.elapsed().as_nanos().min(u128::from(NOT_NOTED - 1)) as u64;
+    let _ = NOTES.try_with(|notes| {
+        let before = notes.queued_ns.load(Ordering::Relaxed);
+        let total = if before == NOT_NOTED {
+            ns
+        } else {
+            before.saturating_add(ns).min(NOT_NOTED - 1)
+        };
+        notes.queued_ns.store(total, Ordering::Relaxed);
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn notes_taken_during_a_call_come_back_even_if_the_call_is_dropped() {
+        let notes = Arc::new(CallNotes::default());
+        let out = observe(notes.clone(), async {
+            tokio::task::yield_now().await;
+            served_by(3);
+            queued(tokio::time::sleep(std::time::Duration::from_millis(2))).await;
+            7
+        })
+        .await;
+        assert_eq!((out, notes.node()), (7, 3));
+        assert!(notes.queued_ns().unwrap() >= 2_000_000);
+        observe(notes.clone(), async {}).await;
+        assert_eq!((notes.node(), notes.queued_ns()), (0, None));
+        // A call that never finishes (a timeout) still says where it went.
+        let slow = observe(notes.clone(), async {
+            served_by(2);
+            queued_sync(|| ());
+            std::future::pending::<()>().await
+        });
+        let _ = tokio::time::timeout(std::time::Duration::from_millis(5), slow).await;
+        assert_eq!(notes.node(), 2);
+        assert!(notes.queued_ns().is_some());
+        served_by(5); // outside a call: ignored
+        assert_eq!(notes.node(), 2);
+    }
+}
