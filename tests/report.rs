@@ -152,11 +152,12 @@ fn compare_finds_no_difference_with_itself_and_a_real_one_with_fsync() {
         "fast",
         &[
             "--events",
-            "10000",
+            "20000",
             "--db",
             "sqlite://fast.db?synchronous=off",
-            // The fast run lasts ~0.15 s: enough intervals that, after their
-            // autocorrelation, the test still has two independent ones.
+            // The fast run lasts ~0.3 s: enough intervals that, after their
+            // autocorrelation (high on a busy machine), the test still has two
+            // independent ones.
             "--interval",
             "0.01",
         ],
@@ -166,7 +167,7 @@ fn compare_finds_no_difference_with_itself_and_a_real_one_with_fsync() {
         "slow",
         &[
             "--events",
-            "10000",
+            "20000",
             "--db",
             "sqlite://slow.db?synchronous=full",
             "--interval",
@@ -397,7 +398,31 @@ fn latency_hlog_opens_in_hdrhistograms_own_log_processor() {
     let jar = std::env::var("HATSHOP_TEST_HDRHISTOGRAM_JAR")
         .expect("HATSHOP_TEST_HDRHISTOGRAM_JAR is not set: run ./test.sh");
     let tmp = TempDir::new().unwrap();
-    let out = run(&tmp, "hlog", &["--events", "5000"]);
+    // Open loop, so the log also holds the response-time histograms.
+    let out = run(&tmp, "hlog", &["--events", "5000", "--rate", "20000"]);
+    // A tagged response histogram reads back with the tool's -tag.
+    let tagged = StdCommand::new("java")
+        .args(["-cp", &jar, "org.HdrHistogram.HistogramLogProcessor", "-i"])
+        .arg(out.join("latency.hlog"))
+        .args(["-tag", "response-read_order", "-o"])
+        .arg(tmp.path().join("response"))
+        .output()
+        .unwrap();
+    assert!(tagged.status.success(), "{tagged:?}");
+    let hgrm = std::fs::read_to_string(tmp.path().join("response.hgrm")).unwrap();
+    let reads = json(&out.join("summary.json"))["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["event_type"] == "read_order")
+        .unwrap()["ok"]
+        .to_string();
+    assert!(
+        hgrm.lines()
+            .filter_map(|l| l.split("Total count    =").nth(1))
+            .any(|n| n.trim().trim_end_matches(']').trim() == reads),
+        "{hgrm}"
+    );
     // As the tool is usually run: no -tag, so it reads the untagged histograms.
     let output = StdCommand::new("java")
         .args(["-cp", &jar, "org.HdrHistogram.HistogramLogProcessor", "-i"])
@@ -574,4 +599,24 @@ fn a_ramp_climbs_along_its_rate_line() {
     let plan = &json(&out.join("run.json"))["plan"];
     assert_eq!(plan["ramp_to_ops_s"], 6000.0, "{plan}");
     assert_eq!(plan["ramp_s"], 1.0, "{plan}");
+    // Response time over time too: in intervals.csv, latency.hlog and compare.
+    let mut reader = csv::Reader::from_path(out.join("intervals.csv")).unwrap();
+    for row in reader.records().map(Result::unwrap) {
+        let response: f64 = row[column("response_max_us")].parse().unwrap();
+        let service: f64 = row[column("max_us")].parse().unwrap();
+        assert!(response >= service, "{row:?}");
+    }
+    let log = std::fs::read_to_string(out.join("latency.hlog")).unwrap();
+    assert!(log.contains("Tag=response-"), "{log}");
+    let output = hatshop(tmp.path())
+        .arg("compare")
+        .arg(&out)
+        .arg(&out)
+        .args(["-o", "c.html"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("\nresponse time (--rate"), "{text}");
+    let page = std::fs::read_to_string(tmp.path().join("c.html")).unwrap();
+    assert!(page.contains(r#"<table id="response">"#));
 }

@@ -93,11 +93,19 @@ pub fn latency_over_time(run: &LoadedRun, event_type: &str) -> String {
         &format!("Latency over time: {event_type}"),
         &Axis::linear("time since the measured phase began (s)"),
         &Axis::log("latency (µs, log scale)"),
-        &[
-            line("p50", &|r| r.p50_us),
-            line("p99", &|r| r.p99_us),
-            line("max", &|r| r.max_us),
-        ],
+        &{
+            let mut lines = vec![
+                line("p50", &|r| r.p50_us),
+                line("p99", &|r| r.p99_us),
+                line("max", &|r| r.max_us),
+            ];
+            if rows.values().any(|r| r.response_p99_us.is_some()) {
+                lines.push(line("response p99", &|r| {
+                    r.response_p99_us.unwrap_or(f64::NAN)
+                }));
+            }
+            lines
+        },
         &fault_marks(run),
     )
 }

@@ -177,6 +177,41 @@ fn samples_named(runs: &[LoadedRun]) -> &'static str {
     }
 }
 
+/// Open loop: per event type and run, the response-time row (from when each operation
+/// was due) and its mean over the first run's; empty when no run had `--rate`.
+fn response_rows(runs: &[LoadedRun]) -> Vec<(String, usize, &LatencySummary, Option<f64>)> {
+    if !runs.iter().any(|r| r.summary.overall.response.is_some()) {
+        return Vec::new();
+    }
+    let mut rows = Vec::new();
+    for event_type in event_types(runs) {
+        let base = summary_of(&runs[0], &event_type).and_then(|s| s.response.as_deref());
+        for (i, run) in runs.iter().enumerate() {
+            if let Some(response) = summary_of(run, &event_type).and_then(|s| s.response.as_deref())
+            {
+                let ratio = base
+                    .filter(|b| b.mean_us > 0.0)
+                    .map(|b| response.mean_us / b.mean_us);
+                rows.push((event_type.clone(), i, response, ratio));
+            }
+        }
+    }
+    rows
+}
+
+/// The response-time numbers of a row: ops/s, mean, p50, p99, p99.9, max, ratio.
+fn response_numbers(s: &LatencySummary, ratio: Option<f64>) -> [String; 7] {
+    [
+        format!("{:.0}", s.throughput_ops_s),
+        latency_text(s, s.mean_us),
+        latency_text(s, s.percentile("p50")),
+        latency_text(s, s.percentile("p99")),
+        latency_text(s, s.percentile("p99.9")),
+        latency_text(s, s.max_us),
+        ratio.map_or("-".into(), |r| format!("{r:.2}")),
+    ]
+}
+
 /// Whether the runs replayed different streams.
 pub fn plans_differ(runs: &[LoadedRun]) -> bool {
     runs.iter()
@@ -227,6 +262,24 @@ pub fn terminal(runs: &[LoadedRun]) -> String {
         "latencies in µs; ratio = mean latency / run #1's; p-value of Welch's t-test on {} (significant below {ALPHA})",
         samples_named(runs)
     );
+    let responses = response_rows(runs);
+    if !responses.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nresponse time (--rate: from when each operation was due to its answer; the table above is service time)\n{:<14} {:>4} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "event", "run", "ops/s", "mean", "p50", "p99", "p99.9", "max", "ratio"
+        );
+        let mut last = String::new();
+        for (event_type, run, summary, ratio) in responses {
+            let shown = if event_type == last { "" } else { &event_type };
+            let _ = write!(out, "{shown:<14} {:>4}", format!("#{}", run + 1));
+            for value in response_numbers(summary, ratio) {
+                let _ = write!(out, " {value:>9}");
+            }
+            let _ = writeln!(out);
+            last = event_type;
+        }
+    }
     out
 }
 
@@ -298,6 +351,23 @@ pub fn html(runs: &[LoadedRun]) -> String {
         "</table><p class=\"note\">Latencies in µs. Ratio: mean latency over run #1's. p-value: Welch's t-test on {}.</p>",
         samples_named(runs)
     );
+    let responses = response_rows(runs);
+    if !responses.is_empty() {
+        body.push_str(r#"<h2>Response time</h2><table id="response"><tr><th>event</th><th>run</th><th>ops/s</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>ratio</th></tr>"#);
+        for (event_type, run, summary, ratio) in responses {
+            let _ = write!(
+                body,
+                "<tr><td>{}</td><td>#{}</td>",
+                escape(&event_type),
+                run + 1
+            );
+            for value in response_numbers(summary, ratio) {
+                let _ = write!(body, "<td>{value}</td>");
+            }
+            body.push_str("</tr>");
+        }
+        body.push_str("</table><p class=\"note\">Open loop (--rate): the same successful operations timed from when each was due, what a client waiting in line sees; the table above is service time (sent → answered).</p>");
+    }
 
     for (title, pick) in [
         ("Mean latency per event type", "mean"),

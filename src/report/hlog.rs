@@ -1,7 +1,7 @@
 //! `latency.hlog`: the interval histograms in HdrHistogram's own interval-log format
 //! (V2, compressed): per interval, one untagged histogram of all successful operations
 //! (what HistogramLogProcessor reads without `-tag`), then one per event type, tagged
-//! with its name. Values are in nanoseconds; the max column is in milliseconds, as
+//! with its name, and under `--rate` its response times, tagged `response-<name>`. Values are in nanoseconds; the max column is in milliseconds, as
 //! HdrHistogram's tools expect.
 
 use std::io::Cursor;
@@ -17,6 +17,9 @@ use hdrhistogram::serialization::interval_log::{
 use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
 
 use crate::stats::RunStats;
+
+/// The tag prefix of response-time histograms (`--rate`): `response-read_order`.
+pub const RESPONSE_TAG: &str = "response-";
 
 /// One histogram read back from a log.
 #[derive(Debug, Clone)]
@@ -67,6 +70,14 @@ pub fn write(
                 let tag = Tag::new(name).expect("event type names have no spaces or commas");
                 log.write_histogram(histogram, at, interval, Some(tag))
                     .map_err(|e| anyhow!("cannot write {}: {e:?}", path.display()))?;
+                // Open loop: the same successes timed from when each was due.
+                let response = event.response_histogram();
+                if !response.is_empty() {
+                    let name = format!("{RESPONSE_TAG}{name}");
+                    let tag = Tag::new(&name).expect("no spaces or commas");
+                    log.write_histogram(response, at, interval, Some(tag))
+                        .map_err(|e| anyhow!("cannot write {}: {e:?}", path.display()))?;
+                }
             }
         }
     }

@@ -1,6 +1,6 @@
 //! `intervals.csv`: per interval and event type (and `all`), how many operations ran,
-//! how many failed, and the latency of the successful ones. The latency-over-time
-//! charts are drawn from it.
+//! how many failed, and the latency of the successful ones (service time, and under
+//! `--rate` response time too). The latency-over-time charts are drawn from it.
 
 use std::path::Path;
 
@@ -21,6 +21,14 @@ pub struct IntervalRow {
     pub p50_us: f64,
     pub p99_us: f64,
     pub max_us: f64,
+    /// Open loop (`--rate`): response time (from when each operation was due) p50,
+    /// p99 and max; empty in a closed loop.
+    #[serde(default)]
+    pub response_p50_us: Option<f64>,
+    #[serde(default)]
+    pub response_p99_us: Option<f64>,
+    #[serde(default)]
+    pub response_max_us: Option<f64>,
 }
 
 fn row(start_s: f64, name: &str, stats: &OpStats, interval_s: f64) -> IntervalRow {
@@ -35,6 +43,9 @@ fn row(start_s: f64, name: &str, stats: &OpStats, interval_s: f64) -> IntervalRo
         p50_us: s.percentile("p50"),
         p99_us: s.percentile("p99"),
         max_us: s.max_us,
+        response_p50_us: s.response.as_ref().map(|r| r.percentile("p50")),
+        response_p99_us: s.response.as_ref().map(|r| r.percentile("p99")),
+        response_max_us: s.response.as_ref().map(|r| r.max_us),
     }
 }
 

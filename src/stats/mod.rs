@@ -192,6 +192,11 @@ impl OpStats {
         &self.latency_ns
     }
 
+    /// Open loop: response times (from when each operation was due) of the successes.
+    pub fn response_histogram(&self) -> &Histogram<u64> {
+        &self.response_ns
+    }
+
     pub fn failed_histogram(&self) -> &Histogram<u64> {
         &self.failed_ns
     }
