@@ -13,6 +13,7 @@
 //! - [`stats`]: HdrHistograms per event type and interval, error counts, summaries.
 //! - [`report`]: the op log, summary.json, the terminal table, report.html, compare.
 //! - [`verify`]: the expected state versus what the database holds.
+//! - [`observe`]: server CPU, memory, disk and network, and GC pauses, during a run.
 //! - [`cluster`]: real local servers (Cassandra, MariaDB, PostgreSQL, Redis).
 //! - [`cli`], [`config`], [`commands`], [`result_dir`]: flags, validated settings,
 //!   the wiring of each subcommand, and the result folder's layout.
@@ -29,6 +30,7 @@ pub mod console;
 pub mod db;
 pub mod faults;
 pub mod interrupt;
+pub mod observe;
 pub mod report;
 pub mod result_dir;
 pub mod runner;

@@ -19,6 +19,8 @@ pub const LATENCY_HLOG: &str = "latency.hlog";
 pub const REPORT_HTML: &str = "report.html";
 pub const FAILED_WRITES_CSV: &str = "failed_writes.csv";
 pub const FAULTS_CSV: &str = "faults.csv";
+pub const SERVER_METRICS_CSV: &str = crate::observe::SERVER_METRICS_CSV;
+pub const GC_CSV: &str = crate::observe::GC_CSV;
 
 pub fn file(dir: &Path, name: &str) -> PathBuf {
     dir.join(name)
@@ -88,6 +90,10 @@ pub struct RunRecord {
     /// A merged folder: the shards it was made of, in shard order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shards: Vec<ShardOrigin>,
+    /// Cassandra started by hatshop: what its GC logs gave (gc.csv), or why they could
+    /// not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gc_log: Option<String>,
 }
 
 impl RunRecord {

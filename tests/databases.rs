@@ -7,6 +7,7 @@
 
 mod common;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Stdio};
 use std::sync::{Mutex, MutexGuard};
@@ -133,6 +134,53 @@ fn cassandra_by_order_verifies_under_concurrency() {
             .starts_with("Apache Cassandra 5."),
         "{run}"
     );
+}
+
+#[test]
+#[ignore = "needs a live Cassandra: ./test.sh starts one"]
+fn a_cassandra_run_samples_the_node_and_reads_its_gc_log() {
+    let _guard = lock(&CASSANDRA);
+    let tmp = TempDir::new().unwrap();
+    let out = tmp.path().join("watched");
+    let output = hatshop(tmp.path())
+        .args(["run", "--quiet", "--db", &cassandra("t_watched")])
+        .args([
+            "--events",
+            "1000000",
+            "--duration",
+            "2.5",
+            "-c",
+            "8",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    // The node hatshop started, beside the client, once a second.
+    let mut reader = csv::Reader::from_path(out.join("server-metrics.csv")).unwrap();
+    let rows: Vec<HashMap<String, String>> = reader.deserialize().map(Result::unwrap).collect();
+    let node: Vec<&HashMap<String, String>> =
+        rows.iter().filter(|r| r["source"] == "node 1").collect();
+    assert!(node.len() >= 2, "{rows:?}");
+    for r in &node {
+        let rss: f64 = r["rss_mb"].parse().unwrap();
+        assert!(rss > 100.0, "a Cassandra JVM holds more than 100 MB: {r:?}");
+    }
+    let busy = node
+        .iter()
+        .map(|r| r["cpu_pct"].parse::<f64>().unwrap())
+        .fold(0.0, f64::max);
+    assert!(busy > 5.0, "the node worked: {node:?}");
+    assert!(rows.iter().any(|r| r["source"] == "client"));
+    // Its GC log was read (no pause in 2.5 s is a valid result; a parse failure is not).
+    let run = json(&out.join("run.json"));
+    let gc = run["gc_log"].as_str().unwrap();
+    assert!(gc.contains(" on 1 node during the run"), "{gc}");
+    assert!(out.join("gc.csv").exists());
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(report.contains("<h2>Server resources</h2>") && report.contains("CPU over time"));
+    assert!(report.contains("<h3>GC pauses</h3>"));
 }
 
 #[test]

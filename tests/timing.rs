@@ -15,8 +15,9 @@ use std::time::{Duration, Instant};
 use common::{csv_rows, json, run_ok};
 use tempfile::TempDir;
 
-/// The tests share MariaDB's tables: one at a time.
-static MYSQL: Mutex<()> = Mutex::new(());
+/// One test at a time: the MariaDB ones share its tables, and every test measures
+/// time, which another test's load on the two cores would disturb.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// What the proxy does to requests (client → server bytes); answers pass untouched.
 #[derive(Default)]
@@ -153,7 +154,7 @@ fn exactly(length: Duration) {
 }
 
 fn lock() -> MutexGuard<'static, ()> {
-    MYSQL.lock().unwrap_or_else(|p| p.into_inner())
+    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The test MariaDB's URL, split around its `host:port`.
@@ -189,6 +190,7 @@ fn five_ms_added_per_request_shows_as_five_ms_at_p50() {
 #[test]
 #[ignore = "needs a live Cassandra: ./test.sh starts one"]
 fn five_ms_added_per_request_shows_as_five_ms_at_p50_on_cassandra() {
+    let _guard = lock();
     let (proxy, db) = cassandra_proxied("hatshop_timing");
     let added = read_order_rise(&proxy, &db);
     println!("Cassandra: read_order p50 rose by {added:.0} µs with 5 ms added per request");
@@ -317,6 +319,7 @@ fn a_one_second_stall_shows_in_response_time_not_in_service_time() {
 #[test]
 #[ignore = "needs a live Cassandra: ./test.sh starts one"]
 fn a_one_second_stall_shows_in_response_time_not_in_service_time_on_cassandra() {
+    let _guard = lock();
     let (proxy, db) = cassandra_proxied("hatshop_stall");
     stall_shows_in_response_only(&proxy, &db);
 }

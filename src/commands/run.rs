@@ -135,14 +135,19 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
 /// The server hatshop started that serves the run's URL, if any (its size and heap
 /// matter to the numbers).
 fn server_facts(config: &RunConfig) -> Option<result_dir::ServerFacts> {
-    let hosts = config.db.address(0).ok()?.hosts;
-    let home = Home::resolve(config.home.as_deref()).ok()?;
-    let record = home.serving(config.db.scheme(), &hosts)?;
+    let record = serving_server(config)?;
     Some(result_dir::ServerFacts {
         name: record.kind.name().to_string(),
         nodes: record.nodes.len(),
         settings: record.settings,
     })
+}
+
+/// The server hatshop started that serves the run's URL, if any.
+fn serving_server(config: &RunConfig) -> Option<crate::cluster::ServerRecord> {
+    let hosts = config.db.address(0).ok()?.hosts;
+    let home = Home::resolve(config.home.as_deref()).ok()?;
+    home.serving(config.db.scheme(), &hosts)
 }
 
 /// The faults to play and the server they go to, checked before anything starts.
@@ -250,6 +255,7 @@ async fn measure(
     let stream = open_stream(&config.source)?;
     let phases = Arc::new(PhaseClock::default());
     let (run_over, over) = tokio::sync::watch::channel(false);
+    let observer = crate::observe::Observer::start(serving_server(config), over.clone());
     let faults = timeline
         .map(|timeline| tokio::spawn(faults::play(timeline, phases.clone(), stop.clone(), over)));
     let outcome = runner::run(
@@ -281,6 +287,13 @@ async fn measure(
     let outcome = outcome?;
     let op_log_rows = op_log.map(OpLogWriter::finish).transpose()?;
     write_outcome(config, &outcome, clock)?;
+    record.gc_log = observer
+        .finish(
+            &config.out_dir,
+            clock.wall,
+            clock.wall + outcome.measure_offset.unwrap_or_default(),
+        )
+        .await?;
 
     record.status = match outcome.stop_reason {
         None => "finished",
@@ -551,6 +564,7 @@ fn initial_record(
         client: None,
         shard: config.shard,
         shards: Vec::new(),
+        gc_log: None,
     }
 }
 

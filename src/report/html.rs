@@ -561,6 +561,7 @@ pub fn render(run: &LoadedRun) -> String {
             body.push_str(&charts::latency_over_time(run, &event.event_type));
         }
     }
+    body.push_str(&super::resources::section(run));
     body.push_str("<h2>Percentile spectrum</h2>");
     if !has_latencies {
         body.push_str(no_latencies);

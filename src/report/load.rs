@@ -21,6 +21,10 @@ pub struct LoadedRun {
     pub intervals: Vec<IntervalRow>,
     pub histograms: Vec<LoggedHistogram>,
     pub verify: Option<VerifyReport>,
+    /// server-metrics.csv: CPU, RSS, disk and network of the nodes and the client.
+    pub metrics: Vec<crate::observe::resources::MetricsRow>,
+    /// gc.csv: Cassandra's GC pauses during the run.
+    pub gc: Vec<crate::observe::gc_log::GcPause>,
     /// A repeat folder (`run --repeat N`): every repeat's summary. `summary` then holds
     /// the medians, and the rest is the repeat nearest the median.
     pub repeats: Vec<Summary>,
@@ -86,6 +90,8 @@ impl LoadedRun {
             path if path.exists() => Some(read_json(&path)?),
             _ => None,
         };
+        let metrics = read_rows(&file(result_dir::SERVER_METRICS_CSV))?;
+        let gc = read_rows(&file(result_dir::GC_CSV))?;
         Ok(LoadedRun {
             dir: dir.to_path_buf(),
             record,
@@ -93,6 +99,8 @@ impl LoadedRun {
             intervals,
             histograms,
             verify,
+            metrics,
+            gc,
             repeats: Vec::new(),
         })
     }
@@ -131,6 +139,19 @@ impl LoadedRun {
             .map(|h| h.duration.as_secs_f64())
             .unwrap_or(1.0)
     }
+}
+
+/// The rows of an optional CSV file (none when it is absent).
+fn read_rows<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let mut reader =
+        csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
+    reader
+        .deserialize()
+        .collect::<Result<Vec<T>, _>>()
+        .with_context(|| format!("{} is not valid", path.display()))
 }
 
 /// Whole rows of a CSV file after its header, and whether its last line is cut (every

@@ -13,6 +13,7 @@ pub mod load;
 pub mod oplog;
 pub mod oplog_stats;
 pub mod repeats;
+pub mod resources;
 pub mod significance;
 pub mod svg;
 pub mod sweep;

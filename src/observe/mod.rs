@@ -1,0 +1,126 @@
+//! What the servers did while hatshop measured: their CPU, memory, disk and network
+//! (sampled from /proc), and Cassandra's GC pauses (from its GC log), on the run's
+//! time axis. Only servers hatshop started can be watched this way (their pids and log
+//! folders are recorded); the client is always watched.
+
+pub mod gc_log;
+pub mod resources;
+
+use std::path::Path;
+use std::time::SystemTime;
+
+use anyhow::Result;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::cluster::ServerRecord;
+use crate::report::write_csv;
+use gc_log::GcPause;
+use resources::{MetricsRow, Watched};
+
+pub const SERVER_METRICS_CSV: &str = "server-metrics.csv";
+pub const GC_CSV: &str = "gc.csv";
+
+/// The sampler of a run, and the server it watches.
+pub struct Observer {
+    server: Option<ServerRecord>,
+    sampler: JoinHandle<Vec<(SystemTime, MetricsRow)>>,
+}
+
+impl Observer {
+    /// Starts sampling the client and every node of `server` until `over` turns true.
+    pub fn start(server: Option<ServerRecord>, over: watch::Receiver<bool>) -> Observer {
+        let mut watched = vec![Watched {
+            node: 0,
+            pid: std::process::id(),
+        }];
+        if let Some(server) = &server {
+            watched.extend(server.nodes.iter().map(|n| Watched {
+                node: n.node,
+                pid: n.pid,
+            }));
+        }
+        Observer {
+            server,
+            sampler: tokio::spawn(resources::sample(watched, over)),
+        }
+    }
+
+    /// Writes server-metrics.csv and, for Cassandra, gc.csv (the pauses between
+    /// `run_start` and now); what the GC log gave, for run.json.
+    pub async fn finish(
+        self,
+        dir: &Path,
+        run_start: SystemTime,
+        measure_start: SystemTime,
+    ) -> Result<Option<String>> {
+        let rows = self.sampler.await.unwrap_or_default();
+        write_csv(
+            &dir.join(SERVER_METRICS_CSV),
+            &resources::on_axis(rows, measure_start),
+        )?;
+        let Some(server) = self.server.filter(|s| s.kind.name() == "cassandra") else {
+            return Ok(None);
+        };
+        let now = SystemTime::now();
+        let mut pauses: Vec<GcPause> = Vec::new();
+        for node in &server.nodes {
+            let logs = node.dir.join("logs");
+            match node_pauses(&logs) {
+                Ok(found) => pauses.extend(
+                    found
+                        .into_iter()
+                        .filter(|p| p.ended >= run_start && p.began() <= now)
+                        .map(|p| GcPause {
+                            node: node.node,
+                            began_at: humantime::format_rfc3339_millis(p.began()).to_string(),
+                            at_s: resources::seconds_between(measure_start, p.began()),
+                            kind: p.kind.to_string(),
+                            cause: p.cause,
+                            pause_ms: p.pause_ms,
+                            heap_before_mb: p.heap_before_mb,
+                            heap_after_mb: p.heap_after_mb,
+                        }),
+                ),
+                Err(e) => {
+                    return Ok(Some(format!(
+                        "cannot read the GC log of node {}: {e}",
+                        node.node
+                    )));
+                }
+            }
+        }
+        pauses.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
+        write_csv(&dir.join(GC_CSV), &pauses)?;
+        let total_ms: f64 = pauses.iter().map(|p| p.pause_ms).sum();
+        Ok(Some(format!(
+            "{} pause{} on {} node{} during the run, {total_ms:.0} ms in all (gc.csv)",
+            pauses.len(),
+            if pauses.len() == 1 { "" } else { "s" },
+            server.nodes.len(),
+            if server.nodes.len() == 1 { "" } else { "s" }
+        )))
+    }
+}
+
+/// Every pause in a node's GC logs (`gc.log` and its rotations), in time order.
+fn node_pauses(logs: &Path) -> Result<Vec<gc_log::ParsedPause>, String> {
+    let entries = std::fs::read_dir(logs).map_err(|e| format!("{}: {e}", logs.display()))?;
+    let mut pauses = Vec::new();
+    let mut found = false;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("gc.log") {
+            continue;
+        }
+        found = true;
+        let text = std::fs::read_to_string(entry.path())
+            .map_err(|e| format!("{}: {e}", entry.path().display()))?;
+        pauses.extend(gc_log::parse(&text).map_err(|e| format!("{name}: {e}"))?);
+    }
+    if !found {
+        return Err(format!("no gc.log in {}", logs.display()));
+    }
+    pauses.sort_by_key(|p| p.ended);
+    Ok(pauses)
+}

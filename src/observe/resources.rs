@@ -1,0 +1,216 @@
+//! Server resources beside latency: once a second, for every node of a server hatshop
+//! started (found by its recorded pid) and for the client itself, CPU (user + system),
+//! RSS and disk bytes from `/proc/PID/{stat,status,io}`, and the loopback interface's
+//! bytes from `/proc/net/dev` (every node and the client talk over it). Written as
+//! `server-metrics.csv`, on the same time axis as the latency charts.
+
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+
+/// How often the sampler reads /proc.
+pub const EVERY: Duration = Duration::from_secs(1);
+
+/// One process to watch: a node (1-based) or the client (node 0).
+#[derive(Debug, Clone, Copy)]
+pub struct Watched {
+    pub node: usize,
+    pub pid: u32,
+}
+
+/// A row of `server-metrics.csv`: one source in one sample. Rates are over the time
+/// since the source's previous sample.
+#[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq)]
+pub struct MetricsRow {
+    /// Seconds from the start of the measured phase (negative: load or warm-up).
+    pub at_s: f64,
+    /// `node 1`, `node 2`, …, `client`, or `loopback` (the interface's bytes).
+    pub source: String,
+    pub pid: Option<u32>,
+    /// CPU time used per second of wall time, in % of one core (user + system).
+    pub cpu_pct: Option<f64>,
+    pub rss_mb: Option<f64>,
+    /// Bytes the process read from and wrote to storage, per second.
+    pub disk_read_bytes_s: Option<f64>,
+    pub disk_write_bytes_s: Option<f64>,
+    /// Bytes through the loopback interface per second (the `loopback` row).
+    pub net_bytes_s: Option<f64>,
+}
+
+/// What one read of a process gives.
+#[derive(Debug, Clone, Copy, Default)]
+struct ProcessReading {
+    cpu_s: f64,
+    rss_mb: f64,
+    read_bytes: Option<u64>,
+    write_bytes: Option<u64>,
+}
+
+fn read_process(pid: u32) -> Option<ProcessReading> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which may hold spaces): utime is the 12th, stime the 13th.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let rss_kb: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0.0);
+    // /proc/PID/io needs the right to trace the process: without it, no disk figures.
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
+    let field = |name: &str| {
+        io.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+    };
+    Some(ProcessReading {
+        cpu_s: (utime + stime) / ticks,
+        rss_mb: rss_kb / 1024.0,
+        read_bytes: field("read_bytes:"),
+        write_bytes: field("write_bytes:"),
+    })
+}
+
+/// Received plus sent bytes of the loopback interface.
+fn loopback_bytes() -> Option<u64> {
+    let dev = std::fs::read_to_string("/proc/net/dev").ok()?;
+    let line = dev.lines().find(|l| l.trim_start().starts_with("lo:"))?;
+    let fields: Vec<u64> = line
+        .split_once(':')?
+        .1
+        .split_whitespace()
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    Some(fields.first()? + fields.get(8)?)
+}
+
+/// Samples until `over` turns true; the rows, with wall times, and the sources that
+/// could not be read at some point (a killed node).
+pub async fn sample(
+    watched: Vec<Watched>,
+    mut over: watch::Receiver<bool>,
+) -> Vec<(SystemTime, MetricsRow)> {
+    let mut rows = Vec::new();
+    let mut last: Vec<Option<(SystemTime, ProcessReading)>> = vec![None; watched.len()];
+    let mut last_net: Option<(SystemTime, u64)> = None;
+    let mut tick = tokio::time::interval(EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = over.wait_for(|&over| over) => break,
+        }
+        let now = SystemTime::now();
+        for (w, previous) in watched.iter().zip(last.iter_mut()) {
+            let Some(reading) = read_process(w.pid) else {
+                // Gone (killed, stopped): its line breaks off, and resumes if it returns.
+                *previous = None;
+                continue;
+            };
+            if let Some((then, before)) = *previous {
+                let wall = now.duration_since(then).unwrap_or_default().as_secs_f64();
+                if wall > 0.0 {
+                    let rate =
+                        |a: Option<u64>, b: Option<u64>| Some(a?.saturating_sub(b?) as f64 / wall);
+                    rows.push((
+                        now,
+                        MetricsRow {
+                            source: source_name(w.node),
+                            pid: Some(w.pid),
+                            cpu_pct: Some((reading.cpu_s - before.cpu_s).max(0.0) / wall * 100.0),
+                            rss_mb: Some(reading.rss_mb),
+                            disk_read_bytes_s: rate(reading.read_bytes, before.read_bytes),
+                            disk_write_bytes_s: rate(reading.write_bytes, before.write_bytes),
+                            ..MetricsRow::default()
+                        },
+                    ));
+                }
+            }
+            *previous = Some((now, reading));
+        }
+        if let Some(bytes) = loopback_bytes() {
+            if let Some((then, before)) = last_net {
+                let wall = now.duration_since(then).unwrap_or_default().as_secs_f64();
+                if wall > 0.0 {
+                    rows.push((
+                        now,
+                        MetricsRow {
+                            source: "loopback".into(),
+                            net_bytes_s: Some(bytes.saturating_sub(before) as f64 / wall),
+                            ..MetricsRow::default()
+                        },
+                    ));
+                }
+            }
+            last_net = Some((now, bytes));
+        }
+    }
+    rows
+}
+
+fn source_name(node: usize) -> String {
+    if node == 0 {
+        "client".into()
+    } else {
+        format!("node {node}")
+    }
+}
+
+/// The rows placed on the run's time axis (seconds from `measure_start`).
+pub fn on_axis(rows: Vec<(SystemTime, MetricsRow)>, measure_start: SystemTime) -> Vec<MetricsRow> {
+    rows.into_iter()
+        .map(|(at, mut row)| {
+            row.at_s = seconds_between(measure_start, at);
+            row
+        })
+        .collect()
+}
+
+/// `to − from` in seconds, negative when `to` is earlier.
+pub fn seconds_between(from: SystemTime, to: SystemTime) -> f64 {
+    match to.duration_since(from) {
+        Ok(d) => d.as_secs_f64(),
+        Err(e) => -e.duration().as_secs_f64(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_busy_process_shows_cpu_and_memory_every_second() {
+        let (done, over) = watch::channel(false);
+        let me = Watched {
+            node: 0,
+            pid: std::process::id(),
+        };
+        let sampler = tokio::spawn(sample(vec![me], over));
+        // Keep one core busy for ~2.2 s.
+        let busy = std::thread::spawn(|| {
+            let until = std::time::Instant::now() + Duration::from_millis(2_200);
+            let mut x = 0u64;
+            while std::time::Instant::now() < until {
+                x = x.wrapping_mul(31).wrapping_add(1);
+            }
+            x
+        });
+        busy.join().unwrap();
+        done.send_replace(true);
+        let rows = sampler.await.unwrap();
+        let client: Vec<&MetricsRow> = rows
+            .iter()
+            .map(|(_, r)| r)
+            .filter(|r| r.source == "client")
+            .collect();
+        assert!(!client.is_empty(), "{rows:?}");
+        assert!(client.iter().all(|r| r.rss_mb.unwrap() > 1.0));
+        // The busy thread ran through the sampled second.
+        assert!(client[0].cpu_pct.unwrap() > 50.0, "{client:?}");
+        assert!(rows.iter().any(|(_, r)| r.source == "loopback"));
+    }
+}

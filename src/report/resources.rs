@@ -1,0 +1,154 @@
+//! The report's "Server resources" section: CPU, RSS and loopback bytes of every node
+//! and of the client, and Cassandra's GC pauses, on the latency charts' time axis (the
+//! measured phase), so a latency spike can be matched with its cause by eye.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use super::load::LoadedRun;
+use super::svg::{self, Axis, Series, escape};
+use crate::observe::gc_log::GcPause;
+use crate::observe::resources::MetricsRow;
+
+/// Per source, the points of one figure within the measured phase.
+fn series(
+    rows: &[MetricsRow],
+    end_s: f64,
+    figure: impl Fn(&MetricsRow) -> Option<f64>,
+) -> Vec<Series> {
+    let mut by_source: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
+    for row in rows
+        .iter()
+        .filter(|r| r.at_s >= 0.0 && r.at_s <= end_s + 1.0)
+    {
+        if let Some(value) = figure(row) {
+            by_source
+                .entry(&row.source)
+                .or_default()
+                .push((row.at_s, value));
+        }
+    }
+    by_source
+        .into_iter()
+        .map(|(name, points)| Series {
+            name: name.to_string(),
+            points,
+        })
+        .collect()
+}
+
+/// The longest pause of each node in each second of the measured phase (0 without one).
+fn pause_series(pauses: &[GcPause], end_s: f64) -> Vec<Series> {
+    let seconds = end_s.ceil().max(1.0) as usize;
+    let mut by_node: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+    for p in pauses
+        .iter()
+        .filter(|p| p.at_s >= 0.0 && p.at_s < seconds as f64)
+    {
+        let longest = by_node.entry(p.node).or_insert_with(|| vec![0.0; seconds]);
+        let slot = &mut longest[p.at_s as usize];
+        *slot = slot.max(p.pause_ms);
+    }
+    by_node
+        .into_iter()
+        .map(|(node, longest)| Series {
+            name: format!("node {node}"),
+            points: longest
+                .into_iter()
+                .enumerate()
+                .map(|(s, ms)| (s as f64, ms))
+                .collect(),
+        })
+        .collect()
+}
+
+pub fn section(run: &LoadedRun) -> String {
+    if run.metrics.is_empty() && run.gc.is_empty() && run.record.gc_log.is_none() {
+        return String::new();
+    }
+    let end_s = run.summary.elapsed_s;
+    let time = Axis::linear("time since the measured phase began (s)");
+    let mut out = String::from("<h2>Server resources</h2>");
+    out.push_str(
+        "<p class=\"note\">Sampled once a second from /proc: every node of the server hatshop \
+         started, and the client (hatshop itself). CPU in % of one core, user + system.</p>",
+    );
+    let cpu = series(&run.metrics, end_s, |r| r.cpu_pct);
+    if !cpu.is_empty() {
+        out.push_str(&svg::line_chart(
+            "CPU over time",
+            &time,
+            &Axis::linear("CPU (% of one core)"),
+            &cpu,
+        ));
+    }
+    let rss = series(&run.metrics, end_s, |r| r.rss_mb);
+    if !rss.is_empty() {
+        out.push_str(&svg::line_chart(
+            "Resident memory over time",
+            &time,
+            &Axis::linear("RSS (MB)"),
+            &rss,
+        ));
+    }
+    let disk = series(&run.metrics, end_s, |r| {
+        Some((r.disk_read_bytes_s? + r.disk_write_bytes_s?) / 1e6)
+    });
+    if disk.iter().any(|s| s.points.iter().any(|p| p.1 > 0.0)) {
+        out.push_str(&svg::line_chart(
+            "Disk reads + writes over time",
+            &time,
+            &Axis::linear("MB/s"),
+            &disk,
+        ));
+    }
+    let net = series(&run.metrics, end_s, |r| r.net_bytes_s.map(|b| b / 1e6));
+    if !net.is_empty() {
+        out.push_str(&svg::line_chart(
+            "Bytes on the wire (loopback, both directions) over time",
+            &time,
+            &Axis::linear("MB/s"),
+            &net,
+        ));
+    }
+    if let Some(gc) = &run.record.gc_log {
+        let _ = write!(out, "<h3>GC pauses</h3><p>{}</p>", escape(gc));
+    }
+    if !run.gc.is_empty() {
+        out.push_str(&svg::line_chart(
+            "Longest GC pause in each second",
+            &time,
+            &Axis::linear("pause (ms)"),
+            &pause_series(&run.gc, end_s),
+        ));
+        out.push_str(&pause_table(&run.gc));
+    }
+    out
+}
+
+/// Pauses by node and kind: how many, their total and the longest.
+fn pause_table(pauses: &[GcPause]) -> String {
+    let mut by: BTreeMap<(usize, &str), (u64, f64, f64)> = BTreeMap::new();
+    for p in pauses {
+        let e = by.entry((p.node, &p.kind)).or_default();
+        e.0 += 1;
+        e.1 += p.pause_ms;
+        e.2 = e.2.max(p.pause_ms);
+    }
+    let mut out = String::from(
+        "<table id=\"gc\"><tr><th>node</th><th>kind</th><th>pauses</th><th>total ms</th><th>longest ms</th></tr>",
+    );
+    for ((node, kind), (n, total, longest)) in by {
+        let _ = write!(
+            out,
+            "<tr><td>{node}</td><td>{}</td><td>{n}</td><td>{total:.1}</td><td>{longest:.1}</td></tr>",
+            escape(kind)
+        );
+    }
+    out.push_str(
+        "</table><p class=\"note\">From each node's GC log (gc.csv): young and mixed pauses are \
+         G1's minor collections, full ones stop everything; remark and cleanup end a concurrent \
+         cycle.</p>",
+    );
+    out
+}
