@@ -94,11 +94,7 @@ fn parse_line(line: &str) -> Option<ParsedPause> {
         Some((name, detail)) => (name, detail),
         None => (what, ""),
     };
-    let groups: Vec<&str> = detail
-        .split(") (")
-        .map(|g| g.trim_start_matches('(').trim_end_matches(')'))
-        .filter(|g| !g.is_empty())
-        .collect();
+    let groups = parenthesised(detail);
     let kind = match name {
         "Young" if groups.first() == Some(&"Mixed") => "mixed",
         "Young" => "young",
@@ -128,6 +124,30 @@ fn parse_line(line: &str) -> Option<ParsedPause> {
         heap_before_mb,
         heap_after_mb,
     })
+}
+
+/// The top-level `(…)` groups of `(Normal) (System.gc())`, inner parentheses kept.
+fn parenthesised(text: &str) -> Vec<&str> {
+    let mut groups = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => {
+                if depth == 0 {
+                    start = i + 1;
+                }
+                depth += 1;
+            }
+            ')' if depth > 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    groups.push(&text[start..i]);
+                }
+            }
+            _ => {}
+        }
+    }
+    groups
 }
 
 /// `52M`, `1G`, `512K` in MB.

@@ -190,8 +190,8 @@ mod tests {
             pid: std::process::id(),
         };
         let sampler = tokio::spawn(sample(vec![me], over));
-        // Keep one core busy for ~2.2 s.
-        let busy = std::thread::spawn(|| {
+        // Keep one core busy for ~2.2 s, off the runtime's thread.
+        let busy = tokio::task::spawn_blocking(|| {
             let until = std::time::Instant::now() + Duration::from_millis(2_200);
             let mut x = 0u64;
             while std::time::Instant::now() < until {
@@ -199,7 +199,7 @@ mod tests {
             }
             x
         });
-        busy.join().unwrap();
+        busy.await.unwrap();
         done.send_replace(true);
         let rows = sampler.await.unwrap();
         let client: Vec<&MetricsRow> = rows
