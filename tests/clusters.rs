@@ -192,6 +192,16 @@ fn a_three_node_ring_at_rf_3_keeps_quorum_through_a_killed_node() {
     assert!(faults_csv.contains("node 2 killed"), "{faults_csv}");
     let report = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(report.contains("kill node 2"), "the charts mark the fault");
+    // The slowest operations are matched against the fault (and GC pauses), and the
+    // ring's nodes were watched.
+    assert!(
+        report.contains("<h2>The slowest 5 %</h2>"),
+        "slowest section"
+    );
+    assert!(
+        report.contains("<h2>Server resources</h2>"),
+        "resources section"
+    );
 
     // Node 2 back: the killed run verifies; writes caught by the kill are uncertain.
     ring.node("start", "2");

@@ -15,6 +15,7 @@ pub mod oplog_stats;
 pub mod repeats;
 pub mod resources;
 pub mod significance;
+pub mod slowest;
 pub mod svg;
 pub mod sweep;
 pub mod table;
