@@ -133,35 +133,28 @@ pub fn compare<'a>(runs: &'a [LoadedRun], event_type: &str) -> Vec<Comparison<'a
         .enumerate()
         .filter_map(|(i, run)| {
             let summary = summary_of(run, event_type)?;
+            let ratio = if base.mean_us > 0.0 {
+                summary.mean_us / base.mean_us
+            } else {
+                1.0
+            };
             let repeats = repeat_means(run, event_type);
-            if base_repeats.len() >= 2 && repeats.len() >= 2 {
-                return Some(Comparison {
-                    run: i,
-                    summary,
-                    ratio: if base.mean_us > 0.0 {
-                        summary.mean_us / base.mean_us
-                    } else {
-                        1.0
-                    },
-                    test: welch(&base_repeats, &repeats),
-                    too_few: Vec::new(),
-                });
-            }
-            let samples = interval_means(run, event_type);
-            let too_few = [(1, &base_samples), (i + 1, &samples)]
-                .into_iter()
-                .map(|(run, xs)| (run, effective_samples(xs)))
-                .filter(|(_, n)| *n < MIN_EFFECTIVE)
-                .collect();
+            let (test, too_few) = if base_repeats.len() >= 2 && repeats.len() >= 2 {
+                (welch(&base_repeats, &repeats), Vec::new())
+            } else {
+                let samples = interval_means(run, event_type);
+                let too_few = [(1, &base_samples), (i + 1, &samples)]
+                    .into_iter()
+                    .map(|(run, xs)| (run, effective_samples(xs)))
+                    .filter(|(_, n)| *n < MIN_EFFECTIVE)
+                    .collect();
+                (welch(&base_samples, &samples), too_few)
+            };
             Some(Comparison {
                 run: i,
                 summary,
-                ratio: if base.mean_us > 0.0 {
-                    summary.mean_us / base.mean_us
-                } else {
-                    1.0
-                },
-                test: welch(&base_samples, &samples),
+                ratio,
+                test,
                 too_few,
             })
         })

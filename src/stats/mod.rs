@@ -5,13 +5,14 @@
 //! names, and the caller supplies the labels when it asks for a summary.
 
 mod interval;
+mod summary;
 
 use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
 pub use interval::{IntervalCollector, total};
-use serde::{Deserialize, Serialize};
+pub use summary::{LatencyBrief, LatencySummary, Summary};
 
 /// Distinct error messages kept per kind, for reports (the op log has them all).
 const KEPT_MESSAGES: usize = 3;
@@ -342,186 +343,6 @@ pub enum Outcome<'a> {
         message: &'a str,
         retries: u64,
     },
-}
-
-/// What `summary.json` holds.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Summary {
-    /// Wall time of the measured phase, seconds.
-    pub elapsed_s: f64,
-    pub ops: u64,
-    pub errors: u64,
-    /// All operations, failed ones included, per second.
-    pub throughput_ops_s: f64,
-    /// Successful operations per second.
-    #[serde(default)]
-    pub ok_throughput_ops_s: f64,
-    pub events: Vec<LatencySummary>,
-    pub overall: LatencySummary,
-    /// The same operations by the node that served them ("node K", K in the order of
-    /// the URL's hosts; "node ?": the store could not say, e.g. a failed Cassandra
-    /// request). Only when a store named nodes.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub nodes: Vec<LatencySummary>,
-}
-
-impl LatencyBrief {
-    /// Mean, p50, p99 and max of a histogram (µs); `None` when it is empty.
-    pub fn of(h: &Histogram<u64>) -> Option<LatencyBrief> {
-        let us = |ns: u64| ns as f64 / 1_000.0;
-        (!h.is_empty()).then(|| LatencyBrief {
-            mean_us: h.mean() / 1_000.0,
-            p50_us: us(h.value_at_percentile(50.0)),
-            p99_us: us(h.value_at_percentile(99.0)),
-            max_us: us(h.max()),
-        })
-    }
-}
-
-/// Mean, p50, p99 and max of a row's failed operations (timeouts show here) or of its
-/// waits for a pooled connection (µs).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-pub struct LatencyBrief {
-    pub mean_us: f64,
-    pub p50_us: f64,
-    pub p99_us: f64,
-    pub max_us: f64,
-}
-
-/// One row of the table: counts, and latency in microseconds of the successful ops.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct LatencySummary {
-    pub event_type: String,
-    pub count: u64,
-    pub ok: u64,
-    pub errors: u64,
-    pub errors_by_kind: BTreeMap<String, u64>,
-    /// The same failures by kind and the server's code (`{"conflict": {"1213": 5}}`),
-    /// where the server gave one.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub errors_by_code: BTreeMap<String, BTreeMap<String, u64>>,
-    /// Attempts beyond the first (`--retries`); the latencies include their time.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub retries: u64,
-    /// The first few messages of each error kind.
-    #[serde(default)]
-    pub first_errors: BTreeMap<String, Vec<String>>,
-    /// All operations of the row per second, failed ones included.
-    pub throughput_ops_s: f64,
-    /// Successful operations per second.
-    #[serde(default)]
-    pub ok_throughput_ops_s: f64,
-    pub mean_us: f64,
-    pub min_us: f64,
-    /// p50 … p99.99, keyed as in [`PERCENTILES`].
-    pub percentiles_us: BTreeMap<String, f64>,
-    pub max_us: f64,
-    /// Percentiles with fewer than 10 successful samples beyond them (read with care).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub thin_percentiles: Vec<String>,
-    /// Latency of the failed operations, when there were some.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failed: Option<LatencyBrief>,
-    /// Waits for a pooled connection, of every operation of the row (stores that keep
-    /// a pool): not part of the latencies above, which are service time.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub queue: Option<LatencyBrief>,
-    /// Open loop (`--rate`): the same successful operations timed from their intended
-    /// start (response time, what a client waiting in line sees); the ladder above is
-    /// then service time (request sent → answer).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub response: Option<Box<LatencySummary>>,
-}
-
-impl LatencySummary {
-    pub fn of(name: &str, stats: &OpStats, elapsed_s: f64) -> Self {
-        let mut summary = Self::ladder(name, stats, &stats.latency_ns, elapsed_s);
-        if !stats.response_ns.is_empty() {
-            let mut response = Self::ladder(name, stats, &stats.response_ns, elapsed_s);
-            response.first_errors.clear();
-            response.failed = None;
-            response.queue = None;
-            summary.response = Some(Box::new(response));
-        }
-        summary
-    }
-
-    /// Counts from `stats`, the latency ladder from `h`.
-    fn ladder(name: &str, stats: &OpStats, h: &Histogram<u64>, elapsed_s: f64) -> Self {
-        let us = |ns: u64| ns as f64 / 1_000.0;
-        let empty = h.is_empty();
-        let count = stats.ok() + stats.error_count();
-        LatencySummary {
-            event_type: name.to_string(),
-            count,
-            ok: stats.ok(),
-            errors: stats.error_count(),
-            retries: stats.retries,
-            errors_by_kind: stats
-                .errors
-                .iter()
-                .map(|(k, n)| (k.to_string(), *n))
-                .collect(),
-            errors_by_code: stats
-                .codes
-                .iter()
-                .map(|(kind, codes)| (kind.to_string(), codes.clone()))
-                .collect(),
-            first_errors: stats
-                .first_messages
-                .iter()
-                .map(|(k, m)| (k.to_string(), m.clone()))
-                .collect(),
-            throughput_ops_s: per_second(count, elapsed_s),
-            ok_throughput_ops_s: per_second(stats.ok(), elapsed_s),
-            mean_us: if empty { 0.0 } else { h.mean() / 1_000.0 },
-            min_us: if empty { 0.0 } else { us(h.min()) },
-            percentiles_us: PERCENTILES
-                .iter()
-                .map(|(label, p)| {
-                    (
-                        label.to_string(),
-                        if empty {
-                            0.0
-                        } else {
-                            us(h.value_at_percentile(*p))
-                        },
-                    )
-                })
-                .collect(),
-            max_us: if empty { 0.0 } else { us(h.max()) },
-            thin_percentiles: PERCENTILES
-                .iter()
-                .filter(|(_, p)| {
-                    !empty && (h.len() as f64) * (1.0 - p / 100.0) < MIN_SAMPLES_BEYOND
-                })
-                .map(|(label, _)| label.to_string())
-                .collect(),
-            failed: LatencyBrief::of(&stats.failed_ns),
-            queue: LatencyBrief::of(&stats.queue_ns),
-            response: None,
-        }
-    }
-
-    pub fn percentile(&self, label: &str) -> f64 {
-        self.percentiles_us.get(label).copied().unwrap_or(0.0)
-    }
-
-    pub fn is_thin(&self, label: &str) -> bool {
-        self.thin_percentiles.iter().any(|l| l == label)
-    }
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
-fn per_second(count: u64, elapsed_s: f64) -> f64 {
-    if elapsed_s > 0.0 {
-        count as f64 / elapsed_s
-    } else {
-        0.0
-    }
 }
 
 #[cfg(test)]

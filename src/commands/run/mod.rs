@@ -3,6 +3,8 @@
 //! of the op log or the events file), the folder is completed with every operation
 //! that ran and says how it ended; a second signal leaves it marked `aborted`.
 
+mod record;
+
 use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
@@ -12,6 +14,7 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, Result, anyhow, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use self::record::{initial_record, serving_server};
 use super::open_stream;
 use super::verify::verify_store;
 use crate::cli::RunArgs;
@@ -22,13 +25,12 @@ use crate::faults::{self, Timeline};
 use crate::interrupt;
 use crate::report::table::{self, thousands};
 use crate::report::{OpLogWriter, html, write_csv, write_json, write_statistics};
-use crate::result_dir::{self, DatabaseRecord, Host, PlanRecord, RunRecord};
+use crate::result_dir::{self, RunRecord};
 use crate::runner::{
-    self, Dealing, FailedWrite, Pace, PhaseClock, Progress, RunClock, RunContext, RunOutcome,
-    RunPlan, StopReason, StopSignal,
+    self, Dealing, FailedWrite, PhaseClock, Progress, RunClock, RunContext, RunOutcome, RunPlan,
+    StopReason, StopSignal,
 };
 use crate::stats::Summary;
-use crate::workload::STREAM_VERSION;
 use crate::{note, say};
 
 /// Exit code of a run stopped by a signal, as shells expect.
@@ -130,24 +132,6 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
     }
     result?;
     finish(config, &store, &record, &stop).await
-}
-
-/// The server hatshop started that serves the run's URL, if any (its size and heap
-/// matter to the numbers).
-fn server_facts(config: &RunConfig) -> Option<result_dir::ServerFacts> {
-    let record = serving_server(config)?;
-    Some(result_dir::ServerFacts {
-        name: record.kind.name().to_string(),
-        nodes: record.nodes.len(),
-        settings: record.settings,
-    })
-}
-
-/// The server hatshop started that serves the run's URL, if any.
-fn serving_server(config: &RunConfig) -> Option<crate::cluster::ServerRecord> {
-    let hosts = config.db.address(0).ok()?.hosts;
-    let home = Home::resolve(config.home.as_deref()).ok()?;
-    home.serving(config.db.scheme(), &hosts)
 }
 
 /// The faults to play and the server they go to, checked before anything starts.
@@ -494,78 +478,6 @@ fn prepare_dir(dir: &Path) -> Result<()> {
         .with_context(|| format!("cannot write in result folder {}", dir.display()))?;
     std::fs::remove_file(&probe).ok();
     Ok(())
-}
-
-fn initial_record(
-    config: &RunConfig,
-    plan: &RunPlan,
-    store: &crate::db::StoreInfo,
-    started: SystemTime,
-) -> RunRecord {
-    let pid = std::process::id();
-    RunRecord {
-        hatshop_version: env!("CARGO_PKG_VERSION").into(),
-        stream_version: STREAM_VERSION,
-        run_id: config.run_id.clone(),
-        status: "running".into(),
-        interrupted: false,
-        error: None,
-        events: config.source.clone(),
-        plan_sha256: match &config.source {
-            EventSource::File(info) => Some(info.sha256.clone()),
-            EventSource::Generated { .. } => None,
-        },
-        planned_events: match &config.source {
-            EventSource::File(info) => info.events,
-            EventSource::Generated { .. } => 0,
-        },
-        stream_complete: false,
-        database: DatabaseRecord {
-            url: config.db.to_string(),
-            settings: config.settings.given().clone(),
-            file: config.recorded_file(),
-            store: store.clone(),
-            server: server_facts(config),
-        },
-        plan: PlanRecord {
-            concurrency: plan.concurrency,
-            pace: plan.pace.name().into(),
-            rate_ops_s: plan.pace.rate(),
-            ramp_to_ops_s: match plan.pace {
-                Pace::Ramp { to, .. } => Some(to),
-                _ => None,
-            },
-            ramp_s: match plan.pace {
-                Pace::Ramp { over, .. } => Some(over.as_secs_f64()),
-                _ => None,
-            },
-            max_duration_s: plan.max_duration.map(|d| d.as_secs_f64()),
-            connect_timeout_s: config.connect_timeout.as_secs_f64(),
-            op_timeout_s: plan.op_timeout.as_secs_f64(),
-            retries: plan.retries,
-            interval_s: config.interval.as_secs_f64(),
-            op_log: config.op_log,
-            check_reads: plan.check_reads,
-            conflicts: plan.dealing.conflicts,
-        },
-        host: Host::probe(),
-        pid,
-        process_start: result_dir::process_start(pid).unwrap_or(0),
-        started_at: rfc3339(started),
-        measure_started_at: None,
-        finished_at: None,
-        lane_last_seq: Vec::new(),
-        measured_ops: 0,
-        op_log_rows: None,
-        unmeasured_errors: 0,
-        failed_writes: 0,
-        recovered: None,
-        faults: Vec::new(),
-        client: None,
-        shard: config.shard,
-        shards: Vec::new(),
-        gc_log: None,
-    }
 }
 
 fn seed_of(source: &EventSource) -> String {
