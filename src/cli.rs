@@ -228,6 +228,11 @@ pub struct RunArgs {
     /// so two clients race on one order (default: the spec's `conflicts`, else 0).
     #[arg(long, value_name = "SHARE")]
     pub conflicts: Option<f64>,
+    /// Trace this share (0-1) of the measured operations on the server (Cassandra's CQL
+    /// tracing): traces.csv and the report then set each one's server time against
+    /// the time hatshop measured. Untraced operations are sent as always.
+    #[arg(long, value_name = "SHARE")]
+    pub trace_sample: Option<f64>,
     /// Run one shard of the run, I of N (from 0), with the other shards on other
     /// client machines: each reads the whole stream and runs the lanes of its share of
     /// the orders (--rate is the rate of all shards together). Needs tables made by

@@ -58,6 +58,8 @@ pub struct RunConfig {
     pub conflicts: f64,
     /// This process runs one shard of the run (`--shard I/N`).
     pub shard: Option<crate::runner::Shard>,
+    /// Share of measured operations traced on the server (`--trace-sample`).
+    pub trace_sample: f64,
     /// Faults to inject, in time order (the server is found when the run starts).
     pub faults: Vec<Fault>,
     /// `--home`, for the servers faults go to.
@@ -159,6 +161,16 @@ impl RunConfig {
         if let Some(shard) = shard {
             check_shardable(shard, &db, conflicts, &faults, args.verify)?;
         }
+        let trace_sample = args.trace_sample.unwrap_or(0.0);
+        if !(0.0..=1.0).contains(&trace_sample) {
+            bail!("--trace-sample must be a share from 0 to 1, got {trace_sample}");
+        }
+        if trace_sample > 0.0 && db.scheme() != "cassandra" {
+            bail!(
+                "--trace-sample traces requests on the server: Cassandra (CQL tracing) only, not {}://",
+                db.scheme()
+            );
+        }
         let mut run_id = run_id(db.scheme(), &source);
         if let Some(shard) = shard {
             run_id = format!("{run_id}-shard{}of{}", shard.index, shard.count);
@@ -185,6 +197,7 @@ impl RunConfig {
             pace,
             conflicts,
             shard,
+            trace_sample,
             faults,
             home: args.home.clone(),
             out_dir,

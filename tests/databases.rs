@@ -185,6 +185,53 @@ fn a_cassandra_run_samples_the_node_and_reads_its_gc_log() {
 
 #[test]
 #[ignore = "needs a live Cassandra: ./test.sh starts one"]
+fn every_traced_cassandra_operation_took_the_server_no_longer_than_the_client() {
+    let _guard = lock(&CASSANDRA);
+    let tmp = TempDir::new().unwrap();
+    let out = tmp.path().join("traced");
+    let output = hatshop(tmp.path())
+        .args(["run", "--quiet", "--db", &cassandra("t_traced")])
+        .args([
+            "--events",
+            "300",
+            "-c",
+            "2",
+            "--trace-sample",
+            "1.0",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let ops = json(&out.join("summary.json"))["ops"].as_u64().unwrap();
+    let mut reader = csv::Reader::from_path(out.join("traces.csv")).unwrap();
+    let rows: Vec<HashMap<String, String>> = reader.deserialize().map(Result::unwrap).collect();
+    // Every measured operation was traced (a failed one has no trace).
+    assert!(
+        rows.len() as u64 * 100 >= ops * 95,
+        "{} of {ops}",
+        rows.len()
+    );
+    for row in &rows {
+        let client: f64 = row["client_us"].parse().unwrap();
+        let server: f64 = row["server_us"]
+            .parse()
+            .unwrap_or_else(|_| panic!("no server time: {row:?}"));
+        assert!(server > 0.0 && server <= client, "{row:?}");
+    }
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(report.contains("<h2>Client and server time</h2>"));
+    // Tracing is CQL's: another store says so in one line.
+    hatshop(tmp.path())
+        .args(["run", "--trace-sample", "0.5"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("Cassandra (CQL tracing) only"));
+}
+
+#[test]
+#[ignore = "needs a live Cassandra: ./test.sh starts one"]
 fn cassandra_by_item_verifies_with_unbatched_async_writes() {
     let _guard = lock(&CASSANDRA);
     let tmp = TempDir::new().unwrap();

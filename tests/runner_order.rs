@@ -28,6 +28,7 @@ fn plan(lanes: usize, check_reads: bool) -> RunPlan {
         hash_stream: false,
         dealing: Dealing::by_target(lanes),
         shard: None,
+        trace_sample: 0.0,
     }
 }
 

@@ -2,12 +2,12 @@
 //! (MySQL routing over several hosts, Cassandra's coordinator, with [`served_by`]) and
 //! how long it waited for a pooled connection (with [`queued`]), which is measured apart
 //! from service time so that pool starvation shows as `queue` rather than as a slow
-//! server. The lane reads them back from the notes it handed to [`observe`], also when
+//! server; and, when the lane asks for it, the ids of server-side traces. The lane reads them back from the notes it handed to [`observe`], also when
 //! the call timed out or was cancelled. A side channel rather than a return value, so
 //! the trait's methods stay in domain words.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// `queued_ns` of a call whose store noted no wait (it keeps no pool of its own).
@@ -18,6 +18,10 @@ const NOT_NOTED: u64 = u64::MAX;
 pub struct CallNotes {
     node: AtomicU16,
     queued_ns: AtomicU64,
+    /// The lane asks the store to trace this call on the server (`--trace-sample`).
+    trace: AtomicBool,
+    /// The server's ids of the traces of this call's requests.
+    trace_ids: Mutex<Vec<u128>>,
 }
 
 impl Default for CallNotes {
@@ -25,6 +29,8 @@ impl Default for CallNotes {
         CallNotes {
             node: AtomicU16::new(0),
             queued_ns: AtomicU64::new(NOT_NOTED),
+            trace: AtomicBool::new(false),
+            trace_ids: Mutex::new(Vec::new()),
         }
     }
 }
@@ -39,17 +45,43 @@ impl CallNotes {
     pub fn queued_ns(&self) -> Option<u64> {
         Some(self.queued_ns.load(Ordering::Relaxed)).filter(|&ns| ns != NOT_NOTED)
     }
+
+    /// The trace ids the store noted, taken.
+    pub fn take_trace_ids(&self) -> Vec<u128> {
+        std::mem::take(&mut *self.trace_ids.lock().unwrap_or_else(|p| p.into_inner()))
+    }
 }
 
 tokio::task_local! {
     static NOTES: Arc<CallNotes>;
 }
 
-/// Runs a call with `notes` as the place a store notes what it saw.
-pub async fn observe<F: Future>(notes: Arc<CallNotes>, call: F) -> F::Output {
+/// Runs a call with `notes` as the place a store notes what it saw; `trace` asks the
+/// store to have the server trace it.
+pub async fn observe<F: Future>(notes: Arc<CallNotes>, trace: bool, call: F) -> F::Output {
     notes.node.store(0, Ordering::Relaxed);
     notes.queued_ns.store(NOT_NOTED, Ordering::Relaxed);
+    notes.trace.store(trace, Ordering::Relaxed);
+    notes.take_trace_ids();
     NOTES.scope(notes, call).await
+}
+
+/// Whether the current call is to be traced on the server.
+pub fn tracing_wanted() -> bool {
+    NOTES
+        .try_with(|notes| notes.trace.load(Ordering::Relaxed))
+        .unwrap_or(false)
+}
+
+/// Notes the server's id of a trace of the current call.
+pub fn traced(id: u128) {
+    let _ = NOTES.try_with(|notes| {
+        notes
+            .trace_ids
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(id)
+    });
 }
 
 /// Notes the node (1-based, in the order of the URL's hosts) serving the current call.
@@ -97,7 +129,7 @@ mod tests {
     #[tokio::test]
     async fn notes_taken_during_a_call_come_back_even_if_the_call_is_dropped() {
         let notes = Arc::new(CallNotes::default());
-        let out = observe(notes.clone(), async {
+        let out = observe(notes.clone(), false, async {
             tokio::task::yield_now().await;
             served_by(3);
             queued(tokio::time::sleep(std::time::Duration::from_millis(2))).await;
@@ -106,10 +138,10 @@ mod tests {
         .await;
         assert_eq!((out, notes.node()), (7, 3));
         assert!(notes.queued_ns().unwrap() >= 2_000_000);
-        observe(notes.clone(), async {}).await;
+        observe(notes.clone(), false, async {}).await;
         assert_eq!((notes.node(), notes.queued_ns()), (0, None));
         // A call that never finishes (a timeout) still says where it went.
-        let slow = observe(notes.clone(), async {
+        let slow = observe(notes.clone(), false, async {
             served_by(2);
             queued_sync(|| ());
             std::future::pending::<()>().await

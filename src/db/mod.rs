@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
 
-pub use call_notes::{CallNotes, observe, queued, queued_sync, served_by};
+pub use call_notes::{CallNotes, observe, queued, queued_sync, served_by, traced, tracing_wanted};
 pub use error::{DbError, ErrorKind};
 pub use ownership::Ownership;
 pub use settings::{Setting, Settings, Value};
@@ -136,6 +136,17 @@ pub trait Database: Send + Sync + 'static {
 
     /// Whether hatshop's tables exist with its marker (what `verify` reads back).
     fn check_owned(&self) -> impl Future<Output = Result<(), DbError>> + Send;
+
+    /// The server's own duration (µs) of each traced request (`--trace-sample`), by
+    /// its trace id; `None` where the server has none. Stores that cannot trace give
+    /// nothing.
+    fn server_durations(
+        &self,
+        trace_ids: &[u128],
+    ) -> impl Future<Output = Result<Vec<Option<f64>>, DbError>> + Send {
+        let none = vec![None; trace_ids.len()];
+        async move { Ok(none) }
+    }
 
     /// Uses hatshop's tables as they are, dropping nothing: a shard of a run whose
     /// tables `hatshop prepare` made. Checks the marker and readies what `setup` readies

@@ -81,6 +81,10 @@ macro_rules! stores {
                 match self { $(Store::$variant(db) => db.check_owned().await,)* }
             }
 
+            async fn server_durations(&self, trace_ids: &[u128]) -> Result<Vec<Option<f64>>, DbError> {
+                match self { $(Store::$variant(db) => db.server_durations(trace_ids).await,)* }
+            }
+
             async fn use_existing(&self) -> Result<(), DbError> {
                 match self { $(Store::$variant(db) => db.use_existing().await,)* }
             }

@@ -563,6 +563,7 @@ pub fn render(run: &LoadedRun) -> String {
     }
     body.push_str(&super::resources::section(run));
     body.push_str(&super::slowest::section(run));
+    body.push_str(&super::traces::section(run));
     body.push_str("<h2>Percentile spectrum</h2>");
     if !has_latencies {
         body.push_str(no_latencies);

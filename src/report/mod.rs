@@ -19,6 +19,7 @@ pub mod slowest;
 pub mod svg;
 pub mod sweep;
 pub mod table;
+pub mod traces;
 
 use std::path::Path;
 use std::time::{Duration, SystemTime};

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use super::FailedWrite;
+use super::TracedOp;
 use super::expect::Expectations;
 use super::races::{Race, Races};
 use super::source::{LaneEvent, LaneMsg, Role};
@@ -64,6 +65,8 @@ struct Attempt {
     attempts: u32,
     /// Time all calls waited for a pooled connection (stores that keep a pool).
     queued_ns: Option<u64>,
+    /// The server's trace ids of the last call, when it was traced.
+    trace_ids: Vec<u128>,
     /// The first unknown-outcome failure before the last call, if any.
     unknown_before: Option<ErrorKind>,
 }
@@ -107,6 +110,10 @@ pub struct LaneContext<D> {
     pub check_reads: bool,
     /// `start_ns` in the op log counts from here.
     pub epoch: Instant,
+    /// Share of measured operations traced on the server (`--trace-sample`).
+    pub trace_sample: f64,
+    /// The traced operations, with the server's ids of their traces.
+    pub traced: Arc<Mutex<Vec<TracedOp>>>,
 }
 
 pub struct Lane<D> {
@@ -225,10 +232,26 @@ impl<D: Database> Lane<D> {
             _ => Race::None,
         };
 
+        let trace = measured && traced(event.seq, self.cx.trace_sample);
+
         // The timed window: the call (and its retries) and nothing else.
         let start = Instant::now();
-        let attempt = self.call_with_retries(&event.op, &key).await;
+        let mut attempt = self.call_with_retries(&event.op, &key, trace).await;
         let end = Instant::now();
+
+        if trace && !attempt.trace_ids.is_empty() {
+            let service = end.duration_since(start).as_nanos() as u64;
+            self.cx
+                .traced
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(TracedOp {
+                    seq: event.seq,
+                    event_type: event.op.event_type().as_str(),
+                    client_ns: service.saturating_sub(attempt.queued_ns.unwrap_or(0)),
+                    trace_ids: std::mem::take(&mut attempt.trace_ids),
+                });
+        }
 
         let event_type = event.op.event_type();
         let outcome = self.judge(&event.op, attempt.result, race);
@@ -269,7 +292,7 @@ impl<D: Database> Lane<D> {
 
     /// Calls the store, again after a failure a retry can cure, up to `--retries`
     /// times; each call has its own deadline and stops when the run does.
-    async fn call_with_retries(&mut self, op: &Operation, key: &KeyText) -> Attempt {
+    async fn call_with_retries(&mut self, op: &Operation, key: &KeyText, trace: bool) -> Attempt {
         let mut attempts = 0;
         let mut unknown_before = None;
         let mut queued_ns: Option<u64> = None;
@@ -280,7 +303,7 @@ impl<D: Database> Lane<D> {
                 biased;
                 result = tokio::time::timeout(
                     self.cx.op_timeout,
-                    observe(notes, call(&*self.cx.db, op, key, &self.value)),
+                    observe(notes, trace, call(&*self.cx.db, op, key, &self.value)),
                 ) => result.unwrap_or_else(|_| Err(timed_out(self.cx.op_timeout))),
                 _ = self.stop_rx.wait_for(|&stopped| stopped) => Err(DbError::new(
                     ErrorKind::Cancelled,
@@ -303,6 +326,11 @@ impl<D: Database> Lane<D> {
                         node,
                         attempts,
                         queued_ns,
+                        trace_ids: if trace {
+                            self.notes.take_trace_ids()
+                        } else {
+                            Vec::new()
+                        },
                         unknown_before,
                     };
                 }
@@ -576,4 +604,15 @@ async fn call<D: Database>(
         Operation::Read { .. } => db.kv_read(key).await.map(Reply::Value),
         Operation::Delete { .. } => db.kv_delete(key).await.map(Reply::Write),
     }
+}
+
+/// Whether the operation of `seq` is traced, a fixed draw per seq so a rerun traces
+/// the same operations.
+fn traced(seq: u64, share: f64) -> bool {
+    if share <= 0.0 {
+        return false;
+    }
+    let mut state = seq ^ 0x7ace_5a3f_1e00_0000;
+    let draw = (crate::workload::splitmix64(&mut state) >> 11) as f64 / (1u64 << 53) as f64;
+    draw < share
 }

@@ -59,6 +59,16 @@ pub struct FailedWrite {
     pub error_kind: ErrorKind,
 }
 
+/// A measured operation traced on the server (`--trace-sample`): its service time as
+/// the client measured it and the ids of its requests' traces.
+#[derive(Debug, Clone)]
+pub struct TracedOp {
+    pub seq: u64,
+    pub event_type: &'static str,
+    pub client_ns: u64,
+    pub trace_ids: Vec<u128>,
+}
+
 /// What a run produced, whether it finished or was stopped.
 pub struct RunOutcome {
     /// The whole measured phase.
@@ -83,6 +93,7 @@ pub struct RunOutcome {
     pub stream_error: Option<String>,
     pub unmeasured_errors: u64,
     pub failed_writes: Vec<FailedWrite>,
+    pub traced: Vec<TracedOp>,
 }
 
 /// Everything a run needs besides the database and the stream.
@@ -132,6 +143,7 @@ pub async fn run<D: Database>(
     } = cx;
     let intervals = Arc::new(IntervalCollector::new(interval, EventType::ALL.len()));
     let failed_writes = Arc::new(Mutex::new(Vec::new()));
+    let traced = Arc::new(Mutex::new(Vec::new()));
     // Shared only when updates race (`conflicts`).
     let races = (plan.dealing.conflicts > 0.0).then(|| Arc::new(races::Races::default()));
     let check_reads = plan.check_reads && db.holds_data();
@@ -166,6 +178,8 @@ pub async fn run<D: Database>(
                 retries: plan.retries,
                 check_reads,
                 epoch: clock.instant,
+                trace_sample: plan.trace_sample,
+                traced: traced.clone(),
             },
             stop.subscribe(),
         );
@@ -235,5 +249,6 @@ pub async fn run<D: Database>(
         stream_error: source_report.error.map(|e| e.to_string()),
         unmeasured_errors,
         failed_writes,
+        traced: std::mem::take(&mut *traced.lock().unwrap_or_else(|p| p.into_inner())),
     })
 }

@@ -82,6 +82,8 @@ pub struct RunPlan {
     pub dealing: Dealing,
     /// This process runs one shard of the run: only its own lanes (`--shard I/N`).
     pub shard: Option<Shard>,
+    /// Share of measured operations traced on the server (`--trace-sample`).
+    pub trace_sample: f64,
 }
 
 /// One client's part of a run spread over several (`--shard I/N`): every shard reads

@@ -93,6 +93,7 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
             conflicts: config.conflicts,
         },
         shard: config.shard,
+        trace_sample: config.trace_sample,
     };
     let mut record = initial_record(config, &plan, &store.info(), clock.wall);
     let run_json = result_dir::file(&config.out_dir, result_dir::RUN_JSON);
@@ -243,7 +244,7 @@ async fn measure(
     let faults = timeline
         .map(|timeline| tokio::spawn(faults::play(timeline, phases.clone(), stop.clone(), over)));
     let outcome = runner::run(
-        store,
+        store.clone(),
         stream,
         RunContext {
             plan,
@@ -278,6 +279,7 @@ async fn measure(
             clock.wall + outcome.measure_offset.unwrap_or_default(),
         )
         .await?;
+    write_traces(config, &store, &outcome.traced).await?;
 
     record.status = match outcome.stop_reason {
         None => "finished",
@@ -327,6 +329,41 @@ async fn measure(
     write_json(
         &result_dir::file(&config.out_dir, result_dir::RUN_JSON),
         record,
+    )
+}
+
+/// traces.csv (`--trace-sample`): each traced operation's client and server time. The
+/// server's durations are read after the run, within a deadline.
+async fn write_traces(
+    config: &RunConfig,
+    store: &Store,
+    traced: &[runner::TracedOp],
+) -> Result<()> {
+    if traced.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<u128> = traced
+        .iter()
+        .flat_map(|t| t.trace_ids.iter().copied())
+        .collect();
+    note!("reading {} server traces …", ids.len());
+    let durations = match tokio::time::timeout(SETUP_TIMEOUT, store.server_durations(&ids)).await {
+        Ok(Ok(durations)) => durations,
+        Ok(Err(e)) => {
+            note!("the server's traces could not be read: {e}");
+            vec![None; ids.len()]
+        }
+        Err(_) => {
+            note!(
+                "the server's traces did not come within {} s",
+                SETUP_TIMEOUT.as_secs()
+            );
+            vec![None; ids.len()]
+        }
+    };
+    write_csv(
+        &result_dir::file(&config.out_dir, crate::report::traces::TRACES_CSV),
+        &crate::report::traces::rows(traced, &durations),
     )
 }
 

@@ -152,18 +152,22 @@ impl CassandraStore {
     ) -> Result<QueryResult, DbError> {
         let result = self
             .session
-            .execute_unpaged(statement, values)
+            .execute_unpaged(&traced_if_wanted(statement), values)
             .await
             .map_err(classify)?;
         self.note_coordinator(&result);
         Ok(result)
     }
 
-    /// Says which node coordinated a request (the driver knows only for successes).
+    /// Says which node coordinated a request (the driver knows only for successes),
+    /// and the id of its trace when it was traced.
     fn note_coordinator(&self, result: &QueryResult) {
         let ip = result.request_coordinator().node().address.ip();
         if let Some(index) = self.nodes.iter().position(|node| *node == ip) {
             super::served_by(index + 1);
+        }
+        if let Some(id) = result.tracing_id() {
+            super::traced(id.as_u128());
         }
     }
 
@@ -184,18 +188,26 @@ impl CassandraStore {
             BatchMode::Logged => BatchType::Logged,
             BatchMode::Unlogged => BatchType::Unlogged,
             BatchMode::None => {
-                let calls = writes
+                let statements: Vec<_> = writes
                     .iter()
-                    .map(|(statement, values)| self.session.execute_unpaged(statement, values));
+                    .map(|(statement, _)| traced_if_wanted(statement))
+                    .collect();
+                let calls = statements
+                    .iter()
+                    .zip(&writes)
+                    .map(|(statement, (_, values))| {
+                        self.session.execute_unpaged(statement, values)
+                    });
                 let results = try_join_all(calls).await.map_err(classify)?;
-                if let Some(first) = results.first() {
-                    self.note_coordinator(first);
+                for result in &results {
+                    self.note_coordinator(result);
                 }
                 return Ok(());
             }
         };
         let mut batch = Batch::new(batch_type);
         batch.set_consistency(self.options.write_cl);
+        batch.set_tracing(super::tracing_wanted());
         let mut values = Vec::with_capacity(writes.len());
         for (statement, row) in writes {
             batch.append_statement(statement.clone());
@@ -288,6 +300,19 @@ impl Database for CassandraStore {
         // Prepared now, so that no measured operation pays for it.
         self.statements().await?;
         Ok(())
+    }
+
+    async fn server_durations(&self, trace_ids: &[u128]) -> Result<Vec<Option<f64>>, DbError> {
+        let mut durations = Vec::with_capacity(trace_ids.len());
+        for id in trace_ids {
+            let info = self
+                .session
+                .get_tracing_info(&uuid::Uuid::from_u128(*id))
+                .await
+                .map_err(|e| DbError::other(format!("cannot read trace {id:032x}: {e}")))?;
+            durations.push(info.duration.map(f64::from));
+        }
+        Ok(durations)
     }
 
     async fn check_owned(&self) -> Result<(), DbError> {
@@ -476,7 +501,7 @@ impl Database for CassandraStore {
         let p = self.statements().await?;
         let result = self
             .session
-            .execute_unpaged(&p.kv_put, (key.as_str(), value))
+            .execute_unpaged(&traced_if_wanted(&p.kv_put), (key.as_str(), value))
             .await
             .map_err(classify)?;
         self.note_coordinator(&result);
@@ -492,7 +517,7 @@ impl Database for CassandraStore {
         let p = self.statements().await?;
         let result = self
             .session
-            .execute_unpaged(&p.kv_get, (key.as_str(),))
+            .execute_unpaged(&traced_if_wanted(&p.kv_get), (key.as_str(),))
             .await
             .map_err(classify)?;
         self.note_coordinator(&result);
@@ -508,7 +533,7 @@ impl Database for CassandraStore {
         let p = self.statements().await?;
         let result = self
             .session
-            .execute_unpaged(&p.kv_delete, (key.as_str(),))
+            .execute_unpaged(&traced_if_wanted(&p.kv_delete), (key.as_str(),))
             .await
             .map_err(classify)?;
         self.note_coordinator(&result);
@@ -575,4 +600,16 @@ fn number_nodes(hosts: &[(String, u16)], session: &Session) -> Vec<IpAddr> {
     discovered.sort();
     nodes.extend(discovered);
     nodes
+}
+
+/// The statement, traced on the server when the lane asked for this call to be
+/// (`--trace-sample`): a traced copy, so the shared statement stays untraced.
+fn traced_if_wanted(statement: &PreparedStatement) -> std::borrow::Cow<'_, PreparedStatement> {
+    if super::tracing_wanted() {
+        let mut traced = statement.clone();
+        traced.set_tracing(true);
+        std::borrow::Cow::Owned(traced)
+    } else {
+        std::borrow::Cow::Borrowed(statement)
+    }
 }
