@@ -40,6 +40,16 @@ impl Ownership {
     }
 }
 
+/// Fine when `existing` (hatshop's table names found in `target`) holds the marker;
+/// else the error that the store holds nothing of hatshop's (`verify`, a shard).
+pub fn check_marked(target: &str, existing: &[String]) -> Result<(), DbError> {
+    if existing.iter().any(|t| t == MARKER) {
+        Ok(())
+    } else {
+        Err(not_ours(target))
+    }
+}
+
 /// The error when the store holds nothing of hatshop's (`verify`, a shard).
 pub fn not_ours(target: &str) -> DbError {
     DbError::new(

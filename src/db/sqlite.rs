@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
-use super::ownership::{self, MARKER, Ownership, TABLES};
+use super::ownership::{self, Ownership, TABLES};
 use super::sql::{ITEM_COLUMNS, ORDER_COLUMNS, setup_statements, unknown_status};
 use super::{
     Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, OrderRow,
@@ -251,11 +251,7 @@ impl Database for SqliteStore {
 
     async fn check_owned(&self) -> Result<(), DbError> {
         let conn = self.connection();
-        if self.existing_tables(&conn)?.iter().any(|t| t == MARKER) {
-            Ok(())
-        } else {
-            Err(ownership::not_ours(&self.target()))
-        }
+        ownership::check_marked(&self.target(), &self.existing_tables(&conn)?)
     }
 
     async fn create_order(&self, order: &Order) -> Result<(), DbError> {

@@ -12,17 +12,17 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
-use super::FailedWrite;
-use super::TracedOp;
+use super::call::{Reply, call, retry_cures, timed_out};
 use super::expect::Expectations;
 use super::races::{Race, Races};
 use super::source::{LaneEvent, LaneMsg, Role};
 use super::stop::{StopReason, StopSignal};
+use super::{FailedWrite, TracedOp};
 use crate::db::{Applied, Database, DbError, ErrorKind};
 use crate::db::{CallNotes, observe};
 use crate::stats::{IntervalCollector, OpRecord, Outcome, RunStats};
 use crate::workload::kv::fill_value;
-use crate::workload::{EventType, KeyText, Operation, Order, OrderEvent, OrderUpdate, Phase};
+use crate::workload::{EventType, KeyText, Operation, OrderEvent, Phase};
 
 /// Records gathered before they go to the op log thread.
 const LOG_BATCH: usize = 512;
@@ -46,14 +46,6 @@ pub struct LaneReport {
     pub unmeasured_errors: u64,
     /// When its last measured operation was answered.
     pub last_end: Option<Instant>,
-}
-
-/// What a call returned, before it is judged.
-enum Reply {
-    Done,
-    Order(Option<Order>),
-    Value(Option<Vec<u8>>),
-    Write(Applied),
 }
 
 /// The calls made for one operation.
@@ -542,70 +534,6 @@ impl<D: Database> Lane<D> {
     }
 }
 
-/// Failures a second try may not meet: a timeout, too few replicas, a conflict, a
-/// lost connection, a failed replica. A refusal (constraint, not found) stays one.
-fn retry_cures(kind: ErrorKind) -> bool {
-    matches!(
-        kind,
-        ErrorKind::Timeout
-            | ErrorKind::Unavailable
-            | ErrorKind::Conflict
-            | ErrorKind::Connection
-            | ErrorKind::Failure
-    )
-}
-
-fn timed_out(limit: Duration) -> DbError {
-    DbError::new(
-        ErrorKind::Timeout,
-        format!("no answer within {} s (--op-timeout)", limit.as_secs_f64()),
-    )
-}
-
-/// The one place an event becomes a database call.
-async fn call<D: Database>(
-    db: &D,
-    op: &Operation,
-    key: &KeyText,
-    value: &[u8],
-) -> Result<Reply, DbError> {
-    match op {
-        Operation::CreateOrder { order } => db.create_order(order).await.map(|()| Reply::Done),
-        Operation::ReadOrder { order_id } => db.read_order(*order_id).await.map(Reply::Order),
-        Operation::UpdateOrder {
-            order_id,
-            created_at_ms,
-            status,
-            subtotal_cents,
-            ..
-        } => {
-            let update = OrderUpdate {
-                created_at_ms: *created_at_ms,
-                status: *status,
-                subtotal_cents: *subtotal_cents,
-            };
-            db.update_order(*order_id, &update).await.map(Reply::Write)
-        }
-        Operation::UpdateItems {
-            order_id,
-            changes,
-            subtotal_cents,
-            ..
-        } => db
-            .update_items(*order_id, changes, *subtotal_cents)
-            .await
-            .map(Reply::Write),
-        Operation::UpdateStatus {
-            order_id, status, ..
-        } => db.update_status(*order_id, *status).await.map(Reply::Write),
-        Operation::DeleteOrder { order_id } => db.delete_order(*order_id).await.map(Reply::Write),
-        Operation::Write { .. } => db.kv_write(key, value).await.map(|()| Reply::Done),
-        Operation::Rewrite { .. } => db.kv_rewrite(key, value).await.map(Reply::Write),
-        Operation::Read { .. } => db.kv_read(key).await.map(Reply::Value),
-        Operation::Delete { .. } => db.kv_delete(key).await.map(Reply::Write),
-    }
-}
-
 /// Whether the operation of `seq` is traced, a fixed draw per seq so a rerun traces
 /// the same operations.
 fn traced(seq: u64, share: f64) -> bool {
@@ -613,6 +541,5 @@ fn traced(seq: u64, share: f64) -> bool {
         return false;
     }
     let mut state = seq ^ 0x7ace_5a3f_1e00_0000;
-    let draw = (crate::workload::splitmix64(&mut state) >> 11) as f64 / (1u64 << 53) as f64;
-    draw < share
+    super::plan::unit_draw(&mut state) < share
 }

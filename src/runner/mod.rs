@@ -2,6 +2,7 @@
 //! deals events to lanes by target; each lane applies its events in order and times
 //! every call; the coordinator waits for them and merges their statistics.
 
+mod call;
 mod expect;
 mod lane;
 mod pacer;

@@ -141,6 +141,12 @@ pub fn lane_of(target: u64, lanes: usize) -> usize {
     (splitmix64(&mut state) % lanes as u64) as usize
 }
 
+/// A draw in [0, 1) from the top 53 bits of the next splitmix64 value: a fixed share
+/// of events picked by their seq (races, traced operations).
+pub(super) fn unit_draw(state: &mut u64) -> f64 {
+    (splitmix64(state) >> 11) as f64 / (1u64 << 53) as f64
+}
+
 /// How events are dealt to lanes: by target ([`lane_of`]), except for a share
 /// (`conflicts`) of the measured order updates, which go to another lane so that two
 /// lanes race on one order. A pure function of the event's seq, target and type, so
@@ -184,9 +190,7 @@ impl Dealing {
             };
         }
         let mut state = seq ^ 0x5eed_c0f1_1c75_0000;
-        let draw = splitmix64(&mut state);
-        // The top 53 bits as a share in [0, 1).
-        if (draw >> 11) as f64 / (1u64 << 53) as f64 >= self.conflicts {
+        if unit_draw(&mut state) >= self.conflicts {
             return Dealt {
                 lane: own,
                 own: None,

@@ -12,172 +12,15 @@ use super::domain::{
     Phase,
 };
 use super::live::LiveTable;
+use super::live_order::{Items, LiveItem, LiveOrder};
 use super::rng::StreamRng;
 use super::spec::WorkloadSpec;
-use super::state::{Head, StateHash, StateHasher};
 
 /// 2026-01-01T00:00:00Z; each event advances the shop's clock by one second.
 const EPOCH_MS: i64 = 1_767_225_600_000;
 const CLIENTS: u64 = 10_000;
 /// Discounts an `update_order` may give, in percent.
 const DISCOUNTS: [u8; 5] = [0, 5, 10, 15, 20];
-
-/// One item of a live order: catalogue indices and its quantity.
-#[derive(Clone, Copy, Default)]
-struct LiveItem {
-    product: u8,
-    colour: u8,
-    size: u8,
-    quantity: u8,
-}
-
-/// Items kept inline up to this many (the default spec has 1–5 per order), so a live
-/// order needs no allocation of its own.
-const INLINE_ITEMS: usize = 5;
-
-/// The items of a live order: inline when few, else on the heap.
-enum Items {
-    Inline(u8, [LiveItem; INLINE_ITEMS]),
-    Heap(Box<[LiveItem]>),
-}
-
-impl Items {
-    fn new(items: &[LiveItem]) -> Items {
-        if items.len() <= INLINE_ITEMS {
-            let mut inline = [LiveItem::default(); INLINE_ITEMS];
-            inline[..items.len()].copy_from_slice(items);
-            Items::Inline(items.len() as u8, inline)
-        } else {
-            Items::Heap(items.into())
-        }
-    }
-}
-
-impl std::ops::Deref for Items {
-    type Target = [LiveItem];
-    fn deref(&self) -> &[LiveItem] {
-        match self {
-            Items::Inline(n, items) => &items[..*n as usize],
-            Items::Heap(items) => items,
-        }
-    }
-}
-
-impl std::ops::DerefMut for Items {
-    fn deref_mut(&mut self) -> &mut [LiveItem] {
-        match self {
-            Items::Inline(n, items) => &mut items[..*n as usize],
-            Items::Heap(items) => items,
-        }
-    }
-}
-
-/// What the generator remembers of a live order: enough to write its updates and to
-/// hash its state, about 56 bytes with up to five items inline.
-struct LiveOrder {
-    created_at_ms: i64,
-    client_id: u32,
-    first_name: u8,
-    last_name: u8,
-    street_no: u8,
-    street: u8,
-    city: u8,
-    status: u8,
-    discount_pct: u8,
-    first_item_id: u64,
-    items: Items,
-}
-
-impl LiveOrder {
-    fn items_total(&self) -> i64 {
-        self.items
-            .iter()
-            .map(|i| PRODUCTS[i.product as usize].1 * i64::from(i.quantity))
-            .sum()
-    }
-
-    fn subtotal_cents(&self) -> i64 {
-        self.items_total() * i64::from(100 - self.discount_pct) / 100
-    }
-
-    fn status(&self) -> OrderStatus {
-        OrderStatus::ALL[self.status as usize]
-    }
-
-    fn customer(&self) -> String {
-        format!(
-            "{} {}",
-            FIRST_NAMES[self.first_name as usize], LAST_NAMES[self.last_name as usize]
-        )
-    }
-
-    fn address(&self) -> String {
-        format!(
-            "{} {}, {}",
-            self.street_no, STREETS[self.street as usize], CITIES[self.city as usize]
-        )
-    }
-
-    /// The state hash of the order, fed piece by piece (see `state.rs`).
-    fn state(&self, order_id: OrderId) -> StateHash {
-        let mut h = StateHasher::default();
-        let mut number = itoa_buffer();
-        let head = Head {
-            order_id,
-            client_id: u64::from(self.client_id),
-            created_at_ms: self.created_at_ms,
-            status: self.status().as_str(),
-            subtotal_cents: self.subtotal_cents(),
-            items: self.items.len(),
-        };
-        h.order_head(
-            &head,
-            |h| {
-                h.text(FIRST_NAMES[self.first_name as usize])
-                    .text(" ")
-                    .text(LAST_NAMES[self.last_name as usize]);
-            },
-            |h| {
-                h.text(format_u8(&mut number, self.street_no))
-                    .text(" ")
-                    .text(STREETS[self.street as usize])
-                    .text(", ")
-                    .text(CITIES[self.city as usize]);
-            },
-        );
-        for (k, item) in self.items.iter().enumerate() {
-            let (product, price) = PRODUCTS[item.product as usize];
-            h.item(
-                self.first_item_id + k as u64,
-                product,
-                COLOURS[item.colour as usize],
-                SIZES[item.size as usize],
-                u32::from(item.quantity),
-                price,
-            );
-        }
-        h.finish()
-    }
-}
-
-fn itoa_buffer() -> [u8; 3] {
-    [0; 3]
-}
-
-/// A u8 in decimal, without allocating.
-fn format_u8(buf: &mut [u8; 3], n: u8) -> &str {
-    let mut i = 3;
-    let mut n = n;
-    loop {
-        i -= 1;
-        buf[i] = b'0' + n % 10;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    std::str::from_utf8(&buf[i..]).expect("digits")
-}
 
 pub struct Generator {
     spec: WorkloadSpec,
@@ -594,14 +437,6 @@ mod tests {
                     .any(|d| order.subtotal_cents == full * i64::from(100 - d) / 100),
                 "{order:?}"
             );
-        }
-    }
-
-    #[test]
-    fn small_numbers_format_like_format() {
-        let mut buf = itoa_buffer();
-        for n in [0u8, 7, 10, 99, 100, 250, 255] {
-            assert_eq!(format_u8(&mut buf, n), n.to_string());
         }
     }
 }

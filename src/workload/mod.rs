@@ -9,6 +9,7 @@ mod jsonl;
 mod keys;
 pub mod kv;
 mod live;
+mod live_order;
 mod presets;
 mod rng;
 mod spec;

@@ -12,6 +12,7 @@
 
 mod options;
 mod read_back;
+mod requests;
 mod rows;
 mod statements;
 
@@ -26,13 +27,11 @@ use scylla::client::session_builder::SessionBuilder;
 use scylla::policies::retry::{DefaultRetryPolicy, FallthroughRetryPolicy, RetryPolicy};
 use scylla::policies::timestamp_generator::MonotonicTimestampGenerator;
 use scylla::response::query_result::QueryResult;
-use scylla::statement::batch::{Batch, BatchType};
-use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::{Consistency, Statement};
 use scylla::value::{CqlValue, Row};
 use tokio::sync::OnceCell;
 
-use self::options::{BatchMode, CassandraOptions, Schema};
+use self::options::{CassandraOptions, Schema};
 use self::rows::{
     ItemColumns, ListedOrderColumns, OrderColumns, big, classify, line_item, listed_order,
     order_row, other, text,
@@ -145,77 +144,12 @@ impl CassandraStore {
             .await
     }
 
-    async fn run(
-        &self,
-        statement: &PreparedStatement,
-        values: Vec<CqlValue>,
-    ) -> Result<QueryResult, DbError> {
-        let result = self
-            .session
-            .execute_unpaged(&traced_if_wanted(statement), values)
-            .await
-            .map_err(classify)?;
-        self.note_coordinator(&result);
-        Ok(result)
-    }
-
-    /// Says which node coordinated a request (the driver knows only for successes),
-    /// and the id of its trace when it was traced.
-    fn note_coordinator(&self, result: &QueryResult) {
-        let ip = result.request_coordinator().node().address.ip();
-        if let Some(index) = self.nodes.iter().position(|node| *node == ip) {
-            super::served_by(index + 1);
-        }
-        if let Some(id) = result.tracing_id() {
-            super::traced(id.as_u128());
-        }
-    }
-
     /// Runs a schema statement; an error names the statement.
     async fn ddl(&self, statement: &str) -> Result<QueryResult, DbError> {
         self.session
             .query_unpaged(statement, ())
             .await
             .map_err(|e| classify(e).context(format!("`{statement}` failed")))
-    }
-
-    /// Sends the writes of one event as one batch, or all at once on their own.
-    async fn write_all(
-        &self,
-        writes: Vec<(&PreparedStatement, Vec<CqlValue>)>,
-    ) -> Result<(), DbError> {
-        let batch_type = match self.options.batch {
-            BatchMode::Logged => BatchType::Logged,
-            BatchMode::Unlogged => BatchType::Unlogged,
-            BatchMode::None => {
-                let statements: Vec<_> = writes
-                    .iter()
-                    .map(|(statement, _)| traced_if_wanted(statement))
-                    .collect();
-                let calls = statements
-                    .iter()
-                    .zip(&writes)
-                    .map(|(statement, (_, values))| {
-                        self.session.execute_unpaged(statement, values)
-                    });
-                let results = try_join_all(calls).await.map_err(classify)?;
-                for result in &results {
-                    self.note_coordinator(result);
-                }
-                return Ok(());
-            }
-        };
-        let mut batch = Batch::new(batch_type);
-        batch.set_consistency(self.options.write_cl);
-        batch.set_tracing(super::tracing_wanted());
-        let mut values = Vec::with_capacity(writes.len());
-        for (statement, row) in writes {
-            batch.append_statement(statement.clone());
-            values.push(row);
-        }
-        let result = self.session.batch(&batch, values).await.map_err(classify)?;
-        self.note_coordinator(&result);
-        Ok(())
     }
 
     /// by-item: an order row with the ids of its items.
@@ -499,12 +433,7 @@ impl Database for CassandraStore {
 
     async fn kv_write(&self, key: &KeyText, value: &[u8]) -> Result<(), DbError> {
         let p = self.statements().await?;
-        let result = self
-            .session
-            .execute_unpaged(&traced_if_wanted(&p.kv_put), (key.as_str(), value))
-            .await
-            .map_err(classify)?;
-        self.note_coordinator(&result);
+        self.run(&p.kv_put, (key.as_str(), value)).await?;
         Ok(())
     }
 
@@ -515,12 +444,7 @@ impl Database for CassandraStore {
 
     async fn kv_read(&self, key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {
         let p = self.statements().await?;
-        let result = self
-            .session
-            .execute_unpaged(&traced_if_wanted(&p.kv_get), (key.as_str(),))
-            .await
-            .map_err(classify)?;
-        self.note_coordinator(&result);
+        let result = self.run(&p.kv_get, (key.as_str(),)).await?;
         Ok(result
             .into_rows_result()
             .map_err(other)?
@@ -531,12 +455,7 @@ impl Database for CassandraStore {
 
     async fn kv_delete(&self, key: &KeyText) -> Result<Applied, DbError> {
         let p = self.statements().await?;
-        let result = self
-            .session
-            .execute_unpaged(&traced_if_wanted(&p.kv_delete), (key.as_str(),))
-            .await
-            .map_err(classify)?;
-        self.note_coordinator(&result);
+        self.run(&p.kv_delete, (key.as_str(),)).await?;
         Ok(Applied::Unknown)
     }
 
@@ -600,16 +519,4 @@ fn number_nodes(hosts: &[(String, u16)], session: &Session) -> Vec<IpAddr> {
     discovered.sort();
     nodes.extend(discovered);
     nodes
-}
-
-/// The statement, traced on the server when the lane asked for this call to be
-/// (`--trace-sample`): a traced copy, so the shared statement stays untraced.
-fn traced_if_wanted(statement: &PreparedStatement) -> std::borrow::Cow<'_, PreparedStatement> {
-    if super::tracing_wanted() {
-        let mut traced = statement.clone();
-        traced.set_tracing(true);
-        std::borrow::Cow::Owned(traced)
-    } else {
-        std::borrow::Cow::Borrowed(statement)
-    }
 }

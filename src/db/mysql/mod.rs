@@ -25,7 +25,7 @@ use mysql_async::{
 mod errors;
 mod rows;
 
-use super::ownership::{self, MARKER, Ownership, TABLES};
+use super::ownership::{self, Ownership, TABLES};
 use super::sql::{
     ITEM_COLUMNS, ORDER_COLUMNS, Placeholders, Statements, order_from_joined, setup_statements,
     snapshot_from,
@@ -311,16 +311,7 @@ impl Database for MysqlStore {
 
     async fn check_owned(&self) -> Result<(), DbError> {
         let mut conn = self.admin_conn().await?;
-        if self
-            .existing_tables(&mut conn)
-            .await?
-            .iter()
-            .any(|t| t == MARKER)
-        {
-            Ok(())
-        } else {
-            Err(ownership::not_ours(&self.target))
-        }
+        ownership::check_marked(&self.target, &self.existing_tables(&mut conn).await?)
     }
 
     async fn create_order(&self, order: &Order) -> Result<(), DbError> {

@@ -3,6 +3,9 @@
 //! closed (a restart, a killed backend) is opened again on its next use, with its
 //! statements prepared again; that one operation pays for it.
 
+mod errors;
+mod rows;
+
 use std::collections::{BTreeMap, HashMap};
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -10,19 +13,20 @@ use std::time::Duration;
 
 use tokio::sync::{Mutex, MutexGuard};
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, NoTls, Row, Statement};
+use tokio_postgres::{Client, NoTls, Statement};
 
-use super::classify::{find_io, io_kind};
-use super::ownership::{self, MARKER, Ownership, TABLES};
+use self::errors::classify;
+use self::rows::{get, line_item, order_row};
+use super::ownership::{self, Ownership, TABLES};
 use super::sql::{
     ITEM_COLUMNS, ORDER_COLUMNS, Placeholders, Statements, order_from_joined, setup_statements,
-    snapshot_from, unknown_status,
+    snapshot_from,
 };
 use super::{
-    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, OrderRow,
-    Setting, Settings, Snapshot, StoreInfo, StoreKind,
+    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, Setting,
+    Settings, Snapshot, StoreInfo, StoreKind,
 };
-use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
+use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 
 const CREATE: &[&str] = &[
     "CREATE TABLE orders (
@@ -147,93 +151,6 @@ impl StoreKind for PostgresStore {
     }
 }
 
-/// PostgreSQL's SQLSTATE codes as kinds.
-fn kind_of_sqlstate(code: &str) -> ErrorKind {
-    match code {
-        // serialization failure, deadlock
-        "40001" | "40P01" => ErrorKind::Conflict,
-        // statement timeout / cancel, lock not available
-        "57014" | "55P03" => ErrorKind::Timeout,
-        // invalid password or authorization, unknown database, too many connections,
-        // shutting down, starting up
-        "28P01" | "28000" | "3D000" | "53300" | "57P01" | "57P02" | "57P03" => {
-            ErrorKind::Connection
-        }
-        _ if code.starts_with("08") => ErrorKind::Connection,
-        _ if code.starts_with("23") => ErrorKind::Constraint,
-        // insufficient resources (disk full, out of memory)
-        _ if code.starts_with("53") => ErrorKind::Unavailable,
-        _ => ErrorKind::Other,
-    }
-}
-
-fn kind_of(error: &tokio_postgres::Error) -> ErrorKind {
-    if let Some(db) = error.as_db_error() {
-        return kind_of_sqlstate(db.code().code());
-    }
-    if error.is_closed() {
-        return ErrorKind::Connection;
-    }
-    match find_io(error) {
-        Some(io) => io_kind(io),
-        // Encoding a parameter, decoding a column, a bad config: client-side.
-        None => ErrorKind::Other,
-    }
-}
-
-fn classify(error: tokio_postgres::Error) -> DbError {
-    let message = match (error.as_db_error(), std::error::Error::source(&error)) {
-        (Some(db), _) => format!(
-            "{}: {} (SQLSTATE {})",
-            db.severity(),
-            db.message(),
-            db.code().code()
-        ),
-        (None, Some(cause)) => format!("{error}: {cause}"),
-        (None, None) => error.to_string(),
-    };
-    let classified = DbError::new(kind_of(&error), message);
-    match error.as_db_error() {
-        Some(db) => classified.with_code(db.code().code()),
-        None => classified,
-    }
-}
-
-fn get<'a, T: tokio_postgres::types::FromSql<'a>>(
-    row: &'a Row,
-    index: usize,
-) -> Result<T, DbError> {
-    row.try_get(index)
-        .map_err(|e| DbError::other(format!("column {index}: {e}")))
-}
-
-fn order_row(row: &Row) -> Result<OrderRow, DbError> {
-    let status: &str = get(row, 5)?;
-    Ok(OrderRow {
-        order_id: get::<i64>(row, 0)? as u64,
-        client_id: get::<i64>(row, 1)? as u64,
-        customer: get(row, 2)?,
-        address: get(row, 3)?,
-        created_at_ms: get(row, 4)?,
-        status: OrderStatus::parse(status).ok_or_else(|| unknown_status(status))?,
-        subtotal_cents: get(row, 6)?,
-    })
-}
-
-fn line_item(row: &Row, at: usize) -> Result<Option<LineItem>, DbError> {
-    let Some(id) = get::<Option<i64>>(row, at)? else {
-        return Ok(None);
-    };
-    Ok(Some(LineItem {
-        line_item_id: id as u64,
-        product: get(row, at + 1)?,
-        colour: get(row, at + 2)?,
-        size: get(row, at + 3)?,
-        quantity: get::<i32>(row, at + 4)? as u32,
-        unit_price_cents: get(row, at + 5)?,
-    }))
-}
-
 impl PostgresStore {
     /// Opens one connection, handshake included, within the connect timeout.
     async fn open(&self) -> Result<PgConn, DbError> {
@@ -342,16 +259,7 @@ impl Database for PostgresStore {
 
     async fn check_owned(&self) -> Result<(), DbError> {
         let conn = self.conn().await?;
-        if self
-            .existing_tables(&conn)
-            .await?
-            .iter()
-            .any(|t| t == MARKER)
-        {
-            Ok(())
-        } else {
-            Err(ownership::not_ours(&self.target))
-        }
+        ownership::check_marked(&self.target, &self.existing_tables(&conn).await?)
     }
 
     async fn create_order(&self, order: &Order) -> Result<(), DbError> {
@@ -581,31 +489,6 @@ impl Database for PostgresStore {
                     "read committed (server default)".to_string(),
                 ),
             ]),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sqlstates_sort_into_kinds() {
-        for (code, kind) in [
-            ("40001", ErrorKind::Conflict),
-            ("40P01", ErrorKind::Conflict),
-            ("57014", ErrorKind::Timeout),
-            ("55P03", ErrorKind::Timeout),
-            ("28P01", ErrorKind::Connection),
-            ("3D000", ErrorKind::Connection),
-            ("57P01", ErrorKind::Connection),
-            ("08006", ErrorKind::Connection),
-            ("23505", ErrorKind::Constraint),
-            ("23503", ErrorKind::Constraint),
-            ("53100", ErrorKind::Unavailable),
-            ("42P01", ErrorKind::Other),
-        ] {
-            assert_eq!(kind_of_sqlstate(code), kind, "{code}");
         }
     }
 }

@@ -10,17 +10,24 @@
 //! back, as `redis-benchmark -P` does. hatshop owns the keys under `hatshop:` and the
 //! marker key `hatshop_meta`.
 
+mod errors;
+mod rows;
+mod scripts;
+
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{AsyncCommands, Client, Script, ServerErrorKind};
+use redis::{AsyncCommands, Client, Script};
 use tokio::sync::{Semaphore, SemaphorePermit};
 
+use self::errors::classify;
+use self::rows::{fields, item_key, items_key, kv_key, line_item, order_key, order_row};
+use self::scripts::{DELETE_ORDER, READ_ORDER, SET_IF_EXISTS, UPDATE_ITEMS};
 use super::ownership::{self, MARKER, Ownership};
 use super::{
-    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, OrderRow,
-    Setting, Settings, Snapshot, StoreInfo, StoreKind, Value,
+    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, Setting,
+    Settings, Snapshot, StoreInfo, StoreKind, Value,
 };
 use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
 
@@ -32,51 +39,6 @@ const ORDER_FIELDS: [&str; 6] = [
     "status",
     "subtotal_cents",
 ];
-
-/// Order and items in one round trip: {order hash, item hash, item hash, …}, or {}.
-const READ_ORDER: &str = r#"
-local order = redis.call('HGETALL', KEYS[1])
-if #order == 0 then return {} end
-local out = {order}
-for _, id in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
-  local item = redis.call('HGETALL', 'hatshop:item:' .. id)
-  if #item > 0 then
-    item[#item + 1] = 'line_item_id'
-    item[#item + 1] = id
-    out[#out + 1] = item
-  end
-end
-return out
-"#;
-
-/// ARGV: field, value, field, value, …; 1 if the order was there.
-const SET_IF_EXISTS: &str = r#"
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV))
-return 1
-"#;
-
-/// ARGV: subtotal, then (item id, colour, size, quantity) per changed item.
-const UPDATE_ITEMS: &str = r#"
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], 'subtotal_cents', ARGV[1])
-for i = 2, #ARGV, 4 do
-  local item = 'hatshop:item:' .. ARGV[i]
-  if redis.call('EXISTS', item) == 1 then
-    redis.call('HSET', item, 'colour', ARGV[i + 1], 'size', ARGV[i + 2], 'quantity', ARGV[i + 3])
-  end
-end
-return 1
-"#;
-
-const DELETE_ORDER: &str = r#"
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-for _, id in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
-  redis.call('DEL', 'hatshop:item:' .. id)
-end
-redis.call('DEL', KEYS[1], KEYS[2])
-return 1
-"#;
 
 /// A connection and how many lanes may use it at once.
 struct Slot {
@@ -200,98 +162,6 @@ async fn persistence(conn: &mut ConnectionManager) -> Result<String, DbError> {
         (false, true) => "rdb".into(),
         (false, false) => "none".into(),
     })
-}
-
-/// A Redis error as a kind.
-fn kind_of(error: &redis::RedisError) -> ErrorKind {
-    use redis::ErrorKind as K;
-    if error.is_timeout() {
-        return ErrorKind::Timeout;
-    }
-    match error.kind() {
-        K::Io => ErrorKind::Connection,
-        K::AuthenticationFailed => ErrorKind::Connection,
-        K::Server(
-            ServerErrorKind::BusyLoading
-            | ServerErrorKind::TryAgain
-            | ServerErrorKind::ClusterDown
-            | ServerErrorKind::MasterDown
-            | ServerErrorKind::ReadOnly,
-        ) => ErrorKind::Unavailable,
-        K::Server(ServerErrorKind::NoPerm) => ErrorKind::Connection,
-        K::Server(ServerErrorKind::ExecAbort) => ErrorKind::Conflict,
-        _ => match error.code() {
-            // Out of memory (maxmemory), a script running too long: refused at once.
-            Some("OOM" | "BUSY") => ErrorKind::Unavailable,
-            Some("NOAUTH" | "WRONGPASS") => ErrorKind::Connection,
-            _ => ErrorKind::Other,
-        },
-    }
-}
-
-fn classify(error: redis::RedisError) -> DbError {
-    DbError::new(kind_of(&error), error.to_string())
-}
-
-fn order_key(id: OrderId) -> String {
-    format!("hatshop:order:{id}")
-}
-
-fn items_key(id: OrderId) -> String {
-    format!("hatshop:order:{id}:items")
-}
-
-fn item_key(id: u64) -> String {
-    format!("hatshop:item:{id}")
-}
-
-fn kv_key(key: &KeyText) -> String {
-    format!("hatshop:kv:{}", key.as_str())
-}
-
-/// A flat HGETALL reply as field → value.
-fn fields(flat: &[String]) -> BTreeMap<&str, &str> {
-    flat.chunks(2)
-        .filter(|c| c.len() == 2)
-        .map(|c| (c[0].as_str(), c[1].as_str()))
-        .collect()
-}
-
-fn number<T: std::str::FromStr + Default>(map: &BTreeMap<&str, &str>, field: &str) -> T {
-    map.get(field)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_default()
-}
-
-/// Missing fields read as empty, so `verify` reports a difference instead of failing.
-fn order_row(order_id: OrderId, flat: &[String]) -> OrderRow {
-    let map = fields(flat);
-    OrderRow {
-        order_id,
-        client_id: number(&map, "client_id"),
-        customer: map.get("customer").unwrap_or(&"").to_string(),
-        address: map.get("address").unwrap_or(&"").to_string(),
-        created_at_ms: number(&map, "created_at_ms"),
-        status: map
-            .get("status")
-            .and_then(|s| OrderStatus::parse(s))
-            .unwrap_or(OrderStatus::Pending),
-        subtotal_cents: number(&map, "subtotal_cents"),
-    }
-}
-
-/// An item hash: its order id and the item.
-fn line_item(line_item_id: u64, flat: &[String]) -> (OrderId, LineItem) {
-    let map = fields(flat);
-    let item = LineItem {
-        line_item_id,
-        product: map.get("product").unwrap_or(&"").to_string(),
-        colour: map.get("colour").unwrap_or(&"").to_string(),
-        size: map.get("size").unwrap_or(&"").to_string(),
-        quantity: number(&map, "quantity"),
-        unit_price_cents: number(&map, "unit_price_cents"),
-    };
-    (number(&map, "order_id"), item)
 }
 
 /// A lane's use of a connection: held until dropped.
@@ -687,59 +557,5 @@ impl Database for RedisStore {
                 ("persistence".to_string(), self.persistence.clone()),
             ]),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn redis_errors_sort_into_kinds() {
-        use redis::ErrorKind as K;
-        let cases = [
-            (K::Io, ErrorKind::Connection),
-            (K::AuthenticationFailed, ErrorKind::Connection),
-            (
-                K::Server(ServerErrorKind::BusyLoading),
-                ErrorKind::Unavailable,
-            ),
-            (K::Server(ServerErrorKind::ReadOnly), ErrorKind::Unavailable),
-            (K::Server(ServerErrorKind::ExecAbort), ErrorKind::Conflict),
-            (K::Server(ServerErrorKind::ResponseError), ErrorKind::Other),
-            (K::UnexpectedReturnType, ErrorKind::Other),
-            (K::Client, ErrorKind::Other),
-        ];
-        for (kind, expected) in cases {
-            let error = redis::RedisError::from((kind, "test"));
-            assert_eq!(kind_of(&error), expected, "{kind:?}");
-        }
-        let timeout =
-            redis::RedisError::from(std::io::Error::new(std::io::ErrorKind::TimedOut, "slow"));
-        assert_eq!(kind_of(&timeout), ErrorKind::Timeout);
-    }
-
-    #[test]
-    fn hashes_read_back_into_rows() {
-        let flat: Vec<String> = [
-            "client_id",
-            "7",
-            "customer",
-            "Ada Hale",
-            "address",
-            "1 Felt Street, Luton",
-            "created_at_ms",
-            "5",
-            "status",
-            "dispatched",
-            "subtotal_cents",
-            "999",
-        ]
-        .map(String::from)
-        .to_vec();
-        let row = order_row(3, &flat);
-        assert_eq!(row.client_id, 7);
-        assert_eq!(row.status, OrderStatus::Dispatched);
-        assert_eq!(row.subtotal_cents, 999);
     }
 }

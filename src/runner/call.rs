@@ -1,0 +1,79 @@
+//! The one place an event becomes a database call, and what a failed call means for
+//! a retry.
+
+use std::time::Duration;
+
+use crate::db::{Applied, Database, DbError, ErrorKind};
+use crate::workload::{KeyText, Operation, Order, OrderUpdate};
+
+/// What a call returned, before it is judged.
+pub(super) enum Reply {
+    Done,
+    Order(Option<Order>),
+    Value(Option<Vec<u8>>),
+    Write(Applied),
+}
+
+/// Failures a second try may not meet: a timeout, too few replicas, a conflict, a
+/// lost connection, a failed replica. A refusal (constraint, not found) stays one.
+pub(super) fn retry_cures(kind: ErrorKind) -> bool {
+    matches!(
+        kind,
+        ErrorKind::Timeout
+            | ErrorKind::Unavailable
+            | ErrorKind::Conflict
+            | ErrorKind::Connection
+            | ErrorKind::Failure
+    )
+}
+
+pub(super) fn timed_out(limit: Duration) -> DbError {
+    DbError::new(
+        ErrorKind::Timeout,
+        format!("no answer within {} s (--op-timeout)", limit.as_secs_f64()),
+    )
+}
+
+/// The one place an event becomes a database call.
+pub(super) async fn call<D: Database>(
+    db: &D,
+    op: &Operation,
+    key: &KeyText,
+    value: &[u8],
+) -> Result<Reply, DbError> {
+    match op {
+        Operation::CreateOrder { order } => db.create_order(order).await.map(|()| Reply::Done),
+        Operation::ReadOrder { order_id } => db.read_order(*order_id).await.map(Reply::Order),
+        Operation::UpdateOrder {
+            order_id,
+            created_at_ms,
+            status,
+            subtotal_cents,
+            ..
+        } => {
+            let update = OrderUpdate {
+                created_at_ms: *created_at_ms,
+                status: *status,
+                subtotal_cents: *subtotal_cents,
+            };
+            db.update_order(*order_id, &update).await.map(Reply::Write)
+        }
+        Operation::UpdateItems {
+            order_id,
+            changes,
+            subtotal_cents,
+            ..
+        } => db
+            .update_items(*order_id, changes, *subtotal_cents)
+            .await
+            .map(Reply::Write),
+        Operation::UpdateStatus {
+            order_id, status, ..
+        } => db.update_status(*order_id, *status).await.map(Reply::Write),
+        Operation::DeleteOrder { order_id } => db.delete_order(*order_id).await.map(Reply::Write),
+        Operation::Write { .. } => db.kv_write(key, value).await.map(|()| Reply::Done),
+        Operation::Rewrite { .. } => db.kv_rewrite(key, value).await.map(Reply::Write),
+        Operation::Read { .. } => db.kv_read(key).await.map(Reply::Value),
+        Operation::Delete { .. } => db.kv_delete(key).await.map(Reply::Write),
+    }
+}
