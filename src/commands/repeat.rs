@@ -8,7 +8,7 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 
-use super::run::{EXIT_INTERRUPTED, VerifyDifferences, execute};
+use super::run::{EXIT_INTERRUPTED, VerifyDifferences, execute_in_series};
 use crate::cli::RunArgs;
 use crate::config::{RunConfig, create_empty_folder, unique_dir};
 use crate::report::repeats::{self, repeat_dir};
@@ -55,13 +55,12 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
         let run_dir = repeat_dir(&dir, i);
         let mut run_args = template.clone();
         run_args.out = Some(run_dir.clone());
-        let mut config = RunConfig::from_args(&run_args)?;
-        config.print_details = false;
-        let code = match execute(&config).await {
-            Ok(code) => code,
-            Err(e) if e.is::<VerifyDifferences>() => {
-                differing.push(run_dir.display().to_string());
-                std::process::ExitCode::FAILURE
+        let code = match execute_in_series(&run_args).await {
+            Ok((code, differs)) => {
+                if differs {
+                    differing.push(run_dir.display().to_string());
+                }
+                code
             }
             Err(e) if summaries.is_empty() => {
                 let _ = std::fs::remove_dir_all(&dir);

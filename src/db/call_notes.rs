@@ -61,8 +61,9 @@ tokio::task_local! {
 pub async fn observe<F: Future>(notes: Arc<CallNotes>, trace: bool, call: F) -> F::Output {
     notes.node.store(0, Ordering::Relaxed);
     notes.queued_ns.store(NOT_NOTED, Ordering::Relaxed);
+    // Trace ids need no reset: a store notes one only for a call asked to be traced,
+    // and the lane takes them after every such call (no lock on untraced calls).
     notes.trace.store(trace, Ordering::Relaxed);
-    notes.take_trace_ids();
     NOTES.scope(notes, call).await
 }
 

@@ -60,6 +60,19 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
 #[error("verify found differences between the database and the event stream")]
 pub struct VerifyDifferences;
 
+/// One run of a series (sweep, repeats) into its --out folder, without the table:
+/// its exit code, and whether verify found the database differing (which ends the run,
+/// not the series).
+pub async fn execute_in_series(args: &RunArgs) -> Result<(std::process::ExitCode, bool)> {
+    let mut config = RunConfig::from_args(args)?;
+    config.print_details = false;
+    match execute(&config).await {
+        Ok(code) => Ok((code, false)),
+        Err(e) if e.is::<VerifyDifferences>() => Ok((std::process::ExitCode::FAILURE, true)),
+        Err(e) => Err(e),
+    }
+}
+
 /// Runs one validated config into its result folder.
 pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
     let stop = Arc::new(StopSignal::default());
@@ -279,7 +292,7 @@ async fn measure(
             clock.wall + outcome.measure_offset.unwrap_or_default(),
         )
         .await?;
-    write_traces(config, &store, &outcome.traced).await?;
+    write_traces(config, &store, &outcome.traced, stop).await?;
 
     record.status = match outcome.stop_reason {
         None => "finished",
@@ -338,6 +351,7 @@ async fn write_traces(
     config: &RunConfig,
     store: &Store,
     traced: &[runner::TracedOp],
+    stop: &StopSignal,
 ) -> Result<()> {
     if traced.is_empty() {
         return Ok(());
@@ -347,20 +361,26 @@ async fn write_traces(
         .flat_map(|t| t.trace_ids.iter().copied())
         .collect();
     note!("reading {} server traces …", ids.len());
-    let durations = match tokio::time::timeout(SETUP_TIMEOUT, store.server_durations(&ids)).await {
-        Ok(Ok(durations)) => durations,
-        Ok(Err(e)) => {
-            note!("the server's traces could not be read: {e}");
-            vec![None; ids.len()]
+    // Within a deadline, and a Ctrl-C leaves the traces out rather than the folder.
+    let read = tokio::time::timeout(SETUP_TIMEOUT, store.server_durations(&ids));
+    let durations = tokio::select! {
+        read = read => match read {
+            Ok(Ok(durations)) => Some(durations),
+            Ok(Err(e)) => {
+                note!("the server's traces could not be read: {e}");
+                None
+            }
+            Err(_) => {
+                note!("the server's traces did not come within {} s", SETUP_TIMEOUT.as_secs());
+                None
+            }
+        },
+        _ = stop.interrupted() => {
+            note!("interrupted while reading the server's traces: traces.csv has no server times");
+            None
         }
-        Err(_) => {
-            note!(
-                "the server's traces did not come within {} s",
-                SETUP_TIMEOUT.as_secs()
-            );
-            vec![None; ids.len()]
-        }
-    };
+    }
+    .unwrap_or_else(|| vec![None; ids.len()]);
     write_csv(
         &result_dir::file(&config.out_dir, crate::report::traces::TRACES_CSV),
         &crate::report::traces::rows(traced, &durations),

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use super::run::{EXIT_INTERRUPTED, VerifyDifferences, execute};
+use super::run::{EXIT_INTERRUPTED, execute_in_series};
 use crate::cli::{RunArgs, SweepArgs, all_settings};
 use crate::cluster::Home;
 use crate::config::{
@@ -350,16 +350,10 @@ impl Plan<'_> {
                     for (key, value) in self.steps.keys.iter().zip(values) {
                         apply(&mut run_args, key, value, target.store()?)?;
                     }
-                    let mut config = RunConfig::from_args(&run_args)?;
-                    config.print_details = false;
-                    let code = match execute(&config).await {
-                        Ok(code) => code,
-                        Err(e) if e.is::<VerifyDifferences>() => {
-                            differing.push(run_dir.display().to_string());
-                            std::process::ExitCode::FAILURE
-                        }
-                        Err(e) => return Err(e),
-                    };
+                    let (code, differs) = execute_in_series(&run_args).await?;
+                    if differs {
+                        differing.push(run_dir.display().to_string());
+                    }
                     if runs == 0 {
                         // Said once the first run worked, so a sweep that cannot start
                         // is one line.
