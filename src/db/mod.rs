@@ -5,6 +5,7 @@
 //! in the `stores!` list of `stores.rs`. Bindings never see a clock or a histogram: the
 //! runner times each call from the outside. Driver crates are used only in their file.
 
+mod bulk;
 mod call_notes;
 mod cassandra;
 mod classify;
@@ -28,6 +29,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
 
+pub use bulk::{
+    BatchKind, BatchLimit, LOAD_TABLE, LoadBatch, LoadError, LoadShape, parse_size, row_key, row_values,
+};
 pub use call_notes::{CallNotes, observe, queued, queued_sync, served_by, traced, tracing_wanted};
 pub use error::{DbError, ErrorKind};
 pub use ownership::Ownership;
@@ -218,6 +222,27 @@ pub trait Database: Send + Sync + 'static {
         &self,
         cursor: Option<Vec<u8>>,
     ) -> impl Future<Output = Result<KvPage, DbError>> + Send;
+
+    /// Bulk load (`hatshop load`), after `setup`: makes the load table with
+    /// `shape.columns` value columns and readies its insert.
+    fn load_setup(&self, shape: LoadShape) -> impl Future<Output = Result<(), DbError>> + Send;
+
+    /// Turns a batch into what will be sent (SQL text, a pipeline), so that no
+    /// formatting sits inside its timed window. Stores that send rows as they are do
+    /// nothing.
+    fn load_encode(&self, _batch: &mut LoadBatch) {}
+
+    /// Writes one batch of rows, as `load_setup`'s shape says.
+    fn load_batch(&self, batch: &LoadBatch) -> impl Future<Output = Result<(), LoadError>> + Send;
+
+    /// Rows in the load table, for the check after a load.
+    fn load_count(&self) -> impl Future<Output = Result<u64, DbError>> + Send;
+
+    /// One row of the load table: its values in column order.
+    fn load_read(
+        &self,
+        key: &str,
+    ) -> impl Future<Output = Result<Option<Vec<Vec<u8>>>, DbError>> + Send;
 
     fn info(&self) -> StoreInfo;
 

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::{
-    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KvPage, Ownership, Setting,
-    Settings, Snapshot, StoreInfo, StoreKind,
+    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KvPage, LoadBatch, LoadError,
+    LoadShape, Ownership, Setting, Settings, Snapshot, StoreInfo, StoreKind,
 };
 use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 
@@ -92,6 +92,22 @@ impl Database for NullStore {
 
     async fn kv_page(&self, _cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
         Ok(KvPage::default())
+    }
+
+    async fn load_setup(&self, _shape: LoadShape) -> Result<(), DbError> {
+        Ok(())
+    }
+
+    async fn load_batch(&self, _batch: &LoadBatch) -> Result<(), LoadError> {
+        Ok(())
+    }
+
+    async fn load_count(&self) -> Result<u64, DbError> {
+        Ok(0)
+    }
+
+    async fn load_read(&self, _key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
+        Ok(None)
     }
 
     fn info(&self) -> StoreInfo {

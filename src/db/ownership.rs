@@ -9,7 +9,7 @@ use super::{DbError, ErrorKind};
 pub const MARKER: &str = "hatshop_meta";
 
 /// hatshop's tables, in the order they are dropped (items before the orders they name).
-pub const TABLES: &[&str] = &["line_items", "orders", "kv", MARKER];
+pub const TABLES: &[&str] = &["line_items", "orders", "kv", "load_rows", MARKER];
 
 /// What setup may do, and what the marker will say.
 #[derive(Debug, Clone)]

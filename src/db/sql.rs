@@ -4,7 +4,7 @@
 //! own driver code and column types in its own file.
 
 use super::ownership::{MARKER, Ownership, TABLES};
-use super::{DbError, OrderRow, Snapshot};
+use super::{DbError, LOAD_TABLE, OrderRow, Snapshot};
 use crate::workload::{LineItem, Order};
 
 pub const ORDER_COLUMNS: &str =
@@ -167,6 +167,43 @@ pub fn setup_statements(
     ));
     Ok(statements)
 }
+
+/// The load table (`hatshop load`): a text key and `columns` value columns.
+pub fn create_load_table(columns: usize, key_type: &str, value_type: &str) -> String {
+    let values: String = (0..columns)
+        .map(|c| format!(", c{c} {value_type} NOT NULL"))
+        .collect();
+    format!("CREATE TABLE {LOAD_TABLE} (k {key_type} PRIMARY KEY{values})")
+}
+
+/// `c0, c1, …`: the load table's value columns.
+pub fn load_value_columns(columns: usize) -> String {
+    (0..columns)
+        .map(|c| format!("c{c}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One row into the load table, in a dialect's placeholders.
+pub fn load_insert_row(style: Placeholders, columns: usize) -> String {
+    let cells: Vec<String> = (1..=columns + 1).map(|n| style.nth(n)).collect();
+    format!(
+        "INSERT INTO {LOAD_TABLE} (k, {}) VALUES ({})",
+        load_value_columns(columns),
+        cells.join(", ")
+    )
+}
+
+/// One row of the load table by key.
+pub fn load_select_row(style: Placeholders, columns: usize) -> String {
+    format!(
+        "SELECT {} FROM {LOAD_TABLE} WHERE k = {}",
+        load_value_columns(columns),
+        style.nth(1)
+    )
+}
+
+pub const LOAD_COUNT: &str = "SELECT COUNT(*) FROM load_rows";
 
 /// The order of a joined read (order columns 0–6, item columns from 7 on), or `None`
 /// when no row came back. Each store passes its own row readers.

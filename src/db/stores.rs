@@ -4,8 +4,8 @@
 
 use super::redis;
 use super::{
-    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KvPage, Ownership, Setting,
-    Settings, Snapshot, StoreInfo, StoreKind,
+    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KvPage, LoadBatch, LoadError,
+    LoadShape, Ownership, Setting, Settings, Snapshot, StoreInfo, StoreKind,
 };
 use super::{cassandra, mysql, null, postgres, sqlite};
 use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
@@ -142,6 +142,26 @@ macro_rules! stores {
 
             async fn kv_page(&self, cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
                 match self { $(Store::$variant(db) => db.kv_page(cursor).await,)* }
+            }
+
+            async fn load_setup(&self, shape: LoadShape) -> Result<(), DbError> {
+                match self { $(Store::$variant(db) => db.load_setup(shape).await,)* }
+            }
+
+            fn load_encode(&self, batch: &mut LoadBatch) {
+                match self { $(Store::$variant(db) => db.load_encode(batch),)* }
+            }
+
+            async fn load_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
+                match self { $(Store::$variant(db) => db.load_batch(batch).await,)* }
+            }
+
+            async fn load_count(&self) -> Result<u64, DbError> {
+                match self { $(Store::$variant(db) => db.load_count().await,)* }
+            }
+
+            async fn load_read(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
+                match self { $(Store::$variant(db) => db.load_read(key).await,)* }
             }
 
             fn info(&self) -> StoreInfo {

@@ -10,6 +10,7 @@
 //! item: the naive design the seeds started from. hatshop owns the keyspace: it drops
 //! it only when it holds hatshop's marker table.
 
+mod load;
 mod options;
 mod read_back;
 mod requests;
@@ -39,8 +40,8 @@ use self::rows::{
 use self::statements::{Prepared, table_ddl};
 use super::ownership::{self, MARKER, Ownership};
 use super::{
-    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KvPage, OrderRow, Setting,
-    Settings, Snapshot, StoreInfo, StoreKind,
+    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KvPage, LoadBatch, LoadError,
+    LoadShape, OrderRow, Setting, Settings, Snapshot, StoreInfo, StoreKind,
 };
 use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 
@@ -55,6 +56,8 @@ pub struct CassandraStore {
     nodes: Vec<IpAddr>,
     /// Prepared on first use: after `setup` in a run, against existing tables in `verify`.
     prepared: OnceCell<Prepared>,
+    /// The bulk load's insert, once `load_setup` made its table.
+    load: std::sync::OnceLock<load::LoadInsert>,
 }
 
 impl StoreKind for CassandraStore {
@@ -133,6 +136,7 @@ impl StoreKind for CassandraStore {
             options: cassandra,
             version: format!("Apache Cassandra {version}"),
             prepared: OnceCell::new(),
+            load: std::sync::OnceLock::new(),
         })
     }
 }
@@ -473,6 +477,22 @@ impl Database for CassandraStore {
 
     async fn kv_page(&self, cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
         self.kv_page_read_back(cursor).await
+    }
+
+    async fn load_setup(&self, shape: LoadShape) -> Result<(), DbError> {
+        self.make_load_table(shape).await
+    }
+
+    async fn load_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
+        self.write_batch(batch).await
+    }
+
+    async fn load_count(&self) -> Result<u64, DbError> {
+        self.count_loaded().await
+    }
+
+    async fn load_read(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
+        self.read_loaded(key).await
     }
 
     fn info(&self) -> StoreInfo {

@@ -23,6 +23,7 @@ use mysql_async::{
 };
 
 mod errors;
+mod load;
 mod rows;
 
 use super::ownership::{self, Ownership, TABLES};
@@ -31,8 +32,8 @@ use super::sql::{
     snapshot_from,
 };
 use super::{
-    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, Setting,
-    Settings, Snapshot, StoreInfo, StoreKind, Value,
+    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, LoadBatch,
+    LoadError, LoadShape, Setting, Settings, Snapshot, StoreInfo, StoreKind, Value,
 };
 use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 use errors::classify;
@@ -85,6 +86,8 @@ pub struct MysqlStore {
     target: String,
     version: String,
     sql: Statements,
+    /// Value columns of the load table, once `load_setup` made it.
+    load_columns: std::sync::OnceLock<usize>,
 }
 
 impl StoreKind for MysqlStore {
@@ -198,6 +201,7 @@ impl StoreKind for MysqlStore {
             target: url.to_string(),
             version,
             sql: Statements::new(Placeholders::Question),
+            load_columns: std::sync::OnceLock::new(),
         })
     }
 }
@@ -512,6 +516,26 @@ impl Database for MysqlStore {
             .then(|| records.last().map(|(k, _)| k.clone().into_bytes()))
             .flatten();
         Ok(KvPage { records, next })
+    }
+
+    async fn load_setup(&self, shape: LoadShape) -> Result<(), DbError> {
+        self.make_load_table(shape).await
+    }
+
+    fn load_encode(&self, batch: &mut LoadBatch) {
+        self.encode_batch(batch);
+    }
+
+    async fn load_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
+        self.write_batch(batch).await
+    }
+
+    async fn load_count(&self) -> Result<u64, DbError> {
+        self.count_loaded().await
+    }
+
+    async fn load_read(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
+        self.read_loaded(key).await
     }
 
     fn info(&self) -> StoreInfo {

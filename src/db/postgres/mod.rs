@@ -4,6 +4,7 @@
 //! statements prepared again; that one operation pays for it.
 
 mod errors;
+mod load;
 mod rows;
 
 use std::collections::{BTreeMap, HashMap};
@@ -23,8 +24,8 @@ use super::sql::{
     snapshot_from,
 };
 use super::{
-    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, Setting,
-    Settings, Snapshot, StoreInfo, StoreKind,
+    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, LoadBatch,
+    LoadError, LoadShape, Setting, Settings, Snapshot, StoreInfo, StoreKind,
 };
 use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 
@@ -94,6 +95,8 @@ pub struct PostgresStore {
     target: String,
     version: String,
     sql: Statements,
+    /// Value columns of the load table, once `load_setup` made it.
+    load_columns: std::sync::OnceLock<usize>,
 }
 
 impl StoreKind for PostgresStore {
@@ -133,6 +136,7 @@ impl StoreKind for PostgresStore {
             target: url.to_string(),
             version: String::new(),
             sql: Statements::new(Placeholders::Dollar),
+            load_columns: std::sync::OnceLock::new(),
         };
         let version: String = {
             let conn = store.conn().await?;
@@ -476,6 +480,22 @@ impl Database for PostgresStore {
             .then(|| records.last().map(|(k, _)| k.clone().into_bytes()))
             .flatten();
         Ok(KvPage { records, next })
+    }
+
+    async fn load_setup(&self, shape: LoadShape) -> Result<(), DbError> {
+        self.make_load_table(shape).await
+    }
+
+    async fn load_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
+        self.write_batch(batch).await
+    }
+
+    async fn load_count(&self) -> Result<u64, DbError> {
+        self.count_loaded().await
+    }
+
+    async fn load_read(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
+        self.read_loaded(key).await
     }
 
     fn info(&self) -> StoreInfo {

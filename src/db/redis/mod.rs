@@ -11,6 +11,7 @@
 //! marker key `hatshop_meta`.
 
 mod errors;
+mod load;
 mod rows;
 mod scripts;
 
@@ -26,8 +27,8 @@ use self::rows::{fields, item_key, items_key, kv_key, line_item, order_key, orde
 use self::scripts::{DELETE_ORDER, READ_ORDER, SET_IF_EXISTS, UPDATE_ITEMS};
 use super::ownership::{self, MARKER, Ownership};
 use super::{
-    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, Setting,
-    Settings, Snapshot, StoreInfo, StoreKind, Value,
+    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, LoadBatch,
+    LoadError, LoadShape, Setting, Settings, Snapshot, StoreInfo, StoreKind, Value,
 };
 use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
 
@@ -53,6 +54,8 @@ pub struct RedisStore {
     target: String,
     version: String,
     persistence: String,
+    /// The bulk load's shape, once `load_setup` ran.
+    load_shape: std::sync::OnceLock<LoadShape>,
     read_order: Script,
     set_if_exists: Script,
     update_items: Script,
@@ -135,6 +138,7 @@ impl StoreKind for RedisStore {
             target: url.to_string(),
             version: format!("Redis {version}"),
             persistence,
+            load_shape: std::sync::OnceLock::new(),
             read_order: Script::new(READ_ORDER),
             set_if_exists: Script::new(SET_IF_EXISTS),
             update_items: Script::new(UPDATE_ITEMS),
@@ -545,6 +549,26 @@ impl Database for RedisStore {
             records,
             next: (next != 0).then(|| next.to_string().into_bytes()),
         })
+    }
+
+    async fn load_setup(&self, shape: LoadShape) -> Result<(), DbError> {
+        self.make_load_table(shape).await
+    }
+
+    fn load_encode(&self, batch: &mut LoadBatch) {
+        self.encode_batch(batch);
+    }
+
+    async fn load_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
+        self.write_batch(batch).await
+    }
+
+    async fn load_count(&self) -> Result<u64, DbError> {
+        self.count_loaded().await
+    }
+
+    async fn load_read(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
+        self.read_loaded(key).await
     }
 
     fn info(&self) -> StoreInfo {

@@ -7,16 +7,18 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
-use super::ownership::{self, Ownership, TABLES};
-use super::sql::{ITEM_COLUMNS, ORDER_COLUMNS, setup_statements, unknown_status};
-use super::{
-    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, OrderRow,
-    Setting, Settings, Snapshot, StoreInfo, StoreKind, Value,
+mod load;
+
+use crate::db::ownership::{self, Ownership, TABLES};
+use crate::db::sql::{ITEM_COLUMNS, ORDER_COLUMNS, setup_statements, unknown_status};
+use crate::db::{
+    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, LoadBatch,
+    LoadError, LoadShape, OrderRow, Setting, Settings, Snapshot, StoreInfo, StoreKind, Value,
 };
 use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
 
@@ -54,6 +56,8 @@ pub struct SqliteStore {
     connections: Vec<Mutex<Connection>>,
     next: AtomicUsize,
     version: String,
+    /// Value columns of the load table, once `load_setup` made it.
+    load_columns: OnceLock<usize>,
 }
 
 impl StoreKind for SqliteStore {
@@ -97,6 +101,7 @@ impl StoreKind for SqliteStore {
             connections,
             next: AtomicUsize::new(0),
             version: format!("SQLite {}", rusqlite::version()),
+            load_columns: OnceLock::new(),
         })
     }
 }
@@ -105,7 +110,7 @@ impl SqliteStore {
     /// A free connection if there is one, else the next in turn; the wait for it is
     /// queue time.
     fn connection(&self) -> MutexGuard<'_, Connection> {
-        super::queued_sync(|| self.take_connection())
+        crate::db::queued_sync(|| self.take_connection())
     }
 
     fn take_connection(&self) -> MutexGuard<'_, Connection> {
@@ -321,7 +326,7 @@ impl Database for SqliteStore {
             .map_err(classify)?
             .collect::<Result<Vec<_>, _>>()
             .map_err(classify)?;
-        Ok(Some(super::order_of(row, items)))
+        Ok(Some(crate::db::order_of(row, items)))
     }
 
     async fn update_order(
@@ -499,6 +504,22 @@ impl Database for SqliteStore {
         Ok(KvPage { records, next })
     }
 
+    async fn load_setup(&self, shape: LoadShape) -> Result<(), DbError> {
+        self.make_load_table(shape)
+    }
+
+    async fn load_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
+        self.write_batch(batch)
+    }
+
+    async fn load_count(&self) -> Result<u64, DbError> {
+        self.count_loaded()
+    }
+
+    async fn load_read(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
+        self.read_loaded(key)
+    }
+
     fn info(&self) -> StoreInfo {
         let settings = BTreeMap::from([
             ("path".to_string(), self.path.display().to_string()),
@@ -523,7 +544,7 @@ impl Database for SqliteStore {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::db::*;
     use rusqlite::ErrorCode as C;
 
     #[test]

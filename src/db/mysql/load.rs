@@ -1,0 +1,146 @@
+//! Bulk loads into MySQL/MariaDB: a batch is one multi-row INSERT (one statement, so
+//! one transaction), sent as text with the values as hex literals. The text is built
+//! before the batch is timed (`load_encode`); a prepared statement could not carry
+//! more than 65,535 values.
+
+use std::fmt::Write;
+
+use mysql_async::prelude::*;
+
+use super::MysqlStore;
+use super::errors::classify;
+use crate::db::sql::{LOAD_COUNT, create_load_table, load_value_columns};
+use crate::db::{BatchLimit, DbError, LOAD_TABLE, LoadBatch, LoadError, LoadShape, parse_size};
+
+/// ER_NET_PACKET_TOO_LARGE: the server refused a packet over `max_allowed_packet`.
+const PACKET_TOO_LARGE: u16 = 1153;
+
+impl MysqlStore {
+    pub(super) async fn make_load_table(&self, shape: LoadShape) -> Result<(), DbError> {
+        let mut conn = self.admin_conn().await?;
+        conn.query_drop(format!("DROP TABLE IF EXISTS {LOAD_TABLE}"))
+            .await
+            .map_err(classify)?;
+        conn.query_drop(format!(
+            "{} ENGINE=InnoDB",
+            create_load_table(shape.columns, "VARCHAR(32)", "MEDIUMBLOB")
+        ))
+        .await
+        .map_err(classify)?;
+        self.load_columns
+            .set(shape.columns)
+            .map_err(|_| DbError::other("one bulk load per connection"))
+    }
+
+    fn loaded_columns(&self) -> Result<usize, DbError> {
+        self.load_columns
+            .get()
+            .copied()
+            .ok_or_else(|| DbError::other("the load table is not set up"))
+    }
+
+    pub(super) fn encode_batch(&self, batch: &mut LoadBatch) {
+        let Ok(columns) = self.loaded_columns() else {
+            return;
+        };
+        let row_bytes = 8 + batch.payload_bytes() as usize * 2 / batch.len().max(1);
+        let mut sql = String::with_capacity(64 + batch.len() * row_bytes);
+        let _ = write!(
+            sql,
+            "INSERT INTO {LOAD_TABLE} (k, {}) VALUES ",
+            load_value_columns(columns)
+        );
+        for (n, (key, values)) in batch.rows().enumerate() {
+            sql.push_str(if n == 0 { "('" } else { ", ('" });
+            // Keys are hatshop's own (`row0000000042`): nothing to escape.
+            sql.push_str(key);
+            sql.push('\'');
+            for value in values {
+                sql.push_str(", X'");
+                for byte in value {
+                    let _ = write!(sql, "{byte:02x}");
+                }
+                sql.push('\'');
+            }
+            sql.push(')');
+        }
+        batch.encoded = Some(Box::new(sql));
+    }
+
+    pub(super) async fn write_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
+        let sql = batch
+            .encoded
+            .as_ref()
+            .and_then(|e| e.downcast_ref::<String>())
+            .ok_or_else(|| DbError::other("the batch was not encoded"))?;
+        let mut conn = self.conn().await?;
+        match conn.query_drop(sql.as_str()).await {
+            Ok(()) => Ok(()),
+            Err(error) if is_packet_too_large(&error) => {
+                drop(conn);
+                Err(LoadError::TooLarge(self.packet_limit().await))
+            }
+            Err(error) => Err(LoadError::Db(classify(error))),
+        }
+    }
+
+    async fn packet_limit(&self) -> BatchLimit {
+        let value = match self.admin_conn().await {
+            Ok(mut conn) => conn
+                .query_first::<String, _>("SELECT @@GLOBAL.max_allowed_packet")
+                .await
+                .ok()
+                .flatten(),
+            Err(_) => None,
+        };
+        BatchLimit {
+            setting: "the server's max_allowed_packet".into(),
+            bytes: value.as_deref().and_then(parse_size),
+            value: value.unwrap_or_else(|| "(not readable)".into()),
+            rows: None,
+            raise: Some("SET GLOBAL max_allowed_packet = 1073741824 (then reconnect)".into()),
+        }
+    }
+
+    pub(super) async fn count_loaded(&self) -> Result<u64, DbError> {
+        let mut conn = self.admin_conn().await?;
+        let count: Option<u64> = conn.query_first(LOAD_COUNT).await.map_err(classify)?;
+        Ok(count.unwrap_or(0))
+    }
+
+    pub(super) async fn read_loaded(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
+        let columns = self.loaded_columns()?;
+        let mut conn = self.admin_conn().await?;
+        let row: Option<mysql_async::Row> = conn
+            .exec_first(
+                format!(
+                    "SELECT {} FROM {LOAD_TABLE} WHERE k = ?",
+                    load_value_columns(columns)
+                ),
+                (key,),
+            )
+            .await
+            .map_err(classify)?;
+        row.map(|row| {
+            (0..columns)
+                .map(|c| {
+                    row.get_opt::<Vec<u8>, _>(c)
+                        .and_then(Result::ok)
+                        .ok_or_else(|| DbError::other(format!("load column c{c} unreadable")))
+                })
+                .collect()
+        })
+        .transpose()
+    }
+}
+
+/// The server's refusal, or the driver's own check against the server's limit.
+fn is_packet_too_large(error: &mysql_async::Error) -> bool {
+    match error {
+        mysql_async::Error::Server(server) => server.code == PACKET_TOO_LARGE,
+        other => {
+            let text = other.to_string().to_lowercase();
+            text.contains("max_allowed_packet") || text.contains("packet too large")
+        }
+    }
+}

@@ -1,0 +1,70 @@
+//! Bulk loads into SQLite: a batch is one transaction of single-row inserts through
+//! one cached prepared statement (SQLite's fast path: no statement to parse per batch,
+//! no limit on rows per batch).
+
+use rusqlite::{OptionalExtension, TransactionBehavior};
+
+use super::{SqliteStore, classify};
+use crate::db::sql::{
+    LOAD_COUNT, Placeholders, create_load_table, load_insert_row, load_select_row,
+};
+use crate::db::{DbError, LOAD_TABLE, LoadBatch, LoadError, LoadShape};
+
+impl SqliteStore {
+    pub(super) fn make_load_table(&self, shape: LoadShape) -> Result<(), DbError> {
+        let conn = self.connection();
+        conn.execute_batch(&format!(
+            "DROP TABLE IF EXISTS {LOAD_TABLE}; {}",
+            create_load_table(shape.columns, "TEXT", "BLOB")
+        ))
+        .map_err(classify)?;
+        self.load_columns
+            .set(shape.columns)
+            .map_err(|_| DbError::other("one bulk load per connection"))
+    }
+
+    fn loaded_columns(&self) -> Result<usize, DbError> {
+        self.load_columns
+            .get()
+            .copied()
+            .ok_or_else(|| DbError::other("the load table is not set up"))
+    }
+
+    pub(super) fn write_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
+        let insert = load_insert_row(Placeholders::Question, self.loaded_columns()?);
+        let mut conn = self.connection();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(classify)?;
+        {
+            let mut statement = tx.prepare_cached(&insert).map_err(classify)?;
+            for (key, values) in batch.rows() {
+                let mut cells: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(values.len() + 1);
+                cells.push(&key);
+                cells.extend(values.iter().map(|v| v as &dyn rusqlite::ToSql));
+                statement.execute(cells.as_slice()).map_err(classify)?;
+            }
+        }
+        tx.commit().map_err(classify)?;
+        Ok(())
+    }
+
+    pub(super) fn count_loaded(&self) -> Result<u64, DbError> {
+        let conn = self.connection();
+        conn.query_row(LOAD_COUNT, [], |row| row.get::<_, i64>(0))
+            .map(|n| n as u64)
+            .map_err(classify)
+    }
+
+    pub(super) fn read_loaded(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
+        let columns = self.loaded_columns()?;
+        let conn = self.connection();
+        conn.prepare_cached(&load_select_row(Placeholders::Question, columns))
+            .map_err(classify)?
+            .query_row([key], |row| {
+                (0..columns).map(|c| row.get::<_, Vec<u8>>(c)).collect()
+            })
+            .optional()
+            .map_err(classify)
+    }
+}
