@@ -50,6 +50,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
     match &cli.command {
         Command::Run(args) => commands::run::run(args).await,
         Command::Generate(args) => commands::generate::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Load(args) => commands::load::run(args).await,
         Command::Prepare(args) => commands::prepare::run(args)
             .await
             .map(|()| ExitCode::SUCCESS),
@@ -59,6 +60,11 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         } else {
             ExitCode::FAILURE
         }),
+        Command::Report(args) if report::bulk::is_load(&args.result_dir) => {
+            let path = report::bulk::write_report(&args.result_dir)?;
+            say!("{}", path.display());
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Report(args) => {
             report::load::LoadedRun::load_checked(&args.result_dir)?;
             let path = report::html::write_report(&args.result_dir)?;

@@ -2,6 +2,7 @@
 
 pub mod find_max;
 pub mod generate;
+pub mod load;
 pub mod merge;
 pub mod prepare;
 pub mod recover;

@@ -75,8 +75,8 @@ fn read_process(pid: u32) -> Option<ProcessReading> {
     })
 }
 
-/// Received plus sent bytes of the loopback interface.
-fn loopback_bytes() -> Option<u64> {
+/// The loopback interface's (received, sent) byte counters.
+fn loopback_counters() -> Option<(u64, u64)> {
     let dev = std::fs::read_to_string("/proc/net/dev").ok()?;
     let line = dev.lines().find(|l| l.trim_start().starts_with("lo:"))?;
     let fields: Vec<u64> = line
@@ -85,7 +85,17 @@ fn loopback_bytes() -> Option<u64> {
         .split_whitespace()
         .filter_map(|f| f.parse().ok())
         .collect();
-    Some(fields.first()? + fields.get(8)?)
+    Some((*fields.first()?, *fields.get(8)?))
+}
+
+/// Received plus sent bytes of the loopback interface.
+fn loopback_bytes() -> Option<u64> {
+    loopback_counters().map(|(received, sent)| received + sent)
+}
+
+/// Bytes sent on the loopback interface (each byte on `lo` is also received once).
+pub fn loopback_sent() -> Option<u64> {
+    loopback_counters().map(|(_, sent)| sent)
 }
 
 /// Samples until `over` turns true; the rows, with wall times, and the sources that

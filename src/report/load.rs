@@ -142,7 +142,7 @@ impl LoadedRun {
 }
 
 /// The rows of an optional CSV file (none when it is absent).
-fn read_rows<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
+pub fn read_rows<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
     if !path.exists() {
         return Ok(Vec::new());
     }

@@ -3,6 +3,7 @@
 //! report. Reads and writes result folders only;
 //! never talks to a database.
 
+pub mod bulk;
 pub mod charts;
 pub mod compare;
 pub mod differences;

@@ -63,17 +63,34 @@ fn pause_series(pauses: &[GcPause], end_s: f64) -> Vec<Series> {
 }
 
 pub fn section(run: &LoadedRun) -> String {
-    if run.metrics.is_empty() && run.gc.is_empty() && run.record.gc_log.is_none() {
+    figures(
+        &run.metrics,
+        &run.gc,
+        run.record.gc_log.as_deref(),
+        run.summary.elapsed_s,
+        "time since the measured phase began (s)",
+    )
+}
+
+/// The section from its parts: the samples, the pauses, what the GC log gave, the
+/// end of the time axis and its label.
+pub fn figures(
+    metrics: &[MetricsRow],
+    gc: &[GcPause],
+    gc_log: Option<&str>,
+    end_s: f64,
+    time_label: &str,
+) -> String {
+    if metrics.is_empty() && gc.is_empty() && gc_log.is_none() {
         return String::new();
     }
-    let end_s = run.summary.elapsed_s;
-    let time = Axis::linear("time since the measured phase began (s)");
+    let time = Axis::linear(time_label);
     let mut out = String::from("<h2>Server resources</h2>");
     out.push_str(
         "<p class=\"note\">Sampled once a second from /proc: every node of the server hatshop \
          started, and the client (hatshop itself). CPU in % of one core, user + system.</p>",
     );
-    let cpu = series(&run.metrics, end_s, |r| r.cpu_pct);
+    let cpu = series(metrics, end_s, |r| r.cpu_pct);
     if !cpu.is_empty() {
         out.push_str(&svg::line_chart(
             "CPU over time",
@@ -82,7 +99,7 @@ pub fn section(run: &LoadedRun) -> String {
             &cpu,
         ));
     }
-    let rss = series(&run.metrics, end_s, |r| r.rss_mb);
+    let rss = series(metrics, end_s, |r| r.rss_mb);
     if !rss.is_empty() {
         out.push_str(&svg::line_chart(
             "Resident memory over time",
@@ -91,7 +108,7 @@ pub fn section(run: &LoadedRun) -> String {
             &rss,
         ));
     }
-    let disk = series(&run.metrics, end_s, |r| {
+    let disk = series(metrics, end_s, |r| {
         Some((r.disk_read_bytes_s? + r.disk_write_bytes_s?) / 1e6)
     });
     if disk.iter().any(|s| s.points.iter().any(|p| p.1 > 0.0)) {
@@ -102,7 +119,7 @@ pub fn section(run: &LoadedRun) -> String {
             &disk,
         ));
     }
-    let net = series(&run.metrics, end_s, |r| r.net_bytes_s.map(|b| b / 1e6));
+    let net = series(metrics, end_s, |r| r.net_bytes_s.map(|b| b / 1e6));
     if !net.is_empty() {
         out.push_str(&svg::line_chart(
             "Bytes on the wire (loopback, both directions) over time",
@@ -111,17 +128,17 @@ pub fn section(run: &LoadedRun) -> String {
             &net,
         ));
     }
-    if let Some(gc) = &run.record.gc_log {
-        let _ = write!(out, "<h3>GC pauses</h3><p>{}</p>", escape(gc));
+    if let Some(text) = gc_log {
+        let _ = write!(out, "<h3>GC pauses</h3><p>{}</p>", escape(text));
     }
-    if !run.gc.is_empty() {
+    if !gc.is_empty() {
         out.push_str(&svg::line_chart(
             "Longest GC pause in each second",
             &time,
             &Axis::linear("pause (ms)"),
-            &pause_series(&run.gc, end_s),
+            &pause_series(gc, end_s),
         ));
-        out.push_str(&pause_table(&run.gc));
+        out.push_str(&pause_table(gc));
     }
     out
 }

@@ -1,5 +1,5 @@
 //! Bulk loads into Cassandra: a batch is one unlogged (or logged) CQL batch of one
-//! prepared insert per row, or (`--batch none`) the rows as concurrent single-row
+//! prepared insert per row, or (`--batch-type none`) the rows as concurrent single-row
 //! inserts. Rows are serialised from borrowed keys and values: nothing is copied
 //! between the generator and the driver's buffer.
 

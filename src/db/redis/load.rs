@@ -1,5 +1,5 @@
 //! Bulk loads into Redis: a row is a hash, `hatshop:load_rows:KEY` with fields `c0`,
-//! `c1`, …; a batch is one pipeline of HSETs (`--batch logged`: wrapped in
+//! `c1`, …; a batch is one pipeline of HSETs (`--batch-type logged`: wrapped in
 //! MULTI/EXEC, so atomic), built before the batch is timed (`load_encode`).
 
 use super::RedisStore;

@@ -1,0 +1,385 @@
+//! `hatshop load`: seed 002's bulk load. Rows of a few values go into their own table
+//! in batches of a given size; each batch is timed alone (its rows are made and
+//! encoded before the clock starts), the server is watched as during a run, and the
+//! rows are read back after. A batch over a server limit ends the load with one line
+//! that names the limit and the largest batch that fits.
+
+pub mod plan;
+pub mod record;
+mod send;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use anyhow::{Context, Result, anyhow};
+use hdrhistogram::Histogram;
+use tokio::sync::mpsc;
+
+use self::plan::LoadPlan;
+use self::record::{
+    BATCHES_CSV, BatchLatency, LOAD_JSON, LoadCheck, LoadDatabase, LoadRecord, LoadTotals,
+};
+use self::send::{Senders, Sent};
+use super::run::{SETUP_TIMEOUT, rfc3339, within};
+use crate::cli::LoadArgs;
+use crate::cluster::Home;
+use crate::config::{
+    SQLITE_FILE, create_empty_folder, missing_folders, remove_folders, seconds, stamp,
+    store_settings, unique_dir,
+};
+use crate::db::{
+    BatchLimit, ConnectOptions, Database, DbUrl, LoadShape, Ownership, Store, row_key,
+    row_values, store_meta,
+};
+use crate::report::table::thousands;
+use crate::report::write_json;
+use crate::result_dir::{Host, ServerFacts};
+use crate::runner::{StopReason, StopSignal};
+use crate::{interrupt, note, say};
+
+pub async fn run(args: &LoadArgs) -> Result<ExitCode> {
+    let plan = LoadPlan::from_args(args)?;
+    let url = DbUrl::parse(&args.db).map_err(anyhow::Error::msg)?;
+    let meta = store_meta(url.scheme()).expect("a parsed URL names a known store");
+    let settings = store_settings(meta, &url, &args.store)?;
+    let connect_timeout = seconds("--connect-timeout", args.connect_timeout, 0.1)?;
+    let op_timeout = seconds("--op-timeout", args.op_timeout, 0.1)?;
+    seconds("--interval", args.interval, 0.01)?;
+    let out = match &args.out {
+        Some(dir) => dir.clone(),
+        None => unique_dir(
+            Path::new("results"),
+            &format!("load-{}-{}", url.scheme(), stamp()),
+        ),
+    };
+    let url = match url.scheme() {
+        "sqlite" if url.file().is_none() => url.with_file(&out.join(SQLITE_FILE)),
+        _ => url,
+    };
+    let made = missing_folders(&out);
+    create_empty_folder(&out, "result")?;
+    let stop = Arc::new(StopSignal::default());
+    let _listening = {
+        let stop = stop.clone();
+        interrupt::Listening::with(move || stop.stop(StopReason::Interrupted))
+    };
+    let options = ConnectOptions {
+        concurrency: plan.concurrency,
+        settings,
+        connect_timeout,
+        op_timeout,
+        existing_only: false,
+    };
+    let ready = async {
+        let store = within(
+            connect_timeout,
+            "connect",
+            &stop,
+            Store::connect(&url, &options),
+        )
+        .await
+        .with_context(|| format!("cannot connect to {url}"))?;
+        let owner = Ownership {
+            recreate: args.recreate,
+            note: format!("hatshop {} load", env!("CARGO_PKG_VERSION")),
+        };
+        within(SETUP_TIMEOUT, "set up", &stop, store.setup(&owner))
+            .await
+            .with_context(|| format!("cannot set up the schema in {url}"))?;
+        let shape = LoadShape {
+            columns: plan.columns,
+            kind: plan.batch,
+            in_flight: plan.in_flight,
+        };
+        within(SETUP_TIMEOUT, "make the load table", &stop, store.load_setup(shape))
+            .await
+            .with_context(|| format!("cannot make the load table in {url}"))?;
+        anyhow::Ok(store)
+    };
+    let store = match ready.await {
+        Ok(store) => Arc::new(store),
+        Err(e) => {
+            if std::fs::read_dir(&out).is_ok_and(|mut d| d.next().is_none()) {
+                remove_folders(&made);
+            }
+            return Err(e);
+        }
+    };
+    let server = serving_server(&url, args.home.as_deref());
+    let mut record = LoadRecord {
+        hatshop_version: env!("CARGO_PKG_VERSION").into(),
+        status: "running".into(),
+        interrupted: false,
+        error: None,
+        plan: plan.clone(),
+        database: LoadDatabase {
+            url: url.to_string(),
+            store: store.info(),
+            server: server.as_ref().map(|s| ServerFacts {
+                name: s.kind.name().to_string(),
+                nodes: s.nodes.len(),
+                settings: s.settings.clone(),
+            }),
+        },
+        host: Host::probe(),
+        started_at: rfc3339(SystemTime::now()),
+        finished_at: None,
+        totals: LoadTotals::default(),
+        gc_log: None,
+        check: None,
+    };
+    write_json(&out.join(LOAD_JSON), &record)?;
+    note!(
+        "loading {} rows × {} values of {} B into {url}, batches of {} ({}); results in {}",
+        thousands(plan.total_rows()),
+        plan.columns,
+        plan.value_size,
+        thousands(plan.batch_size),
+        serde_json::to_string(&plan.batch)?.trim_matches('"'),
+        out.display()
+    );
+
+    let (over_tx, over) = tokio::sync::watch::channel(false);
+    let observer = crate::observe::Observer::start(server, over);
+    let began_wall = SystemTime::now();
+    let began = Instant::now();
+    let (done_tx, done) = mpsc::unbounded_channel();
+    let senders = tokio::spawn(
+        Senders {
+            store: store.clone(),
+            plan: plan.clone(),
+            op_timeout,
+            stop: stop.clone(),
+            began,
+        }
+        .run(done_tx),
+    );
+    let collected = collect(&out, &plan, done).await;
+    let _ = senders.await;
+    over_tx.send_replace(true);
+    record.gc_log = observer.finish(&out, began_wall, began_wall).await?;
+    let (totals, limit, first_error) = collected?;
+    record.totals = totals;
+    record.finished_at = Some(rfc3339(SystemTime::now()));
+    let failure = match (&limit, &first_error) {
+        (Some(limit), _) => Some(too_large(limit, &plan, &record.totals)),
+        (None, Some(error)) => Some(format!("a batch failed: {error}")),
+        (None, None) => None,
+    };
+    record.status = match (stop.reason(), &failure) {
+        (_, Some(_)) => "failed",
+        (Some(StopReason::Interrupted), None) => "interrupted",
+        _ => "finished",
+    }
+    .into();
+    record.interrupted = record.status == "interrupted";
+    record.error = failure.clone();
+    if record.status == "finished" && !args.no_verify && store.holds_data() {
+        note!("reading the rows back");
+        record.check = Some(
+            check(&store, &plan, args.verify_sample, op_timeout, &stop)
+                .await
+                .context("cannot read the loaded rows back")?,
+        );
+    }
+    write_json(&out.join(LOAD_JSON), &record)?;
+    let report = crate::report::bulk::write_report(&out)?;
+    print_table(&record, &out, &report);
+    if let Some(failure) = failure {
+        return Err(anyhow!(failure));
+    }
+    Ok(match (&record.check, record.interrupted) {
+        (_, true) => ExitCode::from(130),
+        (Some(check), _) if !check.ok => ExitCode::FAILURE,
+        _ => ExitCode::SUCCESS,
+    })
+}
+
+/// The server hatshop started that serves `url`, if any: its nodes are watched.
+fn serving_server(url: &DbUrl, home: Option<&Path>) -> Option<crate::cluster::ServerRecord> {
+    let hosts = url.address(0).ok()?.hosts;
+    Home::resolve(home).ok()?.serving(url.scheme(), &hosts)
+}
+
+/// Writes batches.csv as batches end; the totals, the limit a batch ran into, and the
+/// first other error.
+async fn collect(
+    out: &Path,
+    plan: &LoadPlan,
+    mut done: mpsc::UnboundedReceiver<Sent>,
+) -> Result<(LoadTotals, Option<BatchLimit>, Option<String>)> {
+    let path = out.join(BATCHES_CSV);
+    let mut csv = csv::Writer::from_path(&path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    let mut latency = Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3)?;
+    let mut totals = LoadTotals::default();
+    let (mut first_sent, mut last_answered) = (f64::MAX, 0.0f64);
+    let (mut limit, mut first_error) = (None, None);
+    let mut pass_rows = 0;
+    while let Some(Sent { row, limit: hit }) = done.recv().await {
+        csv.serialize(&row)
+            .and_then(|()| csv.flush().map_err(csv::Error::from))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        if !row.error.is_empty() {
+            totals.failed_batches += 1;
+            if hit.is_some() && limit.is_none() {
+                limit = hit;
+            } else if first_error.is_none() && !row.error.starts_with("cancelled") {
+                first_error = Some(row.error.clone());
+            }
+            continue;
+        }
+        totals.batches += 1;
+        totals.rows += row.rows;
+        totals.payload_bytes += row.payload_bytes;
+        first_sent = first_sent.min(row.start_s);
+        last_answered = last_answered.max(row.start_s + row.latency_us / 1e6);
+        latency.saturating_record((row.latency_us * 1e3) as u64);
+        pass_rows += row.rows;
+        if pass_rows >= plan.rows {
+            pass_rows -= plan.rows;
+            note!(
+                "pass {} of {}: {} rows loaded",
+                row.pass + 1,
+                plan.repeat,
+                thousands(totals.rows)
+            );
+        }
+    }
+    if totals.batches > 0 {
+        totals.elapsed_s = last_answered - first_sent;
+        let ms = |ns: u64| ns as f64 / 1e6;
+        totals.latency_ms = BatchLatency {
+            mean: latency.mean() / 1e6,
+            p50: ms(latency.value_at_quantile(0.5)),
+            p90: ms(latency.value_at_quantile(0.9)),
+            p99: ms(latency.value_at_quantile(0.99)),
+            max: ms(latency.max()),
+        };
+        if totals.elapsed_s > 0.0 {
+            totals.rows_per_s = totals.rows as f64 / totals.elapsed_s;
+            totals.mb_per_s = totals.payload_bytes as f64 / 1e6 / totals.elapsed_s;
+        }
+    }
+    Ok((totals, limit, first_error))
+}
+
+/// The one line for a batch over a limit: which limit, its value, and what fits.
+fn too_large(limit: &BatchLimit, plan: &LoadPlan, totals: &LoadTotals) -> String {
+    let batch_bytes = plan.batch_size.min(plan.rows) * plan.row_bytes();
+    // Servers count a row as more than its keys and values: leave a quarter spare.
+    let fits = limit
+        .rows
+        .or(limit.bytes.map(|b| b * 3 / 4 / plan.row_bytes()))
+        .filter(|&rows| rows > 0);
+    let mut line = format!(
+        "a batch of {} rows ({:.1} MB of keys and values) is over {} = {}",
+        thousands(plan.batch_size.min(plan.rows)),
+        batch_bytes as f64 / 1e6,
+        limit.setting,
+        limit.value
+    );
+    match fits {
+        Some(rows) => line.push_str(&format!(
+            "; a batch of about {} rows fits (--batch-size {rows})",
+            thousands(rows)
+        )),
+        None => line.push_str("; lower --batch-size"),
+    }
+    if let Some(raise) = &limit.raise {
+        line.push_str(&format!(", or raise it: {raise}"));
+    }
+    if totals.batches > 0 {
+        line.push_str(&format!(
+            " ({} batches had gone through)",
+            thousands(totals.batches)
+        ));
+    }
+    line
+}
+
+/// Counts the rows and compares a sample of them with what the seed gives.
+async fn check(
+    store: &Store,
+    plan: &LoadPlan,
+    sample: u64,
+    op_timeout: std::time::Duration,
+    stop: &StopSignal,
+) -> Result<LoadCheck> {
+    let expected = plan.total_rows();
+    let found = within(op_timeout * 4, "count the rows", stop, store.load_count()).await?;
+    let sampled = sample.min(expected);
+    let mut mismatched = 0;
+    for k in 0..sampled {
+        // Evenly spread over every pass and batch, first and last rows included.
+        let n = if sampled == 1 {
+            0
+        } else {
+            k * (expected - 1) / (sampled - 1)
+        };
+        let want = row_values(plan.seed, n, plan.columns, plan.value_size);
+        let got = within(op_timeout, "read a row", stop, store.load_read(&row_key(n))).await?;
+        if got.as_ref() != Some(&want) {
+            mismatched += 1;
+        }
+    }
+    Ok(LoadCheck {
+        rows_expected: expected,
+        rows_found: found,
+        sampled,
+        mismatched,
+        ok: found == expected && mismatched == 0,
+    })
+}
+
+fn print_table(record: &LoadRecord, out: &Path, report: &PathBuf) {
+    let p = &record.plan;
+    let t = &record.totals;
+    let mut text = format!(
+        "\n{} rows × {} values of {} B into {} in batches of {} ({}): {}\n",
+        thousands(p.total_rows()),
+        p.columns,
+        p.value_size,
+        record.database.url,
+        thousands(p.batch_size),
+        serde_json::to_string(&p.batch)
+            .unwrap_or_default()
+            .trim_matches('"'),
+        record.status
+    );
+    text.push_str(&format!(
+        "  batches     {} ok, {} failed\n  rows        {} in {:.2} s: {} rows/s, {:.1} MB/s of keys and values\n",
+        thousands(t.batches),
+        thousands(t.failed_batches),
+        thousands(t.rows),
+        t.elapsed_s,
+        thousands(t.rows_per_s.round() as u64),
+        t.mb_per_s
+    ));
+    let l = &t.latency_ms;
+    text.push_str(&format!(
+        "  batch time  mean {:.1} ms, p50 {:.1}, p90 {:.1}, p99 {:.1}, max {:.1} ms\n",
+        l.mean, l.p50, l.p90, l.p99, l.max
+    ));
+    if let Some(c) = &record.check {
+        text.push_str(&format!(
+            "  check       {} of {} rows found; {} sampled rows, {} differ from the seed's: {}\n",
+            thousands(c.rows_found),
+            thousands(c.rows_expected),
+            thousands(c.sampled),
+            thousands(c.mismatched),
+            if c.ok { "ok" } else { "FAILED" }
+        ));
+    }
+    if let Some(gc) = &record.gc_log {
+        text.push_str(&format!("  GC          {gc}\n"));
+    }
+    text.push_str(&format!(
+        "  folder      {}\n  report      {}\n",
+        out.display(),
+        report.display()
+    ));
+    say!("{}", text.trim_end());
+}

@@ -1,0 +1,99 @@
+//! A load's result folder: load.json (what ran, how it ended, totals, the check),
+//! batches.csv (one row per batch, written as each ends), and the server's metrics.
+
+use serde::{Deserialize, Serialize};
+
+use super::plan::LoadPlan;
+use crate::db::StoreInfo;
+use crate::result_dir::{Host, ServerFacts};
+
+pub const LOAD_JSON: &str = "load.json";
+pub const BATCHES_CSV: &str = "batches.csv";
+
+/// One batch, as batches.csv holds it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct BatchRow {
+    pub pass: u64,
+    /// Batch number from 0, over all passes.
+    pub batch: u64,
+    /// When it was sent, in seconds since the load began.
+    pub start_s: f64,
+    pub rows: u64,
+    /// Bytes of keys and values it carried (no protocol framing).
+    pub payload_bytes: u64,
+    /// Bytes sent on the loopback interface while it was in flight (all traffic on
+    /// `lo`, framing included); empty with batches in flight at once.
+    pub loopback_bytes: Option<u64>,
+    /// Sent → answered, in microseconds.
+    pub latency_us: f64,
+    /// Empty when it succeeded.
+    pub error: String,
+}
+
+/// The load's totals over the batches that succeeded.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct LoadTotals {
+    pub batches: u64,
+    pub failed_batches: u64,
+    pub rows: u64,
+    pub payload_bytes: u64,
+    /// From the first batch sent to the last one answered.
+    pub elapsed_s: f64,
+    pub rows_per_s: f64,
+    pub mb_per_s: f64,
+    /// Batch latency in ms (HdrHistogram).
+    pub latency_ms: BatchLatency,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct BatchLatency {
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+/// What reading the rows back found.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LoadCheck {
+    pub rows_expected: u64,
+    pub rows_found: u64,
+    pub sampled: u64,
+    /// Sampled rows missing or with other values than the seed gives.
+    pub mismatched: u64,
+    pub ok: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LoadDatabase {
+    /// The URL with any password masked.
+    pub url: String,
+    pub store: StoreInfo,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerFacts>,
+}
+
+/// load.json.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LoadRecord {
+    pub hatshop_version: String,
+    /// running, finished, interrupted or failed.
+    pub status: String,
+    pub interrupted: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub plan: LoadPlan,
+    pub database: LoadDatabase,
+    pub host: Host,
+    pub started_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
+    #[serde(default)]
+    pub totals: LoadTotals,
+    /// What the GC log gave (Cassandra started by hatshop).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gc_log: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<LoadCheck>,
+}

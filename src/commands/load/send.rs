@@ -1,0 +1,105 @@
+//! Sending the batches: `concurrency` senders take the next batch in turn, make its
+//! rows and encode them, then time only the store's call. A pass waits for its start
+//! (`--every`); a stop (Ctrl-C, a failed batch) ends every sender after its batch.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+
+use super::plan::LoadPlan;
+use super::record::BatchRow;
+use crate::db::{BatchLimit, Database, DbError, ErrorKind, LoadBatch, LoadError, Store};
+use crate::observe::resources::loopback_sent;
+use crate::runner::{StopReason, StopSignal};
+
+/// A batch that ended, and the limit it ran into, if that is why it failed.
+pub struct Sent {
+    pub row: BatchRow,
+    pub limit: Option<BatchLimit>,
+}
+
+pub struct Senders {
+    pub store: Arc<Store>,
+    pub plan: LoadPlan,
+    pub op_timeout: Duration,
+    pub stop: Arc<StopSignal>,
+    /// When the load began: passes start from it, batch times count from it.
+    pub began: Instant,
+}
+
+impl Senders {
+    /// Sends every batch (or until stopped); each ending batch goes to `done`.
+    pub async fn run(self, done: mpsc::UnboundedSender<Sent>) {
+        let next = AtomicU64::new(0);
+        let senders = (0..self.plan.concurrency).map(|_| self.sender(&next, &done));
+        futures::future::join_all(senders).await;
+    }
+
+    async fn sender(&self, next: &AtomicU64, done: &mpsc::UnboundedSender<Sent>) {
+        let plan = &self.plan;
+        while !self.stop.is_stopped() {
+            let index = next.fetch_add(1, Ordering::Relaxed);
+            if index >= plan.total_batches() {
+                break;
+            }
+            let (pass, first, rows) = plan.batch(index);
+            if let Some(every) = plan.every_s {
+                let due = self.began + Duration::from_secs_f64(every * pass as f64);
+                tokio::select! {
+                    _ = tokio::time::sleep_until(due.into()) => {}
+                    _ = self.stop.stopped() => break,
+                }
+            }
+            let mut batch =
+                LoadBatch::generate(plan.seed, first, rows, plan.columns, plan.value_size);
+            self.store.load_encode(&mut batch);
+            let wire_before = (plan.concurrency == 1).then(loopback_sent).flatten();
+            let sent = Instant::now();
+            let outcome = tokio::select! {
+                answer = tokio::time::timeout(self.op_timeout, self.store.load_batch(&batch)) => {
+                    answer.unwrap_or_else(|_| Err(LoadError::Db(DbError::new(
+                        ErrorKind::Timeout,
+                        format!("no answer within {} s (--op-timeout)", self.op_timeout.as_secs_f64()),
+                    ))))
+                }
+                _ = self.stop.stopped() => Err(LoadError::Db(DbError::new(
+                    ErrorKind::Cancelled,
+                    "the load stopped while this batch was in flight (outcome unknown)",
+                ))),
+            };
+            let latency = sent.elapsed();
+            let wire_after = wire_before.and(loopback_sent());
+            let mut row = BatchRow {
+                pass,
+                batch: index,
+                start_s: sent.duration_since(self.began).as_secs_f64(),
+                rows,
+                payload_bytes: batch.payload_bytes(),
+                loopback_bytes: wire_before.zip(wire_after).map(|(a, b)| b.saturating_sub(a)),
+                latency_us: latency.as_secs_f64() * 1e6,
+                error: String::new(),
+            };
+            drop(batch);
+            let mut limit = None;
+            match outcome {
+                Ok(()) => {}
+                Err(LoadError::TooLarge(found)) => {
+                    row.error = format!("over {} ({})", found.setting, found.value);
+                    limit = Some(found);
+                    self.stop.stop(StopReason::Failed);
+                }
+                Err(LoadError::Db(error)) => {
+                    row.error = format!("{}: {}", error.kind.as_str(), error.message);
+                    if error.kind != ErrorKind::Cancelled {
+                        self.stop.stop(StopReason::Failed);
+                    }
+                }
+            }
+            if done.send(Sent { row, limit }).is_err() {
+                break;
+            }
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! The report of a bulk load (`hatshop load`): what ran, the totals, batch latency over
+//! time as mean and max per bin (seed 002's volatility chart), each batch's latency
+//! and rows/s, the bytes per batch, and the server's resources and GC pauses on the
+//! same time axis.
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::html::page;
+use super::load::read_rows;
+use super::svg::{self, Axis, Series, escape};
+use super::table::thousands;
+use super::{read_json, resources};
+use crate::commands::load::record::{BATCHES_CSV, BatchRow, LOAD_JSON, LoadRecord};
+use crate::observe::gc_log::GcPause;
+use crate::observe::resources::MetricsRow;
+use crate::result_dir;
+
+/// Whether `dir` holds a bulk load's results.
+pub fn is_load(dir: &Path) -> bool {
+    dir.join(LOAD_JSON).exists()
+}
+
+/// Writes report.html into a load's folder and returns its path.
+pub fn write_report(dir: &Path) -> Result<PathBuf> {
+    let record: LoadRecord = read_json(&dir.join(LOAD_JSON))?;
+    let batches: Vec<BatchRow> = read_rows(&dir.join(BATCHES_CSV))?;
+    let metrics: Vec<MetricsRow> = read_rows(&dir.join(result_dir::SERVER_METRICS_CSV))?;
+    let gc: Vec<GcPause> = read_rows(&dir.join(result_dir::GC_CSV))?;
+    let path = result_dir::file(dir, result_dir::REPORT_HTML);
+    std::fs::write(&path, render(&record, &batches, &metrics, &gc))
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
+}
+
+fn render(record: &LoadRecord, batches: &[BatchRow], metrics: &[MetricsRow], gc: &[GcPause]) -> String {
+    let p = &record.plan;
+    let t = &record.totals;
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<h1>Bulk load: {} rows into {}</h1><p class=\"subtitle\">{} — {}</p>",
+        thousands(p.total_rows()),
+        escape(&record.database.store.server_version),
+        escape(&record.started_at),
+        escape(&record.status)
+    );
+    if let Some(error) = &record.error {
+        let _ = write!(out, "<p class=\"warning\">{}</p>", escape(error));
+    }
+    out.push_str("<table class=\"facts\">");
+    let kind = serde_json::to_string(&p.batch).unwrap_or_default();
+    for (name, value) in [
+        ("database", record.database.url.clone()),
+        (
+            "rows",
+            format!(
+                "{} passes of {} rows, {} values of {} B each{}",
+                p.repeat,
+                thousands(p.rows),
+                p.columns,
+                p.value_size,
+                p.every_s
+                    .map(|s| format!(", a pass every {s} s"))
+                    .unwrap_or_default()
+            ),
+        ),
+        (
+            "batches",
+            format!(
+                "{} rows each, {}, {} in flight",
+                thousands(p.batch_size),
+                kind.trim_matches('"'),
+                p.concurrency
+            ),
+        ),
+        ("client", format!("{} ({} cores)", record.host.cpu, record.host.cores)),
+    ] {
+        let _ = write!(out, "<tr><td>{name}</td><td>{}</td></tr>", escape(&value));
+    }
+    out.push_str("</table>");
+    let l = &t.latency_ms;
+    let _ = write!(
+        out,
+        "<h2>Totals</h2><table id=\"totals\"><tr><th>batches</th><th>failed</th><th>rows</th>\
+         <th>seconds</th><th>rows/s</th><th>MB/s</th><th>mean ms</th><th>p50</th><th>p90</th>\
+         <th>p99</th><th>max</th></tr><tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td>\
+         <td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td>\
+         <td>{:.1}</td></tr></table><p class=\"note\">MB/s counts keys and values only; a \
+         batch's time runs from just before it was sent to its answer (its rows were made \
+         and encoded before).</p>",
+        thousands(t.batches),
+        thousands(t.failed_batches),
+        thousands(t.rows),
+        t.elapsed_s,
+        thousands(t.rows_per_s.round() as u64),
+        t.mb_per_s,
+        l.mean,
+        l.p50,
+        l.p90,
+        l.p99,
+        l.max
+    );
+    if let Some(c) = &record.check {
+        let _ = write!(
+            out,
+            "<p>Read back: {} of {} rows; {} sampled rows, {} differ from the seed's: \
+             <span class=\"{}\">{}</span></p>",
+            thousands(c.rows_found),
+            thousands(c.rows_expected),
+            thousands(c.sampled),
+            thousands(c.mismatched),
+            if c.ok { "ok" } else { "bad" },
+            if c.ok { "ok" } else { "FAILED" }
+        );
+    }
+    out.push_str(&charts(batches, p.interval_s));
+    let end_s = batches
+        .iter()
+        .map(|b| b.start_s + b.latency_us / 1e6)
+        .fold(0.0, f64::max);
+    out.push_str(&resources::figures(
+        metrics,
+        gc,
+        record.gc_log.as_deref(),
+        end_s,
+        "time since the load began (s)",
+    ));
+    page(&format!("hatshop load {}", record.started_at), &out)
+}
+
+/// Batch latency mean and max per bin, each batch's latency, rows/s and bytes.
+fn charts(batches: &[BatchRow], interval_s: f64) -> String {
+    let ok: Vec<&BatchRow> = batches.iter().filter(|b| b.error.is_empty()).collect();
+    if ok.is_empty() {
+        return String::new();
+    }
+    let time = Axis::linear("time since the load began (s)");
+    let bin = interval_s.max(0.01);
+    let mut bins: std::collections::BTreeMap<u64, (f64, u64, f64)> = Default::default();
+    for b in &ok {
+        let e = bins.entry((b.start_s / bin) as u64).or_default();
+        e.0 += b.latency_us / 1e3;
+        e.1 += 1;
+        e.2 = e.2.max(b.latency_us / 1e3);
+    }
+    let at = |k: &u64| *k as f64 * bin;
+    let mut out = String::from("<h2>Batch latency over time</h2>");
+    out.push_str(&svg::line_chart(
+        &format!("Batch latency, mean and max per {bin} s"),
+        &time,
+        &Axis::linear("ms"),
+        &[
+            Series {
+                name: "mean".into(),
+                points: bins.iter().map(|(k, v)| (at(k), v.0 / v.1 as f64)).collect(),
+            },
+            Series {
+                name: "max".into(),
+                points: bins.iter().map(|(k, v)| (at(k), v.2)).collect(),
+            },
+        ],
+    ));
+    out.push_str(&svg::line_chart(
+        "Each batch: latency and rows/s",
+        &Axis::linear("batch"),
+        &Axis::linear("ms"),
+        &[Series {
+            name: "latency".into(),
+            points: ok.iter().map(|b| (b.batch as f64, b.latency_us / 1e3)).collect(),
+        }],
+    ));
+    out.push_str(&svg::line_chart(
+        "Rows per second of each batch",
+        &Axis::linear("batch"),
+        &Axis::linear("rows/s"),
+        &[Series {
+            name: "rows/s".into(),
+            points: ok
+                .iter()
+                .map(|b| (b.batch as f64, b.rows as f64 / (b.latency_us / 1e6).max(1e-9)))
+                .collect(),
+        }],
+    ));
+    let wire: Vec<(f64, f64)> = ok
+        .iter()
+        .filter_map(|b| Some((b.batch as f64, b.loopback_bytes? as f64 / 1e6)))
+        .collect();
+    let mean_payload =
+        ok.iter().map(|b| b.payload_bytes).sum::<u64>() as f64 / ok.len() as f64 / 1e6;
+    if !wire.is_empty() {
+        let mean_wire = wire.iter().map(|w| w.1).sum::<f64>() / wire.len() as f64;
+        let _ = write!(
+            out,
+            "<p>Bytes per batch: {mean_payload:.2} MB of keys and values, {mean_wire:.2} MB \
+             sent on loopback while it was in flight (framing, replies and any other \
+             loopback traffic included).</p>"
+        );
+        out.push_str(&svg::line_chart(
+            "Bytes sent on loopback during each batch",
+            &Axis::linear("batch"),
+            &Axis::linear("MB"),
+            &[Series {
+                name: "loopback".into(),
+                points: wire,
+            }],
+        ));
+    } else {
+        let _ = write!(out, "<p>Bytes per batch: {mean_payload:.2} MB of keys and values.</p>");
+    }
+    out
+}
