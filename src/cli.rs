@@ -88,6 +88,10 @@ pub enum ServerAction {
         /// Install missing Debian packages (mariadb-server, galera-4, postgresql, redis-server); needs root.
         #[arg(long)]
         install: bool,
+        /// Cassandra: a cassandra.yaml setting, e.g. batch_size_fail_threshold=4MiB
+        /// (repeatable; kept for the life of the data, recorded in every run.json).
+        #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+        config: Vec<(String, String)>,
     },
     /// Stop a server cleanly (every node, or one with --node), or all of them.
     Stop {
@@ -395,7 +399,7 @@ pub struct LoadArgs {
     pub db: String,
     /// Preset sizes; flags given with it win. seed-002: 10 passes of 150,000 rows of
     /// three 64-byte values, in batches of 10,000, one pass every 10 s.
-    #[arg(long, value_parser = ["seed-002"])]
+    #[arg(long)]
     pub preset: Option<String>,
     /// Rows per pass [default: 150000].
     #[arg(long)]
@@ -490,6 +494,20 @@ pub struct SweepArgs {
 }
 
 /// `10ms`, `1s`, `500us`: a length of time (`--p99-under`, `--ramp`).
+fn parse_key_value(text: &str) -> Result<(String, String), String> {
+    let (key, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("expected KEY=VALUE, got '{text}'"))?;
+    let key = key.trim();
+    if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(format!("'{key}' is not a setting name (letters, digits, _)"));
+    }
+    if value.contains(['\n', '\r']) || value.trim().is_empty() {
+        return Err(format!("{key}: the value must be one non-empty line"));
+    }
+    Ok((key.to_string(), value.trim().to_string()))
+}
+
 fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     humantime::parse_duration(text.trim())
         .map_err(|e| format!("'{text}' is not a duration like 10ms or 1s: {e}"))

@@ -178,7 +178,13 @@ impl LocalServer for Cassandra {
                 ("dcs".to_string(), ring.dcs.to_string()),
                 ("heap".to_string(), ring.heap.clone()),
             ]
-            .into(),
+            .into_iter()
+            .chain(
+                ring.config
+                    .iter()
+                    .map(|(k, v)| (format!("{YAML_PREFIX}{k}"), v.clone())),
+            )
+            .collect(),
             programs: Some(lib),
             nodes: ring
                 .nodes
@@ -224,12 +230,31 @@ fn java() -> Result<PathBuf> {
     )
 }
 
+/// hatshop's cassandra.yaml with `--set` settings: a key it writes gets the new
+/// value, any other is added.
+fn with_settings(yaml: String, settings: &[(String, String)]) -> String {
+    let mut lines: Vec<String> = yaml.lines().map(String::from).collect();
+    for (key, value) in settings {
+        let line = format!("{key}: {value}");
+        match lines.iter_mut().find(|l| l.starts_with(&format!("{key}:"))) {
+            Some(old) => *old = line,
+            None => lines.push(line),
+        }
+    }
+    lines.join("\n") + "\n"
+}
+
 /// Where every node of a ring lives.
 struct Ring {
     nodes: Vec<RingNode>,
     dcs: usize,
     heap: String,
+    /// cassandra.yaml settings given with `--set`, over hatshop's.
+    config: Vec<(String, String)>,
 }
+
+/// How `--set` settings are kept in the server's record.
+const YAML_PREFIX: &str = "yaml.";
 
 struct RingNode {
     number: usize,
@@ -277,7 +302,25 @@ impl Ring {
                 rack: format!("rack{number}"),
             });
         }
-        Ok(Ring { nodes, dcs, heap })
+        // Settings of the data's first start, with any given now over them.
+        let mut config: Vec<(String, String)> = previous
+            .map(|p| {
+                p.settings
+                    .iter()
+                    .filter_map(|(k, v)| Some((k.strip_prefix(YAML_PREFIX)?.to_string(), v.clone())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for (key, value) in &options.config {
+            config.retain(|(k, _)| k != key);
+            config.push((key.clone(), value.clone()));
+        }
+        Ok(Ring {
+            nodes,
+            dcs,
+            heap,
+            config,
+        })
     }
 
     fn hosts(&self) -> Vec<String> {
@@ -323,9 +366,7 @@ impl RingNode {
         } else {
             "SimpleSnitch"
         };
-        std::fs::write(
-            conf.join("cassandra.yaml"),
-            format!(
+        let yaml = format!(
                 "cluster_name: hatshop\n\
                  num_tokens: 16\n\
                  {tokens}\n\
@@ -347,10 +388,10 @@ impl RingNode {
                  concurrent_writes: 16\n\
                  concurrent_compactors: 1\n\
                  auto_snapshot: false\n",
-                seed = ring.nodes[0].host,
-                host = self.host,
-            ),
-        )?;
+            seed = ring.nodes[0].host,
+            host = self.host,
+        );
+        std::fs::write(conf.join("cassandra.yaml"), with_settings(yaml, &ring.config))?;
         std::fs::write(
             conf.join("cassandra-rackdc.properties"),
             format!("dc={}\nrack={}\n", self.dc, self.rack),

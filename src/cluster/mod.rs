@@ -204,6 +204,8 @@ pub struct StartOptions {
     pub dcs: usize,
     /// Install missing Debian packages (needs root).
     pub install: bool,
+    /// Cassandra: cassandra.yaml settings over hatshop's.
+    pub config: Vec<(String, String)>,
 }
 
 impl Default for StartOptions {
@@ -216,6 +218,7 @@ impl Default for StartOptions {
             nodes: 1,
             dcs: 1,
             install: false,
+            config: Vec::new(),
         }
     }
 }

@@ -50,8 +50,13 @@ pub fn run(args: &ServerArgs) -> Result<()> {
             port,
             persistence,
             install,
+            config,
         } => {
+            if !config.is_empty() && kind.name() != "cassandra" {
+                bail!("--set writes cassandra.yaml: it is for Cassandra only");
+            }
             let options = StartOptions {
+                config: config.clone(),
                 version: version.clone(),
                 heap: heap.clone(),
                 port: *port,

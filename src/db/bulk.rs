@@ -121,6 +121,9 @@ pub struct BatchLimit {
     pub bytes: Option<u64>,
     /// The limit in rows of a batch, when it is one.
     pub rows: Option<u64>,
+    /// Bytes a row of the refused batch counts for against `bytes` (keys and values,
+    /// and what the server or protocol adds per row).
+    pub bytes_per_row: Option<f64>,
     /// How to raise it, when it can be.
     pub raise: Option<String>,
 }

@@ -92,7 +92,7 @@ impl Observer {
         }
         pauses.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
         write_csv(&dir.join(GC_CSV), &pauses)?;
-        let total_ms: f64 = pauses.iter().map(|p| p.pause_ms).sum();
+        let total_ms = pauses.iter().fold(0.0, |all, p| all + p.pause_ms);
         Ok(Some(format!(
             "{} pause{} on {} node{} during the run, {total_ms:.0} ms in all (gc.csv)",
             pauses.len(),

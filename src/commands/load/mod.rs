@@ -269,15 +269,15 @@ async fn collect(
 /// The one line for a batch over a limit: which limit, its value, and what fits.
 fn too_large(limit: &BatchLimit, plan: &LoadPlan, totals: &LoadTotals) -> String {
     let batch_bytes = plan.batch_size.min(plan.rows) * plan.row_bytes();
-    // Servers count a row as more than its keys and values: leave a quarter spare.
-    let fits = limit
-        .rows
-        .or(limit.bytes.map(|b| b * 3 / 4 / plan.row_bytes()))
-        .filter(|&rows| rows > 0);
+    let by_bytes = limit
+        .bytes
+        .zip(limit.bytes_per_row)
+        .map(|(bytes, per_row)| (bytes as f64 / per_row) as u64);
+    let fits = limit.rows.or(by_bytes).filter(|&rows| rows > 0);
     let mut line = format!(
-        "a batch of {} rows ({:.1} MB of keys and values) is over {} = {}",
+        "a batch of {} rows ({} of keys and values) is over {} = {}",
         thousands(plan.batch_size.min(plan.rows)),
-        batch_bytes as f64 / 1e6,
+        size_text(batch_bytes),
         limit.setting,
         limit.value
     );
@@ -298,6 +298,15 @@ fn too_large(limit: &BatchLimit, plan: &LoadPlan, totals: &LoadTotals) -> String
         ));
     }
     line
+}
+
+/// Bytes for a person: kB below a megabyte.
+fn size_text(bytes: u64) -> String {
+    if bytes < 1_000_000 {
+        format!("{:.1} kB", bytes as f64 / 1e3)
+    } else {
+        format!("{:.1} MB", bytes as f64 / 1e6)
+    }
 }
 
 /// Counts the rows and compares a sample of them with what the seed gives.

@@ -12,6 +12,8 @@ use super::errors::classify;
 use crate::db::sql::{LOAD_COUNT, create_load_table, load_value_columns};
 use crate::db::{BatchLimit, DbError, LOAD_TABLE, LoadBatch, LoadError, LoadShape, parse_size};
 
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
 /// ER_NET_PACKET_TOO_LARGE: the server refused a packet over `max_allowed_packet`.
 const PACKET_TOO_LARGE: u16 = 1153;
 
@@ -58,7 +60,8 @@ impl MysqlStore {
             for value in values {
                 sql.push_str(", X'");
                 for byte in value {
-                    let _ = write!(sql, "{byte:02x}");
+                    sql.push(HEX[usize::from(byte >> 4)] as char);
+                    sql.push(HEX[usize::from(byte & 15)] as char);
                 }
                 sql.push('\'');
             }
@@ -78,13 +81,14 @@ impl MysqlStore {
             Ok(()) => Ok(()),
             Err(error) if is_packet_too_large(&error) => {
                 drop(conn);
-                Err(LoadError::TooLarge(self.packet_limit().await))
+                let per_row = sql.len() as f64 / batch.len().max(1) as f64;
+                Err(LoadError::TooLarge(self.packet_limit(per_row).await))
             }
             Err(error) => Err(LoadError::Db(classify(error))),
         }
     }
 
-    async fn packet_limit(&self) -> BatchLimit {
+    async fn packet_limit(&self, bytes_per_row: f64) -> BatchLimit {
         let value = match self.admin_conn().await {
             Ok(mut conn) => conn
                 .query_first::<String, _>("SELECT @@GLOBAL.max_allowed_packet")
@@ -98,6 +102,7 @@ impl MysqlStore {
             bytes: value.as_deref().and_then(parse_size),
             value: value.unwrap_or_else(|| "(not readable)".into()),
             rows: None,
+            bytes_per_row: Some(bytes_per_row),
             raise: Some("SET GLOBAL max_allowed_packet = 1073741824 (then reconnect)".into()),
         }
     }

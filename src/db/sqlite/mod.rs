@@ -544,7 +544,7 @@ impl Database for SqliteStore {
 
 #[cfg(test)]
 mod tests {
-    use crate::db::*;
+    use super::*;
     use rusqlite::ErrorCode as C;
 
     #[test]
