@@ -434,6 +434,10 @@ pub struct LoadArgs {
     /// Seed of the rows' values.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Cassandra: trace this share (0-1) of the batches on the server; the report sets
+    /// each one's coordinator time beside the client's (batch-traces.csv).
+    #[arg(long, value_name = "SHARE")]
+    pub trace_sample: Option<f64>,
     /// Length of the report's time bins in seconds (batch latency mean and max per bin).
     #[arg(long, value_name = "SECS", default_value_t = 1.0)]
     pub interval: f64,
@@ -500,7 +504,9 @@ fn parse_key_value(text: &str) -> Result<(String, String), String> {
         .ok_or_else(|| format!("expected KEY=VALUE, got '{text}'"))?;
     let key = key.trim();
     if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        return Err(format!("'{key}' is not a setting name (letters, digits, _)"));
+        return Err(format!(
+            "'{key}' is not a setting name (letters, digits, _)"
+        ));
     }
     if value.contains(['\n', '\r']) || value.trim().is_empty() {
         return Err(format!("{key}: the value must be one non-empty line"));

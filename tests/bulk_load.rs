@@ -25,7 +25,11 @@ fn url(var: &str) -> String {
 /// The suite's Cassandra with its own keyspace.
 fn cassandra(keyspace: &str) -> String {
     let base = url("HATSHOP_TEST_CASSANDRA");
-    let hosts = base.trim_start_matches("cassandra://").split('/').next().unwrap();
+    let hosts = base
+        .trim_start_matches("cassandra://")
+        .split('/')
+        .next()
+        .unwrap();
     format!("cassandra://{hosts}/{keyspace}")
 }
 
@@ -67,12 +71,24 @@ fn failed_load(tmp: &TempDir, name: &str, args: &[&str]) -> (String, PathBuf) {
     assert!(!stderr.contains("panicked"), "{stderr}");
     let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
     assert_eq!(errors.len(), 1, "{stderr}");
-    assert!(stderr.trim_end().ends_with(errors[0]), "the error comes last: {stderr}");
+    assert!(
+        stderr.trim_end().ends_with(errors[0]),
+        "the error comes last: {stderr}"
+    );
     // The folder says what happened.
     let record = json(&out.join("load.json"));
     assert_eq!(record["status"], "failed");
     assert_eq!(record["error"].as_str(), errors[0].strip_prefix("error: "));
     (errors[0].to_string(), out)
+}
+
+/// The batch size an error line suggests (`--batch-size N`).
+fn suggested_batch(line: &str) -> String {
+    let after = line
+        .split("--batch-size ")
+        .nth(1)
+        .expect("a suggested --batch-size");
+    after.chars().take_while(char::is_ascii_digit).collect()
 }
 
 /// Every batch succeeded, the rows add up, and reading back found them all.
@@ -100,7 +116,14 @@ fn sqlite_passes_write_new_rows_paced_and_read_back() {
         &tmp,
         "paced",
         &[
-            "--rows", "3000", "--batch-size", "1000", "--repeat", "3", "--every", "300ms",
+            "--rows",
+            "3000",
+            "--batch-size",
+            "1000",
+            "--repeat",
+            "3",
+            "--every",
+            "300ms",
         ],
     );
     assert_loaded(&out, 9000, 9);
@@ -124,12 +147,30 @@ fn sqlite_passes_write_new_rows_paced_and_read_back() {
 fn bad_load_flags_are_one_line_each() {
     let tmp = TempDir::new().unwrap();
     for (args, expected) in [
-        (vec!["load", "--batch-size", "0"], "--batch-size must be from 1"),
-        (vec!["load", "--columns", "100"], "--columns must be from 1 to 64"),
-        (vec!["load", "--preset", "seed-003"], "no load preset seed-003: the one preset is seed-002"),
-        (vec!["load", "--every", "0s"], "--every must be longer than 0 s"),
         (
-            vec!["load", "--db", "postgres://127.0.0.1:1/x", "--connect-timeout", "2"],
+            vec!["load", "--batch-size", "0"],
+            "--batch-size must be from 1",
+        ),
+        (
+            vec!["load", "--columns", "100"],
+            "--columns must be from 1 to 64",
+        ),
+        (
+            vec!["load", "--preset", "seed-003"],
+            "no load preset seed-003: the one preset is seed-002",
+        ),
+        (
+            vec!["load", "--every", "0s"],
+            "--every must be longer than 0 s",
+        ),
+        (
+            vec![
+                "load",
+                "--db",
+                "postgres://127.0.0.1:1/x",
+                "--connect-timeout",
+                "2",
+            ],
             "cannot connect to postgres://127.0.0.1:1/x",
         ),
     ] {
@@ -176,25 +217,28 @@ fn a_cassandra_batch_far_over_the_fail_threshold_is_one_line_naming_it_and_what_
     assert!(line.contains("batch_size_fail_threshold = 4MiB"), "{line}");
     assert_eq!(batches(&out).len(), 1);
     // The batch it says fits, fits.
-    let fits: String = line
-        .split("--batch-size ")
-        .nth(1)
-        .unwrap()
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
+    let fits = suggested_batch(&line);
     let rows = (fits.parse::<u64>().unwrap() * 2).to_string();
     let ok = load(
         &tmp,
         "fits",
-        &["--db", &db, "--rows", &rows, "--batch-size", &fits, "--verify-sample", "100"],
+        &[
+            "--db",
+            &db,
+            "--rows",
+            &rows,
+            "--batch-size",
+            &fits,
+            "--verify-sample",
+            "100",
+        ],
     );
     assert_loaded(&ok, rows.parse().unwrap(), 2);
 }
 
 #[test]
 #[ignore = "needs a live Cassandra: ./test.sh starts one"]
-fn cassandra_single_row_writes_and_logged_batches_read_back() {
+fn cassandra_single_row_writes_logged_and_traced_batches_read_back() {
     let _guard = lock(&CASSANDRA);
     let tmp = TempDir::new().unwrap();
     let db = cassandra("t_load_kinds");
@@ -203,12 +247,51 @@ fn cassandra_single_row_writes_and_logged_batches_read_back() {
             &tmp,
             kind,
             &[
-                "--db", &db, "--rows", "4000", "--batch-size", "1000", "--batch-type", kind,
-                "--verify-sample", "200",
+                "--db",
+                &db,
+                "--rows",
+                "4000",
+                "--batch-size",
+                "1000",
+                "--batch-type",
+                kind,
+                "--verify-sample",
+                "200",
             ],
         );
         assert_loaded(&out, 4000, 4);
     }
+    // Traced batches: the coordinator's time never exceeds the client's.
+    let out = load(
+        &tmp,
+        "traced",
+        &[
+            "--db",
+            &db,
+            "--rows",
+            "4000",
+            "--batch-size",
+            "1000",
+            "--trace-sample",
+            "1.0",
+            "--verify-sample",
+            "100",
+        ],
+    );
+    assert_loaded(&out, 4000, 4);
+    let traces: Vec<csv::StringRecord> = csv::Reader::from_path(out.join("batch-traces.csv"))
+        .unwrap()
+        .records()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(traces.len(), 4);
+    for t in &traces {
+        let client: f64 = t[2].parse().unwrap();
+        let server: f64 = t[3].parse().unwrap();
+        assert!(server > 0.0 && server <= client, "{t:?}");
+    }
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(report.contains("Client and server time of each traced batch"));
 }
 
 #[test]
@@ -224,7 +307,16 @@ fn sql_and_redis_loads_read_back() {
         let out = load(
             &tmp,
             name,
-            &["--db", &db, "--rows", "20000", "--batch-size", "5000", "-c", "2"],
+            &[
+                "--db",
+                &db,
+                "--rows",
+                "20000",
+                "--batch-size",
+                "5000",
+                "-c",
+                "2",
+            ],
         );
         assert_loaded(&out, 20_000, 4);
     }
@@ -240,10 +332,39 @@ fn a_mariadb_batch_over_max_allowed_packet_is_one_line_naming_it() {
         &tmp,
         "over",
         &[
-            "--db", &url("HATSHOP_TEST_MYSQL"), "--rows", "200", "--batch-size", "200",
-            "--columns", "1", "--value-size", "100000",
+            "--db",
+            &url("HATSHOP_TEST_MYSQL"),
+            "--rows",
+            "200",
+            "--batch-size",
+            "200",
+            "--columns",
+            "1",
+            "--value-size",
+            "100000",
         ],
     );
-    assert!(line.contains("is over the server's max_allowed_packet = "), "{line}");
-    assert!(line.contains("--batch-size "), "{line}");
+    assert!(
+        line.contains("is over the server's max_allowed_packet = "),
+        "{line}"
+    );
+    let fits = suggested_batch(&line);
+    load(
+        &tmp,
+        "fits",
+        &[
+            "--db",
+            &url("HATSHOP_TEST_MYSQL"),
+            "--rows",
+            &fits,
+            "--batch-size",
+            &fits,
+            "--columns",
+            "1",
+            "--value-size",
+            "100000",
+            "--verify-sample",
+            "10",
+        ],
+    );
 }

@@ -307,7 +307,9 @@ impl Ring {
             .map(|p| {
                 p.settings
                     .iter()
-                    .filter_map(|(k, v)| Some((k.strip_prefix(YAML_PREFIX)?.to_string(), v.clone())))
+                    .filter_map(|(k, v)| {
+                        Some((k.strip_prefix(YAML_PREFIX)?.to_string(), v.clone()))
+                    })
                     .collect()
             })
             .unwrap_or_default();
@@ -367,7 +369,7 @@ impl RingNode {
             "SimpleSnitch"
         };
         let yaml = format!(
-                "cluster_name: hatshop\n\
+            "cluster_name: hatshop\n\
                  num_tokens: 16\n\
                  {tokens}\n\
                  partitioner: org.apache.cassandra.dht.Murmur3Partitioner\n\
@@ -391,7 +393,10 @@ impl RingNode {
             seed = ring.nodes[0].host,
             host = self.host,
         );
-        std::fs::write(conf.join("cassandra.yaml"), with_settings(yaml, &ring.config))?;
+        std::fs::write(
+            conf.join("cassandra.yaml"),
+            with_settings(yaml, &ring.config),
+        )?;
         std::fs::write(
             conf.join("cassandra-rackdc.properties"),
             format!("dc={}\nrack={}\n", self.dc, self.rack),

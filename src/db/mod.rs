@@ -30,7 +30,8 @@ use serde::{Deserialize, Serialize};
 use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
 
 pub use bulk::{
-    BatchKind, BatchLimit, LOAD_TABLE, LoadBatch, LoadError, LoadShape, parse_size, row_key, row_values,
+    BatchKind, BatchLimit, LOAD_TABLE, LoadBatch, LoadError, LoadShape, parse_size, row_key,
+    row_values,
 };
 pub use call_notes::{CallNotes, observe, queued, queued_sync, served_by, traced, tracing_wanted};
 pub use error::{DbError, ErrorKind};
@@ -224,8 +225,11 @@ pub trait Database: Send + Sync + 'static {
     ) -> impl Future<Output = Result<KvPage, DbError>> + Send;
 
     /// Bulk load (`hatshop load`), after `setup`: makes the load table with
-    /// `shape.columns` value columns and readies its insert.
-    fn load_setup(&self, shape: LoadShape) -> impl Future<Output = Result<(), DbError>> + Send;
+    /// `shape.columns` value columns and readies its insert. A store without bulk
+    /// loads says so here, before anything is sent.
+    fn load_setup(&self, _shape: LoadShape) -> impl Future<Output = Result<(), DbError>> + Send {
+        async { Err(DbError::other("this store does not do bulk loads")) }
+    }
 
     /// Turns a batch into what will be sent (SQL text, a pipeline), so that no
     /// formatting sits inside its timed window. Stores that send rows as they are do
@@ -233,16 +237,26 @@ pub trait Database: Send + Sync + 'static {
     fn load_encode(&self, _batch: &mut LoadBatch) {}
 
     /// Writes one batch of rows, as `load_setup`'s shape says.
-    fn load_batch(&self, batch: &LoadBatch) -> impl Future<Output = Result<(), LoadError>> + Send;
+    fn load_batch(&self, _batch: &LoadBatch) -> impl Future<Output = Result<(), LoadError>> + Send {
+        async {
+            Err(LoadError::Db(DbError::other(
+                "this store does not do bulk loads",
+            )))
+        }
+    }
 
     /// Rows in the load table, for the check after a load.
-    fn load_count(&self) -> impl Future<Output = Result<u64, DbError>> + Send;
+    fn load_count(&self) -> impl Future<Output = Result<u64, DbError>> + Send {
+        async { Err(DbError::other("this store does not do bulk loads")) }
+    }
 
     /// One row of the load table: its values in column order.
     fn load_read(
         &self,
-        key: &str,
-    ) -> impl Future<Output = Result<Option<Vec<Vec<u8>>>, DbError>> + Send;
+        _key: &str,
+    ) -> impl Future<Output = Result<Option<Vec<Vec<u8>>>, DbError>> + Send {
+        async { Err(DbError::other("this store does not do bulk loads")) }
+    }
 
     fn info(&self) -> StoreInfo;
 

@@ -13,7 +13,9 @@ use super::load::read_rows;
 use super::svg::{self, Axis, Series, escape};
 use super::table::thousands;
 use super::{read_json, resources};
-use crate::commands::load::record::{BATCHES_CSV, BatchRow, LOAD_JSON, LoadRecord};
+use crate::commands::load::record::{
+    BATCH_TRACES_CSV, BATCHES_CSV, BatchRow, BatchTrace, LOAD_JSON, LoadRecord,
+};
 use crate::observe::gc_log::GcPause;
 use crate::observe::resources::MetricsRow;
 use crate::result_dir;
@@ -29,13 +31,24 @@ pub fn write_report(dir: &Path) -> Result<PathBuf> {
     let batches: Vec<BatchRow> = read_rows(&dir.join(BATCHES_CSV))?;
     let metrics: Vec<MetricsRow> = read_rows(&dir.join(result_dir::SERVER_METRICS_CSV))?;
     let gc: Vec<GcPause> = read_rows(&dir.join(result_dir::GC_CSV))?;
+    let traces: Vec<BatchTrace> = read_rows(&dir.join(BATCH_TRACES_CSV))?;
     let path = result_dir::file(dir, result_dir::REPORT_HTML);
-    std::fs::write(&path, render(&record, &batches, &metrics, &gc))
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    let mut html = render(&record, &batches, &metrics, &gc);
+    html = html.replacen(
+        "<h2>Batch latency over time</h2>",
+        &(traced(&traces) + "<h2>Batch latency over time</h2>"),
+        1,
+    );
+    std::fs::write(&path, html).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(path)
 }
 
-fn render(record: &LoadRecord, batches: &[BatchRow], metrics: &[MetricsRow], gc: &[GcPause]) -> String {
+fn render(
+    record: &LoadRecord,
+    batches: &[BatchRow],
+    metrics: &[MetricsRow],
+    gc: &[GcPause],
+) -> String {
     let p = &record.plan;
     let t = &record.totals;
     let mut out = String::new();
@@ -76,7 +89,10 @@ fn render(record: &LoadRecord, batches: &[BatchRow], metrics: &[MetricsRow], gc:
                 p.concurrency
             ),
         ),
-        ("client", format!("{} ({} cores)", record.host.cpu, record.host.cores)),
+        (
+            "client",
+            format!("{} ({} cores)", record.host.cpu, record.host.cores),
+        ),
     ] {
         let _ = write!(out, "<tr><td>{name}</td><td>{}</td></tr>", escape(&value));
     }
@@ -88,9 +104,9 @@ fn render(record: &LoadRecord, batches: &[BatchRow], metrics: &[MetricsRow], gc:
          <th>seconds</th><th>rows/s</th><th>MB/s</th><th>mean ms</th><th>p50</th><th>p90</th>\
          <th>p99</th><th>max</th></tr><tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td>\
          <td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td>\
-         <td>{:.1}</td></tr></table><p class=\"note\">MB/s counts keys and values only; a \
-         batch's time runs from just before it was sent to its answer (its rows were made \
-         and encoded before).</p>",
+         <td>{:.1}</td></tr></table><p>While a batch was in flight ({:.2} s): {} rows/s.</p>\
+         <p class=\"note\">MB/s counts keys and values only; a batch's time runs from just \
+         before it was sent to its answer (its rows were made and encoded before).</p>",
         thousands(t.batches),
         thousands(t.failed_batches),
         thousands(t.rows),
@@ -101,7 +117,9 @@ fn render(record: &LoadRecord, batches: &[BatchRow], metrics: &[MetricsRow], gc:
         l.p50,
         l.p90,
         l.p99,
-        l.max
+        l.max,
+        t.busy_s,
+        thousands(t.rows_per_busy_s.round() as u64)
     );
     if let Some(c) = &record.check {
         let _ = write!(
@@ -155,7 +173,10 @@ fn charts(batches: &[BatchRow], interval_s: f64) -> String {
         &[
             Series {
                 name: "mean".into(),
-                points: bins.iter().map(|(k, v)| (at(k), v.0 / v.1 as f64)).collect(),
+                points: bins
+                    .iter()
+                    .map(|(k, v)| (at(k), v.0 / v.1 as f64))
+                    .collect(),
             },
             Series {
                 name: "max".into(),
@@ -169,7 +190,10 @@ fn charts(batches: &[BatchRow], interval_s: f64) -> String {
         &Axis::linear("ms"),
         &[Series {
             name: "latency".into(),
-            points: ok.iter().map(|b| (b.batch as f64, b.latency_us / 1e3)).collect(),
+            points: ok
+                .iter()
+                .map(|b| (b.batch as f64, b.latency_us / 1e3))
+                .collect(),
         }],
     ));
     out.push_str(&svg::line_chart(
@@ -180,7 +204,12 @@ fn charts(batches: &[BatchRow], interval_s: f64) -> String {
             name: "rows/s".into(),
             points: ok
                 .iter()
-                .map(|b| (b.batch as f64, b.rows as f64 / (b.latency_us / 1e6).max(1e-9)))
+                .map(|b| {
+                    (
+                        b.batch as f64,
+                        b.rows as f64 / (b.latency_us / 1e6).max(1e-9),
+                    )
+                })
                 .collect(),
         }],
     ));
@@ -208,7 +237,51 @@ fn charts(batches: &[BatchRow], interval_s: f64) -> String {
             }],
         ));
     } else {
-        let _ = write!(out, "<p>Bytes per batch: {mean_payload:.2} MB of keys and values.</p>");
+        let _ = write!(
+            out,
+            "<p>Bytes per batch: {mean_payload:.2} MB of keys and values.</p>"
+        );
     }
+    out
+}
+
+/// Client and server time of each traced batch (seed 002's upper chart): the gap is
+/// the wire, the client and any queueing.
+fn traced(traces: &[BatchTrace]) -> String {
+    let both: Vec<(&BatchTrace, f64)> = traces
+        .iter()
+        .filter_map(|t| Some((t, t.server_us?)))
+        .collect();
+    if both.is_empty() {
+        return String::new();
+    }
+    let n = both.len() as f64;
+    let client = both.iter().map(|(t, _)| t.client_us).sum::<f64>() / n / 1e3;
+    let server = both.iter().map(|(_, s)| s).sum::<f64>() / n / 1e3;
+    let mut out = format!(
+        "<h2>Client and server time</h2><p>{} traced batches: client {client:.1} ms, \
+         server (coordinator) {server:.1} ms, difference {:.1} ms on average (wire, client \
+         and queueing).</p>",
+        both.len(),
+        client - server
+    );
+    out.push_str(&svg::line_chart(
+        "Client and server time of each traced batch",
+        &Axis::linear("time since the load began (s)"),
+        &Axis::linear("ms"),
+        &[
+            Series {
+                name: "client".into(),
+                points: both
+                    .iter()
+                    .map(|(t, _)| (t.start_s, t.client_us / 1e3))
+                    .collect(),
+            },
+            Series {
+                name: "server".into(),
+                points: both.iter().map(|(t, s)| (t.start_s, s / 1e3)).collect(),
+            },
+        ],
+    ));
     out
 }

@@ -8,7 +8,7 @@ pub mod plan;
 pub mod record;
 mod send;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
@@ -19,7 +19,8 @@ use tokio::sync::mpsc;
 
 use self::plan::LoadPlan;
 use self::record::{
-    BATCHES_CSV, BatchLatency, LOAD_JSON, LoadCheck, LoadDatabase, LoadRecord, LoadTotals,
+    BATCH_TRACES_CSV, BATCHES_CSV, BatchLatency, BatchTrace, LOAD_JSON, LoadCheck, LoadDatabase,
+    LoadRecord, LoadTotals,
 };
 use self::send::{Senders, Sent};
 use super::run::{SETUP_TIMEOUT, rfc3339, within};
@@ -30,8 +31,8 @@ use crate::config::{
     store_settings, unique_dir,
 };
 use crate::db::{
-    BatchLimit, ConnectOptions, Database, DbUrl, LoadShape, Ownership, Store, row_key,
-    row_values, store_meta,
+    BatchLimit, ConnectOptions, Database, DbUrl, LoadShape, Ownership, Store, row_key, row_values,
+    store_meta,
 };
 use crate::report::table::thousands;
 use crate::report::write_json;
@@ -42,6 +43,12 @@ use crate::{interrupt, note, say};
 pub async fn run(args: &LoadArgs) -> Result<ExitCode> {
     let plan = LoadPlan::from_args(args)?;
     let url = DbUrl::parse(&args.db).map_err(anyhow::Error::msg)?;
+    if plan.trace_sample.is_some() && url.scheme() != "cassandra" {
+        anyhow::bail!(
+            "--trace-sample traces batches on the server: Cassandra (CQL tracing) only, not {}://",
+            url.scheme()
+        );
+    }
     let meta = store_meta(url.scheme()).expect("a parsed URL names a known store");
     let settings = store_settings(meta, &url, &args.store)?;
     let connect_timeout = seconds("--connect-timeout", args.connect_timeout, 0.1)?;
@@ -93,9 +100,14 @@ pub async fn run(args: &LoadArgs) -> Result<ExitCode> {
             kind: plan.batch,
             in_flight: plan.in_flight,
         };
-        within(SETUP_TIMEOUT, "make the load table", &stop, store.load_setup(shape))
-            .await
-            .with_context(|| format!("cannot make the load table in {url}"))?;
+        within(
+            SETUP_TIMEOUT,
+            "make the load table",
+            &stop,
+            store.load_setup(shape),
+        )
+        .await
+        .with_context(|| format!("cannot make the load table in {url}"))?;
         anyhow::Ok(store)
     };
     let store = match ready.await {
@@ -160,8 +172,14 @@ pub async fn run(args: &LoadArgs) -> Result<ExitCode> {
     let _ = senders.await;
     over_tx.send_replace(true);
     record.gc_log = observer.finish(&out, began_wall, began_wall).await?;
-    let (totals, limit, first_error) = collected?;
+    let Collected {
+        totals,
+        limit,
+        first_error,
+        traced,
+    } = collected?;
     record.totals = totals;
+    write_batch_traces(&out, &store, traced, &stop).await?;
     record.finished_at = Some(rfc3339(SystemTime::now()));
     let failure = match (&limit, &first_error) {
         (Some(limit), _) => Some(too_large(limit, &plan, &record.totals)),
@@ -203,39 +221,59 @@ fn serving_server(url: &DbUrl, home: Option<&Path>) -> Option<crate::cluster::Se
     Home::resolve(home).ok()?.serving(url.scheme(), &hosts)
 }
 
-/// Writes batches.csv as batches end; the totals, the limit a batch ran into, and the
-/// first other error.
+/// What the batches came to.
+struct Collected {
+    totals: LoadTotals,
+    /// The limit a batch ran into.
+    limit: Option<BatchLimit>,
+    /// The first other error.
+    first_error: Option<String>,
+    /// Traced batches: (batch, sent at s, client µs, the server's trace ids).
+    traced: Vec<(u64, f64, f64, Vec<u128>)>,
+}
+
+/// Writes batches.csv as batches end, and adds them up.
 async fn collect(
     out: &Path,
     plan: &LoadPlan,
     mut done: mpsc::UnboundedReceiver<Sent>,
-) -> Result<(LoadTotals, Option<BatchLimit>, Option<String>)> {
+) -> Result<Collected> {
     let path = out.join(BATCHES_CSV);
     let mut csv = csv::Writer::from_path(&path)
         .with_context(|| format!("cannot create {}", path.display()))?;
     let mut latency = Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3)?;
-    let mut totals = LoadTotals::default();
-    let (mut first_sent, mut last_answered) = (f64::MAX, 0.0f64);
-    let (mut limit, mut first_error) = (None, None);
+    let mut c = Collected {
+        totals: LoadTotals::default(),
+        limit: None,
+        first_error: None,
+        traced: Vec::new(),
+    };
+    let totals = &mut c.totals;
+    // When each batch was in flight: their union is the time spent loading.
+    let mut in_flight: Vec<(f64, f64)> = Vec::new();
     let mut pass_rows = 0;
-    while let Some(Sent { row, limit: hit }) = done.recv().await {
+    while let Some(sent) = done.recv().await {
+        let row = sent.row;
         csv.serialize(&row)
             .and_then(|()| csv.flush().map_err(csv::Error::from))
             .with_context(|| format!("cannot write {}", path.display()))?;
         if !row.error.is_empty() {
             totals.failed_batches += 1;
-            if hit.is_some() && limit.is_none() {
-                limit = hit;
-            } else if first_error.is_none() && !row.error.starts_with("cancelled") {
-                first_error = Some(row.error.clone());
+            if sent.limit.is_some() && c.limit.is_none() {
+                c.limit = sent.limit;
+            } else if c.first_error.is_none() && !row.error.starts_with("cancelled") {
+                c.first_error = Some(row.error.clone());
             }
             continue;
+        }
+        if !sent.trace_ids.is_empty() {
+            c.traced
+                .push((row.batch, row.start_s, row.latency_us, sent.trace_ids));
         }
         totals.batches += 1;
         totals.rows += row.rows;
         totals.payload_bytes += row.payload_bytes;
-        first_sent = first_sent.min(row.start_s);
-        last_answered = last_answered.max(row.start_s + row.latency_us / 1e6);
+        in_flight.push((row.start_s, row.start_s + row.latency_us / 1e6));
         latency.saturating_record((row.latency_us * 1e3) as u64);
         pass_rows += row.rows;
         if pass_rows >= plan.rows {
@@ -249,7 +287,10 @@ async fn collect(
         }
     }
     if totals.batches > 0 {
+        let first_sent = in_flight.iter().map(|b| b.0).fold(f64::MAX, f64::min);
+        let last_answered = in_flight.iter().map(|b| b.1).fold(0.0, f64::max);
         totals.elapsed_s = last_answered - first_sent;
+        totals.busy_s = union_length(&mut in_flight);
         let ms = |ns: u64| ns as f64 / 1e6;
         totals.latency_ms = BatchLatency {
             mean: latency.mean() / 1e6,
@@ -262,8 +303,72 @@ async fn collect(
             totals.rows_per_s = totals.rows as f64 / totals.elapsed_s;
             totals.mb_per_s = totals.payload_bytes as f64 / 1e6 / totals.elapsed_s;
         }
+        if totals.busy_s > 0.0 {
+            totals.rows_per_busy_s = totals.rows as f64 / totals.busy_s;
+        }
     }
-    Ok((totals, limit, first_error))
+    Ok(c)
+}
+
+/// The length of the union of intervals.
+fn union_length(intervals: &mut [(f64, f64)]) -> f64 {
+    intervals.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut total = 0.0;
+    let mut current: Option<(f64, f64)> = None;
+    for &(start, end) in intervals.iter() {
+        current = match current {
+            Some((s, e)) if start <= e => Some((s, e.max(end))),
+            Some((s, e)) => {
+                total += e - s;
+                Some((start, end))
+            }
+            None => Some((start, end)),
+        };
+    }
+    total + current.map_or(0.0, |(s, e)| e - s)
+}
+
+/// The server's time of each traced batch, into batch-traces.csv; within a deadline,
+/// and a Ctrl-C leaves the server times out rather than the folder.
+async fn write_batch_traces(
+    out: &Path,
+    store: &Store,
+    traced: Vec<(u64, f64, f64, Vec<u128>)>,
+    stop: &StopSignal,
+) -> Result<()> {
+    if traced.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<u128> = traced.iter().flat_map(|t| t.3.iter().copied()).collect();
+    note!("reading {} server traces …", ids.len());
+    let durations = match within(
+        SETUP_TIMEOUT,
+        "read the traces",
+        stop,
+        store.server_durations(&ids),
+    )
+    .await
+    {
+        Ok(durations) => durations,
+        Err(e) => {
+            note!("the server's traces could not be read: {e}");
+            vec![None; ids.len()]
+        }
+    };
+    let mut durations = durations.into_iter();
+    let rows: Vec<BatchTrace> = traced
+        .into_iter()
+        .map(|(batch, start_s, client_us, ids)| BatchTrace {
+            batch,
+            start_s,
+            client_us,
+            server_us: ids
+                .iter()
+                .filter_map(|_| durations.next().flatten())
+                .reduce(f64::max),
+        })
+        .collect();
+    crate::report::write_csv(&out.join(BATCH_TRACES_CSV), &rows)
 }
 
 /// The one line for a batch over a limit: which limit, its value, and what fits.
@@ -343,7 +448,7 @@ async fn check(
     })
 }
 
-fn print_table(record: &LoadRecord, out: &Path, report: &PathBuf) {
+fn print_table(record: &LoadRecord, out: &Path, report: &Path) {
     let p = &record.plan;
     let t = &record.totals;
     let mut text = format!(
@@ -359,13 +464,15 @@ fn print_table(record: &LoadRecord, out: &Path, report: &PathBuf) {
         record.status
     );
     text.push_str(&format!(
-        "  batches     {} ok, {} failed\n  rows        {} in {:.2} s: {} rows/s, {:.1} MB/s of keys and values\n",
+        "  batches     {} ok, {} failed\n  rows        {} in {:.2} s: {} rows/s, {:.1} MB/s of keys and values\n  in flight   {:.2} s: {} rows/s while a batch was in flight\n",
         thousands(t.batches),
         thousands(t.failed_batches),
         thousands(t.rows),
         t.elapsed_s,
         thousands(t.rows_per_s.round() as u64),
-        t.mb_per_s
+        t.mb_per_s,
+        t.busy_s,
+        thousands(t.rows_per_busy_s.round() as u64)
     ));
     let l = &t.latency_ms;
     text.push_str(&format!(

@@ -30,6 +30,9 @@ pub struct LoadPlan {
     pub seed: u64,
     /// The report's time bins, in seconds.
     pub interval_s: f64,
+    /// Share of the batches traced on the server (Cassandra).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_sample: Option<f64>,
 }
 
 /// The seed's run: 10 × 150,000 rows of three values, in buckets of 10,000, every 10 s.
@@ -77,6 +80,7 @@ impl LoadPlan {
             repeat: args.repeat.unwrap_or(base.repeat),
             seed: args.seed,
             interval_s: args.interval,
+            trace_sample: args.trace_sample,
         };
         plan.check()?;
         Ok(plan)
@@ -95,6 +99,11 @@ impl LoadPlan {
             if value == 0 || value > most {
                 bail!("{flag} must be from 1 to {most}, got {value}");
             }
+        }
+        if let Some(share) = self.trace_sample
+            && !(0.0..=1.0).contains(&share)
+        {
+            bail!("--trace-sample must be a share from 0 to 1, got {share}");
         }
         if self.every_s == Some(0.0) {
             bail!("--every must be longer than 0 s");
@@ -124,6 +133,17 @@ impl LoadPlan {
         (pass, pass * self.rows + within, rows)
     }
 
+    /// Whether batch `index` is traced on the server: a draw from the seed, so the
+    /// same batches are traced in every load with it.
+    pub fn traced(&self, index: u64) -> bool {
+        let Some(share) = self.trace_sample else {
+            return false;
+        };
+        let mut state = self.seed ^ index.wrapping_mul(0xD1B5_4A32_D192_ED03);
+        let draw = (crate::workload::splitmix64(&mut state) >> 11) as f64 / (1u64 << 53) as f64;
+        draw < share
+    }
+
     /// Bytes of keys and values a row carries (keys are `row` and ten digits).
     pub fn row_bytes(&self) -> u64 {
         13 + (self.columns * self.value_size) as u64
@@ -148,6 +168,7 @@ mod tests {
             repeat,
             seed: 1,
             interval_s: 1.0,
+            trace_sample: None,
         }
     }
 
@@ -158,7 +179,14 @@ mod tests {
         let batches: Vec<_> = (0..6).map(|i| p.batch(i)).collect();
         assert_eq!(
             batches,
-            [(0, 0, 10), (0, 10, 10), (0, 20, 5), (1, 25, 10), (1, 35, 10), (1, 45, 5)]
+            [
+                (0, 0, 10),
+                (0, 10, 10),
+                (0, 20, 5),
+                (1, 25, 10),
+                (1, 35, 10),
+                (1, 45, 5)
+            ]
         );
         assert_eq!(plan(150_000, 10_000, 1).total_batches(), 15);
     }

@@ -9,6 +9,18 @@ use crate::result_dir::{Host, ServerFacts};
 
 pub const LOAD_JSON: &str = "load.json";
 pub const BATCHES_CSV: &str = "batches.csv";
+pub const BATCH_TRACES_CSV: &str = "batch-traces.csv";
+
+/// A batch traced on the server (`--trace-sample`), as batch-traces.csv holds it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct BatchTrace {
+    pub batch: u64,
+    pub start_s: f64,
+    /// Sent → answered, as hatshop measured it.
+    pub client_us: f64,
+    /// The coordinator's duration from system_traces (empty: not found in time).
+    pub server_us: Option<f64>,
+}
 
 /// One batch, as batches.csv holds it.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -41,6 +53,12 @@ pub struct LoadTotals {
     pub elapsed_s: f64,
     pub rows_per_s: f64,
     pub mb_per_s: f64,
+    /// Time with a batch in flight (the union of the batches' times).
+    #[serde(default)]
+    pub busy_s: f64,
+    /// Rows per second of `busy_s`: the rate while loading, pauses of --every left out.
+    #[serde(default)]
+    pub rows_per_busy_s: f64,
     /// Batch latency in ms (HdrHistogram).
     pub latency_ms: BatchLatency,
 }

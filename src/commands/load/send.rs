@@ -10,7 +10,9 @@ use tokio::sync::mpsc;
 
 use super::plan::LoadPlan;
 use super::record::BatchRow;
-use crate::db::{BatchLimit, Database, DbError, ErrorKind, LoadBatch, LoadError, Store};
+use crate::db::{
+    BatchLimit, CallNotes, Database, DbError, ErrorKind, LoadBatch, LoadError, Store, observe,
+};
 use crate::observe::resources::loopback_sent;
 use crate::runner::{StopReason, StopSignal};
 
@@ -18,6 +20,8 @@ use crate::runner::{StopReason, StopSignal};
 pub struct Sent {
     pub row: BatchRow,
     pub limit: Option<BatchLimit>,
+    /// The server's ids of its traces, when it was traced.
+    pub trace_ids: Vec<u128>,
 }
 
 pub struct Senders {
@@ -39,6 +43,7 @@ impl Senders {
 
     async fn sender(&self, next: &AtomicU64, done: &mpsc::UnboundedSender<Sent>) {
         let plan = &self.plan;
+        let notes = Arc::new(CallNotes::default());
         while !self.stop.is_stopped() {
             let index = next.fetch_add(1, Ordering::Relaxed);
             if index >= plan.total_batches() {
@@ -57,8 +62,10 @@ impl Senders {
             self.store.load_encode(&mut batch);
             let wire_before = (plan.concurrency == 1).then(loopback_sent).flatten();
             let sent = Instant::now();
+            let trace = plan.traced(index);
+            let call = observe(notes.clone(), trace, self.store.load_batch(&batch));
             let outcome = tokio::select! {
-                answer = tokio::time::timeout(self.op_timeout, self.store.load_batch(&batch)) => {
+                answer = tokio::time::timeout(self.op_timeout, call) => {
                     answer.unwrap_or_else(|_| Err(LoadError::Db(DbError::new(
                         ErrorKind::Timeout,
                         format!("no answer within {} s (--op-timeout)", self.op_timeout.as_secs_f64()),
@@ -77,7 +84,9 @@ impl Senders {
                 start_s: sent.duration_since(self.began).as_secs_f64(),
                 rows,
                 payload_bytes: batch.payload_bytes(),
-                loopback_bytes: wire_before.zip(wire_after).map(|(a, b)| b.saturating_sub(a)),
+                loopback_bytes: wire_before
+                    .zip(wire_after)
+                    .map(|(a, b)| b.saturating_sub(a)),
                 // Nanoseconds as µs with three decimals: no float noise in the CSV.
                 latency_us: latency.as_nanos() as f64 / 1e3,
                 error: String::new(),
@@ -98,7 +107,19 @@ impl Senders {
                     }
                 }
             }
-            if done.send(Sent { row, limit }).is_err() {
+            let trace_ids = if trace {
+                notes.take_trace_ids()
+            } else {
+                Vec::new()
+            };
+            if done
+                .send(Sent {
+                    row,
+                    limit,
+                    trace_ids,
+                })
+                .is_err()
+            {
                 break;
             }
         }

@@ -19,6 +19,7 @@ use super::rows::{classify, classify_pager, other};
 use crate::db::sql::load_value_columns;
 use crate::db::{
     BatchKind, BatchLimit, DbError, LOAD_TABLE, LoadBatch, LoadError, LoadShape, parse_size,
+    traced, tracing_wanted,
 };
 
 /// The native protocol counts a batch's statements in 16 bits.
@@ -106,7 +107,11 @@ impl CassandraStore {
             rows.push(LoadRow(key, values));
         }
         let kind = match load.shape.kind {
-            BatchKind::None => return self.write_singles(&load.insert, rows, load.shape.in_flight).await,
+            BatchKind::None => {
+                return self
+                    .write_singles(&load.insert, rows, load.shape.in_flight)
+                    .await;
+            }
             BatchKind::Logged => BatchType::Logged,
             BatchKind::Unlogged => BatchType::Unlogged,
         };
@@ -125,7 +130,11 @@ impl CassandraStore {
             cql.append_statement(load.insert.clone());
         }
         cql.set_consistency(self.options.write_cl);
+        cql.set_tracing(tracing_wanted());
         let answer = self.session.batch(&cql, rows).await;
+        if let Ok(Some(id)) = answer.as_ref().map(|r| r.tracing_id()) {
+            traced(id.as_u128());
+        }
         let per_row = batch.payload_bytes() as f64 / batch.len().max(1) as f64;
         match answer {
             Ok(_) => Ok(()),
@@ -229,7 +238,10 @@ impl CassandraStore {
             .map_err(classify)?
             .into_rows_result()
             .map_err(other)?;
-        let Some(row) = result.maybe_first_row::<scylla::value::Row>().map_err(other)? else {
+        let Some(row) = result
+            .maybe_first_row::<scylla::value::Row>()
+            .map_err(other)?
+        else {
             return Ok(None);
         };
         row.columns
@@ -246,9 +258,7 @@ impl CassandraStore {
 /// The server's message when it refused a request, with its error.
 fn refusal(error: &ExecutionError) -> Option<&str> {
     match error {
-        ExecutionError::LastAttemptError(RequestAttemptError::DbError(_, message)) => {
-            Some(message)
-        }
+        ExecutionError::LastAttemptError(RequestAttemptError::DbError(_, message)) => Some(message),
         _ => None,
     }
 }

@@ -8,8 +8,8 @@ use tokio_postgres::types::ToSql;
 use super::PostgresStore;
 use super::errors::classify;
 use super::rows::get;
-use crate::db::sql::{LOAD_COUNT, create_load_table, load_select_row, load_value_columns};
 use crate::db::sql::Placeholders;
+use crate::db::sql::{LOAD_COUNT, create_load_table, load_select_row, load_value_columns};
 use crate::db::{DbError, LOAD_TABLE, LoadBatch, LoadError, LoadShape};
 
 impl PostgresStore {
