@@ -138,15 +138,18 @@ impl CassandraStore {
         let per_row = batch.payload_bytes() as f64 / batch.len().max(1) as f64;
         match answer {
             Ok(_) => Ok(()),
-            Err(error) if is_batch_too_large(&error) => Err(LoadError::TooLarge(
-                self.setting_limit(
-                    "batch_size_fail_threshold",
-                    per_row + counted_row_overhead(load.shape.columns),
-                    "hatshop server start cassandra --set batch_size_fail_threshold=4MiB, or \
-                     batch_size_fail_threshold in cassandra.yaml",
-                )
-                .await,
-            )),
+            Err(error) if is_batch_too_large(&error) => {
+                let counted = per_row + counted_row_overhead(load.shape.columns);
+                let needed_mib = (counted * batch.len() as f64 / (1 << 20) as f64).ceil() + 1.0;
+                let raise = format!(
+                    "hatshop server start cassandra --set batch_size_fail_threshold={needed_mib}MiB \
+                     (or that in cassandra.yaml)"
+                );
+                Err(LoadError::TooLarge(
+                    self.setting_limit("batch_size_fail_threshold", counted, &raise)
+                        .await,
+                ))
+            }
             Err(error) if is_frame_too_large(&error) => Err(LoadError::TooLarge(
                 self.setting_limit(
                     "native_transport_max_frame_size",
