@@ -5,33 +5,13 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 
-use common::{assert_one_line_error, hatshop, json, text};
+use common::{assert_one_line_error, cassandra, hatshop, json, lock, text, url};
 use tempfile::TempDir;
 
 static CASSANDRA: Mutex<()> = Mutex::new(());
 static SQL_AND_REDIS: Mutex<()> = Mutex::new(());
-
-fn lock(m: &'static Mutex<()>) -> MutexGuard<'static, ()> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn url(var: &str) -> String {
-    std::env::var(var)
-        .unwrap_or_else(|_| panic!("{var} is not set: run ./test.sh, which starts the servers"))
-}
-
-/// The suite's Cassandra with its own keyspace.
-fn cassandra(keyspace: &str) -> String {
-    let base = url("HATSHOP_TEST_CASSANDRA");
-    let hosts = base
-        .trim_start_matches("cassandra://")
-        .split('/')
-        .next()
-        .unwrap();
-    format!("cassandra://{hosts}/{keyspace}")
-}
 
 fn batches(dir: &Path) -> Vec<csv::StringRecord> {
     csv::Reader::from_path(dir.join("batches.csv"))

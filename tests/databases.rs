@@ -10,10 +10,10 @@ mod common;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Stdio};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::{csv_rows, hatshop, json, text};
+use common::{cassandra, csv_rows, hatshop, json, lock, text, url};
 use mysql_async::prelude::Queryable;
 use tempfile::TempDir;
 
@@ -21,27 +21,6 @@ static CASSANDRA: Mutex<()> = Mutex::new(());
 static MYSQL: Mutex<()> = Mutex::new(());
 static POSTGRES: Mutex<()> = Mutex::new(());
 static REDIS: Mutex<()> = Mutex::new(());
-
-fn lock(m: &'static Mutex<()>) -> MutexGuard<'static, ()> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn url(var: &str) -> String {
-    std::env::var(var)
-        .unwrap_or_else(|_| panic!("{var} is not set: run ./test.sh, which starts the servers"))
-}
-
-/// The Cassandra URL with another keyspace (each test its own, so none sees another's tables).
-fn cassandra(keyspace: &str) -> String {
-    let base = url("HATSHOP_TEST_CASSANDRA");
-    let hosts = base
-        .trim_start_matches("cassandra://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_string();
-    format!("cassandra://{hosts}/{keyspace}")
-}
 
 /// A run that must succeed, with verification; returns the result folder.
 fn run_and_verify(tmp: &TempDir, db: &str, extra: &[&str]) -> PathBuf {

@@ -31,6 +31,25 @@ pub struct LoadShape {
     pub in_flight: usize,
 }
 
+/// The load a store was set up for (`load_setup`): once per connection.
+#[derive(Debug, Default)]
+pub struct LoadSetup(std::sync::OnceLock<LoadShape>);
+
+impl LoadSetup {
+    pub fn set(&self, shape: LoadShape) -> Result<(), DbError> {
+        self.0
+            .set(shape)
+            .map_err(|_| DbError::other("one bulk load per connection"))
+    }
+
+    pub fn shape(&self) -> Result<LoadShape, DbError> {
+        self.0
+            .get()
+            .copied()
+            .ok_or_else(|| DbError::other("the load table is not set up"))
+    }
+}
+
 /// One batch's rows: keys, and `columns` values per row, row after row.
 pub struct LoadBatch {
     pub keys: Vec<String>,

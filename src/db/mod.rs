@@ -30,8 +30,8 @@ use serde::{Deserialize, Serialize};
 use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
 
 pub use bulk::{
-    BatchKind, BatchLimit, LOAD_TABLE, LoadBatch, LoadError, LoadShape, parse_size, row_key,
-    row_values,
+    BatchKind, BatchLimit, LOAD_TABLE, LoadBatch, LoadError, LoadSetup, LoadShape, parse_size,
+    row_key, row_values,
 };
 pub use call_notes::{CallNotes, observe, queued, queued_sync, served_by, traced, tracing_wanted};
 pub use error::{DbError, ErrorKind};

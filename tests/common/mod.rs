@@ -11,6 +11,30 @@ use assert_cmd::Command;
 use serde_json::Value;
 use tempfile::TempDir;
 
+/// A live server's URL from the variable `./test.sh` sets; missing, the test fails.
+pub fn url(var: &str) -> String {
+    std::env::var(var)
+        .unwrap_or_else(|_| panic!("{var} is not set: run ./test.sh, which starts the servers"))
+}
+
+/// The suite's Cassandra with another keyspace (each test its own, so none sees
+/// another's tables).
+pub fn cassandra(keyspace: &str) -> String {
+    let base = url("HATSHOP_TEST_CASSANDRA");
+    let hosts = base
+        .trim_start_matches("cassandra://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    format!("cassandra://{hosts}/{keyspace}")
+}
+
+/// A lock that a panicking holder does not spoil: tests on one server share its tables.
+pub fn lock(m: &'static std::sync::Mutex<()>) -> std::sync::MutexGuard<'static, ()> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// `hatshop` run in `dir`, without a HATSHOP_DB from the environment.
 pub fn hatshop(dir: &Path) -> Command {
     let mut cmd = Command::cargo_bin("hatshop").unwrap();

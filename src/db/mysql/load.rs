@@ -29,20 +29,11 @@ impl MysqlStore {
         ))
         .await
         .map_err(classify)?;
-        self.load_columns
-            .set(shape.columns)
-            .map_err(|_| DbError::other("one bulk load per connection"))
-    }
-
-    fn loaded_columns(&self) -> Result<usize, DbError> {
-        self.load_columns
-            .get()
-            .copied()
-            .ok_or_else(|| DbError::other("the load table is not set up"))
+        self.load.set(shape)
     }
 
     pub(super) fn encode_batch(&self, batch: &mut LoadBatch) {
-        let Ok(columns) = self.loaded_columns() else {
+        let Ok(columns) = self.load.shape().map(|s| s.columns) else {
             return;
         };
         let row_bytes = 8 + batch.payload_bytes() as usize * 2 / batch.len().max(1);
@@ -114,7 +105,7 @@ impl MysqlStore {
     }
 
     pub(super) async fn read_loaded(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
-        let columns = self.loaded_columns()?;
+        let columns = self.load.shape().map(|s| s.columns)?;
         let mut conn = self.admin_conn().await?;
         let row: Option<mysql_async::Row> = conn
             .exec_first(

@@ -86,8 +86,7 @@ pub struct MysqlStore {
     target: String,
     version: String,
     sql: Statements,
-    /// Value columns of the load table, once `load_setup` made it.
-    load_columns: std::sync::OnceLock<usize>,
+    load: super::LoadSetup,
 }
 
 impl StoreKind for MysqlStore {
@@ -201,7 +200,7 @@ impl StoreKind for MysqlStore {
             target: url.to_string(),
             version,
             sql: Statements::new(Placeholders::Question),
-            load_columns: std::sync::OnceLock::new(),
+            load: Default::default(),
         })
     }
 }

@@ -35,9 +35,7 @@ impl PostgresStore {
                 .await
                 .map_err(classify)?;
         }
-        self.load_columns
-            .set(shape.columns)
-            .map_err(|_| DbError::other("one bulk load per connection"))?;
+        self.load.set(shape)?;
         let insert = Self::load_insert(shape.columns);
         for connection in &self.connections {
             let mut slot = connection.lock().await;
@@ -51,15 +49,8 @@ impl PostgresStore {
         Ok(())
     }
 
-    fn loaded_columns(&self) -> Result<usize, DbError> {
-        self.load_columns
-            .get()
-            .copied()
-            .ok_or_else(|| DbError::other("the load table is not set up"))
-    }
-
     pub(super) async fn write_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
-        let columns = self.loaded_columns()?;
+        let columns = self.load.shape().map(|s| s.columns)?;
         let keys: Vec<&str> = batch.keys.iter().map(String::as_str).collect();
         let mut arrays: Vec<Vec<&[u8]>> = vec![Vec::with_capacity(batch.len()); columns];
         for (_, values) in batch.rows() {
@@ -92,7 +83,7 @@ impl PostgresStore {
     }
 
     pub(super) async fn read_loaded(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
-        let columns = self.loaded_columns()?;
+        let columns = self.load.shape().map(|s| s.columns)?;
         let conn = self.conn().await?;
         let row = conn
             .client

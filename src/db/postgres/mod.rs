@@ -95,8 +95,7 @@ pub struct PostgresStore {
     target: String,
     version: String,
     sql: Statements,
-    /// Value columns of the load table, once `load_setup` made it.
-    load_columns: std::sync::OnceLock<usize>,
+    load: super::LoadSetup,
 }
 
 impl StoreKind for PostgresStore {
@@ -136,7 +135,7 @@ impl StoreKind for PostgresStore {
             target: url.to_string(),
             version: String::new(),
             sql: Statements::new(Placeholders::Dollar),
-            load_columns: std::sync::OnceLock::new(),
+            load: Default::default(),
         };
         let version: String = {
             let conn = store.conn().await?;

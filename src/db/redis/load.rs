@@ -13,20 +13,11 @@ fn load_key(key: &str) -> String {
 impl RedisStore {
     pub(super) async fn make_load_table(&self, shape: LoadShape) -> Result<(), DbError> {
         // `setup` removed every key under hatshop:, the load's too.
-        self.load_shape
-            .set(shape)
-            .map_err(|_| DbError::other("one bulk load per connection"))
-    }
-
-    fn loaded_shape(&self) -> Result<LoadShape, DbError> {
-        self.load_shape
-            .get()
-            .copied()
-            .ok_or_else(|| DbError::other("the load table is not set up"))
+        self.load.set(shape)
     }
 
     pub(super) fn encode_batch(&self, batch: &mut LoadBatch) {
-        let Ok(shape) = self.loaded_shape() else {
+        let Ok(shape) = self.load.shape() else {
             return;
         };
         let mut pipe = redis::pipe();
@@ -60,7 +51,7 @@ impl RedisStore {
     }
 
     pub(super) async fn read_loaded(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
-        let columns = self.loaded_shape()?.columns;
+        let columns = self.load.shape()?.columns;
         let mut held = self.conn().await?;
         let mut command = redis::cmd("HMGET");
         command.arg(load_key(key));

@@ -54,8 +54,7 @@ pub struct RedisStore {
     target: String,
     version: String,
     persistence: String,
-    /// The bulk load's shape, once `load_setup` ran.
-    load_shape: std::sync::OnceLock<LoadShape>,
+    load: super::LoadSetup,
     read_order: Script,
     set_if_exists: Script,
     update_items: Script,
@@ -138,7 +137,7 @@ impl StoreKind for RedisStore {
             target: url.to_string(),
             version: format!("Redis {version}"),
             persistence,
-            load_shape: std::sync::OnceLock::new(),
+            load: Default::default(),
             read_order: Script::new(READ_ORDER),
             set_if_exists: Script::new(SET_IF_EXISTS),
             update_items: Script::new(UPDATE_ITEMS),

@@ -18,20 +18,14 @@ impl SqliteStore {
             create_load_table(shape.columns, "TEXT", "BLOB")
         ))
         .map_err(classify)?;
-        self.load_columns
-            .set(shape.columns)
-            .map_err(|_| DbError::other("one bulk load per connection"))
-    }
-
-    fn loaded_columns(&self) -> Result<usize, DbError> {
-        self.load_columns
-            .get()
-            .copied()
-            .ok_or_else(|| DbError::other("the load table is not set up"))
+        self.load.set(shape)
     }
 
     pub(super) fn write_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
-        let insert = load_insert_row(Placeholders::Question, self.loaded_columns()?);
+        let insert = load_insert_row(
+            Placeholders::Question,
+            self.load.shape().map(|s| s.columns)?,
+        );
         let mut conn = self.connection();
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -57,7 +51,7 @@ impl SqliteStore {
     }
 
     pub(super) fn read_loaded(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
-        let columns = self.loaded_columns()?;
+        let columns = self.load.shape().map(|s| s.columns)?;
         let conn = self.connection();
         conn.prepare_cached(&load_select_row(Placeholders::Question, columns))
             .map_err(classify)?

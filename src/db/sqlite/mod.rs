@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
@@ -56,8 +56,7 @@ pub struct SqliteStore {
     connections: Vec<Mutex<Connection>>,
     next: AtomicUsize,
     version: String,
-    /// Value columns of the load table, once `load_setup` made it.
-    load_columns: OnceLock<usize>,
+    load: crate::db::LoadSetup,
 }
 
 impl StoreKind for SqliteStore {
@@ -101,7 +100,7 @@ impl StoreKind for SqliteStore {
             connections,
             next: AtomicUsize::new(0),
             version: format!("SQLite {}", rusqlite::version()),
-            load_columns: OnceLock::new(),
+            load: Default::default(),
         })
     }
 }
