@@ -175,6 +175,7 @@ fn cassandra_150000_rows_in_batches_of_10000_are_15_timed_batches_that_read_back
     assert!(metrics.contains("node 1"), "{metrics}");
     let record = json(&out.join("load.json"));
     assert!(record["gc_log"].as_str().is_some(), "{record}");
+    assert!(out.join("compactions.csv").exists());
     // One request per batch: loopback carried at least its keys and values.
     for b in batches(&out) {
         let payload: u64 = b[4].parse().unwrap();

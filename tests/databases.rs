@@ -157,6 +157,9 @@ fn a_cassandra_run_samples_the_node_and_reads_its_gc_log() {
     let gc = run["gc_log"].as_str().unwrap();
     assert!(gc.contains(" on 1 node during the run"), "{gc}");
     assert!(out.join("gc.csv").exists());
+    // Compactions were read from the node's system.log (none is a valid result).
+    let compactions = std::fs::read_to_string(out.join("compactions.csv")).unwrap();
+    assert!(compactions.starts_with("node,began_at,at_s,took_ms,keyspace,table,sstables"));
     let report = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(report.contains("<h2>Server resources</h2>") && report.contains("CPU over time"));
     assert!(report.contains("<h3>GC pauses</h3>"));

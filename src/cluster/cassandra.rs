@@ -407,7 +407,7 @@ impl RingNode {
                 "<configuration>\n\
                  <appender name=\"FILE\" class=\"ch.qos.logback.core.FileAppender\">\n\
                  <file>{}</file>\n\
-                 <encoder><pattern>%-5level [%thread] %date{{ISO8601}} %F:%L - %msg%n</pattern></encoder>\n\
+                 <encoder><pattern>%-5level [%thread] %date{{ISO8601, UTC}} %F:%L - %msg%n</pattern></encoder>\n\
                  </appender>\n\
                  <root level=\"INFO\"><appender-ref ref=\"FILE\"/></root>\n\
                  </configuration>\n",

@@ -3,6 +3,7 @@
 //! time axis. Only servers hatshop started can be watched this way (their pids and log
 //! folders are recorded); the client is always watched.
 
+pub mod compactions;
 pub mod gc_log;
 pub mod resources;
 
@@ -15,11 +16,13 @@ use tokio::task::JoinHandle;
 
 use crate::cluster::ServerRecord;
 use crate::report::write_csv;
+use compactions::Compaction;
 use gc_log::GcPause;
 use resources::{MetricsRow, Watched};
 
 pub const SERVER_METRICS_CSV: &str = "server-metrics.csv";
 pub const GC_CSV: &str = "gc.csv";
+pub const COMPACTIONS_CSV: &str = "compactions.csv";
 
 /// The sampler of a run, and the server it watches.
 pub struct Observer {
@@ -63,6 +66,7 @@ impl Observer {
             return Ok(None);
         };
         let now = SystemTime::now();
+        write_compactions(dir, &server, run_start, now, measure_start)?;
         let mut pauses: Vec<GcPause> = Vec::new();
         for node in &server.nodes {
             let logs = node.dir.join("logs");
@@ -101,6 +105,61 @@ impl Observer {
             if server.nodes.len() == 1 { "" } else { "s" }
         )))
     }
+}
+
+/// compactions.csv: the compactions of every node that overlapped the run. A log that
+/// cannot be read is said, and the file left out (no file: not known).
+fn write_compactions(
+    dir: &Path,
+    server: &ServerRecord,
+    run_start: SystemTime,
+    now: SystemTime,
+    measure_start: SystemTime,
+) -> Result<()> {
+    let mut found: Vec<Compaction> = Vec::new();
+    for node in &server.nodes {
+        let logs = node.dir.join("logs");
+        let parsed = match node_compactions(&logs) {
+            Ok(parsed) => parsed,
+            Err(e) => {
+                crate::note!("compactions of node {} not read: {e}", node.node);
+                return Ok(());
+            }
+        };
+        found.extend(
+            parsed
+                .into_iter()
+                .filter(|c| c.ended >= run_start && c.began() <= now)
+                .map(|c| Compaction {
+                    node: node.node,
+                    began_at: humantime::format_rfc3339_millis(c.began()).to_string(),
+                    at_s: resources::seconds_between(measure_start, c.began()),
+                    took_ms: c.took_ms,
+                    keyspace: c.keyspace,
+                    table: c.table,
+                    sstables: c.sstables,
+                }),
+        );
+    }
+    found.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
+    write_csv(&dir.join(COMPACTIONS_CSV), &found)
+}
+
+/// Every compaction in a node's `system.log` files.
+fn node_compactions(logs: &Path) -> Result<Vec<compactions::ParsedCompaction>, String> {
+    let entries = std::fs::read_dir(logs).map_err(|e| format!("{}: {e}", logs.display()))?;
+    let mut found = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        // system.log, and system.previous.log of the start before.
+        if !(name.starts_with("system") && name.ends_with(".log")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(entry.path())
+            .map_err(|e| format!("{}: {e}", entry.path().display()))?;
+        found.extend(compactions::parse(&text).map_err(|e| format!("{name}: {e}"))?);
+    }
+    Ok(found)
 }
 
 /// Every pause in a node's GC logs (`gc.log` and its rotations), in time order.

@@ -16,6 +16,7 @@ use super::{read_json, resources};
 use crate::commands::load::record::{
     BATCH_TRACES_CSV, BATCHES_CSV, BatchRow, BatchTrace, LOAD_JSON, LoadRecord,
 };
+use crate::observe::compactions::Compaction;
 use crate::observe::gc_log::GcPause;
 use crate::observe::resources::MetricsRow;
 use crate::result_dir;
@@ -31,9 +32,15 @@ pub fn write_report(dir: &Path) -> Result<PathBuf> {
     let batches: Vec<BatchRow> = read_rows(&dir.join(BATCHES_CSV))?;
     let metrics: Vec<MetricsRow> = read_rows(&dir.join(result_dir::SERVER_METRICS_CSV))?;
     let gc: Vec<GcPause> = read_rows(&dir.join(result_dir::GC_CSV))?;
+    let compactions_csv = dir.join(crate::observe::COMPACTIONS_CSV);
+    let compactions: Option<Vec<Compaction>> = if compactions_csv.exists() {
+        Some(read_rows(&compactions_csv)?)
+    } else {
+        None
+    };
     let traces: Vec<BatchTrace> = read_rows(&dir.join(BATCH_TRACES_CSV))?;
     let path = result_dir::file(dir, result_dir::REPORT_HTML);
-    let mut html = render(&record, &batches, &metrics, &gc);
+    let mut html = render(&record, &batches, &metrics, &gc, compactions.as_deref());
     html = html.replacen(
         "<h2>Batch latency over time</h2>",
         &(traced(&traces) + "<h2>Batch latency over time</h2>"),
@@ -48,6 +55,7 @@ fn render(
     batches: &[BatchRow],
     metrics: &[MetricsRow],
     gc: &[GcPause],
+    compactions: Option<&[Compaction]>,
 ) -> String {
     let p = &record.plan;
     let t = &record.totals;
@@ -143,6 +151,7 @@ fn render(
         metrics,
         gc,
         record.gc_log.as_deref(),
+        compactions,
         end_s,
         "time since the load began (s)",
     ));

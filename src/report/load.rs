@@ -25,6 +25,8 @@ pub struct LoadedRun {
     pub metrics: Vec<crate::observe::resources::MetricsRow>,
     /// gc.csv: Cassandra's GC pauses during the run.
     pub gc: Vec<crate::observe::gc_log::GcPause>,
+    /// compactions.csv: Cassandra's compactions during the run; `None`: not read.
+    pub compactions: Option<Vec<crate::observe::compactions::Compaction>>,
     /// A repeat folder (`run --repeat N`): every repeat's summary. `summary` then holds
     /// the medians, and the rest is the repeat nearest the median.
     pub repeats: Vec<Summary>,
@@ -92,6 +94,12 @@ impl LoadedRun {
         };
         let metrics = read_rows(&file(result_dir::SERVER_METRICS_CSV))?;
         let gc = read_rows(&file(result_dir::GC_CSV))?;
+        let compactions_csv = file(crate::observe::COMPACTIONS_CSV);
+        let compactions = if compactions_csv.exists() {
+            Some(read_rows(&compactions_csv)?)
+        } else {
+            None
+        };
         Ok(LoadedRun {
             dir: dir.to_path_buf(),
             record,
@@ -101,6 +109,7 @@ impl LoadedRun {
             verify,
             metrics,
             gc,
+            compactions,
             repeats: Vec::new(),
         })
     }

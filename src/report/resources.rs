@@ -7,6 +7,7 @@ use std::fmt::Write;
 
 use super::load::LoadedRun;
 use super::svg::{self, Axis, Series, escape};
+use crate::observe::compactions::Compaction;
 use crate::observe::gc_log::GcPause;
 use crate::observe::resources::MetricsRow;
 
@@ -67,6 +68,7 @@ pub fn section(run: &LoadedRun) -> String {
         &run.metrics,
         &run.gc,
         run.record.gc_log.as_deref(),
+        run.compactions.as_deref(),
         run.summary.elapsed_s,
         "time since the measured phase began (s)",
     )
@@ -78,6 +80,7 @@ pub fn figures(
     metrics: &[MetricsRow],
     gc: &[GcPause],
     gc_log: Option<&str>,
+    compactions: Option<&[Compaction]>,
     end_s: f64,
     time_label: &str,
 ) -> String {
@@ -140,6 +143,43 @@ pub fn figures(
         ));
         out.push_str(&pause_table(gc));
     }
+    if let Some(found) = compactions {
+        out.push_str(&compaction_table(found));
+    }
+    out
+}
+
+/// Compactions by node and table: how many, their total and the longest.
+fn compaction_table(found: &[Compaction]) -> String {
+    let mut out = format!(
+        "<h3>Compactions</h3><p>{} compaction{} overlapped the run (compactions.csv, from each \
+         node's system.log).</p>",
+        found.len(),
+        if found.len() == 1 { "" } else { "s" }
+    );
+    if found.is_empty() {
+        return out;
+    }
+    let mut by: BTreeMap<(usize, String), (u64, f64, f64)> = BTreeMap::new();
+    for c in found {
+        let e = by
+            .entry((c.node, format!("{}.{}", c.keyspace, c.table)))
+            .or_default();
+        e.0 += 1;
+        e.1 += c.took_ms;
+        e.2 = e.2.max(c.took_ms);
+    }
+    out.push_str(
+        "<table id=\"compactions\"><tr><th>node</th><th>table</th><th>compactions</th><th>total ms</th><th>longest ms</th></tr>",
+    );
+    for ((node, table), (n, total, longest)) in by {
+        let _ = write!(
+            out,
+            "<tr><td>{node}</td><td>{}</td><td>{n}</td><td>{total:.0}</td><td>{longest:.0}</td></tr>",
+            escape(&table)
+        );
+    }
+    out.push_str("</table>");
     out
 }
 

@@ -1,8 +1,8 @@
 //! The report's "slowest 5 %" section: per event type, how many of its slowest 5 % of
 //! successful operations (at or above its p95) were in flight during a GC pause or
-//! just after a fault, against the same share of the other 95 %. If the slow ones
-//! overlap pauses far more often than the rest, the pauses explain the tail.
-//! Read from ops.csv, gc.csv and the run's faults; compactions are not tracked yet.
+//! just after a fault or during a compaction, against the same share of the other
+//! 95 %. If the slow ones overlap pauses far more often than the rest, the pauses
+//! explain the tail. Read from ops.csv, gc.csv, compactions.csv and the run's faults.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -52,9 +52,19 @@ struct Tally {
     slow: u64,
     slow_gc: u64,
     slow_fault: u64,
+    slow_compaction: u64,
     rest: u64,
     rest_gc: u64,
     rest_fault: u64,
+    rest_compaction: u64,
+}
+
+/// What slow operations are set against, as spans of the measured phase's axis.
+struct Causes {
+    pauses: Spans,
+    faults: Spans,
+    /// `None`: compactions were not read (not Cassandra, or its log was unreadable).
+    compactions: Option<Spans>,
 }
 
 pub fn section(run: &LoadedRun) -> String {
@@ -74,12 +84,26 @@ pub fn section(run: &LoadedRun) -> String {
             })
             .collect(),
     );
-    if pauses.is_empty() && faults.is_empty() {
+    let compactions = run.compactions.as_ref().map(|found| {
+        Spans::new(
+            found
+                .iter()
+                .map(|c| (c.at_s, c.at_s + c.took_ms / 1_000.0))
+                .collect(),
+        )
+    });
+    let none_read = compactions.as_ref().is_none_or(Spans::is_empty);
+    if pauses.is_empty() && faults.is_empty() && none_read {
         return String::new();
     }
+    let causes = Causes {
+        pauses,
+        faults,
+        compactions,
+    };
     let mut out = String::from("<h2>The slowest 5 %</h2>");
-    match tally(run, &pauses, &faults) {
-        Ok(tallies) if !tallies.is_empty() => out.push_str(&table(&tallies)),
+    match tally(run, &causes) {
+        Ok(tallies) if !tallies.is_empty() => out.push_str(&table(&tallies, &causes)),
         Ok(_) => out.push_str("<p>No successful operations in the op log.</p>"),
         Err(e) => {
             let _ = write!(out, "<p>Not available: {}</p>", escape(&format!("{e:#}")));
@@ -88,7 +112,7 @@ pub fn section(run: &LoadedRun) -> String {
     out
 }
 
-fn tally(run: &LoadedRun, pauses: &Spans, faults: &Spans) -> Result<BTreeMap<String, Tally>> {
+fn tally(run: &LoadedRun, causes: &Causes) -> Result<BTreeMap<String, Tally>> {
     let path = result_dir::file(&run.dir, result_dir::OPS_CSV);
     if !path.exists() {
         anyhow::bail!("the run kept no op log (--no-op-log)");
@@ -119,16 +143,23 @@ fn tally(run: &LoadedRun, pauses: &Spans, faults: &Spans) -> Result<BTreeMap<Str
         };
         let sent = seconds_between(start, row.sent_at()?);
         let answered = sent + row.latency_us / 1e6;
-        let (gc, fault) = (pauses.meets(sent, answered), faults.meets(sent, answered));
+        let gc = causes.pauses.meets(sent, answered);
+        let fault = causes.faults.meets(sent, answered);
+        let compaction = causes
+            .compactions
+            .as_ref()
+            .is_some_and(|c| c.meets(sent, answered));
         let t = tallies.entry(row.event_type.clone()).or_default();
         if row.latency_us >= threshold {
             t.slow += 1;
             t.slow_gc += u64::from(gc);
             t.slow_fault += u64::from(fault);
+            t.slow_compaction += u64::from(compaction);
         } else {
             t.rest += 1;
             t.rest_gc += u64::from(gc);
             t.rest_fault += u64::from(fault);
+            t.rest_compaction += u64::from(compaction);
         }
     }
     Ok(tallies)
@@ -142,15 +173,20 @@ fn share(part: u64, whole: u64) -> String {
     }
 }
 
-fn table(tallies: &BTreeMap<String, Tally>) -> String {
+fn table(tallies: &BTreeMap<String, Tally>, causes: &Causes) -> String {
+    let compactions = causes.compactions.is_some();
     let mut out = String::from(
         "<table id=\"slowest\"><tr><th>event</th><th>slowest 5 %</th><th>of them during a GC pause</th>\
-         <th>of the rest</th><th>of them after a fault</th><th>of the rest</th></tr>",
+         <th>of the rest</th><th>of them after a fault</th><th>of the rest</th>",
     );
+    if compactions {
+        out.push_str("<th>of them during a compaction</th><th>of the rest</th>");
+    }
+    out.push_str("</tr>");
     for (event, t) in tallies {
         let _ = write!(
             out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
             escape(event),
             t.slow,
             share(t.slow_gc, t.slow),
@@ -158,13 +194,24 @@ fn table(tallies: &BTreeMap<String, Tally>) -> String {
             share(t.slow_fault, t.slow),
             share(t.rest_fault, t.rest)
         );
+        if compactions {
+            let _ = write!(
+                out,
+                "<td>{}</td><td>{}</td>",
+                share(t.slow_compaction, t.slow),
+                share(t.rest_compaction, t.rest)
+            );
+        }
+        out.push_str("</tr>");
     }
     let _ = write!(
         out,
         "</table><p class=\"note\">Slowest 5 %: successful operations at or above their event \
          type's p95. An operation counts as during a GC pause when it was in flight while any \
-         node paused (gc.csv), and after a fault when it was in flight from the fault's start \
-         until {FAULT_REACH_S} s after it ended. Compactions are not tracked yet.</p>"
+         node paused (gc.csv), after a fault when it was in flight from the fault's start \
+         until {FAULT_REACH_S} s after it ended, and during a compaction when it was in flight \
+         while any node compacted any table (compactions.csv, from each node's system.log; \
+         Cassandra only).</p>"
     );
     out
 }
