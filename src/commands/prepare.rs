@@ -4,12 +4,12 @@
 
 use std::sync::Arc;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 
-use super::run::{SETUP_TIMEOUT, within};
+use super::run::{SETUP_TIMEOUT, connect, set_up};
 use crate::cli::PrepareArgs;
 use crate::config::{seconds, store_settings};
-use crate::db::{ConnectOptions, Database, DbUrl, Ownership, Store, store_meta};
+use crate::db::{ConnectOptions, DbUrl, Ownership, store_meta};
 use crate::runner::{StopReason, StopSignal};
 use crate::{interrupt, say};
 
@@ -33,21 +33,12 @@ pub async fn run(args: &PrepareArgs) -> Result<()> {
         op_timeout: SETUP_TIMEOUT,
         existing_only: false,
     };
-    let store = within(
-        connect_timeout,
-        "connect",
-        &stop,
-        Store::connect(&url, &options),
-    )
-    .await
-    .with_context(|| format!("cannot connect to {url}"))?;
+    let store = connect(&url, &options, &stop).await?;
     let owner = Ownership {
         recreate: args.recreate,
         note: format!("hatshop {} prepare", env!("CARGO_PKG_VERSION")),
     };
-    within(SETUP_TIMEOUT, "set up", &stop, store.setup(&owner))
-        .await
-        .with_context(|| format!("cannot set up the schema in {url}"))?;
+    set_up(&store, &url, &owner, &stop).await?;
     say!("{url}: hatshop's tables are empty and ready for `hatshop run --shard I/N --db …`");
     Ok(())
 }

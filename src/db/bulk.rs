@@ -31,22 +31,30 @@ pub struct LoadShape {
     pub in_flight: usize,
 }
 
-/// The load a store was set up for (`load_setup`): once per connection.
+/// The load a store was set up for (`load_setup`), once per connection, and the
+/// text of its insert where it prepares one (made once, not per batch).
 #[derive(Debug, Default)]
-pub struct LoadSetup(std::sync::OnceLock<LoadShape>);
+pub struct LoadSetup(std::sync::OnceLock<(LoadShape, String)>);
 
 impl LoadSetup {
-    pub fn set(&self, shape: LoadShape) -> Result<(), DbError> {
+    pub fn set(&self, shape: LoadShape, insert: String) -> Result<(), DbError> {
         self.0
-            .set(shape)
+            .set((shape, insert))
             .map_err(|_| DbError::other("one bulk load per connection"))
     }
 
-    pub fn shape(&self) -> Result<LoadShape, DbError> {
+    fn get(&self) -> Result<&(LoadShape, String), DbError> {
         self.0
             .get()
-            .copied()
             .ok_or_else(|| DbError::other("the load table is not set up"))
+    }
+
+    pub fn shape(&self) -> Result<LoadShape, DbError> {
+        self.get().map(|(shape, _)| *shape)
+    }
+
+    pub fn insert(&self) -> Result<&str, DbError> {
+        self.get().map(|(_, insert)| insert.as_str())
     }
 }
 

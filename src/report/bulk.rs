@@ -40,23 +40,30 @@ pub fn write_report(dir: &Path) -> Result<PathBuf> {
     };
     let traces: Vec<BatchTrace> = read_rows(&dir.join(BATCH_TRACES_CSV))?;
     let path = result_dir::file(dir, result_dir::REPORT_HTML);
-    let mut html = render(&record, &batches, &metrics, &gc, compactions.as_deref());
-    html = html.replacen(
-        "<h2>Batch latency over time</h2>",
-        &(traced(&traces) + "<h2>Batch latency over time</h2>"),
-        1,
+    let html = render(
+        &record,
+        &Folder {
+            batches: &batches,
+            traces: &traces,
+            metrics: &metrics,
+            gc: &gc,
+            compactions: compactions.as_deref(),
+        },
     );
     std::fs::write(&path, html).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(path)
 }
 
-fn render(
-    record: &LoadRecord,
-    batches: &[BatchRow],
-    metrics: &[MetricsRow],
-    gc: &[GcPause],
-    compactions: Option<&[Compaction]>,
-) -> String {
+/// What a load's folder holds beside load.json.
+struct Folder<'a> {
+    batches: &'a [BatchRow],
+    traces: &'a [BatchTrace],
+    metrics: &'a [MetricsRow],
+    gc: &'a [GcPause],
+    compactions: Option<&'a [Compaction]>,
+}
+
+fn render(record: &LoadRecord, folder: &Folder) -> String {
     let p = &record.plan;
     let t = &record.totals;
     let mut out = String::new();
@@ -142,16 +149,18 @@ fn render(
             if c.ok { "ok" } else { "FAILED" }
         );
     }
-    out.push_str(&charts(batches, p.interval_s));
-    let end_s = batches
+    out.push_str(&traced(folder.traces));
+    out.push_str(&charts(folder.batches, p.interval_s));
+    let end_s = folder
+        .batches
         .iter()
         .map(|b| b.start_s + b.latency_us / 1e6)
         .fold(0.0, f64::max);
     out.push_str(&resources::figures(
-        metrics,
-        gc,
+        folder.metrics,
+        folder.gc,
         record.gc_log.as_deref(),
-        compactions,
+        folder.compactions,
         end_s,
         "time since the load began (s)",
     ));
@@ -194,7 +203,7 @@ fn charts(batches: &[BatchRow], interval_s: f64) -> String {
         ],
     ));
     out.push_str(&svg::line_chart(
-        "Each batch: latency and rows/s",
+        "Latency of each batch",
         &Axis::linear("batch"),
         &Axis::linear("ms"),
         &[Series {

@@ -151,3 +151,80 @@ pub fn run_shards(tmp: &TempDir, shards: usize, extra: &[&str]) -> Vec<std::path
         })
         .collect()
 }
+
+/// A run that must succeed, with verification; returns the result folder.
+pub fn run_and_verify(tmp: &TempDir, db: &str, extra: &[&str]) -> PathBuf {
+    let out = tmp.path().join(format!("run{}", extra.len()));
+    let _ = std::fs::remove_dir_all(&out);
+    let output = hatshop(tmp.path())
+        .args([
+            "run", "--quiet", "--db", db, "--seed", "5", "--verify", "--out",
+        ])
+        .arg(&out)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{db} {extra:?}: {}\n{}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+    let summary = json(&out.join("summary.json"));
+    assert_eq!(summary["errors"], 0, "{db} {extra:?}: {summary}");
+    let verify = json(&out.join("verify.json"));
+    assert_eq!(
+        verify["first_differences"],
+        serde_json::json!([]),
+        "{verify}"
+    );
+    // The separate verify command agrees.
+    hatshop(tmp.path())
+        .arg("verify")
+        .arg(&out)
+        .assert()
+        .success();
+    out
+}
+
+/// A run of 3,000 order events that must succeed and verify.
+pub fn orders(tmp: &TempDir, db: &str, extra: &[&str]) -> PathBuf {
+    let mut args = vec!["--events", "3000"];
+    args.extend_from_slice(extra);
+    let out = run_and_verify(tmp, db, &args);
+    assert_eq!(csv_rows(&out).len(), 3000);
+    out
+}
+
+pub const KV_PRESETS: [&str; 4] = [
+    "kv-50w-50r",
+    "kv-10w-40rw-50r",
+    "kv-50rw-50r",
+    "kv-90rw-10r",
+];
+
+/// Every key-value preset, small, on one store.
+pub fn key_value_presets(db: &str, extra: &[&str]) {
+    for preset in KV_PRESETS {
+        let tmp = TempDir::new().unwrap();
+        let mut args = vec![
+            "-w",
+            preset,
+            "--records",
+            "600",
+            "--warmup",
+            "100",
+            "--events",
+            "1500",
+            "-c",
+            "8",
+        ];
+        args.extend_from_slice(extra);
+        let out = run_and_verify(&tmp, db, &args);
+        let verify = json(&out.join("verify.json"));
+        assert!(
+            verify["keys_found"].as_u64().unwrap() >= 600,
+            "{preset}: {verify}"
+        );
+    }
+}

@@ -19,13 +19,12 @@ use tokio::sync::mpsc;
 
 use self::plan::LoadPlan;
 use self::record::{
-    BATCH_TRACES_CSV, BATCHES_CSV, BatchLatency, BatchTrace, LOAD_JSON, LoadCheck, LoadDatabase,
-    LoadRecord, LoadTotals,
+    BATCH_TRACES_CSV, BATCHES_CSV, BatchLatency, BatchTrace, LOAD_JSON, LoadCheck, LoadRecord,
+    LoadTotals,
 };
 use self::send::{Senders, Sent};
-use super::run::{SETUP_TIMEOUT, rfc3339, within};
+use super::run::{SETUP_TIMEOUT, connect, rfc3339, server_facts, server_serving, set_up, until};
 use crate::cli::LoadArgs;
-use crate::cluster::Home;
 use crate::config::{
     SQLITE_FILE, create_empty_folder, missing_folders, remove_folders, seconds, stamp,
     store_settings, unique_dir,
@@ -36,7 +35,7 @@ use crate::db::{
 };
 use crate::report::table::thousands;
 use crate::report::write_json;
-use crate::result_dir::{Host, ServerFacts};
+use crate::result_dir::{DatabaseRecord, Host};
 use crate::runner::{StopReason, StopSignal};
 use crate::{interrupt, note, say};
 
@@ -80,30 +79,22 @@ pub async fn run(args: &LoadArgs) -> Result<ExitCode> {
         existing_only: false,
     };
     let ready = async {
-        let store = within(
-            connect_timeout,
-            "connect",
-            &stop,
-            Store::connect(&url, &options),
-        )
-        .await
-        .with_context(|| format!("cannot connect to {url}"))?;
+        let store = connect(&url, &options, &stop).await?;
         let owner = Ownership {
             recreate: args.recreate,
             note: format!("hatshop {} load", env!("CARGO_PKG_VERSION")),
         };
-        within(SETUP_TIMEOUT, "set up", &stop, store.setup(&owner))
-            .await
-            .with_context(|| format!("cannot set up the schema in {url}"))?;
+        set_up(&store, &url, &owner, &stop).await?;
         let shape = LoadShape {
             columns: plan.columns,
             kind: plan.batch,
             in_flight: plan.in_flight,
         };
-        within(
+        until(
             SETUP_TIMEOUT,
             "make the load table",
             &stop,
+            "interrupted before the load began",
             store.load_setup(shape),
         )
         .await
@@ -119,21 +110,19 @@ pub async fn run(args: &LoadArgs) -> Result<ExitCode> {
             return Err(e);
         }
     };
-    let server = serving_server(&url, args.home.as_deref());
+    let server = server_serving(&url, args.home.as_deref());
     let mut record = LoadRecord {
         hatshop_version: env!("CARGO_PKG_VERSION").into(),
         status: "running".into(),
         interrupted: false,
         error: None,
         plan: plan.clone(),
-        database: LoadDatabase {
+        database: DatabaseRecord {
             url: url.to_string(),
+            settings: options.settings.given().clone(),
+            file: url.file().map(|f| f.display().to_string()),
             store: store.info(),
-            server: server.as_ref().map(|s| ServerFacts {
-                name: s.kind.name().to_string(),
-                nodes: s.nodes.len(),
-                settings: s.settings.clone(),
-            }),
+            server: server.as_ref().map(server_facts),
         },
         host: Host::probe(),
         started_at: rfc3339(SystemTime::now()),
@@ -192,33 +181,31 @@ pub async fn run(args: &LoadArgs) -> Result<ExitCode> {
         _ => "finished",
     }
     .into();
-    record.interrupted = record.status == "interrupted";
-    record.error = failure.clone();
+    record.error = failure;
     if record.status == "finished" && !args.no_verify && store.holds_data() {
         note!("reading the rows back");
-        record.check = Some(
-            check(&store, &plan, args.verify_sample, op_timeout, &stop)
-                .await
-                .context("cannot read the loaded rows back")?,
-        );
+        match check(&store, &plan, args.verify_sample, op_timeout, &stop).await {
+            Ok(found) => record.check = Some(found),
+            Err(e) => {
+                // Said in load.json too: the folder stays valid.
+                let interrupted = stop.reason() == Some(StopReason::Interrupted);
+                record.status = if interrupted { "interrupted" } else { "failed" }.into();
+                record.error = Some(format!("cannot read the loaded rows back: {e:#}"));
+            }
+        }
     }
+    record.interrupted = record.status == "interrupted";
     write_json(&out.join(LOAD_JSON), &record)?;
     let report = crate::report::bulk::write_report(&out)?;
     print_table(&record, &out, &report);
-    if let Some(failure) = failure {
-        return Err(anyhow!(failure));
+    if record.status == "failed" {
+        return Err(anyhow!(record.error.clone().unwrap_or_default()));
     }
     Ok(match (&record.check, record.interrupted) {
         (_, true) => ExitCode::from(130),
         (Some(check), _) if !check.ok => ExitCode::FAILURE,
         _ => ExitCode::SUCCESS,
     })
-}
-
-/// The server hatshop started that serves `url`, if any: its nodes are watched.
-fn serving_server(url: &DbUrl, home: Option<&Path>) -> Option<crate::cluster::ServerRecord> {
-    let hosts = url.address(0).ok()?.hosts;
-    Home::resolve(home).ok()?.serving(url.scheme(), &hosts)
 }
 
 /// What the batches came to.
@@ -341,10 +328,11 @@ async fn write_batch_traces(
     }
     let ids: Vec<u128> = traced.iter().flat_map(|t| t.3.iter().copied()).collect();
     note!("reading {} server traces …", ids.len());
-    let durations = match within(
+    let durations = match until(
         SETUP_TIMEOUT,
         "read the traces",
         stop,
+        "interrupted while reading the traces",
         store.server_durations(&ids),
     )
     .await
@@ -423,7 +411,15 @@ async fn check(
     stop: &StopSignal,
 ) -> Result<LoadCheck> {
     let expected = plan.total_rows();
-    let found = within(op_timeout * 4, "count the rows", stop, store.load_count()).await?;
+    const STOPPED: &str = "interrupted while reading the rows back";
+    let found = until(
+        op_timeout * 4,
+        "count the rows",
+        stop,
+        STOPPED,
+        store.load_count(),
+    )
+    .await?;
     let sampled = sample.min(expected);
     let mut mismatched = 0;
     for k in 0..sampled {
@@ -434,7 +430,14 @@ async fn check(
             k * (expected - 1) / (sampled - 1)
         };
         let want = row_values(plan.seed, n, plan.columns, plan.value_size);
-        let got = within(op_timeout, "read a row", stop, store.load_read(&row_key(n))).await?;
+        let got = until(
+            op_timeout,
+            "read a row",
+            stop,
+            STOPPED,
+            store.load_read(&row_key(n)),
+        )
+        .await?;
         if got.as_ref() != Some(&want) {
             mismatched += 1;
         }

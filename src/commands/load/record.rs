@@ -4,8 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::plan::LoadPlan;
-use crate::db::StoreInfo;
-use crate::result_dir::{Host, ServerFacts};
+use crate::result_dir::{DatabaseRecord, Host};
 
 pub const LOAD_JSON: &str = "load.json";
 pub const BATCHES_CSV: &str = "batches.csv";
@@ -83,15 +82,6 @@ pub struct LoadCheck {
     pub ok: bool,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct LoadDatabase {
-    /// The URL with any password masked.
-    pub url: String,
-    pub store: StoreInfo,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server: Option<ServerFacts>,
-}
-
 /// load.json.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LoadRecord {
@@ -102,7 +92,7 @@ pub struct LoadRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub plan: LoadPlan,
-    pub database: LoadDatabase,
+    pub database: DatabaseRecord,
     pub host: Host,
     pub started_at: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -15,6 +15,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use self::record::{initial_record, serving_server};
+pub(crate) use self::record::{server_facts, server_serving};
 use super::open_stream;
 use super::verify::verify_store;
 use crate::cli::RunArgs;
@@ -169,14 +170,7 @@ async fn connect_and_set_up(config: &RunConfig, stop: &StopSignal) -> Result<Sto
         // A shard creates nothing: `hatshop prepare` did.
         existing_only: config.shard.is_some(),
     };
-    let store = within(
-        config.connect_timeout,
-        "connect",
-        stop,
-        Store::connect(&config.db, &options),
-    )
-    .await
-    .with_context(|| format!("cannot connect to {}", config.db))?;
+    let store = connect(&config.db, &options, stop).await?;
     let owner = Ownership {
         recreate: config.recreate,
         note: format!(
@@ -197,10 +191,36 @@ async fn connect_and_set_up(config: &RunConfig, stop: &StopSignal) -> Result<Sto
             })?;
         return Ok(store);
     }
-    within(SETUP_TIMEOUT, "set up", stop, store.setup(&owner))
-        .await
-        .with_context(|| format!("cannot set up the schema in {}", config.db))?;
+    set_up(&store, &config.db, &owner, stop).await?;
     Ok(store)
+}
+
+/// Opens the store `url` names within `options.connect_timeout`, hearing Ctrl-C.
+pub(super) async fn connect(
+    url: &crate::db::DbUrl,
+    options: &ConnectOptions,
+    stop: &StopSignal,
+) -> Result<Store> {
+    within(
+        options.connect_timeout,
+        "connect",
+        stop,
+        Store::connect(url, options),
+    )
+    .await
+    .with_context(|| format!("cannot connect to {url}"))
+}
+
+/// Makes hatshop's tables empty and ready within [`SETUP_TIMEOUT`], hearing Ctrl-C.
+pub(super) async fn set_up(
+    store: &Store,
+    url: &crate::db::DbUrl,
+    owner: &Ownership,
+    stop: &StopSignal,
+) -> Result<()> {
+    within(SETUP_TIMEOUT, "set up", stop, store.setup(owner))
+        .await
+        .with_context(|| format!("cannot set up the schema in {url}"))
 }
 
 /// Awaits `work` unless the deadline passes or the run is stopped first.
@@ -210,12 +230,23 @@ pub(super) async fn within<T>(
     stop: &StopSignal,
     work: impl Future<Output = Result<T, DbError>>,
 ) -> Result<T> {
+    until(limit, what, stop, "interrupted before the run began", work).await
+}
+
+/// [`within`], saying `interrupted` when stopped first.
+pub(super) async fn until<T>(
+    limit: Duration,
+    what: &str,
+    stop: &StopSignal,
+    interrupted: &str,
+    work: impl Future<Output = Result<T, DbError>>,
+) -> Result<T> {
     tokio::select! {
         result = tokio::time::timeout(limit, work) => match result {
             Ok(result) => result.map_err(anyhow::Error::from),
             Err(_) => Err(anyhow!("no answer within {} s (to {what})", limit.as_secs_f64())),
         },
-        _ = stop.stopped() => Err(anyhow!("interrupted before the run began")),
+        _ = stop.stopped() => Err(anyhow!("{interrupted}")),
     }
 }
 

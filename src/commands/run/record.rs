@@ -10,22 +10,28 @@ use crate::result_dir::{self, DatabaseRecord, Host, PlanRecord, RunRecord};
 use crate::runner::{Pace, RunPlan};
 use crate::workload::STREAM_VERSION;
 
-/// The server hatshop started that serves the run's URL, if any (its size and heap
-/// matter to the numbers).
-pub(super) fn server_facts(config: &RunConfig) -> Option<result_dir::ServerFacts> {
-    let record = serving_server(config)?;
-    Some(result_dir::ServerFacts {
-        name: record.kind.name().to_string(),
-        nodes: record.nodes.len(),
-        settings: record.settings,
-    })
-}
-
 /// The server hatshop started that serves the run's URL, if any.
 pub(super) fn serving_server(config: &RunConfig) -> Option<crate::cluster::ServerRecord> {
-    let hosts = config.db.address(0).ok()?.hosts;
-    let home = Home::resolve(config.home.as_deref()).ok()?;
-    home.serving(config.db.scheme(), &hosts)
+    server_serving(&config.db, config.home.as_deref())
+}
+
+/// The server hatshop started (under `home`) that serves `url`, if any: its nodes can
+/// be watched, and its size and heap matter to the numbers.
+pub(crate) fn server_serving(
+    url: &crate::db::DbUrl,
+    home: Option<&std::path::Path>,
+) -> Option<crate::cluster::ServerRecord> {
+    let hosts = url.address(0).ok()?.hosts;
+    Home::resolve(home).ok()?.serving(url.scheme(), &hosts)
+}
+
+/// What run.json records of a server hatshop started.
+pub(crate) fn server_facts(record: &crate::cluster::ServerRecord) -> result_dir::ServerFacts {
+    result_dir::ServerFacts {
+        name: record.kind.name().to_string(),
+        nodes: record.nodes.len(),
+        settings: record.settings.clone(),
+    }
 }
 
 pub(super) fn initial_record(
@@ -57,7 +63,7 @@ pub(super) fn initial_record(
             settings: config.settings.given().clone(),
             file: config.recorded_file(),
             store: store.clone(),
-            server: server_facts(config),
+            server: serving_server(config).as_ref().map(server_facts),
         },
         plan: PlanRecord {
             concurrency: plan.concurrency,

@@ -106,15 +106,11 @@ impl CassandraStore {
         for (key, values) in batch.rows() {
             rows.push(LoadRow(key, values));
         }
-        let kind = match load.shape.kind {
-            BatchKind::None => {
-                return self
-                    .write_singles(&load.insert, rows, load.shape.in_flight)
-                    .await;
-            }
-            BatchKind::Logged => BatchType::Logged,
-            BatchKind::Unlogged => BatchType::Unlogged,
-        };
+        if load.shape.kind == BatchKind::None {
+            return self
+                .write_singles(&load.insert, rows, load.shape.in_flight)
+                .await;
+        }
         if batch.len() > MOST_STATEMENTS {
             return Err(LoadError::TooLarge(BatchLimit {
                 setting: "the CQL native protocol's statements per batch".into(),
@@ -125,13 +121,22 @@ impl CassandraStore {
                 raise: None,
             }));
         }
-        let mut cql = Batch::new(kind);
-        for _ in 0..batch.len() {
-            cql.append_statement(load.insert.clone());
-        }
-        cql.set_consistency(self.options.write_cl);
-        cql.set_tracing(tracing_wanted());
-        let answer = self.session.batch(&cql, rows).await;
+        let cql = batch
+            .encoded
+            .as_ref()
+            .and_then(|e| e.downcast_ref::<Batch>())
+            .ok_or_else(|| DbError::other("the batch was not encoded"))?;
+        // A traced batch is a traced copy: the batch was made before tracing was asked.
+        let traced_copy;
+        let cql = if tracing_wanted() {
+            let mut copy = cql.clone();
+            copy.set_tracing(true);
+            traced_copy = copy;
+            &traced_copy
+        } else {
+            cql
+        };
+        let answer = self.session.batch(cql, rows).await;
         if let Ok(Some(id)) = answer.as_ref().map(|r| r.tracing_id()) {
             traced(id.as_u128());
         }
@@ -161,6 +166,30 @@ impl CassandraStore {
             )),
             Err(error) => Err(LoadError::Db(classify(error))),
         }
+    }
+
+    /// A CQL batch of `rows` inserts (before the batch is timed: `load_encode`).
+    pub(super) fn encode_batch(&self, batch: &mut LoadBatch) {
+        let Ok(load) = self.load_insert() else {
+            return;
+        };
+        let kind = match load.shape.kind {
+            BatchKind::None => return,
+            BatchKind::Logged => BatchType::Logged,
+            BatchKind::Unlogged => BatchType::Unlogged,
+        };
+        if batch.len() <= MOST_STATEMENTS {
+            batch.encoded = Some(Box::new(self.cql_batch(load, kind, batch.len())));
+        }
+    }
+
+    fn cql_batch(&self, load: &LoadInsert, kind: BatchType, rows: usize) -> Batch {
+        let mut cql = Batch::new(kind);
+        for _ in 0..rows {
+            cql.append_statement(load.insert.clone());
+        }
+        cql.set_consistency(self.options.write_cl);
+        cql
     }
 
     /// The rows as single-row inserts, `in_flight` at a time.

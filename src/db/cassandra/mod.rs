@@ -483,6 +483,10 @@ impl Database for CassandraStore {
         self.make_load_table(shape).await
     }
 
+    fn load_encode(&self, batch: &mut LoadBatch) {
+        self.encode_batch(batch);
+    }
+
     async fn load_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
         self.write_batch(batch).await
     }

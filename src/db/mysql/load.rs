@@ -29,7 +29,8 @@ impl MysqlStore {
         ))
         .await
         .map_err(classify)?;
-        self.load.set(shape)
+        // Nothing prepared: each batch is sent as built.
+        self.load.set(shape, String::new())
     }
 
     pub(super) fn encode_batch(&self, batch: &mut LoadBatch) {

@@ -35,7 +35,6 @@ impl PostgresStore {
                 .await
                 .map_err(classify)?;
         }
-        self.load.set(shape)?;
         let insert = Self::load_insert(shape.columns);
         for connection in &self.connections {
             let mut slot = connection.lock().await;
@@ -46,7 +45,7 @@ impl PostgresStore {
                 conn.statement(&insert).await?;
             }
         }
-        Ok(())
+        self.load.set(shape, insert)
     }
 
     pub(super) async fn write_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
@@ -64,7 +63,7 @@ impl PostgresStore {
             params.push(array);
         }
         let mut conn = self.conn().await?;
-        let statement = conn.statement(&Self::load_insert(columns)).await?;
+        let statement = conn.statement(self.load.insert()?).await?;
         conn.client
             .execute(&statement, &params)
             .await

@@ -13,7 +13,8 @@ fn load_key(key: &str) -> String {
 impl RedisStore {
     pub(super) async fn make_load_table(&self, shape: LoadShape) -> Result<(), DbError> {
         // `setup` removed every key under hatshop:, the load's too.
-        self.load.set(shape)
+        // Nothing prepared: each batch is sent as built.
+        self.load.set(shape, String::new())
     }
 
     pub(super) fn encode_batch(&self, batch: &mut LoadBatch) {

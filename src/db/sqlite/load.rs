@@ -2,7 +2,7 @@
 //! one cached prepared statement (SQLite's fast path: no statement to parse per batch,
 //! no limit on rows per batch).
 
-use rusqlite::{OptionalExtension, TransactionBehavior};
+use rusqlite::{OptionalExtension, ToSql, TransactionBehavior};
 
 use super::{SqliteStore, classify};
 use crate::db::sql::{
@@ -12,31 +12,35 @@ use crate::db::{DbError, LOAD_TABLE, LoadBatch, LoadError, LoadShape};
 
 impl SqliteStore {
     pub(super) fn make_load_table(&self, shape: LoadShape) -> Result<(), DbError> {
-        let conn = self.connection();
-        conn.execute_batch(&format!(
-            "DROP TABLE IF EXISTS {LOAD_TABLE}; {}",
-            create_load_table(shape.columns, "TEXT", "BLOB")
-        ))
-        .map_err(classify)?;
-        self.load.set(shape)
+        self.connection()
+            .execute_batch(&format!(
+                "DROP TABLE IF EXISTS {LOAD_TABLE}; {}",
+                create_load_table(shape.columns, "TEXT", "BLOB")
+            ))
+            .map_err(classify)?;
+        // Prepared on every connection now, so no batch pays for it.
+        let insert = load_insert_row(Placeholders::Question, shape.columns);
+        for connection in &self.connections {
+            let conn = connection.lock().unwrap_or_else(|p| p.into_inner());
+            conn.prepare_cached(&insert).map_err(classify)?;
+        }
+        self.load.set(shape, insert)
     }
 
     pub(super) fn write_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
-        let insert = load_insert_row(
-            Placeholders::Question,
-            self.load.shape().map(|s| s.columns)?,
-        );
+        let insert = self.load.insert()?;
         let mut conn = self.connection();
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(classify)?;
         {
-            let mut statement = tx.prepare_cached(&insert).map_err(classify)?;
+            let mut statement = tx.prepare_cached(insert).map_err(classify)?;
             for (key, values) in batch.rows() {
-                let mut cells: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(values.len() + 1);
-                cells.push(&key);
-                cells.extend(values.iter().map(|v| v as &dyn rusqlite::ToSql));
-                statement.execute(cells.as_slice()).map_err(classify)?;
+                let cells = std::iter::once(&key as &dyn ToSql)
+                    .chain(values.iter().map(|v| v as &dyn ToSql));
+                statement
+                    .execute(rusqlite::params_from_iter(cells))
+                    .map_err(classify)?;
             }
         }
         tx.commit().map_err(classify)?;

@@ -1,0 +1,270 @@
+//! The checks against a real Cassandra node, started by `./test.sh` (its URL in
+//! HATSHOP_TEST_CASSANDRA; missing, the test fails, never skips): schemas, consistency
+//! levels, replication a node cannot meet, lightweight transactions, what the node did
+//! during a run, server-side traces, and keyspaces hatshop did not make. Each test has
+//! its own keyspace and takes the lock: they share the node.
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use common::{cassandra, csv_rows, hatshop, json, key_value_presets, lock, orders, text};
+use tempfile::TempDir;
+
+static CASSANDRA: Mutex<()> = Mutex::new(());
+
+#[test]
+#[ignore = "needs a live Cassandra: ./test.sh starts one"]
+fn cassandra_by_order_verifies_under_concurrency() {
+    let _guard = lock(&CASSANDRA);
+    let tmp = TempDir::new().unwrap();
+    let out = orders(&tmp, &cassandra("t_by_order"), &["-c", "16"]);
+    let run = json(&out.join("run.json"));
+    assert_eq!(run["database"]["store"]["settings"]["schema"], "by-order");
+    assert!(
+        run["database"]["store"]["server_version"]
+            .as_str()
+            .unwrap()
+            .starts_with("Apache Cassandra 5."),
+        "{run}"
+    );
+}
+
+#[test]
+#[ignore = "needs a live Cassandra: ./test.sh starts one"]
+fn a_cassandra_run_samples_the_node_and_reads_its_gc_log() {
+    let _guard = lock(&CASSANDRA);
+    let tmp = TempDir::new().unwrap();
+    let out = tmp.path().join("watched");
+    let output = hatshop(tmp.path())
+        .args(["run", "--quiet", "--db", &cassandra("t_watched")])
+        .args([
+            "--events",
+            "1000000",
+            "--duration",
+            "2.5",
+            "-c",
+            "8",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    // The node hatshop started, beside the client, once a second.
+    let mut reader = csv::Reader::from_path(out.join("server-metrics.csv")).unwrap();
+    let rows: Vec<HashMap<String, String>> = reader.deserialize().map(Result::unwrap).collect();
+    let node: Vec<&HashMap<String, String>> =
+        rows.iter().filter(|r| r["source"] == "node 1").collect();
+    assert!(node.len() >= 2, "{rows:?}");
+    for r in &node {
+        let rss: f64 = r["rss_mb"].parse().unwrap();
+        assert!(rss > 100.0, "a Cassandra JVM holds more than 100 MB: {r:?}");
+    }
+    let busy = node
+        .iter()
+        .map(|r| r["cpu_pct"].parse::<f64>().unwrap())
+        .fold(0.0, f64::max);
+    assert!(busy > 5.0, "the node worked: {node:?}");
+    assert!(rows.iter().any(|r| r["source"] == "client"));
+    // Its GC log was read (no pause in 2.5 s is a valid result; a parse failure is not).
+    let run = json(&out.join("run.json"));
+    let gc = run["gc_log"].as_str().unwrap();
+    assert!(gc.contains(" on 1 node during the run"), "{gc}");
+    assert!(out.join("gc.csv").exists());
+    // Compactions were read from the node's system.log (none is a valid result).
+    let compactions = std::fs::read_to_string(out.join("compactions.csv")).unwrap();
+    assert!(compactions.starts_with("node,began_at,at_s,took_ms,keyspace,table,sstables"));
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(report.contains("<h2>Server resources</h2>") && report.contains("CPU over time"));
+    assert!(report.contains("<h3>GC pauses</h3>"));
+}
+
+#[test]
+#[ignore = "needs a live Cassandra: ./test.sh starts one"]
+fn every_traced_cassandra_operation_took_the_server_no_longer_than_the_client() {
+    let _guard = lock(&CASSANDRA);
+    let tmp = TempDir::new().unwrap();
+    let out = tmp.path().join("traced");
+    let output = hatshop(tmp.path())
+        .args(["run", "--quiet", "--db", &cassandra("t_traced")])
+        .args([
+            "--events",
+            "300",
+            "-c",
+            "2",
+            "--trace-sample",
+            "1.0",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let ops = json(&out.join("summary.json"))["ops"].as_u64().unwrap();
+    let mut reader = csv::Reader::from_path(out.join("traces.csv")).unwrap();
+    let rows: Vec<HashMap<String, String>> = reader.deserialize().map(Result::unwrap).collect();
+    // Every measured operation was traced (a failed one has no trace).
+    assert!(
+        rows.len() as u64 * 100 >= ops * 95,
+        "{} of {ops}",
+        rows.len()
+    );
+    for row in &rows {
+        let client: f64 = row["client_us"].parse().unwrap();
+        let server: f64 = row["server_us"]
+            .parse()
+            .unwrap_or_else(|_| panic!("no server time: {row:?}"));
+        assert!(server > 0.0 && server <= client, "{row:?}");
+    }
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(report.contains("<h2>Client and server time</h2>"));
+    // Tracing is CQL's: another store says so in one line.
+    hatshop(tmp.path())
+        .args(["run", "--trace-sample", "0.5"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("Cassandra (CQL tracing) only"));
+}
+
+#[test]
+#[ignore = "needs a live Cassandra: ./test.sh starts one"]
+fn cassandra_by_item_verifies_with_unbatched_async_writes() {
+    let _guard = lock(&CASSANDRA);
+    let tmp = TempDir::new().unwrap();
+    let out = orders(
+        &tmp,
+        &cassandra("t_by_item"),
+        &["-c", "8", "--schema", "by-item", "--batch", "none"],
+    );
+    assert_eq!(
+        json(&out.join("run.json"))["database"]["store"]["settings"]["schema"],
+        "by-item"
+    );
+}
+
+#[test]
+#[ignore = "needs a live Cassandra: ./test.sh starts one"]
+fn cassandra_key_value_presets_verify() {
+    let _guard = lock(&CASSANDRA);
+    key_value_presets(&cassandra("t_kv"), &[]);
+}
+
+#[test]
+#[ignore = "needs a live Cassandra: ./test.sh starts one"]
+fn cassandra_cl_all_on_one_node_succeeds() {
+    let _guard = lock(&CASSANDRA);
+    let tmp = TempDir::new().unwrap();
+    let out = orders(
+        &tmp,
+        &format!("{}?cl=ALL", cassandra("t_all")),
+        &["-c", "8", "--batch", "unlogged"],
+    );
+    let settings = &json(&out.join("run.json"))["database"]["store"]["settings"];
+    assert_eq!(settings["read_cl"], "ALL");
+    assert_eq!(settings["write_cl"], "ALL");
+}
+
+#[test]
+#[ignore = "needs a live Cassandra: ./test.sh starts one"]
+fn cassandra_rf2_on_one_node_is_unavailable_at_quorum_and_all() {
+    let _guard = lock(&CASSANDRA);
+    for cl in ["QUORUM", "ALL"] {
+        let tmp = TempDir::new().unwrap();
+        let out = tmp.path().join("run");
+        hatshop(tmp.path())
+            .args([
+                "run",
+                "--quiet",
+                "--db",
+                &cassandra("t_rf2"),
+                "--rf",
+                "2",
+                "--cl",
+                cl,
+            ])
+            .args(["--events", "500", "-c", "8", "--out"])
+            .arg(&out)
+            .assert()
+            .success();
+        let summary = json(&out.join("summary.json"));
+        assert_eq!(summary["ops"], 500);
+        assert_eq!(summary["errors"], 500, "{cl}: {summary}");
+        for event in summary["events"].as_array().unwrap() {
+            let kinds = event["errors_by_kind"].as_object().unwrap();
+            assert_eq!(
+                kinds.keys().collect::<Vec<_>>(),
+                ["unavailable"],
+                "{cl}: {event}"
+            );
+        }
+        assert!(csv_rows(&out).iter().all(|r| &r[8] == "unavailable"));
+        // Refused at once: definite failures, not applied.
+        let run = json(&out.join("run.json"));
+        assert!(run["unmeasured_errors"].as_u64().unwrap() >= 500);
+    }
+}
+
+#[test]
+#[ignore = "needs a live Cassandra: ./test.sh starts one"]
+fn cassandra_lwt_on_a_missing_order_is_not_applied() {
+    let _guard = lock(&CASSANDRA);
+    let tmp = TempDir::new().unwrap();
+    // Create order 1, then change the status of order 1 (there) and of order 2 (never created).
+    let order = r#"{"order_id":1,"client_id":7,"customer":"Ada Hale","address":"1 Felt Street, Luton","created_at_ms":0,"status":"pending","subtotal_cents":999,"items":[{"line_item_id":1,"product":"Fez","colour":"Teal","size":"7","quantity":1,"unit_price_cents":999}]}"#;
+    let events = format!(
+        "{{\"seq\":0,\"phase\":\"load\",\"op\":{{\"type\":\"create_order\",\"order\":{order}}}}}\n\
+         {{\"seq\":1,\"phase\":\"measure\",\"op\":{{\"type\":\"update_status\",\"order_id\":1,\"status\":\"dispatched\"}}}}\n\
+         {{\"seq\":2,\"phase\":\"measure\",\"op\":{{\"type\":\"update_status\",\"order_id\":2,\"status\":\"dispatched\"}}}}\n"
+    );
+    std::fs::write(tmp.path().join("lwt.jsonl"), events).unwrap();
+    let out = tmp.path().join("run");
+    hatshop(tmp.path())
+        .args([
+            "run",
+            "--quiet",
+            "--db",
+            &cassandra("t_lwt"),
+            "--lwt",
+            "--events-file",
+            "lwt.jsonl",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let rows = csv_rows(&out);
+    let by_seq = |seq: &str| rows.iter().find(|r| &r[3] == seq).unwrap().clone();
+    assert_eq!(&by_seq("1")[7], "true");
+    assert_eq!(&by_seq("2")[7], "false");
+    assert_eq!(&by_seq("2")[8], "not_found");
+    // Without IF EXISTS the same update is a blind upsert, and counts as done.
+    let plain = tmp.path().join("plain");
+    hatshop(tmp.path())
+        .args([
+            "run",
+            "--quiet",
+            "--db",
+            &cassandra("t_lwt"),
+            "--events-file",
+            "lwt.jsonl",
+            "--out",
+        ])
+        .arg(&plain)
+        .assert()
+        .success();
+    assert!(csv_rows(&plain).iter().all(|r| &r[7] == "true"));
+}
+
+#[test]
+#[ignore = "needs a live Cassandra: ./test.sh starts one"]
+fn cassandra_keyspaces_hatshop_did_not_make_are_left_alone() {
+    let _guard = lock(&CASSANDRA);
+    let tmp = TempDir::new().unwrap();
+    common::assert_one_line_error(
+        tmp.path(),
+        &["run", "--db", &cassandra("system_auth"), "--events", "10"],
+        "refusing to drop keyspace system_auth",
+    );
+}

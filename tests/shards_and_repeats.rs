@@ -1,0 +1,162 @@
+//! Runs made of several runs, against SQLite in a temporary folder: the shards of one
+//! run merged into one folder, and repeats with their medians and spread.
+
+mod common;
+
+use common::{assert_one_line_error, csv_rows, hatshop, json, run_shards};
+use tempfile::TempDir;
+
+#[test]
+fn shards_of_one_sqlite_run_merge_and_verify_exactly() {
+    let tmp = TempDir::new().unwrap();
+    let db_file = tmp.path().join("shared.db");
+    let db = format!("sqlite://{}", db_file.display());
+    let dir = tmp.path();
+    // A shard never makes tables: it needs `prepare`, and says so.
+    assert_one_line_error(
+        dir,
+        &["run", "--db", &db, "--shard", "0/2", "--events", "10"],
+        "no SQLite database",
+    );
+    let empty = dir.join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    assert_one_line_error(
+        dir,
+        &[
+            "run",
+            "--db",
+            &format!("sqlite://{}", empty.display()),
+            "--shard",
+            "1/2",
+        ],
+        "holds no hatshop tables",
+    );
+    hatshop(dir)
+        .args(["prepare", "--db", &db])
+        .assert()
+        .success();
+    let shards = run_shards(&tmp, 2, &["--db", &db, "-c", "3", "--events", "3000"]);
+    let records: Vec<_> = shards.iter().map(|s| json(&s.join("run.json"))).collect();
+    // Both replayed the whole stream, each its share of the orders.
+    assert_eq!(records[0]["plan_sha256"], records[1]["plan_sha256"]);
+    assert_eq!(
+        records[1]["shard"],
+        serde_json::json!({"index": 1, "count": 2})
+    );
+    let ops: Vec<u64> = records
+        .iter()
+        .map(|r| r["measured_ops"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ops.iter().sum::<u64>(), 3000, "{ops:?}");
+    assert!(ops.iter().all(|&n| n > 1000), "{ops:?}");
+    // A shard alone cannot be verified; two copies of one shard do not merge.
+    let s0 = shards[0].to_str().unwrap();
+    assert_one_line_error(dir, &["verify", s0], "hatshop merge");
+    assert_one_line_error(dir, &["merge", s0, s0, "-o", "m0"], "given twice");
+    assert_one_line_error(dir, &["merge", s0, "-o", "m0"], "shard 1/2 is missing");
+    let merged = dir.join("merged");
+    hatshop(dir)
+        .args(["merge", shards[1].to_str().unwrap(), s0, "-o"])
+        .arg(&merged)
+        .assert()
+        .success();
+    let record = json(&merged.join("run.json"));
+    assert_eq!(record["plan"]["concurrency"], 6);
+    assert_eq!(record["shards"].as_array().unwrap().len(), 2);
+    assert_eq!(record["lane_last_seq"].as_array().unwrap().len(), 6);
+    // The histograms add up exactly: counts are sums, the max is the larger max.
+    let summary = json(&merged.join("summary.json"));
+    assert_eq!(summary["ops"], 3000);
+    let parts: Vec<_> = shards
+        .iter()
+        .map(|s| json(&s.join("summary.json")))
+        .collect();
+    for event in summary["events"].as_array().unwrap() {
+        let of_shards: Vec<&serde_json::Value> = parts
+            .iter()
+            .filter_map(|p| {
+                p["events"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|e| e["event_type"] == event["event_type"])
+            })
+            .collect();
+        let count: u64 = of_shards.iter().map(|e| e["count"].as_u64().unwrap()).sum();
+        assert_eq!(event["count"].as_u64().unwrap(), count, "{event}");
+        let max = of_shards
+            .iter()
+            .map(|e| e["max_us"].as_f64().unwrap())
+            .fold(0.0, f64::max);
+        assert_eq!(event["max_us"].as_f64().unwrap(), max, "{event}");
+    }
+    let rows = csv_rows(&merged);
+    assert_eq!(rows.len(), 3000);
+    let shard_column: std::collections::BTreeSet<String> =
+        rows.iter().map(|r| r[r.len() - 1].to_string()).collect();
+    assert_eq!(shard_column, ["0".to_string(), "1".to_string()].into());
+    hatshop(dir)
+        .args(["verify"])
+        .arg(&merged)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("exact"));
+    hatshop(dir)
+        .args(["compare"])
+        .arg(&merged)
+        .arg(&shards[0])
+        .assert()
+        .success();
+}
+
+#[test]
+fn repeats_give_medians_with_their_spread_and_compare_tests_across_them() {
+    let tmp = TempDir::new().unwrap();
+    let dir = tmp.path();
+    let output = hatshop(dir)
+        .args([
+            "run", "--quiet", "--repeat", "3", "--events", "2000", "-o", "r",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", common::text(&output.stderr));
+    let stdout = common::text(&output.stdout);
+    assert!(
+        stdout.contains("median (min–max) over 3 repeats"),
+        "{stdout}"
+    );
+    assert_eq!(stdout.matches("repeat ").count(), 3, "{stdout}");
+    let summary = json(&dir.join("r/summary.json"));
+    assert_eq!(summary["repeats"], 3);
+    let all = &summary["overall"];
+    assert_eq!(all["count"]["median"], 2000.0);
+    for figure in [
+        &all["mean_us"],
+        &all["latency_us"]["p99"],
+        &all["throughput_ops_s"],
+    ] {
+        let (lo, mid, hi) = (
+            figure["min"].as_f64().unwrap(),
+            figure["median"].as_f64().unwrap(),
+            figure["max"].as_f64().unwrap(),
+        );
+        assert!(lo <= mid && mid <= hi && lo > 0.0, "{figure}");
+    }
+    // Each repeat is a complete folder on its own fresh tables, and verifies.
+    for i in 1..=3 {
+        hatshop(dir)
+            .arg("verify")
+            .arg(dir.join(format!("r/repeat-{i}")))
+            .assert()
+            .success();
+    }
+    assert_one_line_error(dir, &["verify", "r"], "holds repeats");
+    let output = hatshop(dir)
+        .args(["compare", "r", "r", "-o", "c.html"])
+        .output()
+        .unwrap();
+    let text = common::text(&output.stdout);
+    assert!(text.contains("median of 3 repeats"), "{text}");
+    assert!(text.contains("each repeat's mean latency"), "{text}");
+    assert!(text.contains("no significant difference"), "{text}");
+}
