@@ -276,12 +276,18 @@ fn traced(traces: &[BatchTrace]) -> String {
     let n = both.len() as f64;
     let client = both.iter().map(|(t, _)| t.client_us).sum::<f64>() / n / 1e3;
     let server = both.iter().map(|(_, s)| s).sum::<f64>() / n / 1e3;
+    let dropped = traces.len() - both.len();
     let mut out = format!(
         "<h2>Client and server time</h2><p>{} traced batches: client {client:.1} ms, \
          server (coordinator) {server:.1} ms, difference {:.1} ms on average (wire, client \
-         and queueing).</p>",
+         and queueing).{}</p>",
         both.len(),
-        client - server
+        client - server,
+        if dropped > 0 {
+            format!(" The server kept no trace of {dropped} more (a busy node drops trace writes).")
+        } else {
+            String::new()
+        }
     );
     out.push_str(&svg::line_chart(
         "Client and server time of each traced batch",

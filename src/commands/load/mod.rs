@@ -356,6 +356,13 @@ async fn write_batch_traces(
                 .reduce(f64::max),
         })
         .collect();
+    let kept = rows.iter().filter(|r| r.server_us.is_some()).count();
+    if kept < rows.len() {
+        note!(
+            "the server kept {kept} of {} batch traces (a busy node drops trace writes)",
+            rows.len()
+        );
+    }
     crate::report::write_csv(&out.join(BATCH_TRACES_CSV), &rows)
 }
 

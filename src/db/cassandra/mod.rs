@@ -25,6 +25,7 @@ use futures::future::try_join_all;
 use scylla::client::execution_profile::ExecutionProfile;
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
+use scylla::errors::TracingError;
 use scylla::policies::retry::{DefaultRetryPolicy, FallthroughRetryPolicy, RetryPolicy};
 use scylla::policies::timestamp_generator::MonotonicTimestampGenerator;
 use scylla::response::query_result::QueryResult;
@@ -241,14 +242,34 @@ impl Database for CassandraStore {
     }
 
     async fn server_durations(&self, trace_ids: &[u128]) -> Result<Vec<Option<f64>>, DbError> {
+        // A node writes a trace's session row, and later its duration, after the
+        // request, asynchronously: a trace not there yet, or not finished, is read
+        // again, for up to PATIENCE from the first read in all. A busy node also drops
+        // trace writes ("_TRACE messages were dropped" in its log): such a trace stays
+        // `None`.
+        const PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
+        const INTERVAL: std::time::Duration = std::time::Duration::from_millis(20);
+        let patient_until = std::time::Instant::now() + PATIENCE;
         let mut durations = Vec::with_capacity(trace_ids.len());
         for id in trace_ids {
-            let info = self
-                .session
-                .get_tracing_info(&uuid::Uuid::from_u128(*id))
-                .await
-                .map_err(|e| DbError::other(format!("cannot read trace {id:032x}: {e}")))?;
-            durations.push(info.duration.map(f64::from));
+            let duration = loop {
+                let found = match self
+                    .session
+                    .get_tracing_info(&uuid::Uuid::from_u128(*id))
+                    .await
+                {
+                    Ok(info) => info.duration.map(f64::from),
+                    Err(TracingError::EmptyResults) => None,
+                    Err(e) => {
+                        return Err(DbError::other(format!("cannot read trace {id:032x}: {e}")));
+                    }
+                };
+                if found.is_some() || std::time::Instant::now() >= patient_until {
+                    break found;
+                }
+                tokio::time::sleep(INTERVAL).await;
+            };
+            durations.push(duration);
         }
         Ok(durations)
     }
