@@ -60,10 +60,10 @@ impl Senders {
             let mut batch =
                 LoadBatch::generate(plan.seed, first, rows, plan.columns, plan.value_size);
             self.store.load_encode(&mut batch);
-            let wire_before = (plan.concurrency == 1).then(loopback_sent).flatten();
-            let sent = Instant::now();
             let trace = plan.traced(index);
             let call = observe(notes.clone(), trace, self.store.load_batch(&batch));
+            let wire_before = (plan.concurrency == 1).then(loopback_sent).flatten();
+            let sent = Instant::now();
             let outcome = tokio::select! {
                 answer = tokio::time::timeout(self.op_timeout, call) => {
                     answer.unwrap_or_else(|_| Err(LoadError::Db(DbError::new(
