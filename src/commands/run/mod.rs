@@ -3,6 +3,7 @@
 //! of the op log or the events file), the folder is completed with every operation
 //! that ran and says how it ended; a second signal leaves it marked `aborted`.
 
+mod connect;
 mod record;
 
 use std::io::IsTerminal;
@@ -11,9 +12,11 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime};
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use self::connect::connect_and_set_up;
+pub(crate) use self::connect::{connect, set_up, until};
 use self::record::{initial_record, serving_server};
 pub(crate) use self::record::{server_facts, server_serving};
 use super::open_stream;
@@ -21,7 +24,7 @@ use super::verify::verify_store;
 use crate::cli::RunArgs;
 use crate::cluster::Home;
 use crate::config::{EventSource, RunConfig, file_sha256, missing_folders, remove_folders};
-use crate::db::{ConnectOptions, Database, DbError, Ownership, Store};
+use crate::db::{Database, Store};
 use crate::faults::{self, Timeline};
 use crate::interrupt;
 use crate::report::table::{self, thousands};
@@ -158,96 +161,6 @@ fn fault_timeline(config: &RunConfig) -> Result<Option<Timeline>> {
     let hosts = config.db.address(0).map(|a| a.hosts).unwrap_or_default();
     let home = Home::resolve(config.home.as_deref())?;
     Timeline::resolve(config.faults.clone(), home, meta.scheme, &hosts).map(Some)
-}
-
-/// Connects and makes the schema, within their deadlines, hearing Ctrl-C.
-async fn connect_and_set_up(config: &RunConfig, stop: &StopSignal) -> Result<Store> {
-    let options = ConnectOptions {
-        concurrency: config.concurrency,
-        settings: config.settings.clone(),
-        connect_timeout: config.connect_timeout,
-        op_timeout: config.op_timeout,
-        // A shard creates nothing: `hatshop prepare` did.
-        existing_only: config.shard.is_some(),
-    };
-    let store = connect(&config.db, &options, stop).await?;
-    let owner = Ownership {
-        recreate: config.recreate,
-        note: format!(
-            "hatshop {} run {}",
-            env!("CARGO_PKG_VERSION"),
-            config.run_id
-        ),
-    };
-    if let Some(shard) = config.shard {
-        // Shards share the tables: dropping them here would wipe the others' orders.
-        within(SETUP_TIMEOUT, "check the tables", stop, store.use_existing())
-            .await
-            .map_err(|e| {
-                anyhow!(
-                    "{e:#}: a shard ({shard}) uses the tables that `hatshop prepare --db {}` makes before the shards start",
-                    config.db
-                )
-            })?;
-        return Ok(store);
-    }
-    set_up(&store, &config.db, &owner, stop).await?;
-    Ok(store)
-}
-
-/// Opens the store `url` names within `options.connect_timeout`, hearing Ctrl-C.
-pub(super) async fn connect(
-    url: &crate::db::DbUrl,
-    options: &ConnectOptions,
-    stop: &StopSignal,
-) -> Result<Store> {
-    within(
-        options.connect_timeout,
-        "connect",
-        stop,
-        Store::connect(url, options),
-    )
-    .await
-    .with_context(|| format!("cannot connect to {url}"))
-}
-
-/// Makes hatshop's tables empty and ready within [`SETUP_TIMEOUT`], hearing Ctrl-C.
-pub(super) async fn set_up(
-    store: &Store,
-    url: &crate::db::DbUrl,
-    owner: &Ownership,
-    stop: &StopSignal,
-) -> Result<()> {
-    within(SETUP_TIMEOUT, "set up", stop, store.setup(owner))
-        .await
-        .with_context(|| format!("cannot set up the schema in {url}"))
-}
-
-/// Awaits `work` unless the deadline passes or the run is stopped first.
-pub(super) async fn within<T>(
-    limit: Duration,
-    what: &str,
-    stop: &StopSignal,
-    work: impl Future<Output = Result<T, DbError>>,
-) -> Result<T> {
-    until(limit, what, stop, "interrupted before the run began", work).await
-}
-
-/// [`within`], saying `interrupted` when stopped first.
-pub(super) async fn until<T>(
-    limit: Duration,
-    what: &str,
-    stop: &StopSignal,
-    interrupted: &str,
-    work: impl Future<Output = Result<T, DbError>>,
-) -> Result<T> {
-    tokio::select! {
-        result = tokio::time::timeout(limit, work) => match result {
-            Ok(result) => result.map_err(anyhow::Error::from),
-            Err(_) => Err(anyhow!("no answer within {} s (to {what})", limit.as_secs_f64())),
-        },
-        _ = stop.stopped() => Err(anyhow!("{interrupted}")),
-    }
 }
 
 /// The measured part: the runner, then every file of the folder.

@@ -1,0 +1,101 @@
+//! Reaching the database before anything is measured: connect, make the tables, each
+//! within its deadline and hearing Ctrl-C. Shared by run, prepare and load.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow};
+
+use super::SETUP_TIMEOUT;
+use crate::config::RunConfig;
+use crate::db::{ConnectOptions, Database, DbError, DbUrl, Ownership, Store};
+use crate::runner::StopSignal;
+
+/// Connects and makes the schema, within their deadlines, hearing Ctrl-C.
+pub(super) async fn connect_and_set_up(config: &RunConfig, stop: &StopSignal) -> Result<Store> {
+    let options = ConnectOptions {
+        concurrency: config.concurrency,
+        settings: config.settings.clone(),
+        connect_timeout: config.connect_timeout,
+        op_timeout: config.op_timeout,
+        // A shard creates nothing: `hatshop prepare` did.
+        existing_only: config.shard.is_some(),
+    };
+    let store = connect(&config.db, &options, stop).await?;
+    let owner = Ownership {
+        recreate: config.recreate,
+        note: format!(
+            "hatshop {} run {}",
+            env!("CARGO_PKG_VERSION"),
+            config.run_id
+        ),
+    };
+    if let Some(shard) = config.shard {
+        // Shards share the tables: dropping them here would wipe the others' orders.
+        within(SETUP_TIMEOUT, "check the tables", stop, store.use_existing())
+            .await
+            .map_err(|e| {
+                anyhow!(
+                    "{e:#}: a shard ({shard}) uses the tables that `hatshop prepare --db {}` makes before the shards start",
+                    config.db
+                )
+            })?;
+        return Ok(store);
+    }
+    set_up(&store, &config.db, &owner, stop).await?;
+    Ok(store)
+}
+
+/// Opens the store `url` names within `options.connect_timeout`, hearing Ctrl-C.
+pub(crate) async fn connect(
+    url: &DbUrl,
+    options: &ConnectOptions,
+    stop: &StopSignal,
+) -> Result<Store> {
+    within(
+        options.connect_timeout,
+        "connect",
+        stop,
+        Store::connect(url, options),
+    )
+    .await
+    .with_context(|| format!("cannot connect to {url}"))
+}
+
+/// Makes hatshop's tables empty and ready within [`SETUP_TIMEOUT`], hearing Ctrl-C.
+pub(crate) async fn set_up(
+    store: &Store,
+    url: &DbUrl,
+    owner: &Ownership,
+    stop: &StopSignal,
+) -> Result<()> {
+    within(SETUP_TIMEOUT, "set up", stop, store.setup(owner))
+        .await
+        .with_context(|| format!("cannot set up the schema in {url}"))
+}
+
+/// Awaits `work` unless the deadline passes or the run is stopped first.
+pub(crate) async fn within<T>(
+    limit: Duration,
+    what: &str,
+    stop: &StopSignal,
+    work: impl Future<Output = Result<T, DbError>>,
+) -> Result<T> {
+    until(limit, what, stop, "interrupted before the run began", work).await
+}
+
+/// [`within`], saying `interrupted` when stopped first.
+pub(crate) async fn until<T>(
+    limit: Duration,
+    what: &str,
+    stop: &StopSignal,
+    interrupted: &str,
+    work: impl Future<Output = Result<T, DbError>>,
+) -> Result<T> {
+    tokio::select! {
+        result = tokio::time::timeout(limit, work) => match result {
+            Ok(result) => result.map_err(anyhow::Error::from),
+            Err(_) => Err(anyhow!("no answer within {} s (to {what})", limit.as_secs_f64())),
+        },
+        _ = stop.stopped() => Err(anyhow!("{interrupted}")),
+    }
+}
