@@ -165,9 +165,10 @@ impl RunConfig {
         if !(0.0..=1.0).contains(&trace_sample) {
             bail!("--trace-sample must be a share from 0 to 1, got {trace_sample}");
         }
-        if trace_sample > 0.0 && db.scheme() != "cassandra" {
+        if trace_sample > 0.0 && !["cassandra", "mysql", "postgres"].contains(&db.scheme()) {
             bail!(
-                "--trace-sample traces requests on the server: Cassandra (CQL tracing) only, not {}://",
+                "--trace-sample reads the server's own times: Cassandra, MariaDB/MySQL and \
+                 PostgreSQL only, not {}://",
                 db.scheme()
             );
         }

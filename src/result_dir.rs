@@ -94,6 +94,9 @@ pub struct RunRecord {
     /// not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gc_log: Option<String>,
+    /// `--trace-sample`: where the server's own times came from, or why there are none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_time: Option<String>,
 }
 
 impl RunRecord {

@@ -120,12 +120,14 @@ fn every_traced_cassandra_operation_took_the_server_no_longer_than_the_client() 
     }
     let report = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(report.contains("<h2>Client and server time</h2>"));
-    // Tracing is CQL's: another store says so in one line.
+    // SQLite has no server: one line says so.
     hatshop(tmp.path())
         .args(["run", "--trace-sample", "0.5"])
         .assert()
         .failure()
-        .stderr(predicates::str::contains("Cassandra (CQL tracing) only"));
+        .stderr(predicates::str::contains(
+            "Cassandra, MariaDB/MySQL and PostgreSQL only, not sqlite://",
+        ));
 }
 
 #[test]

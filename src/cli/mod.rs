@@ -238,9 +238,12 @@ pub struct RunArgs {
     /// so two clients race on one order (default: the spec's `conflicts`, else 0).
     #[arg(long, value_name = "SHARE")]
     pub conflicts: Option<f64>,
-    /// Trace this share (0-1) of the measured operations on the server (Cassandra's CQL
-    /// tracing): traces.csv and the report then set each one's server time against
-    /// the time hatshop measured. Untraced operations are sent as always.
+    /// Read the server's own time of this share (0-1) of the measured operations and
+    /// set it against the time hatshop measured (traces.csv, the report): Cassandra's
+    /// CQL tracing, MariaDB's performance_schema (read right after each sampled
+    /// operation, outside its timed window). PostgreSQL keeps only totals per
+    /// statement: with any share, pg_stat_statements is read before and after the run
+    /// (server-statements.csv). Untraced operations are sent as always.
     #[arg(long, value_name = "SHARE")]
     pub trace_sample: Option<f64>,
     /// Run one shard of the run, I of N (from 0), with the other shards on other

@@ -111,7 +111,8 @@ pub fn write_cnf(dir: &Path, host: &str, port: u16, extra: &str) -> Result<PathB
         format!(
             "[mariadbd]\n{user_line}datadir = {data}\nsocket = {dir}/mysqld.sock\npid-file = {dir}/mysqld.pid\n\
              log-error = {log}\nbind-address = {host}\nport = {port}\nskip-name-resolve\n\
-             performance_schema = OFF\ninnodb_buffer_pool_size = 256M\ninnodb_log_file_size = 64M\n\
+             performance_schema = ON\nperformance_schema_consumer_events_statements_current = ON\n\
+             performance_schema_consumer_events_statements_history = ON\ninnodb_buffer_pool_size = 256M\ninnodb_log_file_size = 64M\n\
              max_connections = 500\ncharacter-set-server = utf8mb4\ncollation-server = utf8mb4_general_ci\n\
              {extra}\
              [client]\nsocket = {dir}/mysqld.sock\n",

@@ -136,7 +136,8 @@ fn start(home: &Home, dir: &Path, install: bool, port: Option<u16>) -> Result<Se
             .arg(&log_file)
             .args(["-w", "-t", "60", "-o"])
             .arg(format!(
-                "-c listen_addresses={HOST} -c port={port} -c unix_socket_directories={} -c shared_buffers=256MB -c max_connections=300",
+                "-c listen_addresses={HOST} -c port={port} -c unix_socket_directories={} -c shared_buffers=256MB \
+                 -c max_connections=300 -c shared_preload_libraries=pg_stat_statements",
                 base.display()
             ))
             .arg("start"),

@@ -6,15 +6,20 @@
 //! the call timed out or was cancelled. A side channel rather than a return value, so
 //! the trait's methods stay in domain words.
 
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
+
+/// Reads the server's own time of a traced call after it ended, outside the timed
+/// window: the server's µs and the number of statements it covers (`None`: the
+/// server kept none).
+pub type FollowUp = Pin<Box<dyn Future<Output = Option<(f64, usize)>> + Send>>;
 
 /// `queued_ns` of a call whose store noted no wait (it keeps no pool of its own).
 const NOT_NOTED: u64 = u64::MAX;
 
 /// One call's notes.
-#[derive(Debug)]
 pub struct CallNotes {
     node: AtomicU16,
     queued_ns: AtomicU64,
@@ -22,6 +27,7 @@ pub struct CallNotes {
     trace: AtomicBool,
     /// The server's ids of the traces of this call's requests.
     trace_ids: Mutex<Vec<u128>>,
+    follow_up: Mutex<Option<FollowUp>>,
 }
 
 impl Default for CallNotes {
@@ -31,6 +37,7 @@ impl Default for CallNotes {
             queued_ns: AtomicU64::new(NOT_NOTED),
             trace: AtomicBool::new(false),
             trace_ids: Mutex::new(Vec::new()),
+            follow_up: Mutex::new(None),
         }
     }
 }
@@ -50,6 +57,14 @@ impl CallNotes {
     pub fn take_trace_ids(&self) -> Vec<u128> {
         std::mem::take(&mut *self.trace_ids.lock().unwrap_or_else(|p| p.into_inner()))
     }
+
+    /// The follow-up the store left for a traced call, taken.
+    pub fn take_follow_up(&self) -> Option<FollowUp> {
+        self.follow_up
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+    }
 }
 
 tokio::task_local! {
@@ -61,8 +76,11 @@ tokio::task_local! {
 pub async fn observe<F: Future>(notes: Arc<CallNotes>, trace: bool, call: F) -> F::Output {
     notes.node.store(0, Ordering::Relaxed);
     notes.queued_ns.store(NOT_NOTED, Ordering::Relaxed);
-    // Trace ids need no reset: a store notes one only for a call asked to be traced,
-    // and the lane takes them after every such call (no lock on untraced calls).
+    // Trace ids and follow-ups are noted only for a call asked to be traced, and the
+    // lane takes them after every such call: no lock on untraced calls.
+    if trace {
+        drop(notes.take_follow_up());
+    }
     notes.trace.store(trace, Ordering::Relaxed);
     NOTES.scope(notes, call).await
 }
@@ -82,6 +100,14 @@ pub fn traced(id: u128) {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(id)
+    });
+}
+
+/// Leaves a follow-up for the current traced call (the lane runs it after its clock
+/// stops, within the call's deadline).
+pub fn follow_up(read: FollowUp) {
+    let _ = NOTES.try_with(|notes| {
+        *notes.follow_up.lock().unwrap_or_else(|p| p.into_inner()) = Some(read);
     });
 }
 

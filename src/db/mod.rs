@@ -33,7 +33,9 @@ pub use bulk::{
     BatchKind, BatchLimit, LOAD_TABLE, LoadBatch, LoadError, LoadSetup, LoadShape, parse_size,
     row_key, row_values,
 };
-pub use call_notes::{CallNotes, observe, queued, queued_sync, served_by, traced, tracing_wanted};
+pub use call_notes::{
+    CallNotes, FollowUp, follow_up, observe, queued, queued_sync, served_by, traced, tracing_wanted,
+};
 pub use error::{DbError, ErrorKind};
 pub use ownership::Ownership;
 pub use settings::{Setting, Settings, Value};
@@ -106,6 +108,19 @@ pub struct KvPage {
 /// Key-value records per page of a scan: bounded, because values may be large.
 pub const KV_PAGE: usize = 500;
 
+/// The server's total time in one of hatshop's statements during a run (PostgreSQL's
+/// pg_stat_statements), and which event type sends it: `server-statements.csv`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct StatementTime {
+    /// The event type that sends it; empty for what several share (BEGIN, COMMIT).
+    pub event_type: String,
+    /// Sent exactly once by every operation of its type: its calls count them.
+    pub once_per_op: bool,
+    pub calls: u64,
+    pub total_us: f64,
+    pub statement: String,
+}
+
 /// What a run records about the store: its name, the server's own name for itself,
 /// and the settings that matter.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -151,6 +166,19 @@ pub trait Database: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Vec<Option<f64>>, DbError>> + Send {
         let none = vec![None; trace_ids.len()];
         async move { Ok(none) }
+    }
+
+    /// Readies the server's own timing of traced operations (`--trace-sample`) where
+    /// the server reports it per statement (MariaDB's performance_schema, PostgreSQL's
+    /// pg_stat_statements); the error says why this server will not.
+    fn begin_server_timing(&self) -> impl Future<Output = Result<(), DbError>> + Send {
+        async { Ok(()) }
+    }
+
+    /// The server's totals per statement since `begin_server_timing`, for stores whose
+    /// server keeps only totals (PostgreSQL); others give nothing.
+    fn statement_times(&self) -> impl Future<Output = Result<Vec<StatementTime>, DbError>> + Send {
+        async { Ok(Vec::new()) }
     }
 
     /// Uses hatshop's tables as they are, dropping nothing: a shard of a run whose

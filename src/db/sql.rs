@@ -5,7 +5,7 @@
 
 use super::ownership::{MARKER, Ownership, TABLES};
 use super::{DbError, LOAD_TABLE, OrderRow, Snapshot};
-use crate::workload::{LineItem, Order};
+use crate::workload::{EventType, LineItem, Order};
 
 pub const ORDER_COLUMNS: &str =
     "order_id, client_id, customer, address, created_at_ms, status, subtotal_cents";
@@ -112,6 +112,37 @@ impl Statements {
                 "SELECT k, v FROM kv WHERE k > {{P1}} ORDER BY k LIMIT {}",
                 super::KV_PAGE
             )),
+        }
+    }
+
+    /// The event type that sends `text` (one of these statements, or a transaction's
+    /// BEGIN or COMMIT: `""`), and whether every operation of it sends it exactly once.
+    pub fn sent_by(&self, text: &str) -> Option<(&'static str, bool)> {
+        let once = |event: EventType| Some((event.as_str(), true));
+        let text = text.trim();
+        match text {
+            _ if text == self.insert_order => once(EventType::CreateOrder),
+            _ if text.starts_with("INSERT INTO line_items ") => {
+                Some((EventType::CreateOrder.as_str(), false))
+            }
+            _ if text == self.read_order => once(EventType::ReadOrder),
+            _ if text == self.update_order => once(EventType::UpdateOrder),
+            _ if text == self.update_item => Some((EventType::UpdateItems.as_str(), false)),
+            _ if text == self.update_subtotal => once(EventType::UpdateItems),
+            _ if text == self.update_status => once(EventType::UpdateStatus),
+            _ if text == self.delete_items => Some((EventType::DeleteOrder.as_str(), false)),
+            _ if text == self.delete_order => once(EventType::DeleteOrder),
+            _ if text == self.kv_insert => once(EventType::Write),
+            _ if text == self.kv_update => once(EventType::Rewrite),
+            _ if text == self.kv_select => once(EventType::Read),
+            _ if text == self.kv_delete => once(EventType::Delete),
+            _ if ["BEGIN", "START TRANSACTION", "COMMIT"]
+                .iter()
+                .any(|t| text.eq_ignore_ascii_case(t)) =>
+            {
+                Some(("", false))
+            }
+            _ => None,
         }
     }
 

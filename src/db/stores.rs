@@ -5,7 +5,7 @@
 use super::redis;
 use super::{
     Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KvPage, LoadBatch, LoadError,
-    LoadShape, Ownership, Setting, Settings, Snapshot, StoreInfo, StoreKind,
+    LoadShape, Ownership, Setting, Settings, Snapshot, StatementTime, StoreInfo, StoreKind,
 };
 use super::{cassandra, mysql, null, postgres, sqlite};
 use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
@@ -83,6 +83,14 @@ macro_rules! stores {
 
             async fn server_durations(&self, trace_ids: &[u128]) -> Result<Vec<Option<f64>>, DbError> {
                 match self { $(Store::$variant(db) => db.server_durations(trace_ids).await,)* }
+            }
+
+            async fn begin_server_timing(&self) -> Result<(), DbError> {
+                match self { $(Store::$variant(db) => db.begin_server_timing().await,)* }
+            }
+
+            async fn statement_times(&self) -> Result<Vec<StatementTime>, DbError> {
+                match self { $(Store::$variant(db) => db.statement_times().await,)* }
             }
 
             async fn use_existing(&self) -> Result<(), DbError> {

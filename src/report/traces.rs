@@ -1,6 +1,8 @@
 //! Client time against server time (`--trace-sample`): `traces.csv` holds, for each
-//! traced operation, the service time hatshop measured and the coordinator's own
-//! duration of its requests (Cassandra's `system_traces.sessions`); the rest (wire,
+//! traced operation, the service time hatshop measured and the server's own time of
+//! it (Cassandra's coordinator duration from `system_traces.sessions`, MariaDB's
+//! statement times from performance_schema); `server-statements.csv` holds the
+//! server's totals per statement (PostgreSQL's pg_stat_statements). The rest (wire,
 //! driver, queueing in the client) is the difference. The report's section sets them
 //! side by side per event type, as the seed's upper chart did.
 
@@ -13,9 +15,11 @@ use serde::{Deserialize, Serialize};
 
 use super::load::LoadedRun;
 use super::svg::{self, Axis, Bars, escape};
+use crate::db::StatementTime;
 use crate::runner::TracedOp;
 
 pub const TRACES_CSV: &str = "traces.csv";
+pub const STATEMENTS_CSV: &str = "server-statements.csv";
 
 #[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq)]
 pub struct TraceRow {
@@ -23,10 +27,11 @@ pub struct TraceRow {
     pub event_type: String,
     /// Service time as hatshop measured it, µs.
     pub client_us: f64,
-    /// The server's duration, µs: the longest of the operation's traced requests (an
-    /// operation's requests are sent together); empty when the server kept none.
+    /// The server's duration, µs: Cassandra, the longest of the operation's traced
+    /// requests (an operation's requests are sent together); MariaDB, the sum of its
+    /// statements' times (sent one after another). Empty when the server kept none.
     pub server_us: Option<f64>,
-    /// Requests traced for the operation.
+    /// Requests (Cassandra) or statements (MariaDB) traced for the operation.
     pub requests: usize,
 }
 
@@ -37,17 +42,19 @@ pub fn rows(traced: &[TracedOp], durations: &[Option<f64>]) -> Vec<TraceRow> {
         .iter()
         .map(|op| {
             let mine: Vec<Option<f64>> = next.by_ref().take(op.trace_ids.len()).copied().collect();
-            let server_us = if mine.iter().all(Option::is_some) {
-                mine.iter().flatten().copied().reduce(f64::max)
-            } else {
-                None
+            let (server_us, requests) = match op.server {
+                Some((us, statements)) => (Some(us), statements),
+                None if mine.iter().all(Option::is_some) => {
+                    (mine.iter().flatten().copied().reduce(f64::max), mine.len())
+                }
+                None => (None, mine.len()),
             };
             TraceRow {
                 seq: op.seq,
                 event_type: op.event_type.to_string(),
                 client_us: op.client_ns as f64 / 1_000.0,
                 server_us,
-                requests: op.trace_ids.len(),
+                requests,
             }
         })
         .collect()
@@ -66,21 +73,34 @@ pub fn read(dir: &Path) -> Result<Vec<TraceRow>> {
         .with_context(|| format!("{} is not valid", path.display()))
 }
 
-pub fn section(run: &LoadedRun) -> String {
-    let rows = match read(&run.dir) {
-        Ok(rows) if rows.is_empty() => return String::new(),
-        Ok(rows) => rows,
-        Err(e) => {
-            return format!(
-                "<h2>Client and server time</h2><p>{}</p>",
-                escape(&format!("{e:#}"))
-            );
-        }
-    };
-    // Per event type: traced ops, mean client time, mean server time (of those with one).
-    let mut by: BTreeMap<&str, (u64, f64, u64, f64)> = BTreeMap::new();
-    for r in &rows {
-        let e = by.entry(&r.event_type).or_default();
+/// The server's totals per statement (PostgreSQL), when the run read them.
+pub fn read_statements(dir: &Path) -> Result<Vec<StatementTime>> {
+    let path = dir.join(STATEMENTS_CSV);
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let mut reader =
+        csv::Reader::from_path(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    reader
+        .deserialize()
+        .collect::<Result<Vec<StatementTime>, _>>()
+        .with_context(|| format!("{} is not valid", path.display()))
+}
+
+/// One event type's client and server time.
+#[derive(Default)]
+struct Compared {
+    /// Operations the server's time covers.
+    ops: u64,
+    client_mean: f64,
+    server_mean: Option<f64>,
+}
+
+/// Per event type, from the traced operations: means of those with a server time.
+fn from_traces(rows: &[TraceRow]) -> BTreeMap<String, Compared> {
+    let mut sums: BTreeMap<&str, (u64, f64, u64, f64)> = BTreeMap::new();
+    for r in rows {
+        let e = sums.entry(&r.event_type).or_default();
         e.0 += 1;
         e.1 += r.client_us;
         if let Some(server) = r.server_us {
@@ -88,34 +108,125 @@ pub fn section(run: &LoadedRun) -> String {
             e.3 += server;
         }
     }
+    sums.into_iter()
+        .map(|(event, (n, client, with_server, server))| {
+            let compared = Compared {
+                ops: n,
+                client_mean: client / n as f64,
+                server_mean: (with_server > 0).then(|| server / with_server as f64),
+            };
+            (event.to_string(), compared)
+        })
+        .collect()
+}
+
+/// Per event type, from the server's totals: its statements' time over the calls of
+/// the one each operation sends once, against the run's mean service time.
+fn from_statements(times: &[StatementTime], run: &LoadedRun) -> BTreeMap<String, Compared> {
+    let mut by: BTreeMap<String, Compared> = BTreeMap::new();
+    let mut totals: BTreeMap<&str, f64> = BTreeMap::new();
+    for t in times.iter().filter(|t| !t.event_type.is_empty()) {
+        *totals.entry(&t.event_type).or_default() += t.total_us;
+        if t.once_per_op {
+            by.entry(t.event_type.clone()).or_default().ops += t.calls;
+        }
+    }
+    for (event, compared) in &mut by {
+        compared.client_mean = run
+            .summary
+            .events
+            .iter()
+            .find(|e| &e.event_type == event)
+            .map_or(f64::NAN, |e| e.mean_us);
+        if compared.ops > 0 {
+            compared.server_mean = Some(totals[event.as_str()] / compared.ops as f64);
+        }
+    }
+    by
+}
+
+pub fn section(run: &LoadedRun) -> String {
+    let loaded = read(&run.dir).and_then(|t| Ok((t, read_statements(&run.dir)?)));
+    let (traces, statements) = match loaded {
+        Ok((t, s)) if t.is_empty() && s.is_empty() => return String::new(),
+        Ok(both) => both,
+        Err(e) => {
+            return format!(
+                "<h2>Client and server time</h2><p>{}</p>",
+                escape(&format!("{e:#}"))
+            );
+        }
+    };
+    let (by, source) = if traces.is_empty() {
+        (
+            from_statements(&statements, run),
+            "Server: the time pg_stat_statements counted in the event type's statements over \
+             the run (load and warm-up included), divided by its operations; transactions' \
+             BEGIN and COMMIT are shared and listed apart below. Client: the mean service \
+             time of the measured operations. PostgreSQL counts a statement's execution \
+             only: the commit after it (the WAL flush to disk) is in no statement's time, so \
+             for writes the difference holds it too.",
+        )
+    } else if run.record.database.url.starts_with("cassandra") {
+        (
+            from_traces(&traces),
+            "Client: the service time hatshop measured (sent → answered). Server: the \
+             coordinator's own duration from Cassandra's system_traces.sessions (the longest \
+             of the operation's requests, which are sent together). Only the sampled \
+             operations were traced; the others ran untraced.",
+        )
+    } else {
+        (
+            from_traces(&traces),
+            "Client: the service time hatshop measured (sent → answered). Server: the sum of \
+             the operation's statements' times in MariaDB's \
+             performance_schema.events_statements_history, read on its connection right \
+             after it, outside its timed window. Only the sampled operations were read. \
+             MariaDB stops a statement's timer after its reply has left and its cleanup is \
+             done, so where client and server share busy cores an operation can show more \
+             server time than client time.",
+        )
+    };
     let mut out = String::from(
-        "<h2>Client and server time</h2><table id=\"traces\"><tr><th>event</th><th>traced</th>\
+        "<h2>Client and server time</h2><table id=\"traces\"><tr><th>event</th><th>ops</th>\
          <th>client (service) mean</th><th>server mean</th><th>difference</th></tr>",
     );
     let mut client_bars = Vec::new();
     let mut server_bars = Vec::new();
-    for (event, (n, client, with_server, server)) in &by {
-        let client_mean = client / *n as f64;
-        let server_mean = (*with_server > 0).then(|| server / *with_server as f64);
+    for (event, c) in &by {
         let _ = write!(
             out,
-            "<tr><td>{}</td><td>{n}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(event),
-            super::table::format_us(client_mean),
-            server_mean.map_or("-".into(), super::table::format_us),
-            server_mean.map_or("-".into(), |s| super::table::format_us(client_mean - s)),
+            c.ops,
+            super::table::format_us(c.client_mean),
+            c.server_mean.map_or("-".into(), super::table::format_us),
+            c.server_mean
+                .map_or("-".into(), |s| super::table::format_us(c.client_mean - s)),
         );
-        client_bars.push(client_mean);
-        server_bars.push(server_mean.unwrap_or(0.0));
+        client_bars.push(c.client_mean);
+        server_bars.push(c.server_mean.unwrap_or(0.0));
     }
-    out.push_str(
-        "</table><p class=\"note\">Latencies in µs. Client: the service time hatshop measured \
-         (sent → answered). Server: the coordinator's own duration from Cassandra's \
-         system_traces.sessions (the longest of the operation's requests, which are sent \
-         together). The difference is the wire, the driver and waiting on either side. Only \
-         the sampled operations were traced; the others ran untraced.</p>",
+    let over = traces
+        .iter()
+        .filter(|t| t.server_us.is_some_and(|server| server > t.client_us))
+        .count();
+    let over = if over > 0 {
+        format!(
+            " {over} of {} sampled operations took the server longer than the client.",
+            traces.len()
+        )
+    } else {
+        String::new()
+    };
+    let _ = write!(
+        out,
+        "</table><p class=\"note\">Latencies in µs. {} The difference is the wire, the \
+         driver and waiting on either side.{over}</p>",
+        escape(source)
     );
-    let names: Vec<String> = by.keys().map(|k| k.to_string()).collect();
+    out.push_str(&statements_table(&statements));
+    let names: Vec<String> = by.keys().cloned().collect();
     out.push_str(&svg::bar_chart(
         "Mean time per event type: as the client measured it, and on the server",
         "event type",
@@ -137,6 +248,34 @@ pub fn section(run: &LoadedRun) -> String {
     out
 }
 
+/// The server's totals, statement by statement.
+fn statements_table(times: &[StatementTime]) -> String {
+    if times.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "<table id=\"statements\"><tr><th>event</th><th>statement</th><th>calls</th>\
+         <th>server mean</th><th>server total (ms)</th></tr>",
+    );
+    for t in times {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{:.1}</td></tr>",
+            if t.event_type.is_empty() {
+                "(transactions)"
+            } else {
+                &t.event_type
+            },
+            escape(&t.statement),
+            t.calls,
+            super::table::format_us(t.total_us / t.calls.max(1) as f64),
+            t.total_us / 1_000.0,
+        );
+    }
+    out.push_str("</table>");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,12 +288,21 @@ mod tests {
                 event_type: "read_order",
                 client_ns: 900_000,
                 trace_ids: vec![1, 2],
+                server: None,
             },
             TracedOp {
                 seq: 2,
                 event_type: "create_order",
                 client_ns: 500_000,
                 trace_ids: vec![3],
+                server: None,
+            },
+            TracedOp {
+                seq: 3,
+                event_type: "update_items",
+                client_ns: 700_000,
+                trace_ids: vec![],
+                server: Some((420.0, 5)),
             },
         ];
         let rows = rows(&traced, &[Some(300.0), Some(450.0), None]);
@@ -162,5 +310,6 @@ mod tests {
         assert_eq!(rows[0].client_us, 900.0);
         assert_eq!(rows[0].requests, 2);
         assert_eq!(rows[1].server_us, None);
+        assert_eq!((rows[2].server_us, rows[2].requests), (Some(420.0), 5));
     }
 }

@@ -59,6 +59,8 @@ struct Attempt {
     queued_ns: Option<u64>,
     /// The server's trace ids of the last call, when it was traced.
     trace_ids: Vec<u128>,
+    /// What reads the server's time of the last call, when it was traced.
+    follow_up: Option<crate::db::FollowUp>,
     /// The first unknown-outcome failure before the last call, if any.
     unknown_before: Option<ErrorKind>,
 }
@@ -231,7 +233,12 @@ impl<D: Database> Lane<D> {
         let mut attempt = self.call_with_retries(&event.op, &key, trace).await;
         let end = Instant::now();
 
-        if trace && !attempt.trace_ids.is_empty() {
+        let followed_up = attempt.follow_up.is_some();
+        let server = match attempt.follow_up.take() {
+            Some(read) => self.follow_up(read).await,
+            None => None,
+        };
+        if trace && (!attempt.trace_ids.is_empty() || followed_up) {
             let service = end.duration_since(start).as_nanos() as u64;
             self.cx
                 .traced
@@ -242,6 +249,7 @@ impl<D: Database> Lane<D> {
                     event_type: event.op.event_type().as_str(),
                     client_ns: service.saturating_sub(attempt.queued_ns.unwrap_or(0)),
                     trace_ids: std::mem::take(&mut attempt.trace_ids),
+                    server,
                 });
         }
 
@@ -313,6 +321,11 @@ impl<D: Database> Lane<D> {
                     }
                 }
                 _ => {
+                    let follow_up = if trace && result.is_ok() {
+                        self.notes.take_follow_up()
+                    } else {
+                        None
+                    };
                     return Attempt {
                         result,
                         node,
@@ -323,10 +336,21 @@ impl<D: Database> Lane<D> {
                         } else {
                             Vec::new()
                         },
+                        follow_up,
                         unknown_before,
                     };
                 }
             }
+        }
+    }
+
+    /// Runs a traced call's follow-up (after its clock stopped), within the call's
+    /// deadline and until the run stops.
+    async fn follow_up(&mut self, read: crate::db::FollowUp) -> Option<(f64, usize)> {
+        tokio::select! {
+            biased;
+            server = tokio::time::timeout(self.cx.op_timeout, read) => server.ok().flatten(),
+            _ = self.stop_rx.wait_for(|&stopped| stopped) => None,
         }
     }
 

@@ -61,13 +61,15 @@ pub struct FailedWrite {
 }
 
 /// A measured operation traced on the server (`--trace-sample`): its service time as
-/// the client measured it and the ids of its requests' traces.
+/// the client measured it, and the ids of its requests' traces (read after the run)
+/// or the server's time as read right after the call (µs and statements).
 #[derive(Debug, Clone)]
 pub struct TracedOp {
     pub seq: u64,
     pub event_type: &'static str,
     pub client_ns: u64,
     pub trace_ids: Vec<u128>,
+    pub server: Option<(f64, usize)>,
 }
 
 /// What a run produced, whether it finished or was stopped.

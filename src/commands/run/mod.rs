@@ -5,6 +5,7 @@
 
 mod connect;
 mod record;
+mod server_time;
 
 use std::io::IsTerminal;
 use std::path::Path;
@@ -96,6 +97,7 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
             return Err(e);
         }
     };
+    let server_time = server_time::begin(config, &store, &stop).await;
     let clock = RunClock::now();
     let plan = RunPlan {
         concurrency: config.concurrency,
@@ -113,6 +115,7 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
         trace_sample: config.trace_sample,
     };
     let mut record = initial_record(config, &plan, &store.info(), clock.wall);
+    record.server_time = server_time;
     let run_json = result_dir::file(&config.out_dir, result_dir::RUN_JSON);
     write_json(&run_json, &record)?;
     {
@@ -236,7 +239,7 @@ async fn measure(
             clock.wall + outcome.measure_offset.unwrap_or_default(),
         )
         .await?;
-    write_traces(config, &store, &outcome.traced, stop).await?;
+    server_time::write(config, &store, &outcome.traced, stop).await?;
 
     record.status = match outcome.stop_reason {
         None => "finished",
@@ -286,48 +289,6 @@ async fn measure(
     write_json(
         &result_dir::file(&config.out_dir, result_dir::RUN_JSON),
         record,
-    )
-}
-
-/// traces.csv (`--trace-sample`): each traced operation's client and server time. The
-/// server's durations are read after the run, within a deadline.
-async fn write_traces(
-    config: &RunConfig,
-    store: &Store,
-    traced: &[runner::TracedOp],
-    stop: &StopSignal,
-) -> Result<()> {
-    if traced.is_empty() {
-        return Ok(());
-    }
-    let ids: Vec<u128> = traced
-        .iter()
-        .flat_map(|t| t.trace_ids.iter().copied())
-        .collect();
-    note!("reading {} server traces …", ids.len());
-    // Within a deadline, and a Ctrl-C leaves the traces out rather than the folder.
-    let read = tokio::time::timeout(SETUP_TIMEOUT, store.server_durations(&ids));
-    let durations = tokio::select! {
-        read = read => match read {
-            Ok(Ok(durations)) => Some(durations),
-            Ok(Err(e)) => {
-                note!("the server's traces could not be read: {e}");
-                None
-            }
-            Err(_) => {
-                note!("the server's traces did not come within {} s", SETUP_TIMEOUT.as_secs());
-                None
-            }
-        },
-        _ = stop.interrupted() => {
-            note!("interrupted while reading the server's traces: traces.csv has no server times");
-            None
-        }
-    }
-    .unwrap_or_else(|| vec![None; ids.len()]);
-    write_csv(
-        &result_dir::file(&config.out_dir, crate::report::traces::TRACES_CSV),
-        &crate::report::traces::rows(traced, &durations),
     )
 }
 

@@ -103,5 +103,6 @@ pub(super) fn initial_record(
         shard: config.shard,
         shards: Vec::new(),
         gc_log: None,
+        server_time: None,
     }
 }

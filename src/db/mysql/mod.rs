@@ -14,7 +14,7 @@
 //! socket is off, so every request takes the path the URL names.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use mysql_async::prelude::*;
 use mysql_async::{
@@ -25,6 +25,7 @@ use mysql_async::{
 mod errors;
 mod load;
 mod rows;
+mod server_time;
 
 use super::ownership::{self, Ownership, TABLES};
 use super::sql::{
@@ -87,6 +88,9 @@ pub struct MysqlStore {
     version: String,
     sql: Statements,
     load: super::LoadSetup,
+    /// Traced operations read their statements' times (`begin_server_timing` found
+    /// performance_schema ready).
+    server_timing: AtomicBool,
 }
 
 impl StoreKind for MysqlStore {
@@ -201,6 +205,7 @@ impl StoreKind for MysqlStore {
             version,
             sql: Statements::new(Placeholders::Question),
             load: Default::default(),
+            server_timing: AtomicBool::new(false),
         })
     }
 }
@@ -261,6 +266,14 @@ impl MysqlStore {
         Err(last.expect("a host"))
     }
 
+    /// Done with `conn` after an operation of `statements` statements: a traced one
+    /// leaves it to the lane's follow-up, which reads their times on the server.
+    fn done(&self, conn: Conn, statements: usize) {
+        if super::tracing_wanted() && self.server_timing.load(Ordering::Relaxed) {
+            super::follow_up(Box::pin(server_time::last_statements(conn, statements)));
+        }
+    }
+
     async fn existing_tables(&self, conn: &mut Conn) -> Result<Vec<String>, DbError> {
         let names: Vec<String> = conn
             .query(
@@ -312,6 +325,12 @@ impl Database for MysqlStore {
         self.prepare_everywhere().await
     }
 
+    async fn begin_server_timing(&self) -> Result<(), DbError> {
+        server_time::check(&mut self.admin_conn().await?).await?;
+        self.server_timing.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
     async fn check_owned(&self) -> Result<(), DbError> {
         let mut conn = self.admin_conn().await?;
         ownership::check_marked(&self.target, &self.existing_tables(&mut conn).await?)
@@ -357,7 +376,10 @@ impl Database for MysqlStore {
             .await
             .map_err(classify)?;
         }
-        tx.commit().await.map_err(classify)
+        tx.commit().await.map_err(classify)?;
+        let inserts = 1 + order.items.len().div_ceil(MAX_ITEMS_PER_INSERT);
+        self.done(conn, inserts + 2);
+        Ok(())
     }
 
     async fn read_order(&self, order_id: OrderId) -> Result<Option<Order>, DbError> {
@@ -366,6 +388,7 @@ impl Database for MysqlStore {
             .exec(self.sql.read_order.as_str(), (order_id as i64,))
             .await
             .map_err(classify)?;
+        self.done(conn, 1);
         order_from_joined(&rows, order_row, line_item)
     }
 
@@ -386,7 +409,9 @@ impl Database for MysqlStore {
         )
         .await
         .map_err(classify)?;
-        Ok(Applied::from_rows(conn.affected_rows()))
+        let rows = conn.affected_rows();
+        self.done(conn, 1);
+        Ok(Applied::from_rows(rows))
     }
 
     async fn update_items(
@@ -422,6 +447,7 @@ impl Database for MysqlStore {
         .map_err(classify)?;
         let rows = tx.affected_rows();
         tx.commit().await.map_err(classify)?;
+        self.done(conn, changes.len() + 3);
         Ok(Applied::from_rows(rows))
     }
 
@@ -437,7 +463,9 @@ impl Database for MysqlStore {
         )
         .await
         .map_err(classify)?;
-        Ok(Applied::from_rows(conn.affected_rows()))
+        let rows = conn.affected_rows();
+        self.done(conn, 1);
+        Ok(Applied::from_rows(rows))
     }
 
     async fn delete_order(&self, order_id: OrderId) -> Result<Applied, DbError> {
@@ -454,6 +482,7 @@ impl Database for MysqlStore {
             .map_err(classify)?;
         let rows = tx.affected_rows();
         tx.commit().await.map_err(classify)?;
+        self.done(conn, 4);
         Ok(Applied::from_rows(rows))
     }
 
@@ -461,7 +490,9 @@ impl Database for MysqlStore {
         let mut conn = self.conn().await?;
         conn.exec_drop(self.sql.kv_insert.as_str(), (key.as_str(), value))
             .await
-            .map_err(classify)
+            .map_err(classify)?;
+        self.done(conn, 1);
+        Ok(())
     }
 
     async fn kv_rewrite(&self, key: &KeyText, value: &[u8]) -> Result<Applied, DbError> {
@@ -469,14 +500,19 @@ impl Database for MysqlStore {
         conn.exec_drop(self.sql.kv_update.as_str(), (value, key.as_str()))
             .await
             .map_err(classify)?;
-        Ok(Applied::from_rows(conn.affected_rows()))
+        let rows = conn.affected_rows();
+        self.done(conn, 1);
+        Ok(Applied::from_rows(rows))
     }
 
     async fn kv_read(&self, key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {
         let mut conn = self.conn().await?;
-        conn.exec_first(self.sql.kv_select.as_str(), (key.as_str(),))
+        let value = conn
+            .exec_first(self.sql.kv_select.as_str(), (key.as_str(),))
             .await
-            .map_err(classify)
+            .map_err(classify)?;
+        self.done(conn, 1);
+        Ok(value)
     }
 
     async fn kv_delete(&self, key: &KeyText) -> Result<Applied, DbError> {
@@ -484,7 +520,9 @@ impl Database for MysqlStore {
         conn.exec_drop(self.sql.kv_delete.as_str(), (key.as_str(),))
             .await
             .map_err(classify)?;
-        Ok(Applied::from_rows(conn.affected_rows()))
+        let rows = conn.affected_rows();
+        self.done(conn, 1);
+        Ok(Applied::from_rows(rows))
     }
 
     async fn snapshot(&self) -> Result<Snapshot, DbError> {

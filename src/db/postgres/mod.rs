@@ -6,6 +6,7 @@
 mod errors;
 mod load;
 mod rows;
+mod statement_times;
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::{Deref, DerefMut};
@@ -96,6 +97,8 @@ pub struct PostgresStore {
     version: String,
     sql: Statements,
     load: super::LoadSetup,
+    /// pg_stat_statements' totals when server timing began (`--trace-sample`).
+    statements_before: std::sync::Mutex<Option<statement_times::Totals>>,
 }
 
 impl StoreKind for PostgresStore {
@@ -136,6 +139,7 @@ impl StoreKind for PostgresStore {
             version: String::new(),
             sql: Statements::new(Placeholders::Dollar),
             load: Default::default(),
+            statements_before: Default::default(),
         };
         let version: String = {
             let conn = store.conn().await?;
@@ -258,6 +262,28 @@ impl Database for PostgresStore {
     async fn use_existing(&self) -> Result<(), DbError> {
         self.check_owned().await?;
         self.prepare_everywhere().await
+    }
+
+    async fn begin_server_timing(&self) -> Result<(), DbError> {
+        let before = statement_times::begin(&self.conn().await?.client, &self.sql).await?;
+        *self
+            .statements_before
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(before);
+        Ok(())
+    }
+
+    async fn statement_times(&self) -> Result<Vec<super::StatementTime>, DbError> {
+        let before = self
+            .statements_before
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        let Some(before) = before else {
+            return Ok(Vec::new());
+        };
+        let after = statement_times::read(&self.conn().await?.client, &self.sql).await?;
+        Ok(statement_times::difference(&before, after, &self.sql))
     }
 
     async fn check_owned(&self) -> Result<(), DbError> {
