@@ -76,9 +76,23 @@ fn a_cassandra_run_samples_the_node_and_reads_its_gc_log() {
     // Compactions were read from the node's system.log (none is a valid result).
     let compactions = std::fs::read_to_string(out.join("compactions.csv")).unwrap();
     assert!(compactions.starts_with("node,began_at,at_s,took_ms,keyspace,table,sstables"));
+    // Its thread pools were read once a second over CQL (system_views, node-local):
+    // the pool that takes requests completed the run's requests.
+    let mut reader = csv::Reader::from_path(out.join("thread-pools.csv")).unwrap();
+    let pools: Vec<HashMap<String, String>> = reader.deserialize().map(Result::unwrap).collect();
+    let requests: Vec<&HashMap<String, String>> = pools
+        .iter()
+        .filter(|r| r["node"] == "1" && r["pool"] == "Native-Transport-Requests")
+        .collect();
+    assert!(requests.len() >= 2, "{pools:?}");
+    let served = requests
+        .iter()
+        .filter_map(|r| r["completed_s"].parse::<f64>().ok())
+        .fold(0.0, f64::max);
+    assert!(served > 100.0, "{requests:?}");
     let report = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(report.contains("<h2>Server resources</h2>") && report.contains("CPU over time"));
-    assert!(report.contains("<h3>GC pauses</h3>"));
+    assert!(report.contains("<h3>GC pauses</h3>") && report.contains("<h3>Thread pools</h3>"));
 }
 
 #[test]

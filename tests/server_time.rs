@@ -65,7 +65,10 @@ fn mariadb_times_every_sampled_operation_by_its_statements() {
             "{event}: {statements:?}"
         );
         // The server's time is part of what the client waited for, on average.
-        assert!(server < client, "{event}: server {server} vs client {client}");
+        assert!(
+            server < client,
+            "{event}: server {server} vs client {client}"
+        );
     }
     let report = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(report.contains("<h2>Client and server time</h2>"));
@@ -110,7 +113,13 @@ fn postgres_statement_totals_count_every_operation_of_the_run() {
     };
     // Reads, updates and deletes run only while measuring: the server counted each
     // once. Creates also made the initial orders.
-    for event in ["read_order", "update_order", "update_status", "update_items", "delete_order"] {
+    for event in [
+        "read_order",
+        "update_order",
+        "update_status",
+        "update_items",
+        "delete_order",
+    ] {
         assert_eq!(calls(event), measured(event), "{event}: {statements:?}");
     }
     assert!(calls("create_order") > measured("create_order"));

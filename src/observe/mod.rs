@@ -1,11 +1,12 @@
 //! What the servers did while hatshop measured: their CPU, memory, disk and network
-//! (sampled from /proc), and Cassandra's GC pauses (from its GC log), on the run's
-//! time axis. Only servers hatshop started can be watched this way (their pids and log
+//! (sampled from /proc), and Cassandra's thread pools (from `system_views`), GC pauses
+//! (from its GC log) and compactions (from its system.log), on the run's time axis. Only servers hatshop started can be watched this way (their pids and log
 //! folders are recorded); the client is always watched.
 
 pub mod compactions;
 pub mod gc_log;
 pub mod resources;
+pub mod thread_pools;
 
 use std::path::Path;
 use std::time::SystemTime;
@@ -24,10 +25,13 @@ pub const SERVER_METRICS_CSV: &str = "server-metrics.csv";
 pub const GC_CSV: &str = "gc.csv";
 pub const COMPACTIONS_CSV: &str = "compactions.csv";
 
-/// The sampler of a run, and the server it watches.
+type PoolSamples = (Vec<(SystemTime, thread_pools::PoolRow)>, Vec<String>);
+
+/// The samplers of a run, and the server they watch.
 pub struct Observer {
     server: Option<ServerRecord>,
     sampler: JoinHandle<Vec<(SystemTime, MetricsRow)>>,
+    pools: Option<JoinHandle<PoolSamples>>,
 }
 
 impl Observer {
@@ -43,9 +47,27 @@ impl Observer {
                 pid: n.pid,
             }));
         }
+        let pools = server
+            .as_ref()
+            .filter(|s| s.kind.name() == "cassandra")
+            .map(|s| {
+                let nodes = s
+                    .nodes
+                    .iter()
+                    .filter_map(|n| {
+                        let address = format!("{}:{}", n.host, n.port).parse().ok()?;
+                        Some(thread_pools::Node {
+                            node: n.node,
+                            address,
+                        })
+                    })
+                    .collect();
+                tokio::spawn(thread_pools::sample(nodes, over.clone()))
+            });
         Observer {
             server,
             sampler: tokio::spawn(resources::sample(watched, over)),
+            pools,
         }
     }
 
@@ -62,6 +84,20 @@ impl Observer {
             &dir.join(SERVER_METRICS_CSV),
             &resources::on_axis(rows, measure_start),
         )?;
+        if let Some(pools) = self.pools {
+            let (rows, notes) = pools.await.unwrap_or_default();
+            for note in notes {
+                crate::note!("thread pools not sampled: {note}");
+            }
+            let rows: Vec<thread_pools::PoolRow> = rows
+                .into_iter()
+                .map(|(at, mut row)| {
+                    row.at_s = resources::seconds_between(measure_start, at);
+                    row
+                })
+                .collect();
+            write_csv(&dir.join(thread_pools::THREAD_POOLS_CSV), &rows)?;
+        }
         let Some(server) = self.server.filter(|s| s.kind.name() == "cassandra") else {
             return Ok(None);
         };

@@ -39,6 +39,7 @@ pub fn write_report(dir: &Path) -> Result<PathBuf> {
         None
     };
     let traces: Vec<BatchTrace> = read_rows(&dir.join(BATCH_TRACES_CSV))?;
+    let pools = read_rows(&dir.join(crate::observe::thread_pools::THREAD_POOLS_CSV))?;
     let path = result_dir::file(dir, result_dir::REPORT_HTML);
     let html = render(
         &record,
@@ -48,6 +49,7 @@ pub fn write_report(dir: &Path) -> Result<PathBuf> {
             metrics: &metrics,
             gc: &gc,
             compactions: compactions.as_deref(),
+            pools: &pools,
         },
     );
     std::fs::write(&path, html).with_context(|| format!("cannot write {}", path.display()))?;
@@ -61,6 +63,7 @@ struct Folder<'a> {
     metrics: &'a [MetricsRow],
     gc: &'a [GcPause],
     compactions: Option<&'a [Compaction]>,
+    pools: &'a [crate::observe::thread_pools::PoolRow],
 }
 
 fn render(record: &LoadRecord, folder: &Folder) -> String {
@@ -157,10 +160,13 @@ fn render(record: &LoadRecord, folder: &Folder) -> String {
         .map(|b| b.start_s + b.latency_us / 1e6)
         .fold(0.0, f64::max);
     out.push_str(&resources::figures(
-        folder.metrics,
-        folder.gc,
-        record.gc_log.as_deref(),
-        folder.compactions,
+        &resources::Observed {
+            metrics: folder.metrics,
+            pools: folder.pools,
+            gc: folder.gc,
+            gc_log: record.gc_log.as_deref(),
+            compactions: folder.compactions,
+        },
         end_s,
         "time since the load began (s)",
     ));

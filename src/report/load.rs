@@ -27,6 +27,8 @@ pub struct LoadedRun {
     pub gc: Vec<crate::observe::gc_log::GcPause>,
     /// compactions.csv: Cassandra's compactions during the run; `None`: not read.
     pub compactions: Option<Vec<crate::observe::compactions::Compaction>>,
+    /// thread-pools.csv: Cassandra's thread pools during the run.
+    pub pools: Vec<crate::observe::thread_pools::PoolRow>,
     /// A repeat folder (`run --repeat N`): every repeat's summary. `summary` then holds
     /// the medians, and the rest is the repeat nearest the median.
     pub repeats: Vec<Summary>,
@@ -100,6 +102,7 @@ impl LoadedRun {
         } else {
             None
         };
+        let pools = read_rows(&file(crate::observe::thread_pools::THREAD_POOLS_CSV))?;
         Ok(LoadedRun {
             dir: dir.to_path_buf(),
             record,
@@ -110,6 +113,7 @@ impl LoadedRun {
             metrics,
             gc,
             compactions,
+            pools,
             repeats: Vec::new(),
         })
     }

@@ -1,6 +1,7 @@
 //! The report's "Server resources" section: CPU, RSS and loopback bytes of every node
-//! and of the client, and Cassandra's GC pauses, on the latency charts' time axis (the
-//! measured phase), so a latency spike can be matched with its cause by eye.
+//! and of the client, and Cassandra's thread pools, GC pauses and compactions, on the
+//! latency charts' time axis (the measured phase), so a latency spike can be matched
+//! with its cause by eye.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -10,6 +11,17 @@ use super::svg::{self, Axis, Series, escape};
 use crate::observe::compactions::Compaction;
 use crate::observe::gc_log::GcPause;
 use crate::observe::resources::MetricsRow;
+use crate::observe::thread_pools::{POOLS, PoolRow};
+
+/// What the observers recorded, as the section draws it.
+pub struct Observed<'a> {
+    pub metrics: &'a [MetricsRow],
+    pub pools: &'a [PoolRow],
+    pub gc: &'a [GcPause],
+    /// What the GC log gave, or why it could not be read.
+    pub gc_log: Option<&'a str>,
+    pub compactions: Option<&'a [Compaction]>,
+}
 
 /// Per source, the points of one figure within the measured phase.
 fn series(
@@ -65,25 +77,27 @@ fn pause_series(pauses: &[GcPause], end_s: f64) -> Vec<Series> {
 
 pub fn section(run: &LoadedRun) -> String {
     figures(
-        &run.metrics,
-        &run.gc,
-        run.record.gc_log.as_deref(),
-        run.compactions.as_deref(),
+        &Observed {
+            metrics: &run.metrics,
+            pools: &run.pools,
+            gc: &run.gc,
+            gc_log: run.record.gc_log.as_deref(),
+            compactions: run.compactions.as_deref(),
+        },
         run.summary.elapsed_s,
         "time since the measured phase began (s)",
     )
 }
 
-/// The section from its parts: the samples, the pauses, what the GC log gave, the
-/// end of the time axis and its label.
-pub fn figures(
-    metrics: &[MetricsRow],
-    gc: &[GcPause],
-    gc_log: Option<&str>,
-    compactions: Option<&[Compaction]>,
-    end_s: f64,
-    time_label: &str,
-) -> String {
+/// The section, up to `end_s` on a time axis labelled `time_label`.
+pub fn figures(observed: &Observed, end_s: f64, time_label: &str) -> String {
+    let Observed {
+        metrics,
+        pools,
+        gc,
+        gc_log,
+        compactions,
+    } = *observed;
     if metrics.is_empty() && gc.is_empty() && gc_log.is_none() {
         return String::new();
     }
@@ -131,6 +145,7 @@ pub fn figures(
             &net,
         ));
     }
+    out.push_str(&pool_figures(pools, end_s, &time));
     if let Some(text) = gc_log {
         let _ = write!(out, "<h3>GC pauses</h3><p>{}</p>", escape(text));
     }
@@ -145,6 +160,61 @@ pub fn figures(
     }
     if let Some(found) = compactions {
         out.push_str(&compaction_table(found));
+    }
+    out
+}
+
+/// Cassandra's thread pools: tasks queued (pending + blocked) and running, per node
+/// and pool, for the pools that had any.
+fn pool_figures(pools: &[PoolRow], end_s: f64, time: &Axis) -> String {
+    if pools.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "<h3>Thread pools</h3><p class=\"note\">Cassandra's system_views.thread_pools, read \
+         once a second on each node (thread-pools.csv). Queued: tasks pending or blocked, \
+         waiting for a thread of their pool; CompactionExecutor's are compactions waiting \
+         to run.</p>",
+    );
+    let in_run = |r: &&PoolRow| r.at_s >= 0.0 && r.at_s <= end_s + 1.0;
+    for (title, figure) in [
+        (
+            "Tasks queued in Cassandra's thread pools",
+            (|r: &PoolRow| (r.pending + r.blocked) as f64) as fn(&PoolRow) -> f64,
+        ),
+        (
+            "Tasks running in Cassandra's thread pools",
+            |r: &PoolRow| r.active as f64,
+        ),
+    ] {
+        let mut by: BTreeMap<(usize, usize), Vec<(f64, f64)>> = BTreeMap::new();
+        for r in pools.iter().filter(in_run) {
+            let order = POOLS
+                .iter()
+                .position(|p| *p == r.pool)
+                .unwrap_or(POOLS.len());
+            by.entry((r.node, order))
+                .or_default()
+                .push((r.at_s, figure(r)));
+        }
+        let series: Vec<Series> = by
+            .into_iter()
+            .filter(|(_, points)| points.iter().any(|p| p.1 > 0.0))
+            .map(|((node, order), points)| Series {
+                name: format!("node {node} {}", POOLS.get(order).unwrap_or(&"?")),
+                points,
+            })
+            .collect();
+        if series.is_empty() {
+            let _ = write!(out, "<p>{title}: none during the run.</p>");
+        } else {
+            out.push_str(&svg::line_chart(
+                title,
+                time,
+                &Axis::linear("tasks"),
+                &series,
+            ));
+        }
     }
     out
 }
