@@ -5,10 +5,18 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use common::{json, run_and_verify, url};
 use tempfile::TempDir;
+
+/// A traced run that verifies, whose run.json names where server times came from.
+fn traced_run(tmp: &TempDir, db: &str, extra: &[&str], source: &str) -> PathBuf {
+    let out = run_and_verify(tmp, db, extra);
+    let said = json(&out.join("run.json"))["server_time"].clone();
+    assert!(said.as_str().unwrap().starts_with(source), "{said}");
+    out
+}
 
 fn rows(path: &Path) -> Vec<BTreeMap<String, String>> {
     csv::Reader::from_path(path)
@@ -23,19 +31,11 @@ fn rows(path: &Path) -> Vec<BTreeMap<String, String>> {
 fn mariadb_times_every_sampled_operation_by_its_statements() {
     let tmp = TempDir::new().unwrap();
     let db = url("HATSHOP_TEST_MYSQL");
-    let out = run_and_verify(
+    let out = traced_run(
         &tmp,
         &db,
         &["--events", "600", "-c", "2", "--trace-sample", "1.0"],
-    );
-    let record = json(&out.join("run.json"));
-    assert!(
-        record["server_time"]
-            .as_str()
-            .unwrap()
-            .starts_with("MariaDB performance_schema"),
-        "{}",
-        record["server_time"]
+        "MariaDB performance_schema",
     );
     let traces = rows(&out.join("traces.csv"));
     assert_eq!(traces.len(), 600, "every measured operation was sampled");
@@ -80,19 +80,11 @@ fn mariadb_times_every_sampled_operation_by_its_statements() {
 fn postgres_statement_totals_count_every_operation_of_the_run() {
     let tmp = TempDir::new().unwrap();
     let db = url("HATSHOP_TEST_POSTGRES");
-    let out = run_and_verify(
+    let out = traced_run(
         &tmp,
         &db,
         &["--events", "600", "--warmup", "0", "--trace-sample", "0.01"],
-    );
-    let record = json(&out.join("run.json"));
-    assert!(
-        record["server_time"]
-            .as_str()
-            .unwrap()
-            .starts_with("pg_stat_statements"),
-        "{}",
-        record["server_time"]
+        "pg_stat_statements",
     );
     let statements = rows(&out.join("server-statements.csv"));
     let summary = json(&out.join("summary.json"));

@@ -12,6 +12,25 @@ use tokio::sync::watch;
 /// How often the sampler reads /proc.
 pub const EVERY: Duration = Duration::from_secs(1);
 
+/// A sampler's clock: once a second, a late tick delaying the next rather than
+/// bunching them.
+pub fn every_second() -> tokio::time::Interval {
+    let mut tick = tokio::time::interval(EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tick
+}
+
+/// Waits for the next sample; false once `over` turns true.
+pub async fn next_sample(
+    tick: &mut tokio::time::Interval,
+    over: &mut watch::Receiver<bool>,
+) -> bool {
+    tokio::select! {
+        _ = tick.tick() => true,
+        _ = over.wait_for(|&over| over) => false,
+    }
+}
+
 /// One process to watch: a node (1-based) or the client (node 0).
 #[derive(Debug, Clone, Copy)]
 pub struct Watched {
@@ -107,13 +126,8 @@ pub async fn sample(
     let mut rows = Vec::new();
     let mut last: Vec<Option<(SystemTime, ProcessReading)>> = vec![None; watched.len()];
     let mut last_net: Option<(SystemTime, u64)> = None;
-    let mut tick = tokio::time::interval(EVERY);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = tick.tick() => {}
-            _ = over.wait_for(|&over| over) => break,
-        }
+    let mut tick = every_second();
+    while next_sample(&mut tick, &mut over).await {
         let now = SystemTime::now();
         for (w, previous) in watched.iter().zip(last.iter_mut()) {
             let Some(reading) = read_process(w.pid) else {

@@ -17,7 +17,7 @@ use scylla::value::{CqlValue, Row};
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
-use super::resources::EVERY;
+use super::resources::{every_second, next_sample};
 
 pub const THREAD_POOLS_CSV: &str = "thread-pools.csv";
 
@@ -73,13 +73,8 @@ pub async fn sample(
     if sessions.is_empty() {
         return (rows, notes);
     }
-    let mut tick = tokio::time::interval(EVERY);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = tick.tick() => {}
-            _ = over.wait_for(|&over| over) => break,
-        }
+    let mut tick = every_second();
+    while next_sample(&mut tick, &mut over).await {
         for (node, session, completed_before, then) in &mut sessions {
             let read = tokio::time::timeout(READ_TIMEOUT, read_pools(session)).await;
             let now = SystemTime::now();

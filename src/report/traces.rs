@@ -6,14 +6,11 @@
 //! driver, queueing in the client) is the difference. The report's section sets them
 //! side by side per event type, as the seed's upper chart did.
 
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::path::Path;
 
-use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
-
-use super::load::LoadedRun;
+use super::load::{LoadedRun, read_rows};
 use super::svg::{self, Axis, Bars, escape};
 use crate::db::StatementTime;
 use crate::runner::TracedOp;
@@ -58,33 +55,6 @@ pub fn rows(traced: &[TracedOp], durations: &[Option<f64>]) -> Vec<TraceRow> {
             }
         })
         .collect()
-}
-
-pub fn read(dir: &Path) -> Result<Vec<TraceRow>> {
-    let path = dir.join(TRACES_CSV);
-    if !path.exists() {
-        return Ok(Vec::new());
-    }
-    let mut reader =
-        csv::Reader::from_path(&path).with_context(|| format!("cannot read {}", path.display()))?;
-    reader
-        .deserialize()
-        .collect::<Result<Vec<TraceRow>, _>>()
-        .with_context(|| format!("{} is not valid", path.display()))
-}
-
-/// The server's totals per statement (PostgreSQL), when the run read them.
-pub fn read_statements(dir: &Path) -> Result<Vec<StatementTime>> {
-    let path = dir.join(STATEMENTS_CSV);
-    if !path.exists() {
-        return Ok(Vec::new());
-    }
-    let mut reader =
-        csv::Reader::from_path(&path).with_context(|| format!("cannot read {}", path.display()))?;
-    reader
-        .deserialize()
-        .collect::<Result<Vec<StatementTime>, _>>()
-        .with_context(|| format!("{} is not valid", path.display()))
 }
 
 /// One event type's client and server time.
@@ -146,7 +116,10 @@ fn from_statements(times: &[StatementTime], run: &LoadedRun) -> BTreeMap<String,
 }
 
 pub fn section(run: &LoadedRun) -> String {
-    let loaded = read(&run.dir).and_then(|t| Ok((t, read_statements(&run.dir)?)));
+    let loaded = read_rows::<TraceRow>(&run.dir.join(TRACES_CSV)).and_then(|t| {
+        let statements = read_rows::<StatementTime>(&run.dir.join(STATEMENTS_CSV))?;
+        Ok((t, statements))
+    });
     let (traces, statements) = match loaded {
         Ok((t, s)) if t.is_empty() && s.is_empty() => return String::new(),
         Ok(both) => both,
