@@ -17,11 +17,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use mysql_async::prelude::*;
-use mysql_async::{
-    Conn, Opts, OptsBuilder, Params, Pool, PoolConstraints, PoolOpts, Row, TxOpts,
-    Value as SqlValue,
-};
+use mysql_async::{Conn, Params, Pool, Row, TxOpts, Value as SqlValue};
 
+mod connect;
 mod errors;
 mod load;
 mod rows;
@@ -29,12 +27,11 @@ mod server_time;
 
 use super::ownership::{self, Ownership, TABLES};
 use super::sql::{
-    ITEM_COLUMNS, ORDER_COLUMNS, Placeholders, Statements, order_from_joined, setup_statements,
-    snapshot_from,
+    ITEM_COLUMNS, ORDER_COLUMNS, Statements, order_from_joined, setup_statements, snapshot_from,
 };
 use super::{
-    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, LoadBatch,
-    LoadError, LoadShape, Setting, Settings, Snapshot, StoreInfo, StoreKind, Value,
+    Applied, Database, DbError, ErrorKind, KV_PAGE, KvPage, LoadBatch, LoadError, LoadShape,
+    Snapshot, StoreInfo, StoreKind,
 };
 use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 use errors::classify;
@@ -91,133 +88,6 @@ pub struct MysqlStore {
     /// Traced operations read their statements' times (`begin_server_timing` found
     /// performance_schema ready).
     server_timing: AtomicBool,
-}
-
-impl StoreKind for MysqlStore {
-    const SCHEME: &'static str = "mysql";
-    const ALIASES: &'static [&'static str] = &["mariadb"];
-    const ABOUT: &'static str = "MySQL or MariaDB (what the server says it is goes in run.json)";
-    const EXAMPLE: &'static str = "mysql://root@127.0.0.1:3306/hatshop?pool=4";
-    const SETTINGS: &'static [Setting] = &[
-        super::sql::POOL,
-        Setting {
-            name: "route",
-            value: Value::Choice(&["round-robin", "first", "random"]),
-            default: "round-robin",
-            help: "with several hosts: each operation to the next host in turn (the seed's load balancing), always the first, or one at random",
-        },
-        Setting {
-            name: "sync_wait",
-            value: Value::Count { min: 0 },
-            default: "",
-            help: "Galera wsrep_sync_wait on every connection (1: reads wait for the writes before them, on any node)",
-        },
-    ];
-
-    /// One lane per pooled connection: the seed's pool of 4.
-    fn default_concurrency(settings: &Settings) -> usize {
-        super::sql::pool_or(settings, 4)
-    }
-
-    async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<Self, DbError> {
-        let pool_size = super::sql::pool_or(&options.settings, options.concurrency);
-        let address = url
-            .address(3306)
-            .map_err(|e| DbError::new(ErrorKind::Connection, e))?;
-        let route = match options.settings.choice("route") {
-            "first" => Route::First,
-            "random" => Route::Random,
-            _ => Route::RoundRobin,
-        };
-        let sync_wait: Option<u64> = options
-            .settings
-            .given_text("sync_wait")
-            .and_then(|v| v.parse().ok());
-        let mut pools = Vec::with_capacity(address.hosts.len());
-        for (host, port) in &address.hosts {
-            let mut opts = OptsBuilder::default()
-                .ip_or_hostname(host.clone())
-                .tcp_port(*port)
-                .prefer_socket(false)
-                .user(address.user.clone().or(Some("root".into())))
-                .pass(address.password.clone())
-                .db_name(address.name.clone().or(Some("hatshop".into())))
-                .client_found_rows(true)
-                .stmt_cache_size(MAX_ITEMS_PER_INSERT + 32)
-                .pool_opts(
-                    PoolOpts::default()
-                        .with_constraints(
-                            PoolConstraints::new(pool_size, pool_size)
-                                .expect("min == max is valid"),
-                        )
-                        .with_reset_connection(false),
-                );
-            if let Some(wait) = sync_wait {
-                opts = opts.init(vec![format!("SET SESSION wsrep_sync_wait = {wait}")]);
-            }
-            pools.push((format!("{host}:{port}"), Pool::new(Opts::from(opts))));
-        }
-        // Every host must answer for a run; reading back (verify) needs just one.
-        let mut version = None;
-        let mut galera = false;
-        let mut unreachable = None;
-        for (host, pool) in &pools {
-            let mut conn = match pool.get_conn().await {
-                Ok(conn) => conn,
-                Err(e) => {
-                    let error = classify(e).context(format!("host {host}"));
-                    if !options.existing_only {
-                        return Err(error);
-                    }
-                    unreachable = Some(error);
-                    continue;
-                }
-            };
-            let text: String = conn
-                .query_first("SELECT VERSION()")
-                .await
-                .map_err(classify)?
-                .unwrap_or_default();
-            version = Some(product_version(&text));
-            galera = conn
-                .query_first::<i64, _>("SELECT @@wsrep_on")
-                .await
-                .ok()
-                .flatten()
-                .is_some_and(|on| on == 1);
-            if options.existing_only {
-                break;
-            }
-        }
-        let version = match (version, unreachable) {
-            (Some(version), _) => version,
-            (None, Some(error)) => return Err(error),
-            (None, None) => String::new(),
-        };
-        Ok(MysqlStore {
-            pools,
-            pool_size,
-            route,
-            next: AtomicU64::new(0),
-            sync_wait,
-            galera,
-            target: url.to_string(),
-            version,
-            sql: Statements::new(Placeholders::Question),
-            load: Default::default(),
-            server_timing: AtomicBool::new(false),
-        })
-    }
-}
-
-/// "10.11.11-MariaDB-0+deb12u1" → "MariaDB 10.11.11"; "8.0.36" → "MySQL 8.0.36".
-fn product_version(version: &str) -> String {
-    let number = version.split('-').next().unwrap_or(version);
-    if version.contains("MariaDB") {
-        format!("MariaDB {number}")
-    } else {
-        format!("MySQL {number}")
-    }
 }
 
 impl MysqlStore {
@@ -601,19 +471,5 @@ impl Database for MysqlStore {
             server_version: self.version.clone(),
             settings,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_server_names_its_product() {
-        assert_eq!(
-            product_version("10.11.11-MariaDB-0+deb12u1"),
-            "MariaDB 10.11.11"
-        );
-        assert_eq!(product_version("8.0.36"), "MySQL 8.0.36");
     }
 }
