@@ -520,13 +520,12 @@ impl<D: Database> Lane<D> {
             .expect("set before measured events");
         let offset = start.saturating_duration_since(measure_start).as_nanos() as u64;
         let index = self.cx.intervals.index_of(offset);
-        if self
-            .interval
-            .as_ref()
-            .is_some_and(|(current, _)| *current != index)
+        if let Some((current, stats)) = &mut self.interval
+            && *current != index
         {
-            let (finished, stats) = self.interval.take().expect("checked");
-            self.cx.intervals.deposit(finished, &stats);
+            self.cx.intervals.deposit(*current, stats);
+            stats.reset();
+            *current = index;
         }
         let types = EventType::ALL.len();
         &mut self

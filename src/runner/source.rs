@@ -20,6 +20,16 @@ use crate::workload::{EventsFileError, OrderEvent, Phase, PlanHasher};
 /// that lanes start together.
 const LANE_BATCH: usize = 256;
 
+/// Events waiting in all lanes' batches at most, about: an event is up to ~200 bytes,
+/// and 64 lanes of full batches and inboxes held 19 MB of them.
+const EVENTS_IN_HAND: usize = 2048;
+
+/// The batch for `lanes` lanes: smaller with many lanes, so memory does not grow
+/// with the lane count; 8 at least, to keep the hand-off cheap.
+fn lane_batch(lanes: usize) -> usize {
+    (EVENTS_IN_HAND / lanes.max(1)).clamp(8, LANE_BATCH)
+}
+
 pub enum LaneMsg {
     Events(Vec<LaneEvent>),
     /// Wait here until every lane and the source arrive.
@@ -76,8 +86,9 @@ pub struct Source {
 impl Source {
     pub fn run(mut self) -> SourceReport {
         let mut hasher = self.hash.then(PlanHasher::new);
+        let batch = lane_batch(self.lanes.len());
         let mut batches: Vec<Vec<LaneEvent>> = (0..self.lanes.len())
-            .map(|_| Vec::with_capacity(LANE_BATCH))
+            .map(|_| Vec::with_capacity(batch))
             .collect();
         let mut phase = Phase::Load;
         let mut slot = 0u64;
@@ -147,7 +158,7 @@ impl Source {
                     role: Role::Race,
                     slot,
                 });
-                if batches[own].len() >= LANE_BATCH && !self.send(own, &mut batches) {
+                if batches[own].len() >= batch && !self.send(own, &mut batches) {
                     complete = false;
                     break;
                 }
@@ -159,7 +170,7 @@ impl Source {
                 });
             }
             slot += 1;
-            if batches[lane].len() >= LANE_BATCH && !self.send(lane, &mut batches) {
+            if batches[lane].len() >= batch && !self.send(lane, &mut batches) {
                 complete = false;
                 break;
             }
@@ -193,7 +204,8 @@ impl Source {
     /// Sends a full batch; if that lane is busy, first hands out what other lanes are
     /// waiting for, so that no lane idles while the source waits. False once stopped.
     fn send(&self, lane: usize, batches: &mut [Vec<LaneEvent>]) -> bool {
-        let batch = std::mem::replace(&mut batches[lane], Vec::with_capacity(LANE_BATCH));
+        let size = lane_batch(batches.len());
+        let batch = std::mem::replace(&mut batches[lane], Vec::with_capacity(size));
         match self.lanes[lane].try_send(LaneMsg::Events(batch)) {
             Ok(()) => true,
             Err(mpsc::error::TrySendError::Closed(_)) => false,

@@ -8,6 +8,7 @@ mod interval;
 mod summary;
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
 use hdrhistogram::Histogram;
 
@@ -37,17 +38,17 @@ pub const MIN_SAMPLES_BEYOND: f64 = 10.0;
 
 /// Latencies (ns) of successful and of failed operations, and counts of failures by
 /// kind, for one event type.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct OpStats {
-    latency_ns: Histogram<u64>,
+    latency_ns: LazyHistogram,
     /// Failures keep their latency apart: a 10 s timeout shows here, not in the ladder.
-    failed_ns: Histogram<u64>,
+    failed_ns: LazyHistogram,
     /// Open loop (`--rate`) only: intended start → answer of successful operations,
     /// what a client waiting in line sees (no coordinated omission).
-    response_ns: Histogram<u64>,
+    response_ns: LazyHistogram,
     /// Waits for a pooled connection (stores that keep a pool), of every operation:
     /// measured apart, so pool starvation does not pass for service time.
-    queue_ns: Histogram<u64>,
+    queue_ns: LazyHistogram,
     errors: BTreeMap<&'static str, u64>,
     /// Failures by kind and the server's code for them (`conflict`, `1213`).
     codes: BTreeMap<&'static str, BTreeMap<String, u64>>,
@@ -61,31 +62,53 @@ fn histogram() -> Histogram<u64> {
     Histogram::new(SIGNIFICANT_DIGITS).expect("3 digits is valid")
 }
 
-fn record(h: &mut Histogram<u64>, ns: u64) {
-    // Auto-resizing: only a value beyond u64's range could fail, and then clamps.
-    if h.record(ns).is_err() {
-        h.saturating_record(ns);
-    }
-}
+/// What an unmade [`LazyHistogram`] shows.
+static EMPTY: LazyLock<Histogram<u64>> = LazyLock::new(histogram);
 
-impl Default for OpStats {
-    fn default() -> Self {
-        OpStats {
-            latency_ns: histogram(),
-            failed_ns: histogram(),
-            response_ns: histogram(),
-            queue_ns: histogram(),
-            errors: BTreeMap::new(),
-            codes: BTreeMap::new(),
-            first_messages: BTreeMap::new(),
-            retries: 0,
+/// An HdrHistogram made at its first value. Each one made holds 16 KB or more, and a
+/// lane keeps four per event type: most of them (event types not in the mix, failures,
+/// open-loop and queue times) never get a value, and 64 lanes would hold 80 MB of them.
+#[derive(Debug, Clone, Default)]
+struct LazyHistogram(Option<Histogram<u64>>);
+
+impl LazyHistogram {
+    fn record(&mut self, ns: u64) {
+        let h = self.0.get_or_insert_with(histogram);
+        // Auto-resizing: only a value beyond u64's range could fail, and then clamps.
+        if h.record(ns).is_err() {
+            h.saturating_record(ns);
         }
+    }
+
+    fn add(&mut self, other: &LazyHistogram) {
+        if let Some(theirs) = other.0.as_ref().filter(|h| !h.is_empty()) {
+            self.0
+                .get_or_insert_with(histogram)
+                .add(theirs)
+                .expect("auto-resizing histograms always merge");
+        }
+    }
+
+    /// Empties it and keeps its memory: a lane's next interval records without
+    /// growing it again (each growth copies the counts).
+    fn reset(&mut self) {
+        if let Some(h) = &mut self.0 {
+            h.reset();
+        }
+    }
+
+    fn get(&self) -> &Histogram<u64> {
+        self.0.as_ref().unwrap_or(&EMPTY)
+    }
+
+    fn len(&self) -> u64 {
+        self.0.as_ref().map_or(0, Histogram::len)
     }
 }
 
 impl OpStats {
     pub fn record_ok(&mut self, latency_ns: u64) {
-        record(&mut self.latency_ns, latency_ns);
+        self.latency_ns.record(latency_ns);
     }
 
     pub fn record_error(
@@ -95,7 +118,7 @@ impl OpStats {
         latency_ns: u64,
         message: &str,
     ) {
-        record(&mut self.failed_ns, latency_ns);
+        self.failed_ns.record(latency_ns);
         *self.errors.entry(kind).or_default() += 1;
         if let Some(code) = code {
             // Allocates only on a code not seen before.
@@ -119,7 +142,7 @@ impl OpStats {
 
     pub fn record(&mut self, latency_ns: u64, queued_ns: Option<u64>, outcome: Outcome<'_>) {
         if let Some(queued_ns) = queued_ns {
-            record(&mut self.queue_ns, queued_ns);
+            self.queue_ns.record(queued_ns);
         }
         match outcome {
             Outcome::Ok {
@@ -128,7 +151,7 @@ impl OpStats {
             } => {
                 self.record_ok(latency_ns);
                 if let Some(response_ns) = response_ns {
-                    record(&mut self.response_ns, response_ns);
+                    self.response_ns.record(response_ns);
                 }
                 self.record_retries(retries);
             }
@@ -146,18 +169,10 @@ impl OpStats {
 
     pub fn merge(&mut self, other: &OpStats) {
         self.retries += other.retries;
-        self.latency_ns
-            .add(&other.latency_ns)
-            .expect("auto-resizing histograms always merge");
-        self.failed_ns
-            .add(&other.failed_ns)
-            .expect("auto-resizing histograms always merge");
-        self.response_ns
-            .add(&other.response_ns)
-            .expect("auto-resizing histograms always merge");
-        self.queue_ns
-            .add(&other.queue_ns)
-            .expect("auto-resizing histograms always merge");
+        self.latency_ns.add(&other.latency_ns);
+        self.failed_ns.add(&other.failed_ns);
+        self.response_ns.add(&other.response_ns);
+        self.queue_ns.add(&other.queue_ns);
         for (kind, n) in &other.errors {
             *self.errors.entry(kind).or_default() += n;
         }
@@ -181,6 +196,18 @@ impl OpStats {
         self.latency_ns.len()
     }
 
+    /// Back to no operations, keeping the histograms' memory.
+    pub fn reset(&mut self) {
+        self.latency_ns.reset();
+        self.failed_ns.reset();
+        self.response_ns.reset();
+        self.queue_ns.reset();
+        self.errors.clear();
+        self.codes.clear();
+        self.first_messages.clear();
+        self.retries = 0;
+    }
+
     pub fn error_count(&self) -> u64 {
         self.errors.values().sum()
     }
@@ -190,16 +217,16 @@ impl OpStats {
     }
 
     pub fn histogram(&self) -> &Histogram<u64> {
-        &self.latency_ns
+        self.latency_ns.get()
     }
 
     /// Open loop: response times (from when each operation was due) of the successes.
     pub fn response_histogram(&self) -> &Histogram<u64> {
-        &self.response_ns
+        self.response_ns.get()
     }
 
     pub fn failed_histogram(&self) -> &Histogram<u64> {
-        &self.failed_ns
+        self.failed_ns.get()
     }
 
     /// Builds stats from their parts (reading a result folder back).
@@ -210,14 +237,11 @@ impl OpStats {
         retries: u64,
     ) -> OpStats {
         OpStats {
-            latency_ns,
-            failed_ns,
-            response_ns: histogram(),
-            queue_ns: histogram(),
+            latency_ns: LazyHistogram(Some(latency_ns)),
+            failed_ns: LazyHistogram(Some(failed_ns)),
             errors,
-            codes: BTreeMap::new(),
-            first_messages: BTreeMap::new(),
             retries,
+            ..OpStats::default()
         }
     }
 }
@@ -277,6 +301,12 @@ impl RunStats {
                 self.node(node as u16).merge(theirs);
             }
         }
+    }
+
+    /// Back to no operations, keeping the histograms' memory.
+    pub fn reset(&mut self) {
+        self.per_event.iter_mut().for_each(OpStats::reset);
+        self.per_node.iter_mut().for_each(OpStats::reset);
     }
 
     pub fn total_ops(&self) -> u64 {

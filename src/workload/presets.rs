@@ -40,6 +40,23 @@ fn key_value(name: &str, description: &str, mix: Mix) -> WorkloadSpec {
     spec
 }
 
+/// The work of a peer tool, for `bench/race.sh`: key-value records of `value_size`
+/// bytes (keys `user` + 16 hex digits), 300,000 measured operations at `lanes`.
+fn race(
+    name: &str,
+    description: &str,
+    mix: Mix,
+    initial_records: u64,
+    value_size: u32,
+    lanes: usize,
+) -> WorkloadSpec {
+    let mut spec = preset(name, description, 0, 300_000, mix);
+    spec.initial_records = initial_records;
+    spec.value_size = value_size;
+    spec.concurrency = Some(lanes);
+    spec
+}
+
 /// Every preset, in the order `hatshop workloads` lists them.
 pub fn all() -> Vec<WorkloadSpec> {
     let equal = Mix {
@@ -133,6 +150,50 @@ pub fn all() -> Vec<WorkloadSpec> {
                 read: 10.0,
                 ..Mix::default()
             },
+        ),
+        race(
+            "race-cql-insert",
+            "race with latte: 300,000 inserts of a text key and a 100-byte blob, 64 in flight (run it with cl=ONE)",
+            Mix {
+                write: 1.0,
+                ..Mix::default()
+            },
+            0,
+            100,
+            64,
+        ),
+        race(
+            "race-cql-read",
+            "race with latte: 300,000 uniform point reads of 300,000 rows of a text key and a 100-byte blob, 64 in flight",
+            Mix {
+                read: 1.0,
+                ..Mix::default()
+            },
+            300_000,
+            100,
+            64,
+        ),
+        race(
+            "race-sql-select",
+            "race with sysbench oltp_point_select: 300,000 point selects by primary key of 120-byte values over 100,000 rows, 16 connections",
+            Mix {
+                read: 1.0,
+                ..Mix::default()
+            },
+            100_000,
+            120,
+            16,
+        ),
+        race(
+            "race-sql-insert",
+            "race with sysbench oltp_insert: 300,000 single-row inserts of 180-byte values, 16 connections",
+            Mix {
+                write: 1.0,
+                ..Mix::default()
+            },
+            0,
+            180,
+            16,
         ),
     ]
 }
