@@ -21,15 +21,73 @@ pub struct CpuSnapshot {
     process_cpu_s: f64,
     /// Per thread id: (name, CPU seconds).
     threads: BTreeMap<u32, (String, f64)>,
+    /// The server processes watched: (pid, CPU seconds).
+    servers: Vec<(u32, f64)>,
 }
 
 impl CpuSnapshot {
     pub fn now() -> CpuSnapshot {
+        CpuSnapshot::with_servers(&[])
+    }
+
+    /// Also the CPU of these server processes (those hatshop started).
+    pub fn with_servers(pids: &[u32]) -> CpuSnapshot {
         CpuSnapshot {
             at: Instant::now(),
             process_cpu_s: rusage().0,
             threads: thread_cpu(),
+            servers: pids
+                .iter()
+                .filter_map(|&pid| Some((pid, process_cpu_s(pid)?)))
+                .collect(),
         }
+    }
+}
+
+/// What run.json records under `server_cpu`: the CPU the server processes hatshop
+/// started spent over the window `client` covers. On one machine, client and server
+/// CPU per operation together set the throughput: cores ÷ (client + server).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ServerCost {
+    /// Server processes read at both ends (a node killed meanwhile is left out).
+    pub processes: usize,
+    pub cpu_s: f64,
+    pub cpu_us_per_op: f64,
+}
+
+impl ServerCost {
+    /// The servers' cost from `start` until now, over `ops` measured operations;
+    /// `None` when no server process was watched.
+    pub fn since(start: &CpuSnapshot, ops: u64) -> Option<ServerCost> {
+        let spent: Vec<f64> = start
+            .servers
+            .iter()
+            .filter_map(|&(pid, before)| Some((process_cpu_s(pid)? - before).max(0.0)))
+            .collect();
+        if spent.is_empty() {
+            return None;
+        }
+        let cpu_s: f64 = spent.iter().sum();
+        Some(ServerCost {
+            processes: spent.len(),
+            cpu_s,
+            cpu_us_per_op: if ops > 0 {
+                cpu_s * 1e6 / ops as f64
+            } else {
+                0.0
+            },
+        })
+    }
+
+    /// One line: `server: 2.10 s CPU while measuring (1 process hatshop started), …`.
+    pub fn describe(&self) -> String {
+        format!(
+            "server: {:.2} s CPU while measuring ({} process{} hatshop started), {:.1} µs per operation",
+            self.cpu_s,
+            self.processes,
+            if self.processes == 1 { "" } else { "es" },
+            self.cpu_us_per_op
+        )
     }
 }
 
@@ -132,11 +190,26 @@ fn rusage() -> (f64, f64) {
     )
 }
 
+/// User + system CPU seconds in a /proc `stat` line, a process's or a thread's.
+pub fn stat_cpu_s(stat: &str) -> Option<f64> {
+    // SAFETY: sysconf only reads a constant.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    // The name sits in parentheses and may hold spaces: fields count after it.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of stat; after the name, 12th and 13th.
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / ticks)
+}
+
+/// CPU seconds process `pid` has spent, all its threads.
+pub fn process_cpu_s(pid: u32) -> Option<f64> {
+    stat_cpu_s(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
 /// CPU seconds of each thread of this process, from /proc/self/task (empty where
 /// there is no /proc).
 fn thread_cpu() -> BTreeMap<u32, (String, f64)> {
-    // SAFETY: sysconf only reads a constant.
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
     let mut threads = BTreeMap::new();
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
         return threads;
@@ -148,20 +221,16 @@ fn thread_cpu() -> BTreeMap<u32, (String, f64)> {
         let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
             continue;
         };
-        // The name sits in parentheses and may hold spaces: fields count after it.
-        let Some((head, rest)) = stat.rsplit_once(')') else {
+        let Some(cpu_s) = stat_cpu_s(&stat) else {
             continue;
         };
-        let name = head.split_once('(').map_or("", |(_, n)| n).to_string();
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        // utime and stime are fields 14 and 15 of stat; `rest` starts at field 3.
-        let (Some(utime), Some(stime)) = (fields.get(11), fields.get(12)) else {
-            continue;
-        };
-        let (Ok(utime), Ok(stime)) = (utime.parse::<f64>(), stime.parse::<f64>()) else {
-            continue;
-        };
-        threads.insert(tid, (name, (utime + stime) / ticks));
+        // The name sits in parentheses and may hold spaces.
+        let name = stat
+            .rsplit_once(')')
+            .and_then(|(head, _)| head.split_once('('))
+            .map_or("", |(_, n)| n)
+            .to_string();
+        threads.insert(tid, (name, cpu_s));
     }
     threads
 }

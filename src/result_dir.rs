@@ -84,6 +84,9 @@ pub struct RunRecord {
     /// busiest thread (a recovered run has none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<crate::client_cost::ClientCost>,
+    /// What the servers hatshop started for this database spent over the same window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu: Option<crate::client_cost::ServerCost>,
     /// This folder holds one shard of a run (`--shard I/N`); `hatshop merge` joins them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::runner::Shard>,

@@ -322,6 +322,7 @@ fn merged_record(
                 .collect(),
         });
     record.client = None;
+    record.server_cpu = None;
     record.shard = None;
     record.shards = shards
         .iter()

@@ -19,8 +19,10 @@ pub type FollowUp = Pin<Box<dyn Future<Output = Option<(f64, usize)>> + Send>>;
 /// `queued_ns` of a call whose store noted no wait (it keeps no pool of its own).
 const NOT_NOTED: u64 = u64::MAX;
 
-/// One call's notes.
+/// One lane's notes of its calls.
 pub struct CallNotes {
+    /// The lane's index: a store that keeps connections gives lane i connection i.
+    lane: Option<usize>,
     node: AtomicU16,
     queued_ns: AtomicU64,
     /// The lane asks the store to trace this call on the server (`--trace-sample`).
@@ -33,6 +35,7 @@ pub struct CallNotes {
 impl Default for CallNotes {
     fn default() -> Self {
         CallNotes {
+            lane: None,
             node: AtomicU16::new(0),
             queued_ns: AtomicU64::new(NOT_NOTED),
             trace: AtomicBool::new(false),
@@ -43,6 +46,13 @@ impl Default for CallNotes {
 }
 
 impl CallNotes {
+    pub fn of_lane(lane: usize) -> CallNotes {
+        CallNotes {
+            lane: Some(lane),
+            ..CallNotes::default()
+        }
+    }
+
     /// The node (1-based, in the order of the URL's hosts) that served it; 0: not said.
     pub fn node(&self) -> u16 {
         self.node.load(Ordering::Relaxed)
@@ -83,6 +93,11 @@ pub async fn observe<F: Future>(notes: Arc<CallNotes>, trace: bool, call: F) -> 
     }
     notes.trace.store(trace, Ordering::Relaxed);
     NOTES.scope(notes, call).await
+}
+
+/// The lane the current call runs in, if it runs in one.
+pub fn lane() -> Option<usize> {
+    NOTES.try_with(|notes| notes.lane).ok().flatten()
 }
 
 /// Whether the current call is to be traced on the server.

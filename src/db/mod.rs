@@ -34,7 +34,8 @@ pub use bulk::{
     row_key, row_values,
 };
 pub use call_notes::{
-    CallNotes, FollowUp, follow_up, observe, queued, queued_sync, served_by, traced, tracing_wanted,
+    CallNotes, FollowUp, follow_up, lane, observe, queued, queued_sync, served_by, traced,
+    tracing_wanted,
 };
 pub use error::{DbError, ErrorKind};
 pub use ownership::Ownership;

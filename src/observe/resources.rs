@@ -67,12 +67,7 @@ struct ProcessReading {
 }
 
 fn read_process(pid: u32) -> Option<ProcessReading> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the command name (which may hold spaces): utime is the 12th, stime the 13th.
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-    let utime: f64 = fields.get(11)?.parse().ok()?;
-    let stime: f64 = fields.get(12)?.parse().ok()?;
+    let cpu_s = crate::client_cost::process_cpu_s(pid)?;
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let rss_kb: f64 = status
         .lines()
@@ -87,7 +82,7 @@ fn read_process(pid: u32) -> Option<ProcessReading> {
             .and_then(|v| v.trim().parse::<u64>().ok())
     };
     Some(ProcessReading {
-        cpu_s: (utime + stime) / ticks,
+        cpu_s,
         rss_mb: rss_kb / 1024.0,
         read_bytes: field("read_bytes:"),
         write_bytes: field("write_bytes:"),

@@ -46,12 +46,12 @@ pub(super) async fn call<D: Database>(
     value: &[u8],
 ) -> Result<Reply, DbError> {
     match op {
-        Operation::CreateOrder { order } => Box::pin(db.create_order(order))
-            .await
-            .map(|()| Reply::Done),
-        Operation::ReadOrder { order_id } => Box::pin(db.read_order(*order_id))
-            .await
-            .map(Reply::Order),
+        Operation::CreateOrder { order } => {
+            Box::pin(db.create_order(order)).await.map(|()| Reply::Done)
+        }
+        Operation::ReadOrder { order_id } => {
+            Box::pin(db.read_order(*order_id)).await.map(Reply::Order)
+        }
         Operation::UpdateOrder {
             order_id,
             created_at_ms,
@@ -81,15 +81,13 @@ pub(super) async fn call<D: Database>(
         } => Box::pin(db.update_status(*order_id, *status))
             .await
             .map(Reply::Write),
-        Operation::DeleteOrder { order_id } => Box::pin(db.delete_order(*order_id))
-            .await
-            .map(Reply::Write),
+        Operation::DeleteOrder { order_id } => {
+            Box::pin(db.delete_order(*order_id)).await.map(Reply::Write)
+        }
         Operation::Write { .. } => Box::pin(db.kv_write(key, value))
             .await
             .map(|()| Reply::Done),
-        Operation::Rewrite { .. } => Box::pin(db.kv_rewrite(key, value))
-            .await
-            .map(Reply::Write),
+        Operation::Rewrite { .. } => Box::pin(db.kv_rewrite(key, value)).await.map(Reply::Write),
         Operation::Read { .. } => Box::pin(db.kv_read(key)).await.map(Reply::Value),
         Operation::Delete { .. } => Box::pin(db.kv_delete(key)).await.map(Reply::Write),
     }

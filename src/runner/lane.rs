@@ -78,8 +78,11 @@ struct Served {
 pub struct PhaseClock {
     pub warmup: OnceLock<Instant>,
     pub measure: OnceLock<Instant>,
-    /// The client's CPU counters when measuring began.
+    /// The client's (and watched servers') CPU counters when measuring began.
     pub measure_cpu: OnceLock<crate::client_cost::CpuSnapshot>,
+    /// Server processes whose CPU is counted over the measured phase (those hatshop
+    /// started for this run's database).
+    pub server_pids: Vec<u32>,
 }
 
 /// Everything a lane needs besides its channel.
@@ -130,13 +133,18 @@ pub struct Lane<D> {
 }
 
 impl<D: Database> Lane<D> {
-    pub fn new(cx: LaneContext<D>, stop_rx: tokio::sync::watch::Receiver<bool>) -> Self {
+    /// Lane `index` (0, 1, …) of the run.
+    pub fn new(
+        index: usize,
+        cx: LaneContext<D>,
+        stop_rx: tokio::sync::watch::Receiver<bool>,
+    ) -> Self {
         Lane {
             cx,
             expect: Expectations::default(),
             stop_rx,
             value: Vec::new(),
-            notes: Arc::new(CallNotes::default()),
+            notes: Arc::new(CallNotes::of_lane(index)),
             interval: None,
             log_batch: Vec::with_capacity(LOG_BATCH),
             last_seq: None,

@@ -18,7 +18,7 @@ use anyhow::{Context, Result, anyhow};
 use tokio::runtime::Handle;
 use tokio::sync::mpsc;
 
-use crate::client_cost::ClientCost;
+use crate::client_cost::{ClientCost, ServerCost};
 use crate::db::{Database, ErrorKind};
 use crate::stats::{IntervalCollector, OpRecord, RunStats, total};
 use crate::workload::EventType;
@@ -78,6 +78,8 @@ pub struct RunOutcome {
     pub stats: RunStats,
     /// What the client spent measuring (none if measuring never began).
     pub client: Option<ClientCost>,
+    /// The CPU of the server processes hatshop started, over the same window.
+    pub server_cpu: Option<ServerCost>,
     /// The same, per interval (index, statistics), in time order.
     pub intervals: Vec<(u64, RunStats)>,
     pub interval: Duration,
@@ -161,10 +163,11 @@ pub async fn run<D: Database>(
     };
     let mut senders = Vec::with_capacity(plan.concurrency);
     let mut lanes = Vec::with_capacity(plan.concurrency);
-    for _ in 0..plan.concurrency {
+    for index in 0..plan.concurrency {
         let (tx, rx) = mpsc::channel(INBOX_BATCHES);
         senders.push(tx);
         let lane = lane::Lane::new(
+            index,
             lane::LaneContext {
                 db: db.clone(),
                 stop: stop.clone(),
@@ -232,11 +235,16 @@ pub async fn run<D: Database>(
         .measure_cpu
         .get()
         .map(|start| ClientCost::since(start, stats.total_ops()));
+    let server_cpu = phases
+        .measure_cpu
+        .get()
+        .and_then(|start| ServerCost::since(start, stats.total_ops()));
     let failed_writes =
         std::mem::take(&mut *failed_writes.lock().unwrap_or_else(|p| p.into_inner()));
     Ok(RunOutcome {
         stats,
         client,
+        server_cpu,
         intervals,
         interval,
         measure_offset: phases

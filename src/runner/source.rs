@@ -122,9 +122,9 @@ impl Source {
                 }
                 Phase::Measure => {
                     // Read /proc before the clock starts, so it costs the run nothing.
-                    self.phases
-                        .measure_cpu
-                        .get_or_init(crate::client_cost::CpuSnapshot::now);
+                    self.phases.measure_cpu.get_or_init(|| {
+                        crate::client_cost::CpuSnapshot::with_servers(&self.phases.server_pids)
+                    });
                     self.phases.measure.get_or_init(Instant::now);
                 }
             }

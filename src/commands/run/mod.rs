@@ -198,7 +198,12 @@ async fn measure(
         config.out_dir.display()
     );
     let stream = open_stream(&config.source)?;
-    let phases = Arc::new(PhaseClock::default());
+    let phases = Arc::new(PhaseClock {
+        server_pids: serving_server(config)
+            .map(|server| server.nodes.iter().map(|node| node.pid).collect())
+            .unwrap_or_default(),
+        ..PhaseClock::default()
+    });
     let (run_over, over) = tokio::sync::watch::channel(false);
     let observer = crate::observe::Observer::start(serving_server(config), over.clone());
     let faults = timeline
@@ -264,6 +269,7 @@ async fn measure(
     record.unmeasured_errors = outcome.unmeasured_errors;
     record.failed_writes = outcome.failed_writes.len() as u64;
     record.client = outcome.client.clone();
+    record.server_cpu = outcome.server_cpu.clone();
     if let Some(error) = &outcome.stream_error {
         record.status = "failed".into();
         record.error = Some(error.clone());
@@ -420,6 +426,9 @@ fn print_result(config: &RunConfig, record: &RunRecord, summary: &Summary) {
         if let Some(warning) = warning {
             say!("warning: {warning}");
         }
+    }
+    if let Some(server) = &record.server_cpu {
+        say!("{}", server.describe());
     }
     if record.unmeasured_errors > 0 {
         say!(

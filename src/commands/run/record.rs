@@ -100,6 +100,7 @@ pub(super) fn initial_record(
         recovered: None,
         faults: Vec::new(),
         client: None,
+        server_cpu: None,
         shard: config.shard,
         shards: Vec::new(),
         gc_log: None,

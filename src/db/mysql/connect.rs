@@ -6,7 +6,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use mysql_async::prelude::*;
 use mysql_async::{Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts};
 
+use super::conns::HostConns;
 use super::{MAX_ITEMS_PER_INSERT, MysqlStore, Route, classify};
+
+/// Connections per host for setup and reading back, apart from the operations' own.
+const ADMIN_POOL: usize = 2;
 use crate::db::sql::{Placeholders, Statements};
 use crate::db::{ConnectOptions, DbError, DbUrl, ErrorKind, Setting, Settings, StoreKind, Value};
 
@@ -51,6 +55,7 @@ impl StoreKind for MysqlStore {
             .given_text("sync_wait")
             .and_then(|v| v.parse().ok());
         let mut pools = Vec::with_capacity(address.hosts.len());
+        let mut conns = Vec::with_capacity(address.hosts.len());
         for (host, port) in &address.hosts {
             let mut opts = OptsBuilder::default()
                 .ip_or_hostname(host.clone())
@@ -64,15 +69,17 @@ impl StoreKind for MysqlStore {
                 .pool_opts(
                     PoolOpts::default()
                         .with_constraints(
-                            PoolConstraints::new(pool_size, pool_size)
-                                .expect("min == max is valid"),
+                            PoolConstraints::new(0, ADMIN_POOL).expect("0 <= max is valid"),
                         )
                         .with_reset_connection(false),
                 );
             if let Some(wait) = sync_wait {
                 opts = opts.init(vec![format!("SET SESSION wsrep_sync_wait = {wait}")]);
             }
-            pools.push((format!("{host}:{port}"), Pool::new(Opts::from(opts))));
+            let opts = Opts::from(opts);
+            let name = format!("{host}:{port}");
+            conns.push(HostConns::new(name.clone(), opts.clone(), pool_size));
+            pools.push((name, Pool::new(opts)));
         }
         // Every host must answer for a run; reading back (verify) needs just one.
         let mut version = None;
@@ -112,8 +119,8 @@ impl StoreKind for MysqlStore {
             (None, None) => String::new(),
         };
         Ok(MysqlStore {
+            conns,
             pools,
-            pool_size,
             route,
             next: AtomicU64::new(0),
             sync_wait,

@@ -19,7 +19,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use mysql_async::prelude::*;
 use mysql_async::{Conn, Params, Pool, Row, TxOpts, Value as SqlValue};
 
+use conns::{Held, HostConns};
+
 mod connect;
+mod conns;
 mod errors;
 mod load;
 mod rows;
@@ -73,9 +76,10 @@ enum Route {
 }
 
 pub struct MysqlStore {
-    /// One pool per host of the URL, in its order.
+    /// Each host's connections for operations, in the URL's order.
+    conns: Vec<HostConns>,
+    /// One small pool per host for setup and reading back.
     pools: Vec<(String, Pool)>,
-    pool_size: usize,
     route: Route,
     next: AtomicU64,
     sync_wait: Option<u64>,
@@ -92,8 +96,8 @@ pub struct MysqlStore {
 
 impl MysqlStore {
     /// A connection to the host the route picks, and says which.
-    async fn conn(&self) -> Result<Conn, DbError> {
-        let host = match (self.route, self.pools.len()) {
+    async fn conn(&self) -> Result<Held, DbError> {
+        let host = match (self.route, self.conns.len()) {
             (_, 1) | (Route::First, _) => 0,
             (Route::RoundRobin, n) => {
                 (self.next.fetch_add(1, Ordering::Relaxed) % n as u64) as usize
@@ -104,9 +108,7 @@ impl MysqlStore {
             }
         };
         super::served_by(host + 1);
-        let (name, pool) = &self.pools[host];
-        super::queued(pool.get_conn()).await.map_err(|e| {
-            let e = classify(e).context(format!("host {name}: no connection"));
+        super::queued(self.conns[host].take()).await.map_err(|e| {
             // No connection, so nothing was sent: the operation did not happen.
             let kind = match e.kind {
                 ErrorKind::Connection => ErrorKind::Unavailable,
@@ -138,7 +140,7 @@ impl MysqlStore {
 
     /// Done with `conn` after an operation of `statements` statements: a traced one
     /// leaves it to the lane's follow-up, which reads their times on the server.
-    fn done(&self, conn: Conn, statements: usize) {
+    fn done(&self, conn: Held, statements: usize) {
         if super::tracing_wanted() && self.server_timing.load(Ordering::Relaxed) {
             super::follow_up(Box::pin(server_time::last_statements(conn, statements)));
         }
@@ -157,23 +159,12 @@ impl MysqlStore {
             .collect())
     }
 
-    /// Holds every connection of every pool at once, so each one prepares (and caches)
-    /// the statements before anything is measured.
+    /// Opens every connection of every host again, each preparing (and caching) the
+    /// statements before anything is measured.
     async fn prepare_everywhere(&self) -> Result<(), DbError> {
-        for (host, pool) in &self.pools {
-            let mut all = Vec::with_capacity(self.pool_size);
-            for _ in 0..self.pool_size {
-                all.push(
-                    pool.get_conn()
-                        .await
-                        .map_err(|e| classify(e).context(format!("host {host}")))?,
-                );
-            }
-            for conn in &mut all {
-                for sql in self.sql.ahead() {
-                    conn.prep(sql).await.map_err(classify)?;
-                }
-            }
+        let statements = self.sql.ahead();
+        for host in &self.conns {
+            host.reopen_all(&statements).await?;
         }
         Ok(())
     }
@@ -449,7 +440,7 @@ impl Database for MysqlStore {
         let hosts: Vec<&str> = self.pools.iter().map(|(h, _)| h.as_str()).collect();
         let mut settings = BTreeMap::from([
             // Connections per host (the pool of each host is this size).
-            ("pool".to_string(), self.pool_size.to_string()),
+            ("pool".to_string(), self.conns[0].len().to_string()),
             ("engine".to_string(), "InnoDB".to_string()),
             ("isolation".to_string(), "server default".to_string()),
             ("hosts".to_string(), hosts.join(",")),

@@ -6,6 +6,8 @@
 //! operation is matched by position: the store counts the statements it sent.
 
 use mysql_async::Conn;
+
+use super::conns::Held;
 use mysql_async::prelude::*;
 
 use super::classify;
@@ -46,7 +48,7 @@ pub async fn check(conn: &mut Conn) -> Result<(), DbError> {
 
 /// The summed server time (µs) of the last `statements` statements this connection
 /// ran, or `None` when the server kept fewer of them.
-pub async fn last_statements(mut conn: Conn, statements: usize) -> Option<(f64, usize)> {
+pub async fn last_statements(mut conn: Held, statements: usize) -> Option<(f64, usize)> {
     let waits: Vec<Option<u64>> = conn
         .query(format!(
             "SELECT TIMER_WAIT FROM performance_schema.events_statements_history \

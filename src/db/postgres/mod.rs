@@ -206,7 +206,9 @@ impl PostgresStore {
 
     async fn conn(&self) -> Result<Held<'_>, DbError> {
         let n = self.connections.len();
-        let start = self.next.fetch_add(1, Ordering::Relaxed);
+        // A lane starts at its own connection: with no more lanes than connections,
+        // the first try takes it.
+        let start = super::lane().unwrap_or_else(|| self.next.fetch_add(1, Ordering::Relaxed));
         let mut guard = super::queued(async {
             for i in 0..n {
                 if let Ok(guard) = self.connections[(start + i) % n].try_lock() {

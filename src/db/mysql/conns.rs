@@ -1,0 +1,113 @@
+//! One host's connections for operations: `pool` of them, each opened once and kept
+//! for its life with its prepared statements, lane i taking connection i first.
+//!
+//! mysql_async's pool sent every returned connection through a recycling task (two
+//! task wake-ups per operation) and a shared queue; with one lane per connection
+//! neither is needed, and a lane finds its own connection free on the first try.
+
+use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use mysql_async::{Conn, Opts};
+use tokio::sync::{Mutex, OwnedMutexGuard};
+
+use super::classify;
+use crate::db::DbError;
+
+pub struct HostConns {
+    pub name: String,
+    opts: Opts,
+    slots: Vec<Arc<Mutex<Option<Conn>>>>,
+    /// Where a caller outside a lane starts looking.
+    next: AtomicUsize,
+}
+
+/// A connection held for one operation. One that broke or was left mid-request (a
+/// timeout) is dropped when let go, and its slot opens a new one on its next use.
+pub struct Held(OwnedMutexGuard<Option<Conn>>);
+
+impl Deref for Held {
+    type Target = Conn;
+    fn deref(&self) -> &Conn {
+        self.0.as_ref().expect("a held slot has a connection")
+    }
+}
+
+impl DerefMut for Held {
+    fn deref_mut(&mut self) -> &mut Conn {
+        self.0.as_mut().expect("a held slot has a connection")
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        // mysql_async marks a connection disconnected while a request is in flight and
+        // clears the mark when the reply (or a server error) is read.
+        if self.0.as_ref().is_some_and(Conn::is_disconnected) {
+            *self.0 = None;
+        }
+    }
+}
+
+impl HostConns {
+    pub fn new(name: String, opts: Opts, size: usize) -> HostConns {
+        HostConns {
+            name,
+            opts,
+            slots: (0..size.max(1))
+                .map(|_| Arc::new(Mutex::new(None)))
+                .collect(),
+            next: AtomicUsize::new(0),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// A connection: the lane's own if free, else any free one, else the lane's own
+    /// when it is let go. Opened if its slot has none.
+    pub async fn take(&self) -> Result<Held, DbError> {
+        let n = self.slots.len();
+        let start = crate::db::lane().unwrap_or_else(|| self.next.fetch_add(1, Ordering::Relaxed));
+        let mut held = None;
+        for i in 0..n {
+            if let Ok(guard) = self.slots[(start + i) % n].clone().try_lock_owned() {
+                held = Some(guard);
+                break;
+            }
+        }
+        let mut guard = match held {
+            Some(guard) => guard,
+            None => self.slots[start % n].clone().lock_owned().await,
+        };
+        if guard.is_none() {
+            *guard = Some(self.open().await?);
+        }
+        Ok(Held(guard))
+    }
+
+    /// Opens every connection again (after setup made the tables), preparing
+    /// `statements` on each, so nothing is opened or prepared while measuring.
+    pub async fn reopen_all(&self, statements: &[String]) -> Result<(), DbError> {
+        for slot in &self.slots {
+            let mut guard = slot.lock().await;
+            *guard = None;
+            let mut conn = self.open().await?;
+            for sql in statements {
+                mysql_async::prelude::Queryable::prep(&mut conn, sql.as_str())
+                    .await
+                    .map_err(classify)?;
+            }
+            *guard = Some(conn);
+        }
+        Ok(())
+    }
+
+    async fn open(&self) -> Result<Conn, DbError> {
+        Conn::new(self.opts.clone())
+            .await
+            .map_err(|e| classify(e).context(format!("host {}: no connection", self.name)))
+    }
+}
