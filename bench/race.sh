@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# The performance race: hatshop against latte (Cassandra) and sysbench (MariaDB) on
+# the same work, same servers, one after the other, alternating who goes first.
+#
+#   bench/race.sh [REPEATS]        (default 3; RACE_OPS operations per run, default 300,000)
+#
+# Installs what is missing (sysbench and GNU time from Debian, latte 0.29 from
+# crates.io), builds hatshop, starts a Cassandra node and a MariaDB server with
+# `hatshop server start` (under $HATSHOP_HOME, reused when running), and prints one
+# table of medians: ops/s, p50, p99 (µs), client CPU µs/op (user + system of the
+# client process ÷ ops), client peak RSS, server CPU µs/op (/proc of the server
+# process), and hatshop ÷ the peer. The command lines used are printed first.
+#
+# Where the numbers come from: a peer's CPU and RSS are its whole process (GNU time);
+# its server CPU is the server's /proc delta around it. hatshop's CPU and server CPU
+# are its measured window (run.json `client`, `server_cpu`), since its read races
+# load their rows in the same process (the peers load theirs in a separate command);
+# its RSS is the whole process.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repeats=${1:-3}
+ops=${RACE_OPS:-300000}
+export HATSHOP_HOME=${HATSHOP_HOME:-$HOME/.local/share/hatshop}
+tmp=$(mktemp -d)
+trap '[ -n "${RACE_KEEP:-}" ] || rm -rf "$tmp"' EXIT
+
+step() { printf '== %s\n' "$*" >&2; }
+
+step "installing what is missing"
+if ! command -v sysbench >/dev/null || [ ! -x /usr/bin/time ]; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq sysbench time >/dev/null
+fi
+command -v latte >/dev/null || cargo install latte-cli --version 0.29.0 --locked
+cargo build --release --locked --quiet
+bin=target/release/hatshop
+
+step "starting Cassandra and MariaDB (hatshop server start, HATSHOP_HOME=$HATSHOP_HOME)"
+server_pid() { "$bin" server start "$1" 2>&1 | sed -n 's/.*(pid \([0-9]*\)).*/\1/p' | head -1; }
+cassandra_pid=$(server_pid cassandra)
+[ -n "$cassandra_pid" ] || { echo "race: Cassandra did not start (hatshop server start cassandra)" >&2; exit 1; }
+mysql_pid=$(server_pid mysql)
+[ -n "$mysql_pid" ] || { echo "race: MariaDB did not start (hatshop server start mysql)" >&2; exit 1; }
+cql_host=127.0.0.11
+cql_url="cassandra://$cql_host:9042/hatshop?cl=ONE"
+sql_url="mysql://root@127.0.0.1:3306/hatshop"
+mysql -h127.0.0.1 -uroot -e "CREATE DATABASE IF NOT EXISTS sbtest"
+sb="--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=3306 --mysql-user=root --mysql-db=sbtest --tables=1 --table-size=100000"
+workload=bench/race/kv.rn
+
+cpu_s() { awk '{print ($14 + $15) / 100}' "/proc/$1/stat"; }
+
+# measure_peer NAME SERVER_PID PARSER COMMAND…: one line "ops_s p50 p99 cpu_us rss_mb server_us".
+measure_peer() {
+  local server=$2 parse=$3
+  shift 3
+  local before after
+  before=$(cpu_s "$server")
+  /usr/bin/time -f '%U %S %M' -o "$tmp/time" "$@" >"$tmp/out" 2>&1 || {
+    cat "$tmp/out" >&2
+    exit 1
+  }
+  after=$(cpu_s "$server")
+  read -r user sys rss <"$tmp/time"
+  read -r ops_s p50 p99 < <("$parse" "$tmp/out")
+  awk -v o="$ops_s" -v a="$p50" -v b="$p99" -v u="$user" -v s="$sys" -v r="$rss" -v n="$ops" \
+    -v sb="$before" -v sa="$after" \
+    'BEGIN { printf "%.0f %.1f %.1f %.2f %.1f %.2f\n", o, a, b, (u + s) * 1e6 / n, r / 1024, (sa - sb) * 1e6 / n }'
+}
+
+# latte prints "Throughput [op/s] N ± …" and a CYCLE LATENCY ladder in ms.
+parse_latte() {
+  awk '/Throughput/ && /op\/s/ { t = $3 }
+       /CYCLE LATENCY/ { l = 1 }
+       l && $1 == "50" { p50 = $2 * 1000 }
+       l && $1 == "99" { p99 = $2 * 1000 }
+       END { print t, p50, p99 }' "$1"
+}
+
+# sysbench prints "queries: N (R per sec.)", the 99th percentile and, with
+# --histogram, the latency histogram (ms) from which p50 is read.
+parse_sysbench() {
+  awk '/queries:/ { gsub(/\(/, "", $3); r = $3 }
+       /99th percentile:/ { p99 = $3 * 1000 }
+       /^ +[0-9.]+ \|/ { v[n] = $1; c[n] = $NF; total += $NF; n++ }
+       END { half = total / 2; for (i = 0; i < n; i++) { s += c[i]; if (s >= half) { p50 = v[i] * 1000; break } }
+             print r, p50, p99 }' "$1"
+}
+
+# measure_hatshop PRESET URL: the same line, from run.json and summary.json.
+measure_hatshop() {
+  local out="$tmp/hatshop-$RANDOM$RANDOM"
+  /usr/bin/time -f '%U %S %M' -o "$tmp/time" "$bin" run --quiet -w "$1" --events "$ops" --db "$2" --out "$out" >"$tmp/out" 2>&1 || {
+    cat "$tmp/out" >&2
+    exit 1
+  }
+  read -r _ _ rss <"$tmp/time"
+  python3 - "$out" "$rss" <<'EOF'
+import json, sys
+out, rss = sys.argv[1], float(sys.argv[2])
+run = json.load(open(f"{out}/run.json"))
+summary = json.load(open(f"{out}/summary.json"))["overall"]
+p = summary["percentiles_us"]
+server = run.get("server_cpu") or {"cpu_us_per_op": float("nan")}
+print(f'{summary["throughput_ops_s"]:.0f} {p["p50"]:.1f} {p["p99"]:.1f} '
+      f'{run["client"]["cpu_us_per_op"]:.2f} {rss / 1024:.1f} {server["cpu_us_per_op"]:.2f}')
+EOF
+  rm -rf "$out"
+}
+
+# The peers' command lines, per race.
+latte_insert=(latte run "$workload" -f insert -d "$ops" -w 0 -p 64 --consistency ONE -q "$cql_host")
+latte_read=(latte run "$workload" -f read -d "$ops" -w 0 -p 64 --consistency ONE -q "$cql_host")
+sysbench_select=(sysbench oltp_point_select $sb --threads=16 --events="$ops" --time=0 --percentile=99 --histogram=on run)
+sysbench_insert=(sysbench oltp_insert $sb --threads=16 --events="$ops" --time=0 --percentile=99 --histogram=on run)
+
+step "preparing the peers' tables"
+latte schema "$workload" "$cql_host" >/dev/null
+latte load "$workload" -P rows=300000 "$cql_host" >/dev/null 2>&1
+sysbench oltp_point_select $sb cleanup >/dev/null
+sysbench oltp_point_select $sb prepare >/dev/null
+
+printf 'commands (%d operations each, %d repeats, alternating who goes first):\n' "$ops" "$repeats"
+printf '  latte:    %s\n' "${latte_insert[*]}" "${latte_read[*]}"
+printf '  sysbench: %s\n' "${sysbench_select[*]}" "${sysbench_insert[*]}"
+printf '  hatshop:  %s\n' "$bin run -w race-cql-insert --db '$cql_url'" "$bin run -w race-cql-read --db '$cql_url'" \
+  "$bin run -w race-sql-select --db $sql_url" "$bin run -w race-sql-insert --db $sql_url"
+
+# race NAME PEER_NAME SERVER_PID PARSER PRESET URL PEER_COMMAND…
+race() {
+  local name=$1 peer=$2 server=$3 parse=$4 preset=$5 url=$6
+  shift 6
+  for ((r = 1; r <= repeats; r++)); do
+    step "$name, repeat $r of $repeats"
+    if ((r % 2)); then
+      echo "$name $peer $(measure_peer "$peer" "$server" "$parse" "$@")" >>"$tmp/rows"
+      echo "$name hatshop $(measure_hatshop "$preset" "$url")" >>"$tmp/rows"
+    else
+      echo "$name hatshop $(measure_hatshop "$preset" "$url")" >>"$tmp/rows"
+      echo "$name $peer $(measure_peer "$peer" "$server" "$parse" "$@")" >>"$tmp/rows"
+    fi
+  done
+}
+
+race cql-insert latte "$cassandra_pid" parse_latte race-cql-insert "$cql_url" "${latte_insert[@]}"
+race cql-read latte "$cassandra_pid" parse_latte race-cql-read "$cql_url" "${latte_read[@]}"
+race sql-select sysbench "$mysql_pid" parse_sysbench race-sql-select "$sql_url" "${sysbench_select[@]}"
+race sql-insert sysbench "$mysql_pid" parse_sysbench race-sql-insert "$sql_url" "${sysbench_insert[@]}"
+
+python3 - "$tmp/rows" <<'EOF'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    race, tool, *values = line.split()
+    rows.setdefault((race, tool), []).append([float(v) for v in values])
+heads = ["ops/s", "p50 µs", "p99 µs", "client µs/op", "client MB", "server µs/op"]
+print(f'{"race":<11} {"tool":<9} ' + " ".join(f"{h:>12}" for h in heads) + f' {"hatshop ÷ peer (ops/s, client µs/op)":>38}')
+for race in dict.fromkeys(r for r, _ in rows):
+    medians = {}
+    for (r, tool), runs in rows.items():
+        if r == race:
+            medians[tool] = [statistics.median(column) for column in zip(*runs)]
+    for tool, m in medians.items():
+        ratio = ""
+        if tool == "hatshop":
+            peer = next(v for t, v in medians.items() if t != "hatshop")
+            ratio = f"{m[0] / peer[0]:.2f} ×, {m[3] / peer[3]:.2f} ×"
+        print(f"{race:<11} {tool:<9} " + " ".join(f"{v:>12,.1f}" for v in m) + f" {ratio:>38}")
+print("medians of the repeats; ops/s, p50, p99 as each tool reports them")
+EOF
