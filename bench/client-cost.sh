@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What hatshop itself costs: generator speed, client CPU per operation against
 # null:// (generation, lanes, timing, histograms, op log), and peak memory, also with
-# 1 and 5 million live keys and orders (memory must follow live keys, not events).
+# 1 and 5 million live keys and orders (memory must follow live keys, not events),
+# and the race presets of bench/race.sh.
 # Usage: bench/client-cost.sh [EVENTS]   (default 10,000,000)
 # Prints a table; compare rows measured in the same run, the machine is shared.
 set -euo pipefail
@@ -44,6 +45,12 @@ for live in 1000000 5000000; do
     "$bin" run --quiet --db null:// -w kv-50w-50r --records "$live" --warmup 0 --events 1000000 --no-op-log --out "$tmp/kv-$live"
   measure "hatshop-random, $((live / 1000000))M live orders, null://" $((live + 1000000)) \
     "$bin" run --quiet --db null:// --orders "$live" --events 1000000 --no-op-log --out "$tmp/orders-$live"
+done
+# The race presets (bench/race.sh) on null://, op log on: their lanes, sizes and counts.
+for preset in race-cql-insert:0 race-cql-read:300000 race-sql-select:100000 race-sql-insert:0; do
+  name=${preset%%:*} records=${preset##*:}
+  measure "$name, null://, op log" $((records + 300000)) \
+    "$bin" run --quiet --db null:// -w "$name" --out "$tmp/$name"
 done
 rows=$(($(wc -l <"$tmp/null-log/ops.csv") - 1))
 echo "ops.csv rows of the op-log run: $rows (measured events: $events)"
