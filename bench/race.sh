@@ -45,7 +45,8 @@ cql_url="cassandra://$cql_host:9042/hatshop?cl=ONE"
 sql_url="mysql://root@127.0.0.1:3306/hatshop"
 mysql -h127.0.0.1 -uroot -e "CREATE DATABASE IF NOT EXISTS sbtest"
 sb="--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=3306 --mysql-user=root --mysql-db=sbtest --tables=1 --table-size=100000"
-workload=bench/race/kv.rn
+# latte writes its report and log where it runs: in $tmp.
+workload=$PWD/bench/race/kv.rn
 
 cpu_s() { awk '{print ($14 + $15) / 100}' "/proc/$1/stat"; }
 
@@ -108,14 +109,14 @@ EOF
 }
 
 # The peers' command lines, per race.
-latte_insert=(latte run "$workload" -f insert -d "$ops" -w 0 -p 64 --consistency ONE -q "$cql_host")
-latte_read=(latte run "$workload" -f read -d "$ops" -w 0 -p 64 --consistency ONE -q "$cql_host")
+latte_insert=(env -C "$tmp" latte run "$workload" -f insert -d "$ops" -w 0 -p 64 --consistency ONE -q "$cql_host")
+latte_read=(env -C "$tmp" latte run "$workload" -f read -d "$ops" -w 0 -p 64 --consistency ONE -q "$cql_host")
 sysbench_select=(sysbench oltp_point_select $sb --threads=16 --events="$ops" --time=0 --percentile=99 --histogram=on run)
 sysbench_insert=(sysbench oltp_insert $sb --threads=16 --events="$ops" --time=0 --percentile=99 --histogram=on run)
 
 step "preparing the peers' tables"
-latte schema "$workload" "$cql_host" >/dev/null
-latte load "$workload" -P rows=300000 "$cql_host" >/dev/null 2>&1
+env -C "$tmp" latte schema "$workload" "$cql_host" >/dev/null
+env -C "$tmp" latte load "$workload" -P rows=300000 "$cql_host" >/dev/null 2>&1
 sysbench oltp_point_select $sb cleanup >/dev/null
 sysbench oltp_point_select $sb prepare >/dev/null
 
