@@ -44,6 +44,22 @@ const GOLDEN: &[(&str, &str)] = &[
         "kv-90rw-10r",
         "d8e5f67462d9ad384b3168339a1ac8b40003b15a51de9a8eb32b3c6bb022a288",
     ),
+    (
+        "race-cql-insert",
+        "b7f57cfb1a2c371b8283d2960383132212f36f62d97149ad2d9569468a014ba2",
+    ),
+    (
+        "race-cql-read",
+        "eb5016e5714ffc7613ef4967ec70cd4f1487866d782341983322c6ce48cd090f",
+    ),
+    (
+        "race-sql-select",
+        "a3481540a0835f50bdff91cc9d1393a4de2496ed756dc44e8c9ba369208143cb",
+    ),
+    (
+        "race-sql-insert",
+        "f4933420c329b9780669fe62915abf7619ab5c371e892713e6ee071f3ab7aae1",
+    ),
 ];
 
 fn stream_sha(name: &str) -> String {

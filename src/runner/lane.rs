@@ -26,6 +26,15 @@ use crate::workload::{EventType, KeyText, Operation, OrderEvent, Phase};
 
 /// Records gathered before they go to the op log thread.
 const LOG_BATCH: usize = 512;
+
+/// Op-log records waiting in all lanes' batches at most, about (each is ~170 bytes):
+/// 64 lanes of 512 held 6 MB.
+const RECORDS_IN_HAND: usize = 8192;
+
+/// The op-log batch of each of `lanes` lanes: smaller with many lanes, 64 at least.
+pub fn log_batch(lanes: usize) -> usize {
+    (RECORDS_IN_HAND / lanes.max(1)).clamp(64, LOG_BATCH)
+}
 /// Ops between updates of the shared progress counters.
 const PROGRESS_EVERY: u64 = 64;
 
@@ -91,6 +100,8 @@ pub struct LaneContext<D> {
     pub stop: Arc<StopSignal>,
     pub progress: Arc<Progress>,
     pub op_log: Option<mpsc::Sender<Vec<OpRecord>>>,
+    /// Records a lane sends to the op log at once ([`log_batch`]).
+    pub log_batch: usize,
     pub phases: Arc<PhaseClock>,
     pub intervals: Arc<IntervalCollector>,
     pub failed_writes: Arc<Mutex<Vec<FailedWrite>>>,
@@ -139,6 +150,7 @@ impl<D: Database> Lane<D> {
         cx: LaneContext<D>,
         stop_rx: tokio::sync::watch::Receiver<bool>,
     ) -> Self {
+        let log_batch = cx.log_batch;
         Lane {
             cx,
             expect: Expectations::default(),
@@ -146,7 +158,7 @@ impl<D: Database> Lane<D> {
             value: Vec::new(),
             notes: Arc::new(CallNotes::of_lane(index)),
             interval: None,
-            log_batch: Vec::with_capacity(LOG_BATCH),
+            log_batch: Vec::with_capacity(log_batch),
             last_seq: None,
             unmeasured_errors: 0,
             last_end: None,
@@ -290,7 +302,7 @@ impl<D: Database> Lane<D> {
                 queued_ns: attempt.queued_ns,
             };
             self.record(&event, due, start, end, outcome, served);
-            if self.log_batch.len() >= LOG_BATCH {
+            if self.log_batch.len() >= self.cx.log_batch {
                 self.send_log_batch().await;
             }
         } else if outcome.is_err() {
@@ -543,7 +555,7 @@ impl<D: Database> Lane<D> {
     }
 
     async fn send_log_batch(&mut self) {
-        let batch = std::mem::replace(&mut self.log_batch, Vec::with_capacity(LOG_BATCH));
+        let batch = std::mem::replace(&mut self.log_batch, Vec::with_capacity(self.cx.log_batch));
         if let Some(log) = &self.cx.op_log
             && log.send(batch).await.is_err()
         {

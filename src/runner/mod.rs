@@ -173,6 +173,7 @@ pub async fn run<D: Database>(
                 stop: stop.clone(),
                 progress: progress.clone(),
                 op_log: op_log.clone(),
+                log_batch: lane::log_batch(plan.concurrency),
                 phases: phases.clone(),
                 intervals: intervals.clone(),
                 failed_writes: failed_writes.clone(),

@@ -251,7 +251,12 @@ impl OpStats {
 #[derive(Debug, Clone)]
 pub struct RunStats {
     per_event: Vec<OpStats>,
+    /// By node, once operations came from more than one node.
     per_node: Vec<OpStats>,
+    /// While every operation so far came from one node (and `per_node` is empty): that
+    /// node. Its statistics are all of `per_event`, so they are not kept twice: on one
+    /// server, each lane would hold a second histogram for nothing.
+    sole_node: Option<u16>,
 }
 
 impl RunStats {
@@ -259,6 +264,7 @@ impl RunStats {
         RunStats {
             per_event: vec![OpStats::default(); event_types],
             per_node: Vec::new(),
+            sole_node: None,
         }
     }
 
@@ -270,13 +276,39 @@ impl RunStats {
         &self.per_event
     }
 
-    /// The statistics of one node (1-based; 0: unknown).
-    pub fn node(&mut self, node: u16) -> &mut OpStats {
+    /// The statistics of one node (1-based; 0: unknown), kept apart.
+    fn node(&mut self, node: u16) -> &mut OpStats {
         let index = node as usize;
         if self.per_node.len() <= index {
             self.per_node.resize_with(index + 1, OpStats::default);
         }
         &mut self.per_node[index]
+    }
+
+    /// Where an operation of `node` is to be counted by node, before it is counted by
+    /// event type: nowhere while it is of the sole node so far.
+    fn by_node(&mut self, node: u16) -> Option<&mut OpStats> {
+        if self.per_node.is_empty() {
+            match self.sole_node {
+                None => {
+                    self.sole_node = Some(node);
+                    return None;
+                }
+                Some(sole) if sole == node => return None,
+                Some(_) => self.split(),
+            }
+        }
+        Some(self.node(node))
+    }
+
+    /// From one node to several: the sole node's statistics are made from `per_event`.
+    fn split(&mut self) {
+        let all = self.all();
+        // Index 0 makes `per_node` non-empty even when no operation came yet.
+        self.node(0);
+        if let Some(sole) = self.sole_node.take() {
+            *self.node(sole) = all;
+        }
     }
 
     /// Records one operation under its event type and its node.
@@ -288,18 +320,31 @@ impl RunStats {
         queued_ns: Option<u64>,
         outcome: Outcome<'_>,
     ) {
+        if let Some(stats) = self.by_node(node) {
+            stats.record(latency_ns, queued_ns, outcome);
+        }
         self.event(event).record(latency_ns, queued_ns, outcome);
-        self.node(node).record(latency_ns, queued_ns, outcome);
     }
 
     pub fn merge(&mut self, other: &RunStats) {
+        // By node first: a split makes the sole node's statistics from `per_event`
+        // as it is before `other` joins it.
+        if let Some(sole) = other.sole_node {
+            if let Some(mine) = self.by_node(sole) {
+                mine.merge(&other.all());
+            }
+        } else if !other.per_node.is_empty() {
+            if self.per_node.is_empty() {
+                self.split();
+            }
+            for (node, theirs) in other.per_node.iter().enumerate() {
+                if theirs.ok() + theirs.error_count() > 0 {
+                    self.node(node as u16).merge(theirs);
+                }
+            }
+        }
         for (mine, theirs) in self.per_event.iter_mut().zip(&other.per_event) {
             mine.merge(theirs);
-        }
-        for (node, theirs) in other.per_node.iter().enumerate() {
-            if theirs.ok() + theirs.error_count() > 0 {
-                self.node(node as u16).merge(theirs);
-            }
         }
     }
 
@@ -307,6 +352,16 @@ impl RunStats {
     pub fn reset(&mut self) {
         self.per_event.iter_mut().for_each(OpStats::reset);
         self.per_node.iter_mut().for_each(OpStats::reset);
+        self.sole_node = None;
+    }
+
+    /// Every event type's statistics merged.
+    fn all(&self) -> OpStats {
+        let mut all = OpStats::default();
+        for stats in &self.per_event {
+            all.merge(stats);
+        }
+        all
     }
 
     pub fn total_ops(&self) -> u64 {
@@ -327,9 +382,19 @@ impl RunStats {
             }
         }
         let overall = LatencySummary::of("all", &all, elapsed_s);
+        let sole;
+        let per_node = match self.sole_node {
+            Some(node) => {
+                let mut one = vec![OpStats::default(); node as usize + 1];
+                one[node as usize] = all.clone();
+                sole = one;
+                &sole
+            }
+            None => &self.per_node,
+        };
         // By node only when some store said which node served an operation.
-        let nodes = if self.per_node.len() > 1 {
-            self.per_node
+        let nodes = if per_node.len() > 1 {
+            per_node
                 .iter()
                 .enumerate()
                 .filter(|(_, stats)| stats.ok() + stats.error_count() > 0)
@@ -378,6 +443,61 @@ pub enum Outcome<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ok() -> Outcome<'static> {
+        Outcome::Ok {
+            retries: 0,
+            response_ns: None,
+        }
+    }
+
+    /// (label, count) of the by-node rows of a summary.
+    fn by_node(stats: &RunStats) -> Vec<(String, u64)> {
+        stats
+            .summary(&["a", "b"], 1.0)
+            .nodes
+            .iter()
+            .map(|n| (n.event_type.clone(), n.count))
+            .collect()
+    }
+
+    #[test]
+    fn a_sole_node_is_counted_once_and_split_when_a_second_appears() {
+        let mut lane = RunStats::new(2);
+        for i in 0..10 {
+            lane.record(i % 2, 1, 1_000, None, ok());
+        }
+        assert!(lane.per_node.is_empty(), "one node: nothing kept twice");
+        assert_eq!(by_node(&lane), [("node 1".to_string(), 10)]);
+        lane.record(0, 2, 1_000, None, ok());
+        assert_eq!(
+            by_node(&lane),
+            [("node 1".to_string(), 10), ("node 2".to_string(), 1)]
+        );
+
+        // Merging: a sole-node share into nothing, into the same node, into another.
+        let mut total = RunStats::new(2);
+        let mut only_3 = RunStats::new(2);
+        only_3.record(1, 3, 1_000, None, ok());
+        total.merge(&only_3);
+        total.merge(&only_3);
+        assert_eq!(by_node(&total), [("node 3".to_string(), 2)]);
+        total.merge(&lane);
+        assert_eq!(
+            by_node(&total),
+            [
+                ("node 1".to_string(), 10),
+                ("node 2".to_string(), 1),
+                ("node 3".to_string(), 2)
+            ]
+        );
+        let mut unsaid = RunStats::new(2);
+        unsaid.record(0, 0, 1_000, None, ok());
+        assert!(by_node(&unsaid).is_empty(), "no store said: no rows");
+        total.merge(&unsaid);
+        assert_eq!(by_node(&total).first(), Some(&("node ?".to_string(), 1)));
+        assert_eq!(total.total_ops(), 14);
+    }
 
     #[test]
     fn merged_stats_equal_stats_recorded_in_one_place() {

@@ -134,6 +134,11 @@ async fn prepare(
         )
     })?;
     statement.set_consistency(consistency);
+    // Rows come back without their column metadata: the driver decodes them with what
+    // it got when preparing (hatshop's statements name their columns, and the tables
+    // do not change while they are used). Less for the server to send and the client
+    // to parse on every read.
+    statement.set_use_cached_result_metadata(true);
     Ok(statement)
 }
 
