@@ -11,6 +11,9 @@
 # client process ÷ ops), client peak RSS, server CPU µs/op (/proc of the server
 # process), and hatshop ÷ the peer. The command lines used are printed first.
 #
+# hatshop runs with --client-threads 1, as latte does by default (-t 1): with the
+# server on the same two cores, one runtime thread costs less CPU per operation.
+#
 # Where the numbers come from: a peer's CPU and RSS are its whole process (GNU time);
 # its server CPU is the server's /proc delta around it. hatshop's CPU and server CPU
 # are its measured window (run.json `client`, `server_cpu`), since its read races
@@ -90,7 +93,7 @@ parse_sysbench() {
 # measure_hatshop PRESET URL: the same line, from run.json and summary.json.
 measure_hatshop() {
   local out="$tmp/hatshop-$RANDOM$RANDOM"
-  /usr/bin/time -f '%U %S %M' -o "$tmp/time" "$bin" run --quiet -w "$1" --events "$ops" --db "$2" --out "$out" >"$tmp/out" 2>&1 || {
+  /usr/bin/time -f '%U %S %M' -o "$tmp/time" "$bin" run --client-threads 1 --quiet -w "$1" --events "$ops" --db "$2" --out "$out" >"$tmp/out" 2>&1 || {
     cat "$tmp/out" >&2
     exit 1
   }
@@ -123,8 +126,8 @@ sysbench oltp_point_select $sb prepare >/dev/null
 printf 'commands (%d operations each, %d repeats, alternating who goes first):\n' "$ops" "$repeats"
 printf '  latte:    %s\n' "${latte_insert[*]}" "${latte_read[*]}"
 printf '  sysbench: %s\n' "${sysbench_select[*]}" "${sysbench_insert[*]}"
-printf '  hatshop:  %s\n' "$bin run -w race-cql-insert --db '$cql_url'" "$bin run -w race-cql-read --db '$cql_url'" \
-  "$bin run -w race-sql-select --db $sql_url" "$bin run -w race-sql-insert --db $sql_url"
+printf '  hatshop:  %s\n' "$bin run --client-threads 1 -w race-cql-insert --db '$cql_url'" "$bin run --client-threads 1 -w race-cql-read --db '$cql_url'" \
+  "$bin run --client-threads 1 -w race-sql-select --db $sql_url" "$bin run --client-threads 1 -w race-sql-insert --db $sql_url"
 
 # race NAME PEER_NAME SERVER_PID PARSER PRESET URL PEER_COMMAND…
 race() {

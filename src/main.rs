@@ -10,10 +10,11 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     let cli = hatshop::cli::Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(threads) = cli.client_threads {
+        builder.worker_threads(threads.into());
+    }
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");

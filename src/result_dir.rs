@@ -213,6 +213,9 @@ pub struct Host {
     pub cpu: String,
     pub cores: usize,
     pub memory_bytes: u64,
+    /// Worker threads of hatshop's runtime (`--client-threads`; 0: not recorded).
+    #[serde(default)]
+    pub client_threads: usize,
 }
 
 impl Host {
@@ -241,6 +244,8 @@ impl Host {
             cpu,
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             memory_bytes,
+            client_threads: tokio::runtime::Handle::try_current()
+                .map_or(0, |runtime| runtime.metrics().num_workers()),
         }
     }
 }
