@@ -117,11 +117,20 @@ latte_read=(env -C "$tmp" latte run "$workload" -f read -d "$ops" -w 0 -p 64 --c
 sysbench_select=(sysbench oltp_point_select $sb --threads=16 --events="$ops" --time=0 --percentile=99 --histogram=on run)
 sysbench_insert=(sysbench oltp_insert $sb --threads=16 --events="$ops" --time=0 --percentile=99 --histogram=on run)
 
-step "preparing the peers' tables"
-env -C "$tmp" latte schema "$workload" "$cql_host" >/dev/null
-env -C "$tmp" latte load "$workload" -P rows=300000 "$cql_host" >/dev/null 2>&1
-sysbench oltp_point_select $sb cleanup >/dev/null
-sysbench oltp_point_select $sb prepare >/dev/null
+# Before each peer run, its tables are made again (and loaded, for reads), as hatshop
+# makes and loads its own in each run: both then read freshly loaded rows, whose flushes
+# and compactions the server does in both windows alike. Outside the peer's timing.
+fresh_cql_table() {
+  env -C "$tmp" latte schema "$workload" "$cql_host" >/dev/null 2>&1
+}
+fresh_cql_rows() {
+  fresh_cql_table
+  env -C "$tmp" latte load "$workload" -P rows=300000 "$cql_host" >/dev/null 2>&1
+}
+fresh_sbtest() {
+  sysbench oltp_point_select $sb cleanup >/dev/null
+  sysbench oltp_point_select $sb prepare >/dev/null
+}
 
 printf 'commands (%d operations each, %d repeats, alternating who goes first):\n' "$ops" "$repeats"
 printf '  latte:    %s\n' "${latte_insert[*]}" "${latte_read[*]}"
@@ -129,26 +138,28 @@ printf '  sysbench: %s\n' "${sysbench_select[*]}" "${sysbench_insert[*]}"
 printf '  hatshop:  %s\n' "$bin run --client-threads 1 -w race-cql-insert --db '$cql_url'" "$bin run --client-threads 1 -w race-cql-read --db '$cql_url'" \
   "$bin run --client-threads 1 -w race-sql-select --db $sql_url" "$bin run --client-threads 1 -w race-sql-insert --db $sql_url"
 
-# race NAME PEER_NAME SERVER_PID PARSER PRESET URL PEER_COMMAND…
+# race NAME PEER_NAME SERVER_PID PARSER PRESET URL FRESH PEER_COMMAND…
 race() {
-  local name=$1 peer=$2 server=$3 parse=$4 preset=$5 url=$6
-  shift 6
+  local name=$1 peer=$2 server=$3 parse=$4 preset=$5 url=$6 fresh=$7
+  shift 7
   for ((r = 1; r <= repeats; r++)); do
     step "$name, repeat $r of $repeats"
     if ((r % 2)); then
+      "$fresh"
       echo "$name $peer $(measure_peer "$peer" "$server" "$parse" "$@")" >>"$tmp/rows"
       echo "$name hatshop $(measure_hatshop "$preset" "$url")" >>"$tmp/rows"
     else
       echo "$name hatshop $(measure_hatshop "$preset" "$url")" >>"$tmp/rows"
+      "$fresh"
       echo "$name $peer $(measure_peer "$peer" "$server" "$parse" "$@")" >>"$tmp/rows"
     fi
   done
 }
 
-race cql-insert latte "$cassandra_pid" parse_latte race-cql-insert "$cql_url" "${latte_insert[@]}"
-race cql-read latte "$cassandra_pid" parse_latte race-cql-read "$cql_url" "${latte_read[@]}"
-race sql-select sysbench "$mysql_pid" parse_sysbench race-sql-select "$sql_url" "${sysbench_select[@]}"
-race sql-insert sysbench "$mysql_pid" parse_sysbench race-sql-insert "$sql_url" "${sysbench_insert[@]}"
+race cql-insert latte "$cassandra_pid" parse_latte race-cql-insert "$cql_url" fresh_cql_table "${latte_insert[@]}"
+race cql-read latte "$cassandra_pid" parse_latte race-cql-read "$cql_url" fresh_cql_rows "${latte_read[@]}"
+race sql-select sysbench "$mysql_pid" parse_sysbench race-sql-select "$sql_url" fresh_sbtest "${sysbench_select[@]}"
+race sql-insert sysbench "$mysql_pid" parse_sysbench race-sql-insert "$sql_url" fresh_sbtest "${sysbench_insert[@]}"
 
 python3 - "$tmp/rows" <<'EOF'
 import statistics, sys

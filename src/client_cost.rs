@@ -266,6 +266,23 @@ mod tests {
     }
 
     #[test]
+    fn a_watched_server_process_has_its_cpu_counted() {
+        // This test's own process stands in for the server: it is busy, then read.
+        let start = CpuSnapshot::with_servers(&[std::process::id(), u32::MAX]);
+        let until = Instant::now() + std::time::Duration::from_millis(200);
+        let mut x = 0u64;
+        while Instant::now() < until {
+            x = x.wrapping_add(1);
+            std::hint::black_box(x);
+        }
+        let cost = ServerCost::since(&start, 1_000).expect("one process was read");
+        assert_eq!(cost.processes, 1, "a pid that is no process is left out");
+        assert!(cost.cpu_s > 0.05, "{cost:?}");
+        assert!((cost.cpu_us_per_op - cost.cpu_s * 1_000.0).abs() < 1e-6);
+        assert!(ServerCost::since(&CpuSnapshot::now(), 10).is_none());
+    }
+
+    #[test]
     fn over_80_percent_busy_is_client_bound() {
         let cost = |share| ClientCost {
             cpu_s: 1.0,

@@ -35,6 +35,7 @@ const RECORDS_IN_HAND: usize = 8192;
 pub fn log_batch(lanes: usize) -> usize {
     (RECORDS_IN_HAND / lanes.max(1)).clamp(64, LOG_BATCH)
 }
+
 /// Ops between updates of the shared progress counters.
 const PROGRESS_EVERY: u64 = 64;
 
