@@ -4,8 +4,8 @@
 #
 #   bench/race.sh [REPEATS]        (default 3; RACE_OPS operations per run, default 300,000)
 #
-# Installs what is missing (sysbench and GNU time from Debian, latte 0.29 from
-# crates.io), builds hatshop, starts a Cassandra node and a MariaDB server with
+# Installs what is missing (sysbench, GNU time, MariaDB, Java and Maven from Debian,
+# latte 0.29 from crates.io), builds hatshop, starts a Cassandra node and a MariaDB server with
 # `hatshop server start` (under $HATSHOP_HOME, reused when running), and prints one
 # table of medians: ops/s, p50, p99 (µs), client CPU µs/op (user + system of the
 # client process ÷ ops), client peak RSS, server CPU µs/op (/proc of the server
@@ -30,8 +30,14 @@ trap '[ -n "${RACE_KEEP:-}" ] || rm -rf "$tmp"' EXIT
 step() { printf '== %s\n' "$*" >&2; }
 
 step "installing what is missing"
-if ! command -v sysbench >/dev/null || [ ! -x /usr/bin/time ]; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq sysbench time >/dev/null
+missing=()
+command -v sysbench >/dev/null || missing+=(sysbench)
+[ -x /usr/bin/time ] || missing+=(time)
+command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
+command -v java >/dev/null || missing+=(openjdk-17-jre-headless)
+command -v mvn >/dev/null || missing+=(maven) # hatshop fetches Cassandra's jars with it
+if [ ${#missing[@]} -gt 0 ]; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 command -v latte >/dev/null || cargo install latte-cli --version 0.29.0 --locked
 cargo build --release --locked --quiet
