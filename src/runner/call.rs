@@ -38,7 +38,7 @@ pub(super) fn timed_out(limit: Duration) -> DbError {
 ///
 /// Each store call is boxed: the futures of all calls of all stores share one state
 /// machine otherwise, 8 KB, which the timeout and the select around it copied several
-/// times per operation (a tenth of the client's CPU on Cassandra inserts).
+/// times per operation (about 6 % of the client's CPU on Cassandra inserts).
 pub(super) async fn call<D: Database>(
     db: &D,
     op: &Operation,

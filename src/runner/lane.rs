@@ -28,7 +28,7 @@ use crate::workload::{EventType, KeyText, Operation, OrderEvent, Phase};
 const LOG_BATCH: usize = 512;
 
 /// Op-log records waiting in all lanes' batches at most, about (each is ~170 bytes):
-/// 64 lanes of 512 held 6 MB.
+/// 64 lanes of 512 held 5 MB.
 const RECORDS_IN_HAND: usize = 8192;
 
 /// The op-log batch of each of `lanes` lanes: smaller with many lanes, 64 at least.

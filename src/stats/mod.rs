@@ -67,7 +67,7 @@ static EMPTY: LazyLock<Histogram<u64>> = LazyLock::new(histogram);
 
 /// An HdrHistogram made at its first value. Each one made holds 16 KB or more, and a
 /// lane keeps four per event type: most of them (event types not in the mix, failures,
-/// open-loop and queue times) never get a value, and 64 lanes would hold 80 MB of them.
+/// open-loop and queue times) never get a value: 64 lanes held about 50 MB of them.
 #[derive(Debug, Clone, Default)]
 struct LazyHistogram(Option<Histogram<u64>>);
 
