@@ -9,7 +9,9 @@ mod common;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use common::{cassandra, csv_rows, hatshop, json, key_value_presets, lock, orders, text};
+use common::{
+    cassandra, csv_maps, csv_rows, hatshop, json, key_value_presets, lock, orders, run_ok,
+};
 use tempfile::TempDir;
 
 static CASSANDRA: Mutex<()> = Mutex::new(());
@@ -36,25 +38,23 @@ fn cassandra_by_order_verifies_under_concurrency() {
 fn a_cassandra_run_samples_the_node_and_reads_its_gc_log() {
     let _guard = lock(&CASSANDRA);
     let tmp = TempDir::new().unwrap();
-    let out = tmp.path().join("watched");
-    let output = hatshop(tmp.path())
-        .args(["run", "--quiet", "--db", &cassandra("t_watched")])
-        .args([
+    let db = cassandra("t_watched");
+    let out = run_ok(
+        &tmp,
+        "watched",
+        &[
+            "--db",
+            &db,
             "--events",
             "1000000",
             "--duration",
             "2.5",
             "-c",
             "8",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", text(&output.stderr));
+        ],
+    );
     // The node hatshop started, beside the client, once a second.
-    let mut reader = csv::Reader::from_path(out.join("server-metrics.csv")).unwrap();
-    let rows: Vec<HashMap<String, String>> = reader.deserialize().map(Result::unwrap).collect();
+    let rows = csv_maps(&out.join("server-metrics.csv"));
     let node: Vec<&HashMap<String, String>> =
         rows.iter().filter(|r| r["source"] == "node 1").collect();
     assert!(node.len() >= 2, "{rows:?}");
@@ -78,8 +78,7 @@ fn a_cassandra_run_samples_the_node_and_reads_its_gc_log() {
     assert!(compactions.starts_with("node,began_at,at_s,took_ms,keyspace,table,sstables"));
     // Its thread pools were read once a second over CQL (system_views, node-local):
     // the pool that takes requests completed the run's requests.
-    let mut reader = csv::Reader::from_path(out.join("thread-pools.csv")).unwrap();
-    let pools: Vec<HashMap<String, String>> = reader.deserialize().map(Result::unwrap).collect();
+    let pools = csv_maps(&out.join("thread-pools.csv"));
     let requests: Vec<&HashMap<String, String>> = pools
         .iter()
         .filter(|r| r["node"] == "1" && r["pool"] == "Native-Transport-Requests")
@@ -100,25 +99,23 @@ fn a_cassandra_run_samples_the_node_and_reads_its_gc_log() {
 fn every_traced_cassandra_operation_took_the_server_no_longer_than_the_client() {
     let _guard = lock(&CASSANDRA);
     let tmp = TempDir::new().unwrap();
-    let out = tmp.path().join("traced");
-    let output = hatshop(tmp.path())
-        .args(["run", "--quiet", "--db", &cassandra("t_traced")])
-        .args([
+    let db = cassandra("t_traced");
+    let out = run_ok(
+        &tmp,
+        "traced",
+        &[
+            "--db",
+            &db,
             "--events",
             "300",
             "-c",
             "2",
             "--trace-sample",
             "1.0",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", text(&output.stderr));
+        ],
+    );
     let ops = json(&out.join("summary.json"))["ops"].as_u64().unwrap();
-    let mut reader = csv::Reader::from_path(out.join("traces.csv")).unwrap();
-    let rows: Vec<HashMap<String, String>> = reader.deserialize().map(Result::unwrap).collect();
+    let rows = csv_maps(&out.join("traces.csv"));
     // Every measured operation was traced (a failed one has no trace).
     assert!(
         rows.len() as u64 * 100 >= ops * 95,

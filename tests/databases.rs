@@ -13,7 +13,10 @@ use std::process::{Command as StdCommand, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::{csv_rows, hatshop, json, key_value_presets, lock, orders, run_and_verify, text, url};
+use common::{
+    csv_rows, hatshop, json, key_value_presets, lock, orders, prepares_by_run, run_and_verify,
+    text, url,
+};
 use mysql_async::prelude::Queryable;
 use tempfile::TempDir;
 
@@ -80,18 +83,7 @@ fn mysql_prepares_each_statement_once_per_connection() {
     let _guard = lock(&MYSQL);
     let db = url("HATSHOP_TEST_MYSQL");
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let mut grew = Vec::new();
-    for events in ["1000", "8000"] {
-        let before = runtime.block_on(prepares(&db));
-        let tmp = TempDir::new().unwrap();
-        hatshop(tmp.path())
-            .args([
-                "run", "--quiet", "--db", &db, "--events", events, "--pool", "4",
-            ])
-            .assert()
-            .success();
-        grew.push(runtime.block_on(prepares(&db)) - before);
-    }
+    let grew = prepares_by_run(&db, || runtime.block_on(prepares(&db)));
     // Eight times the operations, the same prepares: setup prepares on every connection.
     assert_eq!(grew[0], grew[1], "prepares grew with operations: {grew:?}");
     assert!(grew[0] < 200, "{grew:?}");

@@ -10,8 +10,6 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use tempfile::TempDir;
-
 /// Counts PostgreSQL frontend messages of one type as they pass.
 #[derive(Default)]
 struct FrontendParser {
@@ -124,7 +122,7 @@ fn the_parser_counts_parse_messages_across_chunks() {
 #[test]
 #[ignore = "needs a live PostgreSQL: ./test.sh starts one"]
 fn postgres_prepares_each_statement_once_per_connection() {
-    let db = std::env::var("HATSHOP_TEST_POSTGRES").expect("HATSHOP_TEST_POSTGRES");
+    let db = common::url("HATSHOP_TEST_POSTGRES");
     let address = db
         .trim_start_matches("postgres://")
         .split_once('@')
@@ -133,18 +131,7 @@ fn postgres_prepares_each_statement_once_per_connection() {
         });
     let (port, parses) = counting_proxy(address.to_string());
     let proxied = format!("postgres://postgres@127.0.0.1:{port}/hatshop");
-    let mut grew = Vec::new();
-    for events in ["1000", "8000"] {
-        let before = parses.load(Ordering::Relaxed);
-        let tmp = TempDir::new().unwrap();
-        common::hatshop(tmp.path())
-            .args([
-                "run", "--quiet", "--db", &proxied, "--events", events, "--pool", "4",
-            ])
-            .assert()
-            .success();
-        grew.push(parses.load(Ordering::Relaxed) - before);
-    }
+    let grew = common::prepares_by_run(&proxied, || parses.load(Ordering::Relaxed));
     // Eight times the operations, the same prepares: each connection prepares its
     // statements when it opens.
     assert!(

@@ -5,9 +5,9 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use common::{json, run_and_verify, url};
+use common::{csv_maps, json, run_and_verify, url};
 use tempfile::TempDir;
 
 /// A traced run that verifies, whose run.json names where server times came from.
@@ -16,14 +16,6 @@ fn traced_run(tmp: &TempDir, db: &str, extra: &[&str], source: &str) -> PathBuf 
     let said = json(&out.join("run.json"))["server_time"].clone();
     assert!(said.as_str().unwrap().starts_with(source), "{said}");
     out
-}
-
-fn rows(path: &Path) -> Vec<BTreeMap<String, String>> {
-    csv::Reader::from_path(path)
-        .unwrap()
-        .deserialize()
-        .map(Result::unwrap)
-        .collect()
 }
 
 #[test]
@@ -37,7 +29,7 @@ fn mariadb_times_every_sampled_operation_by_its_statements() {
         &["--events", "600", "-c", "2", "--trace-sample", "1.0"],
         "MariaDB performance_schema",
     );
-    let traces = rows(&out.join("traces.csv"));
+    let traces = csv_maps(&out.join("traces.csv"));
     assert_eq!(traces.len(), 600, "every measured operation was sampled");
     // Per event type: how many statements each sent, and the means.
     let mut by: BTreeMap<String, (Vec<usize>, f64, f64)> = BTreeMap::new();
@@ -86,7 +78,7 @@ fn postgres_statement_totals_count_every_operation_of_the_run() {
         &["--events", "600", "--warmup", "0", "--trace-sample", "0.01"],
         "pg_stat_statements",
     );
-    let statements = rows(&out.join("server-statements.csv"));
+    let statements = csv_maps(&out.join("server-statements.csv"));
     let summary = json(&out.join("summary.json"));
     let measured = |event: &str| {
         summary["events"]

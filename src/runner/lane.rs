@@ -27,8 +27,8 @@ use crate::workload::{EventType, KeyText, Operation, OrderEvent, Phase};
 /// Records gathered before they go to the op log thread.
 const LOG_BATCH: usize = 512;
 
-/// Op-log records waiting in all lanes' batches at most, about (each is ~170 bytes):
-/// 64 lanes of 512 held 5 MB.
+/// Op-log records waiting in all lanes' batches at most, about: 64 lanes of 512 held
+/// 5 MB (valgrind massif).
 const RECORDS_IN_HAND: usize = 8192;
 
 /// The op-log batch of each of `lanes` lanes: smaller with many lanes, 64 at least.

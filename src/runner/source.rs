@@ -20,8 +20,8 @@ use crate::workload::{EventsFileError, OrderEvent, Phase, PlanHasher};
 /// that lanes start together.
 const LANE_BATCH: usize = 256;
 
-/// Events waiting in all lanes' batches at most, about: an event is up to ~200 bytes,
-/// and 64 lanes of full batches and inboxes held 19 MB of them.
+/// Events waiting in all lanes' batches at most, about: 64 lanes of full batches and
+/// inboxes held 19 MB of them (valgrind massif).
 const EVENTS_IN_HAND: usize = 2048;
 
 /// The batch for `lanes` lanes: smaller with many lanes, so memory does not grow

@@ -60,6 +60,31 @@ pub fn json(path: &Path) -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
+/// How much `prepares` (the server's count of statements prepared) grew over a run of
+/// 1,000 events against `db` and over one of 8,000, with 4 connections each.
+pub fn prepares_by_run(db: &str, prepares: impl Fn() -> u64) -> [u64; 2] {
+    ["1000", "8000"].map(|events| {
+        let before = prepares();
+        let tmp = TempDir::new().unwrap();
+        hatshop(tmp.path())
+            .args([
+                "run", "--quiet", "--db", db, "--events", events, "--pool", "4",
+            ])
+            .assert()
+            .success();
+        prepares() - before
+    })
+}
+
+/// Rows of a CSV file with a header, each as column → value.
+pub fn csv_maps(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
+    csv::Reader::from_path(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+        .deserialize()
+        .map(Result::unwrap)
+        .collect()
+}
+
 /// Runs `hatshop run --quiet --out tmp/<name> EXTRA…`, which must succeed.
 pub fn run_ok(tmp: &TempDir, name: &str, extra: &[&str]) -> PathBuf {
     let out = tmp.path().join(name);

@@ -198,14 +198,16 @@ async fn measure(
         config.out_dir.display()
     );
     let stream = open_stream(&config.source)?;
+    let serving = serving_server(config);
     let phases = Arc::new(PhaseClock {
-        server_pids: serving_server(config)
-            .map(|server| server.nodes.iter().map(|node| node.pid).collect())
-            .unwrap_or_default(),
+        server_pids: serving
+            .iter()
+            .flat_map(|server| server.nodes.iter().map(|node| node.pid))
+            .collect(),
         ..PhaseClock::default()
     });
     let (run_over, over) = tokio::sync::watch::channel(false);
-    let observer = crate::observe::Observer::start(serving_server(config), over.clone());
+    let observer = crate::observe::Observer::start(serving, over.clone());
     let faults = timeline
         .map(|timeline| tokio::spawn(faults::play(timeline, phases.clone(), stop.clone(), over)));
     let outcome = runner::run(
