@@ -101,10 +101,14 @@ fn start(home: &Home, dir: &Path, install: bool, port: Option<u16>) -> Result<Se
             });
         let base = PathBuf::from(format!("/var/tmp/hatshop-postgres/{tag:016x}"));
         std::fs::create_dir_all(&base)?;
+        // Only the two folders, never -R: another home's server may be creating and
+        // dropping files below them right now, and everything under them is the
+        // postgres user's own anyway.
         process::run_command(
             Command::new("chown")
-                .args(["-R", "postgres:"])
-                .arg("/var/tmp/hatshop-postgres"),
+                .arg("postgres:")
+                .arg("/var/tmp/hatshop-postgres")
+                .arg(&base),
             "chown",
         )?;
         base
