@@ -20,6 +20,7 @@ mod sql;
 mod sqlite;
 mod stores;
 mod url;
+mod voldemort;
 
 use std::collections::BTreeMap;
 use std::future::Future;

@@ -7,7 +7,7 @@ use super::{
     Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KvPage, LoadBatch, LoadError,
     LoadShape, Ownership, Setting, Settings, Snapshot, StatementTime, StoreInfo, StoreKind,
 };
-use super::{cassandra, mysql, null, postgres, sqlite};
+use super::{cassandra, mysql, null, postgres, sqlite, voldemort};
 use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 
 /// A store's declarations, as data: what the CLI, help and config read.
@@ -190,6 +190,7 @@ stores! {
     Mysql => mysql::MysqlStore,
     Postgres => postgres::PostgresStore,
     Redis => redis::RedisStore,
+    Voldemort => voldemort::VoldemortStore,
 }
 
 #[cfg(test)]

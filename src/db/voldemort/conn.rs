@@ -1,0 +1,179 @@
+//! Connections to one Voldemort node: `pb0` on its socket port, one request in flight
+//! per connection, idle connections kept for the next request. A connection that
+//! fails, or whose request is abandoned mid-way, is dropped, never reused. A node that
+//! fails is skipped by routing for a short while (upstream's failure detector bans a
+//! node too), so a dead replica does not cost every request a refused connect.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use super::proto::{self, Op, Reply, ServerError};
+
+/// How long a failed node is skipped before it is tried again.
+const BAN: Duration = Duration::from_secs(1);
+/// The largest response hatshop accepts (a value and its versions).
+const MAX_FRAME: usize = 64 << 20;
+
+/// Why a request to one node got no answer.
+#[derive(Debug, Clone)]
+pub enum NodeError {
+    /// Could not connect: nothing was sent.
+    Refused(String),
+    /// The connection broke: what was sent may have been applied.
+    Io(String),
+    Timeout,
+    /// The node answered with an error.
+    Server(ServerError),
+}
+
+impl std::fmt::Display for NodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NodeError::Refused(e) | NodeError::Io(e) => f.write_str(e),
+            NodeError::Timeout => f.write_str("no answer in time"),
+            NodeError::Server(e) => write!(f, "error {}: {}", e.code, e.message),
+        }
+    }
+}
+
+pub struct NodeConns {
+    pub id: i32,
+    pub address: String,
+    pub admin_address: String,
+    idle: Mutex<Vec<TcpStream>>,
+    banned_until: Mutex<Option<Instant>>,
+    connect_timeout: Duration,
+    op_timeout: Duration,
+}
+
+impl NodeConns {
+    pub fn new(
+        id: i32,
+        address: String,
+        admin_address: String,
+        connect_timeout: Duration,
+        op_timeout: Duration,
+    ) -> NodeConns {
+        NodeConns {
+            id,
+            address,
+            admin_address,
+            idle: Mutex::new(Vec::new()),
+            banned_until: Mutex::new(None),
+            connect_timeout,
+            op_timeout,
+        }
+    }
+
+    /// Whether routing should skip this node for now.
+    pub fn banned(&self) -> bool {
+        let until = *self.banned_until.lock().expect("ban lock");
+        until.is_some_and(|t| Instant::now() < t)
+    }
+
+    fn ban(&self) {
+        *self.banned_until.lock().expect("ban lock") = Some(Instant::now() + BAN);
+    }
+
+    /// Sends one request and reads its reply. An error the node sent comes back as
+    /// `NodeError::Server`.
+    pub async fn call(&self, op: Op, request: &[u8]) -> Result<Reply, NodeError> {
+        let idle = self.idle.lock().expect("idle lock").pop();
+        let exchange = async {
+            let mut stream = match idle {
+                Some(stream) => stream,
+                None => open(&self.address, b"pb0", self.connect_timeout).await?,
+            };
+            let body = exchange(&mut stream, request).await?;
+            Ok::<_, NodeError>((stream, body))
+        };
+        let outcome = match tokio::time::timeout(self.op_timeout, exchange).await {
+            Ok(outcome) => outcome,
+            Err(_) => Err(NodeError::Timeout),
+        };
+        let (stream, body) = match outcome {
+            Ok(done) => done,
+            Err(e) => {
+                self.ban();
+                return Err(e);
+            }
+        };
+        self.idle.lock().expect("idle lock").push(stream);
+        let reply = proto::reply(op, &body).map_err(|e| NodeError::Io(format!("bad reply: {e}")))?;
+        match reply.error {
+            Some(error) => Err(NodeError::Server(error)),
+            None => Ok(reply),
+        }
+    }
+}
+
+/// Connects and agrees on `protocol` (`pb0` for requests, `ad1` for admin).
+pub async fn open(
+    address: &str,
+    protocol: &[u8; 3],
+    timeout: Duration,
+) -> Result<TcpStream, NodeError> {
+    let handshake = async {
+        let mut stream = TcpStream::connect(address)
+            .await
+            .map_err(|e| NodeError::Refused(format!("cannot connect to {address}: {e}")))?;
+        stream.set_nodelay(true).ok();
+        stream.write_all(protocol).await.map_err(io(address))?;
+        let mut answer = [0u8; 2];
+        stream.read_exact(&mut answer).await.map_err(io(address))?;
+        if &answer != b"ok" {
+            return Err(NodeError::Io(format!(
+                "{address} refused protocol {}: is it a Voldemort server?",
+                String::from_utf8_lossy(protocol)
+            )));
+        }
+        Ok(stream)
+    };
+    tokio::time::timeout(timeout, handshake)
+        .await
+        .map_err(|_| NodeError::Refused(format!("cannot connect to {address}: no answer in time")))?
+}
+
+fn io(address: &str) -> impl Fn(std::io::Error) -> NodeError + '_ {
+    move |e| NodeError::Refused(format!("{address}: {e}"))
+}
+
+/// Writes one framed request (4-byte big-endian length, then the message) and reads
+/// one framed reply.
+pub async fn exchange(stream: &mut TcpStream, request: &[u8]) -> Result<Vec<u8>, NodeError> {
+    let mut frame = Vec::with_capacity(4 + request.len());
+    frame.extend_from_slice(&(request.len() as u32).to_be_bytes());
+    frame.extend_from_slice(request);
+    stream
+        .write_all(&frame)
+        .await
+        .map_err(|e| NodeError::Io(e.to_string()))?;
+    read_frame(stream)
+        .await?
+        .ok_or_else(|| NodeError::Io("the stream ended where a reply was due".into()))
+}
+
+/// One framed message; `None` at a stream's end marker (length -1).
+pub async fn read_frame(stream: &mut TcpStream) -> Result<Option<Vec<u8>>, NodeError> {
+    let mut len = [0u8; 4];
+    stream
+        .read_exact(&mut len)
+        .await
+        .map_err(|e| NodeError::Io(e.to_string()))?;
+    let len = i32::from_be_bytes(len);
+    if len < 0 {
+        return Ok(None);
+    }
+    if len as usize > MAX_FRAME {
+        return Err(NodeError::Io(format!("a reply of {len} bytes")));
+    }
+    let mut body = vec![0u8; len as usize];
+    stream
+        .read_exact(&mut body)
+        .await
+        .map_err(|e| NodeError::Io(e.to_string()))?;
+    Ok(Some(body))
+}
