@@ -14,7 +14,7 @@
 //! - [`report`]: the op log, summary.json, the terminal table, report.html, compare.
 //! - [`verify`]: the expected state versus what the database holds.
 //! - [`observe`]: server CPU, memory, disk and network, and GC pauses, during a run.
-//! - [`cluster`]: real local servers (Cassandra, MariaDB, PostgreSQL, Redis).
+//! - [`cluster`]: real local servers (Cassandra, MariaDB, PostgreSQL, Redis, Voldemort).
 //! - [`cli`], [`config`], [`commands`], [`result_dir`]: flags, validated settings,
 //!   the wiring of each subcommand, and the result folder's layout.
 //! - [`interrupt`], [`console`], [`secrets`]: Ctrl-C on its own thread, output that

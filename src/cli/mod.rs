@@ -52,7 +52,7 @@ pub enum Command {
     Sweep(SweepArgs),
     /// List the preset workloads, or print one as TOML.
     Workloads(WorkloadsArgs),
-    /// Start, stop and inspect local database servers (Cassandra, MariaDB, PostgreSQL, Redis).
+    /// Start, stop and inspect local database servers (Cassandra, MariaDB, PostgreSQL, Redis, Voldemort).
     Server(ServerArgs),
 }
 
@@ -83,7 +83,8 @@ pub enum ServerAction {
         /// Cassandra version to fetch from Maven Central.
         #[arg(long)]
         version: Option<String>,
-        /// Cassandra JVM heap per node (default 1g for one node, 512m in a ring).
+        /// JVM heap per node: Cassandra (default 1g for one node, 512m in a ring),
+        /// Voldemort (default 256m).
         #[arg(long)]
         heap: Option<String>,
         /// Port to listen on (default: the usual one if free, else any free port).
@@ -95,10 +96,15 @@ pub enum ServerAction {
         /// Install missing Debian packages (mariadb-server, galera-4, postgresql, redis-server); needs root.
         #[arg(long)]
         install: bool,
-        /// Cassandra: a cassandra.yaml setting, e.g. batch_size_fail_threshold=4MiB
-        /// (repeatable; kept for the life of the data, recorded in every run.json).
+        /// Cassandra: a cassandra.yaml setting, e.g. batch_size_fail_threshold=4MiB;
+        /// Voldemort: replication-factor, required-reads or required-writes (repeatable;
+        /// kept for the life of the data, recorded in every run.json).
         #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_key_value)]
         config: Vec<(String, String)>,
+        /// Voldemort: the source to build, a folder or .tar.gz of upstream's tree or its
+        /// git URL (default: the upstream archive hatshop carries, commit 99127eab3).
+        #[arg(long, value_name = "PATH|GIT-URL")]
+        source: Option<String>,
     },
     /// Stop a server cleanly (every node, or one with --node), or all of them.
     Stop {

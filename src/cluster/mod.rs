@@ -16,6 +16,7 @@ mod node;
 mod postgres;
 pub mod process;
 mod redis;
+mod voldemort;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -120,6 +121,7 @@ servers! {
     galera::Galera,
     postgres::Postgres,
     redis::Redis,
+    voldemort::Voldemort,
 }
 
 /// One of the servers hatshop can start, by name.
@@ -204,8 +206,11 @@ pub struct StartOptions {
     pub dcs: usize,
     /// Install missing Debian packages (needs root).
     pub install: bool,
-    /// Cassandra: cassandra.yaml settings over hatshop's.
+    /// Cassandra: cassandra.yaml settings over hatshop's; Voldemort: the store's quorums.
     pub config: Vec<(String, String)>,
+    /// Voldemort: the source to build (a folder, an archive or a git URL; `None`: the
+    /// upstream archive hatshop carries).
+    pub source: Option<String>,
 }
 
 impl Default for StartOptions {
@@ -219,6 +224,7 @@ impl Default for StartOptions {
             dcs: 1,
             install: false,
             config: Vec::new(),
+            source: None,
         }
     }
 }

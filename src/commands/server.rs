@@ -51,9 +51,13 @@ pub fn run(args: &ServerArgs) -> Result<()> {
             persistence,
             install,
             config,
+            source,
         } => {
-            if !config.is_empty() && kind.name() != "cassandra" {
-                bail!("--set writes cassandra.yaml: it is for Cassandra only");
+            if !config.is_empty() && !["cassandra", "voldemort"].contains(&kind.name()) {
+                bail!("--set is for Cassandra (cassandra.yaml) and Voldemort (quorums) only");
+            }
+            if source.is_some() && kind.name() != "voldemort" {
+                bail!("--source is for Voldemort only");
             }
             let options = StartOptions {
                 config: config.clone(),
@@ -64,6 +68,7 @@ pub fn run(args: &ServerArgs) -> Result<()> {
                 nodes: *nodes,
                 dcs: *dcs,
                 install: *install,
+                source: source.clone(),
             };
             let (record, started) = cluster::start(&home, *kind, &options)?;
             let pids: Vec<String> = record.nodes.iter().map(|n| n.pid.to_string()).collect();
