@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine: installs what is missing (Debian packages,
 # Galera among them, Cassandra's jars from Maven Central, Chromium for the report test),
-# starts Cassandra, MariaDB, PostgreSQL and Redis with `hatshop server start`, runs
+# starts Cassandra, MariaDB, PostgreSQL, Redis and a 3-node Project Voldemort (built
+# from source) with `hatshop server start`, runs
 # formatting, lints and every test (the live-server tests included; the cluster tests
 # start a 3-node Cassandra ring and a 3-node Galera cluster of their own), and stops the
 # servers at the end, also on failure. Each stage prints its start time; the last line
@@ -30,7 +31,7 @@ command -v mariabackup >/dev/null 2>&1 || missing+=(mariadb-backup)
 command -v socat >/dev/null 2>&1 || missing+=(socat)
 ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || missing+=(postgresql)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
-command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
+command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
@@ -59,7 +60,9 @@ cassandra_pid=$!
 HATSHOP_TEST_MYSQL=$("$hatshop" server start mysql)
 HATSHOP_TEST_POSTGRES=$("$hatshop" server start postgres)
 HATSHOP_TEST_REDIS=$("$hatshop" server start redis)
-export HATSHOP_TEST_MYSQL HATSHOP_TEST_POSTGRES HATSHOP_TEST_REDIS
+# Built from the upstream archive hatshop carries (javac, jars from Maven Central).
+HATSHOP_TEST_VOLDEMORT=$("$hatshop" server start voldemort --nodes 3)
+export HATSHOP_TEST_MYSQL HATSHOP_TEST_POSTGRES HATSHOP_TEST_REDIS HATSHOP_TEST_VOLDEMORT
 
 # HdrHistogram's own log processor reads latency.hlog in a test.
 m2_repo="${HOME:-/root}/.m2/repository"

@@ -373,10 +373,13 @@ fn the_report_renders_in_headless_chromium_with_every_chart_drawn() {
     let event_types = summary["events"].as_array().unwrap().len();
     // The resource charts appear once the run lasts a second (sampled once a second):
     // on a busy machine this run does.
-    let resources = dom.split("<h2>Server resources</h2>").nth(1).map_or(0, |rest| {
-        let section = &rest[..rest.find("<h2").unwrap_or(rest.len())];
-        section.matches(r#"<svg class="chart "#).count()
-    });
+    let resources = dom
+        .split("<h2>Server resources</h2>")
+        .nth(1)
+        .map_or(0, |rest| {
+            let section = &rest[..rest.find("<h2").unwrap_or(rest.len())];
+            section.matches(r#"<svg class="chart "#).count()
+        });
     // bars, latency over time (all + each type), throughput, spectrum
     assert_eq!(
         charts.len(),

@@ -97,7 +97,7 @@ pub enum ServerAction {
         #[arg(long)]
         install: bool,
         /// Cassandra: a cassandra.yaml setting, e.g. batch_size_fail_threshold=4MiB;
-        /// Voldemort: replication-factor, required-reads or required-writes (repeatable;
+        /// Voldemort: replication_factor, required_reads or required_writes (repeatable;
         /// kept for the life of the data, recorded in every run.json).
         #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_key_value)]
         config: Vec<(String, String)>,

@@ -95,7 +95,11 @@ impl Source {
     fn of(given: Option<&str>) -> Source {
         match given {
             None | Some("vendored") => Source::Vendored,
-            Some(url) if url.starts_with("https://") || url.starts_with("git@") || url.ends_with(".git") => {
+            Some(url)
+                if url.starts_with("https://")
+                    || url.starts_with("git@")
+                    || url.ends_with(".git") =>
+            {
                 Source::Git(url.to_string())
             }
             Some(path) => Source::Path(PathBuf::from(path)),
@@ -115,7 +119,8 @@ pub fn ensure(home: &Home, source: Option<&str>) -> Result<Build> {
         let started = Instant::now();
         crate::note!("building Project Voldemort from {label} with javac (once; about 20 s) …");
         let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
         let java_src = dir.join("src");
         copy_tree(&tree.join("src/java"), &java_src)?;
         let patched = patch(&java_src)?;
@@ -138,7 +143,11 @@ pub fn ensure(home: &Home, source: Option<&str>) -> Result<Build> {
         .filter_map(|l| l.split_once('='))
         .map(|(k, v)| (format!("build.{k}"), v.to_string()))
         .collect();
-    Ok(Build { classes, lib, facts })
+    Ok(Build {
+        classes,
+        lib,
+        facts,
+    })
 }
 
 /// The source tree (the folder holding `src/java`), a label, its hash, and a scratch
@@ -149,7 +158,11 @@ fn unpack(cache: &Path, source: Source) -> Result<(String, PathBuf, String, Opti
     std::fs::create_dir_all(&scratch)?;
     let untar = |archive: &Path| -> Result<PathBuf> {
         process::run_command(
-            Command::new("tar").arg("xzf").arg(archive).arg("-C").arg(&scratch),
+            Command::new("tar")
+                .arg("xzf")
+                .arg(archive)
+                .arg("-C")
+                .arg(&scratch),
             "tar",
         )?;
         source_root(&scratch)
@@ -163,30 +176,53 @@ fn unpack(cache: &Path, source: Source) -> Result<(String, PathBuf, String, Opti
             Ok((label, tree, sha256_hex(VENDORED), Some(scratch)))
         }
         Source::Path(path) if path.is_file() => {
-            let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+            let bytes =
+                std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
             let tree = untar(&path)?;
-            Ok((format!("archive {}", path.display()), tree, sha256_hex(&bytes), Some(scratch)))
+            Ok((
+                format!("archive {}", path.display()),
+                tree,
+                sha256_hex(&bytes),
+                Some(scratch),
+            ))
         }
         Source::Path(path) => {
             let _ = std::fs::remove_dir_all(&scratch);
             if !path.join("src/java/voldemort").is_dir() {
-                bail!("{} is not a Voldemort source tree (no src/java/voldemort)", path.display());
+                bail!(
+                    "{} is not a Voldemort source tree (no src/java/voldemort)",
+                    path.display()
+                );
             }
             let hash = tree_hash(&path.join("src/java"))?;
             Ok((format!("folder {}", path.display()), path, hash, None))
         }
         Source::Git(url) => {
-            let git = process::find_program("git", &[]).context("git is not installed: `apt-get install -y git`")?;
+            let git = process::find_program("git", &[])
+                .context("git is not installed: `apt-get install -y git`")?;
             let tree = scratch.join("voldemort");
             crate::note!("cloning {url} …");
             process::run_command(
-                Command::new(&git).args(["clone", "-q", "--depth", "1", &url]).arg(&tree),
+                Command::new(&git)
+                    .args(["clone", "-q", "--depth", "1", &url])
+                    .arg(&tree),
                 "git clone",
             )?;
-            let commit = process::run_command(Command::new(&git).arg("-C").arg(&tree).args(["rev-parse", "HEAD"]), "git rev-parse")?
-                .trim()
-                .to_string();
-            Ok((format!("git {url} at commit {commit}"), tree, sha256_hex(commit.as_bytes()), Some(scratch)))
+            let commit = process::run_command(
+                Command::new(&git)
+                    .arg("-C")
+                    .arg(&tree)
+                    .args(["rev-parse", "HEAD"]),
+                "git rev-parse",
+            )?
+            .trim()
+            .to_string();
+            Ok((
+                format!("git {url} at commit {commit}"),
+                tree,
+                sha256_hex(commit.as_bytes()),
+                Some(scratch),
+            ))
         }
     }
 }
@@ -206,7 +242,10 @@ fn source_root(dir: &Path) -> Result<PathBuf> {
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// A hash of every file's path and content under `dir`, in path order.
@@ -216,10 +255,19 @@ fn tree_hash(dir: &Path) -> Result<String> {
     files.sort();
     let mut hasher = Sha256::new();
     for file in files {
-        hasher.update(file.strip_prefix(dir).unwrap_or(&file).to_string_lossy().as_bytes());
+        hasher.update(
+            file.strip_prefix(dir)
+                .unwrap_or(&file)
+                .to_string_lossy()
+                .as_bytes(),
+        );
         hasher.update(std::fs::read(&file)?);
     }
-    Ok(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
@@ -251,7 +299,8 @@ fn patch(src: &Path) -> Result<Vec<String>> {
     let mut done = Vec::new();
     for (file, text, replacement, name) in PATCHES {
         let path = src.join(file);
-        let content = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        let content = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
         if content.contains(text) {
             std::fs::write(&path, content.replacen(text, replacement, 1))?;
             done.push(name.to_string());
@@ -297,14 +346,25 @@ fn jars(cache: &Path) -> Result<PathBuf> {
              <dependencies>\n{dependencies}</dependencies></project>\n"
         ),
     )?;
-    crate::note!("fetching Voldemort's jars from Maven Central into {} (once; about 23 MB) …", lib.display());
+    crate::note!(
+        "fetching Voldemort's jars from Maven Central into {} (once; about 23 MB) …",
+        lib.display()
+    );
     process::run_command(
-        Command::new(mvn).current_dir(&dist).args(["-q", "-B", "dependency:copy-dependencies", "-DoutputDirectory=lib"]),
+        Command::new(mvn).current_dir(&dist).args([
+            "-q",
+            "-B",
+            "dependency:copy-dependencies",
+            "-DoutputDirectory=lib",
+        ]),
         "mvn dependency:copy-dependencies",
     )?;
     let _ = std::fs::remove_file(lib.join(CLASHING_JAR));
     if !lib.join(format!("je-{JE_VERSION}.jar")).exists() {
-        bail!("Maven finished but {} holds no je-{JE_VERSION}.jar", lib.display());
+        bail!(
+            "Maven finished but {} holds no je-{JE_VERSION}.jar",
+            lib.display()
+        );
     }
     std::fs::write(&complete, b"")?;
     Ok(lib)
@@ -317,14 +377,23 @@ fn compile(src: &Path, classes: &Path, lib: &Path) -> Result<()> {
         .context("javac is not installed: `apt-get install -y openjdk-17-jdk-headless`")?;
     let mut files = Vec::new();
     walk(src, &mut files)?;
-    let (java, resources): (Vec<PathBuf>, Vec<PathBuf>) =
-        files.into_iter().partition(|f| f.extension().is_some_and(|e| e == "java"));
+    let (java, resources): (Vec<PathBuf>, Vec<PathBuf>) = files
+        .into_iter()
+        .partition(|f| f.extension().is_some_and(|e| e == "java"));
     let list = src.with_file_name("sources.txt");
     let text: String = java.iter().map(|f| format!("{}\n", f.display())).collect();
     std::fs::write(&list, text)?;
     process::run_command(
         Command::new(javac)
-            .args(["-J-Xmx1g", "-nowarn", "--release", "8", "-encoding", "UTF-8", "-d"])
+            .args([
+                "-J-Xmx1g",
+                "-nowarn",
+                "--release",
+                "8",
+                "-encoding",
+                "UTF-8",
+                "-d",
+            ])
             .arg(classes)
             .arg("-cp")
             .arg(format!("{}/*", lib.display()))

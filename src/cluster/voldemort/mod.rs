@@ -1,9 +1,10 @@
 //! Project Voldemort, built from source by hatshop (see `build.rs`) and run as N nodes
 //! (`--nodes`, 1–5) on 127.0.0.1, each with its own ports (client, admin), folder,
 //! `cluster.xml`, `stores.xml` and `server.properties`, BDB storage. One store,
-//! `hatshop`, with raw-byte keys and values: replication min(3, nodes), required reads
+//! `hatshop`, declared as the seed's (string keys, raw-byte values; hatshop's keys are
+//! ASCII, so a Java client reads the same bytes): replication min(3, nodes), required reads
 //! and writes min(2, replication), as the seed's N=3 R=2 W=2; `--set
-//! replication-factor=…`, `required-reads=…`, `required-writes=…` change them.
+//! replication_factor=…`, `required_reads=…`, `required_writes=…` change them.
 
 mod build;
 
@@ -29,7 +30,7 @@ const PARTITIONS_PER_NODE: usize = 4;
 const START_TIMEOUT: Duration = Duration::from_secs(120);
 /// 256 MB of heap: three nodes (about 550 MB RSS each) and the client fit easily.
 const DEFAULT_HEAP: &str = "256m";
-const QUORUM_SETTINGS: [&str; 3] = ["replication-factor", "required-reads", "required-writes"];
+const QUORUM_SETTINGS: [&str; 3] = ["replication_factor", "required_reads", "required_writes"];
 
 pub struct Voldemort;
 
@@ -82,13 +83,22 @@ impl LocalServer for Voldemort {
             ("lib".to_string(), built.lib.display().to_string()),
         ]
         .into_iter()
-        .chain(QUORUM_SETTINGS.iter().zip(plan.quorums).map(|(k, v)| (k.to_string(), v.to_string())))
+        .chain(
+            QUORUM_SETTINGS
+                .iter()
+                .zip(plan.quorums)
+                .map(|(k, v)| (k.to_string(), v.to_string())),
+        )
         .chain(built.facts.iter().cloned())
         .collect();
         if let Some(source) = source {
             settings.insert("source_given".into(), source);
         }
-        let hosts: Vec<String> = plan.nodes.iter().map(|n| format!("{HOST}:{}", n.port)).collect();
+        let hosts: Vec<String> = plan
+            .nodes
+            .iter()
+            .map(|n| format!("{HOST}:{}", n.port))
+            .collect();
         Ok(ServerRecord {
             kind: ServerKind::find(Self::NAME).expect("listed"),
             url: format!("voldemort://{}/{STORE}", hosts.join(",")),
@@ -112,7 +122,10 @@ impl LocalServer for Voldemort {
         node: usize,
     ) -> Result<NodeRecord> {
         let plan = Plan::new(dir, &StartOptions::default(), Some(record))?;
-        let built = build::ensure(home, record.settings.get("source_given").map(String::as_str))?;
+        let built = build::ensure(
+            home,
+            record.settings.get("source_given").map(String::as_str),
+        )?;
         let this = &plan.nodes[node - 1];
         let pid = this.spawn(&java()?, &built, &plan.heap)?;
         this.wait(pid)?;
@@ -150,11 +163,11 @@ impl Plan {
         let heap = setting("heap")
             .or(options.heap.clone())
             .unwrap_or_else(|| DEFAULT_HEAP.to_string());
-        let replication = count.min(3);
-        let mut quorums = [replication, replication.min(2), replication.min(2)];
+        // Given (--set, or the previous server's), else N=min(3, nodes), R=W=min(2, N).
+        let mut given: [Option<usize>; 3] = [None; 3];
         for (i, name) in QUORUM_SETTINGS.iter().enumerate() {
             if let Some(v) = setting(name) {
-                quorums[i] = v.parse().context("a quorum setting in server.json")?;
+                given[i] = Some(v.parse().context("a quorum setting in server.json")?);
             }
         }
         for (key, value) in &options.config {
@@ -164,12 +177,17 @@ impl Plan {
                     QUORUM_SETTINGS.join(", ")
                 );
             };
-            quorums[i] = value
-                .parse()
-                .ok()
-                .filter(|&v| v >= 1)
-                .with_context(|| format!("--set {key}={value}: expected a whole number ≥ 1"))?;
+            given[i] =
+                Some(value.parse().ok().filter(|&v| v >= 1).with_context(|| {
+                    format!("--set {key}={value}: expected a whole number ≥ 1")
+                })?);
         }
+        let replication = given[0].unwrap_or(count.min(3));
+        let quorums = [
+            replication,
+            given[1].unwrap_or(replication.min(2)),
+            given[2].unwrap_or(replication.min(2)),
+        ];
         if quorums[0] > count || quorums[1] > quorums[0] || quorums[2] > quorums[0] {
             bail!(
                 "replication-factor {} must be at most the {count} nodes, and required reads {} and writes {} at most it",
@@ -235,7 +253,7 @@ impl Plan {
              \x20   <routing-strategy>consistent-routing</routing-strategy>\n    <routing>client</routing>\n\
              \x20   <replication-factor>{replication}</replication-factor>\n\
              \x20   <required-reads>{reads}</required-reads>\n    <required-writes>{writes}</required-writes>\n\
-             \x20   <key-serializer><type>identity</type></key-serializer>\n\
+             \x20   <key-serializer><type>string</type></key-serializer>\n\
              \x20   <value-serializer><type>identity</type></value-serializer>\n  </store>\n</stores>\n"
         )
     }
@@ -283,7 +301,11 @@ impl Node {
                 built.classes.display()
             ))
             .arg("-cp")
-            .arg(format!("{}:{}/*", built.classes.display(), built.lib.display()))
+            .arg(format!(
+                "{}:{}/*",
+                built.classes.display(),
+                built.lib.display()
+            ))
             .arg("voldemort.server.VoldemortServer")
             .arg(&self.dir)
             .stdin(Stdio::null())
@@ -315,7 +337,8 @@ impl Node {
             self.dir.join("data"),
             self.log_file(),
         );
-        node.extra.insert("admin_port".into(), self.admin_port.to_string());
+        node.extra
+            .insert("admin_port".into(), self.admin_port.to_string());
         node.extra.insert("node_id".into(), self.id.to_string());
         node
     }

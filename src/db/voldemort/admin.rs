@@ -13,7 +13,10 @@ fn db_error(node: &NodeConns, e: NodeError) -> DbError {
         NodeError::Server(_) => ErrorKind::Other,
         NodeError::Refused(_) | NodeError::Io(_) => ErrorKind::Connection,
     };
-    DbError::new(kind, format!("admin port {} of node {}: {e}", node.admin_address, node.id))
+    DbError::new(
+        kind,
+        format!("admin port {} of node {}: {e}", node.admin_address, node.id),
+    )
 }
 
 /// Deletes every entry of `store` on `node`.

@@ -102,7 +102,8 @@ impl NodeConns {
             }
         };
         self.idle.lock().expect("idle lock").push(stream);
-        let reply = proto::reply(op, &body).map_err(|e| NodeError::Io(format!("bad reply: {e}")))?;
+        let reply =
+            proto::reply(op, &body).map_err(|e| NodeError::Io(format!("bad reply: {e}")))?;
         match reply.error {
             Some(error) => Err(NodeError::Server(error)),
             None => Ok(reply),
@@ -134,7 +135,9 @@ pub async fn open(
     };
     tokio::time::timeout(timeout, handshake)
         .await
-        .map_err(|_| NodeError::Refused(format!("cannot connect to {address}: no answer in time")))?
+        .map_err(|_| {
+            NodeError::Refused(format!("cannot connect to {address}: no answer in time"))
+        })?
 }
 
 fn io(address: &str) -> impl Fn(std::io::Error) -> NodeError + '_ {

@@ -113,9 +113,10 @@ async fn metadata(
             async move {
                 let request = proto::request(Op::Get, "metadata", key.as_bytes(), None);
                 let reply = node.call(Op::Get, &request).await?;
-                let value = reply.versions.into_iter().next().ok_or_else(|| {
-                    NodeError::Io(format!("the metadata store holds no {key}"))
-                })?;
+                let value =
+                    reply.versions.into_iter().next().ok_or_else(|| {
+                        NodeError::Io(format!("the metadata store holds no {key}"))
+                    })?;
                 Ok::<_, NodeError>(String::from_utf8_lossy(&value.value).into_owned())
             }
         };
@@ -200,7 +201,10 @@ impl VoldemortStore {
 
     async fn delete_key(&self, key: &[u8]) -> Result<Applied, DbError> {
         let versions = self.get(key).await?;
-        let Some(clock) = versions.into_iter().map(|v| v.clock).reduce(|a, b| a.merged(&b))
+        let Some(clock) = versions
+            .into_iter()
+            .map(|v| v.clock)
+            .reduce(|a, b| a.merged(&b))
         else {
             return Ok(Applied::NotFound);
         };
@@ -271,7 +275,11 @@ impl Database for VoldemortStore {
         Ok(self.order(order_id).await?.map(|(order, _)| order))
     }
 
-    async fn update_order(&self, order_id: OrderId, update: &OrderUpdate) -> Result<Applied, DbError> {
+    async fn update_order(
+        &self,
+        order_id: OrderId,
+        update: &OrderUpdate,
+    ) -> Result<Applied, DbError> {
         self.change_order(order_id, |order| {
             order.created_at_ms = update.created_at_ms;
             order.status = update.status;
@@ -303,8 +311,13 @@ impl Database for VoldemortStore {
         .await
     }
 
-    async fn update_status(&self, order_id: OrderId, status: OrderStatus) -> Result<Applied, DbError> {
-        self.change_order(order_id, |order| order.status = status).await
+    async fn update_status(
+        &self,
+        order_id: OrderId,
+        status: OrderStatus,
+    ) -> Result<Applied, DbError> {
+        self.change_order(order_id, |order| order.status = status)
+            .await
     }
 
     async fn delete_order(&self, order_id: OrderId) -> Result<Applied, DbError> {
@@ -325,10 +338,7 @@ impl Database for VoldemortStore {
     }
 
     async fn kv_read(&self, key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {
-        Ok(self
-            .value(key.as_str().as_bytes())
-            .await?
-            .map(|v| v.value))
+        Ok(self.value(key.as_str().as_bytes()).await?.map(|v| v.value))
     }
 
     async fn kv_delete(&self, key: &KeyText) -> Result<Applied, DbError> {

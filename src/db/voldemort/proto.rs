@@ -231,7 +231,9 @@ fn decode_error(buf: &[u8]) -> Result<ServerError, String> {
 /// A `VoldemortRequest` for `store`, never asking the server to route.
 pub fn request(op: Op, store: &str, key: &[u8], put: Option<(&[u8], &VectorClock)>) -> Vec<u8> {
     let mut msg = Msg::default();
-    msg.varint(1, op as u64).varint(2, 0).bytes(3, store.as_bytes());
+    msg.varint(1, op as u64)
+        .varint(2, 0)
+        .bytes(3, store.as_bytes());
     let mut body = Msg::default();
     body.bytes(1, key);
     match op {
@@ -295,7 +297,9 @@ pub fn fetch_request(store: &str, partitions: &[u32], values: bool) -> Vec<u8> {
     for &p in partitions {
         inner.varint(1, u64::from(p));
     }
-    inner.bytes(2, store.as_bytes()).varint(4, u64::from(values));
+    inner
+        .bytes(2, store.as_bytes())
+        .varint(4, u64::from(values));
     let mut msg = Msg::default();
     msg.varint(1, AdminOp::FetchPartitionEntries as u64)
         .message(5, &inner);
@@ -359,7 +363,9 @@ mod tests {
         let bytes = request(Op::Get, "s", b"k", None);
         assert_eq!(
             bytes,
-            [0x08, 0x00, 0x10, 0x00, 0x1a, 0x01, b's', 0x22, 0x03, 0x0a, 0x01, b'k']
+            [
+                0x08, 0x00, 0x10, 0x00, 0x1a, 0x01, b's', 0x22, 0x03, 0x0a, 0x01, b'k'
+            ]
         );
     }
 

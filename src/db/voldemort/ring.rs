@@ -67,7 +67,11 @@ impl Ring {
             return Err("cluster.xml names no server".into());
         }
         owners.sort_unstable();
-        if owners.iter().enumerate().any(|(i, &(p, _))| p as usize != i) {
+        if owners
+            .iter()
+            .enumerate()
+            .any(|(i, &(p, _))| p as usize != i)
+        {
             return Err("cluster.xml: partition ids are not 0, 1, 2, … each once".into());
         }
         if replication > nodes.len() {

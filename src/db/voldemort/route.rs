@@ -39,7 +39,8 @@ impl Cluster {
         let need = self.quorums.reads;
         let request = proto::request(op, &self.store, key, None);
         let call = |n: usize| self.nodes[n].call(op, &request);
-        let mut pending: FuturesUnordered<_> = replicas.iter().take(need).map(|&n| call(n)).collect();
+        let mut pending: FuturesUnordered<_> =
+            replicas.iter().take(need).map(|&n| call(n)).collect();
         let mut next = need;
         let mut replies = Vec::with_capacity(need);
         let mut failures = Vec::new();
@@ -72,7 +73,8 @@ impl Cluster {
         for (i, &master) in replicas.iter().enumerate() {
             let node = &self.nodes[master];
             let clock = base.incremented(node.id, now_ms());
-            let request: Arc<[u8]> = proto::request(Op::Put, &self.store, key, Some((value, &clock))).into();
+            let request: Arc<[u8]> =
+                proto::request(Op::Put, &self.store, key, Some((value, &clock))).into();
             match node.call(Op::Put, &request).await {
                 Ok(_) => {
                     let others = replicas.iter().enumerate().filter(|&(j, _)| j != i);
@@ -82,7 +84,10 @@ impl Cluster {
                 Err(NodeError::Server(e)) if e.code == OBSOLETE_VERSION => {
                     return Err(DbError::new(
                         ErrorKind::Conflict,
-                        format!("obsolete version: another write to this key came first ({})", e.message),
+                        format!(
+                            "obsolete version: another write to this key came first ({})",
+                            e.message
+                        ),
                     ));
                 }
                 Err(e) => failures.push(e),
@@ -93,7 +98,8 @@ impl Cluster {
 
     /// Deletes the versions `clock` covers on every replica; whether any held one.
     pub async fn delete(&self, key: &[u8], clock: &VectorClock) -> Result<bool, DbError> {
-        let request: Arc<[u8]> = proto::request(Op::Delete, &self.store, key, Some((&[], clock))).into();
+        let request: Arc<[u8]> =
+            proto::request(Op::Delete, &self.store, key, Some((&[], clock))).into();
         let calls = self
             .replicas(key)
             .into_iter()
@@ -119,7 +125,12 @@ impl Cluster {
     }
 
     /// Waits for `more` of `calls` to succeed (the master already did: `need` in all).
-    async fn finish<F>(&self, calls: FuturesUnordered<F>, more: usize, need: usize) -> Result<(), DbError>
+    async fn finish<F>(
+        &self,
+        calls: FuturesUnordered<F>,
+        more: usize,
+        need: usize,
+    ) -> Result<(), DbError>
     where
         F: Future<Output = Result<Reply, NodeError>> + Send + 'static,
     {
@@ -147,6 +158,10 @@ impl Cluster {
                     *deleted |= reply.deleted;
                     done += 1;
                 }
+                // A replica that already holds a later version (a later write
+                // reached it first) supersedes this one, as if written and then
+                // overwritten: upstream's client counts it as done too.
+                Some(Err(NodeError::Server(e))) if e.code == OBSOLETE_VERSION => done += 1,
                 Some(Err(e)) => failures.push(e),
                 None => return Err((done, failures)),
             }
