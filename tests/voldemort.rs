@@ -388,7 +388,14 @@ fn one_killed_node_of_three_keeps_quorums_two_give_counted_errors() {
         log.contains("required, but only"),
         "the cause is in the op log"
     );
+    // Back up, the nodes rejoin: a new run on all three verifies. (The killed run is not
+    // judged: with upstream's default bdb.flush.transactions=false a node killed with
+    // SIGKILL loses its last writes, and two of three can lose an acknowledged one.)
     server_ok(&home, &["start", "voldemort", "--node", "2"]);
     server_ok(&home, &["start", "voldemort", "--node", "3"]);
-    verify_ok(&tmp, &out);
+    run_and_verify(
+        &tmp,
+        &url("HATSHOP_TEST_VOLDEMORT"),
+        &["-w", "kv-50rw-50r", "--records", "300", "--events", "600"],
+    );
 }
