@@ -52,19 +52,25 @@ impl Comparison<'_> {
 }
 
 /// The numbers of a comparison row, named as in [`numbers`].
-const NUMBER_FIELDS: [&str; 8] = [
-    "ops_s", "mean", "p50", "p99", "p99.9", "max", "ratio", "p_value",
+const NUMBER_FIELDS: [&str; 9] = [
+    "ops_s", "mean", "p50", "p99", "p99.9", "p99.99", "max", "ratio", "p_value",
 ];
 
 /// One row's numbers, formatted once for the terminal and the page alike.
-fn numbers(c: &Comparison) -> [String; 8] {
+fn numbers(c: &Comparison) -> [String; 9] {
     let s = c.summary;
+    // Marked as the run's own table marks them: fewer than 10 samples beyond.
+    let percentile = |label: &str| {
+        let text = latency_text(s, s.percentile(label));
+        if s.is_thin(label) { text + "*" } else { text }
+    };
     [
         format!("{:.0}", s.throughput_ops_s),
         latency_text(s, s.mean_us),
-        latency_text(s, s.percentile("p50")),
-        latency_text(s, s.percentile("p99")),
-        latency_text(s, s.percentile("p99.9")),
+        percentile("p50"),
+        percentile("p99"),
+        percentile("p99.9"),
+        percentile("p99.99"),
         latency_text(s, s.max_us),
         format!("{:.2}", c.ratio),
         c.test
@@ -233,8 +239,8 @@ pub fn terminal(runs: &[LoadedRun]) -> String {
     }
     let _ = writeln!(
         out,
-        "\n{:<14} {:>4} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  verdict",
-        "event", "run", "ops/s", "mean", "p50", "p99", "p99.9", "max", "ratio", "p-value"
+        "\n{:<14} {:>4} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  verdict",
+        "event", "run", "ops/s", "mean", "p50", "p99", "p99.9", "p99.99", "max", "ratio", "p-value"
     );
     for event_type in event_types(runs) {
         for c in compare(runs, &event_type) {
@@ -252,7 +258,7 @@ pub fn terminal(runs: &[LoadedRun]) -> String {
     }
     let _ = writeln!(
         out,
-        "latencies in µs; ratio = mean latency / run #1's; p-value of Welch's t-test on {} (significant below {ALPHA})",
+        "latencies in µs (* rests on fewer than 10 samples beyond it); ratio = mean latency / run #1's; p-value of Welch's t-test on {} (significant below {ALPHA})",
         samples_named(runs)
     );
     let responses = response_rows(runs);
@@ -313,7 +319,7 @@ pub fn html(runs: &[LoadedRun]) -> String {
     if plans_differ(runs) {
         body.push_str(r#"<p class="warning">These runs replayed <b>different event streams</b> (their plan_sha256 differ): the comparison is of different work.</p>"#);
     }
-    body.push_str(r#"<table id="comparison"><tr><th>event</th><th>run</th><th>ops/s</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>ratio</th><th>p-value</th><th>verdict</th></tr>"#);
+    body.push_str(r#"<table id="comparison"><tr><th>event</th><th>run</th><th>ops/s</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>p99.99</th><th>max</th><th>ratio</th><th>p-value</th><th>verdict</th></tr>"#);
     let names = event_types(runs);
     for event_type in &names {
         for c in compare(runs, event_type) {
