@@ -399,3 +399,27 @@ fn one_killed_node_of_three_keeps_quorums_two_give_counted_errors() {
         &["-w", "kv-50rw-50r", "--records", "300", "--events", "600"],
     );
 }
+
+#[test]
+#[ignore = "needs the suite's Voldemort: ./test.sh starts it"]
+fn a_dead_address_or_a_missing_store_is_one_line() {
+    let tmp = TempDir::new().unwrap();
+    common::assert_one_line_error(
+        tmp.path(),
+        &[
+            "run",
+            "--events",
+            "10",
+            "--db",
+            "voldemort://127.0.0.1:1/hatshop",
+        ],
+        "no Voldemort node answered",
+    );
+    let db = url("HATSHOP_TEST_VOLDEMORT");
+    let elsewhere = format!("{}/nosuchstore", db.rsplit_once('/').unwrap().0);
+    common::assert_one_line_error(
+        tmp.path(),
+        &["run", "--events", "10", "--db", &elsewhere],
+        "the cluster has no store named 'nosuchstore'",
+    );
+}

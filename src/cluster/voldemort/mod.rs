@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use super::{
-    Home, LocalServer, NodeRecord, ServerKind, ServerRecord, StartOptions, node_record,
-    now_rfc3339, process, wait_for_port,
+    Home, LocalServer, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages,
+    node_record, now_rfc3339, process, wait_for_port,
 };
 
 const HOST: &str = "127.0.0.1";
@@ -52,8 +52,11 @@ impl LocalServer for Voldemort {
         let source = previous
             .and_then(|p| p.settings.get("source_given").cloned())
             .or(options.source.clone());
+        // The build needs a JDK and Maven (--install fetches Debian's).
+        let java = ensure_packages("javac", &["openjdk-17-jdk-headless"], options.install, &[])?
+            .with_file_name("java");
+        ensure_packages("mvn", &["maven"], options.install, &[])?;
         let built = build::ensure(home, source.as_deref())?;
-        let java = java()?;
         crate::note!(
             "starting Project Voldemort: {} node{} on {HOST}, N={} R={} W={} …",
             plan.nodes.len(),

@@ -1,6 +1,6 @@
 //! Where a key lives: the cluster's nodes and partitions (`cluster.xml`), a store's
 //! replication and quorums (`stores.xml`), both read from the servers' `metadata`
-//! store, and upstream's consistent routing: FNV-1 hash of the key, its absolute value
+//! store, and upstream's consistent routing: a 32-bit FNV hash of the key, its absolute value
 //! modulo the partition count for the master partition, then clockwise to the next
 //! partitions on distinct nodes until there are `replication` of them.
 
@@ -94,7 +94,7 @@ impl Ring {
     /// The replicas of `key`, master first, as indexes into `nodes`.
     pub fn route(&self, key: &[u8]) -> Vec<usize> {
         let count = self.partition_owner.len();
-        let mut index = abs(fnv1(key)) as usize % count;
+        let mut index = abs(fnv(key)) as usize % count;
         let mut replicas = Vec::with_capacity(self.replication);
         for _ in 0..count {
             let owner = self.partition_owner[index];
@@ -110,8 +110,9 @@ impl Ring {
     }
 }
 
-/// upstream's `FnvHashFunction.hash`: 32-bit FNV-1 (multiply, then xor).
-fn fnv1(key: &[u8]) -> i32 {
+/// upstream's `FnvHashFunction.hash`: 32-bit FNV, xor then multiply (the FNV-1a order,
+/// though upstream calls it FNV).
+fn fnv(key: &[u8]) -> i32 {
     let mut hash: u32 = 0x811c_9dc5;
     for &byte in key {
         hash ^= u32::from(byte);
@@ -184,11 +185,11 @@ mod tests {
         </cluster>";
 
     #[test]
-    fn fnv1_matches_upstream() {
-        // Values from upstream's FnvHashFunction (Java), 32-bit signed.
-        assert_eq!(fnv1(b""), 0x811c9dc5_u32 as i32);
-        assert_eq!(fnv1(b"a"), 0x050c5d7e);
-        assert_eq!(fnv1(b"foobar"), 0x31f0b262);
+    fn fnv_matches_upstream() {
+        // The published FNV-1a 32-bit vectors, which upstream's loop computes.
+        assert_eq!(fnv(b""), 0x811c9dc5_u32 as i32);
+        assert_eq!(fnv(b"a"), 0xe40c292c_u32 as i32);
+        assert_eq!(fnv(b"foobar"), 0xbf9cf968_u32 as i32);
     }
 
     #[test]
@@ -198,7 +199,7 @@ mod tests {
         assert_eq!(ring.nodes[2].admin_port, 6687, "default: socket port + 1");
         for key in [&b"a"[..], b"foobar", b"user0000000000000001", b""] {
             let replicas = ring.route(key);
-            let master = abs(fnv1(key)) as usize % 6;
+            let master = abs(fnv(key)) as usize % 6;
             assert_eq!(replicas, vec![master % 3, (master + 1) % 3], "{key:?}");
         }
         assert!(Ring::parse(CLUSTER, 4).is_err());
