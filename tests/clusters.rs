@@ -8,20 +8,9 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
 
-use common::{assert_one_line_error, csv_rows, json, text};
+use common::{assert_one_line_error, csv_rows, json, server, text};
 use serde_json::Value;
 use tempfile::TempDir;
-
-/// `hatshop server …` in the cluster's own home.
-fn server(home: &Path, args: &[&str]) -> std::process::Output {
-    StdCommand::new(assert_cmd::cargo::cargo_bin("hatshop"))
-        .arg("server")
-        .args(args)
-        .arg("--home")
-        .arg(home)
-        .output()
-        .unwrap()
-}
 
 /// A cluster in a home of its own: wiped when dropped, also when a test fails.
 struct Cluster {

@@ -8,14 +8,14 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command as StdCommand, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use common::{
     csv_rows, hatshop, json, key_value_presets, lock, orders, prepares_by_run, run_and_verify,
-    text, url,
+    server, text, url,
 };
 use mysql_async::prelude::Queryable;
 use tempfile::TempDir;
@@ -292,17 +292,6 @@ fn unreachable_databases_fail_fast_with_one_line() {
             "{stderr}"
         );
     }
-}
-
-/// `hatshop server …` in a home of its own, so the suite's servers are not touched.
-fn server(home: &Path, args: &[&str]) -> std::process::Output {
-    StdCommand::new(assert_cmd::cargo::cargo_bin("hatshop"))
-        .arg("server")
-        .args(args)
-        .arg("--home")
-        .arg(home)
-        .output()
-        .unwrap()
 }
 
 /// Stops every server of a home when dropped, also when a test fails.

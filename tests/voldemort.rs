@@ -11,7 +11,7 @@ use std::process::Command as StdCommand;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use common::{csv_rows, json, key_value_presets, lock, orders, run_and_verify, text, url};
+use common::{csv_rows, json, key_value_presets, lock, orders, run_and_verify, server, text, url};
 use hatshop::db::{
     Applied, ConnectOptions, Database, DbUrl, ErrorKind, Ownership, Settings, Store,
 };
@@ -20,17 +20,6 @@ use tempfile::TempDir;
 
 /// Tests on the suite's server share its one store.
 static SUITE_SERVER: Mutex<()> = Mutex::new(());
-
-/// `hatshop server …` in `home`.
-fn server(home: &Path, args: &[&str]) -> std::process::Output {
-    StdCommand::new(assert_cmd::cargo::cargo_bin("hatshop"))
-        .arg("server")
-        .args(args)
-        .arg("--home")
-        .arg(home)
-        .output()
-        .unwrap()
-}
 
 fn server_ok(home: &Path, args: &[&str]) -> String {
     let out = server(home, args);

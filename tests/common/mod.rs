@@ -42,6 +42,18 @@ pub fn hatshop(dir: &Path) -> Command {
     cmd
 }
 
+/// `hatshop server ARGS… --home HOME`: servers in a home of their own, so the suite's
+/// are not touched.
+pub fn server(home: &Path, args: &[&str]) -> std::process::Output {
+    StdCommand::new(assert_cmd::cargo::cargo_bin("hatshop"))
+        .arg("server")
+        .args(args)
+        .arg("--home")
+        .arg(home)
+        .output()
+        .unwrap()
+}
+
 /// `hatshop ARGS…` started in the background in `dir`, stderr kept.
 pub fn spawn(dir: &Path, args: &[&str]) -> Child {
     StdCommand::new(assert_cmd::cargo::cargo_bin("hatshop"))
