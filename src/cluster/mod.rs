@@ -12,6 +12,7 @@
 mod cassandra;
 mod galera;
 mod mariadb;
+mod maven;
 mod node;
 mod postgres;
 pub mod process;

@@ -68,48 +68,12 @@ pub fn jars(home: &Home, version: &str) -> Result<PathBuf> {
     if let Some(dir) = std::env::var_os("HATSHOP_CASSANDRA_LIB") {
         return Ok(PathBuf::from(dir));
     }
-    let dist = home.cache_dir().join(format!("cassandra-{version}"));
-    let lib = dist.join("lib");
-    let complete = dist.join(".complete");
-    if complete.exists() {
-        return Ok(lib);
-    }
-    let mvn = process::find_program("mvn", &[])
-        .context("mvn is not installed: run `apt-get install -y maven` to fetch Cassandra from Maven Central")?;
-    std::fs::create_dir_all(&dist).with_context(|| format!("cannot create {}", dist.display()))?;
-    std::fs::write(
-        dist.join("pom.xml"),
-        format!(
-            "<project><modelVersion>4.0.0</modelVersion>\n\
-             <groupId>local.hatshop</groupId><artifactId>cassandra-dist</artifactId><version>1</version>\n\
-             <dependencies><dependency><groupId>org.apache.cassandra</groupId>\
-             <artifactId>cassandra-all</artifactId><version>{version}</version></dependency></dependencies>\n\
-             </project>\n"
-        ),
-    )?;
-    crate::note!(
-        "fetching Cassandra {version} from Maven Central into {} (once; about 70 MB) …",
-        lib.display()
-    );
-    let started = Instant::now();
-    process::run_command(
-        Command::new(mvn).current_dir(&dist).args([
-            "-q",
-            "-B",
-            "dependency:copy-dependencies",
-            "-DoutputDirectory=lib",
-        ]),
-        "mvn dependency:copy-dependencies",
-    )?;
-    if !lib.join(format!("cassandra-all-{version}.jar")).exists() {
-        bail!(
-            "Maven finished but {} holds no cassandra-all-{version}.jar",
-            lib.display()
-        );
-    }
-    std::fs::write(&complete, b"")?;
-    crate::note!("fetched in {:.0} s", started.elapsed().as_secs_f64());
-    Ok(lib)
+    super::maven::jars(
+        &home.cache_dir().join(format!("cassandra-{version}")),
+        &[format!("org.apache.cassandra:cassandra-all:{version}")],
+        &format!("cassandra-all-{version}.jar"),
+        &format!("Cassandra {version} (about 70 MB)"),
+    )
 }
 
 pub struct Cassandra;

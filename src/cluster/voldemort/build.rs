@@ -11,7 +11,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
 
-use super::super::{Home, process};
+use super::super::{Home, maven, process};
 
 /// The upstream source hatshop carries (Apache-2.0): the last upstream commit.
 const VENDORED: &[u8] = include_bytes!("../../../vendor/voldemort/voldemort-src-99127eab3.tar.gz");
@@ -319,54 +319,17 @@ fn patch(src: &Path) -> Result<Vec<String>> {
     Ok(done)
 }
 
-/// Fetches the jars with Maven, once, into the cache.
+/// The jars, fetched with Maven once into the cache.
 fn jars(cache: &Path) -> Result<PathBuf> {
+    let coordinates: Vec<String> = JARS.iter().map(|c| c.to_string()).collect();
     let dist = cache.join("voldemort-jars");
-    let lib = dist.join("lib");
-    let complete = dist.join(".complete");
-    if complete.exists() {
-        return Ok(lib);
-    }
-    let mvn = process::find_program("mvn", &[])
-        .context("mvn is not installed: run `apt-get install -y maven` to fetch Voldemort's jars from Maven Central")?;
-    std::fs::create_dir_all(&dist).with_context(|| format!("cannot create {}", dist.display()))?;
-    let dependencies: String = JARS
-        .iter()
-        .map(|coordinates| {
-            let mut parts = coordinates.split(':');
-            let (g, a, v) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-            format!("<dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version></dependency>\n")
-        })
-        .collect();
-    std::fs::write(
-        dist.join("pom.xml"),
-        format!(
-            "<project><modelVersion>4.0.0</modelVersion>\n\
-             <groupId>local.hatshop</groupId><artifactId>voldemort-deps</artifactId><version>1</version>\n\
-             <dependencies>\n{dependencies}</dependencies></project>\n"
-        ),
-    )?;
-    crate::note!(
-        "fetching Voldemort's jars from Maven Central into {} (once; about 23 MB) …",
-        lib.display()
-    );
-    process::run_command(
-        Command::new(mvn).current_dir(&dist).args([
-            "-q",
-            "-B",
-            "dependency:copy-dependencies",
-            "-DoutputDirectory=lib",
-        ]),
-        "mvn dependency:copy-dependencies",
+    let lib = maven::jars(
+        &dist,
+        &coordinates,
+        &format!("je-{JE_VERSION}.jar"),
+        "Voldemort's jars (about 23 MB)",
     )?;
     let _ = std::fs::remove_file(lib.join(CLASHING_JAR));
-    if !lib.join(format!("je-{JE_VERSION}.jar")).exists() {
-        bail!(
-            "Maven finished but {} holds no je-{JE_VERSION}.jar",
-            lib.display()
-        );
-    }
-    std::fs::write(&complete, b"")?;
     Ok(lib)
 }
 
