@@ -315,6 +315,8 @@ fn faulted_run(tmp: &TempDir, name: &str, faults: &str, seconds: &str) -> PathBu
             "kv-50rw-50r",
             "--records",
             "500",
+            "--warmup",
+            "0",
             "--events",
             "1000000",
             "--duration",
