@@ -93,7 +93,7 @@ pub enum ServerAction {
         /// Redis persistence: none, aof-everysec or aof-always.
         #[arg(long, default_value = "none", value_parser = ["none", "aof-everysec", "aof-always"])]
         persistence: String,
-        /// Install missing Debian packages (mariadb-server, galera-4, postgresql, redis-server); needs root.
+        /// Install missing Debian packages (mariadb-server, galera-4, postgresql, redis-server, openjdk-17-jdk-headless, maven); needs root.
         #[arg(long)]
         install: bool,
         /// Cassandra: a cassandra.yaml setting, e.g. batch_size_fail_threshold=4MiB;
