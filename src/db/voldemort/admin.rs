@@ -47,12 +47,7 @@ pub async fn keys(
 ) -> Result<Vec<Vec<u8>>, DbError> {
     let work = async {
         let mut stream = conn::open(&node.admin_address, b"ad1", timeout).await?;
-        let request = proto::fetch_request(store, partitions, false);
-        let mut frame = (request.len() as u32).to_be_bytes().to_vec();
-        frame.extend_from_slice(&request);
-        tokio::io::AsyncWriteExt::write_all(&mut stream, &frame)
-            .await
-            .map_err(|e| NodeError::Io(e.to_string()))?;
+        conn::send_frame(&mut stream, &proto::fetch_request(store, partitions, false)).await?;
         let mut keys = Vec::new();
         // Each message of the stream must come within the timeout, not the whole.
         while let Some(body) = tokio::time::timeout(timeout, conn::read_frame(&mut stream))

@@ -7,7 +7,7 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
 use super::proto::{self, Op, Reply, ServerError};
@@ -16,6 +16,12 @@ use super::proto::{self, Op, Reply, ServerError};
 const BAN: Duration = Duration::from_secs(1);
 /// The largest response hatshop accepts (a value and its versions).
 const MAX_FRAME: usize = 64 << 20;
+/// Reads are buffered: a reply's length and body (a 15 KB value) usually come in one
+/// read call, not two.
+const READ_BUFFER: usize = 32 << 10;
+
+/// A connection: reads buffered, writes sent as they are.
+pub type Stream = BufReader<TcpStream>;
 
 /// Why a request to one node got no answer.
 #[derive(Debug, Clone)]
@@ -43,7 +49,7 @@ pub struct NodeConns {
     pub id: i32,
     pub address: String,
     pub admin_address: String,
-    idle: Mutex<Vec<TcpStream>>,
+    idle: Mutex<Vec<Stream>>,
     banned_until: Mutex<Option<Instant>>,
     connect_timeout: Duration,
     op_timeout: Duration,
@@ -116,7 +122,7 @@ pub async fn open(
     address: &str,
     protocol: &[u8; 3],
     timeout: Duration,
-) -> Result<TcpStream, NodeError> {
+) -> Result<Stream, NodeError> {
     let handshake = async {
         let mut stream = TcpStream::connect(address)
             .await
@@ -131,7 +137,7 @@ pub async fn open(
                 String::from_utf8_lossy(protocol)
             )));
         }
-        Ok(stream)
+        Ok(BufReader::with_capacity(READ_BUFFER, stream))
     };
     tokio::time::timeout(timeout, handshake)
         .await
@@ -144,23 +150,29 @@ fn io(address: &str) -> impl Fn(std::io::Error) -> NodeError + '_ {
     move |e| NodeError::Refused(format!("{address}: {e}"))
 }
 
-/// Writes one framed request (4-byte big-endian length, then the message) and reads
-/// one framed reply.
-pub async fn exchange(stream: &mut TcpStream, request: &[u8]) -> Result<Vec<u8>, NodeError> {
+/// Writes one framed request (4-byte big-endian length, then the message), in one
+/// write call.
+pub async fn send_frame(stream: &mut Stream, request: &[u8]) -> Result<(), NodeError> {
     let mut frame = Vec::with_capacity(4 + request.len());
     frame.extend_from_slice(&(request.len() as u32).to_be_bytes());
     frame.extend_from_slice(request);
     stream
+        .get_mut()
         .write_all(&frame)
         .await
-        .map_err(|e| NodeError::Io(e.to_string()))?;
+        .map_err(|e| NodeError::Io(e.to_string()))
+}
+
+/// Sends one framed request and reads its framed reply.
+pub async fn exchange(stream: &mut Stream, request: &[u8]) -> Result<Vec<u8>, NodeError> {
+    send_frame(stream, request).await?;
     read_frame(stream)
         .await?
         .ok_or_else(|| NodeError::Io("the stream ended where a reply was due".into()))
 }
 
 /// One framed message; `None` at a stream's end marker (length -1).
-pub async fn read_frame(stream: &mut TcpStream) -> Result<Option<Vec<u8>>, NodeError> {
+pub async fn read_frame(stream: &mut Stream) -> Result<Option<Vec<u8>>, NodeError> {
     let mut len = [0u8; 4];
     stream
         .read_exact(&mut len)
