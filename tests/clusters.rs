@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
 
-use common::{assert_one_line_error, csv_rows, json, server, text};
+use common::{assert_one_line_error, csv_rows, errors_of, json, server, text, verify_ok};
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -78,12 +78,6 @@ fn run_ok(tmp: &TempDir, name: &str, url: &str, extra: &[&str]) -> PathBuf {
         text(&output.stderr)
     );
     out
-}
-
-fn errors(summary: &Value, kind: &str) -> u64 {
-    summary["overall"]["errors_by_kind"][kind]
-        .as_u64()
-        .unwrap_or(0)
 }
 
 /// The nodes named in ops.csv, with their operation counts.
@@ -194,17 +188,7 @@ fn a_three_node_ring_at_rf_3_keeps_quorum_through_a_killed_node() {
 
     // Node 2 back: the killed run verifies; writes caught by the kill are uncertain.
     ring.node("start", "2");
-    let verify = StdCommand::new(assert_cmd::cargo::cargo_bin("hatshop"))
-        .arg("verify")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(
-        verify.status.success(),
-        "{}\n{}",
-        text(&verify.stdout),
-        text(&verify.stderr)
-    );
+    verify_ok(tmp.path(), &out);
     let report = json(&out.join("verify.json"));
     let failed_writes = run_json["failed_writes"].as_u64().unwrap();
     assert!(
@@ -237,7 +221,7 @@ fn a_three_node_ring_at_rf_3_keeps_quorum_through_a_killed_node() {
     let summary = json(&down.join("summary.json"));
     assert_eq!(summary["errors"], summary["ops"], "{summary}");
     assert!(
-        errors(&summary, "unavailable") + errors(&summary, "timeout") > 0,
+        errors_of(&summary, "unavailable") + errors_of(&summary, "timeout") > 0,
         "{summary}"
     );
     // The coordinators' answers are counted by Cassandra's name for them.
@@ -319,7 +303,7 @@ fn a_three_node_galera_cluster_spreads_lanes_counts_conflicts_and_survives_a_kil
         ],
     );
     let summary = json(&out.join("summary.json"));
-    assert!(errors(&summary, "conflict") > 0, "{summary}");
+    assert!(errors_of(&summary, "conflict") > 0, "{summary}");
     let messages = summary["events"]
         .as_array()
         .unwrap()
@@ -349,7 +333,7 @@ fn a_three_node_galera_cluster_spreads_lanes_counts_conflicts_and_survives_a_kil
         "{by_code:?}"
     );
     let counted: u64 = by_code.values().map(|n| n.as_u64().unwrap()).sum();
-    assert_eq!(counted, errors(&summary, "conflict"), "{summary}");
+    assert_eq!(counted, errors_of(&summary, "conflict"), "{summary}");
     let ops = std::fs::read_to_string(out.join("ops.csv")).unwrap();
     assert!(
         ops.lines()

@@ -11,7 +11,10 @@ use std::process::Command as StdCommand;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use common::{csv_rows, json, key_value_presets, lock, orders, run_and_verify, server, text, url};
+use common::{
+    csv_rows, errors_of, json, key_value_presets, lock, orders, run_and_verify, server, text, url,
+    verify_ok,
+};
 use hatshop::db::{
     Applied, ConnectOptions, Database, DbUrl, ErrorKind, Ownership, Settings, Store,
 };
@@ -280,26 +283,6 @@ fn concurrent_rewrites_of_one_key_count_conflicts_and_lose_no_acknowledged_write
     });
 }
 
-fn verify_ok(tmp: &TempDir, out: &Path) {
-    let verify = common::hatshop(tmp.path())
-        .arg("verify")
-        .arg(out)
-        .output()
-        .unwrap();
-    assert!(
-        verify.status.success(),
-        "{}\n{}",
-        text(&verify.stdout),
-        text(&verify.stderr)
-    );
-}
-
-fn errors_of(summary: &serde_json::Value, kind: &str) -> u64 {
-    summary["overall"]["errors_by_kind"][kind]
-        .as_u64()
-        .unwrap_or(0)
-}
-
 /// A run of `seconds` with `faults` (TOML) on the suite's server.
 fn faulted_run(tmp: &TempDir, name: &str, faults: &str, seconds: &str) -> PathBuf {
     let file = tmp.path().join(format!("{name}.toml"));
@@ -360,7 +343,7 @@ fn one_killed_node_of_three_keeps_quorums_two_give_counted_errors() {
         last_third.len()
     );
     server_ok(&home, &["start", "voldemort", "--node", "2"]);
-    verify_ok(&tmp, &out);
+    verify_ok(tmp.path(), &out);
 
     // Nodes 2 and 3 killed: no quorum; errors counted by kind, the run completes.
     let kill_two = "[[faults]]\nat = \"1s\"\naction = \"kill\"\nnode = 2\n\n\

@@ -290,6 +290,12 @@ pub trait Database: Send + Sync + 'static {
 
     fn info(&self) -> StoreInfo;
 
+    /// Waits for what the store still sends after its calls returned (Voldemort's
+    /// replica writes past the write quorum), so that the run ends with them landed.
+    fn settle(&self) -> impl Future<Output = ()> + Send {
+        async {}
+    }
+
     /// False for stores that keep nothing (null://): reads are then not checked.
     fn holds_data(&self) -> bool {
         true

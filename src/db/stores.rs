@@ -176,6 +176,10 @@ macro_rules! stores {
                 match self { $(Store::$variant(db) => db.info(),)* }
             }
 
+            async fn settle(&self) {
+                match self { $(Store::$variant(db) => db.settle().await,)* }
+            }
+
             fn holds_data(&self) -> bool {
                 match self { $(Store::$variant(db) => db.holds_data(),)* }
             }

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use super::domain::{Operation, Order, OrderEvent, OrderId};
+use super::domain::{Operation, Order, OrderEvent, OrderId, OrderUpdate};
 use super::jsonl::EventsFileError;
 use super::state;
 
@@ -47,9 +47,11 @@ impl OrderBook {
                 ..
             } => {
                 if let Some(order) = self.orders.get_mut(order_id) {
-                    order.created_at_ms = *created_at_ms;
-                    order.status = *status;
-                    order.subtotal_cents = *subtotal_cents;
+                    order.apply_update(&OrderUpdate {
+                        created_at_ms: *created_at_ms,
+                        status: *status,
+                        subtotal_cents: *subtotal_cents,
+                    });
                 }
             }
             Operation::UpdateItems {
@@ -59,18 +61,7 @@ impl OrderBook {
                 ..
             } => {
                 if let Some(order) = self.orders.get_mut(order_id) {
-                    for change in changes {
-                        if let Some(item) = order
-                            .items
-                            .iter_mut()
-                            .find(|i| i.line_item_id == change.line_item_id)
-                        {
-                            item.colour.clone_from(&change.colour);
-                            item.size.clone_from(&change.size);
-                            item.quantity = change.quantity;
-                        }
-                    }
-                    order.subtotal_cents = *subtotal_cents;
+                    order.apply_item_changes(changes, *subtotal_cents);
                 }
             }
             Operation::UpdateStatus {

@@ -89,6 +89,30 @@ impl Order {
     pub fn items_subtotal_cents(&self) -> i64 {
         self.items.iter().map(LineItem::total_cents).sum()
     }
+
+    /// The seed's update: date, status and subtotal.
+    pub fn apply_update(&mut self, update: &OrderUpdate) {
+        self.created_at_ms = update.created_at_ms;
+        self.status = update.status;
+        self.subtotal_cents = update.subtotal_cents;
+    }
+
+    /// New colour, size and quantity for the items named (others are left), and the
+    /// new subtotal.
+    pub fn apply_item_changes(&mut self, changes: &[ItemChange], subtotal_cents: i64) {
+        for change in changes {
+            if let Some(item) = self
+                .items
+                .iter_mut()
+                .find(|i| i.line_item_id == change.line_item_id)
+            {
+                item.colour.clone_from(&change.colour);
+                item.size.clone_from(&change.size);
+                item.quantity = change.quantity;
+            }
+        }
+        self.subtotal_cents = subtotal_cents;
+    }
 }
 
 /// New attribute values for one line item of an `update_items` event.

@@ -54,6 +54,24 @@ pub fn server(home: &Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// `hatshop verify DIR`, which must succeed (its output shown if not).
+pub fn verify_ok(dir: &Path, out: &Path) {
+    let verify = hatshop(dir).arg("verify").arg(out).output().unwrap();
+    assert!(
+        verify.status.success(),
+        "{}\n{}",
+        text(&verify.stdout),
+        text(&verify.stderr)
+    );
+}
+
+/// The errors of one kind in a summary.json.
+pub fn errors_of(summary: &Value, kind: &str) -> u64 {
+    summary["overall"]["errors_by_kind"][kind]
+        .as_u64()
+        .unwrap_or(0)
+}
+
 /// `hatshop ARGS…` started in the background in `dir`, stderr kept.
 pub fn spawn(dir: &Path, args: &[&str]) -> Child {
     StdCommand::new(assert_cmd::cargo::cargo_bin("hatshop"))

@@ -12,6 +12,7 @@ use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
 
 use super::super::{Home, maven, process};
+use crate::workload::hex;
 
 /// The upstream source hatshop carries (Apache-2.0): the last upstream commit.
 const VENDORED: &[u8] = include_bytes!("../../../vendor/voldemort/voldemort-src-99127eab3.tar.gz");
@@ -204,6 +205,13 @@ fn unpack(cache: &Path, source: Source) -> Result<(String, PathBuf, String, Opti
             crate::note!("cloning {url} …");
             process::run_command(
                 Command::new(&git)
+                    // A stalled transfer (under 1 KB/s for a minute) fails.
+                    .args([
+                        "-c",
+                        "http.lowSpeedLimit=1000",
+                        "-c",
+                        "http.lowSpeedTime=60",
+                    ])
                     .args(["clone", "-q", "--depth", "1", &url])
                     .arg(&tree),
                 "git clone",
@@ -242,10 +250,7 @@ fn source_root(dir: &Path) -> Result<PathBuf> {
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex(&Sha256::digest(bytes))
 }
 
 /// A hash of every file's path and content under `dir`, in path order.
@@ -263,11 +268,7 @@ fn tree_hash(dir: &Path) -> Result<String> {
         );
         hasher.update(std::fs::read(&file)?);
     }
-    Ok(hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
+    Ok(hex(&hasher.finalize()))
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {

@@ -152,6 +152,12 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
         let _ = html::write_report(&config.out_dir);
     }
     result?;
+    // Requests a store still has in flight land before verify reads (bounded, and
+    // Ctrl-C skips the wait).
+    tokio::select! {
+        _ = tokio::time::timeout(config.op_timeout, store.settle()) => {}
+        _ = stop.interrupted() => {}
+    }
     finish(config, &store, &record, &stop).await
 }
 

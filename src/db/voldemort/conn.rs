@@ -1,6 +1,9 @@
 //! Connections to one Voldemort node: `pb0` on its socket port, one request in flight
-//! per connection, idle connections kept for the next request. A connection that
-//! fails, or whose request is abandoned mid-way, is dropped, never reused. A node that
+//! per connection. A key always uses the same connection of a node, taken in turn, so
+//! two requests for one key reach the node in the order they were made (a put still
+//! finishing in the background is not overtaken by the delete that follows it). A
+//! connection that fails, or whose request is abandoned mid-way, is dropped and opened
+//! again by the next request. A node that
 //! fails is skipped by routing for a short while (upstream's failure detector bans a
 //! node too), so a dead replica does not cost every request a refused connect.
 
@@ -49,7 +52,8 @@ pub struct NodeConns {
     pub id: i32,
     pub address: String,
     pub admin_address: String,
-    idle: Mutex<Vec<Stream>>,
+    /// One connection per slot; a key hashes to its slot.
+    slots: Vec<tokio::sync::Mutex<Option<Stream>>>,
     banned_until: Mutex<Option<Instant>>,
     connect_timeout: Duration,
     op_timeout: Duration,
@@ -60,6 +64,7 @@ impl NodeConns {
         id: i32,
         address: String,
         admin_address: String,
+        slots: usize,
         connect_timeout: Duration,
         op_timeout: Duration,
     ) -> NodeConns {
@@ -67,7 +72,9 @@ impl NodeConns {
             id,
             address,
             admin_address,
-            idle: Mutex::new(Vec::new()),
+            slots: (0..slots.max(1))
+                .map(|_| tokio::sync::Mutex::new(None))
+                .collect(),
             banned_until: Mutex::new(None),
             connect_timeout,
             op_timeout,
@@ -84,30 +91,33 @@ impl NodeConns {
         *self.banned_until.lock().expect("ban lock") = Some(Instant::now() + BAN);
     }
 
-    /// Sends one request and reads its reply. An error the node sent comes back as
-    /// `NodeError::Server`.
-    pub async fn call(&self, op: Op, request: &[u8]) -> Result<Reply, NodeError> {
-        let idle = self.idle.lock().expect("idle lock").pop();
+    /// Sends one request for `key` and reads its reply. An error the node sent comes
+    /// back as `NodeError::Server`.
+    pub async fn call(&self, op: Op, key: &[u8], request: &[u8]) -> Result<Reply, NodeError> {
+        let slot = &self.slots[slot_of(key, self.slots.len())];
         let exchange = async {
-            let mut stream = match idle {
+            let mut held = slot.lock().await;
+            // Out of the slot while in use: a request abandoned mid-way (a timeout, a
+            // cancelled run) drops its connection with it, and the next one opens anew.
+            let mut stream = match held.take() {
                 Some(stream) => stream,
                 None => open(&self.address, b"pb0", self.connect_timeout).await?,
             };
             let body = exchange(&mut stream, request).await?;
-            Ok::<_, NodeError>((stream, body))
+            *held = Some(stream);
+            Ok::<_, NodeError>(body)
         };
         let outcome = match tokio::time::timeout(self.op_timeout, exchange).await {
             Ok(outcome) => outcome,
             Err(_) => Err(NodeError::Timeout),
         };
-        let (stream, body) = match outcome {
-            Ok(done) => done,
+        let body = match outcome {
+            Ok(body) => body,
             Err(e) => {
                 self.ban();
                 return Err(e);
             }
         };
-        self.idle.lock().expect("idle lock").push(stream);
         let reply =
             proto::reply(op, &body).map_err(|e| NodeError::Io(format!("bad reply: {e}")))?;
         match reply.error {
@@ -115,6 +125,14 @@ impl NodeConns {
             None => Ok(reply),
         }
     }
+}
+
+/// The slot (connection) of `key` among `slots`.
+fn slot_of(key: &[u8], slots: usize) -> usize {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut hasher = DefaultHasher::new();
+    key.hash(&mut hasher);
+    (hasher.finish() % slots as u64) as usize
 }
 
 /// Connects and agrees on `protocol` (`pb0` for requests, `ad1` for admin).

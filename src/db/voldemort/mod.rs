@@ -75,6 +75,7 @@ impl StoreKind for VoldemortStore {
                     n.id,
                     format!("{}:{}", n.host, n.socket_port),
                     format!("{}:{}", n.host, n.admin_port),
+                    options.concurrency,
                     options.connect_timeout,
                     options.op_timeout,
                 ))
@@ -86,6 +87,7 @@ impl StoreKind for VoldemortStore {
                 quorums,
                 nodes,
                 store,
+                background: Default::default(),
             },
             target: url.to_string(),
             op_timeout: options.op_timeout,
@@ -105,6 +107,7 @@ async fn metadata(
             -1,
             format!("{host}:{port}"),
             String::new(),
+            1,
             options.connect_timeout,
             options.op_timeout,
         );
@@ -112,7 +115,7 @@ async fn metadata(
             let node = &node;
             async move {
                 let request = proto::request(Op::Get, "metadata", key.as_bytes(), None);
-                let reply = node.call(Op::Get, &request).await?;
+                let reply = node.call(Op::Get, key.as_bytes(), &request).await?;
                 let value =
                     reply.versions.into_iter().next().ok_or_else(|| {
                         NodeError::Io(format!("the metadata store holds no {key}"))
@@ -280,12 +283,8 @@ impl Database for VoldemortStore {
         order_id: OrderId,
         update: &OrderUpdate,
     ) -> Result<Applied, DbError> {
-        self.change_order(order_id, |order| {
-            order.created_at_ms = update.created_at_ms;
-            order.status = update.status;
-            order.subtotal_cents = update.subtotal_cents;
-        })
-        .await
+        self.change_order(order_id, |order| order.apply_update(update))
+            .await
     }
 
     async fn update_items(
@@ -295,18 +294,7 @@ impl Database for VoldemortStore {
         subtotal_cents: i64,
     ) -> Result<Applied, DbError> {
         self.change_order(order_id, |order| {
-            for change in changes {
-                if let Some(item) = order
-                    .items
-                    .iter_mut()
-                    .find(|i| i.line_item_id == change.line_item_id)
-                {
-                    item.colour.clone_from(&change.colour);
-                    item.size.clone_from(&change.size);
-                    item.quantity = change.quantity;
-                }
-            }
-            order.subtotal_cents = subtotal_cents;
+            order.apply_item_changes(changes, subtotal_cents)
         })
         .await
     }
@@ -400,6 +388,10 @@ impl Database for VoldemortStore {
             page.next = Some(keys[start + KV_PAGE - 1].clone());
         }
         Ok(page)
+    }
+
+    async fn settle(&self) {
+        self.cluster.background.settled().await;
     }
 
     fn info(&self) -> StoreInfo {

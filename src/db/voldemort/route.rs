@@ -4,13 +4,15 @@
 //! is incremented with its node id), then to the other replicas in parallel, and
 //! returns once `required-writes` nodes hold it. Replicas still answering then finish
 //! in the background, so their connections stay usable and the caller's time is the
-//! quorum's, as with the Java client.
+//! quorum's, as with the Java client; the run waits for them before it ends.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
+use tokio::sync::Notify;
 
 use super::clock::VectorClock;
 use super::conn::{NodeConns, NodeError};
@@ -23,6 +25,28 @@ pub struct Cluster {
     pub quorums: Quorums,
     pub nodes: Vec<Arc<NodeConns>>,
     pub store: String,
+    /// Replica requests still running after their call returned.
+    pub background: Arc<Background>,
+}
+
+/// A count of background requests, and a wake-up when it drops to zero.
+#[derive(Default)]
+pub struct Background {
+    running: AtomicUsize,
+    idle: Notify,
+}
+
+impl Background {
+    /// Until no background request runs.
+    pub async fn settled(&self) {
+        loop {
+            let idle = self.idle.notified();
+            if self.running.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            idle.await;
+        }
+    }
 }
 
 impl Cluster {
@@ -38,7 +62,7 @@ impl Cluster {
         let replicas = self.replicas(key);
         let need = self.quorums.reads;
         let request = proto::request(op, &self.store, key, None);
-        let call = |n: usize| self.nodes[n].call(op, &request);
+        let call = |n: usize| self.nodes[n].call(op, key, &request);
         let mut pending: FuturesUnordered<_> =
             replicas.iter().take(need).map(|&n| call(n)).collect();
         let mut next = need;
@@ -75,11 +99,17 @@ impl Cluster {
             let clock = base.incremented(node.id, now_ms());
             let request: Arc<[u8]> =
                 proto::request(Op::Put, &self.store, key, Some((value, &clock))).into();
-            match node.call(Op::Put, &request).await {
+            match node.call(Op::Put, key, &request).await {
                 Ok(_) => {
                     let others = replicas.iter().enumerate().filter(|&(j, _)| j != i);
-                    let calls = others.map(|(_, &n)| self.send(n, Op::Put, request.clone()));
-                    return self.finish(calls.collect(), need - 1, need).await;
+                    let calls = others.map(|(_, &n)| self.send(n, Op::Put, key, request.clone()));
+                    // The master is one of the `need`.
+                    return gather(calls.collect(), need - 1, &self.background)
+                        .await
+                        .map(|_| ())
+                        .map_err(|(written, failures)| {
+                            short_of("writes", need, written + 1, &failures)
+                        });
                 }
                 Err(NodeError::Server(e)) if e.code == OBSOLETE_VERSION => {
                     return Err(DbError::new(
@@ -103,14 +133,13 @@ impl Cluster {
         let calls = self
             .replicas(key)
             .into_iter()
-            .map(|n| self.send(n, Op::Delete, request.clone()))
+            .map(|n| self.send(n, Op::Delete, key, request.clone()))
             .collect();
-        let mut deleted = false;
-        let outcome = self.gather(calls, self.quorums.writes, &mut deleted).await;
-        outcome.map_err(|(written, failures)| {
-            short_of("writes", self.quorums.writes, written, &failures)
-        })?;
-        Ok(deleted)
+        gather(calls, self.quorums.writes, &self.background)
+            .await
+            .map_err(|(written, failures)| {
+                short_of("writes", self.quorums.writes, written, &failures)
+            })
     }
 
     /// One request to node `n`, owning what it needs, so it may outlive the caller.
@@ -118,59 +147,53 @@ impl Cluster {
         &self,
         n: usize,
         op: Op,
+        key: &[u8],
         request: Arc<[u8]>,
     ) -> impl Future<Output = Result<Reply, NodeError>> + Send + 'static {
         let node = self.nodes[n].clone();
-        async move { node.call(op, &request).await }
+        let key = key.to_vec();
+        async move { node.call(op, &key, &request).await }
     }
+}
 
-    /// Waits for `more` of `calls` to succeed (the master already did: `need` in all).
-    async fn finish<F>(
-        &self,
-        calls: FuturesUnordered<F>,
-        more: usize,
-        need: usize,
-    ) -> Result<(), DbError>
-    where
-        F: Future<Output = Result<Reply, NodeError>> + Send + 'static,
-    {
-        let mut ignored = false;
-        self.gather(calls, more, &mut ignored)
-            .await
-            .map_err(|(written, failures)| short_of("writes", need, written + 1, &failures))
-    }
-
-    /// Waits for `need` successes, then leaves the rest to finish in the background.
-    async fn gather<F>(
-        &self,
-        mut calls: FuturesUnordered<F>,
-        need: usize,
-        deleted: &mut bool,
-    ) -> Result<(), (usize, Vec<NodeError>)>
-    where
-        F: Future<Output = Result<Reply, NodeError>> + Send + 'static,
-    {
-        let mut done = 0;
-        let mut failures = Vec::new();
-        while done < need {
-            match calls.next().await {
-                Some(Ok(reply)) => {
-                    *deleted |= reply.deleted;
-                    done += 1;
-                }
-                // A replica that already holds a later version (a later write
-                // reached it first) supersedes this one, as if written and then
-                // overwritten: upstream's client counts it as done too.
-                Some(Err(NodeError::Server(e))) if e.code == OBSOLETE_VERSION => done += 1,
-                Some(Err(e)) => failures.push(e),
-                None => return Err((done, failures)),
+/// Waits for `need` of `calls` to succeed, then leaves the rest to finish in the
+/// background; whether a successful one deleted something. On failure: how many
+/// succeeded, and why the others did not.
+async fn gather<F>(
+    mut calls: FuturesUnordered<F>,
+    need: usize,
+    background: &Arc<Background>,
+) -> Result<bool, (usize, Vec<NodeError>)>
+where
+    F: Future<Output = Result<Reply, NodeError>> + Send + 'static,
+{
+    let (mut done, mut deleted) = (0, false);
+    let mut failures = Vec::new();
+    while done < need {
+        match calls.next().await {
+            Some(Ok(reply)) => {
+                deleted |= reply.deleted;
+                done += 1;
             }
+            // A replica that already holds a later version (a later write reached it
+            // first) supersedes this one, as if written and then overwritten:
+            // upstream's client counts it as done too.
+            Some(Err(NodeError::Server(e))) if e.code == OBSOLETE_VERSION => done += 1,
+            Some(Err(e)) => failures.push(e),
+            None => return Err((done, failures)),
         }
-        if !calls.is_empty() {
-            tokio::spawn(async move { while calls.next().await.is_some() {} });
-        }
-        Ok(())
     }
+    if !calls.is_empty() {
+        background.running.fetch_add(1, Ordering::AcqRel);
+        let background = background.clone();
+        tokio::spawn(async move {
+            while calls.next().await.is_some() {}
+            if background.running.fetch_sub(1, Ordering::AcqRel) == 1 {
+                background.idle.notify_waiters();
+            }
+        });
+    }
+    Ok(deleted)
 }
 
 /// The error of a quorum not reached: `got` of `need` succeeded. A write that may
