@@ -94,6 +94,11 @@ impl<T> LiveTable<T> {
 
     fn slot_of_rank(&self, k: usize) -> usize {
         debug_assert!(k < self.live);
+        if self.live == self.ids.len() {
+            // No dead slot: the rank is the slot. Spares the tree walk, a cache miss per
+            // level (6 % of the client's CPU samples on race-cql-read, by perf).
+            return k;
+        }
         let mut remaining = k as u32;
         let mut pos = 0usize;
         let mut step = (self.tree.len() - 1).next_power_of_two();
@@ -191,6 +196,12 @@ mod tests {
             assert_eq!((got, *value), (*id, id * 10), "rank {k}");
         }
         assert_eq!(table.slot_of(0), None);
+        // Once compacted with no dead slot left, ranks take the short way.
+        table.compact();
+        assert_eq!(table.live, table.ids.len());
+        for (k, id) in model.iter().enumerate() {
+            assert_eq!(table.nth_mut(k).0, *id, "rank {k} after compacting");
+        }
         assert_eq!(table.slot_of(99_999), None);
     }
 }
