@@ -2,7 +2,8 @@
 # The performance race: hatshop against latte (Cassandra) and sysbench (MariaDB) on
 # the same work, same servers, one after the other, alternating who goes first.
 #
-#   bench/race.sh [REPEATS]        (default 3; RACE_OPS operations per run, default 300,000)
+#   bench/race.sh [REPEATS]        (default 3; RACE_OPS operations per run, default 300,000;
+#                                   RACE_ONLY="cql-read sql-select" runs just those races)
 #
 # Installs what is missing (sysbench, GNU time, MariaDB, Java and Maven from Debian,
 # latte 0.29 from crates.io), builds hatshop, starts a Cassandra node and a MariaDB server with
@@ -51,7 +52,8 @@ mysql_pid=$(server_pid mysql)
 [ -n "$mysql_pid" ] || { echo "race: MariaDB did not start (hatshop server start mysql)" >&2; exit 1; }
 cql_host=127.0.0.11
 cql_url="cassandra://$cql_host:9042/hatshop?cl=ONE"
-sql_url="mysql://root@127.0.0.1:3306/hatshop"
+# sysbench's sbtest shape: INT id, indexed INT k, the value in c, a 60-character pad.
+sql_url="mysql://root@127.0.0.1:3306/hatshop?kv_table=sbtest"
 mysql -h127.0.0.1 -uroot -e "CREATE DATABASE IF NOT EXISTS sbtest"
 sb="--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=3306 --mysql-user=root --mysql-db=sbtest --tables=1 --table-size=100000"
 # latte writes its report and log where it runs: in $tmp.
@@ -142,12 +144,13 @@ printf 'commands (%d operations each, %d repeats, alternating who goes first):\n
 printf '  latte:    %s\n' "${latte_insert[*]}" "${latte_read[*]}"
 printf '  sysbench: %s\n' "${sysbench_select[*]}" "${sysbench_insert[*]}"
 printf '  hatshop:  %s\n' "$bin run --client-threads 1 -w race-cql-insert --db '$cql_url'" "$bin run --client-threads 1 -w race-cql-read --db '$cql_url'" \
-  "$bin run --client-threads 1 -w race-sql-select --db $sql_url" "$bin run --client-threads 1 -w race-sql-insert --db $sql_url"
+  "$bin run --client-threads 1 -w race-sql-select --db '$sql_url'" "$bin run --client-threads 1 -w race-sql-insert --db '$sql_url'"
 
 # race NAME PEER_NAME SERVER_PID PARSER PRESET URL FRESH PEER_COMMAND…
 race() {
   local name=$1 peer=$2 server=$3 parse=$4 preset=$5 url=$6 fresh=$7
   shift 7
+  [[ -z "${RACE_ONLY:-}" || " $RACE_ONLY " == *" $name "* ]] || return 0
   for ((r = 1; r <= repeats; r++)); do
     step "$name, repeat $r of $repeats"
     if ((r % 2)); then

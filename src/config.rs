@@ -102,6 +102,18 @@ impl RunConfig {
                 workload: resolve_spec(&args.stream)?,
             },
         };
+        if let EventSource::Generated { workload } = &source
+            && settings.given_text("kv_table") == Some("sbtest")
+            && workload.value_size as usize > crate::db::SBTEST_MAX_VALUE
+        {
+            bail!(
+                "kv_table=sbtest holds values of at most {} bytes (sysbench's c); {} writes {}: use --value-size {} or less",
+                crate::db::SBTEST_MAX_VALUE,
+                workload.name,
+                workload.value_size,
+                crate::db::SBTEST_MAX_VALUE
+            );
+        }
         let spec_concurrency = match &source {
             EventSource::Generated { workload } => workload.concurrency,
             EventSource::File(_) => None,

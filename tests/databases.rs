@@ -66,6 +66,41 @@ fn mysql_key_value_presets_verify() {
     key_value_presets(&url("HATSHOP_TEST_MYSQL"), &[]);
 }
 
+#[test]
+#[ignore = "needs a live MariaDB: ./test.sh starts one"]
+fn mysql_sbtest_shape_holds_the_records_and_refuses_longer_values() {
+    let _guard = lock(&MYSQL);
+    let db = format!("{}?kv_table=sbtest", url("HATSHOP_TEST_MYSQL"));
+    // Writes, rewrites and reads of 120-byte values, verified record by record.
+    key_value_presets(&db, &["--value-size", "120"]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let columns: Vec<(String, String)> = runtime.block_on(async {
+        let mut conn = mysql_async::Conn::from_url(url("HATSHOP_TEST_MYSQL"))
+            .await
+            .unwrap();
+        let columns = conn
+            .query(
+                "SELECT column_name, column_type FROM information_schema.columns \
+                 WHERE table_schema = DATABASE() AND table_name = 'kv' ORDER BY ordinal_position",
+            )
+            .await
+            .unwrap();
+        conn.disconnect().await.unwrap();
+        columns
+    });
+    let names: Vec<&str> = columns.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["id", "k", "c", "pad"], "{columns:?}");
+    let tmp = TempDir::new().unwrap();
+    let output = hatshop(tmp.path())
+        .args(["run", "-w", "kv-50w-50r", "--events", "10", "--db", &db])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = text(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("at most 120 bytes"), "{stderr}");
+}
+
 /// `Com_stmt_prepare` of the MariaDB server.
 async fn prepares(url: &str) -> u64 {
     let mut conn = mysql_async::Conn::from_url(url).await.unwrap();

@@ -175,7 +175,7 @@ pub fn all() -> Vec<WorkloadSpec> {
         ),
         race(
             "race-sql-select",
-            "race with sysbench oltp_point_select: 300,000 point selects by primary key of 120-byte values over 100,000 rows, 16 connections",
+            "race with sysbench oltp_point_select: 300,000 point selects by primary key of 120-byte values over 100,000 rows, 16 connections (run it with kv_table=sbtest)",
             Mix {
                 read: 1.0,
                 ..Mix::default()
@@ -186,13 +186,13 @@ pub fn all() -> Vec<WorkloadSpec> {
         ),
         race(
             "race-sql-insert",
-            "race with sysbench oltp_insert: 300,000 single-row inserts of 180-byte values, 16 connections",
+            "race with sysbench oltp_insert: 300,000 single-row inserts, 16 connections (run it with kv_table=sbtest: a 120-byte c and a 60-character pad)",
             Mix {
                 write: 1.0,
                 ..Mix::default()
             },
             0,
-            180,
+            120,
             16,
         ),
     ]

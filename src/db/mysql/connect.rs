@@ -33,6 +33,12 @@ impl StoreKind for MysqlStore {
             default: "",
             help: "Galera wsrep_sync_wait on every connection (1: reads wait for the writes before them, on any node)",
         },
+        Setting {
+            name: "kv_table",
+            value: Value::Choice(&["kv", "sbtest"]),
+            default: "kv",
+            help: "key-value records in hatshop's table (k VARCHAR(32), v MEDIUMBLOB) or in sysbench's sbtest shape (id INT, k INT indexed, c VARBINARY(120) holding the value, pad CHAR(60)), for the race with sysbench",
+        },
     ];
 
     /// One lane per pooled connection: the seed's pool of 4.
@@ -54,6 +60,7 @@ impl StoreKind for MysqlStore {
             .settings
             .given_text("sync_wait")
             .and_then(|v| v.parse().ok());
+        let sbtest = options.settings.choice("kv_table") == "sbtest";
         let mut pools = Vec::with_capacity(address.hosts.len());
         let mut conns = Vec::with_capacity(address.hosts.len());
         for (host, port) in &address.hosts {
@@ -118,16 +125,21 @@ impl StoreKind for MysqlStore {
             (None, Some(error)) => return Err(error),
             (None, None) => String::new(),
         };
+        let mut sql = Statements::new(Placeholders::Question);
+        if sbtest {
+            super::sbtest::statements(&mut sql);
+        }
         Ok(MysqlStore {
             conns,
             pools,
             route,
             next: AtomicU64::new(0),
             sync_wait,
+            sbtest,
             galera,
             target: url.to_string(),
             version,
-            sql: Statements::new(Placeholders::Question),
+            sql,
             load: Default::default(),
             server_timing: AtomicBool::new(false),
         })

@@ -26,6 +26,7 @@ mod conns;
 mod errors;
 mod load;
 mod rows;
+mod sbtest;
 mod server_time;
 
 use super::ownership::{self, Ownership, TABLES};
@@ -39,6 +40,7 @@ use super::{
 use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 use errors::classify;
 use rows::{cell, line_item, order_row};
+pub use sbtest::MAX_VALUE as SBTEST_MAX_VALUE;
 
 const CREATE: &[&str] = &[
     "CREATE TABLE orders (
@@ -83,6 +85,8 @@ pub struct MysqlStore {
     route: Route,
     next: AtomicU64,
     sync_wait: Option<u64>,
+    /// Key-value records in sysbench's sbtest shape (`kv_table=sbtest`).
+    sbtest: bool,
     /// Whether the server runs Galera (`wsrep_on`): verify then reads causally.
     galera: bool,
     target: String,
@@ -174,7 +178,12 @@ impl Database for MysqlStore {
     async fn setup(&self, owner: &Ownership) -> Result<(), DbError> {
         let mut conn = self.admin_conn().await?;
         let existing = self.existing_tables(&mut conn).await?;
-        for statement in setup_statements(&self.target, owner, &existing, CREATE, "VARCHAR(255)")? {
+        let mut create = CREATE.to_vec();
+        if self.sbtest {
+            *create.last_mut().expect("the kv table") = sbtest::CREATE;
+        }
+        for statement in setup_statements(&self.target, owner, &existing, &create, "VARCHAR(255)")?
+        {
             conn.query_drop(statement).await.map_err(classify)?;
         }
         drop(conn);
@@ -349,18 +358,31 @@ impl Database for MysqlStore {
 
     async fn kv_write(&self, key: &KeyText, value: &[u8]) -> Result<(), DbError> {
         let mut conn = self.conn().await?;
-        conn.exec_drop(self.sql.kv_insert.as_str(), (key.as_str(), value))
-            .await
-            .map_err(classify)?;
+        if self.sbtest {
+            let id = sbtest::id(key)?;
+            sbtest::check_value(value)?;
+            let row = (id, sbtest::k_of(id), value, sbtest::PAD);
+            conn.exec_drop(self.sql.kv_insert.as_str(), row).await
+        } else {
+            conn.exec_drop(self.sql.kv_insert.as_str(), (key.as_str(), value))
+                .await
+        }
+        .map_err(classify)?;
         self.done(conn, 1);
         Ok(())
     }
 
     async fn kv_rewrite(&self, key: &KeyText, value: &[u8]) -> Result<Applied, DbError> {
         let mut conn = self.conn().await?;
-        conn.exec_drop(self.sql.kv_update.as_str(), (value, key.as_str()))
-            .await
-            .map_err(classify)?;
+        if self.sbtest {
+            sbtest::check_value(value)?;
+            let row = (value, sbtest::id(key)?);
+            conn.exec_drop(self.sql.kv_update.as_str(), row).await
+        } else {
+            conn.exec_drop(self.sql.kv_update.as_str(), (value, key.as_str()))
+                .await
+        }
+        .map_err(classify)?;
         let rows = conn.affected_rows();
         self.done(conn, 1);
         Ok(Applied::from_rows(rows))
@@ -368,19 +390,28 @@ impl Database for MysqlStore {
 
     async fn kv_read(&self, key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {
         let mut conn = self.conn().await?;
-        let value = conn
-            .exec_first(self.sql.kv_select.as_str(), (key.as_str(),))
-            .await
-            .map_err(classify)?;
+        let value = if self.sbtest {
+            let id = sbtest::id(key)?;
+            conn.exec_first(self.sql.kv_select.as_str(), (id,)).await
+        } else {
+            conn.exec_first(self.sql.kv_select.as_str(), (key.as_str(),))
+                .await
+        }
+        .map_err(classify)?;
         self.done(conn, 1);
         Ok(value)
     }
 
     async fn kv_delete(&self, key: &KeyText) -> Result<Applied, DbError> {
         let mut conn = self.conn().await?;
-        conn.exec_drop(self.sql.kv_delete.as_str(), (key.as_str(),))
-            .await
-            .map_err(classify)?;
+        if self.sbtest {
+            let id = sbtest::id(key)?;
+            conn.exec_drop(self.sql.kv_delete.as_str(), (id,)).await
+        } else {
+            conn.exec_drop(self.sql.kv_delete.as_str(), (key.as_str(),))
+                .await
+        }
+        .map_err(classify)?;
         let rows = conn.affected_rows();
         self.done(conn, 1);
         Ok(Applied::from_rows(rows))
@@ -406,14 +437,29 @@ impl Database for MysqlStore {
     async fn kv_page(&self, cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
         let after = String::from_utf8(cursor.unwrap_or_default()).unwrap_or_default();
         let mut conn = self.admin_conn().await?;
-        let records: Vec<(String, Vec<u8>)> = conn
-            .exec(self.sql.kv_page.as_str(), (after,))
-            .await
-            .map_err(classify)?;
-        let next = (records.len() == KV_PAGE)
-            .then(|| records.last().map(|(k, _)| k.clone().into_bytes()))
-            .flatten();
-        Ok(KvPage { records, next })
+        let (records, last): (Vec<(String, Vec<u8>)>, Option<String>) = if self.sbtest {
+            // Ids are read in order; the cursor is the last one's number.
+            let after: i64 = after.parse().unwrap_or(-1);
+            let rows: Vec<(i64, Vec<u8>)> = conn
+                .exec(self.sql.kv_page.as_str(), (after,))
+                .await
+                .map_err(classify)?;
+            let last = rows.last().map(|(id, _)| id.to_string());
+            let records = rows.into_iter().map(|(id, c)| sbtest::record(id, c));
+            (records.collect(), last)
+        } else {
+            let records: Vec<(String, Vec<u8>)> = conn
+                .exec(self.sql.kv_page.as_str(), (after,))
+                .await
+                .map_err(classify)?;
+            let last = records.last().map(|(k, _)| k.clone());
+            (records, last)
+        };
+        let next = (records.len() == KV_PAGE).then_some(last).flatten();
+        Ok(KvPage {
+            records,
+            next: next.map(String::into_bytes),
+        })
     }
 
     async fn load_setup(&self, shape: LoadShape) -> Result<(), DbError> {
@@ -456,6 +502,9 @@ impl Database for MysqlStore {
         }
         if let Some(wait) = self.sync_wait {
             settings.insert("sync_wait".into(), wait.to_string());
+        }
+        if self.sbtest {
+            settings.insert("kv_table".into(), "sbtest".into());
         }
         StoreInfo {
             name: Self::SCHEME.into(),
