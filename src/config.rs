@@ -103,7 +103,10 @@ impl RunConfig {
             },
         };
         if let EventSource::Generated { workload } = &source
-            && settings.given().get("kv_table").is_some_and(|t| t == "sbtest")
+            && settings
+                .given()
+                .get("kv_table")
+                .is_some_and(|t| t == "sbtest")
             && workload.value_size as usize > crate::db::SBTEST_MAX_VALUE
         {
             bail!(

@@ -89,7 +89,17 @@ impl<T> LiveTable<T> {
     /// The live target of rank `k` (0 = the oldest), `k < len()`: its id and value.
     pub fn nth_mut(&mut self, k: usize) -> (u64, &mut T) {
         let slot = self.slot_of_rank(k);
-        (self.ids[slot], &mut self.values[slot])
+        let id = match (self.ids.first(), self.ids.last()) {
+            // Every id from the first to the last, none dead (a load, then reads): the
+            // id follows from the slot, and its cache line is not fetched.
+            (Some(&first), Some(&last))
+                if self.live == self.ids.len() && last - first == self.ids.len() as u64 - 1 =>
+            {
+                first + slot as u64
+            }
+            _ => self.ids[slot],
+        };
+        (id, &mut self.values[slot])
     }
 
     fn slot_of_rank(&self, k: usize) -> usize {
@@ -168,6 +178,23 @@ impl<T> LiveTable<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ranks_of_dense_and_gapped_ids() {
+        let mut dense = LiveTable::default();
+        for id in 10..20u64 {
+            dense.push(id, id);
+        }
+        for k in 0..10 {
+            assert_eq!(dense.nth_mut(k), (10 + k as u64, &mut (10 + k as u64)));
+        }
+        let mut gapped = LiveTable::default();
+        for id in [1u64, 3, 4] {
+            gapped.push(id, id);
+        }
+        let got: Vec<u64> = (0..3).map(|k| gapped.nth_mut(k).0).collect();
+        assert_eq!(got, [1, 3, 4]);
+    }
 
     #[test]
     fn ranks_follow_creation_order_through_removals_and_compactions() {
