@@ -58,7 +58,7 @@ const GOLDEN: &[(&str, &str)] = &[
     ),
     (
         "race-sql-insert",
-        "f4933420c329b9780669fe62915abf7619ab5c371e892713e6ee071f3ab7aae1",
+        "109c82347c9173b8606d92153e9fd184621199951e20edc189a7f8df9d3636c1",
     ),
 ];
 
