@@ -44,7 +44,7 @@ pub fn id(key: &KeyText) -> Result<i64, DbError> {
         .ok_or_else(|| {
             DbError::new(
                 ErrorKind::Other,
-                format!("key {key:?}: kv_table=sbtest holds key indexes up to 2^31 (an INT id)"),
+                format!("key {key:?}: kv_table=sbtest holds key indexes below 2^31 (an INT id)"),
             )
         })
 }
