@@ -9,7 +9,7 @@ use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -107,15 +107,9 @@ impl RunConfig {
                 .given()
                 .get("kv_table")
                 .is_some_and(|t| t == "sbtest")
-            && workload.value_size as usize > crate::db::SBTEST_MAX_VALUE
         {
-            bail!(
-                "kv_table=sbtest holds values of at most {} bytes (sysbench's c); {} writes {}: use --value-size {} or less",
-                crate::db::SBTEST_MAX_VALUE,
-                workload.name,
-                workload.value_size,
-                crate::db::SBTEST_MAX_VALUE
-            );
+            crate::db::check_sbtest_value_size(workload.value_size as usize)
+                .map_err(|e| anyhow!("{}: {}", workload.name, e.message))?;
         }
         let spec_concurrency = match &source {
             EventSource::Generated { workload } => workload.concurrency,

@@ -39,7 +39,7 @@ pub use call_notes::{
     tracing_wanted,
 };
 pub use error::{DbError, ErrorKind};
-pub use mysql::SBTEST_MAX_VALUE;
+pub use mysql::check_sbtest_value_size;
 pub use ownership::Ownership;
 pub use settings::{Setting, Settings, Value};
 pub use stores::{STORES, Store, StoreMeta, store_meta};

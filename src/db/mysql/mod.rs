@@ -40,7 +40,7 @@ use super::{
 use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 use errors::classify;
 use rows::{cell, line_item, order_row};
-pub use sbtest::MAX_VALUE as SBTEST_MAX_VALUE;
+pub use sbtest::check_value_size as check_sbtest_value_size;
 
 const CREATE: &[&str] = &[
     "CREATE TABLE orders (
@@ -63,8 +63,11 @@ const CREATE: &[&str] = &[
         KEY line_items_by_order (order_id),
         FOREIGN KEY (order_id) REFERENCES orders (order_id)
     ) ENGINE=InnoDB",
-    "CREATE TABLE kv (k VARCHAR(32) PRIMARY KEY, v MEDIUMBLOB NOT NULL) ENGINE=InnoDB",
 ];
+
+/// hatshop's own key-value table (`kv_table=kv`); `sbtest::CREATE` is the other shape.
+const CREATE_KV: &str =
+    "CREATE TABLE kv (k VARCHAR(32) PRIMARY KEY, v MEDIUMBLOB NOT NULL) ENGINE=InnoDB";
 
 /// Item inserts are prepared per item count; more than this many items go in chunks.
 const MAX_ITEMS_PER_INSERT: usize = 100;
@@ -120,6 +123,23 @@ impl MysqlStore {
             };
             DbError { kind, ..e }
         })
+    }
+
+    /// The key as its statements bind it: the key text, or sbtest's INT id.
+    fn key_param(&self, key: &KeyText) -> Result<SqlValue, DbError> {
+        Ok(if self.sbtest {
+            SqlValue::Int(sbtest::id(key)?)
+        } else {
+            SqlValue::from(key.as_str())
+        })
+    }
+
+    /// The value to bind, after sbtest's check that `c` holds it.
+    fn value_param<'v>(&self, value: &'v [u8]) -> Result<&'v [u8], DbError> {
+        if self.sbtest {
+            sbtest::check_value_size(value.len())?;
+        }
+        Ok(value)
     }
 
     /// A connection to the first host that answers, for setup and reading back: on a
@@ -178,10 +198,12 @@ impl Database for MysqlStore {
     async fn setup(&self, owner: &Ownership) -> Result<(), DbError> {
         let mut conn = self.admin_conn().await?;
         let existing = self.existing_tables(&mut conn).await?;
-        let mut create = CREATE.to_vec();
-        if self.sbtest {
-            *create.last_mut().expect("the kv table") = sbtest::CREATE;
-        }
+        let kv = if self.sbtest {
+            sbtest::CREATE
+        } else {
+            CREATE_KV
+        };
+        let create: Vec<&str> = CREATE.iter().copied().chain([kv]).collect();
         for statement in setup_statements(&self.target, owner, &existing, &create, "VARCHAR(255)")?
         {
             conn.query_drop(statement).await.map_err(classify)?;
@@ -357,15 +379,22 @@ impl Database for MysqlStore {
     }
 
     async fn kv_write(&self, key: &KeyText, value: &[u8]) -> Result<(), DbError> {
-        let mut conn = self.conn().await?;
-        if self.sbtest {
-            let id = sbtest::id(key)?;
-            sbtest::check_value(value)?;
-            let row = (id, sbtest::k_of(id), value, sbtest::PAD);
-            conn.exec_drop(self.sql.kv_insert.as_str(), row).await
+        let value = self.value_param(value)?;
+        let id = if self.sbtest {
+            Some(sbtest::id(key)?)
         } else {
-            conn.exec_drop(self.sql.kv_insert.as_str(), (key.as_str(), value))
-                .await
+            None
+        };
+        let mut conn = self.conn().await?;
+        match id {
+            Some(id) => {
+                let row = (id, sbtest::k_of(id), value, sbtest::PAD);
+                conn.exec_drop(self.sql.kv_insert.as_str(), row).await
+            }
+            None => {
+                conn.exec_drop(self.sql.kv_insert.as_str(), (key.as_str(), value))
+                    .await
+            }
         }
         .map_err(classify)?;
         self.done(conn, 1);
@@ -373,45 +402,33 @@ impl Database for MysqlStore {
     }
 
     async fn kv_rewrite(&self, key: &KeyText, value: &[u8]) -> Result<Applied, DbError> {
+        let (key, value) = (self.key_param(key)?, self.value_param(value)?);
         let mut conn = self.conn().await?;
-        if self.sbtest {
-            sbtest::check_value(value)?;
-            let row = (value, sbtest::id(key)?);
-            conn.exec_drop(self.sql.kv_update.as_str(), row).await
-        } else {
-            conn.exec_drop(self.sql.kv_update.as_str(), (value, key.as_str()))
-                .await
-        }
-        .map_err(classify)?;
+        conn.exec_drop(self.sql.kv_update.as_str(), (value, key))
+            .await
+            .map_err(classify)?;
         let rows = conn.affected_rows();
         self.done(conn, 1);
         Ok(Applied::from_rows(rows))
     }
 
     async fn kv_read(&self, key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {
+        let key = self.key_param(key)?;
         let mut conn = self.conn().await?;
-        let value = if self.sbtest {
-            let id = sbtest::id(key)?;
-            conn.exec_first(self.sql.kv_select.as_str(), (id,)).await
-        } else {
-            conn.exec_first(self.sql.kv_select.as_str(), (key.as_str(),))
-                .await
-        }
-        .map_err(classify)?;
+        let value = conn
+            .exec_first(self.sql.kv_select.as_str(), (key,))
+            .await
+            .map_err(classify)?;
         self.done(conn, 1);
         Ok(value)
     }
 
     async fn kv_delete(&self, key: &KeyText) -> Result<Applied, DbError> {
+        let key = self.key_param(key)?;
         let mut conn = self.conn().await?;
-        if self.sbtest {
-            let id = sbtest::id(key)?;
-            conn.exec_drop(self.sql.kv_delete.as_str(), (id,)).await
-        } else {
-            conn.exec_drop(self.sql.kv_delete.as_str(), (key.as_str(),))
-                .await
-        }
-        .map_err(classify)?;
+        conn.exec_drop(self.sql.kv_delete.as_str(), (key,))
+            .await
+            .map_err(classify)?;
         let rows = conn.affected_rows();
         self.done(conn, 1);
         Ok(Applied::from_rows(rows))
