@@ -23,6 +23,9 @@ pub struct StopSignal {
     flag: AtomicBool,
     reason: Mutex<Option<StopReason>>,
     watch: watch::Sender<bool>,
+    /// Each lane's own channel: a lane waits on it around every call, and a channel
+    /// shared by all lanes put their waits on one lock, bounced between cores.
+    lanes: Mutex<Vec<watch::Sender<bool>>>,
 }
 
 impl Default for StopSignal {
@@ -31,6 +34,7 @@ impl Default for StopSignal {
             flag: AtomicBool::new(false),
             reason: Mutex::new(None),
             watch: watch::channel(false).0,
+            lanes: Mutex::new(Vec::new()),
         }
     }
 }
@@ -44,6 +48,9 @@ impl StopSignal {
         }
         self.flag.store(true, Ordering::Release);
         self.watch.send_replace(true);
+        for lane in self.lanes.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            lane.send_replace(true);
+        }
     }
 
     pub fn is_stopped(&self) -> bool {
@@ -54,9 +61,14 @@ impl StopSignal {
         *self.reason.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A receiver that turns true when the run stops (a lane keeps one).
+    /// A receiver of its own that turns true when the run stops (a lane keeps one).
     pub fn subscribe(&self) -> watch::Receiver<bool> {
-        self.watch.subscribe()
+        let mut lanes = self.lanes.lock().unwrap_or_else(|p| p.into_inner());
+        // Read under the lock `stop` sends under: a stop either finds this channel or
+        // came before it, and then its flag is seen here.
+        let (tx, rx) = watch::channel(self.flag.load(Ordering::Acquire));
+        lanes.push(tx);
+        rx
     }
 
     /// Resolves once `stop` has been called.
