@@ -54,7 +54,7 @@ const GOLDEN: &[(&str, &str)] = &[
     ),
     (
         "race-sql-select",
-        "a3481540a0835f50bdff91cc9d1393a4de2496ed756dc44e8c9ba369208143cb",
+        "9b04d9b062d156e396825534042787853fb4bd3b3d98c0d1cd92418894cd5f8d",
     ),
     (
         "race-sql-insert",

@@ -344,7 +344,7 @@ mod tests {
 
     #[test]
     fn targets_exist_and_states_match_the_full_model() {
-        for dist in ["uniform", "zipfian", "latest"] {
+        for dist in ["uniform", "zipfian", "latest", "special"] {
             let mut spec = spec_with_events("hatshop-random", 30_000);
             spec.key_distribution = serde_json::from_str(&format!("\"{dist}\"")).unwrap();
             let mut book = OrderBook::new();

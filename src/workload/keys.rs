@@ -1,5 +1,6 @@
-//! Which existing order an event targets: uniform, zipfian (a few orders are hot) or
-//! latest (recently created orders are hot).
+//! Which existing order an event targets: uniform, zipfian (a few orders are hot),
+//! latest (recently created orders are hot) or sysbench's `special` (the middle of the
+//! range is hot).
 //!
 //! Zipf draws use rejection-inversion (Hörmann and Derflinger 1996, as in Apache
 //! Commons RNG): O(1) per draw with no table, so the number of live orders may change
@@ -19,6 +20,10 @@ pub enum KeyDistribution {
     Zipfian,
     /// Rank 1 is the newest live order.
     Latest,
+    /// sysbench's default (`--rand-type=special`), so a race reads what
+    /// `oltp_point_select` reads: a quarter of the draws on a bell over the whole
+    /// range, the rest uniform in its middle 1 %.
+    Special,
 }
 
 impl KeyDistribution {
@@ -28,8 +33,25 @@ impl KeyDistribution {
             KeyDistribution::Uniform => rng.below(n as u64) as usize,
             KeyDistribution::Zipfian => zipf_rank(rng, n as u64, exponent) as usize - 1,
             KeyDistribution::Latest => n - zipf_rank(rng, n as u64, exponent) as usize,
+            KeyDistribution::Special => special_index(rng, n),
         }
     }
+}
+
+/// sysbench 1.0's `special` draw over `0..n` with its defaults (`--rand-spec-res=75`,
+/// `--rand-spec-pct=1`, `--rand-spec-iter=12`), step for step.
+pub fn special_index(rng: &mut StreamRng, n: usize) -> usize {
+    let span = (n - 1) as f64;
+    let first = rng.unit_f64();
+    let index = if first < 0.25 {
+        // The mean of 12 uniform draws: a bell centred on the middle.
+        let sum: f64 = (0..12).map(|_| rng.unit_f64()).sum();
+        sum / 12.0 * span
+    } else {
+        // sysbench places these with the first draw again, within the middle 1 %.
+        first * (span * 0.01 + 1.0) + span / 2.0 - span * 0.005
+    };
+    (index as usize).min(n - 1)
 }
 
 /// A rank in `1..=n` with probability proportional to `1 / rank^exponent`.
@@ -119,12 +141,32 @@ mod tests {
     }
 
     #[test]
+    fn special_puts_three_draws_in_four_in_the_middle_percent() {
+        let mut rng = StreamRng::from_seed(6);
+        let (n, draws) = (100_000, 100_000);
+        let picks: Vec<usize> = (0..draws)
+            .map(|_| KeyDistribution::Special.pick_index(&mut rng, n, 0.99))
+            .collect();
+        let share = |keep: &dyn Fn(usize) -> bool| {
+            picks.iter().filter(|&&i| keep(i)).count() as f64 / draws as f64
+        };
+        // 75 % in the middle 1 %, plus the bell's own share of it (about 1 %).
+        let middle = share(&|i| (49_500..50_500).contains(&i));
+        assert!((0.74..0.78).contains(&middle), "{middle}");
+        // The bell is symmetric: about half of its quarter falls below the middle.
+        let below = share(&|i| i < 49_500);
+        assert!((0.11..0.135).contains(&below), "{below}");
+        assert!(share(&|i| i < 20_000) < 0.001);
+    }
+
+    #[test]
     fn every_distribution_stays_in_range() {
         let mut rng = StreamRng::from_seed(5);
         for dist in [
             KeyDistribution::Uniform,
             KeyDistribution::Zipfian,
             KeyDistribution::Latest,
+            KeyDistribution::Special,
         ] {
             for n in [1usize, 2, 3, 17] {
                 for _ in 0..1000 {

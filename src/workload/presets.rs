@@ -57,6 +57,11 @@ fn race(
     spec
 }
 
+fn keys_drawn(distribution: KeyDistribution, mut spec: WorkloadSpec) -> WorkloadSpec {
+    spec.key_distribution = distribution;
+    spec
+}
+
 /// Every preset, in the order `hatshop workloads` lists them.
 pub fn all() -> Vec<WorkloadSpec> {
     let equal = Mix {
@@ -173,16 +178,19 @@ pub fn all() -> Vec<WorkloadSpec> {
             100,
             64,
         ),
-        race(
-            "race-sql-select",
-            "race with sysbench oltp_point_select: 300,000 point selects by primary key of 120-byte values over 100,000 rows, 16 connections (run it with kv_table=sbtest)",
-            Mix {
-                read: 1.0,
-                ..Mix::default()
-            },
-            100_000,
-            120,
-            16,
+        keys_drawn(
+            KeyDistribution::Special,
+            race(
+                "race-sql-select",
+                "race with sysbench oltp_point_select: 300,000 point selects by primary key of 120-byte values over 100,000 rows, keys drawn as sysbench's default (special), 16 connections (run it with kv_table=sbtest)",
+                Mix {
+                    read: 1.0,
+                    ..Mix::default()
+                },
+                100_000,
+                120,
+                16,
+            ),
         ),
         race(
             "race-sql-insert",
