@@ -12,6 +12,9 @@
 # client process ÷ ops), client peak RSS, server CPU µs/op (/proc of the server
 # process), and hatshop ÷ the peer. The command lines used are printed first.
 #
+# race-sql-select draws its keys as sysbench's default, `--rand-type=special`, which the
+# sysbench command names so that a sysbench with another default reads the same rows.
+#
 # hatshop runs the Cassandra races with --client-threads 1, as latte does by default
 # (-t 1): with the server on the same two cores, one runtime thread costs less CPU per
 # operation at the same throughput. The MariaDB races run with hatshop's default, one
@@ -129,7 +132,7 @@ EOF
 # The peers' command lines, per race.
 latte_insert=(env -C "$tmp" latte run "$workload" -f insert -d "$ops" -w 0 -p 64 --consistency ONE -q "$cql_host")
 latte_read=(env -C "$tmp" latte run "$workload" -f read -d "$ops" -w 0 -p 64 --consistency ONE -q "$cql_host")
-sysbench_select=(sysbench oltp_point_select $sb --threads=16 --events="$ops" --time=0 --percentile=99 --histogram=on run)
+sysbench_select=(sysbench oltp_point_select $sb --rand-type=special --threads=16 --events="$ops" --time=0 --percentile=99 --histogram=on run)
 sysbench_insert=(sysbench oltp_insert $sb --threads=16 --events="$ops" --time=0 --percentile=99 --histogram=on run)
 
 # Before each peer run, its tables are made again (and loaded, for reads), as hatshop
