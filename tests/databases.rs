@@ -101,15 +101,50 @@ fn mysql_sbtest_shape_holds_the_records_and_refuses_longer_values() {
     assert!(stderr.contains("at most 120 bytes"), "{stderr}");
 }
 
-/// `Com_stmt_prepare` of the MariaDB server.
-async fn prepares(url: &str) -> u64 {
+/// A counter of the MariaDB server's `SHOW GLOBAL STATUS`.
+async fn global_status(url: &str, name: &str) -> u64 {
     let mut conn = mysql_async::Conn::from_url(url).await.unwrap();
     let row: Option<(String, String)> = conn
-        .query_first("SHOW GLOBAL STATUS LIKE 'Com_stmt_prepare'")
+        .query_first(format!("SHOW GLOBAL STATUS LIKE '{name}'"))
         .await
         .unwrap();
     conn.disconnect().await.unwrap();
     row.unwrap().1.parse().unwrap()
+}
+
+async fn prepares(url: &str) -> u64 {
+    global_status(url, "Com_stmt_prepare").await
+}
+
+#[test]
+#[ignore = "needs a live MariaDB: ./test.sh starts one"]
+fn mysql_run_and_verify_end_their_connections_politely() {
+    let _guard = lock(&MYSQL);
+    let db = url("HATSHOP_TEST_MYSQL");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let aborted = || runtime.block_on(global_status(&db, "Aborted_clients"));
+    let before = aborted();
+    let tmp = TempDir::new().unwrap();
+    let out = common::run_ok(
+        &tmp,
+        "polite",
+        &[
+            "--db",
+            &db,
+            "-w",
+            "kv-50w-50r",
+            "--events",
+            "500",
+            "--verify",
+        ],
+    );
+    hatshop(tmp.path())
+        .arg("verify")
+        .arg(&out)
+        .assert()
+        .success();
+    // Each connection dropped unannounced counts here, and is a warning in the server's log.
+    assert_eq!(aborted(), before, "connections ended without a goodbye");
 }
 
 #[test]

@@ -50,9 +50,11 @@ pub async fn run(args: &VerifyArgs) -> Result<bool> {
         .await
         .with_context(|| format!("cannot connect to {url}"))?;
     let report = tokio::select! {
-        report = verify_store(&store, dir, &record, op_timeout) => report?,
-        _ = interrupt::wait() => bail!("verify interrupted"),
+        report = verify_store(&store, dir, &record, op_timeout) => report,
+        _ = interrupt::wait() => Err(anyhow!("verify interrupted")),
     };
+    crate::db::close_within(&store).await;
+    let report = report?;
     crate::console::out(&report.render());
     if report.is_exact() {
         say!("exact: the database holds what the stream says");

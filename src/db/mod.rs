@@ -149,6 +149,15 @@ pub struct ConnectOptions {
     pub existing_only: bool,
 }
 
+/// How long ending a store's connections may take: a silent server must not hold up
+/// the end of a command.
+const CLOSE_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Ends `store`'s connections ([`Database::close`]) within [`CLOSE_LIMIT`].
+pub async fn close_within<D: Database>(store: &D) {
+    let _ = tokio::time::timeout(CLOSE_LIMIT, store.close()).await;
+}
+
 /// One database, as the runner and `verify` see it.
 ///
 /// Methods return `Send` futures so the runner can spawn one task per lane.
@@ -294,6 +303,12 @@ pub trait Database: Send + Sync + 'static {
     /// Waits for what the store still sends after its calls returned (Voldemort's
     /// replica writes past the write quorum), so that the run ends with them landed.
     fn settle(&self) -> impl Future<Output = ()> + Send {
+        async {}
+    }
+
+    /// Ends every connection the way the server expects (MySQL's COM_QUIT): dropped
+    /// unannounced, each is an `Aborted connection` warning in MariaDB's error log.
+    fn close(&self) -> impl Future<Output = ()> + Send {
         async {}
     }
 

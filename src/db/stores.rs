@@ -183,6 +183,10 @@ macro_rules! stores {
             fn holds_data(&self) -> bool {
                 match self { $(Store::$variant(db) => db.holds_data(),)* }
             }
+
+            async fn close(&self) {
+                match self { $(Store::$variant(db) => db.close().await,)* }
+            }
         }
     };
 }

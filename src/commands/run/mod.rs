@@ -151,14 +151,19 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
         let _ = write_json(&run_json, &record);
         let _ = html::write_report(&config.out_dir);
     }
-    result?;
+    if let Err(e) = result {
+        crate::db::close_within(&*store).await;
+        return Err(e);
+    }
     // Requests a store still has in flight land before verify reads (bounded, and
     // Ctrl-C skips the wait).
     tokio::select! {
         _ = tokio::time::timeout(config.op_timeout, store.settle()) => {}
         _ = stop.interrupted() => {}
     }
-    finish(config, &store, &record, &stop).await
+    let finished = finish(config, &store, &record, &stop).await;
+    crate::db::close_within(&*store).await;
+    finished
 }
 
 /// The faults to play and the server they go to, checked before anything starts.

@@ -106,6 +106,16 @@ impl HostConns {
         Ok(())
     }
 
+    /// Ends every connection, telling the server; a slot's next use opens a new one.
+    pub async fn close_all(&self) {
+        for slot in &self.slots {
+            let conn = slot.lock().await.take();
+            if let Some(conn) = conn {
+                let _ = conn.disconnect().await;
+            }
+        }
+    }
+
     async fn open(&self) -> Result<Conn, DbError> {
         Conn::new(self.opts.clone())
             .await

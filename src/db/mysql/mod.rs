@@ -212,6 +212,15 @@ impl Database for MysqlStore {
         self.prepare_everywhere().await
     }
 
+    async fn close(&self) {
+        for host in &self.conns {
+            host.close_all().await;
+        }
+        for (_, pool) in &self.pools {
+            let _ = pool.clone().disconnect().await;
+        }
+    }
+
     async fn use_existing(&self) -> Result<(), DbError> {
         self.check_owned().await?;
         self.prepare_everywhere().await
