@@ -118,7 +118,7 @@ async fn prepares(url: &str) -> u64 {
 
 #[test]
 #[ignore = "needs a live MariaDB: ./test.sh starts one"]
-fn mysql_run_and_verify_end_their_connections_politely() {
+fn mysql_run_verify_and_prepare_end_their_connections_politely() {
     let _guard = lock(&MYSQL);
     let db = url("HATSHOP_TEST_MYSQL");
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -133,6 +133,8 @@ fn mysql_run_and_verify_end_their_connections_politely() {
             &db,
             "-w",
             "kv-50w-50r",
+            "--records",
+            "2000",
             "--events",
             "500",
             "--verify",
@@ -141,6 +143,10 @@ fn mysql_run_and_verify_end_their_connections_politely() {
     hatshop(tmp.path())
         .arg("verify")
         .arg(&out)
+        .assert()
+        .success();
+    hatshop(tmp.path())
+        .args(["prepare", "--db", &db])
         .assert()
         .success();
     // Each connection dropped unannounced counts here, and is a warning in the server's log.

@@ -39,6 +39,7 @@ pub async fn run(args: &PrepareArgs) -> Result<()> {
         note: format!("hatshop {} prepare", env!("CARGO_PKG_VERSION")),
     };
     set_up(&store, &url, &owner, &stop).await?;
+    crate::db::close_within(&store).await;
     say!("{url}: hatshop's tables are empty and ready for `hatshop run --shard I/N --db …`");
     Ok(())
 }

@@ -40,7 +40,7 @@ impl KeyDistribution {
 
 /// sysbench 1.0's `special` draw over `0..n` with its defaults (`--rand-spec-res=75`,
 /// `--rand-spec-pct=1`, `--rand-spec-iter=12`), step for step.
-pub fn special_index(rng: &mut StreamRng, n: usize) -> usize {
+fn special_index(rng: &mut StreamRng, n: usize) -> usize {
     let span = (n - 1) as f64;
     let first = rng.unit_f64();
     let index = if first < 0.25 {

@@ -57,6 +57,7 @@ fn race(
     spec
 }
 
+/// `spec` with its targets drawn by `distribution`.
 fn keys_drawn(distribution: KeyDistribution, mut spec: WorkloadSpec) -> WorkloadSpec {
     spec.key_distribution = distribution;
     spec

@@ -194,6 +194,7 @@ pub async fn run(args: &LoadArgs) -> Result<ExitCode> {
             }
         }
     }
+    crate::db::close_within(&*store).await;
     record.interrupted = record.status == "interrupted";
     write_json(&out.join(LOAD_JSON), &record)?;
     let report = crate::report::bulk::write_report(&out)?;
