@@ -1,7 +1,7 @@
 //! Statements are prepared once per connection, however many operations run: a proxy
 //! (test code) between hatshop and the PostgreSQL ./test.sh starts counts the Parse
 //! messages of the wire protocol, the only way a statement gets prepared. (MariaDB's
-//! count, `Com_stmt_prepare`, is checked in tests/databases.rs.)
+//! count, `Com_stmt_prepare`, is checked in tests/mysql.rs.)
 
 mod common;
 
