@@ -2,9 +2,8 @@
 //! tests/mysql.rs, Cassandra's in tests/cassandra.rs), and the servers' lifecycle.
 //!
 //! These need live servers. `./test.sh` starts them with `hatshop server start …` and
-//! passes their URLs in HATSHOP_TEST_CASSANDRA, HATSHOP_TEST_MYSQL,
-//! HATSHOP_TEST_POSTGRES and HATSHOP_TEST_REDIS; a test whose variable is missing
-//! fails, it never skips. Tests on one database take its lock: they share its tables.
+//! passes their URLs in HATSHOP_TEST_POSTGRES and HATSHOP_TEST_REDIS; a test whose
+//! variable is missing fails, it never skips. Tests on one database take its lock: they share its tables.
 
 mod common;
 
