@@ -3,8 +3,8 @@
 //! what keeps per-target order under any concurrency.
 //!
 //! Every call has a deadline (`op_timeout`: a timeout, outcome unknown) and stops the
-//! moment the run does (`cancelled`, outcome unknown), so neither a silent server nor
-//! a stuck call can hold a run past Ctrl-C or `--duration`.
+//! moment the run does (`cancelled`, outcome unknown), both kept by the watchdog, so
+//! neither a silent server nor a stuck call can hold a run past Ctrl-C or `--duration`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -17,6 +17,7 @@ use super::expect::Expectations;
 use super::races::{Race, Races};
 use super::source::{LaneEvent, LaneMsg, Role};
 use super::stop::{StopReason, StopSignal};
+use super::watchdog::{CallWatch, Ended};
 use super::{FailedWrite, TracedOp};
 use crate::db::{Applied, Database, DbError, ErrorKind};
 use crate::db::{CallNotes, observe};
@@ -129,6 +130,8 @@ pub struct Lane<D> {
     cx: LaneContext<D>,
     expect: Expectations,
     stop_rx: tokio::sync::watch::Receiver<bool>,
+    /// Where the watchdog sees this lane's call in flight, to end it at its deadline.
+    watch: Arc<CallWatch>,
     /// The bytes of the value being written, filled before the timed window.
     value: Vec<u8>,
     /// Where the store notes which node served the current call, and its pool wait.
@@ -150,12 +153,14 @@ impl<D: Database> Lane<D> {
         index: usize,
         cx: LaneContext<D>,
         stop_rx: tokio::sync::watch::Receiver<bool>,
+        watch: Arc<CallWatch>,
     ) -> Self {
         let log_batch = cx.log_batch;
         Lane {
             cx,
             expect: Expectations::default(),
             stop_rx,
+            watch,
             value: Vec::new(),
             notes: Arc::new(CallNotes::of_lane(index)),
             interval: None,
@@ -320,13 +325,11 @@ impl<D: Database> Lane<D> {
         loop {
             attempts += 1;
             let notes = self.notes.clone();
-            let result = tokio::select! {
-                biased;
-                result = tokio::time::timeout(
-                    self.cx.op_timeout,
-                    observe(notes, trace, call(&*self.cx.db, op, key, &self.value)),
-                ) => result.unwrap_or_else(|_| Err(timed_out(self.cx.op_timeout))),
-                _ = self.stop_rx.wait_for(|&stopped| stopped) => Err(DbError::new(
+            let call = observe(notes, trace, call(&*self.cx.db, op, key, &self.value));
+            let result = match self.watch.watch(Instant::now(), &self.cx.stop, call).await {
+                Ok(result) => result,
+                Err(Ended::TimedOut) => Err(timed_out(self.cx.op_timeout)),
+                Err(Ended::Stopped) => Err(DbError::new(
                     ErrorKind::Cancelled,
                     "the run stopped while the call was in flight",
                 )),

@@ -10,6 +10,7 @@ mod plan;
 mod races;
 mod source;
 mod stop;
+mod watchdog;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -163,7 +164,15 @@ pub async fn run<D: Database>(
     };
     let mut senders = Vec::with_capacity(plan.concurrency);
     let mut lanes = Vec::with_capacity(plan.concurrency);
-    for index in 0..plan.concurrency {
+    let watches: Vec<_> = (0..plan.concurrency)
+        .map(|_| Arc::new(watchdog::CallWatch::new(clock.instant)))
+        .collect();
+    let watchdog = tokio::spawn(watchdog::run(
+        watches.clone(),
+        plan.op_timeout,
+        stop.clone(),
+    ));
+    for (index, watch) in watches.into_iter().enumerate() {
         let (tx, rx) = mpsc::channel(INBOX_BATCHES);
         senders.push(tx);
         let lane = lane::Lane::new(
@@ -189,6 +198,7 @@ pub async fn run<D: Database>(
                 traced: traced.clone(),
             },
             stop.subscribe(),
+            watch,
         );
         lanes.push(tokio::spawn(lane.run(rx)));
     }
@@ -226,6 +236,7 @@ pub async fn run<D: Database>(
     if let Some(deadline) = deadline {
         deadline.abort();
     }
+    watchdog.abort();
     let measured_elapsed = match (phases.measure.get(), last_end) {
         (Some(start), Some(end)) => end.saturating_duration_since(*start),
         _ => Duration::ZERO,
