@@ -1,6 +1,10 @@
 //! One host's connections for operations: `pool` of them, each opened once and kept
 //! for its life with its prepared statements, lane i taking connection i first.
 //!
+//! Each connection keeps the handles of its key-value statements, so that an
+//! operation names its statement without the driver parsing and hashing its SQL text
+//! to find it in the connection's cache.
+//!
 //! mysql_async's pool sends every returned connection through its recycling task and a
 //! shared queue; with one lane per connection neither is needed, and a lane finds its
 //! own connection free on the first try. On race-sql-select the wait for a connection
@@ -10,7 +14,8 @@ use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use mysql_async::{Conn, Opts};
+use mysql_async::prelude::Queryable;
+use mysql_async::{Conn, Opts, Statement};
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
 use super::classify;
@@ -19,25 +24,67 @@ use crate::db::DbError;
 pub struct HostConns {
     pub name: String,
     opts: Opts,
-    slots: Vec<Arc<Mutex<Option<Conn>>>>,
+    slots: Vec<Arc<Mutex<Option<Open>>>>,
     /// Where a caller outside a lane starts looking.
     next: AtomicUsize,
 }
 
+/// The key-value statements whose handles a connection keeps.
+#[derive(Debug, Clone, Copy)]
+pub enum Kv {
+    Insert,
+    Update,
+    Select,
+    Delete,
+}
+
+/// An open connection and the key-value statements prepared on it so far.
+struct Open {
+    conn: Conn,
+    kv: [Option<Statement>; 4],
+}
+
+impl From<Conn> for Open {
+    fn from(conn: Conn) -> Self {
+        Open {
+            conn,
+            kv: Default::default(),
+        }
+    }
+}
+
 /// A connection held for one operation. One that broke or was left mid-request (a
 /// timeout) is dropped when let go, and its slot opens a new one on its next use.
-pub struct Held(OwnedMutexGuard<Option<Conn>>);
+pub struct Held(OwnedMutexGuard<Option<Open>>);
+
+impl Held {
+    fn open(&mut self) -> &mut Open {
+        self.0.as_mut().expect("a held slot has a connection")
+    }
+
+    /// The handle of key-value statement `which` (its text: `sql`), prepared on this
+    /// connection on first use.
+    pub async fn kv(&mut self, which: Kv, sql: &str) -> Result<Statement, mysql_async::Error> {
+        let open = self.open();
+        if let Some(statement) = &open.kv[which as usize] {
+            return Ok(statement.clone());
+        }
+        let statement = open.conn.prep(sql).await?;
+        open.kv[which as usize] = Some(statement.clone());
+        Ok(statement)
+    }
+}
 
 impl Deref for Held {
     type Target = Conn;
     fn deref(&self) -> &Conn {
-        self.0.as_ref().expect("a held slot has a connection")
+        &self.0.as_ref().expect("a held slot has a connection").conn
     }
 }
 
 impl DerefMut for Held {
     fn deref_mut(&mut self) -> &mut Conn {
-        self.0.as_mut().expect("a held slot has a connection")
+        &mut self.open().conn
     }
 }
 
@@ -45,7 +92,11 @@ impl Drop for Held {
     fn drop(&mut self) {
         // mysql_async marks a connection disconnected while a request is in flight and
         // clears the mark when the reply (or a server error) is read.
-        if self.0.as_ref().is_some_and(Conn::is_disconnected) {
+        if self
+            .0
+            .as_ref()
+            .is_some_and(|open| open.conn.is_disconnected())
+        {
             *self.0 = None;
         }
     }
@@ -84,7 +135,7 @@ impl HostConns {
             None => self.slots[start % n].clone().lock_owned().await,
         };
         if guard.is_none() {
-            *guard = Some(self.open().await?);
+            *guard = Some(self.open().await?.into());
         }
         Ok(Held(guard))
     }
@@ -97,11 +148,9 @@ impl HostConns {
             *guard = None;
             let mut conn = self.open().await?;
             for sql in statements {
-                mysql_async::prelude::Queryable::prep(&mut conn, sql.as_str())
-                    .await
-                    .map_err(classify)?;
+                conn.prep(sql.as_str()).await.map_err(classify)?;
             }
-            *guard = Some(conn);
+            *guard = Some(conn.into());
         }
         Ok(())
     }
@@ -110,8 +159,8 @@ impl HostConns {
     pub async fn close_all(&self) {
         for slot in &self.slots {
             let conn = slot.lock().await.take();
-            if let Some(conn) = conn {
-                let _ = conn.disconnect().await;
+            if let Some(open) = conn {
+                let _ = open.conn.disconnect().await;
             }
         }
     }

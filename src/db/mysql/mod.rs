@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use mysql_async::prelude::*;
 use mysql_async::{Conn, Params, Pool, Row, TxOpts, Value as SqlValue};
 
-use conns::{Held, HostConns};
+use conns::{Held, HostConns, Kv};
 
 mod connect;
 mod conns;
@@ -395,15 +395,16 @@ impl Database for MysqlStore {
             None
         };
         let mut conn = self.conn().await?;
+        let statement = conn
+            .kv(Kv::Insert, &self.sql.kv_insert)
+            .await
+            .map_err(classify)?;
         match id {
             Some(id) => {
                 let row = (id, sbtest::k_of(id), value, sbtest::PAD);
-                conn.exec_drop(self.sql.kv_insert.as_str(), row).await
+                conn.exec_drop(&statement, row).await
             }
-            None => {
-                conn.exec_drop(self.sql.kv_insert.as_str(), (key.as_str(), value))
-                    .await
-            }
+            None => conn.exec_drop(&statement, (key.as_str(), value)).await,
         }
         .map_err(classify)?;
         self.done(conn, 1);
@@ -413,7 +414,11 @@ impl Database for MysqlStore {
     async fn kv_rewrite(&self, key: &KeyText, value: &[u8]) -> Result<Applied, DbError> {
         let (key, value) = (self.key_param(key)?, self.value_param(value)?);
         let mut conn = self.conn().await?;
-        conn.exec_drop(self.sql.kv_update.as_str(), (value, key))
+        let statement = conn
+            .kv(Kv::Update, &self.sql.kv_update)
+            .await
+            .map_err(classify)?;
+        conn.exec_drop(&statement, (value, key))
             .await
             .map_err(classify)?;
         let rows = conn.affected_rows();
@@ -424,8 +429,12 @@ impl Database for MysqlStore {
     async fn kv_read(&self, key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {
         let key = self.key_param(key)?;
         let mut conn = self.conn().await?;
+        let statement = conn
+            .kv(Kv::Select, &self.sql.kv_select)
+            .await
+            .map_err(classify)?;
         let value = conn
-            .exec_first(self.sql.kv_select.as_str(), (key,))
+            .exec_first(&statement, (key,))
             .await
             .map_err(classify)?;
         self.done(conn, 1);
@@ -435,9 +444,11 @@ impl Database for MysqlStore {
     async fn kv_delete(&self, key: &KeyText) -> Result<Applied, DbError> {
         let key = self.key_param(key)?;
         let mut conn = self.conn().await?;
-        conn.exec_drop(self.sql.kv_delete.as_str(), (key,))
+        let statement = conn
+            .kv(Kv::Delete, &self.sql.kv_delete)
             .await
             .map_err(classify)?;
+        conn.exec_drop(&statement, (key,)).await.map_err(classify)?;
         let rows = conn.affected_rows();
         self.done(conn, 1);
         Ok(Applied::from_rows(rows))
