@@ -23,8 +23,8 @@ pub struct StopSignal {
     flag: AtomicBool,
     reason: Mutex<Option<StopReason>>,
     watch: watch::Sender<bool>,
-    /// Each lane's own channel: a lane waits on it around every call, and a channel
-    /// shared by all lanes put their waits on one lock, bounced between cores.
+    /// Each lane's own channel, for its waits on a paced slot and a traced call's
+    /// follow-up: one shared by all lanes put their waits on one lock.
     lanes: Mutex<Vec<watch::Sender<bool>>>,
 }
 
