@@ -256,7 +256,7 @@ impl<D: Database> Lane<D> {
 
         // The timed window: the call (and its retries) and nothing else.
         let start = Instant::now();
-        let mut attempt = self.call_with_retries(&event.op, &key, trace).await;
+        let mut attempt = self.call_with_retries(&event.op, &key, trace, start).await;
         let end = Instant::now();
 
         let followed_up = attempt.follow_up.is_some();
@@ -317,16 +317,24 @@ impl<D: Database> Lane<D> {
     }
 
     /// Calls the store, again after a failure a retry can cure, up to `--retries`
-    /// times; each call has its own deadline and stops when the run does.
-    async fn call_with_retries(&mut self, op: &Operation, key: &KeyText, trace: bool) -> Attempt {
+    /// times; each call has its own deadline (the first counts from `start`) and stops
+    /// when the run does.
+    async fn call_with_retries(
+        &mut self,
+        op: &Operation,
+        key: &KeyText,
+        trace: bool,
+        start: Instant,
+    ) -> Attempt {
         let mut attempts = 0;
         let mut unknown_before = None;
         let mut queued_ns: Option<u64> = None;
         loop {
             attempts += 1;
+            let began = if attempts == 1 { start } else { Instant::now() };
             let notes = self.notes.clone();
             let call = observe(notes, trace, call(&*self.cx.db, op, key, &self.value));
-            let result = match self.watch.watch(Instant::now(), &self.cx.stop, call).await {
+            let result = match self.watch.watch(began, &self.cx.stop, call).await {
                 Ok(result) => result,
                 Err(Ended::TimedOut) => Err(timed_out(self.cx.op_timeout)),
                 Err(Ended::Stopped) => Err(DbError::new(

@@ -99,6 +99,15 @@ pub(super) async fn write(
             vec![None; ids.len()]
         })
     };
+    let missing = durations.iter().filter(|d| d.is_none()).count();
+    if missing > 0 && missing < ids.len() {
+        note!(
+            "the server kept no trace of {missing} of {} requests (a busy node drops trace \
+             writes: \"_TRACE messages were dropped\" in its log); their operations have no \
+             server time in traces.csv",
+            ids.len()
+        );
+    }
     write_csv(
         &result_dir::file(&config.out_dir, TRACES_CSV),
         &rows(traced, &durations),
