@@ -167,11 +167,7 @@ pub async fn run<D: Database>(
     let watches: Vec<_> = (0..plan.concurrency)
         .map(|_| Arc::new(watchdog::CallWatch::new(clock.instant)))
         .collect();
-    let watchdog = tokio::spawn(watchdog::run(
-        watches.clone(),
-        plan.op_timeout,
-        stop.clone(),
-    ));
+    let _watchdog = watchdog::spawn(watches.clone(), plan.op_timeout, stop.clone());
     for (index, watch) in watches.into_iter().enumerate() {
         let (tx, rx) = mpsc::channel(INBOX_BATCHES);
         senders.push(tx);
@@ -236,7 +232,6 @@ pub async fn run<D: Database>(
     if let Some(deadline) = deadline {
         deadline.abort();
     }
-    watchdog.abort();
     let measured_elapsed = match (phases.measure.get(), last_end) {
         (Some(start), Some(end)) => end.saturating_duration_since(*start),
         _ => Duration::ZERO,

@@ -114,8 +114,22 @@ impl<F: Future> Future for Watched<'_, F> {
     }
 }
 
+/// The running watchdog; it ends when the run stops or this is dropped.
+pub struct Watchdog(tokio::task::JoinHandle<()>);
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Starts the watchdog over `lanes`' calls.
+pub fn spawn(lanes: Vec<Arc<CallWatch>>, op_timeout: Duration, stop: Arc<StopSignal>) -> Watchdog {
+    Watchdog(tokio::spawn(run(lanes, op_timeout, stop)))
+}
+
 /// Looks at every lane's call each tick until the run stops, then wakes them all.
-pub async fn run(lanes: Vec<Arc<CallWatch>>, op_timeout: Duration, stop: Arc<StopSignal>) {
+async fn run(lanes: Vec<Arc<CallWatch>>, op_timeout: Duration, stop: Arc<StopSignal>) {
     let limit_us = op_timeout.as_micros() as u64;
     let mut ticks = tokio::time::interval(tick(op_timeout));
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

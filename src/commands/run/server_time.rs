@@ -86,7 +86,7 @@ pub(super) async fn write(
         Vec::new()
     } else {
         note!("reading {} server traces …", ids.len());
-        until(
+        match until(
             SETUP_TIMEOUT,
             "read the server's traces",
             stop,
@@ -94,20 +94,25 @@ pub(super) async fn write(
             store.server_durations(&ids),
         )
         .await
-        .unwrap_or_else(|e| {
-            note!("traces.csv has no Cassandra server times: {e:#}");
-            vec![None; ids.len()]
-        })
+        {
+            Ok(durations) => {
+                let missing = durations.iter().filter(|d| d.is_none()).count();
+                if missing > 0 {
+                    note!(
+                        "the server kept no trace of {missing} of {} requests (a busy node \
+                         drops trace writes: \"_TRACE messages were dropped\" in its log); \
+                         their operations have no server time in traces.csv",
+                        ids.len()
+                    );
+                }
+                durations
+            }
+            Err(e) => {
+                note!("traces.csv has no Cassandra server times: {e:#}");
+                vec![None; ids.len()]
+            }
+        }
     };
-    let missing = durations.iter().filter(|d| d.is_none()).count();
-    if missing > 0 && missing < ids.len() {
-        note!(
-            "the server kept no trace of {missing} of {} requests (a busy node drops trace \
-             writes: \"_TRACE messages were dropped\" in its log); their operations have no \
-             server time in traces.csv",
-            ids.len()
-        );
-    }
     write_csv(
         &result_dir::file(&config.out_dir, TRACES_CSV),
         &rows(traced, &durations),
