@@ -3,7 +3,9 @@
 //!
 //! Each connection keeps the handles of its key-value statements, so that an
 //! operation names its statement without the driver parsing and hashing its SQL text
-//! to find it in the connection's cache.
+//! to find it in the connection's cache. That cache holds more statements than hatshop
+//! ever prepares on one connection (`stmt_cache_size` in connect.rs), so the driver
+//! never closes a statement whose handle is kept here.
 //!
 //! mysql_async's pool sends every returned connection through its recycling task and a
 //! shared queue; with one lane per connection neither is needed, and a lane finds its
