@@ -15,6 +15,7 @@
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, Statement};
@@ -143,14 +144,20 @@ impl HostConns {
     }
 
     /// Opens every connection again (after setup made the tables), preparing
-    /// `statements` on each, so nothing is opened or prepared while measuring.
-    pub async fn reopen_all(&self, statements: &[String]) -> Result<(), DbError> {
+    /// `statements` on each, so nothing is opened or prepared while measuring. A table
+    /// the server does not know yet is waited for up to `patience` (a Galera node
+    /// applies the tables' creation a moment after the node that ran it).
+    pub async fn reopen_all(
+        &self,
+        statements: &[String],
+        patience: Duration,
+    ) -> Result<(), DbError> {
         for slot in &self.slots {
             let mut guard = slot.lock().await;
             *guard = None;
             let mut conn = self.open().await?;
             for sql in statements {
-                conn.prep(sql.as_str()).await.map_err(classify)?;
+                prep_once_there(&mut conn, sql, patience).await?;
             }
             *guard = Some(conn.into());
         }
@@ -171,5 +178,23 @@ impl HostConns {
         Conn::new(self.opts.clone())
             .await
             .map_err(|e| classify(e).context(format!("host {}: no connection", self.name)))
+    }
+}
+
+/// Prepares `sql`; while the server says a table of it does not exist (1146), again
+/// every 50 ms, for up to `patience`.
+async fn prep_once_there(conn: &mut Conn, sql: &str, patience: Duration) -> Result<(), DbError> {
+    const NO_SUCH_TABLE: u16 = 1146;
+    let until = Instant::now() + patience;
+    loop {
+        match conn.prep(sql).await {
+            Ok(_) => return Ok(()),
+            Err(mysql_async::Error::Server(e))
+                if e.code == NO_SUCH_TABLE && Instant::now() < until =>
+            {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(e) => return Err(classify(e)),
+        }
     }
 }

@@ -15,6 +15,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 use mysql_async::prelude::*;
 use mysql_async::{Conn, Params, Pool, Row, TxOpts, Value as SqlValue};
@@ -68,6 +69,9 @@ const CREATE: &[&str] = &[
 /// hatshop's own key-value table (`kv_table=kv`); `sbtest::CREATE` is the other shape.
 const CREATE_KV: &str =
     "CREATE TABLE kv (k VARCHAR(32) PRIMARY KEY, v MEDIUMBLOB NOT NULL) ENGINE=InnoDB";
+
+/// How long preparing on a Galera node waits for tables made on another one.
+const GALERA_DDL_PATIENCE: Duration = Duration::from_secs(10);
 
 /// Item inserts are prepared per item count; more than this many items go in chunks.
 const MAX_ITEMS_PER_INSERT: usize = 100;
@@ -187,8 +191,15 @@ impl MysqlStore {
     /// statements before anything is measured.
     async fn prepare_everywhere(&self) -> Result<(), DbError> {
         let statements = self.sql.ahead();
+        // CI met a Galera node that had not yet made the tables another node had just
+        // made (1146 when preparing on it).
+        let patience = if self.galera {
+            GALERA_DDL_PATIENCE
+        } else {
+            Duration::ZERO
+        };
         for host in &self.conns {
-            host.reopen_all(&statements).await?;
+            host.reopen_all(&statements, patience).await?;
         }
         Ok(())
     }
