@@ -23,9 +23,6 @@ pub struct StopSignal {
     flag: AtomicBool,
     reason: Mutex<Option<StopReason>>,
     watch: watch::Sender<bool>,
-    /// Each lane's own channel, for its waits on a paced slot and a traced call's
-    /// follow-up: one shared by all lanes put their waits on one lock.
-    lanes: Mutex<Vec<watch::Sender<bool>>>,
 }
 
 impl Default for StopSignal {
@@ -34,7 +31,6 @@ impl Default for StopSignal {
             flag: AtomicBool::new(false),
             reason: Mutex::new(None),
             watch: watch::channel(false).0,
-            lanes: Mutex::new(Vec::new()),
         }
     }
 }
@@ -48,9 +44,6 @@ impl StopSignal {
         }
         self.flag.store(true, Ordering::Release);
         self.watch.send_replace(true);
-        for lane in self.lanes.lock().unwrap_or_else(|p| p.into_inner()).iter() {
-            lane.send_replace(true);
-        }
     }
 
     pub fn is_stopped(&self) -> bool {
@@ -61,14 +54,10 @@ impl StopSignal {
         *self.reason.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A receiver of its own that turns true when the run stops (a lane keeps one).
+    /// A receiver that turns true when the run stops (a lane keeps one, for its
+    /// waits on a paced slot and a traced call's follow-up; calls are the watchdog's).
     pub fn subscribe(&self) -> watch::Receiver<bool> {
-        let mut lanes = self.lanes.lock().unwrap_or_else(|p| p.into_inner());
-        // Read under the lock `stop` sends under: a stop either finds this channel or
-        // came before it, and then its flag is seen here.
-        let (tx, rx) = watch::channel(self.flag.load(Ordering::Acquire));
-        lanes.push(tx);
-        rx
+        self.watch.subscribe()
     }
 
     /// Resolves once `stop` has been called.

@@ -57,12 +57,6 @@ fn race(
     spec
 }
 
-/// `spec` with its targets drawn by `distribution`.
-fn keys_drawn(distribution: KeyDistribution, mut spec: WorkloadSpec) -> WorkloadSpec {
-    spec.key_distribution = distribution;
-    spec
-}
-
 /// Every preset, in the order `hatshop workloads` lists them.
 pub fn all() -> Vec<WorkloadSpec> {
     let equal = Mix {
@@ -91,6 +85,18 @@ pub fn all() -> Vec<WorkloadSpec> {
     );
     hot_reads.key_distribution = KeyDistribution::Zipfian;
     hot_reads.warmup = 10_000;
+    let mut sql_select = race(
+        "race-sql-select",
+        "race with sysbench oltp_point_select: 300,000 point selects by primary key of 120-byte values over 100,000 rows, keys drawn as sysbench's default (special), 16 connections (run it with kv_table=sbtest)",
+        Mix {
+            read: 1.0,
+            ..Mix::default()
+        },
+        100_000,
+        120,
+        16,
+    );
+    sql_select.key_distribution = KeyDistribution::Special;
     vec![
         preset(
             "hatshop-random",
@@ -179,20 +185,7 @@ pub fn all() -> Vec<WorkloadSpec> {
             100,
             64,
         ),
-        keys_drawn(
-            KeyDistribution::Special,
-            race(
-                "race-sql-select",
-                "race with sysbench oltp_point_select: 300,000 point selects by primary key of 120-byte values over 100,000 rows, keys drawn as sysbench's default (special), 16 connections (run it with kv_table=sbtest)",
-                Mix {
-                    read: 1.0,
-                    ..Mix::default()
-                },
-                100_000,
-                120,
-                16,
-            ),
-        ),
+        sql_select,
         race(
             "race-sql-insert",
             "race with sysbench oltp_insert: 300,000 single-row inserts, 16 connections (run it with kv_table=sbtest: a 120-byte c and a 60-character pad)",
