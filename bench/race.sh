@@ -164,6 +164,17 @@ printf '  sysbench: %s\n' "${sysbench_select[*]}" "${sysbench_insert[*]}"
 printf '  hatshop:  %s\n' "$bin --client-threads 1 run -w race-cql-insert --db '$cql_url'" "$bin --client-threads 1 run -w race-cql-read --db '$cql_url'" \
   "$bin --client-threads 4 run -w race-sql-select --db '$sql_url'" "$bin run -w race-sql-insert --db '$sql_url'"
 
+# record RACE TOOL MEASURE…: appends MEASURE's line to the rows; a run that failed, or
+# whose figures could not be read, ends the script with the tool's name (a command
+# substitution alone would hide the failure and leave the table a row short).
+record() {
+  local race=$1 tool=$2 line
+  shift 2
+  line=$("$@") || { echo "race: $tool failed in $race (its output is above)" >&2; exit 1; }
+  [[ "$(wc -w <<<"$line")" -eq 6 && "${line%% *}" != 0 ]] || { echo "race: could not read $tool's figures in $race: '$line'" >&2; exit 1; }
+  echo "$race $tool $line" >>"$tmp/rows"
+}
+
 # race NAME PEER_NAME SERVER_PID PARSER PRESET URL FRESH PEER_COMMAND…
 race() {
   local name=$1 peer=$2 server=$3 parse=$4 preset=$5 url=$6 fresh=$7
@@ -179,12 +190,12 @@ race() {
     step "$name, repeat $r of $repeats"
     if ((r % 2)); then
       "$fresh"
-      echo "$name $peer $(measure_peer "$peer" "$server" "$parse" "$@")" >>"$tmp/rows"
-      echo "$name hatshop $(measure_hatshop "$preset" "$url")" >>"$tmp/rows"
+      record "$name" "$peer" measure_peer "$peer" "$server" "$parse" "$@"
+      record "$name" hatshop measure_hatshop "$preset" "$url"
     else
-      echo "$name hatshop $(measure_hatshop "$preset" "$url")" >>"$tmp/rows"
+      record "$name" hatshop measure_hatshop "$preset" "$url"
       "$fresh"
-      echo "$name $peer $(measure_peer "$peer" "$server" "$parse" "$@")" >>"$tmp/rows"
+      record "$name" "$peer" measure_peer "$peer" "$server" "$parse" "$@"
     fi
   done
 }
