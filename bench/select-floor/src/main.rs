@@ -6,9 +6,10 @@
 //!
 //!   select-floor raw|driver THREADS CONNS OPS DATABASE TABLE
 //!
-//! `raw` speaks MariaDB's binary protocol by hand: one write and one read per select,
-//! no allocation. `driver` sends the same statement through mysql_async, as hatshop
-//! does, without hatshop around it. Connects as root without a password to
+//! `raw` speaks MariaDB's binary protocol by hand: one write and one read per select.
+//! `driver` sends the same statement through mysql_async, as hatshop does, without
+//! hatshop around it. In both, each select's future is boxed (as hatshop boxes each
+//! call), its only allocation in `raw`. Connects as root without a password to
 //! 127.0.0.1:3306 (a server from `hatshop server start mysql`).
 
 use std::sync::Arc;
