@@ -283,13 +283,13 @@ mod raw {
                 .map_err(|e| e.to_string())?;
             // Column count and whether the columns follow; the columns, if they do; the
             // EOF that ends them (sent also when they do not); the rows; an EOF.
-            let (columns, follow) = {
-                let head = self.packet().await?;
-                if head.first() == Some(&0xFF) {
-                    return Err(format!("execute: {}", String::from_utf8_lossy(&head)));
-                }
-                (head[0] as usize, head.get(1) != Some(&0))
-            };
+            let len = self.next_len().await?;
+            let head = &self.buf[self.start + 4..self.start + 4 + len];
+            if head.first() == Some(&0xFF) {
+                return Err(format!("execute: {}", String::from_utf8_lossy(head)));
+            }
+            let (columns, follow) = (head[0] as usize, head.get(1) != Some(&0));
+            self.start += 4 + len;
             let definitions = if follow { columns } else { 0 };
             for _ in 0..=definitions {
                 self.skip().await?;
