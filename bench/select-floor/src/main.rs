@@ -10,11 +10,12 @@
 //! `driver` sends the same statement through mysql_async, as hatshop does, without
 //! hatshop around it. In both, each select's future is boxed (as hatshop boxes each
 //! call), its only allocation in `raw`. Connects as root without a password to
-//! 127.0.0.1:3306 (a server from `hatshop server start mysql`).
+//! 127.0.0.1:3306 (a server from `hatshop server start mysql`). Ends with an error when
+//! no connection opens and no select is answered for 10 s.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::time::Instant;
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -23,6 +24,14 @@ type Result<T> = std::result::Result<T, String>;
 
 const ADDRESS: &str = "127.0.0.1:3306";
 const ROWS: u64 = 100_000;
+/// How long the probe waits without a connection opened or a select answered.
+const SILENCE: Duration = Duration::from_secs(10);
+
+/// Connections opened so far.
+static OPENED: AtomicUsize = AtomicUsize::new(0);
+/// Selects not yet begun: the race's own counter, so that watching it costs the
+/// selects nothing.
+static LEFT: AtomicI64 = AtomicI64::new(0);
 
 fn main() {
     if let Err(e) = run() {
@@ -48,6 +57,7 @@ fn run() -> Result<()> {
         .build()
         .map_err(|e| e.to_string())?;
     let sql = format!("SELECT c FROM {table} WHERE id=?");
+    watch_for_silence();
     let (seconds, cpu) = match mode.as_str() {
         "raw" => runtime.block_on(raw::race(conns, ops, database, &sql))?,
         "driver" => runtime.block_on(driver::race(conns, ops, database, &sql))?,
@@ -55,6 +65,24 @@ fn run() -> Result<()> {
     };
     println!("{:.0} {:.2}", ops as f64 / seconds, cpu * 1e6 / ops as f64);
     Ok(())
+}
+
+/// Ends the process with an error once neither counter has moved for `SILENCE`
+/// (a thread of its own: the runtime's may all be waiting on a silent server).
+fn watch_for_silence() {
+    std::thread::spawn(|| {
+        let progress = || (OPENED.load(Ordering::Relaxed), LEFT.load(Ordering::Relaxed));
+        let (mut last, mut since) = (progress(), Instant::now());
+        loop {
+            std::thread::sleep(Duration::from_millis(200));
+            if progress() != last {
+                (last, since) = (progress(), Instant::now());
+            } else if since.elapsed() >= SILENCE {
+                eprintln!("error: no answer from {ADDRESS} in {} s", SILENCE.as_secs());
+                std::process::exit(1);
+            }
+        }
+    });
 }
 
 /// Ids of one connection: xorshift, so that drawing one costs next to nothing.
@@ -96,17 +124,17 @@ where
         + Sync
         + 'static,
 {
-    let left = Arc::new(AtomicI64::new(ops));
+    LEFT.store(ops, Ordering::Relaxed);
     let select = Arc::new(select);
     let (cpu, start) = (cpu_seconds(), Instant::now());
     let tasks: Vec<_> = conns
         .into_iter()
         .enumerate()
         .map(|(i, mut conn)| {
-            let (left, select) = (left.clone(), select.clone());
+            let select = select.clone();
             tokio::spawn(async move {
                 let mut next_id = ids(i);
-                while left.fetch_sub(1, Ordering::Relaxed) > 0 {
+                while LEFT.fetch_sub(1, Ordering::Relaxed) > 0 {
                     conn = select(conn, next_id()).await?;
                 }
                 Ok::<_, String>(())
@@ -120,10 +148,12 @@ where
 }
 
 mod driver {
+    use std::sync::atomic::Ordering;
+
     use mysql_async::prelude::Queryable;
     use mysql_async::{Conn, Statement};
 
-    use super::Result;
+    use super::{OPENED, Result};
 
     pub async fn race(conns: usize, ops: i64, database: &str, sql: &str) -> Result<(f64, f64)> {
         // prefer_socket=false: else mysql_async reconnects through the Unix socket.
@@ -138,6 +168,7 @@ mod driver {
                 .map_err(|e| e.to_string())?;
             let statement = conn.prep(sql).await.map_err(|e| e.to_string())?;
             opened.push((conn, statement));
+            OPENED.fetch_add(1, Ordering::Relaxed);
         }
         super::race(
             opened,
@@ -187,6 +218,7 @@ mod raw {
             let mut conn = Conn::open(database).await?;
             conn.prepare(sql).await?;
             opened.push(conn);
+            OPENED.fetch_add(1, Ordering::Relaxed);
         }
         super::race(opened, ops, |mut conn: Conn, id| {
             Box::pin(async move {
