@@ -149,10 +149,17 @@ fn mysql_prepares_each_statement_once_per_connection() {
     let _guard = lock(&MYSQL);
     let db = url("HATSHOP_TEST_MYSQL");
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let grew = prepares_by_run(&db, || runtime.block_on(prepares(&db)));
-    // Eight times the operations, the same prepares: setup prepares on every connection.
-    assert_eq!(grew[0], grew[1], "prepares grew with operations: {grew:?}");
-    assert!(grew[0] < 200, "{grew:?}");
+    // Orders through mysql_async; key-value events alone through hatshop's own wire.
+    let key_value = ["-w", "kv-10w-40rw-50r", "--records", "500", "--warmup", "0"];
+    for workload in [&[][..], &key_value] {
+        let grew = prepares_by_run(&db, workload, || runtime.block_on(prepares(&db)));
+        // Eight times the operations, the same prepares: setup prepares on every connection.
+        assert_eq!(
+            grew[0], grew[1],
+            "{workload:?}: prepares grew with operations: {grew:?}"
+        );
+        assert!(grew[0] < 200, "{workload:?}: {grew:?}");
+    }
 }
 
 #[test]
@@ -217,15 +224,7 @@ fn passwords_with_any_character_reach_the_server_and_appear_nowhere() {
         .unwrap();
         conn.disconnect().await.unwrap();
     });
-    let hosts = db
-        .trim_start_matches("mysql://")
-        .split_once('@')
-        .unwrap()
-        .1
-        .split('/')
-        .next()
-        .unwrap()
-        .to_string();
+    let hosts = hosts_of(&db);
     let encoded = "p%2Fa%3Fs%40s%23w%25rd";
     let forms = [
         (
@@ -289,6 +288,78 @@ fn passwords_with_any_character_reach_the_server_and_appear_nowhere() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("Access denied"), "{stderr}");
     assert!(!stderr.contains("s@s#w"), "{stderr}");
+}
+
+/// The `host:port` part of a MySQL URL.
+fn hosts_of(db: &str) -> String {
+    let after_user = db.split_once('@').map_or(db, |(_, rest)| rest);
+    after_user.split('/').next().unwrap().to_string()
+}
+
+#[test]
+#[ignore = "needs a live MariaDB: ./test.sh starts one"]
+fn mysql_own_wire_logs_in_with_a_password_reads_back_and_says_so() {
+    let _guard = lock(&MYSQL);
+    let db = url("HATSHOP_TEST_MYSQL");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let mut conn = mysql_async::Conn::from_url(db.as_str()).await.unwrap();
+        conn.query_drop(
+            "DROP USER IF EXISTS 'wire'@'127.%'; \
+             CREATE USER 'wire'@'127.%' IDENTIFIED BY 'Wire-pass-1'; \
+             GRANT ALL PRIVILEGES ON hatshop.* TO 'wire'@'127.%'",
+        )
+        .await
+        .unwrap();
+        conn.disconnect().await.unwrap();
+    });
+    let aborted = || runtime.block_on(global_status(&db, "Aborted_clients"));
+    let before = aborted();
+    let base = format!("mysql://wire:Wire-pass-1@{}/hatshop", hosts_of(&db));
+    let tmp = TempDir::new().unwrap();
+    // Rewrites and reads of 15,000-byte values (reads checked against the stream as
+    // they come back), then verify reads every record back.
+    for wire in ["own", "mysql_async"] {
+        let out = common::run_ok(
+            &tmp,
+            wire,
+            &[
+                "--db",
+                &format!("{base}?kv_wire={wire}"),
+                "-w",
+                "kv-10w-40rw-50r",
+                "--records",
+                "500",
+                "--warmup",
+                "0",
+                "--events",
+                "2000",
+                "--value-size",
+                "15000",
+                "-c",
+                "8",
+                "--verify",
+            ],
+        );
+        let run = json(&out.join("run.json"));
+        assert_eq!(run["database"]["store"]["settings"]["kv_wire"], wire);
+        let summary = json(&out.join("summary.json"));
+        assert_eq!(summary["overall"]["errors"], 0, "{wire}: {summary}");
+        let verify = json(&out.join("verify.json"));
+        assert_eq!(
+            verify["keys_found"], verify["keys_expected"],
+            "{wire}: {verify}"
+        );
+    }
+    // Orders go through mysql_async, whatever kv_wire says.
+    let out = common::run_ok(&tmp, "orders", &["--db", &base, "--events", "200"]);
+    let run = json(&out.join("run.json"));
+    assert_eq!(
+        run["database"]["store"]["settings"]["kv_wire"],
+        "mysql_async"
+    );
+    // Each connection dropped unannounced counts here.
+    assert_eq!(aborted(), before, "connections ended without a goodbye");
 }
 
 #[test]

@@ -131,7 +131,7 @@ fn postgres_prepares_each_statement_once_per_connection() {
         });
     let (port, parses) = counting_proxy(address.to_string());
     let proxied = format!("postgres://postgres@127.0.0.1:{port}/hatshop");
-    let grew = common::prepares_by_run(&proxied, || parses.load(Ordering::Relaxed));
+    let grew = common::prepares_by_run(&proxied, &[], || parses.load(Ordering::Relaxed));
     // Eight times the operations, the same prepares: each connection prepares its
     // statements when it opens.
     assert!(

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use common::{csv_rows, json, run_ok};
+use common::{csv_rows, errors_of, json, run_ok};
 use tempfile::TempDir;
 
 /// One test at a time: the MariaDB ones share its tables, and every test measures
@@ -188,6 +188,21 @@ fn five_ms_added_per_request_shows_as_five_ms_at_p50() {
 }
 
 #[test]
+#[ignore = "needs a live MariaDB: ./test.sh starts one"]
+fn five_ms_added_per_request_shows_as_five_ms_at_p50_on_mysqls_own_wire() {
+    let _guard = lock();
+    let (proxy, db) = proxied();
+    // Key-value events alone: the statements go over hatshop's own wire (kv_wire=own).
+    let workload = ["-w", "kv-50w-50r", "--warmup", "0", "--records", "50"];
+    let added = read_rise(&proxy, &db, &workload, "read");
+    println!("MariaDB, own wire: read p50 rose by {added:.0} µs with 5 ms added per request");
+    assert!(
+        (4_750.0..=5_250.0).contains(&added),
+        "read p50 rose by {added:.0} µs, not 5 ms ± 5 %"
+    );
+}
+
+#[test]
 #[ignore = "needs a live Cassandra: ./test.sh starts one"]
 fn five_ms_added_per_request_shows_as_five_ms_at_p50_on_cassandra() {
     let _guard = lock();
@@ -227,6 +242,13 @@ fn cassandra_proxied(keyspace: &str) -> (Arc<Proxy>, String) {
 /// Cassandra a read is two queries sent together, the order and its items: the
 /// proxy's delay line delays each once.)
 fn read_order_rise(proxy: &Arc<Proxy>, db: &str) -> f64 {
+    // No warm-up: the preset's 10,000 would take 100 s at this rate.
+    let workload = ["-w", "hot-reads", "--warmup", "0", "--orders", "50"];
+    read_rise(proxy, db, &workload, "read_order")
+}
+
+/// How much the p50 of `op` in `workload` rises while the proxy adds 5 ms per request.
+fn read_rise(proxy: &Arc<Proxy>, db: &str, workload: &[&str], op: &str) -> f64 {
     let tmp = TempDir::new().unwrap();
     // The delay goes on and off every half second through one run, so that whatever
     // else the shared machine does falls alike on delayed and plain requests (two
@@ -251,29 +273,11 @@ fn read_order_rise(proxy: &Arc<Proxy>, db: &str) -> f64 {
             }
         })
     };
-    let out = run_ok(
-        &tmp,
-        "toggled",
-        &[
-            "--db",
-            db,
-            "-w",
-            "hot-reads",
-            "--events",
-            "1000",
-            // No warm-up: the preset's 10,000 would take 100 s at this rate.
-            "--warmup",
-            "0",
-            "--orders",
-            "50",
-            "--seed",
-            "3",
-            "-c",
-            "1",
-            "--rate",
-            "100",
-        ],
-    );
+    let mut args = vec![
+        "--db", db, "--events", "1000", "--seed", "3", "-c", "1", "--rate", "100",
+    ];
+    args.extend(workload);
+    let out = run_ok(&tmp, "toggled", &args);
     done.store(true, Ordering::SeqCst);
     toggler.join().unwrap();
     let switches = switches.lock().unwrap().clone();
@@ -281,7 +285,7 @@ fn read_order_rise(proxy: &Arc<Proxy>, db: &str) -> f64 {
     // each switch (a request takes under 6 ms).
     let margin = Duration::from_millis(30);
     let (mut delayed, mut plain) = (Vec::new(), Vec::new());
-    for row in csv_rows(&out).iter().filter(|r| &r[2] == "read_order") {
+    for row in csv_rows(&out).iter().filter(|r| r[2] == *op) {
         let sent = humantime::parse_rfc3339(&row[5]).unwrap();
         let latency_us: f64 = row[6].parse().unwrap();
         let window = switches
@@ -368,6 +372,65 @@ fn stall_shows_in_response_only(proxy: &Arc<Proxy>, db: &str) {
         // The timestamp has microseconds: allow its rounding.
         assert!(sent_ns + 1_000 >= due_ns, "sent before due: {row:?}");
     }
+}
+
+#[test]
+#[ignore = "needs a live MariaDB: ./test.sh starts one"]
+fn calls_given_up_on_mysqls_own_wire_leave_their_connections_and_the_run_goes_on() {
+    let _guard = lock();
+    let (proxy, db) = proxied();
+    let tmp = TempDir::new().unwrap();
+    // A 1.5 s stall 2 s in, and a 0.5 s deadline per call: each lane gives up on the
+    // request it has in flight, mid-reply, and must not read that reply as the next
+    // call's.
+    let staller = {
+        let proxy = proxy.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(2));
+            proxy.stall(Duration::from_millis(1500));
+        })
+    };
+    let out = run_ok(
+        &tmp,
+        "given-up",
+        &[
+            "--db",
+            &db,
+            "-w",
+            "kv-50w-50r",
+            "--records",
+            "50",
+            "--warmup",
+            "0",
+            "--events",
+            "1000",
+            "--rate",
+            "200",
+            "-c",
+            "4",
+            "--op-timeout",
+            "0.5",
+            "--verify",
+        ],
+    );
+    staller.join().unwrap();
+    let run = json(&out.join("run.json"));
+    assert_eq!(run["database"]["store"]["settings"]["kv_wire"], "own");
+    let summary = json(&out.join("summary.json"));
+    let timeouts = errors_of(&summary, "timeout");
+    assert!(
+        (1..=20).contains(&timeouts),
+        "{timeouts} timeouts: {summary}"
+    );
+    // Every other operation succeeded, and every read found what the stream says
+    // (a read given the wrong reply would count as an error here).
+    let errors = summary["overall"]["errors"].as_u64().unwrap();
+    assert_eq!(errors, timeouts, "{summary}");
+    let after: usize = csv_rows(&out)
+        .iter()
+        .filter(|r| r[6].parse::<f64>().unwrap() < 100_000.0)
+        .count();
+    assert!(after > 800, "{after} quick operations: {summary}");
 }
 
 /// Operations whose service time (sent → answered) was over half a second.

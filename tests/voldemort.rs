@@ -226,6 +226,7 @@ fn concurrent_rewrites_of_one_key_count_conflicts_and_lose_no_acknowledged_write
             connect_timeout: Duration::from_secs(10),
             op_timeout: Duration::from_secs(10),
             existing_only: false,
+            key_value_only: false,
         };
         let store = std::sync::Arc::new(Store::connect(&db, &options).await.unwrap());
         let owner = Ownership {

@@ -32,6 +32,7 @@ pub async fn run(args: &PrepareArgs) -> Result<()> {
         connect_timeout,
         op_timeout: SETUP_TIMEOUT,
         existing_only: false,
+        key_value_only: false,
     };
     let store = connect(&url, &options, &stop).await?;
     let owner = Ownership {

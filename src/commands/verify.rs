@@ -45,6 +45,7 @@ pub async fn run(args: &VerifyArgs) -> Result<bool> {
         connect_timeout,
         op_timeout,
         existing_only: true,
+        key_value_only: false,
     };
     let store = waiting(connect_timeout, "connect", Store::connect(&url, &options))
         .await

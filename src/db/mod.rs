@@ -147,6 +147,8 @@ pub struct ConnectOptions {
     pub op_timeout: Duration,
     /// Open for `verify`: never create a database or file.
     pub existing_only: bool,
+    /// Every operation will be a key-value one (MySQL then sends them over its own wire).
+    pub key_value_only: bool,
 }
 
 /// How long ending a store's connections may take: a silent server must not hold up

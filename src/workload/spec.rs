@@ -284,6 +284,11 @@ impl WorkloadSpec {
     }
 
     /// All events of the stream: load, warm-up and measured.
+    /// Whether every event, preloaded or measured, is a key-value one.
+    pub fn key_value_only(&self) -> bool {
+        !self.mix.has_order_events() && self.initial_orders == 0
+    }
+
     pub fn total_events(&self) -> u64 {
         self.initial_orders
             .saturating_add(self.initial_records)

@@ -91,8 +91,9 @@ pub fn json(path: &Path) -> Value {
 }
 
 /// How much `prepares` (the server's count of statements prepared) grew over a run of
-/// 1,000 events against `db` and over one of 8,000, with 4 connections each.
-pub fn prepares_by_run(db: &str, prepares: impl Fn() -> u64) -> [u64; 2] {
+/// 1,000 events of `workload` (its flags; none: the default) against `db` and over one
+/// of 8,000, with 4 connections each.
+pub fn prepares_by_run(db: &str, workload: &[&str], prepares: impl Fn() -> u64) -> [u64; 2] {
     ["1000", "8000"].map(|events| {
         let before = prepares();
         let tmp = TempDir::new().unwrap();
@@ -100,6 +101,7 @@ pub fn prepares_by_run(db: &str, prepares: impl Fn() -> u64) -> [u64; 2] {
             .args([
                 "run", "--quiet", "--db", db, "--events", events, "--pool", "4",
             ])
+            .args(workload)
             .assert()
             .success();
         prepares() - before

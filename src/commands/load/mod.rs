@@ -77,6 +77,7 @@ pub async fn run(args: &LoadArgs) -> Result<ExitCode> {
         connect_timeout,
         op_timeout,
         existing_only: false,
+        key_value_only: false,
     };
     let ready = async {
         let store = connect(&url, &options, &stop).await?;

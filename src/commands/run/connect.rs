@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow};
 
 use super::SETUP_TIMEOUT;
-use crate::config::RunConfig;
+use crate::config::{EventSource, RunConfig};
 use crate::db::{ConnectOptions, Database, DbError, DbUrl, Ownership, Store};
 use crate::runner::StopSignal;
 
@@ -19,6 +19,8 @@ pub(super) async fn connect_and_set_up(config: &RunConfig, stop: &StopSignal) ->
         op_timeout: config.op_timeout,
         // A shard creates nothing: `hatshop prepare` did.
         existing_only: config.shard.is_some(),
+        // Replayed files may hold orders: only a generated workload is known not to.
+        key_value_only: matches!(&config.source, EventSource::Generated { workload } if workload.key_value_only()),
     };
     let store = connect(&config.db, &options, stop).await?;
     let owner = Ownership {

@@ -4,9 +4,10 @@
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
 use mysql_async::prelude::*;
-use mysql_async::{Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts};
+use mysql_async::{DriverError, Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts};
 
 use super::conns::HostConns;
+use super::wire::{LeanConn, Login};
 use super::{MAX_ITEMS_PER_INSERT, MysqlStore, Route, classify};
 
 /// Connections per host for setup and reading back, apart from the operations' own.
@@ -39,6 +40,12 @@ impl StoreKind for MysqlStore {
             default: "kv",
             help: "key-value records in hatshop's table (k VARCHAR(32), v MEDIUMBLOB) or in sysbench's sbtest shape (id INT, k INT indexed, c VARBINARY(120) holding the value, pad CHAR(60)), for the race with sysbench",
         },
+        Setting {
+            name: "kv_wire",
+            value: Value::Choice(&["own", "mysql_async"]),
+            default: "own",
+            help: "in runs of key-value events alone, send the statements over hatshop's own lean client of the binary protocol (mysql_native_password or no password) or through mysql_async, as every other run does",
+        },
     ];
 
     /// One lane per pooled connection: the seed's pool of 4.
@@ -62,7 +69,7 @@ impl StoreKind for MysqlStore {
             .and_then(|v| v.parse().ok());
         let sbtest = options.settings.choice("kv_table") == "sbtest";
         let mut pools = Vec::with_capacity(address.hosts.len());
-        let mut conns = Vec::with_capacity(address.hosts.len());
+        let mut hosts = Vec::with_capacity(address.hosts.len());
         for (host, port) in &address.hosts {
             let mut opts = OptsBuilder::default()
                 .ip_or_hostname(host.clone())
@@ -85,7 +92,16 @@ impl StoreKind for MysqlStore {
             }
             let opts = Opts::from(opts);
             let name = format!("{host}:{port}");
-            conns.push(HostConns::new(name.clone(), opts.clone(), pool_size));
+            let login = Login {
+                host: host.clone(),
+                port: *port,
+                user: address.user.clone().unwrap_or_else(|| "root".into()),
+                password: address.password.clone(),
+                database: address.name.clone().unwrap_or_else(|| "hatshop".into()),
+                sync_wait,
+                connect_timeout: options.connect_timeout,
+            };
+            hosts.push((name.clone(), opts.clone(), login));
             pools.push((name, Pool::new(opts)));
         }
         // Every host must answer for a run; reading back (verify) needs just one.
@@ -125,6 +141,15 @@ impl StoreKind for MysqlStore {
             (None, Some(error)) => return Err(error),
             (None, None) => String::new(),
         };
+        let own_wire = options.key_value_only
+            && options.settings.choice("kv_wire") == "own"
+            && speaks_own_wire(&hosts[0].2).await?;
+        let conns = hosts
+            .into_iter()
+            .map(|(name, opts, login)| {
+                HostConns::new(name, opts, own_wire.then_some(login), pool_size)
+            })
+            .collect();
         let mut sql = Statements::new(Placeholders::Question);
         if sbtest {
             super::sbtest::statements(&mut sql);
@@ -142,7 +167,21 @@ impl StoreKind for MysqlStore {
             sql,
             load: Default::default(),
             server_timing: AtomicBool::new(false),
+            own_wire,
         })
+    }
+}
+
+/// Whether hatshop's own wire can log in to the server: not when the server asks for
+/// an authentication plugin other than mysql_native_password.
+async fn speaks_own_wire(login: &Login) -> Result<bool, DbError> {
+    match LeanConn::open(login).await {
+        Ok(conn) => {
+            conn.quit().await;
+            Ok(true)
+        }
+        Err(mysql_async::Error::Driver(DriverError::UnknownAuthPlugin { .. })) => Ok(false),
+        Err(e) => Err(classify(e).context(format!("host {}:{}", login.host, login.port))),
     }
 }
 

@@ -12,28 +12,31 @@
 //! own connection free on the first try. On race-sql-select the wait for a connection
 //! fell from a mean of 13.4 µs to 0.06 µs.
 
-use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use mysql_async::prelude::Queryable;
-use mysql_async::{Conn, Opts, Statement};
+use mysql_async::{Conn, Opts, Params, Statement, Value as SqlValue};
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
 use super::classify;
-use crate::db::DbError;
+use super::wire::{LeanConn, Login, Param, Prepared, Reply};
+use crate::db::{DbError, ErrorKind};
 
 pub struct HostConns {
     pub name: String,
     opts: Opts,
+    /// Set when the key-value statements go over hatshop's own wire (wire.rs): the
+    /// connections are then its own, and speak nothing else.
+    lean: Option<Login>,
     slots: Vec<Arc<Mutex<Option<Open>>>>,
     /// Where a caller outside a lane starts looking.
     next: AtomicUsize,
 }
 
 /// The key-value statements whose handles a connection keeps.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kv {
     Insert,
     Update,
@@ -42,18 +45,15 @@ pub enum Kv {
 }
 
 /// An open connection and the key-value statements prepared on it so far.
-struct Open {
-    conn: Conn,
-    kv: [Option<Statement>; 4],
-}
-
-impl From<Conn> for Open {
-    fn from(conn: Conn) -> Self {
-        Open {
-            conn,
-            kv: Default::default(),
-        }
-    }
+enum Open {
+    Driver {
+        conn: Conn,
+        kv: [Option<Statement>; 4],
+    },
+    Lean {
+        conn: LeanConn,
+        kv: [Option<Prepared>; 4],
+    },
 }
 
 /// A connection held for one operation. One that broke or was left mid-request (a
@@ -65,51 +65,102 @@ impl Held {
         self.0.as_mut().expect("a held slot has a connection")
     }
 
-    /// The handle of key-value statement `which` (its text: `sql`), prepared on this
-    /// connection on first use.
-    pub async fn kv(&mut self, which: Kv, sql: &str) -> Result<Statement, mysql_async::Error> {
-        let open = self.open();
-        if let Some(statement) = &open.kv[which as usize] {
-            return Ok(statement.clone());
+    /// mysql_async's connection, for the statements other than the key-value ones.
+    pub fn driver(&mut self) -> Result<&mut Conn, DbError> {
+        match self.open() {
+            Open::Driver { conn, .. } => Ok(conn),
+            Open::Lean { .. } => Err(DbError::new(
+                ErrorKind::Other,
+                "this run's MySQL connections speak only key-value statements (kv_wire=own)",
+            )),
         }
-        let statement = open.conn.prep(sql).await?;
-        open.kv[which as usize] = Some(statement.clone());
-        Ok(statement)
     }
-}
 
-impl Deref for Held {
-    type Target = Conn;
-    fn deref(&self) -> &Conn {
-        &self.0.as_ref().expect("a held slot has a connection").conn
+    /// Runs key-value statement `which` (its text: `sql`, prepared on this connection
+    /// on first use) with `params`: a select's reply holds its value, the others'
+    /// the rows they found.
+    pub async fn kv(
+        &mut self,
+        which: Kv,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> Result<Reply, DbError> {
+        match self.open() {
+            Open::Lean { conn, kv } => {
+                let statement = match &mut kv[which as usize] {
+                    Some(statement) => statement,
+                    slot => slot.insert(conn.prepare(sql).await.map_err(classify)?),
+                };
+                conn.execute(statement, params).await.map_err(classify)
+            }
+            Open::Driver { conn, kv } => {
+                let statement = match &kv[which as usize] {
+                    Some(statement) => statement.clone(),
+                    None => {
+                        let statement = conn.prep(sql).await.map_err(classify)?;
+                        kv[which as usize].insert(statement).clone()
+                    }
+                };
+                let params = Params::Positional(
+                    params
+                        .iter()
+                        .map(|param| match *param {
+                            Param::Int(n) => SqlValue::Int(n),
+                            Param::Bytes(bytes) => SqlValue::from(bytes),
+                        })
+                        .collect(),
+                );
+                if which == Kv::Select {
+                    let value = conn.exec_first(&statement, params).await;
+                    let value = value.map_err(classify)?;
+                    return Ok(Reply { affected: 0, value });
+                }
+                conn.exec_drop(&statement, params).await.map_err(classify)?;
+                Ok(Reply {
+                    affected: conn.affected_rows(),
+                    value: None,
+                })
+            }
+        }
     }
-}
 
-impl DerefMut for Held {
-    fn deref_mut(&mut self) -> &mut Conn {
-        &mut self.open().conn
+    /// The first column of `sql`'s rows, as numbers (for reading the server's times).
+    pub async fn query_numbers(&mut self, sql: &str) -> Result<Vec<Option<u64>>, DbError> {
+        match self.open() {
+            Open::Driver { conn, .. } => conn.query(sql).await.map_err(classify),
+            Open::Lean { conn, .. } => Ok(conn
+                .query_column(sql)
+                .await
+                .map_err(classify)?
+                .into_iter()
+                .map(|cell| std::str::from_utf8(&cell?).ok()?.parse().ok())
+                .collect()),
+        }
     }
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
         // mysql_async marks a connection disconnected while a request is in flight and
-        // clears the mark when the reply (or a server error) is read.
-        if self
-            .0
-            .as_ref()
-            .is_some_and(|open| open.conn.is_disconnected())
-        {
+        // clears the mark when the reply (or a server error) is read; hatshop's own
+        // marks it broken the same way.
+        let broken = match self.0.as_ref() {
+            Some(Open::Driver { conn, .. }) => conn.is_disconnected(),
+            Some(Open::Lean { conn, .. }) => conn.broken,
+            None => false,
+        };
+        if broken {
             *self.0 = None;
         }
     }
 }
 
 impl HostConns {
-    pub fn new(name: String, opts: Opts, size: usize) -> HostConns {
+    pub fn new(name: String, opts: Opts, lean: Option<Login>, size: usize) -> HostConns {
         HostConns {
             name,
             opts,
+            lean,
             slots: (0..size.max(1))
                 .map(|_| Arc::new(Mutex::new(None)))
                 .collect(),
@@ -138,28 +189,48 @@ impl HostConns {
             None => self.slots[start % n].clone().lock_owned().await,
         };
         if guard.is_none() {
-            *guard = Some(self.open().await?.into());
+            *guard = Some(self.open().await?);
         }
         Ok(Held(guard))
     }
 
     /// Opens every connection again (after setup made the tables), preparing
-    /// `statements` on each, so nothing is opened or prepared while measuring. A table
-    /// the server does not know yet is waited for up to `patience` (a Galera node
-    /// applies the tables' creation a moment after the node that ran it).
+    /// `statements` on each (hatshop's own connections: `kv`, the key-value ones in
+    /// `Kv`'s order), so nothing is opened or prepared while measuring. A table the
+    /// server does not know yet is waited for up to `patience` (a Galera node applies
+    /// the tables' creation a moment after the node that ran it).
     pub async fn reopen_all(
         &self,
         statements: &[String],
+        kv: [&str; 4],
         patience: Duration,
     ) -> Result<(), DbError> {
         for slot in &self.slots {
             let mut guard = slot.lock().await;
             *guard = None;
-            let mut conn = self.open().await?;
-            for sql in statements {
-                prep_once_there(&mut conn, sql, patience).await?;
+            let mut open = self.open().await?;
+            match &mut open {
+                Open::Driver { conn, .. } => {
+                    for sql in statements {
+                        let until = Instant::now() + patience;
+                        while let Err(e) = conn.prep(sql.as_str()).await {
+                            table_awaited(e, until).await?;
+                        }
+                    }
+                }
+                Open::Lean { conn, kv: prepared } => {
+                    for (slot, sql) in prepared.iter_mut().zip(kv) {
+                        let until = Instant::now() + patience;
+                        *slot = loop {
+                            match conn.prepare(sql).await {
+                                Ok(statement) => break Some(statement),
+                                Err(e) => table_awaited(e, until).await?,
+                            }
+                        };
+                    }
+                }
             }
-            *guard = Some(conn.into());
+            *guard = Some(open);
         }
         Ok(())
     }
@@ -167,34 +238,40 @@ impl HostConns {
     /// Ends every connection, telling the server; a slot's next use opens a new one.
     pub async fn close_all(&self) {
         for slot in &self.slots {
-            let conn = slot.lock().await.take();
-            if let Some(open) = conn {
-                let _ = open.conn.disconnect().await;
+            match slot.lock().await.take() {
+                Some(Open::Driver { conn, .. }) => {
+                    let _ = conn.disconnect().await;
+                }
+                Some(Open::Lean { conn, .. }) => conn.quit().await,
+                None => {}
             }
         }
     }
 
-    async fn open(&self) -> Result<Conn, DbError> {
-        Conn::new(self.opts.clone())
-            .await
-            .map_err(|e| classify(e).context(format!("host {}: no connection", self.name)))
+    async fn open(&self) -> Result<Open, DbError> {
+        let context = |e| classify(e).context(format!("host {}: no connection", self.name));
+        Ok(match &self.lean {
+            Some(login) => Open::Lean {
+                conn: LeanConn::open(login).await.map_err(context)?,
+                kv: Default::default(),
+            },
+            None => Open::Driver {
+                conn: Conn::new(self.opts.clone()).await.map_err(context)?,
+                kv: Default::default(),
+            },
+        })
     }
 }
 
-/// Prepares `sql`; while the server says a table of it does not exist (1146), again
-/// every 50 ms, for up to `patience`.
-async fn prep_once_there(conn: &mut Conn, sql: &str, patience: Duration) -> Result<(), DbError> {
+/// After a failed prepare: waits 50 ms when the server says a table does not exist
+/// (1146) and `until` has not passed, else gives the error.
+async fn table_awaited(error: mysql_async::Error, until: Instant) -> Result<(), DbError> {
     const NO_SUCH_TABLE: u16 = 1146;
-    let until = Instant::now() + patience;
-    loop {
-        match conn.prep(sql).await {
-            Ok(_) => return Ok(()),
-            Err(mysql_async::Error::Server(e))
-                if e.code == NO_SUCH_TABLE && Instant::now() < until =>
-            {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            Err(e) => return Err(classify(e)),
+    match error {
+        mysql_async::Error::Server(e) if e.code == NO_SUCH_TABLE && Instant::now() < until => {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            Ok(())
         }
+        e => Err(classify(e)),
     }
 }

@@ -68,11 +68,11 @@ impl MysqlStore {
             .as_ref()
             .and_then(|e| e.downcast_ref::<String>())
             .ok_or_else(|| DbError::other("the batch was not encoded"))?;
-        let mut conn = self.conn().await?;
-        match conn.query_drop(sql.as_str()).await {
+        let mut held = self.conn().await?;
+        match held.driver()?.query_drop(sql.as_str()).await {
             Ok(()) => Ok(()),
             Err(error) if is_packet_too_large(&error) => {
-                drop(conn);
+                drop(held);
                 let per_row = sql.len() as f64 / batch.len().max(1) as f64;
                 Err(LoadError::TooLarge(self.packet_limit(per_row).await))
             }

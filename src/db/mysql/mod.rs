@@ -21,6 +21,7 @@ use mysql_async::prelude::*;
 use mysql_async::{Conn, Params, Pool, Row, TxOpts, Value as SqlValue};
 
 use conns::{Held, HostConns, Kv};
+use wire::Param;
 
 mod connect;
 mod conns;
@@ -29,6 +30,7 @@ mod load;
 mod rows;
 mod sbtest;
 mod server_time;
+mod wire;
 
 use super::ownership::{self, Ownership, TABLES};
 use super::sql::{
@@ -103,6 +105,8 @@ pub struct MysqlStore {
     /// Traced operations read their statements' times (`begin_server_timing` found
     /// performance_schema ready).
     server_timing: AtomicBool,
+    /// The key-value statements go over hatshop's own wire (`kv_wire=own`, wire.rs).
+    own_wire: bool,
 }
 
 impl MysqlStore {
@@ -130,11 +134,11 @@ impl MysqlStore {
     }
 
     /// The key as its statements bind it: the key text, or sbtest's INT id.
-    fn key_param(&self, key: &KeyText) -> Result<SqlValue, DbError> {
+    fn key_param<'k>(&self, key: &'k KeyText) -> Result<Param<'k>, DbError> {
         Ok(if self.sbtest {
-            SqlValue::Int(sbtest::id(key)?)
+            Param::Int(sbtest::id(key)?)
         } else {
-            SqlValue::from(key.as_str())
+            Param::Bytes(key.as_str().as_bytes())
         })
     }
 
@@ -198,8 +202,16 @@ impl MysqlStore {
         } else {
             Duration::ZERO
         };
+        let sql = &self.sql;
+        let kv = [
+            &sql.kv_insert,
+            &sql.kv_update,
+            &sql.kv_select,
+            &sql.kv_delete,
+        ]
+        .map(String::as_str);
         for host in &self.conns {
-            host.reopen_all(&statements, patience).await?;
+            host.reopen_all(&statements, kv, patience).await?;
         }
         Ok(())
     }
@@ -249,7 +261,8 @@ impl Database for MysqlStore {
     }
 
     async fn create_order(&self, order: &Order) -> Result<(), DbError> {
-        let mut conn = self.conn().await?;
+        let mut held = self.conn().await?;
+        let conn = held.driver()?;
         let mut tx = conn
             .start_transaction(TxOpts::default())
             .await
@@ -290,17 +303,18 @@ impl Database for MysqlStore {
         }
         tx.commit().await.map_err(classify)?;
         let inserts = 1 + order.items.len().div_ceil(MAX_ITEMS_PER_INSERT);
-        self.done(conn, inserts + 2);
+        self.done(held, inserts + 2);
         Ok(())
     }
 
     async fn read_order(&self, order_id: OrderId) -> Result<Option<Order>, DbError> {
-        let mut conn = self.conn().await?;
+        let mut held = self.conn().await?;
+        let conn = held.driver()?;
         let rows: Vec<Row> = conn
             .exec(self.sql.read_order.as_str(), (order_id as i64,))
             .await
             .map_err(classify)?;
-        self.done(conn, 1);
+        self.done(held, 1);
         order_from_joined(&rows, order_row, line_item)
     }
 
@@ -309,7 +323,8 @@ impl Database for MysqlStore {
         order_id: OrderId,
         update: &OrderUpdate,
     ) -> Result<Applied, DbError> {
-        let mut conn = self.conn().await?;
+        let mut held = self.conn().await?;
+        let conn = held.driver()?;
         conn.exec_drop(
             self.sql.update_order.as_str(),
             (
@@ -322,7 +337,7 @@ impl Database for MysqlStore {
         .await
         .map_err(classify)?;
         let rows = conn.affected_rows();
-        self.done(conn, 1);
+        self.done(held, 1);
         Ok(Applied::from_rows(rows))
     }
 
@@ -332,7 +347,8 @@ impl Database for MysqlStore {
         changes: &[ItemChange],
         subtotal_cents: i64,
     ) -> Result<Applied, DbError> {
-        let mut conn = self.conn().await?;
+        let mut held = self.conn().await?;
+        let conn = held.driver()?;
         let mut tx = conn
             .start_transaction(TxOpts::default())
             .await
@@ -359,7 +375,7 @@ impl Database for MysqlStore {
         .map_err(classify)?;
         let rows = tx.affected_rows();
         tx.commit().await.map_err(classify)?;
-        self.done(conn, changes.len() + 3);
+        self.done(held, changes.len() + 3);
         Ok(Applied::from_rows(rows))
     }
 
@@ -368,7 +384,8 @@ impl Database for MysqlStore {
         order_id: OrderId,
         status: OrderStatus,
     ) -> Result<Applied, DbError> {
-        let mut conn = self.conn().await?;
+        let mut held = self.conn().await?;
+        let conn = held.driver()?;
         conn.exec_drop(
             self.sql.update_status.as_str(),
             (status.as_str(), order_id as i64),
@@ -376,12 +393,13 @@ impl Database for MysqlStore {
         .await
         .map_err(classify)?;
         let rows = conn.affected_rows();
-        self.done(conn, 1);
+        self.done(held, 1);
         Ok(Applied::from_rows(rows))
     }
 
     async fn delete_order(&self, order_id: OrderId) -> Result<Applied, DbError> {
-        let mut conn = self.conn().await?;
+        let mut held = self.conn().await?;
+        let conn = held.driver()?;
         let mut tx = conn
             .start_transaction(TxOpts::default())
             .await
@@ -394,75 +412,54 @@ impl Database for MysqlStore {
             .map_err(classify)?;
         let rows = tx.affected_rows();
         tx.commit().await.map_err(classify)?;
-        self.done(conn, 4);
+        self.done(held, 4);
         Ok(Applied::from_rows(rows))
     }
 
     async fn kv_write(&self, key: &KeyText, value: &[u8]) -> Result<(), DbError> {
         let value = self.value_param(value)?;
-        let id = if self.sbtest {
-            Some(sbtest::id(key)?)
+        let (sbtest_row, kv_row);
+        let params: &[Param] = if self.sbtest {
+            let id = sbtest::id(key)?;
+            sbtest_row = [
+                Param::Int(id),
+                Param::Int(sbtest::k_of(id)),
+                Param::Bytes(value),
+                Param::Bytes(sbtest::PAD.as_bytes()),
+            ];
+            &sbtest_row
         } else {
-            None
+            kv_row = [Param::Bytes(key.as_str().as_bytes()), Param::Bytes(value)];
+            &kv_row
         };
         let mut conn = self.conn().await?;
-        let statement = conn
-            .kv(Kv::Insert, &self.sql.kv_insert)
-            .await
-            .map_err(classify)?;
-        match id {
-            Some(id) => {
-                let row = (id, sbtest::k_of(id), value, sbtest::PAD);
-                conn.exec_drop(&statement, row).await
-            }
-            None => conn.exec_drop(&statement, (key.as_str(), value)).await,
-        }
-        .map_err(classify)?;
+        conn.kv(Kv::Insert, &self.sql.kv_insert, params).await?;
         self.done(conn, 1);
         Ok(())
     }
 
     async fn kv_rewrite(&self, key: &KeyText, value: &[u8]) -> Result<Applied, DbError> {
-        let (key, value) = (self.key_param(key)?, self.value_param(value)?);
+        let params = [Param::Bytes(self.value_param(value)?), self.key_param(key)?];
         let mut conn = self.conn().await?;
-        let statement = conn
-            .kv(Kv::Update, &self.sql.kv_update)
-            .await
-            .map_err(classify)?;
-        conn.exec_drop(&statement, (value, key))
-            .await
-            .map_err(classify)?;
-        let rows = conn.affected_rows();
+        let reply = conn.kv(Kv::Update, &self.sql.kv_update, &params).await?;
         self.done(conn, 1);
-        Ok(Applied::from_rows(rows))
+        Ok(Applied::from_rows(reply.affected))
     }
 
     async fn kv_read(&self, key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {
-        let key = self.key_param(key)?;
+        let params = [self.key_param(key)?];
         let mut conn = self.conn().await?;
-        let statement = conn
-            .kv(Kv::Select, &self.sql.kv_select)
-            .await
-            .map_err(classify)?;
-        let value = conn
-            .exec_first(&statement, (key,))
-            .await
-            .map_err(classify)?;
+        let reply = conn.kv(Kv::Select, &self.sql.kv_select, &params).await?;
         self.done(conn, 1);
-        Ok(value)
+        Ok(reply.value)
     }
 
     async fn kv_delete(&self, key: &KeyText) -> Result<Applied, DbError> {
-        let key = self.key_param(key)?;
+        let params = [self.key_param(key)?];
         let mut conn = self.conn().await?;
-        let statement = conn
-            .kv(Kv::Delete, &self.sql.kv_delete)
-            .await
-            .map_err(classify)?;
-        conn.exec_drop(&statement, (key,)).await.map_err(classify)?;
-        let rows = conn.affected_rows();
+        let reply = conn.kv(Kv::Delete, &self.sql.kv_delete, &params).await?;
         self.done(conn, 1);
-        Ok(Applied::from_rows(rows))
+        Ok(Applied::from_rows(reply.affected))
     }
 
     async fn snapshot(&self) -> Result<Snapshot, DbError> {
@@ -554,6 +551,8 @@ impl Database for MysqlStore {
         if self.sbtest {
             settings.insert("kv_table".into(), "sbtest".into());
         }
+        let wire = if self.own_wire { "own" } else { "mysql_async" };
+        settings.insert("kv_wire".into(), wire.into());
         StoreInfo {
             name: Self::SCHEME.into(),
             server_version: self.version.clone(),

@@ -6,9 +6,9 @@
 //! operation is matched by position: the store counts the statements it sent.
 
 use mysql_async::Conn;
+use mysql_async::prelude::*;
 
 use super::conns::Held;
-use mysql_async::prelude::*;
 
 use super::classify;
 use crate::db::{DbError, ErrorKind};
@@ -49,8 +49,8 @@ pub async fn check(conn: &mut Conn) -> Result<(), DbError> {
 /// The summed server time (µs) of the last `statements` statements this connection
 /// ran, or `None` when the server kept fewer of them.
 pub async fn last_statements(mut conn: Held, statements: usize) -> Option<(f64, usize)> {
-    let waits: Vec<Option<u64>> = conn
-        .query(format!(
+    let waits = conn
+        .query_numbers(&format!(
             "SELECT TIMER_WAIT FROM performance_schema.events_statements_history \
              WHERE THREAD_ID = (SELECT THREAD_ID FROM performance_schema.threads \
              WHERE PROCESSLIST_ID = CONNECTION_ID()) ORDER BY EVENT_ID DESC LIMIT {statements}"
