@@ -285,6 +285,36 @@ fn a_three_node_galera_cluster_spreads_lanes_counts_conflicts_and_survives_a_kil
     assert_eq!(server["name"], "galera", "{server}");
     assert_eq!(server["nodes"], 3, "{server}");
 
+    // Key-value events alone go over hatshop's own wire, round-robin too, each read
+    // waiting for the writes before it (sync_wait=1, sent on every connection).
+    let joiner = if galera.url.contains('?') { '&' } else { '?' };
+    let causal = format!("{}{joiner}sync_wait=1", galera.url);
+    let out = run_ok(
+        &tmp,
+        "key-value",
+        &causal,
+        &[
+            "-w",
+            "kv-10w-40rw-50r",
+            "--records",
+            "300",
+            "--warmup",
+            "0",
+            "--events",
+            "1500",
+            "--verify",
+            "--home",
+            &home,
+        ],
+    );
+    let nodes = nodes_in_op_log(&out);
+    assert!(nodes.values().all(|n| *n == 500), "{nodes:?}");
+    let summary = json(&out.join("summary.json"));
+    assert_eq!(summary["errors"], 0, "{summary}");
+    let settings = &json(&out.join("run.json"))["database"]["store"]["settings"];
+    assert_eq!(settings["kv_wire"], "own", "{settings}");
+    assert_eq!(settings["sync_wait"], "1", "{settings}");
+
     // Lanes racing on few orders: certification failures and deadlocks, by code.
     let out = run_ok(
         &tmp,

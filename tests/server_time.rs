@@ -6,9 +6,13 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Mutex;
 
-use common::{csv_maps, json, run_and_verify, url};
+use common::{csv_maps, json, lock, run_and_verify, url};
 use tempfile::TempDir;
+
+/// MariaDB's tests share its tables: one at a time.
+static MARIADB: Mutex<()> = Mutex::new(());
 
 /// A traced run that verifies, whose run.json names where server times came from.
 fn traced_run(tmp: &TempDir, db: &str, extra: &[&str], source: &str) -> PathBuf {
@@ -21,6 +25,7 @@ fn traced_run(tmp: &TempDir, db: &str, extra: &[&str], source: &str) -> PathBuf 
 #[test]
 #[ignore = "needs a live MariaDB: ./test.sh starts one"]
 fn mariadb_times_every_sampled_operation_by_its_statements() {
+    let _guard = lock(&MARIADB);
     let tmp = TempDir::new().unwrap();
     let db = url("HATSHOP_TEST_MYSQL");
     let out = traced_run(
@@ -65,6 +70,49 @@ fn mariadb_times_every_sampled_operation_by_its_statements() {
     let report = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(report.contains("<h2>Client and server time</h2>"));
     assert!(report.contains("performance_schema.events_statements_history"));
+}
+
+#[test]
+#[ignore = "needs a live MariaDB: ./test.sh starts one"]
+fn mariadb_times_key_value_statements_sent_over_hatshops_own_wire() {
+    let _guard = lock(&MARIADB);
+    let tmp = TempDir::new().unwrap();
+    let db = url("HATSHOP_TEST_MYSQL");
+    let out = traced_run(
+        &tmp,
+        &db,
+        &[
+            "-w",
+            "kv-50w-50r",
+            "--records",
+            "200",
+            "--warmup",
+            "0",
+            "--events",
+            "400",
+            "-c",
+            "2",
+            "--trace-sample",
+            "1.0",
+        ],
+        "MariaDB performance_schema",
+    );
+    let settings = &json(&out.join("run.json"))["database"]["store"]["settings"];
+    assert_eq!(settings["kv_wire"], "own", "{settings}");
+    let traces = csv_maps(&out.join("traces.csv"));
+    assert_eq!(traces.len(), 400, "every measured operation was sampled");
+    let (mut client, mut server) = (0.0, 0.0);
+    for row in &traces {
+        let server_us: f64 = row["server_us"]
+            .parse()
+            .unwrap_or_else(|_| panic!("no server time: {row:?}"));
+        assert!(server_us > 0.0 && row["requests"] == "1", "{row:?}");
+        server += server_us;
+        client += row["client_us"].parse::<f64>().unwrap();
+    }
+    // The server's time is part of what the client waited for, on average (one
+    // statement's can end a little after its reply left).
+    assert!(server < client, "server {server} vs client {client}");
 }
 
 #[test]
