@@ -285,10 +285,12 @@ fn a_three_node_galera_cluster_spreads_lanes_counts_conflicts_and_survives_a_kil
     assert_eq!(server["name"], "galera", "{server}");
     assert_eq!(server["nodes"], 3, "{server}");
 
-    // Key-value events alone go over hatshop's own wire, round-robin too, each read
-    // waiting for the writes before it (sync_wait=1, sent on every connection).
+    // Key-value events alone go over hatshop's own wire, round-robin too. One lane,
+    // every statement waiting for the writes before it (sync_wait=7, sent on each
+    // connection): a rewrite on one node finds the record written on another, and
+    // every read finds what the stream says.
     let joiner = if galera.url.contains('?') { '&' } else { '?' };
-    let causal = format!("{}{joiner}sync_wait=1", galera.url);
+    let causal = format!("{}{joiner}sync_wait=7", galera.url);
     let out = run_ok(
         &tmp,
         "key-value",
@@ -301,19 +303,21 @@ fn a_three_node_galera_cluster_spreads_lanes_counts_conflicts_and_survives_a_kil
             "--warmup",
             "0",
             "--events",
-            "1500",
+            "900",
+            "-c",
+            "1",
             "--verify",
             "--home",
             &home,
         ],
     );
     let nodes = nodes_in_op_log(&out);
-    assert!(nodes.values().all(|n| *n == 500), "{nodes:?}");
+    assert!(nodes.values().all(|n| *n == 300), "{nodes:?}");
     let summary = json(&out.join("summary.json"));
     assert_eq!(summary["errors"], 0, "{summary}");
     let settings = &json(&out.join("run.json"))["database"]["store"]["settings"];
     assert_eq!(settings["kv_wire"], "own", "{settings}");
-    assert_eq!(settings["sync_wait"], "1", "{settings}");
+    assert_eq!(settings["sync_wait"], "7", "{settings}");
 
     // Lanes racing on few orders: certification failures and deadlocks, by code.
     let out = run_ok(
