@@ -97,16 +97,19 @@ macro_rules! stores {
                 match self { $(Store::$variant(db) => db.use_existing().await,)* }
             }
 
+            // The calls a run times are boxed arm by arm: a call then copies only its own
+            // store's future into the heap (MariaDB's read: 1.6 KB), not the largest of
+            // all the stores' (Cassandra's, 4.4 KB).
             async fn create_order(&self, order: &Order) -> Result<(), DbError> {
-                match self { $(Store::$variant(db) => db.create_order(order).await,)* }
+                match self { $(Store::$variant(db) => Box::pin(db.create_order(order)).await,)* }
             }
 
             async fn read_order(&self, order_id: OrderId) -> Result<Option<Order>, DbError> {
-                match self { $(Store::$variant(db) => db.read_order(order_id).await,)* }
+                match self { $(Store::$variant(db) => Box::pin(db.read_order(order_id)).await,)* }
             }
 
             async fn update_order(&self, order_id: OrderId, update: &OrderUpdate) -> Result<Applied, DbError> {
-                match self { $(Store::$variant(db) => db.update_order(order_id, update).await,)* }
+                match self { $(Store::$variant(db) => Box::pin(db.update_order(order_id, update)).await,)* }
             }
 
             async fn update_items(
@@ -116,32 +119,32 @@ macro_rules! stores {
                 subtotal_cents: i64,
             ) -> Result<Applied, DbError> {
                 match self {
-                    $(Store::$variant(db) => db.update_items(order_id, changes, subtotal_cents).await,)*
+                    $(Store::$variant(db) => Box::pin(db.update_items(order_id, changes, subtotal_cents)).await,)*
                 }
             }
 
             async fn update_status(&self, order_id: OrderId, status: OrderStatus) -> Result<Applied, DbError> {
-                match self { $(Store::$variant(db) => db.update_status(order_id, status).await,)* }
+                match self { $(Store::$variant(db) => Box::pin(db.update_status(order_id, status)).await,)* }
             }
 
             async fn delete_order(&self, order_id: OrderId) -> Result<Applied, DbError> {
-                match self { $(Store::$variant(db) => db.delete_order(order_id).await,)* }
+                match self { $(Store::$variant(db) => Box::pin(db.delete_order(order_id)).await,)* }
             }
 
             async fn kv_write(&self, key: &KeyText, value: &[u8]) -> Result<(), DbError> {
-                match self { $(Store::$variant(db) => db.kv_write(key, value).await,)* }
+                match self { $(Store::$variant(db) => Box::pin(db.kv_write(key, value)).await,)* }
             }
 
             async fn kv_rewrite(&self, key: &KeyText, value: &[u8]) -> Result<Applied, DbError> {
-                match self { $(Store::$variant(db) => db.kv_rewrite(key, value).await,)* }
+                match self { $(Store::$variant(db) => Box::pin(db.kv_rewrite(key, value)).await,)* }
             }
 
             async fn kv_read(&self, key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {
-                match self { $(Store::$variant(db) => db.kv_read(key).await,)* }
+                match self { $(Store::$variant(db) => Box::pin(db.kv_read(key)).await,)* }
             }
 
             async fn kv_delete(&self, key: &KeyText) -> Result<Applied, DbError> {
-                match self { $(Store::$variant(db) => db.kv_delete(key).await,)* }
+                match self { $(Store::$variant(db) => Box::pin(db.kv_delete(key)).await,)* }
             }
 
             async fn snapshot(&self) -> Result<Snapshot, DbError> {
