@@ -22,7 +22,7 @@ use std::net::{IpAddr, ToSocketAddrs};
 use std::sync::Arc;
 
 use futures::future::try_join_all;
-use scylla::client::execution_profile::ExecutionProfile;
+use scylla::client::execution_profile::{ExecutionProfile, ExecutionProfileHandle};
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
 use scylla::errors::TracingError;
@@ -57,6 +57,12 @@ pub struct CassandraStore {
     nodes: Vec<IpAddr>,
     /// Prepared on first use: after `setup` in a run, against existing tables in `verify`.
     prepared: OnceCell<Prepared>,
+    /// The profile of requests that a deadline of hatshop's own bounds, without the
+    /// driver's timeout: the lanes' calls (the lane's watchdog ends a call past
+    /// --op-timeout; a timer per request cost about 3 % of the client's CPU on
+    /// `race-cql-read`) and schema changes (setup's deadline: a DROP KEYSPACE may take
+    /// longer than an operation is allowed to).
+    watched: ExecutionProfileHandle,
     /// The bulk load's insert, once `load_setup` made its table.
     load: std::sync::OnceLock<load::LoadInsert>,
 }
@@ -100,8 +106,9 @@ impl StoreKind for CassandraStore {
         };
         let profile = ExecutionProfile::builder()
             .request_timeout(Some(options.op_timeout))
-            .retry_policy(retry_policy)
-            .build();
+            .retry_policy(retry_policy);
+        let watched = profile.clone().request_timeout(None).build().into_handle();
+        let profile = profile.build();
         let mut builder = SessionBuilder::new()
             .known_nodes(address.hosts.iter().map(|(h, p)| format!("{h}:{p}")))
             .connection_timeout(options.connect_timeout)
@@ -137,6 +144,7 @@ impl StoreKind for CassandraStore {
             options: cassandra,
             version: format!("Apache Cassandra {version}"),
             prepared: OnceCell::new(),
+            watched,
             load: std::sync::OnceLock::new(),
         })
     }
@@ -145,14 +153,18 @@ impl StoreKind for CassandraStore {
 impl CassandraStore {
     async fn statements(&self) -> Result<&Prepared, DbError> {
         self.prepared
-            .get_or_try_init(|| Prepared::new(&self.session, &self.keyspace, &self.options))
+            .get_or_try_init(|| {
+                Prepared::new(&self.session, &self.keyspace, &self.options, &self.watched)
+            })
             .await
     }
 
     /// Runs a schema statement; an error names the statement.
     async fn ddl(&self, statement: &str) -> Result<QueryResult, DbError> {
+        let mut request = Statement::new(statement);
+        request.set_execution_profile_handle(Some(self.watched.clone()));
         self.session
-            .query_unpaged(statement, ())
+            .query_unpaged(request, ())
             .await
             .map_err(|e| classify(e).context(format!("`{statement}` failed")))
     }

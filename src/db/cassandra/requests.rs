@@ -73,6 +73,7 @@ impl CassandraStore {
         let mut batch = Batch::new(batch_type);
         batch.set_consistency(self.options.write_cl);
         batch.set_tracing(tracing_wanted());
+        batch.set_execution_profile_handle(Some(self.watched.clone()));
         let mut values = Vec::with_capacity(writes.len());
         for (statement, row) in writes {
             batch.append_statement(statement.clone());

@@ -1,6 +1,7 @@
 //! The CQL of each schema variant: the tables, and every statement prepared once with
 //! its consistency level (reads at `read_cl`, writes at `write_cl`).
 
+use scylla::client::execution_profile::ExecutionProfileHandle;
 use scylla::client::session::Session;
 use scylla::statement::Consistency;
 use scylla::statement::prepared::PreparedStatement;
@@ -125,6 +126,7 @@ async fn prepare(
     session: &Session,
     cql: &str,
     consistency: Consistency,
+    profile: &ExecutionProfileHandle,
 ) -> Result<PreparedStatement, DbError> {
     let mut statement = session.prepare(cql).await.map_err(|e| {
         let e = scylla::errors::ExecutionError::from(e);
@@ -134,6 +136,7 @@ async fn prepare(
         )
     })?;
     statement.set_consistency(consistency);
+    statement.set_execution_profile_handle(Some(profile.clone()));
     // Rows come back without their column metadata: the driver decodes them with what
     // it got when preparing (hatshop's statements name their columns, and the tables
     // do not change while they are used). Less for the server to send and the client
@@ -147,6 +150,7 @@ impl Prepared {
         session: &Session,
         ks: &str,
         options: &CassandraOptions,
+        watched: &ExecutionProfileHandle,
     ) -> Result<Prepared, DbError> {
         let cql = Cql::new(ks, options.schema);
         let (r, w) = (options.read_cl, options.write_cl);
@@ -155,16 +159,20 @@ impl Prepared {
             session,
             &format!("UPDATE {ks}.orders SET status = ? WHERE order_id = ?{if_exists}"),
             w,
+            watched,
         )
         .await?;
         update_status.set_serial_consistency(Some(options.serial_cl));
-        let mut kv_scan = prepare(session, &format!("SELECT k, v FROM {ks}.kv"), r).await?;
+        let mut kv_scan =
+            prepare(session, &format!("SELECT k, v FROM {ks}.kv"), r, watched).await?;
         kv_scan.set_page_size(KV_PAGE as i32);
+        // Read back by `verify`, outside any lane: the session's profile, its timeout.
+        kv_scan.set_execution_profile_handle(None);
         Ok(Prepared {
-            insert_order: prepare(session, &cql.insert_order, w).await?,
-            insert_item: prepare(session, &cql.insert_item, w).await?,
-            select_order: prepare(session, &cql.select_order, r).await?,
-            select_items: prepare(session, &cql.select_items, r).await?,
+            insert_order: prepare(session, &cql.insert_order, w, watched).await?,
+            insert_item: prepare(session, &cql.insert_item, w, watched).await?,
+            select_order: prepare(session, &cql.select_order, r, watched).await?,
+            select_items: prepare(session, &cql.select_items, r, watched).await?,
             update_order: prepare(
                 session,
                 &format!(
@@ -172,13 +180,15 @@ impl Prepared {
                      WHERE order_id = ?"
                 ),
                 w,
+                watched,
             )
             .await?,
-            update_item: prepare(session, &cql.update_item, w).await?,
+            update_item: prepare(session, &cql.update_item, w, watched).await?,
             update_subtotal: prepare(
                 session,
                 &format!("UPDATE {ks}.orders SET subtotal_cents = ? WHERE order_id = ?"),
                 w,
+                watched,
             )
             .await?,
             update_status,
@@ -186,17 +196,31 @@ impl Prepared {
                 session,
                 &format!("DELETE FROM {ks}.orders WHERE order_id = ?"),
                 w,
+                watched,
             )
             .await?,
-            delete_items: prepare(session, &cql.delete_items, w).await?,
+            delete_items: prepare(session, &cql.delete_items, w, watched).await?,
             kv_put: prepare(
                 session,
                 &format!("INSERT INTO {ks}.kv (k, v) VALUES (?, ?)"),
                 w,
+                watched,
             )
             .await?,
-            kv_get: prepare(session, &format!("SELECT v FROM {ks}.kv WHERE k = ?"), r).await?,
-            kv_delete: prepare(session, &format!("DELETE FROM {ks}.kv WHERE k = ?"), w).await?,
+            kv_get: prepare(
+                session,
+                &format!("SELECT v FROM {ks}.kv WHERE k = ?"),
+                r,
+                watched,
+            )
+            .await?,
+            kv_delete: prepare(
+                session,
+                &format!("DELETE FROM {ks}.kv WHERE k = ?"),
+                w,
+                watched,
+            )
+            .await?,
             kv_scan,
         })
     }
