@@ -76,12 +76,21 @@ impl Proxy {
             .store(delay.as_micros() as u64, Ordering::SeqCst);
     }
 
-    /// Holds every request from now for `length`.
-    fn stall(&self, length: Duration) {
-        let until = self.epoch.elapsed() + length;
-        self.delays
-            .stall_until_us
-            .store(until.as_micros() as u64, Ordering::SeqCst);
+    /// Holds every request for `length`, `after` from now (a thread waits for it).
+    fn stall_after(
+        self: &Arc<Self>,
+        after: Duration,
+        length: Duration,
+    ) -> std::thread::JoinHandle<()> {
+        let proxy = self.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(after);
+            let until = proxy.epoch.elapsed() + length;
+            proxy
+                .delays
+                .stall_until_us
+                .store(until.as_micros() as u64, Ordering::SeqCst);
+        })
     }
 }
 
@@ -332,13 +341,7 @@ fn a_one_second_stall_shows_in_response_time_not_in_service_time_on_cassandra() 
 fn stall_shows_in_response_only(proxy: &Arc<Proxy>, db: &str) {
     let tmp = TempDir::new().unwrap();
     // 200 ops/s for 5 s; the stall comes 2 s after the start, inside the measured phase.
-    let staller = {
-        let proxy = proxy.clone();
-        std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_secs(2));
-            proxy.stall(Duration::from_secs(1));
-        })
-    };
+    let staller = proxy.stall_after(Duration::from_secs(2), Duration::from_secs(1));
     let out = run_ok(
         &tmp,
         "stalled",
@@ -398,13 +401,7 @@ fn calls_past_the_deadline_on_cassandra_time_out_and_the_run_goes_on() {
 /// and must not read that reply as the next call's). Returns run.json.
 fn calls_given_up_and_the_run_goes_on(proxy: &Arc<Proxy>, db: &str) -> serde_json::Value {
     let tmp = TempDir::new().unwrap();
-    let staller = {
-        let proxy = proxy.clone();
-        std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_secs(2));
-            proxy.stall(Duration::from_millis(1500));
-        })
-    };
+    let staller = proxy.stall_after(Duration::from_secs(2), Duration::from_millis(1500));
     let out = run_ok(
         &tmp,
         "given-up",
