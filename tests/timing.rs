@@ -7,12 +7,12 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use common::{csv_rows, errors_of, json, run_ok};
+use common::{csv_rows, errors_of, json, run_ok, wait_for_file};
 use tempfile::TempDir;
 
 /// One test at a time: the MariaDB ones share its tables, and every test measures
@@ -76,14 +76,19 @@ impl Proxy {
             .store(delay.as_micros() as u64, Ordering::SeqCst);
     }
 
-    /// Holds every request for `length`, `after` from now (a thread waits for it).
-    fn stall_after(
+    /// Holds every request for `length`, `after` the run's setup is done: hatshop makes
+    /// `ops_csv` once its schema is in place, just before the load and measured phases.
+    /// Timed from the command's start instead, a slow schema change on a fresh node
+    /// swallowed the stall whole.
+    fn stall_after_setup(
         self: &Arc<Self>,
+        ops_csv: PathBuf,
         after: Duration,
         length: Duration,
     ) -> std::thread::JoinHandle<()> {
         let proxy = self.clone();
         std::thread::spawn(move || {
+            wait_for_file(&ops_csv);
             std::thread::sleep(after);
             let until = proxy.epoch.elapsed() + length;
             proxy
@@ -340,8 +345,12 @@ fn a_one_second_stall_shows_in_response_time_not_in_service_time_on_cassandra() 
 /// 200 ops/s for 5 s through the proxy, which holds every request for 1 s after 2 s.
 fn stall_shows_in_response_only(proxy: &Arc<Proxy>, db: &str) {
     let tmp = TempDir::new().unwrap();
-    // 200 ops/s for 5 s; the stall comes 2 s after the start, inside the measured phase.
-    let staller = proxy.stall_after(Duration::from_secs(2), Duration::from_secs(1));
+    // 200 ops/s for 5 s; the stall comes 2 s in, inside the measured phase.
+    let staller = proxy.stall_after_setup(
+        tmp.path().join("stalled/ops.csv"),
+        Duration::from_secs(2),
+        Duration::from_secs(1),
+    );
     let out = run_ok(
         &tmp,
         "stalled",
@@ -401,7 +410,11 @@ fn calls_past_the_deadline_on_cassandra_time_out_and_the_run_goes_on() {
 /// and must not read that reply as the next call's). Returns run.json.
 fn calls_given_up_and_the_run_goes_on(proxy: &Arc<Proxy>, db: &str) -> serde_json::Value {
     let tmp = TempDir::new().unwrap();
-    let staller = proxy.stall_after(Duration::from_secs(2), Duration::from_millis(1500));
+    let staller = proxy.stall_after_setup(
+        tmp.path().join("given-up/ops.csv"),
+        Duration::from_secs(2),
+        Duration::from_millis(1500),
+    );
     let out = run_ok(
         &tmp,
         "given-up",

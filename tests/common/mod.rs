@@ -146,13 +146,21 @@ pub fn csv_rows(dir: &Path) -> Vec<csv::StringRecord> {
 
 /// Waits until `file` holds at least `bytes` (the run is measuring).
 pub fn wait_for_bytes(file: &Path, bytes: u64) {
+    wait_for(file, &format!("grew to {bytes} bytes"), |size| {
+        size >= bytes
+    });
+}
+
+/// Waits until `file` exists, however empty.
+pub fn wait_for_file(file: &Path) {
+    wait_for(file, "appeared", |_| true);
+}
+
+/// Waits until `file` exists and its size satisfies `enough`, 90 s at most.
+fn wait_for(file: &Path, what: &str, enough: impl Fn(u64) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(90);
-    while std::fs::metadata(file).map_or(0, |m| m.len()) < bytes {
-        assert!(
-            Instant::now() < deadline,
-            "{} never grew to {bytes} bytes",
-            file.display()
-        );
+    while !std::fs::metadata(file).is_ok_and(|m| enough(m.len())) {
+        assert!(Instant::now() < deadline, "{} never {what}", file.display());
         std::thread::sleep(Duration::from_millis(20));
     }
 }
