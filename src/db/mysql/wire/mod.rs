@@ -73,6 +73,14 @@ pub struct Reply {
     pub value: Option<Vec<u8>>,
 }
 
+/// The first packet of a reply, read.
+enum Head {
+    /// OK: nothing more follows.
+    Done { affected: u64 },
+    /// Rows of `columns` columns follow.
+    Rows { columns: usize },
+}
+
 /// A statement prepared on one connection.
 pub struct Prepared {
     id: u32,
@@ -294,49 +302,8 @@ impl LeanConn {
     /// Runs `sql` as text; returns the first column of each row it returned.
     pub async fn query_column(&mut self, sql: &str) -> Result<Vec<Option<Vec<u8>>>> {
         self.request(COM_QUERY, sql.as_bytes()).await?;
-        let mut column = Vec::new();
-        let len = self.next_len().await?;
-        let head = &self.read[self.start + 4..self.start + 4 + len];
-        match head.first() {
-            Some(0x00) => {
-                self.start += 4 + len;
-                return self.finish(Ok(column));
-            }
-            Some(0xFF) => {
-                let error = server_error(head);
-                self.start += 4 + len;
-                return self.finish(Err(error));
-            }
-            _ => {}
-        }
-        let columns = lenenc(head, &mut 0).ok_or_else(|| unexpected(head))?;
-        self.start += 4 + len;
-        for _ in 0..=columns {
-            self.skip().await?;
-        }
-        loop {
-            let len = self.next_len().await?;
-            let row = &self.read[self.start + 4..self.start + 4 + len];
-            match row.first() {
-                Some(0xFE) if len < 9 => {
-                    self.start += 4 + len;
-                    break;
-                }
-                Some(0xFF) => {
-                    let error = server_error(row);
-                    self.start += 4 + len;
-                    return self.finish(Err(error));
-                }
-                Some(0xFB) => column.push(None),
-                _ => column.push(Some(
-                    lenenc_bytes(row, &mut 0)
-                        .ok_or_else(|| unexpected(row))?
-                        .to_vec(),
-                )),
-            }
-            self.start += 4 + len;
-        }
-        self.finish(Ok(column))
+        let column = self.read_text_column().await;
+        self.finish(column)
     }
 
     /// Marks the connection usable again once a reply was read to its end.
@@ -347,69 +314,107 @@ impl LeanConn {
         result
     }
 
+    /// A text-protocol reply: the first column of each row (NULL as `None`).
+    async fn read_text_column(&mut self) -> Result<Vec<Option<Vec<u8>>>> {
+        let mut column = Vec::new();
+        if let Head::Rows { .. } = self.read_head().await? {
+            self.read_rows(|row| {
+                column.push(match row.first() {
+                    Some(0xFB) => None,
+                    _ => Some(
+                        lenenc_bytes(row, &mut 0)
+                            .ok_or_else(|| unexpected(row))?
+                            .to_vec(),
+                    ),
+                });
+                Ok(())
+            })
+            .await?;
+        }
+        Ok(column)
+    }
+
     /// A binary-protocol reply: OK, an error, or rows whose first column is bytes.
     async fn read_reply(&mut self) -> Result<Reply> {
-        let len = self.next_len().await?;
-        let head = &self.read[self.start + 4..self.start + 4 + len];
-        match head.first() {
-            Some(0x00) => {
-                let affected = lenenc(head, &mut 1).ok_or_else(|| unexpected(head))?;
-                self.start += 4 + len;
+        let columns = match self.read_head().await? {
+            Head::Done { affected } => {
                 return Ok(Reply {
                     affected,
                     value: None,
                 });
             }
-            Some(0xFF) => {
-                let error = server_error(head);
-                self.start += 4 + len;
-                return Err(error);
+            Head::Rows { columns } => columns,
+        };
+        let mut value = None;
+        self.read_rows(|row| {
+            if value.is_none() {
+                // 0x00, a NULL bitmap with two bits of offset, the values.
+                let bitmap = (columns + 7 + 2) / 8;
+                // A NULL reads as empty: hatshop's value columns are NOT NULL.
+                let null = row.get(1).is_some_and(|b| b & (1 << 2) != 0);
+                let mut at = 1 + bitmap;
+                value = Some(if null {
+                    Vec::new()
+                } else {
+                    lenenc_bytes(row, &mut at)
+                        .ok_or_else(|| unexpected(row))?
+                        .to_vec()
+                });
             }
-            _ => {}
-        }
-        let mut at = 0;
-        let columns = lenenc(head, &mut at).ok_or_else(|| unexpected(head))? as usize;
-        // With cached metadata, a byte says whether the columns follow; they are
-        // ended by an EOF packet either way.
+            Ok(())
+        })
+        .await?;
+        Ok(Reply { affected: 0, value })
+    }
+
+    /// A reply's first packet: OK, an error, or the count of the columns of rows to
+    /// come, whose definitions (when sent) and their EOF it passes over.
+    async fn read_head(&mut self) -> Result<Head> {
+        let len = self.next_len().await?;
+        let head = &self.read[self.start + 4..self.start + 4 + len];
+        // OK: 0x00, then the rows changed; rows: the count of their columns.
+        let mut at = usize::from(head.first() == Some(&0x00));
+        let read = match head.first() {
+            Some(0xFF) => Err(server_error(head)),
+            Some(0x00) => lenenc(head, &mut at)
+                .map(|affected| Head::Done { affected })
+                .ok_or_else(|| unexpected(head)),
+            _ => lenenc(head, &mut at)
+                .map(|columns| Head::Rows {
+                    columns: columns as usize,
+                })
+                .ok_or_else(|| unexpected(head)),
+        };
+        // With cached metadata, a byte says whether the definitions follow (text
+        // replies always send them); an EOF packet ends them either way.
         let follow = !self.cache_metadata || head.get(at) != Some(&0);
         self.start += 4 + len;
-        let definitions = if follow { columns } else { 0 };
-        for _ in 0..=definitions {
-            self.skip().await?;
+        let read = read?;
+        if let Head::Rows { columns } = read {
+            let definitions = if follow { columns } else { 0 };
+            for _ in 0..=definitions {
+                self.skip().await?;
+            }
         }
-        let mut value = None;
+        Ok(read)
+    }
+
+    /// Reads rows up to the EOF that ends them, handing each packet's body to `each`.
+    async fn read_rows(&mut self, mut each: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
         loop {
             let len = self.next_len().await?;
             let row = &self.read[self.start + 4..self.start + 4 + len];
-            match row.first() {
+            let read = match row.first() {
                 Some(0xFE) if len < 9 => {
                     self.start += 4 + len;
-                    break;
+                    return Ok(());
                 }
-                Some(0xFF) => {
-                    let error = server_error(row);
-                    self.start += 4 + len;
-                    return Err(error);
-                }
-                _ if value.is_none() => {
-                    // 0x00, a NULL bitmap with two bits of offset, the values.
-                    let bitmap = (columns + 7 + 2) / 8;
-                    // A NULL reads as empty: hatshop's value columns are NOT NULL.
-                    let null = row.get(1).is_some_and(|b| b & (1 << 2) != 0);
-                    let mut at = 1 + bitmap;
-                    value = Some(if null {
-                        Vec::new()
-                    } else {
-                        lenenc_bytes(row, &mut at)
-                            .ok_or_else(|| unexpected(row))?
-                            .to_vec()
-                    });
-                }
-                _ => {}
-            }
+                Some(0xFF) => Err(server_error(row)),
+                _ => each(row),
+            };
             self.start += 4 + len;
+            read?;
         }
-        Ok(Reply { affected: 0, value })
     }
 
     /// Sends command `command` with `body` as a new request (sequence 0).
