@@ -362,6 +362,80 @@ fn mysql_own_wire_logs_in_with_a_password_reads_back_and_says_so() {
     assert_eq!(aborted(), before, "connections ended without a goodbye");
 }
 
+/// A user who logs in with MariaDB's ed25519 plugin, which hatshop's own wire does not
+/// speak: a key-value run falls back to mysql_async, says so, and verifies.
+#[test]
+#[ignore = "needs a live MariaDB: ./test.sh starts one"]
+fn mysql_a_login_the_own_wire_cannot_make_falls_back_to_mysql_async() {
+    let _guard = lock(&MYSQL);
+    let db = url("HATSHOP_TEST_MYSQL");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let mut conn = mysql_async::Conn::from_url(db.as_str()).await.unwrap();
+        // Debian's mariadb-server ships the plugin; installing it twice is refused.
+        let installed: Option<String> = conn
+            .query_first(
+                "SELECT PLUGIN_STATUS FROM information_schema.PLUGINS \
+                 WHERE PLUGIN_NAME = 'ed25519'",
+            )
+            .await
+            .unwrap();
+        if installed.is_none() {
+            conn.query_drop("INSTALL SONAME 'auth_ed25519'")
+                .await
+                .unwrap();
+        }
+        conn.query_drop(
+            "DROP USER IF EXISTS 'edwards'@'127.%'; \
+             CREATE USER 'edwards'@'127.%' IDENTIFIED VIA ed25519 USING PASSWORD('Ed-pass-1'); \
+             GRANT ALL PRIVILEGES ON hatshop.* TO 'edwards'@'127.%'",
+        )
+        .await
+        .unwrap();
+        conn.disconnect().await.unwrap();
+    });
+    let tmp = TempDir::new().unwrap();
+    let edwards = format!("mysql://edwards:Ed-pass-1@{}/hatshop", hosts_of(&db));
+    let out = common::run_ok(
+        &tmp,
+        "fallback",
+        &[
+            "--db",
+            &edwards,
+            "-w",
+            "kv-50w-50r",
+            "--records",
+            "200",
+            "--warmup",
+            "0",
+            "--events",
+            "1000",
+            "-c",
+            "4",
+            "--verify",
+        ],
+    );
+    let run = json(&out.join("run.json"));
+    assert_eq!(
+        run["database"]["store"]["settings"]["kv_wire"], "mysql_async",
+        "the own wire was asked for (the default) and could not log in"
+    );
+    assert_eq!(json(&out.join("summary.json"))["overall"]["errors"], 0);
+    let verify = json(&out.join("verify.json"));
+    assert_eq!(verify["keys_found"], verify["keys_expected"], "{verify}");
+    // A wrong password is still a one-line "Access denied", through either client.
+    let wrong = format!("mysql://edwards:Ed-pass-2@{}/hatshop", hosts_of(&db));
+    let output = hatshop(tmp.path())
+        .args(["run", "-w", "kv-50w-50r", "--db", &wrong])
+        .output()
+        .unwrap();
+    let stderr = text(&output.stderr);
+    assert!(!output.status.success());
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("Access denied"), "{stderr}");
+    assert!(!stderr.contains("Ed-pass"), "{stderr}");
+}
+
 #[test]
 #[ignore = "needs a live MariaDB: ./test.sh starts one"]
 fn mysql_two_shards_at_once_merge_and_verify_exactly() {
