@@ -169,17 +169,12 @@ fn mysql_tables_hatshop_did_not_make_are_left_alone() {
     let db = url("HATSHOP_TEST_MYSQL");
     let base = db.rsplit_once('/').unwrap().0.to_string();
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
-        let mut conn = mysql_async::Conn::from_url(db.as_str()).await.unwrap();
-        conn.query_drop(
-            "CREATE DATABASE IF NOT EXISTS someone_else; \
+    admin(
+        &db,
+        "CREATE DATABASE IF NOT EXISTS someone_else; \
              CREATE TABLE IF NOT EXISTS someone_else.orders (id INT); \
              DELETE FROM someone_else.orders; INSERT INTO someone_else.orders VALUES (42)",
-        )
-        .await
-        .unwrap();
-        conn.disconnect().await.unwrap();
-    });
+    );
     let tmp = TempDir::new().unwrap();
     common::assert_one_line_error(
         tmp.path(),
@@ -212,18 +207,14 @@ const WEIRD_PASSWORD: &str = "p/a?s@s#w%rd";
 fn passwords_with_any_character_reach_the_server_and_appear_nowhere() {
     let _guard = lock(&MYSQL);
     let db = url("HATSHOP_TEST_MYSQL");
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
-        let mut conn = mysql_async::Conn::from_url(db.as_str()).await.unwrap();
-        conn.query_drop(format!(
+    admin(
+        &db,
+        format!(
             "DROP USER IF EXISTS 'weird'@'127.%'; \
              CREATE USER 'weird'@'127.%' IDENTIFIED BY '{WEIRD_PASSWORD}'; \
              GRANT ALL PRIVILEGES ON hatshop.* TO 'weird'@'127.%'"
-        ))
-        .await
-        .unwrap();
-        conn.disconnect().await.unwrap();
-    });
+        ),
+    );
     let hosts = hosts_of(&db);
     let encoded = "p%2Fa%3Fs%40s%23w%25rd";
     let forms = [
@@ -279,15 +270,18 @@ fn passwords_with_any_character_reach_the_server_and_appear_nowhere() {
     // A wrong password, in every form, fails in one line that holds no password.
     let tmp = TempDir::new().unwrap();
     let wrong = format!("mysql://weird:{WEIRD_PASSWORD}x@{hosts}/hatshop");
-    let output = hatshop(tmp.path())
-        .args(["run", "--db", &wrong])
-        .output()
-        .unwrap();
-    let stderr = text(&output.stderr);
-    assert!(!output.status.success());
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("Access denied"), "{stderr}");
+    let stderr =
+        common::assert_one_line_error(tmp.path(), &["run", "--db", &wrong], "Access denied");
     assert!(!stderr.contains("s@s#w"), "{stderr}");
+}
+
+/// Runs `sql` (statements separated by `;`) as the test's user.
+fn admin(db: &str, sql: impl AsRef<str>) {
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let mut conn = mysql_async::Conn::from_url(db).await.unwrap();
+        conn.query_drop(sql.as_ref()).await.unwrap();
+        conn.disconnect().await.unwrap();
+    });
 }
 
 /// The `host:port` part of a MySQL URL.
@@ -302,17 +296,12 @@ fn mysql_own_wire_logs_in_with_a_password_reads_back_and_says_so() {
     let _guard = lock(&MYSQL);
     let db = url("HATSHOP_TEST_MYSQL");
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
-        let mut conn = mysql_async::Conn::from_url(db.as_str()).await.unwrap();
-        conn.query_drop(
-            "DROP USER IF EXISTS 'wire'@'127.%'; \
+    admin(
+        &db,
+        "DROP USER IF EXISTS 'wire'@'127.%'; \
              CREATE USER 'wire'@'127.%' IDENTIFIED BY 'Wire-pass-1'; \
              GRANT ALL PRIVILEGES ON hatshop.* TO 'wire'@'127.%'",
-        )
-        .await
-        .unwrap();
-        conn.disconnect().await.unwrap();
-    });
+    );
     let aborted = || runtime.block_on(global_status(&db, "Aborted_clients"));
     let before = aborted();
     let base = format!("mysql://wire:Wire-pass-1@{}/hatshop", hosts_of(&db));
@@ -369,31 +358,25 @@ fn mysql_own_wire_logs_in_with_a_password_reads_back_and_says_so() {
 fn mysql_a_login_the_own_wire_cannot_make_falls_back_to_mysql_async() {
     let _guard = lock(&MYSQL);
     let db = url("HATSHOP_TEST_MYSQL");
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
+    // Debian's mariadb-server ships the plugin; installing it twice is refused.
+    let installed = tokio::runtime::Runtime::new().unwrap().block_on(async {
         let mut conn = mysql_async::Conn::from_url(db.as_str()).await.unwrap();
-        // Debian's mariadb-server ships the plugin; installing it twice is refused.
-        let installed: Option<String> = conn
-            .query_first(
-                "SELECT PLUGIN_STATUS FROM information_schema.PLUGINS \
-                 WHERE PLUGIN_NAME = 'ed25519'",
-            )
+        let status: Option<String> = conn
+            .query_first("SELECT PLUGIN_STATUS FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'ed25519'")
             .await
             .unwrap();
-        if installed.is_none() {
-            conn.query_drop("INSTALL SONAME 'auth_ed25519'")
-                .await
-                .unwrap();
-        }
-        conn.query_drop(
-            "DROP USER IF EXISTS 'edwards'@'127.%'; \
-             CREATE USER 'edwards'@'127.%' IDENTIFIED VIA ed25519 USING PASSWORD('Ed-pass-1'); \
-             GRANT ALL PRIVILEGES ON hatshop.* TO 'edwards'@'127.%'",
-        )
-        .await
-        .unwrap();
         conn.disconnect().await.unwrap();
+        status.is_some()
     });
+    if !installed {
+        admin(&db, "INSTALL SONAME 'auth_ed25519'");
+    }
+    admin(
+        &db,
+        "DROP USER IF EXISTS 'edwards'@'127.%'; \
+         CREATE USER 'edwards'@'127.%' IDENTIFIED VIA ed25519 USING PASSWORD('Ed-pass-1'); \
+         GRANT ALL PRIVILEGES ON hatshop.* TO 'edwards'@'127.%'",
+    );
     let tmp = TempDir::new().unwrap();
     let edwards = format!("mysql://edwards:Ed-pass-1@{}/hatshop", hosts_of(&db));
     let out = common::run_ok(
@@ -425,14 +408,11 @@ fn mysql_a_login_the_own_wire_cannot_make_falls_back_to_mysql_async() {
     assert_eq!(verify["keys_found"], verify["keys_expected"], "{verify}");
     // A wrong password is still a one-line "Access denied", through either client.
     let wrong = format!("mysql://edwards:Ed-pass-2@{}/hatshop", hosts_of(&db));
-    let output = hatshop(tmp.path())
-        .args(["run", "-w", "kv-50w-50r", "--db", &wrong])
-        .output()
-        .unwrap();
-    let stderr = text(&output.stderr);
-    assert!(!output.status.success());
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("Access denied"), "{stderr}");
+    let stderr = common::assert_one_line_error(
+        tmp.path(),
+        &["run", "-w", "kv-50w-50r", "--db", &wrong],
+        "Access denied",
+    );
     assert!(!stderr.contains("Ed-pass"), "{stderr}");
 }
 

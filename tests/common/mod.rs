@@ -177,7 +177,7 @@ pub fn text(bytes: &[u8]) -> String {
 }
 
 /// Every bad input ends in one clear line on stderr and a non-zero exit, never a panic.
-pub fn assert_one_line_error(dir: &Path, args: &[&str], expected: &str) {
+pub fn assert_one_line_error(dir: &Path, args: &[&str], expected: &str) -> String {
     let output = hatshop(dir).args(args).output().unwrap();
     assert!(!output.status.success(), "{args:?} succeeded");
     let stderr = text(&output.stderr);
@@ -185,6 +185,7 @@ pub fn assert_one_line_error(dir: &Path, args: &[&str], expected: &str) {
     assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
     assert!(stderr.contains(expected), "{args:?}: {stderr}");
     assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    stderr
 }
 
 /// Runs the shards of one run at once, each `hatshop run --shard I/N EXTRA…`, and
