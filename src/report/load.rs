@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use super::hlog::{self, LoggedHistogram};
+use super::hlog::{self, Logged};
 use super::intervals::{self, IntervalRow};
 use super::read_json;
 use crate::result_dir::{self, RunRecord};
@@ -19,7 +19,7 @@ pub struct LoadedRun {
     pub record: RunRecord,
     pub summary: Summary,
     pub intervals: Vec<IntervalRow>,
-    pub histograms: Vec<LoggedHistogram>,
+    pub histograms: Logged,
     pub verify: Option<VerifyReport>,
     /// server-metrics.csv: CPU, RSS, disk and network of the nodes and the client.
     pub metrics: Vec<crate::observe::resources::MetricsRow>,
@@ -88,7 +88,7 @@ impl LoadedRun {
         };
         let histograms = match file(result_dir::LATENCY_HLOG) {
             path if path.exists() => hlog::read(&path)?,
-            _ => Vec::new(),
+            _ => Logged::default(),
         };
         let verify = match file(result_dir::VERIFY_JSON) {
             path if path.exists() => Some(read_json(&path)?),
@@ -148,9 +148,8 @@ impl LoadedRun {
 
     pub fn interval_s(&self) -> f64 {
         self.histograms
-            .first()
-            .map(|h| h.duration.as_secs_f64())
-            .unwrap_or(1.0)
+            .interval
+            .map_or(1.0, |interval| interval.as_secs_f64())
     }
 }
 

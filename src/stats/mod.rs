@@ -4,22 +4,21 @@
 //! Depends on nothing else of ours: event types are small indices, error kinds are
 //! names, and the caller supplies the labels when it asks for a summary.
 
+mod histogram;
 mod interval;
 mod summary;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
 
 use hdrhistogram::Histogram;
 
+use histogram::LazyHistogram;
 pub use interval::{IntervalCollector, total};
 pub use summary::{LatencyBrief, LatencySummary, Summary};
 
 /// Distinct error messages kept per kind, for reports (the op log has them all).
 const KEPT_MESSAGES: usize = 3;
-
-/// Three significant digits, as HdrHistogram users expect.
-const SIGNIFICANT_DIGITS: u8 = 3;
 
 /// The percentile ladder shown everywhere: p50 … p99.99.
 pub const PERCENTILES: [(&str, f64); 7] = [
@@ -55,55 +54,6 @@ pub struct OpStats {
     first_messages: BTreeMap<&'static str, Vec<String>>,
     /// Attempts beyond the first (`--retries`); their time is inside the latencies.
     retries: u64,
-}
-
-fn histogram() -> Histogram<u64> {
-    // Auto-resizing: memory follows the range actually seen.
-    Histogram::new(SIGNIFICANT_DIGITS).expect("3 digits is valid")
-}
-
-/// What an unmade [`LazyHistogram`] shows.
-static EMPTY: LazyLock<Histogram<u64>> = LazyLock::new(histogram);
-
-/// An HdrHistogram made at its first value. Each one made holds 16 KB or more, and a
-/// lane keeps four per event type: most of them (event types not in the mix, failures,
-/// open-loop and queue times) never get a value: 64 lanes held about 50 MB of them.
-#[derive(Debug, Clone, Default)]
-struct LazyHistogram(Option<Histogram<u64>>);
-
-impl LazyHistogram {
-    fn record(&mut self, ns: u64) {
-        let h = self.0.get_or_insert_with(histogram);
-        // Auto-resizing: only a value beyond u64's range could fail, and then clamps.
-        if h.record(ns).is_err() {
-            h.saturating_record(ns);
-        }
-    }
-
-    fn add(&mut self, other: &LazyHistogram) {
-        if let Some(theirs) = other.0.as_ref().filter(|h| !h.is_empty()) {
-            self.0
-                .get_or_insert_with(histogram)
-                .add(theirs)
-                .expect("auto-resizing histograms always merge");
-        }
-    }
-
-    /// Empties it and keeps its memory: a lane's next interval records without
-    /// growing it again (each growth copies the counts).
-    fn reset(&mut self) {
-        if let Some(h) = &mut self.0 {
-            h.reset();
-        }
-    }
-
-    fn get(&self) -> &Histogram<u64> {
-        self.0.as_ref().unwrap_or(&EMPTY)
-    }
-
-    fn len(&self) -> u64 {
-        self.0.as_ref().map_or(0, Histogram::len)
-    }
 }
 
 impl OpStats {
@@ -196,6 +146,14 @@ impl OpStats {
         self.latency_ns.len()
     }
 
+    /// Encodes its histograms: its interval is over.
+    fn pack(&mut self) {
+        self.latency_ns.pack();
+        self.failed_ns.pack();
+        self.response_ns.pack();
+        self.queue_ns.pack();
+    }
+
     /// Back to no operations, keeping the histograms' memory.
     pub fn reset(&mut self) {
         self.latency_ns.reset();
@@ -216,16 +174,16 @@ impl OpStats {
         self.retries
     }
 
-    pub fn histogram(&self) -> &Histogram<u64> {
+    pub fn histogram(&self) -> Cow<'_, Histogram<u64>> {
         self.latency_ns.get()
     }
 
     /// Open loop: response times (from when each operation was due) of the successes.
-    pub fn response_histogram(&self) -> &Histogram<u64> {
+    pub fn response_histogram(&self) -> Cow<'_, Histogram<u64>> {
         self.response_ns.get()
     }
 
-    pub fn failed_histogram(&self) -> &Histogram<u64> {
+    pub fn failed_histogram(&self) -> Cow<'_, Histogram<u64>> {
         self.failed_ns.get()
     }
 
@@ -237,8 +195,8 @@ impl OpStats {
         retries: u64,
     ) -> OpStats {
         OpStats {
-            latency_ns: LazyHistogram(Some(latency_ns)),
-            failed_ns: LazyHistogram(Some(failed_ns)),
+            latency_ns: LazyHistogram::made(latency_ns),
+            failed_ns: LazyHistogram::made(failed_ns),
             errors,
             retries,
             ..OpStats::default()
@@ -346,6 +304,13 @@ impl RunStats {
         for (mine, theirs) in self.per_event.iter_mut().zip(&other.per_event) {
             mine.merge(theirs);
         }
+    }
+
+    /// Encodes its histograms: its interval is over, and only a late lane may still
+    /// add to it.
+    pub fn pack(&mut self) {
+        self.per_event.iter_mut().for_each(OpStats::pack);
+        self.per_node.iter_mut().for_each(OpStats::pack);
     }
 
     /// Back to no operations, keeping the histograms' memory.

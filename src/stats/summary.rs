@@ -99,9 +99,9 @@ pub struct LatencySummary {
 
 impl LatencySummary {
     pub fn of(name: &str, stats: &OpStats, elapsed_s: f64) -> Self {
-        let mut summary = Self::ladder(name, stats, stats.latency_ns.get(), elapsed_s);
+        let mut summary = Self::ladder(name, stats, &stats.latency_ns.get(), elapsed_s);
         if stats.response_ns.len() > 0 {
-            let mut response = Self::ladder(name, stats, stats.response_ns.get(), elapsed_s);
+            let mut response = Self::ladder(name, stats, &stats.response_ns.get(), elapsed_s);
             response.first_errors.clear();
             response.failed = None;
             response.queue = None;
@@ -161,8 +161,8 @@ impl LatencySummary {
                 })
                 .map(|(label, _)| label.to_string())
                 .collect(),
-            failed: LatencyBrief::of(stats.failed_ns.get()),
-            queue: LatencyBrief::of(stats.queue_ns.get()),
+            failed: LatencyBrief::of(&stats.failed_ns.get()),
+            queue: LatencyBrief::of(&stats.queue_ns.get()),
             response: None,
         }
     }
