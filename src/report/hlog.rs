@@ -24,7 +24,8 @@ pub const RESPONSE_TAG: &str = "response-";
 
 /// A log read back: its histograms merged by tag as they are read ("" is the untagged
 /// one of all operations), so that reading a long run's log does not hold each
-/// interval's histogram (2,000 intervals of 10 ms took 600 MB that way).
+/// interval's histogram (with 2,000 intervals of 10 ms, the run's peak fell from 647 to
+/// 85 MB).
 #[derive(Debug, Clone, Default)]
 pub struct Logged {
     /// The length of the intervals, from the first one.

@@ -52,7 +52,7 @@ impl IntervalCollector {
     }
 
     /// Adds one lane's share of an interval, and packs the intervals now far enough
-    /// behind, so that memory does not grow with the run's length.
+    /// behind: a long run's memory then grows by their packed size alone.
     pub fn deposit(&self, index: u64, stats: &RunStats) {
         let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
         let Slots {
