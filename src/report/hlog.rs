@@ -62,22 +62,23 @@ pub fn write(
             .map_err(|e| anyhow!("cannot start {}: {e}", path.display()))?;
         for (index, stats) in intervals {
             let at = interval.saturating_mul(*index as u32);
+            // Decoded once: an interval far behind keeps its histograms packed.
+            let histograms: Vec<_> = stats.events().iter().map(|e| e.histogram()).collect();
             let mut all = Histogram::<u64>::new(3).expect("3 digits is valid");
-            for event in stats.events() {
-                all.add(event.histogram())
+            for histogram in &histograms {
+                all.add(&**histogram)
                     .expect("auto-resizing histograms always merge");
             }
             if !all.is_empty() {
                 log.write_histogram(&all, at, interval, None)
                     .map_err(|e| anyhow!("cannot write {}: {e:?}", path.display()))?;
             }
-            for (event, name) in stats.events().iter().zip(names) {
-                let histogram = event.histogram();
+            for ((event, histogram), name) in stats.events().iter().zip(&histograms).zip(names) {
                 if histogram.is_empty() {
                     continue;
                 }
                 let tag = Tag::new(name).expect("event type names have no spaces or commas");
-                log.write_histogram(&histogram, at, interval, Some(tag))
+                log.write_histogram(histogram, at, interval, Some(tag))
                     .map_err(|e| anyhow!("cannot write {}: {e:?}", path.display()))?;
                 // Open loop: the same successes timed from when each was due.
                 let response = event.response_histogram();

@@ -195,8 +195,8 @@ impl OpStats {
         retries: u64,
     ) -> OpStats {
         OpStats {
-            latency_ns: LazyHistogram::made(latency_ns),
-            failed_ns: LazyHistogram::made(failed_ns),
+            latency_ns: LazyHistogram::Made(latency_ns),
+            failed_ns: LazyHistogram::Made(failed_ns),
             errors,
             retries,
             ..OpStats::default()
