@@ -21,9 +21,9 @@ use super::watchdog::{CallWatch, Ended};
 use super::{FailedWrite, TracedOp};
 use crate::db::{Applied, Database, DbError, ErrorKind};
 use crate::db::{CallNotes, observe};
-use crate::stats::{IntervalCollector, OpRecord, Outcome, RunStats};
+use crate::stats::{IntervalCollector, OpRecord, Outcome};
 use crate::workload::kv::fill_value;
-use crate::workload::{EventType, KeyText, Operation, OrderEvent, Phase};
+use crate::workload::{KeyText, Operation, OrderEvent, Phase};
 
 /// Records gathered before they go to the op log thread.
 const LOG_BATCH: usize = 512;
@@ -136,8 +136,6 @@ pub struct Lane<D> {
     value: Vec<u8>,
     /// Where the store notes which node served the current call, and its pool wait.
     notes: Arc<CallNotes>,
-    /// The interval this lane is recording into, and its statistics.
-    interval: Option<(u64, RunStats)>,
     log_batch: Vec<OpRecord>,
     last_seq: Option<u64>,
     unmeasured_errors: u64,
@@ -163,7 +161,6 @@ impl<D: Database> Lane<D> {
             watch,
             value: Vec::new(),
             notes: Arc::new(CallNotes::of_lane(index)),
-            interval: None,
             log_batch: Vec::with_capacity(log_batch),
             last_seq: None,
             unmeasured_errors: 0,
@@ -206,9 +203,6 @@ impl<D: Database> Lane<D> {
         self.flush_progress();
         if !self.log_batch.is_empty() {
             self.send_log_batch().await;
-        }
-        if let Some((index, stats)) = &self.interval {
-            self.cx.intervals.deposit(*index, stats);
         }
         LaneReport {
             last_seq: self.last_seq,
@@ -484,35 +478,31 @@ impl<D: Database> Lane<D> {
             .saturating_sub(served.queued_ns.unwrap_or(0));
         let event_type = event.op.event_type();
         let retries = u64::from(served.attempts.saturating_sub(1));
-        let stats = self.interval_stats(start);
+        let stats_outcome = match &outcome {
+            Ok(()) => Outcome::Ok {
+                retries,
+                response_ns: due.map(|due| end.saturating_duration_since(due).as_nanos() as u64),
+            },
+            Err(e) => Outcome::Failed {
+                kind: e.kind.as_str(),
+                code: e.code.as_deref(),
+                message: &e.message,
+                retries,
+            },
+        };
+        let offset_ns = self.measured_offset_ns(start);
+        self.cx.intervals.record(offset_ns, |stats| {
+            stats.record(
+                event_type.index(),
+                served.node,
+                latency_ns,
+                served.queued_ns,
+                stats_outcome,
+            )
+        });
         let (error, error_code) = match outcome {
-            Ok(()) => {
-                stats.record(
-                    event_type.index(),
-                    served.node,
-                    latency_ns,
-                    served.queued_ns,
-                    Outcome::Ok {
-                        retries,
-                        response_ns: due
-                            .map(|due| end.saturating_duration_since(due).as_nanos() as u64),
-                    },
-                );
-                (None, None)
-            }
+            Ok(()) => (None, None),
             Err(e) => {
-                stats.record(
-                    event_type.index(),
-                    served.node,
-                    latency_ns,
-                    served.queued_ns,
-                    Outcome::Failed {
-                        kind: e.kind.as_str(),
-                        code: e.code.as_deref(),
-                        message: &e.message,
-                        retries,
-                    },
-                );
                 self.pending_errors += 1;
                 (Some((e.kind.as_str(), e.message)), e.code)
             }
@@ -542,28 +532,15 @@ impl<D: Database> Lane<D> {
         }
     }
 
-    /// The statistics of the interval `start` falls in; a finished interval is handed over.
-    fn interval_stats(&mut self, start: Instant) -> &mut RunStats {
-        let measure_start = *self
+    /// How far into the measured phase an operation that started at `start` began.
+    fn measured_offset_ns(&self, start: Instant) -> u64 {
+        let measure_start = self
             .cx
             .phases
             .measure
             .get()
             .expect("set before measured events");
-        let offset = start.saturating_duration_since(measure_start).as_nanos() as u64;
-        let index = self.cx.intervals.index_of(offset);
-        if let Some((current, stats)) = &mut self.interval
-            && *current != index
-        {
-            self.cx.intervals.deposit(*current, stats);
-            stats.reset();
-            *current = index;
-        }
-        let types = EventType::ALL.len();
-        &mut self
-            .interval
-            .get_or_insert_with(|| (index, RunStats::new(types)))
-            .1
+        start.saturating_duration_since(*measure_start).as_nanos() as u64
     }
 
     async fn send_log_batch(&mut self) {

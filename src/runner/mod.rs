@@ -147,7 +147,11 @@ pub async fn run<D: Database>(
         phases,
         op_log,
     } = cx;
-    let intervals = Arc::new(IntervalCollector::new(interval, EventType::ALL.len()));
+    let intervals = Arc::new(IntervalCollector::new(
+        interval,
+        EventType::ALL.len(),
+        Handle::current().metrics().num_workers(),
+    ));
     let failed_writes = Arc::new(Mutex::new(Vec::new()));
     let traced = Arc::new(Mutex::new(Vec::new()));
     // Shared only when updates race (`conflicts`).
