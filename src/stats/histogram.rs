@@ -26,9 +26,10 @@ pub(super) fn histogram() -> Histogram<u64> {
 /// What an unmade histogram shows.
 static EMPTY: LazyLock<Histogram<u64>> = LazyLock::new(histogram);
 
-/// Made at its first value: each one made holds 16 KB or more, and a lane keeps four
-/// per event type, most of which (event types not in the mix, failures, open-loop and
-/// queue times) never get a value: 64 lanes held about 50 MB of them.
+/// Made at its first value: each one made holds 16 KB or more, and an interval keeps
+/// four per event type, most of which (event types not in the mix, failures, open-loop
+/// and queue times) never get a value: when each of 64 lanes kept its own, they held
+/// about 50 MB of them.
 #[derive(Debug, Clone, Default)]
 pub(super) enum LazyHistogram {
     #[default]
@@ -58,7 +59,7 @@ impl LazyHistogram {
         }
     }
 
-    /// Empties it and keeps its memory: a lane's next interval records without
+    /// Empties it and keeps its memory: a shard's next interval records without
     /// growing it again (each growth copies the counts).
     pub(super) fn reset(&mut self) {
         match self {

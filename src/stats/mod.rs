@@ -1,5 +1,6 @@
-//! Latency and error statistics: one HdrHistogram per event type, owned by each lane
-//! on the hot path (no I/O, no locks) and merged when the run ends.
+//! Latency and error statistics: one HdrHistogram per event type and interval, recorded
+//! on the hot path into the runtime thread's shard (no I/O, an uncontended lock) and
+//! merged when the run ends.
 //!
 //! Depends on nothing else of ours: event types are small indices, error kinds are
 //! names, and the caller supplies the labels when it asks for a summary.
@@ -213,7 +214,7 @@ pub struct RunStats {
     per_node: Vec<OpStats>,
     /// While every operation so far came from one node (and `per_node` is empty): that
     /// node. Its statistics are all of `per_event`, so they are not kept twice: on one
-    /// server, each lane would hold a second histogram for nothing.
+    /// server, each shard would hold a second histogram for nothing.
     sole_node: Option<u16>,
 }
 
