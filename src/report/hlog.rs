@@ -17,7 +17,7 @@ use hdrhistogram::serialization::interval_log::{
 };
 use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
 
-use crate::stats::RunStats;
+use crate::stats::{RunStats, new_histogram};
 
 /// The tag prefix of response-time histograms (`--rate`): `response-read_order`.
 pub const RESPONSE_TAG: &str = "response-";
@@ -64,7 +64,7 @@ pub fn write(
             let at = interval.saturating_mul(*index as u32);
             // Decoded once: an interval far behind keeps its histograms packed.
             let histograms: Vec<_> = stats.events().iter().map(|e| e.histogram()).collect();
-            let mut all = Histogram::<u64>::new(3).expect("3 digits is valid");
+            let mut all = new_histogram();
             for histogram in &histograms {
                 all.add(&**histogram)
                     .expect("auto-resizing histograms always merge");
@@ -115,7 +115,7 @@ pub fn read(path: &Path) -> Result<Logged> {
         logged
             .by_tag
             .entry(tag.to_string())
-            .or_insert_with(|| Histogram::new(3).expect("3 digits is valid"))
+            .or_insert_with(new_histogram)
             .add(&histogram)
             .expect("auto-resizing histograms always merge");
     }
@@ -125,7 +125,7 @@ pub fn read(path: &Path) -> Result<Logged> {
 /// All intervals of one event type merged, or of all operations (`None`: the untagged
 /// histograms; a log from before they were written: every histogram).
 pub fn merged(logged: &Logged, tag: Option<&str>) -> Histogram<u64> {
-    let mut all = Histogram::new(3).expect("3 digits is valid");
+    let mut all = new_histogram();
     let untagged = logged.by_tag.contains_key("");
     for (_, h) in logged
         .by_tag

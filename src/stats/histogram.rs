@@ -1,5 +1,5 @@
-//! One latency histogram of a lane or an interval: made at its first value, and packed
-//! into HdrHistogram's V2 encoding once its interval is over.
+//! One latency histogram of an interval: made at its first value, and packed into
+//! HdrHistogram's V2 encoding once its interval is over.
 //!
 //! A histogram's counts follow the largest value it saw: about 147 KB at 100 ms, with
 //! three significant digits. Kept whole, one per event type per interval, they made
@@ -18,13 +18,14 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 /// Three significant digits, as HdrHistogram users expect.
 const SIGNIFICANT_DIGITS: u8 = 3;
 
-pub(super) fn histogram() -> Histogram<u64> {
+/// An empty histogram of the kind every latency is kept in.
+pub fn new_histogram() -> Histogram<u64> {
     // Auto-resizing: memory follows the range actually seen.
     Histogram::new(SIGNIFICANT_DIGITS).expect("3 digits is valid")
 }
 
 /// What an unmade histogram shows.
-static EMPTY: LazyLock<Histogram<u64>> = LazyLock::new(histogram);
+static EMPTY: LazyLock<Histogram<u64>> = LazyLock::new(new_histogram);
 
 /// Made at its first value: each one made holds 16 KB or more, and an interval keeps
 /// four per event type, most of which (event types not in the mix, failures, open-loop
@@ -85,7 +86,7 @@ impl LazyHistogram {
         }
     }
 
-    /// Encodes it: its interval is over, and only a late lane may still add to it.
+    /// Encodes it: its interval is over, and only a late share may still add to it.
     pub(super) fn pack(&mut self) {
         let LazyHistogram::Made(h) = self else {
             return;
@@ -108,7 +109,7 @@ impl LazyHistogram {
     fn made_mut(&mut self) -> &mut Histogram<u64> {
         let made = match self {
             LazyHistogram::Made(h) => return h,
-            LazyHistogram::Unmade => histogram(),
+            LazyHistogram::Unmade => new_histogram(),
             LazyHistogram::Packed { bytes, .. } => unpack(bytes),
         };
         *self = LazyHistogram::Made(made);

@@ -3,10 +3,10 @@
 //!
 //! Lanes record into shards, one per runtime thread: each holds the newest intervals its
 //! thread recorded into, and hands an interval over to the run's slots once two newer
-//! ones have begun. A lane of its own would hold a histogram per event type, about
-//! 147 KB each at 100 ms latencies: 256 lanes on Cassandra kept 38 MB of them. A shard is
-//! locked per operation, by the thread whose shard it is, so the lock is all but never
-//! contended.
+//! ones have begun. When each lane kept its own (a histogram per event type, 18,432
+//! counts of 8 bytes at 100 ms latencies), 256 lanes of `race-cql-read` on Cassandra
+//! peaked at 67 MB, against 31 MB with shards. A shard is locked per operation, by the
+//! thread whose shard it is, so the lock is all but never contended.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Mutex;
@@ -58,16 +58,8 @@ impl IntervalCollector {
         }
     }
 
-    pub fn interval(&self) -> Duration {
-        Duration::from_nanos(self.interval_ns)
-    }
-
-    pub fn event_types(&self) -> usize {
-        self.event_types
-    }
-
     /// The interval an operation that started `offset_ns` into the measured phase is in.
-    pub fn index_of(&self, offset_ns: u64) -> u64 {
+    fn index_of(&self, offset_ns: u64) -> u64 {
         offset_ns / self.interval_ns
     }
 
@@ -163,7 +155,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn deposits_from_lanes_add_up() {
+    fn shares_of_an_interval_add_up() {
         let collector = IntervalCollector::new(Duration::from_millis(100), 2, 1);
         assert_eq!(collector.index_of(250_000_000), 2);
         let mut a = RunStats::new(2);

@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 
 use histogram::LazyHistogram;
+pub use histogram::new_histogram;
 pub use interval::{IntervalCollector, total};
 pub use summary::{LatencyBrief, LatencySummary, Summary};
 
