@@ -15,7 +15,7 @@ use crate::cli::MergeArgs;
 use crate::config::create_empty_folder;
 use crate::report::oplog_stats::{LoggedOp, Rebuilt};
 use crate::report::table::{self, thousands};
-use crate::report::{html, write_csv, write_json, write_statistics};
+use crate::report::{CsvRows, html, write_json, write_statistics};
 use crate::result_dir::{self, FailedWriteRow, Recovery, RunRecord, ShardOrigin};
 use crate::runner::Shard;
 use crate::{interrupt, say};
@@ -168,22 +168,21 @@ fn write_merged(shards: &[ShardDir], out: &Path) -> Result<RunRecord> {
             shards.len()
         ),
     )?;
-    let mut failed: Vec<FailedWriteRow> = Vec::new();
+    let mut failed = CsvRows::create(&result_dir::file(out, result_dir::FAILED_WRITES_CSV))?;
+    let mut failed_writes = 0u64;
     for s in shards {
         let path = result_dir::file(&s.dir, result_dir::FAILED_WRITES_CSV);
         if path.exists() {
             let mut reader = csv::Reader::from_path(&path)
                 .with_context(|| format!("cannot read {}", path.display()))?;
-            for row in reader.deserialize() {
-                failed.push(row.with_context(|| format!("{} is not valid", path.display()))?);
+            for row in reader.deserialize::<FailedWriteRow>() {
+                failed.push(&row.with_context(|| format!("{} is not valid", path.display()))?)?;
+                failed_writes += 1;
             }
         }
     }
-    write_csv(
-        &result_dir::file(out, result_dir::FAILED_WRITES_CSV),
-        &failed,
-    )?;
-    let record = merged_record(shards, out, start, end, rows, failed.len() as u64)?;
+    failed.finish()?;
+    let record = merged_record(shards, out, start, end, rows, failed_writes)?;
     write_json(&result_dir::file(out, result_dir::RUN_JSON), &record)?;
     html::write_report(out)?;
     Ok(record)

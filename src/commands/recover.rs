@@ -5,6 +5,8 @@
 //! logged events go into run.json, and `verify` calls uncertain whatever may have
 //! reached the store after them.
 
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
@@ -13,9 +15,9 @@ use anyhow::{Context, Result, bail};
 use super::open_stream;
 use super::run::rfc3339;
 use crate::report::oplog_stats::{LoggedOp, Rebuilt};
-use crate::report::{html, write_json, write_statistics};
+use crate::report::{CsvRows, html, write_json, write_statistics};
 use crate::result_dir::{self, Recovery};
-use crate::workload::Phase;
+use crate::workload::{EventType, Phase};
 use crate::{interrupt, say};
 
 pub fn run(dir: &Path) -> Result<()> {
@@ -38,32 +40,20 @@ pub fn run(dir: &Path) -> Result<()> {
             dir.display()
         );
     }
-    let text =
-        std::fs::read_to_string(&ops).with_context(|| format!("cannot read {}", ops.display()))?;
     // A killed writer leaves its last line cut: everything up to the last newline stands.
-    let whole = text.rfind('\n').map_or("", |end| &text[..=end]);
-    let dropped_lines = u64::from(whole.len() < text.len());
-
+    let (whole_len, dropped_lines) = whole_lines(&ops)?;
     let interval = Duration::from_secs_f64(record.plan.interval_s.max(0.001));
-    let mut rows = Vec::new();
-    let mut reader = csv::Reader::from_reader(whole.as_bytes());
-    for (line, row) in reader.deserialize::<LoggedOp>().enumerate() {
-        if interrupt::requested() {
-            bail!("recover interrupted");
-        }
-        let bad = || format!("{}: line {} is not valid", ops.display(), line + 2);
-        let row = row.with_context(bad)?;
-        let at = row.sent_at().with_context(bad)?;
-        let event = row.event().with_context(bad)?;
-        rows.push((at, event, row));
-    }
     let start = match &record.measure_started_at {
         Some(text) => humantime::parse_rfc3339(text).context("run.json: bad measure_started_at")?,
-        None => rows
-            .iter()
-            .map(|(at, _, _)| *at)
-            .min()
-            .unwrap_or_else(SystemTime::now),
+        // Killed before it was written: the first row sent, found in a first pass.
+        None => {
+            let mut first = None;
+            for_each_row(&ops, whole_len, |at, _, _| {
+                first = Some(first.map_or(at, |first: SystemTime| first.min(at)));
+                Ok(())
+            })?;
+            first.unwrap_or_else(SystemTime::now)
+        }
     };
 
     let mut rebuilt = Rebuilt::new(start, interval);
@@ -72,9 +62,15 @@ pub fn run(dir: &Path) -> Result<()> {
     let dealing = record.dealing();
     // A shard's lanes are dealing's lanes from its first one on.
     let first_lane = record.shard.map_or(0, |shard| shard.first_lane(lanes));
-    for (at, event, row) in &rows {
-        rebuilt.add(*at, row, *event);
-        let dealt = dealing.deal(row.seq, row.target, *event, Phase::Measure);
+    // The failed writes the op log shows (those of the load and warm-up are lost),
+    // put in place once every row has been read.
+    let failed_path = result_dir::file(dir, result_dir::FAILED_WRITES_CSV);
+    let failed_part = failed_path.with_extension("csv.part");
+    let mut failed = CsvRows::create(&failed_part)?;
+    let (mut measured, mut failed_writes) = (0u64, 0u64);
+    for_each_row(&ops, whole_len, |at, event, row| {
+        rebuilt.add(at, &row, event);
+        let dealt = dealing.deal(row.seq, row.target, event, Phase::Measure);
         let Some(lane) = lane_last_seq.get_mut(dealt.lane.wrapping_sub(first_lane)) else {
             bail!(
                 "{}: line for seq {} belongs to another shard's lanes",
@@ -83,9 +79,23 @@ pub fn run(dir: &Path) -> Result<()> {
             );
         };
         *lane = (*lane).max(Some(row.seq));
-    }
+        if !row.success && row.is_write() {
+            failed.push(&result_dir::FailedWriteRow {
+                seq: row.seq,
+                event_type: row.event_type,
+                target: row.target,
+                error_kind: row.error_kind,
+            })?;
+            failed_writes += 1;
+        }
+        measured += 1;
+        Ok(())
+    })?;
+    failed.finish()?;
+    std::fs::rename(&failed_part, &failed_path)
+        .with_context(|| format!("cannot write {}", failed_path.display()))?;
     // Measuring began only after every lane had applied the load and the warm-up.
-    if !rows.is_empty()
+    if measured > 0
         && let Some(before) = last_unmeasured_seq(&record.events)?
     {
         for lane in &mut lane_last_seq {
@@ -105,23 +115,7 @@ pub fn run(dir: &Path) -> Result<()> {
             record.run_id
         ),
     )?;
-    // The failed writes the op log shows (those of the load and warm-up are lost).
-    let failed: Vec<result_dir::FailedWriteRow> = rows
-        .iter()
-        .filter(|(_, _, r)| !r.success && r.is_write())
-        .map(|(_, _, r)| result_dir::FailedWriteRow {
-            seq: r.seq,
-            event_type: r.event_type.clone(),
-            target: r.target,
-            error_kind: r.error_kind.clone(),
-        })
-        .collect();
-    crate::report::write_csv(
-        &result_dir::file(dir, result_dir::FAILED_WRITES_CSV),
-        &failed,
-    )?;
-    record.failed_writes = failed.len() as u64;
-    let measured = rows.len() as u64;
+    record.failed_writes = failed_writes;
     record.recovered = Some(Recovery {
         from_status: record.status.clone(),
         dropped_lines,
@@ -154,6 +148,49 @@ pub fn run(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The length of `path` up to its last newline, and whether a cut line follows it.
+fn whole_lines(path: &Path) -> Result<(u64, u64)> {
+    let cannot = || format!("cannot read {}", path.display());
+    let mut file = File::open(path).with_context(cannot)?;
+    let len = file.metadata().with_context(cannot)?.len();
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut end = len;
+    while end > 0 {
+        let from = end.saturating_sub(chunk.len() as u64);
+        let part = &mut chunk[..(end - from) as usize];
+        file.seek(SeekFrom::Start(from)).with_context(cannot)?;
+        file.read_exact(part).with_context(cannot)?;
+        if let Some(at) = part.iter().rposition(|&b| b == b'\n') {
+            let whole = from + at as u64 + 1;
+            return Ok((whole, u64::from(whole < len)));
+        }
+        end = from;
+    }
+    Ok((0, u64::from(len > 0)))
+}
+
+/// Reads the first `whole_len` bytes of the op log at `path` row by row, holding one row
+/// at a time: a long run's log need not fit in memory.
+fn for_each_row(
+    path: &Path,
+    whole_len: u64,
+    mut visit: impl FnMut(SystemTime, EventType, LoggedOp) -> Result<()>,
+) -> Result<()> {
+    let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut reader = csv::Reader::from_reader(BufReader::new(file.take(whole_len)));
+    for (line, row) in reader.deserialize::<LoggedOp>().enumerate() {
+        if line % 4096 == 0 && interrupt::requested() {
+            bail!("recover interrupted");
+        }
+        let bad = || format!("{}: line {} is not valid", path.display(), line + 2);
+        let row = row.with_context(bad)?;
+        let at = row.sent_at().with_context(bad)?;
+        let event = row.event().with_context(bad)?;
+        visit(at, event, row)?;
+    }
+    Ok(())
+}
+
 /// The seq of the last load or warm-up event, if the stream has any.
 fn last_unmeasured_seq(source: &crate::config::EventSource) -> Result<Option<u64>> {
     let mut last = None;
@@ -165,4 +202,27 @@ fn last_unmeasured_seq(source: &crate::config::EventSource) -> Result<Option<u64
         last = Some(event.seq);
     }
     Ok(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_last_line_is_left_out_however_long() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let path = dir.path().join("ops.csv");
+        let whole = |text: &[u8]| {
+            std::fs::write(&path, text).unwrap();
+            whole_lines(&path).unwrap()
+        };
+        assert_eq!(whole(b"seq\n1\n2\n"), (8, 0));
+        assert_eq!(whole(b"seq\n1\n2"), (6, 1));
+        assert_eq!(whole(b"se"), (0, 1));
+        assert_eq!(whole(b""), (0, 0));
+        // The last newline more than one chunk back from the end.
+        let mut long = b"seq\n1\n".to_vec();
+        long.extend(std::iter::repeat_n(b'x', 200_000));
+        assert_eq!(whole(&long), (6, 1));
+    }
 }

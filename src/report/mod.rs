@@ -22,7 +22,10 @@ pub mod sweep;
 pub mod table;
 pub mod traces;
 
-use std::path::Path;
+use std::fs::File;
+use std::io::Write as _;
+use std::marker::PhantomData;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result};
@@ -86,18 +89,47 @@ pub fn csv_header<T: Serialize>(sample: &T) -> String {
 /// Writes rows of a `#[derive(Serialize)]` struct as CSV with a header, also when
 /// there are no rows.
 pub fn write_csv<T: Serialize + Default>(path: &Path, rows: &[T]) -> Result<()> {
-    if rows.is_empty() {
-        return std::fs::write(path, csv_header(&T::default()))
-            .with_context(|| format!("cannot write {}", path.display()));
-    }
-    let mut csv = csv::Writer::from_path(path)
-        .with_context(|| format!("cannot create {}", path.display()))?;
+    let mut out = CsvRows::create(path)?;
     for row in rows {
-        csv.serialize(row)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        out.push(row)?;
     }
-    csv.flush()
-        .with_context(|| format!("cannot write {}", path.display()))
+    out.finish()
+}
+
+/// A CSV of `T` rows written as they come, so that none need be held: its header is
+/// there even when no row follows.
+pub struct CsvRows<T> {
+    csv: csv::Writer<File>,
+    path: PathBuf,
+    row: PhantomData<T>,
+}
+
+impl<T: Serialize + Default> CsvRows<T> {
+    pub fn create(path: &Path) -> Result<Self> {
+        let cannot = || format!("cannot write {}", path.display());
+        let mut file = File::create(path).with_context(cannot)?;
+        file.write_all(csv_header(&T::default()).as_bytes())
+            .with_context(cannot)?;
+        Ok(CsvRows {
+            csv: csv::WriterBuilder::new()
+                .has_headers(false)
+                .from_writer(file),
+            path: path.to_path_buf(),
+            row: PhantomData,
+        })
+    }
+
+    pub fn push(&mut self, row: &T) -> Result<()> {
+        self.csv
+            .serialize(row)
+            .with_context(|| format!("cannot write {}", self.path.display()))
+    }
+
+    pub fn finish(mut self) -> Result<()> {
+        self.csv
+            .flush()
+            .with_context(|| format!("cannot write {}", self.path.display()))
+    }
 }
 
 /// Reads JSON written by [`write_json`].

@@ -58,6 +58,12 @@ impl IntervalCollector {
         }
     }
 
+    /// Packs every interval behind the newest handed over at once, for a caller that
+    /// keeps its own open ones (statistics rebuilt from an op log).
+    pub fn packing_at_once(self) -> Self {
+        IntervalCollector { open: 0, ..self }
+    }
+
     /// The interval an operation that started `offset_ns` into the measured phase is in.
     fn index_of(&self, offset_ns: u64) -> u64 {
         offset_ns / self.interval_ns
@@ -94,8 +100,9 @@ impl IntervalCollector {
     }
 
     /// Adds a share of an interval, and packs the intervals now far enough behind: a
-    /// long run's memory then grows by their packed size alone.
-    fn deposit(&self, index: u64, stats: &RunStats) {
+    /// long run's memory then grows by their packed size alone. Lanes deposit through
+    /// their shards; statistics rebuilt from an op log deposit directly.
+    pub fn deposit(&self, index: u64, stats: &RunStats) {
         let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
         let Slots {
             by_index,
