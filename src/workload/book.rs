@@ -37,7 +37,7 @@ impl OrderBook {
     pub fn apply(&mut self, op: &Operation) {
         match op {
             Operation::CreateOrder { order } => {
-                self.orders.insert(order.order_id, order.clone());
+                self.orders.insert(order.order_id, (**order).clone());
             }
             Operation::UpdateOrder {
                 order_id,

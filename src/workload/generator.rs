@@ -167,7 +167,9 @@ impl Generator {
                 .collect(),
         };
         self.orders.push(order_id, live);
-        Operation::CreateOrder { order }
+        Operation::CreateOrder {
+            order: Box::new(order),
+        }
     }
 
     /// Moves an order to one of the five other statuses, uniformly.
