@@ -156,6 +156,10 @@ fn whole_lines(path: &Path) -> Result<(u64, u64)> {
     let mut chunk = vec![0u8; 64 * 1024];
     let mut end = len;
     while end > 0 {
+        // A log cut inside a line gigabytes long is read back to its start.
+        if interrupt::requested() {
+            bail!("recover interrupted");
+        }
         let from = end.saturating_sub(chunk.len() as u64);
         let part = &mut chunk[..(end - from) as usize];
         file.seek(SeekFrom::Start(from)).with_context(cannot)?;

@@ -143,7 +143,7 @@ pub struct OrderUpdate {
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Operation {
     CreateOrder {
-        /// Boxed: an order is 112 bytes, the other operations 48 at most, and every
+        /// Boxed: an order is 112 bytes, the other operations 56 at most, and every
         /// event crosses from the event source's thread to a lane's by value.
         order: Box<Order>,
     },
