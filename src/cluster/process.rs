@@ -71,14 +71,28 @@ pub fn port_open(host: &str, port: u16) -> bool {
     TcpStream::connect_timeout(&addr, Duration::from_millis(300)).is_ok()
 }
 
-/// `preferred` if nothing listens there and it can be bound, else a free ephemeral port.
+/// Where a port comes from when the preferred one is taken: below Linux's ephemeral
+/// range (32768–60999). A port from that range was once taken by an outgoing
+/// connection's local end between this check and the server's bind (a Voldemort node of
+/// the test suite failed to start so, in CI).
+const SPARE_PORTS: std::ops::Range<u16> = 20_000..32_000;
+
+/// `preferred` if nothing listens there and it can be bound, else a free spare port.
 pub fn free_port(host: &str, preferred: u16) -> Result<u16> {
-    if !port_open(host, preferred) && TcpListener::bind((host, preferred)).is_ok() {
+    let free = |port: u16| !port_open(host, port) && TcpListener::bind((host, port)).is_ok();
+    if free(preferred) {
         return Ok(preferred);
     }
-    let listener = TcpListener::bind((host, 0))
-        .with_context(|| format!("cannot find a free port on {host}"))?;
-    Ok(listener.local_addr()?.port())
+    // Servers started side by side (the test suite's) start their scans apart.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let span = SPARE_PORTS.len() as u32;
+    let first = (std::process::id().wrapping_mul(7_919) ^ nanos) % span;
+    (0..span)
+        .map(|step| SPARE_PORTS.start + ((first + step) % span) as u16)
+        .find(|&port| free(port))
+        .with_context(|| format!("cannot find a free port on {host} in {SPARE_PORTS:?}"))
 }
 
 /// Runs a helper to completion; on failure the error carries its last output lines.
@@ -154,4 +168,18 @@ pub fn paused(pid: u32) -> bool {
                 .and_then(|(_, rest)| rest.split_whitespace().next().map(|s| s == "T"))
         })
         .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_taken_port_gives_a_free_one_outside_the_ephemeral_range() {
+        let taken = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        let preferred = taken.local_addr().unwrap().port();
+        let port = free_port("127.0.0.1", preferred).unwrap();
+        assert!(SPARE_PORTS.contains(&port), "{port}");
+        assert!(TcpListener::bind(("127.0.0.1", port)).is_ok());
+    }
 }
