@@ -63,12 +63,14 @@ impl LocalServer for Galera {
         let started = Instant::now();
         let first = bootstrap_node(&nodes);
         let mut records = vec![None; nodes.len()];
-        records[first] = Some(nodes[first].start(&mariadbd, true)?);
+        let mut spawned = process::Spawned::default();
+        records[first] = Some(nodes[first].start(&mariadbd, true, &mut spawned)?);
         for (i, node) in nodes.iter().enumerate().filter(|(i, _)| *i != first) {
-            records[i] = Some(node.start(&mariadbd, false)?);
+            records[i] = Some(node.start(&mariadbd, false, &mut spawned)?);
         }
         create_user_and_database(&nodes[0].cnf)?;
         let version = client(&nodes[0].cnf, "SELECT VERSION()")?;
+        spawned.keep();
         let provider = status(&nodes[0].cnf, "wsrep_provider_version").unwrap_or_default();
         crate::note!(
             "galera: {} node{} synced in {:.0} s",
@@ -120,7 +122,10 @@ impl LocalServer for Galera {
             }
         }
         let bootstrap = survivors.is_empty();
-        this.start(&mariadbd(false, &[])?, bootstrap)
+        let mut spawned = process::Spawned::default();
+        let record = this.start(&mariadbd(false, &[])?, bootstrap, &mut spawned)?;
+        spawned.keep();
+        Ok(record)
     }
 }
 
@@ -186,8 +191,13 @@ impl Node {
             .map(|p| p.trim().to_string())
     }
 
-    /// Starts the node and waits until it is Synced.
-    fn start(&self, mariadbd: &Path, bootstrap: bool) -> Result<NodeRecord> {
+    /// Starts the node and waits until it is Synced; `spawned` stops it if that fails.
+    fn start(
+        &self,
+        mariadbd: &Path,
+        bootstrap: bool,
+        spawned: &mut process::Spawned,
+    ) -> Result<NodeRecord> {
         let data = self.dir.join("data");
         let mut args = Vec::new();
         if !data.join("mysql").exists() {
@@ -212,7 +222,7 @@ impl Node {
                 )?;
             }
         }
-        let pid = spawn(mariadbd, &self.dir, &self.cnf, &args)?;
+        let pid = spawned.push(spawn(mariadbd, &self.dir, &self.cnf, &args)?);
         let log = self.dir.join("error.log");
         let what = format!("galera node {} on {}", self.number, self.host);
         wait_until(pid, SYNC_TIMEOUT, &what, &log, || {

@@ -504,7 +504,7 @@ fn wait_for_port(
 }
 
 /// Waits until `ready` says so, failing early if `pid` dies or a signal asks hatshop
-/// to stop (the half-started process is then killed).
+/// to stop. A process that fails so, or is not ready in time, is killed.
 fn wait_until(
     pid: u32,
     timeout: Duration,
@@ -525,8 +525,10 @@ fn wait_until(
             );
         }
         if std::time::Instant::now() >= deadline {
+            // Nothing would name it once this start has failed, so it is not left up.
+            let _ = process::stop_pid(pid, libc::SIGKILL, Duration::from_secs(5));
             bail!(
-                "{what} was not ready within {} s; see {}",
+                "{what} was not ready within {} s, and was stopped; see {}",
                 timeout.as_secs(),
                 log.display()
             );

@@ -64,6 +64,38 @@ pub fn stop_pid(pid: u32, sig: i32, grace: Duration) -> Result<()> {
     Ok(())
 }
 
+/// The nodes a multi-node start has spawned so far. Dropped before `keep`, it kills
+/// them: a start that fails at its third node (a port taken, a timeout, Ctrl-C) leaves
+/// no half cluster running that no record names and `server stop` cannot find.
+#[derive(Default)]
+pub struct Spawned {
+    pids: Vec<u32>,
+}
+
+impl Spawned {
+    pub fn push(&mut self, pid: u32) -> u32 {
+        self.pids.push(pid);
+        pid
+    }
+
+    pub fn pids(&self) -> &[u32] {
+        &self.pids
+    }
+
+    /// The start succeeded: the nodes stay up, and their record takes them over.
+    pub fn keep(mut self) -> Vec<u32> {
+        std::mem::take(&mut self.pids)
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        for &pid in &self.pids {
+            let _ = stop_pid(pid, libc::SIGKILL, Duration::from_secs(5));
+        }
+    }
+}
+
 pub fn port_open(host: &str, port: u16) -> bool {
     let Ok(addr) = format!("{host}:{port}").parse::<SocketAddr>() else {
         return false;
@@ -181,5 +213,29 @@ mod tests {
         let port = free_port("127.0.0.1", preferred).unwrap();
         assert!(SPARE_PORTS.contains(&port), "{port}");
         assert!(TcpListener::bind(("127.0.0.1", port)).is_ok());
+    }
+
+    #[test]
+    fn spawned_nodes_are_killed_unless_kept() {
+        let sleeper = || Command::new("sleep").arg("60").spawn().expect("sleep runs");
+        let (mut dropped, mut kept) = (sleeper(), sleeper());
+        let mut spawned = Spawned::default();
+        spawned.push(dropped.id());
+        drop(spawned);
+        // Reaped here, since the test is its parent: the exit status says it was killed.
+        let status = dropped.wait().unwrap();
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&status),
+            Some(libc::SIGKILL)
+        );
+        let mut spawned = Spawned::default();
+        spawned.push(kept.id());
+        assert_eq!(spawned.keep(), vec![kept.id()]);
+        assert!(
+            kept.try_wait().unwrap().is_none(),
+            "a kept node is left running"
+        );
+        kept.kill().unwrap();
+        kept.wait().unwrap();
     }
 }

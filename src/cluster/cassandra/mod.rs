@@ -112,18 +112,19 @@ impl LocalServer for Cassandra {
             node.write_config(&ring, fresh)?;
         }
         // The seed first, then the joiners together.
-        let seed = ring.nodes[0].spawn(&java, &lib, &ring.heap, fresh)?;
+        let mut spawned = process::Spawned::default();
+        let seed = spawned.push(ring.nodes[0].spawn(&java, &lib, &ring.heap, fresh)?);
         ring.nodes[0].wait_cql(seed)?;
-        let mut pids = vec![seed];
         for node in &ring.nodes[1..] {
-            pids.push(node.spawn(&java, &lib, &ring.heap, fresh)?);
+            spawned.push(node.spawn(&java, &lib, &ring.heap, fresh)?);
         }
-        for (node, &pid) in ring.nodes.iter().zip(&pids).skip(1) {
+        for (node, &pid) in ring.nodes.iter().zip(spawned.pids()).skip(1) {
             node.wait_cql(pid)?;
         }
-        for (node, &pid) in ring.nodes.iter().zip(&pids) {
+        for (node, &pid) in ring.nodes.iter().zip(spawned.pids()) {
             node.wait_peers_up(pid, &ring)?;
         }
+        let pids = spawned.keep();
         crate::note!(
             "Cassandra ring ready after {:.0} s",
             started.elapsed().as_secs_f64()
@@ -170,9 +171,11 @@ impl LocalServer for Cassandra {
         let ring = Ring::plan(dir, &StartOptions::default(), Some(record))?;
         let lib = jars_of(home, record)?;
         let this = &ring.nodes[node - 1];
-        let pid = this.spawn(&java()?, &lib, &ring.heap, false)?;
+        let mut spawned = process::Spawned::default();
+        let pid = spawned.push(this.spawn(&java()?, &lib, &ring.heap, false)?);
         this.wait_cql(pid)?;
         this.wait_peers_up(pid, &ring)?;
+        spawned.keep();
         Ok(this.record(pid))
     }
 }

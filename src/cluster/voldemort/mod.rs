@@ -67,13 +67,14 @@ impl LocalServer for Voldemort {
         );
         let started = Instant::now();
         plan.write_configs()?;
-        let mut pids = Vec::new();
+        let mut spawned = process::Spawned::default();
         for node in &plan.nodes {
-            pids.push(node.spawn(&java, &built, &plan.heap)?);
+            spawned.push(node.spawn(&java, &built, &plan.heap)?);
         }
-        for (node, &pid) in plan.nodes.iter().zip(&pids) {
+        for (node, &pid) in plan.nodes.iter().zip(spawned.pids()) {
             node.wait(pid)?;
         }
+        let pids = spawned.keep();
         crate::note!(
             "Voldemort ready after {:.0} s",
             started.elapsed().as_secs_f64()
