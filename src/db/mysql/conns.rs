@@ -256,7 +256,9 @@ impl HostConns {
                 kv: Default::default(),
             },
             None => Open::Driver {
-                conn: Conn::new(self.opts.clone()).await.map_err(context)?,
+                conn: super::connect::login_retried(|| Conn::new(self.opts.clone()))
+                    .await
+                    .map_err(context)?,
                 kv: Default::default(),
             },
         })

@@ -155,7 +155,7 @@ impl MysqlStore {
     async fn admin_conn(&self) -> Result<Conn, DbError> {
         let mut last = None;
         for (host, pool) in &self.pools {
-            match pool.get_conn().await {
+            match connect::login_retried(|| pool.get_conn()).await {
                 Ok(mut conn) => {
                     if self.galera {
                         conn.query_drop("SET SESSION wsrep_sync_wait = 1")
