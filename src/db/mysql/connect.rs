@@ -223,6 +223,47 @@ fn product_version(version: &str) -> String {
 mod tests {
     use super::*;
 
+    #[tokio::test]
+    async fn a_refused_login_is_tried_twice_more_and_nothing_else_is() {
+        let server = |code| {
+            mysql_async::Error::Server(mysql_async::ServerError {
+                code,
+                message: "refused".into(),
+                state: "28000".into(),
+            })
+        };
+        let calls = std::cell::Cell::new(0);
+        let refused_twice = login_retried(|| {
+            calls.set(calls.get() + 1);
+            let outcome = if calls.get() < 3 {
+                Err(server(1045))
+            } else {
+                Ok(())
+            };
+            std::future::ready(outcome)
+        });
+        assert!(refused_twice.await.is_ok());
+        assert_eq!(calls.get(), 3);
+        calls.set(0);
+        let always = login_retried(|| {
+            calls.set(calls.get() + 1);
+            std::future::ready(Err::<(), _>(server(1045)))
+        });
+        assert!(matches!(always.await, Err(mysql_async::Error::Server(e)) if e.code == 1045));
+        assert_eq!(
+            calls.get(),
+            3,
+            "a wrong password is asked three times, no more"
+        );
+        calls.set(0);
+        let other = login_retried(|| {
+            calls.set(calls.get() + 1);
+            std::future::ready(Err::<(), _>(server(1049)))
+        });
+        assert!(other.await.is_err());
+        assert_eq!(calls.get(), 1, "only a refused login is tried again");
+    }
+
     #[test]
     fn the_server_names_its_product() {
         assert_eq!(
