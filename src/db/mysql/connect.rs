@@ -9,6 +9,8 @@ use mysql_async::{DriverError, Opts, OptsBuilder, Pool, PoolConstraints, PoolOpt
 use super::conns::HostConns;
 use super::wire::{LeanConn, Login};
 use super::{MAX_ITEMS_PER_INSERT, MysqlStore, Route, classify};
+use crate::db::sql::{Placeholders, Statements};
+use crate::db::{ConnectOptions, DbError, DbUrl, ErrorKind, Setting, Settings, StoreKind, Value};
 
 /// Connections per host for setup and reading back, apart from the operations' own.
 const ADMIN_POOL: usize = 2;
@@ -19,7 +21,7 @@ const ADMIN_POOL: usize = 2;
 /// random 32-byte nonce there, so one login in 256 signs a nonce a byte short and is
 /// refused (measured: 86 of 2,195 small runs as an ed25519 user failed so; fixed
 /// upstream in rust_mysql_common #193 and #194, in 0.38). Each try gets a new nonce; a
-/// wrong password is refused three times, in a few milliseconds.
+/// wrong password is refused three times before its error.
 pub(super) async fn login_retried<T, F, Fut>(mut open: F) -> Result<T, mysql_async::Error>
 where
     F: FnMut() -> Fut,
@@ -36,8 +38,6 @@ where
         }
     }
 }
-use crate::db::sql::{Placeholders, Statements};
-use crate::db::{ConnectOptions, DbError, DbUrl, ErrorKind, Setting, Settings, StoreKind, Value};
 
 impl StoreKind for MysqlStore {
     const SCHEME: &'static str = "mysql";
