@@ -4,9 +4,12 @@
 //! 1..=100,000) and waiting for its row, OPS selects in all. Prints "selects/s client
 //! µs/select" (user + system CPU of this process over the selects ÷ OPS).
 //!
-//!   select-floor raw|driver THREADS CONNS OPS DATABASE TABLE
+//!   select-floor raw|driver|threaded THREADS CONNS OPS DATABASE TABLE
 //!
 //! `raw` speaks MariaDB's binary protocol by hand: one write and one read per select.
+//! `threaded` is `raw` with a thread per connection, each with a single-threaded
+//! runtime of its own (THREADS is then ignored), as sysbench has a thread per
+//! connection.
 //! `driver` sends the same statement through mysql_async, as hatshop does, without
 //! hatshop around it. In both, each select's future is boxed (as hatshop boxes each
 //! call), its only allocation in `raw`. Connects as root without a password to
@@ -41,7 +44,7 @@ fn main() {
 }
 
 fn run() -> Result<()> {
-    let usage = "usage: select-floor raw|driver THREADS CONNS OPS DATABASE TABLE";
+    let usage = "usage: select-floor raw|driver|threaded THREADS CONNS OPS DATABASE TABLE";
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [mode, threads, conns, ops, database, table] = &args[..] else {
         return Err(usage.into());
@@ -61,6 +64,7 @@ fn run() -> Result<()> {
     let (seconds, cpu) = match mode.as_str() {
         "raw" => runtime.block_on(raw::race(conns, ops, database, &sql))?,
         "driver" => runtime.block_on(driver::race(conns, ops, database, &sql))?,
+        "threaded" => raw::race_threaded(conns, ops, database, &sql)?,
         _ => return Err(usage.into()),
     };
     println!("{:.0} {:.2}", ops as f64 / seconds, cpu * 1e6 / ops as f64);
@@ -227,6 +231,48 @@ mod raw {
             })
         })
         .await
+    }
+
+    /// Each connection on a thread of its own, opened and driven by its own
+    /// single-threaded runtime; the clock and CPU count from when all are open.
+    pub fn race_threaded(conns: usize, ops: i64, database: &str, sql: &str) -> Result<(f64, f64)> {
+        LEFT.store(ops, Ordering::Relaxed);
+        let ready = Arc::new(std::sync::Barrier::new(conns + 1));
+        let threads: Vec<_> = (0..conns)
+            .map(|i| {
+                let (ready, database, sql) = (ready.clone(), database.to_string(), sql.to_string());
+                std::thread::spawn(move || -> Result<()> {
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .map_err(|e| e.to_string())?;
+                    runtime.block_on(async {
+                        let opened = async {
+                            let mut conn = Conn::open(&database).await?;
+                            conn.prepare(&sql).await?;
+                            Ok::<_, String>(conn)
+                        }
+                        .await;
+                        OPENED.fetch_add(1, Ordering::Relaxed);
+                        ready.wait();
+                        let mut conn = opened?;
+                        let mut next_id = ids(i);
+                        while LEFT.fetch_sub(1, Ordering::Relaxed) > 0 {
+                            conn.select(next_id()).await?;
+                        }
+                        Ok(())
+                    })
+                })
+            })
+            .collect();
+        ready.wait();
+        let (cpu, start) = (cpu_seconds(), Instant::now());
+        for thread in threads {
+            thread
+                .join()
+                .map_err(|_| "a connection's thread panicked".to_string())??;
+        }
+        Ok((start.elapsed().as_secs_f64(), cpu_seconds() - cpu))
     }
 
     impl Conn {
