@@ -68,7 +68,7 @@ pub fn run(dir: &Path) -> Result<()> {
     let failed_part = failed_path.with_extension("csv.part");
     let mut failed = CsvRows::create(&failed_part)?;
     let (mut measured, mut failed_writes) = (0u64, 0u64);
-    for_each_row(&ops, whole_len, |at, event, row| {
+    let read = for_each_row(&ops, whole_len, |at, event, row| {
         rebuilt.add(at, &row, event);
         let dealt = dealing.deal(row.seq, row.target, event, Phase::Measure);
         let Some(lane) = lane_last_seq.get_mut(dealt.lane.wrapping_sub(first_lane)) else {
@@ -90,10 +90,17 @@ pub fn run(dir: &Path) -> Result<()> {
         }
         measured += 1;
         Ok(())
-    })?;
-    failed.finish()?;
-    std::fs::rename(&failed_part, &failed_path)
-        .with_context(|| format!("cannot write {}", failed_path.display()))?;
+    })
+    .and_then(|()| failed.finish())
+    .and_then(|()| {
+        std::fs::rename(&failed_part, &failed_path)
+            .with_context(|| format!("cannot write {}", failed_path.display()))
+    });
+    if read.is_err() {
+        // The old failed_writes.csv stands; the half-written one goes.
+        let _ = std::fs::remove_file(&failed_part);
+    }
+    read?;
     // Measuring began only after every lane had applied the load and the warm-up.
     if measured > 0
         && let Some(before) = last_unmeasured_seq(&record.events)?
