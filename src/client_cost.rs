@@ -11,6 +11,8 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use crate::procfs::{process_cpu_s, stat_cpu_s};
+
 /// A thread busier than this share of the measured wall time is the bottleneck.
 pub const BUSY_SHARE: f64 = 0.8;
 
@@ -162,9 +164,9 @@ impl ClientCost {
     }
 
     /// The line and, when the client set the pace, the warning, for a run on `store`
-    /// (a database inside hatshop is busy on hatshop's threads: no warning then).
-    pub fn report(&self, store: &str) -> (String, Option<String>) {
-        let in_process = crate::db::store_meta(store).is_some_and(|m| m.in_process);
+    /// (a database inside hatshop, `in_process`, is busy on hatshop's threads: no
+    /// warning then).
+    pub fn report(&self, store: &str, in_process: bool) -> (String, Option<String>) {
         (
             self.describe(in_process.then_some(store)),
             (self.client_bound() && !in_process).then(|| self.bottleneck()),
@@ -188,23 +190,6 @@ fn rusage() -> (f64, f64) {
         // Linux gives ru_maxrss in KiB.
         usage.ru_maxrss as f64 / 1024.0,
     )
-}
-
-/// User + system CPU seconds in a /proc `stat` line, a process's or a thread's.
-pub fn stat_cpu_s(stat: &str) -> Option<f64> {
-    // SAFETY: sysconf only reads a constant.
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-    // The name sits in parentheses and may hold spaces: fields count after it.
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    // utime and stime are fields 14 and 15 of stat; after the name, 12th and 13th.
-    let utime: f64 = fields.get(11)?.parse().ok()?;
-    let stime: f64 = fields.get(12)?.parse().ok()?;
-    Some((utime + stime) / ticks)
-}
-
-/// CPU seconds process `pid` has spent, all its threads.
-pub fn process_cpu_s(pid: u32) -> Option<f64> {
-    stat_cpu_s(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
 /// CPU seconds of each thread of this process, from /proc/self/task (empty where

@@ -10,35 +10,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::cli::{RunArgs, StoreArgs, StreamArgs};
-use crate::db::{DbUrl, Settings, StoreMeta, store_meta};
-use crate::faults::Fault;
-use crate::workload::{EventsReader, Phase, WorkloadSpec, hex, lacks_state};
-
-/// Where the events come from.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind")]
-pub enum EventSource {
-    /// Generated from the spec (its seed included).
-    Generated { workload: WorkloadSpec },
-    /// Replayed from a JSON Lines file, checked before the run.
-    File(EventsFileInfo),
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct EventsFileInfo {
-    pub path: PathBuf,
-    pub sha256: String,
-    pub events: u64,
-    pub measured_events: u64,
-    /// Whether every order write carries its state hash (files from `hatshop generate`
-    /// do); when not, hatshop computes the missing ones as it reads.
-    #[serde(default)]
-    pub has_states: bool,
-}
+use crate::db::{DbUrl, Settings, StoreMeta, schemes_where, store_meta};
+use crate::workload::{
+    EventSource, EventsFileInfo, EventsReader, Fault, Phase, WorkloadSpec, hex, lacks_state,
+};
 
 /// Everything a run needs, validated.
 #[derive(Debug, Clone)]
@@ -145,10 +123,12 @@ impl RunConfig {
             bail!("--conflicts must be a share from 0 to 1, got {conflicts}");
         }
         let fault_entries = match &args.faults {
-            Some(path) => crate::faults::read_file(path)?,
+            Some(path) => crate::workload::faults::read_file(path)?,
             None => spec_faults,
         };
-        let faults = crate::faults::check_all(&fault_entries).map_err(anyhow::Error::msg)?;
+        let faults =
+            crate::workload::faults::check_all(&fault_entries).map_err(anyhow::Error::msg)?;
+        crate::runner::faults::check_servers(&faults).map_err(anyhow::Error::msg)?;
         if let (Some(limit), Some(last)) = (max_duration, faults.last())
             && last.at >= limit
         {
@@ -174,10 +154,10 @@ impl RunConfig {
         if !(0.0..=1.0).contains(&trace_sample) {
             bail!("--trace-sample must be a share from 0 to 1, got {trace_sample}");
         }
-        if trace_sample > 0.0 && !["cassandra", "mysql", "postgres"].contains(&db.scheme()) {
+        if trace_sample > 0.0 && db.store().server_time.is_none() {
             bail!(
-                "--trace-sample reads the server's own times: Cassandra, MariaDB/MySQL and \
-                 PostgreSQL only, not {}://",
+                "--trace-sample reads the server's own times: {} only, not {}://",
+                schemes_where(|store| store.server_time.is_some()),
                 db.scheme()
             );
         }
@@ -189,11 +169,7 @@ impl RunConfig {
             Some(dir) => dir.clone(),
             None => unique_dir(Path::new("results"), &run_id),
         };
-        let db = match db.scheme() {
-            // `sqlite://` alone: a database file inside the result folder.
-            "sqlite" if db.file().is_none() => db.with_file(&out_dir.join(SQLITE_FILE)),
-            _ => db,
-        };
+        let db = in_result_folder(db, &out_dir);
         Ok(RunConfig {
             source,
             db,
@@ -244,7 +220,10 @@ impl RunConfig {
     /// The SQLite file as run.json records it: relative to the result folder when it
     /// is inside, so a copied or moved folder verifies its own copy.
     pub fn recorded_file(&self) -> Option<String> {
-        let file = self.db.file().filter(|_| self.db.scheme() == "sqlite")?;
+        let file = self
+            .db
+            .file()
+            .filter(|_| self.db.store().own_file.is_some())?;
         let absolute = std::path::absolute(&file).unwrap_or(file);
         let folder = std::path::absolute(&self.out_dir).unwrap_or_else(|_| self.out_dir.clone());
         Some(match absolute.strip_prefix(&folder) {
@@ -254,8 +233,14 @@ impl RunConfig {
     }
 }
 
-/// The SQLite file a run makes in its folder when `--db sqlite://` names none.
-pub const SQLITE_FILE: &str = "hatshop.db";
+/// An embedded store's URL that names no file (`sqlite://` alone): its file inside the
+/// result folder.
+pub fn in_result_folder(db: DbUrl, out_dir: &Path) -> DbUrl {
+    match db.store().own_file {
+        Some(name) if db.file().is_none() => db.with_file(&out_dir.join(name)),
+        _ => db,
+    }
+}
 
 /// URL settings, then flags over them, checked against what the store declares. A
 /// flag the store does not take is refused with one line that names who takes it.
@@ -408,7 +393,7 @@ fn check_shardable(
              tables); verify the folder `hatshop merge` makes"
         );
     }
-    if db.scheme() == "sqlite" && db.file().is_none() {
+    if db.store().own_file.is_some() && db.file().is_none() {
         bail!(
             "--shard {shard}: every shard must reach one database; give a file \
              (sqlite:///path/to/file.db) that `hatshop prepare` made"

@@ -3,22 +3,22 @@
 //! One seeded, deterministic stream of hat-shop order events (and key-value
 //! operations) is replayed against a database; every operation is timed and logged;
 //! the database is then checked against what the stream says it must hold. The modules
-//! follow the data flow:
+//! stand in layers, each using only the ones below it (`docs/architecture.md`, held
+//! by `cargo test architecture`):
 //!
-//! - [`workload`]: domain types, the seeded generator, specs, presets, JSON Lines.
-//! - [`runner`]: the run plan, lanes by order or key, the one run loop, per-op timing,
-//!   the open-loop pacer.
-//! - [`client_cost`]: hatshop's own CPU and memory while measuring.
-//! - [`db`]: the `Database` trait, one file per store, and the one list of stores.
-//! - [`stats`]: HdrHistograms per event type and interval, error counts, summaries.
-//! - [`report`]: the op log, summary.json, the terminal table, report.html, compare.
-//! - [`verify`]: the expected state versus what the database holds.
-//! - [`observe`]: server CPU, memory, disk and network, and GC pauses, during a run.
+//! - [`console`], [`secrets`], [`interrupt`], [`files`], [`procfs`]: output that
+//!   survives a closed pipe, passwords that never leave the process, Ctrl-C on its own
+//!   thread, JSON and CSV files, what `/proc` says of a process.
+//! - [`workload`], [`stats`], [`client_cost`]: domain types, the seeded generator,
+//!   specs, presets and fault timelines; HdrHistograms per event type and interval;
+//!   hatshop's own CPU and memory while measuring.
+//! - [`db`]: the `Database` trait, one folder per store, and the one list of stores.
 //! - [`cluster`]: real local servers (Cassandra, MariaDB, PostgreSQL, Redis, Voldemort).
-//! - [`cli`], [`config`], [`commands`], [`result_dir`]: flags, validated settings,
-//!   the wiring of each subcommand, and the result folder's layout.
-//! - [`interrupt`], [`console`], [`secrets`]: Ctrl-C on its own thread, output that
-//!   survives a closed pipe, passwords that never leave the process.
+//! - [`runner`], [`verify`], [`observe`]: the one run loop and the fault player; the
+//!   expected state against what the store holds; the servers' own costs during a run.
+//! - [`result_dir`], [`report`]: the records of a result folder; what is made of them.
+//! - [`cli`], [`config`], [`commands`]: flags, validated settings, and the wiring of
+//!   each subcommand.
 
 pub mod cli;
 pub mod client_cost;
@@ -28,9 +28,10 @@ pub mod config;
 #[macro_use]
 pub mod console;
 pub mod db;
-pub mod faults;
+pub mod files;
 pub mod interrupt;
 pub mod observe;
+pub mod procfs;
 pub mod report;
 pub mod result_dir;
 pub mod runner;
@@ -48,6 +49,8 @@ use cli::{Cli, Command};
 /// Runs one command; `main` prints the error, if any.
 pub async fn run(cli: Cli) -> Result<ExitCode> {
     match &cli.command {
+        Command::Run(args) if args.find_max => commands::find_max::run(args).await,
+        Command::Run(args) if args.repeat != 1 => commands::repeat::run(args).await,
         Command::Run(args) => commands::run::run(args).await,
         Command::Generate(args) => commands::generate::run(args).map(|()| ExitCode::SUCCESS),
         Command::Load(args) => commands::load::run(args).await,

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use clap::{Arg, ArgAction, ArgMatches, Args, Parser, Subcommand};
 
 use crate::cluster::ServerKind;
-use crate::db::{STORES, Setting, Value};
+use crate::db::{STORES, Setting, Value, schemes_where};
 pub use load::LoadArgs;
 
 /// hatshop: one seeded stream of hat-shop order events and key-value operations,
@@ -202,7 +202,7 @@ pub struct RunArgs {
         hide_env_values = true,
         action = clap::ArgAction::Append,
         long_help = db_help(),
-        help = "Database URL: sqlite://, mysql://, postgres://, cassandra://, redis://, null:// (see --help); a sweep takes several"
+        help = format!("Database URL: {} (see --help); a sweep takes several", schemes_where(|_| true))
     )]
     pub db: Vec<String>,
     /// Lanes running at once (default: the spec's, else the store's; see --help of each store).

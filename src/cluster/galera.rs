@@ -3,8 +3,7 @@
 //! (3306 SQL, 4567 group communication, 4568 IST, 4444 SST). The first node bootstraps
 //! the cluster and the others join one after another by state transfer (mariabackup,
 //! which works as root); ready when every node is `Synced` in a cluster of N. A crashed
-//! node is started again with `--wsrep-recover` first, so it rejoins by IST (the recipe
-//! and its timings: shared/notes/clusters.md).
+//! node is started again with `--wsrep-recover` first, so it rejoins by IST.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -102,7 +101,7 @@ impl LocalServer for Galera {
         let hosts: Vec<String> = record.nodes.iter().map(|n| n.host.clone()).collect();
         let this = Node::new(dir, node, &hosts[node - 1], &hosts)?;
         // The survivors must have let the old incarnation go, or the rejoin takes
-        // 15–18 s instead of 2–3 (shared/notes/clusters.md, gotcha 8).
+        // many times longer: the old member must first time out of the cluster.
         let survivors: Vec<&NodeRecord> = record
             .nodes
             .iter()

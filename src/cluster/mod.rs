@@ -26,11 +26,8 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-pub use node::{NodeAction, act};
-
-/// The most nodes any server runs here: five rings of 512 MB heaps and the client
-/// fit in the machines' memory.
-pub const MAX_NODES: usize = 5;
+pub use crate::workload::MAX_NODES;
+pub use node::act;
 
 /// A Cassandra ring as nodetool shows it (state and load of every node).
 pub fn ring_status(home: &Home, record: &ServerRecord) -> Option<String> {
@@ -53,6 +50,13 @@ pub trait LocalServer {
     const RETRY_START: bool = true;
     /// The most nodes it runs (1: a single server; never more than [`MAX_NODES`]).
     const MAX_NODES: usize = 1;
+    /// What `server start --set KEY=VALUE` sets, if it takes any.
+    const SETTINGS_FILE: Option<&'static str> = None;
+    /// Whether it is built from a source archive (`server start --source`).
+    const FROM_SOURCE: bool = false;
+    /// Whether its nodes answer nodetool: ring status, thread pools and compactions are
+    /// read from it, and its GC log is kept.
+    const NODETOOL: bool = false;
 
     /// Starts every node: a new server, or one whose nodes all stopped (`previous`
     /// then says where they ran, and their data is kept).
@@ -79,6 +83,12 @@ pub struct ServerMeta {
     pub about: &'static str,
     pub store: &'static str,
     pub max_nodes: usize,
+    /// See [`LocalServer::SETTINGS_FILE`].
+    pub settings_file: Option<&'static str>,
+    /// See [`LocalServer::FROM_SOURCE`].
+    pub from_source: bool,
+    /// See [`LocalServer::NODETOOL`].
+    pub nodetool: bool,
     stop_signal: i32,
     retry_start: bool,
     start: fn(&Home, &Path, &StartOptions, Option<&ServerRecord>) -> Result<ServerRecord>,
@@ -93,6 +103,9 @@ impl ServerMeta {
             about: T::ABOUT,
             store: T::STORE,
             max_nodes: T::MAX_NODES,
+            settings_file: T::SETTINGS_FILE,
+            from_source: T::FROM_SOURCE,
+            nodetool: T::NODETOOL,
             stop_signal: T::STOP_SIGNAL,
             retry_start: T::RETRY_START,
             start: T::start,
@@ -274,7 +287,7 @@ impl NodeRecord {
     pub fn alive(&self) -> bool {
         self.pid != 0
             && process::alive(self.pid)
-            && crate::result_dir::process_start(self.pid)
+            && crate::procfs::process_start(self.pid)
                 .is_some_and(|start| self.process_start == 0 || start == self.process_start)
     }
 
@@ -299,7 +312,7 @@ pub fn node_record(
         host: host.to_string(),
         port,
         pid,
-        process_start: crate::result_dir::process_start(pid).unwrap_or(0),
+        process_start: crate::procfs::process_start(pid).unwrap_or(0),
         dir: dir.to_path_buf(),
         data_dir,
         log_file,

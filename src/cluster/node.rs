@@ -4,49 +4,9 @@
 
 use std::time::Duration;
 
-use anyhow::{Result, bail};
-use serde::{Deserialize, Serialize};
-
 use super::{Home, ServerKind, process};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum NodeAction {
-    /// SIGKILL: the node dies at once, as in a crash.
-    Kill,
-    /// A clean shutdown.
-    Stop,
-    /// Start a stopped or killed node again (Galera: recovering its position first).
-    Start,
-    /// SIGSTOP: the node stops answering but keeps its connections.
-    Pause,
-    /// SIGCONT after a pause.
-    Resume,
-}
-
-impl NodeAction {
-    pub const ALL: [NodeAction; 5] = [
-        NodeAction::Kill,
-        NodeAction::Stop,
-        NodeAction::Start,
-        NodeAction::Pause,
-        NodeAction::Resume,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            NodeAction::Kill => "kill",
-            NodeAction::Stop => "stop",
-            NodeAction::Start => "start",
-            NodeAction::Pause => "pause",
-            NodeAction::Resume => "resume",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<NodeAction> {
-        Self::ALL.into_iter().find(|a| a.as_str() == text)
-    }
-}
+use crate::workload::NodeAction;
+use anyhow::{Result, bail};
 
 /// Does `action` to `node` (1-based) of the server; returns what happened, in words.
 pub fn act(home: &Home, kind: ServerKind, node: usize, action: NodeAction) -> Result<String> {

@@ -14,7 +14,7 @@ use crate::cli::RunArgs;
 use crate::config::{
     RunConfig, create_empty_folder, missing_folders, remove_folders, stamp, unique_dir,
 };
-use crate::report::read_json;
+use crate::files::read_json;
 use crate::report::sweep::{self, RunPlace, SweepRow};
 use crate::report::table::{format_us, thousands};
 use crate::result_dir;
@@ -57,6 +57,9 @@ fn next_rate(good: Option<f64>, bad: Option<f64>, first: f64) -> Option<f64> {
 }
 
 pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
+    if args.repeat != 1 {
+        bail!("--find-max runs one search; repeat it by hand, or sweep rates with --repeat");
+    }
     let Some(bound) = args.p99_under else {
         bail!("--find-max needs --p99-under, the bound on response time p99 (e.g. 10ms)");
     };
@@ -160,7 +163,8 @@ async fn search(
         ),
         None => say!("no rate tried kept response p99 under the bound"),
     }
-    super::sweep::write_outputs(dir, &title, &rows)?;
+    let (table, chart) = crate::report::sweep::write(dir, &title, &rows)?;
+    say!("table: {}\nchart: {}", table.display(), chart.display());
     if interrupted {
         note!("interrupted: the folder holds the runs that finished");
         return Ok(std::process::ExitCode::from(EXIT_INTERRUPTED));

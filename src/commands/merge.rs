@@ -13,9 +13,10 @@ use anyhow::{Context, Result, bail};
 use super::run::rfc3339;
 use crate::cli::MergeArgs;
 use crate::config::create_empty_folder;
+use crate::files::{CsvRows, write_json};
 use crate::report::oplog_stats::{LoggedOp, Rebuilt};
 use crate::report::table::{self, thousands};
-use crate::report::{CsvRows, html, write_json, write_statistics};
+use crate::report::{html, write_statistics};
 use crate::result_dir::{self, FailedWriteRow, Recovery, RunRecord, ShardOrigin};
 use crate::runner::Shard;
 use crate::{interrupt, say};
@@ -37,7 +38,7 @@ pub fn run(args: &MergeArgs) -> Result<()> {
     }
     let record = merged?;
     let summary: crate::stats::Summary =
-        crate::report::read_json(&result_dir::file(&args.out, result_dir::SUMMARY_JSON))?;
+        crate::files::read_json(&result_dir::file(&args.out, result_dir::SUMMARY_JSON))?;
     say!(
         "merged {} shards ({} lanes, {} measured operations) into {}",
         shards.len(),

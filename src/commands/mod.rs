@@ -15,8 +15,8 @@ pub mod workloads;
 
 use anyhow::Result;
 
-use crate::config::EventSource;
 use crate::runner::EventStream;
+use crate::workload::EventSource;
 use crate::workload::{EventsReader, FillStates, Generator};
 
 /// The event stream a source describes, from the start. A file whose order writes lack

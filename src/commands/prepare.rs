@@ -20,8 +20,11 @@ pub async fn run(args: &PrepareArgs) -> Result<()> {
         interrupt::Listening::with(move || stop.stop(StopReason::Interrupted))
     };
     let url = DbUrl::parse(&args.db).map_err(anyhow::Error::msg)?;
-    if url.scheme() == "sqlite" && url.file().is_none() {
-        bail!("prepare a SQLite file the shards will share: sqlite:///path/to/file.db");
+    if url.store().own_file.is_some() && url.file().is_none() {
+        bail!(
+            "prepare a file the shards will share: {}:///path/to/file.db",
+            url.scheme()
+        );
     }
     let meta = store_meta(url.scheme()).expect("a parsed URL names a known store");
     let settings = store_settings(meta, &url, &args.store)?;

@@ -14,8 +14,9 @@ use anyhow::{Context, Result, bail};
 
 use super::open_stream;
 use super::run::rfc3339;
+use crate::files::{CsvRows, write_json};
 use crate::report::oplog_stats::{LoggedOp, Rebuilt};
-use crate::report::{CsvRows, html, write_json, write_statistics};
+use crate::report::{html, write_statistics};
 use crate::result_dir::{self, Recovery};
 use crate::workload::{EventType, Phase};
 use crate::{interrupt, say};
@@ -203,7 +204,7 @@ fn for_each_row(
 }
 
 /// The seq of the last load or warm-up event, if the stream has any.
-fn last_unmeasured_seq(source: &crate::config::EventSource) -> Result<Option<u64>> {
+fn last_unmeasured_seq(source: &crate::workload::EventSource) -> Result<Option<u64>> {
     let mut last = None;
     for event in open_stream(source)? {
         let event = event?;

@@ -8,17 +8,20 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 
-use super::run::{EXIT_INTERRUPTED, VerifyDifferences, execute_in_series};
+use super::run::{
+    EXIT_INTERRUPTED, VerifyDifferences, execute_in_series, refuse_bound_without_search,
+};
 use crate::cli::RunArgs;
 use crate::config::{RunConfig, create_empty_folder, unique_dir};
+use crate::files::{read_json, write_json};
 use crate::report::repeats::{self, repeat_dir};
 use crate::report::table::format_us;
-use crate::report::{read_json, write_json};
 use crate::result_dir;
 use crate::stats::Summary;
 use crate::{note, say};
 
 pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
+    refuse_bound_without_search(args)?;
     if args.repeat == 0 {
         bail!("--repeat must be at least 1");
     }

@@ -3,7 +3,8 @@
 use anyhow::{Result, bail};
 
 use crate::cli::{NodeArgs, ServerAction, ServerArgs};
-use crate::cluster::{self, Home, NodeAction, ServerKind, StartOptions, process};
+use crate::cluster::{self, Home, ServerKind, StartOptions, process};
+use crate::workload::NodeAction;
 use crate::{interrupt, note, say};
 
 /// The server named, or with `--all` every server that has a folder.
@@ -53,11 +54,14 @@ pub fn run(args: &ServerArgs) -> Result<()> {
             config,
             source,
         } => {
-            if !config.is_empty() && !["cassandra", "voldemort"].contains(&kind.name()) {
-                bail!("--set is for Cassandra (cassandra.yaml) and Voldemort (quorums) only");
+            if !config.is_empty() && kind.meta().settings_file.is_none() {
+                bail!(
+                    "--set is for {} only",
+                    servers_where(|s| s.settings_file.is_some())
+                );
             }
-            if source.is_some() && kind.name() != "voldemort" {
-                bail!("--source is for Voldemort only");
+            if source.is_some() && !kind.meta().from_source {
+                bail!("--source is for {} only", servers_where(|s| s.from_source));
             }
             let options = StartOptions {
                 config: config.clone(),
@@ -192,11 +196,26 @@ fn status(home: &Home) {
                     .map_or("-".into(), |m| m.to_string())
             );
         }
-        if kind.name() == "cassandra" && record.nodes.len() > 1 && running > 0 {
+        if kind.meta().nodetool && record.nodes.len() > 1 && running > 0 {
             match cluster::ring_status(home, &record) {
                 Some(ring) => say!("{}", ring),
                 None => say!("           (nodetool did not answer)"),
             }
         }
     }
+}
+
+/// The servers `has` holds for, with what `--set` sets where it sets anything:
+/// "cassandra (cassandra.yaml), voldemort (quorums)".
+fn servers_where(has: impl Fn(&cluster::ServerMeta) -> bool) -> String {
+    let names: Vec<String> = ServerKind::all()
+        .iter()
+        .map(|kind| kind.meta())
+        .filter(|meta| has(meta))
+        .map(|meta| match meta.settings_file {
+            Some(file) => format!("{} ({file})", meta.name),
+            None => meta.name.to_string(),
+        })
+        .collect();
+    names.join(", ")
 }

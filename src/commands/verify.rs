@@ -10,12 +10,13 @@ use anyhow::{Context, Result, anyhow, bail};
 
 use super::open_stream;
 use crate::cli::VerifyArgs;
-use crate::config::{EventSource, check_events_file, seconds};
+use crate::config::{check_events_file, seconds};
 use crate::db::{ConnectOptions, Database, DbError, DbUrl, ErrorKind, Settings, Store, store_meta};
+use crate::files::write_json;
 use crate::report::oplog::UNLOGGED_PER_LANE;
-use crate::report::write_json;
 use crate::result_dir::{self, FailedWriteRow, RunRecord};
 use crate::verify::{Expected, KeyCheck, VerifyReport, compare_orders, describe};
+use crate::workload::EventSource;
 use crate::workload::{OrderBook, OrderEvent, OrderId, STREAM_VERSION, Target};
 use crate::{interrupt, say};
 

@@ -42,7 +42,7 @@ pub use error::{DbError, ErrorKind};
 pub use mysql::check_sbtest_value_size;
 pub use ownership::Ownership;
 pub use settings::{Setting, Settings, Value};
-pub use stores::{STORES, Store, StoreMeta, store_meta};
+pub use stores::{STORES, Store, StoreMeta, schemes_where, store_meta};
 pub use url::{DbUrl, ServerAddress};
 
 /// Whether a write found what it targets.
@@ -320,6 +320,15 @@ pub trait Database: Send + Sync + 'static {
     }
 }
 
+/// Where a store's own time of an operation comes from (`--trace-sample`).
+#[derive(Debug, Clone, Copy)]
+pub struct ServerTime {
+    /// The source, as run.json records it.
+    pub source: &'static str,
+    /// How the report's client-and-server table reads, for this store.
+    pub explains: &'static str,
+}
+
 /// What a store declares about itself; `stores!` lists the types that implement it.
 pub trait StoreKind: Database + Sized {
     /// The URL scheme, and the store's one name everywhere.
@@ -333,6 +342,13 @@ pub trait StoreKind: Database + Sized {
     const SETTINGS: &'static [Setting];
     /// The database runs inside hatshop's process, so its work is hatshop's CPU.
     const IN_PROCESS: bool = false;
+    /// An embedded store's file: made under this name in the result folder when the URL
+    /// names none (and then private to the run, so shards and `prepare` need a path).
+    const OWN_FILE: Option<&'static str> = None;
+    /// Where `--trace-sample` reads the server's own time of an operation, if it can.
+    const SERVER_TIME: Option<ServerTime> = None;
+    /// Whether `hatshop load --trace-sample` can trace single batches on the server.
+    const TRACES_BATCHES: bool = false;
 
     /// Lanes to run when neither the spec nor `--concurrency` says.
     fn default_concurrency(settings: &Settings) -> usize;

@@ -5,7 +5,8 @@
 use super::redis;
 use super::{
     Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KvPage, LoadBatch, LoadError,
-    LoadShape, Ownership, Setting, Settings, Snapshot, StatementTime, StoreInfo, StoreKind,
+    LoadShape, Ownership, ServerTime, Setting, Settings, Snapshot, StatementTime, StoreInfo,
+    StoreKind,
 };
 use super::{cassandra, mysql, null, postgres, sqlite, voldemort};
 use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
@@ -19,6 +20,12 @@ pub struct StoreMeta {
     pub settings: &'static [Setting],
     /// The database runs inside hatshop (SQLite): its CPU is the client's.
     pub in_process: bool,
+    /// See [`StoreKind::OWN_FILE`].
+    pub own_file: Option<&'static str>,
+    /// See [`StoreKind::SERVER_TIME`].
+    pub server_time: Option<ServerTime>,
+    /// See [`StoreKind::TRACES_BATCHES`].
+    pub traces_batches: bool,
     pub default_concurrency: fn(&Settings) -> usize,
     pub check: fn(&Settings) -> Result<(), DbError>,
 }
@@ -32,6 +39,9 @@ impl StoreMeta {
             example: T::EXAMPLE,
             settings: T::SETTINGS,
             in_process: T::IN_PROCESS,
+            own_file: T::OWN_FILE,
+            server_time: T::SERVER_TIME,
+            traces_batches: T::TRACES_BATCHES,
             default_concurrency: T::default_concurrency,
             check: T::check,
         }
@@ -40,6 +50,16 @@ impl StoreMeta {
     pub fn takes(&self, setting: &str) -> bool {
         self.settings.iter().any(|s| s.name == setting)
     }
+}
+
+/// The schemes of the stores `has` holds for, as `a://, b://` for messages and help.
+pub fn schemes_where(has: impl Fn(&StoreMeta) -> bool) -> String {
+    let schemes: Vec<String> = STORES
+        .iter()
+        .filter(|m| has(m))
+        .map(|m| format!("{}://", m.scheme))
+        .collect();
+    schemes.join(", ")
 }
 
 /// The store a URL scheme (or one of its aliases) names.

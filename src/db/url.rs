@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
-use super::stores::store_meta;
+use super::stores::{StoreMeta, store_meta};
 use crate::secrets::{self, MASK};
 
 /// A parsed `--db` value. `Display` masks any password.
@@ -116,6 +116,11 @@ impl DbUrl {
     /// The store's one name (aliases resolved).
     pub fn scheme(&self) -> &'static str {
         self.scheme
+    }
+
+    /// What the store declares about itself: every question about a store goes here.
+    pub fn store(&self) -> &'static StoreMeta {
+        store_meta(self.scheme).expect("a parsed URL names a known store")
     }
 
     /// The part between `scheme://` (and any credentials) and `?`: hosts and name, or a path.

@@ -16,7 +16,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::cluster::ServerRecord;
-use crate::report::write_csv;
+use crate::files::write_csv;
 use compactions::Compaction;
 use gc_log::GcPause;
 use resources::{MetricsRow, Watched};
@@ -47,23 +47,20 @@ impl Observer {
                 pid: n.pid,
             }));
         }
-        let pools = server
-            .as_ref()
-            .filter(|s| s.kind.name() == "cassandra")
-            .map(|s| {
-                let nodes = s
-                    .nodes
-                    .iter()
-                    .filter_map(|n| {
-                        let address = format!("{}:{}", n.host, n.port).parse().ok()?;
-                        Some(thread_pools::Node {
-                            node: n.node,
-                            address,
-                        })
+        let pools = server.as_ref().filter(|s| s.kind.meta().nodetool).map(|s| {
+            let nodes = s
+                .nodes
+                .iter()
+                .filter_map(|n| {
+                    let address = format!("{}:{}", n.host, n.port).parse().ok()?;
+                    Some(thread_pools::Node {
+                        node: n.node,
+                        address,
                     })
-                    .collect();
-                tokio::spawn(thread_pools::sample(nodes, over.clone()))
-            });
+                })
+                .collect();
+            tokio::spawn(thread_pools::sample(nodes, over.clone()))
+        });
         Observer {
             server,
             sampler: tokio::spawn(resources::sample(watched, over)),
@@ -98,7 +95,7 @@ impl Observer {
                 .collect();
             write_csv(&dir.join(thread_pools::THREAD_POOLS_CSV), &rows)?;
         }
-        let Some(server) = self.server.filter(|s| s.kind.name() == "cassandra") else {
+        let Some(server) = self.server.filter(|s| s.kind.meta().nodetool) else {
             return Ok(None);
         };
         let now = SystemTime::now();

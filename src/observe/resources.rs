@@ -67,7 +67,7 @@ struct ProcessReading {
 }
 
 fn read_process(pid: u32) -> Option<ProcessReading> {
-    let cpu_s = crate::client_cost::process_cpu_s(pid)?;
+    let cpu_s = crate::procfs::process_cpu_s(pid)?;
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let rss_kb: f64 = status
         .lines()

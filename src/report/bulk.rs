@@ -10,16 +10,17 @@ use anyhow::{Context, Result};
 
 use super::html::page;
 use super::load::read_rows;
+use super::resources;
 use super::svg::{self, Axis, Series, escape};
 use super::table::thousands;
-use super::{read_json, resources};
-use crate::commands::load::record::{
-    BATCH_TRACES_CSV, BATCHES_CSV, BatchRow, BatchTrace, LOAD_JSON, LoadRecord,
-};
+use crate::files::read_json;
 use crate::observe::compactions::Compaction;
 use crate::observe::gc_log::GcPause;
 use crate::observe::resources::MetricsRow;
 use crate::result_dir;
+use crate::result_dir::load_record::{
+    BATCH_TRACES_CSV, BATCHES_CSV, BatchRow, BatchTrace, LOAD_JSON, LoadRecord,
+};
 
 /// Whether `dir` holds a bulk load's results.
 pub fn is_load(dir: &Path) -> bool {

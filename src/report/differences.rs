@@ -31,12 +31,12 @@ pub fn facts(run: &LoadedRun) -> BTreeMap<String, String> {
         }
     }
     match &r.events {
-        crate::config::EventSource::Generated { workload } => {
+        crate::workload::EventSource::Generated { workload } => {
             if let Ok(value) = serde_json::to_value(workload) {
                 flatten("workload", &value, &mut facts);
             }
         }
-        crate::config::EventSource::File(info) => {
+        crate::workload::EventSource::File(info) => {
             facts.insert(
                 "events_file".into(),
                 info.path

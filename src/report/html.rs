@@ -10,9 +10,9 @@ use super::charts;
 use super::load::LoadedRun;
 use super::svg::escape;
 use super::table::{latency_text, thousands};
-use crate::config::EventSource;
 use crate::result_dir;
 use crate::stats::LatencySummary;
+use crate::workload::EventSource;
 
 const TEMPLATE: &str = include_str!("template.html");
 
@@ -114,7 +114,7 @@ fn what_ran(run: &LoadedRun) -> String {
         .collect();
     fact(&mut out, "settings", &settings.join(" · "));
     if let Some(client) = &r.client {
-        let (line, warning) = client.report(&r.database.store.name);
+        let (line, warning) = client.report(&r.database.store.name, in_process(r));
         let mut text = escape(&line);
         if let Some(warning) = warning {
             let _ = write!(
@@ -183,7 +183,10 @@ fn what_ran(run: &LoadedRun) -> String {
             s.run_id
         );
         if let Some(client) = &s.client {
-            text.push_str(&format!(" · {}", client.report(&r.database.store.name).0));
+            text.push_str(&format!(
+                " · {}",
+                client.report(&r.database.store.name, in_process(r)).0
+            ));
         }
         fact(&mut out, &format!("shard {}", s.index), &escape(&text));
     }
@@ -595,4 +598,9 @@ pub fn write_report(dir: &Path) -> Result<PathBuf> {
     std::fs::write(&path, render(&run))
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(path)
+}
+
+/// Whether the run's store ran inside hatshop, so that its CPU was the client's.
+fn in_process(record: &crate::result_dir::RunRecord) -> bool {
+    crate::db::store_meta(&record.database.store.name).is_some_and(|meta| meta.in_process)
 }

@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 
 use super::hlog::{self, Logged};
 use super::intervals::{self, IntervalRow};
-use super::read_json;
+use crate::files::read_json;
 use crate::result_dir::{self, RunRecord};
 use crate::stats::Summary;
 use crate::verify::VerifyReport;
@@ -121,8 +121,8 @@ impl LoadedRun {
     /// "hatshop-random on cassandra (Apache Cassandra 5.0.4)".
     pub fn label(&self) -> String {
         let workload = match &self.record.events {
-            crate::config::EventSource::Generated { workload } => workload.name.clone(),
-            crate::config::EventSource::File(info) => info
+            crate::workload::EventSource::Generated { workload } => workload.name.clone(),
+            crate::workload::EventSource::File(info) => info
                 .path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())

@@ -85,7 +85,7 @@ impl OpLogWriter {
                 let mut out = BufWriter::with_capacity(BUFFER, file);
                 // The header is written first, so that a run of no operations still
                 // leaves a CSV that tools can read.
-                out.write_all(super::csv_header(&OpRow::default()).as_bytes())
+                out.write_all(crate::files::csv_header(&OpRow::default()).as_bytes())
                     .with_context(|| format!("cannot write {display_path}"))?;
                 let mut line = Vec::with_capacity(256);
                 let mut timestamps = Rfc3339Micros::default();

@@ -3,12 +3,16 @@
 //! mean over repeats, whiskers from min to max).
 
 use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
 
 use serde::{Deserialize, Serialize};
 
 use super::html::page;
 use super::svg::{self, Axis, Bars, escape};
 use super::table::format_us;
+use crate::files::write_csv;
 use crate::stats::{LatencySummary, Summary};
 use crate::verify::VerifyReport;
 
@@ -161,6 +165,15 @@ fn chart(
         &Axis::linear(unit),
         &bars(rows, values, metric),
     )
+}
+/// Writes `sweep.csv` and `sweep.html` of `rows` into `dir`; their paths.
+pub fn write(dir: &Path, title: &str, rows: &[SweepRow]) -> Result<(PathBuf, PathBuf)> {
+    let csv = dir.join("sweep.csv");
+    write_csv(&csv, rows)?;
+    let page = dir.join("sweep.html");
+    std::fs::write(&page, html(title, rows))
+        .with_context(|| format!("cannot write {}", page.display()))?;
+    Ok((csv, page))
 }
 
 pub fn html(title: &str, rows: &[SweepRow]) -> String {

@@ -130,35 +130,13 @@ pub fn section(run: &LoadedRun) -> String {
             );
         }
     };
-    let (by, source) = if traces.is_empty() {
-        (
-            from_statements(&statements, run),
-            "Server: the time pg_stat_statements counted in the event type's statements over \
-             the run (load and warm-up included), divided by its operations; transactions' \
-             BEGIN and COMMIT are shared and listed apart below. Client: the mean service \
-             time of the measured operations. PostgreSQL counts a statement's execution \
-             only: the commit after it (the WAL flush to disk) is in no statement's time, so \
-             for writes the difference holds it too.",
-        )
-    } else if run.record.database.url.starts_with("cassandra") {
-        (
-            from_traces(&traces),
-            "Client: the service time hatshop measured (sent → answered). Server: the \
-             coordinator's own duration from Cassandra's system_traces.sessions (the longest \
-             of the operation's requests, which are sent together). Only the sampled \
-             operations were traced; the others ran untraced.",
-        )
+    let explains = crate::db::store_meta(&run.record.database.store.name)
+        .and_then(|meta| meta.server_time)
+        .map_or("", |time| time.explains);
+    let by = if traces.is_empty() {
+        from_statements(&statements, run)
     } else {
-        (
-            from_traces(&traces),
-            "Client: the service time hatshop measured (sent → answered). Server: the sum of \
-             the operation's statements' times in MariaDB's \
-             performance_schema.events_statements_history, read on its connection right \
-             after it, outside its timed window. Only the sampled operations were read. \
-             MariaDB stops a statement's timer after its reply has left and its cleanup is \
-             done, so where client and server share busy cores an operation can show more \
-             server time than client time.",
-        )
+        from_traces(&traces)
     };
     let mut out = String::from(
         "<h2>Client and server time</h2><table id=\"traces\"><tr><th>event</th><th>ops</th>\
@@ -196,7 +174,7 @@ pub fn section(run: &LoadedRun) -> String {
         out,
         "</table><p class=\"note\">Latencies in µs. {} The difference is the wire, the \
          driver and waiting on either side.{over}</p>",
-        escape(source)
+        escape(explains)
     );
     out.push_str(&statements_table(&statements));
     let names: Vec<String> = by.keys().cloned().collect();

@@ -7,13 +7,14 @@
 //! neither a silent server nor a stuck call can hold a run past Ctrl-C or `--duration`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
 use super::call::{Reply, call, retry_cures, timed_out};
 use super::expect::Expectations;
+use super::phase_clock::PhaseClock;
 use super::races::{Race, Races};
 use super::source::{LaneEvent, LaneMsg, Role};
 use super::stop::{StopReason, StopSignal};
@@ -84,18 +85,6 @@ struct Served {
     node: u16,
     attempts: u32,
     queued_ns: Option<u64>,
-}
-
-/// When phases began, shared by the lanes and the source.
-#[derive(Default)]
-pub struct PhaseClock {
-    pub warmup: OnceLock<Instant>,
-    pub measure: OnceLock<Instant>,
-    /// The client's (and watched servers') CPU counters when measuring began.
-    pub measure_cpu: OnceLock<crate::client_cost::CpuSnapshot>,
-    /// Server processes whose CPU is counted over the measured phase (those hatshop
-    /// started for this run's database).
-    pub server_pids: Vec<u32>,
 }
 
 /// Everything a lane needs besides its channel.

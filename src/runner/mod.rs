@@ -4,8 +4,10 @@
 
 mod call;
 mod expect;
+pub mod faults;
 mod lane;
 mod pacer;
+mod phase_clock;
 mod plan;
 mod races;
 mod source;
@@ -25,7 +27,8 @@ use crate::stats::{IntervalCollector, OpRecord, RunStats, total};
 use crate::workload::EventType;
 
 pub use expect::Expectations;
-pub use lane::{PhaseClock, Progress};
+pub use lane::Progress;
+pub use phase_clock::PhaseClock;
 pub use plan::{Dealing, Dealt, Pace, RunPlan, Shard, lane_of};
 pub use source::EventStream;
 pub use stop::{StopReason, StopSignal};

@@ -10,7 +10,7 @@ use std::time::Instant;
 use tokio::runtime::Handle;
 use tokio::sync::{Barrier, mpsc};
 
-use super::lane::PhaseClock;
+use super::phase_clock::PhaseClock;
 use super::plan::Dealing;
 use super::races::Races;
 use super::stop::{StopReason, StopSignal};

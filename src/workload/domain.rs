@@ -4,9 +4,38 @@
 //! Money is kept in integer cents and times in integer milliseconds so that every
 //! database stores exactly what the event stream says, with no float rounding.
 
-use serde::{Deserialize, Serialize};
+use std::fmt;
 
-use super::state::StateHash;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// The hash of an order's whole state (`state` computes it; events carry it). In JSON: 16 hex digits, so that tools that read
+/// numbers as doubles do not round it.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StateHash(pub u64);
+
+impl fmt::Debug for StateHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}
+
+impl Serialize for StateHash {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&format!("{:016x}", self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for StateHash {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = <&str>::deserialize(deserializer)?;
+        if text.len() != 16 {
+            return Err(serde::de::Error::custom("state must be 16 hex digits"));
+        }
+        u64::from_str_radix(text, 16)
+            .map(StateHash)
+            .map_err(|_| serde::de::Error::custom("state must be 16 hex digits"))
+    }
+}
 
 /// Identifies an order; the unit by which order events are split into lanes.
 pub type OrderId = u64;

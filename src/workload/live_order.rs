@@ -3,8 +3,9 @@
 //! hash, fed piece by piece without building the order.
 
 use super::catalogue::{CITIES, COLOURS, FIRST_NAMES, LAST_NAMES, PRODUCTS, SIZES, STREETS};
+use super::domain::StateHash;
 use super::domain::{OrderId, OrderStatus};
-use super::state::{Head, StateHash, StateHasher};
+use super::state::{Head, StateHasher};
 
 /// One item of a live order: catalogue indices and its quantity.
 #[derive(Clone, Copy, Default)]

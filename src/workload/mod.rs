@@ -4,6 +4,7 @@
 mod book;
 mod catalogue;
 mod domain;
+pub mod faults;
 mod generator;
 mod jsonl;
 mod keys;
@@ -12,22 +13,24 @@ mod live;
 mod live_order;
 mod presets;
 mod rng;
+mod source;
 mod spec;
 pub mod state;
 
 pub use book::{FillStates, OrderBook, lacks_state};
 pub use domain::{
     EventType, ItemChange, KeyId, LineItem, Operation, Order, OrderEvent, OrderId, OrderStatus,
-    OrderUpdate, Phase, Target,
+    OrderUpdate, Phase, StateHash, Target,
 };
+pub use faults::{Fault, FaultEntry, MAX_NODES, NodeAction};
 pub use generator::Generator;
 pub use jsonl::{EventsFileError, EventsReader, PlanHasher, hex, write_events};
 pub use keys::KeyDistribution;
 pub use kv::{KeyText, ReadVerdict};
 pub use presets::{all as presets, find as preset};
 pub use rng::splitmix64;
+pub use source::{EventSource, EventsFileInfo};
 pub use spec::{ItemsPerOrder, Mix, SpecError, WorkloadSpec};
-pub use state::StateHash;
 
 /// The version of the event stream: what the generator, the catalogues, the state hash,
 /// key texts and value bytes make of a spec and seed. A change to any of them is a new

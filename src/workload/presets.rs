@@ -1,8 +1,10 @@
 //! Named workloads, so the seed experiments run without writing a spec.
 //! `hatshop workloads show NAME` prints any of them as TOML to copy and edit.
 
+use std::path::Path;
+
 use super::keys::KeyDistribution;
-use super::spec::{ItemsPerOrder, Mix, WorkloadSpec};
+use super::spec::{ItemsPerOrder, Mix, SpecError, WorkloadSpec};
 
 fn preset(
     name: &str,
@@ -202,4 +204,37 @@ pub fn all() -> Vec<WorkloadSpec> {
 
 pub fn find(name: &str) -> Option<WorkloadSpec> {
     all().into_iter().find(|p| p.name == name)
+}
+
+// Here rather than beside the parser: a spec is named by a preset before it is read
+// from a file, and the parser needs nothing of the presets.
+impl WorkloadSpec {
+    /// A preset name or the path of a TOML file.
+    pub fn load(name_or_path: &str) -> Result<WorkloadSpec, SpecError> {
+        if let Some(spec) = find(name_or_path) {
+            return Ok(spec);
+        }
+        let path = Path::new(name_or_path);
+        if !path.exists() {
+            return Err(SpecError::Unknown(name_or_path.to_string()));
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| SpecError::Read {
+            path: name_or_path.to_string(),
+            message: e.to_string(),
+        })?;
+        Self::from_toml(&text, name_or_path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_round_trips_through_toml() {
+        for spec in all() {
+            let again = WorkloadSpec::from_toml(&spec.to_toml(), "test").unwrap();
+            assert_eq!(again, spec);
+        }
+    }
 }

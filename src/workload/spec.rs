@@ -1,13 +1,10 @@
 //! The workload spec: what a stream holds, read from TOML or taken from a preset.
 
-use std::path::Path;
-
 use serde::{Deserialize, Serialize};
 
 use super::domain::EventType;
 use super::keys::KeyDistribution;
 use super::kv::{HEADER, MAX_VALUE_SIZE};
-use super::presets;
 
 /// A workload: everything that decides the event stream, plus the suggested concurrency.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -49,7 +46,7 @@ pub struct WorkloadSpec {
     pub conflicts: f64,
     /// Faults to inject during the measured phase (`[[faults]]` tables).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub faults: Vec<crate::faults::FaultEntry>,
+    pub faults: Vec<super::FaultEntry>,
 }
 
 fn is_zero(share: &f64) -> bool {
@@ -156,22 +153,6 @@ struct FieldProblem {
 }
 
 impl WorkloadSpec {
-    /// A preset name or the path of a TOML file.
-    pub fn load(name_or_path: &str) -> Result<WorkloadSpec, SpecError> {
-        if let Some(spec) = presets::find(name_or_path) {
-            return Ok(spec);
-        }
-        let path = Path::new(name_or_path);
-        if !path.exists() {
-            return Err(SpecError::Unknown(name_or_path.to_string()));
-        }
-        let text = std::fs::read_to_string(path).map_err(|e| SpecError::Read {
-            path: name_or_path.to_string(),
-            message: e.to_string(),
-        })?;
-        Self::from_toml(&text, name_or_path)
-    }
-
     /// Parses and validates; `origin` names the file in errors, with the line.
     pub fn from_toml(text: &str, origin: &str) -> Result<WorkloadSpec, SpecError> {
         let spec: WorkloadSpec = toml::from_str(text).map_err(|e| SpecError::Parse {
@@ -271,7 +252,7 @@ impl WorkloadSpec {
                 ),
             );
         }
-        if let Err(e) = crate::faults::check_all(&self.faults) {
+        if let Err(e) = super::faults::check_all(&self.faults) {
             return problem("faults", e);
         }
         if self.concurrency == Some(0) {
@@ -359,14 +340,6 @@ fn describe_toml_error(text: &str, error: &toml::de::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_preset_round_trips_through_toml() {
-        for spec in presets::all() {
-            let again = WorkloadSpec::from_toml(&spec.to_toml(), "test").unwrap();
-            assert_eq!(again, spec);
-        }
-    }
 
     #[test]
     fn a_syntax_error_names_its_line() {

@@ -6,44 +6,12 @@
 //! its compact model without building strings, so both sides agree. Part of the stream:
 //! changing it changes `STREAM_VERSION`.
 
-use std::fmt;
-
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
+use super::domain::StateHash;
 use super::domain::{LineItem, Order};
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x100_0000_01b3;
 const END_OF_TEXT: u8 = 0xFF;
-
-/// The hash of an order's whole state. In JSON: 16 hex digits, so that tools that read
-/// numbers as doubles do not round it.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct StateHash(pub u64);
-
-impl fmt::Debug for StateHash {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:016x}", self.0)
-    }
-}
-
-impl Serialize for StateHash {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&format!("{:016x}", self.0))
-    }
-}
-
-impl<'de> Deserialize<'de> for StateHash {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = <&str>::deserialize(deserializer)?;
-        if text.len() != 16 {
-            return Err(serde::de::Error::custom("state must be 16 hex digits"));
-        }
-        u64::from_str_radix(text, 16)
-            .map(StateHash)
-            .map_err(|_| serde::de::Error::custom("state must be 16 hex digits"))
-    }
-}
 
 /// The fields of an order row other than its texts, and how many items follow.
 pub struct Head<'a> {

@@ -1,13 +1,12 @@
 //! Apache Cassandra from Maven Central: `cassandra-all` and its dependencies are
 //! fetched once into the hatshop cache with Maven, and each node runs as
-//! `CassandraDaemon` on JDK 17 with a generated `cassandra.yaml` (the recipe in
-//! shared/notes/cassandra-from-maven.md, checked on this kind of machine).
+//! `CassandraDaemon` on JDK 17 with a generated `cassandra.yaml`.
 //!
 //! A ring of N nodes (`--nodes`, 1–5) runs on N loopback addresses with the same ports
 //! (9042 CQL, 7000 gossip) and a JMX port each on 127.0.0.1. The seed starts first,
 //! then the joiners together: a fresh ring gives every node 16 fixed, interleaved
-//! tokens, because joiners that allocate tokens at the same moment pick the same ones
-//! (shared/notes/clusters.md). Ready when every node's own log says every other node
+//! tokens, because joiners that allocate tokens at the same moment pick the same ones.
+//! Ready when every node's own log says every other node
 //! is up. `--dcs 2` lays the nodes out in two data centres (GossipingPropertyFileSnitch),
 //! for NetworkTopologyStrategy and LOCAL_QUORUM / EACH_QUORUM.
 
@@ -85,6 +84,8 @@ impl LocalServer for Cassandra {
     const STORE: &'static str = "cassandra";
     const RETRY_START: bool = false;
     const MAX_NODES: usize = 5;
+    const SETTINGS_FILE: Option<&'static str> = Some("cassandra.yaml");
+    const NODETOOL: bool = true;
 
     fn start(
         home: &Home,

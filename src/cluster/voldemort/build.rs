@@ -1,5 +1,4 @@
-//! Builds Project Voldemort from source, as shared/notes/voldemort.md found works on
-//! JDK 17 without upstream's Gradle build (whose repositories cannot be reached):
+//! Builds Project Voldemort from source, in the way found to work on JDK 17 without upstream's Gradle build (whose repositories cannot be reached):
 //! plain `javac --release 8` over `src/java` against Maven Central jars, after two
 //! small edits and one file left out. The build is cached under the hatshop home by
 //! the source's hash; the jars are fetched once and shared by every build.
@@ -310,7 +309,7 @@ fn patch(src: &Path) -> Result<Vec<String>> {
         } else {
             bail!(
                 "{file} differs from what hatshop knows how to patch; build this source by hand \
-                 (shared/notes/voldemort.md) or give --source the upstream archive"
+                 (docs/stores.md, Project Voldemort) or give --source the upstream archive"
             );
         }
     }

@@ -41,6 +41,8 @@ impl LocalServer for Voldemort {
     const STORE: &'static str = "voldemort";
     const RETRY_START: bool = false;
     const MAX_NODES: usize = 5;
+    const SETTINGS_FILE: Option<&'static str> = Some("quorums");
+    const FROM_SOURCE: bool = true;
 
     fn start(
         home: &Home,

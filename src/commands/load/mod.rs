@@ -5,8 +5,7 @@
 //! that names the limit and the largest batch that fits.
 
 pub mod plan;
-pub mod record;
-mod send;
+pub mod send;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -17,24 +16,23 @@ use anyhow::{Context, Result, anyhow};
 use hdrhistogram::Histogram;
 use tokio::sync::mpsc;
 
-use self::plan::LoadPlan;
-use self::record::{
-    BATCH_TRACES_CSV, BATCHES_CSV, BatchLatency, BatchTrace, LOAD_JSON, LoadCheck, LoadRecord,
-    LoadTotals,
-};
 use self::send::{Senders, Sent};
 use super::run::{SETUP_TIMEOUT, connect, rfc3339, server_facts, server_serving, set_up, until};
 use crate::cli::LoadArgs;
 use crate::config::{
-    SQLITE_FILE, create_empty_folder, missing_folders, remove_folders, seconds, stamp,
+    create_empty_folder, in_result_folder, missing_folders, remove_folders, seconds, stamp,
     store_settings, unique_dir,
 };
 use crate::db::{
     BatchLimit, ConnectOptions, Database, DbUrl, LoadShape, Ownership, Store, row_key, row_values,
     store_meta,
 };
+use crate::files::write_json;
 use crate::report::table::thousands;
-use crate::report::write_json;
+use crate::result_dir::load_record::{
+    BATCH_TRACES_CSV, BATCHES_CSV, BatchLatency, BatchTrace, LOAD_JSON, LoadCheck, LoadPlan,
+    LoadRecord, LoadTotals,
+};
 use crate::result_dir::{DatabaseRecord, Host};
 use crate::runner::{StopReason, StopSignal};
 use crate::{interrupt, note, say};
@@ -42,9 +40,10 @@ use crate::{interrupt, note, say};
 pub async fn run(args: &LoadArgs) -> Result<ExitCode> {
     let plan = LoadPlan::from_args(args)?;
     let url = DbUrl::parse(&args.db).map_err(anyhow::Error::msg)?;
-    if plan.trace_sample.is_some() && url.scheme() != "cassandra" {
+    if plan.trace_sample.is_some() && !url.store().traces_batches {
         anyhow::bail!(
-            "--trace-sample traces batches on the server: Cassandra (CQL tracing) only, not {}://",
+            "--trace-sample traces batches on the server: {} only, not {}://",
+            crate::db::schemes_where(|store| store.traces_batches),
             url.scheme()
         );
     }
@@ -60,10 +59,7 @@ pub async fn run(args: &LoadArgs) -> Result<ExitCode> {
             &format!("load-{}-{}", url.scheme(), stamp()),
         ),
     };
-    let url = match url.scheme() {
-        "sqlite" if url.file().is_none() => url.with_file(&out.join(SQLITE_FILE)),
-        _ => url,
-    };
+    let url = in_result_folder(url, &out);
     let made = missing_folders(&out);
     create_empty_folder(&out, "result")?;
     let stop = Arc::new(StopSignal::default());
@@ -365,7 +361,7 @@ async fn write_batch_traces(
             rows.len()
         );
     }
-    crate::report::write_csv(&out.join(BATCH_TRACES_CSV), &rows)
+    crate::files::write_csv(&out.join(BATCH_TRACES_CSV), &rows)
 }
 
 /// The one line for a batch over a limit: which limit, its value, and what fits.

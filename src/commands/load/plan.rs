@@ -3,37 +3,9 @@
 use std::time::Duration;
 
 use anyhow::{Result, bail};
-use serde::{Deserialize, Serialize};
 
 use crate::cli::LoadArgs;
-use crate::db::BatchKind;
-
-/// Every size of a load, as load.json records it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct LoadPlan {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub preset: Option<String>,
-    /// Rows per pass.
-    pub rows: u64,
-    pub columns: usize,
-    pub value_size: usize,
-    pub batch_size: u64,
-    pub batch: BatchKind,
-    /// With `batch = none`: single-row writes in flight.
-    pub in_flight: usize,
-    /// Batches in flight.
-    pub concurrency: usize,
-    /// A pass starts every this many seconds (none: back to back).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub every_s: Option<f64>,
-    pub repeat: u64,
-    pub seed: u64,
-    /// The report's time bins, in seconds.
-    pub interval_s: f64,
-    /// Share of the batches traced on the server (Cassandra).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace_sample: Option<f64>,
-}
+use crate::result_dir::load_record::LoadPlan;
 
 /// The seed's run: 10 × 150,000 rows of three values, in buckets of 10,000, every 10 s.
 struct Preset {
@@ -153,6 +125,7 @@ impl LoadPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::db::BatchKind;
 
     fn plan(rows: u64, batch_size: u64, repeat: u64) -> LoadPlan {
         LoadPlan {

@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
-use super::plan::LoadPlan;
-use super::record::BatchRow;
 use crate::db::{
     BatchLimit, CallNotes, Database, DbError, ErrorKind, LoadBatch, LoadError, Store, observe,
 };
 use crate::observe::resources::loopback_sent;
+use crate::result_dir::load_record::BatchRow;
+use crate::result_dir::load_record::LoadPlan;
 use crate::runner::{StopReason, StopSignal};
 
 /// A batch that ended, and the limit it ran into, if that is why it failed.

@@ -6,9 +6,10 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow};
 
 use super::SETUP_TIMEOUT;
-use crate::config::{EventSource, RunConfig};
+use crate::config::RunConfig;
 use crate::db::{ConnectOptions, Database, DbError, DbUrl, Ownership, Store};
 use crate::runner::StopSignal;
+use crate::workload::EventSource;
 
 /// Connects and makes the schema, within their deadlines, hearing Ctrl-C.
 pub(super) async fn connect_and_set_up(config: &RunConfig, stop: &StopSignal) -> Result<Store> {

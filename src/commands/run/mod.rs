@@ -24,18 +24,20 @@ use super::open_stream;
 use super::verify::verify_store;
 use crate::cli::RunArgs;
 use crate::cluster::Home;
-use crate::config::{EventSource, RunConfig, file_sha256, missing_folders, remove_folders};
+use crate::config::{RunConfig, file_sha256, missing_folders, remove_folders};
 use crate::db::{Database, Store};
-use crate::faults::{self, Timeline};
+use crate::files::{write_csv, write_json};
 use crate::interrupt;
 use crate::report::table::{self, thousands};
-use crate::report::{OpLogWriter, html, write_csv, write_json, write_statistics};
+use crate::report::{OpLogWriter, html, write_statistics};
 use crate::result_dir::{self, RunRecord};
+use crate::runner::faults::{self, Timeline};
 use crate::runner::{
     self, Dealing, FailedWrite, PhaseClock, Progress, RunClock, RunContext, RunOutcome, RunPlan,
     StopReason, StopSignal,
 };
 use crate::stats::Summary;
+use crate::workload::EventSource;
 use crate::{note, say};
 
 /// Exit code of a run stopped by a signal, as shells expect.
@@ -43,20 +45,18 @@ pub const EXIT_INTERRUPTED: u8 = interrupt::EXIT_CODE as u8;
 /// How long creating the schema may take (a keyspace on a ring agrees slowly).
 pub(super) const SETUP_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// One run (`--repeat` and `--find-max` are commands of their own, over this one).
 pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
-    if args.find_max {
-        if args.repeat != 1 {
-            bail!("--find-max runs one search; repeat it by hand, or sweep rates with --repeat");
-        }
-        return super::find_max::run(args).await;
-    }
+    refuse_bound_without_search(args)?;
+    execute(&RunConfig::from_args(args)?).await
+}
+
+/// `--p99-under` is the bound of `--find-max`, and means nothing without it.
+pub fn refuse_bound_without_search(args: &RunArgs) -> Result<()> {
     if args.p99_under.is_some() {
         bail!("--p99-under is the bound of --find-max: add --find-max");
     }
-    if args.repeat != 1 {
-        return super::repeat::run(args).await;
-    }
-    execute(&RunConfig::from_args(args)?).await
+    Ok(())
 }
 
 /// A run whose verify found the database differing from the stream (its folder is
@@ -349,7 +349,7 @@ async fn finish(
     stop: &StopSignal,
 ) -> Result<std::process::ExitCode> {
     let summary: Summary =
-        crate::report::read_json(&result_dir::file(&config.out_dir, result_dir::SUMMARY_JSON))?;
+        crate::files::read_json(&result_dir::file(&config.out_dir, result_dir::SUMMARY_JSON))?;
     if config.print_details {
         print_result(config, record, &summary);
     }
@@ -434,7 +434,8 @@ fn print_result(config: &RunConfig, record: &RunRecord, summary: &Summary) {
     }
     crate::console::out(&table::render(summary));
     if let Some(client) = &record.client {
-        let (line, warning) = client.report(&record.database.store.name);
+        let (line, warning) =
+            client.report(&record.database.store.name, config.db.store().in_process);
         say!("{line}");
         if let Some(warning) = warning {
             say!("warning: {warning}");

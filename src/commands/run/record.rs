@@ -5,9 +5,10 @@ use std::time::SystemTime;
 
 use super::rfc3339;
 use crate::cluster::Home;
-use crate::config::{EventSource, RunConfig};
+use crate::config::RunConfig;
 use crate::result_dir::{self, DatabaseRecord, Host, PlanRecord, RunRecord};
 use crate::runner::{Pace, RunPlan};
+use crate::workload::EventSource;
 use crate::workload::STREAM_VERSION;
 
 /// The server hatshop started that serves the run's URL, if any.
@@ -88,7 +89,7 @@ pub(super) fn initial_record(
         },
         host: Host::probe(),
         pid,
-        process_start: result_dir::process_start(pid).unwrap_or(0),
+        process_start: crate::procfs::process_start(pid).unwrap_or(0),
         started_at: rfc3339(started),
         measure_started_at: None,
         finished_at: None,

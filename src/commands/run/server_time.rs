@@ -12,9 +12,9 @@ use super::SETUP_TIMEOUT;
 use super::connect::until;
 use crate::config::RunConfig;
 use crate::db::{Database, Store};
+use crate::files::write_csv;
 use crate::note;
 use crate::report::traces::{STATEMENTS_CSV, TRACES_CSV, rows};
-use crate::report::write_csv;
 use crate::result_dir;
 use crate::runner::{StopSignal, TracedOp};
 
@@ -23,15 +23,7 @@ pub(super) async fn begin(config: &RunConfig, store: &Store, stop: &StopSignal) 
     if config.trace_sample <= 0.0 {
         return None;
     }
-    let source = match config.db.scheme() {
-        "cassandra" => {
-            "Cassandra system_traces.sessions (coordinator duration of each sampled request)"
-        }
-        "mysql" => {
-            "MariaDB performance_schema.events_statements_history (the sampled operations' statements)"
-        }
-        _ => "pg_stat_statements (totals of every statement of the run, load and warm-up included)",
-    };
+    let time = config.db.store().server_time?;
     let ready = until(
         SETUP_TIMEOUT,
         "ready the server's statement timing",
@@ -41,7 +33,7 @@ pub(super) async fn begin(config: &RunConfig, store: &Store, stop: &StopSignal) 
     )
     .await;
     match ready {
-        Ok(()) => Some(source.to_string()),
+        Ok(()) => Some(time.source.to_string()),
         Err(e) => {
             note!("--trace-sample: the server's own times are left out: {e:#}");
             Some(format!("none: {e:#}"))

@@ -11,7 +11,7 @@ mod targets;
 
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 
 use super::run::{EXIT_INTERRUPTED, execute_in_series};
 use crate::cli::{RunArgs, SweepArgs, all_settings};
@@ -20,9 +20,9 @@ use crate::config::{
     RunConfig, create_empty_folder, missing_folders, remove_folders, stamp, unique_dir,
 };
 use crate::db::StoreMeta;
+use crate::files::read_json;
 use crate::report::sweep::{self, RunPlace, SweepRow};
 use crate::report::table::format_us;
-use crate::report::{read_json, write_csv};
 use crate::result_dir;
 use crate::stats::Summary;
 use crate::verify::VerifyReport;
@@ -154,17 +154,6 @@ fn rows_of_run(place: &RunPlace, dir: &Path) -> Result<Vec<SweepRow>> {
         None
     };
     Ok(sweep::rows_of(place, &summary, races.as_ref()))
-}
-
-/// `sweep.csv` and `sweep.html` of `rows` in `dir`, and where they are.
-pub(crate) fn write_outputs(dir: &Path, title: &str, rows: &[SweepRow]) -> Result<()> {
-    let csv = dir.join("sweep.csv");
-    write_csv(&csv, rows)?;
-    let html = dir.join("sweep.html");
-    std::fs::write(&html, sweep::html(title, rows))
-        .with_context(|| format!("cannot write {}", html.display()))?;
-    say!("table: {}\nchart: {}", csv.display(), html.display());
-    Ok(())
 }
 
 /// A folder name from a run's place in the sweep.
@@ -417,7 +406,8 @@ impl Plan<'_> {
             "hatshop sweep: {} by {}",
             self.args.run.stream.workload, self.key_label
         );
-        write_outputs(self.dir, &title, &rows)?;
+        let (table, chart) = crate::report::sweep::write(self.dir, &title, &rows)?;
+        say!("table: {}\nchart: {}", table.display(), chart.display());
         if !differing.is_empty() {
             bail!(
                 "verify found differences in {} run{}: {}",

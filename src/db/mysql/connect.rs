@@ -7,6 +7,7 @@ use mysql_async::prelude::*;
 use mysql_async::{DriverError, Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts};
 
 use super::conns::HostConns;
+use super::login::login_retried;
 use super::wire::{LeanConn, Login};
 use super::{MAX_ITEMS_PER_INSERT, MysqlStore, Route, classify};
 use crate::db::sql::{Placeholders, Statements};
@@ -15,35 +16,21 @@ use crate::db::{ConnectOptions, DbError, DbUrl, ErrorKind, Setting, Settings, St
 /// Connections per host for setup and reading back, apart from the operations' own.
 const ADMIN_POOL: usize = 2;
 
-/// Opens a mysql_async connection, again when the login was refused (1045), twice at
-/// most. mysql_common 0.37, the newest mysql_async 0.37 builds with, drops a trailing
-/// zero byte from the data of an authentication switch. MariaDB's ed25519 plugin sends a
-/// random 32-byte nonce there, so one login in 256 signs a nonce a byte short and is
-/// refused (measured: 86 of 2,195 small runs as an ed25519 user failed so; fixed
-/// upstream in rust_mysql_common #193 and #194, in 0.38). Each try gets a new nonce; a
-/// wrong password is refused three times before its error.
-pub(super) async fn login_retried<T, F, Fut>(mut open: F) -> Result<T, mysql_async::Error>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, mysql_async::Error>>,
-{
-    const ACCESS_DENIED: u16 = 1045;
-    let mut refused = 0;
-    loop {
-        match open().await {
-            Err(mysql_async::Error::Server(e)) if e.code == ACCESS_DENIED && refused < 2 => {
-                refused += 1;
-            }
-            outcome => return outcome,
-        }
-    }
-}
-
 impl StoreKind for MysqlStore {
     const SCHEME: &'static str = "mysql";
     const ALIASES: &'static [&'static str] = &["mariadb"];
     const ABOUT: &'static str = "MySQL or MariaDB (what the server says it is goes in run.json)";
     const EXAMPLE: &'static str = "mysql://root@127.0.0.1:3306/hatshop?pool=4";
+    const SERVER_TIME: Option<crate::db::ServerTime> = Some(crate::db::ServerTime {
+        source: "MariaDB performance_schema.events_statements_history (the sampled operations' statements)",
+        explains: "Client: the service time hatshop measured (sent → answered). Server: the sum of \
+             the operation's statements' times in MariaDB's \
+             performance_schema.events_statements_history, read on its connection right \
+             after it, outside its timed window. Only the sampled operations were read. \
+             MariaDB stops a statement's timer after its reply has left and its cleanup is \
+             done, so where client and server share busy cores an operation can show more \
+             server time than client time.",
+    });
     const SETTINGS: &'static [Setting] = &[
         crate::db::sql::POOL,
         Setting {
@@ -222,47 +209,6 @@ fn product_version(version: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[tokio::test]
-    async fn a_refused_login_is_tried_twice_more_and_nothing_else_is() {
-        let server = |code| {
-            mysql_async::Error::Server(mysql_async::ServerError {
-                code,
-                message: "refused".into(),
-                state: "28000".into(),
-            })
-        };
-        let calls = std::cell::Cell::new(0);
-        let refused_twice = login_retried(|| {
-            calls.set(calls.get() + 1);
-            let outcome = if calls.get() < 3 {
-                Err(server(1045))
-            } else {
-                Ok(())
-            };
-            std::future::ready(outcome)
-        });
-        assert!(refused_twice.await.is_ok());
-        assert_eq!(calls.get(), 3);
-        calls.set(0);
-        let always = login_retried(|| {
-            calls.set(calls.get() + 1);
-            std::future::ready(Err::<(), _>(server(1045)))
-        });
-        assert!(matches!(always.await, Err(mysql_async::Error::Server(e)) if e.code == 1045));
-        assert_eq!(
-            calls.get(),
-            3,
-            "a wrong password is asked three times, no more"
-        );
-        calls.set(0);
-        let other = login_retried(|| {
-            calls.set(calls.get() + 1);
-            std::future::ready(Err::<(), _>(server(1049)))
-        });
-        assert!(other.await.is_err());
-        assert_eq!(calls.get(), 1, "only a refused login is tried again");
-    }
 
     #[test]
     fn the_server_names_its_product() {

@@ -256,7 +256,7 @@ impl HostConns {
                 kv: Default::default(),
             },
             None => Open::Driver {
-                conn: super::connect::login_retried(|| Conn::new(self.opts.clone()))
+                conn: super::login::login_retried(|| Conn::new(self.opts.clone()))
                     .await
                     .map_err(context)?,
                 kv: Default::default(),

@@ -27,6 +27,7 @@ mod connect;
 mod conns;
 mod errors;
 mod load;
+mod login;
 mod rows;
 mod sbtest;
 mod server_time;
@@ -155,7 +156,7 @@ impl MysqlStore {
     async fn admin_conn(&self) -> Result<Conn, DbError> {
         let mut last = None;
         for (host, pool) in &self.pools {
-            match connect::login_retried(|| pool.get_conn()).await {
+            match login::login_retried(|| pool.get_conn()).await {
                 Ok(mut conn) => {
                     if self.galera {
                         conn.query_drop("SET SESSION wsrep_sync_wait = 1")

@@ -107,6 +107,15 @@ impl StoreKind for PostgresStore {
     const ABOUT: &'static str = "PostgreSQL";
     const EXAMPLE: &'static str = "postgres://postgres@127.0.0.1:5432/hatshop?pool=4";
     const SETTINGS: &'static [Setting] = &[super::sql::POOL];
+    const SERVER_TIME: Option<crate::db::ServerTime> = Some(crate::db::ServerTime {
+        source: "pg_stat_statements (totals of every statement of the run, load and warm-up included)",
+        explains: "Server: the time pg_stat_statements counted in the event type's statements over \
+             the run (load and warm-up included), divided by its operations; transactions' \
+             BEGIN and COMMIT are shared and listed apart below. Client: the mean service \
+             time of the measured operations. PostgreSQL counts a statement's execution \
+             only: the commit after it (the WAL flush to disk) is in no statement's time, so \
+             for writes the difference holds it too.",
+    });
 
     fn default_concurrency(settings: &Settings) -> usize {
         super::sql::pool_or(settings, 4)

@@ -64,6 +64,7 @@ impl StoreKind for SqliteStore {
     const ABOUT: &'static str = "SQLite, embedded: no server (the default; `sqlite://` alone puts hatshop.db in the result folder)";
     const EXAMPLE: &'static str = "sqlite://shop.db?synchronous=full";
     const IN_PROCESS: bool = true;
+    const OWN_FILE: Option<&'static str> = Some("hatshop.db");
     const SETTINGS: &'static [Setting] = &[Setting {
         name: "synchronous",
         value: Value::Choice(&["off", "normal", "full", "extra"]),

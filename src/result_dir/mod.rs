@@ -2,13 +2,16 @@
 //! self-describing (what ran, against what, on which host, and how far it got), and
 //! the one check every reader makes: that the folder is complete.
 
+pub mod load_record;
+
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::config::EventSource;
 use crate::db::StoreInfo;
+use crate::procfs::process_start;
+use crate::workload::EventSource;
 
 pub const RUN_JSON: &str = "run.json";
 pub const OPS_CSV: &str = "ops.csv";
@@ -79,7 +82,7 @@ pub struct RunRecord {
     pub recovered: Option<Recovery>,
     /// The faults injected, as they happened (also in faults.csv).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub faults: Vec<crate::faults::FaultRecord>,
+    pub faults: Vec<crate::runner::faults::FaultRecord>,
     /// What the client spent measuring: CPU, CPU per operation, peak memory, and its
     /// busiest thread (a recovered run has none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -257,14 +260,6 @@ fn hostname() -> String {
         .to_string()
 }
 
-/// When a process started, in clock ticks since boot (field 22 of /proc/PID/stat): with
-/// the pid, it tells a live run from a new process that reused its pid.
-pub fn process_start(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after_name = stat.rsplit_once(')')?.1;
-    after_name.split_whitespace().nth(19)?.parse().ok()
-}
-
 impl RunRecord {
     /// Whether the process that writes this folder still runs (on this host).
     pub fn writer_alive(&self) -> bool {
@@ -330,7 +325,7 @@ pub fn load(dir: &Path) -> Result<RunRecord> {
             dir.display()
         );
     }
-    crate::report::read_json(&path).with_context(|| format!("cannot use {}", dir.display()))
+    crate::files::read_json(&path).with_context(|| format!("cannot use {}", dir.display()))
 }
 
 /// A row of `failed_writes.csv`: a write that failed, in any phase.
@@ -341,17 +336,4 @@ pub struct FailedWriteRow {
     /// The order id, or the key index of a key-value event.
     pub target: u64,
     pub error_kind: String,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn this_process_has_a_start_time() {
-        let me = std::process::id();
-        assert!(process_start(me).is_some());
-        assert_eq!(process_start(me), process_start(me));
-        assert!(process_start(u32::MAX).is_none());
-    }
 }

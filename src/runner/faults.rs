@@ -1,121 +1,17 @@
-//! Faults on a timeline: kill, stop, start, pause or resume one node of a server that
-//! hatshop started, at given offsets of the measured phase. Declared as `[[faults]]`
-//! in a workload spec or in a file of their own (`--faults FILE`), checked before
-//! anything runs (each problem one line), and played by the run through the server
-//! module, by the node's own pid. Each fault is recorded with when it really happened.
+//! The fault player: finds the server a run's fault timeline goes to, then kills,
+//! stops, starts, pauses or resumes its nodes at their offsets of the measured phase,
+//! through the server module by each node's own pid, and records when each fault
+//! really happened.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::cluster::{self, Home, NodeAction, ServerKind};
-use crate::runner::{PhaseClock, StopSignal};
-
-/// One `[[faults]]` table as written.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FaultEntry {
-    /// Offset into the measured phase: "20s", "1m30s", "500ms".
-    pub at: String,
-    /// kill | stop | start | pause | resume
-    pub action: String,
-    /// 1-based, as `hatshop server status` numbers the nodes.
-    pub node: u64,
-    /// The server (cassandra, galera, mysql, …); default: the one serving the URL.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server: Option<String>,
-}
-
-/// A checked fault.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Fault {
-    pub at: Duration,
-    pub action: NodeAction,
-    pub node: usize,
-    pub server: Option<String>,
-}
-
-/// A file given to `--faults`: only `[[faults]]` tables.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FaultsFile {
-    #[serde(default)]
-    faults: Vec<FaultEntry>,
-}
-
-impl FaultEntry {
-    /// Checks what can be checked without a server; `number` is 1-based.
-    pub fn check(&self, number: usize) -> Result<Fault, String> {
-        let at = humantime::parse_duration(self.at.trim()).map_err(|_| {
-            format!(
-                "fault {number}: at = \"{}\" is not a duration (write e.g. \"20s\", \"1m30s\", \"500ms\")",
-                self.at
-            )
-        })?;
-        let action = NodeAction::parse(&self.action).ok_or_else(|| {
-            let actions: Vec<&str> = NodeAction::ALL.iter().map(|a| a.as_str()).collect();
-            format!(
-                "fault {number}: action = \"{}\" is not one of {}",
-                self.action,
-                actions.join(", ")
-            )
-        })?;
-        if self.node == 0 || self.node > cluster::MAX_NODES as u64 {
-            return Err(format!(
-                "fault {number}: node = {} is out of range: nodes are numbered 1 to {}",
-                self.node,
-                cluster::MAX_NODES
-            ));
-        }
-        if let Some(server) = &self.server
-            && ServerKind::find(server).is_none()
-        {
-            let names: Vec<&str> = ServerKind::all().iter().map(|k| k.name()).collect();
-            return Err(format!(
-                "fault {number}: server = \"{server}\" is not one of {}",
-                names.join(", ")
-            ));
-        }
-        Ok(Fault {
-            at,
-            action,
-            node: self.node as usize,
-            server: self.server.clone(),
-        })
-    }
-}
-
-/// Checks every entry, in time order.
-pub fn check_all(entries: &[FaultEntry]) -> Result<Vec<Fault>, String> {
-    let mut faults = entries
-        .iter()
-        .enumerate()
-        .map(|(i, entry)| entry.check(i + 1))
-        .collect::<Result<Vec<_>, _>>()?;
-    faults.sort_by_key(|f| f.at);
-    Ok(faults)
-}
-
-/// Reads a `--faults` file: `[[faults]]` tables and nothing else.
-pub fn read_file(path: &Path) -> Result<Vec<FaultEntry>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read faults file {}", path.display()))?;
-    let file: FaultsFile = toml::from_str(&text).map_err(|e| {
-        let line = e
-            .span()
-            .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
-        let message = e.message().trim().replace('\n', " ");
-        match line {
-            Some(line) => anyhow::anyhow!("{}: line {line}: {message}", path.display()),
-            None => anyhow::anyhow!("{}: {message}", path.display()),
-        }
-    })?;
-    check_all(&file.faults).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    Ok(file.faults)
-}
+use super::{PhaseClock, StopSignal};
+use crate::cluster::{self, Home, ServerKind};
+use crate::workload::Fault;
 
 /// The faults of a run and the server they go to.
 #[derive(Debug, Clone)]
@@ -293,81 +189,43 @@ pub async fn play(
     records
 }
 
+/// Each server the faults name must be one hatshop can start; the problem in one line.
+pub fn check_servers(faults: &[Fault]) -> Result<(), String> {
+    for (number, server) in faults
+        .iter()
+        .enumerate()
+        .filter_map(|(i, fault)| Some((i + 1, fault.server.as_ref()?)))
+    {
+        if ServerKind::find(server).is_none() {
+            let names: Vec<&str> = ServerKind::all().iter().map(|k| k.name()).collect();
+            return Err(format!(
+                "fault {number}: server = \"{server}\" is not one of {}",
+                names.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn entry(at: &str, action: &str, node: u64) -> FaultEntry {
-        FaultEntry {
-            at: at.into(),
-            action: action.into(),
-            node,
-            server: None,
-        }
-    }
+    use crate::workload::FaultEntry;
+    use crate::workload::faults::check_all;
 
     #[test]
-    fn good_entries_become_faults_in_time_order() {
-        let faults = check_all(&[
-            entry("40s", "start", 2),
-            entry("1m", "resume", 1),
-            entry("20s", "kill", 2),
-        ])
-        .unwrap();
-        let at: Vec<u64> = faults.iter().map(|f| f.at.as_secs()).collect();
-        assert_eq!(at, [20, 40, 60]);
-        assert_eq!(faults[0].action, NodeAction::Kill);
-    }
-
-    #[test]
-    fn each_problem_is_one_line_that_names_the_fault() {
-        let cases = [
-            (
-                entry("soon", "kill", 1),
-                "fault 1: at = \"soon\" is not a duration",
-            ),
-            (
-                entry("20s", "explode", 1),
-                "fault 1: action = \"explode\" is not one of kill, stop, start, pause, resume",
-            ),
-            (entry("20s", "kill", 0), "fault 1: node = 0 is out of range"),
-            (entry("20s", "kill", 9), "fault 1: node = 9 is out of range"),
-        ];
-        for (bad, expected) in cases {
-            let error = check_all(&[bad]).unwrap_err();
-            assert!(error.starts_with(expected), "{error}");
-            assert!(!error.contains('\n'), "{error}");
-        }
-        let mut named = entry("1s", "kill", 1);
-        named.server = Some("oracle".into());
+    fn a_fault_names_a_server_hatshop_can_start() {
+        let named = FaultEntry {
+            at: "1s".into(),
+            action: "kill".into(),
+            node: 1,
+            server: Some("oracle".into()),
+        };
+        let faults = check_all(&[named]).unwrap();
         assert!(
-            check_all(&[named])
+            check_servers(&faults)
                 .unwrap_err()
                 .contains("server = \"oracle\"")
         );
-    }
-
-    #[test]
-    fn a_faults_file_is_read_and_its_errors_name_the_line() {
-        let dir = tempfile::tempdir().unwrap();
-        let good = dir.path().join("good.toml");
-        std::fs::write(
-            &good,
-            "[[faults]]\nat = \"20s\"\naction = \"kill\"\nnode = 2\n",
-        )
-        .unwrap();
-        assert_eq!(read_file(&good).unwrap().len(), 1);
-        let bad = dir.path().join("bad.toml");
-        std::fs::write(
-            &bad,
-            "[[faults]]\nat = \"20s\"\nacton = \"kill\"\nnode = 2\n",
-        )
-        .unwrap();
-        let error = format!("{:#}", read_file(&bad).unwrap_err());
-        assert!(
-            error.contains("line 3") && error.contains("acton"),
-            "{error}"
-        );
-        assert!(!error.contains('\n'), "{error}");
     }
 }

@@ -1,10 +1,11 @@
 //! A load's result folder: load.json (what ran, how it ended, totals, the check),
-//! batches.csv (one row per batch, written as each ends), and the server's metrics.
+//! batches.csv (one row per batch, written as each ends) and batch-traces.csv, as
+//! `hatshop load` writes them and its report reads them.
 
 use serde::{Deserialize, Serialize};
 
-use super::plan::LoadPlan;
-use crate::result_dir::{DatabaseRecord, Host};
+use super::{DatabaseRecord, Host};
+use crate::db::BatchKind;
 
 pub const LOAD_JSON: &str = "load.json";
 pub const BATCHES_CSV: &str = "batches.csv";
@@ -80,6 +81,33 @@ pub struct LoadCheck {
     /// Sampled rows missing or with other values than the seed gives.
     pub mismatched: u64,
     pub ok: bool,
+}
+
+/// Every size of a load, as load.json records it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LoadPlan {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    /// Rows per pass.
+    pub rows: u64,
+    pub columns: usize,
+    pub value_size: usize,
+    pub batch_size: u64,
+    pub batch: BatchKind,
+    /// With `batch = none`: single-row writes in flight.
+    pub in_flight: usize,
+    /// Batches in flight.
+    pub concurrency: usize,
+    /// A pass starts every this many seconds (none: back to back).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every_s: Option<f64>,
+    pub repeat: u64,
+    pub seed: u64,
+    /// The report's time bins, in seconds.
+    pub interval_s: f64,
+    /// Share of the batches traced on the server (Cassandra).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_sample: Option<f64>,
 }
 
 /// load.json.

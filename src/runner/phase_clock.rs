@@ -1,0 +1,18 @@
+//! When the phases of a run began (warm-up, measuring), and the CPU counters at the
+//! start of measuring: written once by the source, read by the lanes and the fault
+//! player.
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+/// When phases began, shared by the lanes and the source.
+#[derive(Default)]
+pub struct PhaseClock {
+    pub warmup: OnceLock<Instant>,
+    pub measure: OnceLock<Instant>,
+    /// The client's (and watched servers') CPU counters when measuring began.
+    pub measure_cpu: OnceLock<crate::client_cost::CpuSnapshot>,
+    /// Server processes whose CPU is counted over the measured phase (those hatshop
+    /// started for this run's database).
+    pub server_pids: Vec<u32>,
+}

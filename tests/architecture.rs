@@ -1,0 +1,593 @@
+//! The layers of `docs/architecture.md`, held against the sources: every `crate::` and
+//! `super::` path in `src/` is read, and an import that runs to the same or a higher
+//! layer, or a circle between files, fails with the file and line. The table is read
+//! from the doc itself, so the doc and this test cannot drift apart.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// A file of `src/` as a module path: `src/db/mysql/conns.rs` is `["db", "mysql", "conns"]`.
+type ModPath = Vec<String>;
+
+struct Source {
+    path: PathBuf,
+    module: ModPath,
+    /// The file is the face of a folder (`mod.rs`, `lib.rs`).
+    is_folder: bool,
+    code: String,
+}
+
+/// One import: from which file and line, to which file, through which path.
+struct Import {
+    from: usize,
+    line: usize,
+    to: usize,
+    path: String,
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn sources() -> Vec<Source> {
+    let mut files = Vec::new();
+    collect(&root().join("src"), &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .filter(|path| !path.ends_with("src/main.rs")) // a crate of its own, over `hatshop::`
+        .map(|path| {
+            let rel = path.strip_prefix(root().join("src")).unwrap();
+            let mut module: ModPath = rel
+                .with_extension("")
+                .iter()
+                .map(|s| s.to_string_lossy().into_owned())
+                .collect();
+            let is_folder = matches!(module.last().map(String::as_str), Some("mod" | "lib"));
+            if is_folder {
+                module.pop();
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            Source {
+                path: rel.to_path_buf(),
+                module,
+                is_folder,
+                code: code_only(&text),
+            }
+        })
+        .collect()
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            collect(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The text with comments, strings and character literals blanked (newlines kept, so
+/// line numbers hold): a path in a doc comment or a message is no import.
+fn code_only(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < chars.len() && chars[i] != '\n' {
+                out.push(' ');
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    out.push_str("  ");
+                    i += 2;
+                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    out.push_str("  ");
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    out.push(blank(chars[i]));
+                    i += 1;
+                }
+            }
+        } else if c == 'r' && matches!(next, Some('"' | '#')) && !ident_char(prev(&chars, i)) {
+            let hashes = chars[i + 1..].iter().take_while(|&&h| h == '#').count();
+            if chars.get(i + 1 + hashes) != Some(&'"') {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+            let close: String = std::iter::once('"')
+                .chain("#".repeat(hashes).chars())
+                .collect();
+            let start = i + 2 + hashes;
+            let rest: String = chars[start..].iter().collect();
+            let len = rest.find(&close).map_or(rest.len(), |end| {
+                rest[..end].chars().count() + close.chars().count()
+            });
+            for &ch in &chars[i..(start + len).min(chars.len())] {
+                out.push(blank(ch));
+            }
+            i = start + len;
+        } else if c == '"' {
+            out.push(' ');
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                if chars[i] == '\\' {
+                    out.push(' ');
+                    i += 1;
+                }
+                if i < chars.len() {
+                    out.push(blank(chars[i]));
+                    i += 1;
+                }
+            }
+            out.push(' ');
+            i += 1;
+        } else if c == '\'' && (next == Some('\\') || chars.get(i + 2) == Some(&'\'')) {
+            // A character literal; a lifetime (`'a`) has no closing quote.
+            let end = (i + 1..chars.len())
+                .find(|&j| chars[j] == '\'' && (chars[j - 1] != '\\' || chars[j - 2] == '\\'))
+                .unwrap_or(chars.len() - 1);
+            for _ in i..=end {
+                out.push(' ');
+            }
+            i = end + 1;
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+fn prev(chars: &[char], i: usize) -> char {
+    if i == 0 { ' ' } else { chars[i - 1] }
+}
+
+fn ident_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Every path that starts with `crate::` or `super::`, as (line, absolute segments);
+/// a `{…}` group gives one path per top-level item in it.
+fn paths(source: &Source) -> Vec<(usize, Vec<String>)> {
+    let code = &source.code;
+    let bytes = code.as_bytes();
+    let mut found = Vec::new();
+    let mut at = 0;
+    while let Some(offset) = next_root(code, at) {
+        let line = code[..offset].matches('\n').count() + 1;
+        let (mut segments, end) = segments_at(code, offset);
+        at = end.max(offset + 1);
+        // Resolve `super` and `crate` to an absolute module path; inside an inline
+        // `mod tests { … }` the first `super` is the file's own module.
+        let mut base: ModPath = source.module.clone();
+        base.extend(inline_modules(code, offset));
+        while let Some(head) = segments.first().cloned() {
+            match head.as_str() {
+                "crate" => base.clear(),
+                "super" => {
+                    base.pop();
+                }
+                _ => break,
+            }
+            segments.remove(0);
+        }
+        if end < bytes.len() && bytes[end] == b'{' {
+            for item in group_items(code, end) {
+                let mut full = base.clone();
+                full.extend(segments.iter().cloned());
+                full.extend(item);
+                found.push((line, full));
+            }
+        } else {
+            base.extend(segments);
+            found.push((line, base));
+        }
+    }
+    found
+}
+
+/// The names of the inline `mod name { … }` blocks around `offset`, outermost first.
+fn inline_modules(code: &str, offset: usize) -> Vec<String> {
+    let bytes = code.as_bytes();
+    let mut names = Vec::new();
+    let mut from = 0;
+    while let Some(hit) = code[from..offset].find("mod ") {
+        let start = from + hit;
+        from = start + 4;
+        if start > 0 && ident_char(bytes[start - 1] as char) {
+            continue;
+        }
+        let rest = &code[from..];
+        let name: String = rest
+            .trim_start()
+            .chars()
+            .take_while(|&c| ident_char(c))
+            .collect();
+        let after = rest.trim_start()[name.len()..].trim_start();
+        if name.is_empty() || !after.starts_with('{') {
+            continue;
+        }
+        let open = code.len() - after.len();
+        let mut depth = 0;
+        let close = (open..bytes.len()).find(|&i| {
+            match bytes[i] {
+                b'{' => depth += 1,
+                b'}' => depth -= 1,
+                _ => {}
+            }
+            depth == 0
+        });
+        if close.is_none_or(|close| close > offset) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// The next `crate::` or `super::` at a word start, from `at`.
+fn next_root(code: &str, at: usize) -> Option<usize> {
+    let bytes = code.as_bytes();
+    let mut from = at;
+    loop {
+        let rest = &code[from..];
+        let hit = ["crate::", "super::"]
+            .iter()
+            .filter_map(|word| rest.find(word))
+            .min()?;
+        let offset = from + hit;
+        if offset == 0 || !ident_char(bytes[offset - 1] as char) && bytes[offset - 1] != b':' {
+            return Some(offset);
+        }
+        from = offset + 1;
+    }
+}
+
+/// The `a::b::c` segments at `offset` and where they end (on a `{` for a group).
+fn segments_at(code: &str, offset: usize) -> (Vec<String>, usize) {
+    let bytes = code.as_bytes();
+    let mut segments = Vec::new();
+    let mut i = offset;
+    loop {
+        let start = i;
+        while i < bytes.len() && ident_char(bytes[i] as char) {
+            i += 1;
+        }
+        if i > start {
+            segments.push(code[start..i].to_string());
+        }
+        if code[i..].starts_with("::") {
+            i += 2;
+            while i < bytes.len() && (bytes[i] as char).is_whitespace() {
+                i += 1;
+            }
+            if i < bytes.len() && bytes[i] == b'{' {
+                return (segments, i);
+            }
+        } else {
+            return (segments, i);
+        }
+    }
+}
+
+/// The top-level items of the `{…}` group that opens at `open`, as segments.
+fn group_items(code: &str, open: usize) -> Vec<Vec<String>> {
+    let bytes = code.as_bytes();
+    let mut depth = 0;
+    let mut items = Vec::new();
+    let mut item_start = open + 1;
+    let mut i = open;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    items.push(item_start);
+                    break;
+                }
+            }
+            b',' if depth == 1 => {
+                items.push(item_start);
+                item_start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    items
+        .into_iter()
+        .filter_map(|start| {
+            let mut j = start;
+            while j < bytes.len() && (bytes[j] as char).is_whitespace() {
+                j += 1;
+            }
+            let (segments, _) = segments_at(code, j);
+            (!segments.is_empty()).then_some(segments)
+        })
+        .collect()
+}
+
+/// `macro_rules!` names and the file that defines each (`#[macro_export]` puts them at
+/// the crate root, where a path alone would not find them).
+fn macros(sources: &[Source]) -> BTreeMap<String, usize> {
+    let mut found = BTreeMap::new();
+    for (index, source) in sources.iter().enumerate() {
+        for part in source.code.split("macro_rules!").skip(1) {
+            let name: String = part
+                .trim_start()
+                .chars()
+                .take_while(|&c| ident_char(c))
+                .collect();
+            found.insert(name, index);
+        }
+    }
+    found
+}
+
+fn imports(sources: &[Source]) -> Vec<Import> {
+    let by_module: BTreeMap<&ModPath, usize> = sources
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (&s.module, i))
+        .collect();
+    let macros = macros(sources);
+    let mut found = Vec::new();
+    for (from, source) in sources.iter().enumerate() {
+        for (line, path) in paths(source) {
+            let to = (0..=path.len())
+                .rev()
+                .find_map(|k| by_module.get(&path[..k].to_vec()).copied())
+                .unwrap_or(0);
+            // `crate::say!`: the file that defines the macro.
+            let to = match (path.len(), sources[to].module.is_empty()) {
+                (1, true) => macros.get(&path[0]).copied().unwrap_or(to),
+                _ => to,
+            };
+            if to != from {
+                found.push(Import {
+                    from,
+                    line,
+                    to,
+                    path: path.join("::"),
+                });
+            }
+        }
+    }
+    found
+}
+
+/// The layer table of `docs/architecture.md`: top-level module (`lib` for lib.rs) to
+/// its layer, from the rows `| N | `a`, `b` | … |`.
+fn layers() -> BTreeMap<String, usize> {
+    let doc = std::fs::read_to_string(root().join("docs/architecture.md"))
+        .expect("docs/architecture.md holds the layer table");
+    let mut layers = BTreeMap::new();
+    for line in doc.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if cells.len() < 4 {
+            continue;
+        }
+        let Ok(layer) = cells[1].parse::<usize>() else {
+            continue;
+        };
+        for name in cells[2].split(',') {
+            let name = name.trim().trim_matches('`').trim_end_matches(".rs");
+            assert!(!name.is_empty(), "an empty module name in the layer table");
+            layers.insert(name.trim_end_matches('/').to_string(), layer);
+        }
+    }
+    assert!(!layers.is_empty(), "docs/architecture.md has no layer rows");
+    layers
+}
+
+/// The top-level module a file belongs to (`lib` for lib.rs).
+fn top(source: &Source) -> String {
+    source
+        .module
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "lib".to_string())
+}
+
+fn place(source: &Source, line: usize) -> String {
+    format!("src/{}:{line}", source.path.display())
+}
+
+#[test]
+fn architecture_every_module_has_a_layer() {
+    let layers = layers();
+    let missing: BTreeSet<String> = sources()
+        .iter()
+        .map(top)
+        .filter(|name| !layers.contains_key(name))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "modules without a row in docs/architecture.md: {missing:?}"
+    );
+}
+
+#[test]
+fn architecture_imports_run_down_the_layers() {
+    let layers = layers();
+    let sources = sources();
+    let mut wrong = Vec::new();
+    for import in imports(&sources) {
+        let (from, to) = (&sources[import.from], &sources[import.to]);
+        let (from_top, to_top) = (top(from), top(to));
+        if from_top == to_top {
+            continue;
+        }
+        let (Some(&a), Some(&b)) = (layers.get(&from_top), layers.get(&to_top)) else {
+            continue; // the test above names modules without a layer
+        };
+        if b >= a {
+            wrong.push(format!(
+                "{}: {from_top} (layer {a}) uses {} of {to_top} (layer {b})",
+                place(from, import.line),
+                import.path
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports the layer table of docs/architecture.md does not allow (a module uses only lower layers):\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn architecture_no_circle_between_files() {
+    let sources = sources();
+    // A folder's mod.rs is its face: it declares and re-exports its files, and they
+    // use what it holds; those ties are the folder's inside, not circles.
+    let inside = |folder: &Source, file: &Source| {
+        folder.is_folder && file.module.starts_with(&folder.module)
+    };
+    let mut edges: BTreeMap<usize, BTreeMap<usize, (usize, String)>> = BTreeMap::new();
+    for import in imports(&sources) {
+        let (a, b) = (&sources[import.from], &sources[import.to]);
+        if inside(a, b) || inside(b, a) {
+            continue;
+        }
+        edges
+            .entry(import.from)
+            .or_default()
+            .entry(import.to)
+            .or_insert((import.line, import.path));
+    }
+    let mut circles = Vec::new();
+    for component in strongly_connected(sources.len(), &edges) {
+        if component.len() < 2 {
+            continue;
+        }
+        let members: BTreeSet<usize> = component.iter().copied().collect();
+        let mut ties = Vec::new();
+        for &a in &component {
+            for (&b, (line, path)) in edges.get(&a).into_iter().flatten() {
+                if members.contains(&b) {
+                    ties.push(format!(
+                        "  {} uses {path} of src/{}",
+                        place(&sources[a], *line),
+                        sources[b].path.display()
+                    ));
+                }
+            }
+        }
+        circles.push(ties.join("\n"));
+    }
+    assert!(
+        circles.is_empty(),
+        "files that import each other, around a circle:\n{}",
+        circles.join("\n\n")
+    );
+}
+
+/// Tarjan's strongly connected components of the file graph.
+fn strongly_connected(
+    count: usize,
+    edges: &BTreeMap<usize, BTreeMap<usize, (usize, String)>>,
+) -> Vec<Vec<usize>> {
+    struct State<'a> {
+        edges: &'a BTreeMap<usize, BTreeMap<usize, (usize, String)>>,
+        index: Vec<Option<usize>>,
+        low: Vec<usize>,
+        on_stack: Vec<bool>,
+        stack: Vec<usize>,
+        next: usize,
+        found: Vec<Vec<usize>>,
+    }
+    fn visit(state: &mut State, v: usize) {
+        state.index[v] = Some(state.next);
+        state.low[v] = state.next;
+        state.next += 1;
+        state.stack.push(v);
+        state.on_stack[v] = true;
+        let targets: Vec<usize> = state
+            .edges
+            .get(&v)
+            .map(|m| m.keys().copied().collect())
+            .unwrap_or_default();
+        for w in targets {
+            match state.index[w] {
+                None => {
+                    visit(state, w);
+                    state.low[v] = state.low[v].min(state.low[w]);
+                }
+                Some(index) if state.on_stack[w] => state.low[v] = state.low[v].min(index),
+                Some(_) => {}
+            }
+        }
+        if Some(state.low[v]) == state.index[v] {
+            let mut component = Vec::new();
+            while let Some(w) = state.stack.pop() {
+                state.on_stack[w] = false;
+                component.push(w);
+                if w == v {
+                    break;
+                }
+            }
+            state.found.push(component);
+        }
+    }
+    let mut state = State {
+        edges,
+        index: vec![None; count],
+        low: vec![0; count],
+        on_stack: vec![false; count],
+        stack: Vec::new(),
+        next: 0,
+        found: Vec::new(),
+    };
+    for v in 0..count {
+        if state.index[v].is_none() {
+            visit(&mut state, v);
+        }
+    }
+    state.found
+}
+
+#[test]
+fn architecture_scanner_finds_what_it_must() {
+    let source = Source {
+        path: PathBuf::from("db/mysql/conns.rs"),
+        module: vec!["db".into(), "mysql".into(), "conns".into()],
+        is_folder: false,
+        code: code_only(
+            "use crate::{report::write_csv, stats::{A, B}};\n\
+             // use crate::cli::Cli;\n\
+             let s = \"crate::config\"; let c = '\"'; fn f<'a>() {}\n\
+             use super::connect::login;\n\
+             use super::super::workload::Order;\n",
+        ),
+    };
+    let found: Vec<(usize, String)> = paths(&source)
+        .into_iter()
+        .map(|(line, path)| (line, path.join("::")))
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            (1, "report::write_csv".to_string()),
+            (1, "stats".to_string()),
+            (4, "db::mysql::connect::login".to_string()),
+            (5, "db::workload::Order".to_string()),
+        ]
+    );
+}
