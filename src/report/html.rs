@@ -10,7 +10,8 @@ use super::charts;
 use super::load::LoadedRun;
 use super::svg::escape;
 use super::table::{latency_text, thousands};
-use crate::result_dir;
+use crate::client_cost::ClientCost;
+use crate::result_dir::{self, Host, RunRecord, ShardOrigin};
 use crate::stats::LatencySummary;
 use crate::workload::EventSource;
 
@@ -28,15 +29,68 @@ fn fact(out: &mut String, name: &str, value: &str) {
     let _ = write!(out, "<tr><td>{}</td><td>{}</td></tr>", escape(name), value);
 }
 
+/// The facts of a run, as a table: what ran, against what, how, where, and how it
+/// ended.
 fn what_ran(run: &LoadedRun) -> String {
     let r = &run.record;
     let mut out = String::from(r#"<table class="facts">"#);
-    match &r.events {
-        EventSource::Generated { workload } => {
-            fact(
-                &mut out,
+    for (name, value) in events_facts(&r.events) {
+        fact(&mut out, name, &value);
+    }
+    fact(&mut out, "plan sha256", &plan_hash(r));
+    fact(&mut out, "database", &database(r));
+    let settings: Vec<String> = r
+        .database
+        .store
+        .settings
+        .iter()
+        .map(|(k, v)| format!("{}={}", escape(k), escape(v)))
+        .collect();
+    fact(&mut out, "settings", &settings.join(" · "));
+    if let Some(client) = &r.client {
+        fact(&mut out, "client cost", &client_cost(r, client));
+    }
+    fact(&mut out, "plan", &plan(run));
+    if let Some(shard) = r.shard {
+        fact(
+            &mut out,
+            "shard",
+            &format!(
+                "{shard} of a run on several clients: `hatshop merge` the shards' folders for the whole run"
+            ),
+        );
+    }
+    for s in &r.shards {
+        fact(
+            &mut out,
+            &format!("shard {}", s.index),
+            &escape(&shard(r, s)),
+        );
+    }
+    fact(&mut out, "client host", &escape(&host(&r.host)));
+    fact(
+        &mut out,
+        "time",
+        &escape(&format!(
+            "{} → {} · measured phase {:.2} s",
+            r.started_at,
+            r.finished_at.as_deref().unwrap_or("?"),
+            run.summary.elapsed_s
+        )),
+    );
+    fact(&mut out, "status", &status(r));
+    fact(&mut out, "verify", &verified(run.verify.as_ref()));
+    out.push_str("</table>");
+    out
+}
+
+/// The workload and seed, or the events file.
+fn events_facts(events: &EventSource) -> Vec<(&'static str, String)> {
+    match events {
+        EventSource::Generated { workload } => vec![
+            (
                 "workload",
-                &format!(
+                format!(
                     "{} ({}): {} initial orders, {} warm-up, {} measured events, {} keys",
                     escape(&workload.name),
                     escape(&workload.description),
@@ -47,17 +101,15 @@ fn what_ran(run: &LoadedRun) -> String {
                         .unwrap_or_default()
                         .trim_matches('"')
                 ),
-            );
-            fact(&mut out, "seed", &workload.seed.to_string());
-        }
-        EventSource::File(info) => {
-            fact(
-                &mut out,
-                "events file",
-                &escape(&info.path.display().to_string()),
-            );
-        }
+            ),
+            ("seed", workload.seed.to_string()),
+        ],
+        EventSource::File(info) => vec![("events file", escape(&info.path.display().to_string()))],
     }
+}
+
+/// The stream's hash and how much of the stream it covers.
+fn plan_hash(r: &RunRecord) -> String {
     let coverage = if r.stream_complete {
         "the whole stream".to_string()
     } else {
@@ -66,16 +118,16 @@ fn what_ran(run: &LoadedRun) -> String {
             thousands(r.planned_events)
         )
     };
-    fact(
-        &mut out,
-        "plan sha256",
-        &format!(
-            "<code>{}</code> ({}; stream version {})",
-            escape(r.plan_sha256.as_deref().unwrap_or("(not hashed)")),
-            escape(&coverage),
-            r.stream_version
-        ),
-    );
+    format!(
+        "<code>{}</code> ({}; stream version {})",
+        escape(r.plan_sha256.as_deref().unwrap_or("(not hashed)")),
+        escape(&coverage),
+        r.stream_version
+    )
+}
+
+/// The store, its version and URL, and the server hatshop started for it.
+fn database(r: &RunRecord) -> String {
     let server = r
         .database
         .server
@@ -95,126 +147,103 @@ fn what_ran(run: &LoadedRun) -> String {
             )
         })
         .unwrap_or_default();
-    fact(
-        &mut out,
-        "database",
-        &format!(
-            "{} {} at <code>{}</code>{server}",
-            escape(&r.database.store.name),
-            escape(&r.database.store.server_version),
-            escape(&r.database.url)
-        ),
-    );
-    let settings: Vec<String> = r
-        .database
-        .store
-        .settings
-        .iter()
-        .map(|(k, v)| format!("{}={}", escape(k), escape(v)))
-        .collect();
-    fact(&mut out, "settings", &settings.join(" · "));
-    if let Some(client) = &r.client {
-        let (line, warning) = client.report(&r.database.store.name, in_process(r));
-        let mut text = escape(&line);
-        if let Some(warning) = warning {
-            let _ = write!(
-                text,
-                r#" · <span class="warning">{}</span>"#,
-                escape(&warning)
-            );
-        }
-        fact(&mut out, "client cost", &text);
+    format!(
+        "{} {} at <code>{}</code>{server}",
+        escape(&r.database.store.name),
+        escape(&r.database.store.server_version),
+        escape(&r.database.url)
+    )
+}
+
+/// What the client spent, and a warning when it set the pace.
+fn client_cost(r: &RunRecord, client: &ClientCost) -> String {
+    let (line, warning) = client.report(&r.database.store.name, in_process(r));
+    let mut text = escape(&line);
+    if let Some(warning) = warning {
+        let _ = write!(
+            text,
+            r#" · <span class="warning">{}</span>"#,
+            escape(&warning)
+        );
     }
-    fact(
-        &mut out,
-        "plan",
-        &format!(
-            "{} lanes, {}{}, intervals of {} s, operation timeout {} s, connect timeout {} s{}",
-            r.plan.concurrency,
-            match (r.plan.rate_ops_s, r.plan.ramp_to_ops_s, r.plan.ramp_s) {
-                (Some(from), Some(to), Some(over)) => format!(
-                    "open loop climbing from {} to {} ops/s over the first {over} s of the measured phase (the warm-up at {0}; each operation sent when due, however slowly answers came)",
-                    thousands(from.round() as u64),
-                    thousands(to.round() as u64)
-                ),
-                (Some(rate), _, _) => format!(
-                    "open loop at {} ops/s (each operation sent when due, however slowly answers came)",
-                    thousands(rate.round() as u64)
-                ),
-                (None, _, _) =>
-                    "closed loop (each lane sends when its previous answer is back: a slow \
+    text
+}
+
+/// Lanes, pace, limits and timeouts.
+fn plan(run: &LoadedRun) -> String {
+    let r = &run.record;
+    format!(
+        "{} lanes, {}{}, intervals of {} s, operation timeout {} s, connect timeout {} s{}",
+        r.plan.concurrency,
+        match (r.plan.rate_ops_s, r.plan.ramp_to_ops_s, r.plan.ramp_s) {
+            (Some(from), Some(to), Some(over)) => format!(
+                "open loop climbing from {} to {} ops/s over the first {over} s of the measured phase (the warm-up at {0}; each operation sent when due, however slowly answers came)",
+                thousands(from.round() as u64),
+                thousands(to.round() as u64)
+            ),
+            (Some(rate), _, _) => format!(
+                "open loop at {} ops/s (each operation sent when due, however slowly answers came)",
+                thousands(rate.round() as u64)
+            ),
+            (None, _, _) =>
+                "closed loop (each lane sends when its previous answer is back: a slow \
                          answer delays the requests behind it, so its latencies are prone to \
                          coordinated omission; --rate measures from when each was due)"
-                        .to_string(),
-            },
-            r.plan
-                .max_duration_s
-                .map(|d| format!(", stop after {d} s"))
-                .unwrap_or_default(),
-            run.interval_s(),
-            r.plan.op_timeout_s,
-            r.plan.connect_timeout_s,
-            if r.plan.retries > 0 {
-                format!(
-                    ", up to {} retries per operation: {} made, each latency spans every call of its operation",
-                    r.plan.retries,
-                    thousands(run.summary.overall.retries)
-                )
-            } else {
-                String::new()
-            }
-        ),
-    );
-    if let Some(shard) = r.shard {
-        fact(
-            &mut out,
-            "shard",
-            &format!(
-                "{shard} of a run on several clients: `hatshop merge` the shards' folders for the whole run"
-            ),
-        );
-    }
-    for s in &r.shards {
-        let mut text = format!(
-            "{} · {} · {} ops, {}",
-            s.host.hostname,
-            s.status,
-            thousands(s.measured_ops),
-            s.run_id
-        );
-        if let Some(client) = &s.client {
-            text.push_str(&format!(
-                " · {}",
-                client.report(&r.database.store.name, in_process(r)).0
-            ));
+                    .to_string(),
+        },
+        r.plan
+            .max_duration_s
+            .map(|d| format!(", stop after {d} s"))
+            .unwrap_or_default(),
+        run.interval_s(),
+        r.plan.op_timeout_s,
+        r.plan.connect_timeout_s,
+        if r.plan.retries > 0 {
+            format!(
+                ", up to {} retries per operation: {} made, each latency spans every call of its operation",
+                r.plan.retries,
+                thousands(run.summary.overall.retries)
+            )
+        } else {
+            String::new()
         }
-        fact(&mut out, &format!("shard {}", s.index), &escape(&text));
+    )
+}
+
+/// One shard of a merged run.
+fn shard(r: &RunRecord, s: &ShardOrigin) -> String {
+    let mut text = format!(
+        "{} · {} · {} ops, {}",
+        s.host.hostname,
+        s.status,
+        thousands(s.measured_ops),
+        s.run_id
+    );
+    if let Some(client) = &s.client {
+        text.push_str(&format!(
+            " · {}",
+            client.report(&r.database.store.name, in_process(r)).0
+        ));
     }
-    let h = &r.host;
-    fact(
-        &mut out,
-        "client host",
-        &escape(&format!(
-            "{} · {} · {} cores · {:.1} GiB · {} (kernel {})",
-            h.hostname,
-            h.cpu,
-            h.cores,
-            h.memory_bytes as f64 / (1u64 << 30) as f64,
-            h.os,
-            h.kernel
-        )),
-    );
-    fact(
-        &mut out,
-        "time",
-        &escape(&format!(
-            "{} → {} · measured phase {:.2} s",
-            r.started_at,
-            r.finished_at.as_deref().unwrap_or("?"),
-            run.summary.elapsed_s
-        )),
-    );
-    let status = match r.status.as_str() {
+    text
+}
+
+/// The client machine.
+fn host(h: &Host) -> String {
+    format!(
+        "{} · {} · {} cores · {:.1} GiB · {} (kernel {})",
+        h.hostname,
+        h.cpu,
+        h.cores,
+        h.memory_bytes as f64 / (1u64 << 30) as f64,
+        h.os,
+        h.kernel
+    )
+}
+
+/// How the run ended, and why when it failed.
+fn status(r: &RunRecord) -> String {
+    match r.status.as_str() {
         "finished" => r#"<span class="ok">finished</span>"#.to_string(),
         other => format!(
             r#"<span class="bad">{}</span>{}"#,
@@ -224,9 +253,12 @@ fn what_ran(run: &LoadedRun) -> String {
                 .map(|e| format!(": {}", escape(e)))
                 .unwrap_or_default()
         ),
-    };
-    fact(&mut out, "status", &status);
-    let verify = match &run.verify {
+    }
+}
+
+/// What `hatshop verify` found, if it ran.
+fn verified(verify: Option<&crate::verify::VerifyReport>) -> String {
+    match verify {
         None => "not verified (run <code>hatshop verify</code>)".to_string(),
         Some(v) if v.is_exact() => {
             format!(
@@ -250,10 +282,7 @@ fn what_ran(run: &LoadedRun) -> String {
                 thousands(v.differences())
             ) + &lost_updates(v)
         }
-    };
-    fact(&mut out, "verify", &verify);
-    out.push_str("</table>");
-    out
+    }
 }
 
 /// Lost updates among the orders raced on, when there were races.
@@ -601,6 +630,6 @@ pub fn write_report(dir: &Path) -> Result<PathBuf> {
 }
 
 /// Whether the run's store ran inside hatshop, so that its CPU was the client's.
-fn in_process(record: &crate::result_dir::RunRecord) -> bool {
+fn in_process(record: &RunRecord) -> bool {
     crate::db::store_meta(&record.database.store.name).is_some_and(|meta| meta.in_process)
 }
