@@ -136,45 +136,92 @@ async fn watch_deadline(phases: Arc<PhaseClock>, limit: Duration, stop: Arc<Stop
     }
 }
 
+/// What the lanes of one run share, besides the store.
+struct LaneShared {
+    intervals: Arc<IntervalCollector>,
+    failed_writes: Arc<Mutex<Vec<FailedWrite>>>,
+    traced: Arc<Mutex<Vec<TracedOp>>>,
+    races: Option<Arc<races::Races>>,
+    pacer: Option<pacer::Pacer>,
+    check_reads: bool,
+}
+
+/// The one run loop: deals the stream to lanes by order or key, runs them until the
+/// stream ends or a stop, and gathers what they measured. Shutdown is `cx.stop`.
 pub async fn run<D: Database>(
     db: Arc<D>,
     stream: EventStream,
-    cx: RunContext,
+    mut cx: RunContext,
 ) -> Result<RunOutcome> {
-    let RunContext {
-        plan,
-        interval,
-        clock,
-        stop,
-        progress,
-        phases,
-        op_log,
-    } = cx;
-    let intervals = Arc::new(IntervalCollector::new(
-        interval,
-        EventType::ALL.len(),
-        Handle::current().metrics().num_workers(),
-    ));
-    let failed_writes = Arc::new(Mutex::new(Vec::new()));
-    let traced = Arc::new(Mutex::new(Vec::new()));
-    // Shared only when updates race (`conflicts`).
-    let races = (plan.dealing.conflicts > 0.0).then(|| Arc::new(races::Races::default()));
-    let check_reads = plan.check_reads && db.holds_data();
+    // The lanes hold the op log's only senders, so that it ends when they do.
+    let op_log = cx.op_log.take();
+    let plan = &cx.plan;
+    let shared = LaneShared {
+        intervals: Arc::new(IntervalCollector::new(
+            cx.interval,
+            EventType::ALL.len(),
+            Handle::current().metrics().num_workers(),
+        )),
+        failed_writes: Arc::new(Mutex::new(Vec::new())),
+        traced: Arc::new(Mutex::new(Vec::new())),
+        // Shared only when updates race (`conflicts`).
+        races: (plan.dealing.conflicts > 0.0).then(|| Arc::new(races::Races::default())),
+        pacer: match plan.pace.rate() {
+            Some(_) => Some(pacer::Pacer::start().context("cannot start the pacer thread")?),
+            None => None,
+        },
+        check_reads: plan.check_reads && db.holds_data(),
+    };
     // The deadline stops the run at its instant, calls in flight included; lanes also
     // check it before each event.
     let deadline = plan
         .max_duration
-        .map(|limit| tokio::spawn(watch_deadline(phases.clone(), limit, stop.clone())));
-    let pacer = match plan.pace.rate() {
-        Some(_) => Some(pacer::Pacer::start().context("cannot start the pacer thread")?),
-        None => None,
+        .map(|limit| tokio::spawn(watch_deadline(cx.phases.clone(), limit, cx.stop.clone())));
+    let watches: Vec<_> = (0..plan.concurrency)
+        .map(|_| Arc::new(watchdog::CallWatch::new(cx.clock.instant)))
+        .collect();
+    let _watchdog = watchdog::spawn(watches.clone(), plan.op_timeout, cx.stop.clone());
+    let (senders, lanes) = spawn_lanes(&db, &cx, &shared, watches, op_log);
+    let source = source::Source {
+        stream,
+        lanes: senders,
+        stop: cx.stop.clone(),
+        runtime: Handle::current(),
+        hash: plan.hash_stream,
+        dealing: plan.dealing,
+        first_lane: plan
+            .shard
+            .map_or(0, |shard| shard.first_lane(plan.concurrency)),
+        races: shared.races.clone(),
+        phases: cx.phases.clone(),
     };
+    let source_thread = std::thread::Builder::new()
+        .name("event-source".into())
+        .spawn(move || source.run())?;
+    let lanes = lanes_ended(lanes).await?;
+    let source_report = tokio::task::spawn_blocking(move || source_thread.join())
+        .await?
+        .map_err(|_| anyhow!("the event source panicked"))?;
+    if let Some(deadline) = deadline {
+        deadline.abort();
+    }
+    Ok(outcome(&cx, shared, lanes, source_report))
+}
+
+/// One lane per in-flight slot, each on its own task: their inboxes and handles.
+fn spawn_lanes<D: Database>(
+    db: &Arc<D>,
+    cx: &RunContext,
+    shared: &LaneShared,
+    watches: Vec<Arc<watchdog::CallWatch>>,
+    op_log: Option<mpsc::Sender<Vec<OpRecord>>>,
+) -> (
+    Vec<mpsc::Sender<source::LaneMsg>>,
+    Vec<tokio::task::JoinHandle<lane::LaneReport>>,
+) {
+    let plan = &cx.plan;
     let mut senders = Vec::with_capacity(plan.concurrency);
     let mut lanes = Vec::with_capacity(plan.concurrency);
-    let watches: Vec<_> = (0..plan.concurrency)
-        .map(|_| Arc::new(watchdog::CallWatch::new(clock.instant)))
-        .collect();
-    let _watchdog = watchdog::spawn(watches.clone(), plan.op_timeout, stop.clone());
     for (index, watch) in watches.into_iter().enumerate() {
         let (tx, rx) = mpsc::channel(INBOX_BATCHES);
         senders.push(tx);
@@ -182,68 +229,72 @@ pub async fn run<D: Database>(
             index,
             lane::LaneContext {
                 db: db.clone(),
-                stop: stop.clone(),
-                progress: progress.clone(),
+                stop: cx.stop.clone(),
+                progress: cx.progress.clone(),
                 op_log: op_log.clone(),
                 log_batch: lane::log_batch(plan.concurrency),
-                phases: phases.clone(),
-                intervals: intervals.clone(),
-                failed_writes: failed_writes.clone(),
-                races: races.clone(),
+                phases: cx.phases.clone(),
+                intervals: shared.intervals.clone(),
+                failed_writes: shared.failed_writes.clone(),
+                races: shared.races.clone(),
                 max_duration: plan.max_duration,
                 pace: plan.pace,
-                pacer: pacer.clone(),
+                pacer: shared.pacer.clone(),
                 op_timeout: plan.op_timeout,
                 retries: plan.retries,
-                check_reads,
-                epoch: clock.instant,
+                check_reads: shared.check_reads,
+                epoch: cx.clock.instant,
                 trace_sample: plan.trace_sample,
-                traced: traced.clone(),
+                traced: shared.traced.clone(),
             },
-            stop.subscribe(),
+            cx.stop.subscribe(),
             watch,
         );
         lanes.push(tokio::spawn(lane.run(rx)));
     }
-    drop(op_log);
+    (senders, lanes)
+}
 
-    let source = source::Source {
-        stream,
-        lanes: senders,
-        stop: stop.clone(),
-        runtime: Handle::current(),
-        hash: plan.hash_stream,
-        dealing: plan.dealing,
-        first_lane: plan
-            .shard
-            .map_or(0, |shard| shard.first_lane(plan.concurrency)),
-        races,
-        phases: phases.clone(),
+/// What the lanes say when they have all ended.
+struct LanesEnded {
+    last_seq: Vec<Option<u64>>,
+    unmeasured_errors: u64,
+    last_end: Option<Instant>,
+}
+
+async fn lanes_ended(lanes: Vec<tokio::task::JoinHandle<lane::LaneReport>>) -> Result<LanesEnded> {
+    let mut ended = LanesEnded {
+        last_seq: Vec::with_capacity(lanes.len()),
+        unmeasured_errors: 0,
+        last_end: None,
     };
-    let source_thread = std::thread::Builder::new()
-        .name("event-source".into())
-        .spawn(move || source.run())?;
-
-    let mut lane_last_seq = Vec::with_capacity(lanes.len());
-    let mut unmeasured_errors = 0;
-    let mut last_end: Option<Instant> = None;
     for lane in lanes {
         let report = lane.await.map_err(|e| anyhow!("a lane failed: {e}"))?;
-        lane_last_seq.push(report.last_seq);
-        unmeasured_errors += report.unmeasured_errors;
-        last_end = last_end.max(report.last_end);
+        ended.last_seq.push(report.last_seq);
+        ended.unmeasured_errors += report.unmeasured_errors;
+        ended.last_end = ended.last_end.max(report.last_end);
     }
-    let source_report = tokio::task::spawn_blocking(move || source_thread.join())
-        .await?
-        .map_err(|_| anyhow!("the event source panicked"))?;
-    if let Some(deadline) = deadline {
-        deadline.abort();
-    }
-    let measured_elapsed = match (phases.measure.get(), last_end) {
+    Ok(ended)
+}
+
+/// What the lanes gathered in `shared`, taken out whatever a lane's panic left.
+fn taken<T>(shared: &Mutex<Vec<T>>) -> Vec<T> {
+    std::mem::take(&mut *shared.lock().unwrap_or_else(|p| p.into_inner()))
+}
+
+/// The run's statistics and costs, from what the lanes and the source left.
+fn outcome(
+    cx: &RunContext,
+    shared: LaneShared,
+    lanes: LanesEnded,
+    source_report: source::SourceReport,
+) -> RunOutcome {
+    let phases = &cx.phases;
+    let measured_elapsed = match (phases.measure.get(), lanes.last_end) {
         (Some(start), Some(end)) => end.saturating_duration_since(*start),
         _ => Duration::ZERO,
     };
-    let intervals = intervals.take();
+    let intervals = shared.intervals.take();
     let stats = total(&intervals, EventType::ALL.len());
     let client = phases
         .measure_cpu
@@ -253,27 +304,25 @@ pub async fn run<D: Database>(
         .measure_cpu
         .get()
         .and_then(|start| ServerCost::since(start, stats.total_ops()));
-    let failed_writes =
-        std::mem::take(&mut *failed_writes.lock().unwrap_or_else(|p| p.into_inner()));
-    Ok(RunOutcome {
+    RunOutcome {
         stats,
         client,
         server_cpu,
         intervals,
-        interval,
+        interval: cx.interval,
         measure_offset: phases
             .measure
             .get()
-            .map(|s| s.duration_since(clock.instant)),
-        lane_last_seq,
+            .map(|s| s.duration_since(cx.clock.instant)),
+        lane_last_seq: lanes.last_seq,
         measured_elapsed,
         plan_sha256: source_report.plan_sha256,
         planned_events: source_report.planned_events,
         stream_complete: source_report.complete,
-        stop_reason: stop.reason(),
+        stop_reason: cx.stop.reason(),
         stream_error: source_report.error.map(|e| e.to_string()),
-        unmeasured_errors,
-        failed_writes,
-        traced: std::mem::take(&mut *traced.lock().unwrap_or_else(|p| p.into_inner())),
-    })
+        unmeasured_errors: lanes.unmeasured_errors,
+        failed_writes: taken(&shared.failed_writes),
+        traced: taken(&shared.traced),
+    }
 }
