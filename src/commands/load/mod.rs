@@ -7,7 +7,7 @@
 pub mod plan;
 pub mod send;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
@@ -25,7 +25,6 @@ use crate::config::{
 };
 use crate::db::{
     BatchLimit, ConnectOptions, Database, DbUrl, LoadShape, Ownership, Store, row_key, row_values,
-    store_meta,
 };
 use crate::files::write_json;
 use crate::report::table::thousands;
@@ -37,29 +36,11 @@ use crate::result_dir::{DatabaseRecord, Host};
 use crate::runner::{StopReason, StopSignal};
 use crate::{interrupt, note, say};
 
+/// `hatshop load`: batches of rows into a table of their own, timed batch by batch,
+/// then read back; load.json, batches.csv and a report in the result folder.
 pub async fn run(args: &LoadArgs) -> Result<ExitCode> {
     let plan = LoadPlan::from_args(args)?;
-    let url = DbUrl::parse(&args.db).map_err(anyhow::Error::msg)?;
-    if plan.trace_sample.is_some() && !url.store().traces_batches {
-        anyhow::bail!(
-            "--trace-sample traces batches on the server: {} only, not {}://",
-            crate::db::schemes_where(|store| store.traces_batches),
-            url.scheme()
-        );
-    }
-    let meta = store_meta(url.scheme()).expect("a parsed URL names a known store");
-    let settings = store_settings(meta, &url, &args.store)?;
-    let connect_timeout = seconds("--connect-timeout", args.connect_timeout, 0.1)?;
-    let op_timeout = seconds("--op-timeout", args.op_timeout, 0.1)?;
-    seconds("--interval", args.interval, 0.01)?;
-    let out = match &args.out {
-        Some(dir) => dir.clone(),
-        None => unique_dir(
-            Path::new("results"),
-            &format!("load-{}-{}", url.scheme(), stamp()),
-        ),
-    };
-    let url = in_result_folder(url, &out);
+    let (url, options, out) = target(args, &plan)?;
     let made = missing_folders(&out);
     create_empty_folder(&out, "result")?;
     let stop = Arc::new(StopSignal::default());
@@ -67,38 +48,7 @@ pub async fn run(args: &LoadArgs) -> Result<ExitCode> {
         let stop = stop.clone();
         interrupt::Listening::with(move || stop.stop(StopReason::Interrupted))
     };
-    let options = ConnectOptions {
-        concurrency: plan.concurrency,
-        settings,
-        connect_timeout,
-        op_timeout,
-        existing_only: false,
-        key_value_only: false,
-    };
-    let ready = async {
-        let store = connect(&url, &options, &stop).await?;
-        let owner = Ownership {
-            recreate: args.recreate,
-            note: format!("hatshop {} load", env!("CARGO_PKG_VERSION")),
-        };
-        set_up(&store, &url, &owner, &stop).await?;
-        let shape = LoadShape {
-            columns: plan.columns,
-            kind: plan.batch,
-            in_flight: plan.in_flight,
-        };
-        until(
-            SETUP_TIMEOUT,
-            "make the load table",
-            &stop,
-            "interrupted before the load began",
-            store.load_setup(shape),
-        )
-        .await
-        .with_context(|| format!("cannot make the load table in {url}"))?;
-        anyhow::Ok(store)
-    };
-    let store = match ready.await {
+    let store = match ready(args, &plan, &url, &options, &stop).await {
         Ok(store) => Arc::new(store),
         Err(e) => {
             if std::fs::read_dir(&out).is_ok_and(|mut d| d.next().is_none()) {
@@ -108,26 +58,7 @@ pub async fn run(args: &LoadArgs) -> Result<ExitCode> {
         }
     };
     let server = server_serving(&url, args.home.as_deref());
-    let mut record = LoadRecord {
-        hatshop_version: env!("CARGO_PKG_VERSION").into(),
-        status: "running".into(),
-        interrupted: false,
-        error: None,
-        plan: plan.clone(),
-        database: DatabaseRecord {
-            url: url.to_string(),
-            settings: options.settings.given().clone(),
-            file: url.file().map(|f| f.display().to_string()),
-            store: store.info(),
-            server: server.as_ref().map(server_facts),
-        },
-        host: Host::probe(),
-        started_at: rfc3339(SystemTime::now()),
-        finished_at: None,
-        totals: LoadTotals::default(),
-        gc_log: None,
-        check: None,
-    };
+    let mut record = started(&plan, &url, &options, &store, server.as_ref());
     write_json(&out.join(LOAD_JSON), &record)?;
     note!(
         "loading {} rows × {} values of {} B into {url}, batches of {} ({}); results in {}",
@@ -138,26 +69,8 @@ pub async fn run(args: &LoadArgs) -> Result<ExitCode> {
         serde_json::to_string(&plan.batch)?.trim_matches('"'),
         out.display()
     );
-
-    let (over_tx, over) = tokio::sync::watch::channel(false);
-    let observer = crate::observe::Observer::start(server, over);
-    let began_wall = SystemTime::now();
-    let began = Instant::now();
-    let (done_tx, done) = mpsc::unbounded_channel();
-    let senders = tokio::spawn(
-        Senders {
-            store: store.clone(),
-            plan: plan.clone(),
-            op_timeout,
-            stop: stop.clone(),
-            began,
-        }
-        .run(done_tx),
-    );
-    let collected = collect(&out, &plan, done).await;
-    let _ = senders.await;
-    over_tx.send_replace(true);
-    record.gc_log = observer.finish(&out, began_wall, began_wall).await?;
+    let (collected, gc_log) = load(&store, &plan, &options, &out, server, &stop).await?;
+    record.gc_log = gc_log;
     let Collected {
         totals,
         limit,
@@ -180,16 +93,7 @@ pub async fn run(args: &LoadArgs) -> Result<ExitCode> {
     .into();
     record.error = failure;
     if record.status == "finished" && !args.no_verify && store.holds_data() {
-        note!("reading the rows back");
-        match check(&store, &plan, args.verify_sample, op_timeout, &stop).await {
-            Ok(found) => record.check = Some(found),
-            Err(e) => {
-                // Said in load.json too: the folder stays valid.
-                let interrupted = stop.reason() == Some(StopReason::Interrupted);
-                record.status = if interrupted { "interrupted" } else { "failed" }.into();
-                record.error = Some(format!("cannot read the loaded rows back: {e:#}"));
-            }
-        }
+        read_back(&mut record, &store, &plan, args, options.op_timeout, &stop).await;
     }
     crate::db::close_within(&*store).await;
     record.interrupted = record.status == "interrupted";
@@ -204,6 +108,153 @@ pub async fn run(args: &LoadArgs) -> Result<ExitCode> {
         (Some(check), _) if !check.ok => ExitCode::FAILURE,
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// load.json as the load begins.
+fn started(
+    plan: &LoadPlan,
+    url: &DbUrl,
+    options: &ConnectOptions,
+    store: &Store,
+    server: Option<&crate::cluster::ServerRecord>,
+) -> LoadRecord {
+    LoadRecord {
+        hatshop_version: env!("CARGO_PKG_VERSION").into(),
+        status: "running".into(),
+        interrupted: false,
+        error: None,
+        plan: plan.clone(),
+        database: DatabaseRecord {
+            url: url.to_string(),
+            settings: options.settings.given().clone(),
+            file: url.file().map(|f| f.display().to_string()),
+            store: store.info(),
+            server: server.map(server_facts),
+        },
+        host: Host::probe(),
+        started_at: rfc3339(SystemTime::now()),
+        finished_at: None,
+        totals: LoadTotals::default(),
+        gc_log: None,
+        check: None,
+    }
+}
+
+/// The store's URL (an embedded store's file in the result folder), how to connect,
+/// and the result folder, all checked before anything is made.
+fn target(args: &LoadArgs, plan: &LoadPlan) -> Result<(DbUrl, ConnectOptions, PathBuf)> {
+    let url = DbUrl::parse(&args.db).map_err(anyhow::Error::msg)?;
+    if plan.trace_sample.is_some() && !url.store().traces_batches {
+        anyhow::bail!(
+            "--trace-sample traces batches on the server: {} only, not {}://",
+            crate::db::schemes_where(|store| store.traces_batches),
+            url.scheme()
+        );
+    }
+    let settings = store_settings(url.store(), &url, &args.store)?;
+    let connect_timeout = seconds("--connect-timeout", args.connect_timeout, 0.1)?;
+    let op_timeout = seconds("--op-timeout", args.op_timeout, 0.1)?;
+    seconds("--interval", args.interval, 0.01)?;
+    let out = match &args.out {
+        Some(dir) => dir.clone(),
+        None => unique_dir(
+            Path::new("results"),
+            &format!("load-{}-{}", url.scheme(), stamp()),
+        ),
+    };
+    let options = ConnectOptions {
+        concurrency: plan.concurrency,
+        settings,
+        connect_timeout,
+        op_timeout,
+        existing_only: false,
+        key_value_only: false,
+    };
+    Ok((in_result_folder(url, &out), options, out))
+}
+
+/// The store connected, owned by hatshop, and its load table made.
+async fn ready(
+    args: &LoadArgs,
+    plan: &LoadPlan,
+    url: &DbUrl,
+    options: &ConnectOptions,
+    stop: &StopSignal,
+) -> Result<Store> {
+    let store = connect(url, options, stop).await?;
+    let owner = Ownership {
+        recreate: args.recreate,
+        note: format!("hatshop {} load", env!("CARGO_PKG_VERSION")),
+    };
+    set_up(&store, url, &owner, stop).await?;
+    let shape = LoadShape {
+        columns: plan.columns,
+        kind: plan.batch,
+        in_flight: plan.in_flight,
+    };
+    until(
+        SETUP_TIMEOUT,
+        "make the load table",
+        stop,
+        "interrupted before the load began",
+        store.load_setup(shape),
+    )
+    .await
+    .with_context(|| format!("cannot make the load table in {url}"))?;
+    Ok(store)
+}
+
+/// Sends every batch and collects their rows into batches.csv while the server is
+/// watched; what the batches came to, and what the GC log gave.
+async fn load(
+    store: &Arc<Store>,
+    plan: &LoadPlan,
+    options: &ConnectOptions,
+    out: &Path,
+    server: Option<crate::cluster::ServerRecord>,
+    stop: &Arc<StopSignal>,
+) -> Result<(Result<Collected>, Option<String>)> {
+    let (over_tx, over) = tokio::sync::watch::channel(false);
+    let observer = crate::observe::Observer::start(server, over);
+    let began_wall = SystemTime::now();
+    let began = Instant::now();
+    let (done_tx, done) = mpsc::unbounded_channel();
+    let senders = tokio::spawn(
+        Senders {
+            store: store.clone(),
+            plan: plan.clone(),
+            op_timeout: options.op_timeout,
+            stop: stop.clone(),
+            began,
+        }
+        .run(done_tx),
+    );
+    let collected = collect(out, plan, done).await;
+    let _ = senders.await;
+    over_tx.send_replace(true);
+    let gc_log = observer.finish(out, began_wall, began_wall).await?;
+    Ok((collected, gc_log))
+}
+
+/// Reads the rows back into `record.check`; a failure to read is the load's status.
+async fn read_back(
+    record: &mut LoadRecord,
+    store: &Store,
+    plan: &LoadPlan,
+    args: &LoadArgs,
+    op_timeout: std::time::Duration,
+    stop: &StopSignal,
+) {
+    note!("reading the rows back");
+    match check(store, plan, args.verify_sample, op_timeout, stop).await {
+        Ok(found) => record.check = Some(found),
+        Err(e) => {
+            // Said in load.json too: the folder stays valid.
+            let interrupted = stop.reason() == Some(StopReason::Interrupted);
+            record.status = if interrupted { "interrupted" } else { "failed" }.into();
+            record.error = Some(format!("cannot read the loaded rows back: {e:#}"));
+        }
+    }
 }
 
 /// What the batches came to.
