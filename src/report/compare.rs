@@ -282,8 +282,26 @@ pub fn terminal(runs: &[LoadedRun]) -> String {
     out
 }
 
+/// The comparison page: the runs, what differs between them, the table with its
+/// verdicts, response time under open loop, and the charts.
 pub fn html(runs: &[LoadedRun]) -> String {
-    let mut body = String::from("<h1>hatshop comparison</h1><ol>");
+    let mut body = String::from("<h1>hatshop comparison</h1>");
+    body.push_str(&runs_list(runs));
+    body.push_str(&differences_list(runs));
+    let run_names = differences::run_names(runs);
+    if plans_differ(runs) {
+        body.push_str(r#"<p class="warning">These runs replayed <b>different event streams</b> (their plan_sha256 differ): the comparison is of different work.</p>"#);
+    }
+    let names = event_types(runs);
+    body.push_str(&comparison_table(runs, &run_names, &names));
+    body.push_str(&response_table(runs));
+    body.push_str(&charts(runs, &run_names, &names));
+    page("hatshop comparison", &body)
+}
+
+/// Each run: its label, folder, lanes and plan hash.
+fn runs_list(runs: &[LoadedRun]) -> String {
+    let mut body = String::from("<ol>");
     for run in runs {
         let _ = write!(
             body,
@@ -305,6 +323,12 @@ pub fn html(runs: &[LoadedRun]) -> String {
         );
     }
     body.push_str("</ol>");
+    body
+}
+
+/// What run.json says differs from one run to the next.
+fn differences_list(runs: &[LoadedRun]) -> String {
+    let mut body = String::new();
     let differs = differences::lines(runs);
     if differs.is_empty() {
         body.push_str("<p>What differs: nothing run.json records.</p>");
@@ -315,13 +339,14 @@ pub fn html(runs: &[LoadedRun]) -> String {
         }
         body.push_str("</ul>");
     }
-    let run_names = differences::run_names(runs);
-    if plans_differ(runs) {
-        body.push_str(r#"<p class="warning">These runs replayed <b>different event streams</b> (their plan_sha256 differ): the comparison is of different work.</p>"#);
-    }
+    body
+}
+
+/// Each event type's numbers per run, with the ratio and verdict against run #1.
+fn comparison_table(runs: &[LoadedRun], run_names: &[String], names: &[String]) -> String {
+    let mut body = String::new();
     body.push_str(r#"<table id="comparison"><tr><th>event</th><th>run</th><th>ops/s</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>p99.99</th><th>max</th><th>ratio</th><th>p-value</th><th>verdict</th></tr>"#);
-    let names = event_types(runs);
-    for event_type in &names {
+    for event_type in names {
         for c in compare(runs, event_type) {
             let _ = write!(
                 body,
@@ -350,6 +375,12 @@ pub fn html(runs: &[LoadedRun]) -> String {
         "</table><p class=\"note\">Latencies in µs. Ratio: mean latency over run #1's. p-value: Welch's t-test on {}.</p>",
         samples_named(runs)
     );
+    body
+}
+
+/// Response time (from when each operation was due), for open-loop runs.
+fn response_table(runs: &[LoadedRun]) -> String {
+    let mut body = String::new();
     let responses = response_rows(runs);
     if !responses.is_empty() {
         body.push_str(r#"<h2>Response time</h2><table id="response"><tr><th>event</th><th>run</th><th>ops/s</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>ratio</th></tr>"#);
@@ -368,13 +399,19 @@ pub fn html(runs: &[LoadedRun]) -> String {
         body.push_str("</table><p class=\"note\">Open loop (--rate): the same successful operations timed from when each was due, what a client waiting in line sees; the table above is service time (sent → answered).</p>");
     }
 
+    body
+}
+
+/// Mean and p99 per event type, the percentile spectrum, and p99 over time.
+fn charts(runs: &[LoadedRun], run_names: &[String], names: &[String]) -> String {
+    let mut body = String::new();
     for (title, pick) in [
         ("Mean latency per event type", "mean"),
         ("p99 latency per event type", "p99"),
     ] {
         let bars: Vec<Bars> = runs
             .iter()
-            .zip(&run_names)
+            .zip(run_names)
             .map(|(run, name)| Bars {
                 name: name.clone(),
                 values: names
@@ -395,14 +432,14 @@ pub fn html(runs: &[LoadedRun]) -> String {
         body.push_str(&svg::bar_chart(
             title,
             "event type",
-            &names,
+            names,
             &Axis::linear("latency (µs)"),
             &bars,
         ));
     }
     let spectra: Vec<Series> = runs
         .iter()
-        .zip(&run_names)
+        .zip(run_names)
         .map(|(run, name)| Series {
             name: name.clone(),
             points: spectrum(&hlog::merged(&run.histograms, None)),
@@ -416,7 +453,7 @@ pub fn html(runs: &[LoadedRun]) -> String {
     ));
     let over_time: Vec<Series> = runs
         .iter()
-        .zip(&run_names)
+        .zip(run_names)
         .map(|(run, name)| Series {
             name: format!("{name} p99"),
             points: run
@@ -432,5 +469,5 @@ pub fn html(runs: &[LoadedRun]) -> String {
         &Axis::log("latency (µs, log scale)"),
         &over_time,
     ));
-    page("hatshop comparison", &body)
+    body
 }
