@@ -7,7 +7,7 @@
 
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result, bail};
@@ -17,91 +17,27 @@ use super::run::rfc3339;
 use crate::files::{CsvRows, write_json};
 use crate::report::oplog_stats::{LoggedOp, Rebuilt};
 use crate::report::{html, write_statistics};
-use crate::result_dir::{self, Recovery};
+use crate::result_dir::{self, Recovery, RunRecord};
 use crate::workload::{EventType, Phase};
 use crate::{interrupt, say};
 
+/// `hatshop recover DIR`: rebuilds the summary, statistics and report of a run that did
+/// not finish its folder, from its op log.
 pub fn run(dir: &Path) -> Result<()> {
     let _listening = interrupt::Listening::new();
     let mut record = result_dir::load(dir)?;
-    if record.status == "running" && record.writer_alive() {
-        bail!("{} is still running (pid {})", dir.display(), record.pid);
-    }
-    if record.complete() && result_dir::file(dir, result_dir::SUMMARY_JSON).exists() {
-        bail!(
-            "{} is complete ({}): nothing to recover",
-            dir.display(),
-            record.status
-        );
-    }
-    let ops = result_dir::file(dir, result_dir::OPS_CSV);
-    if !record.plan.op_log || !ops.exists() {
-        bail!(
-            "{} has no op log (it ran with --no-op-log): its summary cannot be rebuilt",
-            dir.display()
-        );
-    }
+    let ops = recoverable(dir, &record)?;
     // A killed writer leaves its last line cut: everything up to the last newline stands.
     let (whole_len, dropped_lines) = whole_lines(&ops)?;
     let interval = Duration::from_secs_f64(record.plan.interval_s.max(0.001));
-    let start = match &record.measure_started_at {
-        Some(text) => humantime::parse_rfc3339(text).context("run.json: bad measure_started_at")?,
-        // Killed before it was written: the first row sent, found in a first pass.
-        None => {
-            let mut first = None;
-            for_each_row(&ops, whole_len, |at, _, _| {
-                first = Some(first.map_or(at, |first: SystemTime| first.min(at)));
-                Ok(())
-            })?;
-            first.unwrap_or_else(SystemTime::now)
-        }
-    };
-
-    let mut rebuilt = Rebuilt::new(start, interval);
-    let lanes = record.plan.concurrency.max(1);
-    let mut lane_last_seq: Vec<Option<u64>> = vec![None; lanes];
-    let dealing = record.dealing();
-    // A shard's lanes are dealing's lanes from its first one on.
-    let first_lane = record.shard.map_or(0, |shard| shard.first_lane(lanes));
-    // The failed writes the op log shows (those of the load and warm-up are lost),
-    // put in place once every row has been read.
-    let failed_path = result_dir::file(dir, result_dir::FAILED_WRITES_CSV);
-    let failed_part = failed_path.with_extension("csv.part");
-    let mut failed = CsvRows::create(&failed_part)?;
-    let (mut measured, mut failed_writes) = (0u64, 0u64);
-    let read = for_each_row(&ops, whole_len, |at, event, row| {
-        rebuilt.add(at, &row, event);
-        let dealt = dealing.deal(row.seq, row.target, event, Phase::Measure);
-        let Some(lane) = lane_last_seq.get_mut(dealt.lane.wrapping_sub(first_lane)) else {
-            bail!(
-                "{}: line for seq {} belongs to another shard's lanes",
-                ops.display(),
-                row.seq
-            );
-        };
-        *lane = (*lane).max(Some(row.seq));
-        if !row.success && row.is_write() {
-            failed.push(&result_dir::FailedWriteRow {
-                seq: row.seq,
-                event_type: row.event_type,
-                target: row.target,
-                error_kind: row.error_kind,
-            })?;
-            failed_writes += 1;
-        }
-        measured += 1;
-        Ok(())
-    })
-    .and_then(|()| failed.finish())
-    .and_then(|()| {
-        std::fs::rename(&failed_part, &failed_path)
-            .with_context(|| format!("cannot write {}", failed_path.display()))
-    });
-    if read.is_err() {
-        // The old failed_writes.csv stands; the half-written one goes.
-        let _ = std::fs::remove_file(&failed_part);
-    }
-    read?;
+    let start = measure_start(&record, &ops, whole_len)?;
+    let replayed = replay_log(dir, &record, &ops, whole_len, Rebuilt::new(start, interval))?;
+    let Replayed {
+        rebuilt,
+        mut lane_last_seq,
+        measured,
+        failed_writes,
+    } = replayed;
     // Measuring began only after every lane had applied the load and the warm-up.
     if measured > 0
         && let Some(before) = last_unmeasured_seq(&record.events)?
@@ -154,6 +90,113 @@ pub fn run(dir: &Path) -> Result<()> {
         dir.display()
     );
     Ok(())
+}
+
+/// The op log of a folder that needs recovering and can be: not running, not
+/// complete, and logged.
+fn recoverable(dir: &Path, record: &RunRecord) -> Result<PathBuf> {
+    if record.status == "running" && record.writer_alive() {
+        bail!("{} is still running (pid {})", dir.display(), record.pid);
+    }
+    if record.complete() && result_dir::file(dir, result_dir::SUMMARY_JSON).exists() {
+        bail!(
+            "{} is complete ({}): nothing to recover",
+            dir.display(),
+            record.status
+        );
+    }
+    let ops = result_dir::file(dir, result_dir::OPS_CSV);
+    if !record.plan.op_log || !ops.exists() {
+        bail!(
+            "{} has no op log (it ran with --no-op-log): its summary cannot be rebuilt",
+            dir.display()
+        );
+    }
+    Ok(ops)
+}
+
+/// When the measured phase began: from run.json, or the first row the log holds.
+fn measure_start(record: &RunRecord, ops: &Path, whole_len: u64) -> Result<SystemTime> {
+    Ok(match &record.measure_started_at {
+        Some(text) => humantime::parse_rfc3339(text).context("run.json: bad measure_started_at")?,
+        // Killed before it was written: the first row sent, found in a first pass.
+        None => {
+            let mut first = None;
+            for_each_row(ops, whole_len, |at, _, _| {
+                first = Some(first.map_or(at, |first: SystemTime| first.min(at)));
+                Ok(())
+            })?;
+            first.unwrap_or_else(SystemTime::now)
+        }
+    })
+}
+
+/// What the op log gave: its statistics, each lane's last logged seq, and counts.
+struct Replayed {
+    rebuilt: Rebuilt,
+    lane_last_seq: Vec<Option<u64>>,
+    measured: u64,
+    failed_writes: u64,
+}
+
+/// Reads every whole row of the op log into `rebuilt`, deals it to its lane, and
+/// writes the failed writes it shows to failed_writes.csv (those of the load and
+/// warm-up are lost), put in place once every row has been read.
+fn replay_log(
+    dir: &Path,
+    record: &RunRecord,
+    ops: &Path,
+    whole_len: u64,
+    mut rebuilt: Rebuilt,
+) -> Result<Replayed> {
+    let lanes = record.plan.concurrency.max(1);
+    let mut lane_last_seq: Vec<Option<u64>> = vec![None; lanes];
+    let dealing = record.dealing();
+    // A shard's lanes are dealing's lanes from its first one on.
+    let first_lane = record.shard.map_or(0, |shard| shard.first_lane(lanes));
+    let failed_path = result_dir::file(dir, result_dir::FAILED_WRITES_CSV);
+    let failed_part = failed_path.with_extension("csv.part");
+    let mut failed = CsvRows::create(&failed_part)?;
+    let (mut measured, mut failed_writes) = (0u64, 0u64);
+    let read = for_each_row(ops, whole_len, |at, event, row| {
+        rebuilt.add(at, &row, event);
+        let dealt = dealing.deal(row.seq, row.target, event, Phase::Measure);
+        let Some(lane) = lane_last_seq.get_mut(dealt.lane.wrapping_sub(first_lane)) else {
+            bail!(
+                "{}: line for seq {} belongs to another shard's lanes",
+                ops.display(),
+                row.seq
+            );
+        };
+        *lane = (*lane).max(Some(row.seq));
+        if !row.success && row.is_write() {
+            failed.push(&result_dir::FailedWriteRow {
+                seq: row.seq,
+                event_type: row.event_type,
+                target: row.target,
+                error_kind: row.error_kind,
+            })?;
+            failed_writes += 1;
+        }
+        measured += 1;
+        Ok(())
+    })
+    .and_then(|()| failed.finish())
+    .and_then(|()| {
+        std::fs::rename(&failed_part, &failed_path)
+            .with_context(|| format!("cannot write {}", failed_path.display()))
+    });
+    if read.is_err() {
+        // The old failed_writes.csv stands; the half-written one goes.
+        let _ = std::fs::remove_file(&failed_part);
+    }
+    read?;
+    Ok(Replayed {
+        rebuilt,
+        lane_last_seq,
+        measured,
+        failed_writes,
+    })
 }
 
 /// The length of `path` up to its last newline, and whether a cut line follows it.
