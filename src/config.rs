@@ -13,7 +13,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use sha2::{Digest, Sha256};
 
 use crate::cli::{RunArgs, StoreArgs, StreamArgs};
-use crate::db::{DbUrl, Settings, StoreMeta, schemes_where, store_meta};
+use crate::db::{DbUrl, Settings, StoreMeta, schemes_where};
 use crate::workload::{
     EventSource, EventsFileInfo, EventsReader, Fault, Phase, WorkloadSpec, hex, lacks_state,
 };
@@ -65,44 +65,11 @@ pub fn seconds(flag: &str, secs: f64, min: f64) -> Result<Duration> {
 }
 
 impl RunConfig {
+    /// The flags resolved and checked: every problem one line, before anything runs.
     pub fn from_args(args: &RunArgs) -> Result<RunConfig> {
-        let db = match args.db.as_slice() {
-            [one] => one,
-            [] => "sqlite://",
-            _ => bail!("a run takes one --db (a sweep takes several)"),
-        };
-        let db = DbUrl::parse(db).map_err(anyhow::Error::msg)?;
-        let meta = store_meta(db.scheme()).expect("a parsed URL names a known store");
-        let settings = store_settings(meta, &db, &args.store)?;
-        let source = match &args.events_file {
-            Some(path) => EventSource::File(check_events_file(path)?),
-            None => EventSource::Generated {
-                workload: resolve_spec(&args.stream)?,
-            },
-        };
-        if let EventSource::Generated { workload } = &source
-            && settings
-                .given()
-                .get("kv_table")
-                .is_some_and(|t| t == "sbtest")
-        {
-            crate::db::check_sbtest_value_size(workload.value_size as usize)
-                .map_err(|e| anyhow!("{}: {}", workload.name, e.message))?;
-        }
-        let spec_concurrency = match &source {
-            EventSource::Generated { workload } => workload.concurrency,
-            EventSource::File(_) => None,
-        };
-        let concurrency = args
-            .concurrency
-            .or(spec_concurrency)
-            .unwrap_or_else(|| (meta.default_concurrency)(&settings));
-        if concurrency == 0 {
-            bail!("--concurrency must be at least 1");
-        }
-        if concurrency > 10_000 {
-            bail!("--concurrency must be at most 10,000, got {concurrency}");
-        }
+        let (db, settings) = store_of(args)?;
+        let source = source_of(args, &settings)?;
+        let concurrency = concurrency_of(args, &source, &db, &settings)?;
         let max_duration = args
             .duration
             .map(|secs| seconds("--duration", secs, 0.001))
@@ -114,53 +81,20 @@ impl RunConfig {
         if args.retries > 100 {
             bail!("--retries must be at most 100, got {}", args.retries);
         }
-        let (spec_conflicts, spec_faults) = match &source {
-            EventSource::Generated { workload } => (workload.conflicts, workload.faults.clone()),
-            EventSource::File(_) => (0.0, Vec::new()),
+        let spec_conflicts = match &source {
+            EventSource::Generated { workload } => workload.conflicts,
+            EventSource::File(_) => 0.0,
         };
         let conflicts = args.conflicts.unwrap_or(spec_conflicts);
         if !(0.0..=1.0).contains(&conflicts) {
             bail!("--conflicts must be a share from 0 to 1, got {conflicts}");
         }
-        let fault_entries = match &args.faults {
-            Some(path) => crate::workload::faults::read_file(path)?,
-            None => spec_faults,
-        };
-        let faults =
-            crate::workload::faults::check_all(&fault_entries).map_err(anyhow::Error::msg)?;
-        crate::runner::faults::check_servers(&faults).map_err(anyhow::Error::msg)?;
-        if let (Some(limit), Some(last)) = (max_duration, faults.last())
-            && last.at >= limit
-        {
-            bail!(
-                "a fault is due at {} but --duration ends the measured phase at {}",
-                humantime::format_duration(last.at),
-                humantime::format_duration(limit)
-            );
-        }
-        let shard = args
-            .shard
-            .as_deref()
-            .map(|text| {
-                let job_index = std::env::var("JOB_COMPLETION_INDEX").ok();
-                crate::runner::Shard::parse(text, job_index.as_deref())
-            })
-            .transpose()
-            .map_err(anyhow::Error::msg)?;
+        let faults = faults_of(args, &source, max_duration)?;
+        let shard = shard_of(args)?;
         if let Some(shard) = shard {
             check_shardable(shard, &db, conflicts, &faults, args.verify)?;
         }
-        let trace_sample = args.trace_sample.unwrap_or(0.0);
-        if !(0.0..=1.0).contains(&trace_sample) {
-            bail!("--trace-sample must be a share from 0 to 1, got {trace_sample}");
-        }
-        if trace_sample > 0.0 && db.store().server_time.is_none() {
-            bail!(
-                "--trace-sample reads the server's own times: {} only, not {}://",
-                schemes_where(|store| store.server_time.is_some()),
-                db.scheme()
-            );
-        }
+        let trace_sample = trace_sample_of(args, &db)?;
         let mut run_id = run_id(db.scheme(), &source);
         if let Some(shard) = shard {
             run_id = format!("{run_id}-shard{}of{}", shard.index, shard.count);
@@ -231,6 +165,116 @@ impl RunConfig {
             Err(_) => absolute.display().to_string(),
         })
     }
+}
+
+/// The one store of a run and its settings (URL parameters and flags), checked.
+fn store_of(args: &RunArgs) -> Result<(DbUrl, Settings)> {
+    let db = match args.db.as_slice() {
+        [one] => one,
+        [] => "sqlite://",
+        _ => bail!("a run takes one --db (a sweep takes several)"),
+    };
+    let db = DbUrl::parse(db).map_err(anyhow::Error::msg)?;
+    let settings = store_settings(db.store(), &db, &args.store)?;
+    Ok((db, settings))
+}
+
+/// The events: an events file, checked, or the spec with the flags over it.
+fn source_of(args: &RunArgs, settings: &Settings) -> Result<EventSource> {
+    let source = match &args.events_file {
+        Some(path) => EventSource::File(check_events_file(path)?),
+        None => EventSource::Generated {
+            workload: resolve_spec(&args.stream)?,
+        },
+    };
+    if let EventSource::Generated { workload } = &source
+        && settings
+            .given()
+            .get("kv_table")
+            .is_some_and(|t| t == "sbtest")
+    {
+        crate::db::check_sbtest_value_size(workload.value_size as usize)
+            .map_err(|e| anyhow!("{}: {}", workload.name, e.message))?;
+    }
+    Ok(source)
+}
+
+/// Lanes: the flag, else the spec's, else the store's default.
+fn concurrency_of(
+    args: &RunArgs,
+    source: &EventSource,
+    db: &DbUrl,
+    settings: &Settings,
+) -> Result<usize> {
+    let spec_concurrency = match source {
+        EventSource::Generated { workload } => workload.concurrency,
+        EventSource::File(_) => None,
+    };
+    let concurrency = args
+        .concurrency
+        .or(spec_concurrency)
+        .unwrap_or_else(|| (db.store().default_concurrency)(settings));
+    if concurrency == 0 {
+        bail!("--concurrency must be at least 1");
+    }
+    if concurrency > 10_000 {
+        bail!("--concurrency must be at most 10,000, got {concurrency}");
+    }
+    Ok(concurrency)
+}
+
+/// The fault timeline (`--faults FILE`, else the spec's), checked, all due before the
+/// run's `--duration` ends.
+fn faults_of(
+    args: &RunArgs,
+    source: &EventSource,
+    max_duration: Option<Duration>,
+) -> Result<Vec<Fault>> {
+    let entries = match (&args.faults, source) {
+        (Some(path), _) => crate::workload::faults::read_file(path)?,
+        (None, EventSource::Generated { workload }) => workload.faults.clone(),
+        (None, EventSource::File(_)) => Vec::new(),
+    };
+    let faults = crate::workload::faults::check_all(&entries).map_err(anyhow::Error::msg)?;
+    crate::runner::faults::check_servers(&faults).map_err(anyhow::Error::msg)?;
+    if let (Some(limit), Some(last)) = (max_duration, faults.last())
+        && last.at >= limit
+    {
+        bail!(
+            "a fault is due at {} but --duration ends the measured phase at {}",
+            humantime::format_duration(last.at),
+            humantime::format_duration(limit)
+        );
+    }
+    Ok(faults)
+}
+
+/// `--shard I/N`, the index possibly from a Kubernetes Indexed Job.
+fn shard_of(args: &RunArgs) -> Result<Option<crate::runner::Shard>> {
+    args.shard
+        .as_deref()
+        .map(|text| {
+            let job_index = std::env::var("JOB_COMPLETION_INDEX").ok();
+            crate::runner::Shard::parse(text, job_index.as_deref())
+        })
+        .transpose()
+        .map_err(anyhow::Error::msg)
+}
+
+/// `--trace-sample`: a share, and only for stores whose server time hatshop reads.
+fn trace_sample_of(args: &RunArgs, db: &DbUrl) -> Result<f64> {
+    let trace_sample = args.trace_sample.unwrap_or(0.0);
+    if !(0.0..=1.0).contains(&trace_sample) {
+        bail!("--trace-sample must be a share from 0 to 1, got {trace_sample}");
+    }
+    if trace_sample > 0.0 && db.store().server_time.is_none() {
+        bail!(
+            "--trace-sample reads the server's own times: {} only, not {}://",
+            schemes_where(|store| store.server_time.is_some()),
+            db.scheme()
+        );
+    }
+    Ok(trace_sample)
 }
 
 /// An embedded store's URL that names no file (`sqlite://` alone): its file inside the
@@ -510,6 +554,7 @@ fn pace_of(args: &RunArgs) -> Result<crate::runner::Pace> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::db::store_meta;
 
     #[test]
     fn durations_are_bounded_not_panicking() {
