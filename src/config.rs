@@ -13,7 +13,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use sha2::{Digest, Sha256};
 
 use crate::cli::{RunArgs, StoreArgs, StreamArgs};
-use crate::db::{DbUrl, Settings, StoreMeta, schemes_where};
+use crate::db::{DbUrl, STORES, Settings, StoreMeta, listed};
 use crate::workload::{
     EventSource, EventsFileInfo, EventsReader, Fault, Phase, WorkloadSpec, hex, lacks_state,
 };
@@ -268,9 +268,13 @@ fn trace_sample_of(args: &RunArgs, db: &DbUrl) -> Result<f64> {
         bail!("--trace-sample must be a share from 0 to 1, got {trace_sample}");
     }
     if trace_sample > 0.0 && db.store().server_time.is_none() {
+        let products: Vec<&str> = STORES
+            .iter()
+            .filter_map(|store| Some(store.server_time?.product))
+            .collect();
         bail!(
             "--trace-sample reads the server's own times: {} only, not {}://",
-            schemes_where(|store| store.server_time.is_some()),
+            listed(&products),
             db.scheme()
         );
     }

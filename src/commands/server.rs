@@ -206,7 +206,7 @@ fn status(home: &Home) {
 }
 
 /// The servers `has` holds for, with what `--set` sets where it sets anything:
-/// "cassandra (cassandra.yaml), voldemort (quorums)".
+/// "cassandra (cassandra.yaml) and voldemort (quorums)".
 fn servers_where(has: impl Fn(&cluster::ServerMeta) -> bool) -> String {
     let names: Vec<String> = ServerKind::all()
         .iter()
@@ -217,5 +217,6 @@ fn servers_where(has: impl Fn(&cluster::ServerMeta) -> bool) -> String {
             None => meta.name.to_string(),
         })
         .collect();
-    names.join(", ")
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    crate::db::listed(&names)
 }

@@ -42,7 +42,7 @@ pub use error::{DbError, ErrorKind};
 pub use mysql::check_sbtest_value_size;
 pub use ownership::Ownership;
 pub use settings::{Setting, Settings, Value};
-pub use stores::{STORES, Store, StoreMeta, schemes_where, store_meta};
+pub use stores::{STORES, Store, StoreMeta, listed, schemes_where, store_meta};
 pub use url::{DbUrl, ServerAddress};
 
 /// Whether a write found what it targets.
@@ -323,6 +323,8 @@ pub trait Database: Send + Sync + 'static {
 /// Where a store's own time of an operation comes from (`--trace-sample`).
 #[derive(Debug, Clone, Copy)]
 pub struct ServerTime {
+    /// The store as its users name it, for messages ("MariaDB/MySQL").
+    pub product: &'static str,
     /// The source, as run.json records it.
     pub source: &'static str,
     /// How the report's client-and-server table reads, for this store.
@@ -347,8 +349,9 @@ pub trait StoreKind: Database + Sized {
     const OWN_FILE: Option<&'static str> = None;
     /// Where `--trace-sample` reads the server's own time of an operation, if it can.
     const SERVER_TIME: Option<ServerTime> = None;
-    /// Whether `hatshop load --trace-sample` can trace single batches on the server.
-    const TRACES_BATCHES: bool = false;
+    /// How `hatshop load --trace-sample` traces single batches on the server, if it can
+    /// (for messages: "Cassandra (CQL tracing)").
+    const TRACES_BATCHES: Option<&'static str> = None;
 
     /// Lanes to run when neither the spec nor `--concurrency` says.
     fn default_concurrency(settings: &Settings) -> usize;

@@ -25,7 +25,7 @@ pub struct StoreMeta {
     /// See [`StoreKind::SERVER_TIME`].
     pub server_time: Option<ServerTime>,
     /// See [`StoreKind::TRACES_BATCHES`].
-    pub traces_batches: bool,
+    pub traces_batches: Option<&'static str>,
     pub default_concurrency: fn(&Settings) -> usize,
     pub check: fn(&Settings) -> Result<(), DbError>,
 }
@@ -60,6 +60,15 @@ pub fn schemes_where(has: impl Fn(&StoreMeta) -> bool) -> String {
         .map(|m| format!("{}://", m.scheme))
         .collect();
     schemes.join(", ")
+}
+
+/// Names as a sentence lists them: "A", "A and B", "A, B and C".
+pub fn listed(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 /// The store a URL scheme (or one of its aliases) names.

@@ -144,10 +144,14 @@ fn started(
 /// and the result folder, all checked before anything is made.
 fn target(args: &LoadArgs, plan: &LoadPlan) -> Result<(DbUrl, ConnectOptions, PathBuf)> {
     let url = DbUrl::parse(&args.db).map_err(anyhow::Error::msg)?;
-    if plan.trace_sample.is_some() && !url.store().traces_batches {
+    if plan.trace_sample.is_some() && url.store().traces_batches.is_none() {
+        let tracing: Vec<&str> = crate::db::STORES
+            .iter()
+            .filter_map(|store| store.traces_batches)
+            .collect();
         anyhow::bail!(
             "--trace-sample traces batches on the server: {} only, not {}://",
-            crate::db::schemes_where(|store| store.traces_batches),
+            crate::db::listed(&tracing),
             url.scheme()
         );
     }

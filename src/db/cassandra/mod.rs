@@ -73,10 +73,11 @@ impl StoreKind for CassandraStore {
     const EXAMPLE: &'static str = "cassandra://127.0.0.1:9042/hatshop?rf=1&cl=QUORUM";
     const SETTINGS: &'static [Setting] = options::SETTINGS;
     const SERVER_TIME: Option<crate::db::ServerTime> = Some(crate::db::ServerTime {
+        product: "Cassandra",
         source: "Cassandra system_traces.sessions (coordinator duration of each sampled request)",
         explains: "cassandra",
     });
-    const TRACES_BATCHES: bool = true;
+    const TRACES_BATCHES: Option<&'static str> = Some("Cassandra (CQL tracing)");
 
     /// Async requests: many in flight from few connections.
     fn default_concurrency(_: &Settings) -> usize {

@@ -22,6 +22,7 @@ impl StoreKind for MysqlStore {
     const ABOUT: &'static str = "MySQL or MariaDB (what the server says it is goes in run.json)";
     const EXAMPLE: &'static str = "mysql://root@127.0.0.1:3306/hatshop?pool=4";
     const SERVER_TIME: Option<crate::db::ServerTime> = Some(crate::db::ServerTime {
+        product: "MariaDB/MySQL",
         source: "MariaDB performance_schema.events_statements_history (the sampled operations' statements)",
         explains: "Client: the service time hatshop measured (sent → answered). Server: the sum of \
              the operation's statements' times in MariaDB's \

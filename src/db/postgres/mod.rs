@@ -108,6 +108,7 @@ impl StoreKind for PostgresStore {
     const EXAMPLE: &'static str = "postgres://postgres@127.0.0.1:5432/hatshop?pool=4";
     const SETTINGS: &'static [Setting] = &[super::sql::POOL];
     const SERVER_TIME: Option<crate::db::ServerTime> = Some(crate::db::ServerTime {
+        product: "PostgreSQL",
         source: "pg_stat_statements (totals of every statement of the run, load and warm-up included)",
         explains: "Server: the time pg_stat_statements counted in the event type's statements over \
              the run (load and warm-up included), divided by its operations; transactions' \
