@@ -99,37 +99,12 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
     };
     let server_time = server_time::begin(config, &store, &stop).await;
     let clock = RunClock::now();
-    let plan = RunPlan {
-        concurrency: config.concurrency,
-        pace: config.pace,
-        max_duration: config.max_duration,
-        op_timeout: config.op_timeout,
-        retries: config.retries,
-        check_reads: store.holds_data(),
-        hash_stream: matches!(config.source, EventSource::Generated { .. }),
-        dealing: Dealing {
-            lanes: config.concurrency * config.shard.map_or(1, |shard| shard.count),
-            conflicts: config.conflicts,
-        },
-        shard: config.shard,
-        trace_sample: config.trace_sample,
-    };
+    let plan = plan_of(config, &store);
     let mut record = initial_record(config, &plan, &store.info(), clock.wall);
     record.server_time = server_time;
     let run_json = result_dir::file(&config.out_dir, result_dir::RUN_JSON);
     write_json(&run_json, &record)?;
-    {
-        // A second signal ends the process at once: the folder then says so.
-        let run_json = run_json.clone();
-        let record = record.clone();
-        interrupt::on_second_signal(move || {
-            let mut aborted = record.clone();
-            aborted.status = "aborted".into();
-            aborted.interrupted = true;
-            aborted.finished_at = Some(rfc3339(SystemTime::now()));
-            let _ = write_json(&run_json, &aborted);
-        });
-    }
+    abort_on_second_signal(run_json.clone(), record.clone());
     let result = measure(
         config,
         store.clone(),
@@ -166,15 +141,44 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
     finished
 }
 
+/// How the runner runs this config against this store.
+fn plan_of(config: &RunConfig, store: &Store) -> RunPlan {
+    RunPlan {
+        concurrency: config.concurrency,
+        pace: config.pace,
+        max_duration: config.max_duration,
+        op_timeout: config.op_timeout,
+        retries: config.retries,
+        check_reads: store.holds_data(),
+        hash_stream: matches!(config.source, EventSource::Generated { .. }),
+        dealing: Dealing {
+            lanes: config.concurrency * config.shard.map_or(1, |shard| shard.count),
+            conflicts: config.conflicts,
+        },
+        shard: config.shard,
+        trace_sample: config.trace_sample,
+    }
+}
+
+/// A second signal ends the process at once: the folder then says so.
+fn abort_on_second_signal(run_json: std::path::PathBuf, record: RunRecord) {
+    interrupt::on_second_signal(move || {
+        let mut aborted = record.clone();
+        aborted.status = "aborted".into();
+        aborted.interrupted = true;
+        aborted.finished_at = Some(rfc3339(SystemTime::now()));
+        let _ = write_json(&run_json, &aborted);
+    });
+}
+
 /// The faults to play and the server they go to, checked before anything starts.
 fn fault_timeline(config: &RunConfig) -> Result<Option<Timeline>> {
     if config.faults.is_empty() {
         return Ok(None);
     }
-    let meta = crate::db::store_meta(config.db.scheme()).expect("a parsed URL names a store");
     let hosts = config.db.address(0).map(|a| a.hosts).unwrap_or_default();
     let home = Home::resolve(config.home.as_deref())?;
-    Timeline::resolve(config.faults.clone(), home, meta.scheme, &hosts).map(Some)
+    Timeline::resolve(config.faults.clone(), home, config.db.scheme(), &hosts).map(Some)
 }
 
 /// The measured part: the runner, then every file of the folder.
@@ -187,17 +191,7 @@ async fn measure(
     timeline: Option<Timeline>,
     record: &mut RunRecord,
 ) -> Result<()> {
-    let (op_log, op_log_tx) = if config.op_log {
-        let (writer, tx) = OpLogWriter::start(
-            &result_dir::file(&config.out_dir, result_dir::OPS_CSV),
-            &config.run_id,
-            store.info().name.as_str(),
-            clock.wall,
-        )?;
-        (Some(writer), Some(tx))
-    } else {
-        (None, None)
-    };
+    let (op_log, op_log_tx) = start_op_log(config, &store, clock)?;
     let progress = Arc::new(Progress::default());
     let bar = show_progress(config, progress.clone());
     note!(
@@ -259,6 +253,41 @@ async fn measure(
         .await?;
     server_time::write(config, &store, &outcome.traced, stop).await?;
 
+    ended(record, config, &outcome, op_log_rows, clock);
+    write_json(
+        &result_dir::file(&config.out_dir, result_dir::RUN_JSON),
+        record,
+    )
+}
+
+/// The op log's writer thread and the sender the lanes share, when it is on.
+fn start_op_log(
+    config: &RunConfig,
+    store: &Store,
+    clock: RunClock,
+) -> Result<(Option<OpLogWriter>, Option<crate::report::OpLogSender>)> {
+    if !config.op_log {
+        return Ok((None, None));
+    }
+    let (writer, tx) = OpLogWriter::start(
+        &result_dir::file(&config.out_dir, result_dir::OPS_CSV),
+        &config.run_id,
+        store.info().name.as_str(),
+        clock.wall,
+    )?;
+    Ok((Some(writer), Some(tx)))
+}
+
+/// What the run came to, into run.json's record: how it ended, what it measured, and
+/// a failure where the stream, the events file or the op log says the folder cannot be
+/// trusted.
+fn ended(
+    record: &mut RunRecord,
+    config: &RunConfig,
+    outcome: &RunOutcome,
+    op_log_rows: Option<u64>,
+    clock: RunClock,
+) {
     record.status = match outcome.stop_reason {
         None => "finished",
         Some(StopReason::Deadline) => "stopped_at_deadline",
@@ -305,10 +334,6 @@ async fn measure(
             record.measured_ops
         ));
     }
-    write_json(
-        &result_dir::file(&config.out_dir, result_dir::RUN_JSON),
-        record,
-    )
 }
 
 /// summary.json, intervals.csv, latency.hlog and failed_writes.csv.
