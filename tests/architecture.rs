@@ -591,3 +591,66 @@ fn architecture_scanner_finds_what_it_must() {
         ]
     );
 }
+
+/// Test modules are left out: a test may name the store it sets up.
+fn before_tests(text: &str) -> &str {
+    text.find("#[cfg(test)]").map_or(text, |at| &text[..at])
+}
+
+#[test]
+fn architecture_every_store_is_in_the_one_list() {
+    let src = root().join("src/db");
+    let stores = std::fs::read_to_string(src.join("stores.rs")).unwrap();
+    let list = &stores[stores.find("stores! {").expect("the stores! list")..];
+    let list = &list[..list.find('}').unwrap()];
+    let mut files = Vec::new();
+    collect(&src, &mut files);
+    let mut missing = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for part in text.split("impl StoreKind for ").skip(1) {
+            let name: String = part.chars().take_while(|&c| ident_char(c)).collect();
+            if !list.contains(&format!("::{name}")) {
+                missing.push(format!("{name} ({})", file.display()));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "stores that implement StoreKind but are not in stores!: {missing:?}"
+    );
+}
+
+#[test]
+fn architecture_no_scheme_name_outside_db() {
+    let schemes: Vec<&str> = hatshop::db::STORES
+        .iter()
+        .flat_map(|store| std::iter::once(store.scheme).chain(store.aliases.iter().copied()))
+        .collect();
+    let mut found = Vec::new();
+    let mut files = Vec::new();
+    collect(&root().join("src"), &mut files);
+    for file in files {
+        let rel = file.strip_prefix(root()).unwrap().to_path_buf();
+        // A store answers for itself in db/; a server names the store it serves.
+        if rel.starts_with("src/db") || rel.starts_with("src/cluster") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (number, line) in before_tests(&text).lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            for scheme in &schemes {
+                if line.contains(&format!("\"{scheme}\"")) {
+                    found.push(format!("{}:{}: {}", rel.display(), number + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a scheme name outside src/db/ (ask the store instead, through DbUrl::store()):\n{}",
+        found.join("\n")
+    );
+}
