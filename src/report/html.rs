@@ -493,7 +493,53 @@ fn errors_section(run: &LoadedRun) -> String {
     out
 }
 
+/// report.html of one run: what ran, latency per event type and node, faults,
+/// latency over time, server resources, the slowest operations, server time, the
+/// percentile spectrum, connection waits and errors, and the summary as JSON.
 pub fn render(run: &LoadedRun) -> String {
+    let mut body = heading(run);
+    body.push_str("<h2>What ran</h2>");
+    body.push_str(&what_ran(run));
+    let no_latencies = "<p>No operation succeeded: there are no latencies to show.</p>";
+    let has_latencies = run.summary.overall.ok > 0;
+    body.push_str(&latency_tables(run));
+    if has_latencies {
+        body.push_str(&charts::latency_bars(run));
+    }
+    if !run.record.faults.is_empty() {
+        body.push_str("<h2>Faults</h2>");
+        body.push_str(&faults_section(run));
+    }
+    body.push_str(&over_time(run, has_latencies));
+    body.push_str(&super::resources::section(run));
+    body.push_str(&super::slowest::section(run));
+    body.push_str(&super::traces::section(run));
+    body.push_str("<h2>Percentile spectrum</h2>");
+    if !has_latencies {
+        body.push_str(no_latencies);
+    } else if run.histograms.is_empty() {
+        body.push_str("<p>No latency.hlog in this folder.</p>");
+    } else {
+        body.push_str(&charts::spectrum_chart(run));
+    }
+    let queue = queue_section(run);
+    if !queue.is_empty() {
+        body.push_str("<h2>Waiting for a connection</h2>");
+        body.push_str(&queue);
+    }
+    body.push_str("<h2>Errors</h2>");
+    body.push_str(&errors_section(run));
+    let summary = serde_json::to_string(&run.summary).expect("a summary serialises");
+    let _ = write!(
+        body,
+        r#"<script type="application/json" id="hatshop-summary">{}</script>"#,
+        summary.replace("</", "<\\/")
+    );
+    page(&format!("hatshop: {}", run.label()), &body)
+}
+
+/// The title, the run's totals, and a warning when it did not finish its stream.
+fn heading(run: &LoadedRun) -> String {
     let mut body = String::new();
     let _ = write!(
         body,
@@ -526,10 +572,13 @@ pub fn render(run: &LoadedRun) -> String {
             escape(&warning)
         );
     }
-    body.push_str("<h2>What ran</h2>");
-    body.push_str(&what_ran(run));
-    let no_latencies = "<p>No operation succeeded: there are no latencies to show.</p>";
-    let has_latencies = run.summary.overall.ok > 0;
+    body
+}
+
+/// Latency (service time under --rate) per event type, response time under --rate,
+/// and latency per node when there were several.
+fn latency_tables(run: &LoadedRun) -> String {
+    let mut body = String::new();
     let open_loop = run.summary.overall.response.is_some();
     body.push_str(if open_loop {
         "<h2>Service time per event type (request sent → answer)</h2>"
@@ -570,13 +619,12 @@ pub fn render(run: &LoadedRun) -> String {
              Cassandra driver names the coordinator of successful requests only.</p>",
         );
     }
-    if has_latencies {
-        body.push_str(&charts::latency_bars(run));
-    }
-    if !run.record.faults.is_empty() {
-        body.push_str("<h2>Faults</h2>");
-        body.push_str(&faults_section(run));
-    }
+    body
+}
+
+/// Latency, throughput and errors over time, all operations then each event type.
+fn over_time(run: &LoadedRun, has_latencies: bool) -> String {
+    let mut body = String::new();
     body.push_str("<h2>Latency over time</h2>");
     if run.intervals.is_empty() {
         body.push_str("<p>No intervals.csv in this folder.</p>");
@@ -593,31 +641,7 @@ pub fn render(run: &LoadedRun) -> String {
             body.push_str(&charts::latency_over_time(run, &event.event_type));
         }
     }
-    body.push_str(&super::resources::section(run));
-    body.push_str(&super::slowest::section(run));
-    body.push_str(&super::traces::section(run));
-    body.push_str("<h2>Percentile spectrum</h2>");
-    if !has_latencies {
-        body.push_str(no_latencies);
-    } else if run.histograms.is_empty() {
-        body.push_str("<p>No latency.hlog in this folder.</p>");
-    } else {
-        body.push_str(&charts::spectrum_chart(run));
-    }
-    let queue = queue_section(run);
-    if !queue.is_empty() {
-        body.push_str("<h2>Waiting for a connection</h2>");
-        body.push_str(&queue);
-    }
-    body.push_str("<h2>Errors</h2>");
-    body.push_str(&errors_section(run));
-    let summary = serde_json::to_string(&run.summary).expect("a summary serialises");
-    let _ = write!(
-        body,
-        r#"<script type="application/json" id="hatshop-summary">{}</script>"#,
-        summary.replace("</", "<\\/")
-    );
-    page(&format!("hatshop: {}", run.label()), &body)
+    body
 }
 
 /// Writes `report.html` into a result folder and returns its path.

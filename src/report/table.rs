@@ -53,8 +53,18 @@ fn row(out: &mut String, s: &LatencySummary) {
     let _ = writeln!(out, " {:>9}", latency_text(s, s.max_us));
 }
 
-/// The whole table, ending with a newline.
+/// The whole table, ending with a newline: the rows, the notes under them, and the
+/// errors by kind.
 pub fn render(summary: &Summary) -> String {
+    let mut out = rows(summary);
+    out.push_str(&notes(summary));
+    out.push_str(&errors(summary));
+    out
+}
+
+/// The header and a row per event type, the total, per node when there were several,
+/// and response time under --rate.
+fn rows(summary: &Summary) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
@@ -92,6 +102,12 @@ pub fn render(summary: &Summary) -> String {
             }
         }
     }
+    out
+}
+
+/// Units and totals, thin percentiles, the queue for a pooled connection, retries.
+fn notes(summary: &Summary) -> String {
+    let mut out = String::new();
     let _ = writeln!(
         out,
         "latencies in µs (successful ops{}); {} ops in {:.2} s = {:.0} ops/s ({:.0} successful), {} errors",
@@ -134,6 +150,12 @@ pub fn render(summary: &Summary) -> String {
             thousands(summary.overall.retries)
         );
     }
+    out
+}
+
+/// The errors of each event type (and node) by kind, with the server's codes.
+fn errors(summary: &Summary) -> String {
+    let mut out = String::new();
     let with_errors = summary.events.iter().chain(if summary.nodes.len() > 1 {
         summary.nodes.as_slice()
     } else {
