@@ -8,15 +8,17 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use common::{assert_one_line_error, cassandra, hatshop, json, lock, text, url};
+use hatshop::result_dir::load_record::{BatchRow, BatchTrace};
 use tempfile::TempDir;
 
 static CASSANDRA: Mutex<()> = Mutex::new(());
 static SQL_AND_REDIS: Mutex<()> = Mutex::new(());
 
-fn batches(dir: &Path) -> Vec<csv::StringRecord> {
+/// batches.csv, by column name through the row type hatshop writes it with.
+fn batches(dir: &Path) -> Vec<BatchRow> {
     csv::Reader::from_path(dir.join("batches.csv"))
         .unwrap()
-        .records()
+        .deserialize()
         .map(Result::unwrap)
         .collect()
 }
@@ -75,8 +77,8 @@ fn suggested_batch(line: &str) -> String {
 fn assert_loaded(out: &Path, rows: u64, batch_count: usize) {
     let batches = batches(out);
     assert_eq!(batches.len(), batch_count, "{}", out.display());
-    assert!(batches.iter().all(|b| b[7].is_empty()), "{batches:?}");
-    let total: u64 = batches.iter().map(|b| b[3].parse::<u64>().unwrap()).sum();
+    assert!(batches.iter().all(|b| b.error.is_empty()), "{batches:?}");
+    let total: u64 = batches.iter().map(|b| b.rows).sum();
     assert_eq!(total, rows);
     let record = json(&out.join("load.json"));
     assert_eq!(record["status"], "finished");
@@ -109,9 +111,7 @@ fn sqlite_passes_write_new_rows_paced_and_read_back() {
     assert_loaded(&out, 9000, 9);
     // Pass k starts no earlier than k × 300 ms.
     for b in batches(&out) {
-        let pass: f64 = b[0].parse().unwrap();
-        let start: f64 = b[2].parse().unwrap();
-        assert!(start >= pass * 0.3 - 0.001, "{b:?}");
+        assert!(b.start_s >= b.pass as f64 * 0.3 - 0.001, "{b:?}");
     }
     let record = json(&out.join("load.json"));
     assert_eq!(record["plan"]["every_s"], 0.3);
@@ -178,9 +178,10 @@ fn cassandra_150000_rows_in_batches_of_10000_are_15_timed_batches_that_read_back
     assert!(out.join("compactions.csv").exists());
     // One request per batch: loopback carried at least its keys and values.
     for b in batches(&out) {
-        let payload: u64 = b[4].parse().unwrap();
-        let wire: u64 = b[5].parse().unwrap();
-        assert!(wire >= payload, "{b:?}");
+        let wire = b
+            .loopback_bytes
+            .expect("loopback bytes of a batch alone in flight");
+        assert!(wire >= b.payload_bytes, "{b:?}");
     }
 }
 
@@ -261,16 +262,15 @@ fn cassandra_single_row_writes_logged_and_traced_batches_read_back() {
         ],
     );
     assert_loaded(&out, 400, 4);
-    let traces: Vec<csv::StringRecord> = csv::Reader::from_path(out.join("batch-traces.csv"))
+    let traces: Vec<BatchTrace> = csv::Reader::from_path(out.join("batch-traces.csv"))
         .unwrap()
-        .records()
+        .deserialize()
         .map(Result::unwrap)
         .collect();
     assert_eq!(traces.len(), 4);
     for t in &traces {
-        let client: f64 = t[2].parse().unwrap();
-        let server: f64 = t[3].parse().unwrap();
-        assert!(server > 0.0 && server <= client, "{t:?}");
+        let server = t.server_us.expect("a server time");
+        assert!(server > 0.0 && server <= t.client_us, "{t:?}");
     }
     let report = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(report.contains("Client and server time of each traced batch"));

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use common::{
-    cassandra, csv_maps, csv_rows, hatshop, json, key_value_presets, lock, orders, run_ok,
+    cassandra, csv_maps, hatshop, json, key_value_presets, lock, op_rows, orders, run_ok,
 };
 use tempfile::TempDir;
 
@@ -222,7 +222,7 @@ fn cassandra_rf2_on_one_node_is_unavailable_at_quorum_and_all() {
                 "{cl}: {event}"
             );
         }
-        assert!(csv_rows(&out).iter().all(|r| &r[8] == "unavailable"));
+        assert!(op_rows(&out).iter().all(|r| r.error_kind == "unavailable"));
         // Refused at once: definite failures, not applied.
         let run = json(&out.join("run.json"));
         assert!(run["unmeasured_errors"].as_u64().unwrap() >= 500);
@@ -257,11 +257,11 @@ fn cassandra_lwt_on_a_missing_order_is_not_applied() {
         .arg(&out)
         .assert()
         .success();
-    let rows = csv_rows(&out);
-    let by_seq = |seq: &str| rows.iter().find(|r| &r[3] == seq).unwrap().clone();
-    assert_eq!(&by_seq("1")[7], "true");
-    assert_eq!(&by_seq("2")[7], "false");
-    assert_eq!(&by_seq("2")[8], "not_found");
+    let rows = op_rows(&out);
+    let by_seq = |seq: u64| rows.iter().find(|r| r.seq == seq).unwrap();
+    assert!(by_seq(1).success);
+    assert!(!by_seq(2).success);
+    assert_eq!(by_seq(2).error_kind, "not_found");
     // Without IF EXISTS the same update is a blind upsert, and counts as done.
     let plain = tmp.path().join("plain");
     hatshop(tmp.path())
@@ -277,7 +277,7 @@ fn cassandra_lwt_on_a_missing_order_is_not_applied() {
         .arg(&plain)
         .assert()
         .success();
-    assert!(csv_rows(&plain).iter().all(|r| &r[7] == "true"));
+    assert!(op_rows(&plain).iter().all(|r| r.success));
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::process::Command as StdCommand;
 
 use predicates::prelude::*;
 
-use common::{assert_one_line_error, csv_rows, hatshop, json, run_ok};
+use common::{assert_one_line_error, hatshop, json, op_rows, run_ok};
 use tempfile::TempDir;
 
 fn sha256_of(path: &Path) -> String {
@@ -57,18 +57,18 @@ fn a_small_run_logs_every_op_and_verifies_exactly() {
             "queue_us"
         ]
     );
-    let rows = csv_rows(&out);
+    let rows = op_rows(&out);
     assert_eq!(rows.len(), 3000);
-    assert!(rows.iter().all(|r| &r[7] == "true"));
+    assert!(rows.iter().all(|r| r.success));
     // One SQLite file: no node to name, one call per operation, a connection lock
     // (queue) for each.
-    assert!(rows.iter().all(|r| r[14].parse::<f64>().is_ok()));
+    assert!(rows.iter().all(|r| r.queue_us.is_some()));
     assert!(
         rows.iter()
-            .all(|r| r[10].is_empty() && &r[11] == "1" && r[12].is_empty())
+            .all(|r| r.node.is_none() && r.attempts == Some(1) && r.error_code.is_empty())
     );
     // A closed loop: nothing was due at a set time.
-    assert!(rows.iter().all(|r| r[13].is_empty()));
+    assert!(rows.iter().all(|r| r.intended_start_ns.is_none()));
     let run = json(&out.join("run.json"));
     assert_eq!(run["status"], "finished");
     // What the client spent measuring.
@@ -125,23 +125,23 @@ fn orders_keep_their_event_order_under_sixteen_lanes() {
         "c16",
         &["--events", "6000", "--concurrency", "16", "--verify"],
     );
-    let mut rows = csv_rows(&out);
+    let mut rows = op_rows(&out);
     assert_eq!(rows.len(), 6000);
     assert!(
-        rows.iter().all(|r| &r[7] == "true"),
+        rows.iter().all(|r| r.success),
         "an event found its order missing or changed"
     );
-    rows.sort_by_key(|r| r[3].parse::<u64>().unwrap());
-    let mut last_seen: HashMap<String, String> = HashMap::new();
+    rows.sort_by_key(|r| r.seq);
+    let mut last_seen: HashMap<u64, String> = HashMap::new();
     for row in rows {
-        if let Some(previous) = last_seen.get(&row[4]) {
+        if let Some(previous) = last_seen.get(&row.target) {
             assert!(
-                previous.as_str() <= &row[5],
+                previous.as_str() <= row.timestamp.as_str(),
                 "order {} ran out of order",
-                &row[4]
+                row.target
             );
         }
-        last_seen.insert(row[4].to_string(), row[5].to_string());
+        last_seen.insert(row.target, row.timestamp);
     }
 }
 
@@ -161,7 +161,7 @@ fn a_replayed_events_file_matches_the_generated_run() {
     let a = json(&replay.join("run.json"));
     let b = json(&generated.join("run.json"));
     assert_eq!(a["plan_sha256"], b["plan_sha256"]);
-    assert_eq!(csv_rows(&replay).len(), 2000);
+    assert_eq!(op_rows(&replay).len(), 2000);
 }
 
 #[test]

@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
 
-use common::{assert_one_line_error, csv_rows, errors_of, json, server, text, verify_ok};
+use common::{assert_one_line_error, errors_of, json, op_rows, server, text, verify_ok};
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -83,14 +83,9 @@ fn run_ok(tmp: &TempDir, name: &str, url: &str, extra: &[&str]) -> PathBuf {
 /// The nodes named in ops.csv, with their operation counts.
 fn nodes_in_op_log(out: &Path) -> std::collections::BTreeMap<String, u64> {
     let mut nodes = std::collections::BTreeMap::new();
-    let headers = csv::Reader::from_path(out.join("ops.csv"))
-        .unwrap()
-        .headers()
-        .unwrap()
-        .clone();
-    let node = headers.iter().position(|h| h == "node").unwrap();
-    for row in csv_rows(out) {
-        *nodes.entry(row[node].to_string()).or_default() += 1;
+    for row in op_rows(out) {
+        let node = row.node.map_or(String::new(), |node| node.to_string());
+        *nodes.entry(node).or_default() += 1;
     }
     nodes
 }
@@ -157,11 +152,7 @@ fn a_three_node_ring_at_rf_3_keeps_quorum_through_a_killed_node() {
     assert!(fault["began_s"].as_f64().unwrap() >= 2.0, "{fault}");
     let summary = json(&out.join("summary.json"));
     let ops = summary["ops"].as_u64().unwrap();
-    assert_eq!(
-        csv_rows(&out).len() as u64,
-        ops,
-        "every operation is logged"
-    );
+    assert_eq!(op_rows(&out).len() as u64, ops, "every operation is logged");
     assert!(
         summary["errors"].as_u64().unwrap() * 20 < ops,
         "QUORUM kept succeeding: {summary}"
@@ -432,11 +423,7 @@ fn a_three_node_galera_cluster_spreads_lanes_counts_conflicts_and_survives_a_kil
     );
     let summary = json(&out.join("summary.json"));
     let ops = summary["ops"].as_u64().unwrap();
-    assert_eq!(
-        csv_rows(&out).len() as u64,
-        ops,
-        "every operation is logged"
-    );
+    assert_eq!(op_rows(&out).len() as u64, ops, "every operation is logged");
     let by_node: Vec<&Value> = summary["nodes"].as_array().unwrap().iter().collect();
     let node = |n: &str| by_node.iter().find(|r| r["event_type"] == n).unwrap();
     // Node 2 failed from the kill on; nodes 1 and 3 kept succeeding.

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use common::{
-    csv_rows, hatshop, json, key_value_presets, lock, orders, run_and_verify, server, text, url,
+    hatshop, json, key_value_presets, lock, op_rows, orders, run_and_verify, server, text, url,
 };
 use tempfile::TempDir;
 
@@ -195,7 +195,7 @@ fn a_server_stopped_mid_run_ends_the_run_cleanly_with_every_operation_logged() {
     });
     let run = json(&out.join("run.json"));
     let measured = run["measured_ops"].as_u64().unwrap();
-    assert_eq!(csv_rows(&out).len() as u64, measured);
+    assert_eq!(op_rows(&out).len() as u64, measured);
     let summary = json(&out.join("summary.json"));
     assert_eq!(summary["ops"].as_u64().unwrap(), measured);
     // Calls on connections the stop cut (outcome unknown), then calls that found no
@@ -234,15 +234,12 @@ fn postgres_reconnects_after_a_server_restart() {
         let again = server(home.0.path(), &["start", "postgres", "--port", &port]);
         assert!(again.status.success(), "{}", text(&again.stderr));
     });
-    let rows = csv_rows(&out);
+    let rows = op_rows(&out);
     let first_failure = rows
         .iter()
-        .position(|r| &r[7] == "false")
+        .position(|r| !r.success)
         .expect("some ops failed");
-    let recovered = rows[first_failure..]
-        .iter()
-        .filter(|r| &r[7] == "true")
-        .count();
+    let recovered = rows[first_failure..].iter().filter(|r| r.success).count();
     assert!(
         recovered > 100,
         "only {recovered} successes after the restart"

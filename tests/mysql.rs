@@ -10,9 +10,7 @@ mod common;
 
 use std::sync::Mutex;
 
-use common::{
-    csv_rows, hatshop, json, key_value_presets, lock, orders, prepares_by_run, text, url,
-};
+use common::{hatshop, json, key_value_presets, lock, op_rows, orders, prepares_by_run, text, url};
 use mysql_async::prelude::Queryable;
 use tempfile::TempDir;
 
@@ -447,7 +445,7 @@ fn mysql_two_shards_at_once_merge_and_verify_exactly() {
     let summary = json(&merged.join("summary.json"));
     assert_eq!(summary["ops"], 6000);
     assert_eq!(summary["errors"], 0, "{summary}");
-    assert_eq!(csv_rows(&merged).len(), 6000);
+    assert_eq!(op_rows(&merged).len(), 6000);
     let record = json(&merged.join("run.json"));
     assert_eq!(record["plan"]["concurrency"], 8);
     for (i, shard) in record["shards"].as_array().unwrap().iter().enumerate() {

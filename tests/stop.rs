@@ -10,7 +10,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::{
-    assert_one_line_error, csv_rows, hatshop, json, run_ok, signal, spawn, text, wait_for_bytes,
+    assert_one_line_error, hatshop, json, op_rows, run_ok, signal, spawn, text, wait_for_bytes,
 };
 use tempfile::TempDir;
 
@@ -47,7 +47,7 @@ fn sigint_and_sigterm_end_a_four_lane_sqlite_run_within_a_second() {
         let run = json(&out.join("run.json"));
         assert_eq!(run["status"], "interrupted");
         let measured = run["measured_ops"].as_u64().unwrap();
-        assert_eq!(csv_rows(&out).len() as u64, measured);
+        assert_eq!(op_rows(&out).len() as u64, measured);
         assert_eq!(json(&out.join("summary.json"))["ops"], measured);
         // Exactly what the lanes applied reached the store.
         hatshop(tmp.path())
@@ -75,7 +75,7 @@ fn a_deadline_ends_the_run_within_a_second_whatever_the_event_count() {
     let planned = run["planned_events"].as_u64().unwrap();
     assert!(planned > 500 && planned < 1_000_000_000_000, "{planned}");
     let measured = run["measured_ops"].as_u64().unwrap();
-    assert_eq!(csv_rows(&out).len() as u64, measured);
+    assert_eq!(op_rows(&out).len() as u64, measured);
     // A warm-up longer than --duration is stopped too.
     let started = Instant::now();
     let out = run_ok(
@@ -182,7 +182,7 @@ fn a_killed_run_is_recognised_and_recovered_from_its_op_log() {
     assert!(recovered.status.success(), "{}", text(&recovered.stderr));
     let run = json(&out.join("run.json"));
     assert_eq!(run["status"], "recovered");
-    let rows = csv_rows(&out).len() as u64;
+    let rows = op_rows(&out).len() as u64;
     let dropped = run["recovered"]["dropped_lines"].as_u64().unwrap();
     assert!(dropped <= 1);
     assert_eq!(
@@ -330,7 +330,7 @@ fn an_events_file_changed_mid_run_fails_the_run_with_a_complete_folder() {
     let error = run["error"].as_str().unwrap();
     assert!(error.contains("big.jsonl"), "{error}");
     assert_eq!(
-        csv_rows(&out).len() as u64,
+        op_rows(&out).len() as u64,
         run["measured_ops"].as_u64().unwrap()
     );
     assert!(out.join("summary.json").exists() && out.join("report.html").exists());

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use common::{csv_rows, errors_of, json, run_ok, wait_for_file};
+use common::{errors_of, json, op_rows, run_ok, wait_for_file};
 use tempfile::TempDir;
 
 /// One test at a time: the MariaDB ones share its tables, and every test measures
@@ -299,9 +299,9 @@ fn read_rise(proxy: &Arc<Proxy>, db: &str, workload: &[&str], op: &str) -> f64 {
     // each switch (a request takes under 6 ms).
     let margin = Duration::from_millis(30);
     let (mut delayed, mut plain) = (Vec::new(), Vec::new());
-    for row in csv_rows(&out).iter().filter(|r| r[2] == *op) {
-        let sent = humantime::parse_rfc3339(&row[5]).unwrap();
-        let latency_us: f64 = row[6].parse().unwrap();
+    for row in op_rows(&out).iter().filter(|r| r.event_type == *op) {
+        let sent = humantime::parse_rfc3339(&row.timestamp).unwrap();
+        let latency_us = row.latency_us;
         let window = switches
             .windows(2)
             .find(|w| w[0].0 <= sent && sent < w[1].0);
@@ -374,9 +374,11 @@ fn stall_shows_in_response_only(proxy: &Arc<Proxy>, db: &str) {
         "{stalled} operations took over 0.5 s from their send; 1 to 4 lanes were caught"
     );
     // ops.csv says when each was due, and no send came before it.
-    for row in csv_rows(&out) {
-        let due_ns: u64 = row[13].parse().expect("intended_start_ns in an open loop");
-        let sent = humantime::parse_rfc3339(&row[5]).unwrap();
+    for row in op_rows(&out) {
+        let due_ns = row
+            .intended_start_ns
+            .expect("intended_start_ns in an open loop");
+        let sent = humantime::parse_rfc3339(&row.timestamp).unwrap();
         let sent_ns = sent
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
@@ -449,9 +451,9 @@ fn calls_given_up_and_the_run_goes_on(proxy: &Arc<Proxy>, db: &str) -> serde_jso
     // (a read given the wrong reply would count as an error here).
     let errors = summary["overall"]["errors"].as_u64().unwrap();
     assert_eq!(errors, timeouts, "{summary}");
-    let after: usize = csv_rows(&out)
+    let after: usize = op_rows(&out)
         .iter()
-        .filter(|r| r[6].parse::<f64>().unwrap() < 100_000.0)
+        .filter(|r| r.latency_us < 100_000.0)
         .count();
     assert!(after > 800, "{after} quick operations: {summary}");
     json(&out.join("run.json"))
@@ -459,8 +461,8 @@ fn calls_given_up_and_the_run_goes_on(proxy: &Arc<Proxy>, db: &str) -> serde_jso
 
 /// Operations whose service time (sent → answered) was over half a second.
 fn stalled_sends(out: &Path) -> usize {
-    csv_rows(out)
+    op_rows(out)
         .iter()
-        .filter(|r| r[6].parse::<f64>().unwrap() > 500_000.0)
+        .filter(|r| r.latency_us > 500_000.0)
         .count()
 }

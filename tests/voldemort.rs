@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use common::{
-    csv_rows, errors_of, json, key_value_presets, lock, orders, run_and_verify, server, text, url,
+    errors_of, json, key_value_presets, lock, op_rows, orders, run_and_verify, server, text, url,
     verify_ok,
 };
 use hatshop::db::{
@@ -327,17 +327,13 @@ fn one_killed_node_of_three_keeps_quorums_two_give_counted_errors() {
     let out = faulted_run(&tmp, "kill-one", kill_one, "5");
     let summary = json(&out.join("summary.json"));
     let ops = summary["ops"].as_u64().unwrap();
-    assert_eq!(
-        csv_rows(&out).len() as u64,
-        ops,
-        "every operation is logged"
-    );
+    assert_eq!(op_rows(&out).len() as u64, ops, "every operation is logged");
     assert!(summary["errors"].as_u64().unwrap() * 20 < ops, "{summary}");
     // The last third of the run (by timestamp) came after the kill, and succeeded.
-    let mut rows = csv_rows(&out);
-    rows.sort_by(|a, b| a[5].cmp(&b[5]));
+    let mut rows = op_rows(&out);
+    rows.sort_by(|a, b| a.timestamp.cmp(&b.timestamp));
     let last_third = &rows[rows.len() * 2 / 3..];
-    let after = last_third.iter().filter(|r| &r[7] == "true").count();
+    let after = last_third.iter().filter(|r| r.success).count();
     assert!(
         after > 50 && after * 10 > last_third.len() * 9,
         "{after} of {} succeeded after the kill",
@@ -354,7 +350,7 @@ fn one_killed_node_of_three_keeps_quorums_two_give_counted_errors() {
     let unavailable = errors_of(&summary, "unavailable");
     assert!(unavailable > 100, "{summary}");
     assert_eq!(
-        csv_rows(&out).len() as u64,
+        op_rows(&out).len() as u64,
         summary["ops"].as_u64().unwrap(),
         "every operation is logged"
     );

@@ -135,11 +135,11 @@ pub fn run_ok(tmp: &TempDir, name: &str, extra: &[&str]) -> PathBuf {
     out
 }
 
-/// The rows of ops.csv as string records.
-pub fn csv_rows(dir: &Path) -> Vec<csv::StringRecord> {
+/// The rows of ops.csv, by column name through the row type hatshop reads them with.
+pub fn op_rows(dir: &Path) -> Vec<hatshop::report::oplog_stats::LoggedOp> {
     csv::Reader::from_path(dir.join("ops.csv"))
         .unwrap()
-        .records()
+        .deserialize()
         .map(Result::unwrap)
         .collect()
 }
@@ -258,7 +258,7 @@ pub fn orders(tmp: &TempDir, db: &str, extra: &[&str]) -> PathBuf {
     let mut args = vec!["--events", "3000"];
     args.extend_from_slice(extra);
     let out = run_and_verify(tmp, db, &args);
-    assert_eq!(csv_rows(&out).len(), 3000);
+    assert_eq!(op_rows(&out).len(), 3000);
     out
 }
 
