@@ -26,7 +26,7 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-pub use crate::workload::MAX_NODES;
+use crate::workload::MAX_NODES;
 pub use node::act;
 
 /// A Cassandra ring as nodetool shows it (state and load of every node).
