@@ -26,7 +26,6 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::workload::MAX_NODES;
 pub use node::act;
 
 /// A Cassandra ring as nodetool shows it (state and load of every node).
@@ -48,7 +47,7 @@ pub trait LocalServer {
     const STOP_SIGNAL: i32 = libc::SIGTERM;
     /// Whether a failed start is tried once more on a new port (quick servers only).
     const RETRY_START: bool = true;
-    /// The most nodes it runs (1: a single server; never more than [`MAX_NODES`]).
+    /// The most nodes it runs (1: a single server; never more than [`crate::workload::MAX_NODES`]).
     const MAX_NODES: usize = 1;
     /// What `server start --set KEY=VALUE` sets, if it takes any.
     const SETTINGS_FILE: Option<&'static str> = None;
