@@ -299,14 +299,20 @@ struct Plan<'a> {
     dir: &'a Path,
 }
 
+/// What the sweep has gathered so far.
+#[derive(Default)]
+struct Tally {
+    rows: Vec<SweepRow>,
+    /// Runs whose verify found differences: the sweep goes on, and fails at the end.
+    differing: Vec<String>,
+    runs: usize,
+}
+
 impl Plan<'_> {
+    /// Every step × target × repeat, one run each, then sweep.csv and sweep.html.
     async fn sweep(&self) -> Result<std::process::ExitCode> {
-        let mut rows = Vec::new();
+        let mut tally = Tally::default();
         let mut interrupted = false;
-        // Runs whose verify found differences: the sweep goes on, and fails at the end.
-        let mut differing: Vec<String> = Vec::new();
-        let mut runs = 0;
-        let several = self.targets.len() > 1;
         'sweep: for (step, values) in self.steps.values.iter().enumerate() {
             for target in self.targets {
                 let server = match (target, self.steps.nodes(step)) {
@@ -323,75 +329,12 @@ impl Plan<'_> {
                     }
                     _ => None,
                 };
-                let label = target.label();
                 for repeat in 1..=self.args.run.repeat {
-                    let mut run_args = self.args.run.clone();
-                    run_args.quiet = true;
-                    run_args.db = vec![target.url(server.as_ref().map(|s| &s.record))];
-                    let name = folder_name(
-                        &self.steps.keys,
-                        values,
-                        several.then_some(label.as_str()),
-                        repeat,
-                    );
-                    let run_dir = self.dir.join(name);
-                    run_args.out = Some(run_dir.clone());
-                    for (key, value) in self.steps.keys.iter().zip(values) {
-                        apply(&mut run_args, key, value, target.store()?)?;
-                    }
-                    let (code, differs) = execute_in_series(&run_args).await?;
-                    if differs {
-                        differing.push(run_dir.display().to_string());
-                    }
-                    if runs == 0 {
-                        // Said once the first run worked, so a sweep that cannot start
-                        // is one line.
-                        note!(
-                            "sweep of {} over {} step{} × {} database{} × {} repeat{} into {}",
-                            self.key_label,
-                            self.steps.values.len(),
-                            if self.steps.values.len() == 1 {
-                                ""
-                            } else {
-                                "s"
-                            },
-                            self.targets.len(),
-                            if several { "s" } else { "" },
-                            self.args.run.repeat,
-                            if self.args.run.repeat == 1 { "" } else { "s" },
-                            self.dir.display()
-                        );
-                    }
-                    runs += 1;
-                    let value = values.join(",");
-                    let place = RunPlace {
-                        setting: self.key_label,
-                        value: &value,
-                        database: &label,
-                        repeat,
-                        run_dir: &run_dir.display().to_string(),
-                    };
-                    let run_rows = rows_of_run(&place, &run_dir)?;
-                    let all = &run_rows[0];
-                    say!(
-                        "{}={value}{} #{repeat}: {:.2} s, {:.0} ops/s, mean {} µs, p99 {} µs{}, {} errors",
-                        self.key_label,
-                        if several {
-                            format!(" on {label}")
-                        } else {
-                            String::new()
-                        },
-                        all.elapsed_s,
-                        all.throughput_ops_s,
-                        format_us(all.mean_us),
-                        format_us(all.p99_us),
-                        all.response_p99_us
-                            .map(|r| format!(" (response p99 {} µs)", format_us(r)))
-                            .unwrap_or_default(),
-                        all.errors
-                    );
-                    rows.extend(run_rows);
-                    if code == std::process::ExitCode::from(EXIT_INTERRUPTED) {
+                    let url = target.url(server.as_ref().map(|s| &s.record));
+                    if self
+                        .run_one(&mut tally, target, url, values, repeat)
+                        .await?
+                    {
                         interrupted = true;
                         break 'sweep;
                     }
@@ -399,15 +342,102 @@ impl Plan<'_> {
                 drop(server);
             }
         }
-        if rows.is_empty() {
+        self.write_up(tally, interrupted)
+    }
+
+    /// One run of the sweep, its rows added to the tally; whether it was interrupted.
+    async fn run_one(
+        &self,
+        tally: &mut Tally,
+        target: &Target,
+        url: String,
+        values: &[String],
+        repeat: usize,
+    ) -> Result<bool> {
+        let several = self.targets.len() > 1;
+        let label = target.label();
+        let mut run_args = self.args.run.clone();
+        run_args.quiet = true;
+        run_args.db = vec![url];
+        let name = folder_name(
+            &self.steps.keys,
+            values,
+            several.then_some(label.as_str()),
+            repeat,
+        );
+        let run_dir = self.dir.join(name);
+        run_args.out = Some(run_dir.clone());
+        for (key, value) in self.steps.keys.iter().zip(values) {
+            apply(&mut run_args, key, value, target.store()?)?;
+        }
+        let (code, differs) = execute_in_series(&run_args).await?;
+        if differs {
+            tally.differing.push(run_dir.display().to_string());
+        }
+        if tally.runs == 0 {
+            // Said once the first run worked, so a sweep that cannot start is one line.
+            self.announce();
+        }
+        tally.runs += 1;
+        let value = values.join(",");
+        let place = RunPlace {
+            setting: self.key_label,
+            value: &value,
+            database: &label,
+            repeat,
+            run_dir: &run_dir.display().to_string(),
+        };
+        let run_rows = rows_of_run(&place, &run_dir)?;
+        let all = &run_rows[0];
+        say!(
+            "{}={value}{} #{repeat}: {:.2} s, {:.0} ops/s, mean {} µs, p99 {} µs{}, {} errors",
+            self.key_label,
+            if several {
+                format!(" on {label}")
+            } else {
+                String::new()
+            },
+            all.elapsed_s,
+            all.throughput_ops_s,
+            format_us(all.mean_us),
+            format_us(all.p99_us),
+            all.response_p99_us
+                .map(|r| format!(" (response p99 {} µs)", format_us(r)))
+                .unwrap_or_default(),
+            all.errors
+        );
+        tally.rows.extend(run_rows);
+        Ok(code == std::process::ExitCode::from(EXIT_INTERRUPTED))
+    }
+
+    /// What the sweep will do, where.
+    fn announce(&self) {
+        let steps = self.steps.values.len();
+        let targets = self.targets.len();
+        let repeats = self.args.run.repeat;
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        note!(
+            "sweep of {} over {steps} step{} × {targets} database{} × {repeats} repeat{} into {}",
+            self.key_label,
+            plural(steps),
+            plural(targets),
+            plural(repeats),
+            self.dir.display()
+        );
+    }
+
+    /// sweep.csv and sweep.html of the runs that finished, and how the sweep ends.
+    fn write_up(&self, tally: Tally, interrupted: bool) -> Result<std::process::ExitCode> {
+        if tally.rows.is_empty() {
             bail!("the sweep was interrupted before its first run ended");
         }
         let title = format!(
             "hatshop sweep: {} by {}",
             self.args.run.stream.workload, self.key_label
         );
-        let (table, chart) = crate::report::sweep::write(self.dir, &title, &rows)?;
+        let (table, chart) = crate::report::sweep::write(self.dir, &title, &tally.rows)?;
         say!("table: {}\nchart: {}", table.display(), chart.display());
+        let differing = &tally.differing;
         if !differing.is_empty() {
             bail!(
                 "verify found differences in {} run{}: {}",
