@@ -180,6 +180,7 @@ fn folder_name(keys: &[String], values: &[String], target: Option<&str>, repeat:
     format!("{}-r{repeat}", name.join("-"))
 }
 
+/// `hatshop sweep`: one workload run while settings vary, every step checked first.
 pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
     let steps = Steps::parse(&args.vary)?;
     if args.run.find_max || args.run.p99_under.is_some() {
@@ -203,6 +204,39 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
         .iter()
         .map(|db| Target::parse(db, nodes_sweep))
         .collect::<Result<_>>()?;
+    check_varied_settings(&steps, &targets)?;
+    let home = Home::resolve(args.run.home.as_deref())?;
+    check_servers_stopped(&home, &targets)?;
+    let key_label = steps.keys.join(",");
+    let dir = match &args.run.out {
+        Some(dir) => dir.clone(),
+        None => unique_dir(
+            Path::new("results"),
+            &format!("sweep-{}-{}", stamp(), steps.keys.join("-")),
+        ),
+    };
+    check_every_step(args, &steps, &targets)?;
+    let made = missing_folders(&dir);
+    create_empty_folder(&dir, "sweep")?;
+    let plan = Plan {
+        args,
+        steps: &steps,
+        targets: &targets,
+        home: &home,
+        key_label: &key_label,
+        dir: &dir,
+    };
+    let result = plan.sweep().await;
+    if result.is_err() && std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_none()) {
+        // A sweep that could not run leaves no empty folder behind.
+        remove_folders(&made);
+    }
+    result
+}
+
+/// A varied store setting must be taken by at least one of the databases; the others
+/// run without it, and say so.
+fn check_varied_settings(steps: &Steps, targets: &[Target]) -> Result<()> {
     for key in &steps.keys {
         if !all_settings().iter().any(|(s, _)| s.name == key) {
             continue;
@@ -226,8 +260,12 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
             }
         }
     }
-    let home = Home::resolve(args.run.home.as_deref())?;
-    for target in &targets {
+    Ok(())
+}
+
+/// A nodes sweep starts and stops its own servers: none may run already.
+fn check_servers_stopped(home: &Home, targets: &[Target]) -> Result<()> {
+    for target in targets {
         if let Target::Server { kind, .. } = target
             && home.running(*kind).is_some()
         {
@@ -240,17 +278,13 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
             );
         }
     }
-    let key_label = steps.keys.join(",");
-    let dir = match &args.run.out {
-        Some(dir) => dir.clone(),
-        None => unique_dir(
-            Path::new("results"),
-            &format!("sweep-{}-{}", stamp(), steps.keys.join("-")),
-        ),
-    };
-    // Every step must make a valid run on every database before any runs.
+    Ok(())
+}
+
+/// Every step must make a valid run on every database before any runs.
+fn check_every_step(args: &SweepArgs, steps: &Steps, targets: &[Target]) -> Result<()> {
     for (step, values) in steps.values.iter().enumerate() {
-        for target in &targets {
+        for target in targets {
             let mut probe = args.run.clone();
             probe.db = vec![target.probe_url()];
             for (key, value) in steps.keys.iter().zip(values) {
@@ -271,22 +305,7 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
             RunConfig::from_args(&probe)?;
         }
     }
-    let made = missing_folders(&dir);
-    create_empty_folder(&dir, "sweep")?;
-    let plan = Plan {
-        args,
-        steps: &steps,
-        targets: &targets,
-        home: &home,
-        key_label: &key_label,
-        dir: &dir,
-    };
-    let result = plan.sweep().await;
-    if result.is_err() && std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_none()) {
-        // A sweep that could not run leaves no empty folder behind.
-        remove_folders(&made);
-    }
-    result
+    Ok(())
 }
 
 /// Everything a sweep loops over.
