@@ -25,6 +25,8 @@ fn node_action(home: &Home, args: &NodeArgs, action: NodeAction) -> Result<()> {
     Ok(())
 }
 
+/// `hatshop server`: start, stop, kill, pause, resume, wipe, status and logs of the
+/// servers hatshop runs.
 pub fn run(args: &ServerArgs) -> Result<()> {
     // Starting Cassandra takes a while: Ctrl-C stops the start and the half-started server.
     let _listening = interrupt::Listening::new();
@@ -54,15 +56,7 @@ pub fn run(args: &ServerArgs) -> Result<()> {
             config,
             source,
         } => {
-            if !config.is_empty() && kind.meta().settings_file.is_none() {
-                bail!(
-                    "--set is for {} only",
-                    servers_where(|s| s.settings_file.is_some())
-                );
-            }
-            if source.is_some() && !kind.meta().from_source {
-                bail!("--source is for {} only", servers_where(|s| s.from_source));
-            }
+            check_start_flags(*kind, config, source.as_deref())?;
             let options = StartOptions {
                 config: config.clone(),
                 version: version.clone(),
@@ -74,23 +68,7 @@ pub fn run(args: &ServerArgs) -> Result<()> {
                 install: *install,
                 source: source.clone(),
             };
-            let (record, started) = cluster::start(&home, *kind, &options)?;
-            let pids: Vec<String> = record.nodes.iter().map(|n| n.pid.to_string()).collect();
-            if started {
-                note!(
-                    "{} ({}) started (pid {})",
-                    kind.name(),
-                    record.version,
-                    pids.join(", ")
-                );
-            } else {
-                note!(
-                    "{} is already running (pid {})",
-                    kind.name(),
-                    pids.join(", ")
-                );
-            }
-            say!("{}", record.url);
+            start(&home, *kind, &options)?;
         }
         ServerAction::Stop {
             kind: Some(kind),
@@ -122,24 +100,68 @@ pub fn run(args: &ServerArgs) -> Result<()> {
             }
         }
         ServerAction::Status => status(&home),
-        ServerAction::Logs { kind, node, lines } => {
-            let Some(record) = home.record(*kind) else {
-                bail!(
-                    "{} has never been started under {}",
-                    kind.name(),
-                    home.root.display()
-                );
-            };
-            let Some(node) = record.nodes.iter().find(|n| n.node == *node) else {
-                bail!(
-                    "node {node} is out of range: {} has {} nodes",
-                    kind.name(),
-                    record.nodes.len()
-                );
-            };
-            say!("{}", process::tail_file(&node.log_file, *lines));
-        }
+        ServerAction::Logs { kind, node, lines } => logs(&home, *kind, *node, *lines)?,
     }
+    Ok(())
+}
+
+/// `--set` and `--source` only where the server takes them.
+fn check_start_flags(
+    kind: ServerKind,
+    config: &[(String, String)],
+    source: Option<&str>,
+) -> Result<()> {
+    if !config.is_empty() && kind.meta().settings_file.is_none() {
+        bail!(
+            "--set is for {} only",
+            servers_where(|s| s.settings_file.is_some())
+        );
+    }
+    if source.is_some() && !kind.meta().from_source {
+        bail!("--source is for {} only", servers_where(|s| s.from_source));
+    }
+    Ok(())
+}
+
+/// Starts the server (or finds it running) and prints the URL to give `--db`.
+fn start(home: &Home, kind: ServerKind, options: &StartOptions) -> Result<()> {
+    let (record, started) = cluster::start(home, kind, options)?;
+    let pids: Vec<String> = record.nodes.iter().map(|n| n.pid.to_string()).collect();
+    if started {
+        note!(
+            "{} ({}) started (pid {})",
+            kind.name(),
+            record.version,
+            pids.join(", ")
+        );
+    } else {
+        note!(
+            "{} is already running (pid {})",
+            kind.name(),
+            pids.join(", ")
+        );
+    }
+    say!("{}", record.url);
+    Ok(())
+}
+
+/// The end of one node's log.
+fn logs(home: &Home, kind: ServerKind, node: usize, lines: usize) -> Result<()> {
+    let Some(record) = home.record(kind) else {
+        bail!(
+            "{} has never been started under {}",
+            kind.name(),
+            home.root.display()
+        );
+    };
+    let Some(node) = record.nodes.iter().find(|n| n.node == node) else {
+        bail!(
+            "node {node} is out of range: {} has {} nodes",
+            kind.name(),
+            record.nodes.len()
+        );
+    };
+    say!("{}", process::tail_file(&node.log_file, lines));
     Ok(())
 }
 
