@@ -20,36 +20,11 @@ use crate::result_dir;
 use crate::stats::Summary;
 use crate::{note, say};
 
+/// `hatshop run --repeat N`: the same run N times into repeat-K folders, and the
+/// medians and spread of their summaries.
 pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     refuse_bound_without_search(args)?;
-    if args.repeat == 0 {
-        bail!("--repeat must be at least 1");
-    }
-    if args.shard.is_some() {
-        bail!(
-            "--repeat with --shard: each repeat needs fresh tables from `hatshop prepare`; repeat the sharded run by hand"
-        );
-    }
-    let mut template = args.clone();
-    template.repeat = 1;
-    template.quiet = true;
-    // The whole configuration must be valid before anything runs.
-    let probe = RunConfig::from_args(&template)?;
-    let dir = match &args.out {
-        Some(dir) => dir.clone(),
-        None => unique_dir(
-            Path::new("results"),
-            &format!("{}-x{}", probe.run_id, args.repeat),
-        ),
-    };
-    create_empty_folder(&dir, "result")?;
-    note!(
-        "{} × {} on {} into {}",
-        args.repeat,
-        probe.workload_name(),
-        probe.db.scheme(),
-        dir.display()
-    );
+    let (template, dir) = prepare(args)?;
     let mut summaries: Vec<Summary> = Vec::new();
     let mut runs = Vec::new();
     let mut interrupted = false;
@@ -94,8 +69,66 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
             break;
         }
     }
+    let repeated = Repeated {
+        summaries,
+        runs,
+        differing,
+        interrupted,
+    };
+    write_up(&dir, repeated, args.repeat)
+}
+
+/// The runs' arguments, checked whole, and the folder they go in.
+fn prepare(args: &RunArgs) -> Result<(RunArgs, std::path::PathBuf)> {
+    if args.repeat == 0 {
+        bail!("--repeat must be at least 1");
+    }
+    if args.shard.is_some() {
+        bail!(
+            "--repeat with --shard: each repeat needs fresh tables from `hatshop prepare`; repeat the sharded run by hand"
+        );
+    }
+    let mut template = args.clone();
+    template.repeat = 1;
+    template.quiet = true;
+    // The whole configuration must be valid before anything runs.
+    let probe = RunConfig::from_args(&template)?;
+    let dir = match &args.out {
+        Some(dir) => dir.clone(),
+        None => unique_dir(
+            Path::new("results"),
+            &format!("{}-x{}", probe.run_id, args.repeat),
+        ),
+    };
+    create_empty_folder(&dir, "result")?;
+    note!(
+        "{} × {} on {} into {}",
+        args.repeat,
+        probe.workload_name(),
+        probe.db.scheme(),
+        dir.display()
+    );
+    Ok((template, dir))
+}
+
+/// What the repeats that ran left.
+struct Repeated {
+    summaries: Vec<Summary>,
+    runs: Vec<String>,
+    differing: Vec<String>,
+    interrupted: bool,
+}
+
+/// The summary of the repeats, its table, and how the command ends.
+fn write_up(dir: &Path, repeated: Repeated, repeat: usize) -> Result<std::process::ExitCode> {
+    let Repeated {
+        summaries,
+        runs,
+        differing,
+        interrupted,
+    } = repeated;
     let spread = repeats::summarize(&summaries, runs);
-    write_json(&result_dir::file(&dir, result_dir::SUMMARY_JSON), &spread)?;
+    write_json(&result_dir::file(dir, result_dir::SUMMARY_JSON), &spread)?;
     crate::console::out(&repeats::render(&spread));
     say!("results: {}", dir.display());
     say!(
@@ -110,7 +143,7 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
         note!(
             "interrupted in repeat {} of {}; the summary covers the repeats that ran",
             summaries.len(),
-            args.repeat
+            repeat
         );
         return Ok(std::process::ExitCode::from(EXIT_INTERRUPTED));
     }
