@@ -89,6 +89,8 @@ pub struct Source {
 }
 
 impl Source {
+    /// Reads the stream and deals every event to its lane in batches, until the stream
+    /// ends, fails, or the run stops; what it handed out, hashed.
     pub fn run(mut self) -> SourceReport {
         let mut hasher = self.hash.then(PlanHasher::new);
         let batch = lane_batch(self.lanes.len());
@@ -120,72 +122,19 @@ impl Source {
                 phase = event.phase;
                 slot = 0;
             }
-            match phase {
-                Phase::Load => {}
-                Phase::Warmup => {
-                    self.phases.warmup.get_or_init(Instant::now);
-                }
-                Phase::Measure => {
-                    // Read /proc before the clock starts, so it costs the run nothing.
-                    self.phases.measure_cpu.get_or_init(|| {
-                        crate::client_cost::CpuSnapshot::with_servers(&self.phases.server_pids)
-                    });
-                    self.phases.measure.get_or_init(Instant::now);
-                }
-            }
+            self.mark(phase);
             if let Some(h) = hasher.as_mut() {
                 h.add(&event);
             }
-            let dealt = self.dealing.deal(
-                event.seq,
-                event.op.target().id(),
-                event.op.event_type(),
-                event.phase,
-            );
-            let Some(lane) = self.local(dealt.lane) else {
-                // Another shard's event: it keeps its slot, so shards share one schedule.
-                slot += 1;
-                continue;
-            };
-            if let Some(own) = dealt.own {
-                // Races stay within a shard (`--shard` refuses `conflicts`).
-                let own = self.local(own).expect("races are dealt within one shard");
-                if let Some(races) = &self.races {
-                    races.dealt(event.op.target().id());
-                }
-                batches[own].push(LaneEvent {
-                    event: event.clone(),
-                    role: Role::Expect,
-                    slot,
-                });
-                batches[lane].push(LaneEvent {
-                    event,
-                    role: Role::Race,
-                    slot,
-                });
-                if batches[own].len() >= batch && !self.send(own, &mut batches) {
-                    complete = false;
-                    break;
-                }
-            } else {
-                batches[lane].push(LaneEvent {
-                    event,
-                    role: Role::Apply,
-                    slot,
-                });
-            }
+            let sent = self.hand_out(&mut batches, event, slot, batch);
             slot += 1;
-            if batches[lane].len() >= batch && !self.send(lane, &mut batches) {
+            if !sent {
                 complete = false;
                 break;
             }
         }
         if !self.stop.is_stopped() {
-            for lane in 0..self.lanes.len() {
-                if !batches[lane].is_empty() && !self.send_now(lane, &mut batches) {
-                    break;
-                }
-            }
+            self.flush(&mut batches);
         }
         // Lanes see their channels close once these senders are gone.
         self.lanes.clear();
@@ -197,6 +146,82 @@ impl Source {
             planned_events,
             complete: complete && error.is_none(),
             error,
+        }
+    }
+
+    /// Marks when the warm-up and the measured phase began (and the CPU counters at
+    /// the start of measuring), once each.
+    fn mark(&self, phase: Phase) {
+        match phase {
+            Phase::Load => {}
+            Phase::Warmup => {
+                self.phases.warmup.get_or_init(Instant::now);
+            }
+            Phase::Measure => {
+                // Read /proc before the clock starts, so it costs the run nothing.
+                self.phases.measure_cpu.get_or_init(|| {
+                    crate::client_cost::CpuSnapshot::with_servers(&self.phases.server_pids)
+                });
+                self.phases.measure.get_or_init(Instant::now);
+            }
+        }
+    }
+
+    /// Puts one event in its lane's batch (and, when it races, in its own lane's too),
+    /// sending a batch that is full; false when a lane could not take it (the run
+    /// stopped). Another shard's event is left out, and keeps its slot.
+    fn hand_out(
+        &mut self,
+        batches: &mut [Vec<LaneEvent>],
+        event: OrderEvent,
+        slot: u64,
+        batch: usize,
+    ) -> bool {
+        let dealt = self.dealing.deal(
+            event.seq,
+            event.op.target().id(),
+            event.op.event_type(),
+            event.phase,
+        );
+        let Some(lane) = self.local(dealt.lane) else {
+            // Another shard's event: it keeps its slot, so shards share one schedule.
+            return true;
+        };
+        if let Some(own) = dealt.own {
+            // Races stay within a shard (`--shard` refuses `conflicts`).
+            let own = self.local(own).expect("races are dealt within one shard");
+            if let Some(races) = &self.races {
+                races.dealt(event.op.target().id());
+            }
+            batches[own].push(LaneEvent {
+                event: event.clone(),
+                role: Role::Expect,
+                slot,
+            });
+            batches[lane].push(LaneEvent {
+                event,
+                role: Role::Race,
+                slot,
+            });
+            if batches[own].len() >= batch && !self.send(own, batches) {
+                return false;
+            }
+        } else {
+            batches[lane].push(LaneEvent {
+                event,
+                role: Role::Apply,
+                slot,
+            });
+        }
+        batches[lane].len() < batch || self.send(lane, batches)
+    }
+
+    /// Sends what is left in every lane's batch.
+    fn flush(&mut self, batches: &mut [Vec<LaneEvent>]) {
+        for lane in 0..self.lanes.len() {
+            if !batches[lane].is_empty() && !self.send_now(lane, batches) {
+                break;
+            }
         }
     }
 
