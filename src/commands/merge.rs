@@ -247,6 +247,61 @@ fn concatenate_op_logs(shards: &[ShardDir], out: &Path, rebuilt: &mut Rebuilt) -
     Ok(rows)
 }
 
+/// A merged run is as finished as its least finished shard.
+fn worst_status(shards: &[ShardDir]) -> &str {
+    // Worst first.
+    const STATUSES: &[&str] = &[
+        "failed",
+        "interrupted",
+        "recovered",
+        "stopped_at_deadline",
+        "finished",
+    ];
+    let rank = |status: &str| STATUSES.iter().position(|s| *s == status).unwrap_or(0);
+    shards
+        .iter()
+        .map(|s| s.record.status.as_str())
+        .min_by_key(|status| rank(status))
+        .unwrap_or("finished")
+}
+
+/// When any shard was recovered: the merged folder's recovery, over every shard's lanes.
+fn recovery(shards: &[ShardDir]) -> Option<Recovery> {
+    shards
+        .iter()
+        .any(|s| s.record.recovered.is_some())
+        .then(|| Recovery {
+            from_status: "merged".into(),
+            dropped_lines: shards
+                .iter()
+                .filter_map(|s| s.record.recovered.as_ref())
+                .map(|r| r.dropped_lines)
+                .sum(),
+            logged_lane_last_seq: shards
+                .iter()
+                .flat_map(|s| match &s.record.recovered {
+                    Some(r) => r.logged_lane_last_seq.clone(),
+                    None => s.record.lane_last_seq.clone(),
+                })
+                .collect(),
+        })
+}
+
+/// One shard as the merged run.json lists it.
+fn origin(s: &ShardDir) -> ShardOrigin {
+    ShardOrigin {
+        index: s.shard.index,
+        run_id: s.record.run_id.clone(),
+        dir: s.dir.display().to_string(),
+        status: s.record.status.clone(),
+        host: s.record.host.clone(),
+        measure_started_at: s.record.measure_started_at.clone(),
+        finished_at: s.record.finished_at.clone(),
+        measured_ops: s.record.measured_ops,
+        client: s.record.client.clone(),
+    }
+}
+
 /// run.json of the merged folder: the first shard's, with every lane of every shard,
 /// the sums, the worst status, and each shard (host, status, client cost) listed.
 fn merged_record(
@@ -258,25 +313,11 @@ fn merged_record(
     failed_writes: u64,
 ) -> Result<RunRecord> {
     let mut record = shards[0].record.clone();
-    // Worst first: a merged run is as finished as its least finished shard.
-    const STATUSES: &[&str] = &[
-        "failed",
-        "interrupted",
-        "recovered",
-        "stopped_at_deadline",
-        "finished",
-    ];
-    let rank = |status: &str| STATUSES.iter().position(|s| *s == status).unwrap_or(0);
-    let worst = shards
-        .iter()
-        .map(|s| s.record.status.as_str())
-        .min_by_key(|status| rank(status))
-        .unwrap_or("finished");
     record.run_id = out
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "merged".into());
-    record.status = worst.to_string();
+    record.status = worst_status(shards).to_string();
     record.interrupted = shards.iter().any(|s| s.record.interrupted);
     record.error = shards.iter().find_map(|s| s.record.error.clone());
     record.stream_complete = shards.iter().all(|s| s.record.stream_complete);
@@ -303,41 +344,11 @@ fn merged_record(
     record.op_log_rows = Some(rows);
     record.unmeasured_errors = shards.iter().map(|s| s.record.unmeasured_errors).sum();
     record.failed_writes = failed_writes;
-    record.recovered = shards
-        .iter()
-        .any(|s| s.record.recovered.is_some())
-        .then(|| Recovery {
-            from_status: "merged".into(),
-            dropped_lines: shards
-                .iter()
-                .filter_map(|s| s.record.recovered.as_ref())
-                .map(|r| r.dropped_lines)
-                .sum(),
-            logged_lane_last_seq: shards
-                .iter()
-                .flat_map(|s| match &s.record.recovered {
-                    Some(r) => r.logged_lane_last_seq.clone(),
-                    None => s.record.lane_last_seq.clone(),
-                })
-                .collect(),
-        });
+    record.recovered = recovery(shards);
     record.client = None;
     record.server_cpu = None;
     record.shard = None;
-    record.shards = shards
-        .iter()
-        .map(|s| ShardOrigin {
-            index: s.shard.index,
-            run_id: s.record.run_id.clone(),
-            dir: s.dir.display().to_string(),
-            status: s.record.status.clone(),
-            host: s.record.host.clone(),
-            measure_started_at: s.record.measure_started_at.clone(),
-            finished_at: s.record.finished_at.clone(),
-            measured_ops: s.record.measured_ops,
-            client: s.record.client.clone(),
-        })
-        .collect();
+    record.shards = shards.iter().map(origin).collect();
     if record.measured_ops != rows {
         bail!(
             "the shards' op logs hold {rows} rows but their run.json files count {} operations",
