@@ -29,7 +29,6 @@ pub fn err(text: &str) {
 }
 
 /// A line on stdout (`println!` that survives a closed pipe).
-#[macro_export]
 macro_rules! say {
     ($($arg:tt)*) => {
         $crate::console::out(&format!("{}\n", format_args!($($arg)*)))
@@ -37,9 +36,10 @@ macro_rules! say {
 }
 
 /// A line on stderr (`eprintln!` that survives a closed stderr).
-#[macro_export]
 macro_rules! note {
     ($($arg:tt)*) => {
         $crate::console::err(&format!("{}\n", format_args!($($arg)*)))
     };
 }
+
+pub(crate) use {note, say};

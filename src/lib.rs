@@ -25,7 +25,6 @@ pub mod client_cost;
 pub mod cluster;
 pub mod commands;
 pub mod config;
-#[macro_use]
 pub mod console;
 pub mod db;
 pub mod files;
@@ -45,6 +44,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 
 use cli::{Cli, Command};
+use console::say;
 
 /// Runs one command; `main` prints the error, if any.
 pub async fn run(cli: Cli) -> Result<ExitCode> {

@@ -323,30 +323,12 @@ fn group_items(code: &str, open: usize) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// `macro_rules!` names and the file that defines each (`#[macro_export]` puts them at
-/// the crate root, where a path alone would not find them).
-fn macros(sources: &[Source]) -> BTreeMap<String, usize> {
-    let mut found = BTreeMap::new();
-    for (index, source) in sources.iter().enumerate() {
-        for part in source.code.split("macro_rules!").skip(1) {
-            let name: String = part
-                .trim_start()
-                .chars()
-                .take_while(|&c| ident_char(c))
-                .collect();
-            found.insert(name, index);
-        }
-    }
-    found
-}
-
 fn imports(sources: &[Source]) -> Vec<Import> {
     let by_module: BTreeMap<&ModPath, usize> = sources
         .iter()
         .enumerate()
         .map(|(i, s)| (&s.module, i))
         .collect();
-    let macros = macros(sources);
     let mut found = Vec::new();
     for (from, source) in sources.iter().enumerate() {
         for (line, path) in paths(source) {
@@ -354,11 +336,6 @@ fn imports(sources: &[Source]) -> Vec<Import> {
                 .rev()
                 .find_map(|k| by_module.get(&path[..k].to_vec()).copied())
                 .unwrap_or(0);
-            // `crate::say!`: the file that defines the macro.
-            let to = match (path.len(), sources[to].module.is_empty()) {
-                (1, true) => macros.get(&path[0]).copied().unwrap_or(to),
-                _ => to,
-            };
             if to != from {
                 found.push(Import {
                     from,

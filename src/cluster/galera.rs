@@ -71,7 +71,7 @@ impl LocalServer for Galera {
         let version = client(&nodes[0].cnf, "SELECT VERSION()")?;
         spawned.keep();
         let provider = status(&nodes[0].cnf, "wsrep_provider_version").unwrap_or_default();
-        crate::note!(
+        crate::console::note!(
             "galera: {} node{} synced in {:.0} s",
             nodes.len(),
             if nodes.len() == 1 { "" } else { "s" },

@@ -127,7 +127,7 @@ pub fn write_cnf(dir: &Path, host: &str, port: u16, extra: &str) -> Result<PathB
 
 /// Makes the system tables of a new data folder.
 pub fn install_db(dir: &Path, cnf: &Path) -> Result<()> {
-    crate::note!("initialising {} …", dir.join("data").display());
+    crate::console::note!("initialising {} …", dir.join("data").display());
     process::run_command(
         Command::new("mariadb-install-db")
             .arg(format!("--defaults-file={}", cnf.display()))

@@ -44,7 +44,7 @@ pub fn jars(dist: &Path, coordinates: &[String], expected: &str, what: &str) -> 
              <dependencies>\n{dependencies}</dependencies></project>\n"
         ),
     )?;
-    crate::note!(
+    crate::console::note!(
         "fetching {what} from Maven Central into {} (once) …",
         lib.display()
     );
@@ -62,6 +62,6 @@ pub fn jars(dist: &Path, coordinates: &[String], expected: &str, what: &str) -> 
         bail!("Maven finished but {} holds no {expected}", lib.display());
     }
     std::fs::write(&complete, b"")?;
-    crate::note!("fetched in {:.0} s", started.elapsed().as_secs_f64());
+    crate::console::note!("fetched in {:.0} s", started.elapsed().as_secs_f64());
     Ok(lib)
 }

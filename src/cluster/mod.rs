@@ -440,7 +440,7 @@ pub fn start(
         Err(first)
             if options.port.is_none() && meta.retry_start && !crate::interrupt::requested() =>
         {
-            crate::note!(
+            crate::console::note!(
                 "{} did not start ({first:#}); trying once more",
                 kind.name()
             );
@@ -574,7 +574,7 @@ fn ensure_packages(
     if !process::is_root() {
         bail!("--install needs root: run `sudo {command}`");
     }
-    crate::note!("installing {} …", packages.join(" "));
+    crate::console::note!("installing {} …", packages.join(" "));
     process::run_command(
         std::process::Command::new("sh")
             .args(["-c", &command])

@@ -118,7 +118,7 @@ fn start(home: &Home, dir: &Path, install: bool, port: Option<u16>) -> Result<Se
     let data = base.join("data");
     let log_file = base.join("server.log");
     if !data.join("PG_VERSION").exists() {
-        crate::note!("initialising {} …", data.display());
+        crate::console::note!("initialising {} …", data.display());
         process::run_command(
             as_owner(&bin.join("initdb")).arg("-D").arg(&data).args([
                 "-A",

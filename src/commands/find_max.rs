@@ -14,12 +14,13 @@ use crate::cli::RunArgs;
 use crate::config::{
     RunConfig, create_empty_folder, missing_folders, remove_folders, stamp, unique_dir,
 };
+use crate::console::{note, say};
 use crate::files::read_json;
+use crate::interrupt;
 use crate::report::sweep::{self, RunPlace, SweepRow};
 use crate::report::table::{format_us, thousands};
 use crate::result_dir;
 use crate::stats::Summary;
-use crate::{interrupt, note, say};
 
 /// Where the search starts, ops/s, without `--rate`.
 const FIRST_RATE: f64 = 1_000.0;

@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 
 use crate::cli::GenerateArgs;
 use crate::config::resolve_spec;
-use crate::note;
+use crate::console::note;
 use crate::report::table::thousands;
 use crate::workload::{Generator, write_events};
 

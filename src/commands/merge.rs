@@ -13,13 +13,14 @@ use anyhow::{Context, Result, bail};
 use super::run::rfc3339;
 use crate::cli::MergeArgs;
 use crate::config::create_empty_folder;
+use crate::console::say;
 use crate::files::{CsvRows, write_json};
+use crate::interrupt;
 use crate::report::oplog_stats::{LoggedOp, Rebuilt};
 use crate::report::table::{self, thousands};
 use crate::report::{html, write_statistics};
 use crate::result_dir::{self, FailedWriteRow, Recovery, RunRecord, ShardOrigin};
 use crate::runner::Shard;
-use crate::{interrupt, say};
 
 struct ShardDir {
     dir: PathBuf,

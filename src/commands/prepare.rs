@@ -9,9 +9,10 @@ use anyhow::{Result, bail};
 use super::run::{SETUP_TIMEOUT, connect, set_up};
 use crate::cli::PrepareArgs;
 use crate::config::{seconds, store_settings};
+use crate::console::say;
 use crate::db::{ConnectOptions, DbUrl, Ownership, store_meta};
+use crate::interrupt;
 use crate::runner::{StopReason, StopSignal};
-use crate::{interrupt, say};
 
 pub async fn run(args: &PrepareArgs) -> Result<()> {
     let stop = Arc::new(StopSignal::default());

@@ -14,12 +14,13 @@ use anyhow::{Context, Result, bail};
 
 use super::open_stream;
 use super::run::rfc3339;
+use crate::console::say;
 use crate::files::{CsvRows, write_json};
+use crate::interrupt;
 use crate::report::oplog_stats::{LoggedOp, Rebuilt};
 use crate::report::{html, write_statistics};
 use crate::result_dir::{self, Recovery, RunRecord};
 use crate::workload::{EventType, Phase};
-use crate::{interrupt, say};
 
 /// `hatshop recover DIR`: rebuilds the summary, statistics and report of a run that did
 /// not finish its folder, from its op log.

@@ -13,12 +13,12 @@ use super::run::{
 };
 use crate::cli::RunArgs;
 use crate::config::{RunConfig, create_empty_folder, unique_dir};
+use crate::console::{note, say};
 use crate::files::{read_json, write_json};
 use crate::report::repeats::{self, repeat_dir};
 use crate::report::table::format_us;
 use crate::result_dir;
 use crate::stats::Summary;
-use crate::{note, say};
 
 /// `hatshop run --repeat N`: the same run N times into repeat-K folders, and the
 /// medians and spread of their summaries.

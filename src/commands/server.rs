@@ -4,8 +4,9 @@ use anyhow::{Result, bail};
 
 use crate::cli::{NodeArgs, ServerAction, ServerArgs};
 use crate::cluster::{self, Home, ServerKind, StartOptions, process};
+use crate::console::{note, say};
+use crate::interrupt;
 use crate::workload::NodeAction;
-use crate::{interrupt, note, say};
 
 /// The server named, or with `--all` every server that has a folder.
 fn chosen(home: &Home, kind: Option<ServerKind>, all: bool) -> Result<Vec<ServerKind>> {

@@ -11,14 +11,15 @@ use anyhow::{Context, Result, anyhow, bail};
 use super::open_stream;
 use crate::cli::VerifyArgs;
 use crate::config::{check_events_file, seconds};
+use crate::console::say;
 use crate::db::{ConnectOptions, Database, DbError, DbUrl, ErrorKind, Settings, Store, store_meta};
 use crate::files::write_json;
+use crate::interrupt;
 use crate::report::oplog::UNLOGGED_PER_LANE;
 use crate::result_dir::{self, FailedWriteRow, RunRecord};
 use crate::verify::{Expected, KeyCheck, VerifyReport, compare_orders, describe};
 use crate::workload::EventSource;
 use crate::workload::{OrderBook, OrderEvent, OrderId, STREAM_VERSION, Target};
-use crate::{interrupt, say};
 
 pub async fn run(args: &VerifyArgs) -> Result<bool> {
     let _listening = interrupt::Listening::new();

@@ -3,7 +3,7 @@
 use anyhow::{Result, anyhow};
 
 use crate::cli::{WorkloadsAction, WorkloadsArgs};
-use crate::say;
+use crate::console::say;
 use crate::workload::presets;
 
 pub fn run(args: &WorkloadsArgs) -> Result<()> {

@@ -84,7 +84,7 @@ impl Observer {
         if let Some(pools) = self.pools {
             let (rows, notes) = pools.await.unwrap_or_default();
             for note in notes {
-                crate::note!("thread pools not sampled: {note}");
+                crate::console::note!("thread pools not sampled: {note}");
             }
             let rows: Vec<thread_pools::PoolRow> = rows
                 .into_iter()
@@ -155,7 +155,7 @@ fn write_compactions(
         let parsed = match node_compactions(&logs) {
             Ok(parsed) => parsed,
             Err(e) => {
-                crate::note!("compactions of node {} not read: {e}", node.node);
+                crate::console::note!("compactions of node {} not read: {e}", node.node);
                 return Ok(());
             }
         };

@@ -166,7 +166,7 @@ pub async fn play(
             Some(Err(_)) => (false, format!("still under way after {} s", took.as_secs())),
             None => (false, "under way when the run was interrupted".into()),
         };
-        crate::note!(
+        crate::console::note!(
             "fault at {}: {outcome} ({:.1} s)",
             humantime::format_duration(fault.at),
             took.as_secs_f64()

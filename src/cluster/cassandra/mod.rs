@@ -101,7 +101,7 @@ impl LocalServer for Cassandra {
         let lib = jars(home, &version)?;
         let java = java()?;
         let fresh = !ring.nodes[0].dir.join("data/data").exists();
-        crate::note!(
+        crate::console::note!(
             "starting Cassandra {version}: {} node{} on {} (about {} s) …",
             ring.nodes.len(),
             if ring.nodes.len() == 1 { "" } else { "s" },
@@ -126,7 +126,7 @@ impl LocalServer for Cassandra {
             node.wait_peers_up(pid, &ring)?;
         }
         let pids = spawned.keep();
-        crate::note!(
+        crate::console::note!(
             "Cassandra ring ready after {:.0} s",
             started.elapsed().as_secs_f64()
         );

@@ -117,7 +117,9 @@ pub fn ensure(home: &Home, source: Option<&str>) -> Result<Build> {
     let facts_file = dir.join("build.facts");
     if !facts_file.exists() {
         let started = Instant::now();
-        crate::note!("building Project Voldemort from {label} with javac (once; about 20 s) …");
+        crate::console::note!(
+            "building Project Voldemort from {label} with javac (once; about 20 s) …"
+        );
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
@@ -133,7 +135,7 @@ pub fn ensure(home: &Home, source: Option<&str>) -> Result<Build> {
         ];
         let text: String = facts.iter().map(|(k, v)| format!("{k}={v}\n")).collect();
         std::fs::write(&facts_file, text)?;
-        crate::note!("built in {:.0} s", started.elapsed().as_secs_f64());
+        crate::console::note!("built in {:.0} s", started.elapsed().as_secs_f64());
     }
     if let Some(tmp) = cleanup {
         let _ = std::fs::remove_dir_all(tmp);
@@ -201,7 +203,7 @@ fn unpack(cache: &Path, source: Source) -> Result<(String, PathBuf, String, Opti
             let git = process::find_program("git", &[])
                 .context("git is not installed: `apt-get install -y git`")?;
             let tree = scratch.join("voldemort");
-            crate::note!("cloning {url} …");
+            crate::console::note!("cloning {url} …");
             process::run_command(
                 Command::new(&git)
                     // A stalled transfer (under 1 KB/s for a minute) fails.

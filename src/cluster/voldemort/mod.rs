@@ -59,7 +59,7 @@ impl LocalServer for Voldemort {
             .with_file_name("java");
         ensure_packages("mvn", &["maven"], options.install, &[])?;
         let built = build::ensure(home, source.as_deref())?;
-        crate::note!(
+        crate::console::note!(
             "starting Project Voldemort: {} node{} on {HOST}, N={} R={} W={} …",
             plan.nodes.len(),
             if plan.nodes.len() == 1 { "" } else { "s" },
@@ -77,7 +77,7 @@ impl LocalServer for Voldemort {
             node.wait(pid)?;
         }
         let pids = spawned.keep();
-        crate::note!(
+        crate::console::note!(
             "Voldemort ready after {:.0} s",
             started.elapsed().as_secs_f64()
         );

@@ -23,10 +23,12 @@ use crate::config::{
     create_empty_folder, in_result_folder, missing_folders, remove_folders, seconds, stamp,
     store_settings, unique_dir,
 };
+use crate::console::{note, say};
 use crate::db::{
     BatchLimit, ConnectOptions, Database, DbUrl, LoadShape, Ownership, Store, row_key, row_values,
 };
 use crate::files::write_json;
+use crate::interrupt;
 use crate::report::table::thousands;
 use crate::result_dir::load_record::{
     BATCH_TRACES_CSV, BATCHES_CSV, BatchLatency, BatchTrace, LOAD_JSON, LoadCheck, LoadPlan,
@@ -34,7 +36,6 @@ use crate::result_dir::load_record::{
 };
 use crate::result_dir::{DatabaseRecord, Host};
 use crate::runner::{StopReason, StopSignal};
-use crate::{interrupt, note, say};
 
 /// `hatshop load`: batches of rows into a table of their own, timed batch by batch,
 /// then read back; load.json, batches.csv and a report in the result folder.

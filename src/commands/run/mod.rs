@@ -25,6 +25,7 @@ use super::verify::verify_store;
 use crate::cli::RunArgs;
 use crate::cluster::Home;
 use crate::config::{RunConfig, file_sha256, missing_folders, remove_folders};
+use crate::console::{note, say};
 use crate::db::{Database, Store};
 use crate::files::{write_csv, write_json};
 use crate::interrupt;
@@ -38,7 +39,6 @@ use crate::runner::{
 };
 use crate::stats::Summary;
 use crate::workload::EventSource;
-use crate::{note, say};
 
 /// Exit code of a run stopped by a signal, as shells expect.
 pub const EXIT_INTERRUPTED: u8 = interrupt::EXIT_CODE as u8;

@@ -19,14 +19,15 @@ use crate::cluster::Home;
 use crate::config::{
     RunConfig, create_empty_folder, missing_folders, remove_folders, stamp, unique_dir,
 };
+use crate::console::{note, say};
 use crate::db::StoreMeta;
 use crate::files::read_json;
+use crate::interrupt;
 use crate::report::sweep::{self, RunPlace, SweepRow};
 use crate::report::table::format_us;
 use crate::result_dir;
 use crate::stats::Summary;
 use crate::verify::VerifyReport;
-use crate::{interrupt, note, say};
 use targets::{StartedServer, Target};
 
 /// The settings that vary, in step: `values[step][key]`.

@@ -6,8 +6,9 @@ use std::time::Instant;
 use anyhow::{Result, bail};
 
 use crate::cluster::{self, Home, ServerKind, StartOptions};
+use crate::console::note;
 use crate::db::{DbUrl, StoreMeta, store_meta};
-use crate::{interrupt, note};
+use crate::interrupt;
 
 /// A database a sweep runs on.
 #[derive(Debug, Clone)]

@@ -507,7 +507,7 @@ impl Database for CassandraStore {
     async fn snapshot(&self) -> Result<Snapshot, DbError> {
         match self.snapshot_at(Consistency::All).await {
             Err(e) if e.kind == ErrorKind::Unavailable => {
-                crate::note!("a replica is down: reading back at QUORUM");
+                crate::console::note!("a replica is down: reading back at QUORUM");
                 self.snapshot_at(Consistency::Quorum).await
             }
             result => result,
