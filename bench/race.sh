@@ -21,7 +21,7 @@
 # operation at the same throughput. race-sql-select runs with 4 runtime threads: one
 # thread serving 16 connections waits for the CPU behind 16 server threads, two did
 # better (8 % more ops/s), and four better still (median 64,100 against 59,000 ops/s;
-# README, the race). race-sql-insert keeps the default, one thread per core, where four
+# bench/NOTES.md, the race). race-sql-insert keeps the default, one thread per core, where four
 # cost more CPU per insert and did no better.
 #
 # Where the numbers come from: a peer's CPU and RSS are its whole process (GNU time);

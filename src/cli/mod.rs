@@ -21,7 +21,7 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
     /// Worker threads of hatshop's async runtime (default: one per core). With the
-    /// database on the same machine, 1 leaves it more CPU (see the README's race).
+    /// database on the same machine, 1 leaves it more CPU (see docs/peers.md).
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub client_threads: Option<u16>,
 }

@@ -3,7 +3,7 @@
 //! read per statement, the parameters' types sent on a statement's first execute only,
 //! MariaDB's cached metadata (the server leaves out the columns of each reply), and no
 //! allocation but the value read. A point select of race-sql-select cost 6–11 µs less
-//! client CPU this way than through mysql_async (README, the race).
+//! client CPU this way than through mysql_async (bench/NOTES.md, the race).
 //!
 //! Errors are mysql_async's own (`ServerError`, `IoError`, `DriverError`), so that
 //! `classify` sorts them as it sorts the driver's. Logs in with mysql_native_password
