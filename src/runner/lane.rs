@@ -33,9 +33,9 @@ const LOG_BATCH: usize = 512;
 /// 5 MB (valgrind massif).
 const RECORDS_IN_HAND: usize = 8192;
 
-/// The op-log batch of each of `lanes` lanes: smaller with many lanes, 16 at least.
-/// At 1,024 lanes a floor of 64 peaked at 58 MB, 16 at 39 and 8 at 36, 8 with twice the
-/// context switches of 64, the op-log thread woken more often (bench/NOTES.md).
+/// The op-log batch of each of `lanes` lanes: smaller with many lanes, so that memory
+/// does not grow with them, and 16 at least, below which the op-log thread is woken
+/// far more often for little memory saved (bench/NOTES.md).
 pub fn log_batch(lanes: usize) -> usize {
     (RECORDS_IN_HAND / lanes.max(1)).clamp(16, LOG_BATCH)
 }

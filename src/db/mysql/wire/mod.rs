@@ -2,8 +2,8 @@
 //! alone (`kv_wire=own`, the default for runs of key-value events): one write and one
 //! read per statement, the parameters' types sent on a statement's first execute only,
 //! MariaDB's cached metadata (the server leaves out the columns of each reply), and no
-//! allocation but the value read. A point select of race-sql-select cost 6–11 µs less
-//! client CPU this way than through mysql_async (bench/NOTES.md, the race).
+//! allocation but the value read: a point select costs the client less CPU this way
+//! than through mysql_async (bench/NOTES.md, the race).
 //!
 //! Errors are mysql_async's own (`ServerError`, `IoError`, `DriverError`), so that
 //! `classify` sorts them as it sorts the driver's. Logs in with mysql_native_password
