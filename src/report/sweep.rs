@@ -176,6 +176,9 @@ pub fn write(dir: &Path, title: &str, rows: &[SweepRow]) -> Result<(PathBuf, Pat
     Ok((csv, page))
 }
 
+/// sweep.html: each metric of all operations against the varied setting (the
+/// failures, conflicts and lost updates only where there were any), the mean latency
+/// of each event type, and the table of every row.
 pub fn html(title: &str, rows: &[SweepRow]) -> String {
     let values = distinct(rows, |r| &r.value);
     let setting = rows.first().map_or("value", |r| r.setting.as_str());
@@ -186,76 +189,13 @@ pub fn html(title: &str, rows: &[SweepRow]) -> String {
         .collect();
     let mut body = format!("<h1>{}</h1>", escape(title));
     body.push_str("<h2>All operations</h2>");
-    let overall: [Metric; 4] = [
-        ("Total time of the measured phase", "seconds", |r| {
-            r.elapsed_s
-        }),
-        ("Throughput", "operations per second", |r| {
-            r.throughput_ops_s
-        }),
-        ("Mean latency", "latency (µs)", |r| r.mean_us),
-        ("p99 latency", "latency (µs)", |r| r.p99_us),
-    ];
-    for metric in overall {
+    for metric in ALWAYS {
         body.push_str(&chart(&all, &values, setting, metric));
     }
-    // Open loop: where response time leaves service time behind is the knee.
-    if all.iter().any(|r| r.response_p99_us.is_some()) {
-        body.push_str(&chart(
-            &all,
-            &values,
-            setting,
-            (
-                "p99 response time (from when each operation was due)",
-                "latency (µs)",
-                |r| r.response_p99_us.unwrap_or(0.0),
-            ),
-        ));
-    }
-    if all.iter().any(|r| r.errors > 0) {
-        body.push_str(&chart(
-            &all,
-            &values,
-            setting,
-            ("Failed operations", "errors", |r| r.errors as f64),
-        ));
-    }
-    if all.iter().any(|r| r.conflicts > 0) {
-        body.push_str(&chart(
-            &all,
-            &values,
-            setting,
-            (
-                "Conflicts (deadlocks, certification failures)",
-                "errors",
-                |r| r.conflicts as f64,
-            ),
-        ));
-    }
-    if all.iter().any(|r| r.lost_updates.is_some_and(|n| n > 0)) {
-        body.push_str(&chart(
-            &all,
-            &values,
-            setting,
-            ("Lost updates (verify)", "orders", |r| {
-                r.lost_updates.unwrap_or(0) as f64
-            }),
-        ));
-    }
-    if all
-        .iter()
-        .any(|r| r.resurrected_orders.is_some_and(|n| n > 0))
-    {
-        body.push_str(&chart(
-            &all,
-            &values,
-            setting,
-            (
-                "Deleted orders written back by a racing update (verify)",
-                "orders",
-                |r| r.resurrected_orders.unwrap_or(0) as f64,
-            ),
-        ));
+    for (shown, metric) in WHERE_ANY {
+        if all.iter().any(shown) {
+            body.push_str(&chart(&all, &values, setting, metric));
+        }
     }
     body.push_str("<h2>Per event type</h2>");
     for event_type in distinct(rows, |r| &r.event_type)
@@ -281,6 +221,60 @@ pub fn html(title: &str, rows: &[SweepRow]) -> String {
     body.push_str(&table(rows));
     page(title, &body)
 }
+
+/// The charts of all operations every sweep has.
+const ALWAYS: [Metric<'static>; 4] = [
+    ("Total time of the measured phase", "seconds", |r| {
+        r.elapsed_s
+    }),
+    ("Throughput", "operations per second", |r| {
+        r.throughput_ops_s
+    }),
+    ("Mean latency", "latency (µs)", |r| r.mean_us),
+    ("p99 latency", "latency (µs)", |r| r.p99_us),
+];
+
+/// Whether a run has something for a chart to show.
+type Shown = fn(&SweepRow) -> bool;
+
+/// The charts of all operations shown where any run has something to show.
+const WHERE_ANY: [(Shown, Metric<'static>); 5] = [
+    // Open loop: where response time leaves service time behind is the knee.
+    (
+        |r| r.response_p99_us.is_some(),
+        (
+            "p99 response time (from when each operation was due)",
+            "latency (µs)",
+            |r| r.response_p99_us.unwrap_or(0.0),
+        ),
+    ),
+    (
+        |r| r.errors > 0,
+        ("Failed operations", "errors", |r| r.errors as f64),
+    ),
+    (
+        |r| r.conflicts > 0,
+        (
+            "Conflicts (deadlocks, certification failures)",
+            "errors",
+            |r| r.conflicts as f64,
+        ),
+    ),
+    (
+        |r| r.lost_updates.is_some_and(|n| n > 0),
+        ("Lost updates (verify)", "orders", |r| {
+            r.lost_updates.unwrap_or(0) as f64
+        }),
+    ),
+    (
+        |r| r.resurrected_orders.is_some_and(|n| n > 0),
+        (
+            "Deleted orders written back by a racing update (verify)",
+            "orders",
+            |r| r.resurrected_orders.unwrap_or(0) as f64,
+        ),
+    ),
+];
 
 /// Every row, grouped by run, with the error kinds spelled out.
 fn table(rows: &[SweepRow]) -> String {
