@@ -67,9 +67,10 @@ struct Folder<'a> {
     pools: &'a [crate::observe::thread_pools::PoolRow],
 }
 
+/// The load's page: what it loaded, its totals and read-back check, traced batches,
+/// batch charts, and the server's resources over the load.
 fn render(record: &LoadRecord, folder: &Folder) -> String {
     let p = &record.plan;
-    let t = &record.totals;
     let mut out = String::new();
     let _ = write!(
         out,
@@ -82,6 +83,33 @@ fn render(record: &LoadRecord, folder: &Folder) -> String {
     if let Some(error) = &record.error {
         let _ = write!(out, "<p class=\"warning\">{}</p>", escape(error));
     }
+    out.push_str(&facts(record));
+    out.push_str(&totals(record));
+    out.push_str(&traced(folder.traces));
+    out.push_str(&charts(folder.batches, p.interval_s));
+    let end_s = folder
+        .batches
+        .iter()
+        .map(|b| b.start_s + b.latency_us / 1e6)
+        .fold(0.0, f64::max);
+    out.push_str(&resources::figures(
+        &resources::Observed {
+            metrics: folder.metrics,
+            pools: folder.pools,
+            gc: folder.gc,
+            gc_log: record.gc_log.as_deref(),
+            compactions: folder.compactions,
+        },
+        end_s,
+        "time since the load began (s)",
+    ));
+    page(&format!("hatshop load {}", record.started_at), &out)
+}
+
+/// What was loaded, into what, in which batches, from which client.
+fn facts(record: &LoadRecord) -> String {
+    let p = &record.plan;
+    let mut out = String::new();
     out.push_str("<table class=\"facts\">");
     let kind = serde_json::to_string(&p.batch).unwrap_or_default();
     for (name, value) in [
@@ -116,6 +144,13 @@ fn render(record: &LoadRecord, folder: &Folder) -> String {
         let _ = write!(out, "<tr><td>{name}</td><td>{}</td></tr>", escape(&value));
     }
     out.push_str("</table>");
+    out
+}
+
+/// Batches, rows, time, throughput and batch latency, and what reading back found.
+fn totals(record: &LoadRecord) -> String {
+    let t = &record.totals;
+    let mut out = String::new();
     let l = &t.latency_ms;
     let _ = write!(
         out,
@@ -153,25 +188,7 @@ fn render(record: &LoadRecord, folder: &Folder) -> String {
             if c.ok { "ok" } else { "FAILED" }
         );
     }
-    out.push_str(&traced(folder.traces));
-    out.push_str(&charts(folder.batches, p.interval_s));
-    let end_s = folder
-        .batches
-        .iter()
-        .map(|b| b.start_s + b.latency_us / 1e6)
-        .fold(0.0, f64::max);
-    out.push_str(&resources::figures(
-        &resources::Observed {
-            metrics: folder.metrics,
-            pools: folder.pools,
-            gc: folder.gc,
-            gc_log: record.gc_log.as_deref(),
-            compactions: folder.compactions,
-        },
-        end_s,
-        "time since the load began (s)",
-    ));
-    page(&format!("hatshop load {}", record.started_at), &out)
+    out
 }
 
 /// Batch latency mean and max per bin, each batch's latency, rows/s and bytes.
@@ -238,6 +255,14 @@ fn charts(batches: &[BatchRow], interval_s: f64) -> String {
                 .collect(),
         }],
     ));
+    out.push_str(&bytes_per_batch(&ok));
+    out
+}
+
+/// Bytes of keys and values per batch, and what loopback carried while each was in
+/// flight, where that was measured.
+fn bytes_per_batch(ok: &[&BatchRow]) -> String {
+    let mut out = String::new();
     let wire: Vec<(f64, f64)> = ok
         .iter()
         .filter_map(|b| Some((b.batch as f64, b.loopback_bytes? as f64 / 1e6)))
