@@ -123,17 +123,7 @@ pub async fn play(
         done: false,
         outcome: why.into(),
     };
-    // Wait for the measured phase.
-    let measure_start = loop {
-        if let Some(start) = phases.measure.get() {
-            break *start;
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(Duration::from_millis(10)) => {}
-            _ = stop.stopped() => break Instant::now(),
-            _ = over.wait_for(|&o| o) => break Instant::now(),
-        }
-    };
+    let measure_start = measure_started(&phases, &stop, &mut over).await;
     let mut faults = faults.into_iter();
     for fault in faults.by_ref() {
         let due = measure_start + fault.at;
@@ -148,24 +138,8 @@ pub async fn play(
         }
         let began = Instant::now();
         let began_wall = SystemTime::now();
-        let home = home.clone();
-        let action = fault.action;
-        let node = fault.node;
-        let work = tokio::task::spawn_blocking(move || cluster::act(&home, kind, node, action));
-        // A fault under way is let finish after the run's end (a start waits until
-        // the node serves again), but not forever, and not past Ctrl-C.
-        let result = tokio::select! {
-            result = tokio::time::timeout(FINISH_IN_FLIGHT, work) => Some(result),
-            _ = stop.interrupted() => None,
-        };
+        let (done, outcome) = apply(&home, kind, &fault, &stop).await;
         let took = began.elapsed();
-        let (done, outcome) = match result {
-            Some(Ok(Ok(Ok(what)))) => (true, what),
-            Some(Ok(Ok(Err(e)))) => (false, format!("failed: {e:#}")),
-            Some(Ok(Err(e))) => (false, format!("failed: {e}")),
-            Some(Err(_)) => (false, format!("still under way after {} s", took.as_secs())),
-            None => (false, "under way when the run was interrupted".into()),
-        };
         crate::console::note!(
             "fault at {}: {outcome} ({:.1} s)",
             humantime::format_duration(fault.at),
@@ -187,6 +161,50 @@ pub async fn play(
         records.push(unreached(&fault, "not reached: the run ended first"));
     }
     records
+}
+
+/// When the measured phase began; now, if the run stopped or ended before it did.
+async fn measure_started(
+    phases: &PhaseClock,
+    stop: &StopSignal,
+    over: &mut tokio::sync::watch::Receiver<bool>,
+) -> Instant {
+    loop {
+        if let Some(start) = phases.measure.get() {
+            return *start;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(10)) => {}
+            _ = stop.stopped() => return Instant::now(),
+            _ = over.wait_for(|&o| o) => return Instant::now(),
+        }
+    }
+}
+
+/// Does one fault to its node, off the runtime's threads: whether it was done, and
+/// what happened, in words.
+async fn apply(home: &Home, kind: ServerKind, fault: &Fault, stop: &StopSignal) -> (bool, String) {
+    let began = Instant::now();
+    let home = home.clone();
+    let action = fault.action;
+    let node = fault.node;
+    let work = tokio::task::spawn_blocking(move || cluster::act(&home, kind, node, action));
+    // A fault under way is let finish after the run's end (a start waits until the
+    // node serves again), but not forever, and not past Ctrl-C.
+    let result = tokio::select! {
+        result = tokio::time::timeout(FINISH_IN_FLIGHT, work) => Some(result),
+        _ = stop.interrupted() => None,
+    };
+    match result {
+        Some(Ok(Ok(Ok(what)))) => (true, what),
+        Some(Ok(Ok(Err(e)))) => (false, format!("failed: {e:#}")),
+        Some(Ok(Err(e))) => (false, format!("failed: {e}")),
+        Some(Err(_)) => (
+            false,
+            format!("still under way after {} s", began.elapsed().as_secs()),
+        ),
+        None => (false, "under way when the run was interrupted".into()),
+    }
 }
 
 /// Each server the faults name must be one hatshop can start; the problem in one line.
