@@ -115,6 +115,8 @@ fn from_statements(times: &[StatementTime], run: &LoadedRun) -> BTreeMap<String,
     by
 }
 
+/// The client's and the server's time of the same operations (`--trace-sample`), from
+/// traces.csv or the server's statement totals.
 pub fn section(run: &LoadedRun) -> String {
     let loaded = read_rows::<TraceRow>(&run.dir.join(TRACES_CSV)).and_then(|t| {
         let statements = read_rows::<StatementTime>(&run.dir.join(STATEMENTS_CSV))?;
@@ -138,13 +140,39 @@ pub fn section(run: &LoadedRun) -> String {
     } else {
         from_traces(&traces)
     };
+    let mut out = compared_table(&by, &traces, explains);
+    out.push_str(&statements_table(&statements));
+    let names: Vec<String> = by.keys().cloned().collect();
+    let client_bars = by.values().map(|c| c.client_mean).collect();
+    let server_bars = by.values().map(|c| c.server_mean.unwrap_or(0.0)).collect();
+    out.push_str(&svg::bar_chart(
+        "Mean time per event type: as the client measured it, and on the server",
+        "event type",
+        &names,
+        &Axis::linear("µs"),
+        &[
+            Bars {
+                name: "client (service)".into(),
+                values: client_bars,
+                whiskers: None,
+            },
+            Bars {
+                name: "server".into(),
+                values: server_bars,
+                whiskers: None,
+            },
+        ],
+    ));
+    out
+}
+
+/// Client against server mean per event type, with how to read it for this store.
+fn compared_table(by: &BTreeMap<String, Compared>, traces: &[TraceRow], explains: &str) -> String {
     let mut out = String::from(
         "<h2>Client and server time</h2><table id=\"traces\"><tr><th>event</th><th>ops</th>\
          <th>client (service) mean</th><th>server mean</th><th>difference</th></tr>",
     );
-    let mut client_bars = Vec::new();
-    let mut server_bars = Vec::new();
-    for (event, c) in &by {
+    for (event, c) in by {
         let _ = write!(
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -155,8 +183,6 @@ pub fn section(run: &LoadedRun) -> String {
             c.server_mean
                 .map_or("-".into(), |s| super::table::format_us(c.client_mean - s)),
         );
-        client_bars.push(c.client_mean);
-        server_bars.push(c.server_mean.unwrap_or(0.0));
     }
     let over = traces
         .iter()
@@ -176,26 +202,6 @@ pub fn section(run: &LoadedRun) -> String {
          driver and waiting on either side.{over}</p>",
         escape(explains)
     );
-    out.push_str(&statements_table(&statements));
-    let names: Vec<String> = by.keys().cloned().collect();
-    out.push_str(&svg::bar_chart(
-        "Mean time per event type: as the client measured it, and on the server",
-        "event type",
-        &names,
-        &Axis::linear("µs"),
-        &[
-            Bars {
-                name: "client (service)".into(),
-                values: client_bars,
-                whiskers: None,
-            },
-            Bars {
-                name: "server".into(),
-                values: server_bars,
-                whiskers: None,
-            },
-        ],
-    ));
     out
 }
 
