@@ -83,76 +83,12 @@ impl StoreKind for MysqlStore {
         let mut pools = Vec::with_capacity(address.hosts.len());
         let mut hosts = Vec::with_capacity(address.hosts.len());
         for (host, port) in &address.hosts {
-            let mut opts = OptsBuilder::default()
-                .ip_or_hostname(host.clone())
-                .tcp_port(*port)
-                .prefer_socket(false)
-                .user(address.user.clone().or(Some("root".into())))
-                .pass(address.password.clone())
-                .db_name(address.name.clone().or(Some("hatshop".into())))
-                .client_found_rows(true)
-                .stmt_cache_size(MAX_ITEMS_PER_INSERT + 32)
-                .pool_opts(
-                    PoolOpts::default()
-                        .with_constraints(
-                            PoolConstraints::new(0, ADMIN_POOL).expect("0 <= max is valid"),
-                        )
-                        .with_reset_connection(false),
-                );
-            if let Some(wait) = sync_wait {
-                opts = opts.init(vec![format!("SET SESSION wsrep_sync_wait = {wait}")]);
-            }
-            let opts = Opts::from(opts);
-            let name = format!("{host}:{port}");
-            let login = Login {
-                host: host.clone(),
-                port: *port,
-                user: address.user.clone().unwrap_or_else(|| "root".into()),
-                password: address.password.clone(),
-                database: address.name.clone().unwrap_or_else(|| "hatshop".into()),
-                sync_wait,
-                connect_timeout: options.connect_timeout,
-            };
+            let (name, opts, login) =
+                host_options(host, *port, &address, sync_wait, options.connect_timeout);
             hosts.push((name.clone(), opts.clone(), login));
             pools.push((name, Pool::new(opts)));
         }
-        // Every host must answer for a run; reading back (verify) needs just one.
-        let mut version = None;
-        let mut galera = false;
-        let mut unreachable = None;
-        for (host, pool) in &pools {
-            let mut conn = match login_retried(|| pool.get_conn()).await {
-                Ok(conn) => conn,
-                Err(e) => {
-                    let error = classify(e).context(format!("host {host}"));
-                    if !options.existing_only {
-                        return Err(error);
-                    }
-                    unreachable = Some(error);
-                    continue;
-                }
-            };
-            let text: String = conn
-                .query_first("SELECT VERSION()")
-                .await
-                .map_err(classify)?
-                .unwrap_or_default();
-            version = Some(product_version(&text));
-            galera = conn
-                .query_first::<i64, _>("SELECT @@wsrep_on")
-                .await
-                .ok()
-                .flatten()
-                .is_some_and(|on| on == 1);
-            if options.existing_only {
-                break;
-            }
-        }
-        let version = match (version, unreachable) {
-            (Some(version), _) => version,
-            (None, Some(error)) => return Err(error),
-            (None, None) => String::new(),
-        };
+        let (version, galera) = server_facts(&pools, options.existing_only).await?;
         let own_wire = options.key_value_only
             && options.settings.choice("kv_wire") == "own"
             && speaks_own_wire(&hosts[0].2).await?;
@@ -182,6 +118,90 @@ impl StoreKind for MysqlStore {
             own_wire,
         })
     }
+}
+
+/// The driver's options and hatshop's own wire login for one host of the URL.
+fn host_options(
+    host: &str,
+    port: u16,
+    address: &crate::db::ServerAddress,
+    sync_wait: Option<u64>,
+    connect_timeout: std::time::Duration,
+) -> (String, Opts, Login) {
+    let mut opts = OptsBuilder::default()
+        .ip_or_hostname(host.to_string())
+        .tcp_port(port)
+        .prefer_socket(false)
+        .user(address.user.clone().or(Some("root".into())))
+        .pass(address.password.clone())
+        .db_name(address.name.clone().or(Some("hatshop".into())))
+        .client_found_rows(true)
+        .stmt_cache_size(MAX_ITEMS_PER_INSERT + 32)
+        .pool_opts(
+            PoolOpts::default()
+                .with_constraints(PoolConstraints::new(0, ADMIN_POOL).expect("0 <= max is valid"))
+                .with_reset_connection(false),
+        );
+    if let Some(wait) = sync_wait {
+        opts = opts.init(vec![format!("SET SESSION wsrep_sync_wait = {wait}")]);
+    }
+    let opts = Opts::from(opts);
+    let name = format!("{host}:{port}");
+    let login = Login {
+        host: host.to_string(),
+        port,
+        user: address.user.clone().unwrap_or_else(|| "root".into()),
+        password: address.password.clone(),
+        database: address.name.clone().unwrap_or_else(|| "hatshop".into()),
+        sync_wait,
+        connect_timeout,
+    };
+    (name, opts, login)
+}
+
+/// The server's product and version, and whether it is a Galera node. Every host must
+/// answer for a run; reading back (`existing_only`: verify) needs just one.
+async fn server_facts(
+    pools: &[(String, Pool)],
+    existing_only: bool,
+) -> Result<(String, bool), DbError> {
+    let mut version = None;
+    let mut galera = false;
+    let mut unreachable = None;
+    for (host, pool) in pools {
+        let mut conn = match login_retried(|| pool.get_conn()).await {
+            Ok(conn) => conn,
+            Err(e) => {
+                let error = classify(e).context(format!("host {host}"));
+                if !existing_only {
+                    return Err(error);
+                }
+                unreachable = Some(error);
+                continue;
+            }
+        };
+        let text: String = conn
+            .query_first("SELECT VERSION()")
+            .await
+            .map_err(classify)?
+            .unwrap_or_default();
+        version = Some(product_version(&text));
+        galera = conn
+            .query_first::<i64, _>("SELECT @@wsrep_on")
+            .await
+            .ok()
+            .flatten()
+            .is_some_and(|on| on == 1);
+        if existing_only {
+            break;
+        }
+    }
+    let version = match (version, unreachable) {
+        (Some(version), _) => version,
+        (None, Some(error)) => return Err(error),
+        (None, None) => String::new(),
+    };
+    Ok((version, galera))
 }
 
 /// Whether hatshop's own wire can log in to the server: not when the server asks for
