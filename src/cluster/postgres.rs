@@ -90,31 +90,7 @@ fn start(home: &Home, dir: &Path, install: bool, port: Option<u16>) -> Result<Se
         Some(port) => port,
         None => process::free_port(HOST, 5432)?,
     };
-    let base = if process::is_root() {
-        // A folder the postgres user can reach, one per hatshop home.
-        let tag: u64 = home
-            .root
-            .to_string_lossy()
-            .bytes()
-            .fold(0xcbf2_9ce4_8422_2325, |h, b| {
-                (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-            });
-        let base = PathBuf::from(format!("/var/tmp/hatshop-postgres/{tag:016x}"));
-        std::fs::create_dir_all(&base)?;
-        // Only the two folders, never -R: another home's server may be creating and
-        // dropping files below them right now, and everything under them is the
-        // postgres user's own anyway.
-        process::run_command(
-            Command::new("chown")
-                .arg("postgres:")
-                .arg("/var/tmp/hatshop-postgres")
-                .arg(&base),
-            "chown",
-        )?;
-        base
-    } else {
-        dir.to_path_buf()
-    };
+    let base = base_folder(home, dir)?;
     let data = base.join("data");
     let log_file = base.join("server.log");
     if !data.join("PG_VERSION").exists() {
@@ -153,6 +129,50 @@ fn start(home: &Home, dir: &Path, install: bool, port: Option<u16>) -> Result<Se
         .and_then(|t| t.lines().next().and_then(|l| l.trim().parse().ok()))
         .context("PostgreSQL started but wrote no postmaster.pid")?;
 
+    let version = ready_database(&bin, port)?;
+    Ok(ServerRecord {
+        kind: ServerKind::find(Postgres::NAME).expect("listed"),
+        url: format!("postgres://postgres@{HOST}:{port}/hatshop"),
+        version: format!("PostgreSQL {version}"),
+        started_at: now_rfc3339(),
+        settings: Default::default(),
+        programs: None,
+        nodes: vec![node_record(1, HOST, port, pid, dir, data, log_file)],
+    })
+}
+
+/// The folder of the server's data and log: under /var/tmp when running as root (the
+/// postgres user runs the server and must reach it), one per hatshop home.
+fn base_folder(home: &Home, dir: &Path) -> Result<PathBuf> {
+    Ok(if process::is_root() {
+        // A folder the postgres user can reach, one per hatshop home.
+        let tag: u64 = home
+            .root
+            .to_string_lossy()
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+            });
+        let base = PathBuf::from(format!("/var/tmp/hatshop-postgres/{tag:016x}"));
+        std::fs::create_dir_all(&base)?;
+        // Only the two folders, never -R: another home's server may be creating and
+        // dropping files below them right now, and everything under them is the
+        // postgres user's own anyway.
+        process::run_command(
+            Command::new("chown")
+                .arg("postgres:")
+                .arg("/var/tmp/hatshop-postgres")
+                .arg(&base),
+            "chown",
+        )?;
+        base
+    } else {
+        dir.to_path_buf()
+    })
+}
+
+/// The `hatshop` database made if missing; the server's version.
+fn ready_database(bin: &Path, port: u16) -> Result<String> {
     let psql = |sql: &str| {
         process::run_command(
             Command::new(bin.join("psql")).args([
@@ -181,13 +201,5 @@ fn start(home: &Home, dir: &Path, install: bool, port: Option<u16>) -> Result<Se
     if version.is_empty() {
         bail!("PostgreSQL on {HOST}:{port} did not say its version");
     }
-    Ok(ServerRecord {
-        kind: ServerKind::find(Postgres::NAME).expect("listed"),
-        url: format!("postgres://postgres@{HOST}:{port}/hatshop"),
-        version: format!("PostgreSQL {version}"),
-        started_at: now_rfc3339(),
-        settings: Default::default(),
-        programs: None,
-        nodes: vec![node_record(1, HOST, port, pid, dir, data, log_file)],
-    })
+    Ok(version)
 }
