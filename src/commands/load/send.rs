@@ -41,6 +41,8 @@ impl Senders {
         futures::future::join_all(senders).await;
     }
 
+    /// One of the batches in flight: takes the next batch, sends it, and hands its row
+    /// on, until none is left or the load stops.
     async fn sender(&self, next: &AtomicU64, done: &mpsc::UnboundedSender<Sent>) {
         let plan = &self.plan;
         let notes = Arc::new(CallNotes::default());
@@ -50,12 +52,8 @@ impl Senders {
                 break;
             }
             let (pass, first, rows) = plan.batch(index);
-            if let Some(every) = plan.every_s {
-                let due = self.began + Duration::from_secs_f64(every * pass as f64);
-                tokio::select! {
-                    _ = tokio::time::sleep_until(due.into()) => {}
-                    _ = self.stop.stopped() => break,
-                }
+            if !self.pass_due(pass).await {
+                break;
             }
             let mut batch =
                 LoadBatch::generate(plan.seed, first, rows, plan.columns, plan.value_size);
@@ -92,21 +90,7 @@ impl Senders {
                 error: String::new(),
             };
             drop(batch);
-            let mut limit = None;
-            match outcome {
-                Ok(()) => {}
-                Err(LoadError::TooLarge(found)) => {
-                    row.error = format!("over {} ({})", found.setting, found.value);
-                    limit = Some(found);
-                    self.stop.stop(StopReason::Failed);
-                }
-                Err(LoadError::Db(error)) => {
-                    row.error = format!("{}: {}", error.kind.as_str(), error.message);
-                    if error.kind != ErrorKind::Cancelled {
-                        self.stop.stop(StopReason::Failed);
-                    }
-                }
-            }
+            let limit = self.failure(outcome, &mut row);
             let trace_ids = if trace {
                 notes.take_trace_ids()
             } else {
@@ -121,6 +105,38 @@ impl Senders {
                 .is_err()
             {
                 break;
+            }
+        }
+    }
+
+    /// Waits until pass `pass` is due (`--every`); false when the load stopped first.
+    async fn pass_due(&self, pass: u64) -> bool {
+        let Some(every) = self.plan.every_s else {
+            return true;
+        };
+        let due = self.began + Duration::from_secs_f64(every * pass as f64);
+        tokio::select! {
+            _ = tokio::time::sleep_until(due.into()) => true,
+            _ = self.stop.stopped() => false,
+        }
+    }
+
+    /// A failed batch's error into its row; a batch over the store's size limit, which
+    /// the load reports, and any failure but a cancel stop the load.
+    fn failure(&self, outcome: Result<(), LoadError>, row: &mut BatchRow) -> Option<BatchLimit> {
+        match outcome {
+            Ok(()) => None,
+            Err(LoadError::TooLarge(found)) => {
+                row.error = format!("over {} ({})", found.setting, found.value);
+                self.stop.stop(StopReason::Failed);
+                Some(found)
+            }
+            Err(LoadError::Db(error)) => {
+                row.error = format!("{}: {}", error.kind.as_str(), error.message);
+                if error.kind != ErrorKind::Cancelled {
+                    self.stop.stop(StopReason::Failed);
+                }
+                None
             }
         }
     }
