@@ -295,45 +295,13 @@ pub fn marked_line_chart(
     }
     x_label(&mut out, &x.label);
     for (i, s) in series.iter().enumerate() {
-        let colour = PALETTE[i % PALETTE.len()];
-        let mut d = String::new();
-        let mut marks = String::new();
-        // A missing value (NaN) breaks the line: the next point starts a new piece.
-        let mut gap = true;
-        for (px, py) in &s.points {
-            if !py.is_finite() || (y.scale == Scale::Log10 && *py <= 0.0) {
-                gap = true;
-                continue;
-            }
-            let cx = LEFT + plot_width() * xs.fraction(*px);
-            let cy = TOP + plot_height() * (1.0 - ys.fraction(*py));
-            let _ = write!(
-                d,
-                "{}{cx:.1},{cy:.1}",
-                match (d.is_empty(), gap) {
-                    (true, _) => "M",
-                    (false, true) => " M",
-                    (false, false) => " L",
-                }
-            );
-            gap = false;
-            // A few points get a mark each, so a one-interval run still shows.
-            if s.points.len() <= SPARSE {
-                let _ = write!(
-                    marks,
-                    r#"<circle cx="{cx:.1}" cy="{cy:.1}" r="2.5" fill="{colour}"/>"#
-                );
-            }
-        }
-        if d.is_empty() {
-            continue;
-        }
-        let _ = write!(
-            out,
-            r#"<path class="series" data-points="{}" d="{d}" fill="none" stroke="{colour}" stroke-width="1.6"><title>{}</title></path>{marks}"#,
-            s.points.iter().filter(|p| p.1.is_finite()).count(),
-            escape(&s.name)
-        );
+        out.push_str(&series_path(
+            s,
+            PALETTE[i % PALETTE.len()],
+            &xs,
+            &ys,
+            y.scale,
+        ));
     }
     for (i, mark) in marks.iter().enumerate() {
         let px = LEFT + plot_width() * xs.fraction(mark.x);
@@ -353,6 +321,48 @@ pub fn marked_line_chart(
     );
     out.push_str("</svg></figure>");
     out
+}
+
+/// One series as a path (with a dot per point when there are few), broken where a
+/// value is missing or cannot be drawn on a log scale.
+fn series_path(s: &Series, colour: &str, xs: &Domain, ys: &Domain, scale: Scale) -> String {
+    let mut d = String::new();
+    let mut marks = String::new();
+    // A missing value (NaN) breaks the line: the next point starts a new piece.
+    let mut gap = true;
+    for (px, py) in &s.points {
+        if !py.is_finite() || (scale == Scale::Log10 && *py <= 0.0) {
+            gap = true;
+            continue;
+        }
+        let cx = LEFT + plot_width() * xs.fraction(*px);
+        let cy = TOP + plot_height() * (1.0 - ys.fraction(*py));
+        let _ = write!(
+            d,
+            "{}{cx:.1},{cy:.1}",
+            match (d.is_empty(), gap) {
+                (true, _) => "M",
+                (false, true) => " M",
+                (false, false) => " L",
+            }
+        );
+        gap = false;
+        // A few points get a mark each, so a one-interval run still shows.
+        if s.points.len() <= SPARSE {
+            let _ = write!(
+                marks,
+                r#"<circle cx="{cx:.1}" cy="{cy:.1}" r="2.5" fill="{colour}"/>"#
+            );
+        }
+    }
+    if d.is_empty() {
+        return String::new();
+    }
+    format!(
+        r#"<path class="series" data-points="{}" d="{d}" fill="none" stroke="{colour}" stroke-width="1.6"><title>{}</title></path>{marks}"#,
+        s.points.iter().filter(|p| p.1.is_finite()).count(),
+        escape(&s.name)
+    )
 }
 
 /// One bar group per category, one bar per series; `whiskers` (low, high) per value.
