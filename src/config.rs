@@ -68,7 +68,7 @@ impl RunConfig {
     /// The flags resolved and checked: every problem one line, before anything runs.
     pub fn from_args(args: &RunArgs) -> Result<RunConfig> {
         let (db, settings) = store_of(args)?;
-        let source = source_of(args, &settings)?;
+        let source = source_of(args, &db, &settings)?;
         let concurrency = concurrency_of(args, &source, &db, &settings)?;
         let max_duration = args
             .duration
@@ -180,20 +180,15 @@ fn store_of(args: &RunArgs) -> Result<(DbUrl, Settings)> {
 }
 
 /// The events: an events file, checked, or the spec with the flags over it.
-fn source_of(args: &RunArgs, settings: &Settings) -> Result<EventSource> {
+fn source_of(args: &RunArgs, db: &DbUrl, settings: &Settings) -> Result<EventSource> {
     let source = match &args.events_file {
         Some(path) => EventSource::File(check_events_file(path)?),
         None => EventSource::Generated {
             workload: resolve_spec(&args.stream)?,
         },
     };
-    if let EventSource::Generated { workload } = &source
-        && settings
-            .given()
-            .get("kv_table")
-            .is_some_and(|t| t == "sbtest")
-    {
-        crate::db::check_sbtest_value_size(workload.value_size as usize)
+    if let EventSource::Generated { workload } = &source {
+        (db.store().check_value_size)(settings, workload.value_size as usize)
             .map_err(|e| anyhow!("{}: {}", workload.name, e.message))?;
     }
     Ok(source)
@@ -597,5 +592,30 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert_eq!(err, "mysql setting pool=0: expected at least 1");
+    }
+
+    #[test]
+    fn a_value_longer_than_the_store_holds_is_refused_before_anything_connects() {
+        use clap::Parser;
+        let args = |value_size: &str| {
+            let cli = crate::cli::Cli::try_parse_from([
+                "hatshop",
+                "run",
+                "-w",
+                "kv-50w-50r",
+                "--db",
+                "mysql://root@127.0.0.1:9/x?kv_table=sbtest",
+                "--value-size",
+                value_size,
+            ])
+            .unwrap();
+            let crate::cli::Command::Run(args) = cli.command else {
+                unreachable!()
+            };
+            args
+        };
+        let err = RunConfig::from_args(&args("121")).unwrap_err().to_string();
+        assert!(err.contains("at most 120 bytes"), "{err}");
+        assert!(RunConfig::from_args(&args("120")).is_ok());
     }
 }

@@ -12,7 +12,7 @@
 //! - [`workload`], [`stats`], [`client_cost`]: domain types, the seeded generator,
 //!   specs, presets and fault timelines; HdrHistograms per event type and interval;
 //!   hatshop's own CPU and memory while measuring.
-//! - [`db`]: the `Database` trait, one folder per store, and the one list of stores.
+//! - [`db`]: the `Store` trait, one folder per store, and the one list of stores.
 //! - [`cluster`]: real local servers (Cassandra, MariaDB, PostgreSQL, Redis, Voldemort).
 //! - [`runner`], [`verify`], [`observe`]: the one run loop and the fault player; the
 //!   expected state against what the store holds; the servers' own costs during a run.

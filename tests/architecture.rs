@@ -574,20 +574,35 @@ fn before_tests(text: &str) -> &str {
     text.find("#[cfg(test)]").map_or(text, |at| &text[..at])
 }
 
+/// The `stores!` list in `db/mod.rs`: each line's module and type (`Variant => module::Type`).
+fn store_list() -> Vec<(String, String, String)> {
+    let text = std::fs::read_to_string(root().join("src/db/mod.rs")).unwrap();
+    let list = &text[text
+        .find("stores! {")
+        .expect("the stores! list in src/db/mod.rs")..];
+    let list = &list["stores! {".len()..list.find('}').unwrap()];
+    list.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .map(|line| {
+            let (_, path) = line.split_once("=>").expect("Variant => module::Type");
+            let (module, name) = path.trim().trim_end_matches(',').split_once("::").unwrap();
+            (line.to_string(), module.to_string(), name.to_string())
+        })
+        .collect()
+}
+
 #[test]
 fn architecture_every_store_is_in_the_one_list() {
-    let src = root().join("src/db");
-    let stores = std::fs::read_to_string(src.join("stores.rs")).unwrap();
-    let list = &stores[stores.find("stores! {").expect("the stores! list")..];
-    let list = &list[..list.find('}').unwrap()];
+    let listed: Vec<String> = store_list().into_iter().map(|(_, _, name)| name).collect();
     let mut files = Vec::new();
-    collect(&src, &mut files);
+    collect(&root().join("src/db"), &mut files);
     let mut missing = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();
         for part in text.split("impl StoreKind for ").skip(1) {
             let name: String = part.chars().take_while(|&c| ident_char(c)).collect();
-            if !list.contains(&format!("::{name}")) {
+            if !listed.contains(&name) {
                 missing.push(format!("{name} ({})", file.display()));
             }
         }
@@ -596,6 +611,56 @@ fn architecture_every_store_is_in_the_one_list() {
         missing.is_empty(),
         "stores that implement StoreKind but are not in stores!: {missing:?}"
     );
+}
+
+/// Adding a store touches its folder (or file) and one line: no other code in `src/`
+/// names its module or type.
+#[test]
+fn architecture_a_store_is_its_folder_and_one_line() {
+    let list = store_list();
+    assert!(list.len() >= 7, "the stores! list: {list:?}");
+    let mut files = Vec::new();
+    collect(&root().join("src"), &mut files);
+    let mut found = Vec::new();
+    for (list_line, module, name) in &list {
+        let own_folder = root().join("src/db").join(module);
+        let own_file = own_folder.with_extension("rs");
+        for file in &files {
+            if file.starts_with(&own_folder) || *file == own_file {
+                continue;
+            }
+            // Outside db/ a store's module is private; a `cassandra::` there is a server's.
+            let path = if file.starts_with(root().join("src/db")) {
+                format!("{module}::")
+            } else {
+                format!("db::{module}::")
+            };
+            let text = std::fs::read_to_string(file).unwrap();
+            for (number, line) in code_only(&text).lines().enumerate() {
+                let names_it = mentions(line, name) || mentions(line, &path);
+                if names_it && line.trim() != list_line {
+                    let rel = file.strip_prefix(root()).unwrap();
+                    found.push(format!("{}:{}: {}", rel.display(), number + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a store named outside its folder and its line in stores!:\n{}",
+        found.join("\n")
+    );
+}
+
+/// Whether `line` holds `word` with no identifier character just before it or after it.
+fn mentions(line: &str, word: &str) -> bool {
+    line.match_indices(word).any(|(at, _)| {
+        let before = line[..at].chars().next_back();
+        let after = line[at + word.len()..].chars().next();
+        // A path (`mysql::`) may run on into what it names; a type name may not.
+        let runs_on = after.is_some_and(ident_char) && !word.ends_with(':');
+        !before.is_some_and(ident_char) && !runs_on
+    })
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use hatshop::db::{Applied, Database, DbError, ErrorKind, KvPage, Ownership, Snapshot, StoreInfo};
+use hatshop::db::{Applied, DbError, ErrorKind, KvPage, Ownership, Snapshot, Store, StoreFacts};
 use hatshop::runner::{
     self, Dealing, Pace, PhaseClock, Progress, RunClock, RunContext, RunOutcome, RunPlan,
     StopReason, StopSignal,
@@ -33,7 +33,7 @@ fn plan(lanes: usize, check_reads: bool) -> RunPlan {
 }
 
 /// Runs `spec` against `store` with this plan and stop signal.
-async fn run_with<D: Database>(
+async fn run_with<D: Store>(
     store: Arc<D>,
     spec: &WorkloadSpec,
     plan: RunPlan,
@@ -60,8 +60,8 @@ fn summary(outcome: &RunOutcome) -> hatshop::stats::Summary {
     outcome.stats.summary(&EventType::names(), 1.0)
 }
 
-fn info(name: &str) -> StoreInfo {
-    StoreInfo {
+fn info(name: &str) -> StoreFacts {
+    StoreFacts {
         name: name.into(),
         server_version: "test".into(),
         settings: Default::default(),
@@ -105,7 +105,7 @@ impl StrictStore {
     }
 }
 
-impl Database for StrictStore {
+impl Store for StrictStore {
     async fn setup(&self, _owner: &Ownership) -> Result<(), DbError> {
         Ok(())
     }
@@ -182,7 +182,7 @@ impl Database for StrictStore {
     async fn kv_page(&self, _cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
         Ok(KvPage::default())
     }
-    fn info(&self) -> StoreInfo {
+    fn facts(&self) -> StoreFacts {
         info("strict")
     }
 }
@@ -259,7 +259,7 @@ impl Flaky {
     }
 }
 
-impl Database for Flaky {
+impl Store for Flaky {
     async fn setup(&self, _owner: &Ownership) -> Result<(), DbError> {
         Ok(())
     }
@@ -307,7 +307,7 @@ impl Database for Flaky {
     async fn kv_page(&self, _cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
         Ok(KvPage::default())
     }
-    fn info(&self) -> StoreInfo {
+    fn facts(&self) -> StoreFacts {
         info("flaky")
     }
 }
@@ -351,7 +351,7 @@ struct StaleReads {
     first_values: Mutex<HashMap<String, Vec<u8>>>,
 }
 
-impl Database for StaleReads {
+impl Store for StaleReads {
     async fn setup(&self, _owner: &Ownership) -> Result<(), DbError> {
         Ok(())
     }
@@ -408,7 +408,7 @@ impl Database for StaleReads {
     async fn kv_page(&self, _cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
         Ok(KvPage::default())
     }
-    fn info(&self) -> StoreInfo {
+    fn facts(&self) -> StoreFacts {
         info("stale")
     }
 }
@@ -465,7 +465,7 @@ async fn a_stale_read_is_counted_as_stale_not_as_a_success() {
 /// Never answers: every call waits forever.
 struct Silent;
 
-impl Database for Silent {
+impl Store for Silent {
     async fn setup(&self, _owner: &Ownership) -> Result<(), DbError> {
         Ok(())
     }
@@ -513,7 +513,7 @@ impl Database for Silent {
     async fn kv_page(&self, _cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
         std::future::pending().await
     }
-    fn info(&self) -> StoreInfo {
+    fn facts(&self) -> StoreFacts {
         info("silent")
     }
 }

@@ -16,7 +16,7 @@ use common::{
     verify_ok,
 };
 use hatshop::db::{
-    Applied, ConnectOptions, Database, DbUrl, ErrorKind, Ownership, Settings, Store,
+    AnyStore, Applied, ConnectOptions, DbUrl, ErrorKind, Ownership, Settings, Store,
 };
 use hatshop::workload::KeyText;
 use tempfile::TempDir;
@@ -228,7 +228,7 @@ fn concurrent_rewrites_of_one_key_count_conflicts_and_lose_no_acknowledged_write
             existing_only: false,
             key_value_only: false,
         };
-        let store = std::sync::Arc::new(Store::connect(&db, &options).await.unwrap());
+        let store = std::sync::Arc::new(AnyStore::connect(&db, &options).await.unwrap());
         let owner = Ownership {
             recreate: true,
             note: "conflict test".into(),

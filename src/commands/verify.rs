@@ -12,7 +12,7 @@ use super::open_stream;
 use crate::cli::VerifyArgs;
 use crate::config::{check_events_file, seconds};
 use crate::console::say;
-use crate::db::{ConnectOptions, Database, DbError, DbUrl, ErrorKind, Settings, Store, store_meta};
+use crate::db::{AnyStore, ConnectOptions, DbError, DbUrl, ErrorKind, Settings, Store, store_meta};
 use crate::files::write_json;
 use crate::interrupt;
 use crate::report::oplog::UNLOGGED_PER_LANE;
@@ -49,9 +49,13 @@ pub async fn run(args: &VerifyArgs) -> Result<bool> {
         existing_only: true,
         key_value_only: false,
     };
-    let store = waiting(connect_timeout, "connect", Store::connect(&url, &options))
-        .await
-        .with_context(|| format!("cannot connect to {url}"))?;
+    let store = waiting(
+        connect_timeout,
+        "connect",
+        AnyStore::connect(&url, &options),
+    )
+    .await
+    .with_context(|| format!("cannot connect to {url}"))?;
     let report = tokio::select! {
         report = verify_store(&store, dir, &record, op_timeout) => report,
         _ = interrupt::wait() => Err(anyhow!("verify interrupted")),
@@ -98,7 +102,7 @@ async fn waiting<T>(
 }
 
 /// Compares the store with the run's expected state and writes verify.json.
-pub async fn verify_store<D: Database>(
+pub async fn verify_store<D: Store>(
     store: &D,
     dir: &Path,
     record: &RunRecord,

@@ -64,7 +64,7 @@ pub struct LoadBatch {
     pub values: Vec<Vec<u8>>,
     pub columns: usize,
     /// The batch as the store will send it (e.g. an INSERT's text), made by
-    /// `Database::load_encode` before the batch is timed.
+    /// `Store::load_encode` before the batch is timed.
     pub encoded: Option<Box<dyn std::any::Any + Send + Sync>>,
 }
 

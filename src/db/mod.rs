@@ -1,26 +1,19 @@
-//! Databases behind one small trait in domain words, one file per database.
+//! Stores behind one small trait in domain words, one folder per store.
 //!
-//! A store is one file: it implements [`Database`] (what it does) and [`StoreKind`]
+//! A store is one folder: it implements [`Store`] (what it does) and [`StoreKind`]
 //! (its URL scheme, settings, default concurrency, how it connects), and takes one line
-//! in the `stores!` list of `stores.rs`. Bindings never see a clock or a histogram: the
+//! in the `stores!` list below. Bindings never see a clock or a histogram: the
 //! runner times each call from the outside. Driver crates are used only in their file.
 
 mod bulk;
 mod call_notes;
-mod cassandra;
 mod classify;
 mod error;
-mod mysql;
-mod null;
 mod ownership;
-mod postgres;
-mod redis;
 mod settings;
 mod sql;
-mod sqlite;
 mod stores;
 mod url;
-mod voldemort;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -39,11 +32,22 @@ pub use call_notes::{
     tracing_wanted,
 };
 pub use error::{DbError, ErrorKind};
-pub use mysql::check_sbtest_value_size;
 pub use ownership::Ownership;
 pub use settings::{Setting, Settings, Value};
-pub use stores::{STORES, Store, StoreMeta, listed, schemes_where, store_meta};
+pub use stores::{StoreMeta, listed, schemes_where, store_meta};
 pub use url::{DbUrl, ServerAddress};
+
+// The one list of stores, in the order help lists them. A new store is its folder
+// (implementing `Store` and `StoreKind`) and one line here.
+stores::stores! {
+    Sqlite => sqlite::SqliteStore,
+    Null => null::NullStore,
+    Cassandra => cassandra::CassandraStore,
+    Mysql => mysql::MysqlStore,
+    Postgres => postgres::PostgresStore,
+    Redis => redis::RedisStore,
+    Voldemort => voldemort::VoldemortStore,
+}
 
 /// Whether a write found what it targets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,7 +131,7 @@ pub struct StatementTime {
 /// What a run records about the store: its name, the server's own name for itself,
 /// and the settings that matter.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct StoreInfo {
+pub struct StoreFacts {
     /// The URL scheme: the store's one name.
     pub name: String,
     /// What the server says it is, e.g. "MariaDB 10.11.11" or "Apache Cassandra 5.0.4".
@@ -155,15 +159,15 @@ pub struct ConnectOptions {
 /// the end of a command.
 const CLOSE_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Ends `store`'s connections ([`Database::close`]) within [`CLOSE_LIMIT`].
-pub async fn close_within<D: Database>(store: &D) {
+/// Ends `store`'s connections ([`Store::close`]) within [`CLOSE_LIMIT`].
+pub async fn close_within<D: Store>(store: &D) {
     let _ = tokio::time::timeout(CLOSE_LIMIT, store.close()).await;
 }
 
 /// One database, as the runner and `verify` see it.
 ///
 /// Methods return `Send` futures so the runner can spawn one task per lane.
-pub trait Database: Send + Sync + 'static {
+pub trait Store: Send + Sync + 'static {
     /// Makes hatshop's tables (orders, line items, key-value records) empty and ready.
     /// Drops only tables that carry hatshop's marker, unless `owner.recreate` says so.
     fn setup(&self, owner: &Ownership) -> impl Future<Output = Result<(), DbError>> + Send;
@@ -300,7 +304,7 @@ pub trait Database: Send + Sync + 'static {
         async { Err(DbError::other("this store does not do bulk loads")) }
     }
 
-    fn info(&self) -> StoreInfo;
+    fn facts(&self) -> StoreFacts;
 
     /// Waits for what the store still sends after its calls returned (Voldemort's
     /// replica writes past the write quorum), so that the run ends with them landed.
@@ -332,7 +336,7 @@ pub struct ServerTime {
 }
 
 /// What a store declares about itself; `stores!` lists the types that implement it.
-pub trait StoreKind: Database + Sized {
+pub trait StoreKind: Store + Sized {
     /// The URL scheme, and the store's one name everywhere.
     const SCHEME: &'static str;
     /// Other schemes that mean this store (accepted in URLs, never shown).
@@ -358,6 +362,12 @@ pub trait StoreKind: Database + Sized {
 
     /// Rules between settings (checked before anything connects).
     fn check(_settings: &Settings) -> Result<(), DbError> {
+        Ok(())
+    }
+
+    /// Whether the store, so set, holds values of `len` bytes (checked before a
+    /// generated workload runs; a store with a fixed column says its limit).
+    fn check_value_size(_settings: &Settings, _len: usize) -> Result<(), DbError> {
         Ok(())
     }
 

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::{
-    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KvPage, LoadBatch, LoadError,
-    LoadShape, Ownership, Setting, Settings, Snapshot, StoreInfo, StoreKind,
+    Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KvPage, LoadBatch, LoadError, LoadShape,
+    Ownership, Setting, Settings, Snapshot, Store, StoreFacts, StoreKind,
 };
 use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 
@@ -32,7 +32,7 @@ impl StoreKind for NullStore {
     }
 }
 
-impl Database for NullStore {
+impl Store for NullStore {
     async fn setup(&self, _owner: &Ownership) -> Result<(), DbError> {
         Ok(())
     }
@@ -110,8 +110,8 @@ impl Database for NullStore {
         Ok(None)
     }
 
-    fn info(&self) -> StoreInfo {
-        StoreInfo {
+    fn facts(&self) -> StoreFacts {
+        StoreFacts {
             name: Self::SCHEME.into(),
             server_version: format!("hatshop {}", env!("CARGO_PKG_VERSION")),
             settings: BTreeMap::new(),

@@ -1,15 +1,9 @@
-//! The one list of stores. A new store is one file in `db/` and one line here; the
-//! compiler refuses a line whose type does not implement both `Database` and
-//! `StoreKind` (scheme, settings, help, default concurrency, connect).
+//! What the one list of stores (in `db/mod.rs`) makes: each store's declarations as
+//! data, [`STORES`], and [`AnyStore`]. The compiler refuses a line whose type does not
+//! implement both `Store` and `StoreKind` (scheme, settings, help, default
+//! concurrency, connect).
 
-use super::redis;
-use super::{
-    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KvPage, LoadBatch, LoadError,
-    LoadShape, Ownership, ServerTime, Setting, Settings, Snapshot, StatementTime, StoreInfo,
-    StoreKind,
-};
-use super::{cassandra, mysql, null, postgres, sqlite, voldemort};
-use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
+use super::{DbError, STORES, ServerTime, Setting, Settings, StoreKind};
 
 /// A store's declarations, as data: what the CLI, help and config read.
 pub struct StoreMeta {
@@ -28,10 +22,13 @@ pub struct StoreMeta {
     pub traces_batches: Option<&'static str>,
     pub default_concurrency: fn(&Settings) -> usize,
     pub check: fn(&Settings) -> Result<(), DbError>,
+    /// See [`StoreKind::check_value_size`].
+    pub check_value_size: fn(&Settings, usize) -> Result<(), DbError>,
 }
 
 impl StoreMeta {
-    const fn of<T: StoreKind>() -> StoreMeta {
+    /// What `T` declares, as data.
+    pub(super) const fn of<T: StoreKind>() -> StoreMeta {
         StoreMeta {
             scheme: T::SCHEME,
             aliases: T::ALIASES,
@@ -44,6 +41,7 @@ impl StoreMeta {
             traces_batches: T::TRACES_BATCHES,
             default_concurrency: T::default_concurrency,
             check: T::check,
+            check_value_size: T::check_value_size,
         }
     }
 
@@ -78,67 +76,71 @@ pub fn store_meta(scheme: &str) -> Option<&'static StoreMeta> {
         .find(|m| m.scheme == scheme || m.aliases.contains(&scheme))
 }
 
+/// Declares each store's module and makes [`STORES`] and [`AnyStore`] from the list in
+/// `db/mod.rs`.
 macro_rules! stores {
-    ($($variant:ident => $store:ty),* $(,)?) => {
+    ($($variant:ident => $module:ident :: $store:ident),* $(,)?) => {
+        $(mod $module;)*
+
         /// Every store this build can talk to, in the order help lists them.
-        pub static STORES: &[StoreMeta] = &[$(StoreMeta::of::<$store>()),*];
+        pub static STORES: &[StoreMeta] = &[$(StoreMeta::of::<$module::$store>()),*];
 
         /// The store picked by the URL: an enum at the edge, generic code inside.
-        pub enum Store {
-            $($variant(Box<$store>)),*
+        pub enum AnyStore {
+            $($variant(Box<$module::$store>)),*
         }
 
-        impl Store {
+        impl AnyStore {
             /// Opens the store the URL names (its settings are checked already).
-            pub async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<Store, DbError> {
+            pub async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<AnyStore, DbError> {
                 $(
-                    if url.scheme() == <$store as StoreKind>::SCHEME {
-                        let store = <$store as StoreKind>::connect(url, options).await?;
-                        return Ok(Store::$variant(Box::new(store)));
+                    if url.scheme() == <$module::$store as StoreKind>::SCHEME {
+                        let store = <$module::$store as StoreKind>::connect(url, options).await?;
+                        return Ok(AnyStore::$variant(Box::new(store)));
                     }
                 )*
                 Err(DbError::new(ErrorKind::Other, format!("no store for {url}")))
             }
         }
 
-        impl Database for Store {
+        impl Store for AnyStore {
             async fn setup(&self, owner: &Ownership) -> Result<(), DbError> {
-                match self { $(Store::$variant(db) => db.setup(owner).await,)* }
+                match self { $(AnyStore::$variant(db) => db.setup(owner).await,)* }
             }
 
             async fn check_owned(&self) -> Result<(), DbError> {
-                match self { $(Store::$variant(db) => db.check_owned().await,)* }
+                match self { $(AnyStore::$variant(db) => db.check_owned().await,)* }
             }
 
             async fn server_durations(&self, trace_ids: &[u128]) -> Result<Vec<Option<f64>>, DbError> {
-                match self { $(Store::$variant(db) => db.server_durations(trace_ids).await,)* }
+                match self { $(AnyStore::$variant(db) => db.server_durations(trace_ids).await,)* }
             }
 
             async fn begin_server_timing(&self) -> Result<(), DbError> {
-                match self { $(Store::$variant(db) => db.begin_server_timing().await,)* }
+                match self { $(AnyStore::$variant(db) => db.begin_server_timing().await,)* }
             }
 
             async fn statement_times(&self) -> Result<Vec<StatementTime>, DbError> {
-                match self { $(Store::$variant(db) => db.statement_times().await,)* }
+                match self { $(AnyStore::$variant(db) => db.statement_times().await,)* }
             }
 
             async fn use_existing(&self) -> Result<(), DbError> {
-                match self { $(Store::$variant(db) => db.use_existing().await,)* }
+                match self { $(AnyStore::$variant(db) => db.use_existing().await,)* }
             }
 
             // The calls a run times are boxed arm by arm: a call then copies only its own
             // store's future into the heap (MariaDB's read: 1.6 KB), not the largest of
             // all the stores' (Cassandra's, 4.4 KB).
             async fn create_order(&self, order: &Order) -> Result<(), DbError> {
-                match self { $(Store::$variant(db) => Box::pin(db.create_order(order)).await,)* }
+                match self { $(AnyStore::$variant(db) => Box::pin(db.create_order(order)).await,)* }
             }
 
             async fn read_order(&self, order_id: OrderId) -> Result<Option<Order>, DbError> {
-                match self { $(Store::$variant(db) => Box::pin(db.read_order(order_id)).await,)* }
+                match self { $(AnyStore::$variant(db) => Box::pin(db.read_order(order_id)).await,)* }
             }
 
             async fn update_order(&self, order_id: OrderId, update: &OrderUpdate) -> Result<Applied, DbError> {
-                match self { $(Store::$variant(db) => Box::pin(db.update_order(order_id, update)).await,)* }
+                match self { $(AnyStore::$variant(db) => Box::pin(db.update_order(order_id, update)).await,)* }
             }
 
             async fn update_items(
@@ -148,95 +150,86 @@ macro_rules! stores {
                 subtotal_cents: i64,
             ) -> Result<Applied, DbError> {
                 match self {
-                    $(Store::$variant(db) => Box::pin(db.update_items(order_id, changes, subtotal_cents)).await,)*
+                    $(AnyStore::$variant(db) => Box::pin(db.update_items(order_id, changes, subtotal_cents)).await,)*
                 }
             }
 
             async fn update_status(&self, order_id: OrderId, status: OrderStatus) -> Result<Applied, DbError> {
-                match self { $(Store::$variant(db) => Box::pin(db.update_status(order_id, status)).await,)* }
+                match self { $(AnyStore::$variant(db) => Box::pin(db.update_status(order_id, status)).await,)* }
             }
 
             async fn delete_order(&self, order_id: OrderId) -> Result<Applied, DbError> {
-                match self { $(Store::$variant(db) => Box::pin(db.delete_order(order_id)).await,)* }
+                match self { $(AnyStore::$variant(db) => Box::pin(db.delete_order(order_id)).await,)* }
             }
 
             async fn kv_write(&self, key: &KeyText, value: &[u8]) -> Result<(), DbError> {
-                match self { $(Store::$variant(db) => Box::pin(db.kv_write(key, value)).await,)* }
+                match self { $(AnyStore::$variant(db) => Box::pin(db.kv_write(key, value)).await,)* }
             }
 
             async fn kv_rewrite(&self, key: &KeyText, value: &[u8]) -> Result<Applied, DbError> {
-                match self { $(Store::$variant(db) => Box::pin(db.kv_rewrite(key, value)).await,)* }
+                match self { $(AnyStore::$variant(db) => Box::pin(db.kv_rewrite(key, value)).await,)* }
             }
 
             async fn kv_read(&self, key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {
-                match self { $(Store::$variant(db) => Box::pin(db.kv_read(key)).await,)* }
+                match self { $(AnyStore::$variant(db) => Box::pin(db.kv_read(key)).await,)* }
             }
 
             async fn kv_delete(&self, key: &KeyText) -> Result<Applied, DbError> {
-                match self { $(Store::$variant(db) => Box::pin(db.kv_delete(key)).await,)* }
+                match self { $(AnyStore::$variant(db) => Box::pin(db.kv_delete(key)).await,)* }
             }
 
             async fn snapshot(&self) -> Result<Snapshot, DbError> {
-                match self { $(Store::$variant(db) => db.snapshot().await,)* }
+                match self { $(AnyStore::$variant(db) => db.snapshot().await,)* }
             }
 
             async fn kv_page(&self, cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
-                match self { $(Store::$variant(db) => db.kv_page(cursor).await,)* }
+                match self { $(AnyStore::$variant(db) => db.kv_page(cursor).await,)* }
             }
 
             async fn load_setup(&self, shape: LoadShape) -> Result<(), DbError> {
-                match self { $(Store::$variant(db) => db.load_setup(shape).await,)* }
+                match self { $(AnyStore::$variant(db) => db.load_setup(shape).await,)* }
             }
 
             fn load_encode(&self, batch: &mut LoadBatch) {
-                match self { $(Store::$variant(db) => db.load_encode(batch),)* }
+                match self { $(AnyStore::$variant(db) => db.load_encode(batch),)* }
             }
 
             async fn load_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
-                match self { $(Store::$variant(db) => db.load_batch(batch).await,)* }
+                match self { $(AnyStore::$variant(db) => db.load_batch(batch).await,)* }
             }
 
             async fn load_count(&self) -> Result<u64, DbError> {
-                match self { $(Store::$variant(db) => db.load_count().await,)* }
+                match self { $(AnyStore::$variant(db) => db.load_count().await,)* }
             }
 
             async fn load_read(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
-                match self { $(Store::$variant(db) => db.load_read(key).await,)* }
+                match self { $(AnyStore::$variant(db) => db.load_read(key).await,)* }
             }
 
-            fn info(&self) -> StoreInfo {
-                match self { $(Store::$variant(db) => db.info(),)* }
+            fn facts(&self) -> StoreFacts {
+                match self { $(AnyStore::$variant(db) => db.facts(),)* }
             }
 
             async fn settle(&self) {
-                match self { $(Store::$variant(db) => db.settle().await,)* }
+                match self { $(AnyStore::$variant(db) => db.settle().await,)* }
             }
 
             fn holds_data(&self) -> bool {
-                match self { $(Store::$variant(db) => db.holds_data(),)* }
+                match self { $(AnyStore::$variant(db) => db.holds_data(),)* }
             }
 
             async fn close(&self) {
-                match self { $(Store::$variant(db) => db.close().await,)* }
+                match self { $(AnyStore::$variant(db) => db.close().await,)* }
             }
         }
     };
 }
-
-stores! {
-    Sqlite => sqlite::SqliteStore,
-    Null => null::NullStore,
-    Cassandra => cassandra::CassandraStore,
-    Mysql => mysql::MysqlStore,
-    Postgres => postgres::PostgresStore,
-    Redis => redis::RedisStore,
-    Voldemort => voldemort::VoldemortStore,
-}
+pub(super) use stores;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::db::Value;
+    use crate::db::{DbUrl, Value};
 
     #[test]
     fn every_store_declares_a_scheme_help_and_valid_settings() {

@@ -33,7 +33,7 @@ pub struct ServerAddress {
     pub password: Option<String>,
     /// `host:port` pairs (the port filled with the default when absent).
     pub hosts: Vec<(String, u16)>,
-    /// Database or keyspace name.
+    /// Store or keyspace name.
     pub name: Option<String>,
 }
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::db::StoreInfo;
+use crate::db::StoreFacts;
 use crate::procfs::process_start;
 use crate::workload::EventSource;
 
@@ -154,7 +154,7 @@ pub struct DatabaseRecord {
     /// A SQLite file: relative to the folder when inside it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
-    pub store: StoreInfo,
+    pub store: StoreFacts,
     /// The server hatshop started that serves the URL, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerFacts>,

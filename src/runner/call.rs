@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::db::{Applied, Database, DbError, ErrorKind};
+use crate::db::{Applied, DbError, ErrorKind, Store};
 use crate::workload::{KeyText, Operation, Order, OrderUpdate};
 
 /// What a call returned, before it is judged.
@@ -36,11 +36,11 @@ pub(super) fn timed_out(limit: Duration) -> DbError {
 
 /// The one place an event becomes a database call.
 ///
-/// `Store` boxes each call (db/stores.rs), so this future stays small: unboxed, the
+/// `AnyStore` boxes each call (`db/stores.rs`), so this future stays small: unboxed, the
 /// futures of all calls of all stores share one state machine, 8 KB, which the timeout
 /// and the select around it copied several times per operation (about 6 % of the
 /// client's CPU on Cassandra inserts).
-pub(super) async fn call<D: Database>(
+pub(super) async fn call<D: Store>(
     db: &D,
     op: &Operation,
     key: &KeyText,

@@ -20,7 +20,7 @@ use super::source::{LaneEvent, LaneMsg, Role};
 use super::stop::{StopReason, StopSignal};
 use super::watchdog::{CallWatch, Ended};
 use super::{FailedWrite, TracedOp};
-use crate::db::{Applied, Database, DbError, ErrorKind};
+use crate::db::{Applied, DbError, ErrorKind, Store};
 use crate::db::{CallNotes, observe};
 use crate::stats::{IntervalCollector, OpRecord, Outcome};
 use crate::workload::kv::fill_value;
@@ -136,7 +136,7 @@ pub struct Lane<D> {
     pending_applied: u64,
 }
 
-impl<D: Database> Lane<D> {
+impl<D: Store> Lane<D> {
     /// Lane `index` (0, 1, …) of the run.
     pub fn new(
         index: usize,

@@ -22,7 +22,7 @@ use tokio::runtime::Handle;
 use tokio::sync::mpsc;
 
 use crate::client_cost::{ClientCost, ServerCost};
-use crate::db::{Database, ErrorKind};
+use crate::db::{ErrorKind, Store};
 use crate::stats::{IntervalCollector, OpRecord, RunStats, total};
 use crate::workload::EventType;
 
@@ -148,7 +148,7 @@ struct LaneShared {
 
 /// The one run loop: deals the stream to lanes by order or key, runs them until the
 /// stream ends or a stop, and gathers what they measured. Shutdown is `cx.stop`.
-pub async fn run<D: Database>(
+pub async fn run<D: Store>(
     db: Arc<D>,
     stream: EventStream,
     mut cx: RunContext,
@@ -209,7 +209,7 @@ pub async fn run<D: Database>(
 }
 
 /// One lane per in-flight slot, each on its own task: their inboxes and handles.
-fn spawn_lanes<D: Database>(
+fn spawn_lanes<D: Store>(
     db: &Arc<D>,
     cx: &RunContext,
     shared: &LaneShared,

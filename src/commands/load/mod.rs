@@ -25,7 +25,7 @@ use crate::config::{
 };
 use crate::console::{note, say};
 use crate::db::{
-    BatchLimit, ConnectOptions, Database, DbUrl, LoadShape, Ownership, Store, row_key, row_values,
+    AnyStore, BatchLimit, ConnectOptions, DbUrl, LoadShape, Ownership, Store, row_key, row_values,
 };
 use crate::files::write_json;
 use crate::interrupt;
@@ -116,7 +116,7 @@ fn started(
     plan: &LoadPlan,
     url: &DbUrl,
     options: &ConnectOptions,
-    store: &Store,
+    store: &AnyStore,
     server: Option<&crate::cluster::ServerRecord>,
 ) -> LoadRecord {
     LoadRecord {
@@ -129,7 +129,7 @@ fn started(
             url: url.to_string(),
             settings: options.settings.given().clone(),
             file: url.file().map(|f| f.display().to_string()),
-            store: store.info(),
+            store: store.facts(),
             server: server.map(server_facts),
         },
         host: Host::probe(),
@@ -185,7 +185,7 @@ async fn ready(
     url: &DbUrl,
     options: &ConnectOptions,
     stop: &StopSignal,
-) -> Result<Store> {
+) -> Result<AnyStore> {
     let store = connect(url, options, stop).await?;
     let owner = Ownership {
         recreate: args.recreate,
@@ -212,7 +212,7 @@ async fn ready(
 /// Sends every batch and collects their rows into batches.csv while the server is
 /// watched; what the batches came to, and what the GC log gave.
 async fn load(
-    store: &Arc<Store>,
+    store: &Arc<AnyStore>,
     plan: &LoadPlan,
     options: &ConnectOptions,
     out: &Path,
@@ -244,7 +244,7 @@ async fn load(
 /// Reads the rows back into `record.check`; a failure to read is the load's status.
 async fn read_back(
     record: &mut LoadRecord,
-    store: &Store,
+    store: &AnyStore,
     plan: &LoadPlan,
     args: &LoadArgs,
     op_timeout: std::time::Duration,
@@ -373,7 +373,7 @@ fn union_length(intervals: &mut [(f64, f64)]) -> f64 {
 /// and a Ctrl-C leaves the server times out rather than the folder.
 async fn write_batch_traces(
     out: &Path,
-    store: &Store,
+    store: &AnyStore,
     traced: Vec<(u64, f64, f64, Vec<u128>)>,
     stop: &StopSignal,
 ) -> Result<()> {
@@ -465,7 +465,7 @@ fn size_text(bytes: u64) -> String {
 
 /// Counts the rows and compares a sample of them with what the seed gives.
 async fn check(
-    store: &Store,
+    store: &AnyStore,
     plan: &LoadPlan,
     sample: u64,
     op_timeout: std::time::Duration,

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use crate::db::{
-    BatchLimit, CallNotes, Database, DbError, ErrorKind, LoadBatch, LoadError, Store, observe,
+    AnyStore, BatchLimit, CallNotes, DbError, ErrorKind, LoadBatch, LoadError, Store, observe,
 };
 use crate::observe::resources::loopback_sent;
 use crate::result_dir::load_record::BatchRow;
@@ -25,7 +25,7 @@ pub struct Sent {
 }
 
 pub struct Senders {
-    pub store: Arc<Store>,
+    pub store: Arc<AnyStore>,
     pub plan: LoadPlan,
     pub op_timeout: Duration,
     pub stop: Arc<StopSignal>,

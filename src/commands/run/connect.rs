@@ -7,12 +7,12 @@ use anyhow::{Context, Result, anyhow};
 
 use super::SETUP_TIMEOUT;
 use crate::config::RunConfig;
-use crate::db::{ConnectOptions, Database, DbError, DbUrl, Ownership, Store};
+use crate::db::{AnyStore, ConnectOptions, DbError, DbUrl, Ownership, Store};
 use crate::runner::StopSignal;
 use crate::workload::EventSource;
 
 /// Connects and makes the schema, within their deadlines, hearing Ctrl-C.
-pub(super) async fn connect_and_set_up(config: &RunConfig, stop: &StopSignal) -> Result<Store> {
+pub(super) async fn connect_and_set_up(config: &RunConfig, stop: &StopSignal) -> Result<AnyStore> {
     let options = ConnectOptions {
         concurrency: config.concurrency,
         settings: config.settings.clone(),
@@ -53,12 +53,12 @@ pub(crate) async fn connect(
     url: &DbUrl,
     options: &ConnectOptions,
     stop: &StopSignal,
-) -> Result<Store> {
+) -> Result<AnyStore> {
     within(
         options.connect_timeout,
         "connect",
         stop,
-        Store::connect(url, options),
+        AnyStore::connect(url, options),
     )
     .await
     .with_context(|| format!("cannot connect to {url}"))
@@ -66,7 +66,7 @@ pub(crate) async fn connect(
 
 /// Makes hatshop's tables empty and ready within [`SETUP_TIMEOUT`], hearing Ctrl-C.
 pub(crate) async fn set_up(
-    store: &Store,
+    store: &AnyStore,
     url: &DbUrl,
     owner: &Ownership,
     stop: &StopSignal,

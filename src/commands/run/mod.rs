@@ -26,7 +26,7 @@ use crate::cli::RunArgs;
 use crate::cluster::Home;
 use crate::config::{RunConfig, file_sha256, missing_folders, remove_folders};
 use crate::console::{note, say};
-use crate::db::{Database, Store};
+use crate::db::{AnyStore, Store};
 use crate::files::{write_csv, write_json};
 use crate::interrupt;
 use crate::report::table::{self, thousands};
@@ -100,7 +100,7 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
     let server_time = server_time::begin(config, &store, &stop).await;
     let clock = RunClock::now();
     let plan = plan_of(config, &store);
-    let mut record = initial_record(config, &plan, &store.info(), clock.wall);
+    let mut record = initial_record(config, &plan, &store.facts(), clock.wall);
     record.server_time = server_time;
     let run_json = result_dir::file(&config.out_dir, result_dir::RUN_JSON);
     write_json(&run_json, &record)?;
@@ -142,7 +142,7 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
 }
 
 /// How the runner runs this config against this store.
-fn plan_of(config: &RunConfig, store: &Store) -> RunPlan {
+fn plan_of(config: &RunConfig, store: &AnyStore) -> RunPlan {
     RunPlan {
         concurrency: config.concurrency,
         pace: config.pace,
@@ -184,7 +184,7 @@ fn fault_timeline(config: &RunConfig) -> Result<Option<Timeline>> {
 /// The measured part: the runner, then every file of the folder.
 async fn measure(
     config: &RunConfig,
-    store: Arc<Store>,
+    store: Arc<AnyStore>,
     plan: RunPlan,
     clock: RunClock,
     stop: &Arc<StopSignal>,
@@ -263,7 +263,7 @@ async fn measure(
 /// The op log's writer thread and the sender the lanes share, when it is on.
 fn start_op_log(
     config: &RunConfig,
-    store: &Store,
+    store: &AnyStore,
     clock: RunClock,
 ) -> Result<(Option<OpLogWriter>, Option<crate::report::OpLogSender>)> {
     if !config.op_log {
@@ -272,7 +272,7 @@ fn start_op_log(
     let (writer, tx) = OpLogWriter::start(
         &result_dir::file(&config.out_dir, result_dir::OPS_CSV),
         &config.run_id,
-        store.info().name.as_str(),
+        store.facts().name.as_str(),
         clock.wall,
     )?;
     Ok((Some(writer), Some(tx)))
@@ -369,7 +369,7 @@ fn write_outcome(config: &RunConfig, outcome: &RunOutcome, clock: RunClock) -> R
 /// Prints the table, verifies if asked, writes the report; the exit code.
 async fn finish(
     config: &RunConfig,
-    store: &Store,
+    store: &AnyStore,
     record: &RunRecord,
     stop: &StopSignal,
 ) -> Result<std::process::ExitCode> {

@@ -38,7 +38,7 @@ pub(crate) fn server_facts(record: &crate::cluster::ServerRecord) -> result_dir:
 pub(super) fn initial_record(
     config: &RunConfig,
     plan: &RunPlan,
-    store: &crate::db::StoreInfo,
+    store: &crate::db::StoreFacts,
     started: SystemTime,
 ) -> RunRecord {
     let pid = std::process::id();

@@ -12,14 +12,18 @@ use super::SETUP_TIMEOUT;
 use super::connect::until;
 use crate::config::RunConfig;
 use crate::console::note;
-use crate::db::{Database, Store};
+use crate::db::{AnyStore, Store};
 use crate::files::write_csv;
 use crate::report::traces::{STATEMENTS_CSV, TRACES_CSV, rows};
 use crate::result_dir;
 use crate::runner::{StopSignal, TracedOp};
 
 /// Readies the server's timing; what run.json says of it.
-pub(super) async fn begin(config: &RunConfig, store: &Store, stop: &StopSignal) -> Option<String> {
+pub(super) async fn begin(
+    config: &RunConfig,
+    store: &AnyStore,
+    stop: &StopSignal,
+) -> Option<String> {
     if config.trace_sample <= 0.0 {
         return None;
     }
@@ -45,7 +49,7 @@ pub(super) async fn begin(config: &RunConfig, store: &Store, stop: &StopSignal) 
 /// server-statements.csv (the server's totals per statement), within a deadline each.
 pub(super) async fn write(
     config: &RunConfig,
-    store: &Store,
+    store: &AnyStore,
     traced: &[TracedOp],
     stop: &StopSignal,
 ) -> Result<()> {

@@ -41,8 +41,8 @@ use self::rows::{
 use self::statements::{Prepared, table_ddl};
 use super::ownership::{self, MARKER, Ownership};
 use super::{
-    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KvPage, LoadBatch, LoadError,
-    LoadShape, OrderRow, Setting, Settings, Snapshot, StoreInfo, StoreKind,
+    Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KvPage, LoadBatch, LoadError, LoadShape,
+    OrderRow, Setting, Settings, Snapshot, Store, StoreFacts, StoreKind,
 };
 use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 
@@ -222,7 +222,7 @@ impl CassandraStore {
     }
 }
 
-impl Database for CassandraStore {
+impl Store for CassandraStore {
     async fn setup(&self, owner: &Ownership) -> Result<(), DbError> {
         let ks = &self.keyspace;
         if let Some(tables) = self.keyspace_tables().await? {
@@ -538,7 +538,7 @@ impl Database for CassandraStore {
         self.read_loaded(key).await
     }
 
-    fn info(&self) -> StoreInfo {
+    fn facts(&self) -> StoreFacts {
         let mut settings: BTreeMap<String, String> = self
             .options
             .describe()
@@ -548,7 +548,7 @@ impl Database for CassandraStore {
         settings.insert("keyspace".into(), self.keyspace.clone());
         let nodes: Vec<String> = self.nodes.iter().map(IpAddr::to_string).collect();
         settings.insert("nodes".into(), nodes.join(","));
-        StoreInfo {
+        StoreFacts {
             name: Self::SCHEME.into(),
             server_version: self.version.clone(),
             settings,

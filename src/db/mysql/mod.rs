@@ -38,13 +38,12 @@ use super::sql::{
     ITEM_COLUMNS, ORDER_COLUMNS, Statements, order_from_joined, setup_statements, snapshot_from,
 };
 use super::{
-    Applied, Database, DbError, ErrorKind, KV_PAGE, KvPage, LoadBatch, LoadError, LoadShape,
-    Snapshot, StoreInfo, StoreKind,
+    Applied, DbError, ErrorKind, KV_PAGE, KvPage, LoadBatch, LoadError, LoadShape, Snapshot, Store,
+    StoreFacts, StoreKind,
 };
 use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 use errors::classify;
 use rows::{cell, line_item, order_row};
-pub use sbtest::check_value_size as check_sbtest_value_size;
 
 const CREATE: &[&str] = &[
     "CREATE TABLE orders (
@@ -218,7 +217,7 @@ impl MysqlStore {
     }
 }
 
-impl Database for MysqlStore {
+impl Store for MysqlStore {
     async fn setup(&self, owner: &Ownership) -> Result<(), DbError> {
         let mut conn = self.admin_conn().await?;
         let existing = self.existing_tables(&mut conn).await?;
@@ -528,7 +527,7 @@ impl Database for MysqlStore {
         self.read_loaded(key).await
     }
 
-    fn info(&self) -> StoreInfo {
+    fn facts(&self) -> StoreFacts {
         let hosts: Vec<&str> = self.pools.iter().map(|(h, _)| h.as_str()).collect();
         let mut settings = BTreeMap::from([
             // Connections per host (the pool of each host is this size).
@@ -554,7 +553,7 @@ impl Database for MysqlStore {
         }
         let wire = if self.own_wire { "own" } else { "mysql_async" };
         settings.insert("kv_wire".into(), wire.into());
-        StoreInfo {
+        StoreFacts {
             name: Self::SCHEME.into(),
             server_version: self.version.clone(),
             settings,

@@ -25,8 +25,8 @@ use super::sql::{
     snapshot_from,
 };
 use super::{
-    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, LoadBatch,
-    LoadError, LoadShape, Setting, Settings, Snapshot, StoreInfo, StoreKind,
+    Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, LoadBatch, LoadError,
+    LoadShape, Setting, Settings, Snapshot, Store, StoreFacts, StoreKind,
 };
 use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 
@@ -255,7 +255,7 @@ impl PostgresStore {
     }
 }
 
-impl Database for PostgresStore {
+impl Store for PostgresStore {
     async fn setup(&self, owner: &Ownership) -> Result<(), DbError> {
         {
             let conn = self.conn().await?;
@@ -535,8 +535,8 @@ impl Database for PostgresStore {
         self.read_loaded(key).await
     }
 
-    fn info(&self) -> StoreInfo {
-        StoreInfo {
+    fn facts(&self) -> StoreFacts {
+        StoreFacts {
             name: Self::SCHEME.into(),
             server_version: self.version.clone(),
             settings: BTreeMap::from([

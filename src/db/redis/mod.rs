@@ -27,8 +27,8 @@ use self::rows::{fields, item_key, items_key, kv_key, line_item, order_key, orde
 use self::scripts::{DELETE_ORDER, READ_ORDER, SET_IF_EXISTS, UPDATE_ITEMS};
 use super::ownership::{self, MARKER, Ownership};
 use super::{
-    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, LoadBatch,
-    LoadError, LoadShape, Setting, Settings, Snapshot, StoreInfo, StoreKind, Value,
+    Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, LoadBatch, LoadError,
+    LoadShape, Setting, Settings, Snapshot, Store, StoreFacts, StoreKind, Value,
 };
 use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
 
@@ -269,7 +269,7 @@ impl RedisStore {
     }
 }
 
-impl Database for RedisStore {
+impl Store for RedisStore {
     async fn setup(&self, owner: &Ownership) -> Result<(), DbError> {
         let ours = self.scan("hatshop:*").await?;
         let mut existing: Vec<String> = Vec::new();
@@ -570,8 +570,8 @@ impl Database for RedisStore {
         self.read_loaded(key).await
     }
 
-    fn info(&self) -> StoreInfo {
-        StoreInfo {
+    fn facts(&self) -> StoreFacts {
+        StoreFacts {
             name: Self::SCHEME.into(),
             server_version: self.version.clone(),
             settings: BTreeMap::from([

@@ -17,8 +17,8 @@ mod load;
 use crate::db::ownership::{self, Ownership, TABLES};
 use crate::db::sql::{ITEM_COLUMNS, ORDER_COLUMNS, setup_statements, unknown_status};
 use crate::db::{
-    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, LoadBatch,
-    LoadError, LoadShape, OrderRow, Setting, Settings, Snapshot, StoreInfo, StoreKind, Value,
+    Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, LoadBatch, LoadError,
+    LoadShape, OrderRow, Setting, Settings, Snapshot, Store, StoreFacts, StoreKind, Value,
 };
 use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
 
@@ -242,7 +242,7 @@ fn line_item(row: &rusqlite::Row<'_>) -> rusqlite::Result<LineItem> {
     })
 }
 
-impl Database for SqliteStore {
+impl Store for SqliteStore {
     async fn setup(&self, owner: &Ownership) -> Result<(), DbError> {
         let mut conn = self.connection();
         let existing = self.existing_tables(&conn)?;
@@ -520,7 +520,7 @@ impl Database for SqliteStore {
         self.read_loaded(key)
     }
 
-    fn info(&self) -> StoreInfo {
+    fn facts(&self) -> StoreFacts {
         let settings = BTreeMap::from([
             ("path".to_string(), self.path.display().to_string()),
             ("journal_mode".to_string(), "wal".to_string()),
@@ -534,7 +534,7 @@ impl Database for SqliteStore {
                 BUSY_TIMEOUT.as_millis().to_string(),
             ),
         ]);
-        StoreInfo {
+        StoreFacts {
             name: Self::SCHEME.into(),
             server_version: self.version.clone(),
             settings,

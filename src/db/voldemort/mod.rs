@@ -31,8 +31,8 @@ use self::ring::Ring;
 use self::route::Cluster;
 use super::ownership::{self, MARKER, Ownership};
 use super::{
-    Applied, ConnectOptions, Database, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, OrderRow,
-    Setting, Settings, Snapshot, StoreInfo, StoreKind,
+    Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, OrderRow, Setting,
+    Settings, Snapshot, Store, StoreFacts, StoreKind,
 };
 use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 
@@ -246,7 +246,7 @@ impl VoldemortStore {
     }
 }
 
-impl Database for VoldemortStore {
+impl Store for VoldemortStore {
     async fn setup(&self, owner: &Ownership) -> Result<(), DbError> {
         let mut existing = Vec::new();
         if self.marker_exists().await? {
@@ -394,7 +394,7 @@ impl Database for VoldemortStore {
         self.cluster.background.settled().await;
     }
 
-    fn info(&self) -> StoreInfo {
+    fn facts(&self) -> StoreFacts {
         let q = self.cluster.quorums;
         let settings: BTreeMap<String, String> = [
             ("store", self.cluster.store.clone()),
@@ -407,7 +407,7 @@ impl Database for VoldemortStore {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
-        StoreInfo {
+        StoreFacts {
             name: Self::SCHEME.to_string(),
             server_version: "Project Voldemort".to_string(),
             settings,
