@@ -28,6 +28,7 @@ pub struct CpuSnapshot {
 }
 
 impl CpuSnapshot {
+    /// hatshop's own CPU so far, with no server processes added.
     pub fn now() -> CpuSnapshot {
         CpuSnapshot::with_servers(&[])
     }

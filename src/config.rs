@@ -130,6 +130,7 @@ impl RunConfig {
         })
     }
 
+    /// The preset's name, or the events file's path: what the run replays.
     pub fn workload_name(&self) -> String {
         match &self.source {
             EventSource::Generated { workload } => workload.name.clone(),
@@ -137,6 +138,7 @@ impl RunConfig {
         }
     }
 
+    /// Events in the measured phase.
     pub fn measured_events(&self) -> u64 {
         match &self.source {
             EventSource::Generated { workload } => workload.events,
@@ -144,6 +146,7 @@ impl RunConfig {
         }
     }
 
+    /// Events in all phases: initial data, warm-up and measured.
     pub fn total_events(&self) -> u64 {
         match &self.source {
             EventSource::Generated { workload } => workload.total_events(),

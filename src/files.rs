@@ -45,6 +45,7 @@ pub struct CsvRows<T> {
 }
 
 impl<T: Serialize + Default> CsvRows<T> {
+    /// Creates the file with its header row, from the row type's fields.
     pub fn create(path: &Path) -> Result<Self> {
         let cannot = || format!("cannot write {}", path.display());
         let mut file = File::create(path).with_context(cannot)?;
@@ -59,12 +60,14 @@ impl<T: Serialize + Default> CsvRows<T> {
         })
     }
 
+    /// Appends one row.
     pub fn push(&mut self, row: &T) -> Result<()> {
         self.csv
             .serialize(row)
             .with_context(|| format!("cannot write {}", self.path.display()))
     }
 
+    /// Writes what is buffered; an error says which file.
     pub fn finish(mut self) -> Result<()> {
         self.csv
             .flush()

@@ -10,6 +10,7 @@ use std::sync::RwLock;
 /// Shorter passwords are only masked in URLs: scrubbing "ab" from every message would
 /// garble them.
 const MIN_SCRUBBED: usize = 4;
+/// What a password is shown as.
 pub const MASK: &str = "***";
 
 static SECRETS: RwLock<Vec<String>> = RwLock::new(Vec::new());

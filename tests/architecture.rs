@@ -696,3 +696,51 @@ fn architecture_no_scheme_name_outside_db() {
         found.join("\n")
     );
 }
+
+/// Every public item outside test modules says in one `///` line why it is there; a
+/// `pub mod` is said by its file's `//!`.
+#[test]
+fn architecture_every_public_item_has_a_doc_line() {
+    const ITEMS: [&str; 8] = [
+        "pub fn ",
+        "pub async fn ",
+        "pub struct ",
+        "pub enum ",
+        "pub trait ",
+        "pub const ",
+        "pub type ",
+        "pub static ",
+    ];
+    let mut files = Vec::new();
+    collect(&root().join("src"), &mut files);
+    let mut undocumented = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let rel = file.strip_prefix(root()).unwrap().to_path_buf();
+        if !text.starts_with("//!") && !text.starts_with("#![") {
+            undocumented.push(format!(
+                "{}:1: no //! line saying the file's job",
+                rel.display()
+            ));
+        }
+        let lines: Vec<&str> = before_tests(&text).lines().collect();
+        for (at, line) in lines.iter().enumerate() {
+            if !ITEMS.iter().any(|item| line.trim_start().starts_with(item)) {
+                continue;
+            }
+            let above = lines[..at]
+                .iter()
+                .rev()
+                .map(|l| l.trim())
+                .find(|l| !l.starts_with("#["));
+            if !above.is_some_and(|l| l.starts_with("///")) {
+                undocumented.push(format!("{}:{}: {}", rel.display(), at + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        undocumented.is_empty(),
+        "public items without a /// line:\n{}",
+        undocumented.join("\n")
+    );
+}

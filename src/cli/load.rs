@@ -6,6 +6,7 @@ use clap::Args;
 
 use super::{StoreArgs, db_help, parse_duration};
 
+/// `hatshop load`'s flags: rows, batches, passes and the store they go to.
 #[derive(Debug, Args)]
 pub struct LoadArgs {
     /// Database URL, as for `run` (default: a SQLite file in the result folder).

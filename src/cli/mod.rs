@@ -26,6 +26,7 @@ pub struct Cli {
     pub client_threads: Option<u16>,
 }
 
+/// The subcommands; each names what it does in `--help`.
 #[derive(Debug, Subcommand)]
 #[allow(clippy::large_enum_variant)] // parsed once per process
 pub enum Command {
@@ -56,6 +57,7 @@ pub enum Command {
     Server(ServerArgs),
 }
 
+/// `hatshop server`: the data folder, and what to do.
 #[derive(Debug, Args)]
 pub struct ServerArgs {
     /// Folder for server data and downloads (default: $HATSHOP_HOME, else ~/.local/share/hatshop).
@@ -65,6 +67,7 @@ pub struct ServerArgs {
     pub action: ServerAction,
 }
 
+/// What `hatshop server` does to a local server.
 #[derive(Debug, Subcommand)]
 pub enum ServerAction {
     /// Start a server (once: a second start says where it already runs) and print its
@@ -188,6 +191,7 @@ fn db_help() -> String {
     help
 }
 
+/// `hatshop run`'s flags (also read by `sweep`, `--repeat` and `--find-max`).
 #[derive(Debug, Args, Clone)]
 pub struct RunArgs {
     #[command(flatten)]
@@ -369,6 +373,7 @@ impl clap::Args for StoreArgs {
     }
 }
 
+/// `hatshop generate`: the stream, and the file it goes to.
 #[derive(Debug, Args)]
 pub struct GenerateArgs {
     #[command(flatten)]
@@ -378,6 +383,7 @@ pub struct GenerateArgs {
     pub output: PathBuf,
 }
 
+/// `hatshop verify`: the result folder, and how to reach its database again.
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
     /// A result folder written by `hatshop run`.
@@ -393,6 +399,7 @@ pub struct VerifyArgs {
     pub op_timeout: f64,
 }
 
+/// `hatshop prepare`: the database shards will share, made empty once.
 #[derive(Debug, Args)]
 pub struct PrepareArgs {
     /// The database the shards will use (a SQLite file must be named).
@@ -408,6 +415,7 @@ pub struct PrepareArgs {
     pub store: StoreArgs,
 }
 
+/// `hatshop merge`: the shards' folders and the folder that joins them.
 #[derive(Debug, Args)]
 pub struct MergeArgs {
     /// The shards' result folders (`run --shard I/N`), one per shard, any order.
@@ -418,12 +426,14 @@ pub struct MergeArgs {
     pub out: PathBuf,
 }
 
+/// `hatshop report`: the result folder whose pages are written again.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// A result folder written by `hatshop run`.
     pub result_dir: PathBuf,
 }
 
+/// `hatshop sweep`: the settings varied, and the run each point makes.
 #[derive(Debug, Args)]
 pub struct SweepArgs {
     /// The setting and its values: pool=1,2,4,8 · events=500,5000 · concurrency=1,4,16 ·
@@ -468,6 +478,7 @@ pub struct RateArg {
 }
 
 impl RateArg {
+    /// One rate from start to end (`--rate 2000`).
     pub fn fixed(ops_s: f64) -> RateArg {
         RateArg {
             from: ops_s,
@@ -475,6 +486,7 @@ impl RateArg {
         }
     }
 
+    /// Whether the rate climbs during the run (`--rate 1000..8000`).
     pub fn is_ramp(self) -> bool {
         self.from != self.to
     }
@@ -495,6 +507,7 @@ fn parse_rate(text: &str) -> Result<RateArg, String> {
     }
 }
 
+/// `hatshop compare`: the runs, the first as baseline, and the page written.
 #[derive(Debug, Args)]
 pub struct CompareArgs {
     /// Result folders; the first is the baseline.
@@ -505,12 +518,14 @@ pub struct CompareArgs {
     pub output: PathBuf,
 }
 
+/// `hatshop workloads`: list the presets, or show one.
 #[derive(Debug, Args)]
 pub struct WorkloadsArgs {
     #[command(subcommand)]
     pub action: Option<WorkloadsAction>,
 }
 
+/// What `hatshop workloads` prints beyond the list.
 #[derive(Debug, Subcommand)]
 pub enum WorkloadsAction {
     /// Print a preset as TOML, to copy and edit.

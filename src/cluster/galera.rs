@@ -23,6 +23,7 @@ const PORTS: [u16; 4] = [3306, 4567, 4568, 4444];
 /// A joiner's full state transfer takes 13–15 s here; a busy machine needs more.
 const SYNC_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// A MariaDB Galera cluster of 1-5 nodes on loopback addresses.
 pub struct Galera;
 
 impl LocalServer for Galera {

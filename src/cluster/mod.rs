@@ -142,18 +142,22 @@ servers! {
 pub struct ServerKind(&'static ServerMeta);
 
 impl ServerKind {
+    /// The name `hatshop server` takes, and the one run.json records.
     pub fn name(self) -> &'static str {
         self.0.name
     }
 
+    /// What the server declares about itself.
     pub fn meta(self) -> &'static ServerMeta {
         self.0
     }
 
+    /// Every server hatshop can run, in the order help lists them.
     pub fn all() -> &'static [ServerKind] {
         KINDS
     }
 
+    /// The server a name (or one of its aliases) names.
     pub fn find(name: &str) -> Option<ServerKind> {
         KINDS
             .iter()
@@ -346,10 +350,12 @@ impl Home {
         Ok(Home { root })
     }
 
+    /// Where one server's nodes keep their data, logs and record.
     pub fn server_dir(&self, kind: ServerKind) -> PathBuf {
         self.root.join("servers").join(kind.name())
     }
 
+    /// Downloads kept between starts, so a server is fetched once.
     pub fn cache_dir(&self) -> PathBuf {
         self.root.join("cache")
     }
@@ -358,11 +364,13 @@ impl Home {
         self.server_dir(kind).join("server.json")
     }
 
+    /// The record of a server started here, if it was.
     pub fn record(&self, kind: ServerKind) -> Option<ServerRecord> {
         let text = std::fs::read_to_string(self.record_path(kind)).ok()?;
         serde_json::from_str(&text).ok()
     }
 
+    /// Writes a server's record, so later commands find its nodes.
     pub fn save(&self, record: &ServerRecord) -> Result<()> {
         let path = self.record_path(record.kind);
         let text = serde_json::to_string_pretty(record)? + "\n";
@@ -393,6 +401,7 @@ impl Home {
     }
 }
 
+/// Now, to the second, as records and logs write it.
 pub fn now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
 }

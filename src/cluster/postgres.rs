@@ -44,6 +44,7 @@ fn as_owner(program: &Path) -> Command {
     }
 }
 
+/// A PostgreSQL cluster of its own, run as the postgres user.
 pub struct Postgres;
 
 impl LocalServer for Postgres {

@@ -34,6 +34,7 @@ pub fn rss_mib(pid: u32) -> Option<u64> {
     Some(kb / 1024)
 }
 
+/// Sends `signal` to `pid`; a process that is gone is an error that says so.
 pub fn signal(pid: u32, signal: i32) -> Result<()> {
     // SAFETY: kill(2) has no memory effects; a bad pid is an error, not UB.
     let rc = unsafe { libc::kill(pid as libc::pid_t, signal) };
@@ -73,11 +74,13 @@ pub struct Spawned {
 }
 
 impl Spawned {
+    /// Takes `pid` into the set, to be killed unless the start succeeds.
     pub fn push(&mut self, pid: u32) -> u32 {
         self.pids.push(pid);
         pid
     }
 
+    /// The processes started so far.
     pub fn pids(&self) -> &[u32] {
         &self.pids
     }
@@ -96,6 +99,7 @@ impl Drop for Spawned {
     }
 }
 
+/// Whether something accepts a TCP connection at `host:port` within 300 ms.
 pub fn port_open(host: &str, port: u16) -> bool {
     let Ok(addr) = format!("{host}:{port}").parse::<SocketAddr>() else {
         return false;
@@ -146,6 +150,7 @@ pub fn run_command(cmd: &mut Command, what: &str) -> Result<String> {
     Ok(text)
 }
 
+/// The last `n` non-empty lines of `text`: the part of a log that says why.
 pub fn last_lines(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
@@ -168,6 +173,8 @@ pub fn find_program(name: &str, extra_dirs: &[&str]) -> Option<std::path::PathBu
         .find(|candidate| candidate.is_file())
 }
 
+/// Whether hatshop runs as root: PostgreSQL's programs must then run as its own user,
+/// and only root may install packages.
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }

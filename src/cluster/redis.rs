@@ -15,6 +15,7 @@ use super::{
 
 const HOST: &str = "127.0.0.1";
 
+/// One Redis server, with the persistence asked for.
 pub struct Redis;
 
 impl LocalServer for Redis {

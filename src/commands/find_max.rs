@@ -57,6 +57,7 @@ fn next_rate(good: Option<f64>, bad: Option<f64>, first: f64) -> Option<f64> {
     }
 }
 
+/// `run --find-max`: the highest rate whose response time p99 stays under the bound.
 pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     if args.repeat != 1 {
         bail!("--find-max runs one search; repeat it by hand, or sweep rates with --repeat");

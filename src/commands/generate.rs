@@ -11,6 +11,7 @@ use crate::console::note;
 use crate::report::table::thousands;
 use crate::workload::{Generator, write_events};
 
+/// Writes the stream to a JSON Lines file (or standard output), and its sha256.
 pub fn run(args: &GenerateArgs) -> Result<()> {
     let spec = resolve_spec(&args.stream)?;
     let to_stdout = args.output.as_os_str() == "-";

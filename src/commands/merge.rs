@@ -28,6 +28,7 @@ struct ShardDir {
     shard: Shard,
 }
 
+/// `hatshop merge`: one result folder from the shards of one run.
 pub fn run(args: &MergeArgs) -> Result<()> {
     let _listening = interrupt::Listening::new();
     let shards = load_shards(&args.shard_dirs)?;

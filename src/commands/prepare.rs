@@ -14,6 +14,7 @@ use crate::db::{ConnectOptions, DbUrl, Ownership, store_meta};
 use crate::interrupt;
 use crate::runner::{StopReason, StopSignal};
 
+/// `hatshop prepare`: makes the tables empty once, for shards that then use them as they are.
 pub async fn run(args: &PrepareArgs) -> Result<()> {
     let stop = Arc::new(StopSignal::default());
     let _listening = {

@@ -21,6 +21,7 @@ use crate::verify::{Expected, KeyCheck, VerifyReport, compare_orders, describe};
 use crate::workload::EventSource;
 use crate::workload::{OrderBook, OrderEvent, OrderId, STREAM_VERSION, Target};
 
+/// `hatshop verify`: what the store holds against what the stream says; true when exact.
 pub async fn run(args: &VerifyArgs) -> Result<bool> {
     let _listening = interrupt::Listening::new();
     let dir = &args.result_dir;

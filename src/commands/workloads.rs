@@ -6,6 +6,7 @@ use crate::cli::{WorkloadsAction, WorkloadsArgs};
 use crate::console::say;
 use crate::workload::presets;
 
+/// `hatshop workloads`: the presets, or one as TOML to copy and edit.
 pub fn run(args: &WorkloadsArgs) -> Result<()> {
     match &args.action {
         None => {

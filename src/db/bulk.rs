@@ -37,6 +37,7 @@ pub struct LoadShape {
 pub struct LoadSetup(std::sync::OnceLock<(LoadShape, String)>);
 
 impl LoadSetup {
+    /// Keeps the shape and statement of the one load this connection serves.
     pub fn set(&self, shape: LoadShape, insert: String) -> Result<(), DbError> {
         self.0
             .set((shape, insert))
@@ -49,10 +50,12 @@ impl LoadSetup {
             .ok_or_else(|| DbError::other("the load table is not set up"))
     }
 
+    /// The rows' shape, once the load is set up.
     pub fn shape(&self) -> Result<LoadShape, DbError> {
         self.get().map(|(shape, _)| *shape)
     }
 
+    /// The insert statement, once the load is set up.
     pub fn insert(&self) -> Result<&str, DbError> {
         self.get().map(|(_, insert)| insert.as_str())
     }
@@ -85,10 +88,12 @@ impl LoadBatch {
         }
     }
 
+    /// Rows in the batch.
     pub fn len(&self) -> usize {
         self.keys.len()
     }
 
+    /// Whether the batch holds no rows.
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }

@@ -46,6 +46,7 @@ impl Default for CallNotes {
 }
 
 impl CallNotes {
+    /// Notes for a call made on `lane`, with nothing else known yet.
     pub fn of_lane(lane: usize) -> CallNotes {
         CallNotes {
             lane: Some(lane),

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Why an operation failed, in kinds every store sorts its errors into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
@@ -33,6 +34,7 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind, in the order reports list them.
     pub const ALL: [ErrorKind; 12] = [
         ErrorKind::Timeout,
         ErrorKind::Unavailable,
@@ -48,6 +50,7 @@ impl ErrorKind {
         ErrorKind::Other,
     ];
 
+    /// The kind's name in ops.csv, summary.json and reports.
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorKind::Timeout => "timeout",
@@ -65,6 +68,7 @@ impl ErrorKind {
         }
     }
 
+    /// The kind a name in a result file names.
     pub fn parse(name: &str) -> Option<ErrorKind> {
         Self::ALL.into_iter().find(|k| k.as_str() == name)
     }
@@ -111,6 +115,7 @@ impl DbError {
         self
     }
 
+    /// An error of no particular kind.
     pub fn other(message: impl std::fmt::Display) -> Self {
         DbError::new(ErrorKind::Other, message.to_string())
     }

@@ -206,8 +206,10 @@ pub trait Store: Send + Sync + 'static {
         self.check_owned()
     }
 
+    /// Writes a new order and its line items, all or nothing.
     fn create_order(&self, order: &Order) -> impl Future<Output = Result<(), DbError>> + Send;
 
+    /// The order with its line items, or `None` where there is none.
     fn read_order(
         &self,
         order_id: OrderId,
@@ -228,12 +230,14 @@ pub trait Store: Send + Sync + 'static {
         subtotal_cents: i64,
     ) -> impl Future<Output = Result<Applied, DbError>> + Send;
 
+    /// Sets an order's status alone.
     fn update_status(
         &self,
         order_id: OrderId,
         status: OrderStatus,
     ) -> impl Future<Output = Result<Applied, DbError>> + Send;
 
+    /// Removes an order and its line items.
     fn delete_order(
         &self,
         order_id: OrderId,
@@ -253,11 +257,13 @@ pub trait Store: Send + Sync + 'static {
         value: &[u8],
     ) -> impl Future<Output = Result<Applied, DbError>> + Send;
 
+    /// A key's value, or `None` where there is none.
     fn kv_read(
         &self,
         key: &KeyText,
     ) -> impl Future<Output = Result<Option<Vec<u8>>, DbError>> + Send;
 
+    /// Removes a key.
     fn kv_delete(&self, key: &KeyText) -> impl Future<Output = Result<Applied, DbError>> + Send;
 
     /// Reads every order and line item back, for `verify`.
@@ -304,6 +310,7 @@ pub trait Store: Send + Sync + 'static {
         async { Err(DbError::other("this store does not do bulk loads")) }
     }
 
+    /// What run.json records of the store: its name, its server's version, its settings.
     fn facts(&self) -> StoreFacts;
 
     /// Waits for what the store still sends after its calls returned (Voldemort's
@@ -345,6 +352,7 @@ pub trait StoreKind: Store + Sized {
     const ABOUT: &'static str;
     /// A URL to copy, for help.
     const EXAMPLE: &'static str;
+    /// The settings it takes (URL `?key=value` or flags), with defaults and help.
     const SETTINGS: &'static [Setting];
     /// The database runs inside hatshop's process, so its work is hatshop's CPU.
     const IN_PROCESS: bool = false;
@@ -371,6 +379,7 @@ pub trait StoreKind: Store + Sized {
         Ok(())
     }
 
+    /// Opens the store's connections, with settings already checked.
     fn connect(
         url: &DbUrl,
         options: &ConnectOptions,

@@ -9,6 +9,7 @@ use super::{
 };
 use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 
+/// A store that answers every call at once: it measures hatshop alone.
 pub struct NullStore;
 
 impl StoreKind for NullStore {

@@ -30,6 +30,7 @@ pub struct Setting {
 }
 
 impl Setting {
+    /// The flag that gives the setting (`kv_table` → `--kv-table`).
     pub fn flag(&self) -> String {
         format!("--{}", self.name.replace('_', "-"))
     }

@@ -7,8 +7,10 @@ use super::ownership::{MARKER, Ownership, TABLES};
 use super::{DbError, LOAD_TABLE, OrderRow, Snapshot};
 use crate::workload::{EventType, LineItem, Order};
 
+/// The order row's columns, in the order every SQL statement names them.
 pub const ORDER_COLUMNS: &str =
     "order_id, client_id, customer, address, created_at_ms, status, subtotal_cents";
+/// A line item row's columns, in the order every SQL statement names them.
 pub const ITEM_COLUMNS: &str = "line_item_id, product, colour, size, quantity, unit_price_cents";
 
 /// One order with its items in one round trip: order columns 0–6, item columns 7–12
@@ -83,6 +85,7 @@ pub struct Statements {
 const PREPARED_ITEM_COUNTS: std::ops::RangeInclusive<usize> = 1..=5;
 
 impl Statements {
+    /// The statements in a placeholder style (`?` or `$1`).
     pub fn new(style: Placeholders) -> Statements {
         Statements {
             style,
@@ -146,6 +149,7 @@ impl Statements {
         }
     }
 
+    /// An insert of `items` line items in one statement.
     pub fn insert_items(&self, items: usize) -> String {
         self.style.insert_items(items)
     }
@@ -234,6 +238,7 @@ pub fn load_select_row(style: Placeholders, columns: usize) -> String {
     )
 }
 
+/// Rows a bulk load left, for its check at the end.
 pub const LOAD_COUNT: &str = "SELECT COUNT(*) FROM load_rows";
 
 /// The order of a joined read (order columns 0–6, item columns from 7 on), or `None`

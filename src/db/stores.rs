@@ -45,6 +45,7 @@ impl StoreMeta {
         }
     }
 
+    /// Whether the store takes a setting of this name.
     pub fn takes(&self, setting: &str) -> bool {
         self.settings.iter().any(|s| s.name == setting)
     }

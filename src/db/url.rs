@@ -38,6 +38,7 @@ pub struct ServerAddress {
 }
 
 impl DbUrl {
+    /// Reads a URL; the error is one line with any password masked.
     pub fn parse(raw: &str) -> Result<DbUrl, String> {
         let Some((scheme, rest)) = raw.split_once("://") else {
             return Err(format!(

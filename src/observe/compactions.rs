@@ -35,6 +35,7 @@ pub struct ParsedCompaction {
 }
 
 impl ParsedCompaction {
+    /// When the compaction started: its end less its duration.
     pub fn began(&self) -> SystemTime {
         self.ended
             .checked_sub(Duration::from_secs_f64(self.took_ms / 1_000.0))

@@ -42,6 +42,7 @@ pub struct ParsedPause {
 }
 
 impl ParsedPause {
+    /// When the pause started: its end less its length.
     pub fn began(&self) -> SystemTime {
         self.ended - Duration::from_secs_f64(self.pause_ms / 1_000.0)
     }

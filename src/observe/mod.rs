@@ -21,8 +21,11 @@ use compactions::Compaction;
 use gc_log::GcPause;
 use resources::{MetricsRow, Watched};
 
+/// The servers' CPU, memory and disk, one row per sample.
 pub const SERVER_METRICS_CSV: &str = "server-metrics.csv";
+/// The servers' garbage-collection pauses, read from their GC logs.
 pub const GC_CSV: &str = "gc.csv";
+/// Cassandra's compactions, read from its log.
 pub const COMPACTIONS_CSV: &str = "compactions.csv";
 
 type PoolSamples = (Vec<(SystemTime, thread_pools::PoolRow)>, Vec<String>);

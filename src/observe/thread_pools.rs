@@ -19,6 +19,7 @@ use tokio::sync::watch;
 
 use super::resources::{every_second, next_sample};
 
+/// Cassandra's thread pools, one row per pool and sample.
 pub const THREAD_POOLS_CSV: &str = "thread-pools.csv";
 
 /// The pools sampled: requests in, reads, writes, flushes and compactions.

@@ -163,6 +163,7 @@ fn nines(percentile: f64) -> f64 {
     -(1.0 - percentile / 100.0).log10()
 }
 
+/// An axis of percentiles spread by their nines, so the tail gets room.
 pub fn nines_axis() -> Axis {
     let ticks = [0.0, 90.0, 99.0, 99.9, 99.99, 99.999]
         .iter()

@@ -27,6 +27,7 @@ pub struct Comparison<'a> {
 }
 
 impl Comparison<'_> {
+    /// The comparison in words: baseline, faster or slower, or why it cannot say.
     pub fn verdict(&self) -> String {
         if self.run == 0 {
             return "baseline".into();
@@ -127,6 +128,7 @@ fn repeat_means(run: &LoadedRun, event_type: &str) -> Vec<f64> {
         .collect()
 }
 
+/// Each run's throughput and latency against the first run, for one event type.
 pub fn compare<'a>(runs: &'a [LoadedRun], event_type: &str) -> Vec<Comparison<'a>> {
     let Some(base) = summary_of(&runs[0], event_type) else {
         return Vec::new();
@@ -217,6 +219,7 @@ pub fn plans_differ(runs: &[LoadedRun]) -> bool {
         .any(|r| r.record.plan_sha256 != runs[0].record.plan_sha256)
 }
 
+/// The comparison as a table for the terminal.
 pub fn terminal(runs: &[LoadedRun]) -> String {
     let mut out = String::new();
     for (i, run) in runs.iter().enumerate() {

@@ -34,6 +34,7 @@ pub struct Logged {
 }
 
 impl Logged {
+    /// Whether the log held no histogram.
     pub fn is_empty(&self) -> bool {
         self.by_tag.is_empty()
     }
@@ -94,6 +95,7 @@ pub fn write(
     std::fs::write(path, out).with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// Reads latency.hlog back, by event type and interval.
 pub fn read(path: &Path) -> Result<Logged> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut deserializer = Deserializer::new();

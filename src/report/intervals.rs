@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::stats::{LatencySummary, OpStats, RunStats};
 
+/// One row of intervals.csv: one event type over one interval.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct IntervalRow {
     /// Seconds from the start of the measured phase to the start of the interval.
@@ -86,6 +87,7 @@ pub fn rows(
     out
 }
 
+/// Reads intervals.csv back by column name.
 pub fn read(path: &Path) -> Result<Vec<IntervalRow>> {
     let mut csv =
         csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;

@@ -14,6 +14,7 @@ use crate::result_dir::{self, RunRecord};
 use crate::stats::Summary;
 use crate::verify::VerifyReport;
 
+/// A result folder read back: everything a report or a comparison draws from.
 pub struct LoadedRun {
     pub dir: PathBuf,
     pub record: RunRecord,
@@ -78,6 +79,7 @@ impl LoadedRun {
         })
     }
 
+    /// Reads a finished result folder; an error names the file that is missing or bad.
     pub fn load(dir: &Path) -> Result<LoadedRun> {
         let file = |name| result_dir::file(dir, name);
         let record: RunRecord = result_dir::load_complete(dir)?;
@@ -146,6 +148,7 @@ impl LoadedRun {
             .collect()
     }
 
+    /// The run's interval in seconds (1 where the log does not say).
     pub fn interval_s(&self) -> f64 {
         self.histograms
             .interval

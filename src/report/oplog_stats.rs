@@ -34,6 +34,7 @@ pub struct LoggedOp {
 }
 
 impl LoggedOp {
+    /// The event type the row names.
     pub fn event(&self) -> Result<EventType> {
         EventType::ALL
             .iter()
@@ -47,6 +48,7 @@ impl LoggedOp {
         humantime::parse_rfc3339(&self.timestamp).context("bad timestamp")
     }
 
+    /// Whether the operation was a write (it may have changed the store).
     pub fn is_write(&self) -> bool {
         !matches!(self.event_type.as_str(), "read" | "read_order")
     }
@@ -78,6 +80,7 @@ const WHOLE_SPAN: Duration = Duration::from_secs(1);
 const WHOLE_LIMITS: (usize, usize) = (4, 64);
 
 impl Rebuilt {
+    /// Empty statistics of intervals of `interval`, counted from `start`.
     pub fn new(start: SystemTime, interval: Duration) -> Rebuilt {
         let interval = interval.max(Duration::from_nanos(1));
         let whole_limit = (WHOLE_SPAN.as_nanos() / interval.as_nanos()) as usize;

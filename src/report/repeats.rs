@@ -39,6 +39,7 @@ pub struct Spread {
 }
 
 impl Spread {
+    /// Median, spread and count of the finite values.
     pub fn of(values: &[f64]) -> Spread {
         let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
         sorted.sort_by(f64::total_cmp);

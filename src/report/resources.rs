@@ -75,6 +75,7 @@ fn pause_series(pauses: &[GcPause], end_s: f64) -> Vec<Series> {
         .collect()
 }
 
+/// The report's section on the servers' own costs during the run.
 pub fn section(run: &LoadedRun) -> String {
     figures(
         &Observed {

@@ -67,6 +67,7 @@ struct Causes {
     compactions: Option<Spans>,
 }
 
+/// The report's section on the slowest operations and what happened around them.
 pub fn section(run: &LoadedRun) -> String {
     let pauses = Spans::new(
         run.gc

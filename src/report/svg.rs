@@ -13,16 +13,19 @@ const TOP: f64 = 34.0;
 const BOTTOM: f64 = 52.0;
 /// Series with at most this many points also get a mark on each point.
 const SPARSE: usize = 30;
+/// Series colours, in order (matplotlib's tab10).
 pub const PALETTE: [&str; 8] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
 ];
 
+/// How an axis spreads its values.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Scale {
     Linear,
     Log10,
 }
 
+/// An axis: its label, scale and ticks.
 #[derive(Debug, Clone)]
 pub struct Axis {
     pub label: String,
@@ -32,6 +35,7 @@ pub struct Axis {
 }
 
 impl Axis {
+    /// A linear axis with computed ticks.
     pub fn linear(label: &str) -> Axis {
         Axis {
             label: label.into(),
@@ -40,6 +44,7 @@ impl Axis {
         }
     }
 
+    /// A log10 axis with computed ticks, for values over several decades.
     pub fn log(label: &str) -> Axis {
         Axis {
             label: label.into(),
@@ -49,12 +54,14 @@ impl Axis {
     }
 }
 
+/// One named line of points.
 #[derive(Debug, Clone)]
 pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
 }
 
+/// `text` made safe inside SVG or HTML text and attributes.
 pub fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -372,6 +379,7 @@ pub struct Bars {
     pub whiskers: Option<Vec<(f64, f64)>>,
 }
 
+/// A grouped bar chart, one group per category and one bar per series.
 pub fn bar_chart(
     title: &str,
     x_axis: &str,

@@ -15,9 +15,12 @@ use super::svg::{self, Axis, Bars, escape};
 use crate::db::StatementTime;
 use crate::runner::TracedOp;
 
+/// The traced operations, client time against server time.
 pub const TRACES_CSV: &str = "traces.csv";
+/// The server's totals per statement (PostgreSQL's pg_stat_statements).
 pub const STATEMENTS_CSV: &str = "server-statements.csv";
 
+/// One traced operation in traces.csv.
 #[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq)]
 pub struct TraceRow {
     pub seq: u64,

@@ -7,8 +7,11 @@ use serde::{Deserialize, Serialize};
 use super::{DatabaseRecord, Host};
 use crate::db::BatchKind;
 
+/// What `hatshop load` did, as `run.json` is for a run.
 pub const LOAD_JSON: &str = "load.json";
+/// Every batch, one row each.
 pub const BATCHES_CSV: &str = "batches.csv";
+/// Batches traced on the server (`--trace-sample`).
 pub const BATCH_TRACES_CSV: &str = "batch-traces.csv";
 
 /// A batch traced on the server (`--trace-sample`), as batch-traces.csv holds it.
@@ -63,6 +66,7 @@ pub struct LoadTotals {
     pub latency_ms: BatchLatency,
 }
 
+/// Batch latency percentiles, ms.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct BatchLatency {
     pub mean: f64,

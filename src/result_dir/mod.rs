@@ -13,18 +13,30 @@ use crate::db::StoreFacts;
 use crate::procfs::process_start;
 use crate::workload::EventSource;
 
+/// What ran, against what, when, and how it ended.
 pub const RUN_JSON: &str = "run.json";
+/// Every operation, one row each.
 pub const OPS_CSV: &str = "ops.csv";
+/// Latency percentiles and counts per event type.
 pub const SUMMARY_JSON: &str = "summary.json";
+/// What `hatshop verify` found.
 pub const VERIFY_JSON: &str = "verify.json";
+/// Throughput and percentiles per event type and interval.
 pub const INTERVALS_CSV: &str = "intervals.csv";
+/// Each interval's HdrHistograms, in HdrHistogram's own log format.
 pub const LATENCY_HLOG: &str = "latency.hlog";
+/// The page that answers what the run measured.
 pub const REPORT_HTML: &str = "report.html";
+/// Writes that failed, so `verify` knows which orders and keys are uncertain.
 pub const FAILED_WRITES_CSV: &str = "failed_writes.csv";
+/// The faults played, with when each took effect.
 pub const FAULTS_CSV: &str = "faults.csv";
+/// See [`crate::observe::SERVER_METRICS_CSV`].
 pub const SERVER_METRICS_CSV: &str = crate::observe::SERVER_METRICS_CSV;
+/// See [`crate::observe::GC_CSV`].
 pub const GC_CSV: &str = crate::observe::GC_CSV;
 
+/// The path of one of a result folder's files.
 pub fn file(dir: &Path, name: &str) -> PathBuf {
     dir.join(name)
 }
@@ -144,6 +156,7 @@ pub struct Recovery {
     pub logged_lane_last_seq: Vec<Option<u64>>,
 }
 
+/// The store a run used: URL (password masked), settings, file and server.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DatabaseRecord {
     /// The URL with any password masked.
@@ -169,6 +182,7 @@ pub struct ServerFacts {
     pub settings: std::collections::BTreeMap<String, String>,
 }
 
+/// How the run was paced and how many lanes it ran.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PlanRecord {
     pub concurrency: usize,
@@ -222,6 +236,7 @@ pub struct Host {
 }
 
 impl Host {
+    /// The machine this runs on: host name, OS, kernel, CPUs and memory.
     pub fn probe() -> Host {
         let read = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
         let os = read("/etc/os-release")

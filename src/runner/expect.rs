@@ -35,6 +35,7 @@ impl Recent {
     }
 }
 
+/// What each lane expects reads to return, from the writes it made.
 #[derive(Default)]
 pub struct Expectations {
     orders: HashMap<OrderId, Recent>,

@@ -117,6 +117,7 @@ pub struct LaneContext<D> {
     pub traced: Arc<Mutex<Vec<TracedOp>>>,
 }
 
+/// One lane: it applies its events in order, times each call and checks each read.
 pub struct Lane<D> {
     cx: LaneContext<D>,
     expect: Expectations,
@@ -162,6 +163,7 @@ impl<D: Store> Lane<D> {
         }
     }
 
+    /// Applies events until the source closes the inbox or the run stops.
     pub async fn run(mut self, mut inbox: mpsc::Receiver<LaneMsg>) -> LaneReport {
         'lane: while let Some(msg) = inbox.recv().await {
             match msg {

@@ -45,6 +45,7 @@ pub struct RunClock {
 }
 
 impl RunClock {
+    /// Both clocks read at once: one to time, one to write down.
     pub fn now() -> Self {
         RunClock {
             instant: Instant::now(),

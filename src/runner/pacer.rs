@@ -74,6 +74,7 @@ fn lock(queue: &Mutex<Queue>) -> std::sync::MutexGuard<'_, Queue> {
 }
 
 impl Pacer {
+    /// Starts the pacer's own thread.
     pub fn start() -> std::io::Result<Pacer> {
         let shared = Arc::new(Shared::default());
         let thread_shared = shared.clone();

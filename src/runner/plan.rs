@@ -62,6 +62,7 @@ impl Pace {
     }
 }
 
+/// How a run goes: lanes, pace, limits, phases and what it records.
 #[derive(Debug, Clone)]
 pub struct RunPlan {
     /// Lanes running at once; events on one target always go to the same lane.
@@ -167,6 +168,7 @@ pub struct Dealt {
 }
 
 impl Dealing {
+    /// Every target to its own lane, with no races.
     pub fn by_target(lanes: usize) -> Dealing {
         Dealing {
             lanes,
@@ -174,6 +176,7 @@ impl Dealing {
         }
     }
 
+    /// The lane an event goes to, and whether it races another lane for its target.
     pub fn deal(&self, seq: u64, target: u64, event_type: EventType, phase: Phase) -> Dealt {
         let own = lane_of(target, self.lanes);
         let races = self.conflicts > 0.0

@@ -9,6 +9,7 @@ use std::sync::Mutex;
 
 use crate::workload::OrderId;
 
+/// The orders lanes race for (`conflicts`), and how each race came out.
 #[derive(Default)]
 pub struct Races {
     inner: Mutex<RaceState>,
@@ -63,6 +64,7 @@ impl Races {
         state.failed.remove(&id);
     }
 
+    /// How the race for order `id` stands.
     pub fn of(&self, id: OrderId) -> Race {
         let state = self.state();
         if state.failed.contains(&id) {

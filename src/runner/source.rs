@@ -30,6 +30,7 @@ fn lane_batch(lanes: usize) -> usize {
     (EVENTS_IN_HAND / lanes.max(1)).clamp(8, LANE_BATCH)
 }
 
+/// What the source sends a lane.
 pub enum LaneMsg {
     Events(Vec<LaneEvent>),
     /// Wait here until every lane and the source arrive.
@@ -50,6 +51,7 @@ pub struct LaneEvent {
 // than the order inline (bench/NOTES.md).
 const _: () = assert!(std::mem::size_of::<LaneEvent>() <= 88);
 
+/// What a lane does with an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
     /// Apply it: its target lives in this lane.
@@ -60,8 +62,10 @@ pub enum Role {
     Expect,
 }
 
+/// Events in order, from the generator or a file, each a line that may be bad.
 pub type EventStream = Box<dyn Iterator<Item = Result<OrderEvent, EventsFileError>> + Send>;
 
+/// What the source saw of the stream.
 pub struct SourceReport {
     /// sha256 of the events handed out, as JSON Lines, when hashing was asked for.
     pub plan_sha256: Option<String>,
@@ -72,6 +76,7 @@ pub struct SourceReport {
     pub error: Option<EventsFileError>,
 }
 
+/// The one reader of the stream: it deals events to lanes in order.
 pub struct Source {
     pub stream: EventStream,
     pub lanes: Vec<mpsc::Sender<LaneMsg>>,

@@ -19,6 +19,7 @@ pub enum StopReason {
     Failed,
 }
 
+/// Tells every stage of a run to stop, and why; the gravest reason given stays.
 pub struct StopSignal {
     flag: AtomicBool,
     reason: Mutex<Option<StopReason>>,
@@ -46,10 +47,12 @@ impl StopSignal {
         self.watch.send_replace(true);
     }
 
+    /// Whether a stop was asked for.
     pub fn is_stopped(&self) -> bool {
         self.flag.load(Ordering::Relaxed)
     }
 
+    /// Why the run stopped, if it has.
     pub fn reason(&self) -> Option<StopReason> {
         *self.reason.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -42,6 +42,7 @@ pub enum Ended {
 }
 
 impl CallWatch {
+    /// No call in flight; deadlines count from `epoch`.
     pub fn new(epoch: Instant) -> Self {
         CallWatch {
             state: AtomicU64::new(IDLE),

@@ -19,6 +19,7 @@ use super::RunStats;
 /// that began before the turn still finish into.
 const SHARD_OPEN: usize = 2;
 
+/// Statistics per interval, filled by the lanes while the run goes.
 pub struct IntervalCollector {
     interval_ns: u64,
     event_types: usize,

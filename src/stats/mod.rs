@@ -59,10 +59,12 @@ pub struct OpStats {
 }
 
 impl OpStats {
+    /// Records a success's service time.
     pub fn record_ok(&mut self, latency_ns: u64) {
         self.latency_ns.record(latency_ns);
     }
 
+    /// Records a failure: its kind, code, time and first messages.
     pub fn record_error(
         &mut self,
         kind: &'static str,
@@ -88,10 +90,12 @@ impl OpStats {
         }
     }
 
+    /// Counts retries made before the outcome.
     pub fn record_retries(&mut self, retries: u64) {
         self.retries += retries;
     }
 
+    /// Records one operation's outcome, with its queueing time where it waited for a connection.
     pub fn record(&mut self, latency_ns: u64, queued_ns: Option<u64>, outcome: Outcome<'_>) {
         if let Some(queued_ns) = queued_ns {
             self.queue_ns.record(queued_ns);
@@ -119,6 +123,7 @@ impl OpStats {
         }
     }
 
+    /// Adds another lane's or interval's statistics to these.
     pub fn merge(&mut self, other: &OpStats) {
         self.retries += other.retries;
         self.latency_ns.add(&other.latency_ns);
@@ -144,6 +149,7 @@ impl OpStats {
         }
     }
 
+    /// Successful operations.
     pub fn ok(&self) -> u64 {
         self.latency_ns.len()
     }
@@ -168,14 +174,17 @@ impl OpStats {
         self.retries = 0;
     }
 
+    /// Failed operations, of every kind.
     pub fn error_count(&self) -> u64 {
         self.errors.values().sum()
     }
 
+    /// Retries made.
     pub fn retries(&self) -> u64 {
         self.retries
     }
 
+    /// Service times of the successes, ns.
     pub fn histogram(&self) -> Cow<'_, Histogram<u64>> {
         self.latency_ns.get()
     }
@@ -185,6 +194,7 @@ impl OpStats {
         self.response_ns.get()
     }
 
+    /// Service times of the failures, ns, kept apart so a fast error does not flatter.
     pub fn failed_histogram(&self) -> Cow<'_, Histogram<u64>> {
         self.failed_ns.get()
     }
@@ -220,6 +230,7 @@ pub struct RunStats {
 }
 
 impl RunStats {
+    /// Empty statistics for this many event types.
     pub fn new(event_types: usize) -> Self {
         RunStats {
             per_event: vec![OpStats::default(); event_types],
@@ -228,10 +239,12 @@ impl RunStats {
         }
     }
 
+    /// The statistics of one event type, to record into.
     pub fn event(&mut self, index: usize) -> &mut OpStats {
         &mut self.per_event[index]
     }
 
+    /// The statistics of every event type, by index.
     pub fn events(&self) -> &[OpStats] {
         &self.per_event
     }
@@ -286,6 +299,7 @@ impl RunStats {
         self.event(event).record(latency_ns, queued_ns, outcome);
     }
 
+    /// Adds another lane's statistics, event type by event type and node by node.
     pub fn merge(&mut self, other: &RunStats) {
         // By node first: a split makes the sole node's statistics from `per_event`
         // as it is before `other` joins it.
@@ -331,6 +345,7 @@ impl RunStats {
         all
     }
 
+    /// Operations of every event type, successes and failures.
     pub fn total_ops(&self) -> u64 {
         self.per_event
             .iter()

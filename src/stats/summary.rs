@@ -98,6 +98,7 @@ pub struct LatencySummary {
 }
 
 impl LatencySummary {
+    /// The summary of one event type's statistics over `elapsed_s` seconds.
     pub fn of(name: &str, stats: &OpStats, elapsed_s: f64) -> Self {
         let mut summary = Self::ladder(name, stats, &stats.latency_ns.get(), elapsed_s);
         if stats.response_ns.len() > 0 {
@@ -167,10 +168,12 @@ impl LatencySummary {
         }
     }
 
+    /// A percentile by its label (`p99`), µs; 0 where there is none.
     pub fn percentile(&self, label: &str) -> f64 {
         self.percentiles_us.get(label).copied().unwrap_or(0.0)
     }
 
+    /// Whether too few operations stand behind a percentile to trust it.
     pub fn is_thin(&self, label: &str) -> bool {
         self.thin_percentiles.iter().any(|l| l == label)
     }

@@ -12,6 +12,7 @@ use std::collections::{HashMap, HashSet};
 use crate::db::ErrorKind;
 use crate::workload::{KeyId, Operation, OrderBook, OrderEvent, OrderId, StateHash, Target, state};
 
+/// What the stream says the store must hold at its end.
 #[derive(Default)]
 pub struct Expected {
     /// Orders the stream leaves, tracked by hash: state and item count.
@@ -162,6 +163,7 @@ impl Expected {
         ids
     }
 
+    /// The version a key must hold (0: none).
     pub fn key_version(&self, key: KeyId) -> u32 {
         self.keys.get(key as usize).copied().unwrap_or(0)
     }

@@ -21,6 +21,7 @@ use crate::workload::{KeyText, LineItem, Order, OrderId, state};
 /// Differences listed in full; the rest are only counted.
 const LISTED: usize = 20;
 
+/// What `verify` found: counts of what was expected, found, missing, extra or different.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct VerifyReport {
     pub orders_expected: u64,
@@ -69,6 +70,8 @@ pub struct VerifyReport {
 }
 
 impl VerifyReport {
+    /// Orders, items and records that differ from what the stream says (uncertain ones
+    /// are counted apart).
     pub fn differences(&self) -> u64 {
         self.missing_orders
             + self.extra_orders
@@ -82,6 +85,7 @@ impl VerifyReport {
             + self.differing_keys
     }
 
+    /// Whether the store holds exactly what the stream says.
     pub fn is_exact(&self) -> bool {
         self.differences() == 0
     }
@@ -363,6 +367,7 @@ pub struct KeyCheck<'a> {
 }
 
 impl<'a> KeyCheck<'a> {
+    /// A check of the records read back against `expected`.
     pub fn new(expected: &'a Expected) -> Self {
         KeyCheck {
             expected,
@@ -382,6 +387,7 @@ impl<'a> KeyCheck<'a> {
         new
     }
 
+    /// Checks one record the store holds.
     pub fn record(&mut self, text: &str, value: &[u8], report: &mut VerifyReport) {
         let Some(key) = KeyText::parse(text).filter(|k| *k < (1 << 40)) else {
             report.keys_found += 1;

@@ -10,24 +10,29 @@ use super::domain::{Operation, Order, OrderEvent, OrderId, OrderUpdate};
 use super::jsonl::EventsFileError;
 use super::state;
 
+/// Orders as the stream leaves them, whole: what a read must return.
 #[derive(Debug, Default, Clone)]
 pub struct OrderBook {
     orders: HashMap<OrderId, Order>,
 }
 
 impl OrderBook {
+    /// An empty book.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// The order as the stream has it now.
     pub fn get(&self, order_id: OrderId) -> Option<&Order> {
         self.orders.get(&order_id)
     }
 
+    /// Orders held.
     pub fn len(&self) -> usize {
         self.orders.len()
     }
 
+    /// Whether the book holds no order.
     pub fn is_empty(&self) -> bool {
         self.orders.is_empty()
     }
@@ -99,6 +104,7 @@ pub struct FillStates<I> {
 }
 
 impl<I> FillStates<I> {
+    /// Fills in the states of `inner`'s events from a book of its own.
     pub fn new(inner: I) -> Self {
         FillStates {
             inner,

@@ -18,6 +18,7 @@ pub const PRODUCTS: &[(&str, i64)] = &[
     ("Boater", 8_200),
 ];
 
+/// Hat colours.
 pub const COLOURS: &[&str] = &[
     "Burnt Sienna",
     "Midnight Blue",
@@ -33,15 +34,18 @@ pub const COLOURS: &[&str] = &[
     "Scarlet",
 ];
 
+/// Hat sizes.
 pub const SIZES: &[&str] = &[
     "6 3/4", "6 7/8", "7", "7 1/8", "7 1/4", "7 3/8", "7 1/2", "7 5/8", "7 3/4",
 ];
 
+/// Customers' first names.
 pub const FIRST_NAMES: &[&str] = &[
     "Ada", "Bertie", "Clara", "Dev", "Edith", "Femi", "Greta", "Hugo", "Ines", "Jun", "Kofi",
     "Lena", "Mateo", "Nadia", "Otto", "Priya", "Quinn", "Rosa", "Sami", "Tove",
 ];
 
+/// Customers' last names.
 pub const LAST_NAMES: &[&str] = &[
     "Abbott",
     "Baptiste",
@@ -65,6 +69,7 @@ pub const LAST_NAMES: &[&str] = &[
     "Tanaka",
 ];
 
+/// Streets of delivery addresses.
 pub const STREETS: &[&str] = &[
     "Milliner Row",
     "Bowler Lane",
@@ -76,6 +81,7 @@ pub const STREETS: &[&str] = &[
     "Straw Market",
 ];
 
+/// Cities of delivery addresses.
 pub const CITIES: &[&str] = &[
     "Luton",
     "Stockport",

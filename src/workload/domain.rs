@@ -57,6 +57,7 @@ pub enum OrderStatus {
 }
 
 impl OrderStatus {
+    /// Every status, in the order an order passes through them.
     pub const ALL: [OrderStatus; 6] = [
         OrderStatus::Pending,
         OrderStatus::Processing,
@@ -78,6 +79,7 @@ impl OrderStatus {
         }
     }
 
+    /// The status a stored name names.
     pub fn parse(name: &str) -> Option<OrderStatus> {
         Self::ALL.into_iter().find(|s| s.as_str() == name)
     }
@@ -95,6 +97,7 @@ pub struct LineItem {
 }
 
 impl LineItem {
+    /// Unit price times quantity.
     pub fn total_cents(&self) -> i64 {
         self.unit_price_cents * i64::from(self.quantity)
     }
@@ -243,6 +246,7 @@ impl Target {
 }
 
 impl Operation {
+    /// The order or key the operation touches; lanes are dealt by it.
     pub fn target(&self) -> Target {
         match self {
             Operation::CreateOrder { order } => Target::Order(order.order_id),
@@ -258,6 +262,7 @@ impl Operation {
         }
     }
 
+    /// The event type the operation counts under.
     pub fn event_type(&self) -> EventType {
         match self {
             Operation::CreateOrder { .. } => EventType::CreateOrder,
@@ -291,6 +296,7 @@ pub enum EventType {
 }
 
 impl EventType {
+    /// Every event type; its place is its index in statistics.
     pub const ALL: [EventType; 10] = [
         EventType::CreateOrder,
         EventType::ReadOrder,
@@ -304,6 +310,7 @@ impl EventType {
         EventType::Delete,
     ];
 
+    /// The name in specs, ops.csv and reports.
     pub fn as_str(self) -> &'static str {
         match self {
             EventType::CreateOrder => "create_order",
@@ -324,10 +331,12 @@ impl EventType {
         Self::ALL.map(EventType::as_str)
     }
 
+    /// Its place in [`EventType::ALL`].
     pub fn index(self) -> usize {
         self as usize
     }
 
+    /// Whether the event changes the store.
     pub fn is_write(self) -> bool {
         !matches!(self, EventType::ReadOrder | EventType::Read)
     }

@@ -30,6 +30,7 @@ pub enum NodeAction {
 }
 
 impl NodeAction {
+    /// Every action, in the order help lists them.
     pub const ALL: [NodeAction; 5] = [
         NodeAction::Kill,
         NodeAction::Stop,
@@ -38,6 +39,7 @@ impl NodeAction {
         NodeAction::Resume,
     ];
 
+    /// The name a fault spec uses.
     pub fn as_str(self) -> &'static str {
         match self {
             NodeAction::Kill => "kill",
@@ -48,6 +50,7 @@ impl NodeAction {
         }
     }
 
+    /// The action a fault spec names.
     pub fn parse(text: &str) -> Option<NodeAction> {
         Self::ALL.into_iter().find(|a| a.as_str() == text)
     }

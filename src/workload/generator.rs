@@ -22,6 +22,7 @@ const CLIENTS: u64 = 10_000;
 /// Discounts an `update_order` may give, in percent.
 const DISCOUNTS: [u8; 5] = [0, 5, 10, 15, 20];
 
+/// The seeded event stream of a spec: the same spec gives the same events.
 pub struct Generator {
     spec: WorkloadSpec,
     rng: StreamRng,
@@ -37,6 +38,7 @@ pub struct Generator {
 }
 
 impl Generator {
+    /// A generator at the stream's first event.
     pub fn new(spec: &WorkloadSpec) -> Self {
         let total = spec.mix.total();
         let mut cumulative_weights = [0.0; EventType::ALL.len()];

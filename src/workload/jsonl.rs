@@ -18,6 +18,7 @@ pub struct PlanHasher {
 }
 
 impl PlanHasher {
+    /// A hash of no events.
     pub fn new() -> Self {
         Self::default()
     }
@@ -32,15 +33,18 @@ impl PlanHasher {
         &self.line
     }
 
+    /// Events hashed so far.
     pub fn events(&self) -> u64 {
         self.events
     }
 
+    /// The sha256, as hex.
     pub fn finish(self) -> String {
         hex(&self.sha.finalize())
     }
 }
 
+/// `bytes` as lower-case hex.
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -78,6 +82,7 @@ pub struct EventsReader<R> {
 }
 
 impl<R: BufRead> EventsReader<R> {
+    /// Reads events from `input`; errors name `path` and the line.
     pub fn new(input: R, path: &str) -> Self {
         EventsReader {
             input,

@@ -19,6 +19,7 @@ pub const MAX_VALUE_SIZE: u32 = 8 << 20;
 pub struct KeyText([u8; 20]);
 
 impl KeyText {
+    /// The key's text: `user` and 16 hex digits of the scrambled id, YCSB's key shape.
     pub fn of(key: KeyId) -> KeyText {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         let mut text = *b"user0000000000000000";
@@ -30,6 +31,7 @@ impl KeyText {
         KeyText(text)
     }
 
+    /// The key's text.
     pub fn as_str(&self) -> &str {
         std::str::from_utf8(&self.0).expect("ASCII")
     }
@@ -85,6 +87,7 @@ pub fn fill_value(out: &mut Vec<u8>, key: KeyId, version: u32, size: u32) {
     out.extend_from_slice(&rng.next_u64().to_le_bytes()[..tail]);
 }
 
+/// The value a key holds at `version`: made again from both, never kept.
 pub fn value(key: KeyId, version: u32, size: u32) -> Vec<u8> {
     let mut out = Vec::new();
     fill_value(&mut out, key, version, size);

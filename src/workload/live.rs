@@ -11,6 +11,7 @@
 //! outnumber the live ones, then the table compacts: memory follows the live targets,
 //! never the events (with the index, 12 bytes and a bit per slot beside the values).
 
+/// Live targets by id, with their values; its memory follows the live count.
 pub struct LiveTable<T> {
     values: Vec<T>,
     /// The id of slot 0 while there is no index.
@@ -43,10 +44,12 @@ impl<T> Default for LiveTable<T> {
 }
 
 impl<T> LiveTable<T> {
+    /// Live targets.
     pub fn len(&self) -> usize {
         self.live
     }
 
+    /// Whether no target is live.
     pub fn is_empty(&self) -> bool {
         self.live == 0
     }
@@ -110,6 +113,7 @@ impl<T> LiveTable<T> {
         (id, &mut self.values[slot])
     }
 
+    /// Removes a target; an id that is not live changes nothing.
     pub fn remove(&mut self, id: u64) {
         let Some(slot) = self.slot_of(id) else {
             return;

@@ -202,6 +202,7 @@ pub fn all() -> Vec<WorkloadSpec> {
     ]
 }
 
+/// The preset of this name.
 pub fn find(name: &str) -> Option<WorkloadSpec> {
     all().into_iter().find(|p| p.name == name)
 }

@@ -22,6 +22,7 @@ pub struct StreamRng {
 }
 
 impl StreamRng {
+    /// A generator whose whole state follows from `seed`.
     pub fn from_seed(seed: u64) -> Self {
         let mut sm = seed;
         let s = [

@@ -18,6 +18,7 @@ pub enum EventSource {
     File(EventsFileInfo),
 }
 
+/// An events file, checked: its path, hash and counts.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EventsFileInfo {
     pub path: PathBuf,

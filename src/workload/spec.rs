@@ -80,6 +80,7 @@ pub struct Mix {
 }
 
 impl Mix {
+    /// An event type's weight in the mix.
     pub fn weight(&self, event: EventType) -> f64 {
         match event {
             EventType::CreateOrder => self.create_order,
@@ -95,6 +96,7 @@ impl Mix {
         }
     }
 
+    /// The weights' sum.
     pub fn total(&self) -> f64 {
         EventType::ALL.iter().map(|&e| self.weight(e)).sum()
     }
@@ -108,6 +110,7 @@ impl Mix {
     }
 }
 
+/// Line items per new order, from `min` to `max`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ItemsPerOrder {
@@ -172,6 +175,7 @@ impl WorkloadSpec {
         Ok(spec)
     }
 
+    /// The spec as TOML, to copy and edit.
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("a spec always serialises to TOML")
     }
@@ -270,6 +274,7 @@ impl WorkloadSpec {
         !self.mix.has_order_events() && self.initial_orders == 0
     }
 
+    /// Events in all phases: initial data, warm-up and measured.
     pub fn total_events(&self) -> u64 {
         self.initial_orders
             .saturating_add(self.initial_records)

@@ -33,6 +33,7 @@ impl Default for StateHasher {
 }
 
 impl StateHasher {
+    /// Feeds raw bytes.
     pub fn bytes(&mut self, bytes: &[u8]) -> &mut Self {
         for &b in bytes {
             self.0 = (self.0 ^ u64::from(b)).wrapping_mul(FNV_PRIME);
@@ -40,6 +41,7 @@ impl StateHasher {
         self
     }
 
+    /// Feeds a number.
     pub fn number(&mut self, n: i64) -> &mut Self {
         self.bytes(&n.to_le_bytes())
     }
@@ -49,10 +51,12 @@ impl StateHasher {
         self.bytes(text.as_bytes())
     }
 
+    /// Closes a text field, so that two fields cannot run into each other.
     pub fn end_text(&mut self) -> &mut Self {
         self.bytes(&[END_OF_TEXT])
     }
 
+    /// The hash of what was fed.
     pub fn finish(&self) -> StateHash {
         StateHash(self.0)
     }
@@ -78,6 +82,7 @@ impl StateHasher {
             .number(head.items as i64)
     }
 
+    /// Feeds one line item's fields, in canonical order.
     pub fn item(
         &mut self,
         line_item_id: u64,

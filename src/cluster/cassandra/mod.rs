@@ -25,6 +25,7 @@ use super::{
     now_rfc3339, process, wait_until,
 };
 
+/// The Cassandra release fetched when `--version` does not name one.
 pub const DEFAULT_VERSION: &str = "5.0.4";
 /// A node answers in 13–40 s on an idle 2-core machine; a busy one needs more.
 const START_TIMEOUT: Duration = Duration::from_secs(300);
@@ -75,6 +76,7 @@ pub fn jars(home: &Home, version: &str) -> Result<PathBuf> {
     )
 }
 
+/// A Cassandra ring of 1-5 nodes, in one or two data centres.
 pub struct Cassandra;
 
 impl LocalServer for Cassandra {

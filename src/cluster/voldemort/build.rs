@@ -53,6 +53,7 @@ const JARS: &[&str] = &[
     "org.bouncycastle:bcprov-jdk15on:1.48",
     "org.apache.thrift:libthrift:0.6.1",
 ];
+/// The Berkeley DB Java Edition release Voldemort's store is built against.
 pub const JE_VERSION: &str = "5.0.73";
 /// Pulled in by avro; it clashes with io.netty 3.5.8.
 const CLASHING_JAR: &str = "netty-3.2.1.Final.jar";

@@ -32,6 +32,7 @@ const START_TIMEOUT: Duration = Duration::from_secs(120);
 const DEFAULT_HEAP: &str = "256m";
 const QUORUM_SETTINGS: [&str; 3] = ["replication_factor", "required_reads", "required_writes"];
 
+/// A Voldemort cluster of 1-5 nodes, built from source.
 pub struct Voldemort;
 
 impl LocalServer for Voldemort {

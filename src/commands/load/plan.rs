@@ -33,6 +33,7 @@ const SEED_002: Preset = Preset {
 };
 
 impl LoadPlan {
+    /// The preset with the flags over it, checked.
     pub fn from_args(args: &LoadArgs) -> Result<LoadPlan> {
         let base = match args.preset.as_deref() {
             Some("seed-002") => SEED_002,
@@ -83,14 +84,17 @@ impl LoadPlan {
         Ok(())
     }
 
+    /// Batches in one pass; the last may be short.
     pub fn batches_per_pass(&self) -> u64 {
         self.rows.div_ceil(self.batch_size)
     }
 
+    /// Batches in the whole load.
     pub fn total_batches(&self) -> u64 {
         self.batches_per_pass() * self.repeat
     }
 
+    /// Rows in the whole load.
     pub fn total_rows(&self) -> u64 {
         self.rows * self.repeat
     }

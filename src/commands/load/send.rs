@@ -24,6 +24,7 @@ pub struct Sent {
     pub trace_ids: Vec<u128>,
 }
 
+/// What every sender shares: the store, the plan, and the clocks and signals of the load.
 pub struct Senders {
     pub store: Arc<AnyStore>,
     pub plan: LoadPlan,

@@ -497,6 +497,7 @@ fn seed_of(source: &EventSource) -> String {
     }
 }
 
+/// `at`, to the millisecond, as run.json writes times.
 pub fn rfc3339(at: SystemTime) -> String {
     humantime::format_rfc3339_millis(at).to_string()
 }

@@ -46,6 +46,7 @@ use super::{
 };
 use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 
+/// Cassandra over CQL: one session, prepared statements, the asked consistency.
 pub struct CassandraStore {
     session: Session,
     keyspace: String,

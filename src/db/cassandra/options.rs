@@ -17,6 +17,7 @@ const LEVELS: &[&str] = &[
     "LOCAL_ONE",
 ];
 
+/// Cassandra's settings: replication, consistency, schema and driver pool.
 pub const SETTINGS: &[Setting] = &[
     Setting {
         name: "rf",
@@ -86,6 +87,7 @@ pub const SETTINGS: &[Setting] = &[
     },
 ];
 
+/// Where an order's line items live.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Schema {
     /// Items in `line_items_by_order`, one partition per order.
@@ -103,6 +105,7 @@ pub enum BatchMode {
     None,
 }
 
+/// Cassandra's settings, read and checked.
 #[derive(Debug, Clone)]
 pub struct CassandraOptions {
     /// The CQL replication map of the keyspace.
@@ -120,6 +123,7 @@ pub struct CassandraOptions {
 }
 
 impl CassandraOptions {
+    /// Reads the settings; rules between them (rf or replication, not both) are checked here.
     pub fn parse(settings: &Settings) -> Result<Self, DbError> {
         let replication = match (
             settings.given_text("replication"),

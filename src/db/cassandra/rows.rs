@@ -63,6 +63,7 @@ pub fn listed_order(c: ListedOrderColumns) -> (OrderRow, Vec<i64>) {
     (row, c.7.unwrap_or_default())
 }
 
+/// A line item from its columns.
 pub fn line_item(c: ItemColumns) -> LineItem {
     LineItem {
         line_item_id: c.0 as u64,
@@ -74,14 +75,17 @@ pub fn line_item(c: ItemColumns) -> LineItem {
     }
 }
 
+/// A CQL bigint.
 pub fn big(n: u64) -> CqlValue {
     CqlValue::BigInt(n as i64)
 }
 
+/// A CQL text.
 pub fn text(s: &str) -> CqlValue {
     CqlValue::Text(s.to_string())
 }
 
+/// An error of no particular kind.
 pub fn other(error: impl std::fmt::Display) -> DbError {
     DbError::other(error)
 }
@@ -175,6 +179,7 @@ pub fn classify_kind(error: &ExecutionError) -> ErrorKind {
     }
 }
 
+/// A driver error, sorted into its kind, with the server's code where it gave one.
 pub fn classify(error: ExecutionError) -> DbError {
     let classified = DbError::new(classify_kind(&error), error.to_string());
     match server_error(&error) {

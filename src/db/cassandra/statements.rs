@@ -146,6 +146,7 @@ async fn prepare(
 }
 
 impl Prepared {
+    /// Prepares every statement a run uses, before it is timed.
     pub async fn new(
         session: &Session,
         ks: &str,

@@ -23,6 +23,7 @@ use super::classify;
 use super::wire::{LeanConn, Login, Param, Prepared, Reply};
 use crate::db::{DbError, ErrorKind};
 
+/// One host's connections, a slot per lane, opened when first used.
 pub struct HostConns {
     pub name: String,
     opts: Opts,
@@ -155,6 +156,7 @@ impl Drop for Held {
 }
 
 impl HostConns {
+    /// Slots for `size` connections to one host, none open yet.
     pub fn new(name: String, opts: Opts, lean: Option<Login>, size: usize) -> HostConns {
         HostConns {
             name,
@@ -167,6 +169,7 @@ impl HostConns {
         }
     }
 
+    /// Connection slots.
     pub fn len(&self) -> usize {
         self.slots.len()
     }

@@ -86,6 +86,7 @@ enum Route {
     Random,
 }
 
+/// MySQL or MariaDB, one host or several (Galera), over mysql_async or hatshop's own wire.
 pub struct MysqlStore {
     /// Each host's connections for operations, in the URL's order.
     conns: Vec<HostConns>,

@@ -86,6 +86,7 @@ impl DerefMut for Held<'_> {
     }
 }
 
+/// PostgreSQL over tokio-postgres: a few connections, each with its statements prepared.
 pub struct PostgresStore {
     config: tokio_postgres::Config,
     connect_timeout: Duration,

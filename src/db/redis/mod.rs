@@ -47,6 +47,7 @@ struct Slot {
     users: Semaphore,
 }
 
+/// Redis: orders as hashes, records as strings, a connection per lane unless pipelined.
 pub struct RedisStore {
     slots: Vec<Slot>,
     next: AtomicUsize,

@@ -50,6 +50,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Connections opened at most (one writer at a time anyway).
 const MAX_CONNECTIONS: usize = 4;
 
+/// A SQLite file in WAL mode, opened by a few connections.
 pub struct SqliteStore {
     path: PathBuf,
     synchronous: &'static str,

@@ -4,6 +4,7 @@
 
 use std::cmp::Ordering;
 
+/// A Voldemort vector clock: which node wrote a value how many times.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct VectorClock {
     /// (node id, counter), sorted by node id, one entry per node.
@@ -22,16 +23,19 @@ pub enum Occurred {
 }
 
 impl VectorClock {
+    /// A clock of these entries, sorted, one per node.
     pub fn from_entries(mut entries: Vec<(i32, i64)>, timestamp: i64) -> VectorClock {
         entries.sort_unstable();
         entries.dedup_by_key(|e| e.0);
         VectorClock { entries, timestamp }
     }
 
+    /// (node id, counter), sorted by node id.
     pub fn entries(&self) -> &[(i32, i64)] {
         &self.entries
     }
 
+    /// Milliseconds since the epoch of the last increment.
     pub fn timestamp(&self) -> i64 {
         self.timestamp
     }

@@ -48,6 +48,7 @@ impl std::fmt::Display for NodeError {
     }
 }
 
+/// One node's address and its connections, a slot per key hash.
 pub struct NodeConns {
     pub id: i32,
     pub address: String,
@@ -60,6 +61,7 @@ pub struct NodeConns {
 }
 
 impl NodeConns {
+    /// A node with `slots` connections, none open yet.
     pub fn new(
         id: i32,
         address: String,

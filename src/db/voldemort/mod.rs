@@ -39,6 +39,7 @@ use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpd
 const DEFAULT_PORT: u16 = 6666;
 const ORDER_PREFIX: &[u8] = b"order:";
 
+/// Project Voldemort over its protocol-buffers wire, routed by hatshop as its client does.
 pub struct VoldemortStore {
     cluster: Cluster,
     target: String,

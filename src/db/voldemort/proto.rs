@@ -28,9 +28,11 @@ pub struct ServerError {
     pub message: String,
 }
 
-/// Upstream's error codes that hatshop tells apart.
+/// Upstream's error codes that hatshop tells apart: too few nodes answered.
 pub const INSUFFICIENT_NODES: i32 = 2;
+/// A write lost to a newer clock.
 pub const OBSOLETE_VERSION: i32 = 4;
+/// The server has no store of that name.
 pub const STORE_NOT_FOUND: i32 = 22;
 
 /// A value and the vector clock it was written with.
@@ -49,6 +51,7 @@ impl Msg {
         put_varint(&mut self.0, u64::from(field << 3 | u32::from(wire)));
     }
 
+    /// Appends a varint field.
     pub fn varint(&mut self, field: u32, value: u64) -> &mut Self {
         self.tag(field, 0);
         put_varint(&mut self.0, value);
@@ -60,6 +63,7 @@ impl Msg {
         self.varint(field, value as u64)
     }
 
+    /// Appends a length-delimited field.
     pub fn bytes(&mut self, field: u32, bytes: &[u8]) -> &mut Self {
         self.tag(field, 2);
         put_varint(&mut self.0, bytes.len() as u64);
@@ -67,6 +71,7 @@ impl Msg {
         self
     }
 
+    /// Appends a nested message.
     pub fn message(&mut self, field: u32, inner: &Msg) -> &mut Self {
         self.bytes(field, &inner.0)
     }
@@ -160,6 +165,7 @@ fn take<'a>(buf: &mut &'a [u8], len: usize) -> Result<&'a [u8], String> {
 
 // --- Messages -----------------------------------------------------------------------
 
+/// A vector clock as Voldemort's protocol buffers carry it.
 pub fn encode_clock(clock: &VectorClock) -> Msg {
     let mut msg = Msg::default();
     for &(node, version) in clock.entries() {
@@ -171,6 +177,7 @@ pub fn encode_clock(clock: &VectorClock) -> Msg {
     msg
 }
 
+/// A vector clock from its protocol buffer.
 pub fn decode_clock(buf: &[u8]) -> Result<VectorClock, String> {
     let mut entries = Vec::new();
     let mut timestamp = 0;
@@ -322,6 +329,7 @@ pub enum Fetched {
     Error(ServerError),
 }
 
+/// The versions a get returned, or the server's error.
 pub fn fetch_reply(buf: &[u8]) -> Result<Fetched, String> {
     for field in fields(buf) {
         match field? {

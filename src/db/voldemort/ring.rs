@@ -21,6 +21,7 @@ pub struct Quorums {
     pub writes: usize,
 }
 
+/// The cluster's partitions, who owns each, and how many replicas a key has.
 #[derive(Debug, Clone)]
 pub struct Ring {
     pub nodes: Vec<NodeInfo>,
@@ -87,6 +88,7 @@ impl Ring {
         })
     }
 
+    /// Partitions in the ring.
     pub fn partitions(&self) -> usize {
         self.partition_owner.len()
     }

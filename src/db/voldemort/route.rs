@@ -20,6 +20,7 @@ use super::proto::{self, INSUFFICIENT_NODES, OBSOLETE_VERSION, Op, Reply, STORE_
 use super::ring::{Quorums, Ring};
 use crate::db::{DbError, ErrorKind};
 
+/// The nodes of one store, and how a request reaches its replicas.
 pub struct Cluster {
     pub ring: Ring,
     pub quorums: Quorums,

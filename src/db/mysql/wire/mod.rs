@@ -88,6 +88,7 @@ pub struct Prepared {
     types_sent: bool,
 }
 
+/// One connection over hatshop's own client of the binary protocol.
 pub struct LeanConn {
     stream: TcpStream,
     read: Vec<u8>,
