@@ -43,3 +43,13 @@ macro_rules! note {
 }
 
 pub(crate) use {note, say};
+
+/// `n` and its noun, plural unless `n` is 1: "1 lane", "4 lanes".
+pub fn counted(n: impl Into<u64>, noun: &str) -> String {
+    let n = n.into();
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}

@@ -108,6 +108,25 @@ fn the_report_shows_the_numbers_of_summary_json() {
 }
 
 #[test]
+fn verify_brings_the_folders_page_up_to_date() {
+    let tmp = TempDir::new().unwrap();
+    let out = run(&tmp, "verified", &["--events", "300"]);
+    let page = || std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(page().contains("not verified"));
+    hatshop(tmp.path())
+        .arg("verify")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("report: "));
+    let page = page();
+    assert!(!page.contains("not verified"));
+    // One lane is said as one.
+    assert!(page.contains("1 lane, closed loop"), "{page}");
+    assert!(page.contains(r#"<span class="ok">exact</span>"#), "{page}");
+}
+
+#[test]
 fn latency_hlog_round_trips_to_the_summary_counts() {
     let tmp = TempDir::new().unwrap();
     let out = run(&tmp, "h", &["--events", "5000"]);

@@ -42,9 +42,9 @@ pub fn run(args: &MergeArgs) -> Result<()> {
     let summary: crate::stats::Summary =
         crate::files::read_json(&result_dir::file(&args.out, result_dir::SUMMARY_JSON))?;
     say!(
-        "merged {} shards ({} lanes, {} measured operations) into {}",
+        "merged {} shards ({}, {} measured operations) into {}",
         shards.len(),
-        record.plan.concurrency,
+        crate::console::counted(record.plan.concurrency as u64, "lane"),
         thousands(record.measured_ops),
         args.out.display()
     );

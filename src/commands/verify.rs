@@ -67,6 +67,12 @@ pub async fn run(args: &VerifyArgs) -> Result<bool> {
     if report.is_exact() {
         say!("exact: the database holds what the stream says");
     }
+    // The folder's page says whether the run was verified: say it now, not at the next
+    // `hatshop report`.
+    if dir.join(result_dir::REPORT_HTML).exists() {
+        let page = crate::report::html::write_report(dir)?;
+        say!("report: {}", page.display());
+    }
     Ok(report.is_exact())
 }
 

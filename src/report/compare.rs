@@ -308,15 +308,10 @@ fn runs_list(runs: &[LoadedRun]) -> String {
     for run in runs {
         let _ = write!(
             body,
-            "<li>{} <code>{}</code> · {} lane{} · plan <code>{}</code></li>",
+            "<li>{} <code>{}</code> · {} · plan <code>{}</code></li>",
             escape(&run.label()),
             escape(&run.dir.display().to_string()),
-            run.record.plan.concurrency,
-            if run.record.plan.concurrency == 1 {
-                ""
-            } else {
-                "s"
-            },
+            crate::console::counted(run.record.plan.concurrency as u64, "lane"),
             escape(
                 run.record
                     .plan_sha256

@@ -195,11 +195,10 @@ async fn measure(
     let progress = Arc::new(Progress::default());
     let bar = show_progress(config, progress.clone());
     note!(
-        "running {} on {} ({} lane{}); results in {}",
+        "running {} on {} ({}); results in {}",
         config.workload_name(),
         config.db,
-        config.concurrency,
-        if config.concurrency == 1 { "" } else { "s" },
+        crate::console::counted(config.concurrency as u64, "lane"),
         config.out_dir.display()
     );
     let stream = open_stream(&config.source)?;
@@ -425,13 +424,12 @@ async fn finish(
 /// The header, the table and any warning, on stdout.
 fn print_result(config: &RunConfig, record: &RunRecord, summary: &Summary) {
     say!(
-        "{} · {} ({}) · seed {} · {} lane{}",
+        "{} · {} ({}) · seed {} · {}",
         config.workload_name(),
         record.database.store.name,
         record.database.store.server_version,
         seed_of(&config.source),
-        config.concurrency,
-        if config.concurrency == 1 { "" } else { "s" }
+        crate::console::counted(config.concurrency as u64, "lane")
     );
     let settings: Vec<String> = record
         .database
