@@ -3,13 +3,22 @@
 use std::process::ExitCode;
 
 use clap::Parser;
+use clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand;
 
 fn main() -> ExitCode {
     if let Err(e) = hatshop::interrupt::install() {
         eprintln!("error: cannot listen for Ctrl-C: {e}");
         return ExitCode::FAILURE;
     }
-    let cli = hatshop::cli::Cli::parse();
+    let cli = match hatshop::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if e.use_stderr() && e.kind() != DisplayHelpOnMissingArgumentOrSubcommand => {
+            eprintln!("{}", hatshop::cli::usage_error_line(&e.render().to_string()));
+            return ExitCode::from(2);
+        }
+        // --help, --version, or a bare `hatshop server`: clap's own text.
+        Err(e) => e.exit(),
+    };
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     if let Some(threads) = cli.client_threads {
         builder.worker_threads(threads.into());

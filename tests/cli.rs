@@ -301,6 +301,18 @@ fn bad_input_gets_one_clear_line() {
             "--rate must be operations per second above 0",
         ),
         (
+            &["run", "--rate", "-10"],
+            "--rate must be operations per second above 0 and at most 10,000,000, got -10",
+        ),
+        (
+            &["run", "--duration", "-1"],
+            "--duration must be a number of seconds from 0.001",
+        ),
+        (
+            &["run", "--seed", "-1"],
+            "invalid value '-1' for '--seed <SEED>'",
+        ),
+        (
             &["run", "--rate", "NaN"],
             "--rate must be operations per second above 0",
         ),
@@ -400,6 +412,28 @@ fn bad_input_gets_one_clear_line() {
         "cannot connect to mysql://root@127.0.0.1:1/x",
     );
     assert!(!dir.join("results").exists());
+}
+
+#[test]
+fn a_bad_command_line_is_one_line_and_exits_2_and_a_failed_check_exits_1() {
+    let tmp = TempDir::new().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", "--rat", "5"], "(a similar argument exists: '--rate')"),
+        (&["run", "--events"], "a value is required for '--events"),
+        (&["nosuch"], "unrecognized subcommand 'nosuch'"),
+        (&["run", "--seed", "-1"], "invalid value '-1' for '--seed"),
+    ];
+    for (args, expected) in cases {
+        let stderr = assert_one_line_error(tmp.path(), args, expected);
+        assert!(stderr.trim_end().ends_with("; see --help"), "{stderr}");
+        let output = hatshop(tmp.path()).args(*args).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+    }
+    let output = hatshop(tmp.path())
+        .args(["run", "--rate", "-10"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
 }
 
 #[test]

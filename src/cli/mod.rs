@@ -26,16 +26,38 @@ pub struct Cli {
     pub client_threads: Option<u16>,
 }
 
+/// A parse error as one line, as every other error is: clap's first line, with its tip
+/// (a similar flag, how to pass a value that starts with `-`) in brackets, and where
+/// to look. Its usage block is left to `--help`.
+pub fn usage_error_line(rendered: &str) -> String {
+    let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("error: bad command line");
+    let tips: Vec<&str> = lines
+        .take_while(|l| !l.starts_with("Usage:"))
+        .filter_map(|l| l.strip_prefix("tip: "))
+        .collect();
+    let mut line = first.to_string();
+    if !tips.is_empty() {
+        line.push_str(&format!(" ({})", tips.join("; ")));
+    }
+    line + "; see --help"
+}
+
 /// The subcommands; each names what it does in `--help`.
 #[derive(Debug, Subcommand)]
 #[allow(clippy::large_enum_variant)] // parsed once per process
 pub enum Command {
     /// Replay a workload against a database and record every operation.
+    // Where numbers are given, `--rate -10` is read as a bad rate (and said to be one),
+    // not as a flag `-1`.
+    #[command(allow_negative_numbers = true)]
     Run(RunArgs),
     /// Write a workload's event stream to a JSON Lines file.
+    #[command(allow_negative_numbers = true)]
     Generate(GenerateArgs),
     /// Bulk load: rows of a few values in batches of a given size, each batch timed and
     /// the server watched (seed 002: `hatshop load --preset seed-002`).
+    #[command(allow_negative_numbers = true)]
     Load(LoadArgs),
     /// Make hatshop's tables empty and ready, for the shards of a run (`run --shard`).
     Prepare(PrepareArgs),
@@ -50,6 +72,7 @@ pub enum Command {
     /// Put runs side by side: a table here and an HTML page, with significance.
     Compare(CompareArgs),
     /// Run one workload several times while one setting varies, and chart the result.
+    #[command(allow_negative_numbers = true)]
     Sweep(SweepArgs),
     /// List the preset workloads, or print one as TOML.
     Workloads(WorkloadsArgs),
