@@ -13,7 +13,10 @@ fn main() -> ExitCode {
     let cli = match hatshop::cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() && e.kind() != DisplayHelpOnMissingArgumentOrSubcommand => {
-            eprintln!("{}", hatshop::cli::usage_error_line(&e.render().to_string()));
+            eprintln!(
+                "{}",
+                hatshop::cli::usage_error_line(&e.render().to_string())
+            );
             return ExitCode::from(2);
         }
         // --help, --version, or a bare `hatshop server`: clap's own text.

@@ -247,14 +247,34 @@ fn the_null_store_runs_without_errors_and_takes_no_location() {
 }
 
 #[test]
-fn a_run_of_no_operations_leaves_csvs_with_headers() {
+fn a_run_of_no_operations_says_so_and_reads_as_no_latency() {
     let tmp = TempDir::new().unwrap();
-    let out = run_ok(&tmp, "empty", &["-w", "creates", "--events", "0"]);
+    let out = tmp.path().join("empty");
+    hatshop(tmp.path())
+        .args(["run", "-w", "creates", "--events", "0", "--out"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "warning: no operation was measured",
+        ));
     for file in ["ops.csv", "intervals.csv", "failed_writes.csv"] {
         let text = std::fs::read_to_string(out.join(file)).unwrap();
         assert_eq!(text.lines().count(), 1, "{file}: {text:?}");
         assert!(text.contains(','), "{file}: {text:?}");
     }
+    // An empty histogram has no latency: null, never 0.
+    let summary = json(&out.join("summary.json"));
+    let overall = &summary["overall"];
+    assert!(overall["mean_us"].is_null(), "{summary}");
+    assert!(overall["max_us"].is_null(), "{summary}");
+    assert!(overall["percentiles_us"]["p99"].is_null(), "{summary}");
+    // ... and the folder still reads back.
+    hatshop(tmp.path())
+        .arg("report")
+        .arg(&out)
+        .assert()
+        .success();
 }
 
 #[test]
@@ -418,7 +438,10 @@ fn bad_input_gets_one_clear_line() {
 fn a_bad_command_line_is_one_line_and_exits_2_and_a_failed_check_exits_1() {
     let tmp = TempDir::new().unwrap();
     let cases: &[(&[&str], &str)] = &[
-        (&["run", "--rat", "5"], "(a similar argument exists: '--rate')"),
+        (
+            &["run", "--rat", "5"],
+            "(a similar argument exists: '--rate')",
+        ),
         (&["run", "--events"], "a value is required for '--events"),
         (&["nosuch"], "unrecognized subcommand 'nosuch'"),
         (&["run", "--seed", "-1"], "invalid value '-1' for '--seed"),

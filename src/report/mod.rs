@@ -46,7 +46,10 @@ pub fn write_statistics(
 ) -> Result<Summary> {
     let names = EventType::names();
     let summary = total(intervals, names.len()).summary(&names, elapsed.as_secs_f64());
-    write_json(&result_dir::file(dir, result_dir::SUMMARY_JSON), &summary)?;
+    write_json(
+        &result_dir::file(dir, result_dir::SUMMARY_JSON),
+        &summary.to_json(),
+    )?;
     write_csv(
         &result_dir::file(dir, result_dir::INTERVALS_CSV),
         &self::intervals::rows(

@@ -29,6 +29,20 @@ pub struct Summary {
     pub nodes: Vec<LatencySummary>,
 }
 
+impl Summary {
+    /// summary.json's text: rows with no successes have `null` latencies.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut value = serde_json::to_value(self).expect("a summary serialises");
+        null_empty_latencies(&mut value["overall"]);
+        for list in ["events", "nodes"] {
+            if let Some(rows) = value.get_mut(list).and_then(|v| v.as_array_mut()) {
+                rows.iter_mut().for_each(null_empty_latencies);
+            }
+        }
+        value
+    }
+}
+
 impl LatencyBrief {
     /// Mean, p50, p99 and max of a histogram (µs); `None` when it is empty.
     pub fn of(h: &Histogram<u64>) -> Option<LatencyBrief> {
@@ -75,10 +89,16 @@ pub struct LatencySummary {
     /// Successful operations per second.
     #[serde(default)]
     pub ok_throughput_ops_s: f64,
+    /// Mean, min, percentiles and max of the successes: `null` in summary.json when
+    /// there were none (see [`Summary::to_json`]), 0 in memory, where `ok` says so.
+    #[serde(deserialize_with = "zero_if_null")]
     pub mean_us: f64,
+    #[serde(deserialize_with = "zero_if_null")]
     pub min_us: f64,
     /// p50 … p99.99, keyed as in [`PERCENTILES`].
+    #[serde(deserialize_with = "zeros_if_null")]
     pub percentiles_us: BTreeMap<String, f64>,
+    #[serde(deserialize_with = "zero_if_null")]
     pub max_us: f64,
     /// Percentiles with fewer than 10 successful samples beyond them (read with care).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -181,6 +201,38 @@ impl LatencySummary {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+fn zero_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(0.0))
+}
+
+fn zeros_if_null<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<String, f64>, D::Error> {
+    let values = BTreeMap::<String, Option<f64>>::deserialize(d)?;
+    Ok(values
+        .into_iter()
+        .map(|(label, value)| (label, value.unwrap_or(0.0)))
+        .collect())
+}
+
+/// Blanks the latencies of a row with no successes (and of its response ladder): an
+/// empty histogram has no latency, and a reader must not take one for zero.
+fn null_empty_latencies(row: &mut serde_json::Value) {
+    if row["ok"].as_u64() == Some(0) {
+        for field in ["mean_us", "min_us", "max_us"] {
+            row[field] = serde_json::Value::Null;
+        }
+        if let Some(percentiles) = row["percentiles_us"].as_object_mut() {
+            percentiles
+                .values_mut()
+                .for_each(|v| *v = serde_json::Value::Null);
+        }
+    }
+    if let Some(response) = row.get_mut("response") {
+        null_empty_latencies(response);
+    }
 }
 
 fn per_second(count: u64, elapsed_s: f64) -> f64 {

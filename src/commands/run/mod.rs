@@ -467,6 +467,13 @@ fn print_result(config: &RunConfig, record: &RunRecord, summary: &Summary) {
     if let Some(server) = &record.server_cpu {
         say!("{}", server.describe());
     }
+    if summary.ops == 0 {
+        say!(
+            "warning: no operation was measured, so there is no latency or throughput to \
+             read (the measured phase had {} events)",
+            thousands(config.measured_events())
+        );
+    }
     if record.unmeasured_errors > 0 {
         say!(
             "warning: {} operations failed during load and warm-up",

@@ -65,6 +65,14 @@ impl StoreKind for MysqlStore {
         crate::db::sql::pool_or(settings, 4)
     }
 
+    /// sysbench's `sbtest` shape holds values of at most 120 bytes.
+    fn check_value_size(settings: &Settings, len: usize) -> Result<(), DbError> {
+        if settings.choice("kv_table") == "sbtest" {
+            super::sbtest::check_value_size(len)?;
+        }
+        Ok(())
+    }
+
     async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<Self, DbError> {
         let pool_size = crate::db::sql::pool_or(&options.settings, options.concurrency);
         let address = url
