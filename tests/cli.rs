@@ -481,9 +481,13 @@ fn help_lists_every_store_and_its_settings() {
         "--connect-timeout",
         "--op-timeout",
         "--recreate",
+        "voldemort://",
+        "[env: HATSHOP_SHARD]",
     ] {
         assert!(help.contains(needle), "{needle} not in --help:\n{help}");
     }
+    // An unset variable is named alone, never as `NAME=` with nothing after it.
+    assert!(!help.contains("=]"), "{help}");
 }
 
 #[test]
@@ -564,4 +568,29 @@ fn a_bad_fault_timeline_is_one_line_before_anything_runs() {
     );
     assert_one_line_error(tmp.path(), &["run", "-w", &spec], "line 5: fault 1: at");
     assert!(!tmp.path().join("results").exists(), "nothing ran");
+}
+
+#[test]
+fn a_series_says_its_header_first_and_what_each_runs_verify_found() {
+    let tmp = TempDir::new().unwrap();
+    let output = hatshop(tmp.path())
+        .args(["sweep", "--vary", "concurrency=1,2", "--events", "200"])
+        .args(["--verify", "--out", "sweep"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let stderr = common::text(&output.stderr);
+    assert!(stderr.starts_with("sweep of concurrency"), "{stderr}");
+    assert!(!stderr.contains("running "), "{stderr}");
+    let stdout = common::text(&output.stdout);
+    assert_eq!(stdout.matches(", verify exact").count(), 2, "{stdout}");
+    let output = hatshop(tmp.path())
+        .args(["run", "--repeat", "2", "--events", "200", "--verify"])
+        .args(["--out", "repeats"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let stdout = common::text(&output.stdout);
+    assert!(stdout.contains("repeat 1/2: "), "{stdout}");
+    assert_eq!(stdout.matches(", verify exact").count(), 2, "{stdout}");
 }

@@ -288,7 +288,12 @@ pub struct RunArgs {
     /// the orders (--rate is the rate of all shards together). Needs tables made by
     /// `hatshop prepare`; `hatshop merge` joins the shards' folders. auto/N takes I from
     /// $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job).
-    #[arg(long, value_name = "I/N", env = "HATSHOP_SHARD")]
+    #[arg(
+        long,
+        value_name = "I/N",
+        env = "HATSHOP_SHARD",
+        hide_env_values = true
+    )]
     pub shard: Option<String>,
     /// Faults to inject: a TOML file of [[faults]] tables (at, action, node), in place
     /// of the spec's; they go to the server hatshop started that serves --db.

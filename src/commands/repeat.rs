@@ -10,6 +10,7 @@ use anyhow::{Result, bail};
 
 use super::run::{
     EXIT_INTERRUPTED, VerifyDifferences, execute_in_series, refuse_bound_without_search,
+    verified_note,
 };
 use crate::cli::RunArgs;
 use crate::config::{RunConfig, create_empty_folder, unique_dir};
@@ -54,13 +55,14 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
         };
         let summary: Summary = read_json(&result_dir::file(&run_dir, result_dir::SUMMARY_JSON))?;
         say!(
-            "repeat {i}/{}: {:.2} s, {:.0} ops/s, mean {} µs, p99 {} µs, {} errors",
+            "repeat {i}/{}: {:.2} s, {:.0} ops/s, mean {} µs, p99 {} µs, {} errors{}",
             args.repeat,
             summary.elapsed_s,
             summary.throughput_ops_s,
             format_us(summary.overall.mean_us),
             format_us(summary.overall.percentile("p99")),
-            summary.errors
+            summary.errors,
+            verified_note(&run_dir)
         );
         summaries.push(summary);
         runs.push(format!("repeat-{i}"));

@@ -65,6 +65,21 @@ pub fn refuse_bound_without_search(args: &RunArgs) -> Result<()> {
 #[error("verify found differences between the database and the event stream")]
 pub struct VerifyDifferences;
 
+/// What `--verify` found in a run of a series, for its line: `, verify exact`, the
+/// number of differences, or nothing where it did not run.
+pub fn verified_note(run_dir: &Path) -> String {
+    let path = result_dir::file(run_dir, result_dir::VERIFY_JSON);
+    match crate::files::read_json::<crate::verify::VerifyReport>(&path) {
+        Ok(report) if report.is_exact() => ", verify exact".to_string(),
+        Ok(report) => format!(
+            ", verify: {} differences (see {})",
+            thousands(report.differences()),
+            path.display()
+        ),
+        Err(_) => String::new(),
+    }
+}
+
 /// One run of a series (sweep, repeats) into its --out folder, without the table:
 /// its exit code, and whether verify found the database differing (which ends the run,
 /// not the series).
@@ -194,13 +209,16 @@ async fn measure(
     let (op_log, op_log_tx) = start_op_log(config, &store, clock)?;
     let progress = Arc::new(Progress::default());
     let bar = show_progress(config, progress.clone());
-    note!(
-        "running {} on {} ({}); results in {}",
-        config.workload_name(),
-        config.db,
-        crate::console::counted(config.concurrency as u64, "lane"),
-        config.out_dir.display()
-    );
+    // A series (sweep, repeats) says its own line for each run, after its header.
+    if config.print_details {
+        note!(
+            "running {} on {} ({}); results in {}",
+            config.workload_name(),
+            config.db,
+            crate::console::counted(config.concurrency as u64, "lane"),
+            config.out_dir.display()
+        );
+    }
     let stream = open_stream(&config.source)?;
     let serving = serving_server(config);
     let phases = Arc::new(PhaseClock {

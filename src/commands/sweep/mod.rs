@@ -13,7 +13,7 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 
-use super::run::{EXIT_INTERRUPTED, execute_in_series};
+use super::run::{EXIT_INTERRUPTED, execute_in_series, verified_note};
 use crate::cli::{RunArgs, SweepArgs, all_settings};
 use crate::cluster::Home;
 use crate::config::{
@@ -410,7 +410,7 @@ impl Plan<'_> {
         let run_rows = rows_of_run(&place, &run_dir)?;
         let all = &run_rows[0];
         say!(
-            "{}={value}{} #{repeat}: {:.2} s, {:.0} ops/s, mean {} µs, p99 {} µs{}, {} errors",
+            "{}={value}{} #{repeat}: {:.2} s, {:.0} ops/s, mean {} µs, p99 {} µs{}, {} errors{}",
             self.key_label,
             if several {
                 format!(" on {label}")
@@ -424,7 +424,8 @@ impl Plan<'_> {
             all.response_p99_us
                 .map(|r| format!(" (response p99 {} µs)", format_us(r)))
                 .unwrap_or_default(),
-            all.errors
+            all.errors,
+            verified_note(&run_dir)
         );
         tally.rows.extend(run_rows);
         Ok(code == std::process::ExitCode::from(EXIT_INTERRUPTED))
