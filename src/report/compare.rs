@@ -24,6 +24,18 @@ pub struct Comparison<'a> {
     pub test: Option<TTest>,
     /// Without a test: the runs (1-based) with too few effective intervals, and theirs.
     pub too_few: Vec<(usize, f64)>,
+    /// The independent samples the test stood on, run #1's and this run's, and what
+    /// they are ("intervals" or "repeats").
+    pub samples: (f64, f64, &'static str),
+}
+
+/// Fewer independent samples than this on a side, and a test that finds no
+/// difference says that it could easily have missed one.
+const FEW_SAMPLES: f64 = 5.0;
+
+/// A count of effective samples as a reader takes it: whole, rounded down.
+fn whole(n: f64) -> u64 {
+    n.floor() as u64
 }
 
 impl Comparison<'_> {
@@ -38,14 +50,26 @@ impl Comparison<'_> {
                 let runs: Vec<String> = self
                     .too_few
                     .iter()
-                    .map(|(run, n)| format!("#{run} has {n:.1}"))
+                    .map(|(run, n)| format!("#{run} has {}", whole(*n)))
                     .collect();
                 format!(
                     "too few independent intervals to test ({}; {MIN_EFFECTIVE} needed): run longer or shorten --interval",
                     runs.join(", ")
                 )
             }
-            Some(t) if t.p_value >= ALPHA => "no significant difference".into(),
+            Some(t) if t.p_value >= ALPHA => {
+                let (base, this, kind) = self.samples;
+                if base.min(this) < FEW_SAMPLES {
+                    format!(
+                        "no significant difference in latency, from few samples (#1 has {}, #{} has {} independent {kind}): a real one could hide here; run longer or --repeat",
+                        whole(base),
+                        self.run + 1,
+                        whole(this)
+                    )
+                } else {
+                    "no significant difference".into()
+                }
+            }
             Some(_) if self.ratio >= 1.0 => format!("significant: {:.2}× slower", self.ratio),
             Some(_) => format!("significant: {:.2}× faster", 1.0 / self.ratio),
         }
@@ -147,16 +171,26 @@ pub fn compare<'a>(runs: &'a [LoadedRun], event_type: &str) -> Vec<Comparison<'a
                 1.0
             };
             let repeats = repeat_means(run, event_type);
-            let (test, too_few) = if base_repeats.len() >= 2 && repeats.len() >= 2 {
-                (welch(&base_repeats, &repeats), Vec::new())
+            let (test, too_few, samples) = if base_repeats.len() >= 2 && repeats.len() >= 2 {
+                let samples = (
+                    effective_samples(&base_repeats),
+                    effective_samples(&repeats),
+                    "repeats",
+                );
+                (welch(&base_repeats, &repeats), Vec::new(), samples)
             } else {
-                let samples = interval_means(run, event_type);
-                let too_few = [(1, &base_samples), (i + 1, &samples)]
+                let these = interval_means(run, event_type);
+                let too_few = [(1, &base_samples), (i + 1, &these)]
                     .into_iter()
                     .map(|(run, xs)| (run, effective_samples(xs)))
                     .filter(|(_, n)| *n < MIN_EFFECTIVE)
                     .collect();
-                (welch(&base_samples, &samples), too_few)
+                let samples = (
+                    effective_samples(&base_samples),
+                    effective_samples(&these),
+                    "intervals",
+                );
+                (welch(&base_samples, &these), too_few, samples)
             };
             Some(Comparison {
                 run: i,
@@ -164,6 +198,7 @@ pub fn compare<'a>(runs: &'a [LoadedRun], event_type: &str) -> Vec<Comparison<'a
                 ratio,
                 test,
                 too_few,
+                samples,
             })
         })
         .collect()
@@ -468,4 +503,53 @@ fn charts(runs: &[LoadedRun], run_names: &[String], names: &[String]) -> String 
         &over_time,
     ));
     body
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::OpStats;
+
+    fn compared(
+        samples: (f64, f64, &'static str),
+        p_value: f64,
+        too_few: Vec<(usize, f64)>,
+    ) -> String {
+        let summary = LatencySummary::of("all", &OpStats::default(), 1.0);
+        let test = (too_few.is_empty()).then_some(TTest {
+            t: 1.0,
+            df: 3.0,
+            p_value,
+        });
+        Comparison {
+            run: 1,
+            summary: &summary,
+            ratio: 0.6,
+            test,
+            too_few,
+            samples,
+        }
+        .verdict()
+    }
+
+    #[test]
+    fn a_test_on_few_samples_that_finds_nothing_says_it_could_have_missed_it() {
+        let verdict = compared((3.0, 2.4, "intervals"), 0.086, Vec::new());
+        assert_eq!(
+            verdict,
+            "no significant difference in latency, from few samples (#1 has 3, #2 has 2 \
+             independent intervals): a real one could hide here; run longer or --repeat"
+        );
+        assert_eq!(
+            compared((30.0, 24.0, "intervals"), 0.3, Vec::new()),
+            "no significant difference"
+        );
+        assert_eq!(
+            compared((30.0, 24.0, "intervals"), 0.001, Vec::new()),
+            "significant: 1.67× faster"
+        );
+        // Counts of independent intervals are said whole.
+        let verdict = compared((5.0, 1.0, "intervals"), 1.0, vec![(2, 1.0)]);
+        assert!(verdict.contains("(#2 has 1; 2 needed)"), "{verdict}");
+    }
 }
