@@ -357,6 +357,11 @@ fn bad_input_gets_one_clear_line() {
             "unknown database URL scheme 'oracle'",
         ),
         (
+            // A port that is not one is bad input, never a connection that failed.
+            &["run", "--db", "mysql://root@:notaport/x"],
+            "error: bad port 'notaport' in mysql://root@:notaport/x",
+        ),
+        (
             &["run", "--out", "plain-file/run"],
             "cannot create result folder plain-file/run",
         ),

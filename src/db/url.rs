@@ -105,13 +105,22 @@ impl DbUrl {
             secrets::register(&decoded);
             password = Some(decoded);
         }
-        Ok(DbUrl {
+        let url = DbUrl {
             scheme: meta.scheme,
             user,
             password,
             location: location.to_string(),
             params,
-        })
+        };
+        // A server's URL with a port that is not one is bad input, said here, not a
+        // server that cannot be reached. (A file store's location is a path.)
+        if meta.own_file.is_none() {
+            match url.address(1) {
+                Err(e) if e.starts_with("bad port") => return Err(e),
+                _ => {}
+            }
+        }
+        Ok(url)
     }
 
     /// The store's one name (aliases resolved).
@@ -145,8 +154,9 @@ impl DbUrl {
             let (h, port) = match host.rsplit_once(':') {
                 Some((h, p)) if !h.ends_with(':') => (
                     h,
-                    p.parse::<u16>()
-                        .map_err(|_| format!("bad port '{p}' in {self}"))?,
+                    p.parse::<u16>().map_err(|_| {
+                        format!("bad port '{p}' in {self}: a port is a number up to 65535")
+                    })?,
                 ),
                 _ => (host, default_port),
             };
