@@ -115,9 +115,9 @@ impl DbUrl {
         // A server's URL with a port that is not one is bad input, said here, not a
         // server that cannot be reached. (A file store's location is a path.)
         if meta.own_file.is_none() {
-            match url.address(1) {
-                Err(e) if e.starts_with("bad port") => return Err(e),
-                _ => {}
+            for host in url.host_list() {
+                host_and_port(host, 1)
+                    .map_err(|e| format!("{e} in {url}: a port is a number up to 65535"))?;
             }
         }
         Ok(url)
@@ -145,23 +145,17 @@ impl DbUrl {
 
     /// Hosts, user, password and name of a server URL; `default_port` fills missing ports.
     pub fn address(&self, default_port: u16) -> Result<ServerAddress, String> {
-        let (hostlist, name) = match self.location.split_once('/') {
-            Some((h, n)) => (h, Some(n.trim_matches('/')).filter(|n| !n.is_empty())),
-            None => (self.location.as_str(), None),
-        };
-        let mut hosts = Vec::new();
-        for host in hostlist.split(',').filter(|h| !h.is_empty()) {
-            let (h, port) = match host.rsplit_once(':') {
-                Some((h, p)) if !h.ends_with(':') => (
-                    h,
-                    p.parse::<u16>().map_err(|_| {
-                        format!("bad port '{p}' in {self}: a port is a number up to 65535")
-                    })?,
-                ),
-                _ => (host, default_port),
-            };
-            hosts.push((h.trim_matches(['[', ']']).to_string(), port));
-        }
+        let name = self
+            .location
+            .split_once('/')
+            .and_then(|(_, n)| Some(n.trim_matches('/')).filter(|n| !n.is_empty()));
+        let hosts = self
+            .host_list()
+            .map(|host| {
+                host_and_port(host, default_port)
+                    .map_err(|e| format!("{e} in {self}: a port is a number up to 65535"))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
         if hosts.is_empty() {
             return Err(format!("{self} names no host"));
         }
@@ -171,6 +165,12 @@ impl DbUrl {
             hosts,
             name: name.map(percent_decode),
         })
+    }
+
+    /// The `host[:port]` entries of the location, before any `/name`.
+    fn host_list(&self) -> impl Iterator<Item = &str> {
+        let hosts = self.location.split('/').next().unwrap_or_default();
+        hosts.split(',').filter(|h| !h.is_empty())
     }
 
     /// True when the URL carries credentials (a server URL).
@@ -299,6 +299,18 @@ fn mask_unparsed(raw: &str) -> String {
             None => raw.to_string(),
         },
     }
+}
+
+/// One `host[:port]` entry, the port filled with `default_port` when absent; the error
+/// names a port that is not one.
+fn host_and_port(host: &str, default_port: u16) -> Result<(String, u16), String> {
+    let (h, port) = match host.rsplit_once(':') {
+        Some((h, p)) if !h.ends_with(':') => {
+            (h, p.parse::<u16>().map_err(|_| format!("bad port '{p}'"))?)
+        }
+        _ => (host, default_port),
+    };
+    Ok((h.trim_matches(['[', ']']).to_string(), port))
 }
 
 #[cfg(test)]
