@@ -599,3 +599,36 @@ fn a_series_says_its_header_first_and_what_each_runs_verify_found() {
     assert!(stdout.contains("repeat 1/2: "), "{stdout}");
     assert_eq!(stdout.matches(", verify exact").count(), 2, "{stdout}");
 }
+
+/// The README's sample of the first command's output has the lines a run prints, each
+/// kind once, and no line a run does not print.
+#[test]
+fn the_readmes_sample_output_has_the_lines_a_run_prints() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let sample = readme
+        .split("## What the first command prints\n\n```\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the README's sample output");
+    // A line's kind: its first word ("queue", "client:", "create_order", …).
+    let kinds = |text: &str| -> std::collections::BTreeSet<String> {
+        text.lines()
+            .filter_map(|line| line.split_whitespace().next())
+            .filter(|word| *word != "*") // only where a percentile rests on few samples
+            .map(|word| word.split('=').next().unwrap().to_string())
+            .collect()
+    };
+    let tmp = TempDir::new().unwrap();
+    let output = hatshop(tmp.path())
+        .args(["run", "--events", "20000"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let printed = common::text(&output.stdout);
+    assert_eq!(
+        kinds(sample),
+        kinds(&printed),
+        "README:\n{sample}\nrun:\n{printed}"
+    );
+}
