@@ -132,10 +132,7 @@ impl RunConfig {
 
     /// The preset's name, or the events file's path: what the run replays.
     pub fn workload_name(&self) -> String {
-        match &self.source {
-            EventSource::Generated { workload } => workload.name.clone(),
-            EventSource::File(info) => info.path.display().to_string(),
-        }
+        self.source.name()
     }
 
     /// Events in the measured phase.

@@ -632,3 +632,33 @@ fn the_readmes_sample_output_has_the_lines_a_run_prints() {
         "README:\n{sample}\nrun:\n{printed}"
     );
 }
+
+/// summary.json says which run it is of, as run.json does, so it reads alone.
+#[test]
+fn summary_json_names_its_run() {
+    let tmp = TempDir::new().unwrap();
+    let out = run_ok(
+        &tmp,
+        "named",
+        &[
+            "-w",
+            "kv-50w-50r",
+            "--records",
+            "100",
+            "--warmup",
+            "0",
+            "--events",
+            "500",
+        ],
+    );
+    let out = out.as_path();
+    let run = json(&out.join("run.json"));
+    let summary = json(&out.join("summary.json"));
+    let of = &summary["run"];
+    assert_eq!(of["run_id"], run["run_id"], "{summary}");
+    assert_eq!(of["store"], "sqlite");
+    assert_eq!(of["workload"], "kv-50w-50r");
+    assert_eq!(of["concurrency"], run["plan"]["concurrency"]);
+    assert_eq!(of["plan_sha256"], run["plan_sha256"]);
+    assert!(of["plan_sha256"].as_str().is_some_and(|h| h.len() == 64));
+}

@@ -67,6 +67,9 @@ fn shards_of_one_sqlite_run_merge_and_verify_exactly() {
     // The histograms add up exactly: counts are sums, the max is the larger max.
     let summary = json(&merged.join("summary.json"));
     assert_eq!(summary["ops"], 3000);
+    // It names the merged run, with every shard's lanes.
+    assert_eq!(summary["run"]["run_id"], record["run_id"]);
+    assert_eq!(summary["run"]["concurrency"], 6);
     let parts: Vec<_> = shards
         .iter()
         .map(|s| json(&s.join("summary.json")))

@@ -189,7 +189,9 @@ fn a_killed_run_is_recognised_and_recovered_from_its_op_log() {
         run["measured_ops"].as_u64().unwrap(),
         rows - dropped.min(rows)
     );
-    assert_eq!(json(&out.join("summary.json"))["ops"], run["measured_ops"]);
+    let summary = json(&out.join("summary.json"));
+    assert_eq!(summary["ops"], run["measured_ops"]);
+    assert_eq!(summary["run"]["run_id"], run["run_id"]);
     assert!(out.join("report.html").exists());
     let verify = hatshop(tmp.path())
         .arg("verify")

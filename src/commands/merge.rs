@@ -159,8 +159,12 @@ fn write_merged(shards: &[ShardDir], out: &Path) -> Result<RunRecord> {
     let mut rebuilt = Rebuilt::new(start, interval);
     let rows = concatenate_op_logs(shards, out, &mut rebuilt)?;
     let (intervals, elapsed, end) = rebuilt.finish();
+    let mut of = result_dir::summary_of(&shards[0].record);
+    of.run_id = merged_run_id(out);
+    of.concurrency = shards.iter().map(|s| s.record.plan.concurrency).sum();
     write_statistics(
         out,
+        of,
         &intervals,
         interval,
         elapsed,
@@ -304,6 +308,13 @@ fn origin(s: &ShardDir) -> ShardOrigin {
     }
 }
 
+/// The merged run's id: its folder's name.
+fn merged_run_id(out: &Path) -> String {
+    out.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "merged".into())
+}
+
 /// run.json of the merged folder: the first shard's, with every lane of every shard,
 /// the sums, the worst status, and each shard (host, status, client cost) listed.
 fn merged_record(
@@ -315,10 +326,7 @@ fn merged_record(
     failed_writes: u64,
 ) -> Result<RunRecord> {
     let mut record = shards[0].record.clone();
-    record.run_id = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "merged".into());
+    record.run_id = merged_run_id(out);
     record.status = worst_status(shards).to_string();
     record.interrupted = shards.iter().any(|s| s.record.interrupted);
     record.error = shards.iter().find_map(|s| s.record.error.clone());

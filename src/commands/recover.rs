@@ -50,6 +50,7 @@ pub fn run(dir: &Path) -> Result<()> {
     let (intervals, elapsed, end) = rebuilt.finish();
     write_statistics(
         dir,
+        result_dir::summary_of(&record),
         &intervals,
         interval,
         elapsed,

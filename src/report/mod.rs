@@ -31,13 +31,15 @@ pub use oplog::{OpLogSender, OpLogWriter};
 
 use crate::files::{write_csv, write_json};
 use crate::result_dir;
-use crate::stats::{RunStats, Summary, total};
+use crate::stats::{RunStats, Summary, SummaryOf, total};
 use crate::workload::EventType;
 
-/// Writes what the statistics of a measured phase make: summary.json, intervals.csv
-/// and latency.hlog. `measure_start` is the wall time the measured phase began.
+/// Writes what the statistics of a measured phase make: summary.json (saying which run
+/// it is of), intervals.csv and latency.hlog. `measure_start` is the wall time the
+/// measured phase began.
 pub fn write_statistics(
     dir: &Path,
+    of: SummaryOf,
     intervals: &[(u64, RunStats)],
     interval: Duration,
     elapsed: Duration,
@@ -45,7 +47,8 @@ pub fn write_statistics(
     comment: &str,
 ) -> Result<Summary> {
     let names = EventType::names();
-    let summary = total(intervals, names.len()).summary(&names, elapsed.as_secs_f64());
+    let mut summary = total(intervals, names.len()).summary(&names, elapsed.as_secs_f64());
+    summary.run = Some(of);
     write_json(
         &result_dir::file(dir, result_dir::SUMMARY_JSON),
         &summary.to_json(),

@@ -289,6 +289,17 @@ impl RunRecord {
     }
 }
 
+/// What a summary.json written from this record is of.
+pub fn summary_of(record: &RunRecord) -> crate::stats::SummaryOf {
+    crate::stats::SummaryOf {
+        run_id: record.run_id.clone(),
+        store: record.database.store.name.clone(),
+        workload: record.events.name(),
+        concurrency: record.plan.concurrency,
+        plan_sha256: record.plan_sha256.clone(),
+    }
+}
+
 /// Reads run.json of a folder that must be complete: one clear line when the run is
 /// still going, or ended without finishing its folder (killed, power lost, a second
 /// Ctrl-C), with the command that rebuilds it.

@@ -17,7 +17,7 @@ use hdrhistogram::Histogram;
 use histogram::LazyHistogram;
 pub use histogram::new_histogram;
 pub use interval::{IntervalCollector, total};
-pub use summary::{LatencyBrief, LatencySummary, Summary};
+pub use summary::{LatencyBrief, LatencySummary, Summary, SummaryOf};
 
 /// Distinct error messages kept per kind, for reports (the op log has them all).
 const KEPT_MESSAGES: usize = 3;
@@ -393,6 +393,7 @@ impl RunStats {
             Vec::new()
         };
         Summary {
+            run: None,
             elapsed_s,
             ops: overall.count,
             errors: overall.errors,

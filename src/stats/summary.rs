@@ -11,6 +11,10 @@ use super::{MIN_SAMPLES_BEYOND, OpStats, PERCENTILES};
 /// What `summary.json` holds.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Summary {
+    /// Which run these numbers are of, so the file reads alone (absent in folders
+    /// written before it was added).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<SummaryOf>,
     /// Wall time of the measured phase, seconds.
     pub elapsed_s: f64,
     pub ops: u64,
@@ -27,6 +31,22 @@ pub struct Summary {
     /// request). Only when a store named nodes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<LatencySummary>,
+}
+
+/// The run a summary is of: what a reader of summary.json alone needs to name it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SummaryOf {
+    /// As run.json's `run_id`.
+    pub run_id: String,
+    /// The store's name (its URL scheme).
+    pub store: String,
+    /// The preset or spec's name, or the events file's path.
+    pub workload: String,
+    /// Lanes, the operations in flight at once.
+    pub concurrency: usize,
+    /// sha256 of the events handed out, as run.json's `plan_sha256`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_sha256: Option<String>,
 }
 
 impl Summary {

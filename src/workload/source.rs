@@ -18,6 +18,16 @@ pub enum EventSource {
     File(EventsFileInfo),
 }
 
+impl EventSource {
+    /// The preset's or spec's name, or the events file's path: what a run replays.
+    pub fn name(&self) -> String {
+        match self {
+            EventSource::Generated { workload } => workload.name.clone(),
+            EventSource::File(info) => info.path.display().to_string(),
+        }
+    }
+}
+
 /// An events file, checked: its path, hash and counts.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EventsFileInfo {

@@ -37,7 +37,7 @@ use crate::runner::{
     self, Dealing, FailedWrite, PhaseClock, Progress, RunClock, RunContext, RunOutcome, RunPlan,
     StopReason, StopSignal,
 };
-use crate::stats::Summary;
+use crate::stats::{Summary, SummaryOf};
 use crate::workload::EventSource;
 
 /// Exit code of a run stopped by a signal, as shells expect.
@@ -355,8 +355,19 @@ fn ended(
 
 /// summary.json, intervals.csv, latency.hlog and failed_writes.csv.
 fn write_outcome(config: &RunConfig, outcome: &RunOutcome, clock: RunClock) -> Result<()> {
+    let of = SummaryOf {
+        run_id: config.run_id.clone(),
+        store: config.db.scheme().to_string(),
+        workload: config.workload_name(),
+        concurrency: config.concurrency,
+        plan_sha256: outcome.plan_sha256.clone().or(match &config.source {
+            EventSource::File(info) => Some(info.sha256.clone()),
+            EventSource::Generated { .. } => None,
+        }),
+    };
     write_statistics(
         &config.out_dir,
+        of,
         &outcome.intervals,
         outcome.interval,
         outcome.measured_elapsed,
