@@ -47,6 +47,10 @@ pub struct RunConfig {
     pub op_log: bool,
     pub verify: bool,
     pub recreate: bool,
+    /// How often a plain progress line is printed off a terminal (`None`: never).
+    pub progress_interval: Option<Duration>,
+    /// Where `--export-json` copies summary.json (`-`: standard output).
+    pub export_json: Option<PathBuf>,
     pub show_progress: bool,
     /// Print the table and paths when the run ends (a sweep prints its own line).
     pub print_details: bool,
@@ -125,6 +129,10 @@ impl RunConfig {
             op_log: !args.no_op_log,
             verify: args.verify,
             recreate: args.recreate,
+            export_json: args.export_json.clone(),
+            progress_interval: (args.progress_interval != 0.0)
+                .then(|| seconds("--progress-interval", args.progress_interval, 0.1))
+                .transpose()?,
             show_progress: !args.quiet,
             print_details: true,
         })

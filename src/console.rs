@@ -7,9 +7,32 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+/// Standard output carries data for a script (`--export-json -`): text for people goes
+/// to standard error instead.
+static STDOUT_IS_DATA: AtomicBool = AtomicBool::new(false);
 
-/// Writes `text` to stdout; once the reader is gone, writes nothing more.
+/// From now on, text for people goes to standard error, and standard output carries
+/// only what [`data`] writes.
+pub fn keep_stdout_for_data() {
+    STDOUT_IS_DATA.store(true, Ordering::Relaxed);
+}
+
+/// Writes data for a script to stdout (see [`keep_stdout_for_data`]).
+pub fn data(text: &str) {
+    write_stdout(text);
+}
+
+/// Writes `text` to stdout (stderr while stdout carries data); once the reader is gone,
+/// writes nothing more.
 pub fn out(text: &str) {
+    if STDOUT_IS_DATA.load(Ordering::Relaxed) {
+        err(text);
+        return;
+    }
+    write_stdout(text);
+}
+
+fn write_stdout(text: &str) {
     if STDOUT_CLOSED.load(Ordering::Relaxed) {
         return;
     }

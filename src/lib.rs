@@ -51,7 +51,12 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
     match &cli.command {
         Command::Run(args) if args.find_max => commands::find_max::run(args).await,
         Command::Run(args) if args.repeat != 1 => commands::repeat::run(args).await,
-        Command::Run(args) => commands::run::run(args).await,
+        Command::Run(args) => {
+            if args.export_json.as_deref() == Some(std::path::Path::new("-")) {
+                console::keep_stdout_for_data();
+            }
+            commands::run::run(args).await
+        }
         Command::Generate(args) => commands::generate::run(args).map(|()| ExitCode::SUCCESS),
         Command::Load(args) => commands::load::run(args).await,
         Command::Prepare(args) => commands::prepare::run(args)
@@ -92,6 +97,10 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Sweep(args) => commands::sweep::run(args).await,
         Command::Workloads(args) => commands::workloads::run(args).map(|()| ExitCode::SUCCESS),
         Command::Server(args) => commands::server::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Completions { shell } => {
+            commands::shell_and_man::completions(*shell).map(|()| ExitCode::SUCCESS)
+        }
+        Command::Man => commands::shell_and_man::man().map(|()| ExitCode::SUCCESS),
     }
 }
 

@@ -662,3 +662,106 @@ fn summary_json_names_its_run() {
     assert_eq!(of["plan_sha256"], run["plan_sha256"]);
     assert!(of["plan_sha256"].as_str().is_some_and(|h| h.len() == 64));
 }
+
+/// Completions and the man page come from the same definitions as `--help`.
+#[test]
+fn completions_and_the_man_page_know_every_subcommand() {
+    let tmp = TempDir::new().unwrap();
+    let bash = hatshop(tmp.path())
+        .args(["completions", "bash"])
+        .output()
+        .unwrap();
+    assert!(bash.status.success());
+    let bash = common::text(&bash.stdout);
+    for needle in [
+        "_hatshop()",
+        "--concurrency",
+        "--events-file",
+        "sweep",
+        "verify",
+    ] {
+        assert!(
+            bash.contains(needle),
+            "{needle} not in the bash completions"
+        );
+    }
+    let man = hatshop(tmp.path()).arg("man").output().unwrap();
+    assert!(man.status.success());
+    let man = common::text(&man.stdout);
+    assert!(man.contains(".TH hatshop 1"), "{man}");
+    assert!(man.contains("workbench"), "{man}");
+    assert_one_line_error(tmp.path(), &["completions", "tcsh"], "invalid value 'tcsh'");
+}
+
+/// `--export-json -` gives a script the summary alone on standard output; a file gets
+/// the same; a series refuses it in one line.
+#[test]
+fn export_json_gives_a_script_the_summary_alone() {
+    let tmp = TempDir::new().unwrap();
+    let output = hatshop(tmp.path())
+        .args([
+            "run",
+            "--events",
+            "300",
+            "--out",
+            "piped",
+            "--export-json",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let piped: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(piped["ops"], 300);
+    assert!(common::text(&output.stderr).contains("latencies in µs"));
+    hatshop(tmp.path())
+        .args([
+            "run",
+            "--events",
+            "300",
+            "--out",
+            "filed",
+            "--export-json",
+            "filed.json",
+        ])
+        .assert()
+        .success();
+    let filed = json(&tmp.path().join("filed.json"));
+    assert_eq!(filed, json(&tmp.path().join("filed/summary.json")));
+    assert_one_line_error(
+        tmp.path(),
+        &["run", "--repeat", "2", "--export-json", "x.json"],
+        "--export-json writes one run's summary",
+    );
+}
+
+/// Off a terminal, a run says how it goes in plain lines at the interval asked.
+#[test]
+fn a_run_off_a_terminal_prints_plain_progress_lines() {
+    let tmp = TempDir::new().unwrap();
+    let args = [
+        "run", "--db", "null://", "--rate", "1000", "--events", "800",
+    ];
+    let output = hatshop(tmp.path())
+        .args(args)
+        .args(["--progress-interval", "0.2", "--out", "paced"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let stderr = common::text(&output.stderr);
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("progress: "))
+        .collect();
+    assert!(lines.len() >= 2, "{stderr}");
+    assert!(
+        lines[0].contains(" events, ") && lines[0].contains(" measured, "),
+        "{stderr}"
+    );
+    let quiet = hatshop(tmp.path())
+        .args(args)
+        .args(["--progress-interval", "0.2", "--quiet", "--out", "quiet"])
+        .output()
+        .unwrap();
+    assert!(!common::text(&quiet.stderr).contains("progress: "));
+}

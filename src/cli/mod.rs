@@ -78,6 +78,13 @@ pub enum Command {
     Workloads(WorkloadsArgs),
     /// Start, stop and inspect local database servers (Cassandra, MariaDB, PostgreSQL, Redis, Voldemort).
     Server(ServerArgs),
+    /// Print a shell's completion script (e.g. `hatshop completions bash > /etc/bash_completion.d/hatshop`).
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (e.g. `hatshop man > hatshop.1; man ./hatshop.1`).
+    Man,
 }
 
 /// `hatshop server`: the data folder, and what to do.
@@ -320,9 +327,18 @@ pub struct RunArgs {
     /// Drop tables (or a keyspace) of hatshop's names even if hatshop did not create them.
     #[arg(long)]
     pub recreate: bool,
-    /// Do not show the progress bar, even on a terminal.
+    /// Do not show progress: neither the bar on a terminal nor the plain lines elsewhere.
     #[arg(long)]
     pub quiet: bool,
+    /// Where standard error is not a terminal (a CI log, a file), a plain progress line
+    /// every SECS seconds; 0: none.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub progress_interval: f64,
+    /// Also write the run's summary (summary.json: which run, counts, throughput and
+    /// latency per event type) to FILE; `-` writes it to standard output for a script,
+    /// and the table to standard error.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
     #[command(flatten)]
     pub store: StoreArgs,
 }

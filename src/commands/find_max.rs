@@ -9,7 +9,7 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 
-use super::run::{EXIT_INTERRUPTED, execute};
+use super::run::{EXIT_INTERRUPTED, execute, refuse_export_in_series};
 use crate::cli::RunArgs;
 use crate::config::{
     RunConfig, create_empty_folder, missing_folders, remove_folders, stamp, unique_dir,
@@ -59,6 +59,7 @@ fn next_rate(good: Option<f64>, bad: Option<f64>, first: f64) -> Option<f64> {
 
 /// `run --find-max`: the highest rate whose response time p99 stays under the bound.
 pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
+    refuse_export_in_series(args)?;
     if args.repeat != 1 {
         bail!("--find-max runs one search; repeat it by hand, or sweep rates with --repeat");
     }

@@ -9,6 +9,7 @@ pub mod recover;
 pub mod repeat;
 pub mod run;
 pub mod server;
+pub mod shell_and_man;
 pub mod sweep;
 pub mod verify;
 pub mod workloads;

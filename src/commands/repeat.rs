@@ -10,7 +10,7 @@ use anyhow::{Result, bail};
 
 use super::run::{
     EXIT_INTERRUPTED, VerifyDifferences, execute_in_series, refuse_bound_without_search,
-    verified_note,
+    refuse_export_in_series, verified_note,
 };
 use crate::cli::RunArgs;
 use crate::config::{RunConfig, create_empty_folder, unique_dir};
@@ -25,6 +25,7 @@ use crate::stats::Summary;
 /// medians and spread of their summaries.
 pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     refuse_bound_without_search(args)?;
+    refuse_export_in_series(args)?;
     let (template, dir) = prepare(args)?;
     let mut summaries: Vec<Summary> = Vec::new();
     let mut runs = Vec::new();

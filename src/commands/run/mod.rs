@@ -65,6 +65,30 @@ pub fn refuse_bound_without_search(args: &RunArgs) -> Result<()> {
 #[error("verify found differences between the database and the event stream")]
 pub struct VerifyDifferences;
 
+/// `--export-json`: summary.json copied to `to`, or to standard output for `-`.
+fn export_summary(dir: &Path, to: &Path) -> Result<()> {
+    let from = result_dir::file(dir, result_dir::SUMMARY_JSON);
+    let text = std::fs::read_to_string(&from)
+        .with_context(|| format!("cannot read {}", from.display()))?;
+    if to.as_os_str() == "-" {
+        crate::console::data(&text);
+        return Ok(());
+    }
+    std::fs::write(to, text).with_context(|| format!("cannot write {}", to.display()))
+}
+
+/// `--export-json` names one run's file: a series writes a summary.json per run, in
+/// its folder.
+pub fn refuse_export_in_series(args: &RunArgs) -> Result<()> {
+    if args.export_json.is_some() {
+        bail!(
+            "--export-json writes one run's summary; a series (--repeat, --find-max, sweep) \
+             writes each run's summary.json in its own folder"
+        );
+    }
+    Ok(())
+}
+
 /// What `--verify` found in a run of a series, for its line: `, verify exact`, the
 /// number of differences, or nothing where it did not run.
 pub fn verified_note(run_dir: &Path) -> String {
@@ -84,6 +108,7 @@ pub fn verified_note(run_dir: &Path) -> String {
 /// its exit code, and whether verify found the database differing (which ends the run,
 /// not the series).
 pub async fn execute_in_series(args: &RunArgs) -> Result<(std::process::ExitCode, bool)> {
+    refuse_export_in_series(args)?;
     let mut config = RunConfig::from_args(args)?;
     config.print_details = false;
     match execute(&config).await {
@@ -254,9 +279,8 @@ async fn measure(
             &record.faults,
         )?;
     }
-    if let Some((bar, ticker)) = bar {
-        ticker.abort();
-        bar.finish_and_clear();
+    if let Some(bar) = bar {
+        bar.end();
     }
     let outcome = outcome?;
     let op_log_rows = op_log.map(OpLogWriter::finish).transpose()?;
@@ -431,6 +455,9 @@ async fn finish(
         }
         say!("report: {}", report.display());
     }
+    if let Some(to) = &config.export_json {
+        export_summary(&config.out_dir, to)?;
+    }
     if record.status == "failed" {
         bail!(
             "the run failed: {}; the result folder holds every operation that ran",
@@ -536,17 +563,60 @@ pub fn rfc3339(at: SystemTime) -> String {
     humantime::format_rfc3339_millis(at).to_string()
 }
 
-/// A progress bar on stderr, only when stderr is a terminal.
-fn show_progress(
-    config: &RunConfig,
-    progress: Arc<Progress>,
-) -> Option<(ProgressBar, tokio::task::JoinHandle<()>)> {
-    if !config.show_progress || !std::io::stderr().is_terminal() {
+/// Progress while a run goes: a bar on a terminal, else a plain line on stderr every
+/// `--progress-interval` seconds (a CI log then shows the run moving).
+struct Shown {
+    bar: Option<ProgressBar>,
+    ticker: tokio::task::JoinHandle<()>,
+}
+
+impl Shown {
+    /// Stops the ticker and clears the bar.
+    fn end(self) {
+        self.ticker.abort();
+        if let Some(bar) = self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// Starts showing progress, unless `--quiet` (or a plain line is asked never).
+fn show_progress(config: &RunConfig, progress: Arc<Progress>) -> Option<Shown> {
+    if !config.show_progress {
         return None;
     }
     // A shard applies about its share of the stream.
     let shards = config.shard.map_or(1, |shard| shard.count) as u64;
-    let bar = ProgressBar::new(config.total_events().div_ceil(shards));
+    let total = config.total_events().div_ceil(shards);
+    if std::io::stderr().is_terminal() {
+        return Some(progress_bar(total, progress));
+    }
+    let every = config.progress_interval?;
+    let started = std::time::Instant::now();
+    let ticker = tokio::spawn(async move {
+        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        let mut last = 0u64;
+        loop {
+            tick.tick().await;
+            let applied = progress.applied.load(Ordering::Relaxed);
+            note!(
+                "progress: {:.1} s, {}/{} events, {} ops/s, {} measured, {} errors",
+                started.elapsed().as_secs_f64(),
+                thousands(applied),
+                thousands(total),
+                thousands((applied.saturating_sub(last) as f64 / every.as_secs_f64()) as u64),
+                thousands(progress.measured.load(Ordering::Relaxed)),
+                thousands(progress.errors.load(Ordering::Relaxed))
+            );
+            last = applied;
+        }
+    });
+    Some(Shown { bar: None, ticker })
+}
+
+/// The bar on a terminal, redrawn four times a second.
+fn progress_bar(total: u64, progress: Arc<Progress>) -> Shown {
+    let bar = ProgressBar::new(total);
     bar.set_style(
         ProgressStyle::with_template("{elapsed_precise} [{bar:32}] {human_pos}/{human_len} {msg}")
             .expect("a valid template")
@@ -571,5 +641,8 @@ fn show_progress(
             last = applied;
         }
     });
-    Some((bar, ticker))
+    Shown {
+        bar: Some(bar),
+        ticker,
+    }
 }

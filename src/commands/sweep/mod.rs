@@ -184,6 +184,7 @@ fn folder_name(keys: &[String], values: &[String], target: Option<&str>, repeat:
 /// `hatshop sweep`: one workload run while settings vary, every step checked first.
 pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
     let steps = Steps::parse(&args.vary)?;
+    super::run::refuse_export_in_series(&args.run)?;
     if args.run.find_max || args.run.p99_under.is_some() {
         bail!("--find-max searches on its own: use it with hatshop run, not sweep");
     }
