@@ -47,6 +47,9 @@ pub struct RunConfig {
     pub op_log: bool,
     pub verify: bool,
     pub recreate: bool,
+    /// `--percentiles`: the table's columns and summary.json's extra percentiles
+    /// (empty: the standard ladder alone).
+    pub percentiles: Vec<(String, f64)>,
     /// How often a plain progress line is printed off a terminal (`None`: never).
     pub progress_interval: Option<Duration>,
     /// Where `--export-json` copies summary.json (`-`: standard output).
@@ -130,6 +133,10 @@ impl RunConfig {
             verify: args.verify,
             recreate: args.recreate,
             export_json: args.export_json.clone(),
+            percentiles: match &args.percentiles {
+                Some(text) => crate::stats::parse_percentiles(text).map_err(anyhow::Error::msg)?,
+                None => Vec::new(),
+            },
             progress_interval: (args.progress_interval != 0.0)
                 .then(|| seconds("--progress-interval", args.progress_interval, 0.1))
                 .transpose()?,

@@ -765,3 +765,44 @@ fn a_run_off_a_terminal_prints_plain_progress_lines() {
         .unwrap();
     assert!(!common::text(&quiet.stderr).contains("progress: "));
 }
+
+/// `--percentiles` picks the table's columns, and summary.json gets them beside its
+/// standard ladder.
+#[test]
+fn percentiles_asked_for_are_the_tables_columns_and_join_the_summary() {
+    let tmp = TempDir::new().unwrap();
+    let out = tmp.path().join("chosen");
+    let output = hatshop(tmp.path())
+        .args([
+            "run",
+            "--events",
+            "2000",
+            "--percentiles",
+            "50,99.5,99.999",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let stdout = common::text(&output.stdout);
+    let header = stdout.lines().find(|l| l.starts_with("event ")).unwrap();
+    let columns: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(
+        columns,
+        [
+            "event", "count", "errors", "mean", "p50", "p99.5", "p99.999", "max"
+        ]
+    );
+    let summary = json(&out.join("summary.json"));
+    let ladder = &summary["overall"]["percentiles_us"];
+    for label in ["p50", "p75", "p99.99", "p99.5", "p99.999"] {
+        assert!(ladder[label].as_f64().is_some(), "{label}: {summary}");
+    }
+    assert!(ladder["p99.5"].as_f64() <= ladder["p99.999"].as_f64());
+    assert_one_line_error(
+        tmp.path(),
+        &["run", "--percentiles", "50,101"],
+        "--percentiles: 101 is not a percentile above 0 and at most 100",
+    );
+}

@@ -330,6 +330,10 @@ pub struct RunArgs {
     /// Do not show progress: neither the bar on a terminal nor the plain lines elsewhere.
     #[arg(long)]
     pub quiet: bool,
+    /// The percentiles of the printed table, e.g. 50,90,99,99.9,99.999 (default: 50, 75,
+    /// 90, 95, 99, 99.9, 99.99); summary.json gets them beside its standard ladder.
+    #[arg(long, value_name = "P,P,…")]
+    pub percentiles: Option<String>,
     /// Where standard error is not a terminal (a CI log, a file), a plain progress line
     /// every SECS seconds; 0: none.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]

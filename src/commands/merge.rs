@@ -18,7 +18,7 @@ use crate::files::{CsvRows, write_json};
 use crate::interrupt;
 use crate::report::oplog_stats::{LoggedOp, Rebuilt};
 use crate::report::table::{self, thousands};
-use crate::report::{html, write_statistics};
+use crate::report::{Heading, html, write_statistics};
 use crate::result_dir::{self, FailedWriteRow, Recovery, RunRecord, ShardOrigin};
 use crate::runner::Shard;
 
@@ -48,7 +48,7 @@ pub fn run(args: &MergeArgs) -> Result<()> {
         thousands(record.measured_ops),
         args.out.display()
     );
-    crate::console::out(&table::render(&summary));
+    crate::console::out(&table::render(&summary, &[]));
     say!(
         "report: {}",
         result_dir::file(&args.out, result_dir::REPORT_HTML).display()
@@ -162,19 +162,16 @@ fn write_merged(shards: &[ShardDir], out: &Path) -> Result<RunRecord> {
     let mut of = result_dir::summary_of(&shards[0].record);
     of.run_id = merged_run_id(out);
     of.concurrency = shards.iter().map(|s| s.record.plan.concurrency).sum();
-    write_statistics(
-        out,
+    let heading = Heading {
         of,
-        &intervals,
-        interval,
-        elapsed,
-        start,
-        &format!(
+        percentiles: Vec::new(),
+        comment: format!(
             "hatshop {} merged {} shards",
             env!("CARGO_PKG_VERSION"),
             shards.len()
         ),
-    )?;
+    };
+    write_statistics(out, heading, &intervals, interval, elapsed, start)?;
     let mut failed = CsvRows::create(&result_dir::file(out, result_dir::FAILED_WRITES_CSV))?;
     let mut failed_writes = 0u64;
     for s in shards {

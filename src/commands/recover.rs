@@ -18,7 +18,7 @@ use crate::console::say;
 use crate::files::{CsvRows, write_json};
 use crate::interrupt;
 use crate::report::oplog_stats::{LoggedOp, Rebuilt};
-use crate::report::{html, write_statistics};
+use crate::report::{Heading, html, write_statistics};
 use crate::result_dir::{self, Recovery, RunRecord};
 use crate::workload::{EventType, Phase};
 
@@ -48,19 +48,16 @@ pub fn run(dir: &Path) -> Result<()> {
         }
     }
     let (intervals, elapsed, end) = rebuilt.finish();
-    write_statistics(
-        dir,
-        result_dir::summary_of(&record),
-        &intervals,
-        interval,
-        elapsed,
-        start,
-        &format!(
+    let heading = Heading {
+        of: result_dir::summary_of(&record),
+        percentiles: Vec::new(),
+        comment: format!(
             "hatshop {} recovered run {}",
             env!("CARGO_PKG_VERSION"),
             record.run_id
         ),
-    )?;
+    };
+    write_statistics(dir, heading, &intervals, interval, elapsed, start)?;
     record.failed_writes = failed_writes;
     record.recovered = Some(Recovery {
         from_status: record.status.clone(),

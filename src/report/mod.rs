@@ -34,21 +34,35 @@ use crate::result_dir;
 use crate::stats::{RunStats, Summary, SummaryOf, total};
 use crate::workload::EventType;
 
-/// Writes what the statistics of a measured phase make: summary.json (saying which run
-/// it is of), intervals.csv and latency.hlog. `measure_start` is the wall time the
-/// measured phase began.
+/// What names a run's statistics files: the run they are of, the percentiles asked
+/// beyond the standard ladder (`--percentiles`), and latency.hlog's comment line.
+pub struct Heading {
+    /// summary.json's `run`.
+    pub of: SummaryOf,
+    /// Labelled percentiles added to every row's ladder.
+    pub percentiles: Vec<(String, f64)>,
+    /// latency.hlog's `#[Comment:` line.
+    pub comment: String,
+}
+
+/// Writes what the statistics of a measured phase make: summary.json, intervals.csv and
+/// latency.hlog, named by `heading`. `measure_start` is the wall time the measured
+/// phase began.
 pub fn write_statistics(
     dir: &Path,
-    of: SummaryOf,
+    heading: Heading,
     intervals: &[(u64, RunStats)],
     interval: Duration,
     elapsed: Duration,
     measure_start: SystemTime,
-    comment: &str,
 ) -> Result<Summary> {
     let names = EventType::names();
-    let mut summary = total(intervals, names.len()).summary(&names, elapsed.as_secs_f64());
-    summary.run = Some(of);
+    let mut summary = total(intervals, names.len()).summary_with(
+        &names,
+        elapsed.as_secs_f64(),
+        &heading.percentiles,
+    );
+    summary.run = Some(heading.of);
     write_json(
         &result_dir::file(dir, result_dir::SUMMARY_JSON),
         &summary.to_json(),
@@ -68,7 +82,7 @@ pub fn write_statistics(
         interval,
         measure_start,
         &names,
-        comment,
+        &heading.comment,
     )?;
     Ok(summary)
 }

@@ -34,7 +34,7 @@ pub fn latency_text(s: &LatencySummary, us: f64) -> String {
     if s.ok == 0 { "-".into() } else { format_us(us) }
 }
 
-fn row(out: &mut String, s: &LatencySummary) {
+fn row(out: &mut String, columns: &[&str], s: &LatencySummary) {
     let _ = write!(
         out,
         "{:<14} {:>9} {:>7} {:>9}",
@@ -43,7 +43,7 @@ fn row(out: &mut String, s: &LatencySummary) {
         thousands(s.errors),
         latency_text(s, s.mean_us)
     );
-    for (label, _) in PERCENTILES {
+    for &label in columns {
         let mut text = latency_text(s, s.percentile(label));
         if s.is_thin(label) {
             text.push('*');
@@ -54,9 +54,18 @@ fn row(out: &mut String, s: &LatencySummary) {
 }
 
 /// The whole table, ending with a newline: the rows, the notes under them, and the
-/// errors by kind.
-pub fn render(summary: &Summary) -> String {
-    let mut out = rows(summary);
+/// errors by kind. Its percentile columns are `percentiles` (`--percentiles`), else
+/// the standard ladder.
+pub fn render(summary: &Summary, percentiles: &[(String, f64)]) -> String {
+    let columns: Vec<&str> = if percentiles.is_empty() {
+        PERCENTILES.iter().map(|(label, _)| *label).collect()
+    } else {
+        percentiles
+            .iter()
+            .map(|(label, _)| label.as_str())
+            .collect()
+    };
+    let mut out = rows(summary, &columns);
     out.push_str(&notes(summary));
     out.push_str(&errors(summary));
     out
@@ -64,29 +73,29 @@ pub fn render(summary: &Summary) -> String {
 
 /// The header and a row per event type, the total, per node when there were several,
 /// and response time under --rate.
-fn rows(summary: &Summary) -> String {
+fn rows(summary: &Summary, columns: &[&str]) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
         "{:<14} {:>9} {:>7} {:>9}",
         "event", "count", "errors", "mean"
     );
-    for (label, _) in PERCENTILES {
+    for label in columns {
         let _ = write!(out, " {label:>9}");
     }
     let _ = writeln!(out, " {:>9}", "max");
     let width = out.trim_end().len();
     let _ = writeln!(out, "{:-<width$}", "");
     for event in &summary.events {
-        row(&mut out, event);
+        row(&mut out, columns, event);
     }
     let _ = writeln!(out, "{:-<width$}", "");
-    row(&mut out, &summary.overall);
+    row(&mut out, columns, &summary.overall);
     // The same operations by the node that served them, when there were several.
     if summary.nodes.len() > 1 {
         let _ = writeln!(out, "{:-<width$}", "");
         for node in &summary.nodes {
-            row(&mut out, node);
+            row(&mut out, columns, node);
         }
     }
     // Open loop: the same operations again, timed from when each was due.
@@ -98,7 +107,7 @@ fn rows(summary: &Summary) -> String {
         );
         for event in summary.events.iter().chain([&summary.overall]) {
             if let Some(response) = &event.response {
-                row(&mut out, response);
+                row(&mut out, columns, response);
             }
         }
     }

@@ -33,6 +33,26 @@ pub const PERCENTILES: [(&str, f64); 7] = [
     ("p99.99", 99.99),
 ];
 
+/// Reads `--percentiles 50,90,99.9`: each a percent above 0 and at most 100, labelled
+/// as the ladder labels them (`p99.9`).
+pub fn parse_percentiles(text: &str) -> Result<Vec<(String, f64)>, String> {
+    text.split(',')
+        .map(str::trim)
+        .map(|part| {
+            let p: f64 = part
+                .trim_start_matches('p')
+                .parse()
+                .map_err(|_| format!("--percentiles: '{part}' is not a number"))?;
+            if !(p > 0.0 && p <= 100.0) {
+                return Err(format!(
+                    "--percentiles: {part} is not a percentile above 0 and at most 100"
+                ));
+            }
+            Ok((format!("p{p}"), p))
+        })
+        .collect()
+}
+
 /// A percentile resting on fewer samples beyond it than this is flagged: p99.99 of
 /// 1,000 operations is just the maximum.
 pub const MIN_SAMPLES_BEYOND: f64 = 10.0;
@@ -355,15 +375,20 @@ impl RunStats {
 
     /// Numbers per event type (labelled by `names`) and overall, over `elapsed_s`.
     pub fn summary(&self, names: &[&str], elapsed_s: f64) -> Summary {
+        self.summary_with(names, elapsed_s, &[])
+    }
+
+    /// The same, with `extra` percentiles (label, percent) beside the standard ladder.
+    pub fn summary_with(&self, names: &[&str], elapsed_s: f64, extra: &[(String, f64)]) -> Summary {
         let mut all = OpStats::default();
         let mut events = Vec::new();
         for (stats, name) in self.per_event.iter().zip(names) {
             all.merge(stats);
             if stats.ok() + stats.error_count() > 0 {
-                events.push(LatencySummary::of(name, stats, elapsed_s));
+                events.push(LatencySummary::of_with(name, stats, elapsed_s, extra));
             }
         }
-        let overall = LatencySummary::of("all", &all, elapsed_s);
+        let overall = LatencySummary::of_with("all", &all, elapsed_s, extra);
         let sole;
         let per_node = match self.sole_node {
             Some(node) => {
@@ -386,7 +411,7 @@ impl RunStats {
                     } else {
                         format!("node {node}")
                     };
-                    LatencySummary::of(&label, stats, elapsed_s)
+                    LatencySummary::of_with(&label, stats, elapsed_s, extra)
                 })
                 .collect()
         } else {

@@ -140,15 +140,40 @@ pub struct LatencySummary {
 impl LatencySummary {
     /// The summary of one event type's statistics over `elapsed_s` seconds.
     pub fn of(name: &str, stats: &OpStats, elapsed_s: f64) -> Self {
-        let mut summary = Self::ladder(name, stats, &stats.latency_ns.get(), elapsed_s);
+        Self::of_with(name, stats, elapsed_s, &[])
+    }
+
+    /// The same, with `extra` percentiles (label, percent) beside the standard ladder.
+    pub fn of_with(name: &str, stats: &OpStats, elapsed_s: f64, extra: &[(String, f64)]) -> Self {
+        let latency = stats.latency_ns.get();
+        let mut summary = Self::ladder(name, stats, &latency, elapsed_s);
+        summary.add_percentiles(&latency, extra);
         if stats.response_ns.len() > 0 {
-            let mut response = Self::ladder(name, stats, &stats.response_ns.get(), elapsed_s);
+            let response_ns = stats.response_ns.get();
+            let mut response = Self::ladder(name, stats, &response_ns, elapsed_s);
+            response.add_percentiles(&response_ns, extra);
             response.first_errors.clear();
             response.failed = None;
             response.queue = None;
             summary.response = Some(Box::new(response));
         }
         summary
+    }
+
+    /// Adds percentiles read off `h` (and marks those resting on few samples).
+    fn add_percentiles(&mut self, h: &Histogram<u64>, extra: &[(String, f64)]) {
+        for (label, p) in extra {
+            let value = if h.is_empty() {
+                0.0
+            } else {
+                h.value_at_percentile(*p) as f64 / 1_000.0
+            };
+            self.percentiles_us.insert(label.clone(), value);
+            let thin = !h.is_empty() && (h.len() as f64) * (1.0 - p / 100.0) < MIN_SAMPLES_BEYOND;
+            if thin && !self.thin_percentiles.contains(label) {
+                self.thin_percentiles.push(label.clone());
+            }
+        }
     }
 
     /// Counts from `stats`, the latency ladder from `h`.

@@ -30,7 +30,7 @@ use crate::db::{AnyStore, Store};
 use crate::files::{write_csv, write_json};
 use crate::interrupt;
 use crate::report::table::{self, thousands};
-use crate::report::{OpLogWriter, html, write_statistics};
+use crate::report::{Heading, OpLogWriter, html, write_statistics};
 use crate::result_dir::{self, RunRecord};
 use crate::runner::faults::{self, Timeline};
 use crate::runner::{
@@ -389,18 +389,22 @@ fn write_outcome(config: &RunConfig, outcome: &RunOutcome, clock: RunClock) -> R
             EventSource::Generated { .. } => None,
         }),
     };
-    write_statistics(
-        &config.out_dir,
+    let heading = Heading {
         of,
-        &outcome.intervals,
-        outcome.interval,
-        outcome.measured_elapsed,
-        clock.wall + outcome.measure_offset.unwrap_or_default(),
-        &format!(
+        percentiles: config.percentiles.clone(),
+        comment: format!(
             "hatshop {} run {}",
             env!("CARGO_PKG_VERSION"),
             config.run_id
         ),
+    };
+    write_statistics(
+        &config.out_dir,
+        heading,
+        &outcome.intervals,
+        outcome.interval,
+        outcome.measured_elapsed,
+        clock.wall + outcome.measure_offset.unwrap_or_default(),
     )?;
     let failed: Vec<result_dir::FailedWriteRow> = outcome
         .failed_writes
@@ -511,7 +515,7 @@ fn print_result(config: &RunConfig, record: &RunRecord, summary: &Summary) {
             facts.join(" · ")
         );
     }
-    crate::console::out(&table::render(summary));
+    crate::console::out(&table::render(summary, &config.percentiles));
     if let Some(client) = &record.client {
         let (line, warning) =
             client.report(&record.database.store.name, config.db.store().in_process);
