@@ -10,7 +10,14 @@ fn main() -> ExitCode {
         eprintln!("error: cannot listen for Ctrl-C: {e}");
         return ExitCode::FAILURE;
     }
-    let cli = match hatshop::cli::Cli::try_parse() {
+    let args = match hatshop::cli::config_file::with_file_settings(std::env::args_os().collect()) {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let cli = match hatshop::cli::Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() && e.kind() != DisplayHelpOnMissingArgumentOrSubcommand => {
             eprintln!(

@@ -806,3 +806,49 @@ fn percentiles_asked_for_are_the_tables_columns_and_join_the_summary() {
         "--percentiles: 101 is not a percentile above 0 and at most 100",
     );
 }
+
+/// A settings file fills in what neither the command line nor the environment gave:
+/// flag > environment > file > default.
+#[test]
+fn a_settings_file_is_read_after_flags_and_the_environment() {
+    let tmp = TempDir::new().unwrap();
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("hatshop.toml"),
+        "[run]\nevents = 300\nwarmup = 0\ndb = \"null://\"\npercentiles = \"50,99\"\n",
+    )
+    .unwrap();
+    let measured = |out: &str| json(&dir.join(out).join("summary.json"))["ops"].clone();
+    let store = |out: &str| json(&dir.join(out).join("summary.json"))["run"]["store"].clone();
+    // The file alone.
+    let output = hatshop(dir)
+        .args(["run", "--out", "file"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", common::text(&output.stderr));
+    assert_eq!(measured("file"), 300);
+    assert_eq!(store("file"), "null");
+    assert!(common::text(&output.stdout).contains(" p99 "));
+    // A flag wins over the file; the environment does too.
+    hatshop(dir)
+        .args(["run", "--events", "100", "--out", "flag"])
+        .env("HATSHOP_DB", "sqlite://")
+        .assert()
+        .success();
+    assert_eq!(measured("flag"), 100);
+    assert_eq!(store("flag"), "sqlite");
+    // A file named with --config, and one that names no flag of the subcommand.
+    std::fs::write(dir.join("typo.toml"), "[run]\nevnts = 3\n").unwrap();
+    let stderr = assert_one_line_error(
+        dir,
+        &["run", "--config", "typo.toml"],
+        "has no setting 'evnts'",
+    );
+    assert!(stderr.contains("typo.toml"), "{stderr}");
+    std::fs::write(dir.join("broken.toml"), "[run\n").unwrap();
+    assert_one_line_error(
+        dir,
+        &["run", "--config", "broken.toml"],
+        "is not valid TOML",
+    );
+}

@@ -3,6 +3,7 @@
 //! here: each store declares its own, and [`StoreArgs`] makes a flag of each, shown in
 //! `--help` under the stores that take it.
 
+pub mod config_file;
 mod load;
 
 use std::path::PathBuf;
@@ -24,6 +25,11 @@ pub struct Cli {
     /// database on the same machine, 1 leaves it more CPU (see docs/peers.md).
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub client_threads: Option<u16>,
+    /// Settings used every time, a table per subcommand (default: ./hatshop.toml, when
+    /// there is one). A flag on the command line wins, then its environment variable,
+    /// then this file.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<std::path::PathBuf>,
 }
 
 /// A parse error as one line, as every other error is: clap's first line, with its tip

@@ -1,0 +1,111 @@
+//! Settings used every time, in a TOML file: `hatshop.toml` in the current folder, or
+//! the file `--config FILE` names. A table per subcommand holds its flags by their long
+//! names (`[run]` `concurrency = 8`, `db = "mysql://…"`). A flag given on the command
+//! line wins, then its environment variable, then the file, then the default.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use clap::CommandFactory;
+use clap::parser::ValueSource;
+
+use super::Cli;
+
+/// The file read when `--config` names none.
+pub const DEFAULT_FILE: &str = "hatshop.toml";
+
+/// The command line with the file's settings for its subcommand added where neither
+/// the command line nor the environment gave them; the error is one line.
+pub fn with_file_settings(args: Vec<OsString>) -> Result<Vec<OsString>, String> {
+    let Some(path) = file_of(&args)? else {
+        return Ok(args);
+    };
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let tables: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let message = e.message().split_whitespace().collect::<Vec<_>>().join(" ");
+        format!("{} is not valid TOML: {message}", path.display())
+    })?;
+    // Parsed once to learn the subcommand and what the user gave; a bad command line is
+    // left for the real parse to report.
+    let Ok(matches) = Cli::command().try_get_matches_from(&args) else {
+        return Ok(args);
+    };
+    let Some((name, given)) = matches.subcommand() else {
+        return Ok(args);
+    };
+    let Some(table) = tables.get(name) else {
+        return Ok(args);
+    };
+    let table = table
+        .as_table()
+        .ok_or_else(|| format!("{}: [{name}] must be a table of flags", path.display()))?;
+    let command = Cli::command();
+    let sub = command.find_subcommand(name).expect("a parsed subcommand");
+    let mut extended = args;
+    for (key, value) in table {
+        let id = key.replace('-', "_");
+        let Some(arg) = sub.get_arguments().find(|a| a.get_id() == id.as_str()) else {
+            return Err(format!(
+                "{}: [{name}] has no setting '{key}' (the flags of `hatshop {name} --help`, without --)",
+                path.display()
+            ));
+        };
+        let set_elsewhere = matches!(
+            given.value_source(arg.get_id().as_str()),
+            Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+        );
+        if set_elsewhere {
+            continue;
+        }
+        let flag = format!("--{}", arg.get_long().unwrap_or(key));
+        for text in
+            values_of(value).map_err(|e| format!("{}: [{name}] {key}: {e}", path.display()))?
+        {
+            match text {
+                Some(text) => extended.extend([OsString::from(&flag), OsString::from(text)]),
+                None => extended.push(OsString::from(&flag)),
+            }
+        }
+    }
+    Ok(extended)
+}
+
+/// The file named by `--config FILE` (which must exist), else `hatshop.toml` here if
+/// there is one.
+fn file_of(args: &[OsString]) -> Result<Option<PathBuf>, String> {
+    let named = args
+        .windows(2)
+        .find_map(|pair| (pair[0] == "--config").then(|| PathBuf::from(&pair[1])));
+    let named = named.or_else(|| {
+        args.iter()
+            .find_map(|a| a.to_str()?.strip_prefix("--config=").map(PathBuf::from))
+    });
+    match named {
+        Some(path) if path.is_file() => Ok(Some(path)),
+        Some(path) => Err(format!("--config {}: no such file", path.display())),
+        None => Ok(Path::new(DEFAULT_FILE)
+            .is_file()
+            .then(|| PathBuf::from(DEFAULT_FILE))),
+    }
+}
+
+/// A setting's value as flag values: a flag's argument, `None` for a switch that is
+/// on, nothing for one that is off, one per element of an array.
+fn values_of(value: &toml::Value) -> Result<Vec<Option<String>>, String> {
+    Ok(match value {
+        toml::Value::String(s) => vec![Some(s.clone())],
+        toml::Value::Integer(n) => vec![Some(n.to_string())],
+        toml::Value::Float(x) => vec![Some(x.to_string())],
+        toml::Value::Boolean(true) => vec![None],
+        toml::Value::Boolean(false) => Vec::new(),
+        toml::Value::Array(items) => items
+            .iter()
+            .map(|item| match values_of(item)?.as_slice() {
+                [one] => Ok(one.clone()),
+                _ => Err("an array holds strings or numbers".to_string()),
+            })
+            .collect::<Result<_, String>>()?,
+        _ => return Err("a value is a string, number, true/false or an array".into()),
+    })
+}
