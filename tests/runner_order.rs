@@ -1,21 +1,19 @@
-//! The runner against fake stores (our own code under test, not a database): one store
-//! refuses any event that arrives out of order for its target, while lanes are made to
-//! interleave by yielding at random points; one serves stale reads; one never answers.
+//! The runner against the fake store (our own code under test, not a database): strict,
+//! it refuses any event that arrives out of order for its target while lanes are made
+//! to interleave; it also fails every other call, serves stale reads, or never answers.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+mod common;
+
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hatshop::db::{Applied, DbError, ErrorKind, KvPage, Ownership, Snapshot, Store, StoreFacts};
+use common::fake_store::{Behaviour, FakeStore};
+use hatshop::db::Store;
 use hatshop::runner::{
     self, Dealing, Pace, PhaseClock, Progress, RunClock, RunContext, RunOutcome, RunPlan,
     StopReason, StopSignal,
 };
-use hatshop::workload::{
-    EventType, Generator, ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate,
-    WorkloadSpec, preset,
-};
+use hatshop::workload::{EventType, Generator, WorkloadSpec, preset};
 
 fn plan(lanes: usize, check_reads: bool) -> RunPlan {
     RunPlan {
@@ -60,139 +58,12 @@ fn summary(outcome: &RunOutcome) -> hatshop::stats::Summary {
     outcome.stats.summary(&EventType::names(), 1.0)
 }
 
-fn info(name: &str) -> StoreFacts {
-    StoreFacts {
-        name: name.into(),
-        server_version: "test".into(),
-        settings: Default::default(),
-    }
-}
-
-/// Records the last seq-order seen per target and refuses an event on a target that
-/// does not exist yet: an out-of-order event shows up as an error.
-#[derive(Default)]
-struct StrictStore {
-    orders: Mutex<HashMap<OrderId, Order>>,
-    keys: Mutex<HashMap<String, Vec<u8>>>,
-    calls: AtomicU64,
-}
-
-impl StrictStore {
-    async fn interleave(&self) {
-        // Yield on some calls so that lanes overtake one another.
-        if self.calls.fetch_add(1, Ordering::Relaxed).is_multiple_of(3) {
-            tokio::task::yield_now().await;
-        }
-    }
-
-    fn existing(&self, order_id: OrderId) -> Result<Applied, DbError> {
-        if self.orders.lock().unwrap().contains_key(&order_id) {
-            Ok(Applied::Yes)
-        } else {
-            Err(DbError::new(
-                ErrorKind::NotFound,
-                format!("order {order_id} before its create"),
-            ))
-        }
-    }
-
-    fn existing_key(&self, key: &KeyText) -> Result<Applied, DbError> {
-        if self.keys.lock().unwrap().contains_key(key.as_str()) {
-            Ok(Applied::Yes)
-        } else {
-            Err(DbError::new(ErrorKind::NotFound, "key before its write"))
-        }
-    }
-}
-
-impl Store for StrictStore {
-    async fn setup(&self, _owner: &Ownership) -> Result<(), DbError> {
-        Ok(())
-    }
-    async fn check_owned(&self) -> Result<(), DbError> {
-        Ok(())
-    }
-    async fn create_order(&self, order: &Order) -> Result<(), DbError> {
-        self.interleave().await;
-        match self
-            .orders
-            .lock()
-            .unwrap()
-            .insert(order.order_id, order.clone())
-        {
-            None => Ok(()),
-            Some(_) => Err(DbError::new(ErrorKind::Constraint, "created twice")),
-        }
-    }
-    async fn read_order(&self, order_id: OrderId) -> Result<Option<Order>, DbError> {
-        self.interleave().await;
-        self.existing(order_id)?;
-        Ok(None)
-    }
-    async fn update_order(&self, order_id: OrderId, _u: &OrderUpdate) -> Result<Applied, DbError> {
-        self.interleave().await;
-        self.existing(order_id)
-    }
-    async fn update_items(
-        &self,
-        id: OrderId,
-        _c: &[ItemChange],
-        _s: i64,
-    ) -> Result<Applied, DbError> {
-        self.interleave().await;
-        self.existing(id)
-    }
-    async fn update_status(&self, id: OrderId, _s: OrderStatus) -> Result<Applied, DbError> {
-        self.interleave().await;
-        self.existing(id)
-    }
-    async fn delete_order(&self, order_id: OrderId) -> Result<Applied, DbError> {
-        self.interleave().await;
-        self.existing(order_id)?;
-        self.orders.lock().unwrap().remove(&order_id);
-        Ok(Applied::Yes)
-    }
-    async fn kv_write(&self, key: &KeyText, value: &[u8]) -> Result<(), DbError> {
-        self.interleave().await;
-        self.keys
-            .lock()
-            .unwrap()
-            .insert(key.as_str().to_string(), value.to_vec());
-        Ok(())
-    }
-    async fn kv_rewrite(&self, key: &KeyText, value: &[u8]) -> Result<Applied, DbError> {
-        self.interleave().await;
-        self.existing_key(key)?;
-        self.kv_write(key, value).await.map(|()| Applied::Yes)
-    }
-    async fn kv_read(&self, key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {
-        self.interleave().await;
-        self.existing_key(key)?;
-        Ok(self.keys.lock().unwrap().get(key.as_str()).cloned())
-    }
-    async fn kv_delete(&self, key: &KeyText) -> Result<Applied, DbError> {
-        self.interleave().await;
-        self.existing_key(key)?;
-        self.keys.lock().unwrap().remove(key.as_str());
-        Ok(Applied::Yes)
-    }
-    async fn snapshot(&self) -> Result<Snapshot, DbError> {
-        Ok(Snapshot::default())
-    }
-    async fn kv_page(&self, _cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
-        Ok(KvPage::default())
-    }
-    fn facts(&self) -> StoreFacts {
-        info("strict")
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sixteen_lanes_never_reorder_the_events_of_one_order() {
     let mut spec = preset("hatshop-random").unwrap();
     spec.events = 30_000;
     spec.initial_orders = 50; // few orders, so lanes share little and race a lot
-    let store = Arc::new(StrictStore::default());
+    let store = Arc::new(FakeStore::new(Behaviour::Strict));
     // Reads are not judged: this store keeps no items.
     let outcome = run_with(store, &spec, plan(16, false), Arc::default()).await;
     assert_eq!(outcome.stats.total_ops(), 30_000);
@@ -210,7 +81,7 @@ async fn sixteen_lanes_keep_key_value_events_in_order_and_reads_current() {
     spec.events = 20_000;
     spec.value_size = 64;
     spec.mix.delete = 5.0;
-    let store = Arc::new(StrictStore::default());
+    let store = Arc::new(FakeStore::new(Behaviour::Strict));
     let outcome = run_with(store, &spec, plan(16, true), Arc::default()).await;
     let summary = summary(&outcome);
     assert_eq!(summary.ops, 20_000);
@@ -225,7 +96,7 @@ async fn with_conflicts_updates_race_their_order_in_other_lanes() {
     let mut racing = plan(16, false);
     racing.dealing.conflicts = 0.5;
     let outcome = run_with(
-        Arc::new(StrictStore::default()),
+        Arc::new(FakeStore::new(Behaviour::Strict)),
         &spec,
         racing,
         Arc::default(),
@@ -243,75 +114,6 @@ async fn with_conflicts_updates_race_their_order_in_other_lanes() {
     assert_eq!(errors_of(&summary, "create_order", "not_found").0, 0);
 }
 
-/// Fails every other call with a conflict, whatever it is.
-#[derive(Default)]
-struct Flaky {
-    calls: AtomicU64,
-}
-
-impl Flaky {
-    fn next(&self) -> Result<(), DbError> {
-        if self.calls.fetch_add(1, Ordering::Relaxed).is_multiple_of(2) {
-            Err(DbError::new(ErrorKind::Conflict, "1213 Deadlock found"))
-        } else {
-            Ok(())
-        }
-    }
-}
-
-impl Store for Flaky {
-    async fn setup(&self, _owner: &Ownership) -> Result<(), DbError> {
-        Ok(())
-    }
-    async fn check_owned(&self) -> Result<(), DbError> {
-        Ok(())
-    }
-    async fn create_order(&self, _order: &Order) -> Result<(), DbError> {
-        self.next()
-    }
-    async fn read_order(&self, _id: OrderId) -> Result<Option<Order>, DbError> {
-        self.next().map(|()| None)
-    }
-    async fn update_order(&self, _id: OrderId, _u: &OrderUpdate) -> Result<Applied, DbError> {
-        self.next().map(|()| Applied::Yes)
-    }
-    async fn update_items(
-        &self,
-        _id: OrderId,
-        _c: &[ItemChange],
-        _s: i64,
-    ) -> Result<Applied, DbError> {
-        self.next().map(|()| Applied::Yes)
-    }
-    async fn update_status(&self, _id: OrderId, _s: OrderStatus) -> Result<Applied, DbError> {
-        self.next().map(|()| Applied::Yes)
-    }
-    async fn delete_order(&self, _id: OrderId) -> Result<Applied, DbError> {
-        self.next().map(|()| Applied::Yes)
-    }
-    async fn kv_write(&self, _key: &KeyText, _value: &[u8]) -> Result<(), DbError> {
-        self.next()
-    }
-    async fn kv_rewrite(&self, _key: &KeyText, _value: &[u8]) -> Result<Applied, DbError> {
-        self.next().map(|()| Applied::Yes)
-    }
-    async fn kv_read(&self, _key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {
-        self.next().map(|()| None)
-    }
-    async fn kv_delete(&self, _key: &KeyText) -> Result<Applied, DbError> {
-        self.next().map(|()| Applied::Yes)
-    }
-    async fn snapshot(&self) -> Result<Snapshot, DbError> {
-        Ok(Snapshot::default())
-    }
-    async fn kv_page(&self, _cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
-        Ok(KvPage::default())
-    }
-    fn facts(&self) -> StoreFacts {
-        info("flaky")
-    }
-}
-
 #[tokio::test]
 async fn retries_cure_conflicts_and_are_counted_apart() {
     let mut spec = preset("hatshop-random").unwrap();
@@ -319,7 +121,7 @@ async fn retries_cure_conflicts_and_are_counted_apart() {
     spec.events = 2_000;
     // One lane: calls alternate fail, succeed, fail, …
     let without = run_with(
-        Arc::new(Flaky::default()),
+        Arc::new(FakeStore::new(Behaviour::EveryOtherConflicts)),
         &spec,
         plan(1, false),
         Arc::default(),
@@ -335,82 +137,18 @@ async fn retries_cure_conflicts_and_are_counted_apart() {
 
     let mut retrying = plan(1, false);
     retrying.retries = 1;
-    let with = run_with(Arc::new(Flaky::default()), &spec, retrying, Arc::default()).await;
+    let with = run_with(
+        Arc::new(FakeStore::new(Behaviour::EveryOtherConflicts)),
+        &spec,
+        retrying,
+        Arc::default(),
+    )
+    .await;
     let with = summary(&with);
     // Every operation fails once and succeeds on its retry.
     assert_eq!(with.ops, 2_000);
     assert_eq!(with.errors, 0, "{:?}", with.overall.errors_by_kind);
     assert_eq!(with.overall.retries, 2_000);
-}
-
-/// Reads return the order as created, ignoring later status changes; rewrites are
-/// acknowledged but not kept. The runner must count those reads as stale.
-#[derive(Default)]
-struct StaleReads {
-    created: Mutex<HashMap<OrderId, Order>>,
-    first_values: Mutex<HashMap<String, Vec<u8>>>,
-}
-
-impl Store for StaleReads {
-    async fn setup(&self, _owner: &Ownership) -> Result<(), DbError> {
-        Ok(())
-    }
-    async fn check_owned(&self) -> Result<(), DbError> {
-        Ok(())
-    }
-    async fn create_order(&self, order: &Order) -> Result<(), DbError> {
-        self.created
-            .lock()
-            .unwrap()
-            .insert(order.order_id, order.clone());
-        Ok(())
-    }
-    async fn read_order(&self, order_id: OrderId) -> Result<Option<Order>, DbError> {
-        Ok(self.created.lock().unwrap().get(&order_id).cloned())
-    }
-    async fn update_order(&self, _id: OrderId, _u: &OrderUpdate) -> Result<Applied, DbError> {
-        Ok(Applied::Yes)
-    }
-    async fn update_items(
-        &self,
-        _id: OrderId,
-        _c: &[ItemChange],
-        _s: i64,
-    ) -> Result<Applied, DbError> {
-        Ok(Applied::Yes)
-    }
-    async fn update_status(&self, _id: OrderId, _s: OrderStatus) -> Result<Applied, DbError> {
-        Ok(Applied::Yes)
-    }
-    async fn delete_order(&self, order_id: OrderId) -> Result<Applied, DbError> {
-        self.created.lock().unwrap().remove(&order_id);
-        Ok(Applied::Yes)
-    }
-    async fn kv_write(&self, key: &KeyText, value: &[u8]) -> Result<(), DbError> {
-        self.first_values
-            .lock()
-            .unwrap()
-            .insert(key.as_str().to_string(), value.to_vec());
-        Ok(())
-    }
-    async fn kv_rewrite(&self, _key: &KeyText, _value: &[u8]) -> Result<Applied, DbError> {
-        Ok(Applied::Yes)
-    }
-    async fn kv_read(&self, key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {
-        Ok(self.first_values.lock().unwrap().get(key.as_str()).cloned())
-    }
-    async fn kv_delete(&self, _key: &KeyText) -> Result<Applied, DbError> {
-        Ok(Applied::Yes)
-    }
-    async fn snapshot(&self) -> Result<Snapshot, DbError> {
-        Ok(Snapshot::default())
-    }
-    async fn kv_page(&self, _cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
-        Ok(KvPage::default())
-    }
-    fn facts(&self) -> StoreFacts {
-        info("stale")
-    }
 }
 
 fn errors_of(summary: &hatshop::stats::Summary, event: &str, kind: &str) -> (u64, u64) {
@@ -430,7 +168,7 @@ async fn a_stale_read_is_counted_as_stale_not_as_a_success() {
     let mut spec = preset("hatshop-random").unwrap();
     spec.events = 5_000;
     let outcome = run_with(
-        Arc::new(StaleReads::default()),
+        Arc::new(FakeStore::new(Behaviour::DropsUpdates)),
         &spec,
         plan(4, true),
         Arc::default(),
@@ -451,7 +189,7 @@ async fn a_stale_read_is_counted_as_stale_not_as_a_success() {
     spec.events = 5_000;
     spec.value_size = 32;
     let outcome = run_with(
-        Arc::new(StaleReads::default()),
+        Arc::new(FakeStore::new(Behaviour::DropsUpdates)),
         &spec,
         plan(4, true),
         Arc::default(),
@@ -460,62 +198,6 @@ async fn a_stale_read_is_counted_as_stale_not_as_a_success() {
     let records = summary(&outcome);
     let (stale, reads) = errors_of(&records, "read", "stale");
     assert!(stale > reads / 2, "{records:?}");
-}
-
-/// Never answers: every call waits forever.
-struct Silent;
-
-impl Store for Silent {
-    async fn setup(&self, _owner: &Ownership) -> Result<(), DbError> {
-        Ok(())
-    }
-    async fn check_owned(&self) -> Result<(), DbError> {
-        Ok(())
-    }
-    async fn create_order(&self, _order: &Order) -> Result<(), DbError> {
-        std::future::pending().await
-    }
-    async fn read_order(&self, _id: OrderId) -> Result<Option<Order>, DbError> {
-        std::future::pending().await
-    }
-    async fn update_order(&self, _id: OrderId, _u: &OrderUpdate) -> Result<Applied, DbError> {
-        std::future::pending().await
-    }
-    async fn update_items(
-        &self,
-        _id: OrderId,
-        _c: &[ItemChange],
-        _s: i64,
-    ) -> Result<Applied, DbError> {
-        std::future::pending().await
-    }
-    async fn update_status(&self, _id: OrderId, _s: OrderStatus) -> Result<Applied, DbError> {
-        std::future::pending().await
-    }
-    async fn delete_order(&self, _id: OrderId) -> Result<Applied, DbError> {
-        std::future::pending().await
-    }
-    async fn kv_write(&self, _key: &KeyText, _value: &[u8]) -> Result<(), DbError> {
-        std::future::pending().await
-    }
-    async fn kv_rewrite(&self, _key: &KeyText, _value: &[u8]) -> Result<Applied, DbError> {
-        std::future::pending().await
-    }
-    async fn kv_read(&self, _key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {
-        std::future::pending().await
-    }
-    async fn kv_delete(&self, _key: &KeyText) -> Result<Applied, DbError> {
-        std::future::pending().await
-    }
-    async fn snapshot(&self) -> Result<Snapshot, DbError> {
-        std::future::pending().await
-    }
-    async fn kv_page(&self, _cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
-        std::future::pending().await
-    }
-    fn facts(&self) -> StoreFacts {
-        info("silent")
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -527,7 +209,13 @@ async fn a_silent_store_gives_timeouts_and_a_stop_cancels_what_is_in_flight() {
     silent_plan.op_timeout = Duration::from_millis(200);
     silent_plan.max_duration = Some(Duration::from_millis(700));
     let started = Instant::now();
-    let outcome = run_with(Arc::new(Silent), &spec, silent_plan, Arc::default()).await;
+    let outcome = run_with(
+        Arc::new(FakeStore::new(Behaviour::Silent)),
+        &spec,
+        silent_plan,
+        Arc::default(),
+    )
+    .await;
     // Four lanes, each timing out every 200 ms, stopped at 0.7 s: the last calls cancelled.
     assert!(
         started.elapsed() < Duration::from_secs(2),
@@ -555,7 +243,13 @@ async fn a_silent_store_gives_timeouts_and_a_stop_cancels_what_is_in_flight() {
         stopper.stop(StopReason::Interrupted);
     });
     let started = Instant::now();
-    let outcome = run_with(Arc::new(Silent), &spec, plan(4, true), stop).await;
+    let outcome = run_with(
+        Arc::new(FakeStore::new(Behaviour::Silent)),
+        &spec,
+        plan(4, true),
+        stop,
+    )
+    .await;
     assert!(
         started.elapsed() < Duration::from_secs(1),
         "{:?}",

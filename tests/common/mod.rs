@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test file uses its own share of these
 
+pub mod fake_store;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
