@@ -845,6 +845,12 @@ fn a_settings_file_is_read_after_flags_and_the_environment() {
         "has no setting 'evnts'",
     );
     assert!(stderr.contains("typo.toml"), "{stderr}");
+    std::fs::write(dir.join("folder.toml"), "[verify]\nresult_dir = \"x\"\n").unwrap();
+    assert_one_line_error(
+        dir,
+        &["verify", "x", "--config", "folder.toml"],
+        "result_dir is given on the command line, not in a settings file",
+    );
     std::fs::write(dir.join("broken.toml"), "[run\n").unwrap();
     assert_one_line_error(
         dir,

@@ -51,6 +51,12 @@ pub fn with_file_settings(args: Vec<OsString>) -> Result<Vec<OsString>, String> 
                 path.display()
             ));
         };
+        if arg.is_positional() {
+            return Err(format!(
+                "{}: [{name}] {key} is given on the command line, not in a settings file",
+                path.display()
+            ));
+        }
         let set_elsewhere = matches!(
             given.value_source(arg.get_id().as_str()),
             Some(ValueSource::CommandLine | ValueSource::EnvVariable)
