@@ -28,8 +28,8 @@ pub struct Cli {
     /// Settings used every time, a table per subcommand (default: ./hatshop.toml, when
     /// there is one). A flag on the command line wins, then its environment variable,
     /// then this file.
-    #[arg(long, global = true, value_name = "FILE")]
-    pub config: Option<std::path::PathBuf>,
+    #[arg(long = "config", global = true, value_name = "FILE")]
+    pub settings_file: Option<std::path::PathBuf>,
 }
 
 /// A parse error as one line, as every other error is: clap's first line, with its tip
@@ -597,6 +597,32 @@ mod tests {
     #[test]
     fn cli_is_well_formed() {
         Cli::command().debug_assert();
+    }
+
+    /// A global flag's id must not be a subcommand field's too: clap would then read one
+    /// as the other's type and panic (`--config` beside `server start --set`).
+    #[test]
+    fn global_flags_do_not_clash_with_a_subcommands_fields() {
+        let cli = Cli::try_parse_from([
+            "hatshop",
+            "server",
+            "start",
+            "cassandra",
+            "--set",
+            "a=b",
+            "--config",
+            "h.toml",
+        ])
+        .unwrap();
+        assert_eq!(cli.settings_file, Some("h.toml".into()));
+        let Command::Server(ServerArgs {
+            action: ServerAction::Start { config, .. },
+            ..
+        }) = cli.command
+        else {
+            panic!("a server start")
+        };
+        assert_eq!(config, [("a".to_string(), "b".to_string())]);
     }
 
     #[test]
