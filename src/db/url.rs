@@ -47,15 +47,7 @@ impl DbUrl {
             ));
         };
         let Some(meta) = store_meta(scheme) else {
-            let known: Vec<String> = super::STORES
-                .iter()
-                .map(|m| format!("{}://", m.scheme))
-                .collect();
-            return Err(format!(
-                "unknown database URL scheme '{scheme}' in '{}': this build supports {}",
-                mask_unparsed(raw),
-                known.join(", ")
-            ));
+            return Err(unknown_scheme(scheme, raw));
         };
         let password_spans = query_password_spans(rest);
         let at = userinfo_end(rest, &password_spans);
@@ -112,15 +104,28 @@ impl DbUrl {
             location: location.to_string(),
             params,
         };
-        // A server's URL with a port that is not one is bad input, said here, not a
-        // server that cannot be reached. (A file store's location is a path.)
+        // A file store's location is a path, with no port to check.
         if meta.own_file.is_none() {
-            for host in url.host_list() {
-                host_and_port(host, 1)
-                    .map_err(|e| format!("{e} in {url}: a port is a number up to 65535"))?;
-            }
+            url.check_ports()?;
         }
         Ok(url)
+    }
+
+    /// A server's URL with a port that is not one is bad input, said when the URL is
+    /// read, not later as a server that cannot be reached.
+    fn check_ports(&self) -> Result<(), String> {
+        self.hosts(1).map(|_| ())
+    }
+
+    /// The `host:port` pairs, `default_port` filling missing ports; the error names the
+    /// port that is not one.
+    fn hosts(&self, default_port: u16) -> Result<Vec<(String, u16)>, String> {
+        self.host_list()
+            .map(|host| {
+                host_and_port(host, default_port)
+                    .map_err(|e| format!("{e} in {self}: a port is a number up to 65535"))
+            })
+            .collect()
     }
 
     /// The store's one name (aliases resolved).
@@ -149,13 +154,7 @@ impl DbUrl {
             .location
             .split_once('/')
             .and_then(|(_, n)| Some(n.trim_matches('/')).filter(|n| !n.is_empty()));
-        let hosts = self
-            .host_list()
-            .map(|host| {
-                host_and_port(host, default_port)
-                    .map_err(|e| format!("{e} in {self}: a port is a number up to 65535"))
-            })
-            .collect::<Result<Vec<_>, String>>()?;
+        let hosts = self.hosts(default_port)?;
         if hosts.is_empty() {
             return Err(format!("{self} names no host"));
         }
@@ -299,6 +298,19 @@ fn mask_unparsed(raw: &str) -> String {
             None => raw.to_string(),
         },
     }
+}
+
+/// The error for a scheme no store has, with the schemes this build supports.
+fn unknown_scheme(scheme: &str, raw: &str) -> String {
+    let known: Vec<String> = super::STORES
+        .iter()
+        .map(|m| format!("{}://", m.scheme))
+        .collect();
+    format!(
+        "unknown database URL scheme '{scheme}' in '{}': this build supports {}",
+        mask_unparsed(raw),
+        known.join(", ")
+    )
 }
 
 /// One `host[:port]` entry, the port filled with `default_port` when absent; the error
