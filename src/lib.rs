@@ -41,7 +41,7 @@ pub mod workload;
 
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use cli::{Cli, Command};
 use console::say;
@@ -89,8 +89,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
                 .map(|dir| report::load::LoadedRun::load_checked(dir))
                 .collect::<Result<Vec<_>>>()?;
             console::out(&report::compare::terminal(&runs));
-            std::fs::write(&args.output, report::compare::html(&runs))
-                .with_context(|| format!("cannot write {}", args.output.display()))?;
+            files::write_atomic(&args.output, report::compare::html(&runs).as_bytes())?;
             say!("page: {}", args.output.display());
             Ok(ExitCode::SUCCESS)
         }

@@ -287,6 +287,10 @@ fn recovery(shards: &[ShardDir]) -> Option<Recovery> {
                     None => s.record.lane_last_seq.clone(),
                 })
                 .collect(),
+            op_log_complete: shards
+                .iter()
+                .filter_map(|s| s.record.recovered.as_ref())
+                .all(|r| r.op_log_complete),
         })
 }
 

@@ -28,6 +28,8 @@ pub fn run(dir: &Path) -> Result<()> {
     let _listening = interrupt::Listening::new();
     let mut record = result_dir::load(dir)?;
     let ops = recoverable(dir, &record)?;
+    // The room a killed run kept for its last record is free for the rebuilt files.
+    crate::files::Reserve::remove_left(dir);
     // A killed writer leaves its last line cut: everything up to the last newline stands.
     let (whole_len, dropped_lines) = whole_lines(&ops)?;
     let interval = Duration::from_secs_f64(record.plan.interval_s.max(0.001));
@@ -47,6 +49,9 @@ pub fn run(dir: &Path) -> Result<()> {
             *lane = (*lane).max(Some(before));
         }
     }
+    if dropped_lines > 0 {
+        drop_cut_line(&ops, whole_len)?;
+    }
     let (intervals, elapsed, end) = rebuilt.finish();
     let heading = Heading {
         of: result_dir::summary_of(&record),
@@ -59,14 +64,23 @@ pub fn run(dir: &Path) -> Result<()> {
     };
     write_statistics(dir, heading, &intervals, interval, elapsed, start)?;
     record.failed_writes = failed_writes;
+    // A run that only failed to write its files logged every operation it applied:
+    // its own record of each lane's last event stands, and nothing is in doubt.
+    let op_log_complete = record.unwritten.is_some() && record.op_log_rows == Some(measured);
     record.recovered = Some(Recovery {
         from_status: record.status.clone(),
         dropped_lines,
         logged_lane_last_seq: lane_last_seq.clone(),
+        op_log_complete,
     });
     record.status = "recovered".into();
-    record.interrupted = true;
-    record.lane_last_seq = lane_last_seq;
+    if op_log_complete {
+        record.unwritten = None;
+        record.error = None;
+    } else {
+        record.interrupted = true;
+        record.lane_last_seq = lane_last_seq;
+    }
     record.measured_ops = measured;
     record.op_log_rows = Some(measured);
     record.finished_at.get_or_insert_with(|| rfc3339(end));
@@ -97,7 +111,10 @@ fn recoverable(dir: &Path, record: &RunRecord) -> Result<PathBuf> {
     if record.status == "running" && record.writer_alive() {
         bail!("{} is still running (pid {})", dir.display(), record.pid);
     }
-    if record.complete() && result_dir::file(dir, result_dir::SUMMARY_JSON).exists() {
+    if record.complete()
+        && record.unwritten.is_none()
+        && result_dir::file(dir, result_dir::SUMMARY_JSON).exists()
+    {
         bail!(
             "{} is complete ({}): nothing to recover",
             dir.display(),
@@ -112,6 +129,16 @@ fn recoverable(dir: &Path, record: &RunRecord) -> Result<PathBuf> {
         );
     }
     Ok(ops)
+}
+
+/// Cuts the op log back to its last whole line, so that every reader takes it as it is
+/// (the cut line's bytes were a row the kill left half-written).
+fn drop_cut_line(ops: &Path, whole_len: u64) -> Result<()> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(ops)
+        .and_then(|file| file.set_len(whole_len).and_then(|()| file.sync_all()))
+        .with_context(|| format!("cannot drop the cut last line of {}", ops.display()))
 }
 
 /// When the measured phase began: from run.json, or the first row the log holds.
@@ -153,9 +180,7 @@ fn replay_log(
     let dealing = record.dealing();
     // A shard's lanes are dealing's lanes from its first one on.
     let first_lane = record.shard.map_or(0, |shard| shard.first_lane(lanes));
-    let failed_path = result_dir::file(dir, result_dir::FAILED_WRITES_CSV);
-    let failed_part = failed_path.with_extension("csv.part");
-    let mut failed = CsvRows::create(&failed_part)?;
+    let mut failed = CsvRows::create(&result_dir::file(dir, result_dir::FAILED_WRITES_CSV))?;
     let (mut measured, mut failed_writes) = (0u64, 0u64);
     let read = for_each_row(ops, whole_len, |at, event, row| {
         rebuilt.add(at, &row, event);
@@ -179,17 +204,10 @@ fn replay_log(
         }
         measured += 1;
         Ok(())
-    })
-    .and_then(|()| failed.finish())
-    .and_then(|()| {
-        std::fs::rename(&failed_part, &failed_path)
-            .with_context(|| format!("cannot write {}", failed_path.display()))
     });
-    if read.is_err() {
-        // The old failed_writes.csv stands; the half-written one goes.
-        let _ = std::fs::remove_file(&failed_part);
-    }
+    // On a failure the old failed_writes.csv stands: the new one is dropped unwritten.
     read?;
+    failed.finish()?;
     Ok(Replayed {
         rebuilt,
         lane_last_seq,

@@ -213,10 +213,9 @@ fn replay(record: &RunRecord, mut visit: impl FnMut(&OrderEvent, Fate, bool)) ->
         ..record.dealing()
     };
     // A recovered run: a lane may have applied this many events past its last logged one.
-    let window = if record.recovered.is_some() {
-        UNLOGGED_PER_LANE
-    } else {
-        0
+    let window = match &record.recovered {
+        Some(recovery) if !recovery.op_log_complete => UNLOGGED_PER_LANE,
+        _ => 0,
     };
     let mut past_last = vec![0u64; lanes];
     // Nothing past this seq can have been applied: the replay stops there, not at the

@@ -6,7 +6,7 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::html::page;
 use super::load::read_rows;
@@ -53,7 +53,7 @@ pub fn write_report(dir: &Path) -> Result<PathBuf> {
             pools: &pools,
         },
     );
-    std::fs::write(&path, html).with_context(|| format!("cannot write {}", path.display()))?;
+    crate::files::write_atomic(&path, html.as_bytes())?;
     Ok(path)
 }
 

@@ -92,7 +92,7 @@ pub fn write(
             }
         }
     }
-    std::fs::write(path, out).with_context(|| format!("cannot write {}", path.display()))
+    crate::files::write_atomic(path, &out)
 }
 
 /// Reads latency.hlog back, by event type and interval.

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::charts;
 use super::load::LoadedRun;
@@ -648,8 +648,33 @@ fn over_time(run: &LoadedRun, has_latencies: bool) -> String {
 pub fn write_report(dir: &Path) -> Result<PathBuf> {
     let run = LoadedRun::load(dir)?;
     let path = result_dir::file(dir, result_dir::REPORT_HTML);
-    std::fs::write(&path, render(&run))
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    crate::files::write_atomic(&path, render(&run).as_bytes())?;
+    Ok(path)
+}
+
+/// Writes the page of a run stopped at once by a second signal, before its folder was
+/// complete: what it was and the command that rebuilds it from its op log.
+pub fn write_unfinished(dir: &Path, record: &RunRecord) -> Result<PathBuf> {
+    let path = result_dir::file(dir, result_dir::REPORT_HTML);
+    let body = format!(
+        "<h1>{workload} on {store}: not finished</h1>\n<p>Run <code>{id}</code>, started \
+         {started}, was stopped at once by a second signal (status <code>{status}</code>), \
+         before it had written its summary. Its op log holds every operation it logged: \
+         <code>hatshop recover {dir}</code> rebuilds the summary, the statistics and this \
+         page from it.</p>\n",
+        workload = escape(&record.events.name()),
+        store = escape(&record.database.store.name),
+        id = escape(&record.run_id),
+        started = escape(&record.started_at),
+        status = escape(&record.status),
+        dir = escape(&dir.display().to_string()),
+    );
+    let title = format!(
+        "{} on {}: not finished",
+        record.events.name(),
+        record.database.store.name
+    );
+    crate::files::write_atomic(&path, page(&title, &body).as_bytes())?;
     Ok(path)
 }
 

@@ -5,7 +5,7 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use serde::{Deserialize, Serialize};
 
@@ -171,8 +171,7 @@ pub fn write(dir: &Path, title: &str, rows: &[SweepRow]) -> Result<(PathBuf, Pat
     let csv = dir.join("sweep.csv");
     write_csv(&csv, rows)?;
     let page = dir.join("sweep.html");
-    std::fs::write(&page, html(title, rows))
-        .with_context(|| format!("cannot write {}", page.display()))?;
+    crate::files::write_atomic(&page, html(title, rows).as_bytes())?;
     Ok((csv, page))
 }
 

@@ -58,6 +58,10 @@ pub struct RunRecord {
     /// Why the run failed, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The file a finished run could not write (a full disk), its op log complete:
+    /// `hatshop recover` rebuilds the folder's files from that log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unwritten: Option<String>,
     pub events: EventSource,
     /// sha256 of the events handed out, as JSON Lines (the whole stream's when
     /// `stream_complete`): runs with equal hashes replayed the same events.
@@ -154,6 +158,10 @@ pub struct Recovery {
     /// Per lane, the last seq of the op log: events after it may also have reached
     /// the store, so `verify` calls orders they touch uncertain.
     pub logged_lane_last_seq: Vec<Option<u64>>,
+    /// The op log held every operation (the run only failed to write its other files):
+    /// nothing past the lanes' last events can have reached the store.
+    #[serde(default)]
+    pub op_log_complete: bool,
 }
 
 /// The store a run used: URL (password masked), settings, file and server.
@@ -322,6 +330,14 @@ pub fn load_complete(dir: &Path) -> Result<RunRecord> {
             dir.display()
         ),
         _ => {}
+    }
+    if let Some(unwritten) = &record.unwritten {
+        bail!(
+            "the run in {} could not write its files ({unwritten}): `hatshop recover {}` \
+             rebuilds them from its op log",
+            dir.display(),
+            dir.display()
+        );
     }
     if !file(dir, SUMMARY_JSON).exists() {
         bail!(

@@ -5,6 +5,7 @@
 
 mod connect;
 mod record;
+mod run_json;
 mod server_time;
 
 use std::io::IsTerminal;
@@ -20,6 +21,7 @@ use self::connect::connect_and_set_up;
 pub(crate) use self::connect::{connect, set_up, until};
 use self::record::{initial_record, serving_server};
 pub(crate) use self::record::{server_facts, server_serving};
+use self::run_json::RunJson;
 use super::open_stream;
 use super::verify::verify_store;
 use crate::cli::RunArgs;
@@ -27,7 +29,7 @@ use crate::cluster::Home;
 use crate::config::{RunConfig, file_sha256, missing_folders, remove_folders};
 use crate::console::{note, say};
 use crate::db::{AnyStore, Store};
-use crate::files::{write_csv, write_json};
+use crate::files::write_csv;
 use crate::interrupt;
 use crate::report::table::{self, thousands};
 use crate::report::{Heading, OpLogWriter, html, write_statistics};
@@ -74,7 +76,7 @@ fn export_summary(dir: &Path, to: &Path) -> Result<()> {
         crate::console::data(&text);
         return Ok(());
     }
-    std::fs::write(to, text).with_context(|| format!("cannot write {}", to.display()))
+    crate::files::write_atomic(to, text.as_bytes())
 }
 
 /// `--export-json` names one run's file: a series writes a summary.json per run, in
@@ -128,6 +130,14 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
     let timeline = fault_timeline(config)?;
     let made = missing_folders(&config.out_dir);
     prepare_dir(&config.out_dir)?;
+    let reserve = match RunJson::keep_room(&config.out_dir, config.concurrency) {
+        Ok(reserve) => reserve,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&config.out_dir);
+            remove_folders(&made);
+            return Err(e);
+        }
+    };
     let store = match connect_and_set_up(config, &stop).await {
         Ok(store) => Arc::new(store),
         Err(e) => {
@@ -142,9 +152,11 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
     let plan = plan_of(config, &store);
     let mut record = initial_record(config, &plan, &store.facts(), clock.wall);
     record.server_time = server_time;
-    let run_json = result_dir::file(&config.out_dir, result_dir::RUN_JSON);
-    write_json(&run_json, &record)?;
-    abort_on_second_signal(run_json.clone(), record.clone());
+    let run_json = RunJson::create(&config.out_dir, &record, reserve)?;
+    {
+        let run_json = run_json.clone();
+        interrupt::on_second_signal(move || run_json.abort());
+    }
     let result = measure(
         config,
         store.clone(),
@@ -155,7 +167,14 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
         &mut record,
     )
     .await;
-    interrupt::clear_last_words();
+    let result = match result {
+        Ok(()) => run_json.finish(&record).inspect_err(|e| {
+            if record.op_log_rows.is_some() {
+                record.unwritten = Some(format!("{e:#}"));
+            }
+        }),
+        failed => failed,
+    };
     if let Err(e) = &result {
         // Best effort: the folder says the run failed, and why.
         record.status = "failed".into();
@@ -163,11 +182,19 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
         record
             .finished_at
             .get_or_insert_with(|| rfc3339(SystemTime::now()));
-        let _ = write_json(&run_json, &record);
+        let _ = run_json.finish(&record);
         let _ = html::write_report(&config.out_dir);
+        interrupt::clear_last_words();
     }
     if let Err(e) = result {
         crate::db::close_within(&*store).await;
+        if record.unwritten.is_some() {
+            return Err(anyhow::anyhow!(
+                "{e:#}; every operation is in the op log: `hatshop recover {}` rebuilds \
+                 the folder's files once there is room",
+                config.out_dir.display()
+            ));
+        }
         return Err(e);
     }
     // Requests a store still has in flight land before verify reads (bounded, and
@@ -177,6 +204,7 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
         _ = stop.interrupted() => {}
     }
     let finished = finish(config, &store, &record, &stop).await;
+    interrupt::clear_last_words();
     crate::db::close_within(&*store).await;
     finished
 }
@@ -198,17 +226,6 @@ fn plan_of(config: &RunConfig, store: &AnyStore) -> RunPlan {
         shard: config.shard,
         trace_sample: config.trace_sample,
     }
-}
-
-/// A second signal ends the process at once: the folder then says so.
-fn abort_on_second_signal(run_json: std::path::PathBuf, record: RunRecord) {
-    interrupt::on_second_signal(move || {
-        let mut aborted = record.clone();
-        aborted.status = "aborted".into();
-        aborted.interrupted = true;
-        aborted.finished_at = Some(rfc3339(SystemTime::now()));
-        let _ = write_json(&run_json, &aborted);
-    });
 }
 
 /// The faults to play and the server they go to, checked before anything starts.
@@ -274,17 +291,49 @@ async fn measure(
     run_over.send_replace(true);
     if let Some(faults) = faults {
         record.faults = faults.await.unwrap_or_default();
-        write_csv(
-            &result_dir::file(&config.out_dir, result_dir::FAULTS_CSV),
-            &record.faults,
-        )?;
     }
     if let Some(bar) = bar {
         bar.end();
     }
     let outcome = outcome?;
-    let op_log_rows = op_log.map(OpLogWriter::finish).transpose()?;
-    write_outcome(config, &outcome, clock)?;
+    let op_log_rows = op_log.map(OpLogWriter::finish).transpose();
+    // What ran goes into the record before any file is written: a file that cannot be
+    // written (a full disk) must not make the folder forget what reached the store.
+    ended(
+        record,
+        config,
+        &outcome,
+        op_log_rows.as_ref().ok().copied().flatten(),
+        clock,
+    );
+    op_log_rows?;
+    let written = write_files(config, &store, &outcome, clock, observer, stop, record).await;
+    if let Err(e) = &written
+        && record.op_log_rows.is_some()
+    {
+        record.unwritten = Some(format!("{e:#}"));
+    }
+    written
+}
+
+/// The files made from what the runner measured and observed: faults, statistics,
+/// failed writes, server metrics and server times.
+async fn write_files(
+    config: &RunConfig,
+    store: &AnyStore,
+    outcome: &RunOutcome,
+    clock: RunClock,
+    observer: crate::observe::Observer,
+    stop: &Arc<StopSignal>,
+    record: &mut RunRecord,
+) -> Result<()> {
+    if !config.faults.is_empty() {
+        write_csv(
+            &result_dir::file(&config.out_dir, result_dir::FAULTS_CSV),
+            &record.faults,
+        )?;
+    }
+    write_outcome(config, outcome, clock)?;
     record.gc_log = observer
         .finish(
             &config.out_dir,
@@ -292,13 +341,7 @@ async fn measure(
             clock.wall + outcome.measure_offset.unwrap_or_default(),
         )
         .await?;
-    server_time::write(config, &store, &outcome.traced, stop).await?;
-
-    ended(record, config, &outcome, op_log_rows, clock);
-    write_json(
-        &result_dir::file(&config.out_dir, result_dir::RUN_JSON),
-        record,
-    )
+    server_time::write(config, store, &outcome.traced, stop).await
 }
 
 /// The op log's writer thread and the sender the lanes share, when it is on.

@@ -49,6 +49,7 @@ pub(super) fn initial_record(
         status: "running".into(),
         interrupted: false,
         error: None,
+        unwritten: None,
         events: config.source.clone(),
         plan_sha256: match &config.source {
             EventSource::File(info) => Some(info.sha256.clone()),
