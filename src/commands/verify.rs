@@ -15,7 +15,6 @@ use crate::console::say;
 use crate::db::{AnyStore, ConnectOptions, DbError, DbUrl, ErrorKind, Settings, Store, store_meta};
 use crate::files::write_json;
 use crate::interrupt;
-use crate::report::oplog::UNLOGGED_PER_LANE;
 use crate::result_dir::{self, FailedWriteRow, RunRecord};
 use crate::verify::{Expected, KeyCheck, VerifyReport, compare_orders, describe};
 use crate::workload::EventSource;
@@ -214,7 +213,7 @@ fn replay(record: &RunRecord, mut visit: impl FnMut(&OrderEvent, Fate, bool)) ->
     };
     // A recovered run: a lane may have applied this many events past its last logged one.
     let window = match &record.recovered {
-        Some(recovery) if !recovery.op_log_complete => UNLOGGED_PER_LANE,
+        Some(recovery) if !recovery.op_log_complete => crate::runner::UNLOGGED_PER_LANE,
         _ => 0,
     };
     let mut past_last = vec![0u64; lanes];

@@ -13,18 +13,15 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 use tokio::sync::mpsc;
 
-use crate::stats::OpRecord;
+use crate::stats::OpBatch;
 
 /// Batches in flight before lanes wait for the writer.
 pub const CHANNEL_BATCHES: usize = 32;
-/// Records a lane gathers before it sends them (the lane's own constant matches).
-pub const BATCH: usize = 512;
 /// Bytes the writer buffers before the file sees them.
 pub const BUFFER: usize = 1 << 20;
-/// The most operations a killed run may have applied without their rows reaching
-/// ops.csv, per lane: its own batch, the channel and the writer's buffer (rows are
-/// over 50 bytes). `verify` of a recovered folder calls their targets uncertain.
-pub const UNLOGGED_PER_LANE: u64 = (BATCH + CHANNEL_BATCHES * BATCH + BUFFER / 50) as u64;
+/// Buffered bytes past which the writer hands its rows to the file even while more
+/// batches wait, so that lanes waiting for room in the log go on.
+const WRITE_AT: usize = 256 * 1024;
 
 /// A row of `ops.csv`; the header comes from the field names.
 #[derive(Serialize, Default)]
@@ -58,7 +55,7 @@ struct OpRow<'a> {
 }
 
 /// The sending side handed to lanes.
-pub type OpLogSender = mpsc::Sender<Vec<OpRecord>>;
+pub type OpLogSender = mpsc::Sender<OpBatch>;
 
 /// The writer thread; `finish` waits for it and returns the number of rows written.
 pub struct OpLogWriter {
@@ -75,7 +72,7 @@ impl OpLogWriter {
     ) -> Result<(OpLogWriter, OpLogSender)> {
         let file =
             File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-        let (tx, mut rx) = mpsc::channel::<Vec<OpRecord>>(CHANNEL_BATCHES);
+        let (tx, mut rx) = mpsc::channel::<OpBatch>(CHANNEL_BATCHES);
         let test_id = test_id.to_string();
         let database = database.to_string();
         let display_path = path.display().to_string();
@@ -90,9 +87,11 @@ impl OpLogWriter {
                 let mut line = Vec::with_capacity(256);
                 let mut timestamps = Rfc3339Micros::default();
                 let mut rows = 0u64;
+                // Permits of batches whose rows are buffered, given back once written.
+                let mut buffered = Vec::new();
                 while let Some(batch) = rx.blocking_recv() {
                     let idle = rx.is_empty();
-                    for record in &batch {
+                    for record in &batch.records {
                         let at = epoch + Duration::from_nanos(record.start_ns);
                         let (error_kind, error) = match &record.error {
                             Some((kind, message)) => (*kind, message.as_str()),
@@ -123,10 +122,13 @@ impl OpLogWriter {
                             .with_context(|| format!("cannot write {display_path}"))?;
                         rows += 1;
                     }
-                    // Caught up: hand the rows to the file, so a killed run loses less.
-                    if idle {
+                    buffered.push(batch.unwritten);
+                    // Caught up, or enough to write: the rows go to the file (where a
+                    // killed process leaves them), and their lanes may send more.
+                    if idle || out.buffer().len() >= WRITE_AT {
                         out.flush()
                             .with_context(|| format!("cannot write {display_path}"))?;
+                        buffered.clear();
                     }
                 }
                 out.flush()

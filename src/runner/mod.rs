@@ -23,11 +23,11 @@ use tokio::sync::mpsc;
 
 use crate::client_cost::{ClientCost, ServerCost};
 use crate::db::{ErrorKind, Store};
-use crate::stats::{IntervalCollector, OpRecord, RunStats, total};
+use crate::stats::{IntervalCollector, RunStats, total};
 use crate::workload::EventType;
 
 pub use expect::Expectations;
-pub use lane::Progress;
+pub use lane::{Progress, UNLOGGED_PER_LANE};
 pub use phase_clock::PhaseClock;
 pub use plan::{Dealing, Dealt, Pace, RunPlan, Shard, lane_of};
 pub use source::EventStream;
@@ -115,7 +115,7 @@ pub struct RunContext {
     pub stop: Arc<StopSignal>,
     pub progress: Arc<Progress>,
     pub phases: Arc<PhaseClock>,
-    pub op_log: Option<mpsc::Sender<Vec<OpRecord>>>,
+    pub op_log: Option<mpsc::Sender<crate::stats::OpBatch>>,
 }
 
 /// Stops the run `limit` after the measured phase began, or after the warm-up began if
@@ -215,7 +215,7 @@ fn spawn_lanes<D: Store>(
     cx: &RunContext,
     shared: &LaneShared,
     watches: Vec<Arc<watchdog::CallWatch>>,
-    op_log: Option<mpsc::Sender<Vec<OpRecord>>>,
+    op_log: Option<mpsc::Sender<crate::stats::OpBatch>>,
 ) -> (
     Vec<mpsc::Sender<source::LaneMsg>>,
     Vec<tokio::task::JoinHandle<lane::LaneReport>>,

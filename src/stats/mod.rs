@@ -578,6 +578,14 @@ mod tests {
     }
 }
 
+/// A lane's op-log records on their way to the op log thread, with one of the lane's
+/// few permits to have rows not yet in the file: the thread drops it once they are
+/// written, so that a killed run loses at most a bounded share of each lane's rows.
+pub struct OpBatch {
+    pub records: Vec<OpRecord>,
+    pub unwritten: tokio::sync::OwnedSemaphorePermit,
+}
+
 /// One measured operation, as the op log stores it. Built by the runner outside the
 /// timed window; written by the op log thread.
 #[derive(Debug, Clone)]

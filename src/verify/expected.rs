@@ -27,6 +27,12 @@ pub struct Expected {
     /// Orders an update raced on (`conflicts`): a final state other than the stream's
     /// last is a lost update, counted apart from differences.
     pub raced_orders: HashSet<OrderId>,
+    /// Orders written after their lane's last logged event (a killed run): each state
+    /// they passed through from there (`None`: absent), any of which they may hold.
+    pub past_log_orders: HashMap<OrderId, Vec<Option<StateHash>>>,
+    /// Keys written after their lane's last logged event: each version they passed
+    /// through from there (0: absent).
+    pub past_log_keys: HashMap<KeyId, Vec<u32>>,
 }
 
 impl Expected {
@@ -89,20 +95,48 @@ impl Expected {
         }
     }
 
-    /// What may have happened to a target after the events that were logged (a
-    /// recovered run): the target is uncertain.
+    /// An event after its lane's last logged one (a recovered run): it may or may not
+    /// have reached the store, and a lane applies its events in order, so its target
+    /// holds one of the states it passed through from there. An order already tracked
+    /// whole, or uncertain, stays uncertain.
     pub fn maybe_applied(&mut self, event: &OrderEvent) {
-        if !event.op.event_type().is_write() {
+        let op = &event.op;
+        if !op.event_type().is_write() {
             return;
         }
-        match event.op.target() {
+        match op.target() {
             Target::Order(id) => {
-                self.uncertain_orders.insert(id);
+                if self.whole_ids.contains(&id) || self.uncertain_orders.contains(&id) {
+                    self.uncertain_orders.insert(id);
+                    return;
+                }
+                let before = self.orders.get(&id).map(|entry| entry.0);
+                self.apply_hashed(op, id);
+                let after = self.orders.get(&id).map(|entry| entry.0);
+                self.past_log_orders
+                    .entry(id)
+                    .or_insert_with(|| vec![before])
+                    .push(after);
             }
             Target::Key(key) => {
-                self.uncertain_keys.insert(key);
+                if self.uncertain_keys.contains(&key) {
+                    return;
+                }
+                let before = self.key_version(key);
+                self.set_version(op, key);
+                let after = self.key_version(key);
+                self.past_log_keys
+                    .entry(key)
+                    .or_insert_with(|| vec![before])
+                    .push(after);
             }
         }
+    }
+
+    /// Whether an order is judged by the states it passed through after its lane's
+    /// last logged event.
+    pub fn past_log(&self, id: OrderId) -> bool {
+        self.past_log_orders.contains_key(&id)
     }
 
     fn apply_hashed(&mut self, op: &Operation, id: OrderId) {

@@ -32,6 +32,11 @@ pub struct VerifyReport {
     /// Orders a write with an unknown outcome touched: either outcome is fine.
     #[serde(default)]
     pub uncertain_orders: u64,
+    /// Orders written after their lane's last logged operation (a killed run): there
+    /// or not as some state from there says; content that matches none of those states
+    /// (a write cut by the kill) counts as uncertain.
+    #[serde(default)]
+    pub past_log_orders: u64,
     /// Orders raced on (`conflicts`) whose final state is not the stream's last:
     /// an update was lost (last-write-wins, or applied out of stream order). Counted
     /// apart: racing clients make them, not the store's failure to keep data.
@@ -65,6 +70,10 @@ pub struct VerifyReport {
     pub differing_keys: u64,
     #[serde(default)]
     pub uncertain_keys: u64,
+    /// Keys written after their lane's last logged operation: any version from there
+    /// is accepted.
+    #[serde(default)]
+    pub past_log_keys: u64,
     /// The first differences, in words.
     pub first_differences: Vec<String>,
 }
@@ -104,13 +113,14 @@ impl VerifyReport {
         if orders || !keys {
             let _ = writeln!(
                 out,
-                "orders:     expected {}, found {}: {} missing, {} extra, {} differing{}",
+                "orders:     expected {}, found {}: {} missing, {} extra, {} differing{}{}",
                 self.orders_expected,
                 self.orders_found,
                 self.missing_orders,
                 self.extra_orders,
                 self.differing_orders,
-                uncertain(self.uncertain_orders)
+                uncertain(self.uncertain_orders),
+                past_log(self.past_log_orders)
             );
             if self.raced_orders > 0 {
                 let _ = writeln!(
@@ -141,14 +151,15 @@ impl VerifyReport {
         if keys {
             let _ = writeln!(
                 out,
-                "records:    expected {}, found {}: {} missing, {} extra, {} stale, {} differing{}",
+                "records:    expected {}, found {}: {} missing, {} extra, {} stale, {} differing{}{}",
                 self.keys_expected,
                 self.keys_found,
                 self.missing_keys,
                 self.extra_keys,
                 self.stale_keys,
                 self.differing_keys,
-                uncertain(self.uncertain_keys)
+                uncertain(self.uncertain_keys),
+                past_log(self.past_log_keys)
             );
         }
         for d in &self.first_differences {
@@ -162,6 +173,18 @@ impl VerifyReport {
             );
         }
         out
+    }
+}
+
+/// The note on targets written after their lane's last logged operation (a killed
+/// run), judged against every state they passed through from there.
+fn past_log(n: u64) -> String {
+    if n == 0 {
+        String::new()
+    } else {
+        format!(
+            "; {n} written after their lane's last logged operation, each judged against every state from there"
+        )
     }
 }
 
@@ -205,7 +228,7 @@ pub fn compare_orders(
     report.raced_orders = expected.raced_orders.len() as u64;
     // A raced order is judged as a whole: the stream's last state or a lost update.
     for id in &expected.raced_orders {
-        if expected.uncertain_orders.contains(id) {
+        if expected.uncertain_orders.contains(id) || expected.past_log(*id) {
             continue;
         }
         let want = expected.order(*id).map(|(hash, _)| hash);
@@ -220,7 +243,10 @@ pub fn compare_orders(
         let (hash, items) = expected.order(*id).expect("listed");
         report.orders_expected += 1;
         report.items_expected += u64::from(items);
-        if expected.uncertain_orders.contains(id) || expected.raced_orders.contains(id) {
+        if expected.uncertain_orders.contains(id)
+            || expected.raced_orders.contains(id)
+            || expected.past_log(*id)
+        {
             continue;
         }
         match found.get(id) {
@@ -237,7 +263,10 @@ pub fn compare_orders(
     }
     let expected_set: BTreeSet<OrderId> = expected_ids.into_iter().collect();
     for (id, order) in &found {
-        if expected.uncertain_orders.contains(id) || expected.raced_orders.contains(id) {
+        if expected.uncertain_orders.contains(id)
+            || expected.raced_orders.contains(id)
+            || expected.past_log(*id)
+        {
             continue;
         }
         if !expected_set.contains(id) {
@@ -253,11 +282,13 @@ pub fn compare_orders(
         .iter()
         .filter(|id| expected_set.contains(id) || found.contains_key(id))
         .count() as u64;
+    judge_past_log(expected, &found, report);
     // Items whose order is not there at all.
     for (order_id, item) in &snapshot.items {
         if !found.contains_key(order_id)
             && !expected.uncertain_orders.contains(order_id)
             && !expected.raced_orders.contains(order_id)
+            && !expected.past_log(*order_id)
         {
             report.extra_items += 1;
             report.note(format!(
@@ -267,6 +298,41 @@ pub fn compare_orders(
         }
     }
     differing
+}
+
+/// Orders written after their lane's last logged event: missing where every state
+/// from there has them, extra where none does; content that matches none of those
+/// states is uncertain (the write in flight when the client was killed may be half
+/// applied on a store without transactions).
+fn judge_past_log(
+    expected: &Expected,
+    found: &BTreeMap<OrderId, Order>,
+    report: &mut VerifyReport,
+) {
+    for (id, states) in &expected.past_log_orders {
+        if expected.uncertain_orders.contains(id) || expected.raced_orders.contains(id) {
+            continue;
+        }
+        report.past_log_orders += 1;
+        match found.get(id) {
+            None if states.contains(&None) => {}
+            None => {
+                report.missing_orders += 1;
+                report.note(format!(
+                    "order {id}: missing (it existed at its lane's last logged operation and \
+                     nothing after deletes it)"
+                ));
+            }
+            Some(_) if states.iter().all(Option::is_none) => {
+                report.extra_orders += 1;
+                report.note(format!(
+                    "order {id}: present but the stream deleted or never created it"
+                ));
+            }
+            Some(order) if states.contains(&Some(state::of_order(order))) => {}
+            Some(_) => report.uncertain_orders += 1,
+        }
+    }
 }
 
 /// Counts and describes the differences of orders that differ, from their whole
@@ -402,6 +468,10 @@ impl<'a> KeyCheck<'a> {
         if self.expected.uncertain_keys.contains(&key) {
             return;
         }
+        if let Some(versions) = self.expected.past_log_keys.get(&key) {
+            self.record_past_log(text, key, value, versions, report);
+            return;
+        }
         let want = self.expected.key_version(key);
         if want == 0 {
             report.extra_keys += 1;
@@ -432,6 +502,39 @@ impl<'a> KeyCheck<'a> {
         }
     }
 
+    /// A record written after its lane's last logged event: any version it passed
+    /// through from there is right.
+    fn record_past_log(
+        &mut self,
+        text: &str,
+        key: u64,
+        value: &[u8],
+        versions: &[u32],
+        report: &mut VerifyReport,
+    ) {
+        let intact = header_version(key, value).filter(|&v| {
+            fill_value(&mut self.scratch, key, v, value.len() as u32);
+            self.scratch == value
+        });
+        match intact {
+            Some(v) if versions.contains(&v) => {}
+            _ if versions.iter().all(|&v| v == 0) => {
+                report.extra_keys += 1;
+                report.note(format!(
+                    "record {text}: present but the stream deleted or never wrote it"
+                ));
+            }
+            _ => {
+                report.differing_keys += 1;
+                report.note(format!(
+                    "record {text}: {} bytes that are none of the versions written after its \
+                     lane's last logged operation",
+                    value.len()
+                ));
+            }
+        }
+    }
+
     /// After the last page: keys that must exist and were not met.
     pub fn finish(mut self, report: &mut VerifyReport) {
         for key in 0..self.expected.keys.len() as u64 {
@@ -442,6 +545,18 @@ impl<'a> KeyCheck<'a> {
             }
             if uncertain {
                 report.uncertain_keys += 1;
+                continue;
+            }
+            if let Some(versions) = self.expected.past_log_keys.get(&key) {
+                report.past_log_keys += 1;
+                if !versions.contains(&0) && self.first_sight(key) {
+                    report.missing_keys += 1;
+                    report.note(format!(
+                        "record {:?}: missing (it existed at its lane's last logged operation \
+                         and nothing after deletes it)",
+                        KeyText::of(key)
+                    ));
+                }
                 continue;
             }
             if want > 0 && self.first_sight(key) {
