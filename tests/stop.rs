@@ -128,6 +128,8 @@ fn a_second_signal_ends_at_once_and_the_folder_says_so() {
         "{stderr}"
     );
     assert_eq!(json(&out.join("run.json"))["status"], "aborted");
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(page.contains("not finished") && page.contains("hatshop recover"));
     assert_one_line_error(
         tmp.path(),
         &["report", out.to_str().unwrap()],
@@ -182,13 +184,10 @@ fn a_killed_run_is_recognised_and_recovered_from_its_op_log() {
     assert!(recovered.status.success(), "{}", text(&recovered.stderr));
     let run = json(&out.join("run.json"));
     assert_eq!(run["status"], "recovered");
-    let rows = op_rows(&out).len() as u64;
+    // Recover cuts a half-written last line off the op log, so every row left is counted.
     let dropped = run["recovered"]["dropped_lines"].as_u64().unwrap();
     assert!(dropped <= 1);
-    assert_eq!(
-        run["measured_ops"].as_u64().unwrap(),
-        rows - dropped.min(rows)
-    );
+    assert_eq!(run["measured_ops"].as_u64().unwrap(), op_rows(&out).len() as u64);
     let summary = json(&out.join("summary.json"));
     assert_eq!(summary["ops"], run["measured_ops"]);
     assert_eq!(summary["run"]["run_id"], run["run_id"]);
@@ -199,7 +198,38 @@ fn a_killed_run_is_recognised_and_recovered_from_its_op_log() {
         .output()
         .unwrap();
     assert!(verify.status.success(), "{}", text(&verify.stdout));
+    hatshop(tmp.path()).args(["report", out_arg]).assert().success();
     assert_one_line_error(tmp.path(), &["recover", out_arg], "nothing to recover");
+}
+
+/// A kill leaves writes the op log never saw; verify must still catch a database that lost
+/// everything, not call it exact because nothing it expected could be checked.
+#[test]
+fn a_killed_run_whose_database_was_emptied_does_not_verify() {
+    let tmp = TempDir::new().unwrap();
+    let out = tmp.path().join("wiped");
+    let out_arg = out.to_str().unwrap();
+    let mut child = spawn(
+        tmp.path(),
+        &[
+            "run", "--quiet", "-c", "1", "--events", "50000000", "--out", out_arg,
+        ],
+    );
+    wait_for_bytes(&out.join("ops.csv"), 300_000);
+    signal(&child, libc::SIGKILL);
+    child.wait().unwrap();
+    hatshop(tmp.path()).args(["recover", out_arg]).assert().success();
+    let db = rusqlite::Connection::open(out.join("hatshop.db")).unwrap();
+    db.execute_batch("DELETE FROM line_items; DELETE FROM orders; DELETE FROM kv;")
+        .unwrap();
+    drop(db);
+    let verify = hatshop(tmp.path())
+        .args(["verify", out_arg])
+        .output()
+        .unwrap();
+    assert_eq!(verify.status.code(), Some(1), "{}", text(&verify.stdout));
+    let report = json(&out.join("verify.json"));
+    assert!(report["missing_orders"].as_u64().unwrap() > 0, "{report}");
 }
 
 #[test]
