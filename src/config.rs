@@ -499,19 +499,21 @@ pub fn missing_folders(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Creates `dir` (the `what` folder: result, sweep, …); refuses one that holds files.
+/// Creates `dir` (the `what` folder: result, sweep, …) and takes its lock for this
+/// process; refuses one that holds files or that another run is writing.
 pub fn create_empty_folder(dir: &Path, what: &str) -> Result<()> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("cannot create {what} folder {}", dir.display()))?;
-    let mut entries = std::fs::read_dir(dir)
-        .with_context(|| format!("cannot read {what} folder {}", dir.display()))?;
-    if entries.next().is_some() {
-        bail!(
-            "{what} folder {} is not empty: choose another with --out",
-            dir.display()
-        );
+    crate::folder_lock::claim_empty(dir, what)
+}
+
+/// Removes `dir`, claimed with [`create_empty_folder`], if the work never wrote into it,
+/// and the folders made for it.
+pub fn remove_if_unused(dir: &Path, made: &[PathBuf]) {
+    if crate::folder_lock::holds_nothing_else(dir) {
+        let _ = std::fs::remove_file(dir.join(crate::folder_lock::NAME));
+        remove_folders(made);
     }
-    Ok(())
 }
 
 /// Removes folders made for work that never began (each only if empty).

@@ -28,6 +28,7 @@ pub mod config;
 pub mod console;
 pub mod db;
 pub mod files;
+pub mod folder_lock;
 pub mod interrupt;
 pub mod observe;
 pub mod procfs;

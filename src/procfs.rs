@@ -26,6 +26,14 @@ pub fn process_cpu_s(pid: u32) -> Option<f64> {
     stat_cpu_s(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
+/// This machine's name, as the kernel has it.
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -187,7 +187,10 @@ fn a_killed_run_is_recognised_and_recovered_from_its_op_log() {
     // Recover cuts a half-written last line off the op log, so every row left is counted.
     let dropped = run["recovered"]["dropped_lines"].as_u64().unwrap();
     assert!(dropped <= 1);
-    assert_eq!(run["measured_ops"].as_u64().unwrap(), op_rows(&out).len() as u64);
+    assert_eq!(
+        run["measured_ops"].as_u64().unwrap(),
+        op_rows(&out).len() as u64
+    );
     let summary = json(&out.join("summary.json"));
     assert_eq!(summary["ops"], run["measured_ops"]);
     assert_eq!(summary["run"]["run_id"], run["run_id"]);
@@ -198,7 +201,10 @@ fn a_killed_run_is_recognised_and_recovered_from_its_op_log() {
         .output()
         .unwrap();
     assert!(verify.status.success(), "{}", text(&verify.stdout));
-    hatshop(tmp.path()).args(["report", out_arg]).assert().success();
+    hatshop(tmp.path())
+        .args(["report", out_arg])
+        .assert()
+        .success();
     assert_one_line_error(tmp.path(), &["recover", out_arg], "nothing to recover");
 }
 
@@ -218,7 +224,10 @@ fn a_killed_run_whose_database_was_emptied_does_not_verify() {
     wait_for_bytes(&out.join("ops.csv"), 300_000);
     signal(&child, libc::SIGKILL);
     child.wait().unwrap();
-    hatshop(tmp.path()).args(["recover", out_arg]).assert().success();
+    hatshop(tmp.path())
+        .args(["recover", out_arg])
+        .assert()
+        .success();
     let db = rusqlite::Connection::open(out.join("hatshop.db")).unwrap();
     db.execute_batch("DELETE FROM line_items; DELETE FROM orders; DELETE FROM kv;")
         .unwrap();
@@ -230,6 +239,50 @@ fn a_killed_run_whose_database_was_emptied_does_not_verify() {
     assert_eq!(verify.status.code(), Some(1), "{}", text(&verify.stdout));
     let report = json(&out.join("verify.json"));
     assert!(report["missing_orders"].as_u64().unwrap() > 0, "{report}");
+}
+
+/// Runs started together into one folder: exactly one writes it; each other is refused
+/// in one line, and the folder holds one run's operations, whole.
+#[test]
+fn a_result_folder_has_one_writer() {
+    let tmp = TempDir::new().unwrap();
+    for trial in 0..6 {
+        let out = tmp.path().join(format!("same-{trial}"));
+        let out_arg = out.to_str().unwrap();
+        let children: Vec<_> = (0..8)
+            .map(|seed| {
+                let seed = seed.to_string();
+                spawn(
+                    tmp.path(),
+                    &[
+                        "run", "--quiet", "--db", "null://", "--events", "20000", "--seed", &seed,
+                        "-o", out_arg,
+                    ],
+                )
+            })
+            .collect();
+        let outputs: Vec<_> = children
+            .into_iter()
+            .map(|child| child.wait_with_output().unwrap())
+            .collect();
+        let winners = outputs.iter().filter(|o| o.status.success()).count();
+        assert_eq!(winners, 1, "trial {trial}");
+        for refused in outputs.iter().filter(|o| !o.status.success()) {
+            let stderr = text(&refused.stderr);
+            assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+            assert!(
+                stderr.contains("is being written by hatshop (pid")
+                    || stderr.contains("is not empty"),
+                "{stderr}"
+            );
+        }
+        let run = json(&out.join("run.json"));
+        assert_eq!(run["status"], "finished");
+        assert_eq!(
+            run["measured_ops"].as_u64().unwrap(),
+            op_rows(&out).len() as u64
+        );
+    }
 }
 
 #[test]

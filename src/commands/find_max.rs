@@ -12,7 +12,7 @@ use anyhow::{Result, bail};
 use super::run::{EXIT_INTERRUPTED, execute, refuse_export_in_series};
 use crate::cli::RunArgs;
 use crate::config::{
-    RunConfig, create_empty_folder, missing_folders, remove_folders, stamp, unique_dir,
+    RunConfig, create_empty_folder, missing_folders, remove_if_unused, stamp, unique_dir,
 };
 use crate::console::{note, say};
 use crate::files::read_json;
@@ -91,8 +91,8 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     let made = missing_folders(&dir);
     create_empty_folder(&dir, "search")?;
     let result = search(&template, &dir, first, bound_us).await;
-    if result.is_err() && std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_none()) {
-        remove_folders(&made);
+    if result.is_err() {
+        remove_if_unused(&dir, &made);
     }
     result
 }

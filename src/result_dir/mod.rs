@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use crate::db::StoreFacts;
-use crate::procfs::process_start;
+use crate::procfs::{self, process_start};
 use crate::workload::EventSource;
 
 /// What ran, against what, when, and how it ended.
@@ -264,7 +264,7 @@ impl Host {
             .map(|kb| kb * 1024)
             .unwrap_or(0);
         Host {
-            hostname: hostname(),
+            hostname: procfs::hostname(),
             os,
             kernel: read("/proc/sys/kernel/osrelease").trim().to_string(),
             cpu,
@@ -276,17 +276,10 @@ impl Host {
     }
 }
 
-fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .unwrap_or_default()
-        .trim()
-        .to_string()
-}
-
 impl RunRecord {
     /// Whether the process that writes this folder still runs (on this host).
     pub fn writer_alive(&self) -> bool {
-        self.host.hostname == hostname()
+        self.host.hostname == procfs::hostname()
             && self.pid != 0
             && process_start(self.pid).is_some_and(|start| start == self.process_start)
     }

@@ -20,7 +20,7 @@ use self::send::{Senders, Sent};
 use super::run::{SETUP_TIMEOUT, connect, rfc3339, server_facts, server_serving, set_up, until};
 use crate::cli::LoadArgs;
 use crate::config::{
-    create_empty_folder, in_result_folder, missing_folders, remove_folders, seconds, stamp,
+    create_empty_folder, in_result_folder, missing_folders, remove_if_unused, seconds, stamp,
     store_settings, unique_dir,
 };
 use crate::console::{note, say};
@@ -52,9 +52,7 @@ pub async fn run(args: &LoadArgs) -> Result<ExitCode> {
     let store = match ready(args, &plan, &url, &options, &stop).await {
         Ok(store) => Arc::new(store),
         Err(e) => {
-            if std::fs::read_dir(&out).is_ok_and(|mut d| d.next().is_none()) {
-                remove_folders(&made);
-            }
+            remove_if_unused(&out, &made);
             return Err(e);
         }
     };

@@ -17,7 +17,7 @@ use super::run::{EXIT_INTERRUPTED, execute_in_series, verified_note};
 use crate::cli::{RunArgs, SweepArgs, all_settings};
 use crate::cluster::Home;
 use crate::config::{
-    RunConfig, create_empty_folder, missing_folders, remove_folders, stamp, unique_dir,
+    RunConfig, create_empty_folder, missing_folders, remove_if_unused, stamp, unique_dir,
 };
 use crate::console::{note, say};
 use crate::db::StoreMeta;
@@ -229,9 +229,9 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
         dir: &dir,
     };
     let result = plan.sweep().await;
-    if result.is_err() && std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_none()) {
+    if result.is_err() {
         // A sweep that could not run leaves no empty folder behind.
-        remove_folders(&made);
+        remove_if_unused(&dir, &made);
     }
     result
 }

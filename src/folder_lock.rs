@@ -1,0 +1,82 @@
+//! One writer per result folder: an exclusive lock on a file inside it, held until the
+//! process ends. Two runs given the same `--out` at once cannot both see the folder
+//! empty and write into it; the second is refused at once, told who holds it.
+//!
+//! The lock is the kernel's (`flock`), so it goes with its process however that ends:
+//! a killed run leaves the file but not the lock, and its folder is refused as not empty
+//! by what it wrote, not by a stale lock.
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read as _, Seek as _, Write as _};
+use std::path::Path;
+use std::sync::Mutex;
+
+use anyhow::{Result, anyhow, bail};
+
+/// The lock's name in its folder; it also says who took it.
+pub const NAME: &str = ".hatshop.lock";
+
+/// Locks held by this process: dropped only when it exits.
+static HELD: Mutex<Vec<File>> = Mutex::new(Vec::new());
+
+/// Takes `dir`'s lock (the `what` folder: result, sweep, …) for the rest of the process,
+/// then refuses the folder if it holds anything but the lock.
+pub fn claim_empty(dir: &Path, what: &str) -> Result<()> {
+    let path = dir.join(NAME);
+    let cannot = |e: std::io::Error| anyhow!("cannot lock {what} folder {}: {e}", dir.display());
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(cannot)?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => {
+            let mut holder = String::new();
+            let _ = file.read_to_string(&mut holder);
+            let holder = holder.trim();
+            let holder = if holder.is_empty() {
+                "another hatshop".to_string()
+            } else {
+                holder.to_string()
+            };
+            bail!(
+                "{what} folder {} is being written by {holder}: choose another with --out",
+                dir.display()
+            );
+        }
+        Err(TryLockError::Error(e)) => return Err(cannot(e)),
+    }
+    let others = std::fs::read_dir(dir)
+        .map_err(|e| anyhow!("cannot read {what} folder {}: {e}", dir.display()))?
+        .filter_map(|entry| entry.ok())
+        .any(|entry| entry.file_name() != NAME);
+    if others {
+        bail!(
+            "{what} folder {} is not empty: choose another with --out",
+            dir.display()
+        );
+    }
+    let holder = format!(
+        "hatshop (pid {} on {})",
+        std::process::id(),
+        crate::procfs::hostname()
+    );
+    file.set_len(0).map_err(cannot)?;
+    file.rewind().map_err(cannot)?;
+    file.write_all(holder.as_bytes()).map_err(cannot)?;
+    HELD.lock().unwrap_or_else(|p| p.into_inner()).push(file);
+    Ok(())
+}
+
+/// Whether `dir` holds nothing but its lock (or nothing at all): work that claimed it
+/// never wrote into it.
+pub fn holds_nothing_else(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries
+            .filter_map(|entry| entry.ok())
+            .all(|entry| entry.file_name() == NAME)
+    })
+}
