@@ -359,7 +359,16 @@ fn bad_input_gets_one_clear_line() {
         (
             // A port that is not one is bad input, never a connection that failed.
             &["run", "--db", "mysql://root@:notaport/x"],
-            "error: bad port 'notaport' in mysql://root@:notaport/x",
+            "error: bad port in mysql://***@:***/x",
+        ),
+        (
+            // Text that may be a password is never echoed, even in a URL that did not parse.
+            &["run", "--db", "mysql://u:SECRETX@/db"],
+            "error: mysql://***@/db names no host after its '@'",
+        ),
+        (
+            &["run", "--db", "mysql://u:SECRETX"],
+            "error: bad port in mysql://u:***",
         ),
         (
             &["run", "--out", "plain-file/run"],

@@ -35,7 +35,7 @@ pub use error::{DbError, ErrorKind};
 pub use ownership::Ownership;
 pub use settings::{Setting, Settings, Value};
 pub use stores::{StoreMeta, listed, schemes_where, store_meta};
-pub use url::{DbUrl, ServerAddress};
+pub use url::{DbUrl, ServerAddress, shown as shown_url};
 
 // The one list of stores, in the order help lists them. A new store is its folder
 // (implementing `Store` and `StoreKind`) and one line here.

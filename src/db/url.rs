@@ -43,7 +43,7 @@ impl DbUrl {
         let Some((scheme, rest)) = raw.split_once("://") else {
             return Err(format!(
                 "'{}' is not a database URL: expected scheme://…, e.g. sqlite://hatshop.db",
-                mask_unparsed(raw)
+                shown(raw)
             ));
         };
         let Some(meta) = store_meta(scheme) else {
@@ -51,6 +51,12 @@ impl DbUrl {
         };
         let password_spans = query_password_spans(rest);
         let at = userinfo_end(rest, &password_spans);
+        if at.is_none() && meta.own_file.is_none() && has_at_outside(rest, &password_spans) {
+            return Err(format!(
+                "{} names no host after its '@': expected {scheme}://user:password@host:port/name",
+                shown(raw)
+            ));
+        }
         let (userinfo, after) = match at {
             Some(at) => (Some(&rest[..at]), &rest[at + 1..]),
             None => (None, rest),
@@ -105,26 +111,19 @@ impl DbUrl {
             params,
         };
         // A file store's location is a path, with no port to check.
+        // A server's URL with a port that is not one is bad input, said when the URL is
+        // read, not later as a server that cannot be reached.
         if meta.own_file.is_none() {
-            url.check_ports()?;
+            url.hosts(1)
+                .map_err(|e| format!("{e} in {}: a port is a number up to 65535", shown(raw)))?;
         }
         Ok(url)
     }
 
-    /// A server's URL with a port that is not one is bad input, said when the URL is
-    /// read, not later as a server that cannot be reached.
-    fn check_ports(&self) -> Result<(), String> {
-        self.hosts(1).map(|_| ())
-    }
-
-    /// The `host:port` pairs, `default_port` filling missing ports; the error names the
-    /// port that is not one.
+    /// The `host:port` pairs, `default_port` filling missing ports.
     fn hosts(&self, default_port: u16) -> Result<Vec<(String, u16)>, String> {
         self.host_list()
-            .map(|host| {
-                host_and_port(host, default_port)
-                    .map_err(|e| format!("{e} in {self}: a port is a number up to 65535"))
-            })
+            .map(|host| host_and_port(host, default_port))
             .collect()
     }
 
@@ -154,7 +153,9 @@ impl DbUrl {
             .location
             .split_once('/')
             .and_then(|(_, n)| Some(n.trim_matches('/')).filter(|n| !n.is_empty()));
-        let hosts = self.hosts(default_port)?;
+        let hosts = self
+            .hosts(default_port)
+            .map_err(|e| format!("{e} in {self}: a port is a number up to 65535"))?;
         if hosts.is_empty() {
             return Err(format!("{self} names no host"));
         }
@@ -286,18 +287,48 @@ fn percent_decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// A URL that did not parse, with anything that may be credentials masked.
-fn mask_unparsed(raw: &str) -> String {
-    match raw.split_once("://") {
-        Some((scheme, rest)) => match rest.rfind('@') {
-            Some(at) => format!("{scheme}://{MASK}@{}", &rest[at + 1..]),
-            None => raw.to_string(),
-        },
-        None => match raw.rfind('@') {
-            Some(at) => format!("{MASK}@{}", &raw[at + 1..]),
-            None => raw.to_string(),
-        },
+/// A URL as a message may show it, parsed or not: the one redaction for URL text.
+/// Masked are the values of `password=`, everything before the last `@` (the
+/// credentials), and a port that is not a number (`user:password` with its `@`
+/// forgotten reads as host `user`, port `password`).
+pub fn shown(raw: &str) -> String {
+    let (prefix, rest) = match raw.split_once("://") {
+        Some((scheme, rest)) => (format!("{scheme}://"), rest),
+        None => (String::new(), raw),
+    };
+    let mut spans = query_password_spans(rest);
+    spans.sort_unstable();
+    let mut masked = String::new();
+    let mut from = 0;
+    for (start, end) in spans {
+        masked.push_str(&rest[from..start]);
+        masked.push_str(MASK);
+        from = end;
     }
+    masked.push_str(&rest[from..]);
+    let (credentials, after) = match masked.rfind('@') {
+        Some(at) => (format!("{MASK}@"), &masked[at + 1..]),
+        None => (String::new(), masked.as_str()),
+    };
+    let end = after.find(['/', '?']).unwrap_or(after.len());
+    let hosts: Vec<String> = after[..end]
+        .split(',')
+        .map(|host| match host.rsplit_once(':') {
+            Some((name, port))
+                if !host.ends_with(']') && !port.chars().all(|c| c.is_ascii_digit()) =>
+            {
+                format!("{name}:{MASK}")
+            }
+            _ => host.to_string(),
+        })
+        .collect();
+    format!("{prefix}{credentials}{}{}", hosts.join(","), &after[end..])
+}
+
+/// Whether `rest` holds an `@` outside the values of `password=`.
+fn has_at_outside(rest: &str, password_spans: &[(usize, usize)]) -> bool {
+    rest.char_indices()
+        .any(|(i, c)| c == '@' && !password_spans.iter().any(|&(s, e)| i >= s && i < e))
 }
 
 /// The error for a scheme no store has, with the schemes this build supports.
@@ -308,7 +339,7 @@ fn unknown_scheme(scheme: &str, raw: &str) -> String {
         .collect();
     format!(
         "unknown database URL scheme '{scheme}' in '{}': this build supports {}",
-        mask_unparsed(raw),
+        shown(raw),
         known.join(", ")
     )
 }
@@ -318,7 +349,15 @@ fn unknown_scheme(scheme: &str, raw: &str) -> String {
 fn host_and_port(host: &str, default_port: u16) -> Result<(String, u16), String> {
     let (h, port) = match host.rsplit_once(':') {
         Some((h, p)) if !h.ends_with(':') => {
-            (h, p.parse::<u16>().map_err(|_| format!("bad port '{p}'"))?)
+            let port = p.parse::<u16>().map_err(|_| {
+                // Only a number is echoed: text here may be a password.
+                if !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()) {
+                    format!("port {p} is out of range")
+                } else {
+                    "bad port".to_string()
+                }
+            })?;
+            (h, port)
         }
         _ => (host, default_port),
     };
@@ -370,6 +409,44 @@ mod tests {
         assert_eq!(address.hosts, vec![("h".into(), 5)]);
         assert!(!url.params().unwrap().contains_key("password"));
         assert!(!url.to_string().contains("w0rd"), "{url}");
+    }
+
+    #[test]
+    fn urls_that_fail_to_parse_never_show_a_password() {
+        for raw in [
+            "mysql://u:SECRETX@/db",
+            "mysql://u:SECRETX",
+            "mysql://u:SECRETX@h:99999/db",
+            "postgres://u:SECRETX@h:x/db",
+            "cassandra://u:SECRETX@h1,h2:bad/ks",
+            "mysql:/u:SECRETX@h/db",
+            "oracle://u:SECRETX@h/db",
+            "redis://:SECRETX@h:6379x",
+            "mysql://u@h:5/db?password=SECRETX&x",
+            "mysql://u:SEC@RETX@",
+        ] {
+            let err = DbUrl::parse(raw).unwrap_err();
+            assert!(
+                !err.contains("SECRETX") && !err.contains("RETX"),
+                "{raw}: {err}"
+            );
+            assert!(!shown(raw).contains("SECRETX"), "{raw}");
+        }
+        assert!(
+            DbUrl::parse("mysql://u:SECRETX@/db")
+                .unwrap_err()
+                .contains("names no host")
+        );
+        let err = DbUrl::parse("mysql://h:99999/db").unwrap_err();
+        assert!(err.contains("port 99999 is out of range"), "{err}");
+        assert_eq!(
+            shown("postgres://[::1]:5432/db"),
+            "postgres://[::1]:5432/db"
+        );
+        assert_eq!(
+            shown("cassandra://a:9042,b/ks?rf=3"),
+            "cassandra://a:9042,b/ks?rf=3"
+        );
     }
 
     #[test]

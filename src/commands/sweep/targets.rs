@@ -39,8 +39,9 @@ impl Target {
             }),
             _ => bail!(
                 "a nodes sweep starts its own servers: give --db as a server of several nodes \
-                 ({}), with settings after ?, e.g. --db 'cassandra?rf=2' (got '{text}')",
-                names.join(", ")
+                 ({}), with settings after ?, e.g. --db 'cassandra?rf=2' (got '{}')",
+                names.join(", "),
+                crate::db::shown_url(text)
             ),
         }
     }
@@ -50,9 +51,17 @@ impl Target {
         match self {
             Target::Url(url) => {
                 let scheme = url.split("://").next().unwrap_or(url);
-                match url.split_once('?') {
-                    Some((_, query)) => format!("{scheme}?{query}"),
-                    None => scheme.to_string(),
+                // The settings as parsed: credentials are not among them, wherever given.
+                let settings: Vec<String> = DbUrl::parse(url)
+                    .and_then(|parsed| parsed.params())
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                if settings.is_empty() {
+                    scheme.to_string()
+                } else {
+                    format!("{scheme}?{}", settings.join("&"))
                 }
             }
             Target::Server { kind, query } if query.is_empty() => kind.name().to_string(),
