@@ -328,11 +328,18 @@ fn a_result_folder_verifies_its_own_copy_of_the_database() {
         .arg(&out)
         .assert()
         .success();
-    hatshop(tmp.path())
+    let copied = hatshop(tmp.path())
         .arg("verify")
         .arg(&copy)
-        .assert()
-        .failure();
+        .output()
+        .unwrap();
+    assert_eq!(copied.status.code(), Some(1));
+    // It reads the copy's own file, and says so.
+    let stdout = text(&copied.stdout);
+    assert!(
+        stdout.contains(&format!("{}", copy.join("hatshop.db").display())),
+        "{stdout}"
+    );
     // A moved folder still finds its database.
     let moved = tmp.path().join("moved");
     std::fs::rename(&out, &moved).unwrap();
@@ -351,6 +358,57 @@ fn a_result_folder_verifies_its_own_copy_of_the_database() {
         "no SQLite database at",
     );
     assert!(!moved.join("hatshop.db").exists());
+}
+
+/// verify says which database it reads, and a HATSHOP_DB left in the shell cannot make
+/// it read another one unasked.
+#[test]
+fn verify_names_the_database_it_reads_and_refuses_a_contradicting_environment() {
+    let tmp = TempDir::new().unwrap();
+    let out = run_ok(&tmp, "own", &["--events", "2000"]);
+    let out_arg = out.to_str().unwrap();
+    let own = hatshop(tmp.path())
+        .args(["verify", out_arg])
+        .output()
+        .unwrap();
+    assert!(own.status.success());
+    assert!(
+        text(&own.stdout).contains("against sqlite://"),
+        "{}",
+        text(&own.stderr)
+    );
+    let other = tmp.path().join("other.db");
+    let env = format!("sqlite://{}", other.display());
+    let refused = hatshop(tmp.path())
+        .env("HATSHOP_DB", &env)
+        .args(["verify", out_arg])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = text(&refused.stderr);
+    assert!(
+        stderr.contains("HATSHOP_DB names") && stderr.contains("--db"),
+        "{stderr}"
+    );
+    assert!(!other.exists());
+    // The run's own file through the environment is no contradiction.
+    let own_file = format!("sqlite://{}", out.join("hatshop.db").display());
+    hatshop(tmp.path())
+        .env("HATSHOP_DB", &own_file)
+        .args(["verify", out_arg])
+        .assert()
+        .success();
+    // Asked for with --db, another database is read, and named.
+    let asked = hatshop(tmp.path())
+        .args(["verify", "--db", &env, out_arg])
+        .output()
+        .unwrap();
+    assert!(!asked.status.success());
+    assert!(
+        text(&asked.stderr).contains(&env),
+        "{}",
+        text(&asked.stderr)
+    );
 }
 
 #[test]

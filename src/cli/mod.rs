@@ -442,8 +442,9 @@ pub struct GenerateArgs {
 pub struct VerifyArgs {
     /// A result folder written by `hatshop run`.
     pub result_dir: PathBuf,
-    /// Connect with this URL instead of the one in run.json (e.g. to supply a password).
-    #[arg(long, env = "HATSHOP_DB", hide_env_values = true)]
+    /// Read this database instead of the one in run.json. HATSHOP_DB is taken too, but
+    /// only when it names the run's own database (e.g. to supply its password).
+    #[arg(long)]
     pub db: Option<String>,
     /// Longest wait for a connection, handshake and authentication included.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]

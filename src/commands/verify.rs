@@ -32,10 +32,8 @@ pub async fn run(args: &VerifyArgs) -> Result<bool> {
             dir.display()
         );
     }
-    let url = match &args.db {
-        Some(url) => DbUrl::parse(url).map_err(anyhow::Error::msg)?,
-        None => recorded_url(dir, &record)?,
-    };
+    let url = url_to_read(args, dir, &record)?;
+    say!("verifying {} against {url}", dir.display());
     let meta = store_meta(url.scheme()).expect("parsed");
     let settings = Settings::checked(meta.scheme, meta.settings, record.database.settings.clone())
         .map_err(anyhow::Error::msg)?;
@@ -57,7 +55,7 @@ pub async fn run(args: &VerifyArgs) -> Result<bool> {
     .await
     .with_context(|| format!("cannot connect to {url}"))?;
     let report = tokio::select! {
-        report = verify_store(&store, dir, &record, op_timeout) => report,
+        report = verify_store(&store, &url, dir, &record, op_timeout) => report,
         _ = interrupt::wait() => Err(anyhow!("verify interrupted")),
     };
     crate::db::close_within(&store).await;
@@ -75,15 +73,55 @@ pub async fn run(args: &VerifyArgs) -> Result<bool> {
     Ok(report.is_exact())
 }
 
-/// The database a folder's run.json names; a SQLite file inside the folder is found
-/// relative to it, wherever the folder is now.
-fn recorded_url(dir: &Path, record: &RunRecord) -> Result<DbUrl> {
-    if record.database.url.contains(":***@") {
-        bail!(
+/// The database verify reads: `--db` if given; else the run's own, its password (if
+/// run.json keeps none) taken from HATSHOP_DB. A HATSHOP_DB that names another database
+/// is refused: left over in a shell, it would silently verify the wrong one.
+fn url_to_read(args: &VerifyArgs, dir: &Path, record: &RunRecord) -> Result<DbUrl> {
+    if let Some(url) = &args.db {
+        return DbUrl::parse(url).map_err(anyhow::Error::msg);
+    }
+    let recorded = recorded_url(dir, record)?;
+    let from_env = match std::env::var("HATSHOP_DB") {
+        Ok(text) if !text.is_empty() => {
+            Some(DbUrl::parse(&text).map_err(|e| anyhow!("HATSHOP_DB: {e}"))?)
+        }
+        _ => None,
+    };
+    let without_password = record.database.url.contains(":***@");
+    match from_env {
+        Some(env) if same_database(&env, &recorded) => Ok(env),
+        Some(env) => bail!(
+            "HATSHOP_DB names {env}, but the run in {} used {}: unset it, or pass --db to \
+             verify another database",
+            dir.display(),
+            record.database.url
+        ),
+        None if without_password => bail!(
             "run.json holds {} without its password: pass the URL with --db or HATSHOP_DB",
             record.database.url
-        );
+        ),
+        None => Ok(recorded),
     }
+}
+
+/// Whether two URLs name one database: the same file, or the same server URL (passwords
+/// aside, as both show them masked).
+fn same_database(a: &DbUrl, b: &DbUrl) -> bool {
+    let file = |url: &DbUrl| {
+        url.store()
+            .own_file
+            .and(url.file())
+            .map(|f| f.canonicalize().unwrap_or(f))
+    };
+    match (file(a), file(b)) {
+        (Some(fa), Some(fb)) => a.scheme() == b.scheme() && fa == fb,
+        _ => a.to_string() == b.to_string(),
+    }
+}
+
+/// The database a folder's run.json names (its password masked, if it had one); a SQLite
+/// file inside the folder is found relative to it, wherever the folder is now.
+fn recorded_url(dir: &Path, record: &RunRecord) -> Result<DbUrl> {
     let url = DbUrl::parse(&record.database.url).map_err(anyhow::Error::msg)?;
     Ok(match &record.database.file {
         Some(file) if Path::new(file).is_relative() => url.with_file(&dir.join(file)),
@@ -110,15 +148,13 @@ async fn waiting<T>(
 /// Compares the store with the run's expected state and writes verify.json.
 pub async fn verify_store<D: Store>(
     store: &D,
+    url: &DbUrl,
     dir: &Path,
     record: &RunRecord,
     page_timeout: Duration,
 ) -> Result<VerifyReport> {
     if !store.holds_data() {
-        bail!(
-            "{} keeps no data: there is nothing to verify",
-            record.database.url
-        );
+        bail!("{url} keeps no data: there is nothing to verify");
     }
     if record.stream_version != STREAM_VERSION {
         bail!(
@@ -154,7 +190,7 @@ pub async fn verify_store<D: Store>(
     let mut report = VerifyReport::default();
     let snapshot = waiting(page_timeout, "read the orders back", store.snapshot())
         .await
-        .with_context(|| format!("cannot read back {}", record.database.url))?;
+        .with_context(|| format!("cannot read back {url}"))?;
     let differing = compare_orders(&expected, &snapshot, &mut report);
     if !differing.is_empty() {
         describe(
@@ -170,7 +206,7 @@ pub async fn verify_store<D: Store>(
     loop {
         let page = waiting(page_timeout, "read records back", store.kv_page(cursor))
             .await
-            .with_context(|| format!("cannot read back {}", record.database.url))?;
+            .with_context(|| format!("cannot read back {url}"))?;
         for (key, value) in &page.records {
             check.record(key, value, &mut report);
         }

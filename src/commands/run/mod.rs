@@ -480,7 +480,7 @@ async fn finish(
     let mut exact = true;
     if config.verify && matches!(record.status.as_str(), "finished" | "stopped_at_deadline") {
         let report = tokio::select! {
-            report = verify_store(store, &config.out_dir, record, config.op_timeout) => Some(report?),
+            report = verify_store(store, &config.db, &config.out_dir, record, config.op_timeout) => Some(report?),
             _ = stop.interrupted() => None,
         };
         match report {
