@@ -110,6 +110,30 @@ fn shards_of_one_sqlite_run_merge_and_verify_exactly() {
         .arg(&shards[0])
         .assert()
         .success();
+
+    // Shards that wrote to different databases, or ran different plans, are no one run.
+    let other_db = format!("sqlite://{}", dir.join("other.db").display());
+    hatshop(dir)
+        .args(["prepare", "--db", &other_db])
+        .assert()
+        .success();
+    let shard1 = ["-c", "3", "--events", "3000", "--quiet", "--shard", "1/2"];
+    hatshop(dir)
+        .args(["run", "--db", &other_db, "--out", "elsewhere"])
+        .args(shard1)
+        .assert()
+        .success();
+    hatshop(dir)
+        .args(["run", "--db", &db, "--retries", "2", "--out", "retrying"])
+        .args(shard1)
+        .assert()
+        .success();
+    for (other, differ) in [
+        ("elsewhere", "databases"),
+        ("retrying", "plans (retries: 0 against 2)"),
+    ] {
+        assert_one_line_error(dir, &["merge", s0, other, "-o", "m1"], differ);
+    }
 }
 
 #[test]

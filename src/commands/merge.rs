@@ -19,7 +19,7 @@ use crate::interrupt;
 use crate::report::oplog_stats::{LoggedOp, Rebuilt};
 use crate::report::table::{self, thousands};
 use crate::report::{Heading, html, write_statistics};
-use crate::result_dir::{self, FailedWriteRow, Recovery, RunRecord, ShardOrigin};
+use crate::result_dir::{self, FailedWriteRow, PlanRecord, Recovery, RunRecord, ShardOrigin};
 use crate::runner::Shard;
 
 struct ShardDir {
@@ -103,17 +103,18 @@ fn load_shards(dirs: &[PathBuf]) -> Result<Vec<ShardDir>> {
                     == serde_json::to_value(&first.record.events).ok(),
         )?;
         same(
-            "lanes per shard",
-            s.record.plan.concurrency == first.record.plan.concurrency,
-        )?;
-        same(
             "stores",
             s.record.database.store.name == first.record.database.store.name,
         )?;
+        // verify reads one database for the merged run: the shards' must be that one.
         same(
-            "intervals",
-            s.record.plan.interval_s == first.record.plan.interval_s,
+            "databases (give every shard the same --db)",
+            s.record.database.url == first.record.database.url
+                && s.record.database.file == first.record.database.file,
         )?;
+        if let Some(field) = first_difference(&first.record.plan, &s.record.plan) {
+            same(&format!("plans ({field})"), false)?;
+        }
         if s.shard.index != want {
             let missing = if s.shard.index > want {
                 want
@@ -367,4 +368,30 @@ fn merged_record(
         );
     }
     Ok(record)
+}
+
+/// The first field in which two shards' plans differ, if any: every shard must pace,
+/// time, retry and deal its lanes alike for their operations to make one run.
+fn first_difference(a: &PlanRecord, b: &PlanRecord) -> Option<String> {
+    let (serde_json::Value::Object(a), serde_json::Value::Object(b)) = (
+        serde_json::to_value(a).expect("a plan serialises"),
+        serde_json::to_value(b).expect("a plan serialises"),
+    ) else {
+        unreachable!("a plan is a JSON object");
+    };
+    let mut fields: Vec<&String> = a.keys().chain(b.keys()).collect();
+    fields.sort();
+    fields.dedup();
+    fields
+        .into_iter()
+        .find(|f| a.get(*f) != b.get(*f))
+        .map(|field| {
+            let shown =
+                |v: Option<&serde_json::Value>| v.map_or("none".to_string(), |v| v.to_string());
+            format!(
+                "{field}: {} against {}",
+                shown(a.get(field)),
+                shown(b.get(field))
+            )
+        })
 }
