@@ -10,7 +10,8 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::{
-    assert_one_line_error, hatshop, json, op_rows, run_ok, signal, spawn, text, wait_for_bytes,
+    assert_one_line_error, csv_maps, hatshop, json, op_rows, run_ok, signal, spawn, text,
+    wait_for_bytes,
 };
 use tempfile::TempDir;
 
@@ -283,6 +284,73 @@ fn a_result_folder_has_one_writer() {
             op_rows(&out).len() as u64
         );
     }
+}
+
+/// A repeat or a sweep point cut short by Ctrl-C is no sample of the whole run: it is kept
+/// on disk and said to be cut short, never folded into medians or charts.
+#[test]
+fn a_run_cut_short_is_left_out_of_medians_and_sweep_charts() {
+    let tmp = TempDir::new().unwrap();
+    let repeats = tmp.path().join("repeats");
+    let child = spawn(
+        tmp.path(),
+        &[
+            "run",
+            "--repeat",
+            "3",
+            "--duration",
+            "1",
+            "-o",
+            repeats.to_str().unwrap(),
+        ],
+    );
+    wait_for_bytes(&repeats.join("repeat-2").join("ops.csv"), 100_000);
+    signal(&child, libc::SIGINT);
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130));
+    let summary = json(&repeats.join("summary.json"));
+    assert_eq!(summary["repeats"], 1, "{summary}");
+    let left_out = summary["left_out"][0].as_str().unwrap();
+    assert!(
+        left_out.starts_with("repeat-2 (interrupted after"),
+        "{left_out}"
+    );
+    let compare = hatshop(tmp.path())
+        .args([
+            "compare",
+            repeats.to_str().unwrap(),
+            repeats.join("repeat-1").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(compare.status.success(), "{}", text(&compare.stderr));
+    assert!(text(&compare.stdout).contains("cut short and left out: repeat-2"));
+
+    let sweep = tmp.path().join("sweep");
+    let child = spawn(
+        tmp.path(),
+        &[
+            "sweep",
+            "--vary",
+            "events=2000,50000000",
+            "-o",
+            sweep.to_str().unwrap(),
+        ],
+    );
+    wait_for_bytes(&sweep.join("events=50000000-r1").join("ops.csv"), 100_000);
+    signal(&child, libc::SIGINT);
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130));
+    let rows = csv_maps(&sweep.join("sweep.csv"));
+    let status = |events: &str| {
+        rows.iter()
+            .find(|r| r["value"] == events && r["event_type"] == "all")
+            .map(|r| r["status"].clone())
+    };
+    assert_eq!(status("2000").as_deref(), Some("finished"));
+    assert_eq!(status("50000000").as_deref(), Some("interrupted"));
+    let page = std::fs::read_to_string(sweep.join("sweep.html")).unwrap();
+    assert!(page.contains("Left out of the charts, cut short: events=50000000"));
 }
 
 #[test]

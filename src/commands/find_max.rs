@@ -125,7 +125,10 @@ async fn search(
         config.print_details = false;
         let code = execute(&config).await?;
         let (step, run_rows) = read_step(&run_dir, rate, config.db.scheme())?;
-        let verdict = if step.passes(bound_us) {
+        let verdict = if !run_rows[0].ran_its_plan() {
+            // A step cut short says nothing of its rate: it is neither under nor over.
+            "cut short, not judged"
+        } else if step.passes(bound_us) {
             good = Some(rate);
             "under the bound"
         } else {
@@ -183,12 +186,14 @@ fn read_step(run_dir: &Path, rate: f64, database: &str) -> Result<(Step, Vec<Swe
         .as_ref()
         .map_or(f64::INFINITY, |r| r.percentile("p99"));
     let value = format!("{rate}");
+    let status = result_dir::load_complete(run_dir)?.status;
     let place = RunPlace {
         setting: "rate",
         value: &value,
         database,
         repeat: 1,
         run_dir: &run_dir.display().to_string(),
+        status: &status,
     };
     let rows = sweep::rows_of(&place, &summary, None);
     Ok((

@@ -17,7 +17,7 @@ use crate::config::{RunConfig, create_empty_folder, unique_dir};
 use crate::console::{note, say};
 use crate::files::{read_json, write_json};
 use crate::report::repeats::{self, repeat_dir};
-use crate::report::table::format_us;
+use crate::report::table::{format_us, thousands};
 use crate::result_dir;
 use crate::stats::Summary;
 
@@ -31,6 +31,7 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     let mut runs = Vec::new();
     let mut interrupted = false;
     let mut differing = Vec::new();
+    let mut left_out = Vec::new();
     for i in 1..=args.repeat {
         let run_dir = repeat_dir(&dir, i);
         let mut run_args = template.clone();
@@ -55,8 +56,14 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
             }
         };
         let summary: Summary = read_json(&result_dir::file(&run_dir, result_dir::SUMMARY_JSON))?;
+        let record = result_dir::load_complete(&run_dir)?;
+        let cut_short = if record.ran_its_plan() {
+            String::new()
+        } else {
+            format!(" ({}: left out of the medians)", record.status)
+        };
         say!(
-            "repeat {i}/{}: {:.2} s, {:.0} ops/s, mean {} µs, p99 {} µs, {} errors{}",
+            "repeat {i}/{}: {:.2} s, {:.0} ops/s, mean {} µs, p99 {} µs, {} errors{}{cut_short}",
             args.repeat,
             summary.elapsed_s,
             summary.throughput_ops_s,
@@ -65,8 +72,16 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
             summary.errors,
             verified_note(&run_dir)
         );
-        summaries.push(summary);
-        runs.push(format!("repeat-{i}"));
+        if record.ran_its_plan() {
+            summaries.push(summary);
+            runs.push(format!("repeat-{i}"));
+        } else {
+            left_out.push(format!(
+                "repeat-{i} ({} after {} operations)",
+                record.status,
+                thousands(record.measured_ops)
+            ));
+        }
         if code == std::process::ExitCode::from(EXIT_INTERRUPTED) {
             interrupted = true;
             break;
@@ -75,6 +90,7 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     let repeated = Repeated {
         summaries,
         runs,
+        left_out,
         differing,
         interrupted,
     };
@@ -118,6 +134,8 @@ fn prepare(args: &RunArgs) -> Result<(RunArgs, std::path::PathBuf)> {
 struct Repeated {
     summaries: Vec<Summary>,
     runs: Vec<String>,
+    /// Repeats cut short, with how: kept on disk, left out of the figures.
+    left_out: Vec<String>,
     differing: Vec<String>,
     interrupted: bool,
 }
@@ -127,10 +145,24 @@ fn write_up(dir: &Path, repeated: Repeated, repeat: usize) -> Result<std::proces
     let Repeated {
         summaries,
         runs,
+        left_out,
         differing,
         interrupted,
     } = repeated;
-    let spread = repeats::summarize(&summaries, runs);
+    if summaries.is_empty() {
+        note!(
+            "no repeat ran whole ({}), so there are no medians; each repeat's folder in {} \
+             holds what it ran",
+            left_out.join(", "),
+            dir.display()
+        );
+        return Ok(if interrupted {
+            std::process::ExitCode::from(EXIT_INTERRUPTED)
+        } else {
+            std::process::ExitCode::FAILURE
+        });
+    }
+    let spread = repeats::summarize(&summaries, runs, left_out);
     write_json(&result_dir::file(dir, result_dir::SUMMARY_JSON), &spread)?;
     crate::console::out(&repeats::render(&spread));
     say!("results: {}", dir.display());
@@ -144,9 +176,10 @@ fn write_up(dir: &Path, repeated: Repeated, repeat: usize) -> Result<std::proces
     }
     if interrupted {
         note!(
-            "interrupted in repeat {} of {}; the summary covers the repeats that ran",
-            summaries.len(),
-            repeat
+            "interrupted in repeat {} of {}; the summary covers the {} that ran whole",
+            summaries.len() + spread.left_out.len(),
+            repeat,
+            summaries.len()
         );
         return Ok(std::process::ExitCode::from(EXIT_INTERRUPTED));
     }

@@ -33,6 +33,8 @@ pub struct LoadedRun {
     /// A repeat folder (`run --repeat N`): every repeat's summary. `summary` then holds
     /// the medians, and the rest is the repeat nearest the median.
     pub repeats: Vec<Summary>,
+    /// Of a repeat folder: the repeats cut short, left out of its figures.
+    pub left_out: Vec<String>,
 }
 
 impl LoadedRun {
@@ -58,10 +60,26 @@ impl LoadedRun {
     }
 
     fn load_repeats(dir: &Path, dirs: &[PathBuf]) -> Result<LoadedRun> {
-        let runs = dirs
+        let (runs, cut_short): (Vec<LoadedRun>, Vec<LoadedRun>) = dirs
             .iter()
             .map(|d| Self::load_checked(d))
-            .collect::<Result<Vec<_>>>()?;
+            .collect::<Result<Vec<_>>>()?
+            .into_iter()
+            .partition(|r| r.record.ran_its_plan());
+        let left_out: Vec<String> = cut_short
+            .iter()
+            .map(|r| {
+                let name = r.dir.file_name().unwrap_or_default().to_string_lossy();
+                format!("{name} ({})", r.ending())
+            })
+            .collect();
+        if runs.is_empty() {
+            bail!(
+                "{}: no repeat ran whole ({}), so it has no medians: name a repeat's own folder",
+                dir.display(),
+                left_out.join(", ")
+            );
+        }
         let summaries: Vec<Summary> = runs.iter().map(|r| r.summary.clone()).collect();
         let median = super::repeats::median_summary(&summaries);
         let nearest = runs
@@ -75,6 +93,7 @@ impl LoadedRun {
             dir: dir.to_path_buf(),
             summary: median,
             repeats: summaries,
+            left_out,
             ..nearest
         })
     }
@@ -117,6 +136,7 @@ impl LoadedRun {
             compactions,
             pools,
             repeats: Vec::new(),
+            left_out: Vec::new(),
         })
     }
 
@@ -130,13 +150,29 @@ impl LoadedRun {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
         };
-        let repeats = match self.repeats.len() {
-            0 | 1 => String::new(),
+        let mut repeats = match self.repeats.len() {
+            0 => String::new(),
+            1 if self.left_out.is_empty() => String::new(),
+            1 => ", one whole repeat".to_string(),
             n => format!(", median of {n} repeats"),
         };
+        if !self.left_out.is_empty() {
+            repeats += &format!("; cut short and left out: {}", self.left_out.join(", "));
+        } else if self.repeats.is_empty() && !self.record.ran_its_plan() {
+            repeats += &format!(", {}", self.ending());
+        }
         format!(
             "{workload} on {} ({}){repeats}",
             self.record.database.store.name, self.record.database.store.server_version
+        )
+    }
+
+    /// "interrupted after 64,621 operations": how a run that did not run its plan ended.
+    fn ending(&self) -> String {
+        format!(
+            "{} after {} operations",
+            self.record.status,
+            super::table::thousands(self.record.measured_ops)
         )
     }
 

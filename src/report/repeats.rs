@@ -85,6 +85,10 @@ pub struct RepeatSummary {
     pub repeats: usize,
     /// The repeats' folders, relative to this one.
     pub runs: Vec<String>,
+    /// Repeats cut short (interrupted, failed), left out of every figure: a partial run
+    /// is not a sample of the whole one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
     pub elapsed_s: Spread,
     pub events: Vec<RepeatRow>,
     pub overall: RepeatRow,
@@ -122,7 +126,7 @@ fn row_of(name: &str, rows: &[&LatencySummary]) -> RepeatRow {
 }
 
 /// The repeats' summaries side by side: every figure's median, min and max.
-pub fn summarize(summaries: &[Summary], runs: Vec<String>) -> RepeatSummary {
+pub fn summarize(summaries: &[Summary], runs: Vec<String>, left_out: Vec<String>) -> RepeatSummary {
     let mut names: Vec<&str> = Vec::new();
     for s in summaries {
         for e in &s.events {
@@ -145,6 +149,7 @@ pub fn summarize(summaries: &[Summary], runs: Vec<String>) -> RepeatSummary {
     RepeatSummary {
         repeats: summaries.len(),
         runs,
+        left_out,
         elapsed_s: Spread::of(&summaries.iter().map(|s| s.elapsed_s).collect::<Vec<_>>()),
         events,
         overall: row_of("all", &overall),
@@ -155,7 +160,7 @@ pub fn summarize(summaries: &[Summary], runs: Vec<String>) -> RepeatSummary {
 /// a repeat folder. Counts and error breakdowns stay those of the repeat nearest the
 /// median mean latency.
 pub fn median_summary(summaries: &[Summary]) -> Summary {
-    let spread = summarize(summaries, Vec::new());
+    let spread = summarize(summaries, Vec::new(), Vec::new());
     let nearest = summaries
         .iter()
         .min_by(|a, b| {
@@ -207,9 +212,12 @@ pub fn render(summary: &RepeatSummary) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "median (min–max) over {} repeats; latencies in µs (successful ops)",
-        summary.repeats
+        "median (min–max) over {}; latencies in µs (successful ops)",
+        crate::console::counted(summary.repeats as u64, "repeat")
     );
+    if !summary.left_out.is_empty() {
+        let _ = writeln!(out, "left out, cut short: {}", summary.left_out.join(", "));
+    }
     let header = [
         "event", "ops/s", "errors", "mean", "p50", "p99", "p99.9", "max",
     ];

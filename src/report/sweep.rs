@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::html::page;
 use super::svg::{self, Axis, Bars, escape};
-use super::table::format_us;
+use super::table::{format_us, thousands};
 use crate::files::write_csv;
 use crate::stats::{LatencySummary, Summary};
 use crate::verify::VerifyReport;
@@ -27,6 +27,9 @@ pub struct SweepRow {
     pub database: String,
     pub repeat: usize,
     pub run_dir: String,
+    /// How the run ended (run.json's `status`): only `finished` and
+    /// `stopped_at_deadline` ran their plan; a run cut short is left out of the charts.
+    pub status: String,
     /// An event type, or `all`.
     pub event_type: String,
     pub ops: u64,
@@ -61,6 +64,8 @@ pub struct RunPlace<'a> {
     pub database: &'a str,
     pub repeat: usize,
     pub run_dir: &'a str,
+    /// run.json's `status`.
+    pub status: &'a str,
 }
 
 /// The rows of one run: `all` first, then each event type that ran.
@@ -71,6 +76,7 @@ pub fn rows_of(place: &RunPlace, summary: &Summary, races: Option<&VerifyReport>
         database: place.database.into(),
         repeat: place.repeat,
         run_dir: place.run_dir.into(),
+        status: place.status.into(),
         event_type: s.event_type.clone(),
         ops: s.count,
         errors: s.errors,
@@ -107,6 +113,13 @@ pub fn rows_of(place: &RunPlace, summary: &Summary, races: Option<&VerifyReport>
         .chain(&summary.events)
         .map(row)
         .collect()
+}
+
+impl SweepRow {
+    /// Whether its run ran its plan, so that its figures are a point of the sweep.
+    pub fn ran_its_plan(&self) -> bool {
+        crate::result_dir::ran_its_plan(&self.status)
+    }
 }
 
 /// A chart of the sweep: title, unit, and the number it plots.
@@ -178,15 +191,48 @@ pub fn write(dir: &Path, title: &str, rows: &[SweepRow]) -> Result<(PathBuf, Pat
 /// sweep.html: each metric of all operations against the varied setting (the
 /// failures, conflicts and lost updates only where there were any), the mean latency
 /// of each event type, and the table of every row.
-pub fn html(title: &str, rows: &[SweepRow]) -> String {
+pub fn html(title: &str, every_row: &[SweepRow]) -> String {
+    // A run cut short is no point of the sweep: the charts leave it out, the table says so.
+    let rows: Vec<SweepRow> = every_row
+        .iter()
+        .filter(|r| r.ran_its_plan())
+        .cloned()
+        .collect();
+    let rows = rows.as_slice();
     let values = distinct(rows, |r| &r.value);
-    let setting = rows.first().map_or("value", |r| r.setting.as_str());
+    let setting = every_row.first().map_or("value", |r| r.setting.as_str());
     let all: Vec<SweepRow> = rows
         .iter()
         .filter(|r| r.event_type == "all")
         .cloned()
         .collect();
     let mut body = format!("<h1>{}</h1>", escape(title));
+    let cut_short: Vec<String> = every_row
+        .iter()
+        .filter(|r| r.event_type == "all" && !r.ran_its_plan())
+        .map(|r| {
+            format!(
+                "{setting}={} on {} #{} ({} after {} operations)",
+                r.value,
+                r.database,
+                r.repeat,
+                r.status,
+                thousands(r.ops)
+            )
+        })
+        .collect();
+    if !cut_short.is_empty() {
+        let _ = write!(
+            body,
+            "<p class=\"note\">Left out of the charts, cut short: {}.</p>",
+            escape(&cut_short.join("; "))
+        );
+    }
+    if all.is_empty() {
+        body.push_str("<p>No run of the sweep ran its plan: there is nothing to chart.</p>");
+        body.push_str(&table(every_row));
+        return page(title, &body);
+    }
     body.push_str("<h2>All operations</h2>");
     for metric in ALWAYS {
         body.push_str(&chart(&all, &values, setting, metric));
@@ -217,7 +263,7 @@ pub fn html(title: &str, rows: &[SweepRow]) -> String {
             ),
         ));
     }
-    body.push_str(&table(rows));
+    body.push_str(&table(every_row));
     page(title, &body)
 }
 
@@ -278,12 +324,12 @@ const WHERE_ANY: [(Shown, Metric<'static>); 5] = [
 /// Every row, grouped by run, with the error kinds spelled out.
 fn table(rows: &[SweepRow]) -> String {
     let mut out = String::from(
-        r#"<table id="sweep"><tr><th>value</th><th>database</th><th>repeat</th><th>event</th><th>ops</th><th>errors</th><th>ops/s</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>error kinds</th><th>run</th></tr>"#,
+        r#"<table id="sweep"><tr><th>value</th><th>database</th><th>repeat</th><th>event</th><th>ops</th><th>errors</th><th>ops/s</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>error kinds</th><th>status</th><th>run</th></tr>"#,
     );
     for r in rows {
         let _ = write!(
             out,
-            r#"<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>"#,
+            r#"<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>"#,
             if r.event_type == "all" {
                 r#" class="total""#
             } else {
@@ -302,6 +348,7 @@ fn table(rows: &[SweepRow]) -> String {
             format_us(r.p999_us),
             format_us(r.max_us),
             escape(&r.error_kinds),
+            escape(&r.status),
             escape(&r.run_dir)
         );
     }

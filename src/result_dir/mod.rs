@@ -288,6 +288,18 @@ impl RunRecord {
     pub fn complete(&self) -> bool {
         !matches!(self.status.as_str(), "running" | "aborted")
     }
+
+    /// Whether the run ended as its plan says (its stream, or its `--duration`), not
+    /// cut short by a signal, a kill or a failure: only such runs are comparable whole.
+    pub fn ran_its_plan(&self) -> bool {
+        ran_its_plan(&self.status)
+    }
+}
+
+/// Whether a run that ended with `status` ran its plan (its stream, or its
+/// `--duration`), not cut short by a signal, a kill or a failure.
+pub fn ran_its_plan(status: &str) -> bool {
+    matches!(status, "finished" | "stopped_at_deadline")
 }
 
 /// What a summary.json written from this record is of.

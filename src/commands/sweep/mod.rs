@@ -401,17 +401,24 @@ impl Plan<'_> {
         }
         tally.runs += 1;
         let value = values.join(",");
+        let status = result_dir::load_complete(&run_dir)?.status;
         let place = RunPlace {
             setting: self.key_label,
             value: &value,
             database: &label,
             repeat,
             run_dir: &run_dir.display().to_string(),
+            status: &status,
         };
         let run_rows = rows_of_run(&place, &run_dir)?;
         let all = &run_rows[0];
+        let cut_short = if all.ran_its_plan() {
+            String::new()
+        } else {
+            format!(" ({status}: left out of the charts)")
+        };
         say!(
-            "{}={value}{} #{repeat}: {:.2} s, {:.0} ops/s, mean {} µs, p99 {} µs{}, {} errors{}",
+            "{}={value}{} #{repeat}: {:.2} s, {:.0} ops/s, mean {} µs, p99 {} µs{}, {} errors{}{cut_short}",
             self.key_label,
             if several {
                 format!(" on {label}")
