@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use common::{errors_of, json, op_rows, run_ok, wait_for_file};
+use common::{errors_of, json, op_rows, run_ok, signal, spawn, text, wait_for_file};
 use tempfile::TempDir;
 
 /// One test at a time: the MariaDB ones share its tables, and every test measures
@@ -26,6 +26,9 @@ struct Delays {
     per_request_us: AtomicU64,
     /// Requests wait until then (µs since `epoch`; 0: no stall).
     stall_until_us: AtomicU64,
+    /// Requests that hold this text so far (the statements of one step, to signal in it).
+    watch_for: Mutex<Vec<u8>>,
+    watched: AtomicU64,
 }
 
 struct Proxy {
@@ -133,6 +136,11 @@ fn forward(mut from: TcpStream, to: TcpStream, delays: Option<(&Delays, Instant)
         let now = Instant::now();
         let mut at = now;
         if let Some((delays, epoch)) = delays {
+            let watch = delays.watch_for.lock().unwrap();
+            if !watch.is_empty() && buf[..n].windows(watch.len()).any(|w| w == &watch[..]) {
+                delays.watched.fetch_add(1, Ordering::SeqCst);
+            }
+            drop(watch);
             let stall = Duration::from_micros(delays.stall_until_us.load(Ordering::SeqCst));
             if let Some(left) = stall.checked_sub(epoch.elapsed()) {
                 at = now + left;
@@ -465,4 +473,60 @@ fn stalled_sends(out: &Path) -> usize {
         .iter()
         .filter(|r| r.latency_us > 500_000.0)
         .count()
+}
+
+/// Ctrl-C while connecting leaves the tables as they were; Ctrl-C while they are being
+/// emptied says so in one line. The proxy slows every request so that each step is
+/// long enough to signal in.
+#[test]
+#[ignore = "needs a live MariaDB: ./test.sh starts one"]
+fn a_signal_before_or_while_the_tables_are_emptied_says_what_it_left() {
+    let _guard = lock();
+    let tmp = TempDir::new().unwrap();
+    let direct = std::env::var("HATSHOP_TEST_MYSQL").unwrap();
+    let first = run_ok(&tmp, "first", &["--db", &direct, "--events", "2000"]);
+    let (proxy, db) = proxied();
+    proxy.set_delay(Duration::from_millis(400));
+    let interrupted = |name: &str, when: &dyn Fn()| -> String {
+        let out = tmp.path().join(name);
+        let child = spawn(
+            tmp.path(),
+            &[
+                "run",
+                "--db",
+                &db,
+                "--events",
+                "2000",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        when();
+        signal(&child, libc::SIGINT);
+        let output = child.wait_with_output().unwrap();
+        assert!(!output.status.success());
+        assert!(!out.exists(), "a run that never began leaves no folder");
+        let stderr = text(&output.stderr);
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        stderr
+    };
+    // While connecting (the login waits in the proxy): nothing is touched.
+    let stderr = interrupted("connecting", &|| {
+        std::thread::sleep(Duration::from_millis(200))
+    });
+    assert!(stderr.contains("interrupted before"), "{stderr}");
+    common::verify_ok(tmp.path(), &first);
+    // While the tables are dropped: said, with what to do.
+    *proxy.delays.watch_for.lock().unwrap() = b"DROP TABLE".to_vec();
+    let stderr = interrupted("emptying", &|| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while proxy.delays.watched.load(Ordering::SeqCst) == 0 {
+            assert!(Instant::now() < deadline, "no DROP TABLE reached the proxy");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    });
+    assert!(
+        stderr.contains("interrupted while emptying hatshop's tables"),
+        "{stderr}"
+    );
 }

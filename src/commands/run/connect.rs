@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 
 use super::SETUP_TIMEOUT;
 use crate::config::RunConfig;
@@ -65,15 +65,33 @@ pub(crate) async fn connect(
 }
 
 /// Makes hatshop's tables empty and ready within [`SETUP_TIMEOUT`], hearing Ctrl-C.
+/// This is the one step of every command (run, sweep, repeat, load, prepare) that
+/// deletes data, so a signal is checked once more just before it: a user who pressed
+/// Ctrl-C on seeing the wrong database named keeps its tables.
 pub(crate) async fn set_up(
     store: &AnyStore,
     url: &DbUrl,
     owner: &Ownership,
     stop: &StopSignal,
 ) -> Result<()> {
-    within(SETUP_TIMEOUT, "set up", stop, store.setup(owner))
-        .await
-        .with_context(|| format!("cannot set up the schema in {url}"))
+    if stop.is_stopped() || crate::interrupt::requested() {
+        bail!("interrupted before hatshop's tables in {url} were touched: nothing was changed");
+    }
+    let result = until(
+        SETUP_TIMEOUT,
+        "set up",
+        stop,
+        &format!(
+            "interrupted while emptying hatshop's tables in {url}: they may be left part-emptied; \
+             a new run (or `hatshop prepare`) sets them up again"
+        ),
+        store.setup(owner),
+    )
+    .await;
+    if stop.is_stopped() {
+        return result;
+    }
+    result.with_context(|| format!("cannot set up the schema in {url}"))
 }
 
 /// Awaits `work` unless the deadline passes or the run is stopped first.
@@ -100,5 +118,48 @@ pub(crate) async fn until<T>(
             Err(_) => Err(anyhow!("no answer within {} s (to {what})", limit.as_secs_f64())),
         },
         _ = stop.stopped() => Err(anyhow!("{interrupted}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::{Settings, store_meta};
+    use crate::runner::StopReason;
+
+    #[tokio::test]
+    async fn a_signal_before_the_tables_are_emptied_leaves_them_untouched() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let file = dir.path().join("kept.db");
+        let url = DbUrl::parse(&format!("sqlite://{}", file.display())).unwrap();
+        let meta = store_meta("sqlite").unwrap();
+        let options = ConnectOptions {
+            concurrency: 1,
+            settings: Settings::checked("sqlite", meta.settings, Default::default()).unwrap(),
+            connect_timeout: Duration::from_secs(5),
+            op_timeout: Duration::from_secs(5),
+            existing_only: false,
+            key_value_only: false,
+        };
+        let owner = Ownership {
+            recreate: false,
+            note: "test".into(),
+        };
+        let stop = StopSignal::default();
+        let store = connect(&url, &options, &stop).await.unwrap();
+        set_up(&store, &url, &owner, &stop).await.unwrap();
+        let db = rusqlite::Connection::open(&file).unwrap();
+        db.execute("INSERT INTO kv (k, v) VALUES ('kept', x'00')", [])
+            .unwrap();
+        stop.stop(StopReason::Interrupted);
+        let err = set_up(&store, &url, &owner, &stop).await.unwrap_err();
+        assert!(
+            format!("{err:#}").contains("nothing was changed"),
+            "{err:#}"
+        );
+        let rows: i64 = db
+            .query_row("SELECT COUNT(*) FROM kv", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(rows, 1);
     }
 }
