@@ -1,0 +1,123 @@
+//! A result folder on a disk that fills up: a 1 MiB tmpfs with a filler file leaving a
+//! set amount free, from too little to start a run to enough for all of it. Whatever
+//! the amount, the folder must stay readable (run.json whole), and the database must
+//! verify exactly, after `recover` where a file could not be written.
+
+mod common;
+
+use std::ffi::CString;
+use std::path::{Path, PathBuf};
+use std::process::Command as StdCommand;
+
+use common::{hatshop, json, text};
+use tempfile::TempDir;
+
+/// A tmpfs mounted for the test, unmounted when dropped.
+struct SmallDisk {
+    mount: PathBuf,
+}
+
+impl SmallDisk {
+    fn mount(at: &Path, size: &str) -> SmallDisk {
+        std::fs::create_dir_all(at).unwrap();
+        let status = StdCommand::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .status()
+            .unwrap();
+        assert!(
+            status.success(),
+            "cannot mount a tmpfs (this test needs root)"
+        );
+        SmallDisk {
+            mount: at.to_path_buf(),
+        }
+    }
+
+    fn free_bytes(&self) -> u64 {
+        let path = CString::new(self.mount.to_str().unwrap()).unwrap();
+        let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+        assert_eq!(unsafe { libc::statvfs(path.as_ptr(), &mut stat) }, 0);
+        stat.f_bavail as u64 * stat.f_frsize as u64
+    }
+
+    /// Fills the disk until `left` bytes are free.
+    fn leave_free(&self, left: u64) {
+        let filler = self.mount.join("filler");
+        let _ = std::fs::remove_file(&filler);
+        let fill = self.free_bytes().saturating_sub(left);
+        std::fs::write(&filler, vec![1u8; fill as usize]).unwrap();
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = StdCommand::new("umount").arg(&self.mount).status();
+    }
+}
+
+#[test]
+#[ignore = "mounts a tmpfs, which needs root: ./test.sh runs it"]
+fn a_disk_that_fills_up_never_leaves_a_folder_that_cannot_be_read_or_verified() {
+    let tmp = TempDir::new().unwrap();
+    let disk = SmallDisk::mount(&tmp.path().join("disk"), "1m");
+    let db = format!("sqlite://{}", tmp.path().join("x.db").display());
+    let out = disk.mount.join("run");
+    let out_arg = out.to_str().unwrap();
+    let mut outcomes = Vec::new();
+    for free_kb in [8, 32, 64, 112, 160, 200, 240, 280, 320, 400, 600, 900] {
+        let _ = std::fs::remove_dir_all(&out);
+        disk.leave_free(free_kb * 1024);
+        let run = hatshop(tmp.path())
+            .args([
+                "run", "--quiet", "--events", "2000", "-c", "1000", "--db", &db, "-o", out_arg,
+            ])
+            .output()
+            .unwrap();
+        let stderr = text(&run.stderr);
+        if !out.exists() {
+            // Refused before it touched the database: one line, and no folder.
+            assert!(!run.status.success(), "{free_kb} KB free: {stderr}");
+            assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+            outcomes.push(format!("{free_kb} KB: refused"));
+            continue;
+        }
+        // Whatever failed, run.json is whole.
+        let record = json(&out.join("run.json"));
+        let status = record["status"].as_str().unwrap().to_string();
+        // Room to work in again, as a user would make before recovering.
+        disk.leave_free(600 * 1024);
+        if !run.status.success() {
+            let recover = hatshop(tmp.path())
+                .args(["recover", out_arg])
+                .output()
+                .unwrap();
+            assert!(
+                recover.status.success(),
+                "{free_kb} KB free, {status}: run said {stderr}, recover said {}",
+                text(&recover.stderr)
+            );
+        }
+        let verify = hatshop(tmp.path())
+            .args(["verify", out_arg])
+            .output()
+            .unwrap();
+        assert!(
+            verify.status.success(),
+            "{free_kb} KB free, {status}: run said {stderr}, verify said {}{}",
+            text(&verify.stdout),
+            text(&verify.stderr)
+        );
+        outcomes.push(format!("{free_kb} KB: {status}"));
+    }
+    println!("{}", outcomes.join("; "));
+    // The sweep spans both ends: too little to start, and enough to finish.
+    assert!(
+        outcomes.first().unwrap().ends_with("refused"),
+        "{outcomes:?}"
+    );
+    assert!(
+        outcomes.last().unwrap().ends_with("finished"),
+        "{outcomes:?}"
+    );
+}
