@@ -10,7 +10,7 @@ use std::process::Command as StdCommand;
 use hatshop::report::hlog;
 use serde_json::Value;
 
-use common::{hatshop, json};
+use common::{hatshop, json, run_ok, text};
 use tempfile::TempDir;
 
 fn run(tmp: &TempDir, name: &str, extra: &[&str]) -> PathBuf {
@@ -493,4 +493,42 @@ fn latency_hlog_opens_in_hdrhistograms_own_log_processor() {
         (max_ms - ours_ms).abs() <= ours_ms * 0.002 + 0.001,
         "{max_ms} ms vs {ours_ms} ms"
     );
+}
+
+/// A run with nothing measured is no baseline: no ratio is made up against it.
+#[test]
+fn compare_against_a_run_that_measured_nothing_gives_no_ratio() {
+    let tmp = TempDir::new().unwrap();
+    let empty = run_ok(
+        &tmp,
+        "empty",
+        &[
+            "--events",
+            "1000",
+            "--warmup",
+            "10000000",
+            "--duration",
+            "0.3",
+        ],
+    );
+    assert_eq!(json(&empty.join("run.json"))["measured_ops"], 0);
+    let full = run_ok(&tmp, "full", &["--events", "1000"]);
+    let output = hatshop(tmp.path())
+        .arg("compare")
+        .arg(&empty)
+        .arg(&full)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    let second = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("all "))
+        .nth(1)
+        .unwrap();
+    assert!(
+        second.contains("no successful operation in run #1"),
+        "{stdout}"
+    );
+    assert!(!second.contains("1.00"), "{second}");
 }

@@ -19,8 +19,9 @@ use crate::stats::LatencySummary;
 pub struct Comparison<'a> {
     pub run: usize,
     pub summary: &'a LatencySummary,
-    /// Mean latency relative to run #1 (1.0 for run #1 itself).
-    pub ratio: f64,
+    /// Mean latency relative to run #1 (1.0 for run #1 itself); `None` when either has
+    /// no successful operation, so no mean to divide.
+    pub ratio: Option<f64>,
     pub test: Option<TTest>,
     /// Without a test: the runs (1-based) with too few effective intervals, and theirs.
     pub too_few: Vec<(usize, f64)>,
@@ -44,6 +45,16 @@ impl Comparison<'_> {
         if self.run == 0 {
             return "baseline".into();
         }
+        let Some(ratio) = self.ratio else {
+            return if self.summary.ok == 0 {
+                format!(
+                    "no successful operation in run #{} to compare",
+                    self.run + 1
+                )
+            } else {
+                "no successful operation in run #1 to compare with".into()
+            };
+        };
         match self.test {
             None if self.too_few.is_empty() => "no spread to test".into(),
             None => {
@@ -70,8 +81,8 @@ impl Comparison<'_> {
                     "no significant difference".into()
                 }
             }
-            Some(_) if self.ratio >= 1.0 => format!("significant: {:.2}× slower", self.ratio),
-            Some(_) => format!("significant: {:.2}× faster", 1.0 / self.ratio),
+            Some(_) if ratio >= 1.0 => format!("significant: {ratio:.2}× slower"),
+            Some(_) => format!("significant: {:.2}× faster", 1.0 / ratio),
         }
     }
 }
@@ -97,7 +108,7 @@ fn numbers(c: &Comparison) -> [String; 9] {
         percentile("p99.9"),
         percentile("p99.99"),
         latency_text(s, s.max_us),
-        format!("{:.2}", c.ratio),
+        c.ratio.map_or("-".to_string(), |r| format!("{r:.2}")),
         c.test
             .map_or("-".to_string(), |t| format!("{:.4}", t.p_value)),
     ]
@@ -165,11 +176,7 @@ pub fn compare<'a>(runs: &'a [LoadedRun], event_type: &str) -> Vec<Comparison<'a
         .enumerate()
         .filter_map(|(i, run)| {
             let summary = summary_of(run, event_type)?;
-            let ratio = if base.mean_us > 0.0 {
-                summary.mean_us / base.mean_us
-            } else {
-                1.0
-            };
+            let ratio = (base.ok > 0 && summary.ok > 0).then(|| summary.mean_us / base.mean_us);
             let repeats = repeat_means(run, event_type);
             let (test, too_few, samples) = if base_repeats.len() >= 2 && repeats.len() >= 2 {
                 let samples = (
@@ -524,7 +531,7 @@ mod tests {
         Comparison {
             run: 1,
             summary: &summary,
-            ratio: 0.6,
+            ratio: Some(0.6),
             test,
             too_few,
             samples,
