@@ -324,17 +324,22 @@ const WHERE_ANY: [(Shown, Metric<'static>); 5] = [
 /// Every row, grouped by run, with the error kinds spelled out.
 fn table(rows: &[SweepRow]) -> String {
     let mut out = String::from(
-        r#"<table id="sweep"><tr><th>value</th><th>database</th><th>repeat</th><th>event</th><th>ops</th><th>errors</th><th>ops/s</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>error kinds</th><th>status</th><th>run</th></tr>"#,
+        r#"<table id="sweep"><tr><th>value</th><th>database</th><th>repeat</th><th>event</th><th>ops</th><th>errors</th><th>ops/s</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>error kinds</th><th>status</th></tr>"#,
     );
     for r in rows {
+        // The page sits in the sweep's folder, beside each run's own.
+        let folder = Path::new(&r.run_dir)
+            .file_name()
+            .map_or(r.run_dir.clone(), |n| n.to_string_lossy().into_owned());
         let _ = write!(
             out,
-            r#"<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>"#,
+            r#"<tr{}><td><a href="{}/report.html">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
             if r.event_type == "all" {
                 r#" class="total""#
             } else {
                 ""
             },
+            escape(&folder),
             escape(&r.value),
             escape(&r.database),
             r.repeat,
@@ -348,13 +353,12 @@ fn table(rows: &[SweepRow]) -> String {
             format_us(r.p999_us),
             format_us(r.max_us),
             escape(&r.error_kinds),
-            escape(&r.status),
-            escape(&r.run_dir)
+            escape(&r.status)
         );
     }
     out.push_str(
-        "</table><p class=\"note\">Latencies in µs, of successful operations. Each run's own \
-         report.html is in its folder.</p>",
+        "</table><p class=\"note\">Latencies in µs, of successful operations. Each value links \
+         to its run's own report.html, in its folder.</p>",
     );
     out
 }
