@@ -480,11 +480,7 @@ impl<'a> KeyCheck<'a> {
             ));
             return;
         }
-        let intact = header_version(key, value).filter(|&v| {
-            fill_value(&mut self.scratch, key, v, value.len() as u32);
-            self.scratch == value
-        });
-        match intact {
+        match self.intact_version(key, value) {
             Some(v) if v == want => {}
             Some(v) if v < want => {
                 report.stale_keys += 1;
@@ -502,6 +498,14 @@ impl<'a> KeyCheck<'a> {
         }
     }
 
+    /// The version a record's header names, if every byte is what that version writes.
+    fn intact_version(&mut self, key: u64, value: &[u8]) -> Option<u32> {
+        header_version(key, value).filter(|&v| {
+            fill_value(&mut self.scratch, key, v, value.len() as u32);
+            self.scratch == value
+        })
+    }
+
     /// A record written after its lane's last logged event: any version it passed
     /// through from there is right.
     fn record_past_log(
@@ -512,11 +516,7 @@ impl<'a> KeyCheck<'a> {
         versions: &[u32],
         report: &mut VerifyReport,
     ) {
-        let intact = header_version(key, value).filter(|&v| {
-            fill_value(&mut self.scratch, key, v, value.len() as u32);
-            self.scratch == value
-        });
-        match intact {
+        match self.intact_version(key, value) {
             Some(v) if versions.contains(&v) => {}
             _ if versions.iter().all(|&v| v == 0) => {
                 report.extra_keys += 1;
@@ -650,6 +650,35 @@ mod tests {
             );
         }
         assert!(!report.is_exact());
+    }
+
+    /// What a killed run may have written past its log is judged against every state
+    /// it passed through: missing and extra only where no such state allows it.
+    #[test]
+    fn orders_written_past_the_log_are_judged_against_every_state_they_passed() {
+        let (_, orders) = run_stream();
+        let hash = |i: usize| Some(state::of_order(&orders[i]));
+        let mut expected = Expected::default();
+        let cases = [
+            (0, vec![hash(0)], true),        // held as written: right
+            (1, vec![hash(1)], false),       // gone, though nothing deletes it: missing
+            (2, vec![None], true),           // there, though never written: extra
+            (3, vec![hash(3), None], false), // gone, as its delete may have run: right
+            (4, vec![hash(5)], true),        // content of no state it passed: uncertain
+        ];
+        let mut found = BTreeMap::new();
+        for (i, states, present) in cases {
+            expected.past_log_orders.insert(orders[i].order_id, states);
+            if present {
+                found.insert(orders[i].order_id, orders[i].clone());
+            }
+        }
+        let mut report = VerifyReport::default();
+        judge_past_log(&expected, &found, &mut report);
+        assert_eq!(report.past_log_orders, 5);
+        assert_eq!(report.missing_orders, 1, "{}", report.render());
+        assert_eq!(report.extra_orders, 1, "{}", report.render());
+        assert_eq!(report.uncertain_orders, 1, "{}", report.render());
     }
 
     #[test]
