@@ -24,6 +24,10 @@ static HELD: Mutex<Vec<File>> = Mutex::new(Vec::new());
 pub fn claim_empty(dir: &Path, what: &str) -> Result<()> {
     let path = dir.join(NAME);
     let cannot = |e: std::io::Error| anyhow!("cannot lock {what} folder {}: {e}", dir.display());
+    // A folder of someone else's files is refused as it is, without a lock left in it.
+    if !path.exists() && !holds_nothing_else(dir) {
+        return Err(not_empty(dir, what));
+    }
     let mut file = OpenOptions::new()
         .read(true)
         .write(true)
@@ -49,15 +53,9 @@ pub fn claim_empty(dir: &Path, what: &str) -> Result<()> {
         }
         Err(TryLockError::Error(e)) => return Err(cannot(e)),
     }
-    let others = std::fs::read_dir(dir)
-        .map_err(|e| anyhow!("cannot read {what} folder {}: {e}", dir.display()))?
-        .filter_map(|entry| entry.ok())
-        .any(|entry| entry.file_name() != NAME);
-    if others {
-        bail!(
-            "{what} folder {} is not empty: choose another with --out",
-            dir.display()
-        );
+    // Checked again under the lock: a run that held it before may have written.
+    if !holds_nothing_else(dir) {
+        return Err(not_empty(dir, what));
     }
     let holder = format!(
         "hatshop (pid {} on {})",
@@ -69,6 +67,13 @@ pub fn claim_empty(dir: &Path, what: &str) -> Result<()> {
     file.write_all(holder.as_bytes()).map_err(cannot)?;
     HELD.lock().unwrap_or_else(|p| p.into_inner()).push(file);
     Ok(())
+}
+
+fn not_empty(dir: &Path, what: &str) -> anyhow::Error {
+    anyhow!(
+        "{what} folder {} is not empty: choose another with --out",
+        dir.display()
+    )
 }
 
 /// Whether `dir` holds nothing but its lock (or nothing at all): work that claimed it

@@ -284,6 +284,16 @@ fn a_result_folder_has_one_writer() {
             op_rows(&out).len() as u64
         );
     }
+    // A folder of other files is refused as it is: no lock is left in it.
+    let theirs = tmp.path().join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    std::fs::write(theirs.join("notes.txt"), "mine").unwrap();
+    assert_one_line_error(
+        tmp.path(),
+        &["run", "--db", "null://", "-o", theirs.to_str().unwrap()],
+        "is not empty",
+    );
+    assert_eq!(std::fs::read_dir(&theirs).unwrap().count(), 1);
 }
 
 /// A repeat or a sweep point cut short by Ctrl-C is no sample of the whole run: it is kept
