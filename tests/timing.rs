@@ -529,4 +529,9 @@ fn a_signal_before_or_while_the_tables_are_emptied_says_what_it_left() {
         stderr.contains("interrupted while emptying hatshop's tables"),
         "{stderr}"
     );
+    // As the message says, prepare sets every table up again (for the tests after this).
+    common::hatshop(tmp.path())
+        .args(["prepare", "--db", &direct])
+        .assert()
+        .success();
 }

@@ -83,7 +83,7 @@ pub(crate) async fn set_up(
         stop,
         &format!(
             "interrupted while emptying hatshop's tables in {url}: they may be left part-emptied; \
-             a new run (or `hatshop prepare`) sets them up again"
+             `hatshop prepare --db URL` sets them all up again"
         ),
         store.setup(owner),
     )
