@@ -139,6 +139,12 @@ impl Expected {
         self.past_log_orders.contains_key(&id)
     }
 
+    /// Whether an order is judged apart from the plain comparison: its outcome is
+    /// unknown, an update raced on it, or it was written past its lane's log.
+    pub fn judged_apart(&self, id: OrderId) -> bool {
+        self.uncertain_orders.contains(&id) || self.raced_orders.contains(&id) || self.past_log(id)
+    }
+
     fn apply_hashed(&mut self, op: &Operation, id: OrderId) {
         match op {
             Operation::CreateOrder { order } => {

@@ -221,12 +221,23 @@ pub fn compare_orders(
     report: &mut VerifyReport,
 ) -> BTreeSet<OrderId> {
     let found = orders_of(snapshot);
-    let expected_ids = expected.order_ids();
     report.orders_found = snapshot.orders.len() as u64;
     report.items_found = snapshot.items.len() as u64;
-    let mut differing = BTreeSet::new();
+    judge_raced(expected, &found, report);
+    let (expected_set, differing) = judge_expected(expected, &found, report);
+    judge_extra(expected, &expected_set, &found, snapshot, report);
+    report.uncertain_orders = expected
+        .uncertain_orders
+        .iter()
+        .filter(|id| expected_set.contains(id) || found.contains_key(id))
+        .count() as u64;
+    judge_past_log(expected, &found, report);
+    differing
+}
+
+/// A raced order is judged as a whole: the stream's last state or a lost update.
+fn judge_raced(expected: &Expected, found: &BTreeMap<OrderId, Order>, report: &mut VerifyReport) {
     report.raced_orders = expected.raced_orders.len() as u64;
-    // A raced order is judged as a whole: the stream's last state or a lost update.
     for id in &expected.raced_orders {
         if expected.uncertain_orders.contains(id) || expected.past_log(*id) {
             continue;
@@ -239,14 +250,22 @@ pub fn compare_orders(
             _ => {}
         }
     }
+}
+
+/// Every order the stream leaves: counted, and missing or differing where it is
+/// judged plainly. Returns the expected ids and those that differ.
+fn judge_expected(
+    expected: &Expected,
+    found: &BTreeMap<OrderId, Order>,
+    report: &mut VerifyReport,
+) -> (BTreeSet<OrderId>, BTreeSet<OrderId>) {
+    let expected_ids = expected.order_ids();
+    let mut differing = BTreeSet::new();
     for id in &expected_ids {
         let (hash, items) = expected.order(*id).expect("listed");
         report.orders_expected += 1;
         report.items_expected += u64::from(items);
-        if expected.uncertain_orders.contains(id)
-            || expected.raced_orders.contains(id)
-            || expected.past_log(*id)
-        {
+        if expected.judged_apart(*id) {
             continue;
         }
         match found.get(id) {
@@ -261,15 +280,19 @@ pub fn compare_orders(
             Some(_) => {}
         }
     }
-    let expected_set: BTreeSet<OrderId> = expected_ids.into_iter().collect();
-    for (id, order) in &found {
-        if expected.uncertain_orders.contains(id)
-            || expected.raced_orders.contains(id)
-            || expected.past_log(*id)
-        {
-            continue;
-        }
-        if !expected_set.contains(id) {
+    (expected_ids.into_iter().collect(), differing)
+}
+
+/// Orders the stream does not leave, and line items whose order is not there at all.
+fn judge_extra(
+    expected: &Expected,
+    expected_set: &BTreeSet<OrderId>,
+    found: &BTreeMap<OrderId, Order>,
+    snapshot: &Snapshot,
+    report: &mut VerifyReport,
+) {
+    for (id, order) in found {
+        if !expected.judged_apart(*id) && !expected_set.contains(id) {
             report.extra_orders += 1;
             report.extra_items += order.items.len() as u64;
             report.note(format!(
@@ -277,19 +300,8 @@ pub fn compare_orders(
             ));
         }
     }
-    report.uncertain_orders = expected
-        .uncertain_orders
-        .iter()
-        .filter(|id| expected_set.contains(id) || found.contains_key(id))
-        .count() as u64;
-    judge_past_log(expected, &found, report);
-    // Items whose order is not there at all.
     for (order_id, item) in &snapshot.items {
-        if !found.contains_key(order_id)
-            && !expected.uncertain_orders.contains(order_id)
-            && !expected.raced_orders.contains(order_id)
-            && !expected.past_log(*order_id)
-        {
+        if !found.contains_key(order_id) && !expected.judged_apart(*order_id) {
             report.extra_items += 1;
             report.note(format!(
                 "line item {} of order {order_id}: present but its order is not",
@@ -297,7 +309,6 @@ pub fn compare_orders(
             ));
         }
     }
-    differing
 }
 
 /// Orders written after their lane's last logged event: missing where every state

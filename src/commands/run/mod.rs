@@ -130,23 +130,18 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
     let timeline = fault_timeline(config)?;
     let made = missing_folders(&config.out_dir);
     prepare_dir(&config.out_dir)?;
-    let reserve = match RunJson::keep_room(&config.out_dir, config.concurrency) {
-        Ok(reserve) => reserve,
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&config.out_dir);
-            remove_folders(&made);
-            return Err(e);
-        }
+    // A run that never began leaves no folder behind (nor `results/` it made).
+    let never_began = |e: anyhow::Error| {
+        let _ = std::fs::remove_dir_all(&config.out_dir);
+        remove_folders(&made);
+        e
     };
-    let store = match connect_and_set_up(config, &stop).await {
-        Ok(store) => Arc::new(store),
-        Err(e) => {
-            // A run that never began leaves no folder behind (nor `results/` it made).
-            let _ = std::fs::remove_dir_all(&config.out_dir);
-            remove_folders(&made);
-            return Err(e);
-        }
-    };
+    let reserve = RunJson::keep_room(&config.out_dir, config.concurrency).map_err(never_began)?;
+    let store = Arc::new(
+        connect_and_set_up(config, &stop)
+            .await
+            .map_err(never_began)?,
+    );
     let server_time = server_time::begin(config, &store, &stop).await;
     let clock = RunClock::now();
     let plan = plan_of(config, &store);
@@ -175,26 +170,9 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
         }),
         failed => failed,
     };
-    if let Err(e) = &result {
-        // Best effort: the folder says the run failed, and why.
-        record.status = "failed".into();
-        record.error = Some(format!("{e:#}"));
-        record
-            .finished_at
-            .get_or_insert_with(|| rfc3339(SystemTime::now()));
-        let _ = run_json.finish(&record);
-        let _ = html::write_report(&config.out_dir);
-        interrupt::clear_last_words();
-    }
     if let Err(e) = result {
+        let e = record_failure(config, &run_json, &mut record, e);
         crate::db::close_within(&*store).await;
-        if record.unwritten.is_some() {
-            return Err(anyhow::anyhow!(
-                "{e:#}; every operation is in the op log: `hatshop recover {}` rebuilds \
-                 the folder's files once there is room",
-                config.out_dir.display()
-            ));
-        }
         return Err(e);
     }
     // Requests a store still has in flight land before verify reads (bounded, and
@@ -207,6 +185,32 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
     interrupt::clear_last_words();
     crate::db::close_within(&*store).await;
     finished
+}
+
+/// Best effort: the folder says the run failed, and why; the error says how to rebuild
+/// the folder when every operation is in its op log.
+fn record_failure(
+    config: &RunConfig,
+    run_json: &RunJson,
+    record: &mut RunRecord,
+    e: anyhow::Error,
+) -> anyhow::Error {
+    record.status = "failed".into();
+    record.error = Some(format!("{e:#}"));
+    record
+        .finished_at
+        .get_or_insert_with(|| rfc3339(SystemTime::now()));
+    let _ = run_json.finish(record);
+    let _ = html::write_report(&config.out_dir);
+    interrupt::clear_last_words();
+    if record.unwritten.is_none() {
+        return e;
+    }
+    anyhow::anyhow!(
+        "{e:#}; every operation is in the op log: `hatshop recover {}` rebuilds the \
+         folder's files once there is room",
+        config.out_dir.display()
+    )
 }
 
 /// How the runner runs this config against this store.
