@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 use sha2::{Digest, Sha256};
 
-use crate::cli::{RunArgs, StoreArgs, StreamArgs};
+use crate::cli::{RunArgs, StoreArgs, StreamArgs, WarmupArg};
 use crate::db::{DbUrl, STORES, Settings, StoreMeta, listed};
 use crate::workload::{
     EventSource, EventsFileInfo, EventsReader, Fault, Phase, WorkloadSpec, hex, lacks_state,
@@ -27,6 +27,8 @@ pub struct RunConfig {
     pub settings: Settings,
     pub concurrency: usize,
     pub max_duration: Option<Duration>,
+    /// `--warmup 10s`: the warm-up lasts this long, its count decided as it runs.
+    pub warmup_time: Option<Duration>,
     pub interval: Duration,
     pub connect_timeout: Duration,
     pub op_timeout: Duration,
@@ -117,6 +119,10 @@ impl RunConfig {
             settings,
             concurrency,
             max_duration,
+            warmup_time: match args.stream.warmup {
+                Some(WarmupArg::Time(time)) if args.events_file.is_none() => Some(time),
+                _ => None,
+            },
             interval,
             connect_timeout,
             op_timeout,
@@ -303,7 +309,12 @@ pub fn in_result_folder(db: DbUrl, out_dir: &Path) -> DbUrl {
 /// URL settings, then flags over them, checked against what the store declares. A
 /// flag the store does not take is refused with one line that names who takes it.
 pub fn store_settings(meta: &StoreMeta, url: &DbUrl, flags: &StoreArgs) -> Result<Settings> {
-    let mut given: BTreeMap<String, String> = url.params().map_err(anyhow::Error::msg)?;
+    let mut given: BTreeMap<String, String> = url
+        .params()
+        .map_err(anyhow::Error::msg)?
+        .into_iter()
+        .map(|(name, value)| (crate::db::current_setting_name(&name).to_string(), value))
+        .collect();
     for (name, value) in &flags.given {
         if !meta.takes(name) {
             let takers: Vec<&str> = crate::db::STORES
@@ -345,8 +356,11 @@ pub fn resolve_spec(args: &StreamArgs) -> Result<WorkloadSpec> {
     if let Some(events) = args.events {
         spec.events = events;
     }
-    if let Some(warmup) = args.warmup {
-        spec.warmup = warmup;
+    match args.warmup {
+        Some(WarmupArg::Events(events)) => spec.warmup = events,
+        // The runner decides the count as it goes (`warmup_time`).
+        Some(WarmupArg::Time(_)) => spec.warmup = 0,
+        None => {}
     }
     if let Some(orders) = args.orders {
         spec.initial_orders = orders;
@@ -597,18 +611,19 @@ mod tests {
             "--cl is a setting of cassandra, not of sqlite:// (which takes --synchronous)"
         );
         let flags = StoreArgs {
-            given: vec![("pool".into(), "2".into())],
+            given: vec![("connections".into(), "2".into())],
         };
         let err = store_settings(meta, &url, &flags).unwrap_err().to_string();
         assert!(
-            err.starts_with("--pool is a setting of mysql and postgres"),
+            err.starts_with("--connections is a setting of mysql and postgres"),
             "{err}"
         );
         let url = DbUrl::parse("mysql://h/db?pool=0").unwrap();
         let err = store_settings(store_meta("mysql").unwrap(), &url, &StoreArgs::default())
             .unwrap_err()
             .to_string();
-        assert_eq!(err, "mysql setting pool=0: expected at least 1");
+        // `pool` is the old name of `connections`.
+        assert_eq!(err, "mysql setting connections=0: expected at least 1");
     }
 
     #[test]

@@ -30,7 +30,7 @@ fn main() -> ExitCode {
         Err(e) => e.exit(),
     };
     let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if let Some(threads) = cli.client_threads {
+    if let Some(threads) = cli.client_threads() {
         builder.worker_threads(threads.into());
     }
     let runtime = match builder.enable_all().build() {

@@ -402,12 +402,13 @@ fn bad_input_gets_one_clear_line() {
             "--cl is a setting of cassandra, not of sqlite://",
         ),
         (
+            // `--pool` is the old name of `--connections`.
             &["run", "--pool", "2"],
-            "--pool is a setting of mysql and postgres",
+            "--connections is a setting of mysql and postgres",
         ),
         (
             &["run", "--db", "mysql://root@127.0.0.1:1/x?pool=0"],
-            "mysql setting pool=0: expected at least 1",
+            "mysql setting connections=0: expected at least 1",
         ),
         (
             &["run", "--db", "sqlite://x.db?cl=ONE"],
@@ -866,4 +867,98 @@ fn a_settings_file_is_read_after_flags_and_the_environment() {
         &["run", "--config", "broken.toml"],
         "is not valid TOML",
     );
+}
+
+/// `--warmup 300ms` warms up for a time; run.json records the events it came to, so
+/// the folder verifies exactly and regenerates the same stream. A written stream needs
+/// a count.
+#[test]
+fn a_warmup_given_as_a_time_is_recorded_as_the_events_it_came_to() {
+    let tmp = TempDir::new().unwrap();
+    let out = run_ok(
+        &tmp,
+        "timed",
+        &["--events", "3000", "--warmup", "300ms", "--verify"],
+    );
+    let run = json(&out.join("run.json"));
+    assert_eq!(run["plan"]["warmup_s"], 0.3, "{run}");
+    let warmup = run["events"]["workload"]["warmup"].as_u64().unwrap();
+    assert!(warmup > 0, "{run}");
+    assert_eq!(run["measured_ops"], 3000);
+    let first_measured = op_rows(&out).iter().map(|op| op.seq).min().unwrap();
+    let load = run["events"]["workload"]["initial_orders"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(first_measured, load + warmup);
+    common::verify_ok(tmp.path(), &out);
+    assert_one_line_error(
+        tmp.path(),
+        &["generate", "--warmup", "10s", "-o", "x.jsonl"],
+        "needs its warm-up as a count of events",
+    );
+    assert_one_line_error(
+        tmp.path(),
+        &["run", "--warmup", "soon"],
+        "neither a count of events (20000) nor a time",
+    );
+}
+
+/// `--client-threads` is in the help of the commands that run work and no other (the
+/// old spelling before the subcommand still works); every default is shown one way.
+#[test]
+fn help_shows_each_flag_where_it_acts_and_each_default_one_way() {
+    let tmp = TempDir::new().unwrap();
+    let help = |args: &[&str]| {
+        let out = hatshop(tmp.path())
+            .args(args)
+            .arg("--help")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}");
+        common::text(&out.stdout)
+    };
+    for command in ["run", "sweep", "load"] {
+        assert!(help(&[command]).contains("--client-threads"), "{command}");
+    }
+    let commands = [
+        "generate",
+        "load",
+        "prepare",
+        "merge",
+        "verify",
+        "report",
+        "recover",
+        "compare",
+        "sweep",
+        "workloads",
+        "server",
+        "completions",
+        "man",
+    ];
+    for command in commands {
+        let text = help(&[command]);
+        if !["load", "sweep"].contains(&command) {
+            assert!(!text.contains("--client-threads"), "{command}: {text}");
+        }
+        assert!(!text.contains("(default"), "{command}: {text}");
+    }
+    let text = help(&["run"]);
+    assert!(!text.contains("(default"), "{text}");
+    assert!(text.contains("[default: the spec's count]"), "{text}");
+    for action in ["start", "logs"] {
+        assert!(!help(&["server", action]).contains("(default"), "{action}");
+    }
+    hatshop(tmp.path())
+        .args([
+            "--client-threads",
+            "1",
+            "run",
+            "--quiet",
+            "--db",
+            "null://",
+            "--events",
+            "10",
+        ])
+        .assert()
+        .success();
 }

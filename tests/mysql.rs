@@ -39,7 +39,7 @@ fn mysql_verifies_with_pool_1_4_8_names_the_server_and_shows_pool_waits_as_queue
             _ => {}
         }
         let store = &json(&out.join("run.json"))["database"]["store"];
-        assert_eq!(store["settings"]["pool"], pool);
+        assert_eq!(store["settings"]["connections"], pool);
         assert_eq!(store["name"], "mysql");
         assert!(
             store["server_version"]

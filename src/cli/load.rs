@@ -4,12 +4,12 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{StoreArgs, db_help, parse_duration};
+use super::{RuntimeArgs, StoreArgs, db_help, parse_duration};
 
 /// `hatshop load`'s flags: rows, batches, passes and the store they go to.
 #[derive(Debug, Args)]
 pub struct LoadArgs {
-    /// Database URL, as for `run` (default: a SQLite file in the result folder).
+    /// Store URL, as for `run` [default: a SQLite file in the result folder].
     #[arg(long, default_value = "sqlite://", env = "HATSHOP_DB", hide_env_values = true, long_help = db_help())]
     pub db: String,
     /// Preset sizes; flags given with it win. seed-002: 10 passes of 150,000 rows of
@@ -39,8 +39,8 @@ pub struct LoadArgs {
     /// Batches in flight at once.
     #[arg(short, long, value_name = "N", default_value_t = 1)]
     pub concurrency: usize,
-    /// Start a pass every DURATION, e.g. 10s (the seed's "150K every 10 seconds");
-    /// batches within a pass go back to back. Default: passes back to back.
+    /// Start a pass every DURATION, e.g. 10s (study 002's "150K every 10 seconds");
+    /// batches within a pass go back to back [default: passes back to back].
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub every: Option<std::time::Duration>,
     /// Passes of --rows new rows each [default: 1].
@@ -68,16 +68,18 @@ pub struct LoadArgs {
     /// Do not read the rows back after the load.
     #[arg(long)]
     pub no_verify: bool,
-    /// Where servers started by hatshop live, to watch them (default: $HATSHOP_HOME,
-    /// else ~/.local/share/hatshop).
+    /// Where servers started by hatshop live, to watch them [default: $HATSHOP_HOME,
+    /// else ~/.local/share/hatshop].
     #[arg(long, value_name = "DIR")]
     pub home: Option<PathBuf>,
     /// Drop tables (or a keyspace) of hatshop's names even if hatshop did not create them.
     #[arg(long)]
     pub recreate: bool,
-    /// Result folder (default: results/load-<store>-<time>).
+    /// Result folder [default: results/load-<store>-<time>].
     #[arg(short, long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
     #[command(flatten)]
     pub store: StoreArgs,
 }

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use clap::{Arg, ArgAction, ArgMatches, Args, Parser, Subcommand};
 
 use crate::cluster::ServerKind;
-use crate::db::{STORES, Setting, Value, schemes_where};
+use crate::db::{RENAMED_SETTINGS as RENAMED, STORES, Setting, Value, schemes_where};
 pub use load::LoadArgs;
 
 /// hatshop: one seeded stream of hat-shop order events and key-value operations,
@@ -21,15 +21,37 @@ pub use load::LoadArgs;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
-    /// Worker threads of hatshop's async runtime (default: one per core). With the
-    /// database on the same machine, 1 leaves it more CPU (see docs/peers.md).
-    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
-    pub client_threads: Option<u16>,
-    /// Settings used every time, a table per subcommand (default: ./hatshop.toml, when
-    /// there is one). A flag on the command line wins, then its environment variable,
-    /// then this file.
+    /// `--client-threads` before the subcommand, as it was once given: kept for old
+    /// scripts, shown only in the help of the commands that run work.
+    #[arg(long = "client-threads", id = "client_threads_before", hide = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub client_threads_before: Option<u16>,
+    /// Settings used every time, a table per subcommand. A flag on the command line
+    /// wins, then its environment variable, then this file [default: ./hatshop.toml,
+    /// when there is one].
     #[arg(long = "config", global = true, value_name = "FILE")]
     pub settings_file: Option<std::path::PathBuf>,
+}
+
+impl Cli {
+    /// Worker threads asked for the async runtime, by the commands that run work.
+    pub fn client_threads(&self) -> Option<u16> {
+        let of_command = match &self.command {
+            Command::Run(run) => run.runtime.client_threads,
+            Command::Sweep(sweep) => sweep.run.runtime.client_threads,
+            Command::Load(load) => load.runtime.client_threads,
+            _ => None,
+        };
+        of_command.or(self.client_threads_before)
+    }
+}
+
+/// How hatshop's own runtime is laid out, for the commands that run work.
+#[derive(Debug, Args, Clone)]
+pub struct RuntimeArgs {
+    /// Worker threads of hatshop's async runtime [default: one per core]. With the
+    /// database on the same machine, 1 leaves it more CPU (see docs/peers.md).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub client_threads: Option<u16>,
 }
 
 /// A parse error as one line, as every other error is: clap's first line, with its tip
@@ -96,7 +118,7 @@ pub enum Command {
 /// `hatshop server`: the data folder, and what to do.
 #[derive(Debug, Args)]
 pub struct ServerArgs {
-    /// Folder for server data and downloads (default: $HATSHOP_HOME, else ~/.local/share/hatshop).
+    /// Folder for server data and downloads [default: $HATSHOP_HOME, else ~/.local/share/hatshop].
     #[arg(long, global = true, value_name = "DIR")]
     pub home: Option<PathBuf>,
     #[command(subcommand)]
@@ -122,11 +144,11 @@ pub enum ServerAction {
         /// Cassandra version to fetch from Maven Central.
         #[arg(long)]
         version: Option<String>,
-        /// JVM heap per node: Cassandra (default 1g for one node, 512m in a ring),
-        /// Voldemort (default 256m).
+        /// JVM heap per node [default: Cassandra 1g for one node, 512m in a ring;
+        /// Voldemort 256m].
         #[arg(long)]
         heap: Option<String>,
-        /// Port to listen on (default: the usual one if free, else any free port).
+        /// Port to listen on [default: the usual one if free, else any free port].
         #[arg(long)]
         port: Option<u16>,
         /// Redis persistence: none, aof-everysec or aof-always.
@@ -141,7 +163,7 @@ pub enum ServerAction {
         #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_key_value)]
         config: Vec<(String, String)>,
         /// Voldemort: the source to build, a folder or .tar.gz of upstream's tree or its
-        /// git URL (default: the upstream archive hatshop carries, commit 99127eab3).
+        /// git URL [default: the upstream archive hatshop carries, commit 99127eab3].
         #[arg(long, value_name = "PATH|GIT-URL")]
         source: Option<String>,
     },
@@ -173,7 +195,7 @@ pub enum ServerAction {
     /// The end of a node's log.
     Logs {
         kind: ServerKind,
-        /// Which node (default 1).
+        /// Which node.
         #[arg(long, value_name = "K", default_value_t = 1)]
         node: usize,
         /// Lines to show.
@@ -186,7 +208,7 @@ pub enum ServerAction {
 #[derive(Debug, Args)]
 pub struct NodeArgs {
     pub kind: ServerKind,
-    /// Which node (1, 2, …; default 1).
+    /// Which node (1, 2, …).
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub node: usize,
 }
@@ -197,15 +219,16 @@ pub struct StreamArgs {
     /// Preset name (see `hatshop workloads`) or path of a TOML spec.
     #[arg(short, long, default_value = "hatshop-random")]
     pub workload: String,
-    /// Seed of the event stream (default: the spec's seed).
+    /// Seed of the event stream [default: the spec's seed].
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Number of measured events (default: the spec's count).
+    /// Number of measured events [default: the spec's count].
     #[arg(long)]
     pub events: Option<u64>,
-    /// Events applied after the initial load and before measuring, not recorded.
-    #[arg(long)]
-    pub warmup: Option<u64>,
+    /// Warm-up after the initial load, applied and not measured: a count of events
+    /// (20000) or a time (10s, 1m) [default: the spec's count].
+    #[arg(long, value_name = "EVENTS|TIME", value_parser = parse_warmup)]
+    pub warmup: Option<WarmupArg>,
     /// Orders created before anything is measured (the spec's initial_orders).
     #[arg(long, value_name = "N")]
     pub orders: Option<u64>,
@@ -245,7 +268,8 @@ pub struct RunArgs {
         help = format!("Database URL: {} (see --help); a sweep takes several", schemes_where(|_| true))
     )]
     pub db: Vec<String>,
-    /// Lanes running at once (default: the spec's, else the store's; see --help of each store).
+    /// Operations in flight at once, each in a lane of its own [default: the spec's, else
+    /// the store's; see --help of each store].
     #[arg(short, long)]
     pub concurrency: Option<usize>,
     /// Stop the measured phase (and a warm-up) after this many seconds (decimals allowed).
@@ -277,15 +301,15 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub ramp: Option<std::time::Duration>,
     /// Search for the highest --rate whose response time p99 stays under --p99-under:
-    /// one run per rate (--duration each, default 10 s), doubling from --rate (default
-    /// 1000), then halving the gap; sweep.csv and sweep.html draw the knee.
+    /// one run per rate (--duration each, 10 s if not given), doubling from --rate
+    /// (1000 if not given), then halving the gap; sweep.csv and sweep.html draw the knee.
     #[arg(long)]
     pub find_max: bool,
     /// The bound for --find-max, e.g. 10ms or 500us.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub p99_under: Option<std::time::Duration>,
     /// Share (0-1) of measured order updates sent to a lane other than their order's,
-    /// so two clients race on one order (default: the spec's `conflicts`, else 0).
+    /// so two lanes race on one order [default: the spec's `conflicts`, else 0].
     #[arg(long, value_name = "SHARE")]
     pub conflicts: Option<f64>,
     /// Read the server's own time of this share (0-1) of the measured operations and
@@ -312,11 +336,11 @@ pub struct RunArgs {
     /// of the spec's; they go to the server hatshop started that serves --db.
     #[arg(long, value_name = "FILE")]
     pub faults: Option<PathBuf>,
-    /// Where servers started by hatshop live, for --faults (default: $HATSHOP_HOME,
-    /// else ~/.local/share/hatshop).
+    /// Where servers started by hatshop live, for --faults [default: $HATSHOP_HOME,
+    /// else ~/.local/share/hatshop].
     #[arg(long, value_name = "DIR")]
     pub home: Option<PathBuf>,
-    /// Result folder (default: results/<run-id>).
+    /// Result folder [default: results/<run-id>].
     #[arg(short, long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Run N times, each on fresh tables, into repeat-1 … repeat-N of the result
@@ -336,8 +360,8 @@ pub struct RunArgs {
     /// Do not show progress: neither the bar on a terminal nor the plain lines elsewhere.
     #[arg(long)]
     pub quiet: bool,
-    /// The percentiles of the printed table, e.g. 50,90,99,99.9,99.999 (default: 50, 75,
-    /// 90, 95, 99, 99.9, 99.99); summary.json gets them beside its standard ladder.
+    /// The percentiles of the printed table, e.g. 50,90,99,99.9,99.999; summary.json
+    /// gets them beside its standard ladder [default: 50,75,90,95,99,99.9,99.99].
     #[arg(long, value_name = "P,P,…")]
     pub percentiles: Option<String>,
     /// Where standard error is not a terminal (a CI log, a file), a plain progress line
@@ -349,6 +373,8 @@ pub struct RunArgs {
     /// and the table to standard error.
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -417,6 +443,9 @@ impl clap::Args for StoreArgs {
                 Value::Choice(words) => arg.value_name(words.join("|")),
                 Value::Text(placeholder) => arg.value_name(placeholder),
             };
+            for (old, _) in RENAMED.iter().filter(|(_, new)| *new == setting.name) {
+                arg = arg.alias(old.replace('_', "-"));
+            }
             cmd = cmd.arg(arg);
         }
         cmd
@@ -491,14 +520,14 @@ pub struct ReportArgs {
 /// `hatshop sweep`: the settings varied, and the run each point makes.
 #[derive(Debug, Args)]
 pub struct SweepArgs {
-    /// The setting and its values: pool=1,2,4,8 · events=500,5000 · concurrency=1,4,16 ·
+    /// The setting and its values: connections=1,2,4,8 · events=500,5000 · concurrency=1,4,16 ·
     /// cl=ONE,QUORUM,ALL · nodes=1,2,3 (starts the cluster at each size: --db then names
     /// servers, e.g. --db cassandra --db galera) · rate=1000,2000,4000 (open loop: the
     /// knee shows as response time leaving service time) · value_size, warmup, seed,
     /// duration, conflicts, retries, or any store setting. Several --vary move in step.
     #[arg(long, value_name = "KEY=V1,V2,…", required = true, action = clap::ArgAction::Append)]
     pub vary: Vec<String>,
-    /// Everything a run takes (--repeat: runs per value); --out names the sweep folder (default results/sweep-<time>-<key>).
+    /// Everything a run takes (--repeat: runs per value); --out names the sweep folder [default: results/sweep-<time>-<key>].
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -523,6 +552,36 @@ fn parse_key_value(text: &str) -> Result<(String, String), String> {
 fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     humantime::parse_duration(text.trim())
         .map_err(|e| format!("'{text}' is not a duration like 10ms or 1s: {e}"))
+}
+
+/// `--warmup`: a count of events, or how long to warm up.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum WarmupArg {
+    /// This many events (`--warmup 20000`).
+    Events(u64),
+    /// Events until this long after the warm-up began (`--warmup 10s`).
+    Time(std::time::Duration),
+}
+
+impl std::str::FromStr for WarmupArg {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<WarmupArg, String> {
+        parse_warmup(text)
+    }
+}
+
+fn parse_warmup(text: &str) -> Result<WarmupArg, String> {
+    let text = text.trim();
+    if let Ok(events) = text.replace('_', "").parse::<u64>() {
+        return Ok(WarmupArg::Events(events));
+    }
+    match humantime::parse_duration(text) {
+        Ok(time) if !time.is_zero() => Ok(WarmupArg::Time(time)),
+        _ => Err(format!(
+            "'{text}' is neither a count of events (20000) nor a time (10s, 1m)"
+        )),
+    }
 }
 
 /// `--rate`: one rate, or FROM..TO for a ramp.
@@ -642,7 +701,8 @@ mod tests {
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
         assert!(given.contains(&("cl", "ONE")));
-        assert!(given.contains(&("pool", "3")));
+        // `--pool` is the old name of `--connections`.
+        assert!(given.contains(&("connections", "3")));
         assert!(given.contains(&("lwt", "true")));
         let help = Cli::command()
             .find_subcommand_mut("run")

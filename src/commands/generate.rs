@@ -5,7 +5,7 @@ use std::io::{BufWriter, Write};
 
 use anyhow::{Context, Result};
 
-use crate::cli::GenerateArgs;
+use crate::cli::{GenerateArgs, WarmupArg};
 use crate::config::resolve_spec;
 use crate::console::note;
 use crate::report::table::thousands;
@@ -13,6 +13,12 @@ use crate::workload::{Generator, write_events};
 
 /// Writes the stream to a JSON Lines file (or standard output), and its sha256.
 pub fn run(args: &GenerateArgs) -> Result<()> {
+    if let Some(WarmupArg::Time(time)) = args.stream.warmup {
+        anyhow::bail!(
+            "--warmup {}: a written stream needs its warm-up as a count of events; a time is for `hatshop run`",
+            humantime::format_duration(time)
+        );
+    }
     let spec = resolve_spec(&args.stream)?;
     let to_stdout = args.output.as_os_str() == "-";
     let mut out: Box<dyn Write> = if to_stdout {

@@ -33,7 +33,9 @@ pub use call_notes::{
 };
 pub use error::{DbError, ErrorKind};
 pub use ownership::Ownership;
-pub use settings::{Setting, Settings, Value};
+pub use settings::{
+    RENAMED as RENAMED_SETTINGS, Setting, Settings, Value, current_name as current_setting_name,
+};
 pub use stores::{StoreMeta, listed, schemes_where, store_meta};
 pub use url::{DbUrl, ServerAddress, shown as shown_url};
 

@@ -18,6 +18,18 @@ pub enum Value {
     Text(&'static str),
 }
 
+/// Settings given a new name, old → new: the old one is still read, from a URL, a flag
+/// or a sweep, for scripts written before.
+pub const RENAMED: &[(&str, &str)] = &[("pool", "connections")];
+
+/// A setting's name as the stores declare it today.
+pub fn current_name(name: &str) -> &str {
+    RENAMED
+        .iter()
+        .find(|(old, _)| *old == name)
+        .map_or(name, |(_, new)| new)
+}
+
 /// One setting a store takes.
 #[derive(Debug, Clone, Copy)]
 pub struct Setting {
@@ -80,6 +92,10 @@ impl Settings {
         declared: &'static [Setting],
         given: BTreeMap<String, String>,
     ) -> Result<Settings, String> {
+        let given: BTreeMap<String, String> = given
+            .into_iter()
+            .map(|(key, value)| (current_name(&key).to_string(), value))
+            .collect();
         for (key, value) in &given {
             let Some(setting) = declared.iter().find(|s| s.name == key) else {
                 let known: Vec<&str> = declared.iter().map(|s| s.name).collect();
@@ -157,7 +173,7 @@ mod tests {
 
     const DECLARED: &[Setting] = &[
         Setting {
-            name: "pool",
+            name: "connections",
             value: Value::Count { min: 1 },
             default: "4",
             help: "connections",
@@ -185,26 +201,27 @@ mod tests {
 
     #[test]
     fn values_are_checked_against_declarations() {
+        // `pool` is read as its new name.
         let s =
             Settings::checked("x", DECLARED, given(&[("pool", "8"), ("batch", "NONE")])).unwrap();
-        assert_eq!(s.count("pool"), 8);
+        assert_eq!(s.count("connections"), 8);
         assert_eq!(s.choice("batch"), "none");
         assert!(!s.switch("lwt"));
-        let err = Settings::checked("x", DECLARED, given(&[("pool", "0")])).unwrap_err();
-        assert_eq!(err, "x setting pool=0: expected at least 1");
+        let err = Settings::checked("x", DECLARED, given(&[("connections", "0")])).unwrap_err();
+        assert_eq!(err, "x setting connections=0: expected at least 1");
         let err = Settings::checked("x", DECLARED, given(&[("batch", "some")])).unwrap_err();
         assert!(err.contains("one of logged, unlogged, none"), "{err}");
         let err = Settings::checked("x", DECLARED, given(&[("rf", "2")])).unwrap_err();
         assert_eq!(
             err,
-            "unknown setting 'rf' for x:// (it takes: pool, batch, lwt)"
+            "unknown setting 'rf' for x:// (it takes: connections, batch, lwt)"
         );
     }
 
     #[test]
     fn defaults_fill_what_was_not_given() {
         let s = Settings::checked("x", DECLARED, BTreeMap::new()).unwrap();
-        assert_eq!(s.count("pool"), 4);
+        assert_eq!(s.count("connections"), 4);
         assert_eq!(s.choice("batch"), "logged");
         assert!(s.given().is_empty());
     }

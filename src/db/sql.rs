@@ -279,18 +279,18 @@ pub fn snapshot_from<R>(
     Ok(snapshot)
 }
 
-/// `pool`, as the pooled SQL stores declare it.
-pub const POOL: super::Setting = super::Setting {
-    name: "pool",
+/// `connections` (once `pool`), as the pooled SQL stores declare it.
+pub const CONNECTIONS: super::Setting = super::Setting {
+    name: "connections",
     value: super::Value::Count { min: 1 },
     default: "",
-    help: "connections in the pool (default: one per lane; lanes default to the pool, else 4)",
+    help: "connections to open [default: one per operation in flight (--concurrency), which defaults to this, else 4]",
 };
 
-/// The `pool` setting if given, else `otherwise` (at least 1).
-pub fn pool_or(settings: &super::Settings, otherwise: usize) -> usize {
+/// The `connections` setting if given, else `otherwise` (at least 1).
+pub fn connections_or(settings: &super::Settings, otherwise: usize) -> usize {
     settings
-        .given_text("pool")
+        .given_text("connections")
         .and_then(|p| p.parse().ok())
         .unwrap_or(otherwise)
         .max(1)

@@ -34,7 +34,7 @@ fn fact(out: &mut String, name: &str, value: &str) {
 fn what_ran(run: &LoadedRun) -> String {
     let r = &run.record;
     let mut out = String::from(r#"<table class="facts">"#);
-    for (name, value) in events_facts(&r.events) {
+    for (name, value) in events_facts(&r.events, r.plan.warmup_s) {
         fact(&mut out, name, &value);
     }
     fact(&mut out, "plan sha256", &plan_hash(r));
@@ -85,13 +85,14 @@ fn what_ran(run: &LoadedRun) -> String {
 }
 
 /// The workload and seed, or the events file.
-fn events_facts(events: &EventSource) -> Vec<(&'static str, String)> {
+fn events_facts(events: &EventSource, warmup_s: Option<f64>) -> Vec<(&'static str, String)> {
+    let timed = warmup_s.map_or(String::new(), |s| format!(" (for {s} s)"));
     match events {
         EventSource::Generated { workload } => vec![
             (
                 "workload",
                 format!(
-                    "{} ({}): {} initial orders, {} warm-up, {} measured events, {} keys",
+                    "{} ({}): {} initial orders, {} warm-up{timed}, {} measured events, {} keys",
                     escape(&workload.name),
                     escape(&workload.description),
                     thousands(workload.initial_orders),

@@ -204,6 +204,9 @@ pub struct PlanRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ramp_s: Option<f64>,
     pub max_duration_s: Option<f64>,
+    /// `--warmup` as a time; the events it came to are the workload's `warmup`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_s: Option<f64>,
     #[serde(default)]
     pub connect_timeout_s: f64,
     #[serde(default)]

@@ -2,13 +2,14 @@
 //! start of measuring: written once by the source, read by the lanes and the fault
 //! player.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 /// When phases began, shared by the lanes and the source.
 #[derive(Default)]
 pub struct PhaseClock {
-    pub warmup: OnceLock<Instant>,
+    /// Shared with a warm-up given as a time, which ends that long after it.
+    pub warmup: Arc<OnceLock<Instant>>,
     pub measure: OnceLock<Instant>,
     /// The client's (and watched servers') CPU counters when measuring began.
     pub measure_cpu: OnceLock<crate::client_cost::CpuSnapshot>,

@@ -60,8 +60,38 @@ impl Generator {
         }
     }
 
+    /// Events before the first warm-up event: the initial orders and records.
+    fn load_events(&self) -> u64 {
+        self.spec.initial_orders + self.spec.initial_records
+    }
+
+    /// Keeps the warm-up going until [`Generator::end_warmup`], whatever the spec's count.
+    pub fn open_warmup(&mut self) {
+        self.spec.warmup = u64::MAX / 4;
+    }
+
+    /// Whether the next event is a warm-up event.
+    pub fn in_warmup(&self) -> bool {
+        self.phase_of(self.seq) == Phase::Warmup
+    }
+
+    /// Warm-up events given out so far.
+    pub fn warmup_given(&self) -> u64 {
+        self.seq
+            .saturating_sub(self.load_events())
+            .min(self.spec.warmup)
+    }
+
+    /// Ends the warm-up here: the next event is the first measured one. The stream is
+    /// then the one a spec whose warm-up had this count gives, event for event, since
+    /// an event's phase only labels it (loading aside). Returns that count.
+    pub fn end_warmup(&mut self) -> u64 {
+        self.spec.warmup = self.warmup_given();
+        self.spec.warmup
+    }
+
     fn phase_of(&self, seq: u64) -> Phase {
-        let load = self.spec.initial_orders + self.spec.initial_records;
+        let load = self.load_events();
         if seq < load {
             Phase::Load
         } else if seq < load + self.spec.warmup {

@@ -16,6 +16,7 @@ mod rng;
 mod source;
 mod spec;
 pub mod state;
+mod timed_warmup;
 
 pub use book::{FillStates, OrderBook, lacks_state};
 pub use domain::{
@@ -31,6 +32,7 @@ pub use presets::{all as presets, find as preset};
 pub use rng::splitmix64;
 pub use source::{EventSource, EventsFileInfo};
 pub use spec::{ItemsPerOrder, Mix, SpecError, WorkloadSpec};
+pub use timed_warmup::{TimedWarmup, WarmupCount};
 
 /// The version of the event stream: what the generator, the catalogues, the state hash,
 /// key texts and value bytes make of a spec and seed. A change to any of them is a new

@@ -40,7 +40,7 @@ use crate::runner::{
     StopReason, StopSignal,
 };
 use crate::stats::{Summary, SummaryOf};
-use crate::workload::EventSource;
+use crate::workload::{EventSource, TimedWarmup};
 
 /// Exit code of a run stopped by a signal, as shells expect.
 pub const EXIT_INTERRUPTED: u8 = interrupt::EXIT_CODE as u8;
@@ -265,7 +265,6 @@ async fn measure(
             config.out_dir.display()
         );
     }
-    let stream = open_stream(&config.source)?;
     let serving = serving_server(config);
     let phases = Arc::new(PhaseClock {
         server_pids: serving
@@ -274,6 +273,13 @@ async fn measure(
             .collect(),
         ..PhaseClock::default()
     });
+    let (stream, timed_warmup) = match (&config.source, config.warmup_time) {
+        (EventSource::Generated { workload }, Some(length)) => {
+            let (stream, count) = TimedWarmup::new(workload, length, phases.warmup.clone());
+            (Box::new(stream.map(Ok)) as runner::EventStream, Some(count))
+        }
+        _ => (open_stream(&config.source)?, None),
+    };
     let (run_over, over) = tokio::sync::watch::channel(false);
     let observer = crate::observe::Observer::start(serving, over.clone());
     let faults = timeline
@@ -293,6 +299,10 @@ async fn measure(
     )
     .await;
     run_over.send_replace(true);
+    // The stream is gone with the runner: a timed warm-up's count is final.
+    if let (Some(count), EventSource::Generated { workload }) = (timed_warmup, &mut record.events) {
+        workload.warmup = count.get();
+    }
     if let Some(faults) = faults {
         record.faults = faults.await.unwrap_or_default();
     }

@@ -80,6 +80,7 @@ pub(super) fn initial_record(
                 _ => None,
             },
             max_duration_s: plan.max_duration.map(|d| d.as_secs_f64()),
+            warmup_s: config.warmup_time.map(|d| d.as_secs_f64()),
             connect_timeout_s: config.connect_timeout.as_secs_f64(),
             op_timeout_s: plan.op_timeout.as_secs_f64(),
             retries: plan.retries,

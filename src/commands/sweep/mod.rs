@@ -76,7 +76,7 @@ impl Steps {
 /// `KEY=V1,V2,…`.
 fn parse_vary(text: &str) -> Result<(String, Vec<String>)> {
     let Some((key, values)) = text.split_once('=') else {
-        bail!("--vary {text}: expected KEY=V1,V2,… (e.g. pool=1,2,4)");
+        bail!("--vary {text}: expected KEY=V1,V2,… (e.g. connections=1,2,4)");
     };
     let values: Vec<String> = values
         .split(',')
@@ -85,7 +85,7 @@ fn parse_vary(text: &str) -> Result<(String, Vec<String>)> {
         .map(String::from)
         .collect();
     if key.trim().is_empty() || values.is_empty() {
-        bail!("--vary {text}: expected KEY=V1,V2,… (e.g. pool=1,2,4)");
+        bail!("--vary {text}: expected KEY=V1,V2,… (e.g. connections=1,2,4)");
     }
     Ok((key.trim().replace('-', "_"), values))
 }
@@ -102,13 +102,19 @@ const RUN_KEYS: &str = "nodes, events, warmup, seed, concurrency, duration, rate
 /// Sets `key` to `value` in a run's arguments: a run flag, or a store setting (which a
 /// database that does not take it runs without: `rf` varies Cassandra beside Galera).
 fn apply(args: &mut RunArgs, key: &str, value: &str, store: &StoreMeta) -> Result<()> {
+    let setting = crate::db::current_setting_name(key);
     match key {
         // The server's size: the sweep starts it, the run only uses it.
         "nodes" => {
             number::<usize>(key, value)?;
         }
         "events" => args.stream.events = Some(number(key, value)?),
-        "warmup" => args.stream.warmup = Some(number(key, value)?),
+        "warmup" => {
+            let warmup = value
+                .parse()
+                .map_err(|e| anyhow::anyhow!("--vary {key}: {e}"))?;
+            args.stream.warmup = Some(warmup);
+        }
         "seed" => args.stream.seed = Some(number(key, value)?),
         "records" => args.stream.records = Some(number(key, value)?),
         "orders" => args.stream.orders = Some(number(key, value)?),
@@ -118,10 +124,12 @@ fn apply(args: &mut RunArgs, key: &str, value: &str, store: &StoreMeta) -> Resul
         "conflicts" => args.conflicts = Some(number(key, value)?),
         "retries" => args.retries = number(key, value)?,
         "rate" => args.rate = Some(crate::cli::RateArg::fixed(number(key, value)?)),
-        _ if all_settings().iter().any(|(s, _)| s.name == key) => {
-            if store.takes(key) {
-                args.store.given.retain(|(k, _)| k != key);
-                args.store.given.push((key.to_string(), value.to_string()));
+        _ if all_settings().iter().any(|(s, _)| s.name == setting) => {
+            if store.takes(setting) {
+                args.store.given.retain(|(k, _)| k != setting);
+                args.store
+                    .given
+                    .push((setting.to_string(), value.to_string()));
             }
         }
         _ => {
@@ -240,6 +248,7 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
 /// run without it, and say so.
 fn check_varied_settings(steps: &Steps, targets: &[Target]) -> Result<()> {
     for key in &steps.keys {
+        let key = crate::db::current_setting_name(key);
         if !all_settings().iter().any(|(s, _)| s.name == key) {
             continue;
         }

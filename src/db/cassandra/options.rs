@@ -41,13 +41,13 @@ pub const SETTINGS: &[Setting] = &[
         name: "read_cl",
         value: Value::Choice(LEVELS),
         default: "",
-        help: "consistency level of reads (default: --cl)",
+        help: "consistency level of reads [default: --cl]",
     },
     Setting {
         name: "write_cl",
         value: Value::Choice(LEVELS),
         default: "",
-        help: "consistency level of writes (default: --cl)",
+        help: "consistency level of writes [default: --cl]",
     },
     Setting {
         name: "schema",

@@ -20,7 +20,7 @@ impl StoreKind for MysqlStore {
     const SCHEME: &'static str = "mysql";
     const ALIASES: &'static [&'static str] = &["mariadb"];
     const ABOUT: &'static str = "MySQL or MariaDB (what the server says it is goes in run.json)";
-    const EXAMPLE: &'static str = "mysql://root@127.0.0.1:3306/hatshop?pool=4";
+    const EXAMPLE: &'static str = "mysql://root@127.0.0.1:3306/hatshop?connections=4";
     const SERVER_TIME: Option<crate::db::ServerTime> = Some(crate::db::ServerTime {
         product: "MariaDB/MySQL",
         source: "MariaDB performance_schema.events_statements_history (the sampled operations' statements)",
@@ -33,7 +33,7 @@ impl StoreKind for MysqlStore {
              server time than client time.",
     });
     const SETTINGS: &'static [Setting] = &[
-        crate::db::sql::POOL,
+        crate::db::sql::CONNECTIONS,
         Setting {
             name: "route",
             value: Value::Choice(&["round-robin", "first", "random"]),
@@ -62,7 +62,7 @@ impl StoreKind for MysqlStore {
 
     /// One lane per pooled connection: the seed's pool of 4.
     fn default_concurrency(settings: &Settings) -> usize {
-        crate::db::sql::pool_or(settings, 4)
+        crate::db::sql::connections_or(settings, 4)
     }
 
     /// sysbench's `sbtest` shape holds values of at most 120 bytes.
@@ -74,7 +74,7 @@ impl StoreKind for MysqlStore {
     }
 
     async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<Self, DbError> {
-        let pool_size = crate::db::sql::pool_or(&options.settings, options.concurrency);
+        let pool_size = crate::db::sql::connections_or(&options.settings, options.concurrency);
         let address = url
             .address(3306)
             .map_err(|e| DbError::new(ErrorKind::Connection, e))?;

@@ -531,8 +531,8 @@ impl Store for MysqlStore {
     fn facts(&self) -> StoreFacts {
         let hosts: Vec<&str> = self.pools.iter().map(|(h, _)| h.as_str()).collect();
         let mut settings = BTreeMap::from([
-            // Connections per host (the pool of each host is this size).
-            ("pool".to_string(), self.conns[0].len().to_string()),
+            // Connections per host.
+            ("connections".to_string(), self.conns[0].len().to_string()),
             ("engine".to_string(), "InnoDB".to_string()),
             ("isolation".to_string(), "server default".to_string()),
             ("hosts".to_string(), hosts.join(",")),

@@ -106,8 +106,8 @@ impl StoreKind for PostgresStore {
     const SCHEME: &'static str = "postgres";
     const ALIASES: &'static [&'static str] = &["postgresql"];
     const ABOUT: &'static str = "PostgreSQL";
-    const EXAMPLE: &'static str = "postgres://postgres@127.0.0.1:5432/hatshop?pool=4";
-    const SETTINGS: &'static [Setting] = &[super::sql::POOL];
+    const EXAMPLE: &'static str = "postgres://postgres@127.0.0.1:5432/hatshop?connections=4";
+    const SETTINGS: &'static [Setting] = &[super::sql::CONNECTIONS];
     const SERVER_TIME: Option<crate::db::ServerTime> = Some(crate::db::ServerTime {
         product: "PostgreSQL",
         source: "pg_stat_statements (totals of every statement of the run, load and warm-up included)",
@@ -120,11 +120,11 @@ impl StoreKind for PostgresStore {
     });
 
     fn default_concurrency(settings: &Settings) -> usize {
-        super::sql::pool_or(settings, 4)
+        super::sql::connections_or(settings, 4)
     }
 
     async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<Self, DbError> {
-        let pool = super::sql::pool_or(&options.settings, options.concurrency);
+        let pool = super::sql::connections_or(&options.settings, options.concurrency);
         let address = url
             .address(5432)
             .map_err(|e| DbError::new(ErrorKind::Connection, e))?;
@@ -541,7 +541,7 @@ impl Store for PostgresStore {
             name: Self::SCHEME.into(),
             server_version: self.version.clone(),
             settings: BTreeMap::from([
-                ("pool".to_string(), self.connections.len().to_string()),
+                ("connections".to_string(), self.connections.len().to_string()),
                 (
                     "isolation".to_string(),
                     "read committed (server default)".to_string(),
