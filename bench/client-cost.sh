@@ -31,7 +31,7 @@ measure() {
 total=$((events + 500)) # hatshop-random loads 500 orders first
 printf '%-34s %12s %8s %8s %10s %10s %9s\n' "what" "ops" "wall s" "cpu s" "ops/s" "cpu µs/op" "peak MB"
 measure "generate (JSON Lines + sha256)" "$total" \
-  "$bin" generate --events "$events" -o "$tmp/events.jsonl"
+  "$bin" generate --events "$events" "$tmp/events.jsonl"
 measure "run null://, 1 lane, op log" "$total" \
   "$bin" run --quiet --db null:// --events "$events" --out "$tmp/null-log"
 measure "run null://, 1 lane, no op log" "$total" \

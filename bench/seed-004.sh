@@ -53,5 +53,5 @@ for size in $sizes; do
 done
 
 stage "compare"
-"$hatshop" compare "${runs[@]}" -o "$out/compare.html"
+"$hatshop" compare "${runs[@]}" -o "$out"
 stage "done"

@@ -83,24 +83,16 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Recover(args) => {
             commands::recover::run(&args.result_dir).map(|()| ExitCode::SUCCESS)
         }
-        Command::Compare(args) => {
-            let runs = args
-                .result_dirs
-                .iter()
-                .map(|dir| report::load::LoadedRun::load_checked(dir))
-                .collect::<Result<Vec<_>>>()?;
-            console::out(&report::compare::terminal(&runs));
-            files::write_atomic(&args.output, report::compare::html(&runs).as_bytes())?;
-            say!("page: {}", args.output.display());
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Compare(args) => commands::compare::run(args).map(|()| ExitCode::SUCCESS),
         Command::Sweep(args) => commands::sweep::run(args).await,
         Command::Workloads(args) => commands::workloads::run(args).map(|()| ExitCode::SUCCESS),
         Command::Server(args) => commands::server::run(args).map(|()| ExitCode::SUCCESS),
         Command::Completions { shell } => {
             commands::shell_and_man::completions(*shell).map(|()| ExitCode::SUCCESS)
         }
-        Command::Man => commands::shell_and_man::man().map(|()| ExitCode::SUCCESS),
+        Command::Man { command, out } => {
+            commands::shell_and_man::man(command, out.as_deref()).map(|()| ExitCode::SUCCESS)
+        }
     }
 }
 

@@ -22,7 +22,7 @@ fn generate_is_byte_identical_for_a_seed_and_differs_across_seeds() {
     let tmp = TempDir::new().unwrap();
     for (name, seed) in [("a.jsonl", "7"), ("b.jsonl", "7"), ("c.jsonl", "8")] {
         hatshop(tmp.path())
-            .args(["generate", "--events", "3000", "--seed", seed, "-o", name])
+            .args(["generate", "--events", "3000", "--seed", seed, name])
             .assert()
             .success()
             .stderr(predicate::str::contains("wrote 3,500 events"));
@@ -149,7 +149,7 @@ fn orders_keep_their_event_order_under_sixteen_lanes() {
 fn a_replayed_events_file_matches_the_generated_run() {
     let tmp = TempDir::new().unwrap();
     hatshop(tmp.path())
-        .args(["generate", "--events", "2000", "-o", "events.jsonl"])
+        .args(["generate", "--events", "2000", "events.jsonl"])
         .assert()
         .success();
     let replay = run_ok(
@@ -700,6 +700,28 @@ fn completions_and_the_man_page_know_every_subcommand() {
     let man = common::text(&man.stdout);
     assert!(man.contains(".TH hatshop 1"), "{man}");
     assert!(man.contains("workbench"), "{man}");
+    let run = hatshop(tmp.path()).args(["man", "run"]).output().unwrap();
+    let run = common::text(&run.stdout);
+    assert!(run.contains(".TH hatshop-run 1"), "{run}");
+    assert!(run.contains("warmup"), "{run}");
+    let start = hatshop(tmp.path())
+        .args(["man", "server", "start"])
+        .output()
+        .unwrap();
+    assert!(common::text(&start.stdout).contains("persistence"));
+    hatshop(tmp.path())
+        .args(["man", "-o", "pages"])
+        .assert()
+        .success();
+    for page in [
+        "hatshop.1",
+        "hatshop-run.1",
+        "hatshop-server-start.1",
+        "hatshop-verify.1",
+    ] {
+        assert!(tmp.path().join("pages").join(page).is_file(), "{page}");
+    }
+    assert_one_line_error(tmp.path(), &["man", "fly"], "not a command of hatshop");
     assert_one_line_error(tmp.path(), &["completions", "tcsh"], "invalid value 'tcsh'");
 }
 
@@ -961,4 +983,44 @@ fn help_shows_each_flag_where_it_acts_and_each_default_one_way() {
         ])
         .assert()
         .success();
+}
+
+/// `-o` names a folder everywhere: a run's, compare's (compare.html inside), the man
+/// pages'. The old file forms still work: `generate -o FILE`, `compare -o x.html`.
+#[test]
+fn o_is_a_folder_for_every_command() {
+    let tmp = TempDir::new().unwrap();
+    let a = run_ok(&tmp, "a", &["--db", "null://", "--events", "500"]);
+    let b = run_ok(&tmp, "b", &["--db", "null://", "--events", "500"]);
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    hatshop(tmp.path())
+        .args(["compare", a, b, "-o", "side-by-side"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("side-by-side/compare.html"));
+    assert!(tmp.path().join("side-by-side/compare.html").is_file());
+    hatshop(tmp.path())
+        .args(["compare", a, b, "--output", "old.html"])
+        .assert()
+        .success();
+    assert!(tmp.path().join("old.html").is_file());
+    hatshop(tmp.path())
+        .args(["generate", "--events", "10", "-o", "old.jsonl"])
+        .assert()
+        .success();
+    assert!(tmp.path().join("old.jsonl").is_file());
+    for command in ["run", "load", "merge", "compare", "man", "sweep"] {
+        let out = hatshop(tmp.path())
+            .args([command, "--help"])
+            .output()
+            .unwrap();
+        let help = common::text(&out.stdout);
+        assert!(help.contains("-o, --out <DIR>"), "{command}: {help}");
+    }
+    let out = hatshop(tmp.path())
+        .args(["generate", "--help"])
+        .output()
+        .unwrap();
+    assert!(!common::text(&out.stdout).contains("-o,"));
+    assert_one_line_error(tmp.path(), &["generate"], "FILE");
 }

@@ -60,11 +60,21 @@ pub struct RuntimeArgs {
 pub fn usage_error_line(rendered: &str) -> String {
     let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
     let first = lines.next().unwrap_or("error: bad command line");
-    let tips: Vec<&str> = lines
-        .take_while(|l| !l.starts_with("Usage:"))
+    let body: Vec<&str> = lines.take_while(|l| !l.starts_with("Usage:")).collect();
+    let tips: Vec<&str> = body
+        .iter()
         .filter_map(|l| l.strip_prefix("tip: "))
         .collect();
     let mut line = first.to_string();
+    // "the following required arguments were not provided:" names them below.
+    if first.ends_with(':') {
+        let named: Vec<&str> = body
+            .iter()
+            .copied()
+            .filter(|l| !l.starts_with("tip: "))
+            .collect();
+        line = format!("{} {}", line, named.join(", "));
+    }
     if !tips.is_empty() {
         line.push_str(&format!(" ({})", tips.join("; ")));
     }
@@ -111,8 +121,17 @@ pub enum Command {
         /// bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
     },
-    /// Print the man page (e.g. `hatshop man > hatshop.1; man ./hatshop.1`).
-    Man,
+    /// Print a man page: hatshop(1), or a command's (`hatshop man run`, `hatshop man
+    /// server start`); `--out DIR` writes them all (e.g. `hatshop man -o
+    /// /usr/local/share/man/man1`).
+    Man {
+        /// The command whose page to print.
+        #[arg(value_name = "COMMAND")]
+        command: Vec<String>,
+        /// Write every page, hatshop.1 and hatshop-<command>.1, into this folder.
+        #[arg(short, long, value_name = "DIR", conflicts_with = "command")]
+        out: Option<PathBuf>,
+    },
 }
 
 /// `hatshop server`: the data folder, and what to do.
@@ -461,9 +480,23 @@ impl clap::Args for StoreArgs {
 pub struct GenerateArgs {
     #[command(flatten)]
     pub stream: StreamArgs,
-    /// Output file, or - for standard output.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: PathBuf,
+    /// The events file to write (JSON Lines, for `run --events-file`), or - for standard
+    /// output.
+    #[arg(value_name = "FILE", required_unless_present = "output")]
+    pub file: Option<PathBuf>,
+    /// The file, as it was once given (`-o FILE`); `-o` is a folder everywhere else.
+    #[arg(short, long, value_name = "FILE", hide = true, conflicts_with = "file")]
+    pub output: Option<PathBuf>,
+}
+
+impl GenerateArgs {
+    /// The file to write, however it was given.
+    pub fn target(&self) -> &std::path::Path {
+        self.file
+            .as_deref()
+            .or(self.output.as_deref())
+            .expect("clap requires one")
+    }
 }
 
 /// `hatshop verify`: the result folder, and how to reach its database again.
@@ -627,9 +660,21 @@ pub struct CompareArgs {
     /// Result folders; the first is the baseline.
     #[arg(required = true, num_args = 2..)]
     pub result_dirs: Vec<PathBuf>,
-    /// Where to write the HTML page.
-    #[arg(short, long, default_value = "compare.html")]
-    pub output: PathBuf,
+    /// The folder compare.html goes into [default: the current folder]. (A name ending
+    /// in .html is still read as the page's own file, as `--output` was.)
+    #[arg(short, long, alias = "output", value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+impl CompareArgs {
+    /// The page to write: compare.html in `--out`, or the file an older `-o x.html` names.
+    pub fn page(&self) -> PathBuf {
+        match &self.out {
+            None => PathBuf::from("compare.html"),
+            Some(file) if file.extension().is_some_and(|e| e == "html") => file.clone(),
+            Some(dir) => dir.join("compare.html"),
+        }
+    }
 }
 
 /// `hatshop workloads`: list the presets, or show one.

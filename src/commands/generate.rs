@@ -20,16 +20,17 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
         );
     }
     let spec = resolve_spec(&args.stream)?;
-    let to_stdout = args.output.as_os_str() == "-";
+    let target = args.target();
+    let to_stdout = target.as_os_str() == "-";
     let mut out: Box<dyn Write> = if to_stdout {
         Box::new(BufWriter::with_capacity(1 << 20, std::io::stdout().lock()))
     } else {
-        let file = File::create(&args.output)
-            .with_context(|| format!("cannot create {}", args.output.display()))?;
+        let file =
+            File::create(target).with_context(|| format!("cannot create {}", target.display()))?;
         Box::new(BufWriter::with_capacity(1 << 20, file))
     };
     let (count, sha) = write_events(Generator::new(&spec), &mut out)
-        .with_context(|| format!("cannot write {}", args.output.display()))?;
+        .with_context(|| format!("cannot write {}", target.display()))?;
     note!(
         "wrote {} events of '{}' (seed {}) to {}\nsha256 {sha}",
         thousands(count),
@@ -38,7 +39,7 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
         if to_stdout {
             "standard output".to_string()
         } else {
-            args.output.display().to_string()
+            target.display().to_string()
         }
     );
     Ok(())

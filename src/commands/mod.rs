@@ -1,5 +1,6 @@
 //! One file per subcommand: each wires the modules together for its job.
 
+pub mod compare;
 pub mod find_max;
 pub mod generate;
 pub mod load;
