@@ -57,7 +57,7 @@ trap '"$hatshop" server stop --all || true' EXIT
 # load test sends seed 002's 10,000-row batches (3 MB by Cassandra's count).
 "$hatshop" server start cassandra --set batch_size_fail_threshold=4MiB >target/cassandra-url.txt 2>target/cassandra-start.log &
 cassandra_pid=$!
-HATSHOP_TEST_MYSQL=$("$hatshop" server start mysql)
+HATSHOP_TEST_MYSQL=$("$hatshop" server start mariadb)
 HATSHOP_TEST_POSTGRES=$("$hatshop" server start postgres)
 HATSHOP_TEST_REDIS=$("$hatshop" server start redis)
 # Built from the upstream archive hatshop carries (javac, jars from Maven Central).

@@ -57,8 +57,8 @@ step "starting Cassandra and MariaDB (hatshop server start, HATSHOP_HOME=$HATSHO
 server_pid() { "$bin" server start "$1" 2>&1 | sed -n 's/.*(pid \([0-9]*\)).*/\1/p' | head -1; }
 cassandra_pid=$(server_pid cassandra)
 [ -n "$cassandra_pid" ] || { echo "race: Cassandra did not start (hatshop server start cassandra)" >&2; exit 1; }
-mysql_pid=$(server_pid mysql)
-[ -n "$mysql_pid" ] || { echo "race: MariaDB did not start (hatshop server start mysql)" >&2; exit 1; }
+mysql_pid=$(server_pid mariadb)
+[ -n "$mysql_pid" ] || { echo "race: MariaDB did not start (hatshop server start mariadb)" >&2; exit 1; }
 cql_host=127.0.0.11
 cql_url="cassandra://$cql_host:9042/hatshop?cl=ONE"
 # sysbench's sbtest shape: INT id, indexed INT k, the value in c, a 60-character pad.

@@ -67,7 +67,7 @@ macro_rules! note {
 
 pub(crate) use {note, say};
 
-/// `n` and its noun, plural unless `n` is 1: "1 lane", "4 lanes".
+/// `n` and its noun, plural unless `n` is 1: "1 repeat", "4 repeats".
 pub fn counted(n: impl Into<u64>, noun: &str) -> String {
     let n = n.into();
     if n == 1 {

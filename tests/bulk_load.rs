@@ -1,4 +1,4 @@
-//! `hatshop load` (seed 002's bulk load) on SQLite here, and on the real servers
+//! `hatshop load` (study 002's bulk load) on SQLite here, and on the real servers
 //! `./test.sh` starts (their URLs in HATSHOP_TEST_*; a missing one fails the test).
 //! Each store's tests take its lock: they share its tables.
 
@@ -137,7 +137,7 @@ fn bad_load_flags_are_one_line_each() {
         ),
         (
             vec!["load", "--preset", "seed-003"],
-            "no load preset seed-003: the one preset is seed-002",
+            "no load preset seed-003: the one preset is study-002",
         ),
         (
             vec!["load", "--every", "0s"],

@@ -40,7 +40,7 @@ fn a_small_run_logs_every_op_and_verifies_exactly() {
     assert_eq!(
         reader.headers().unwrap().iter().collect::<Vec<_>>(),
         [
-            "test_id",
+            "run_id",
             "database",
             "event_type",
             "seq",
@@ -1023,4 +1023,46 @@ fn o_is_a_folder_for_every_command() {
         .unwrap();
     assert!(!common::text(&out.stdout).contains("-o,"));
     assert_one_line_error(tmp.path(), &["generate"], "FILE");
+}
+
+/// Every spelling the glossary lists as changed still works, for one more release.
+#[test]
+fn the_names_that_changed_still_work() {
+    let tmp = TempDir::new().unwrap();
+    // `--pool` and `?pool=` are read as `connections` (checked before connecting).
+    assert_one_line_error(
+        tmp.path(),
+        &["run", "--db", "mysql://root@127.0.0.1:1/x", "--pool", "0"],
+        "mysql setting connections=0",
+    );
+    assert_one_line_error(
+        tmp.path(),
+        &["run", "--db", "mysql://root@127.0.0.1:1/x?pool=0"],
+        "mysql setting connections=0",
+    );
+    // `server … mysql` is MariaDB's server.
+    hatshop(tmp.path())
+        .env("HATSHOP_HOME", tmp.path().join("home"))
+        .args(["server", "stop", "mysql"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("mariadb: not running"));
+    // `--preset seed-002` is study 002's load.
+    hatshop(tmp.path())
+        .args([
+            "load", "--preset", "seed-002", "--rows", "100", "--repeat", "1", "-o", "load",
+        ])
+        .assert()
+        .success();
+    let glossary =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/glossary.md"))
+            .unwrap();
+    for old in [
+        "`--pool`",
+        "`hatshop server start mysql`",
+        "`--preset seed-002`",
+        "`test_id`",
+    ] {
+        assert!(glossary.contains(old), "{old}");
+    }
 }

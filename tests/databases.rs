@@ -92,7 +92,7 @@ fn server_lifecycle_start_status_restart_stop() {
     }
     let status = text(&server(home, &["status"]).stdout);
     assert!(
-        status.contains("mysql") && status.contains("redis"),
+        status.contains("mariadb") && status.contains("redis"),
         "{status}"
     );
     // One line per server says it runs (node lines follow, indented).
@@ -108,7 +108,7 @@ fn server_lifecycle_start_status_restart_stop() {
     assert_eq!(nodes_up, 2, "{status}");
     let stopped = text(&server(home, &["stop", "--all"]).stdout);
     assert!(
-        stopped.contains("mysql: stopped") && stopped.contains("redis: stopped"),
+        stopped.contains("mariadb: stopped") && stopped.contains("redis: stopped"),
         "{stopped}"
     );
     let status = text(&server(home, &["status"]).stdout);

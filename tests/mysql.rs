@@ -2,7 +2,7 @@
 //! in both table shapes, prepares that do not grow, polite goodbyes, passwords that
 //! never leak, shards. PostgreSQL's and Redis's are in tests/databases.rs.
 //!
-//! These need a live server: `./test.sh` starts it with `hatshop server start mysql`
+//! These need a live server: `./test.sh` starts it with `hatshop server start mariadb`
 //! and passes its URL in HATSHOP_TEST_MYSQL; without it a test fails, it never skips.
 //! The tests take one lock: they share the tables.
 

@@ -121,8 +121,8 @@ fn verify_brings_the_folders_page_up_to_date() {
         .stdout(predicates::str::contains("report: "));
     let page = page();
     assert!(!page.contains("not verified"));
-    // One lane is said as one.
-    assert!(page.contains("1 lane, closed loop"), "{page}");
+    // What runs at once is said in one word, the flag's (not "1 lanes").
+    assert!(page.contains("concurrency 1, closed loop"), "{page}");
     assert!(page.contains(r#"<span class="ok">exact</span>"#), "{page}");
 }
 

@@ -1,4 +1,4 @@
-//! `hatshop load`'s flags (seed 002's bulk load).
+//! `hatshop load`'s flags (study 002's bulk load).
 
 use std::path::PathBuf;
 
@@ -12,7 +12,7 @@ pub struct LoadArgs {
     /// Store URL, as for `run` [default: a SQLite file in the result folder].
     #[arg(long, default_value = "sqlite://", env = "HATSHOP_DB", hide_env_values = true, long_help = db_help())]
     pub db: String,
-    /// Preset sizes; flags given with it win. seed-002: 10 passes of 150,000 rows of
+    /// Preset sizes; flags given with it win. study-002: 10 passes of 150,000 rows of
     /// three 64-byte values, in batches of 10,000, one pass every 10 s.
     #[arg(long)]
     pub preset: Option<String>,

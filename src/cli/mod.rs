@@ -94,7 +94,7 @@ pub enum Command {
     #[command(allow_negative_numbers = true)]
     Generate(GenerateArgs),
     /// Bulk load: rows of a few values in batches of a given size, each batch timed and
-    /// the server watched (seed 002: `hatshop load --preset seed-002`).
+    /// the server watched (study 002: `hatshop load --preset study-002`).
     #[command(allow_negative_numbers = true)]
     Load(LoadArgs),
     /// Make hatshop's tables empty and ready, for the shards of a run (`run --shard`).

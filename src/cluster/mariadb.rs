@@ -21,8 +21,10 @@ const HOST: &str = "127.0.0.1";
 pub struct Mariadb;
 
 impl LocalServer for Mariadb {
-    const NAME: &'static str = "mysql";
-    const ALIASES: &'static [&'static str] = &["mariadb"];
+    const NAME: &'static str = "mariadb";
+    const ALIASES: &'static [&'static str] = &["mysql"];
+    // Its first name: servers started before the rename are found where they are.
+    const FOLDER: &'static str = "mysql";
     const ABOUT: &'static str = "MariaDB from Debian's mariadb-server (one server)";
     const STORE: &'static str = "mysql";
 

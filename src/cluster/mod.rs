@@ -39,6 +39,8 @@ pub trait LocalServer {
     const NAME: &'static str;
     /// Other names for it on the command line.
     const ALIASES: &'static [&'static str] = &[];
+    /// Its folder under the home's `servers/`.
+    const FOLDER: &'static str = Self::NAME;
     /// What it is, for help.
     const ABOUT: &'static str;
     /// The store it serves (its URL scheme).
@@ -79,6 +81,8 @@ pub trait LocalServer {
 pub struct ServerMeta {
     pub name: &'static str,
     pub aliases: &'static [&'static str],
+    /// See [`LocalServer::FOLDER`].
+    pub folder: &'static str,
     pub about: &'static str,
     pub store: &'static str,
     pub max_nodes: usize,
@@ -99,6 +103,7 @@ impl ServerMeta {
         ServerMeta {
             name: T::NAME,
             aliases: T::ALIASES,
+            folder: T::FOLDER,
             about: T::ABOUT,
             store: T::STORE,
             max_nodes: T::MAX_NODES,
@@ -352,7 +357,7 @@ impl Home {
 
     /// Where one server's nodes keep their data, logs and record.
     pub fn server_dir(&self, kind: ServerKind) -> PathBuf {
-        self.root.join("servers").join(kind.name())
+        self.root.join("servers").join(kind.0.folder)
     }
 
     /// Downloads kept between starts, so a server is fetched once.

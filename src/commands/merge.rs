@@ -42,9 +42,9 @@ pub fn run(args: &MergeArgs) -> Result<()> {
     let summary: crate::stats::Summary =
         crate::files::read_json(&result_dir::file(&args.out, result_dir::SUMMARY_JSON))?;
     say!(
-        "merged {} shards ({}, {} measured operations) into {}",
+        "merged {} shards (concurrency {}, {} measured operations) into {}",
         shards.len(),
-        crate::console::counted(record.plan.concurrency as u64, "lane"),
+        record.plan.concurrency,
         thousands(record.measured_ops),
         args.out.display()
     );

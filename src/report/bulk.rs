@@ -1,5 +1,5 @@
 //! The report of a bulk load (`hatshop load`): what ran, the totals, batch latency over
-//! time as mean and max per bin (seed 002's volatility chart), each batch's latency
+//! time as mean and max per bin (study 002's volatility chart), each batch's latency
 //! and rows/s, the bytes per batch, and the server's resources and GC pauses on the
 //! same time axis.
 
@@ -295,7 +295,7 @@ fn bytes_per_batch(ok: &[&BatchRow]) -> String {
     out
 }
 
-/// Client and server time of each traced batch (seed 002's upper chart): the gap is
+/// Client and server time of each traced batch (study 002's upper chart): the gap is
 /// the wire, the client and any queueing.
 fn traced(traces: &[BatchTrace]) -> String {
     let both: Vec<(&BatchTrace, f64)> = traces

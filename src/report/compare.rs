@@ -344,16 +344,16 @@ pub fn html(runs: &[LoadedRun]) -> String {
     page("hatshop comparison", &body)
 }
 
-/// Each run: its label, folder, lanes and plan hash.
+/// Each run: its label, folder, concurrency and plan hash.
 fn runs_list(runs: &[LoadedRun]) -> String {
     let mut body = String::from("<ol>");
     for run in runs {
         let _ = write!(
             body,
-            "<li>{} <code>{}</code> · {} · plan <code>{}</code></li>",
+            "<li>{} <code>{}</code> · concurrency {} · plan <code>{}</code></li>",
             escape(&run.label()),
             escape(&run.dir.display().to_string()),
-            crate::console::counted(run.record.plan.concurrency as u64, "lane"),
+            run.record.plan.concurrency,
             escape(
                 run.record
                     .plan_sha256

@@ -174,8 +174,8 @@ fn client_cost(r: &RunRecord, client: &ClientCost) -> String {
 fn plan(run: &LoadedRun) -> String {
     let r = &run.record;
     format!(
-        "{}, {}{}, intervals of {} s, operation timeout {} s, connect timeout {} s{}",
-        crate::console::counted(r.plan.concurrency as u64, "lane"),
+        "concurrency {}, {}{}, intervals of {} s, operation timeout {} s, connect timeout {} s{}",
+        r.plan.concurrency,
         match (r.plan.rate_ops_s, r.plan.ramp_to_ops_s, r.plan.ramp_s) {
             (Some(from), Some(to), Some(over)) => format!(
                 "open loop climbing from {} to {} ops/s over the first {over} s of the measured phase (the warm-up at {0}; each operation sent when due, however slowly answers came)",

@@ -26,7 +26,7 @@ const WRITE_AT: usize = 256 * 1024;
 /// A row of `ops.csv`; the header comes from the field names.
 #[derive(Serialize, Default)]
 struct OpRow<'a> {
-    test_id: &'a str,
+    run_id: &'a str,
     database: &'a str,
     event_type: &'a str,
     seq: u64,
@@ -66,14 +66,14 @@ impl OpLogWriter {
     /// Creates `path` and starts the thread. `epoch` is the wall time of `start_ns = 0`.
     pub fn start(
         path: &Path,
-        test_id: &str,
+        run_id: &str,
         database: &str,
         epoch: SystemTime,
     ) -> Result<(OpLogWriter, OpLogSender)> {
         let file =
             File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
         let (tx, mut rx) = mpsc::channel::<OpBatch>(CHANNEL_BATCHES);
-        let test_id = test_id.to_string();
+        let run_id = run_id.to_string();
         let database = database.to_string();
         let display_path = path.display().to_string();
         let handle = std::thread::Builder::new()
@@ -101,7 +101,7 @@ impl OpLogWriter {
                         write_row(
                             &mut line,
                             &OpRow {
-                                test_id: &test_id,
+                                run_id: &run_id,
                                 database: &database,
                                 event_type: record.event_type,
                                 seq: record.seq,
@@ -153,7 +153,7 @@ impl OpLogWriter {
 fn write_row(out: &mut Vec<u8>, row: &OpRow) {
     let mut int = itoa::Buffer::new();
     let mut float = ryu::Buffer::new();
-    text(out, row.test_id);
+    text(out, row.run_id);
     text(out, row.database);
     text(out, row.event_type);
     text(out, int.format(row.seq));
@@ -238,7 +238,7 @@ mod tests {
         let rows = [
             OpRow::default(),
             OpRow {
-                test_id: "20261122-220409-cassandra-race-cql-read",
+                run_id: "20261122-220409-cassandra-race-cql-read",
                 database: "cassandra",
                 event_type: "read",
                 seq: 300_094,
@@ -251,7 +251,7 @@ mod tests {
                 ..OpRow::default()
             },
             OpRow {
-                test_id: "a,b",
+                run_id: "a,b",
                 database: "mysql",
                 event_type: "update_order",
                 seq: u64::MAX,

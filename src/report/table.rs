@@ -119,7 +119,7 @@ fn notes(summary: &Summary) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "latencies in µs (successful ops{}); {} ops in {:.2} s = {:.0} ops/s ({:.0} successful), {} errors",
+        "latencies in µs (successful ops{}); {} ops in {:.2} s = {} ops/s ({} successful), {} errors",
         if summary.overall.response.is_some() {
             "; the first table: service time, sent → answered"
         } else {
@@ -127,8 +127,8 @@ fn notes(summary: &Summary) -> String {
         },
         thousands(summary.ops),
         summary.elapsed_s,
-        summary.throughput_ops_s,
-        summary.ok_throughput_ops_s,
+        thousands(summary.throughput_ops_s.round() as u64),
+        thousands(summary.ok_throughput_ops_s.round() as u64),
         thousands(summary.errors)
     );
     if summary

@@ -32,8 +32,8 @@ fn preset(
     }
 }
 
-/// Seed 004's key-value study: an initial load, a warm-up, then measured operations
-/// from 40 clients (counts sized for a 2-core machine; the seed loaded 5 million).
+/// Study 004's key-value mixes: an initial load, a warm-up, then measured operations
+/// at concurrency 40 (counts sized for a 2-core machine; the study loaded 5 million).
 fn key_value(name: &str, description: &str, mix: Mix) -> WorkloadSpec {
     let mut spec = preset(name, description, 0, 500_000, mix);
     spec.initial_records = 200_000;
@@ -102,14 +102,14 @@ pub fn all() -> Vec<WorkloadSpec> {
     vec![
         preset(
             "hatshop-random",
-            "200,000 random events over 500 initial orders, equal weights of the six order event types (seed experiment 1)",
+            "200,000 random events over 500 initial orders, equal weights of the six order event types (study 000, experiment 1)",
             500,
             200_000,
             equal,
         ),
         preset(
             "updates",
-            "10,000 update_order events over 500 orders (seed experiment 2; set the count with --events)",
+            "10,000 update_order events over 500 orders (study 000, experiment 2; set the count with --events)",
             500,
             10_000,
             Mix {
@@ -119,7 +119,7 @@ pub fn all() -> Vec<WorkloadSpec> {
         ),
         preset(
             "creates",
-            "50,000 create_order events on an empty database (seed experiment 3)",
+            "50,000 create_order events on an empty database (study 000, experiment 3)",
             0,
             50_000,
             Mix {
@@ -130,7 +130,7 @@ pub fn all() -> Vec<WorkloadSpec> {
         hot_reads,
         key_value(
             "kv-50w-50r",
-            "key-value: 50% write, 50% read; 200,000 records, 20,000 warm-up, 500,000 ops, 40 clients (seed 004)",
+            "key-value: 50% write, 50% read; 200,000 records, 20,000 warm-up, 500,000 ops, concurrency 40 (study 004)",
             Mix {
                 write: 50.0,
                 read: 50.0,
@@ -139,7 +139,7 @@ pub fn all() -> Vec<WorkloadSpec> {
         ),
         key_value(
             "kv-10w-40rw-50r",
-            "key-value: 10% write, 40% rewrite, 50% read (seed 004)",
+            "key-value: 10% write, 40% rewrite, 50% read (study 004)",
             Mix {
                 write: 10.0,
                 rewrite: 40.0,
@@ -149,7 +149,7 @@ pub fn all() -> Vec<WorkloadSpec> {
         ),
         key_value(
             "kv-50rw-50r",
-            "key-value: 50% rewrite, 50% read (seed 004)",
+            "key-value: 50% rewrite, 50% read (study 004)",
             Mix {
                 rewrite: 50.0,
                 read: 50.0,
@@ -158,7 +158,7 @@ pub fn all() -> Vec<WorkloadSpec> {
         ),
         key_value(
             "kv-90rw-10r",
-            "key-value: 90% rewrite, 10% read (seed 004; the case that decided it, at 15,000-byte values)",
+            "key-value: 90% rewrite, 10% read (study 004; the case that decided it, at 15,000-byte values)",
             Mix {
                 rewrite: 90.0,
                 read: 10.0,

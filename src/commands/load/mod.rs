@@ -1,4 +1,4 @@
-//! `hatshop load`: seed 002's bulk load. Rows of a few values go into their own table
+//! `hatshop load`: study 002's bulk load. Rows of a few values go into their own table
 //! in batches of a given size; each batch is timed alone (its rows are made and
 //! encoded before the clock starts), the server is watched as during a run, and the
 //! rows are read back after. A batch over a server limit ends the load with one line

@@ -26,7 +26,7 @@ const DEFAULTS: Preset = Preset {
     repeat: 1,
 };
 
-const SEED_002: Preset = Preset {
+const STUDY_002: Preset = Preset {
     every: Some(Duration::from_secs(10)),
     repeat: 10,
     ..DEFAULTS
@@ -36,8 +36,9 @@ impl LoadPlan {
     /// The preset with the flags over it, checked.
     pub fn from_args(args: &LoadArgs) -> Result<LoadPlan> {
         let base = match args.preset.as_deref() {
-            Some("seed-002") => SEED_002,
-            Some(other) => bail!("no load preset {other}: the one preset is seed-002"),
+            // `seed-002` is its first name.
+            Some("study-002" | "seed-002") => STUDY_002,
+            Some(other) => bail!("no load preset {other}: the one preset is study-002"),
             None => DEFAULTS,
         };
         let plan = LoadPlan {

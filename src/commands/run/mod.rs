@@ -258,10 +258,10 @@ async fn measure(
     // A series (sweep, repeats) says its own line for each run, after its header.
     if config.print_details {
         note!(
-            "running {} on {} ({}); results in {}",
+            "running {} on {} (concurrency {}); results in {}",
             config.workload_name(),
             config.db,
-            crate::console::counted(config.concurrency as u64, "lane"),
+            config.concurrency,
             config.out_dir.display()
         );
     }
@@ -541,12 +541,12 @@ async fn finish(
 /// The header, the table and any warning, on stdout.
 fn print_result(config: &RunConfig, record: &RunRecord, summary: &Summary) {
     say!(
-        "{} · {} ({}) · seed {} · {}",
+        "{} · {} ({}) · seed {} · concurrency {}",
         config.workload_name(),
         record.database.store.name,
         record.database.store.server_version,
         seed_of(&config.source),
-        crate::console::counted(config.concurrency as u64, "lane")
+        config.concurrency
     );
     let settings: Vec<String> = record
         .database
