@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Seed 004 on real servers: Project Voldemort (3 nodes, N=3 R=2 W=2, BDB) against
+# Study 004 on real servers: Project Voldemort (3 nodes, N=3 R=2 W=2, BDB) against
 # Apache Cassandra (3-node ring, RF 3, QUORUM), the four key-value mixes at 1,500 and
 # 15,000-byte values, concurrency 40 as the study's 40 client threads; every run verified;
 # then one `hatshop compare` page and table of all of them (p99, p99.9, p99.99, max,

@@ -153,7 +153,7 @@ fn three_nodes_at_n3_r2_w2_verify_key_value_presets_and_orders() {
     let _suite = lock(&SUITE_SERVER);
     let db = url("HATSHOP_TEST_VOLDEMORT");
     key_value_presets(&db, &[]);
-    // The seed's values: 15,000 bytes.
+    // The study's values: 15,000 bytes.
     let tmp = TempDir::new().unwrap();
     run_and_verify(
         &tmp,

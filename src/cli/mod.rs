@@ -254,7 +254,7 @@ pub struct StreamArgs {
     /// Key-value records written before anything is measured (the spec's initial_records).
     #[arg(long, value_name = "N")]
     pub records: Option<u64>,
-    /// Bytes of each key-value record (the spec's value_size; the seed used 1500 and 15000).
+    /// Bytes of each key-value record (the spec's value_size; the study used 1500 and 15000).
     #[arg(long, value_name = "BYTES")]
     pub value_size: Option<u32>,
 }

@@ -217,7 +217,7 @@ pub trait Store: Send + Sync + 'static {
         order_id: OrderId,
     ) -> impl Future<Output = Result<Option<Order>, DbError>> + Send;
 
-    /// The seed's update: the order row's date, status and subtotal in one statement.
+    /// The study's update: the order row's date, status and subtotal in one statement.
     fn update_order(
         &self,
         order_id: OrderId,

@@ -4,7 +4,7 @@
 //! statement times from performance_schema); `server-statements.csv` holds the
 //! server's totals per statement (PostgreSQL's pg_stat_statements). The rest (wire,
 //! driver, queueing in the client) is the difference. The report's section sets them
-//! side by side per event type, as the seed's upper chart did.
+//! side by side per event type, as the study's upper chart did.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

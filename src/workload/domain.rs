@@ -122,7 +122,7 @@ impl Order {
         self.items.iter().map(LineItem::total_cents).sum()
     }
 
-    /// The seed's update: date, status and subtotal.
+    /// The study's update: date, status and subtotal.
     pub fn apply_update(&mut self, update: &OrderUpdate) {
         self.created_at_ms = update.created_at_ms;
         self.status = update.status;
@@ -156,7 +156,7 @@ pub struct ItemChange {
     pub quantity: u32,
 }
 
-/// The seed's order update: one statement that sets the order row's date, status and
+/// The study's order update: one statement that sets the order row's date, status and
 /// subtotal (`UPDATE orders SET date_created=?, status=?, order_subTotal=? …`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OrderUpdate {
@@ -182,7 +182,7 @@ pub enum Operation {
     ReadOrder {
         order_id: OrderId,
     },
-    /// The seed's update of the order row (see [`OrderUpdate`]).
+    /// The study's update of the order row (see [`OrderUpdate`]).
     UpdateOrder {
         order_id: OrderId,
         created_at_ms: i64,

@@ -1,4 +1,4 @@
-//! Named workloads, so the seed experiments run without writing a spec.
+//! Named workloads, so the studies' experiments run without writing a spec.
 //! `hatshop workloads show NAME` prints any of them as TOML to copy and edit.
 
 use std::path::Path;

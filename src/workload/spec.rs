@@ -40,7 +40,7 @@ pub struct WorkloadSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<usize>,
     /// Share (0 to 1) of order updates dealt to a lane other than the order's own,
-    /// so that two clients race on one order (the seed's Galera deadlocks). Not part
+    /// so that two clients race on one order (the study's Galera deadlocks). Not part
     /// of the stream: the same events, dealt differently.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub conflicts: f64,

@@ -1,9 +1,9 @@
 //! Project Voldemort, built from source by hatshop (see `build.rs`) and run as N nodes
 //! (`--nodes`, 1–5) on 127.0.0.1, each with its own ports (client, admin), folder,
 //! `cluster.xml`, `stores.xml` and `server.properties`, BDB storage. One store,
-//! `hatshop`, declared as the seed's (string keys, raw-byte values; hatshop's keys are
+//! `hatshop`, declared as the study's (string keys, raw-byte values; hatshop's keys are
 //! ASCII, so a Java client reads the same bytes): replication min(3, nodes), required reads
-//! and writes min(2, replication), as the seed's N=3 R=2 W=2; `--set
+//! and writes min(2, replication), as the study's N=3 R=2 W=2; `--set
 //! replication_factor=…`, `required_reads=…`, `required_writes=…` change them.
 
 mod build;

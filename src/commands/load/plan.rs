@@ -7,7 +7,7 @@ use anyhow::{Result, bail};
 use crate::cli::LoadArgs;
 use crate::result_dir::load_record::LoadPlan;
 
-/// The seed's run: 10 × 150,000 rows of three values, in buckets of 10,000, every 10 s.
+/// The study's run: 10 × 150,000 rows of three values, in buckets of 10,000, every 10 s.
 struct Preset {
     rows: u64,
     columns: usize,

@@ -38,7 +38,7 @@ impl StoreKind for MysqlStore {
             name: "route",
             value: Value::Choice(&["round-robin", "first", "random"]),
             default: "round-robin",
-            help: "with several hosts: each operation to the next host in turn (the seed's load balancing), always the first, or one at random",
+            help: "with several hosts: each operation to the next host in turn (the study's load balancing), always the first, or one at random",
         },
         Setting {
             name: "sync_wait",
@@ -60,7 +60,7 @@ impl StoreKind for MysqlStore {
         },
     ];
 
-    /// One lane per pooled connection: the seed's pool of 4.
+    /// One lane per pooled connection: the study's pool of 4.
     fn default_concurrency(settings: &Settings) -> usize {
         crate::db::sql::connections_or(settings, 4)
     }

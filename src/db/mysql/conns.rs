@@ -1,4 +1,4 @@
-//! One host's connections for operations: `pool` of them, each opened once and kept
+//! One host's connections for operations: `connections` of them, each opened once and kept
 //! for its life with its prepared statements, lane i taking connection i first.
 //!
 //! Each connection keeps the handles of its key-value statements, so that an

@@ -1,10 +1,10 @@
-//! MySQL and MariaDB through `mysql_async`: a pool of `pool` connections per host
-//! (default one per lane; lanes default to 4, the seed's choice), server-side prepared
+//! MySQL and MariaDB through `mysql_async`: `connections` connections per host
+//! (default one per lane; concurrency defaults to 4, the study's choice), server-side prepared
 //! statements cached on every connection for its whole life (the pool does not reset
 //! connections, which would empty the cache), InnoDB, each write one transaction.
 //!
 //! Several hosts in the URL (a Galera cluster) are all used: `route` sends each
-//! operation to the next host in turn (the seed's round-robin load balancing), always
+//! operation to the next host in turn (the study's round-robin load balancing), always
 //! to the first, or to one at random, and says which node served it. `sync_wait` sets
 //! Galera's `wsrep_sync_wait` on every connection (1: a read waits for the writes
 //! before it, on whichever node).

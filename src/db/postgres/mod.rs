@@ -1,4 +1,4 @@
-//! PostgreSQL through `tokio-postgres`: `pool` connections (default 4), each with its
+//! PostgreSQL through `tokio-postgres`: `connections` connections (default 4), each with its
 //! statements prepared once, each write one transaction. A connection the server
 //! closed (a restart, a killed backend) is opened again on its next use, with its
 //! statements prepared again; that one operation pays for it.

@@ -1,5 +1,5 @@
 //! Project Voldemort over its protocol-buffers protocol (`pb0`), routed by hatshop as
-//! upstream's Java client routes (the client the seed used): the cluster and the
+//! upstream's Java client routes (the client the study used): the cluster and the
 //! store's quorums are read from the servers' `metadata` store, keys go to their
 //! replicas by the consistent-hash ring, reads wait for `required-reads` replicas and
 //! writes for `required-writes`, and versions are vector clocks.
