@@ -119,10 +119,7 @@ impl RunConfig {
             settings,
             concurrency,
             max_duration,
-            warmup_time: match args.stream.warmup {
-                Some(WarmupArg::Time(time)) if args.events_file.is_none() => Some(time),
-                _ => None,
-            },
+            warmup_time: warmup_time_of(args, max_duration)?,
             interval,
             connect_timeout,
             op_timeout,
@@ -345,6 +342,28 @@ pub fn store_settings(meta: &StoreMeta, url: &DbUrl, flags: &StoreArgs) -> Resul
         Settings::checked(meta.scheme, meta.settings, given).map_err(anyhow::Error::msg)?;
     (meta.check)(&settings)?;
     Ok(settings)
+}
+
+/// `--warmup 10s`; refused for a shard (each would cut the stream elsewhere), and when
+/// `--duration`, which also bounds a warm-up, would end the run before measuring.
+fn warmup_time_of(args: &RunArgs, max_duration: Option<Duration>) -> Result<Option<Duration>> {
+    let Some(WarmupArg::Time(time)) = args.stream.warmup else {
+        return Ok(None);
+    };
+    if args.shard.is_some() {
+        bail!(
+            "--warmup {} with --shard: each shard would end its warm-up at another event; shards share one stream, so give the warm-up as a count",
+            humantime::format_duration(time)
+        );
+    }
+    if let Some(limit) = max_duration.filter(|limit| time >= *limit) {
+        bail!(
+            "--warmup {} is not shorter than --duration {} s, which bounds a warm-up too: nothing would be measured",
+            humantime::format_duration(time),
+            limit.as_secs_f64()
+        );
+    }
+    Ok(Some(time))
 }
 
 /// The spec named by `--workload`, with `--seed`, `--events`, `--warmup`, … applied.

@@ -920,6 +920,16 @@ fn a_warmup_given_as_a_time_is_recorded_as_the_events_it_came_to() {
     );
     assert_one_line_error(
         tmp.path(),
+        &["run", "--warmup", "10s", "--duration", "5"],
+        "nothing would be measured",
+    );
+    assert_one_line_error(
+        tmp.path(),
+        &["run", "--db", "null://", "--warmup", "1s", "--shard", "0/2"],
+        "shards share one stream",
+    );
+    assert_one_line_error(
+        tmp.path(),
         &["run", "--warmup", "soon"],
         "neither a count of events (20000) nor a time",
     );
