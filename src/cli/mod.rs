@@ -261,7 +261,7 @@ pub struct StreamArgs {
 
 fn db_help() -> String {
     let mut help = String::from(
-        "Database URL (also from HATSHOP_DB, which keeps a password off the command line):",
+        "The store's URL (also from HATSHOP_DB, which keeps a password off the command line):",
     );
     for store in STORES {
         help.push_str(&format!("\n  {:<48} {}", store.example, store.about));
@@ -284,7 +284,7 @@ pub struct RunArgs {
         hide_env_values = true,
         action = clap::ArgAction::Append,
         long_help = db_help(),
-        help = format!("Database URL: {} (see --help); a sweep takes several", schemes_where(|_| true))
+        help = format!("The store's URL: {} (see --help); a sweep takes several", schemes_where(|_| true))
     )]
     pub db: Vec<String>,
     /// Operations in flight at once, each in a lane of its own [default: the spec's, else
