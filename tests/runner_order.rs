@@ -27,6 +27,7 @@ fn plan(lanes: usize, check_reads: bool) -> RunPlan {
         dealing: Dealing::by_target(lanes),
         shard: None,
         trace_sample: 0.0,
+        give_up_unreached: None,
     }
 }
 
@@ -208,6 +209,8 @@ async fn a_silent_store_gives_timeouts_and_a_stop_cancels_what_is_in_flight() {
     let mut silent_plan = plan(4, true);
     silent_plan.op_timeout = Duration::from_millis(200);
     silent_plan.max_duration = Some(Duration::from_millis(700));
+    // A store that takes calls and never answers is measured, not given up on.
+    silent_plan.give_up_unreached = Some(Duration::from_millis(100));
     let started = Instant::now();
     let outcome = run_with(
         Arc::new(FakeStore::new(Behaviour::Silent)),
@@ -265,4 +268,41 @@ fn summary_kinds(outcome: &RunOutcome) -> Vec<(String, u64)> {
         .errors_by_kind
         .into_iter()
         .collect()
+}
+
+/// A store that no call reaches any more ends the run as failed, once none has reached
+/// it for the limit, with the reason and the client's last error; the calls that failed
+/// to connect are counted, and the rest of a long stream is not tried.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_no_call_reaches_any_more_ends_the_run_as_failed() {
+    let mut spec = preset("kv-50w-50r").unwrap();
+    spec.initial_records = 0;
+    spec.warmup = 0;
+    spec.events = 10_000_000;
+    let mut gone_plan = plan(4, false);
+    gone_plan.give_up_unreached = Some(Duration::from_millis(300));
+    let started = Instant::now();
+    let outcome = run_with(
+        Arc::new(FakeStore::new(Behaviour::GoneAfter(1_000))),
+        &spec,
+        gone_plan,
+        Arc::default(),
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(outcome.stop_reason, Some(StopReason::Failed));
+    let why = outcome.gave_up.as_deref().unwrap_or_default();
+    assert!(
+        why.starts_with("no operation reached the store for 0.3 s")
+            && why.ends_with("(the last: Connection refused)"),
+        "{why}"
+    );
+    let totals = summary(&outcome);
+    assert!(totals.ops >= 1_000 && totals.ops < 10_000, "{}", totals.ops);
+    let unreached = totals.overall.errors_by_kind.get("connection").copied();
+    assert!(unreached.unwrap_or(0) >= 4, "{unreached:?}");
 }

@@ -120,6 +120,17 @@ impl DbError {
         DbError::new(ErrorKind::Other, message.to_string())
     }
 
+    /// Whether no server answered at all: the client could not connect, or had no
+    /// connection to send on (unavailable with no server's code). A server that says
+    /// it is unavailable, or times out, answered.
+    pub fn reached_no_server(&self) -> bool {
+        match self.kind {
+            ErrorKind::Connection => true,
+            ErrorKind::Unavailable => self.code.is_none(),
+            _ => false,
+        }
+    }
+
     /// The same error with `context: ` before its message.
     pub fn context(self, context: impl std::fmt::Display) -> Self {
         DbError {

@@ -58,6 +58,12 @@ pub struct Progress {
     pub errors: AtomicU64,
     /// Events applied in any phase (load and warm-up too).
     pub applied: AtomicU64,
+    /// Operations the store answered, with a result or an error of its own (any phase).
+    pub answered: AtomicU64,
+    /// Operations no server answered ([`DbError::reached_no_server`]), any phase.
+    pub unreached: AtomicU64,
+    /// The last of those, as the store's client said it.
+    pub last_unreached: std::sync::Mutex<Option<String>>,
 }
 
 /// What a lane hands back when it ends (its statistics went to the interval collector).
@@ -145,6 +151,7 @@ pub struct Lane<D> {
     pending_measured: u64,
     pending_errors: u64,
     pending_applied: u64,
+    pending_answered: u64,
 }
 
 impl<D: Store> Lane<D> {
@@ -171,6 +178,7 @@ impl<D: Store> Lane<D> {
             pending_measured: 0,
             pending_errors: 0,
             pending_applied: 0,
+            pending_answered: 0,
         }
     }
 
@@ -298,7 +306,7 @@ impl<D: Store> Lane<D> {
             }
         }
         self.last_seq = Some(event.seq);
-        self.pending_applied += 1;
+        self.note_reach(&outcome);
         if measured {
             let served = Served {
                 node: attempt.node,
@@ -513,9 +521,6 @@ impl<D: Store> Lane<D> {
         };
         self.last_end = Some(end);
         self.pending_measured += 1;
-        if self.pending_measured >= PROGRESS_EVERY {
-            self.flush_progress();
-        }
         if self.cx.op_log.is_some() {
             self.log_batch.push(OpRecord {
                 seq: event.seq,
@@ -562,8 +567,31 @@ impl<D: Store> Lane<D> {
         }
     }
 
+    /// Counts the operation as applied, and as answered by the store or not. A failure
+    /// to reach the store is told at once: it is rare, and slow, when it happens.
+    fn note_reach(&mut self, outcome: &Result<(), DbError>) {
+        self.pending_applied += 1;
+        match outcome {
+            Err(e) if e.reached_no_server() => {
+                let p = &self.cx.progress;
+                p.unreached.fetch_add(1, Ordering::Relaxed);
+                *p.last_unreached.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some(e.message.clone());
+                self.flush_progress();
+            }
+            _ => self.pending_answered += 1,
+        }
+        if self.pending_applied >= PROGRESS_EVERY {
+            self.flush_progress();
+        }
+    }
+
     fn flush_progress(&mut self) {
         let p = &self.cx.progress;
+        p.answered.fetch_add(
+            std::mem::take(&mut self.pending_answered),
+            Ordering::Relaxed,
+        );
         p.measured.fetch_add(
             std::mem::take(&mut self.pending_measured),
             Ordering::Relaxed,

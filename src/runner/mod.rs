@@ -10,6 +10,7 @@ mod pacer;
 mod phase_clock;
 mod plan;
 mod races;
+mod reach;
 mod source;
 mod stop;
 mod watchdog;
@@ -101,6 +102,8 @@ pub struct RunOutcome {
     pub stop_reason: Option<StopReason>,
     /// What stopped the stream, if it failed (e.g. a bad line in an events file).
     pub stream_error: Option<String>,
+    /// Why the run gave up on a store it could no longer reach, if it did.
+    pub gave_up: Option<String>,
     pub unmeasured_errors: u64,
     pub failed_writes: Vec<FailedWrite>,
     pub traced: Vec<TracedOp>,
@@ -182,6 +185,9 @@ pub async fn run<D: Store>(
         .map(|_| Arc::new(watchdog::CallWatch::new(cx.clock.instant)))
         .collect();
     let _watchdog = watchdog::spawn(watches.clone(), plan.op_timeout, cx.stop.clone());
+    let reach = plan
+        .give_up_unreached
+        .map(|limit| tokio::spawn(reach::watch(cx.progress.clone(), limit, cx.stop.clone())));
     let (senders, lanes) = spawn_lanes(&db, &cx, &shared, watches, op_log);
     let source = source::Source {
         stream,
@@ -206,7 +212,18 @@ pub async fn run<D: Store>(
     if let Some(deadline) = deadline {
         deadline.abort();
     }
-    Ok(outcome(&cx, shared, lanes, source_report))
+    // Its verdict, if it gave up; otherwise it ends now, the run being over.
+    let gave_up = match reach {
+        Some(reach) => {
+            reach.abort();
+            reach.await.ok().flatten()
+        }
+        None => None,
+    };
+    Ok(RunOutcome {
+        gave_up,
+        ..outcome(&cx, shared, lanes, source_report)
+    })
 }
 
 /// One lane per in-flight slot, each on its own task: their inboxes and handles.
@@ -322,6 +339,7 @@ fn outcome(
         stream_complete: source_report.complete,
         stop_reason: cx.stop.reason(),
         stream_error: source_report.error.map(|e| e.to_string()),
+        gave_up: None,
         unmeasured_errors: lanes.unmeasured_errors,
         failed_writes: taken(&shared.failed_writes),
         traced: taken(&shared.traced),

@@ -85,6 +85,9 @@ pub struct RunPlan {
     pub shard: Option<Shard>,
     /// Share of measured operations traced on the server (`--trace-sample`).
     pub trace_sample: f64,
+    /// End the run as failed when operations fail to reach the store and none has for
+    /// this long (`None`: never, as when faults are played on purpose).
+    pub give_up_unreached: Option<Duration>,
 }
 
 /// One client's part of a run spread over several (`--shard I/N`): every shard reads

@@ -22,6 +22,9 @@ pub enum Behaviour {
     DropsUpdates,
     /// Never answers.
     Silent,
+    /// Answers this many calls (holding nothing), then cannot be reached: each later
+    /// call fails to connect after 10 ms, as a client's reconnect to a dead server does.
+    GoneAfter(u64),
 }
 
 /// An in-memory store that answers as its [`Behaviour`] says.
@@ -66,6 +69,12 @@ impl FakeStore {
                 }
             }
             Behaviour::DropsUpdates => {}
+            Behaviour::GoneAfter(answered) => {
+                if self.calls.fetch_add(1, Ordering::Relaxed) >= answered {
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                    return Err(DbError::new(ErrorKind::Connection, "Connection refused"));
+                }
+            }
         }
         Ok(())
     }

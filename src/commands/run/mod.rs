@@ -229,8 +229,17 @@ fn plan_of(config: &RunConfig, store: &AnyStore) -> RunPlan {
         },
         shard: config.shard,
         trace_sample: config.trace_sample,
+        // Three connect timeouts with no operation reaching the store: it is gone. Faults
+        // make it unreachable on purpose, and the run measures that.
+        give_up_unreached: config
+            .faults
+            .is_empty()
+            .then(|| config.connect_timeout * GIVE_UP_AFTER_CONNECT_TIMEOUTS),
     }
 }
+
+/// Connect timeouts in a row with no operation reaching the store, before a run ends.
+const GIVE_UP_AFTER_CONNECT_TIMEOUTS: u32 = 3;
 
 /// The faults to play and the server they go to, checked before anything starts.
 fn fault_timeline(config: &RunConfig) -> Result<Option<Timeline>> {
@@ -410,7 +419,7 @@ fn ended(
     record.failed_writes = outcome.failed_writes.len() as u64;
     record.client = outcome.client.clone();
     record.server_cpu = outcome.server_cpu.clone();
-    if let Some(error) = &outcome.stream_error {
+    if let Some(error) = outcome.stream_error.as_ref().or(outcome.gave_up.as_ref()) {
         record.status = "failed".into();
         record.error = Some(error.clone());
     }
