@@ -227,18 +227,7 @@ impl<D: Store> Lane<D> {
     async fn apply(&mut self, event: OrderEvent, slot: u64, races: bool) {
         let measured = event.phase == Phase::Measure;
         let due = self.due(event.phase, slot);
-        if let (Some(due), Some(pacer)) = (due, &self.cx.pacer) {
-            // Early: wait for the slot (or the deadline, if that comes first). Late
-            // (the lane was busy): send at once; the response time counts from the
-            // slot, not from now.
-            let wake = self.deadline(event.phase).map_or(due, |d| d.min(due));
-            tokio::select! {
-                _ = pacer.until(wake) => {}
-                _ = self.stop_rx.wait_for(|&stopped| stopped) => return,
-            }
-        }
-        if self.past_deadline(event.phase) {
-            self.cx.stop.stop(StopReason::Deadline);
+        if !self.wait_for_slot(event.phase, due).await {
             return;
         }
         let key = KeyText::of(event.op.target().id());
@@ -265,45 +254,11 @@ impl<D: Store> Lane<D> {
         let mut attempt = self.call_with_retries(&event.op, &key, trace, start).await;
         let end = Instant::now();
 
-        let followed_up = attempt.follow_up.is_some();
-        let server = match attempt.follow_up.take() {
-            Some(read) => self.follow_up(read).await,
-            None => None,
-        };
-        if trace && (!attempt.trace_ids.is_empty() || followed_up) {
-            let service = end.duration_since(start).as_nanos() as u64;
-            self.cx
-                .traced
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(TracedOp {
-                    seq: event.seq,
-                    event_type: event.op.event_type().as_str(),
-                    client_ns: service.saturating_sub(attempt.queued_ns.unwrap_or(0)),
-                    trace_ids: std::mem::take(&mut attempt.trace_ids),
-                    server,
-                });
-        }
-
-        let event_type = event.op.event_type();
+        self.keep_trace(&event, trace, end.duration_since(start), &mut attempt)
+            .await;
         let outcome = self.judge(&event.op, attempt.result, race);
-        if event_type.is_write() {
-            if let Err(e) = &outcome {
-                // A retry after an unknown outcome may fail for a definite reason
-                // (e.g. the row is there now): the write itself stays unknown.
-                self.note_failed_write(&event, attempt.unknown_before.unwrap_or(e.kind));
-            }
-            if races && let Some(shared) = &self.cx.races {
-                shared.answered(event.op.target().id(), outcome.is_ok());
-            }
-            if let (Operation::DeleteOrder { order_id }, Some(shared)) = (&event.op, &self.cx.races)
-            {
-                shared.settled(*order_id);
-            }
-            // A racing write is expected by its target's own lane, not here.
-            if self.cx.check_reads && !races {
-                self.expect.wrote(&event.op, outcome.is_ok());
-            }
+        if event.op.event_type().is_write() {
+            self.wrote(&event, &outcome, attempt.unknown_before, races);
         }
         self.last_seq = Some(event.seq);
         self.note_reach(&outcome);
@@ -319,6 +274,83 @@ impl<D: Store> Lane<D> {
             }
         } else if outcome.is_err() {
             self.unmeasured_errors += 1;
+        }
+    }
+
+    /// Waits for the event's slot under `--rate` (or the deadline, if that comes
+    /// first); false when the run stopped or is past its deadline, and the event is
+    /// not to be sent.
+    async fn wait_for_slot(&mut self, phase: Phase, due: Option<Instant>) -> bool {
+        if let (Some(due), Some(pacer)) = (due, &self.cx.pacer) {
+            // Early: wait for the slot. Late (the lane was busy): send at once; the
+            // response time counts from the slot, not from now.
+            let wake = self.deadline(phase).map_or(due, |d| d.min(due));
+            tokio::select! {
+                _ = pacer.until(wake) => {}
+                _ = self.stop_rx.wait_for(|&stopped| stopped) => return false,
+            }
+        }
+        if self.past_deadline(phase) {
+            self.cx.stop.stop(StopReason::Deadline);
+            return false;
+        }
+        true
+    }
+
+    /// Reads a call's follow-up (after its clock stopped); a traced operation's server
+    /// side is kept beside the client's time (`service`, pool wait included).
+    async fn keep_trace(
+        &mut self,
+        event: &OrderEvent,
+        trace: bool,
+        service: Duration,
+        attempt: &mut Attempt,
+    ) {
+        let followed_up = attempt.follow_up.is_some();
+        let server = match attempt.follow_up.take() {
+            Some(read) => self.follow_up(read).await,
+            None => None,
+        };
+        if !trace || (attempt.trace_ids.is_empty() && !followed_up) {
+            return;
+        }
+        let service = service.as_nanos() as u64;
+        self.cx
+            .traced
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(TracedOp {
+                seq: event.seq,
+                event_type: event.op.event_type().as_str(),
+                client_ns: service.saturating_sub(attempt.queued_ns.unwrap_or(0)),
+                trace_ids: std::mem::take(&mut attempt.trace_ids),
+                server,
+            });
+    }
+
+    /// What a write's outcome tells: a failed write noted, a race answered or settled,
+    /// and the state this lane now expects its target to read back.
+    fn wrote(
+        &mut self,
+        event: &OrderEvent,
+        outcome: &Result<(), DbError>,
+        unknown_before: Option<ErrorKind>,
+        races: bool,
+    ) {
+        if let Err(e) = outcome {
+            // A retry after an unknown outcome may fail for a definite reason (e.g. the
+            // row is there now): the write itself stays unknown.
+            self.note_failed_write(event, unknown_before.unwrap_or(e.kind));
+        }
+        if races && let Some(shared) = &self.cx.races {
+            shared.answered(event.op.target().id(), outcome.is_ok());
+        }
+        if let (Operation::DeleteOrder { order_id }, Some(shared)) = (&event.op, &self.cx.races) {
+            shared.settled(*order_id);
+        }
+        // A racing write is expected by its target's own lane, not here.
+        if self.cx.check_reads && !races {
+            self.expect.wrote(&event.op, outcome.is_ok());
         }
     }
 
