@@ -61,6 +61,14 @@ fn race(
 
 /// Every preset, in the order `hatshop workloads` lists them.
 pub fn all() -> Vec<WorkloadSpec> {
+    let mut all = order_presets();
+    all.extend(key_value_presets());
+    all.extend(race_presets());
+    all
+}
+
+/// Hat-shop orders: study 000's experiments, and reads of a few hot orders.
+fn order_presets() -> Vec<WorkloadSpec> {
     let equal = Mix {
         create_order: 1.0,
         read_order: 1.0,
@@ -87,18 +95,6 @@ pub fn all() -> Vec<WorkloadSpec> {
     );
     hot_reads.key_distribution = KeyDistribution::Zipfian;
     hot_reads.warmup = 10_000;
-    let mut sql_select = race(
-        "race-sql-select",
-        "race with sysbench oltp_point_select: 300,000 point selects by primary key of 120-byte values over 100,000 rows, keys drawn as sysbench's default (special), 16 connections (run it with kv_table=sbtest)",
-        Mix {
-            read: 1.0,
-            ..Mix::default()
-        },
-        100_000,
-        120,
-        16,
-    );
-    sql_select.key_distribution = KeyDistribution::Special;
     vec![
         preset(
             "hatshop-random",
@@ -128,6 +124,12 @@ pub fn all() -> Vec<WorkloadSpec> {
             },
         ),
         hot_reads,
+    ]
+}
+
+/// Study 004's key-value mixes.
+fn key_value_presets() -> Vec<WorkloadSpec> {
+    vec![
         key_value(
             "kv-50w-50r",
             "key-value: 50% write, 50% read; 200,000 records, 20,000 warm-up, 500,000 ops, concurrency 40 (study 004)",
@@ -165,6 +167,24 @@ pub fn all() -> Vec<WorkloadSpec> {
                 ..Mix::default()
             },
         ),
+    ]
+}
+
+/// The races against each store's own benchmark tool: exactly the peer's work.
+fn race_presets() -> Vec<WorkloadSpec> {
+    let mut sql_select = race(
+        "race-sql-select",
+        "race with sysbench oltp_point_select: 300,000 point selects by primary key of 120-byte values over 100,000 rows, keys drawn as sysbench's default (special), 16 connections (run it with kv_table=sbtest)",
+        Mix {
+            read: 1.0,
+            ..Mix::default()
+        },
+        100_000,
+        120,
+        16,
+    );
+    sql_select.key_distribution = KeyDistribution::Special;
+    vec![
         race(
             "race-cql-insert",
             "race with latte: 300,000 inserts of a text key and a 100-byte blob, 64 in flight (run it with cl=ONE)",

@@ -40,7 +40,7 @@ use crate::runner::{
     StopReason, StopSignal,
 };
 use crate::stats::{Summary, SummaryOf};
-use crate::workload::{EventSource, TimedWarmup};
+use crate::workload::{EventSource, TimedWarmup, WarmupCount};
 
 /// Exit code of a run stopped by a signal, as shells expect.
 pub const EXIT_INTERRUPTED: u8 = interrupt::EXIT_CODE as u8;
@@ -282,13 +282,7 @@ async fn measure(
             .collect(),
         ..PhaseClock::default()
     });
-    let (stream, timed_warmup) = match (&config.source, config.warmup_time) {
-        (EventSource::Generated { workload }, Some(length)) => {
-            let (stream, count) = TimedWarmup::new(workload, length, phases.warmup.clone());
-            (Box::new(stream.map(Ok)) as runner::EventStream, Some(count))
-        }
-        _ => (open_stream(&config.source)?, None),
-    };
+    let (stream, timed_warmup) = stream_of(config, &phases)?;
     let (run_over, over) = tokio::sync::watch::channel(false);
     let observer = crate::observe::Observer::start(serving, over.clone());
     let faults = timeline
@@ -337,6 +331,21 @@ async fn measure(
         record.unwritten = Some(format!("{e:#}"));
     }
     written
+}
+
+/// The run's events, and with `--warmup 10s` where its warm-up count will be: the
+/// warm-up ends that long after `phases` marks its start.
+fn stream_of(
+    config: &RunConfig,
+    phases: &PhaseClock,
+) -> Result<(runner::EventStream, Option<WarmupCount>)> {
+    Ok(match (&config.source, config.warmup_time) {
+        (EventSource::Generated { workload }, Some(length)) => {
+            let (stream, count) = TimedWarmup::new(workload, length, phases.warmup.clone());
+            (Box::new(stream.map(Ok)), Some(count))
+        }
+        _ => (open_stream(&config.source)?, None),
+    })
 }
 
 /// The files made from what the runner measured and observed: faults, statistics,

@@ -282,6 +282,14 @@ mod tests {
             let label = format!("{error:?}");
             assert_eq!(classify_kind(&db(error)), kind, "{label}");
         }
+    }
+
+    /// The driver's own errors sort too; only what a server said carries its code, so
+    /// a store said unavailable by a server was reached, one with no node to send to
+    /// was not.
+    #[test]
+    fn driver_errors_sort_into_kinds_and_only_a_servers_carry_a_code() {
+        use scylla::errors::WriteType;
         let timeout = classify(db(CqlError::WriteTimeout {
             consistency: Consistency::All,
             received: 2,
@@ -309,5 +317,12 @@ mod tests {
             )),
             ErrorKind::Connection
         );
+        let said_unavailable = classify(db(CqlError::Unavailable {
+            consistency: Consistency::All,
+            required: 3,
+            alive: 2,
+        }));
+        assert!(!said_unavailable.reached_no_server());
+        assert!(classify(ExecutionError::EmptyPlan).reached_no_server());
     }
 }
