@@ -3,6 +3,10 @@
 //! and reads verified exactly; an op log whose rows, read by column name, agree with the
 //! summary; and a server that cannot be reached, one line within the connect timeout.
 //!
+//! Each server that starts in seconds (MariaDB, PostgreSQL, Redis) is also started in a
+//! home of the test's own and killed mid-run: the run must end, failed, in one line, with
+//! every operation that ran in its folder.
+//!
 //! `null://` and SQLite run in every `cargo test`; the servers' checks need the servers
 //! `./test.sh` starts (their URLs in HATSHOP_TEST_*), and fail, never skip, without them.
 //! A store added to the list is held to the unreachable-server check at once; its line
@@ -15,7 +19,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use common::{
-    cassandra as cassandra_url, csv_maps, hatshop, json, lock, run_and_verify, text, url,
+    OwnHome, cassandra as cassandra_url, csv_maps, hatshop, json, lock, op_rows, run_and_verify,
+    server, text, url,
 };
 use tempfile::TempDir;
 
@@ -192,4 +197,92 @@ fn every_server_store_out_of_reach_is_one_line_within_the_connect_timeout() {
         tried += 1;
     }
     assert!(tried >= 5, "only {tried} stores name a host");
+}
+
+/// A `kind` server of the test's own, killed mid-run, that does not come back: once no
+/// operation has reached it for three connect timeouts, the run ends as failed, in one
+/// line, its folder whole.
+fn a_server_gone_for_good_ends_the_run(kind: &str) {
+    let home = OwnHome(TempDir::new().unwrap());
+    let started = server(home.0.path(), &["start", kind]);
+    assert!(started.status.success(), "{}", text(&started.stderr));
+    let url = text(&started.stdout).trim().to_string();
+    let tmp = TempDir::new().unwrap();
+    let out = tmp.path().join("run");
+    let out_arg = out.to_str().unwrap();
+    let mut child = common::spawn(
+        tmp.path(),
+        &[
+            "run",
+            "--quiet",
+            "--db",
+            &url,
+            "-w",
+            "kv-50w-50r",
+            "--records",
+            "100",
+            "--warmup",
+            "0",
+            "--events",
+            "50000000",
+            "-c",
+            "4",
+            "--connect-timeout",
+            "1",
+            "--out",
+            out_arg,
+        ],
+    );
+    common::wait_for_bytes(&out.join("ops.csv"), 20_000);
+    let killed = server(home.0.path(), &["kill", kind]);
+    assert!(killed.status.success(), "{}", text(&killed.stderr));
+    let since_kill = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if since_kill.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("{kind}: the run went on for a minute against a dead server");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    // Three connect timeouts of 1 s, and the calls in flight.
+    assert!(
+        since_kill.elapsed() < Duration::from_secs(15),
+        "{kind}: {:?}",
+        since_kill.elapsed()
+    );
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(1), "{kind}: {stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "{kind}: {stderr}");
+    assert!(
+        errors[0].starts_with("error: the run failed: no operation reached the store for 3 s"),
+        "{kind}: {stderr}"
+    );
+    let run = json(&out.join("run.json"));
+    assert_eq!(run["status"], "failed", "{run}");
+    let measured = run["measured_ops"].as_u64().unwrap();
+    assert_eq!(op_rows(&out).len() as u64, measured, "{kind}");
+    assert!(measured < 50_000_000);
+}
+
+#[test]
+#[ignore = "needs mariadb-server installed: ./test.sh installs it"]
+fn mariadb_gone_for_good_ends_the_run_in_one_line() {
+    a_server_gone_for_good_ends_the_run("mariadb");
+}
+
+#[test]
+#[ignore = "needs postgresql installed: ./test.sh installs it"]
+fn postgres_gone_for_good_ends_the_run_in_one_line() {
+    a_server_gone_for_good_ends_the_run("postgres");
+}
+
+#[test]
+#[ignore = "needs redis-server installed: ./test.sh installs it"]
+fn redis_gone_for_good_ends_the_run_in_one_line() {
+    a_server_gone_for_good_ends_the_run("redis");
 }

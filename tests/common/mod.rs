@@ -296,3 +296,13 @@ pub fn key_value_presets(db: &str, extra: &[&str]) {
         );
     }
 }
+
+/// A hatshop home of a test's own; every server in it is stopped when it is dropped,
+/// also when the test fails.
+pub struct OwnHome(pub TempDir);
+
+impl Drop for OwnHome {
+    fn drop(&mut self) {
+        server(self.0.path(), &["stop", "--all"]);
+    }
+}
