@@ -6,6 +6,43 @@ use serde::{Deserialize, Serialize};
 
 use super::DbError;
 
+/// What a store does for `hatshop load`. A store without bulk loads takes the defaults,
+/// which say so before anything is sent.
+pub trait BulkLoad: Send + Sync {
+    /// After `Store::setup`: makes the load table with `shape.columns` value columns
+    /// and readies its insert.
+    fn load_setup(&self, _shape: LoadShape) -> impl Future<Output = Result<(), DbError>> + Send {
+        async { Err(DbError::other("this store does not do bulk loads")) }
+    }
+
+    /// Turns a batch into what will be sent (SQL text, a pipeline), so that no
+    /// formatting sits inside its timed window. Stores that send rows as they are do
+    /// nothing.
+    fn load_encode(&self, _batch: &mut LoadBatch) {}
+
+    /// Writes one batch of rows, as `load_setup`'s shape says.
+    fn load_batch(&self, _batch: &LoadBatch) -> impl Future<Output = Result<(), LoadError>> + Send {
+        async {
+            Err(LoadError::Db(DbError::other(
+                "this store does not do bulk loads",
+            )))
+        }
+    }
+
+    /// Rows in the load table, for the check after a load.
+    fn load_count(&self) -> impl Future<Output = Result<u64, DbError>> + Send {
+        async { Err(DbError::other("this store does not do bulk loads")) }
+    }
+
+    /// One row of the load table: its values in column order.
+    fn load_read(
+        &self,
+        _key: &str,
+    ) -> impl Future<Output = Result<Option<Vec<Vec<u8>>>, DbError>> + Send {
+        async { Err(DbError::other("this store does not do bulk loads")) }
+    }
+}
+
 /// The table (Redis: the key prefix) a bulk load writes.
 pub const LOAD_TABLE: &str = "load_rows";
 

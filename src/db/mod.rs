@@ -24,8 +24,8 @@ use serde::{Deserialize, Serialize};
 use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
 
 pub use bulk::{
-    BatchKind, BatchLimit, LOAD_TABLE, LoadBatch, LoadError, LoadSetup, LoadShape, parse_size,
-    row_key, row_values,
+    BatchKind, BatchLimit, BulkLoad, LOAD_TABLE, LoadBatch, LoadError, LoadSetup, LoadShape,
+    parse_size, row_key, row_values,
 };
 pub use call_notes::{
     CallNotes, FollowUp, follow_up, lane, observe, queued, queued_sync, served_by, traced,
@@ -168,8 +168,9 @@ pub async fn close_within<D: Store>(store: &D) {
 
 /// One database, as the runner and `verify` see it.
 ///
-/// Methods return `Send` futures so the runner can spawn one task per lane.
-pub trait Store: Send + Sync + 'static {
+/// Methods return `Send` futures so the runner can spawn one task per lane. What it
+/// does for `hatshop load` is its [`BulkLoad`].
+pub trait Store: BulkLoad + Send + Sync + 'static {
     /// Makes hatshop's tables (orders, line items, key-value records) empty and ready.
     /// Drops only tables that carry hatshop's marker, unless `owner.recreate` says so.
     fn setup(&self, owner: &Ownership) -> impl Future<Output = Result<(), DbError>> + Send;
@@ -277,40 +278,6 @@ pub trait Store: Send + Sync + 'static {
         &self,
         cursor: Option<Vec<u8>>,
     ) -> impl Future<Output = Result<KvPage, DbError>> + Send;
-
-    /// Bulk load (`hatshop load`), after `setup`: makes the load table with
-    /// `shape.columns` value columns and readies its insert. A store without bulk
-    /// loads says so here, before anything is sent.
-    fn load_setup(&self, _shape: LoadShape) -> impl Future<Output = Result<(), DbError>> + Send {
-        async { Err(DbError::other("this store does not do bulk loads")) }
-    }
-
-    /// Turns a batch into what will be sent (SQL text, a pipeline), so that no
-    /// formatting sits inside its timed window. Stores that send rows as they are do
-    /// nothing.
-    fn load_encode(&self, _batch: &mut LoadBatch) {}
-
-    /// Writes one batch of rows, as `load_setup`'s shape says.
-    fn load_batch(&self, _batch: &LoadBatch) -> impl Future<Output = Result<(), LoadError>> + Send {
-        async {
-            Err(LoadError::Db(DbError::other(
-                "this store does not do bulk loads",
-            )))
-        }
-    }
-
-    /// Rows in the load table, for the check after a load.
-    fn load_count(&self) -> impl Future<Output = Result<u64, DbError>> + Send {
-        async { Err(DbError::other("this store does not do bulk loads")) }
-    }
-
-    /// One row of the load table: its values in column order.
-    fn load_read(
-        &self,
-        _key: &str,
-    ) -> impl Future<Output = Result<Option<Vec<Vec<u8>>>, DbError>> + Send {
-        async { Err(DbError::other("this store does not do bulk loads")) }
-    }
 
     /// What run.json records of the store: its name, its server's version, its settings.
     fn facts(&self) -> StoreFacts;

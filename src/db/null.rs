@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::{
-    Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KvPage, LoadBatch, LoadError, LoadShape,
-    Ownership, Setting, Settings, Snapshot, Store, StoreFacts, StoreKind,
+    Applied, BulkLoad, ConnectOptions, DbError, DbUrl, ErrorKind, KvPage, LoadBatch, LoadError,
+    LoadShape, Ownership, Setting, Settings, Snapshot, Store, StoreFacts, StoreKind,
 };
 use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 
@@ -95,6 +95,21 @@ impl Store for NullStore {
         Ok(KvPage::default())
     }
 
+    fn facts(&self) -> StoreFacts {
+        StoreFacts {
+            name: Self::SCHEME.into(),
+            server_version: format!("hatshop {}", env!("CARGO_PKG_VERSION")),
+            settings: BTreeMap::new(),
+        }
+    }
+
+    fn holds_data(&self) -> bool {
+        false
+    }
+}
+
+/// Bulk loads go nowhere too: each batch answers at once.
+impl BulkLoad for NullStore {
     async fn load_setup(&self, _shape: LoadShape) -> Result<(), DbError> {
         Ok(())
     }
@@ -109,17 +124,5 @@ impl Store for NullStore {
 
     async fn load_read(&self, _key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
         Ok(None)
-    }
-
-    fn facts(&self) -> StoreFacts {
-        StoreFacts {
-            name: Self::SCHEME.into(),
-            server_version: format!("hatshop {}", env!("CARGO_PKG_VERSION")),
-            settings: BTreeMap::new(),
-        }
-    }
-
-    fn holds_data(&self) -> bool {
-        false
     }
 }

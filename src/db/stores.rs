@@ -187,6 +187,25 @@ macro_rules! stores {
                 match self { $(AnyStore::$variant(db) => db.kv_page(cursor).await,)* }
             }
 
+
+            fn facts(&self) -> StoreFacts {
+                match self { $(AnyStore::$variant(db) => db.facts(),)* }
+            }
+
+            async fn settle(&self) {
+                match self { $(AnyStore::$variant(db) => db.settle().await,)* }
+            }
+
+            fn holds_data(&self) -> bool {
+                match self { $(AnyStore::$variant(db) => db.holds_data(),)* }
+            }
+
+            async fn close(&self) {
+                match self { $(AnyStore::$variant(db) => db.close().await,)* }
+            }
+        }
+
+        impl BulkLoad for AnyStore {
             async fn load_setup(&self, shape: LoadShape) -> Result<(), DbError> {
                 match self { $(AnyStore::$variant(db) => db.load_setup(shape).await,)* }
             }
@@ -205,22 +224,6 @@ macro_rules! stores {
 
             async fn load_read(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
                 match self { $(AnyStore::$variant(db) => db.load_read(key).await,)* }
-            }
-
-            fn facts(&self) -> StoreFacts {
-                match self { $(AnyStore::$variant(db) => db.facts(),)* }
-            }
-
-            async fn settle(&self) {
-                match self { $(AnyStore::$variant(db) => db.settle().await,)* }
-            }
-
-            fn holds_data(&self) -> bool {
-                match self { $(AnyStore::$variant(db) => db.holds_data(),)* }
-            }
-
-            async fn close(&self) {
-                match self { $(AnyStore::$variant(db) => db.close().await,)* }
             }
         }
     };

@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use hatshop::db::{Applied, DbError, ErrorKind, KvPage, Ownership, Snapshot, Store, StoreFacts};
+use hatshop::db::{
+    Applied, BulkLoad, DbError, ErrorKind, KvPage, Ownership, Snapshot, Store, StoreFacts,
+};
 use hatshop::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 
 /// How the fake store answers.
@@ -98,6 +100,9 @@ impl FakeStore {
         Ok(())
     }
 }
+
+/// No bulk loads: the runner's tests need none.
+impl BulkLoad for FakeStore {}
 
 impl Store for FakeStore {
     async fn setup(&self, _owner: &Ownership) -> Result<(), DbError> {

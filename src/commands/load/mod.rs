@@ -25,7 +25,8 @@ use crate::config::{
 };
 use crate::console::{note, say};
 use crate::db::{
-    AnyStore, BatchLimit, ConnectOptions, DbUrl, LoadShape, Ownership, Store, row_key, row_values,
+    AnyStore, BatchLimit, BulkLoad, ConnectOptions, DbUrl, LoadShape, Ownership, Store, row_key,
+    row_values,
 };
 use crate::files::write_json;
 use crate::interrupt;

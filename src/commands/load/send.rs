@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use crate::db::{
-    AnyStore, BatchLimit, CallNotes, DbError, ErrorKind, LoadBatch, LoadError, Store, observe,
+    AnyStore, BatchLimit, BulkLoad, CallNotes, DbError, ErrorKind, LoadBatch, LoadError, observe,
 };
 use crate::observe::resources::loopback_sent;
 use crate::result_dir::load_record::BatchRow;

@@ -18,8 +18,8 @@ use super::CassandraStore;
 use super::rows::{classify, classify_pager, other};
 use crate::db::sql::load_value_columns;
 use crate::db::{
-    BatchKind, BatchLimit, DbError, LOAD_TABLE, LoadBatch, LoadError, LoadShape, parse_size,
-    traced, tracing_wanted,
+    BatchKind, BatchLimit, BulkLoad, DbError, LOAD_TABLE, LoadBatch, LoadError, LoadShape,
+    parse_size, traced, tracing_wanted,
 };
 
 /// The native protocol counts a batch's statements in 16 bits.
@@ -68,8 +68,8 @@ impl SerializeRow for LoadRow<'_> {
     }
 }
 
-impl CassandraStore {
-    pub(super) async fn make_load_table(&self, shape: LoadShape) -> Result<(), DbError> {
+impl BulkLoad for CassandraStore {
+    async fn load_setup(&self, shape: LoadShape) -> Result<(), DbError> {
         let ks = &self.keyspace;
         let values: String = (0..shape.columns).map(|c| format!(", c{c} blob")).collect();
         self.ddl(&format!("DROP TABLE IF EXISTS {ks}.{LOAD_TABLE}"))
@@ -93,13 +93,22 @@ impl CassandraStore {
             .map_err(|_| DbError::other("one bulk load per connection"))
     }
 
-    fn load_insert(&self) -> Result<&LoadInsert, DbError> {
-        self.load
-            .get()
-            .ok_or_else(|| DbError::other("the load table is not set up"))
+    /// A CQL batch of `rows` inserts (before the batch is timed: `load_encode`).
+    fn load_encode(&self, batch: &mut LoadBatch) {
+        let Ok(load) = self.load_insert() else {
+            return;
+        };
+        let kind = match load.shape.kind {
+            BatchKind::None => return,
+            BatchKind::Logged => BatchType::Logged,
+            BatchKind::Unlogged => BatchType::Unlogged,
+        };
+        if batch.len() <= MOST_STATEMENTS {
+            batch.encoded = Some(Box::new(self.cql_batch(load, kind, batch.len())));
+        }
     }
 
-    pub(super) async fn write_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
+    async fn load_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
         let load = self.load_insert()?;
         // Plain loops: closures over borrowed rows would make this future not `Send`.
         let mut rows = Vec::with_capacity(batch.len());
@@ -168,19 +177,61 @@ impl CassandraStore {
         }
     }
 
-    /// A CQL batch of `rows` inserts (before the batch is timed: `load_encode`).
-    pub(super) fn encode_batch(&self, batch: &mut LoadBatch) {
-        let Ok(load) = self.load_insert() else {
-            return;
-        };
-        let kind = match load.shape.kind {
-            BatchKind::None => return,
-            BatchKind::Logged => BatchType::Logged,
-            BatchKind::Unlogged => BatchType::Unlogged,
-        };
-        if batch.len() <= MOST_STATEMENTS {
-            batch.encoded = Some(Box::new(self.cql_batch(load, kind, batch.len())));
+    async fn load_count(&self) -> Result<u64, DbError> {
+        let mut read = Statement::new(format!("SELECT k FROM {}.{LOAD_TABLE}", self.keyspace));
+        read.set_consistency(self.options.read_cl);
+        read.set_page_size(5000);
+        let mut keys = self
+            .session
+            .query_iter(read, ())
+            .await
+            .map_err(classify_pager)?
+            .rows_stream::<(String,)>()
+            .map_err(other)?;
+        let mut count = 0;
+        while keys.try_next().await.map_err(other)?.is_some() {
+            count += 1;
         }
+        Ok(count)
+    }
+
+    async fn load_read(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
+        let columns = self.load_insert()?.shape.columns;
+        let mut read = Statement::new(format!(
+            "SELECT {} FROM {}.{LOAD_TABLE} WHERE k = ?",
+            load_value_columns(columns),
+            self.keyspace
+        ));
+        read.set_consistency(self.options.read_cl);
+        let result = self
+            .session
+            .query_unpaged(read, (key,))
+            .await
+            .map_err(classify)?
+            .into_rows_result()
+            .map_err(other)?;
+        let Some(row) = result
+            .maybe_first_row::<scylla::value::Row>()
+            .map_err(other)?
+        else {
+            return Ok(None);
+        };
+        row.columns
+            .into_iter()
+            .map(|cell| match cell {
+                Some(scylla::value::CqlValue::Blob(bytes)) => Ok(bytes),
+                found => Err(DbError::other(format!("a load value is {found:?}"))),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+}
+
+impl CassandraStore {
+    fn load_insert(&self) -> Result<&LoadInsert, DbError> {
+        self.load
+            .get()
+            .ok_or_else(|| DbError::other("the load table is not set up"))
     }
 
     fn cql_batch(&self, load: &LoadInsert, kind: BatchType, rows: usize) -> Batch {
@@ -235,55 +286,6 @@ impl CassandraStore {
             bytes_per_row: Some(bytes_per_row),
             raise: Some(raise.into()),
         }
-    }
-
-    pub(super) async fn count_loaded(&self) -> Result<u64, DbError> {
-        let mut read = Statement::new(format!("SELECT k FROM {}.{LOAD_TABLE}", self.keyspace));
-        read.set_consistency(self.options.read_cl);
-        read.set_page_size(5000);
-        let mut keys = self
-            .session
-            .query_iter(read, ())
-            .await
-            .map_err(classify_pager)?
-            .rows_stream::<(String,)>()
-            .map_err(other)?;
-        let mut count = 0;
-        while keys.try_next().await.map_err(other)?.is_some() {
-            count += 1;
-        }
-        Ok(count)
-    }
-
-    pub(super) async fn read_loaded(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
-        let columns = self.load_insert()?.shape.columns;
-        let mut read = Statement::new(format!(
-            "SELECT {} FROM {}.{LOAD_TABLE} WHERE k = ?",
-            load_value_columns(columns),
-            self.keyspace
-        ));
-        read.set_consistency(self.options.read_cl);
-        let result = self
-            .session
-            .query_unpaged(read, (key,))
-            .await
-            .map_err(classify)?
-            .into_rows_result()
-            .map_err(other)?;
-        let Some(row) = result
-            .maybe_first_row::<scylla::value::Row>()
-            .map_err(other)?
-        else {
-            return Ok(None);
-        };
-        row.columns
-            .into_iter()
-            .map(|cell| match cell {
-                Some(scylla::value::CqlValue::Blob(bytes)) => Ok(bytes),
-                found => Err(DbError::other(format!("a load value is {found:?}"))),
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map(Some)
     }
 }
 

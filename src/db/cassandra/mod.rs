@@ -41,8 +41,8 @@ use self::rows::{
 use self::statements::{Prepared, table_ddl};
 use super::ownership::{self, MARKER, Ownership};
 use super::{
-    Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KvPage, LoadBatch, LoadError, LoadShape,
-    OrderRow, Setting, Settings, Snapshot, Store, StoreFacts, StoreKind,
+    Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KvPage, OrderRow, Setting, Settings,
+    Snapshot, Store, StoreFacts, StoreKind,
 };
 use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 
@@ -517,26 +517,6 @@ impl Store for CassandraStore {
 
     async fn kv_page(&self, cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
         self.kv_page_read_back(cursor).await
-    }
-
-    async fn load_setup(&self, shape: LoadShape) -> Result<(), DbError> {
-        self.make_load_table(shape).await
-    }
-
-    fn load_encode(&self, batch: &mut LoadBatch) {
-        self.encode_batch(batch);
-    }
-
-    async fn load_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
-        self.write_batch(batch).await
-    }
-
-    async fn load_count(&self) -> Result<u64, DbError> {
-        self.count_loaded().await
-    }
-
-    async fn load_read(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
-        self.read_loaded(key).await
     }
 
     fn facts(&self) -> StoreFacts {

@@ -10,15 +10,17 @@ use mysql_async::prelude::*;
 use super::MysqlStore;
 use super::errors::classify;
 use crate::db::sql::{LOAD_COUNT, create_load_table, load_value_columns};
-use crate::db::{BatchLimit, DbError, LOAD_TABLE, LoadBatch, LoadError, LoadShape, parse_size};
+use crate::db::{
+    BatchLimit, BulkLoad, DbError, LOAD_TABLE, LoadBatch, LoadError, LoadShape, parse_size,
+};
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// ER_NET_PACKET_TOO_LARGE: the server refused a packet over `max_allowed_packet`.
 const PACKET_TOO_LARGE: u16 = 1153;
 
-impl MysqlStore {
-    pub(super) async fn make_load_table(&self, shape: LoadShape) -> Result<(), DbError> {
+impl BulkLoad for MysqlStore {
+    async fn load_setup(&self, shape: LoadShape) -> Result<(), DbError> {
         let mut conn = self.admin_conn().await?;
         conn.query_drop(format!("DROP TABLE IF EXISTS {LOAD_TABLE}"))
             .await
@@ -33,7 +35,7 @@ impl MysqlStore {
         self.load.set(shape, String::new())
     }
 
-    pub(super) fn encode_batch(&self, batch: &mut LoadBatch) {
+    fn load_encode(&self, batch: &mut LoadBatch) {
         let Ok(columns) = self.load.shape().map(|s| s.columns) else {
             return;
         };
@@ -62,7 +64,7 @@ impl MysqlStore {
         batch.encoded = Some(Box::new(sql));
     }
 
-    pub(super) async fn write_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
+    async fn load_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
         let sql = batch
             .encoded
             .as_ref()
@@ -80,32 +82,13 @@ impl MysqlStore {
         }
     }
 
-    async fn packet_limit(&self, bytes_per_row: f64) -> BatchLimit {
-        let value = match self.admin_conn().await {
-            Ok(mut conn) => conn
-                .query_first::<String, _>("SELECT @@GLOBAL.max_allowed_packet")
-                .await
-                .ok()
-                .flatten(),
-            Err(_) => None,
-        };
-        BatchLimit {
-            setting: "the server's max_allowed_packet".into(),
-            bytes: value.as_deref().and_then(parse_size),
-            value: value.unwrap_or_else(|| "(not readable)".into()),
-            rows: None,
-            bytes_per_row: Some(bytes_per_row),
-            raise: Some("SET GLOBAL max_allowed_packet = 1073741824 (then reconnect)".into()),
-        }
-    }
-
-    pub(super) async fn count_loaded(&self) -> Result<u64, DbError> {
+    async fn load_count(&self) -> Result<u64, DbError> {
         let mut conn = self.admin_conn().await?;
         let count: Option<u64> = conn.query_first(LOAD_COUNT).await.map_err(classify)?;
         Ok(count.unwrap_or(0))
     }
 
-    pub(super) async fn read_loaded(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
+    async fn load_read(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
         let columns = self.load.shape().map(|s| s.columns)?;
         let mut conn = self.admin_conn().await?;
         let row: Option<mysql_async::Row> = conn
@@ -128,6 +111,27 @@ impl MysqlStore {
                 .collect()
         })
         .transpose()
+    }
+}
+
+impl MysqlStore {
+    async fn packet_limit(&self, bytes_per_row: f64) -> BatchLimit {
+        let value = match self.admin_conn().await {
+            Ok(mut conn) => conn
+                .query_first::<String, _>("SELECT @@GLOBAL.max_allowed_packet")
+                .await
+                .ok()
+                .flatten(),
+            Err(_) => None,
+        };
+        BatchLimit {
+            setting: "the server's max_allowed_packet".into(),
+            bytes: value.as_deref().and_then(parse_size),
+            value: value.unwrap_or_else(|| "(not readable)".into()),
+            rows: None,
+            bytes_per_row: Some(bytes_per_row),
+            raise: Some("SET GLOBAL max_allowed_packet = 1073741824 (then reconnect)".into()),
+        }
     }
 }
 

@@ -37,10 +37,7 @@ use super::ownership::{self, Ownership, TABLES};
 use super::sql::{
     ITEM_COLUMNS, ORDER_COLUMNS, Statements, order_from_joined, setup_statements, snapshot_from,
 };
-use super::{
-    Applied, DbError, ErrorKind, KV_PAGE, KvPage, LoadBatch, LoadError, LoadShape, Snapshot, Store,
-    StoreFacts, StoreKind,
-};
+use super::{Applied, DbError, ErrorKind, KV_PAGE, KvPage, Snapshot, Store, StoreFacts, StoreKind};
 use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 use errors::classify;
 use rows::{cell, line_item, order_row};
@@ -506,26 +503,6 @@ impl Store for MysqlStore {
             records,
             next: next.map(String::into_bytes),
         })
-    }
-
-    async fn load_setup(&self, shape: LoadShape) -> Result<(), DbError> {
-        self.make_load_table(shape).await
-    }
-
-    fn load_encode(&self, batch: &mut LoadBatch) {
-        self.encode_batch(batch);
-    }
-
-    async fn load_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
-        self.write_batch(batch).await
-    }
-
-    async fn load_count(&self) -> Result<u64, DbError> {
-        self.count_loaded().await
-    }
-
-    async fn load_read(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
-        self.read_loaded(key).await
     }
 
     fn facts(&self) -> StoreFacts {

@@ -10,21 +10,10 @@ use super::errors::classify;
 use super::rows::get;
 use crate::db::sql::Placeholders;
 use crate::db::sql::{LOAD_COUNT, create_load_table, load_select_row, load_value_columns};
-use crate::db::{DbError, LOAD_TABLE, LoadBatch, LoadError, LoadShape};
+use crate::db::{BulkLoad, DbError, LOAD_TABLE, LoadBatch, LoadError, LoadShape};
 
-impl PostgresStore {
-    fn load_insert(columns: usize) -> String {
-        let arrays: Vec<String> = (1..=columns)
-            .map(|c| format!("${}::bytea[]", c + 1))
-            .collect();
-        format!(
-            "INSERT INTO {LOAD_TABLE} (k, {}) SELECT * FROM unnest($1::text[], {})",
-            load_value_columns(columns),
-            arrays.join(", ")
-        )
-    }
-
-    pub(super) async fn make_load_table(&self, shape: LoadShape) -> Result<(), DbError> {
+impl BulkLoad for PostgresStore {
+    async fn load_setup(&self, shape: LoadShape) -> Result<(), DbError> {
         {
             let conn = self.conn().await?;
             conn.client
@@ -48,7 +37,7 @@ impl PostgresStore {
         self.load.set(shape, insert)
     }
 
-    pub(super) async fn write_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
+    async fn load_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
         let columns = self.load.shape().map(|s| s.columns)?;
         let keys: Vec<&str> = batch.keys.iter().map(String::as_str).collect();
         let mut arrays: Vec<Vec<&[u8]>> = vec![Vec::with_capacity(batch.len()); columns];
@@ -71,7 +60,7 @@ impl PostgresStore {
         Ok(())
     }
 
-    pub(super) async fn count_loaded(&self) -> Result<u64, DbError> {
+    async fn load_count(&self) -> Result<u64, DbError> {
         let conn = self.conn().await?;
         let row = conn
             .client
@@ -81,7 +70,7 @@ impl PostgresStore {
         Ok(get::<i64>(&row, 0)? as u64)
     }
 
-    pub(super) async fn read_loaded(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
+    async fn load_read(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
         let columns = self.load.shape().map(|s| s.columns)?;
         let conn = self.conn().await?;
         let row = conn
@@ -91,5 +80,18 @@ impl PostgresStore {
             .map_err(classify)?;
         row.map(|row| (0..columns).map(|c| get::<Vec<u8>>(&row, c)).collect())
             .transpose()
+    }
+}
+
+impl PostgresStore {
+    fn load_insert(columns: usize) -> String {
+        let arrays: Vec<String> = (1..=columns)
+            .map(|c| format!("${}::bytea[]", c + 1))
+            .collect();
+        format!(
+            "INSERT INTO {LOAD_TABLE} (k, {}) SELECT * FROM unnest($1::text[], {})",
+            load_value_columns(columns),
+            arrays.join(", ")
+        )
     }
 }

@@ -25,8 +25,8 @@ use super::sql::{
     snapshot_from,
 };
 use super::{
-    Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, LoadBatch, LoadError,
-    LoadShape, Setting, Settings, Snapshot, Store, StoreFacts, StoreKind,
+    Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, Setting, Settings,
+    Snapshot, Store, StoreFacts, StoreKind,
 };
 use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 
@@ -520,28 +520,15 @@ impl Store for PostgresStore {
         Ok(KvPage { records, next })
     }
 
-    async fn load_setup(&self, shape: LoadShape) -> Result<(), DbError> {
-        self.make_load_table(shape).await
-    }
-
-    async fn load_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
-        self.write_batch(batch).await
-    }
-
-    async fn load_count(&self) -> Result<u64, DbError> {
-        self.count_loaded().await
-    }
-
-    async fn load_read(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
-        self.read_loaded(key).await
-    }
-
     fn facts(&self) -> StoreFacts {
         StoreFacts {
             name: Self::SCHEME.into(),
             server_version: self.version.clone(),
             settings: BTreeMap::from([
-                ("connections".to_string(), self.connections.len().to_string()),
+                (
+                    "connections".to_string(),
+                    self.connections.len().to_string(),
+                ),
                 (
                     "isolation".to_string(),
                     "read committed (server default)".to_string(),

@@ -4,20 +4,20 @@
 
 use super::RedisStore;
 use super::errors::classify;
-use crate::db::{BatchKind, DbError, LOAD_TABLE, LoadBatch, LoadError, LoadShape};
+use crate::db::{BatchKind, BulkLoad, DbError, LOAD_TABLE, LoadBatch, LoadError, LoadShape};
 
 fn load_key(key: &str) -> String {
     format!("hatshop:{LOAD_TABLE}:{key}")
 }
 
-impl RedisStore {
-    pub(super) async fn make_load_table(&self, shape: LoadShape) -> Result<(), DbError> {
+impl BulkLoad for RedisStore {
+    async fn load_setup(&self, shape: LoadShape) -> Result<(), DbError> {
         // `setup` removed every key under hatshop:, the load's too.
         // Nothing prepared: each batch is sent as built.
         self.load.set(shape, String::new())
     }
 
-    pub(super) fn encode_batch(&self, batch: &mut LoadBatch) {
+    fn load_encode(&self, batch: &mut LoadBatch) {
         let Ok(shape) = self.load.shape() else {
             return;
         };
@@ -35,7 +35,7 @@ impl RedisStore {
         batch.encoded = Some(Box::new(pipe));
     }
 
-    pub(super) async fn write_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
+    async fn load_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
         let pipe = batch
             .encoded
             .as_ref()
@@ -47,11 +47,11 @@ impl RedisStore {
             .map_err(|e| LoadError::Db(classify(e)))
     }
 
-    pub(super) async fn count_loaded(&self) -> Result<u64, DbError> {
+    async fn load_count(&self) -> Result<u64, DbError> {
         Ok(self.scan(&load_key("*")).await?.len() as u64)
     }
 
-    pub(super) async fn read_loaded(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
+    async fn load_read(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
         let columns = self.load.shape()?.columns;
         let mut held = self.conn().await?;
         let mut command = redis::cmd("HMGET");

@@ -27,8 +27,8 @@ use self::rows::{fields, item_key, items_key, kv_key, line_item, order_key, orde
 use self::scripts::{DELETE_ORDER, READ_ORDER, SET_IF_EXISTS, UPDATE_ITEMS};
 use super::ownership::{self, MARKER, Ownership};
 use super::{
-    Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, LoadBatch, LoadError,
-    LoadShape, Setting, Settings, Snapshot, Store, StoreFacts, StoreKind, Value,
+    Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, Setting, Settings,
+    Snapshot, Store, StoreFacts, StoreKind, Value,
 };
 use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
 
@@ -549,26 +549,6 @@ impl Store for RedisStore {
             records,
             next: (next != 0).then(|| next.to_string().into_bytes()),
         })
-    }
-
-    async fn load_setup(&self, shape: LoadShape) -> Result<(), DbError> {
-        self.make_load_table(shape).await
-    }
-
-    fn load_encode(&self, batch: &mut LoadBatch) {
-        self.encode_batch(batch);
-    }
-
-    async fn load_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
-        self.write_batch(batch).await
-    }
-
-    async fn load_count(&self) -> Result<u64, DbError> {
-        self.count_loaded().await
-    }
-
-    async fn load_read(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
-        self.read_loaded(key).await
     }
 
     fn facts(&self) -> StoreFacts {

@@ -8,10 +8,10 @@ use super::{SqliteStore, classify};
 use crate::db::sql::{
     LOAD_COUNT, Placeholders, create_load_table, load_insert_row, load_select_row,
 };
-use crate::db::{DbError, LOAD_TABLE, LoadBatch, LoadError, LoadShape};
+use crate::db::{BulkLoad, DbError, LOAD_TABLE, LoadBatch, LoadError, LoadShape};
 
-impl SqliteStore {
-    pub(super) fn make_load_table(&self, shape: LoadShape) -> Result<(), DbError> {
+impl BulkLoad for SqliteStore {
+    async fn load_setup(&self, shape: LoadShape) -> Result<(), DbError> {
         self.connection()
             .execute_batch(&format!(
                 "DROP TABLE IF EXISTS {LOAD_TABLE}; {}",
@@ -27,7 +27,7 @@ impl SqliteStore {
         self.load.set(shape, insert)
     }
 
-    pub(super) fn write_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
+    async fn load_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
         let insert = self.load.insert()?;
         let mut conn = self.connection();
         let tx = conn
@@ -47,14 +47,14 @@ impl SqliteStore {
         Ok(())
     }
 
-    pub(super) fn count_loaded(&self) -> Result<u64, DbError> {
+    async fn load_count(&self) -> Result<u64, DbError> {
         let conn = self.connection();
         conn.query_row(LOAD_COUNT, [], |row| row.get::<_, i64>(0))
             .map(|n| n as u64)
             .map_err(classify)
     }
 
-    pub(super) fn read_loaded(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
+    async fn load_read(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
         let columns = self.load.shape().map(|s| s.columns)?;
         let conn = self.connection();
         conn.prepare_cached(&load_select_row(Placeholders::Question, columns))

@@ -17,8 +17,8 @@ mod load;
 use crate::db::ownership::{self, Ownership, TABLES};
 use crate::db::sql::{ITEM_COLUMNS, ORDER_COLUMNS, setup_statements, unknown_status};
 use crate::db::{
-    Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, LoadBatch, LoadError,
-    LoadShape, OrderRow, Setting, Settings, Snapshot, Store, StoreFacts, StoreKind, Value,
+    Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, OrderRow, Setting,
+    Settings, Snapshot, Store, StoreFacts, StoreKind, Value,
 };
 use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
 
@@ -503,22 +503,6 @@ impl Store for SqliteStore {
             .then(|| records.last().map(|(k, _)| k.clone().into_bytes()))
             .flatten();
         Ok(KvPage { records, next })
-    }
-
-    async fn load_setup(&self, shape: LoadShape) -> Result<(), DbError> {
-        self.make_load_table(shape)
-    }
-
-    async fn load_batch(&self, batch: &LoadBatch) -> Result<(), LoadError> {
-        self.write_batch(batch)
-    }
-
-    async fn load_count(&self) -> Result<u64, DbError> {
-        self.count_loaded()
-    }
-
-    async fn load_read(&self, key: &str) -> Result<Option<Vec<Vec<u8>>>, DbError> {
-        self.read_loaded(key)
     }
 
     fn facts(&self) -> StoreFacts {

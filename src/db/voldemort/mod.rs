@@ -247,6 +247,9 @@ impl VoldemortStore {
     }
 }
 
+/// No bulk loads: `hatshop load` says so before anything is sent.
+impl crate::db::BulkLoad for VoldemortStore {}
+
 impl Store for VoldemortStore {
     async fn setup(&self, owner: &Ownership) -> Result<(), DbError> {
         let mut existing = Vec::new();
