@@ -254,4 +254,18 @@ mod tests {
         assert_eq!(parse_size("67108864"), Some(67_108_864));
         assert_eq!(parse_size("5 parsecs"), None);
     }
+
+    /// A store that takes the defaults refuses a load at its setup, before any batch.
+    #[tokio::test]
+    async fn a_store_without_bulk_loads_says_so_at_setup() {
+        struct Plain;
+        impl BulkLoad for Plain {}
+        let shape = LoadShape {
+            columns: 3,
+            kind: BatchKind::Unlogged,
+            in_flight: 1,
+        };
+        let refused = Plain.load_setup(shape).await.unwrap_err();
+        assert_eq!(refused.message, "this store does not do bulk loads");
+    }
 }
