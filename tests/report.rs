@@ -532,3 +532,58 @@ fn compare_against_a_run_that_measured_nothing_gives_no_ratio() {
     );
     assert!(!second.contains("1.00"), "{second}");
 }
+
+/// Runs are named by what they are (store, workload, then what a series varies), not by
+/// the first settings that differ in name order; what names them is listed first and
+/// the details fold away; a verdict's advice is said once, not in every row.
+#[test]
+fn compared_runs_are_named_by_what_they_are() {
+    let tmp = TempDir::new().unwrap();
+    let short = ["--events", "3000", "--interval", "10"];
+    let a = run(&tmp, "a", &short);
+    let b = run(&tmp, "b", &[&short[..], &["-w", "hot-reads"]].concat());
+    let c = run(&tmp, "c", &[&short[..], &["--db", "null://"]].concat());
+    let out = hatshop(tmp.path())
+        .arg("compare")
+        .args([&a, &b, &c])
+        .args(["-o", "cmp"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let differs: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("what differs"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert_eq!(differs[0], "  store: sqlite → sqlite → null", "{text}");
+    assert_eq!(
+        differs[1], "  workload.name: hatshop-random → hot-reads → hatshop-random",
+        "{text}"
+    );
+    assert!(differs.last().unwrap().contains("details"), "{text}");
+    assert!(!text.contains("busy_timeout_ms"), "{text}");
+    // The advice for runs too short to test is said once, under the table.
+    assert_eq!(
+        text.matches("run longer or shorten --interval").count(),
+        1,
+        "{text}"
+    );
+
+    let page = std::fs::read_to_string(tmp.path().join("cmp/compare.html")).unwrap();
+    for name in [
+        "#1 sqlite · hatshop-random",
+        "#2 sqlite · hot-reads",
+        "#3 null · hatshop-random",
+    ] {
+        assert!(page.contains(name), "{name}");
+    }
+    let table = &page[page.find(r#"<table id="comparison""#).unwrap()..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert!(!table.contains("busy_timeout_ms"), "{table}");
+    let (naming, details) = page.split_once(r#"<details id="details">"#).unwrap();
+    assert!(naming.contains("<code>store: sqlite → sqlite → null</code>"));
+    assert!(details.contains("<code>version: SQLite"), "{details}");
+    assert_eq!(page.matches("run longer or shorten --interval").count(), 1);
+}

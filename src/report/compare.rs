@@ -40,8 +40,36 @@ fn whole(n: f64) -> u64 {
 }
 
 impl Comparison<'_> {
-    /// The comparison in words: baseline, faster or slower, or why it cannot say.
+    /// The comparison in words: baseline, faster or slower, or why it cannot say, with
+    /// what to do about it.
     pub fn verdict(&self) -> String {
+        match self.verdict_and_advice() {
+            (verdict, Some((_, advice))) => format!("{verdict}: {advice}"),
+            (verdict, None) => verdict,
+        }
+    }
+
+    /// The verdict alone, for a table row, and the advice that goes under the table
+    /// once, however many rows share it.
+    pub fn verdict_and_advice(&self) -> (String, Option<Advice>) {
+        (self.short_verdict(), self.advice())
+    }
+
+    /// What to do where the verdict cannot say much.
+    fn advice(&self) -> Option<Advice> {
+        if self.run == 0 || self.ratio.is_none() {
+            return None;
+        }
+        match self.test {
+            None if !self.too_few.is_empty() => Some(TOO_FEW_ADVICE),
+            Some(t) if t.p_value >= ALPHA && self.samples.0.min(self.samples.1) < FEW_SAMPLES => {
+                Some(FEW_SAMPLES_ADVICE)
+            }
+            _ => None,
+        }
+    }
+
+    fn short_verdict(&self) -> String {
         if self.run == 0 {
             return "baseline".into();
         }
@@ -64,7 +92,7 @@ impl Comparison<'_> {
                     .map(|(run, n)| format!("#{run} has {}", whole(*n)))
                     .collect();
                 format!(
-                    "too few independent intervals to test ({}; {MIN_EFFECTIVE} needed): run longer or shorten --interval",
+                    "too short to test ({}; {MIN_EFFECTIVE} needed)",
                     runs.join(", ")
                 )
             }
@@ -72,7 +100,7 @@ impl Comparison<'_> {
                 let (base, this, kind) = self.samples;
                 if base.min(this) < FEW_SAMPLES {
                     format!(
-                        "no significant difference in latency, from few samples (#1 has {}, #{} has {} independent {kind}): a real one could hide here; run longer or --repeat",
+                        "no significant difference in latency, from few samples (#1 has {}, #{} has {} independent {kind})",
                         whole(base),
                         self.run + 1,
                         whole(this)
@@ -85,6 +113,34 @@ impl Comparison<'_> {
             Some(_) => format!("significant: {:.2}× faster", 1.0 / ratio),
         }
     }
+}
+
+/// What to do about a verdict that cannot say much: the rows it is for, and the advice.
+type Advice = (&'static str, &'static str);
+
+/// For the rows whose runs were too short to test.
+const TOO_FEW_ADVICE: Advice = (
+    "too short to test",
+    "too few independent intervals; run longer or shorten --interval",
+);
+/// For the rows whose test had little to go on.
+const FEW_SAMPLES_ADVICE: Advice = (
+    "no significant difference from few samples",
+    "a real one could hide here; run longer or --repeat",
+);
+
+/// The advice under a table, each once, in the order the rows first need it.
+fn advice_of(verdicts: impl Iterator<Item = Option<Advice>>) -> Vec<String> {
+    let mut advice: Vec<Advice> = Vec::new();
+    for line in verdicts.flatten() {
+        if !advice.contains(&line) {
+            advice.push(line);
+        }
+    }
+    advice
+        .into_iter()
+        .map(|(rows, what)| format!("{rows}: {what}"))
+        .collect()
 }
 
 /// The numbers of a comparison row, named as in [`numbers`].
@@ -272,8 +328,15 @@ pub fn terminal(runs: &[LoadedRun]) -> String {
         let _ = writeln!(out, "what differs: nothing run.json records");
     } else {
         let _ = writeln!(out, "what differs (#1 → #2 …):");
-        for line in &differs {
+        for line in &differs.naming {
             let _ = writeln!(out, "  {line}");
+        }
+        if !differs.details.is_empty() {
+            let _ = writeln!(
+                out,
+                "  and {} details (versions, descriptions, mix weights, what stores report of themselves): on the page",
+                differs.details.len()
+            );
         }
     }
     if plans_differ(runs) {
@@ -287,6 +350,7 @@ pub fn terminal(runs: &[LoadedRun]) -> String {
         "\n{:<14} {:>4} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  verdict",
         "event", "run", "ops/s", "mean", "p50", "p99", "p99.9", "p99.99", "max", "ratio", "p-value"
     );
+    let mut advice = Vec::new();
     for event_type in event_types(runs) {
         for c in compare(runs, &event_type) {
             let _ = write!(
@@ -298,7 +362,9 @@ pub fn terminal(runs: &[LoadedRun]) -> String {
             for value in numbers(&c) {
                 let _ = write!(out, " {value:>9}");
             }
-            let _ = writeln!(out, "  {}", c.verdict());
+            let (verdict, why) = c.verdict_and_advice();
+            let _ = writeln!(out, "  {verdict}");
+            advice.push(why);
         }
     }
     let _ = writeln!(
@@ -306,6 +372,9 @@ pub fn terminal(runs: &[LoadedRun]) -> String {
         "latencies in µs (* rests on fewer than 10 samples beyond it); ratio = mean latency / run #1's; p-value of Welch's t-test on {} (significant below {ALPHA})",
         samples_named(runs)
     );
+    for line in advice_of(advice.into_iter()) {
+        let _ = writeln!(out, "{line}");
+    }
     let responses = response_rows(runs);
     if !responses.is_empty() {
         let _ = writeln!(
@@ -372,12 +441,23 @@ fn differences_list(runs: &[LoadedRun]) -> String {
     let differs = differences::lines(runs);
     if differs.is_empty() {
         body.push_str("<p>What differs: nothing run.json records.</p>");
-    } else {
-        body.push_str("<p>What differs (#1 → #2 …):</p><ul id=\"differences\">");
-        for line in &differs {
+        return body;
+    }
+    body.push_str("<p>What differs (#1 → #2 …):</p><ul id=\"differences\">");
+    for line in &differs.naming {
+        let _ = write!(body, "<li><code>{}</code></li>", escape(line));
+    }
+    body.push_str("</ul>");
+    if !differs.details.is_empty() {
+        let _ = write!(
+            body,
+            "<details id=\"details\"><summary>and {} details: versions, descriptions, mix weights, what stores report of themselves</summary><ul>",
+            differs.details.len()
+        );
+        for line in &differs.details {
             let _ = write!(body, "<li><code>{}</code></li>", escape(line));
         }
-        body.push_str("</ul>");
+        body.push_str("</ul></details>");
     }
     body
 }
@@ -386,11 +466,12 @@ fn differences_list(runs: &[LoadedRun]) -> String {
 fn comparison_table(runs: &[LoadedRun], run_names: &[String], names: &[String]) -> String {
     let mut body = String::new();
     body.push_str(r#"<table id="comparison"><tr><th>event</th><th>run</th><th>ops/s</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>p99.99</th><th>max</th><th>ratio</th><th>p-value</th><th>verdict</th></tr>"#);
+    let mut advice = Vec::new();
     for event_type in names {
         for c in compare(runs, event_type) {
             let _ = write!(
                 body,
-                r#"<tr data-event="{}" data-run="{}"><td>{}</td><td>{}</td>"#,
+                r#"<tr data-event="{}" data-run="{}"><td>{}</td><td style="min-width:10em">{}</td>"#,
                 escape(event_type),
                 c.run + 1,
                 if c.run == 0 {
@@ -398,16 +479,19 @@ fn comparison_table(runs: &[LoadedRun], run_names: &[String], names: &[String]) 
                 } else {
                     String::new()
                 },
-                escape(&run_names[c.run])
+                // A name breaks between its parts, not inside `hatshop-random`.
+                escape(&run_names[c.run]).replace('-', "\u{2011}")
             );
             for (field, value) in NUMBER_FIELDS.iter().zip(numbers(&c)) {
                 let _ = write!(body, r#"<td data-field="{field}">{value}</td>"#);
             }
+            let (verdict, why) = c.verdict_and_advice();
             let _ = write!(
                 body,
-                r#"<td style="text-align:left" data-field="verdict">{}</td></tr>"#,
-                escape(&c.verdict())
+                r#"<td style="text-align:left;min-width:14em" data-field="verdict">{}</td></tr>"#,
+                escape(&verdict)
             );
+            advice.push(why);
         }
     }
     let _ = write!(
@@ -415,6 +499,9 @@ fn comparison_table(runs: &[LoadedRun], run_names: &[String], names: &[String]) 
         "</table><p class=\"note\">Latencies in µs. Ratio: mean latency over run #1's. p-value: Welch's t-test on {}.</p>",
         samples_named(runs)
     );
+    for line in advice_of(advice.into_iter()) {
+        let _ = write!(body, "<p class=\"note\">{}</p>", escape(&line));
+    }
     body
 }
 

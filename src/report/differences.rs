@@ -1,9 +1,11 @@
 //! What differs between runs being compared: the store, its version and settings, the
-//! server behind it, the workload and the plan, as `key: a → b`. Each run is then
-//! named by its own values of what differs (`cl=ONE`), so a chart read alone still says
-//! what it compares.
+//! server behind it, the workload and the plan, as `key: a → b`. What names a run comes
+//! first, ranked by meaning (store, workload, what a series varies, the server's size,
+//! settings given); the rest (versions, descriptions, mix weights, what a store reports
+//! of itself) after it. Each run is then named by its own values of what differs
+//! (`sqlite · hot-reads`, `cl=ONE`), so a chart read alone still says what it compares.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
@@ -78,46 +80,139 @@ fn differing_keys(all: &[BTreeMap<String, String>]) -> Vec<String> {
     keys
 }
 
-/// `cl: QUORUM → ONE`, one line per differing key, each run's value in run order
-/// (`-` where a run has none). Empty when the runs differ in nothing recorded.
-pub fn lines(runs: &[LoadedRun]) -> Vec<String> {
-    let all: Vec<_> = runs.iter().map(facts).collect();
-    differing_keys(&all)
-        .into_iter()
-        .map(|key| {
-            let values: Vec<&str> = all
-                .iter()
-                .map(|f| f.get(&key).map_or("-", String::as_str))
-                .collect();
-            format!("{key}: {}", values.join(" → "))
-        })
+/// The facts that say what a run is, most telling first; a store setting someone gave
+/// ranks after them, before the seed and the deadline.
+const NAMING: [&str; 14] = [
+    "store",
+    "workload.name",
+    "events_file",
+    "nodes",
+    "plan.concurrency",
+    "plan.rate_ops_s",
+    "plan.ramp_to_ops_s",
+    "workload.value_size",
+    "workload.events",
+    "workload.initial_records",
+    "workload.initial_orders",
+    "workload.warmup",
+    "plan.conflicts",
+    "plan.retries",
+];
+
+/// Where `key` ranks in naming a run, or `None` for a detail.
+fn rank(key: &str, given: &BTreeSet<String>) -> Option<usize> {
+    if let Some(place) = NAMING.iter().position(|k| *k == key) {
+        return Some(place);
+    }
+    if given.contains(key) {
+        return Some(NAMING.len());
+    }
+    match key {
+        "workload.seed" => Some(NAMING.len() + 1),
+        "plan.max_duration_s" | "plan.warmup_s" => Some(NAMING.len() + 2),
+        _ => None,
+    }
+}
+
+/// Store settings that someone gave (in a URL or as a flag), in any of the runs.
+fn given_settings(runs: &[LoadedRun]) -> BTreeSet<String> {
+    runs.iter()
+        .flat_map(|run| run.record.database.settings.keys())
+        .map(|key| crate::db::current_setting_name(key).to_string())
         .collect()
 }
 
-/// A name per run from what differs (`store=mysql cl=ONE`), `#N` where nothing does.
-/// Long values and many keys are cut, so a name fits in a legend.
-pub fn run_names(runs: &[LoadedRun]) -> Vec<String> {
-    const MOST_KEYS: usize = 3;
-    const LONGEST_VALUE: usize = 24;
+/// What differs, split: the facts that name a run (ranked), and the details.
+pub struct Differences {
+    /// `cl: QUORUM → ONE`, most telling first.
+    pub naming: Vec<String>,
+    /// Versions, descriptions, mix weights, what stores report of themselves.
+    pub details: Vec<String>,
+}
+
+impl Differences {
+    /// Whether the runs differ in nothing run.json records.
+    pub fn is_empty(&self) -> bool {
+        self.naming.is_empty() && self.details.is_empty()
+    }
+}
+
+/// The naming keys that differ, most telling first, and the detail keys.
+fn split_keys(runs: &[LoadedRun], all: &[BTreeMap<String, String>]) -> (Vec<String>, Vec<String>) {
+    let given = given_settings(runs);
+    let (mut naming, details): (Vec<String>, Vec<String>) = differing_keys(all)
+        .into_iter()
+        .partition(|key| rank(key, &given).is_some());
+    naming.sort_by_key(|key| rank(key, &given));
+    (naming, details)
+}
+
+/// `cl: QUORUM → ONE`, one line per differing key, each run's value in run order
+/// (`-` where a run has none), naming facts first. Empty when the runs differ in
+/// nothing recorded.
+pub fn lines(runs: &[LoadedRun]) -> Differences {
     let all: Vec<_> = runs.iter().map(facts).collect();
-    let keys = differing_keys(&all);
+    let line = |key: String| {
+        let values: Vec<&str> = all
+            .iter()
+            .map(|f| f.get(&key).map_or("-", String::as_str))
+            .collect();
+        format!("{key}: {}", values.join(" → "))
+    };
+    let (naming, details) = split_keys(runs, &all);
+    Differences {
+        naming: naming.into_iter().map(line).collect(),
+        details: details.into_iter().map(line).collect(),
+    }
+}
+
+/// How a fact reads in a run's name: the store and the workload by their values alone,
+/// counts with their unit, the rest as `key=value`.
+fn name_part(key: &str, value: &str) -> String {
+    match key {
+        "store" | "workload.name" | "events_file" => value.to_string(),
+        "nodes" => format!("{value} nodes"),
+        "plan.concurrency" => format!("concurrency {value}"),
+        "workload.value_size" => format!("{value}-byte values"),
+        _ => {
+            let short = key.rsplit('.').next().unwrap_or(key);
+            let value: String = value.chars().take(LONGEST_VALUE).collect();
+            format!("{short}={value}")
+        }
+    }
+}
+
+/// A value longer than this is cut in a name, so that a name fits in a legend.
+const LONGEST_VALUE: usize = 24;
+
+/// A name per run from what differs that names it (`#2 sqlite · hot-reads`), most
+/// telling first; a workload's name stands for its own counts; `#N` and the run's
+/// folder where only details differ.
+pub fn run_names(runs: &[LoadedRun]) -> Vec<String> {
+    const MOST_PARTS: usize = 4;
+    let all: Vec<_> = runs.iter().map(facts).collect();
+    let (mut naming, _) = split_keys(runs, &all);
+    // Runs of different workloads: each workload's own counts come with its name.
+    if naming.iter().any(|key| key == "workload.name") {
+        naming.retain(|key| key == "workload.name" || !key.starts_with("workload."));
+    }
     all.iter()
+        .zip(runs)
         .enumerate()
-        .map(|(i, f)| {
-            let parts: Vec<String> = keys
+        .map(|(i, (f, run))| {
+            let parts: Vec<String> = naming
                 .iter()
-                .take(MOST_KEYS)
-                .map(|key| {
-                    let short = key.rsplit('.').next().unwrap_or(key);
-                    let value = f.get(key).map_or("-", String::as_str);
-                    let value: String = value.chars().take(LONGEST_VALUE).collect();
-                    format!("{short}={value}")
-                })
+                .take(MOST_PARTS)
+                .map(|key| name_part(key, f.get(key).map_or("-", String::as_str)))
                 .collect();
             if parts.is_empty() {
-                format!("#{}", i + 1)
+                let folder = run
+                    .dir
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned());
+                format!("#{} {}", i + 1, folder.unwrap_or_default())
             } else {
-                format!("#{} {}", i + 1, parts.join(" "))
+                format!("#{} {}", i + 1, parts.join(" · "))
             }
         })
         .collect()
@@ -146,6 +241,32 @@ mod tests {
         );
         // A key one run lacks differs too.
         assert_eq!(differing_keys(&[a, c]), ["read_cl"]);
+    }
+
+    #[test]
+    fn facts_that_name_a_run_rank_first_and_details_not_at_all() {
+        let given: BTreeSet<String> = ["cl".to_string()].into();
+        let mut keys = vec![
+            "version",
+            "workload.mix.read_order",
+            "cl",
+            "workload.value_size",
+            "store",
+            "busy_timeout_ms",
+            "workload.name",
+        ];
+        keys.retain(|key| rank(key, &given).is_some());
+        keys.sort_by_key(|key| rank(key, &given));
+        assert_eq!(
+            keys,
+            ["store", "workload.name", "workload.value_size", "cl"]
+        );
+        assert_eq!(name_part("store", "cassandra"), "cassandra");
+        assert_eq!(
+            name_part("workload.value_size", "15000"),
+            "15000-byte values"
+        );
+        assert_eq!(name_part("cl", "ONE"), "cl=ONE");
     }
 
     #[test]
