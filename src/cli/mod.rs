@@ -309,7 +309,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub retries: u32,
     /// Open loop: send OPS operations per second in all (warm-up and measured phases),
-    /// each at its own time however slowly answers come; -c lanes bound the requests
+    /// each at its own time however slowly answers come; -c bounds the requests
     /// in flight. Latency is then reported twice: service (sent → answered) and
     /// response (due → answered, what a user waiting in line sees). FROM..TO with
     /// --ramp climbs from one rate to the other.
