@@ -209,6 +209,44 @@ fn a_killed_run_is_recognised_and_recovered_from_its_op_log() {
     assert_one_line_error(tmp.path(), &["recover", out_arg], "nothing to recover");
 }
 
+/// A run warmed up for a time and killed while measuring: run.json already holds the
+/// events its warm-up came to, so the recovered folder verifies exactly.
+#[test]
+fn a_killed_run_warmed_up_for_a_time_recovers_and_verifies() {
+    let tmp = TempDir::new().unwrap();
+    let out = tmp.path().join("killed");
+    let out_arg = out.to_str().unwrap();
+    let mut child = spawn(
+        tmp.path(),
+        &[
+            "run", "--quiet", "-c", "4", "--warmup", "300ms", "--events", "50000000", "--out",
+            out_arg,
+        ],
+    );
+    wait_for_bytes(&out.join("ops.csv"), 300_000);
+    signal(&child, libc::SIGKILL);
+    child.wait().unwrap();
+    let run = json(&out.join("run.json"));
+    assert_eq!(run["status"], "running");
+    let warmup = run["events"]["workload"]["warmup"].as_u64().unwrap();
+    assert!(warmup > 0, "{run}");
+    hatshop(tmp.path())
+        .args(["recover", out_arg])
+        .assert()
+        .success();
+    let load = run["events"]["workload"]["initial_orders"]
+        .as_u64()
+        .unwrap();
+    let first_measured = op_rows(&out).iter().map(|op| op.seq).min().unwrap();
+    assert_eq!(first_measured, load + warmup);
+    let verify = hatshop(tmp.path())
+        .arg("verify")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(verify.status.success(), "{}", text(&verify.stdout));
+}
+
 /// A kill leaves writes the op log never saw; verify must still catch a database that lost
 /// everything, not call it exact because nothing it expected could be checked.
 #[test]

@@ -144,8 +144,7 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
     );
     let server_time = server_time::begin(config, &store, &stop).await;
     let clock = RunClock::now();
-    let plan = plan_of(config, &store);
-    let mut record = initial_record(config, &plan, &store.facts(), clock.wall);
+    let mut record = initial_record(config, &plan_of(config, &store), &store.facts(), clock.wall);
     record.server_time = server_time;
     let run_json = RunJson::create(&config.out_dir, &record, reserve)?;
     {
@@ -155,11 +154,11 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
     let result = measure(
         config,
         store.clone(),
-        plan,
         clock,
         &stop,
         timeline,
         &mut record,
+        &run_json,
     )
     .await;
     let result = match result {
@@ -255,12 +254,13 @@ fn fault_timeline(config: &RunConfig) -> Result<Option<Timeline>> {
 async fn measure(
     config: &RunConfig,
     store: Arc<AnyStore>,
-    plan: RunPlan,
     clock: RunClock,
     stop: &Arc<StopSignal>,
     timeline: Option<Timeline>,
     record: &mut RunRecord,
+    run_json: &RunJson,
 ) -> Result<()> {
+    let plan = plan_of(config, &store);
     let (op_log, op_log_tx) = start_op_log(config, &store, clock)?;
     let progress = Arc::new(Progress::default());
     let bar = show_progress(config, progress.clone());
@@ -284,6 +284,14 @@ async fn measure(
     });
     let (stream, timed_warmup) = stream_of(config, &phases)?;
     let (run_over, over) = tokio::sync::watch::channel(false);
+    if let Some(count) = &timed_warmup {
+        tokio::spawn(record_warmup_when_measuring(
+            phases.clone(),
+            count.clone(),
+            run_json.clone(),
+            over.clone(),
+        ));
+    }
     let observer = crate::observe::Observer::start(serving, over.clone());
     let faults = timeline
         .map(|timeline| tokio::spawn(faults::play(timeline, phases.clone(), stop.clone(), over)));
@@ -331,6 +339,32 @@ async fn measure(
         record.unwritten = Some(format!("{e:#}"));
     }
     written
+}
+
+/// Once measuring begins, a timed warm-up's count is final: run.json gets it then, so
+/// that a run killed while measuring still says which events were its warm-up.
+async fn record_warmup_when_measuring(
+    phases: Arc<PhaseClock>,
+    count: WarmupCount,
+    run_json: RunJson,
+    mut over: tokio::sync::watch::Receiver<bool>,
+) {
+    const LOOK: Duration = Duration::from_millis(20);
+    while phases.measure.get().is_none() {
+        tokio::select! {
+            _ = tokio::time::sleep(LOOK) => {}
+            _ = over.wait_for(|&over| over) => return,
+        }
+    }
+    let warmup = count.get();
+    let _ = tokio::task::spawn_blocking(move || {
+        run_json.update(|record| {
+            if let EventSource::Generated { workload } = &mut record.events {
+                workload.warmup = warmup;
+            }
+        })
+    })
+    .await;
 }
 
 /// The run's events, and with `--warmup 10s` where its warm-up count will be: the

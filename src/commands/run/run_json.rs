@@ -52,6 +52,20 @@ impl RunJson {
         }))))
     }
 
+    /// Writes the last record again with `change` made to it, mid-run (the room kept
+    /// for the last record stays kept). A write that fails leaves the record before it.
+    pub(super) fn update(&self, change: impl FnOnce(&mut RunRecord)) -> Result<()> {
+        let mut state = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if state.sealed {
+            return Ok(());
+        }
+        let mut record = state.written.clone();
+        change(&mut record);
+        write_json(&result_dir::file(&state.dir, result_dir::RUN_JSON), &record)?;
+        state.written = record;
+        Ok(())
+    }
+
     /// Writes the run's last record, in the room kept for it.
     pub(super) fn finish(&self, record: &RunRecord) -> Result<()> {
         let mut state = self.0.lock().unwrap_or_else(|p| p.into_inner());
