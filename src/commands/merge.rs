@@ -59,62 +59,15 @@ pub fn run(args: &MergeArgs) -> Result<()> {
 
 /// Every folder, checked to be one shard each of the same run, in shard order.
 fn load_shards(dirs: &[PathBuf]) -> Result<Vec<ShardDir>> {
-    let mut shards = Vec::with_capacity(dirs.len());
-    for dir in dirs {
-        let record = result_dir::load_complete(dir)?;
-        let Some(shard) = record.shard else {
-            bail!(
-                "{} is not a shard (it ran without --shard): nothing to merge",
-                dir.display()
-            );
-        };
-        if !record.plan.op_log || !result_dir::file(dir, result_dir::OPS_CSV).exists() {
-            bail!(
-                "{} has no op log (--no-op-log): merging rebuilds the statistics from each shard's ops.csv",
-                dir.display()
-            );
-        }
-        shards.push(ShardDir {
-            dir: dir.clone(),
-            record,
-            shard,
-        });
-    }
+    let mut shards = dirs
+        .iter()
+        .map(|dir| shard_dir(dir))
+        .collect::<Result<Vec<_>>>()?;
     shards.sort_by_key(|s| s.shard.index);
     let first = &shards[0];
     let count = first.shard.count;
     for (want, s) in shards.iter().enumerate() {
-        let same = |what: &str, ok: bool| -> Result<()> {
-            if ok {
-                Ok(())
-            } else {
-                bail!(
-                    "{} and {} are not shards of one run: their {what} differ",
-                    first.dir.display(),
-                    s.dir.display()
-                )
-            }
-        };
-        same("shard counts", s.shard.count == count)?;
-        same(
-            "event streams",
-            s.record.plan_sha256.is_some() && s.record.plan_sha256 == first.record.plan_sha256
-                || serde_json::to_value(&s.record.events).ok()
-                    == serde_json::to_value(&first.record.events).ok(),
-        )?;
-        same(
-            "stores",
-            s.record.database.store.name == first.record.database.store.name,
-        )?;
-        // verify reads one database for the merged run: the shards' must be that one.
-        same(
-            "databases (give every shard the same --db)",
-            s.record.database.url == first.record.database.url
-                && s.record.database.file == first.record.database.file,
-        )?;
-        if let Some(field) = first_difference(&first.record.plan, &s.record.plan) {
-            same(&format!("plans ({field})"), false)?;
-        }
+        of_one_run(first, s)?;
         if s.shard.index != want {
             let missing = if s.shard.index > want {
                 want
@@ -138,6 +91,65 @@ fn load_shards(dirs: &[PathBuf]) -> Result<Vec<ShardDir>> {
         );
     }
     Ok(shards)
+}
+
+/// One shard's folder: a whole run made with `--shard`, with its op log.
+fn shard_dir(dir: &Path) -> Result<ShardDir> {
+    let record = result_dir::load_complete(dir)?;
+    let Some(shard) = record.shard else {
+        bail!(
+            "{} is not a shard (it ran without --shard): nothing to merge",
+            dir.display()
+        );
+    };
+    if !record.plan.op_log || !result_dir::file(dir, result_dir::OPS_CSV).exists() {
+        bail!(
+            "{} has no op log (--no-op-log): merging rebuilds the statistics from each shard's ops.csv",
+            dir.display()
+        );
+    }
+    Ok(ShardDir {
+        dir: dir.to_path_buf(),
+        record,
+        shard,
+    })
+}
+
+/// Refuses `s` unless it is a shard of the same run as `first`: shard count, stream,
+/// store, database and plan alike.
+fn of_one_run(first: &ShardDir, s: &ShardDir) -> Result<()> {
+    let same = |what: &str, ok: bool| -> Result<()> {
+        if ok {
+            Ok(())
+        } else {
+            bail!(
+                "{} and {} are not shards of one run: their {what} differ",
+                first.dir.display(),
+                s.dir.display()
+            )
+        }
+    };
+    same("shard counts", s.shard.count == first.shard.count)?;
+    same(
+        "event streams",
+        s.record.plan_sha256.is_some() && s.record.plan_sha256 == first.record.plan_sha256
+            || serde_json::to_value(&s.record.events).ok()
+                == serde_json::to_value(&first.record.events).ok(),
+    )?;
+    same(
+        "stores",
+        s.record.database.store.name == first.record.database.store.name,
+    )?;
+    // verify reads one database for the merged run: the shards' must be that one.
+    same(
+        "databases (give every shard the same --db)",
+        s.record.database.url == first.record.database.url
+            && s.record.database.file == first.record.database.file,
+    )?;
+    if let Some(field) = first_difference(&first.record.plan, &s.record.plan) {
+        same(&format!("plans ({field})"), false)?;
+    }
+    Ok(())
 }
 
 fn parse_time(text: &str, dir: &Path) -> Result<SystemTime> {

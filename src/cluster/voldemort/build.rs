@@ -201,40 +201,45 @@ fn unpack(cache: &Path, source: Source) -> Result<(String, PathBuf, String, Opti
             Ok((format!("folder {}", path.display()), path, hash, None))
         }
         Source::Git(url) => {
-            let git = process::find_program("git", &[])
-                .context("git is not installed: `apt-get install -y git`")?;
-            let tree = scratch.join("voldemort");
-            crate::console::note!("cloning {url} …");
-            process::run_command(
-                Command::new(&git)
-                    // A stalled transfer (under 1 KB/s for a minute) fails.
-                    .args([
-                        "-c",
-                        "http.lowSpeedLimit=1000",
-                        "-c",
-                        "http.lowSpeedTime=60",
-                    ])
-                    .args(["clone", "-q", "--depth", "1", &url])
-                    .arg(&tree),
-                "git clone",
-            )?;
-            let commit = process::run_command(
-                Command::new(&git)
-                    .arg("-C")
-                    .arg(&tree)
-                    .args(["rev-parse", "HEAD"]),
-                "git rev-parse",
-            )?
-            .trim()
-            .to_string();
-            Ok((
-                format!("git {url} at commit {commit}"),
-                tree,
-                sha256_hex(commit.as_bytes()),
-                Some(scratch),
-            ))
+            let (label, tree, hash) = clone(&url, &scratch)?;
+            Ok((label, tree, hash, Some(scratch)))
         }
     }
+}
+
+/// A shallow clone of `url` into `scratch`: what it is, its tree, and its commit's hash.
+fn clone(url: &str, scratch: &Path) -> Result<(String, PathBuf, String)> {
+    let git = process::find_program("git", &[])
+        .context("git is not installed: `apt-get install -y git`")?;
+    let tree = scratch.join("voldemort");
+    crate::console::note!("cloning {url} …");
+    process::run_command(
+        Command::new(&git)
+            // A stalled transfer (under 1 KB/s for a minute) fails.
+            .args([
+                "-c",
+                "http.lowSpeedLimit=1000",
+                "-c",
+                "http.lowSpeedTime=60",
+            ])
+            .args(["clone", "-q", "--depth", "1", url])
+            .arg(&tree),
+        "git clone",
+    )?;
+    let commit = process::run_command(
+        Command::new(&git)
+            .arg("-C")
+            .arg(&tree)
+            .args(["rev-parse", "HEAD"]),
+        "git rev-parse",
+    )?
+    .trim()
+    .to_string();
+    Ok((
+        format!("git {url} at commit {commit}"),
+        tree,
+        sha256_hex(commit.as_bytes()),
+    ))
 }
 
 /// The folder under `dir` that holds `src/java` (an archive's top folder, or `dir`).

@@ -25,7 +25,7 @@ use self::run_json::RunJson;
 use super::open_stream;
 use super::verify::verify_store;
 use crate::cli::RunArgs;
-use crate::cluster::Home;
+use crate::cluster::{Home, ServerRecord};
 use crate::config::{RunConfig, file_sha256, missing_folders, remove_folders};
 use crate::console::{note, say};
 use crate::db::{AnyStore, Store};
@@ -264,24 +264,9 @@ async fn measure(
     let (op_log, op_log_tx) = start_op_log(config, &store, clock)?;
     let progress = Arc::new(Progress::default());
     let bar = show_progress(config, progress.clone());
-    // A series (sweep, repeats) says its own line for each run, after its header.
-    if config.print_details {
-        note!(
-            "running {} on {} (concurrency {}); results in {}",
-            config.workload_name(),
-            config.db,
-            config.concurrency,
-            config.out_dir.display()
-        );
-    }
+    say_running(config);
     let serving = serving_server(config);
-    let phases = Arc::new(PhaseClock {
-        server_pids: serving
-            .iter()
-            .flat_map(|server| server.nodes.iter().map(|node| node.pid))
-            .collect(),
-        ..PhaseClock::default()
-    });
+    let phases = phase_clock(serving.as_ref());
     let (stream, timed_warmup) = stream_of(config, &phases)?;
     let (run_over, over) = tokio::sync::watch::channel(false);
     if let Some(count) = &timed_warmup {
@@ -339,6 +324,32 @@ async fn measure(
         record.unwritten = Some(format!("{e:#}"));
     }
     written
+}
+
+/// "running W on URL (concurrency C); results in DIR". A series (sweep, repeats) says
+/// its own line for each run, after its header.
+fn say_running(config: &RunConfig) {
+    if config.print_details {
+        note!(
+            "running {} on {} (concurrency {}); results in {}",
+            config.workload_name(),
+            config.db,
+            config.concurrency,
+            config.out_dir.display()
+        );
+    }
+}
+
+/// The phases' clock, which also counts the CPU of the server hatshop started for
+/// this run's database.
+fn phase_clock(serving: Option<&ServerRecord>) -> Arc<PhaseClock> {
+    Arc::new(PhaseClock {
+        server_pids: serving
+            .iter()
+            .flat_map(|server| server.nodes.iter().map(|node| node.pid))
+            .collect(),
+        ..PhaseClock::default()
+    })
 }
 
 /// Once measuring begins, a timed warm-up's count is final: run.json gets it then, so
