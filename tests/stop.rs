@@ -237,8 +237,13 @@ fn a_killed_run_warmed_up_for_a_time_recovers_and_verifies() {
     let load = run["events"]["workload"]["initial_orders"]
         .as_u64()
         .unwrap();
+    // No warm-up event is logged as measured. (The first measured one itself may be
+    // among the few a killed lane had not logged yet.)
     let first_measured = op_rows(&out).iter().map(|op| op.seq).min().unwrap();
-    assert_eq!(first_measured, load + warmup);
+    assert!(
+        first_measured >= load + warmup,
+        "{first_measured} < {load} + {warmup}"
+    );
     let verify = hatshop(tmp.path())
         .arg("verify")
         .arg(&out)

@@ -16,4 +16,7 @@ pub struct PhaseClock {
     /// Server processes whose CPU is counted over the measured phase (those hatshop
     /// started for this run's database).
     pub server_pids: Vec<u32>,
+    /// Called once on the source's thread just before the first measured event is
+    /// handed out: what must be on disk before anything is measured.
+    pub before_measuring: Option<Box<dyn Fn() + Send + Sync>>,
 }

@@ -163,6 +163,11 @@ impl Source {
                 self.phases.warmup.get_or_init(Instant::now);
             }
             Phase::Measure => {
+                if self.phases.measure.get().is_none()
+                    && let Some(before) = &self.phases.before_measuring
+                {
+                    before();
+                }
                 // Read /proc before the clock starts, so it costs the run nothing.
                 self.phases.measure_cpu.get_or_init(|| {
                     crate::client_cost::CpuSnapshot::with_servers(&self.phases.server_pids)

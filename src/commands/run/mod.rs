@@ -10,9 +10,9 @@ mod server_time;
 
 use std::io::IsTerminal;
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, SystemTime};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -266,17 +266,16 @@ async fn measure(
     let bar = show_progress(config, progress.clone());
     say_running(config);
     let serving = serving_server(config);
-    let phases = phase_clock(serving.as_ref());
-    let (stream, timed_warmup) = stream_of(config, &phases)?;
+    let warmup_began = Arc::default();
+    let (stream, timed_warmup) = stream_of(config, &warmup_began)?;
+    let phases = phase_clock(
+        serving.as_ref(),
+        warmup_began,
+        timed_warmup
+            .clone()
+            .map(|count| record_warmup(count, run_json.clone())),
+    );
     let (run_over, over) = tokio::sync::watch::channel(false);
-    if let Some(count) = &timed_warmup {
-        tokio::spawn(record_warmup_when_measuring(
-            phases.clone(),
-            count.clone(),
-            run_json.clone(),
-            over.clone(),
-        ));
-    }
     let observer = crate::observe::Observer::start(serving, over.clone());
     let faults = timeline
         .map(|timeline| tokio::spawn(faults::play(timeline, phases.clone(), stop.clone(), over)));
@@ -341,52 +340,46 @@ fn say_running(config: &RunConfig) {
 }
 
 /// The phases' clock, which also counts the CPU of the server hatshop started for
-/// this run's database.
-fn phase_clock(serving: Option<&ServerRecord>) -> Arc<PhaseClock> {
+/// this run's database; `before_measuring` runs as the measured phase is about to begin.
+fn phase_clock(
+    serving: Option<&ServerRecord>,
+    warmup: Arc<OnceLock<Instant>>,
+    before_measuring: Option<Box<dyn Fn() + Send + Sync>>,
+) -> Arc<PhaseClock> {
     Arc::new(PhaseClock {
+        warmup,
         server_pids: serving
             .iter()
             .flat_map(|server| server.nodes.iter().map(|node| node.pid))
             .collect(),
+        before_measuring,
         ..PhaseClock::default()
     })
 }
 
-/// Once measuring begins, a timed warm-up's count is final: run.json gets it then, so
-/// that a run killed while measuring still says which events were its warm-up.
-async fn record_warmup_when_measuring(
-    phases: Arc<PhaseClock>,
-    count: WarmupCount,
-    run_json: RunJson,
-    mut over: tokio::sync::watch::Receiver<bool>,
-) {
-    const LOOK: Duration = Duration::from_millis(20);
-    while phases.measure.get().is_none() {
-        tokio::select! {
-            _ = tokio::time::sleep(LOOK) => {}
-            _ = over.wait_for(|&over| over) => return,
-        }
-    }
-    let warmup = count.get();
-    let _ = tokio::task::spawn_blocking(move || {
-        run_json.update(|record| {
+/// A timed warm-up's count, final once measuring is about to begin, written into
+/// run.json then, before any measured operation, so that a run killed while measuring
+/// still says which events were its warm-up.
+fn record_warmup(count: WarmupCount, run_json: RunJson) -> Box<dyn Fn() + Send + Sync> {
+    Box::new(move || {
+        let warmup = count.get();
+        let _ = run_json.update(|record| {
             if let EventSource::Generated { workload } = &mut record.events {
                 workload.warmup = warmup;
             }
-        })
+        });
     })
-    .await;
 }
 
 /// The run's events, and with `--warmup 10s` where its warm-up count will be: the
-/// warm-up ends that long after `phases` marks its start.
+/// warm-up ends that long after `warmup_began`, which the source sets.
 fn stream_of(
     config: &RunConfig,
-    phases: &PhaseClock,
+    warmup_began: &Arc<OnceLock<Instant>>,
 ) -> Result<(runner::EventStream, Option<WarmupCount>)> {
     Ok(match (&config.source, config.warmup_time) {
         (EventSource::Generated { workload }, Some(length)) => {
-            let (stream, count) = TimedWarmup::new(workload, length, phases.warmup.clone());
+            let (stream, count) = TimedWarmup::new(workload, length, warmup_began.clone());
             (Box::new(stream.map(Ok)), Some(count))
         }
         _ => (open_stream(&config.source)?, None),
