@@ -296,9 +296,28 @@ fn a_sweep_of_two_values_and_two_repeats_makes_four_runs() {
     let dir = tmp.path().join("sweep");
     let runs = std::fs::read_dir(&dir)
         .unwrap()
-        .filter(|e| e.as_ref().unwrap().path().is_dir())
+        .map(|e| e.unwrap().path())
+        .filter(|path| path.is_dir() && !path.ends_with("figures"))
         .count();
     assert_eq!(runs, 4);
+    // Each figure's numbers beside the page, one row per bar: 2 values × 1 database.
+    let mut throughput =
+        csv::Reader::from_path(dir.join("figures/sweep-02-throughput-by-events.csv")).unwrap();
+    assert_eq!(
+        throughput.headers().unwrap(),
+        vec![
+            "series",
+            "events",
+            "operations per second",
+            "whisker low",
+            "whisker high"
+        ]
+    );
+    let bars: Vec<csv::StringRecord> = throughput.records().map(Result::unwrap).collect();
+    assert_eq!(
+        bars.iter().map(|r| &r[1]).collect::<Vec<_>>(),
+        ["200", "400"]
+    );
     let mut csv = csv::Reader::from_path(dir.join("sweep.csv")).unwrap();
     let headers = csv.headers().unwrap().clone();
     let rows: Vec<csv::StringRecord> = csv.records().map(Result::unwrap).collect();
@@ -586,4 +605,27 @@ fn compared_runs_are_named_by_what_they_are() {
     assert!(naming.contains("<code>store: sqlite → sqlite → null</code>"));
     assert!(details.contains("<code>version: SQLite"), "{details}");
     assert_eq!(page.matches("run longer or shorten --interval").count(), 1);
+
+    // The numbers of each figure beside the page, its series named as the runs are.
+    let figure = tmp
+        .path()
+        .join("cmp/figures/compare-02-p99-latency-per-event-type.csv");
+    assert!(page.contains(r#"href="figures/compare-02-p99-latency-per-event-type.csv""#));
+    let mut bars = csv::Reader::from_path(&figure).unwrap();
+    assert_eq!(
+        bars.headers().unwrap(),
+        vec!["series", "event type", "latency (µs)"]
+    );
+    let rows: Vec<csv::StringRecord> = bars.records().map(Result::unwrap).collect();
+    let mut series: Vec<&str> = rows.iter().map(|r| &r[0]).collect();
+    series.dedup();
+    assert_eq!(
+        series,
+        [
+            "#1 sqlite · hatshop-random",
+            "#2 sqlite · hot-reads",
+            "#3 null · hatshop-random"
+        ]
+    );
+    assert!(rows.iter().all(|r| r[2].parse::<f64>().is_ok()), "{rows:?}");
 }

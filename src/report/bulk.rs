@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::html::page;
 use super::load::read_rows;
+use super::page::Page;
 use super::resources;
 use super::svg::{self, Axis, Series, escape};
 use super::table::thousands;
@@ -41,8 +41,7 @@ pub fn write_report(dir: &Path) -> Result<PathBuf> {
     };
     let traces: Vec<BatchTrace> = read_rows(&dir.join(BATCH_TRACES_CSV))?;
     let pools = read_rows(&dir.join(crate::observe::thread_pools::THREAD_POOLS_CSV))?;
-    let path = result_dir::file(dir, result_dir::REPORT_HTML);
-    let html = render(
+    let page = render(
         &record,
         &Folder {
             batches: &batches,
@@ -53,8 +52,7 @@ pub fn write_report(dir: &Path) -> Result<PathBuf> {
             pools: &pools,
         },
     );
-    crate::files::write_atomic(&path, html.as_bytes())?;
-    Ok(path)
+    page.write(dir, &format!("hatshop load {}", record.started_at))
 }
 
 /// What a load's folder holds beside load.json.
@@ -69,9 +67,9 @@ struct Folder<'a> {
 
 /// The load's page: what it loaded, its totals and read-back check, traced batches,
 /// batch charts, and the server's resources over the load.
-fn render(record: &LoadRecord, folder: &Folder) -> String {
+fn render(record: &LoadRecord, folder: &Folder) -> Page {
     let p = &record.plan;
-    let mut out = String::new();
+    let mut out = Page::new(result_dir::REPORT_HTML);
     let _ = write!(
         out,
         "<h1>Bulk load: {} rows into {}</h1><p class=\"subtitle\">{} — {}</p>",
@@ -85,14 +83,15 @@ fn render(record: &LoadRecord, folder: &Folder) -> String {
     }
     out.push_str(&facts(record));
     out.push_str(&totals(record));
-    out.push_str(&traced(folder.traces));
-    out.push_str(&charts(folder.batches, p.interval_s));
+    traced(&mut out, folder.traces);
+    charts(&mut out, folder.batches, p.interval_s);
     let end_s = folder
         .batches
         .iter()
         .map(|b| b.start_s + b.latency_us / 1e6)
         .fold(0.0, f64::max);
-    out.push_str(&resources::figures(
+    resources::figures(
+        &mut out,
         &resources::Observed {
             metrics: folder.metrics,
             pools: folder.pools,
@@ -102,8 +101,8 @@ fn render(record: &LoadRecord, folder: &Folder) -> String {
         },
         end_s,
         "time since the load began (s)",
-    ));
-    page(&format!("hatshop load {}", record.started_at), &out)
+    );
+    out
 }
 
 /// What was loaded, into what, in which batches, from which client.
@@ -192,10 +191,10 @@ fn totals(record: &LoadRecord) -> String {
 }
 
 /// Batch latency mean and max per bin, each batch's latency, rows/s and bytes.
-fn charts(batches: &[BatchRow], interval_s: f64) -> String {
+fn charts(out: &mut Page, batches: &[BatchRow], interval_s: f64) {
     let ok: Vec<&BatchRow> = batches.iter().filter(|b| b.error.is_empty()).collect();
     if ok.is_empty() {
-        return String::new();
+        return;
     }
     let time = Axis::linear("time since the load began (s)");
     let bin = interval_s.max(0.01);
@@ -207,8 +206,8 @@ fn charts(batches: &[BatchRow], interval_s: f64) -> String {
         e.2 = e.2.max(b.latency_us / 1e3);
     }
     let at = |k: &u64| *k as f64 * bin;
-    let mut out = String::from("<h2>Batch latency over time</h2>");
-    out.push_str(&svg::line_chart(
+    out.push_str("<h2>Batch latency over time</h2>");
+    out.figure(svg::line_chart(
         &format!("Batch latency, mean and max per {bin} s"),
         &time,
         &Axis::linear("ms"),
@@ -226,7 +225,7 @@ fn charts(batches: &[BatchRow], interval_s: f64) -> String {
             },
         ],
     ));
-    out.push_str(&svg::line_chart(
+    out.figure(svg::line_chart(
         "Latency of each batch",
         &Axis::linear("batch"),
         &Axis::linear("ms"),
@@ -238,7 +237,7 @@ fn charts(batches: &[BatchRow], interval_s: f64) -> String {
                 .collect(),
         }],
     ));
-    out.push_str(&svg::line_chart(
+    out.figure(svg::line_chart(
         "Rows per second of each batch",
         &Axis::linear("batch"),
         &Axis::linear("rows/s"),
@@ -255,14 +254,12 @@ fn charts(batches: &[BatchRow], interval_s: f64) -> String {
                 .collect(),
         }],
     ));
-    out.push_str(&bytes_per_batch(&ok));
-    out
+    bytes_per_batch(out, &ok);
 }
 
 /// Bytes of keys and values per batch, and what loopback carried while each was in
 /// flight, where that was measured.
-fn bytes_per_batch(ok: &[&BatchRow]) -> String {
-    let mut out = String::new();
+fn bytes_per_batch(out: &mut Page, ok: &[&BatchRow]) {
     let wire: Vec<(f64, f64)> = ok
         .iter()
         .filter_map(|b| Some((b.batch as f64, b.loopback_bytes? as f64 / 1e6)))
@@ -277,7 +274,7 @@ fn bytes_per_batch(ok: &[&BatchRow]) -> String {
              sent on loopback while it was in flight (framing, replies and any other \
              loopback traffic included).</p>"
         );
-        out.push_str(&svg::line_chart(
+        out.figure(svg::line_chart(
             "Bytes sent on loopback during each batch",
             &Axis::linear("batch"),
             &Axis::linear("MB"),
@@ -292,24 +289,24 @@ fn bytes_per_batch(ok: &[&BatchRow]) -> String {
             "<p>Bytes per batch: {mean_payload:.2} MB of keys and values.</p>"
         );
     }
-    out
 }
 
 /// Client and server time of each traced batch (study 002's upper chart): the gap is
 /// the wire, the client and any queueing.
-fn traced(traces: &[BatchTrace]) -> String {
+fn traced(out: &mut Page, traces: &[BatchTrace]) {
     let both: Vec<(&BatchTrace, f64)> = traces
         .iter()
         .filter_map(|t| Some((t, t.server_us?)))
         .collect();
     if both.is_empty() {
-        return String::new();
+        return;
     }
     let n = both.len() as f64;
     let client = both.iter().map(|(t, _)| t.client_us).sum::<f64>() / n / 1e3;
     let server = both.iter().map(|(_, s)| s).sum::<f64>() / n / 1e3;
     let dropped = traces.len() - both.len();
-    let mut out = format!(
+    let _ = write!(
+        out,
         "<h2>Client and server time</h2><p>{} traced batches: client {client:.1} ms, \
          server (coordinator) {server:.1} ms, difference {:.1} ms on average (wire, client \
          and queueing).{}</p>",
@@ -321,7 +318,7 @@ fn traced(traces: &[BatchTrace]) -> String {
             String::new()
         }
     );
-    out.push_str(&svg::line_chart(
+    out.figure(svg::line_chart(
         "Client and server time of each traced batch",
         &Axis::linear("time since the load began (s)"),
         &Axis::linear("ms"),
@@ -339,5 +336,4 @@ fn traced(traces: &[BatchTrace]) -> String {
             },
         ],
     ));
-    out
 }

@@ -5,11 +5,12 @@ use std::collections::HashMap;
 
 use super::intervals::IntervalRow;
 use super::load::LoadedRun;
+use super::page::{Figure, cell};
 use super::svg::{self, Axis, Bars, Mark, Scale, Series};
 use crate::report::hlog;
 
 /// Mean, p50 and p99 of each event type, as grouped bars.
-pub fn latency_bars(run: &LoadedRun) -> String {
+pub fn latency_bars(run: &LoadedRun) -> Figure {
     let categories: Vec<String> = run
         .summary
         .events
@@ -73,7 +74,7 @@ fn by_interval<'a>(run: &'a LoadedRun, event_type: &str) -> HashMap<u64, &'a Int
 
 /// p50, p99 and max per interval of one event type; an interval in which none
 /// succeeded leaves a gap in the lines.
-pub fn latency_over_time(run: &LoadedRun, event_type: &str) -> String {
+pub fn latency_over_time(run: &LoadedRun, event_type: &str) -> Figure {
     let grid = time_grid(run);
     let rows = by_interval(run, event_type);
     let line = |name: &str, f: &dyn Fn(&IntervalRow) -> f64| Series {
@@ -92,7 +93,7 @@ pub fn latency_over_time(run: &LoadedRun, event_type: &str) -> String {
     svg::marked_line_chart(
         &format!("Latency over time: {event_type}"),
         &Axis::linear("time since the measured phase began (s)"),
-        &Axis::log("latency (µs, log scale)"),
+        &Axis::log("latency (µs)"),
         &{
             let mut lines = vec![
                 line("p50", &|r| r.p50_us),
@@ -112,7 +113,7 @@ pub fn latency_over_time(run: &LoadedRun, event_type: &str) -> String {
 
 /// Operations (or errors) per second per event type, over the same time axis; an
 /// interval in which an event type did not run counts zero.
-pub fn rate_over_time(run: &LoadedRun, errors: bool) -> String {
+pub fn rate_over_time(run: &LoadedRun, errors: bool) -> Figure {
     let interval = run.interval_s();
     let mut names: Vec<String> = run
         .summary
@@ -193,7 +194,7 @@ pub fn spectrum(histogram: &hdrhistogram::Histogram<u64>) -> Vec<(f64, f64)> {
 }
 
 /// The spectrum of every event type and of all operations.
-pub fn spectrum_chart(run: &LoadedRun) -> String {
+pub fn spectrum_chart(run: &LoadedRun) -> Figure {
     let mut series: Vec<Series> = run
         .summary
         .events
@@ -207,10 +208,17 @@ pub fn spectrum_chart(run: &LoadedRun) -> String {
         name: "all".into(),
         points: spectrum(&hlog::merged(&run.histograms, None)),
     });
-    svg::line_chart(
-        "Percentile spectrum",
-        &nines_axis(),
-        &Axis::log("latency (µs, log scale)"),
-        &series,
-    )
+    spectrum_figure("Percentile spectrum", &series)
+}
+
+/// Spectra (from [`spectrum`]) on the nines axis; the table says each point's
+/// percentile, not its place on the axis.
+pub fn spectrum_figure(title: &str, series: &[Series]) -> Figure {
+    let mut figure = svg::line_chart(title, &nines_axis(), &Axis::log("latency (µs)"), series);
+    for row in &mut figure.table.rows {
+        if let Ok(x) = row[1].parse::<f64>() {
+            row[1] = cell(100.0 * (1.0 - 10f64.powf(-x)));
+        }
+    }
+    figure
 }

@@ -5,11 +5,11 @@
 
 use std::fmt::Write;
 
-use super::charts::{nines_axis, spectrum};
+use super::charts::{spectrum, spectrum_figure};
 use super::differences;
 use super::hlog;
-use super::html::page;
 use super::load::LoadedRun;
+use super::page::Page;
 use super::significance::{ALPHA, MIN_EFFECTIVE, TTest, effective_samples, welch};
 use super::svg::{self, Axis, Bars, Series, escape};
 use super::table::latency_text;
@@ -396,10 +396,11 @@ pub fn terminal(runs: &[LoadedRun]) -> String {
     out
 }
 
-/// The comparison page: the runs, what differs between them, the table with its
-/// verdicts, response time under open loop, and the charts.
-pub fn html(runs: &[LoadedRun]) -> String {
-    let mut body = String::from("<h1>hatshop comparison</h1>");
+/// The comparison page, to be written as `file_name`: the runs, what differs between
+/// them, the table with its verdicts, response time under open loop, and the charts.
+pub fn page(runs: &[LoadedRun], file_name: &str) -> Page {
+    let mut body = Page::new(file_name);
+    body.push_str("<h1>hatshop comparison</h1>");
     body.push_str(&runs_list(runs));
     body.push_str(&differences_list(runs));
     let run_names = differences::run_names(runs);
@@ -409,9 +410,12 @@ pub fn html(runs: &[LoadedRun]) -> String {
     let names = event_types(runs);
     body.push_str(&comparison_table(runs, &run_names, &names));
     body.push_str(&response_table(runs));
-    body.push_str(&charts(runs, &run_names, &names));
-    page("hatshop comparison", &body)
+    charts(&mut body, runs, &run_names, &names);
+    body
 }
+
+/// The comparison page's title.
+pub const TITLE: &str = "hatshop comparison";
 
 /// Each run: its label, folder, concurrency and plan hash.
 fn runs_list(runs: &[LoadedRun]) -> String {
@@ -530,8 +534,7 @@ fn response_table(runs: &[LoadedRun]) -> String {
 }
 
 /// Mean and p99 per event type, the percentile spectrum, and p99 over time.
-fn charts(runs: &[LoadedRun], run_names: &[String], names: &[String]) -> String {
-    let mut body = String::new();
+fn charts(body: &mut Page, runs: &[LoadedRun], run_names: &[String], names: &[String]) {
     for (title, pick) in [
         ("Mean latency per event type", "mean"),
         ("p99 latency per event type", "p99"),
@@ -556,7 +559,7 @@ fn charts(runs: &[LoadedRun], run_names: &[String], names: &[String]) -> String 
                 whiskers: None,
             })
             .collect();
-        body.push_str(&svg::bar_chart(
+        body.figure(svg::bar_chart(
             title,
             "event type",
             names,
@@ -572,10 +575,8 @@ fn charts(runs: &[LoadedRun], run_names: &[String], names: &[String]) -> String 
             points: spectrum(&hlog::merged(&run.histograms, None)),
         })
         .collect();
-    body.push_str(&svg::line_chart(
+    body.figure(spectrum_figure(
         "Percentile spectrum, all operations",
-        &nines_axis(),
-        &Axis::log("latency (µs, log scale)"),
         &spectra,
     ));
     let over_time: Vec<Series> = runs
@@ -590,13 +591,12 @@ fn charts(runs: &[LoadedRun], run_names: &[String], names: &[String]) -> String 
                 .collect(),
         })
         .collect();
-    body.push_str(&svg::line_chart(
+    body.figure(svg::line_chart(
         "p99 latency over time, all operations",
         &Axis::linear("time since the measured phase began (s)"),
-        &Axis::log("latency (µs, log scale)"),
+        &Axis::log("latency (µs)"),
         &over_time,
     ));
-    body
 }
 
 #[cfg(test)]

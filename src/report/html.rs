@@ -8,22 +8,13 @@ use anyhow::Result;
 
 use super::charts;
 use super::load::LoadedRun;
+use super::page::{Page, fill};
 use super::svg::escape;
 use super::table::{latency_text, thousands};
 use crate::client_cost::ClientCost;
 use crate::result_dir::{self, Host, RunRecord, ShardOrigin};
 use crate::stats::LatencySummary;
 use crate::workload::EventSource;
-
-const TEMPLATE: &str = include_str!("template.html");
-
-/// Fills the page template.
-pub fn page(title: &str, body: &str) -> String {
-    TEMPLATE
-        .replace("{{title}}", &escape(title))
-        .replace("{{version}}", env!("CARGO_PKG_VERSION"))
-        .replace("{{body}}", body)
-}
 
 fn fact(out: &mut String, name: &str, value: &str) {
     let _ = write!(out, "<tr><td>{}</td><td>{}</td></tr>", escape(name), value);
@@ -497,31 +488,32 @@ fn errors_section(run: &LoadedRun) -> String {
 /// report.html of one run: what ran, latency per event type and node, faults,
 /// latency over time, server resources, the slowest operations, server time, the
 /// percentile spectrum, connection waits and errors, and the summary as JSON.
-pub fn render(run: &LoadedRun) -> String {
-    let mut body = heading(run);
+pub fn render(run: &LoadedRun) -> Page {
+    let mut body = Page::new(result_dir::REPORT_HTML);
+    body.push_str(&heading(run));
     body.push_str("<h2>What ran</h2>");
     body.push_str(&what_ran(run));
     let no_latencies = "<p>No operation succeeded: there are no latencies to show.</p>";
     let has_latencies = run.summary.overall.ok > 0;
     body.push_str(&latency_tables(run));
     if has_latencies {
-        body.push_str(&charts::latency_bars(run));
+        body.figure(charts::latency_bars(run));
     }
     if !run.record.faults.is_empty() {
         body.push_str("<h2>Faults</h2>");
         body.push_str(&faults_section(run));
     }
-    body.push_str(&over_time(run, has_latencies));
-    body.push_str(&super::resources::section(run));
+    over_time(&mut body, run, has_latencies);
+    super::resources::section(&mut body, run);
     body.push_str(&super::slowest::section(run));
-    body.push_str(&super::traces::section(run));
+    super::traces::section(&mut body, run);
     body.push_str("<h2>Percentile spectrum</h2>");
     if !has_latencies {
         body.push_str(no_latencies);
     } else if run.histograms.is_empty() {
         body.push_str("<p>No latency.hlog in this folder.</p>");
     } else {
-        body.push_str(&charts::spectrum_chart(run));
+        body.figure(charts::spectrum_chart(run));
     }
     let queue = queue_section(run);
     if !queue.is_empty() {
@@ -531,12 +523,16 @@ pub fn render(run: &LoadedRun) -> String {
     body.push_str("<h2>Errors</h2>");
     body.push_str(&errors_section(run));
     let summary = serde_json::to_string(&run.summary).expect("a summary serialises");
-    let _ = write!(
-        body,
+    body.push_str(&format!(
         r#"<script type="application/json" id="hatshop-summary">{}</script>"#,
         summary.replace("</", "<\\/")
-    );
-    page(&format!("hatshop: {}", run.label()), &body)
+    ));
+    body
+}
+
+/// The page's title.
+fn title(run: &LoadedRun) -> String {
+    format!("hatshop: {}", run.label())
 }
 
 /// The title, the run's totals, and a warning when it did not finish its stream.
@@ -624,33 +620,29 @@ fn latency_tables(run: &LoadedRun) -> String {
 }
 
 /// Latency, throughput and errors over time, all operations then each event type.
-fn over_time(run: &LoadedRun, has_latencies: bool) -> String {
-    let mut body = String::new();
+fn over_time(body: &mut Page, run: &LoadedRun, has_latencies: bool) {
     body.push_str("<h2>Latency over time</h2>");
     if run.intervals.is_empty() {
         body.push_str("<p>No intervals.csv in this folder.</p>");
     } else {
         if has_latencies {
-            body.push_str(&charts::latency_over_time(run, "all"));
+            body.figure(charts::latency_over_time(run, "all"));
         }
-        body.push_str(&charts::rate_over_time(run, false));
+        body.figure(charts::rate_over_time(run, false));
         if run.summary.errors > 0 {
-            body.push_str(&charts::rate_over_time(run, true));
+            body.figure(charts::rate_over_time(run, true));
         }
         let succeeded = run.summary.events.iter().filter(|e| e.ok > 0);
         for event in succeeded {
-            body.push_str(&charts::latency_over_time(run, &event.event_type));
+            body.figure(charts::latency_over_time(run, &event.event_type));
         }
     }
-    body
 }
 
 /// Writes `report.html` into a result folder and returns its path.
 pub fn write_report(dir: &Path) -> Result<PathBuf> {
     let run = LoadedRun::load(dir)?;
-    let path = result_dir::file(dir, result_dir::REPORT_HTML);
-    crate::files::write_atomic(&path, render(&run).as_bytes())?;
-    Ok(path)
+    render(&run).write(dir, &title(&run))
 }
 
 /// Writes the page of a run stopped at once by a second signal, before its folder was
@@ -675,7 +667,7 @@ pub fn write_unfinished(dir: &Path, record: &RunRecord) -> Result<PathBuf> {
         record.events.name(),
         record.database.store.name
     );
-    crate::files::write_atomic(&path, page(&title, &body).as_bytes())?;
+    crate::files::write_atomic(&path, fill(&title, &body).as_bytes())?;
     Ok(path)
 }
 

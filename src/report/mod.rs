@@ -13,6 +13,7 @@ pub mod intervals;
 pub mod load;
 pub mod oplog;
 pub mod oplog_stats;
+pub mod page;
 pub mod repeats;
 pub mod resources;
 pub mod significance;

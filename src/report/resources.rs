@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::load::LoadedRun;
+use super::page::Page;
 use super::svg::{self, Axis, Series, escape};
 use crate::observe::compactions::Compaction;
 use crate::observe::gc_log::GcPause;
@@ -76,8 +77,9 @@ fn pause_series(pauses: &[GcPause], end_s: f64) -> Vec<Series> {
 }
 
 /// The report's section on the servers' own costs during the run.
-pub fn section(run: &LoadedRun) -> String {
+pub fn section(out: &mut Page, run: &LoadedRun) {
     figures(
+        out,
         &Observed {
             metrics: &run.metrics,
             pools: &run.pools,
@@ -91,7 +93,7 @@ pub fn section(run: &LoadedRun) -> String {
 }
 
 /// The section, up to `end_s` on a time axis labelled `time_label`.
-pub fn figures(observed: &Observed, end_s: f64, time_label: &str) -> String {
+pub fn figures(out: &mut Page, observed: &Observed, end_s: f64, time_label: &str) {
     let Observed {
         metrics,
         pools,
@@ -100,17 +102,17 @@ pub fn figures(observed: &Observed, end_s: f64, time_label: &str) -> String {
         compactions,
     } = *observed;
     if metrics.is_empty() && gc.is_empty() && gc_log.is_none() {
-        return String::new();
+        return;
     }
     let time = Axis::linear(time_label);
-    let mut out = String::from("<h2>Server resources</h2>");
+    out.push_str("<h2>Server resources</h2>");
     out.push_str(
         "<p class=\"note\">Sampled once a second from /proc: every node of the server hatshop \
          started, and the client (hatshop itself). CPU in % of one core, user + system.</p>",
     );
     let cpu = series(metrics, end_s, |r| r.cpu_pct);
     if !cpu.is_empty() {
-        out.push_str(&svg::line_chart(
+        out.figure(svg::line_chart(
             "CPU over time",
             &time,
             &Axis::linear("CPU (% of one core)"),
@@ -119,7 +121,7 @@ pub fn figures(observed: &Observed, end_s: f64, time_label: &str) -> String {
     }
     let rss = series(metrics, end_s, |r| r.rss_mb);
     if !rss.is_empty() {
-        out.push_str(&svg::line_chart(
+        out.figure(svg::line_chart(
             "Resident memory over time",
             &time,
             &Axis::linear("RSS (MB)"),
@@ -130,7 +132,7 @@ pub fn figures(observed: &Observed, end_s: f64, time_label: &str) -> String {
         Some((r.disk_read_bytes_s? + r.disk_write_bytes_s?) / 1e6)
     });
     if disk.iter().any(|s| s.points.iter().any(|p| p.1 > 0.0)) {
-        out.push_str(&svg::line_chart(
+        out.figure(svg::line_chart(
             "Disk reads + writes over time",
             &time,
             &Axis::linear("MB/s"),
@@ -139,19 +141,19 @@ pub fn figures(observed: &Observed, end_s: f64, time_label: &str) -> String {
     }
     let net = series(metrics, end_s, |r| r.net_bytes_s.map(|b| b / 1e6));
     if !net.is_empty() {
-        out.push_str(&svg::line_chart(
+        out.figure(svg::line_chart(
             "Bytes on the wire (loopback, both directions) over time",
             &time,
             &Axis::linear("MB/s"),
             &net,
         ));
     }
-    out.push_str(&pool_figures(pools, end_s, &time));
+    pool_figures(out, pools, end_s, &time);
     if let Some(text) = gc_log {
         let _ = write!(out, "<h3>GC pauses</h3><p>{}</p>", escape(text));
     }
     if !gc.is_empty() {
-        out.push_str(&svg::line_chart(
+        out.figure(svg::line_chart(
             "Longest GC pause in each second",
             &time,
             &Axis::linear("pause (ms)"),
@@ -162,16 +164,15 @@ pub fn figures(observed: &Observed, end_s: f64, time_label: &str) -> String {
     if let Some(found) = compactions {
         out.push_str(&compaction_table(found));
     }
-    out
 }
 
 /// Cassandra's thread pools: tasks queued (pending + blocked) and running, per node
 /// and pool, for the pools that had any.
-fn pool_figures(pools: &[PoolRow], end_s: f64, time: &Axis) -> String {
+fn pool_figures(out: &mut Page, pools: &[PoolRow], end_s: f64, time: &Axis) {
     if pools.is_empty() {
-        return String::new();
+        return;
     }
-    let mut out = String::from(
+    out.push_str(
         "<h3>Thread pools</h3><p class=\"note\">Cassandra's system_views.thread_pools, read \
          once a second on each node (thread-pools.csv). Queued: tasks pending or blocked, \
          waiting for a thread of their pool; CompactionExecutor's are compactions waiting \
@@ -209,7 +210,7 @@ fn pool_figures(pools: &[PoolRow], end_s: f64, time: &Axis) -> String {
         if series.is_empty() {
             let _ = write!(out, "<p>{title}: none during the run.</p>");
         } else {
-            out.push_str(&svg::line_chart(
+            out.figure(svg::line_chart(
                 title,
                 time,
                 &Axis::linear("tasks"),
@@ -217,7 +218,6 @@ fn pool_figures(pools: &[PoolRow], end_s: f64, time: &Axis) -> String {
             ));
         }
     }
-    out
 }
 
 /// Compactions by node and table: how many, their total and the longest.

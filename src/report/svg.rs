@@ -1,9 +1,12 @@
 //! Charts as inline SVG, drawn by hand: line charts (linear or log axes, custom ticks
 //! such as the percentile "nines"), grouped bar charts with optional whiskers. Every
-//! axis says its unit; every chart has a legend. No scripts, so a report is one
-//! self-contained file that prints.
+//! axis says its unit; every chart comes with its legend and the table of numbers it
+//! was drawn from (a [`Figure`]). No scripts, so a report is one self-contained file
+//! that prints.
 
 use std::fmt::Write;
+
+use super::page::{Figure, Table, cell};
 
 const WIDTH: f64 = 860.0;
 const HEIGHT: f64 = 320.0;
@@ -41,6 +44,16 @@ impl Axis {
             label: label.into(),
             scale: Scale::Linear,
             ticks: None,
+        }
+    }
+
+    /// The label as the chart shows it: a log axis says so, inside its unit's
+    /// parentheses ("latency (µs, log scale)"). Tables keep the plain label.
+    fn drawn_label(&self) -> String {
+        match (self.scale, self.label.strip_suffix(')')) {
+            (Scale::Linear, _) => self.label.clone(),
+            (Scale::Log10, Some(open)) => format!("{open}, log scale)"),
+            (Scale::Log10, None) => format!("{} (log scale)", self.label),
         }
     }
 
@@ -189,7 +202,7 @@ impl Domain {
 fn frame(out: &mut String, title: &str, kind: &str, series: usize) {
     let _ = write!(
         out,
-        r#"<figure class="chart"><svg class="chart {kind}" data-series="{series}" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" xmlns="http://www.w3.org/2000/svg" role="img"><title>{}</title>"#,
+        r#"<svg class="chart {kind}" data-series="{series}" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" xmlns="http://www.w3.org/2000/svg" role="img"><title>{}</title>"#,
         escape(title)
     );
     let _ = write!(
@@ -238,24 +251,8 @@ fn x_label(out: &mut String, label: &str) {
     );
 }
 
-fn legend(out: &mut String, names: &[String]) {
-    let mut x = LEFT + 8.0;
-    for (i, name) in names.iter().enumerate() {
-        let colour = PALETTE[i % PALETTE.len()];
-        let _ = write!(
-            out,
-            r#"<rect x="{x:.1}" y="{}" width="10" height="10" fill="{colour}"/><text x="{:.1}" y="{}" class="legend">{}</text>"#,
-            TOP + 2.0,
-            x + 14.0,
-            TOP + 11.0,
-            escape(name)
-        );
-        x += 24.0 + 7.0 * name.chars().count() as f64;
-    }
-}
-
 /// Lines over a shared x axis.
-pub fn line_chart(title: &str, x: &Axis, y: &Axis, series: &[Series]) -> String {
+pub fn line_chart(title: &str, x: &Axis, y: &Axis, series: &[Series]) -> Figure {
     marked_line_chart(title, x, y, series, &[])
 }
 
@@ -273,7 +270,7 @@ pub fn marked_line_chart(
     y: &Axis,
     series: &[Series],
     marks: &[Mark],
-) -> String {
+) -> Figure {
     let xs = Domain::new(
         x,
         series
@@ -289,7 +286,7 @@ pub fn marked_line_chart(
     );
     let mut out = String::new();
     frame(&mut out, title, "line", series.len());
-    y_axis(&mut out, &ys, &y.label);
+    y_axis(&mut out, &ys, &y.drawn_label());
     for (value, text) in &xs.ticks {
         let px = LEFT + plot_width() * xs.fraction(*value);
         let _ = write!(
@@ -322,12 +319,32 @@ pub fn marked_line_chart(
             escape(&mark.label)
         );
     }
-    legend(
-        &mut out,
-        &series.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
-    );
-    out.push_str("</svg></figure>");
-    out
+    out.push_str("</svg>");
+    Figure {
+        title: title.into(),
+        svg: out,
+        legend: series.iter().map(|s| s.name.clone()).collect(),
+        table: points_table(x, y, series, marks),
+    }
+}
+
+/// One row per point (`series`, x, y; a missing value is an empty cell), then one row
+/// per mark with its label as the series and no y.
+fn points_table(x: &Axis, y: &Axis, series: &[Series], marks: &[Mark]) -> Table {
+    let mut table = Table::new(&["series", &x.label, &y.label]);
+    for s in series {
+        for (px, py) in &s.points {
+            table.rows.push(vec![s.name.clone(), cell(*px), cell(*py)]);
+        }
+    }
+    for mark in marks {
+        table.rows.push(vec![
+            format!("mark: {}", mark.label),
+            cell(mark.x),
+            String::new(),
+        ]);
+    }
+    table
 }
 
 /// One series as a path (with a dot per point when there are few), broken where a
@@ -386,7 +403,7 @@ pub fn bar_chart(
     categories: &[String],
     y: &Axis,
     bars: &[Bars],
-) -> String {
+) -> Figure {
     let values = bars.iter().flat_map(|b| {
         b.values
             .iter()
@@ -396,7 +413,7 @@ pub fn bar_chart(
     let ys = Domain::new(y, values, true);
     let mut out = String::new();
     frame(&mut out, title, "bar", bars.len());
-    y_axis(&mut out, &ys, &y.label);
+    y_axis(&mut out, &ys, &y.drawn_label());
     let group = plot_width() / categories.len().max(1) as f64;
     let bar = (group * 0.8) / bars.len().max(1) as f64;
     let base = TOP + plot_height();
@@ -438,12 +455,41 @@ pub fn bar_chart(
         }
     }
     x_label(&mut out, x_axis);
-    legend(
-        &mut out,
-        &bars.iter().map(|b| b.name.clone()).collect::<Vec<_>>(),
-    );
-    out.push_str("</svg></figure>");
-    out
+    out.push_str("</svg>");
+    Figure {
+        title: title.into(),
+        svg: out,
+        legend: bars.iter().map(|b| b.name.clone()).collect(),
+        table: bars_table(x_axis, categories, y, bars),
+    }
+}
+
+/// One row per bar: its series, its category and its value, and the whisker's ends
+/// when the chart has whiskers.
+fn bars_table(x_axis: &str, categories: &[String], y: &Axis, bars: &[Bars]) -> Table {
+    let whiskers = bars.iter().any(|b| b.whiskers.is_some());
+    let mut columns = vec!["series", x_axis, &y.label];
+    if whiskers {
+        columns.extend(["whisker low", "whisker high"]);
+    }
+    let mut table = Table::new(&columns);
+    for b in bars {
+        for (c, category) in categories.iter().enumerate() {
+            let Some(&v) = b.values.get(c) else { continue };
+            let mut row = vec![b.name.clone(), category.clone(), cell(v)];
+            if whiskers {
+                let (lo, hi) = b
+                    .whiskers
+                    .as_ref()
+                    .and_then(|w| w.get(c))
+                    .copied()
+                    .unwrap_or((f64::NAN, f64::NAN));
+                row.extend([cell(lo), cell(hi)]);
+            }
+            table.rows.push(row);
+        }
+    }
+    table
 }
 
 #[cfg(test)]
@@ -476,8 +522,10 @@ mod tests {
             &Axis::log("latency (µs)"),
             &series,
         );
-        assert_eq!(svg.matches(r#"class="series""#).count(), 2);
-        assert!(svg.contains("latency (µs)") && svg.contains("time (s)"));
+        assert_eq!(svg.svg.matches(r#"class="series""#).count(), 2);
+        assert!(svg.svg.contains("latency (µs, log scale)") && svg.svg.contains("time (s)"));
+        assert_eq!(svg.table.columns, ["series", "time (s)", "latency (µs)"]);
+        assert_eq!(svg.table.rows.len(), 4, "one row per point");
     }
 
     #[test]
@@ -489,7 +537,12 @@ mod tests {
         }];
         let cats: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
         let svg = bar_chart("t", "letter", &cats, &Axis::linear("µs"), &bars);
-        assert_eq!(svg.matches(r#"class="bar""#).count(), 3);
-        assert_eq!(svg.matches(r#"class="whisker""#).count(), 3);
+        assert_eq!(svg.svg.matches(r#"class="bar""#).count(), 3);
+        assert_eq!(svg.svg.matches(r#"class="whisker""#).count(), 3);
+        assert_eq!(
+            svg.table.rows[0],
+            ["mean", "a", "1", "0.5", "1.5"],
+            "one row per bar, with its whisker"
+        );
     }
 }

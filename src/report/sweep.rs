@@ -9,7 +9,7 @@ use anyhow::Result;
 
 use serde::{Deserialize, Serialize};
 
-use super::html::page;
+use super::page::{Figure, Page};
 use super::svg::{self, Axis, Bars, escape};
 use super::table::{format_us, thousands};
 use crate::files::write_csv;
@@ -170,7 +170,7 @@ fn chart(
     values: &[String],
     setting: &str,
     (name, unit, metric): Metric,
-) -> String {
+) -> Figure {
     svg::bar_chart(
         &format!("{name} by {setting} (mean of repeats, whiskers min–max)"),
         setting,
@@ -183,15 +183,14 @@ fn chart(
 pub fn write(dir: &Path, title: &str, rows: &[SweepRow]) -> Result<(PathBuf, PathBuf)> {
     let csv = dir.join("sweep.csv");
     write_csv(&csv, rows)?;
-    let page = dir.join("sweep.html");
-    crate::files::write_atomic(&page, html(title, rows).as_bytes())?;
+    let page = html(title, rows).write(dir, title)?;
     Ok((csv, page))
 }
 
 /// sweep.html: each metric of all operations against the varied setting (the
 /// failures, conflicts and lost updates only where there were any), the mean latency
 /// of each event type, and the table of every row.
-pub fn html(title: &str, every_row: &[SweepRow]) -> String {
+pub fn html(title: &str, every_row: &[SweepRow]) -> Page {
     // A run cut short is no point of the sweep: the charts leave it out, the table says so.
     let rows: Vec<SweepRow> = every_row
         .iter()
@@ -206,7 +205,8 @@ pub fn html(title: &str, every_row: &[SweepRow]) -> String {
         .filter(|r| r.event_type == "all")
         .cloned()
         .collect();
-    let mut body = format!("<h1>{}</h1>", escape(title));
+    let mut body = Page::new("sweep.html");
+    let _ = write!(body, "<h1>{}</h1>", escape(title));
     let cut_short: Vec<String> = every_row
         .iter()
         .filter(|r| r.event_type == "all" && !r.ran_its_plan())
@@ -231,15 +231,15 @@ pub fn html(title: &str, every_row: &[SweepRow]) -> String {
     if all.is_empty() {
         body.push_str("<p>No run of the sweep ran its plan: there is nothing to chart.</p>");
         body.push_str(&table(every_row));
-        return page(title, &body);
+        return body;
     }
     body.push_str("<h2>All operations</h2>");
     for metric in ALWAYS {
-        body.push_str(&chart(&all, &values, setting, metric));
+        body.figure(chart(&all, &values, setting, metric));
     }
     for (shown, metric) in WHERE_ANY {
         if all.iter().any(shown) {
-            body.push_str(&chart(&all, &values, setting, metric));
+            body.figure(chart(&all, &values, setting, metric));
         }
     }
     body.push_str("<h2>Per event type</h2>");
@@ -252,7 +252,7 @@ pub fn html(title: &str, every_row: &[SweepRow]) -> String {
             .filter(|r| &r.event_type == event_type)
             .cloned()
             .collect();
-        body.push_str(&chart(
+        body.figure(chart(
             &of_type,
             &values,
             setting,
@@ -264,7 +264,7 @@ pub fn html(title: &str, every_row: &[SweepRow]) -> String {
         ));
     }
     body.push_str(&table(every_row));
-    page(title, &body)
+    body
 }
 
 /// The charts of all operations every sweep has.

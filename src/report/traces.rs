@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::load::{LoadedRun, read_rows};
+use super::page::Page;
 use super::svg::{self, Axis, Bars, escape};
 use crate::db::StatementTime;
 use crate::runner::TracedOp;
@@ -120,19 +121,21 @@ fn from_statements(times: &[StatementTime], run: &LoadedRun) -> BTreeMap<String,
 
 /// The client's and the server's time of the same operations (`--trace-sample`), from
 /// traces.csv or the server's statement totals.
-pub fn section(run: &LoadedRun) -> String {
+pub fn section(out: &mut Page, run: &LoadedRun) {
     let loaded = read_rows::<TraceRow>(&run.dir.join(TRACES_CSV)).and_then(|t| {
         let statements = read_rows::<StatementTime>(&run.dir.join(STATEMENTS_CSV))?;
         Ok((t, statements))
     });
     let (traces, statements) = match loaded {
-        Ok((t, s)) if t.is_empty() && s.is_empty() => return String::new(),
+        Ok((t, s)) if t.is_empty() && s.is_empty() => return,
         Ok(both) => both,
         Err(e) => {
-            return format!(
+            let _ = write!(
+                out,
                 "<h2>Client and server time</h2><p>{}</p>",
                 escape(&format!("{e:#}"))
             );
+            return;
         }
     };
     let explains = crate::db::store_meta(&run.record.database.store.name)
@@ -143,12 +146,12 @@ pub fn section(run: &LoadedRun) -> String {
     } else {
         from_traces(&traces)
     };
-    let mut out = compared_table(&by, &traces, explains);
+    out.push_str(&compared_table(&by, &traces, explains));
     out.push_str(&statements_table(&statements));
     let names: Vec<String> = by.keys().cloned().collect();
     let client_bars = by.values().map(|c| c.client_mean).collect();
     let server_bars = by.values().map(|c| c.server_mean.unwrap_or(0.0)).collect();
-    out.push_str(&svg::bar_chart(
+    out.figure(svg::bar_chart(
         "Mean time per event type: as the client measured it, and on the server",
         "event type",
         &names,
@@ -166,7 +169,6 @@ pub fn section(run: &LoadedRun) -> String {
             },
         ],
     ));
-    out
 }
 
 /// Client against server mean per event type, with how to read it for this store.

@@ -1,0 +1,252 @@
+//! A page and the numbers behind its figures. Each chart comes with the table it was
+//! drawn from; writing the page puts every table beside it as a CSV (one row per point
+//! or bar, named columns), linked under its figure, so the numbers open in a
+//! spreadsheet or pandas without reading them off the picture.
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::svg::{PALETTE, escape};
+
+const TEMPLATE: &str = include_str!("template.html");
+/// The folder beside a page that holds its figures' CSVs.
+pub const FIGURES: &str = "figures";
+
+/// Fills the page template.
+pub fn fill(title: &str, body: &str) -> String {
+    TEMPLATE
+        .replace("{{title}}", &escape(title))
+        .replace("{{version}}", env!("CARGO_PKG_VERSION"))
+        .replace("{{body}}", body)
+}
+
+/// A chart and the numbers it shows.
+pub struct Figure {
+    pub title: String,
+    /// The `<svg>` element.
+    pub svg: String,
+    /// Series names in colour order; drawn as HTML under the chart, where a long name
+    /// wraps instead of running off the picture.
+    pub legend: Vec<String>,
+    pub table: Table,
+}
+
+/// Named columns and their rows, as the CSV beside a figure holds them.
+pub struct Table {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// An empty table with these columns.
+    pub fn new(columns: &[&str]) -> Table {
+        Table {
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    fn csv(&self) -> Vec<u8> {
+        let mut out = csv::Writer::from_writer(Vec::new());
+        let _ = out.write_record(&self.columns);
+        for row in &self.rows {
+            let _ = out.write_record(row);
+        }
+        out.into_inner().expect("a CSV written to memory")
+    }
+}
+
+/// A number as a CSV cell: to a thousandth (a nanosecond of a latency in µs), and
+/// empty where there is none.
+pub fn cell(value: f64) -> String {
+    if !value.is_finite() {
+        return String::new();
+    }
+    let text = format!("{value:.3}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    if text == "-0" {
+        "0".into()
+    } else {
+        text.into()
+    }
+}
+
+/// A page being built: its HTML body, and the tables of its figures by file name.
+pub struct Page {
+    file_name: String,
+    stem: String,
+    body: String,
+    tables: Vec<(String, Table)>,
+}
+
+impl Page {
+    /// A page to be written as `file_name` ("report.html"); its CSVs are named
+    /// `report-NN-….csv`.
+    pub fn new(file_name: &str) -> Page {
+        Page {
+            file_name: file_name.into(),
+            stem: file_name.strip_suffix(".html").unwrap_or(file_name).into(),
+            body: String::new(),
+            tables: Vec::new(),
+        }
+    }
+
+    /// Appends HTML.
+    pub fn push_str(&mut self, html: &str) {
+        self.body.push_str(html);
+    }
+
+    /// Appends a figure: the chart, its legend and a link to its numbers.
+    pub fn figure(&mut self, figure: Figure) {
+        let file = format!(
+            "{}-{:02}-{}.csv",
+            self.stem,
+            self.tables.len() + 1,
+            slug(&figure.title)
+        );
+        let _ = write!(
+            self.body,
+            r#"<figure class="chart">{}<figcaption>"#,
+            figure.svg
+        );
+        for (i, name) in figure.legend.iter().enumerate() {
+            let _ = write!(
+                self.body,
+                r#"<span class="key"><i style="background:{}"></i>{}</span>"#,
+                PALETTE[i % PALETTE.len()],
+                escape(name)
+            );
+        }
+        let _ = write!(
+            self.body,
+            r#"<a class="numbers" href="{FIGURES}/{file}">numbers (CSV)</a></figcaption></figure>"#
+        );
+        self.tables.push((file, figure.table));
+    }
+
+    /// The page's HTML, for a page whose figures are not written (a test, a preview).
+    pub fn html(&self, title: &str) -> String {
+        fill(title, &self.body)
+    }
+
+    /// Writes the page into `dir` under its file name and its figures' CSVs into
+    /// `dir/figures/`, replacing what an earlier version of the page left there.
+    /// Returns the page's path.
+    pub fn write(self, dir: &Path, title: &str) -> Result<PathBuf> {
+        let path = dir.join(&self.file_name);
+        let figures = dir.join(FIGURES);
+        remove_earlier(&figures, &self.stem)?;
+        if !self.tables.is_empty() {
+            std::fs::create_dir_all(&figures)
+                .with_context(|| format!("cannot create {}", figures.display()))?;
+        }
+        for (file, table) in &self.tables {
+            crate::files::write_atomic(&figures.join(file), &table.csv())?;
+        }
+        crate::files::write_atomic(&path, self.html(title).as_bytes())?;
+        Ok(path)
+    }
+}
+
+impl Write for Page {
+    fn write_str(&mut self, html: &str) -> std::fmt::Result {
+        self.body.push_str(html);
+        Ok(())
+    }
+}
+
+/// Removes the CSVs an earlier version of a page wrote (it may have had more figures).
+fn remove_earlier(figures: &Path, stem: &str) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(figures) else {
+        return Ok(());
+    };
+    let prefix = format!("{stem}-");
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with(&prefix) && name.ends_with(".csv") {
+            std::fs::remove_file(entry.path())
+                .with_context(|| format!("cannot remove {}", entry.path().display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// A title as part of a file name: lower case words joined by dashes, its
+/// parenthesised explanations left out.
+fn slug(title: &str) -> String {
+    let title = title.split('(').next().unwrap_or(title);
+    let words: Vec<String> = title
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let mut slug = String::new();
+    for word in words {
+        if slug.len() + word.len() > 48 {
+            break;
+        }
+        if !slug.is_empty() {
+            slug.push('-');
+        }
+        slug.push_str(&word);
+    }
+    if slug.is_empty() {
+        "figure".into()
+    } else {
+        slug
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_figure_title_becomes_a_short_file_name() {
+        assert_eq!(
+            slug("Latency over time: read_order"),
+            "latency-over-time-read-order"
+        );
+        assert_eq!(cell(60.429455778), "60.429");
+        assert_eq!(cell(2.0), "2");
+        assert_eq!(
+            slug("Throughput by events (mean of repeats, whiskers min–max)"),
+            "throughput-by-events"
+        );
+        assert_eq!(slug("µs"), "µs");
+        assert_eq!(slug("—"), "figure");
+    }
+
+    #[test]
+    fn a_page_links_each_figure_to_its_csv_and_writes_them_beside_it() {
+        let tmp = tempfile::TempDir::new().unwrap();
+        let mut table = Table::new(&["series", "time (s)", "latency (µs)"]);
+        table
+            .rows
+            .push(vec!["p50".into(), cell(1.0), cell(f64::NAN)]);
+        let mut page = Page::new("report.html");
+        page.figure(Figure {
+            title: "Latency, over time".into(),
+            svg: "<svg></svg>".into(),
+            legend: vec!["p50".into()],
+            table,
+        });
+        let path = page.write(tmp.path(), "t").unwrap();
+        let html = std::fs::read_to_string(path).unwrap();
+        assert!(html.contains(r#"href="figures/report-01-latency-over-time.csv""#));
+        let csv =
+            std::fs::read_to_string(tmp.path().join("figures/report-01-latency-over-time.csv"))
+                .unwrap();
+        assert_eq!(csv, "series,time (s),latency (µs)\np50,1,\n");
+        // A later version with no figures leaves no stale CSV behind.
+        Page::new("report.html").write(tmp.path(), "t").unwrap();
+        assert_eq!(
+            std::fs::read_dir(tmp.path().join("figures"))
+                .unwrap()
+                .count(),
+            0
+        );
+    }
+}
