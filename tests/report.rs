@@ -448,6 +448,173 @@ fn the_report_renders_in_headless_chromium_with_every_chart_drawn() {
     assert!(dom.contains("exact"), "the verify result is shown");
 }
 
+/// What headless Chromium measures of `page` laid out in a window `width` pixels wide
+/// (see layout_check.js).
+struct Layout {
+    charts: usize,
+    /// Text outside a chart, texts on top of each other, a page too wide.
+    problems: Vec<String>,
+    /// What the reader scrolls sideways to see.
+    scrolls: Vec<String>,
+}
+
+fn layout(page: &Path, width: u32, profile: &Path) -> Layout {
+    let html = std::fs::read_to_string(page).unwrap();
+    let checked = page.with_file_name(".layout-check.html");
+    let script = format!(
+        "<script>{}</script></body>",
+        include_str!("layout_check.js")
+    );
+    std::fs::write(&checked, html.replacen("</body>", &script, 1)).unwrap();
+    let dom = chromium(
+        &[
+            &format!("--window-size={width},1200"),
+            "--dump-dom",
+            &format!("file://{}", checked.display()),
+        ],
+        profile,
+    );
+    std::fs::remove_file(&checked).unwrap();
+    let dom = String::from_utf8(dom.stdout).unwrap();
+    // The last one: the script's own text names the element too.
+    let found = dom
+        .rsplit_once(r#"<pre id="layout-check">"#)
+        .and_then(|(_, rest)| rest.split("</pre>").next())
+        .unwrap_or_else(|| panic!("the check did not run on {}", page.display()));
+    // The DOM is dumped as HTML: the text of the <pre> is escaped.
+    let found = found
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    let found: Value = serde_json::from_str(&found).unwrap();
+    let strings = |key: &str| {
+        found[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_str().unwrap().to_string())
+            .collect()
+    };
+    Layout {
+        charts: found["charts"].as_u64().unwrap() as usize,
+        problems: strings("problems"),
+        scrolls: strings("scrolls"),
+    }
+}
+
+/// A screenshot of `page` for a person to look at, kept under the test's target folder.
+fn screenshot(page: &Path, name: &str, profile: &Path) -> PathBuf {
+    let keep = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pages");
+    std::fs::create_dir_all(&keep).unwrap();
+    let png = keep.join(format!("{name}.png"));
+    let shot = chromium(
+        &[
+            "--window-size=1200,3000",
+            &format!("--screenshot={}", png.display()),
+            &format!("file://{}", page.display()),
+        ],
+        profile,
+    );
+    assert!(
+        shot.status.success(),
+        "{}",
+        String::from_utf8_lossy(&shot.stderr)
+    );
+    png
+}
+
+#[test]
+#[ignore = "needs chromium: ./test.sh installs it"]
+fn the_layout_check_finds_text_outside_a_chart_and_a_page_too_wide() {
+    let tmp = TempDir::new().unwrap();
+    let page = tmp.path().join("bad.html");
+    std::fs::write(
+        &page,
+        r#"<html><body style="width:600px"><figure class="chart"><svg class="chart" viewBox="0 0 200 100" width="200" height="100"><title>bad</title><text x="150" y="50">far too long a label to fit</text><text x="10" y="50">one</text><text x="12" y="52">two</text></svg><figcaption><span class="key">k</span></figcaption></figure><table><tr><td style="white-space:nowrap">a cell far too wide for its page, a cell far too wide for its page, a cell far too wide for its page, wider still</td></tr></table></body></html>"#,
+    )
+    .unwrap();
+    let Layout {
+        charts, problems, ..
+    } = layout(&page, 1000, &tmp.path().join("profile"));
+    assert_eq!(charts, 1);
+    let has = |needle: &str| problems.iter().any(|p| p.contains(needle));
+    assert!(
+        has("\"far too long a label to fit\" runs outside the chart"),
+        "{problems:?}"
+    );
+    assert!(has("\"one\" overlaps \"two\""), "{problems:?}");
+    assert!(has("table") && has("wider than the page"), "{problems:?}");
+}
+
+#[test]
+#[ignore = "needs chromium: ./test.sh installs it"]
+fn every_page_lays_out_in_chromium_with_nothing_clipped_or_overlapping() {
+    let tmp = TempDir::new().unwrap();
+    let short = ["--events", "3000", "--interval", "0.05"];
+    let a = run(&tmp, "a", &short);
+    let b = run(
+        &tmp,
+        "b",
+        &[&short[..], &["-w", "hot-reads", "-c", "4"]].concat(),
+    );
+    let c = run(&tmp, "c", &[&short[..], &["--db", "null://"]].concat());
+    hatshop(tmp.path())
+        .arg("compare")
+        .args([&a, &b, &c])
+        .args(["-o", "cmp"])
+        .assert()
+        .success();
+    hatshop(tmp.path())
+        .args([
+            "sweep",
+            "-w",
+            "creates",
+            "--vary",
+            "concurrency=1,2,4",
+            "--events",
+            "600",
+        ])
+        .args(["--out", "sweep"])
+        .assert()
+        .success();
+    hatshop(tmp.path())
+        .args([
+            "load",
+            "--rows",
+            "20000",
+            "--batch-size",
+            "2000",
+            "--out",
+            "load",
+        ])
+        .assert()
+        .success();
+    let pages = [
+        ("report", a.join("report.html")),
+        ("compare", tmp.path().join("cmp/compare.html")),
+        ("sweep", tmp.path().join("sweep/sweep.html")),
+        ("load", tmp.path().join("load/report.html")),
+    ];
+    let mut found = Vec::new();
+    for (name, page) in &pages {
+        // As wide as a laptop's browser, where nothing needs scrolling sideways, and
+        // as narrow as half a screen, where a wide table may scroll on its own.
+        for width in [1200, 700] {
+            let profile = tmp.path().join(format!("profile-{name}-{width}"));
+            let seen = layout(page, width, &profile);
+            assert!(seen.charts > 0, "{name}: no chart measured");
+            let at = |what: &String| format!("{name} at {width} px: {what}");
+            found.extend(seen.problems.iter().map(at));
+            if width >= 1200 {
+                found.extend(seen.scrolls.iter().map(|s| at(&format!("scrolls {s}"))));
+            }
+        }
+        let png = screenshot(page, name, &tmp.path().join(format!("profile-{name}-shot")));
+        println!("{name}: {}", png.display());
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
 #[test]
 #[ignore = "needs Java and HdrHistogram's jar: ./test.sh fetches it from Maven Central"]
 fn latency_hlog_opens_in_hdrhistograms_own_log_processor() {
