@@ -389,6 +389,21 @@ fn series_path(s: &Series, colour: &str, xs: &Domain, ys: &Domain, scale: Scale)
     )
 }
 
+/// Roughly how wide a character of a tick label is (11 px sans-serif), to fit labels.
+const TICK_CHAR_WIDTH: f64 = 6.6;
+
+/// `label` cut with an ellipsis to fit `width` pixels, so that neighbouring category
+/// names never run into each other; the whole name stays in its tooltip and the CSV.
+fn fitted(label: &str, width: f64) -> String {
+    let room = ((width - 6.0) / TICK_CHAR_WIDTH).floor().max(2.0) as usize;
+    if label.chars().count() <= room {
+        return label.to_string();
+    }
+    let mut cut: String = label.chars().take(room - 1).collect();
+    cut.push('…');
+    cut
+}
+
 /// One bar group per category, one bar per series; `whiskers` (low, high) per value.
 pub struct Bars {
     pub name: String,
@@ -421,9 +436,10 @@ pub fn bar_chart(
         let gx = LEFT + c as f64 * group;
         let _ = write!(
             out,
-            r#"<text x="{:.1}" y="{}" class="tick" text-anchor="middle">{}</text>"#,
+            r#"<text x="{:.1}" y="{}" class="tick" text-anchor="middle">{}<title>{}</title></text>"#,
             gx + group / 2.0,
             base + 16.0,
+            escape(&fitted(category, group)),
             escape(category)
         );
         for (i, b) in bars.iter().enumerate() {
@@ -526,6 +542,30 @@ mod tests {
         assert!(svg.svg.contains("latency (µs, log scale)") && svg.svg.contains("time (s)"));
         assert_eq!(svg.table.columns, ["series", "time (s)", "latency (µs)"]);
         assert_eq!(svg.table.rows.len(), 4, "one row per point");
+    }
+
+    #[test]
+    fn category_names_too_long_for_their_group_are_cut_to_fit() {
+        let cats: Vec<String> = (0..8)
+            .map(|i| format!("a category name far too long to fit #{i}"))
+            .collect();
+        let bars = vec![Bars {
+            name: "mean".into(),
+            values: vec![1.0; 8],
+            whiskers: None,
+        }];
+        let figure = bar_chart("t", "name", &cats, &Axis::linear("µs"), &bars);
+        // 8 groups in 758 px: 94 px each, room for 13 characters.
+        assert!(
+            figure
+                .svg
+                .contains(">a category n…<title>a category name far too long to fit #0</title>")
+        );
+        assert_eq!(
+            figure.table.rows[0][1], cats[0],
+            "the table keeps the whole name"
+        );
+        assert_eq!(fitted("short", 100.0), "short");
     }
 
     #[test]
