@@ -3,9 +3,9 @@
 
 use std::collections::HashMap;
 
+use super::figure::{Figure, cell};
 use super::intervals::IntervalRow;
 use super::load::LoadedRun;
-use super::page::{Figure, cell};
 use super::svg::{self, Axis, Bars, Mark, Scale, Series};
 use crate::report::hlog;
 

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+use super::figure::{Figure, Table};
 use super::svg::{PALETTE, escape};
 
 const TEMPLATE: &str = include_str!("template.html");
@@ -20,57 +21,6 @@ pub fn fill(title: &str, body: &str) -> String {
         .replace("{{title}}", &escape(title))
         .replace("{{version}}", env!("CARGO_PKG_VERSION"))
         .replace("{{body}}", body)
-}
-
-/// A chart and the numbers it shows.
-pub struct Figure {
-    pub title: String,
-    /// The `<svg>` element.
-    pub svg: String,
-    /// Series names in colour order; drawn as HTML under the chart, where a long name
-    /// wraps instead of running off the picture.
-    pub legend: Vec<String>,
-    pub table: Table,
-}
-
-/// Named columns and their rows, as the CSV beside a figure holds them.
-pub struct Table {
-    pub columns: Vec<String>,
-    pub rows: Vec<Vec<String>>,
-}
-
-impl Table {
-    /// An empty table with these columns.
-    pub fn new(columns: &[&str]) -> Table {
-        Table {
-            columns: columns.iter().map(|c| c.to_string()).collect(),
-            rows: Vec::new(),
-        }
-    }
-
-    fn csv(&self) -> Vec<u8> {
-        let mut out = csv::Writer::from_writer(Vec::new());
-        let _ = out.write_record(&self.columns);
-        for row in &self.rows {
-            let _ = out.write_record(row);
-        }
-        out.into_inner().expect("a CSV written to memory")
-    }
-}
-
-/// A number as a CSV cell: to a thousandth (a nanosecond of a latency in µs), and
-/// empty where there is none.
-pub fn cell(value: f64) -> String {
-    if !value.is_finite() {
-        return String::new();
-    }
-    let text = format!("{value:.3}");
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    if text == "-0" {
-        "0".into()
-    } else {
-        text.into()
-    }
 }
 
 /// A page being built: its HTML body, and the tables of its figures by file name.
@@ -202,6 +152,7 @@ fn slug(title: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::figure::cell;
 
     #[test]
     fn a_figure_title_becomes_a_short_file_name() {
@@ -209,8 +160,6 @@ mod tests {
             slug("Latency over time: read_order"),
             "latency-over-time-read-order"
         );
-        assert_eq!(cell(60.429455778), "60.429");
-        assert_eq!(cell(2.0), "2");
         assert_eq!(
             slug("Throughput by events (mean of repeats, whiskers min–max)"),
             "throughput-by-events"

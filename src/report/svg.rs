@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use super::page::{Figure, Table, cell};
+use super::figure::{Figure, Table, cell};
 
 const WIDTH: f64 = 860.0;
 const HEIGHT: f64 = 320.0;

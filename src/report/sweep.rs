@@ -9,7 +9,8 @@ use anyhow::Result;
 
 use serde::{Deserialize, Serialize};
 
-use super::page::{Figure, Page};
+use super::figure::Figure;
+use super::page::Page;
 use super::svg::{self, Axis, Bars, escape};
 use super::table::{format_us, thousands};
 use crate::files::write_csv;
