@@ -16,13 +16,9 @@
 # race-sql-select draws its keys as sysbench's default, `--rand-type=special`, which the
 # sysbench command names so that a sysbench with another default reads the same rows.
 #
-# hatshop runs the Cassandra races with --client-threads 1, as latte does by default
-# (-t 1): with the server on the same two cores, one runtime thread costs less CPU per
-# operation at the same throughput. race-sql-select runs with 4 runtime threads: one
-# thread serving 16 connections waits for the CPU behind 16 server threads, two did
-# better (8 % more ops/s), and four better still (median 64,100 against 59,000 ops/s;
-# bench/NOTES.md, the race). race-sql-insert keeps the default, one thread per core, where four
-# cost more CPU per insert and did no better.
+# hatshop runs at its defaults, with no tuning flag: its runtime threads are what each
+# store chooses for the in-flight count (one on Cassandra, as latte's default -t 1; one
+# on MariaDB up to 4 connections, else one per core), as a user would run it.
 #
 # Where the numbers come from: a peer's CPU and RSS are its whole process (GNU time);
 # its server CPU is the server's /proc delta around it. hatshop's CPU and server CPU
@@ -107,19 +103,10 @@ parse_sysbench() {
              print r, p50, p99 }' "$1"
 }
 
-# hatshop's runtime threads per race (empty: its default, one per core).
-threads_of() {
-  case $1 in
-  race-cql-*) echo "--client-threads 1" ;;
-  race-sql-select) echo "--client-threads 4" ;;
-  esac
-}
-
 # measure_hatshop PRESET URL: the same line, from run.json and summary.json.
 measure_hatshop() {
   local out="$tmp/hatshop-$RANDOM$RANDOM"
-  # shellcheck disable=SC2046 # the flag and its value are two words
-  /usr/bin/time -f '%U %S %M' -o "$tmp/time" "$bin" $(threads_of "$1") run --quiet -w "$1" --events "$ops" --db "$2" --out "$out" >"$tmp/out" 2>&1 || {
+  /usr/bin/time -f '%U %S %M' -o "$tmp/time" "$bin" run --quiet -w "$1" --events "$ops" --db "$2" --out "$out" >"$tmp/out" 2>&1 || {
     cat "$tmp/out" >&2
     exit 1
   }
@@ -161,8 +148,8 @@ fresh_sbtest() {
 printf 'commands (%d operations each, %d repeats, alternating who goes first):\n' "$ops" "$repeats"
 printf '  latte:    %s\n' "${latte_insert[*]}" "${latte_read[*]}"
 printf '  sysbench: %s\n' "${sysbench_select[*]}" "${sysbench_insert[*]}"
-printf '  hatshop:  %s\n' "$bin --client-threads 1 run -w race-cql-insert --db '$cql_url'" "$bin --client-threads 1 run -w race-cql-read --db '$cql_url'" \
-  "$bin --client-threads 4 run -w race-sql-select --db '$sql_url'" "$bin run -w race-sql-insert --db '$sql_url'"
+printf '  hatshop:  %s\n' "$bin run -w race-cql-insert --db '$cql_url'" "$bin run -w race-cql-read --db '$cql_url'" \
+  "$bin run -w race-sql-select --db '$sql_url'" "$bin run -w race-sql-insert --db '$sql_url'"
 
 # record RACE TOOL MEASURE…: appends MEASURE's line to the rows; a run that failed, or
 # whose figures could not be read, ends the script with the tool's name (a command

@@ -73,12 +73,26 @@ pub fn seconds(flag: &str, secs: f64, min: f64) -> Result<Duration> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// The runtime threads a run's store chooses for its concurrency
+/// (`StoreKind::client_threads`), read from the flags before the runtime is built.
+/// `None` where the store leaves it to the runtime, or where the flags do not resolve
+/// (the run itself then says what is wrong). An events file is not read for it.
+pub fn chosen_client_threads(args: &RunArgs) -> Option<usize> {
+    let (db, settings) = store_of(args).ok()?;
+    let spec = match &args.events_file {
+        Some(_) => None,
+        None => resolve_spec(&args.stream).ok()?.concurrency,
+    };
+    let concurrency = concurrency_of(args, spec, &db, &settings).ok()?;
+    (db.store().client_threads)(concurrency)
+}
+
 impl RunConfig {
     /// The flags resolved and checked: every problem one line, before anything runs.
     pub fn from_args(args: &RunArgs) -> Result<RunConfig> {
         let (db, settings) = store_of(args)?;
         let source = source_of(args, &db, &settings)?;
-        let concurrency = concurrency_of(args, &source, &db, &settings)?;
+        let concurrency = concurrency_of(args, spec_concurrency(&source), &db, &settings)?;
         let max_duration = args
             .duration
             .map(|secs| seconds("--duration", secs, 0.001))
@@ -212,17 +226,21 @@ fn source_of(args: &RunArgs, db: &DbUrl, settings: &Settings) -> Result<EventSou
     Ok(source)
 }
 
+/// What a generated workload's spec says of its concurrency.
+fn spec_concurrency(source: &EventSource) -> Option<usize> {
+    match source {
+        EventSource::Generated { workload } => workload.concurrency,
+        EventSource::File(_) => None,
+    }
+}
+
 /// Lanes: the flag, else the spec's, else the store's default.
 fn concurrency_of(
     args: &RunArgs,
-    source: &EventSource,
+    spec_concurrency: Option<usize>,
     db: &DbUrl,
     settings: &Settings,
 ) -> Result<usize> {
-    let spec_concurrency = match source {
-        EventSource::Generated { workload } => workload.concurrency,
-        EventSource::File(_) => None,
-    };
     let concurrency = args
         .concurrency
         .or(spec_concurrency)
@@ -604,6 +622,45 @@ fn pace_of(args: &RunArgs) -> Result<crate::runner::Pace> {
 mod tests {
     use super::*;
     use crate::db::store_meta;
+
+    /// What each store chooses, from the flags alone (nothing connects).
+    #[test]
+    fn a_run_gets_the_runtime_threads_its_store_chooses_for_its_concurrency() {
+        use clap::Parser;
+        let threads = |args: &[&str]| {
+            let cli =
+                crate::cli::Cli::try_parse_from([&["hatshop", "run"][..], args].concat()).unwrap();
+            match &cli.command {
+                crate::cli::Command::Run(run) => chosen_client_threads(run),
+                _ => unreachable!("a run"),
+            }
+        };
+        let cassandra = "cassandra://127.0.0.1:9042/hatshop";
+        let mariadb = "mysql://root@127.0.0.1:3306/hatshop";
+        assert_eq!(threads(&["--db", cassandra]), Some(1));
+        assert_eq!(threads(&["--db", cassandra, "-c", "256"]), Some(1));
+        assert_eq!(
+            threads(&["--db", mariadb]),
+            Some(1),
+            "the default pool of 4"
+        );
+        assert_eq!(threads(&["--db", mariadb, "-c", "16"]), None);
+        assert_eq!(
+            threads(&["--db", &format!("{mariadb}?connections=8")]),
+            None
+        );
+        assert_eq!(
+            threads(&["--db", mariadb, "-w", "race-sql-select"]),
+            None,
+            "the preset's 16 connections"
+        );
+        assert_eq!(threads(&[]), None, "SQLite: one per core");
+        assert_eq!(
+            threads(&["--db", "nonsense://x"]),
+            None,
+            "the run says what is wrong"
+        );
+    }
 
     #[test]
     fn durations_are_bounded_not_panicking() {

@@ -47,6 +47,18 @@ use anyhow::Result;
 use cli::{Cli, Command};
 use console::say;
 
+/// The worker threads of hatshop's runtime: `--client-threads`, else what a run's store
+/// chooses for its concurrency, else `None` (one per core; sweeps and loads too, whose
+/// runs differ).
+pub fn client_threads(cli: &Cli) -> Option<usize> {
+    cli.client_threads()
+        .map(usize::from)
+        .or_else(|| match &cli.command {
+            Command::Run(args) => config::chosen_client_threads(args),
+            _ => None,
+        })
+}
+
 /// Runs one command; `main` prints the error, if any.
 pub async fn run(cli: Cli) -> Result<ExitCode> {
     match &cli.command {

@@ -30,8 +30,8 @@ fn main() -> ExitCode {
         Err(e) => e.exit(),
     };
     let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if let Some(threads) = cli.client_threads() {
-        builder.worker_threads(threads.into());
+    if let Some(threads) = hatshop::client_threads(&cli) {
+        builder.worker_threads(threads);
     }
     let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,

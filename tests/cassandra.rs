@@ -24,6 +24,10 @@ fn cassandra_by_order_verifies_under_concurrency() {
     let out = orders(&tmp, &cassandra("t_by_order"), &["-c", "16"]);
     let run = json(&out.join("run.json"));
     assert_eq!(run["database"]["store"]["settings"]["schema"], "by-order");
+    assert_eq!(
+        run["host"]["client_threads"], 1,
+        "the store's choice: {run}"
+    );
     assert!(
         run["database"]["store"]["server_version"]
             .as_str()

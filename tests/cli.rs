@@ -995,6 +995,18 @@ fn help_shows_each_flag_where_it_acts_and_each_default_one_way() {
         .success();
 }
 
+/// A run's runtime threads are the flag's, else its store's choice (SQLite makes none:
+/// one per core), as run.json records them.
+#[test]
+fn a_run_records_the_runtime_threads_it_ran_on() {
+    let tmp = TempDir::new().unwrap();
+    let given = run_ok(&tmp, "given", &["--client-threads", "3", "--events", "200"]);
+    assert_eq!(json(&given.join("run.json"))["host"]["client_threads"], 3);
+    let chosen = run_ok(&tmp, "chosen", &["--events", "200"]);
+    let run = json(&chosen.join("run.json"));
+    assert_eq!(run["host"]["client_threads"], run["host"]["cores"], "{run}");
+}
+
 /// `-o` names a folder everywhere: a run's, compare's (compare.html inside), the man
 /// pages'. The old file forms still work: `generate -o FILE`, `compare -o x.html`.
 #[test]

@@ -337,6 +337,13 @@ pub trait StoreKind: Store + Sized {
     /// Lanes to run when neither the spec nor `--concurrency` says.
     fn default_concurrency(settings: &Settings) -> usize;
 
+    /// The runtime threads that cost least per operation with `concurrency`
+    /// operations in flight, where that was measured (bench/NOTES.md); `None`: one per
+    /// core. `run` uses it unless `--client-threads` is given.
+    fn client_threads(_concurrency: usize) -> Option<usize> {
+        None
+    }
+
     /// Rules between settings (checked before anything connects).
     fn check(_settings: &Settings) -> Result<(), DbError> {
         Ok(())

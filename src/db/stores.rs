@@ -21,6 +21,8 @@ pub struct StoreMeta {
     /// See [`StoreKind::TRACES_BATCHES`].
     pub traces_batches: Option<&'static str>,
     pub default_concurrency: fn(&Settings) -> usize,
+    /// See [`StoreKind::client_threads`].
+    pub client_threads: fn(usize) -> Option<usize>,
     pub check: fn(&Settings) -> Result<(), DbError>,
     /// See [`StoreKind::check_value_size`].
     pub check_value_size: fn(&Settings, usize) -> Result<(), DbError>,
@@ -40,6 +42,7 @@ impl StoreMeta {
             server_time: T::SERVER_TIME,
             traces_batches: T::TRACES_BATCHES,
             default_concurrency: T::default_concurrency,
+            client_threads: T::client_threads,
             check: T::check,
             check_value_size: T::check_value_size,
         }

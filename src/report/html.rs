@@ -151,6 +151,13 @@ fn database(r: &RunRecord) -> String {
 fn client_cost(r: &RunRecord, client: &ClientCost) -> String {
     let (line, warning) = client.report(&r.database.store.name, in_process(r));
     let mut text = escape(&line);
+    match r.host.client_threads {
+        0 => {}
+        1 => text.push_str(" · 1 runtime thread"),
+        n => {
+            let _ = write!(text, " · {n} runtime threads");
+        }
+    }
     if let Some(warning) = warning {
         let _ = write!(
             text,

@@ -241,7 +241,8 @@ pub struct Host {
     pub cpu: String,
     pub cores: usize,
     pub memory_bytes: u64,
-    /// Worker threads of hatshop's runtime (`--client-threads`; 0: not recorded).
+    /// Worker threads of hatshop's runtime (`--client-threads`, else the store's
+    /// choice for the run's concurrency, else one per core; 0: not recorded).
     #[serde(default)]
     pub client_threads: usize,
 }

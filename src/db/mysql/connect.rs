@@ -65,6 +65,12 @@ impl StoreKind for MysqlStore {
         crate::db::sql::connections_or(settings, 4)
     }
 
+    /// One thread up to 4 connections, where more threads did no more selects and
+    /// cost more CPU per select in their wake-ups; above that, one per core.
+    fn client_threads(concurrency: usize) -> Option<usize> {
+        (concurrency <= 4).then_some(1)
+    }
+
     /// sysbench's `sbtest` shape holds values of at most 120 bytes.
     fn check_value_size(settings: &Settings, len: usize) -> Result<(), DbError> {
         if settings.choice("kv_table") == "sbtest" {
