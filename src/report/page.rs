@@ -76,11 +76,6 @@ impl Page {
         self.tables.push((file, figure.table));
     }
 
-    /// The page's HTML, for a page whose figures are not written (a test, a preview).
-    pub fn html(&self, title: &str) -> String {
-        fill(title, &self.body)
-    }
-
     /// Writes the page into `dir` under its file name and its figures' CSVs into
     /// `dir/figures/`, replacing what an earlier version of the page left there.
     /// Returns the page's path.
@@ -95,7 +90,7 @@ impl Page {
         for (file, table) in &self.tables {
             crate::files::write_atomic(&figures.join(file), &table.csv())?;
         }
-        crate::files::write_atomic(&path, self.html(title).as_bytes())?;
+        crate::files::write_atomic(&path, fill(title, &self.body).as_bytes())?;
         Ok(path)
     }
 }
@@ -113,9 +108,17 @@ fn remove_earlier(figures: &Path, stem: &str) -> Result<()> {
         return Ok(());
     };
     let prefix = format!("{stem}-");
+    // `{stem}-NN-…csv` alone: a page named `{stem}-x.html` keeps its own.
+    let of_this_page = |name: &str| {
+        name.strip_prefix(&prefix).is_some_and(|rest| {
+            let number = rest.as_bytes().get(..3);
+            number.is_some_and(|n| n[0].is_ascii_digit() && n[1].is_ascii_digit() && n[2] == b'-')
+                && rest.ends_with(".csv")
+        })
+    };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with(&prefix) && name.ends_with(".csv") {
+        if of_this_page(&name) {
             std::fs::remove_file(entry.path())
                 .with_context(|| format!("cannot remove {}", entry.path().display()))?;
         }
@@ -189,13 +192,15 @@ mod tests {
             std::fs::read_to_string(tmp.path().join("figures/report-01-latency-over-time.csv"))
                 .unwrap();
         assert_eq!(csv, "series,time (s),latency (µs)\np50,1,\n");
-        // A later version with no figures leaves no stale CSV behind.
+        // A later version with no figures leaves no stale CSV behind, and another
+        // page's CSVs alone.
+        let other = tmp.path().join("figures/report-x-01-latency.csv");
+        std::fs::write(&other, "").unwrap();
         Page::new("report.html").write(tmp.path(), "t").unwrap();
-        assert_eq!(
-            std::fs::read_dir(tmp.path().join("figures"))
-                .unwrap()
-                .count(),
-            0
-        );
+        let left: Vec<_> = std::fs::read_dir(tmp.path().join("figures"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(left, [other]);
     }
 }
