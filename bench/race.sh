@@ -18,7 +18,7 @@
 #
 # hatshop runs at its defaults, with no tuning flag: its runtime threads are what each
 # store chooses for the in-flight count (one on Cassandra, as latte's default -t 1; one
-# on MariaDB up to 4 connections, else one per core), as a user would run it.
+# on MariaDB at 2 to 4 connections; else one per core), as a user would run it.
 #
 # Where the numbers come from: a peer's CPU and RSS are its whole process (GNU time);
 # its server CPU is the server's /proc delta around it. hatshop's CPU and server CPU

@@ -645,6 +645,12 @@ mod tests {
             "the default pool of 4"
         );
         assert_eq!(threads(&["--db", mariadb, "-c", "16"]), None);
+        assert_eq!(threads(&["--db", mariadb, "-c", "1"]), None);
+        let redis = "redis://127.0.0.1:6379/0";
+        assert_eq!(threads(&["--db", redis]), Some(1), "the default 8 lanes");
+        assert_eq!(threads(&["--db", redis, "-c", "2"]), None);
+        let postgres = "postgres://postgres@127.0.0.1:5432/hatshop";
+        assert_eq!(threads(&["--db", postgres, "-c", "4"]), None);
         assert_eq!(
             threads(&["--db", &format!("{mariadb}?connections=8")]),
             None

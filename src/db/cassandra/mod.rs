@@ -85,8 +85,8 @@ impl StoreKind for CassandraStore {
         16
     }
 
-    /// One, as latte runs by default: one thread kept 16 to 256 requests in flight at
-    /// the same throughput as two, for less CPU per request.
+    /// One, as latte runs by default: one thread kept 1 to 256 requests in flight at
+    /// the same or more throughput than two, for less CPU per request.
     fn client_threads(_concurrency: usize) -> Option<usize> {
         Some(1)
     }

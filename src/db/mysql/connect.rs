@@ -65,10 +65,11 @@ impl StoreKind for MysqlStore {
         crate::db::sql::connections_or(settings, 4)
     }
 
-    /// One thread up to 4 connections, where more threads did no more selects and
-    /// cost more CPU per select in their wake-ups; above that, one per core.
+    /// One thread at 2 to 4 connections, where two did no more selects and cost more
+    /// CPU per select in their wake-ups; at 1 connection and above 4, one per core,
+    /// which did more there.
     fn client_threads(concurrency: usize) -> Option<usize> {
-        (concurrency <= 4).then_some(1)
+        (2..=4).contains(&concurrency).then_some(1)
     }
 
     /// sysbench's `sbtest` shape holds values of at most 120 bytes.
