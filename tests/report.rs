@@ -352,8 +352,11 @@ fn a_sweep_of_two_values_and_two_repeats_makes_four_runs() {
     );
 }
 
+/// Headless Chromium with `args`, given two minutes (coreutils' `timeout`): a browser
+/// that hangs fails the test instead of holding the suite.
 fn chromium(args: &[&str], profile: &Path) -> std::process::Output {
-    StdCommand::new("chromium")
+    StdCommand::new("timeout")
+        .args(["--kill-after=5", "120", "chromium"])
         .args([
             "--headless",
             "--no-sandbox",

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::figure::{Figure, cell};
+use super::figure::Figure;
 use super::intervals::IntervalRow;
 use super::load::LoadedRun;
 use super::svg::{self, Axis, Bars, Mark, Scale, Series};
@@ -174,6 +174,8 @@ pub fn nines_axis() -> Axis {
         label: "percentile".into(),
         scale: Scale::Linear,
         ticks: Some(ticks),
+        // The table says each point's percentile, not its place on the axis.
+        value_at: |nines| 100.0 * (1.0 - 10f64.powf(-nines)),
     }
 }
 
@@ -211,14 +213,23 @@ pub fn spectrum_chart(run: &LoadedRun) -> Figure {
     spectrum_figure("Percentile spectrum", &series)
 }
 
-/// Spectra (from [`spectrum`]) on the nines axis; the table says each point's
-/// percentile, not its place on the axis.
+/// Spectra (from [`spectrum`]) on the nines axis, latency on a log scale.
 pub fn spectrum_figure(title: &str, series: &[Series]) -> Figure {
-    let mut figure = svg::line_chart(title, &nines_axis(), &Axis::log("latency (µs)"), series);
-    for row in &mut figure.table.rows {
-        if let Ok(x) = row[1].parse::<f64>() {
-            row[1] = cell(100.0 * (1.0 - 10f64.powf(-x)));
-        }
+    svg::line_chart(title, &nines_axis(), &Axis::log("latency (µs)"), series)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spectrum_table_gives_percentiles_not_places_on_the_nines_axis() {
+        let series = [Series {
+            name: "all".into(),
+            points: vec![(0.0, 10.0), (2.0, 100.0), (3.0, 400.0)],
+        }];
+        let figure = spectrum_figure("t", &series);
+        let percentiles: Vec<&str> = figure.table.rows.iter().map(|r| r[1].as_str()).collect();
+        assert_eq!(percentiles, ["0", "99", "99.9"]);
     }
-    figure
 }

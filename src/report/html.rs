@@ -530,10 +530,11 @@ pub fn render(run: &LoadedRun) -> Page {
     body.push_str("<h2>Errors</h2>");
     body.push_str(&errors_section(run));
     let summary = serde_json::to_string(&run.summary).expect("a summary serialises");
-    body.push_str(&format!(
+    let _ = write!(
+        body,
         r#"<script type="application/json" id="hatshop-summary">{}</script>"#,
         summary.replace("</", "<\\/")
-    ));
+    );
     body
 }
 

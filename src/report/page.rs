@@ -108,13 +108,12 @@ fn remove_earlier(figures: &Path, stem: &str) -> Result<()> {
         return Ok(());
     };
     let prefix = format!("{stem}-");
-    // `{stem}-NN-…csv` alone: a page named `{stem}-x.html` keeps its own.
+    // `{stem}-NN-….csv` alone: a page named `{stem}-x.html` keeps its own.
     let of_this_page = |name: &str| {
-        name.strip_prefix(&prefix).is_some_and(|rest| {
-            let number = rest.as_bytes().get(..3);
-            number.is_some_and(|n| n[0].is_ascii_digit() && n[1].is_ascii_digit() && n[2] == b'-')
-                && rest.ends_with(".csv")
-        })
+        let Some((number, _)) = name.strip_prefix(&prefix).and_then(|r| r.split_once('-')) else {
+            return false;
+        };
+        number.len() == 2 && number.bytes().all(|b| b.is_ascii_digit()) && name.ends_with(".csv")
     };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();

@@ -35,6 +35,10 @@ pub struct Axis {
     pub scale: Scale,
     /// Fixed ticks (value, label); computed when `None`.
     pub ticks: Option<Vec<(f64, String)>>,
+    /// The value a position on the axis stands for, as a figure's table gives it: the
+    /// position itself, except on an axis that spreads its values (the percentile
+    /// "nines").
+    pub value_at: fn(f64) -> f64,
 }
 
 impl Axis {
@@ -44,6 +48,7 @@ impl Axis {
             label: label.into(),
             scale: Scale::Linear,
             ticks: None,
+            value_at: |position| position,
         }
     }
 
@@ -63,6 +68,7 @@ impl Axis {
             label: label.into(),
             scale: Scale::Log10,
             ticks: None,
+            value_at: |position| position,
         }
     }
 }
@@ -334,13 +340,15 @@ fn points_table(x: &Axis, y: &Axis, series: &[Series], marks: &[Mark]) -> Table 
     let mut table = Table::new(&["series", &x.label, &y.label]);
     for s in series {
         for (px, py) in &s.points {
-            table.rows.push(vec![s.name.clone(), cell(*px), cell(*py)]);
+            table
+                .rows
+                .push(vec![s.name.clone(), cell((x.value_at)(*px)), cell(*py)]);
         }
     }
     for mark in marks {
         table.rows.push(vec![
             format!("mark: {}", mark.label),
-            cell(mark.x),
+            cell((x.value_at)(mark.x)),
             String::new(),
         ]);
     }
