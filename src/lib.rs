@@ -97,6 +97,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Compare(args) => commands::compare::run(args).map(|()| ExitCode::SUCCESS),
         Command::Sweep(args) => commands::sweep::run(args).await,
+        Command::Study(args) => commands::study::run(args).await,
         Command::Workloads(args) => commands::workloads::run(args).map(|()| ExitCode::SUCCESS),
         Command::Server(args) => commands::server::run(args).map(|()| ExitCode::SUCCESS),
         Command::Completions { shell } => {

@@ -112,6 +112,9 @@ pub enum Command {
     /// Run one workload several times while one setting varies, and chart the result.
     #[command(allow_negative_numbers = true)]
     Sweep(SweepArgs),
+    /// Reproduce a published study: start its servers, run and verify every cell, and
+    /// write one study.html with its figures (`hatshop study --list` names them).
+    Study(StudyArgs),
     /// List the preset workloads, or print one as TOML.
     Workloads(WorkloadsArgs),
     /// Start, stop and inspect local database servers (Cassandra, MariaDB, PostgreSQL, Redis, Voldemort).
@@ -675,6 +678,28 @@ impl CompareArgs {
             Some(dir) => dir.join("compare.html"),
         }
     }
+}
+
+/// `hatshop study`: which study, how much of it, and where.
+#[derive(Debug, Args)]
+pub struct StudyArgs {
+    /// The study to run (see --list).
+    #[arg(required_unless_present = "list")]
+    pub name: Option<String>,
+    /// Name every study, one a line, name first.
+    #[arg(long, conflicts_with = "name")]
+    pub list: bool,
+    /// A fraction of the study's work (events, records, repeats) for a quick look, e.g.
+    /// 0.05; the page says so. The swept values (nodes, connections, sizes) stay.
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    pub scale: f64,
+    /// The study's folder [default: results/study-<name>]. Run again with the same
+    /// folder to resume: finished cells are kept, the rest are run.
+    #[arg(short, long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Folder for server data and downloads [default: $HATSHOP_HOME, else ~/.local/share/hatshop].
+    #[arg(long, value_name = "DIR")]
+    pub home: Option<PathBuf>,
 }
 
 /// `hatshop workloads`: list the presets, or show one.

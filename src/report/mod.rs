@@ -20,6 +20,7 @@ pub mod resources;
 pub mod significance;
 pub mod slowest;
 pub mod svg;
+pub mod study;
 pub mod sweep;
 pub mod table;
 pub mod traces;

@@ -1,0 +1,241 @@
+//! A study's cells: one `hatshop run` (or `load`) each, the server it needs, what it is
+//! called, and whether an earlier attempt already finished it.
+
+use std::path::Path;
+
+use crate::files::read_json;
+use crate::report::study::{CellResult, MetricRow};
+use crate::result_dir::load_record::{BATCH_TRACES_CSV, BatchTrace, LOAD_JSON, LoadRecord};
+use crate::result_dir::{self, SUMMARY_JSON, VERIFY_JSON};
+use crate::stats::Summary;
+use crate::verify::VerifyReport;
+
+/// The command a cell runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Verb {
+    Run,
+    Load,
+}
+
+impl Verb {
+    fn word(self) -> &'static str {
+        match self {
+            Verb::Run => "run",
+            Verb::Load => "load",
+        }
+    }
+}
+
+/// The server a cell runs against: started by the study unless it runs already.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerNeed {
+    /// A name `hatshop server start` takes.
+    pub server: &'static str,
+    pub nodes: usize,
+    /// Store settings added to the server's URL (`rf=3&cl=QUORUM`).
+    pub query: String,
+}
+
+/// One run of a study.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    /// Its folder's name, unique in the study.
+    pub id: String,
+    pub part: &'static str,
+    /// What it is, most telling first: store, workload, the swept values.
+    pub labels: Vec<(String, String)>,
+    pub need: ServerNeed,
+    pub verb: Verb,
+    /// The flags after the verb, without `--db` and `--out`, which the study adds.
+    pub args: Vec<String>,
+    /// Events or rows: what the time-left estimate weighs it by.
+    pub work: u64,
+    /// A fault timeline (TOML) the run plays, written beside its folder.
+    pub faults: Option<String>,
+}
+
+impl Cell {
+    /// The whole command line, as `hatshop` parses it.
+    pub fn argv(&self, url: &str, dir: &Path, home: &Path) -> Vec<String> {
+        let mut argv = vec!["hatshop".to_string(), self.verb.word().to_string()];
+        argv.extend(self.args.iter().cloned());
+        argv.extend(["--db".into(), url.into(), "--out".into()]);
+        argv.push(dir.display().to_string());
+        argv.extend(["--home".into(), home.display().to_string()]);
+        if self.faults.is_some() {
+            argv.extend(["--faults".into(), faults_file(dir).display().to_string()]);
+        }
+        if self.verb == Verb::Run {
+            argv.extend(["--quiet".into(), "--recreate".into(), "--verify".into()]);
+        } else {
+            argv.push("--recreate".into());
+        }
+        argv
+    }
+
+    /// The command as the page shows it: the server by name, not its address.
+    pub fn shown(&self) -> String {
+        let mut db = format!("<{}", self.need.server);
+        if self.need.nodes > 1 {
+            db.push_str(&format!(", {} nodes", self.need.nodes));
+        }
+        db.push('>');
+        if !self.need.query.is_empty() {
+            db.push_str(&format!("?{}", self.need.query));
+        }
+        format!(
+            "hatshop {} {} --db '{db}'",
+            self.verb.word(),
+            self.args.join(" ")
+        )
+    }
+
+    /// The cell's name in progress lines, as its page names it.
+    pub fn name(&self) -> String {
+        crate::report::study::cell_name(&self.labels)
+    }
+
+    /// Whether its folder holds a finished run (verified) or load (checked), so that a
+    /// resumed study keeps it.
+    pub fn finished(&self, dir: &Path) -> bool {
+        match self.verb {
+            Verb::Run => result_dir::load_complete(dir).is_ok_and(|r| r.ran_its_plan())
+                && result_dir::file(dir, VERIFY_JSON).exists(),
+            Verb::Load => read_json::<LoadRecord>(&dir.join(LOAD_JSON))
+                .is_ok_and(|r| r.status == "finished"),
+        }
+    }
+
+    /// The cell as its page shows it, read from its folder (`study_dir/id`).
+    pub fn result(&self, study_dir: &Path) -> CellResult {
+        let dir = study_dir.join(&self.id);
+        let (status, rows) = if !dir.exists() {
+            ("not run".to_string(), Vec::new())
+        } else if !self.finished(&dir) {
+            ("cut short: runs again on resume".to_string(), Vec::new())
+        } else {
+            match self.verb {
+                Verb::Run => run_result(&dir),
+                Verb::Load => load_result(&dir),
+            }
+        };
+        CellResult {
+            id: self.id.clone(),
+            part: self.part.into(),
+            labels: self.labels.clone(),
+            command: self.shown(),
+            dir: self.id.clone().into(),
+            counted: !rows.is_empty(),
+            status,
+            rows,
+        }
+    }
+}
+
+fn run_result(dir: &Path) -> (String, Vec<MetricRow>) {
+    let Ok(summary) = read_json::<Summary>(&result_dir::file(dir, SUMMARY_JSON)) else {
+        return ("no summary.json".into(), Vec::new());
+    };
+    let status = match read_json::<VerifyReport>(&result_dir::file(dir, VERIFY_JSON)) {
+        Ok(report) if report.is_exact() => "finished, verify exact".to_string(),
+        Ok(report) => format!("finished, verify found {} differences", report.differences()),
+        Err(_) => "finished, not verified".to_string(),
+    };
+    (status, MetricRow::rows_of(&summary))
+}
+
+/// A load's batches as the study page draws them: every batch as hatshop timed it,
+/// and the traced ones as hatshop and as the server timed them.
+fn load_result(dir: &Path) -> (String, Vec<MetricRow>) {
+    let Ok(record) = read_json::<LoadRecord>(&dir.join(LOAD_JSON)) else {
+        return ("no load.json".into(), Vec::new());
+    };
+    let latency = &record.totals.latency_ms;
+    let mut rows = vec![MetricRow {
+        event_type: "all".into(),
+        ops: record.totals.batches,
+        errors: record.totals.failed_batches,
+        elapsed_s: record.totals.elapsed_s,
+        ops_s: record.totals.rows_per_s,
+        mean_us: latency.mean * 1000.0,
+        p99_us: latency.p99 * 1000.0,
+        max_us: latency.max * 1000.0,
+        ..MetricRow::default()
+    }];
+    let traces: Vec<BatchTrace> =
+        crate::report::load::read_rows(&dir.join(BATCH_TRACES_CSV)).unwrap_or_default();
+    let traced: Vec<&BatchTrace> = traces.iter().filter(|t| t.server_us.is_some()).collect();
+    let side = |name: &str, of: &dyn Fn(&BatchTrace) -> f64| {
+        let values: Vec<f64> = traced.iter().map(|t| of(t)).collect();
+        MetricRow {
+            event_type: name.into(),
+            ops: values.len() as u64,
+            mean_us: values.iter().sum::<f64>() / values.len().max(1) as f64,
+            max_us: values.iter().copied().fold(0.0, f64::max),
+            ..MetricRow::default()
+        }
+    };
+    if !traced.is_empty() {
+        rows.push(side("client (hatshop)", &|t| t.client_us));
+        rows.push(side("server (Cassandra's trace)", &|t| {
+            t.server_us.unwrap_or_default()
+        }));
+    }
+    let status = match &record.check {
+        Some(check) if check.ok => "finished, rows read back".to_string(),
+        Some(_) => "finished, rows read back differ".to_string(),
+        None => "finished".to_string(),
+    };
+    (status, rows)
+}
+
+/// Where a cell's fault timeline is written: beside its folder.
+pub fn faults_file(dir: &Path) -> std::path::PathBuf {
+    dir.with_extension("faults.toml")
+}
+
+/// `n` scaled down, never below `floor`.
+pub fn scaled(n: u64, scale: f64, floor: u64) -> u64 {
+    ((n as f64 * scale).round() as u64).max(floor.min(n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cell_runs_with_its_server_and_folder_and_shows_the_server_by_name() {
+        let cell = Cell {
+            id: "random-mariadb".into(),
+            part: "random",
+            labels: vec![("store".into(), "mariadb".into())],
+            need: ServerNeed {
+                server: "mariadb",
+                nodes: 1,
+                query: "connections=4".into(),
+            },
+            verb: Verb::Run,
+            args: vec!["-w".into(), "hatshop-random".into()],
+            work: 10,
+            faults: None,
+        };
+        let argv = cell.argv(
+            "mysql://root@127.0.0.1:3306/hatshop?connections=4",
+            Path::new("s/random-mariadb"),
+            Path::new("/home"),
+        );
+        assert_eq!(argv[..4], ["hatshop", "run", "-w", "hatshop-random"]);
+        assert!(argv.contains(&"--verify".to_string()));
+        assert_eq!(
+            cell.shown(),
+            "hatshop run -w hatshop-random --db '<mariadb>?connections=4'"
+        );
+    }
+
+    #[test]
+    fn work_scales_down_to_a_floor() {
+        assert_eq!(scaled(200_000, 0.05, 100), 10_000);
+        assert_eq!(scaled(500, 0.02, 100), 100);
+        assert_eq!(scaled(50, 0.02, 100), 50);
+    }
+}

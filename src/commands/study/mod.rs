@@ -1,0 +1,298 @@
+//! `hatshop study NAME`: one published study, reproduced. Its cells (one `hatshop run`
+//! or `load` each) run in one folder, each in its own, grouped by the server they need
+//! (started and stopped by the study unless one runs already); each run is verified;
+//! then `study.html` draws the study's figures from them. A folder that holds an
+//! interrupted study resumes it: finished cells are kept, the others run again.
+
+mod catalog;
+mod cells;
+mod servers;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use clap::Parser;
+use serde::{Deserialize, Serialize};
+
+use crate::cli::{Cli, Command, StudyArgs};
+use crate::cluster::Home;
+use crate::console::{note, say};
+use crate::files::{read_json, write_json};
+use crate::interrupt;
+use crate::report::study::StudyView;
+use catalog::{STUDIES, Study};
+use cells::Cell;
+use servers::StudyServer;
+
+/// `study.json`: which study a folder holds, at which scale.
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+struct StudyRecord {
+    study: String,
+    scale: f64,
+}
+
+const STUDY_JSON: &str = "study.json";
+
+/// `hatshop study`.
+pub async fn run(args: &StudyArgs) -> Result<ExitCode> {
+    if args.list {
+        for study in STUDIES {
+            say!("{:<22} {} ({})", study.name, study.title, study.seed);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let name = args.name.as_deref().unwrap_or_default();
+    let Some(study) = catalog::find(name) else {
+        let names: Vec<&str> = STUDIES.iter().map(|s| s.name).collect();
+        bail!("no study named '{name}': the studies are {}", names.join(", "));
+    };
+    if !(args.scale > 0.0 && args.scale <= 1.0) {
+        bail!(
+            "--scale {}: give a fraction of the study's work above 0 and at most 1 (e.g. 0.05)",
+            args.scale
+        );
+    }
+    let dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("results").join(format!("study-{}", study.name)));
+    let home = Home::resolve(args.home.as_deref())?;
+    claim_folder(&dir, study, args.scale)?;
+    let cells = in_server_order((study.cells)(args.scale));
+    let outcome = Study::run_cells(study, &cells, &dir, &home).await;
+    // The page is written whatever happened, from the cells that finished.
+    let page = write_page(study, &cells, &dir, args.scale)?;
+    let outcome = outcome?;
+    say!("{}", page.display());
+    match outcome {
+        Outcome::Done { differing: 0 } => Ok(ExitCode::SUCCESS),
+        Outcome::Done { differing } => bail!(
+            "verify found differences in {differing} cell{}: see {}",
+            if differing == 1 { "" } else { "s" },
+            page.display()
+        ),
+        Outcome::Interrupted => {
+            note!(
+                "interrupted: the finished cells are kept; run the same command again to resume"
+            );
+            Ok(ExitCode::from(interrupt::EXIT_CODE as u8))
+        }
+    }
+}
+
+/// Makes the study's folder, or checks that it holds this study at this scale.
+fn claim_folder(dir: &Path, study: &Study, scale: f64) -> Result<()> {
+    let record = StudyRecord {
+        study: study.name.into(),
+        scale,
+    };
+    let path = dir.join(STUDY_JSON);
+    if path.exists() {
+        let found: StudyRecord = read_json(&path)?;
+        if found != record {
+            bail!(
+                "{} holds study {} at scale {}: resume it with the same name and --scale, \
+                 or give another --out",
+                dir.display(),
+                found.study,
+                found.scale
+            );
+        }
+        return Ok(());
+    }
+    if dir.exists()
+        && std::fs::read_dir(dir)
+            .with_context(|| format!("cannot read {}", dir.display()))?
+            .next()
+            .is_some()
+    {
+        bail!(
+            "{} is not empty and holds no study: give an empty or new folder with --out",
+            dir.display()
+        );
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    write_json(&path, &record)
+}
+
+/// The cells with those of one server together, each group where its first cell
+/// stood, so that each server starts once.
+fn in_server_order(cells: Vec<Cell>) -> Vec<Cell> {
+    let mut groups: Vec<Vec<Cell>> = Vec::new();
+    for cell in cells {
+        match groups.iter_mut().find(|g| g[0].need.server == cell.need.server && g[0].need.nodes == cell.need.nodes) {
+            Some(group) => group.push(cell),
+            None => groups.push(vec![cell]),
+        }
+    }
+    groups.into_iter().flatten().collect()
+}
+
+/// How the cells ended.
+enum Outcome {
+    Done { differing: usize },
+    Interrupted,
+}
+
+impl Study {
+    async fn run_cells(&self, cells: &[Cell], dir: &Path, home: &Home) -> Result<Outcome> {
+        let _listening = interrupt::Listening::new();
+        let kept = cells
+            .iter()
+            .filter(|c| c.finished(&dir.join(&c.id)))
+            .count();
+        note!(
+            "study {}: {} cells into {}{}",
+            self.name,
+            cells.len(),
+            dir.display(),
+            if kept > 0 {
+                format!(" ({kept} finished earlier, kept)")
+            } else {
+                String::new()
+            }
+        );
+        let mut clock = Estimate::new(cells);
+        let mut server: Option<StudyServer> = None;
+        let mut differing = 0;
+        for (i, cell) in cells.iter().enumerate() {
+            let cell_dir = dir.join(&cell.id);
+            if cell.finished(&cell_dir) {
+                clock.skip(cell);
+                continue;
+            }
+            if interrupt::requested() {
+                return Ok(Outcome::Interrupted);
+            }
+            if !server.as_ref().is_some_and(|s| s.serves(&cell.need)) {
+                // The last server is stopped before the next starts: they share the cores.
+                drop(server.take());
+                match StudyServer::get(home, &cell.need).await {
+                    Ok(started) => server = Some(started),
+                    Err(_) if interrupt::requested() => return Ok(Outcome::Interrupted),
+                    Err(e) => return Err(e),
+                }
+            }
+            let url = server.as_ref().expect("started above").url(&cell.need);
+            note!(
+                "[{}/{}] {}{}",
+                i + 1,
+                cells.len(),
+                cell.name(),
+                clock.left()
+            );
+            if cell_dir.exists() {
+                // Cut short earlier: its run starts over.
+                std::fs::remove_dir_all(&cell_dir)
+                    .with_context(|| format!("cannot clear {}", cell_dir.display()))?;
+            }
+            if let Some(faults) = &cell.faults {
+                crate::files::write_atomic(&cells::faults_file(&cell_dir), faults.as_bytes())?;
+            }
+            let began = Instant::now();
+            let argv = cell.argv(&url, &cell_dir, &home.root);
+            let (code, differs) = run_one(&argv)
+                .await
+                .with_context(|| format!("cell {} ({})", cell.id, cell.name()))?;
+            clock.done(cell, began.elapsed());
+            if differs {
+                differing += 1;
+                note!("{}: verify found differences", cell.id);
+            }
+            if code == ExitCode::from(interrupt::EXIT_CODE as u8) || interrupt::requested() {
+                return Ok(Outcome::Interrupted);
+            }
+        }
+        Ok(Outcome::Done { differing })
+    }
+}
+
+/// One cell's command: its exit code, and whether verify found differences.
+async fn run_one(argv: &[String]) -> Result<(ExitCode, bool)> {
+    let cli = Cli::try_parse_from(argv).map_err(|e| anyhow::anyhow!("{e}"))?;
+    match &cli.command {
+        Command::Run(args) => super::run::execute_in_series(args).await,
+        Command::Load(args) => super::load::run(args).await.map(|code| (code, false)),
+        _ => unreachable!("a cell runs or loads"),
+    }
+}
+
+/// Time left, from the cells this attempt ran: their seconds per unit of work (setup
+/// and verify included) times the work left.
+struct Estimate {
+    left_work: u64,
+    left_cells: usize,
+    spent: Duration,
+    done_work: u64,
+    done_cells: usize,
+}
+
+impl Estimate {
+    fn new(cells: &[Cell]) -> Estimate {
+        Estimate {
+            left_work: cells.iter().map(|c| c.work).sum(),
+            left_cells: cells.len(),
+            spent: Duration::ZERO,
+            done_work: 0,
+            done_cells: 0,
+        }
+    }
+
+    fn skip(&mut self, cell: &Cell) {
+        self.left_work -= cell.work;
+        self.left_cells -= 1;
+    }
+
+    fn done(&mut self, cell: &Cell, took: Duration) {
+        self.skip(cell);
+        self.spent += took;
+        self.done_work += cell.work;
+        self.done_cells += 1;
+    }
+
+    /// ", about 4 min left", once a cell has run.
+    fn left(&self) -> String {
+        if self.done_cells == 0 || self.done_work == 0 {
+            return String::new();
+        }
+        let per_work = self.spent.as_secs_f64() / self.done_work as f64;
+        let seconds = per_work * self.left_work as f64;
+        let minutes = (seconds / 60.0).ceil().max(1.0);
+        format!(", about {minutes:.0} min left")
+    }
+}
+
+/// study.html from whatever the cells' folders hold.
+fn write_page(study: &Study, cells: &[Cell], dir: &Path, scale: f64) -> Result<PathBuf> {
+    let results: Vec<_> = cells.iter().map(|c| c.result(dir)).collect();
+    let view = StudyView {
+        name: study.name,
+        title: study.title,
+        question: study.question,
+        seed: study.seed,
+        scale,
+        caveats: study.caveats,
+        parts: study.parts,
+        figures: study.figures,
+        cells: &results,
+        dir,
+    };
+    crate::report::study::write(&view)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cells_of_one_server_stand_together() {
+        let cells = in_server_order((catalog::find("hat-shop").unwrap().cells)(0.05));
+        let servers: Vec<&str> = cells.iter().map(|c| c.need.server).collect();
+        let mut changes = servers.windows(2).filter(|w| w[0] != w[1]).count();
+        changes += 1;
+        assert_eq!(changes, 2, "{servers:?}");
+        assert!(cells.iter().all(|c| c.verb == cells::Verb::Run));
+    }
+}
