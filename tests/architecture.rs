@@ -674,8 +674,12 @@ fn architecture_no_scheme_name_outside_db() {
     collect(&root().join("src"), &mut files);
     for file in files {
         let rel = file.strip_prefix(root()).unwrap().to_path_buf();
-        // A store answers for itself in db/; a server names the store it serves.
-        if rel.starts_with("src/db") || rel.starts_with("src/cluster") {
+        // A store answers for itself in db/; a server names the store it serves; the
+        // study catalog names the servers each published study compares, in one place.
+        if rel.starts_with("src/db")
+            || rel.starts_with("src/cluster")
+            || rel == Path::new("src/commands/study/catalog/mod.rs")
+        {
             continue;
         }
         let text = std::fs::read_to_string(&file).unwrap();

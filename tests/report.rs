@@ -10,6 +10,7 @@ use std::process::Command as StdCommand;
 use hatshop::report::hlog;
 use serde_json::Value;
 
+use common::browser::{Layout, chromium, layout, screenshot};
 use common::{hatshop, json, run_ok, text};
 use tempfile::TempDir;
 
@@ -352,30 +353,6 @@ fn a_sweep_of_two_values_and_two_repeats_makes_four_runs() {
     );
 }
 
-/// Headless Chromium with `args`, given two minutes (coreutils' `timeout`): a browser
-/// that hangs fails the test instead of holding the suite.
-fn chromium(args: &[&str], profile: &Path) -> std::process::Output {
-    StdCommand::new("timeout")
-        .args(["--kill-after=5", "120", "chromium"])
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(args)
-        .output()
-        .expect("chromium runs (./test.sh installs it)")
-}
-
 #[test]
 #[ignore = "needs chromium: ./test.sh installs it"]
 fn the_report_renders_in_headless_chromium_with_every_chart_drawn() {
@@ -449,81 +426,6 @@ fn the_report_renders_in_headless_chromium_with_every_chart_drawn() {
         assert!(!chart.contains("NaN"), "NaN in a chart");
     }
     assert!(dom.contains("exact"), "the verify result is shown");
-}
-
-/// What headless Chromium measures of `page` laid out in a window `width` pixels wide
-/// (see layout_check.js).
-struct Layout {
-    charts: usize,
-    /// Text outside a chart, texts on top of each other, a page too wide.
-    problems: Vec<String>,
-    /// What the reader scrolls sideways to see.
-    scrolls: Vec<String>,
-}
-
-fn layout(page: &Path, width: u32, profile: &Path) -> Layout {
-    let html = std::fs::read_to_string(page).unwrap();
-    let checked = page.with_file_name(".layout-check.html");
-    let script = format!(
-        "<script>{}</script></body>",
-        include_str!("layout_check.js")
-    );
-    std::fs::write(&checked, html.replacen("</body>", &script, 1)).unwrap();
-    let dom = chromium(
-        &[
-            &format!("--window-size={width},1200"),
-            "--dump-dom",
-            &format!("file://{}", checked.display()),
-        ],
-        profile,
-    );
-    std::fs::remove_file(&checked).unwrap();
-    let dom = String::from_utf8(dom.stdout).unwrap();
-    // The last one: the script's own text names the element too.
-    let found = dom
-        .rsplit_once(r#"<pre id="layout-check">"#)
-        .and_then(|(_, rest)| rest.split("</pre>").next())
-        .unwrap_or_else(|| panic!("the check did not run on {}", page.display()));
-    // The DOM is dumped as HTML: the text of the <pre> is escaped.
-    let found = found
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&amp;", "&");
-    let found: Value = serde_json::from_str(&found).unwrap();
-    let strings = |key: &str| {
-        found[key]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p.as_str().unwrap().to_string())
-            .collect()
-    };
-    Layout {
-        charts: found["charts"].as_u64().unwrap() as usize,
-        problems: strings("problems"),
-        scrolls: strings("scrolls"),
-    }
-}
-
-/// A screenshot of `page` for a person to look at, kept under the test's target folder.
-fn screenshot(page: &Path, name: &str, profile: &Path) -> PathBuf {
-    let keep = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pages");
-    std::fs::create_dir_all(&keep).unwrap();
-    let png = keep.join(format!("{name}.png"));
-    let shot = chromium(
-        &[
-            "--window-size=1200,3000",
-            &format!("--screenshot={}", png.display()),
-            &format!("file://{}", page.display()),
-        ],
-        profile,
-    );
-    assert!(
-        shot.status.success(),
-        "{}",
-        String::from_utf8_lossy(&shot.stderr)
-    );
-    png
 }
 
 #[test]

@@ -298,7 +298,10 @@ fn points(spec: &FigureSpec, cells: &[CellResult]) -> Points {
             ) else {
                 continue;
             };
-            let key = (position(&mut points.xs, x), position(&mut points.series, series));
+            let key = (
+                position(&mut points.xs, x),
+                position(&mut points.series, series),
+            );
             points
                 .values
                 .entry(key)
@@ -437,13 +440,43 @@ fn sentence(spec: &FigureSpec, points: &Points, cells: &[CellResult], dir: &Path
                 points.xs[last.0]
             ));
         }
+    } else if points.series.len() == 1 {
+        // One series: where along x it does best and worst.
+        let present: Vec<(usize, f64)> = (0..points.xs.len())
+            .filter_map(|x| Some((x, value(x, 0)?)))
+            .collect();
+        let best = present
+            .iter()
+            .copied()
+            .reduce(|a, b| if better(b.1, a.1) { b } else { a });
+        let worst = present
+            .iter()
+            .copied()
+            .reduce(|a, b| if better(b.1, a.1) { a } else { b });
+        if let (Some(best), Some(worst)) = (best, worst) {
+            let axis = axis_name(spec.x);
+            clauses.push(format!(
+                "{} does best at {axis} {} ({}) and worst at {axis} {} ({})",
+                points.series[0],
+                points.xs[best.0],
+                metric.say(best.1),
+                points.xs[worst.0],
+                metric.say(worst.1)
+            ));
+        }
     } else {
         for (x, name) in points.xs.iter().enumerate() {
             let present: Vec<(usize, f64)> = (0..points.series.len())
                 .filter_map(|s| Some((s, value(x, s)?)))
                 .collect();
-            let best = present.iter().copied().reduce(|a, b| if better(b.1, a.1) { b } else { a });
-            let worst = present.iter().copied().reduce(|a, b| if better(b.1, a.1) { a } else { b });
+            let best = present
+                .iter()
+                .copied()
+                .reduce(|a, b| if better(b.1, a.1) { b } else { a });
+            let worst = present
+                .iter()
+                .copied()
+                .reduce(|a, b| if better(b.1, a.1) { a } else { b });
             if let (Some(best), Some(worst)) = (best, worst) {
                 clauses.push(format!(
                     "{name}: best {} ({}), worst {} ({})",
@@ -499,10 +532,14 @@ fn p_value(
 }
 
 /// The study's numbers beside ours, as an HTML table.
-fn seed_table(spec: &FigureSpec, points: &Points) -> String {
+fn seed_table(spec: &FigureSpec, points: &Points, scale: f64) -> String {
     if spec.seed.is_empty() {
         return String::new();
     }
+    let ratio = |ours: f64, theirs: f64| match ours / theirs {
+        r if r >= 0.01 => format!("{r:.2}×"),
+        _ => "below 0.01×".into(),
+    };
     let unit = spec.metric.unit();
     let mut html = format!(
         "<table class=\"seed\"><tr><th>{}</th><th>series</th><th>the study's ({unit})</th>\
@@ -524,10 +561,18 @@ fn seed_table(spec: &FigureSpec, points: &Points) -> String {
             escape(seed.series),
             svg::short(seed.value),
             ours.map_or("not run".into(), svg::short),
-            ours.map_or(String::new(), |o| format!("{:.2}×", o / seed.value))
+            ours.map_or(String::new(), |o| ratio(o, seed.value))
         );
     }
     html.push_str("</table>");
+    if spec.metric == Metric::Seconds && scale < 1.0 {
+        let _ = write!(
+            html,
+            "<p class=\"note\">At --scale {scale} a run does {} of the study's work, so \
+             its total time is not the study's to compare.</p>",
+            percent(scale)
+        );
+    }
     html
 }
 
@@ -588,7 +633,7 @@ pub fn page(view: &StudyView) -> Page {
                     escape(spec.seed_says)
                 );
             }
-            page.push_str(&seed_table(spec, &points));
+            page.push_str(&seed_table(spec, &points, view.scale));
         }
     }
     cells_table(&mut page, view.cells);
@@ -697,12 +742,18 @@ mod tests {
 
     #[test]
     fn two_stores_are_said_as_a_ratio_from_the_numbers() {
-        let cells = [cell("cassandra", "100", 2200.0, 1.0), cell("mariadb", "100", 1000.0, 1.0)];
+        let cells = [
+            cell("cassandra", "100", 2200.0, 1.0),
+            cell("mariadb", "100", 1000.0, 1.0),
+        ];
         let points = points(&BARS, &cells);
         let said = sentence(&BARS, &points, &cells, Path::new("/nonexistent"));
         assert_eq!(said, "Mean latency: read_order: 2.20× faster on mariadb.");
-        let table = seed_table(&BARS, &points);
-        assert!(table.contains("<td>500</td><td>1k</td><td>2.00×</td>"), "{table}");
+        let table = seed_table(&BARS, &points, 1.0);
+        assert!(
+            table.contains("<td>500</td><td>1k</td><td>2.00×</td>"),
+            "{table}"
+        );
     }
 
     #[test]
@@ -730,6 +781,33 @@ mod tests {
         let figure = draw(&spec, &points);
         assert_eq!(figure.legend, ["cassandra", "mariadb"]);
         assert_eq!(figure.table.rows.len(), 3);
+    }
+
+    #[test]
+    fn one_series_is_said_where_it_does_best_and_worst() {
+        let spec = FigureSpec {
+            x: Dim::Label("events"),
+            metric: Metric::OpsPerSecond,
+            events: &[],
+            only: &[],
+            ..BARS
+        };
+        let cells = [
+            cell("mariadb", "1", 1.0, 900.0),
+            cell("mariadb", "2", 1.0, 1800.0),
+            cell("mariadb", "4", 1.0, 1700.0),
+        ];
+        let said = sentence(
+            &spec,
+            &points(&spec, &cells),
+            &cells,
+            Path::new("/nonexistent"),
+        );
+        assert_eq!(
+            said,
+            "Throughput: mariadb does best at events 2 (1,800 ops/s) and worst at events 1 \
+             (900 ops/s)."
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)] // each test file uses its own share of these
 
+pub mod browser;
 pub mod fake_store;
 
 use std::path::{Path, PathBuf};

@@ -99,10 +99,13 @@ impl Cell {
     /// resumed study keeps it.
     pub fn finished(&self, dir: &Path) -> bool {
         match self.verb {
-            Verb::Run => result_dir::load_complete(dir).is_ok_and(|r| r.ran_its_plan())
-                && result_dir::file(dir, VERIFY_JSON).exists(),
-            Verb::Load => read_json::<LoadRecord>(&dir.join(LOAD_JSON))
-                .is_ok_and(|r| r.status == "finished"),
+            Verb::Run => {
+                result_dir::load_complete(dir).is_ok_and(|r| r.ran_its_plan())
+                    && result_dir::file(dir, VERIFY_JSON).exists()
+            }
+            Verb::Load => {
+                read_json::<LoadRecord>(&dir.join(LOAD_JSON)).is_ok_and(|r| r.status == "finished")
+            }
         }
     }
 
@@ -138,7 +141,10 @@ fn run_result(dir: &Path) -> (String, Vec<MetricRow>) {
     };
     let status = match read_json::<VerifyReport>(&result_dir::file(dir, VERIFY_JSON)) {
         Ok(report) if report.is_exact() => "finished, verify exact".to_string(),
-        Ok(report) => format!("finished, verify found {} differences", report.differences()),
+        Ok(report) => format!(
+            "finished, verify found {} differences",
+            report.differences()
+        ),
         Err(_) => "finished, not verified".to_string(),
     };
     (status, MetricRow::rows_of(&summary))

@@ -46,7 +46,10 @@ pub async fn run(args: &StudyArgs) -> Result<ExitCode> {
     let name = args.name.as_deref().unwrap_or_default();
     let Some(study) = catalog::find(name) else {
         let names: Vec<&str> = STUDIES.iter().map(|s| s.name).collect();
-        bail!("no study named '{name}': the studies are {}", names.join(", "));
+        bail!(
+            "no study named '{name}': the studies are {}",
+            names.join(", ")
+        );
     };
     if !(args.scale > 0.0 && args.scale <= 1.0) {
         bail!(
@@ -74,9 +77,7 @@ pub async fn run(args: &StudyArgs) -> Result<ExitCode> {
             page.display()
         ),
         Outcome::Interrupted => {
-            note!(
-                "interrupted: the finished cells are kept; run the same command again to resume"
-            );
+            note!("interrupted: the finished cells are kept; run the same command again to resume");
             Ok(ExitCode::from(interrupt::EXIT_CODE as u8))
         }
     }
@@ -122,7 +123,10 @@ fn claim_folder(dir: &Path, study: &Study, scale: f64) -> Result<()> {
 fn in_server_order(cells: Vec<Cell>) -> Vec<Cell> {
     let mut groups: Vec<Vec<Cell>> = Vec::new();
     for cell in cells {
-        match groups.iter_mut().find(|g| g[0].need.server == cell.need.server && g[0].need.nodes == cell.need.nodes) {
+        match groups
+            .iter_mut()
+            .find(|g| g[0].need.server == cell.need.server && g[0].need.nodes == cell.need.nodes)
+        {
             Some(group) => group.push(cell),
             None => groups.push(vec![cell]),
         }
@@ -193,9 +197,12 @@ impl Study {
             }
             let began = Instant::now();
             let argv = cell.argv(&url, &cell_dir, &home.root);
-            let (code, differs) = run_one(&argv)
-                .await
-                .with_context(|| format!("cell {} ({})", cell.id, cell.name()))?;
+            let (code, differs) = match run_one(&argv).await {
+                Ok(ended) => ended,
+                // A run stopped before it began measuring leaves no folder.
+                Err(_) if interrupt::requested() => return Ok(Outcome::Interrupted),
+                Err(e) => return Err(e.context(format!("cell {} ({})", cell.id, cell.name()))),
+            };
             clock.done(cell, began.elapsed());
             if differs {
                 differing += 1;

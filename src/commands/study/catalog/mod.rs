@@ -1,0 +1,132 @@
+//! The five published studies hatshop reproduces, as data: each one's question, parts,
+//! figures (the study's own axes, grouping and metrics, with the numbers it printed),
+//! and the cells that fill them, sized by `--scale`.
+
+mod bulk_insert;
+mod cassandra_throughput;
+mod clusters;
+mod hat_shop;
+mod kv_mixes;
+
+use super::cells::{Cell, ServerNeed};
+use crate::report::study::{FigureSpec, PartSpec};
+
+/// One study.
+pub struct Study {
+    pub name: &'static str,
+    /// The published study, as its title reads.
+    pub seed: &'static str,
+    pub title: &'static str,
+    pub question: &'static str,
+    /// How this machine differs from the study's, said plainly on the page.
+    pub caveats: &'static [&'static str],
+    pub parts: &'static [PartSpec],
+    pub figures: &'static [FigureSpec],
+    /// Its cells at a scale, servers grouped: the cells of one server stand together.
+    pub cells: fn(f64) -> Vec<Cell>,
+}
+
+/// Every study, in the order of the published studies.
+pub static STUDIES: &[Study] = &[
+    hat_shop::STUDY,
+    clusters::STUDY,
+    bulk_insert::STUDY,
+    cassandra_throughput::STUDY,
+    kv_mixes::STUDY,
+];
+
+// The servers the studies compare, by the names `hatshop server start` takes: a study
+// names them, as its published text does (the one place outside db/ and cluster/ that
+// may; no code here decides anything by them).
+const CASSANDRA: &str = "cassandra";
+const MARIADB: &str = "mariadb";
+const GALERA: &str = "galera";
+const VOLDEMORT: &str = "voldemort";
+
+/// The six order event types, as figures by event type draw them.
+const ORDER_EVENT_TYPES: &[&str] = &[
+    "create_order",
+    "read_order",
+    "update_order",
+    "update_items",
+    "update_status",
+    "delete_order",
+];
+
+/// A study by name.
+pub fn find(name: &str) -> Option<&'static Study> {
+    STUDIES.iter().find(|s| s.name == name)
+}
+
+/// Labels from pairs.
+fn labels(pairs: &[(&str, String)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
+}
+
+/// Flags from words.
+fn args(flags: &[&str]) -> Vec<String> {
+    flags.iter().map(|f| f.to_string()).collect()
+}
+
+/// A server of `nodes` nodes, with store settings.
+fn need(server: &'static str, nodes: usize, query: &str) -> ServerNeed {
+    ServerNeed {
+        server,
+        nodes,
+        query: query.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::Cli;
+    use clap::Parser;
+
+    #[test]
+    fn every_cell_of_every_study_is_a_command_hatshop_takes() {
+        for study in STUDIES {
+            let cells = (study.cells)(0.05);
+            assert!(!cells.is_empty(), "{}", study.name);
+            let mut ids: Vec<&str> = cells.iter().map(|c| c.id.as_str()).collect();
+            ids.sort();
+            ids.dedup();
+            assert_eq!(
+                ids.len(),
+                cells.len(),
+                "{}: cell ids are unique",
+                study.name
+            );
+            for cell in &cells {
+                let argv = cell.argv(
+                    "sqlite://",
+                    std::path::Path::new("x"),
+                    std::path::Path::new("h"),
+                );
+                Cli::try_parse_from(&argv)
+                    .unwrap_or_else(|e| panic!("{}: {}: {e}", study.name, cell.id));
+                assert!(
+                    study.parts.iter().any(|p| p.id == cell.part),
+                    "{}: {} has no part",
+                    study.name,
+                    cell.id
+                );
+            }
+            for figure in study.figures {
+                assert!(study.parts.iter().any(|p| p.id == figure.part));
+            }
+        }
+    }
+
+    #[test]
+    fn a_smaller_scale_makes_smaller_cells() {
+        for study in STUDIES {
+            let full: u64 = (study.cells)(1.0).iter().map(|c| c.work).sum();
+            let small: u64 = (study.cells)(0.05).iter().map(|c| c.work).sum();
+            assert!(small < full, "{}", study.name);
+        }
+    }
+}
