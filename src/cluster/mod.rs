@@ -269,6 +269,16 @@ pub struct ServerRecord {
     pub nodes: Vec<NodeRecord>,
 }
 
+impl ServerRecord {
+    /// Whether it was started with a server setting (`--set key=value`), however its
+    /// server keeps it (Cassandra's as `yaml.key`).
+    pub fn started_with(&self, key: &str, value: &str) -> bool {
+        self.settings
+            .iter()
+            .any(|(k, v)| (k == key || k.rsplit('.').next() == Some(key)) && v == value)
+    }
+}
+
 /// One node (process) of a server.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NodeRecord {

@@ -85,6 +85,7 @@ impl Metric {
             Metric::OpsPerSecond => format!("{} ops/s", thousands(value.round() as u64)),
             Metric::Seconds => format!("{value:.1} s"),
             Metric::Conflicts => thousands(value.round() as u64),
+            _ if value >= 1_000_000.0 => format!("{:.2} s", value / 1_000_000.0),
             _ if value >= 1000.0 => format!("{:.2} ms", value / 1000.0),
             _ => format!("{value:.0} µs"),
         }
@@ -440,6 +441,22 @@ fn sentence(spec: &FigureSpec, points: &Points, cells: &[CellResult], dir: &Path
                 points.xs[last.0]
             ));
         }
+    } else if points.series.len() == 1 && points.xs.len() == 2 {
+        // One series at two places: the two, and how far apart.
+        if let (Some(a), Some(b)) = (value(0, 0), value(1, 0)) {
+            clauses.push(format!(
+                "{} against {}, {:.2}× apart",
+                format_args!("{} {}", points.xs[0], metric.say(a)),
+                format_args!("{} {}", points.xs[1], metric.say(b)),
+                a.max(b) / a.min(b)
+            ));
+        }
+        return format!(
+            "{} of {}: {}.",
+            capital(metric.name()),
+            points.series[0],
+            clauses.join("")
+        );
     } else if points.series.len() == 1 {
         // One series: where along x it does best and worst.
         let present: Vec<(usize, f64)> = (0..points.xs.len())

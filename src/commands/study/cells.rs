@@ -34,6 +34,8 @@ pub struct ServerNeed {
     pub nodes: usize,
     /// Store settings added to the server's URL (`rf=3&cl=QUORUM`).
     pub query: String,
+    /// Server settings it must be started with (`hatshop server start --set`).
+    pub set: &'static [(&'static str, &'static str)],
 }
 
 /// One run of a study.
@@ -219,6 +221,7 @@ mod tests {
                 server: "mariadb",
                 nodes: 1,
                 query: "connections=4".into(),
+                set: &[],
             },
             verb: Verb::Run,
             args: vec!["-w".into(), "hatshop-random".into()],

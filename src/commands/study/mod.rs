@@ -123,10 +123,11 @@ fn claim_folder(dir: &Path, study: &Study, scale: f64) -> Result<()> {
 fn in_server_order(cells: Vec<Cell>) -> Vec<Cell> {
     let mut groups: Vec<Vec<Cell>> = Vec::new();
     for cell in cells {
-        match groups
-            .iter_mut()
-            .find(|g| g[0].need.server == cell.need.server && g[0].need.nodes == cell.need.nodes)
-        {
+        match groups.iter_mut().find(|g| {
+            g[0].need.server == cell.need.server
+                && g[0].need.nodes == cell.need.nodes
+                && g[0].need.set == cell.need.set
+        }) {
             Some(group) => group.push(cell),
             None => groups.push(vec![cell]),
         }

@@ -15,6 +15,7 @@ pub struct StudyServer {
     home: Home,
     kind: ServerKind,
     pub nodes: usize,
+    set: &'static [(&'static str, &'static str)],
     /// Whether the study started it, and so stops it.
     started: bool,
     pub url: String,
@@ -38,10 +39,23 @@ impl StudyServer {
                     kind.name()
                 );
             }
+            if let Some((key, value)) = need
+                .set
+                .iter()
+                .find(|(key, value)| !record.started_with(key, value))
+            {
+                bail!(
+                    "{} runs without {key}={value}, which the study needs: stop it first \
+                     (`hatshop server stop {}`) and the study starts one with it",
+                    kind.name(),
+                    kind.name()
+                );
+            }
             return Ok(StudyServer {
                 home: home.clone(),
                 kind,
                 nodes: need.nodes,
+                set: need.set,
                 started: false,
                 url: record.url,
             });
@@ -56,7 +70,7 @@ impl StudyServer {
                 String::new()
             }
         );
-        let nodes = need.nodes;
+        let (nodes, set) = (need.nodes, need.set);
         let record = tokio::task::spawn_blocking({
             let home = home.clone();
             move || {
@@ -64,6 +78,10 @@ impl StudyServer {
                 let _listening = crate::interrupt::Listening::new();
                 let options = StartOptions {
                     nodes,
+                    config: set
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), v.to_string()))
+                        .collect(),
                     ..StartOptions::default()
                 };
                 cluster::start(&home, kind, &options).map(|(record, _)| record)
@@ -79,14 +97,15 @@ impl StudyServer {
             home: home.clone(),
             kind,
             nodes,
+            set,
             started: true,
             url: record.url,
         })
     }
 
-    /// Whether it serves `need` (same server, same size).
+    /// Whether it serves `need` (same server, size and settings).
     pub fn serves(&self, need: &ServerNeed) -> bool {
-        self.kind.name() == need.server && self.nodes == need.nodes
+        self.kind.name() == need.server && self.nodes == need.nodes && self.set == need.set
     }
 
     /// The URL a cell runs against: the server's, with the cell's settings.

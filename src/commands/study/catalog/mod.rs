@@ -77,6 +77,7 @@ fn need(server: &'static str, nodes: usize, query: &str) -> ServerNeed {
         server,
         nodes,
         query: query.into(),
+        set: &[],
     }
 }
 
