@@ -453,9 +453,24 @@ pub fn start(
         return Ok((record, false));
     }
     let dir = home.server_dir(kind);
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     // A stopped server of another size starts afresh; of the same size, from its data.
-    let previous = home.record(kind).filter(|r| r.nodes.len() == options.nodes);
+    // Its nodes' old data would tell them of a ring that no longer is (a node that
+    // thinks it has peers it never sees answers nothing), so it goes.
+    if let Some(stopped) = home.record(kind)
+        && stopped.nodes.len() != options.nodes
+    {
+        crate::console::note!(
+            "{}: the stopped server of {} node{} is wiped; {} node{} start afresh",
+            kind.name(),
+            stopped.nodes.len(),
+            if stopped.nodes.len() == 1 { "" } else { "s" },
+            options.nodes,
+            if options.nodes == 1 { "" } else { "s" }
+        );
+        wipe(home, kind)?;
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let previous = home.record(kind);
     let launch = || (meta.start)(home, &dir, options, previous.as_ref());
     let record = match launch() {
         Ok(record) => record,

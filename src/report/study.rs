@@ -99,6 +99,9 @@ pub enum Shape {
     Bars,
     /// A line per series over a numeric x.
     Lines,
+    /// A line per cell over the seconds of its run, from its intervals.csv (`all`):
+    /// how steady the metric was.
+    OverTime,
 }
 
 /// A number the published study gave, in the figure's unit.
@@ -357,7 +360,8 @@ fn draw(spec: &FigureSpec, points: &Points) -> Figure {
                 .collect();
             svg::bar_chart(spec.title, &axis_name(spec.x), &points.xs, &y, &bars)
         }
-        Shape::Lines => {
+        // Over time is drawn from the cells' intervals (`over_time`), never from points.
+        Shape::Lines | Shape::OverTime => {
             let series: Vec<Series> = points
                 .series
                 .iter()
@@ -639,22 +643,92 @@ pub fn page(view: &StudyView) -> Page {
             escape(part.about)
         );
         for spec in view.figures.iter().filter(|f| f.part == part.id) {
+            if spec.shape == Shape::OverTime {
+                let (figure, said) = over_time(spec, view.cells, view.dir);
+                page.figure(figure);
+                let _ = write!(page, "<p class=\"finding\">{}</p>", escape(&said));
+                seed_words(&mut page, spec);
+                continue;
+            }
             let points = points(spec, view.cells);
             let said = sentence(spec, &points, view.cells, view.dir);
             page.figure(draw(spec, &points));
             let _ = write!(page, "<p class=\"finding\">{}</p>", escape(&said));
-            if !spec.seed_says.is_empty() {
-                let _ = write!(
-                    page,
-                    "<p class=\"seed-says\">The study: “{}”</p>",
-                    escape(spec.seed_says)
-                );
-            }
+            seed_words(&mut page, spec);
             page.push_str(&seed_table(spec, &points, view.scale));
         }
     }
     cells_table(&mut page, view.cells);
     page
+}
+
+/// What the study itself said of a figure, quoted.
+fn seed_words(page: &mut Page, spec: &FigureSpec) {
+    if !spec.seed_says.is_empty() {
+        let _ = write!(
+            page,
+            "<p class=\"seed-says\">The study: “{}”</p>",
+            escape(spec.seed_says)
+        );
+    }
+}
+
+/// A line per cell of the figure over its run's seconds, and how steady each was.
+fn over_time(spec: &FigureSpec, cells: &[CellResult], dir: &Path) -> (Figure, String) {
+    let metric = spec.metric;
+    let mut series = Vec::new();
+    let mut clauses = Vec::new();
+    for cell in cells.iter().filter(|c| {
+        c.part == spec.part && c.counted && spec.only.iter().all(|(k, v)| c.label(k) == Some(v))
+    }) {
+        let path = crate::result_dir::file(&dir.join(&cell.dir), crate::result_dir::INTERVALS_CSV);
+        let rows: Vec<super::intervals::IntervalRow> =
+            super::load::read_rows(&path).unwrap_or_default();
+        let row_of = |r: &super::intervals::IntervalRow| MetricRow {
+            event_type: r.event_type.clone(),
+            ops: r.ops,
+            ops_s: r.throughput_ops_s,
+            mean_us: r.mean_us,
+            p99_us: r.p99_us,
+            max_us: r.max_us,
+            ..MetricRow::default()
+        };
+        let points: Vec<(f64, f64)> = rows
+            .iter()
+            .filter(|r| r.event_type == "all" && r.ops > 0)
+            .map(|r| (r.start_s, metric.of(&row_of(r))))
+            .collect();
+        let name = match spec.series {
+            Dim::Label(key) => cell.label(key).unwrap_or(&cell.id).to_string(),
+            Dim::EventType => cell.name(),
+        };
+        if points.len() >= 2 {
+            let values: Vec<f64> = points.iter().map(|p| p.1).collect();
+            let mean = mean(&values);
+            let low = values.iter().copied().fold(f64::INFINITY, f64::min);
+            let high = values.iter().copied().fold(0.0, f64::max);
+            clauses.push(format!(
+                "{name} averages {} over {} intervals, from {} ({:.0} % below the mean) to {}",
+                metric.say(mean),
+                values.len(),
+                metric.say(low),
+                (1.0 - low / mean) * 100.0,
+                metric.say(high)
+            ));
+        } else {
+            clauses.push(format!("{name} ran too short for more than one interval"));
+        }
+        series.push(Series { name, points });
+    }
+    let x = Axis::linear("time into the run (s)");
+    let y = Axis::linear(&format!("{} ({})", metric.name(), metric.unit()));
+    let figure = svg::line_chart(spec.title, &x, &y, &series);
+    let said = if clauses.is_empty() {
+        "No cell of this figure has finished yet.".to_string()
+    } else {
+        format!("{}: {}.", capital(metric.name()), clauses.join("; "))
+    };
+    (figure, said)
 }
 
 fn percent(fraction: f64) -> String {

@@ -171,6 +171,8 @@ impl Study {
             if interrupt::requested() {
                 return Ok(Outcome::Interrupted);
             }
+            // The estimate counts server starts too: they are part of what is left.
+            let began = Instant::now();
             if !server.as_ref().is_some_and(|s| s.serves(&cell.need)) {
                 // The last server is stopped before the next starts: they share the cores.
                 drop(server.take());
@@ -196,7 +198,6 @@ impl Study {
             if let Some(faults) = &cell.faults {
                 crate::files::write_atomic(&cells::faults_file(&cell_dir), faults.as_bytes())?;
             }
-            let began = Instant::now();
             let argv = cell.argv(&url, &cell_dir, &home.root);
             let (code, differs) = match run_one(&argv).await {
                 Ok(ended) => ended,
@@ -227,8 +228,8 @@ async fn run_one(argv: &[String]) -> Result<(ExitCode, bool)> {
     }
 }
 
-/// Time left, from the cells this attempt ran: their seconds per unit of work (setup
-/// and verify included) times the work left.
+/// Time left, from the cells this attempt ran: their seconds per unit of work (server
+/// starts, setup and verify included) times the work left.
 struct Estimate {
     left_work: u64,
     left_cells: usize,

@@ -43,6 +43,20 @@ pub(super) const STUDY: Study = Study {
         },
         FigureSpec {
             part: "race",
+            title: "Throughput over time",
+            shape: Shape::OverTime,
+            x: Dim::EventType,
+            series: Dim::Label("workload"),
+            metric: Metric::OpsPerSecond,
+            events: &[],
+            only: &[],
+            seed: &[],
+            seed_says: "why is write performance so inconsistent in 2.1? … it turns out \
+                        that writes on this 32 core VM are actually bottlenecked on the \
+                        (single) commitlog disk now.",
+        },
+        FigureSpec {
+            part: "race",
             title: "p99 latency by workload",
             shape: Shape::Bars,
             x: Dim::Label("workload"),
@@ -62,7 +76,15 @@ fn throughput_cells(scale: f64) -> Vec<Cell> {
         .into_iter()
         .map(|workload| {
             let events = scaled(300_000, scale, 6_000);
-            let mut flags = args(&["-w", workload, "--events", &events.to_string()]);
+            // Quarter-second intervals, so that a short run still shows its dips.
+            let mut flags = args(&[
+                "-w",
+                workload,
+                "--events",
+                &events.to_string(),
+                "--interval",
+                "0.25",
+            ]);
             if workload == "race-cql-read" {
                 flags.extend(args(&["--records", &events.to_string()]));
             }
