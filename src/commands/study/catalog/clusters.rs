@@ -233,12 +233,12 @@ fn clusters_cells(scale: f64) -> Vec<Cell> {
                 cells.push(run(
                     format!("cl-{cl}"),
                     "cl",
-                    labels(&[("store", "Cassandra".into()), ("cl", cl.into())]),
+                    labels(&[("store", "Cassandra".into()), ("cl", format!("CL {cl}"))]),
                     need(CASSANDRA, 5, &format!("rf=3&cl={cl}")),
                     &[],
                 ));
             }
-            for (lwt, label) in [("false", "plain"), ("true", "IF EXISTS")] {
+            for (lwt, label) in [("false", "plain update"), ("true", "IF EXISTS")] {
                 cells.push(run(
                     format!("if-exists-{lwt}"),
                     "if-exists",

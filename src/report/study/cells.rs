@@ -1,0 +1,96 @@
+//! A study's cells as its page reads them: each one's labels, status and numbers per
+//! event type, from its result folder's summary.
+
+use std::path::PathBuf;
+
+use crate::stats::{LatencySummary, Summary};
+
+/// One event type (or `all`) of a finished cell.
+#[derive(Debug, Clone, Default)]
+pub struct MetricRow {
+    pub event_type: String,
+    pub ops: u64,
+    pub errors: u64,
+    pub conflicts: u64,
+    pub elapsed_s: f64,
+    pub ops_s: f64,
+    pub mean_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub p9999_us: f64,
+    pub max_us: f64,
+}
+
+impl MetricRow {
+    fn of(summary: &Summary, s: &LatencySummary) -> MetricRow {
+        MetricRow {
+            event_type: s.event_type.clone(),
+            ops: s.count,
+            errors: s.errors,
+            conflicts: s.errors_by_kind.get("conflict").copied().unwrap_or(0),
+            elapsed_s: summary.elapsed_s,
+            ops_s: s.throughput_ops_s,
+            mean_us: s.mean_us,
+            p99_us: s.percentile("p99"),
+            p999_us: s.percentile("p99.9"),
+            p9999_us: s.percentile("p99.99"),
+            max_us: s.max_us,
+        }
+    }
+
+    /// `all` first, then each event type that ran.
+    pub fn rows_of(summary: &Summary) -> Vec<MetricRow> {
+        std::iter::once(&summary.overall)
+            .chain(&summary.events)
+            .map(|s| MetricRow::of(summary, s))
+            .collect()
+    }
+}
+
+/// One cell of a study as its page shows it.
+#[derive(Debug, Clone)]
+pub struct CellResult {
+    pub id: String,
+    pub part: String,
+    /// What the cell is, most telling first (store, workload, the swept values).
+    pub labels: Vec<(String, String)>,
+    /// The command it ran, as a person would type it.
+    pub command: String,
+    /// Its result folder, relative to the study's.
+    pub dir: PathBuf,
+    /// finished and verified, verify found differences, cut short, not run, …
+    pub status: String,
+    /// Whether its numbers stand in the figures (it ran its plan).
+    pub counted: bool,
+    pub rows: Vec<MetricRow>,
+}
+
+impl CellResult {
+    pub(super) fn label(&self, key: &str) -> Option<&str> {
+        self.labels
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The cell's name on the page.
+    pub fn name(&self) -> String {
+        cell_name(&self.labels)
+    }
+}
+
+/// A cell named by its labels, most telling first: a number says what it counts
+/// ("cassandra · updates · events 500").
+pub fn cell_name(labels: &[(String, String)]) -> String {
+    labels
+        .iter()
+        .map(|(key, value)| {
+            if value.parse::<f64>().is_ok() {
+                format!("{} {value}", key.replace('_', " "))
+            } else {
+                value.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" · ")
+}

@@ -1,0 +1,69 @@
+//! A figure over the seconds of each cell's run, from its intervals.csv: how steady a
+//! metric was, and how far it dipped.
+
+use std::path::Path;
+
+use super::cells::{CellResult, MetricRow};
+use super::finding::capital;
+use super::points::mean;
+use super::spec::{Dim, FigureSpec};
+use crate::report::figure::Figure;
+use crate::report::intervals::IntervalRow;
+use crate::report::svg::{self, Axis, Series};
+
+/// A line per cell of the figure over its run's seconds, and how steady each was.
+pub(super) fn over_time(spec: &FigureSpec, cells: &[CellResult], dir: &Path) -> (Figure, String) {
+    let metric = spec.metric;
+    let mut series = Vec::new();
+    let mut clauses = Vec::new();
+    for cell in cells.iter().filter(|c| {
+        c.part == spec.part && c.counted && spec.only.iter().all(|(k, v)| c.label(k) == Some(v))
+    }) {
+        let path = crate::result_dir::file(&dir.join(&cell.dir), crate::result_dir::INTERVALS_CSV);
+        let rows: Vec<IntervalRow> = crate::report::load::read_rows(&path).unwrap_or_default();
+        let row_of = |r: &IntervalRow| MetricRow {
+            event_type: r.event_type.clone(),
+            ops: r.ops,
+            ops_s: r.throughput_ops_s,
+            mean_us: r.mean_us,
+            p99_us: r.p99_us,
+            max_us: r.max_us,
+            ..MetricRow::default()
+        };
+        let points: Vec<(f64, f64)> = rows
+            .iter()
+            .filter(|r| r.event_type == "all" && r.ops > 0)
+            .map(|r| (r.start_s, metric.of(&row_of(r))))
+            .collect();
+        let name = match spec.series {
+            Dim::Label(key) => cell.label(key).unwrap_or(&cell.id).to_string(),
+            Dim::EventType => cell.name(),
+        };
+        if points.len() >= 2 {
+            let values: Vec<f64> = points.iter().map(|p| p.1).collect();
+            let mean = mean(&values);
+            let low = values.iter().copied().fold(f64::INFINITY, f64::min);
+            let high = values.iter().copied().fold(0.0, f64::max);
+            clauses.push(format!(
+                "{name} averages {} over {} intervals, from {} ({:.0} % below the mean) to {}",
+                metric.say(mean),
+                values.len(),
+                metric.say(low),
+                (1.0 - low / mean) * 100.0,
+                metric.say(high)
+            ));
+        } else {
+            clauses.push(format!("{name} ran too short for more than one interval"));
+        }
+        series.push(Series { name, points });
+    }
+    let x = Axis::linear("time into the run (s)");
+    let y = Axis::linear(&format!("{} ({})", metric.name(), metric.unit()));
+    let figure = svg::line_chart(spec.title, &x, &y, &series);
+    let said = if clauses.is_empty() {
+        "No cell of this figure has finished yet.".to_string()
+    } else {
+        format!("{}: {}.", capital(metric.name()), clauses.join("; "))
+    };
+    (figure, said)
+}
