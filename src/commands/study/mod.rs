@@ -8,6 +8,7 @@ mod catalog;
 mod cells;
 mod servers;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -26,11 +27,15 @@ use catalog::{STUDIES, Study};
 use cells::Cell;
 use servers::StudyServer;
 
-/// `study.json`: which study a folder holds, at which scale.
-#[derive(Debug, Serialize, Deserialize, PartialEq)]
+/// `study.json`: which study a folder holds, at which scale, and the command each of
+/// its cells runs.
+#[derive(Debug, Serialize, Deserialize)]
 struct StudyRecord {
     study: String,
     scale: f64,
+    /// Cell id → its command, as the page shows it.
+    #[serde(default)]
+    commands: BTreeMap<String, String>,
 }
 
 const STUDY_JSON: &str = "study.json";
@@ -62,8 +67,8 @@ pub async fn run(args: &StudyArgs) -> Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("results").join(format!("study-{}", study.name)));
     let home = Home::resolve(args.home.as_deref())?;
-    claim_folder(&dir, study, args.scale)?;
     let cells = in_server_order((study.cells)(args.scale));
+    claim_folder(&dir, study, args.scale, &cells)?;
     let outcome = Study::run_cells(study, &cells, &dir, &home).await;
     // The page is written whatever happened, from the cells that finished.
     let page = write_page(study, &cells, &dir, args.scale)?;
@@ -83,16 +88,18 @@ pub async fn run(args: &StudyArgs) -> Result<ExitCode> {
     }
 }
 
-/// Makes the study's folder, or checks that it holds this study at this scale.
-fn claim_folder(dir: &Path, study: &Study, scale: f64) -> Result<()> {
+/// Makes the study's folder, or checks that it holds this study at this scale. A cell
+/// whose command has changed since it ran (a newer hatshop) runs again.
+fn claim_folder(dir: &Path, study: &Study, scale: f64, cells: &[Cell]) -> Result<()> {
     let record = StudyRecord {
         study: study.name.into(),
         scale,
+        commands: cells.iter().map(|c| (c.id.clone(), c.shown())).collect(),
     };
     let path = dir.join(STUDY_JSON);
     if path.exists() {
         let found: StudyRecord = read_json(&path)?;
-        if found != record {
+        if found.study != record.study || found.scale != record.scale {
             bail!(
                 "{} holds study {} at scale {}: resume it with the same name and --scale, \
                  or give another --out",
@@ -101,7 +108,18 @@ fn claim_folder(dir: &Path, study: &Study, scale: f64) -> Result<()> {
                 found.scale
             );
         }
-        return Ok(());
+        for cell in cells {
+            let cell_dir = dir.join(&cell.id);
+            if found.commands.get(&cell.id) != record.commands.get(&cell.id) && cell_dir.exists() {
+                note!(
+                    "{}: its command has changed since it ran; it runs again",
+                    cell.id
+                );
+                std::fs::remove_dir_all(&cell_dir)
+                    .with_context(|| format!("cannot clear {}", cell_dir.display()))?;
+            }
+        }
+        return write_json(&path, &record);
     }
     if dir.exists()
         && std::fs::read_dir(dir)

@@ -67,12 +67,12 @@ pub(super) fn sentence(
                 continue;
             };
             clauses.push(format!(
-                "{name} goes from {} at {} {} to {} at {}",
+                "{name} goes from {} at {axis} {} to {} at {axis} {}",
                 metric.say(first.1),
                 points.xs[first.0],
-                axis_name(spec.x),
                 metric.say(last.1),
-                points.xs[last.0]
+                points.xs[last.0],
+                axis = axis_name(spec.x),
             ));
         }
     } else if points.series.len() == 1 && points.xs.len() == 2 {

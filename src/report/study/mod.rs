@@ -295,8 +295,8 @@ mod tests {
         let said = sentence(&spec, &points, &cells, Path::new("/nonexistent"));
         assert_eq!(
             said,
-            "Throughput: cassandra goes from 900 ops/s at 100 events to 1,800 ops/s at 1000; \
-             mariadb goes from 50 ops/s at 1000 events to 50 ops/s at 1000."
+            "Throughput: cassandra goes from 900 ops/s at events 100 to 1,800 ops/s at events \
+             1000; mariadb goes from 50 ops/s at events 1000 to 50 ops/s at events 1000."
         );
         let figure = draw(&spec, &points);
         assert_eq!(figure.legend, ["cassandra", "mariadb"]);

@@ -140,7 +140,16 @@ pub(super) fn draw(spec: &FigureSpec, points: &Points) -> Figure {
                         .collect(),
                 })
                 .collect();
-            let x = Axis::log(&axis_name(spec.x));
+            // A log axis where the values span two decades (500 … 100,000 events),
+            // a linear one where they count (1 … 5 nodes).
+            let xs: Vec<f64> = points.xs.iter().filter_map(|x| x.parse().ok()).collect();
+            let low = xs.iter().copied().fold(f64::INFINITY, f64::min);
+            let high = xs.iter().copied().fold(0.0, f64::max);
+            let x = if low > 0.0 && high / low >= 100.0 {
+                Axis::log(&axis_name(spec.x))
+            } else {
+                Axis::linear(&axis_name(spec.x))
+            };
             svg::line_chart(spec.title, &x, &y, &series)
         }
     }
