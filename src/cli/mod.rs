@@ -700,6 +700,10 @@ pub struct StudyArgs {
     /// Folder for server data and downloads [default: $HATSHOP_HOME, else ~/.local/share/hatshop].
     #[arg(long, value_name = "DIR")]
     pub home: Option<PathBuf>,
+    /// Install the Debian packages a server the study starts is missing (needs root),
+    /// as `hatshop server start --install` does.
+    #[arg(long)]
+    pub install: bool,
 }
 
 /// `hatshop workloads`: list the presets, or show one.

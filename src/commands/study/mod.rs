@@ -69,7 +69,7 @@ pub async fn run(args: &StudyArgs) -> Result<ExitCode> {
     let home = Home::resolve(args.home.as_deref())?;
     let cells = in_server_order((study.cells)(args.scale));
     claim_folder(&dir, study, args.scale, &cells)?;
-    let outcome = Study::run_cells(study, &cells, &dir, &home).await;
+    let outcome = Study::run_cells(study, &cells, &dir, &home, args.install).await;
     // The page is written whatever happened, from the cells that finished.
     let page = write_page(study, &cells, &dir, args.scale)?;
     let outcome = outcome?;
@@ -160,7 +160,13 @@ enum Outcome {
 }
 
 impl Study {
-    async fn run_cells(&self, cells: &[Cell], dir: &Path, home: &Home) -> Result<Outcome> {
+    async fn run_cells(
+        &self,
+        cells: &[Cell],
+        dir: &Path,
+        home: &Home,
+        install: bool,
+    ) -> Result<Outcome> {
         let _listening = interrupt::Listening::new();
         let kept = cells
             .iter()
@@ -194,7 +200,7 @@ impl Study {
             if !server.as_ref().is_some_and(|s| s.serves(&cell.need)) {
                 // The last server is stopped before the next starts: they share the cores.
                 drop(server.take());
-                match StudyServer::get(home, &cell.need).await {
+                match StudyServer::get(home, &cell.need, install).await {
                     Ok(started) => server = Some(started),
                     Err(_) if interrupt::requested() => return Ok(Outcome::Interrupted),
                     Err(e) => return Err(e),

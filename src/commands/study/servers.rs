@@ -23,7 +23,7 @@ pub struct StudyServer {
 
 impl StudyServer {
     /// The server `need` names, running with its node count.
-    pub async fn get(home: &Home, need: &ServerNeed) -> Result<StudyServer> {
+    pub async fn get(home: &Home, need: &ServerNeed, install: bool) -> Result<StudyServer> {
         let kind = ServerKind::find(need.server)
             .with_context(|| format!("no server named {}", need.server))?;
         if let Some(record) = home.running(kind) {
@@ -82,6 +82,7 @@ impl StudyServer {
                         .iter()
                         .map(|(k, v)| (k.to_string(), v.to_string()))
                         .collect(),
+                    install,
                     ..StartOptions::default()
                 };
                 cluster::start(&home, kind, &options).map(|(record, _)| record)
