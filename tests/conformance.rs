@@ -286,3 +286,15 @@ fn postgres_gone_for_good_ends_the_run_in_one_line() {
 fn redis_gone_for_good_ends_the_run_in_one_line() {
     a_server_gone_for_good_ends_the_run("redis");
 }
+
+#[test]
+#[ignore = "needs Cassandra's jars: ./test.sh fetches them"]
+fn cassandra_gone_for_good_ends_the_run_in_one_line() {
+    a_server_gone_for_good_ends_the_run("cassandra");
+}
+
+#[test]
+#[ignore = "needs Voldemort built from source: ./test.sh builds it"]
+fn voldemort_gone_for_good_ends_the_run_in_one_line() {
+    a_server_gone_for_good_ends_the_run("voldemort");
+}
