@@ -96,15 +96,7 @@ pub(super) fn sentence(
         let present: Vec<(usize, f64)> = (0..points.xs.len())
             .filter_map(|x| Some((x, value(x, 0)?)))
             .collect();
-        let best = present
-            .iter()
-            .copied()
-            .reduce(|a, b| if better(b.1, a.1) { b } else { a });
-        let worst = present
-            .iter()
-            .copied()
-            .reduce(|a, b| if better(b.1, a.1) { a } else { b });
-        if let (Some(best), Some(worst)) = (best, worst) {
+        if let Some((best, worst)) = extremes(&present, better) {
             let axis = axis_name(spec.x);
             clauses.push(format!(
                 "{} does best at {axis} {} ({}) and worst at {axis} {} ({})",
@@ -120,15 +112,7 @@ pub(super) fn sentence(
             let present: Vec<(usize, f64)> = (0..points.series.len())
                 .filter_map(|s| Some((s, value(x, s)?)))
                 .collect();
-            let best = present
-                .iter()
-                .copied()
-                .reduce(|a, b| if better(b.1, a.1) { b } else { a });
-            let worst = present
-                .iter()
-                .copied()
-                .reduce(|a, b| if better(b.1, a.1) { a } else { b });
-            if let (Some(best), Some(worst)) = (best, worst) {
+            if let Some((best, worst)) = extremes(&present, better) {
                 clauses.push(format!(
                     "{name}: best {} ({}), worst {} ({})",
                     points.series[best.0],
@@ -140,6 +124,22 @@ pub(super) fn sentence(
         }
     }
     format!("{}: {}.", capital(metric.name()), clauses.join("; "))
+}
+
+/// A place on a figure's axis and its value there.
+type Place = (usize, f64);
+
+/// The best and the worst of `present`, by `better`.
+fn extremes(present: &[Place], better: impl Fn(f64, f64) -> bool) -> Option<(Place, Place)> {
+    let best = present
+        .iter()
+        .copied()
+        .reduce(|a, b| if better(b.1, a.1) { b } else { a })?;
+    let worst = present
+        .iter()
+        .copied()
+        .reduce(|a, b| if better(b.1, a.1) { a } else { b })?;
+    Some((best, worst))
 }
 
 pub(super) fn capital(text: &str) -> String {
