@@ -57,6 +57,31 @@ pub struct Cell {
 }
 
 impl Cell {
+    /// A `hatshop run` cell: `events` events of `workload`, then the `extra` flags.
+    pub fn run(
+        id: String,
+        part: &'static str,
+        labels: Vec<(String, String)>,
+        need: ServerNeed,
+        workload: &str,
+        events: u64,
+        extra: &[&str],
+    ) -> Cell {
+        let mut args = vec!["-w".to_string(), workload.into(), "--events".into()];
+        args.push(events.to_string());
+        args.extend(extra.iter().map(|flag| flag.to_string()));
+        Cell {
+            id,
+            part,
+            labels,
+            need,
+            verb: Verb::Run,
+            args,
+            work: events,
+            faults: None,
+        }
+    }
+
     /// The whole command line, as `hatshop` parses it.
     pub fn argv(&self, url: &str, dir: &Path, home: &Path) -> Vec<String> {
         let mut argv = vec!["hatshop".to_string(), self.verb.word().to_string()];

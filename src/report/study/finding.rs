@@ -17,51 +17,87 @@ pub(super) fn sentence(
     cells: &[CellResult],
     dir: &Path,
 ) -> String {
-    let metric = spec.metric;
-    let value = |x: usize, s: usize| points.values.get(&(x, s)).map(|v| mean(v));
     if points.values.is_empty() {
         return "No cell of this figure has finished yet.".into();
     }
-    let better = |a: f64, b: f64| {
-        if metric.higher_is_better() {
+    let figure = Finding {
+        spec,
+        points,
+        cells,
+        dir,
+    };
+    let metric = capital(spec.metric.name());
+    let one_series = points.series.len() == 1;
+    let clauses = match spec.shape {
+        Shape::Bars if points.series.len() == 2 => figure.two_series(),
+        Shape::Lines => figure.lines(),
+        _ if one_series && points.xs.len() == 2 => {
+            return format!("{metric} of {}: {}.", points.series[0], figure.two_places());
+        }
+        _ if one_series => figure.one_series(),
+        _ => figure.best_and_worst_by_group(),
+    };
+    format!("{metric}: {}.", clauses.join("; "))
+}
+
+/// A figure and what its numbers came from, to be said in words.
+struct Finding<'a> {
+    spec: &'a FigureSpec,
+    points: &'a Points,
+    cells: &'a [CellResult],
+    dir: &'a Path,
+}
+
+impl Finding<'_> {
+    /// The mean of the cells at (x, series).
+    fn value(&self, x: usize, series: usize) -> Option<f64> {
+        self.points.values.get(&(x, series)).map(|v| mean(v))
+    }
+
+    fn better(&self, a: f64, b: f64) -> bool {
+        if self.spec.metric.higher_is_better() {
             a > b
         } else {
             a < b
         }
-    };
-    let mut clauses = Vec::new();
-    if points.series.len() == 2 && spec.shape == Shape::Bars {
-        for (x, name) in points.xs.iter().enumerate() {
-            let (Some(a), Some(b)) = (value(x, 0), value(x, 1)) else {
+    }
+
+    /// Two series: per group, which wins and by how much.
+    fn two_series(&self) -> Vec<String> {
+        let metric = self.spec.metric;
+        let mut clauses = Vec::new();
+        for (x, name) in self.points.xs.iter().enumerate() {
+            let (Some(a), Some(b)) = (self.value(x, 0), self.value(x, 1)) else {
                 continue;
             };
             if a == b || a <= 0.0 || b <= 0.0 {
                 clauses.push(format!("{name}: the same on both ({})", metric.say(a)));
                 continue;
             }
-            let (win, ratio) = if better(a, b) {
-                (0, (b / a).max(a / b))
-            } else {
-                (1, (a / b).max(b / a))
-            };
+            let win = if self.better(a, b) { 0 } else { 1 };
+            let ratio = a.max(b) / a.min(b);
             let word = match metric {
                 Metric::OpsPerSecond => "the throughput",
                 Metric::Conflicts => "fewer conflicts",
                 Metric::Seconds => "faster overall",
                 _ => "faster",
             };
-            let p = p_value(spec, points, cells, dir, x);
+            let p = p_value(self.spec, self.points, self.cells, self.dir, x);
             clauses.push(format!(
                 "{name}: {ratio:.2}× {word} on {}{p}",
-                points.series[win]
+                self.points.series[win]
             ));
         }
-        return format!("{}: {}.", capital(metric.name()), clauses.join("; "));
+        clauses
     }
-    if spec.shape == Shape::Lines {
-        for (s, name) in points.series.iter().enumerate() {
-            let present: Vec<(usize, f64)> = (0..points.xs.len())
-                .filter_map(|x| Some((x, value(x, s)?)))
+
+    /// Lines: each from its first point to its last.
+    fn lines(&self) -> Vec<String> {
+        let metric = self.spec.metric;
+        let mut clauses = Vec::new();
+        for (s, name) in self.points.series.iter().enumerate() {
+            let present: Vec<Place> = (0..self.points.xs.len())
+                .filter_map(|x| Some((x, self.value(x, s)?)))
                 .collect();
             let (Some(first), Some(last)) = (present.first(), present.last()) else {
                 continue;
@@ -69,61 +105,73 @@ pub(super) fn sentence(
             clauses.push(format!(
                 "{name} goes from {} at {axis} {} to {} at {axis} {}",
                 metric.say(first.1),
-                points.xs[first.0],
+                self.points.xs[first.0],
                 metric.say(last.1),
-                points.xs[last.0],
-                axis = axis_name(spec.x),
+                self.points.xs[last.0],
+                axis = axis_name(self.spec.x),
             ));
         }
-    } else if points.series.len() == 1 && points.xs.len() == 2 {
-        // One series at two places: the two, and how far apart.
-        if let (Some(a), Some(b)) = (value(0, 0), value(1, 0)) {
-            clauses.push(format!(
-                "{} against {}, {:.2}× apart",
-                format_args!("{} {}", points.xs[0], metric.say(a)),
-                format_args!("{} {}", points.xs[1], metric.say(b)),
+        clauses
+    }
+
+    /// One series at two places: the two, and how far apart.
+    fn two_places(&self) -> String {
+        let metric = self.spec.metric;
+        let xs = &self.points.xs;
+        match (self.value(0, 0), self.value(1, 0)) {
+            (Some(a), Some(b)) => format!(
+                "{} {} against {} {}, {:.2}× apart",
+                xs[0],
+                metric.say(a),
+                xs[1],
+                metric.say(b),
                 a.max(b) / a.min(b)
-            ));
+            ),
+            _ => String::new(),
         }
-        return format!(
-            "{} of {}: {}.",
-            capital(metric.name()),
-            points.series[0],
-            clauses.join("")
-        );
-    } else if points.series.len() == 1 {
-        // One series: where along x it does best and worst.
-        let present: Vec<(usize, f64)> = (0..points.xs.len())
-            .filter_map(|x| Some((x, value(x, 0)?)))
+    }
+
+    /// One series: where along x it does best and worst.
+    fn one_series(&self) -> Vec<String> {
+        let metric = self.spec.metric;
+        let present: Vec<Place> = (0..self.points.xs.len())
+            .filter_map(|x| Some((x, self.value(x, 0)?)))
             .collect();
-        if let Some((best, worst)) = extremes(&present, better) {
-            let axis = axis_name(spec.x);
-            clauses.push(format!(
-                "{} does best at {axis} {} ({}) and worst at {axis} {} ({})",
-                points.series[0],
-                points.xs[best.0],
-                metric.say(best.1),
-                points.xs[worst.0],
-                metric.say(worst.1)
-            ));
-        }
-    } else {
-        for (x, name) in points.xs.iter().enumerate() {
-            let present: Vec<(usize, f64)> = (0..points.series.len())
-                .filter_map(|s| Some((s, value(x, s)?)))
+        let Some((best, worst)) = extremes(&present, |a, b| self.better(a, b)) else {
+            return Vec::new();
+        };
+        let axis = axis_name(self.spec.x);
+        vec![format!(
+            "{} does best at {axis} {} ({}) and worst at {axis} {} ({})",
+            self.points.series[0],
+            self.points.xs[best.0],
+            metric.say(best.1),
+            self.points.xs[worst.0],
+            metric.say(worst.1)
+        )]
+    }
+
+    /// Several series: per group, the best and the worst.
+    fn best_and_worst_by_group(&self) -> Vec<String> {
+        let metric = self.spec.metric;
+        let series = &self.points.series;
+        let mut clauses = Vec::new();
+        for (x, name) in self.points.xs.iter().enumerate() {
+            let present: Vec<Place> = (0..series.len())
+                .filter_map(|s| Some((s, self.value(x, s)?)))
                 .collect();
-            if let Some((best, worst)) = extremes(&present, better) {
+            if let Some((best, worst)) = extremes(&present, |a, b| self.better(a, b)) {
                 clauses.push(format!(
                     "{name}: best {} ({}), worst {} ({})",
-                    points.series[best.0],
+                    series[best.0],
                     metric.say(best.1),
-                    points.series[worst.0],
+                    series[worst.0],
                     metric.say(worst.1)
                 ));
             }
         }
+        clauses
     }
-    format!("{}: {}.", capital(metric.name()), clauses.join("; "))
 }
 
 /// A place on a figure's axis and its value there.

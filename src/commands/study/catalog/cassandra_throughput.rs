@@ -1,8 +1,8 @@
 //! Study 003, "Cassandra 2.1: now over 50% faster": inserts and point reads a second
 //! on one Cassandra node under a stress tool's load.
 
-use super::super::cells::{Cell, Verb, scaled};
-use super::{CASSANDRA, Study, args, labels, need};
+use super::super::cells::{Cell, scaled};
+use super::{CASSANDRA, Study, labels, need};
 use crate::report::study::{Dim, FigureSpec, Metric, PartSpec, SeedValue, Shape};
 
 pub(super) const STUDY: Study = Study {
@@ -72,36 +72,31 @@ pub(super) const STUDY: Study = Study {
 };
 
 fn throughput_cells(scale: f64) -> Vec<Cell> {
-    ["race-cql-insert", "race-cql-read"]
-        .into_iter()
-        .map(|workload| {
-            let events = scaled(300_000, scale, 6_000);
-            // A stress tool measures a server that is already warm: five seconds of the
-            // same load first, so the JIT's warm-up is not read as a dip. Quarter-second
-            // intervals, so that a short run still shows its dips.
-            let mut flags = args(&[
-                "-w",
-                workload,
-                "--events",
-                &events.to_string(),
-                "--warmup",
-                "5s",
-                "--interval",
-                "0.25",
-            ]);
-            if workload == "race-cql-read" {
-                flags.extend(args(&["--records", &events.to_string()]));
-            }
-            Cell {
-                id: workload.into(),
-                part: "race",
-                labels: labels(&[("store", "Cassandra".into()), ("workload", workload.into())]),
-                need: need(CASSANDRA, 1, "cl=ONE"),
-                verb: Verb::Run,
-                args: flags,
-                work: events * 2,
-                faults: None,
-            }
-        })
-        .collect()
+    let events = scaled(300_000, scale, 6_000);
+    let records = events.to_string();
+    [
+        ("race-cql-insert", &[][..]),
+        ("race-cql-read", &["--records", &records][..]),
+    ]
+    .into_iter()
+    .map(|(workload, records)| {
+        // A stress tool measures a server that is already warm: five seconds of the
+        // same load first, so the JIT's warm-up is not read as a dip. Quarter-second
+        // intervals, so that a short run still shows its dips.
+        let mut extra = vec!["--warmup", "5s", "--interval", "0.25"];
+        extra.extend_from_slice(records);
+        let mut cell = Cell::run(
+            workload.into(),
+            "race",
+            labels(&[("store", "Cassandra".into()), ("workload", workload.into())]),
+            need(CASSANDRA, 1, "cl=ONE"),
+            workload,
+            events,
+            &extra,
+        );
+        // The warm-up too.
+        cell.work = events * 2;
+        cell
+    })
+    .collect()
 }

@@ -2,8 +2,8 @@
 //! to 5 nodes; RF, CL and IF EXISTS in a 5-node ring; Galera's conflicts; a node killed
 //! mid-run.
 
-use super::super::cells::{Cell, ServerNeed, Verb, scaled};
-use super::{CASSANDRA, GALERA, ORDER_EVENT_TYPES, Study, args, labels, need};
+use super::super::cells::{Cell, ServerNeed, scaled};
+use super::{CASSANDRA, GALERA, ORDER_EVENT_TYPES, Study, labels, need};
 use crate::report::study::{Dim, FigureSpec, Metric, PartSpec, Shape};
 
 pub(super) const STUDY: Study = Study {
@@ -165,108 +165,122 @@ pub(super) const STUDY: Study = Study {
     cells: clusters_cells,
 };
 
+/// Every cell, a part at a time; the study groups them by the server they need.
 fn clusters_cells(scale: f64) -> Vec<Cell> {
     let events = scaled(50_000, scale, 1_000);
-    let events_text = events.to_string();
-    let run = |id: String,
-               part: &'static str,
-               labels: Vec<(String, String)>,
-               need: ServerNeed,
-               extra: &[&str]| {
-        let mut flags = args(&["-w", "hatshop-random", "--events", &events_text]);
-        flags.extend(args(extra));
-        Cell {
-            id,
-            part,
-            labels,
-            need,
-            verb: Verb::Run,
-            args: flags,
-            work: events,
-            faults: None,
-        }
-    };
+    let mut cells = cassandra_by_nodes(events);
+    cells.push(node_killed(scale));
+    cells.extend(five_node_ring(events));
+    cells.extend(galera_by_nodes(events));
+    cells
+}
+
+/// A cell of `events` random order events, with `extra` flags.
+fn random(
+    events: u64,
+    id: String,
+    part: &'static str,
+    labels: Vec<(String, String)>,
+    need: ServerNeed,
+    extra: &[&str],
+) -> Cell {
+    Cell::run(id, part, labels, need, "hatshop-random", events, extra)
+}
+
+/// Fig 5 and 6: rings of 1 to 5 nodes keeping two copies, and from 3 nodes up a copy
+/// on every node.
+fn cassandra_by_nodes(events: u64) -> Vec<Cell> {
     let mut cells = Vec::new();
     for nodes in 1..=5usize {
         let n = nodes.to_string();
-        let two = nodes.min(2);
-        cells.push(run(
+        cells.push(random(
+            events,
             format!("nodes-{nodes}-cassandra-rf2"),
             "nodes",
             labels(&[("store", "Cassandra RF 2".into()), ("nodes", n.clone())]),
-            need(CASSANDRA, nodes, &format!("rf={two}")),
+            need(CASSANDRA, nodes, &format!("rf={}", nodes.min(2))),
             &[],
         ));
         if nodes > 2 {
-            cells.push(run(
+            cells.push(random(
+                events,
                 format!("nodes-{nodes}-cassandra-rf-all"),
                 "nodes",
-                labels(&[
-                    ("store", "Cassandra RF = nodes".into()),
-                    ("nodes", n.clone()),
-                ]),
+                labels(&[("store", "Cassandra RF = nodes".into()), ("nodes", n)]),
                 need(CASSANDRA, nodes, &format!("rf={nodes}")),
                 &[],
             ));
         }
-        if nodes == 3 {
-            let seconds = scaled(90, scale, 30);
-            let mut killed = run(
-                "node-killed-cassandra".into(),
-                "node-killed",
-                labels(&[("store", "Cassandra RF 3, QUORUM".into())]),
-                need(CASSANDRA, 3, "rf=3&cl=QUORUM"),
-                &["--retries", "3"],
-            );
-            killed.args = args(&[
-                "-w",
-                "hatshop-random",
-                "--events",
-                "100000000",
-                "--duration",
-                &seconds.to_string(),
-                "--retries",
-                "3",
-            ]);
-            killed.faults = Some(node_killed_faults(seconds as f64));
-            cells.push(killed);
-        }
-        if nodes == 5 {
-            for rf in 1..=5 {
-                cells.push(run(
-                    format!("rf-{rf}"),
-                    "rf",
-                    labels(&[("store", "Cassandra".into()), ("rf", format!("RF {rf}"))]),
-                    need(CASSANDRA, 5, &format!("rf={rf}&cl=ONE")),
-                    &[],
-                ));
-            }
-            for cl in ["ONE", "QUORUM", "ALL"] {
-                cells.push(run(
-                    format!("cl-{cl}"),
-                    "cl",
-                    labels(&[("store", "Cassandra".into()), ("cl", format!("CL {cl}"))]),
-                    need(CASSANDRA, 5, &format!("rf=3&cl={cl}")),
-                    &[],
-                ));
-            }
-            for (lwt, label) in [("false", "plain update"), ("true", "IF EXISTS")] {
-                cells.push(run(
-                    format!("if-exists-{lwt}"),
-                    "if-exists",
-                    labels(&[
-                        ("store", "Cassandra".into()),
-                        ("update_status", label.into()),
-                    ]),
-                    need(CASSANDRA, 5, &format!("rf=2&lwt={lwt}")),
-                    &[],
-                ));
-            }
-        }
     }
+    cells
+}
+
+/// A 3-node ring at QUORUM run for a time, node 3 killed a third of the way in.
+fn node_killed(scale: f64) -> Cell {
+    let seconds = scaled(90, scale, 30);
+    let mut cell = random(
+        // Events enough never to end before the deadline.
+        100_000_000,
+        "node-killed-cassandra".into(),
+        "node-killed",
+        labels(&[("store", "Cassandra RF 3, QUORUM".into())]),
+        need(CASSANDRA, 3, "rf=3&cl=QUORUM"),
+        &["--duration", &seconds.to_string(), "--retries", "3"],
+    );
+    // What the time-left estimate weighs: about what the other cells run in that time.
+    cell.work = seconds * 1_000;
+    cell.faults = Some(node_killed_faults(seconds as f64));
+    cell
+}
+
+/// Fig 3, Fig 4 and IF EXISTS, each in a 5-node ring.
+fn five_node_ring(events: u64) -> Vec<Cell> {
+    let cassandra = |id: String, part, label: (&str, String), query: String| {
+        random(
+            events,
+            id,
+            part,
+            labels(&[("store", "Cassandra".into()), label]),
+            need(CASSANDRA, 5, &query),
+            &[],
+        )
+    };
+    let mut cells = Vec::new();
+    for rf in 1..=5 {
+        cells.push(cassandra(
+            format!("rf-{rf}"),
+            "rf",
+            ("rf", format!("RF {rf}")),
+            format!("rf={rf}&cl=ONE"),
+        ));
+    }
+    for cl in ["ONE", "QUORUM", "ALL"] {
+        cells.push(cassandra(
+            format!("cl-{cl}"),
+            "cl",
+            ("cl", format!("CL {cl}")),
+            format!("rf=3&cl={cl}"),
+        ));
+    }
+    for (lwt, label) in [("false", "plain update"), ("true", "IF EXISTS")] {
+        cells.push(cassandra(
+            format!("if-exists-{lwt}"),
+            "if-exists",
+            ("update_status", label.into()),
+            format!("rf=2&lwt={lwt}"),
+        ));
+    }
+    cells
+}
+
+/// Galera of 1 to 5 nodes (Fig 5 and 6), and from 2 nodes up with lanes racing on the
+/// same orders (Fig 7).
+fn galera_by_nodes(events: u64) -> Vec<Cell> {
+    let mut cells = Vec::new();
     for nodes in 1..=5usize {
         let n = nodes.to_string();
-        cells.push(run(
+        cells.push(random(
+            events,
             format!("nodes-{nodes}-galera"),
             "nodes",
             labels(&[("store", "Galera".into()), ("nodes", n.clone())]),
@@ -274,7 +288,8 @@ fn clusters_cells(scale: f64) -> Vec<Cell> {
             &[],
         ));
         if nodes > 1 {
-            cells.push(run(
+            cells.push(random(
+                events,
                 format!("conflicts-{nodes}-galera"),
                 "conflicts",
                 labels(&[("store", "Galera".into()), ("nodes", n)]),

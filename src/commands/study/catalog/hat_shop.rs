@@ -2,8 +2,8 @@
 //! event type; update-only runs of 500 to 100,000 events; MariaDB's pool of 1 to 30
 //! connections; Cassandra's table design.
 
-use super::super::cells::{Cell, Verb, scaled};
-use super::{CASSANDRA, MARIADB, ORDER_EVENT_TYPES, Study, args, labels, need};
+use super::super::cells::{Cell, scaled};
+use super::{CASSANDRA, MARIADB, ORDER_EVENT_TYPES, Study, labels, need};
 use crate::report::study::{Dim, FigureSpec, Metric, PartSpec, SeedValue, Shape};
 
 pub(super) const STUDY: Study = Study {
@@ -148,89 +148,101 @@ pub(super) const STUDY: Study = Study {
     cells: hat_shop_cells,
 };
 
+/// Every cell, a part at a time; the study groups them by the server they need.
 fn hat_shop_cells(scale: f64) -> Vec<Cell> {
-    let mut cells = Vec::new();
-    // The study's MariaDB had a pool of 4; its table design was Cassandra's question.
+    // The study's MariaDB had a pool of 4.
     let stores = [
-        (CASSANDRA, "Cassandra", "", true),
-        (MARIADB, "MariaDB", "connections=4", false),
+        (CASSANDRA, "Cassandra", ""),
+        (MARIADB, "MariaDB", "connections=4"),
     ];
-    for (server, store, query, designs) in stores {
+    let mut cells = Vec::new();
+    for (server, store, query) in stores {
         let events = scaled(200_000, scale, 1_000);
-        cells.push(Cell {
-            id: format!("random-{server}"),
-            part: "random",
-            labels: labels(&[
+        cells.push(Cell::run(
+            format!("random-{server}"),
+            "random",
+            labels(&[
                 ("store", store.into()),
                 ("workload", "hatshop-random".into()),
             ]),
-            need: need(server, 1, query),
-            verb: Verb::Run,
-            args: args(&["-w", "hatshop-random", "--events", &events.to_string()]),
-            work: events,
-            faults: None,
-        });
-        for full in [500, 5_000, 10_000, 100_000] {
+            need(server, 1, query),
+            "hatshop-random",
+            events,
+            &[],
+        ));
+        cells.extend(update_runs(scale, server, store, query));
+    }
+    cells.extend(table_designs(scale));
+    cells.extend(pool_sizes(scale));
+    cells
+}
+
+/// Fig 3: update-only runs of four lengths, never below 2 % so that they stay four.
+fn update_runs(scale: f64, server: &'static str, store: &str, query: &str) -> Vec<Cell> {
+    [500, 5_000, 10_000, 100_000]
+        .into_iter()
+        .map(|full| {
             let events = scaled(full, scale, full / 50);
-            cells.push(Cell {
-                id: format!("updates-{full}-{server}"),
-                part: "updates",
-                labels: labels(&[
+            Cell::run(
+                format!("updates-{full}-{server}"),
+                "updates",
+                labels(&[
                     ("store", store.into()),
                     ("workload", "updates".into()),
                     ("events", events.to_string()),
                 ]),
-                need: need(server, 1, query),
-                verb: Verb::Run,
-                args: args(&["-w", "updates", "--events", &events.to_string()]),
-                work: events,
-                faults: None,
-            });
-        }
-        if designs {
-            for (schema, table) in [
-                ("by-item", "line_items"),
-                ("by-order", "line_items_by_order"),
-            ] {
-                let events = scaled(50_000, scale, 1_000);
-                cells.push(Cell {
-                    id: format!("schema-{schema}"),
-                    part: "schema",
-                    labels: labels(&[("store", store.into()), ("schema", table.into())]),
-                    need: need(server, 1, &format!("schema={schema}")),
-                    verb: Verb::Run,
-                    args: args(&["-w", "hatshop-random", "--events", &events.to_string()]),
-                    work: events,
-                    faults: None,
-                });
-            }
-        }
-    }
+                need(server, 1, query),
+                "updates",
+                events,
+                &[],
+            )
+        })
+        .collect()
+}
+
+/// Fig 1: Cassandra's two table designs.
+fn table_designs(scale: f64) -> Vec<Cell> {
+    let events = scaled(50_000, scale, 1_000);
+    [
+        ("by-item", "line_items"),
+        ("by-order", "line_items_by_order"),
+    ]
+    .into_iter()
+    .map(|(schema, table)| {
+        Cell::run(
+            format!("schema-{schema}"),
+            "schema",
+            labels(&[("store", "Cassandra".into()), ("schema", table.into())]),
+            need(CASSANDRA, 1, &format!("schema={schema}")),
+            "hatshop-random",
+            events,
+            &[],
+        )
+    })
+    .collect()
+}
+
+/// Fig 2: 50,000 creates at each MariaDB pool size, repeated; 30 in flight, so that the
+/// pool is the limit.
+fn pool_sizes(scale: f64) -> Vec<Cell> {
+    let events = scaled(50_000, scale, 1_000);
     let repeats = scaled(5, scale, 1);
+    let mut cells = Vec::new();
     for connections in [1, 2, 4, 8, 16, 30] {
         for repeat in 1..=repeats {
-            let events = scaled(50_000, scale, 1_000);
-            cells.push(Cell {
-                id: format!("connections-{connections}-r{repeat}"),
-                part: "connections",
-                labels: labels(&[
+            cells.push(Cell::run(
+                format!("connections-{connections}-r{repeat}"),
+                "connections",
+                labels(&[
                     ("store", "MariaDB".into()),
                     ("connections", connections.to_string()),
                     ("repeat", repeat.to_string()),
                 ]),
-                need: need(MARIADB, 1, &format!("connections={connections}")),
-                verb: Verb::Run,
-                args: args(&[
-                    "-w",
-                    "creates",
-                    "--events",
-                    &events.to_string(),
-                    "--concurrency",
-                    "30",
-                ]),
-                work: events,
-                faults: None,
-            });
+                need(MARIADB, 1, &format!("connections={connections}")),
+                "creates",
+                events,
+                &["--concurrency", "30"],
+            ));
         }
     }
     cells

@@ -1,8 +1,8 @@
 //! Study 004, "Choosing a key-value storage system (Cassandra vs. Voldemort)": four
 //! mixes of writes, rewrites and reads at 1.5 KB and 15 KB values, on 3-node clusters.
 
-use super::super::cells::{Cell, Verb, scaled};
-use super::{CASSANDRA, Study, VOLDEMORT, args, labels, need};
+use super::super::cells::{Cell, scaled};
+use super::{CASSANDRA, Study, VOLDEMORT, labels, need};
 use crate::report::study::{Dim, FigureSpec, Metric, PartSpec, SeedValue, Shape};
 
 const MIXES: [(&str, &str); 4] = [
@@ -153,33 +153,28 @@ fn kv_cells(scale: f64) -> Vec<Cell> {
     ] {
         for (size, size_label) in [("15000", "15 KB"), ("1500", "1.5 KB")] {
             for (mix, words) in MIXES {
-                cells.push(Cell {
-                    id: format!("{mix}-{size}-{server}"),
-                    part: "mixes",
-                    labels: labels(&[
+                cells.push(Cell::run(
+                    format!("{mix}-{size}-{server}"),
+                    "mixes",
+                    labels(&[
                         ("store", store.into()),
                         ("mix", words.into()),
                         ("value size", size_label.into()),
                     ]),
-                    need: need(server, 3, query),
-                    verb: Verb::Run,
-                    args: args(&[
-                        "-w",
-                        mix,
+                    need(server, 3, query),
+                    mix,
+                    events,
+                    &[
                         "--value-size",
                         size,
                         "--records",
                         &records,
                         "--warmup",
                         &warmup,
-                        "--events",
-                        &events.to_string(),
                         "--concurrency",
                         "40",
-                    ]),
-                    work: events,
-                    faults: None,
-                });
+                    ],
+                ));
             }
         }
     }
