@@ -242,7 +242,12 @@ fn the_null_store_runs_without_errors_and_takes_no_location() {
     assert_one_line_error(
         tmp.path(),
         &["run", "--db", "null://u:pw@h"],
-        "null:// takes no host, path or credentials",
+        "null:// takes no user or password",
+    );
+    assert_one_line_error(
+        tmp.path(),
+        &["run", "--db", "null://somewhere"],
+        "null:// takes no host or path",
     );
 }
 

@@ -325,6 +325,9 @@ pub trait StoreKind: Store + Sized {
     const SETTINGS: &'static [Setting];
     /// The database runs inside hatshop's process, so its work is hatshop's CPU.
     const IN_PROCESS: bool = false;
+    /// Its server checks a user and password; a URL of a store that checks none is
+    /// refused when it carries them, so that a password is never sent nowhere.
+    const LOGIN: bool = false;
     /// An embedded store's file: made under this name in the result folder when the URL
     /// names none (and then private to the run, so shards and `prepare` need a path).
     const OWN_FILE: Option<&'static str> = None;

@@ -23,10 +23,10 @@ impl StoreKind for NullStore {
     }
 
     async fn connect(url: &DbUrl, _options: &ConnectOptions) -> Result<Self, DbError> {
-        if !url.location().is_empty() || url.has_credentials() {
+        if !url.location().is_empty() {
             return Err(DbError::new(
                 ErrorKind::Other,
-                "null:// takes no host, path or credentials",
+                "null:// takes no host or path",
             ));
         }
         Ok(NullStore)

@@ -14,6 +14,8 @@ pub struct StoreMeta {
     pub settings: &'static [Setting],
     /// The database runs inside hatshop (SQLite): its CPU is the client's.
     pub in_process: bool,
+    /// See [`StoreKind::LOGIN`].
+    pub login: bool,
     /// See [`StoreKind::OWN_FILE`].
     pub own_file: Option<&'static str>,
     /// See [`StoreKind::SERVER_TIME`].
@@ -38,6 +40,7 @@ impl StoreMeta {
             example: T::EXAMPLE,
             settings: T::SETTINGS,
             in_process: T::IN_PROCESS,
+            login: T::LOGIN,
             own_file: T::OWN_FILE,
             server_time: T::SERVER_TIME,
             traces_batches: T::TRACES_BATCHES,

@@ -50,7 +50,11 @@ impl DbUrl {
             return Err(unknown_scheme(scheme, raw));
         };
         let password_spans = query_password_spans(rest);
-        let at = userinfo_end(rest, &password_spans);
+        // A file's path may hold an '@': only a server's URL carries credentials there.
+        let at = match meta.own_file {
+            Some(_) => None,
+            None => userinfo_end(rest, &password_spans),
+        };
         if at.is_none() && meta.own_file.is_none() && has_at_outside(rest, &password_spans) {
             return Err(format!(
                 "{} names no host after its '@': expected {scheme}://user:password@host:port/name",
@@ -102,6 +106,12 @@ impl DbUrl {
             let decoded = percent_decode(p);
             secrets::register(&decoded);
             password = Some(decoded);
+        }
+        if !meta.login && (user.is_some() || password.is_some()) {
+            return Err(format!(
+                "{scheme}:// takes no user or password: {} checks none (leave them out of the URL)",
+                meta.scheme
+            ));
         }
         let url = DbUrl {
             scheme: meta.scheme,
@@ -171,11 +181,6 @@ impl DbUrl {
     fn host_list(&self) -> impl Iterator<Item = &str> {
         let hosts = self.location.split('/').next().unwrap_or_default();
         hosts.split(',').filter(|h| !h.is_empty())
-    }
-
-    /// True when the URL carries credentials (a server URL).
-    pub fn has_credentials(&self) -> bool {
-        self.user.is_some() || self.password.is_some()
     }
 
     /// The file of a file store (`sqlite://PATH`), or `None` when none is given.
@@ -367,6 +372,21 @@ fn host_and_port(host: &str, default_port: u16) -> Result<(String, u16), String>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_store_that_checks_no_login_refuses_one_and_a_files_at_is_its_path() {
+        for raw in [
+            "voldemort://u:s3cret@127.0.0.1:6666/hatshop",
+            "sqlite://shop.db?password=s3cret",
+            "null://u:s3cret@h",
+        ] {
+            let err = DbUrl::parse(raw).unwrap_err();
+            assert!(err.contains("takes no user or password"), "{err}");
+            assert!(!err.contains("s3cret"), "{err}");
+        }
+        let url = DbUrl::parse("sqlite:///tmp/a@b.db").unwrap();
+        assert_eq!(url.file(), Some(PathBuf::from("/tmp/a@b.db")));
+    }
 
     #[test]
     fn passwords_are_masked() {

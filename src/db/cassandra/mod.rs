@@ -72,6 +72,7 @@ impl StoreKind for CassandraStore {
     const SCHEME: &'static str = "cassandra";
     const ABOUT: &'static str = "Apache Cassandra (CQL); several hosts: a ring";
     const EXAMPLE: &'static str = "cassandra://127.0.0.1:9042/hatshop?rf=1&cl=QUORUM";
+    const LOGIN: bool = true;
     const SETTINGS: &'static [Setting] = options::SETTINGS;
     const SERVER_TIME: Option<crate::db::ServerTime> = Some(crate::db::ServerTime {
         product: "Cassandra",

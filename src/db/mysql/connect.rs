@@ -21,6 +21,7 @@ impl StoreKind for MysqlStore {
     const ALIASES: &'static [&'static str] = &["mariadb"];
     const ABOUT: &'static str = "MySQL or MariaDB (what the server says it is goes in run.json)";
     const EXAMPLE: &'static str = "mysql://root@127.0.0.1:3306/hatshop?connections=4";
+    const LOGIN: bool = true;
     const SERVER_TIME: Option<crate::db::ServerTime> = Some(crate::db::ServerTime {
         product: "MariaDB/MySQL",
         source: "MariaDB performance_schema.events_statements_history (the sampled operations' statements)",

@@ -107,6 +107,7 @@ impl StoreKind for PostgresStore {
     const ALIASES: &'static [&'static str] = &["postgresql"];
     const ABOUT: &'static str = "PostgreSQL";
     const EXAMPLE: &'static str = "postgres://postgres@127.0.0.1:5432/hatshop?connections=4";
+    const LOGIN: bool = true;
     const SETTINGS: &'static [Setting] = &[super::sql::CONNECTIONS];
     const SERVER_TIME: Option<crate::db::ServerTime> = Some(crate::db::ServerTime {
         product: "PostgreSQL",

@@ -67,6 +67,7 @@ impl StoreKind for RedisStore {
     const ABOUT: &'static str =
         "Redis (keys under hatshop:; `hatshop server start redis` runs one)";
     const EXAMPLE: &'static str = "redis://127.0.0.1:6379/0?pipeline=1";
+    const LOGIN: bool = true;
     const SETTINGS: &'static [Setting] = &[Setting {
         name: "pipeline",
         value: Value::Count { min: 1 },

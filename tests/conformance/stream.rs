@@ -1,0 +1,145 @@
+//! What every store keeps: order events created, read, updated and deleted, and
+//! key-value writes, rewrites and reads, each verified exactly, with an op log whose
+//! rows, read by column name, agree with the summary.
+
+use std::path::Path;
+
+use super::common::{
+    cassandra as cassandra_url, csv_maps, hatshop, json, lock, run_and_verify, url,
+};
+use super::{MYSQL, POSTGRES, REDIS, VOLDEMORT};
+use tempfile::TempDir;
+
+/// Order events of every type over a few live orders, in four lanes.
+const ORDERS: &[&str] = &[
+    "-w",
+    "hatshop-random",
+    "--orders",
+    "50",
+    "--events",
+    "1000",
+    "-c",
+    "4",
+];
+
+/// Writes, rewrites and reads of key-value records, in four lanes.
+const KEY_VALUE: &[&str] = &[
+    "-w",
+    "kv-10w-40rw-50r",
+    "--records",
+    "300",
+    "--warmup",
+    "100",
+    "--events",
+    "1000",
+    "-c",
+    "4",
+];
+
+/// ops.csv, read by column name, holds one row per measured operation of the summary,
+/// each of a known event type, none failed.
+fn op_log_agrees_with_summary(out: &Path) {
+    let summary = json(&out.join("summary.json"));
+    let rows = csv_maps(&out.join("ops.csv"));
+    assert_eq!(
+        Some(rows.len() as u64),
+        summary["ops"].as_u64(),
+        "{summary}"
+    );
+    let known: Vec<&str> = summary["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|event| event["event_type"].as_str())
+        .collect();
+    for row in &rows {
+        assert!(
+            known.contains(&row["event_type"].as_str()),
+            "{row:?} not in {known:?}"
+        );
+        assert_eq!(row["success"], "true", "{row:?}");
+    }
+}
+
+/// The checks of a store that keeps data, run against `$db` (an expression, evaluated
+/// in each test so a missing server variable fails that test).
+macro_rules! store_keeps_what_the_stream_says {
+    ($store:ident, $db:expr, $guard:expr $(, $ignore:meta)?) => {
+        mod $store {
+            use super::*;
+
+            #[test]
+            $(#[$ignore])?
+            fn orders_verify_exactly() {
+                let _guard = $guard;
+                let tmp = TempDir::new().unwrap();
+                let out = run_and_verify(&tmp, &$db("orders"), ORDERS);
+                op_log_agrees_with_summary(&out);
+                let verify = json(&out.join("verify.json"));
+                assert!(verify["orders_found"].as_u64().unwrap() > 0, "{verify}");
+            }
+
+            #[test]
+            $(#[$ignore])?
+            fn key_value_records_verify_exactly() {
+                let _guard = $guard;
+                let tmp = TempDir::new().unwrap();
+                let out = run_and_verify(&tmp, &$db("kv"), KEY_VALUE);
+                op_log_agrees_with_summary(&out);
+                let verify = json(&out.join("verify.json"));
+                assert!(verify["keys_found"].as_u64().unwrap() >= 300, "{verify}");
+            }
+        }
+    };
+}
+
+store_keeps_what_the_stream_says!(sqlite, |_| "sqlite://".to_string(), ());
+store_keeps_what_the_stream_says!(
+    cassandra,
+    |test: &str| cassandra_url(&format!("conformance_{test}")),
+    (),
+    ignore = "needs a live Cassandra: ./test.sh starts one"
+);
+store_keeps_what_the_stream_says!(
+    mysql,
+    |_| url("HATSHOP_TEST_MYSQL"),
+    lock(&MYSQL),
+    ignore = "needs a live MariaDB: ./test.sh starts one"
+);
+store_keeps_what_the_stream_says!(
+    postgres,
+    |_| url("HATSHOP_TEST_POSTGRES"),
+    lock(&POSTGRES),
+    ignore = "needs a live PostgreSQL: ./test.sh starts one"
+);
+store_keeps_what_the_stream_says!(
+    redis,
+    |_| url("HATSHOP_TEST_REDIS"),
+    lock(&REDIS),
+    ignore = "needs a live Redis: ./test.sh starts one"
+);
+store_keeps_what_the_stream_says!(
+    voldemort,
+    |_| url("HATSHOP_TEST_VOLDEMORT"),
+    lock(&VOLDEMORT),
+    ignore = "needs the suite's Voldemort: ./test.sh starts it"
+);
+
+#[test]
+fn the_null_store_logs_every_operation_and_keeps_nothing() {
+    let tmp = TempDir::new().unwrap();
+    let out = tmp.path().join("null");
+    hatshop(tmp.path())
+        .args(["run", "--quiet", "--db", "null://", "--out"])
+        .arg(&out)
+        .args(ORDERS)
+        .assert()
+        .success();
+    op_log_agrees_with_summary(&out);
+    hatshop(tmp.path())
+        .arg("verify")
+        .arg(&out)
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("keeps no data"));
+}
