@@ -1,0 +1,202 @@
+//! The floor under a race: what one key-value read costs the client with nothing of
+//! hatshop's runner around it. Each caller calls the store's own client code
+//! (`Store::kv_read`, inside the call notes a lane gives it) in a loop, so the figure
+//! is the protocol round trip as hatshop speaks it, and a race's distance above it is
+//! what the runner adds.
+//!
+//!   cargo run --release --example floor -- URL CONNS OPS shared|shared:THREADS|threaded
+//!
+//! The store's tables are set up (refusing what hatshop did not make), then each
+//! caller writes its share of 10,000 records of 100 bytes and reads OPS ÷ CONNS keys
+//! drawn uniformly from them. `shared`: the callers are tasks of one runtime with a
+//! thread per core (`shared:N`: N threads). `threaded`: each caller is a thread with a
+//! single-threaded runtime of its own. A store opens its connections where it is first
+//! called or in `setup`, so under `threaded` a connection set up on the main runtime
+//! is still served by it. Prints `reads/s client_µs/read`: user +
+//! system CPU of the whole process over the reads, ÷ OPS. Every call has a 10 s
+//! deadline; Ctrl-C ends the process.
+
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use hatshop::client_cost::{ClientCost, CpuSnapshot};
+use hatshop::db::{
+    AnyStore, CallNotes, ConnectOptions, DbUrl, Ownership, Settings, Store, close_within, observe,
+};
+use hatshop::workload::KeyText;
+use tokio::sync::Barrier;
+
+const RECORDS: u64 = 10_000;
+const VALUE: [u8; 100] = [b'v'; 100];
+const DEADLINE: Duration = Duration::from_secs(10);
+const USAGE: &str = "usage: floor URL CONNS OPS shared|shared:THREADS|threaded";
+
+/// Where the callers run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Layout {
+    /// Tasks of one runtime, of this many threads (`None`: one per core).
+    Shared(Option<usize>),
+    /// A thread and a single-threaded runtime per caller.
+    Threaded,
+}
+
+impl Layout {
+    fn parse(text: &str) -> Result<Layout, String> {
+        match text.split_once(':') {
+            None if text == "shared" => Ok(Layout::Shared(None)),
+            None if text == "threaded" => Ok(Layout::Threaded),
+            Some(("shared", n)) => match n.parse() {
+                Ok(threads) if threads > 0 => Ok(Layout::Shared(Some(threads))),
+                _ => Err(format!("not a number of threads: {n}; {USAGE}")),
+            },
+            _ => Err(USAGE.into()),
+        }
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [url, conns, ops, layout] = &args[..] else {
+        return Err(USAGE.into());
+    };
+    let number = |s: &str| {
+        s.parse::<u64>()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or(format!("not a positive number: {s}; {USAGE}"))
+    };
+    let (conns, ops) = (number(conns)? as usize, number(ops)?);
+    let layout = Layout::parse(layout)?;
+    let url = DbUrl::parse(url)?;
+    let meta = url.store();
+    let options = ConnectOptions {
+        concurrency: conns,
+        settings: Settings::checked(meta.scheme, meta.settings, url.params()?)?,
+        connect_timeout: DEADLINE,
+        op_timeout: DEADLINE,
+        existing_only: false,
+        key_value_only: true,
+    };
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Layout::Shared(Some(threads)) = layout {
+        builder.worker_threads(threads);
+    }
+    let runtime = builder.enable_all().build().map_err(|e| e.to_string())?;
+    let store = runtime.block_on(async {
+        let store = AnyStore::connect(&url, &options)
+            .await
+            .map_err(|e| format!("cannot connect to {url}: {}", e.message))?;
+        let owner = Ownership {
+            recreate: false,
+            note: "the floor bench".into(),
+        };
+        store
+            .setup(&owner)
+            .await
+            .map_err(|e| format!("cannot set up {url}: {}", e.message))?;
+        Ok::<_, String>(Arc::new(store))
+    })?;
+    let race = Arc::new(Race {
+        store,
+        conns,
+        reads_per_caller: ops.div_ceil(conns as u64),
+        started: Barrier::new(conns),
+        start: OnceLock::new(),
+    });
+    let results: Vec<Result<(), String>> = if layout == Layout::Threaded {
+        std::thread::scope(|scope| {
+            let callers: Vec<_> = (0..conns)
+                .map(|lane| {
+                    let race = race.clone();
+                    scope.spawn(move || {
+                        tokio::runtime::Builder::new_current_thread()
+                            .enable_all()
+                            .build()
+                            .map_err(|e| e.to_string())?
+                            .block_on(race.caller(lane))
+                    })
+                })
+                .collect();
+            callers.into_iter().map(|c| c.join().unwrap()).collect()
+        })
+    } else {
+        runtime.block_on(async {
+            let callers: Vec<_> = (0..conns)
+                .map(|lane| tokio::spawn(race.clone().caller_owned(lane)))
+                .collect();
+            let mut results = Vec::new();
+            for caller in callers {
+                results.push(caller.await.map_err(|e| e.to_string()).and_then(|r| r));
+            }
+            results
+        })
+    };
+    results.into_iter().collect::<Result<(), String>>()?;
+    let reads = race.reads_per_caller * conns as u64;
+    let (cpu, began) = race.start.get().expect("the reads began");
+    let cost = ClientCost::since(cpu, reads);
+    let wall = began.elapsed().as_secs_f64();
+    println!("{:.0} {:.2}", reads as f64 / wall, cost.cpu_us_per_op);
+    runtime.block_on(close_within(&*race.store));
+    Ok(())
+}
+
+/// What the callers share.
+struct Race {
+    store: Arc<AnyStore>,
+    conns: usize,
+    reads_per_caller: u64,
+    /// Every caller has written its records: the reads begin.
+    started: Barrier,
+    start: OnceLock<(CpuSnapshot, Instant)>,
+}
+
+impl Race {
+    async fn caller_owned(self: Arc<Self>, lane: usize) -> Result<(), String> {
+        self.caller(lane).await
+    }
+
+    /// Writes this caller's share of the records, waits for the others, then reads.
+    async fn caller(&self, lane: usize) -> Result<(), String> {
+        let notes = Arc::new(CallNotes::of_lane(lane));
+        for key in (lane as u64..RECORDS).step_by(self.conns) {
+            let key = KeyText::of(key);
+            let write = self.store.kv_write(&key, &VALUE);
+            within(observe(notes.clone(), false, write)).await?;
+        }
+        if self.started.wait().await.is_leader() {
+            let _ = self.start.set((CpuSnapshot::now(), Instant::now()));
+        }
+        let mut x = 0x9E37_79B9_7F4A_7C15_u64 ^ lane as u64;
+        for _ in 0..self.reads_per_caller {
+            // xorshift: drawing a key costs next to nothing.
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let key = KeyText::of(x % RECORDS);
+            let read = self.store.kv_read(&key);
+            within(observe(notes.clone(), false, read)).await?;
+        }
+        Ok(())
+    }
+}
+
+/// A call that must answer within the deadline.
+async fn within<T>(
+    call: impl Future<Output = Result<T, hatshop::db::DbError>>,
+) -> Result<T, String> {
+    match tokio::time::timeout(DEADLINE, call).await {
+        Ok(result) => result.map_err(|e| e.message),
+        Err(_) => Err(format!("no answer in {} s", DEADLINE.as_secs())),
+    }
+}
