@@ -1,75 +1,104 @@
 #!/usr/bin/env bash
-# The performance race: hatshop against latte (Cassandra) and sysbench (MariaDB) on
-# the same work, same servers, one after the other, alternating who goes first.
+# The performance race: hatshop at its defaults against each store's own standard
+# tool, on the same work and the same server, at each in-flight count, hatshop and
+# the peer alternating who goes first.
 #
-#   bench/race.sh [REPEATS]        (default 3; RACE_OPS operations per run, default 300,000;
-#                                   RACE_ONLY="cql-read sql-select" runs just those races)
+#   bench/race.sh [--conns 1,4,16,64,256] [--repeats 3] [--ops 200000]
+#                 [--stores "cassandra mariadb postgres redis"]
 #
-# Installs what is missing (sysbench, GNU time, MariaDB, Java and Maven from Debian,
-# latte 0.29 from crates.io), builds hatshop, starts a Cassandra node and a MariaDB server with
-# `hatshop server start` (under $HATSHOP_HOME, reused when running), runs each race
-# once unrecorded to warm the server, then REPEATS recorded rounds, and prints one
-# table of medians: ops/s, p50, p99 (µs), client CPU µs/op (user + system of the
-# client process ÷ ops), client peak RSS, server CPU µs/op (/proc of the server
-# process), and hatshop ÷ the peer. The command lines used are printed first.
+# The peers, installed when missing: latte 0.29 from crates.io (Cassandra: inserts and
+# point reads at CL ONE), sysbench (MariaDB: oltp_point_select and oltp_insert on the
+# sbtest shape), pgbench (PostgreSQL: -S -M prepared at scale 1) and redis-benchmark
+# (Redis: GET and SET of 100-byte values over 100,000 keys, -P 1). Each hatshop race
+# preset does the peer's work and says so in its description (`hatshop workloads`).
+# Voldemort's own performance tool is not raced here.
 #
-# race-sql-select draws its keys as sysbench's default, `--rand-type=special`, which the
-# sysbench command names so that a sysbench with another default reads the same rows.
-#
-# hatshop runs at its defaults, with no tuning flag: its runtime threads are what each
-# store chooses for the in-flight count (one on Cassandra, as latte's default -t 1; one
-# on MariaDB at 2 to 4 connections; else one per core), as a user would run it.
+# Servers come from `hatshop server start` under $HATSHOP_HOME (reused when running).
+# Each race runs once unrecorded to warm the server, then REPEATS recorded rounds per
+# in-flight count. One table per race: per count, the medians of ops/s, p50 and p99
+# (µs), client CPU µs/op (user + system of the client ÷ ops), client peak RSS, server
+# CPU µs/op (/proc of the server process), and hatshop ÷ peer; then the floor, what the
+# store's own client code costs per read with nothing around it (bench/floor.rs, with
+# one runtime thread and with one per core). The command lines are printed first.
 #
 # Where the numbers come from: a peer's CPU and RSS are its whole process (GNU time);
 # its server CPU is the server's /proc delta around it. hatshop's CPU and server CPU
-# are its measured window (run.json `client`, `server_cpu`), since its read races
-# load their rows in the same process (the peers load theirs in a separate command);
-# its RSS is the whole process.
+# are its measured window (run.json `client`, `server_cpu`), since its read races load
+# their rows in the same process (the peers load theirs in a separate command); its
+# RSS is the whole process. hatshop runs with no tuning flag: `-c` is the in-flight
+# count being compared.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-repeats=${1:-3}
-ops=${RACE_OPS:-300000}
+
+conns=1,4,16,64,256
+repeats=3
+ops=200000
+stores="cassandra mariadb postgres redis"
+while [ $# -gt 0 ]; do
+  case $1 in
+    --conns) conns=$2; shift 2 ;;
+    --repeats) repeats=$2; shift 2 ;;
+    --ops) ops=$2; shift 2 ;;
+    --stores) stores=$2; shift 2 ;;
+    *) echo "race: unknown argument $1 (see the top of bench/race.sh)" >&2; exit 2 ;;
+  esac
+done
+IFS=, read -ra counts <<<"$conns"
 export HATSHOP_HOME=${HATSHOP_HOME:-$HOME/.local/share/hatshop}
 tmp=$(mktemp -d)
 trap '[ -n "${RACE_KEEP:-}" ] || rm -rf "$tmp"' EXIT
-
+wants() { [[ " $stores " == *" $1 "* ]]; }
 step() { printf '== %s\n' "$*" >&2; }
 
 step "installing what is missing"
 missing=()
-command -v sysbench >/dev/null || missing+=(sysbench)
 [ -x /usr/bin/time ] || missing+=(time)
-command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
-command -v java >/dev/null || missing+=(openjdk-17-jre-headless)
-command -v mvn >/dev/null || missing+=(maven) # hatshop fetches Cassandra's jars with it
+if wants cassandra; then
+  command -v java >/dev/null || missing+=(openjdk-17-jre-headless)
+  command -v mvn >/dev/null || missing+=(maven) # hatshop fetches Cassandra's jars with it
+fi
+if wants mariadb; then
+  command -v sysbench >/dev/null || missing+=(sysbench)
+  command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
+fi
+wants postgres && { command -v pgbench >/dev/null || missing+=(postgresql postgresql-contrib); }
+wants redis && { command -v redis-benchmark >/dev/null || missing+=(redis-server redis-tools); }
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-command -v latte >/dev/null || cargo install latte-cli --version 0.29.0 --locked
+if wants cassandra; then
+  command -v latte >/dev/null || cargo install latte-cli --version 0.29.0 --locked
+fi
 cargo build --release --locked --quiet
+cargo build --release --locked --quiet --example floor
 bin=target/release/hatshop
+floor=target/release/examples/floor
 
-step "starting Cassandra and MariaDB (hatshop server start, HATSHOP_HOME=$HATSHOP_HOME)"
-server_pid() { "$bin" server start "$1" 2>&1 | sed -n 's/.*(pid \([0-9]*\)).*/\1/p' | head -1; }
-cassandra_pid=$(server_pid cassandra)
-[ -n "$cassandra_pid" ] || { echo "race: Cassandra did not start (hatshop server start cassandra)" >&2; exit 1; }
-mysql_pid=$(server_pid mariadb)
-[ -n "$mysql_pid" ] || { echo "race: MariaDB did not start (hatshop server start mariadb)" >&2; exit 1; }
-cql_host=127.0.0.11
-cql_url="cassandra://$cql_host:9042/hatshop?cl=ONE"
-# sysbench's sbtest shape: INT id, indexed INT k, the value in c, a 60-character pad.
-sql_url="mysql://root@127.0.0.1:3306/hatshop?kv_table=sbtest"
-mysql -h127.0.0.1 -uroot -e "CREATE DATABASE IF NOT EXISTS sbtest"
-sb="--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=3306 --mysql-user=root --mysql-db=sbtest --tables=1 --table-size=100000"
-# latte writes its report and log where it runs: in $tmp.
-workload=$PWD/bench/race/kv.rn
+# start NAME: the server's URL on stdout; its pid in $tmp/NAME.pid.
+start() {
+  local url
+  url=$("$bin" server start "$1" 2>"$tmp/$1.log") || { cat "$tmp/$1.log" >&2; exit 1; }
+  sed -n 's/.*(pid \([0-9]*\)).*/\1/p' "$tmp/$1.log" | head -1 >"$tmp/$1.pid"
+  [ -s "$tmp/$1.pid" ] || { echo "race: no pid for $1 in: $(cat "$tmp/$1.log")" >&2; exit 1; }
+  echo "$url"
+}
+# host_port URL: "HOST PORT" of a server URL's first host.
+host_port() { sed -E 's#^[a-z]+://([^@/]*@)?([^:/,]+):([0-9]+).*#\2 \3#' <<<"$1"; }
 
-cpu_s() { awk '{print ($14 + $15) / 100}' "/proc/$1/stat"; }
+# cpu_s PID: CPU seconds of a server with its children (PostgreSQL's backends), live
+# or reaped (fields 16 and 17 of the parent).
+cpu_s() {
+  local children
+  children=$(pgrep -P "$1" | sed 's#.*#/proc/&/stat#' || true)
+  # cat passes over a child that ended meanwhile; the parent's line comes first.
+  # shellcheck disable=SC2086 # one path per child
+  cat "/proc/$1/stat" $children 2>/dev/null | awk 'NR == 1 { s += $16 + $17 } { s += $14 + $15 } END { print s / 100 }'
+}
 
-# measure_peer NAME SERVER_PID PARSER COMMAND…: one line "ops_s p50 p99 cpu_us rss_mb server_us".
+# measure_peer SERVER_PID PARSER COMMAND…: one line "ops_s p50 p99 cpu_us rss_mb server_us".
 measure_peer() {
-  local server=$2 parse=$3
-  shift 3
+  local server=$1 parse=$2
+  shift 2
   local before after
   before=$(cpu_s "$server")
   /usr/bin/time -f '%U %S %M' -o "$tmp/time" "$@" >"$tmp/out" 2>&1 || {
@@ -103,10 +132,29 @@ parse_sysbench() {
              print r, p50, p99 }' "$1"
 }
 
-# measure_hatshop PRESET URL: the same line, from run.json and summary.json.
+# pgbench prints "tps = N (without initial connection time)"; with -l each
+# transaction's latency (µs, the third field) is in its log files, read for p50 and p99.
+parse_pgbench() {
+  python3 - "$1" "$tmp" <<'EOF'
+import glob, re, sys
+text = open(sys.argv[1]).read()
+tps = float(re.search(r"tps = ([0-9.]+) \(without initial connection time\)", text).group(1))
+lat = sorted(int(line.split()[2]) for f in glob.glob(f"{sys.argv[2]}/pgbench_log.*") for line in open(f))
+print(tps, lat[len(lat) // 2], lat[min(len(lat) - 1, int(len(lat) * 0.99))])
+EOF
+  rm -f "$tmp"/pgbench_log.*
+}
+
+# redis-benchmark --csv: "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms",
+# "p95_latency_ms","p99_latency_ms","max_latency_ms".
+parse_redis_benchmark() {
+  tr -d '"' <"$1" | awk -F, '$1 == "GET" || $1 == "SET" { print $2, $5 * 1000, $7 * 1000 }'
+}
+
+# measure_hatshop PRESET URL CONNS: the same line, from run.json and summary.json.
 measure_hatshop() {
   local out="$tmp/hatshop-$RANDOM$RANDOM"
-  /usr/bin/time -f '%U %S %M' -o "$tmp/time" "$bin" run --quiet -w "$1" --events "$ops" --db "$2" --out "$out" >"$tmp/out" 2>&1 || {
+  /usr/bin/time -f '%U %S %M' -o "$tmp/time" "$bin" run --quiet -w "$1" --events "$ops" -c "$3" --db "$2" --out "$out" >"$tmp/out" 2>&1 || {
     cat "$tmp/out" >&2
     exit 1
   }
@@ -124,92 +172,157 @@ EOF
   rm -rf "$out"
 }
 
-# The peers' command lines, per race.
-latte_insert=(env -C "$tmp" latte run "$workload" -f insert -d "$ops" -w 0 -p 64 --consistency ONE -q "$cql_host")
-latte_read=(env -C "$tmp" latte run "$workload" -f read -d "$ops" -w 0 -p 64 --consistency ONE -q "$cql_host")
-sysbench_select=(sysbench oltp_point_select $sb --rand-type=special --threads=16 --events="$ops" --time=0 --percentile=99 --histogram=on run)
-sysbench_insert=(sysbench oltp_insert $sb --threads=16 --events="$ops" --time=0 --percentile=99 --histogram=on run)
-
-# Before each peer run, its tables are made again (and loaded, for reads), as hatshop
-# makes and loads its own in each run: both then read freshly loaded rows, whose flushes
-# and compactions the server does in both windows alike. Outside the peer's timing.
-fresh_cql_table() {
-  env -C "$tmp" latte schema "$workload" "$cql_host" >/dev/null 2>&1
-}
-fresh_cql_rows() {
-  fresh_cql_table
-  env -C "$tmp" latte load "$workload" -P rows=300000 "$cql_host" >/dev/null 2>&1
-}
-fresh_sbtest() {
-  sysbench oltp_point_select $sb cleanup >/dev/null
-  sysbench oltp_point_select $sb prepare >/dev/null
+# measure_floor URL CONNS LAYOUT: "ops_s nan nan cpu_us nan nan".
+measure_floor() {
+  local line
+  line=$("$floor" "$1" "$2" "$ops" "$3") || exit 1
+  read -r ops_s cpu <<<"$line"
+  echo "$ops_s nan nan $cpu nan nan"
 }
 
-printf 'commands (%d operations each, %d repeats, alternating who goes first):\n' "$ops" "$repeats"
-printf '  latte:    %s\n' "${latte_insert[*]}" "${latte_read[*]}"
-printf '  sysbench: %s\n' "${sysbench_select[*]}" "${sysbench_insert[*]}"
-printf '  hatshop:  %s\n' "$bin run -w race-cql-insert --db '$cql_url'" "$bin run -w race-cql-read --db '$cql_url'" \
-  "$bin run -w race-sql-select --db '$sql_url'" "$bin run -w race-sql-insert --db '$sql_url'"
-
-# record RACE TOOL MEASURE…: appends MEASURE's line to the rows; a run that failed, or
-# whose figures could not be read, ends the script with the tool's name (a command
-# substitution alone would hide the failure and leave the table a row short).
+# record RACE CONNS TOOL MEASURE…: appends MEASURE's line to the rows; a run that
+# failed, or whose figures could not be read, ends the script with the tool's name.
 record() {
-  local race=$1 tool=$2 line
-  shift 2
-  line=$("$@") || { echo "race: $tool failed in $race (its output is above)" >&2; exit 1; }
-  [[ "$(wc -w <<<"$line")" -eq 6 && "${line%% *}" != 0 ]] || { echo "race: could not read $tool's figures in $race: '$line'" >&2; exit 1; }
-  echo "$race $tool $line" >>"$tmp/rows"
+  local race=$1 count=$2 tool=$3 line
+  shift 3
+  line=$("$@") || { echo "race: $tool failed in $race at $count in flight (its output is above)" >&2; exit 1; }
+  [[ "$(wc -w <<<"$line")" -eq 6 && "${line%% *}" != 0 ]] || { echo "race: could not read $tool's figures in $race at $count: '$line'" >&2; exit 1; }
+  echo "$race $count $tool $line" >>"$tmp/rows"
 }
 
-# race NAME PEER_NAME SERVER_PID PARSER PRESET URL FRESH PEER_COMMAND…
+# race NAME PEER SERVER_PID PARSER PRESET URL FRESH PEER_COMMAND_FN: PEER_COMMAND_FN
+# COUNT fills the array `peer` with the peer's command at COUNT in flight.
 race() {
-  local name=$1 peer=$2 server=$3 parse=$4 preset=$5 url=$6 fresh=$7
-  shift 7
-  [[ -z "${RACE_ONLY:-}" || " $RACE_ONLY " == *" $name "* ]] || return 0
-  # An unrecorded round first: a freshly started Cassandra compiles its hot paths
-  # (and MariaDB fills its buffer pool) during the first runs, whoever makes them.
-  step "$name, warm-up round (not recorded)"
+  local name=$1 peer_name=$2 server=$3 parse=$4 preset=$5 url=$6 fresh=$7 command=$8
+  step "$name: warm-up round (not recorded)"
+  "$command" "${counts[0]}"
+  printf '  %-9s %s\n' "$peer_name:" "${peer[*]}" "hatshop:" "$bin run -w $preset -c ${counts[0]} --events $ops --db '$url'" >>"$tmp/commands"
   "$fresh"
-  measure_peer "$peer" "$server" "$parse" "$@" >/dev/null
-  measure_hatshop "$preset" "$url" >/dev/null
-  for ((r = 1; r <= repeats; r++)); do
-    step "$name, repeat $r of $repeats"
-    if ((r % 2)); then
-      "$fresh"
-      record "$name" "$peer" measure_peer "$peer" "$server" "$parse" "$@"
-      record "$name" hatshop measure_hatshop "$preset" "$url"
-    else
-      record "$name" hatshop measure_hatshop "$preset" "$url"
-      "$fresh"
-      record "$name" "$peer" measure_peer "$peer" "$server" "$parse" "$@"
-    fi
+  measure_peer "$server" "$parse" "${peer[@]}" >/dev/null
+  measure_hatshop "$preset" "$url" "${counts[0]}" >/dev/null
+  for count in "${counts[@]}"; do
+    "$command" "$count"
+    for ((r = 1; r <= repeats; r++)); do
+      step "$name: $count in flight, repeat $r of $repeats"
+      if ((r % 2)); then
+        "$fresh"
+        record "$name" "$count" "$peer_name" measure_peer "$server" "$parse" "${peer[@]}"
+        record "$name" "$count" hatshop measure_hatshop "$preset" "$url" "$count"
+      else
+        record "$name" "$count" hatshop measure_hatshop "$preset" "$url" "$count"
+        "$fresh"
+        record "$name" "$count" "$peer_name" measure_peer "$server" "$parse" "${peer[@]}"
+      fi
+    done
   done
 }
 
-race cql-insert latte "$cassandra_pid" parse_latte race-cql-insert "$cql_url" fresh_cql_table "${latte_insert[@]}"
-race cql-read latte "$cassandra_pid" parse_latte race-cql-read "$cql_url" fresh_cql_rows "${latte_read[@]}"
-race sql-select sysbench "$mysql_pid" parse_sysbench race-sql-select "$sql_url" fresh_sbtest "${sysbench_select[@]}"
-race sql-insert sysbench "$mysql_pid" parse_sysbench race-sql-insert "$sql_url" fresh_sbtest "${sysbench_insert[@]}"
+# floor NAME URL: the floor's rows for race NAME at each count.
+floor_rows() {
+  for count in "${counts[@]}"; do
+    step "$1: the floor at $count in flight"
+    record "$1" "$count" "floor:1" measure_floor "$2" "$count" shared:1
+    record "$1" "$count" "floor:N" measure_floor "$2" "$count" shared
+  done
+}
 
+if wants cassandra; then
+  step "starting Cassandra"
+  cql_url=$(start cassandra)
+  read -r cql_host _ < <(host_port "$cql_url")
+  cql_url="${cql_url%%\?*}?cl=ONE"
+  workload=$PWD/bench/race/kv.rn
+  # latte writes its report and log where it runs: in $tmp.
+  latte_insert() { peer=(env -C "$tmp" latte run "$workload" -f insert -d "$ops" -w 0 -p "$1" --consistency ONE -q "$cql_host"); }
+  latte_read() { peer=(env -C "$tmp" latte run "$workload" -f read -d "$ops" -w 0 -p "$1" --consistency ONE -q "$cql_host"); }
+  # Before each peer run its tables are made again (and loaded, for reads), as hatshop
+  # makes and loads its own in each run. Outside the peer's timing.
+  fresh_cql_table() { env -C "$tmp" latte schema "$workload" "$cql_host" >/dev/null 2>&1; }
+  fresh_cql_rows() { fresh_cql_table; env -C "$tmp" latte load "$workload" -P rows=300000 "$cql_host" >/dev/null 2>&1; }
+  race cql-insert latte "$(cat "$tmp/cassandra.pid")" parse_latte race-cql-insert "$cql_url" fresh_cql_table latte_insert
+  race cql-read latte "$(cat "$tmp/cassandra.pid")" parse_latte race-cql-read "$cql_url" fresh_cql_rows latte_read
+  floor_rows cql-read "$cql_url"
+fi
+
+if wants mariadb; then
+  step "starting MariaDB"
+  sql_url=$(start mariadb)
+  read -r sql_host sql_port < <(host_port "$sql_url")
+  # sysbench's sbtest shape: INT id, indexed INT k, the value in c, a 60-character pad.
+  sql_url="${sql_url%%\?*}?kv_table=sbtest"
+  mysql -h"$sql_host" -P"$sql_port" -uroot -e "CREATE DATABASE IF NOT EXISTS sbtest"
+  sb="--db-driver=mysql --mysql-host=$sql_host --mysql-port=$sql_port --mysql-user=root --mysql-db=sbtest --tables=1 --table-size=100000"
+  # race-sql-select draws keys as sysbench's default, --rand-type=special, which the
+  # command names so that a sysbench with another default reads the same rows.
+  sysbench_select() { peer=(sysbench oltp_point_select $sb --rand-type=special --threads="$1" --events="$ops" --time=0 --percentile=99 --histogram=on run); }
+  sysbench_insert() { peer=(sysbench oltp_insert $sb --threads="$1" --events="$ops" --time=0 --percentile=99 --histogram=on run); }
+  fresh_sbtest() {
+    sysbench oltp_point_select $sb cleanup >/dev/null
+    sysbench oltp_point_select $sb prepare >/dev/null
+  }
+  race sql-select sysbench "$(cat "$tmp/mariadb.pid")" parse_sysbench race-sql-select "$sql_url" fresh_sbtest sysbench_select
+  race sql-insert sysbench "$(cat "$tmp/mariadb.pid")" parse_sysbench race-sql-insert "$sql_url" fresh_sbtest sysbench_insert
+  floor_rows sql-select "$sql_url"
+fi
+
+if wants postgres; then
+  step "starting PostgreSQL"
+  pg_url=$(start postgres)
+  read -r pg_host pg_port < <(host_port "$pg_url")
+  pg=(-h "$pg_host" -p "$pg_port" -U postgres)
+  psql "${pg[@]}" -d postgres -qtc "SELECT 1 FROM pg_database WHERE datname = 'pgbench'" | grep -q 1 ||
+    psql "${pg[@]}" -d postgres -qc "CREATE DATABASE pgbench"
+  # -j: pgbench's threads, at most one per core and per connection.
+  pgbench_select() {
+    local jobs=$(($1 < $(nproc) ? $1 : $(nproc)))
+    peer=(pgbench "${pg[@]}" -n -S -M prepared -c "$1" -j "$jobs" -t $((ops / $1 > 0 ? ops / $1 : 1)) -l --log-prefix="$tmp/pgbench_log" pgbench)
+  }
+  fresh_pgbench() { pgbench "${pg[@]}" -i -q -s 1 pgbench >/dev/null 2>&1; }
+  race pg-select pgbench "$(cat "$tmp/postgres.pid")" parse_pgbench race-pg-select "$pg_url" fresh_pgbench pgbench_select
+  floor_rows pg-select "$pg_url"
+fi
+
+if wants redis; then
+  step "starting Redis"
+  redis_url=$(start redis)
+  read -r redis_host redis_port < <(host_port "$redis_url")
+  # The peer's keys live in database 5, hatshop's in 6.
+  redis_url="redis://$redis_host:$redis_port/6"
+  rb=(redis-benchmark -h "$redis_host" -p "$redis_port" --dbnum 5 -d 100 -r 100000 -P 1 -n "$ops" --csv)
+  redis_get() { peer=("${rb[@]}" -c "$1" -t get); }
+  redis_set() { peer=("${rb[@]}" -c "$1" -t set); }
+  fresh_redis_keys() {
+    redis-cli -h "$redis_host" -p "$redis_port" -n 5 FLUSHDB >/dev/null
+    redis-benchmark -h "$redis_host" -p "$redis_port" --dbnum 5 -d 100 -r 100000 -n 300000 -c 50 -t set -q >/dev/null
+  }
+  race redis-get redis-benchmark "$(cat "$tmp/redis.pid")" parse_redis_benchmark race-redis-get "$redis_url" fresh_redis_keys redis_get
+  race redis-set redis-benchmark "$(cat "$tmp/redis.pid")" parse_redis_benchmark race-redis-set "$redis_url" fresh_redis_keys redis_set
+  floor_rows redis-get "$redis_url"
+fi
+
+printf 'commands (%d operations each, %d repeats at each in-flight count, alternating who goes first; -c and the peer'"'"'s count set to each of %s):\n' "$ops" "$repeats" "$conns"
+cat "$tmp/commands"
 python3 - "$tmp/rows" <<'EOF'
-import statistics, sys
+import math, statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
-    race, tool, *values = line.split()
-    rows.setdefault((race, tool), []).append([float(v) for v in values])
+    race, count, tool, *values = line.split()
+    rows.setdefault(race, {}).setdefault(int(count), {}).setdefault(tool, []).append([float(v) for v in values])
 heads = ["ops/s", "p50 µs", "p99 µs", "client µs/op", "client MB", "server µs/op"]
-print(f'{"race":<11} {"tool":<9} ' + " ".join(f"{h:>12}" for h in heads) + f' {"hatshop ÷ peer (ops/s, client µs/op)":>38}')
-for race in dict.fromkeys(r for r, _ in rows):
-    medians = {}
-    for (r, tool), runs in rows.items():
-        if r == race:
-            medians[tool] = [statistics.median(column) for column in zip(*runs)]
-    for tool, m in medians.items():
-        ratio = ""
-        if tool == "hatshop":
-            peer = next(v for t, v in medians.items() if t != "hatshop")
-            ratio = f"{m[0] / peer[0]:.2f} ×, {m[3] / peer[3]:.2f} ×"
-        print(f"{race:<11} {tool:<9} " + " ".join(f"{v:>12,.1f}" for v in m) + f" {ratio:>38}")
-print("medians of the repeats; ops/s, p50, p99 as each tool reports them")
+def show(v):
+    return f"{v:>12}" if math.isnan(v) else f"{v:>12,.1f}"
+for race, by_count in rows.items():
+    print(f"\n{race}")
+    print(f'{"in flight":>9} {"tool":<15} ' + " ".join(f"{h:>12}" for h in heads) + f' {"hatshop ÷ peer (ops/s, client µs/op)":>38}')
+    for count, tools in sorted(by_count.items()):
+        medians = {t: [statistics.median(c) for c in zip(*runs)] for t, runs in tools.items()}
+        peer = next((m for t, m in medians.items() if t != "hatshop" and not t.startswith("floor")), None)
+        for tool, m in medians.items():
+            ratio = ""
+            if tool == "hatshop" and peer:
+                ratio = f"{m[0] / peer[0]:.2f} ×, {m[3] / peer[3]:.2f} ×"
+            print(f"{count:>9} {tool:<15} " + " ".join(show(v) for v in m) + f" {ratio:>38}")
+print("\nmedians of the repeats; ops/s, p50, p99 as each tool reports them; floor:1 and")
+print("floor:N are the store's own client code reading with nothing around it, on one")
+print("runtime thread and on one per core")
 EOF

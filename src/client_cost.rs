@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::procfs::{process_cpu_s, stat_cpu_s};
+use crate::procfs::{server_cpu_s, stat_cpu_s};
 
 /// A thread busier than this share of the measured wall time is the bottleneck.
 pub const BUSY_SHARE: f64 = 0.8;
@@ -41,7 +41,7 @@ impl CpuSnapshot {
             threads: thread_cpu(),
             servers: pids
                 .iter()
-                .filter_map(|&pid| Some((pid, process_cpu_s(pid)?)))
+                .filter_map(|&pid| Some((pid, server_cpu_s(pid)?)))
                 .collect(),
         }
     }
@@ -65,7 +65,7 @@ impl ServerCost {
         let spent: Vec<f64> = start
             .servers
             .iter()
-            .filter_map(|&(pid, before)| Some((process_cpu_s(pid)? - before).max(0.0)))
+            .filter_map(|&(pid, before)| Some((server_cpu_s(pid)? - before).max(0.0)))
             .collect();
         if spent.is_empty() {
             return None;

@@ -26,6 +26,51 @@ pub fn process_cpu_s(pid: u32) -> Option<f64> {
     stat_cpu_s(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
+/// CPU seconds a server has spent, with its child processes: PostgreSQL serves each
+/// connection from a backend process of its own, alive (read here) or ended (then in
+/// the parent's count of its reaped children). A server of one process is its own.
+pub fn server_cpu_s(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let reaped = reaped_children_cpu_s(&stat).unwrap_or(0.0);
+    let mut total = stat_cpu_s(&stat)? + reaped;
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(child) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue; // ended meanwhile
+        };
+        if parent_of(&stat) == Some(pid) {
+            total += stat_cpu_s(&stat).unwrap_or(0.0);
+        }
+    }
+    Some(total)
+}
+
+/// The parent's pid in a /proc `stat` line (field 4).
+fn parent_of(stat: &str) -> Option<u32> {
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// cutime + cstime (fields 16 and 17): the CPU of the children it has reaped.
+fn reaped_children_cpu_s(stat: &str) -> Option<f64> {
+    // SAFETY: sysconf only reads a constant.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let cutime: f64 = fields.get(13)?.parse().ok()?;
+    let cstime: f64 = fields.get(14)?.parse().ok()?;
+    Some((cutime + cstime) / ticks)
+}
+
 /// This machine's name, as the kernel has it.
 pub fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -37,6 +82,35 @@ pub fn hostname() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_servers_cpu_counts_its_children() {
+        let me = std::process::id();
+        let mut child = std::process::Command::new("sh")
+            .args([
+                "-c",
+                "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; sleep 5",
+            ])
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let child_cpu = loop {
+            let cpu = process_cpu_s(child.id()).unwrap_or(0.0);
+            if cpu >= 0.05 || std::time::Instant::now() > deadline {
+                break cpu;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let alone = process_cpu_s(me).unwrap();
+        let with_children = server_cpu_s(me).unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(child_cpu >= 0.05, "the child spent {child_cpu} s");
+        assert!(
+            with_children >= alone + child_cpu * 0.9,
+            "{with_children} < {alone} + {child_cpu}"
+        );
+    }
 
     #[test]
     fn this_process_has_a_start_time() {

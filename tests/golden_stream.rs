@@ -60,6 +60,18 @@ const GOLDEN: &[(&str, &str)] = &[
         "race-sql-insert",
         "109c82347c9173b8606d92153e9fd184621199951e20edc189a7f8df9d3636c1",
     ),
+    (
+        "race-pg-select",
+        "eb5016e5714ffc7613ef4967ec70cd4f1487866d782341983322c6ce48cd090f",
+    ),
+    (
+        "race-redis-get",
+        "eb5016e5714ffc7613ef4967ec70cd4f1487866d782341983322c6ce48cd090f",
+    ),
+    (
+        "race-redis-set",
+        "5a128828dd8f3f5c9508e8cfff882c9d43cccd9c9ce95642b08879ef36e7548f",
+    ),
 ];
 
 fn stream_sha(name: &str) -> String {

@@ -219,6 +219,39 @@ fn race_presets() -> Vec<WorkloadSpec> {
             120,
             16,
         ),
+        race(
+            "race-pg-select",
+            "race with pgbench -S -M prepared: 300,000 prepared point reads by primary key over 100,000 rows, keys uniform; hatshop reads a 100-byte value, pgbench an int of a row of about 100 bytes (pgbench_accounts at scale 1), 16 connections",
+            Mix {
+                read: 1.0,
+                ..Mix::default()
+            },
+            100_000,
+            100,
+            16,
+        ),
+        race(
+            "race-redis-get",
+            "race with redis-benchmark -t get -d 100 -r 100000 -P 1: 300,000 GETs of 100-byte values over 100,000 keys, keys uniform, one request per round trip, 50 in flight",
+            Mix {
+                read: 1.0,
+                ..Mix::default()
+            },
+            100_000,
+            100,
+            50,
+        ),
+        race(
+            "race-redis-set",
+            "race with redis-benchmark -t set -d 100 -r 100000 -P 1: 300,000 SETs of 100-byte values over 100,000 keys written first, keys uniform, one request per round trip, 50 in flight",
+            Mix {
+                rewrite: 1.0,
+                ..Mix::default()
+            },
+            100_000,
+            100,
+            50,
+        ),
     ]
 }
 
