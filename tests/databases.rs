@@ -40,6 +40,37 @@ fn postgres_verifies_under_concurrency_and_key_value_presets() {
     key_value_presets(&url("HATSHOP_TEST_POSTGRES"), &[]);
 }
 
+/// Runs of key-value events alone go over hatshop's own wire where the server asks
+/// for no password, verified exactly; runs with orders go through tokio-postgres.
+#[test]
+#[ignore = "needs a live PostgreSQL: ./test.sh starts one"]
+fn postgres_key_value_runs_go_over_hatshops_own_wire() {
+    let _guard = lock(&POSTGRES);
+    let tmp = TempDir::new().unwrap();
+    let db = url("HATSHOP_TEST_POSTGRES");
+    let wire = |out: &std::path::Path| {
+        let run = json(&out.join("run.json"));
+        run["database"]["store"]["settings"]["kv_wire"].clone()
+    };
+    let kv = run_and_verify(
+        &tmp,
+        &db,
+        &[
+            "-w",
+            "kv-10w-40rw-50r",
+            "--records",
+            "500",
+            "--events",
+            "3000",
+            "-c",
+            "4",
+        ],
+    );
+    assert_eq!(wire(&kv), "own");
+    let orders = orders(&tmp, &db, &["-c", "4"]);
+    assert_eq!(wire(&orders), "tokio-postgres");
+}
+
 #[test]
 #[ignore = "needs a live Redis: ./test.sh starts one"]
 fn redis_orders_and_key_value_presets_verify() {

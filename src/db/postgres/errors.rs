@@ -5,7 +5,7 @@ use crate::db::classify::{find_io, io_kind};
 use crate::db::{DbError, ErrorKind};
 
 /// PostgreSQL's SQLSTATE codes as kinds.
-fn kind_of_sqlstate(code: &str) -> ErrorKind {
+pub(super) fn kind_of_sqlstate(code: &str) -> ErrorKind {
     match code {
         // serialization failure, deadlock
         "40001" | "40P01" => ErrorKind::Conflict,

@@ -4,9 +4,11 @@
 //! statements prepared again; that one operation pays for it.
 
 mod errors;
+mod lean;
 mod load;
 mod rows;
 mod statement_times;
+mod wire;
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::{Deref, DerefMut};
@@ -18,6 +20,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, NoTls, Statement};
 
 use self::errors::classify;
+use self::lean::{Kv, LeanConns};
 use self::rows::{get, line_item, order_row};
 use super::ownership::{self, Ownership, TABLES};
 use super::sql::{
@@ -100,6 +103,9 @@ pub struct PostgresStore {
     load: super::LoadSetup,
     /// pg_stat_statements' totals when server timing began (`--trace-sample`).
     statements_before: std::sync::Mutex<Option<statement_times::Totals>>,
+    /// Set in runs of key-value events alone where the server asks for no password:
+    /// the key-value statements then go over hatshop's own wire (wire.rs).
+    lean: Option<LeanConns>,
 }
 
 impl StoreKind for PostgresStore {
@@ -141,10 +147,27 @@ impl StoreKind for PostgresStore {
         if let Some(password) = &address.password {
             config.password(password);
         }
+        let lean = match options.key_value_only && address.password.is_none() {
+            true => {
+                let login = wire::Login {
+                    host: host.clone(),
+                    port,
+                    user: address.user.clone().unwrap_or_else(|| "postgres".into()),
+                    database: address.name.clone().unwrap_or_else(|| "hatshop".into()),
+                    connect_timeout: options.connect_timeout,
+                };
+                lean_conns(login, pool).await?
+            }
+            false => None,
+        };
         let mut store = PostgresStore {
             config,
             connect_timeout: options.connect_timeout,
-            connections: (0..pool).map(|_| Mutex::new(None)).collect(),
+            // With hatshop's own wire carrying the operations, the driver's one
+            // connection does setup and verify.
+            connections: (0..if lean.is_some() { 1 } else { pool })
+                .map(|_| Mutex::new(None))
+                .collect(),
             next: AtomicUsize::new(0),
             tables_ready: AtomicBool::new(false),
             target: url.to_string(),
@@ -152,6 +175,7 @@ impl StoreKind for PostgresStore {
             sql: Statements::new(Placeholders::Dollar),
             load: Default::default(),
             statements_before: Default::default(),
+            lean,
         };
         let version: String = {
             let conn = store.conn().await?;
@@ -168,6 +192,18 @@ impl StoreKind for PostgresStore {
         );
         Ok(store)
     }
+}
+
+/// hatshop's own connections for the key-value statements, if the server lets one log
+/// in without a password (else tokio-postgres, which speaks every method, carries them).
+async fn lean_conns(login: wire::Login, connections: usize) -> Result<Option<LeanConns>, DbError> {
+    let Some(probe) = wire::LeanConn::open(&login).await? else {
+        return Ok(None);
+    };
+    probe.quit().await;
+    let sql = Statements::new(Placeholders::Dollar);
+    let statements = [sql.kv_insert, sql.kv_update, sql.kv_select, sql.kv_delete];
+    Ok(Some(LeanConns::new(login, statements, connections)))
 }
 
 impl PostgresStore {
@@ -212,6 +248,9 @@ impl PostgresStore {
             let mut slot = connection.lock().await;
             *slot = None;
             *slot = Some(self.open().await?);
+        }
+        if let Some(lean) = &self.lean {
+            lean.reopen_all().await?;
         }
         Ok(())
     }
@@ -439,6 +478,10 @@ impl Store for PostgresStore {
     }
 
     async fn kv_write(&self, key: &KeyText, value: &[u8]) -> Result<(), DbError> {
+        if let Some(lean) = &self.lean {
+            let params = [key.as_str().as_bytes(), value];
+            return lean.run(Kv::Insert, &params).await.map(|_| ());
+        }
         let mut conn = self.conn().await?;
         let statement = conn.statement(&self.sql.kv_insert).await?;
         conn.client
@@ -449,6 +492,10 @@ impl Store for PostgresStore {
     }
 
     async fn kv_rewrite(&self, key: &KeyText, value: &[u8]) -> Result<Applied, DbError> {
+        if let Some(lean) = &self.lean {
+            let reply = lean.run(Kv::Update, &[value, key.as_str().as_bytes()]).await?;
+            return Ok(Applied::from_rows(reply.rows));
+        }
         let mut conn = self.conn().await?;
         let statement = conn.statement(&self.sql.kv_update).await?;
         let rows = conn
@@ -460,6 +507,9 @@ impl Store for PostgresStore {
     }
 
     async fn kv_read(&self, key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {
+        if let Some(lean) = &self.lean {
+            return Ok(lean.run(Kv::Select, &[key.as_str().as_bytes()]).await?.value);
+        }
         let mut conn = self.conn().await?;
         let statement = conn.statement(&self.sql.kv_select).await?;
         let row = conn
@@ -471,6 +521,10 @@ impl Store for PostgresStore {
     }
 
     async fn kv_delete(&self, key: &KeyText) -> Result<Applied, DbError> {
+        if let Some(lean) = &self.lean {
+            let reply = lean.run(Kv::Delete, &[key.as_str().as_bytes()]).await?;
+            return Ok(Applied::from_rows(reply.rows));
+        }
         let mut conn = self.conn().await?;
         let statement = conn.statement(&self.sql.kv_delete).await?;
         let rows = conn
@@ -528,13 +582,30 @@ impl Store for PostgresStore {
             settings: BTreeMap::from([
                 (
                     "connections".to_string(),
-                    self.connections.len().to_string(),
+                    self.lean
+                        .as_ref()
+                        .map_or(self.connections.len(), LeanConns::len)
+                        .to_string(),
                 ),
                 (
                     "isolation".to_string(),
                     "read committed (server default)".to_string(),
                 ),
+                (
+                    "kv_wire".to_string(),
+                    match self.lean {
+                        Some(_) => "own",
+                        None => "tokio-postgres",
+                    }
+                    .to_string(),
+                ),
             ]),
+        }
+    }
+
+    async fn close(&self) {
+        if let Some(lean) = &self.lean {
+            lean.close_all().await;
         }
     }
 }

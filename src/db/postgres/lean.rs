@@ -1,0 +1,107 @@
+//! The key-value statements over hatshop's own wire (wire.rs): a connection per slot,
+//! lane i taking slot i first, each with the four statements parsed once. A connection
+//! that broke, or was left mid-request by a cancelled call, is opened again (its
+//! statements parsed again) on its slot's next use.
+
+use tokio::sync::{Mutex, MutexGuard};
+
+use super::wire::{LeanConn, Login, Reply};
+use crate::db::DbError;
+
+/// The statements' names on every connection, and their SQL's place in `Kv`'s order.
+const NAMES: [&str; 4] = ["kv_insert", "kv_update", "kv_select", "kv_delete"];
+
+/// A key-value statement.
+#[derive(Debug, Clone, Copy)]
+pub enum Kv {
+    Insert = 0,
+    Update = 1,
+    Select = 2,
+    Delete = 3,
+}
+
+/// The connections of a run whose statements are all key-value ones.
+pub struct LeanConns {
+    login: Login,
+    /// The four statements' SQL, in `Kv`'s order.
+    sql: [String; 4],
+    slots: Vec<Mutex<Option<LeanConn>>>,
+    next: std::sync::atomic::AtomicUsize,
+}
+
+impl LeanConns {
+    pub fn new(login: Login, sql: [String; 4], connections: usize) -> LeanConns {
+        LeanConns {
+            login,
+            sql,
+            slots: (0..connections).map(|_| Mutex::new(None)).collect(),
+            next: Default::default(),
+        }
+    }
+
+    /// Connection slots.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Runs `which` with `params` on a connection of the slots.
+    pub async fn run(&self, which: Kv, params: &[&[u8]]) -> Result<Reply, DbError> {
+        let mut slot = self.take().await?;
+        let conn = slot.as_mut().expect("opened by take");
+        conn.execute(NAMES[which as usize], params).await
+    }
+
+    /// Opens every connection again, its statements parsed (the tables are there now),
+    /// so nothing is opened or parsed while measuring.
+    pub async fn reopen_all(&self) -> Result<(), DbError> {
+        for slot in &self.slots {
+            let mut slot = slot.lock().await;
+            if let Some(old) = slot.take() {
+                old.quit().await;
+            }
+            *slot = Some(self.open().await?);
+        }
+        Ok(())
+    }
+
+    /// Says goodbye on every connection.
+    pub async fn close_all(&self) {
+        for slot in &self.slots {
+            if let Some(conn) = slot.lock().await.take() {
+                conn.quit().await;
+            }
+        }
+    }
+
+    /// The lane's own connection if free, else any free one, else the lane's own when
+    /// let go; opened if it has none or its last request went unanswered.
+    async fn take(&self) -> Result<MutexGuard<'_, Option<LeanConn>>, DbError> {
+        use std::sync::atomic::Ordering;
+        let n = self.slots.len();
+        let start = crate::db::lane().unwrap_or_else(|| self.next.fetch_add(1, Ordering::Relaxed));
+        let mut guard = crate::db::queued(async {
+            for i in 0..n {
+                if let Ok(guard) = self.slots[(start + i) % n].try_lock() {
+                    return guard;
+                }
+            }
+            self.slots[start % n].lock().await
+        })
+        .await;
+        if guard.as_ref().is_none_or(LeanConn::busy) {
+            *guard = None;
+            *guard = Some(self.open().await?);
+        }
+        Ok(guard)
+    }
+
+    async fn open(&self) -> Result<LeanConn, DbError> {
+        let mut conn = LeanConn::open(&self.login).await?.ok_or_else(|| {
+            DbError::other("PostgreSQL now asks for a password, which hatshop's own wire does not send")
+        })?;
+        for (name, sql) in NAMES.iter().zip(&self.sql) {
+            conn.prepare(name, sql).await?;
+        }
+        Ok(conn)
+    }
+}
