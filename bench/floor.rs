@@ -113,9 +113,26 @@ fn run() -> Result<(), String> {
         started: Barrier::new(conns),
         start: OnceLock::new(),
     });
-    let results: Vec<Result<(), String>> = if layout == Layout::Threaded {
-        std::thread::scope(|scope| {
-            let callers: Vec<_> = (0..conns)
+    let results = run_callers(&race, layout, &runtime);
+    results.into_iter().collect::<Result<(), String>>()?;
+    let reads = race.reads_per_caller * conns as u64;
+    let (cpu, began) = race.start.get().expect("the reads began");
+    let cost = ClientCost::since(cpu, reads);
+    let wall = began.elapsed().as_secs_f64();
+    println!("{:.0} {:.2}", reads as f64 / wall, cost.cpu_us_per_op);
+    runtime.block_on(close_within(&*race.store));
+    Ok(())
+}
+
+/// Runs every caller to its end, each in `layout`; what each returned.
+fn run_callers(
+    race: &Arc<Race>,
+    layout: Layout,
+    runtime: &tokio::runtime::Runtime,
+) -> Vec<Result<(), String>> {
+    if layout == Layout::Threaded {
+        return std::thread::scope(|scope| {
+            let callers: Vec<_> = (0..race.conns)
                 .map(|lane| {
                     let race = race.clone();
                     scope.spawn(move || {
@@ -128,27 +145,18 @@ fn run() -> Result<(), String> {
                 })
                 .collect();
             callers.into_iter().map(|c| c.join().unwrap()).collect()
-        })
-    } else {
-        runtime.block_on(async {
-            let callers: Vec<_> = (0..conns)
-                .map(|lane| tokio::spawn(race.clone().caller_owned(lane)))
-                .collect();
-            let mut results = Vec::new();
-            for caller in callers {
-                results.push(caller.await.map_err(|e| e.to_string()).and_then(|r| r));
-            }
-            results
-        })
-    };
-    results.into_iter().collect::<Result<(), String>>()?;
-    let reads = race.reads_per_caller * conns as u64;
-    let (cpu, began) = race.start.get().expect("the reads began");
-    let cost = ClientCost::since(cpu, reads);
-    let wall = began.elapsed().as_secs_f64();
-    println!("{:.0} {:.2}", reads as f64 / wall, cost.cpu_us_per_op);
-    runtime.block_on(close_within(&*race.store));
-    Ok(())
+        });
+    }
+    runtime.block_on(async {
+        let callers: Vec<_> = (0..race.conns)
+            .map(|lane| tokio::spawn(race.clone().caller_owned(lane)))
+            .collect();
+        let mut results = Vec::new();
+        for caller in callers {
+            results.push(caller.await.map_err(|e| e.to_string()).and_then(|r| r));
+        }
+        results
+    })
 }
 
 /// What the callers share.

@@ -65,7 +65,7 @@ impl DbUrl {
             Some(at) => (Some(&rest[..at]), &rest[at + 1..]),
             None => (None, rest),
         };
-        let (user, mut password) = match userinfo {
+        let (user, password) = match userinfo {
             Some(info) => match info.split_once(':') {
                 Some((u, p)) => (Some(percent_decode(u)), Some(p.to_string())),
                 None => (Some(percent_decode(info)), None),
@@ -76,31 +76,10 @@ impl DbUrl {
             Some((l, q)) => (l, Some(q)),
             None => (after, None),
         };
-        let mut params = BTreeMap::new();
-        let mut user = user;
-        if let Some(query) = query {
-            for pair in split_query(query) {
-                let Some((k, v)) = pair.split_once('=') else {
-                    // A URL with a password may have split it here: do not echo the text.
-                    let shown = if password.is_some() || !password_spans.is_empty() {
-                        "a setting".to_string()
-                    } else {
-                        format!("setting '{pair}'")
-                    };
-                    return Err(format!(
-                        "{shown} in the query of a {scheme}:// URL needs a value (key=value; \
-                         percent-encode & in a password as %26)"
-                    ));
-                };
-                match k {
-                    "password" => password = Some(v.to_string()),
-                    "user" => user = Some(percent_decode(v)),
-                    _ => {
-                        params.insert(percent_decode(k), percent_decode(v));
-                    }
-                }
-            }
-        }
+        let hides_password = password.is_some() || !password_spans.is_empty();
+        let settings = read_query(query, scheme, hides_password)?;
+        let user = settings.user.or(user);
+        let mut password = settings.password.or(password);
         if let Some(p) = &password {
             secrets::register(p);
             let decoded = percent_decode(p);
@@ -109,8 +88,7 @@ impl DbUrl {
         }
         if !meta.login && (user.is_some() || password.is_some()) {
             return Err(format!(
-                "{scheme}:// takes no user or password: {} checks none (leave them out of the URL)",
-                meta.scheme
+                "{scheme}:// takes no user or password: nothing there checks them (leave them out of the URL)"
             ));
         }
         let url = DbUrl {
@@ -118,7 +96,7 @@ impl DbUrl {
             user,
             password,
             location: location.to_string(),
-            params,
+            params: settings.params,
         };
         // A file store's location is a path, with no port to check.
         // A server's URL with a port that is not one is bad input, said when the URL is
@@ -228,6 +206,48 @@ impl fmt::Debug for DbUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "DbUrl({self})")
     }
+}
+
+/// What a URL's query holds: settings, and a user and password if it names them.
+struct QuerySettings {
+    params: BTreeMap<String, String>,
+    user: Option<String>,
+    password: Option<String>,
+}
+
+/// Reads `?key=value&…`; `hides_password`: the URL carries a password, so a pair
+/// that does not parse is not echoed (it may be a piece of the password).
+fn read_query(
+    query: Option<&str>,
+    scheme: &str,
+    hides_password: bool,
+) -> Result<QuerySettings, String> {
+    let mut settings = QuerySettings {
+        params: BTreeMap::new(),
+        user: None,
+        password: None,
+    };
+    for pair in query.into_iter().flat_map(split_query) {
+        let Some((k, v)) = pair.split_once('=') else {
+            let shown = if hides_password {
+                "a setting".to_string()
+            } else {
+                format!("setting '{pair}'")
+            };
+            return Err(format!(
+                "{shown} in the query of a {scheme}:// URL needs a value (key=value; \
+                 percent-encode & in a password as %26)"
+            ));
+        };
+        match k {
+            "password" => settings.password = Some(v.to_string()),
+            "user" => settings.user = Some(percent_decode(v)),
+            _ => {
+                settings.params.insert(percent_decode(k), percent_decode(v));
+            }
+        }
+    }
+    Ok(settings)
 }
 
 /// Byte ranges of the values of `password=` in the query (they may hold `@`).

@@ -172,6 +172,13 @@ fn key_value_presets() -> Vec<WorkloadSpec> {
 
 /// The races against each store's own benchmark tool: exactly the peer's work.
 fn race_presets() -> Vec<WorkloadSpec> {
+    let mut all = cql_and_sql_races();
+    all.extend(pg_and_redis_races());
+    all
+}
+
+/// The races with latte and sysbench.
+fn cql_and_sql_races() -> Vec<WorkloadSpec> {
     let mut sql_select = race(
         "race-sql-select",
         "race with sysbench oltp_point_select: 300,000 point selects by primary key of 120-byte values over 100,000 rows, keys drawn as sysbench's default (special), 16 connections (run it with kv_table=sbtest)",
@@ -219,6 +226,12 @@ fn race_presets() -> Vec<WorkloadSpec> {
             120,
             16,
         ),
+    ]
+}
+
+/// The races with pgbench and redis-benchmark.
+fn pg_and_redis_races() -> Vec<WorkloadSpec> {
+    vec![
         race(
             "race-pg-select",
             "race with pgbench -S -M prepared: 300,000 prepared point reads by primary key over 100,000 rows, keys uniform; hatshop reads a 100-byte value, pgbench an int of a row of about 100 bytes (pgbench_accounts at scale 1), 16 connections",

@@ -97,7 +97,9 @@ impl LeanConns {
 
     async fn open(&self) -> Result<LeanConn, DbError> {
         let mut conn = LeanConn::open(&self.login).await?.ok_or_else(|| {
-            DbError::other("PostgreSQL now asks for a password, which hatshop's own wire does not send")
+            DbError::other(
+                "PostgreSQL now asks for a password, which hatshop's own wire does not send",
+            )
         })?;
         for (name, sql) in NAMES.iter().zip(&self.sql) {
             conn.prepare(name, sql).await?;

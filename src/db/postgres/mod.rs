@@ -493,7 +493,9 @@ impl Store for PostgresStore {
 
     async fn kv_rewrite(&self, key: &KeyText, value: &[u8]) -> Result<Applied, DbError> {
         if let Some(lean) = &self.lean {
-            let reply = lean.run(Kv::Update, &[value, key.as_str().as_bytes()]).await?;
+            let reply = lean
+                .run(Kv::Update, &[value, key.as_str().as_bytes()])
+                .await?;
             return Ok(Applied::from_rows(reply.rows));
         }
         let mut conn = self.conn().await?;
@@ -508,7 +510,10 @@ impl Store for PostgresStore {
 
     async fn kv_read(&self, key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {
         if let Some(lean) = &self.lean {
-            return Ok(lean.run(Kv::Select, &[key.as_str().as_bytes()]).await?.value);
+            return Ok(lean
+                .run(Kv::Select, &[key.as_str().as_bytes()])
+                .await?
+                .value);
         }
         let mut conn = self.conn().await?;
         let statement = conn.statement(&self.sql.kv_select).await?;

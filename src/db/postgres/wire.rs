@@ -321,7 +321,10 @@ fn server_error(body: &[u8]) -> DbError {
 fn unexpected(tag: u8, what: &str) -> DbError {
     DbError::new(
         ErrorKind::Other,
-        format!("unexpected message '{}' from PostgreSQL in {what}", tag as char),
+        format!(
+            "unexpected message '{}' from PostgreSQL in {what}",
+            tag as char
+        ),
     )
 }
 
