@@ -5,11 +5,10 @@
 
 use std::time::{Duration, Instant};
 
-use mysql_async::prelude::Queryable;
 use tempfile::TempDir;
 
 use super::common::{OwnHome, assert_one_line_error, run_ok, server, text, url};
-use super::ownership::postgres_sql;
+use super::drivers::{block_on, mysql_sql, postgres_sql};
 
 const RIGHT: &str = "Right-pass-1";
 const WRONG: &str = "Wrong-pass-2";
@@ -38,10 +37,6 @@ fn with_login(db: &str, user: &str, database: &str) -> String {
     format!("{scheme}://{user}:{RIGHT}@{hosts}/{database}")
 }
 
-fn block_on<F: std::future::Future>(work: F) -> F::Output {
-    tokio::runtime::Runtime::new().unwrap().block_on(work)
-}
-
 #[test]
 fn a_store_that_checks_no_login_refuses_a_password() {
     let tmp = TempDir::new().unwrap();
@@ -68,18 +63,15 @@ fn a_store_that_checks_no_login_refuses_a_password() {
 #[ignore = "needs a live MariaDB: ./test.sh starts one"]
 fn mysql() {
     let db = url("HATSHOP_TEST_MYSQL");
-    block_on(async {
-        let mut conn = mysql_async::Conn::from_url(db.as_str()).await.unwrap();
-        conn.query_drop(format!(
+    mysql_sql(
+        &db,
+        &format!(
             "CREATE DATABASE IF NOT EXISTS conformance_login; \
              DROP USER IF EXISTS 'conformance'@'127.%'; \
              CREATE USER 'conformance'@'127.%' IDENTIFIED BY '{RIGHT}'; \
              GRANT ALL PRIVILEGES ON conformance_login.* TO 'conformance'@'127.%'"
-        ))
-        .await
-        .unwrap();
-        conn.disconnect().await.unwrap();
-    });
+        ),
+    );
     only_the_right_password_runs(
         &with_login(&db, "conformance", "conformance_login"),
         "Access denied",
@@ -108,7 +100,7 @@ fn postgres() {
             .await
             .unwrap();
     });
-    block_on(postgres_sql(
+    postgres_sql(
         &db,
         &format!(
             "DROP DATABASE IF EXISTS conformance_login WITH (FORCE); \
@@ -116,7 +108,7 @@ fn postgres() {
              CREATE ROLE conformance LOGIN PASSWORD '{RIGHT}'; \
              CREATE DATABASE conformance_login OWNER conformance"
         ),
-    ));
+    );
     let right = with_login(&db, "conformance", "conformance_login");
     wait_until_refused(&right.replace(RIGHT, WRONG));
     only_the_right_password_runs(&right, "password authentication failed");

@@ -15,6 +15,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod drivers;
 mod gone;
 mod login;
 mod ownership;

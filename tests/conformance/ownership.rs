@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use hatshop::db::{AnyStore, ConnectOptions, DbUrl, Settings, Store};
 use hatshop::workload::KeyText;
-use mysql_async::prelude::Queryable;
 use tempfile::TempDir;
 
 use super::common::{
     OwnHome, assert_one_line_error, cassandra as cassandra_url, run_ok, server, text, url,
 };
+use super::drivers::{block_on, mysql_sql, postgres_sql};
 
 /// The refusal, naming `theirs`; then `--recreate`; then a run without it.
 fn only_what_hatshop_made_is_dropped(tmp: &TempDir, db: &str, theirs: &str) {
@@ -35,10 +35,6 @@ fn only_what_hatshop_made_is_dropped(tmp: &TempDir, db: &str, theirs: &str) {
     run_ok(tmp, "again", &["--db", db, "--events", "100", "--verify"]);
 }
 
-fn block_on<F: std::future::Future>(work: F) -> F::Output {
-    tokio::runtime::Runtime::new().unwrap().block_on(work)
-}
-
 #[test]
 fn sqlite() {
     let tmp = TempDir::new().unwrap();
@@ -54,16 +50,11 @@ fn sqlite() {
 #[ignore = "needs a live MariaDB: ./test.sh starts one"]
 fn mysql() {
     let db = url("HATSHOP_TEST_MYSQL");
-    block_on(async {
-        let mut conn = mysql_async::Conn::from_url(db.as_str()).await.unwrap();
-        conn.query_drop(
-            "DROP DATABASE IF EXISTS conformance_theirs; CREATE DATABASE conformance_theirs; \
+    mysql_sql(
+        &db,
+        "DROP DATABASE IF EXISTS conformance_theirs; CREATE DATABASE conformance_theirs; \
              CREATE TABLE conformance_theirs.orders (id INT)",
-        )
-        .await
-        .unwrap();
-        conn.disconnect().await.unwrap();
-    });
+    );
     let theirs = db.replace("/hatshop", "/conformance_theirs");
     only_what_hatshop_made_is_dropped(&TempDir::new().unwrap(), &theirs, "orders");
 }
@@ -73,29 +64,13 @@ fn mysql() {
 fn postgres() {
     let db = url("HATSHOP_TEST_POSTGRES");
     let theirs = db.replace("/hatshop", "/conformance_theirs");
-    block_on(async {
-        postgres_sql(
-            &db,
-            "DROP DATABASE IF EXISTS conformance_theirs WITH (FORCE); \
-             CREATE DATABASE conformance_theirs",
-        )
-        .await;
-        postgres_sql(&theirs, "CREATE TABLE orders (id INT)").await;
-    });
+    postgres_sql(
+        &db,
+        "DROP DATABASE IF EXISTS conformance_theirs WITH (FORCE); \
+         CREATE DATABASE conformance_theirs",
+    );
+    postgres_sql(&theirs, "CREATE TABLE orders (id INT)");
     only_what_hatshop_made_is_dropped(&TempDir::new().unwrap(), &theirs, "orders");
-}
-
-/// Runs `sql` (statements separated by `;`, each on its own) on PostgreSQL at `db`.
-pub async fn postgres_sql(db: &str, sql: &str) {
-    let (client, connection) = tokio_postgres::connect(db, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    let connection = tokio::spawn(connection);
-    for statement in sql.split("; ") {
-        client.batch_execute(statement).await.unwrap();
-    }
-    drop(client);
-    let _ = connection.await;
 }
 
 #[test]

@@ -30,6 +30,7 @@ pub struct LeanConns {
 }
 
 impl LeanConns {
+    /// `connections` slots, none open yet; `sql`: the statements in `Kv`'s order.
     pub fn new(login: Login, sql: [String; 4], connections: usize) -> LeanConns {
         LeanConns {
             login,

@@ -1,7 +1,10 @@
 //! PostgreSQL through `tokio-postgres`: `connections` connections (default 4), each with its
 //! statements prepared once, each write one transaction. A connection the server
 //! closed (a restart, a killed backend) is opened again on its next use, with its
-//! statements prepared again; that one operation pays for it.
+//! statements prepared again; that one operation pays for it. In a run of key-value
+//! events alone, where the server asks for no password, the key-value statements go
+//! over hatshop's own wire instead (lean.rs, wire.rs), and the driver keeps one
+//! connection for setup and verify.
 
 mod errors;
 mod lean;
