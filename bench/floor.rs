@@ -14,7 +14,7 @@
 //! called or in `setup`, so under `threaded` a connection set up on the main runtime
 //! is still served by it. Prints `reads/s client_µs/read`: user +
 //! system CPU of the whole process over the reads, ÷ OPS. Every call has a 10 s
-//! deadline; Ctrl-C ends the process.
+//! deadline and setup 120 s; Ctrl-C ends the process.
 
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -29,6 +29,8 @@ use tokio::sync::Barrier;
 const RECORDS: u64 = 10_000;
 const VALUE: [u8; 100] = [b'v'; 100];
 const DEADLINE: Duration = Duration::from_secs(10);
+/// Making the tables (a Cassandra keyspace takes seconds).
+const SETUP_DEADLINE: Duration = Duration::from_secs(120);
 const USAGE: &str = "usage: floor URL CONNS OPS shared|shared:THREADS|threaded";
 
 /// Where the callers run.
@@ -100,10 +102,15 @@ fn run() -> Result<(), String> {
             recreate: false,
             note: "the floor bench".into(),
         };
-        store
-            .setup(&owner)
-            .await
-            .map_err(|e| format!("cannot set up {url}: {}", e.message))?;
+        match tokio::time::timeout(SETUP_DEADLINE, store.setup(&owner)).await {
+            Ok(done) => done.map_err(|e| format!("cannot set up {url}: {}", e.message))?,
+            Err(_) => {
+                return Err(format!(
+                    "{url}: setup did not end within {} s",
+                    SETUP_DEADLINE.as_secs()
+                ));
+            }
+        }
         Ok::<_, String>(Arc::new(store))
     })?;
     let race = Arc::new(Race {

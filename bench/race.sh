@@ -45,6 +45,9 @@ while [ $# -gt 0 ]; do
 done
 IFS=, read -ra counts <<<"$conns"
 export HATSHOP_HOME=${HATSHOP_HOME:-$HOME/.local/share/hatshop}
+# The longest one measured command may take (RACE_TIMEOUT seconds): a silent server
+# ends the script instead of holding it.
+limit=${RACE_TIMEOUT:-900}
 tmp=$(mktemp -d)
 trap '[ -n "${RACE_KEEP:-}" ] || rm -rf "$tmp"' EXIT
 wants() { [[ " $stores " == *" $1 "* ]]; }
@@ -101,7 +104,7 @@ measure_peer() {
   shift 2
   local before after
   before=$(cpu_s "$server")
-  /usr/bin/time -f '%U %S %M' -o "$tmp/time" "$@" >"$tmp/out" 2>&1 || {
+  timeout "$limit" /usr/bin/time -f '%U %S %M' -o "$tmp/time" "$@" >"$tmp/out" 2>&1 || {
     cat "$tmp/out" >&2
     exit 1
   }
@@ -154,7 +157,7 @@ parse_redis_benchmark() {
 # measure_hatshop PRESET URL CONNS: the same line, from run.json and summary.json.
 measure_hatshop() {
   local out="$tmp/hatshop-$RANDOM$RANDOM"
-  /usr/bin/time -f '%U %S %M' -o "$tmp/time" "$bin" run --quiet -w "$1" --events "$ops" -c "$3" --db "$2" --out "$out" >"$tmp/out" 2>&1 || {
+  timeout "$limit" /usr/bin/time -f '%U %S %M' -o "$tmp/time" "$bin" run --quiet -w "$1" --events "$ops" -c "$3" --db "$2" --out "$out" >"$tmp/out" 2>&1 || {
     cat "$tmp/out" >&2
     exit 1
   }
@@ -175,7 +178,7 @@ EOF
 # measure_floor URL CONNS LAYOUT: "ops_s nan nan cpu_us nan nan".
 measure_floor() {
   local line
-  line=$("$floor" "$1" "$2" "$ops" "$3") || exit 1
+  line=$(timeout "$limit" "$floor" "$1" "$2" "$ops" "$3") || exit 1
   read -r ops_s cpu <<<"$line"
   echo "$ops_s nan nan $cpu nan nan"
 }

@@ -302,6 +302,18 @@ pub fn key_value_presets(db: &str, extra: &[&str]) {
 /// also when the test fails.
 pub struct OwnHome(pub TempDir);
 
+impl OwnHome {
+    /// A home of its own with `hatshop server start ARGS…` run in it: the home and
+    /// the server's URL (the test fails if it does not start).
+    pub fn with_server(args: &[&str]) -> (OwnHome, String) {
+        let home = OwnHome(TempDir::new().unwrap());
+        let started = server(home.0.path(), &[&["start"], args].concat());
+        assert!(started.status.success(), "{}", text(&started.stderr));
+        let url = text(&started.stdout).trim().to_string();
+        (home, url)
+    }
+}
+
 impl Drop for OwnHome {
     fn drop(&mut self) {
         server(self.0.path(), &["stop", "--all"]);

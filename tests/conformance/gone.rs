@@ -46,10 +46,7 @@ fn every_server_store_out_of_reach_is_one_line_within_the_connect_timeout() {
 /// operation has reached it for three connect timeouts, the run ends as failed, in one
 /// line, its folder whole.
 fn a_server_gone_for_good_ends_the_run(kind: &str) {
-    let home = OwnHome(TempDir::new().unwrap());
-    let started = server(home.0.path(), &["start", kind]);
-    assert!(started.status.success(), "{}", text(&started.stderr));
-    let url = text(&started.stdout).trim().to_string();
+    let (home, url) = OwnHome::with_server(&[kind]);
     let tmp = TempDir::new().unwrap();
     let out = tmp.path().join("run");
     let out_arg = out.to_str().unwrap();

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
-use super::common::{OwnHome, assert_one_line_error, run_ok, server, text, url};
+use super::common::{OwnHome, assert_one_line_error, run_ok, url};
 use super::drivers::{block_on, mysql_sql, postgres_sql};
 
 const RIGHT: &str = "Right-pass-1";
@@ -154,18 +154,8 @@ fn redis() {
 #[test]
 #[ignore = "needs Cassandra's jars: ./test.sh fetches them"]
 fn cassandra() {
-    let home = OwnHome(TempDir::new().unwrap());
-    let started = server(
-        home.0.path(),
-        &[
-            "start",
-            "cassandra",
-            "--set",
-            "authenticator=PasswordAuthenticator",
-        ],
-    );
-    assert!(started.status.success(), "{}", text(&started.stderr));
-    let db = text(&started.stdout).trim().to_string();
+    let (_home, db) =
+        OwnHome::with_server(&["cassandra", "--set", "authenticator=PasswordAuthenticator"]);
     let right = with_login(&db, "conformance", "conformance_login");
     let hosts = right
         .rsplit_once('@')

@@ -11,9 +11,7 @@ use hatshop::db::{AnyStore, ConnectOptions, DbUrl, Settings, Store};
 use hatshop::workload::KeyText;
 use tempfile::TempDir;
 
-use super::common::{
-    OwnHome, assert_one_line_error, cassandra as cassandra_url, run_ok, server, text, url,
-};
+use super::common::{OwnHome, assert_one_line_error, cassandra as cassandra_url, run_ok, url};
 use super::drivers::{block_on, mysql_sql, postgres_sql};
 
 /// The refusal, naming `theirs`; then `--recreate`; then a run without it.
@@ -131,10 +129,7 @@ fn redis() {
 #[test]
 #[ignore = "needs Voldemort built from source: ./test.sh builds it"]
 fn voldemort() {
-    let home = OwnHome(TempDir::new().unwrap());
-    let started = server(home.0.path(), &["start", "voldemort"]);
-    assert!(started.status.success(), "{}", text(&started.stderr));
-    let theirs = text(&started.stdout).trim().to_string();
+    let (_home, theirs) = OwnHome::with_server(&["voldemort"]);
     block_on(async {
         let url = DbUrl::parse(&theirs).unwrap();
         let meta = url.store();
