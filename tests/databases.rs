@@ -48,27 +48,45 @@ fn postgres_key_value_runs_go_over_hatshops_own_wire() {
     let _guard = lock(&POSTGRES);
     let tmp = TempDir::new().unwrap();
     let db = url("HATSHOP_TEST_POSTGRES");
-    let wire = |out: &std::path::Path| {
-        let run = json(&out.join("run.json"));
-        run["database"]["store"]["settings"]["kv_wire"].clone()
-    };
-    let kv = run_and_verify(
-        &tmp,
-        &db,
-        &[
-            "-w",
-            "kv-10w-40rw-50r",
-            "--records",
-            "500",
-            "--events",
-            "3000",
-            "-c",
-            "4",
-        ],
-    );
-    assert_eq!(wire(&kv), "own");
+    assert_eq!(kv_wire(&key_value_run(&tmp, &db, &[])), "own");
     let orders = orders(&tmp, &db, &["-c", "4"]);
-    assert_eq!(wire(&orders), "tokio-postgres");
+    assert_eq!(kv_wire(&orders), "tokio-postgres");
+}
+
+/// The same on Redis: runs of key-value events alone, unpipelined, over hatshop's own
+/// wire; pipelined ones and orders through the `redis` crate.
+#[test]
+#[ignore = "needs a live Redis: ./test.sh starts one"]
+fn redis_key_value_runs_go_over_hatshops_own_wire() {
+    let _guard = lock(&REDIS);
+    let tmp = TempDir::new().unwrap();
+    let db = url("HATSHOP_TEST_REDIS");
+    assert_eq!(kv_wire(&key_value_run(&tmp, &db, &[])), "own");
+    let pipelined = key_value_run(&tmp, &db, &["--pipeline", "4"]);
+    assert_eq!(kv_wire(&pipelined), "redis-rs");
+    let orders = orders(&tmp, &db, &["-c", "4"]);
+    assert_eq!(kv_wire(&orders), "redis-rs");
+}
+
+/// A verified run of writes, rewrites and reads on 500 keys, 4 in flight.
+fn key_value_run(tmp: &TempDir, db: &str, extra: &[&str]) -> PathBuf {
+    let mut args = vec![
+        "-w",
+        "kv-10w-40rw-50r",
+        "--records",
+        "500",
+        "--events",
+        "3000",
+        "-c",
+        "4",
+    ];
+    args.extend_from_slice(extra);
+    run_and_verify(tmp, db, &args)
+}
+
+/// What carried a run's key-value operations, as run.json says.
+fn kv_wire(out: &std::path::Path) -> serde_json::Value {
+    json(&out.join("run.json"))["database"]["store"]["settings"]["kv_wire"].clone()
 }
 
 #[test]

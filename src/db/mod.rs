@@ -14,6 +14,7 @@ mod settings;
 mod sql;
 mod stores;
 mod url;
+mod wire;
 
 use std::collections::BTreeMap;
 use std::future::Future;

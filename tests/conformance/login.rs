@@ -13,10 +13,13 @@ use super::drivers::{block_on, mysql_sql, postgres_sql};
 const RIGHT: &str = "Right-pass-1";
 const WRONG: &str = "Wrong-pass-2";
 
-/// A run as `user` with the right password, then one with the wrong password.
+/// Runs as `user` with the right password (of orders, and of key-value records,
+/// which some stores send over hatshop's own wire), then one with the wrong password.
 fn only_the_right_password_runs(right: &str, expected: &str) {
     let tmp = TempDir::new().unwrap();
     run_ok(&tmp, "right", &["--db", right, "--events", "100"]);
+    let kv = ["-w", "kv-50w-50r", "--records", "50", "--events", "100"];
+    run_ok(&tmp, "right-kv", &[&["--db", right][..], &kv].concat());
     let wrong = right.replace(RIGHT, WRONG);
     let stderr = assert_one_line_error(
         tmp.path(),

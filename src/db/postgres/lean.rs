@@ -3,10 +3,9 @@
 //! that broke, or was left mid-request by a cancelled call, is opened again (its
 //! statements parsed again) on its slot's next use.
 
-use tokio::sync::{Mutex, MutexGuard};
-
 use super::wire::{LeanConn, Login, Reply};
 use crate::db::DbError;
+use crate::db::wire::LaneSlots;
 
 /// The statements' names on every connection, and their SQL's place in `Kv`'s order.
 const NAMES: [&str; 4] = ["kv_insert", "kv_update", "kv_select", "kv_delete"];
@@ -25,8 +24,7 @@ pub struct LeanConns {
     login: Login,
     /// The four statements' SQL, in `Kv`'s order.
     sql: [String; 4],
-    slots: Vec<Mutex<Option<LeanConn>>>,
-    next: std::sync::atomic::AtomicUsize,
+    slots: LaneSlots<LeanConn>,
 }
 
 impl LeanConns {
@@ -35,8 +33,7 @@ impl LeanConns {
         LeanConns {
             login,
             sql,
-            slots: (0..connections).map(|_| Mutex::new(None)).collect(),
-            next: Default::default(),
+            slots: LaneSlots::new(connections),
         }
     }
 
@@ -47,7 +44,7 @@ impl LeanConns {
 
     /// Runs `which` with `params` on a connection of the slots.
     pub async fn run(&self, which: Kv, params: &[&[u8]]) -> Result<Reply, DbError> {
-        let mut slot = self.take().await?;
+        let mut slot = self.slots.take(|| self.open()).await?;
         let conn = slot.as_mut().expect("opened by take");
         conn.execute(NAMES[which as usize], params).await
     }
@@ -55,8 +52,8 @@ impl LeanConns {
     /// Opens every connection again, its statements parsed (the tables are there now),
     /// so nothing is opened or parsed while measuring.
     pub async fn reopen_all(&self) -> Result<(), DbError> {
-        for slot in &self.slots {
-            let mut slot = slot.lock().await;
+        for i in 0..self.slots.len() {
+            let mut slot = self.slots.slot(i).await;
             if let Some(old) = slot.take() {
                 old.quit().await;
             }
@@ -67,33 +64,11 @@ impl LeanConns {
 
     /// Says goodbye on every connection.
     pub async fn close_all(&self) {
-        for slot in &self.slots {
-            if let Some(conn) = slot.lock().await.take() {
+        for i in 0..self.slots.len() {
+            if let Some(conn) = self.slots.slot(i).await.take() {
                 conn.quit().await;
             }
         }
-    }
-
-    /// The lane's own connection if free, else any free one, else the lane's own when
-    /// let go; opened if it has none or its last request went unanswered.
-    async fn take(&self) -> Result<MutexGuard<'_, Option<LeanConn>>, DbError> {
-        use std::sync::atomic::Ordering;
-        let n = self.slots.len();
-        let start = crate::db::lane().unwrap_or_else(|| self.next.fetch_add(1, Ordering::Relaxed));
-        let mut guard = crate::db::queued(async {
-            for i in 0..n {
-                if let Ok(guard) = self.slots[(start + i) % n].try_lock() {
-                    return guard;
-                }
-            }
-            self.slots[start % n].lock().await
-        })
-        .await;
-        if guard.as_ref().is_none_or(LeanConn::busy) {
-            *guard = None;
-            *guard = Some(self.open().await?);
-        }
-        Ok(guard)
     }
 
     async fn open(&self) -> Result<LeanConn, DbError> {

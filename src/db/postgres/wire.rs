@@ -11,11 +11,12 @@
 
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
 use super::errors::kind_of_sqlstate;
 use crate::db::classify::io_kind;
+use crate::db::wire::{Inbox, LaneConn, connect};
 use crate::db::{DbError, ErrorKind};
 
 type Result<T> = std::result::Result<T, DbError>;
@@ -44,11 +45,15 @@ pub struct Reply {
 /// `busy` then says so, and its holder opens another.
 pub struct LeanConn {
     stream: TcpStream,
-    buf: Vec<u8>,
-    start: usize,
-    end: usize,
+    inbox: Inbox,
     out: Vec<u8>,
     busy: bool,
+}
+
+impl LaneConn for LeanConn {
+    fn busy(&self) -> bool {
+        self.busy
+    }
 }
 
 impl LeanConn {
@@ -69,15 +74,12 @@ impl LeanConn {
     }
 
     async fn log_in(login: &Login) -> Result<Option<LeanConn>> {
-        let stream = TcpStream::connect((login.host.as_str(), login.port))
+        let stream = connect(&login.host, login.port, login.connect_timeout)
             .await
             .map_err(io_error)?;
-        stream.set_nodelay(true).map_err(io_error)?;
         let mut conn = LeanConn {
             stream,
-            buf: vec![0; 8 * 1024],
-            start: 0,
-            end: 0,
+            inbox: Inbox::new(8 * 1024),
             out: Vec::with_capacity(256),
             busy: false,
         };
@@ -103,11 +105,6 @@ impl LeanConn {
         }
         conn.ready("login").await?;
         Ok(Some(conn))
-    }
-
-    /// Whether a request of an earlier call is still unanswered.
-    pub fn busy(&self) -> bool {
-        self.busy
     }
 
     /// Parses `sql` as statement `name`, its parameters' types left to the server.
@@ -209,51 +206,26 @@ impl LeanConn {
     /// one (errors, rows, tags), else an empty one.
     async fn message(&mut self) -> Result<(u8, Vec<u8>)> {
         loop {
-            let buffered = &self.buf[self.start..self.end];
+            let buffered = self.inbox.unread();
+            let mut whole = 0;
             if buffered.len() >= 5 {
                 let len = i32::from_be_bytes([buffered[1], buffered[2], buffered[3], buffered[4]]);
-                let whole = 1 + len.max(4) as usize;
+                whole = 1 + len.max(4) as usize;
                 if buffered.len() >= whole {
                     let tag = buffered[0];
                     let body = match tag {
                         b'E' | b'D' | b'C' | b'R' => buffered[5..whole].to_vec(),
                         _ => Vec::new(),
                     };
-                    self.start += whole;
+                    self.inbox.take(whole);
                     return Ok((tag, body));
                 }
-                if whole > self.buf.len() {
-                    self.buf.resize(whole * 2, 0);
-                }
             }
-            self.fill().await?;
+            self.inbox
+                .fill(&mut self.stream, whole)
+                .await
+                .map_err(io_error)?;
         }
-    }
-
-    /// Reads more of the stream into the buffer, moving what is unread to its front.
-    async fn fill(&mut self) -> Result<()> {
-        if self.start == self.end {
-            (self.start, self.end) = (0, 0);
-        } else if self.start > 0 {
-            self.buf.copy_within(self.start..self.end, 0);
-            (self.start, self.end) = (0, self.end - self.start);
-        }
-        if self.end == self.buf.len() {
-            self.buf.resize(self.buf.len() * 2, 0);
-        }
-        let n = self
-            .stream
-            .read(&mut self.buf[self.end..])
-            .await
-            .map_err(io_error)?;
-        if n == 0 {
-            return Err(DbError::new(
-                ErrorKind::Connection,
-                "the server closed the connection",
-            ));
-        }
-        self.end += n;
-        Ok(())
     }
 }
 

@@ -22,12 +22,21 @@ pub(super) fn kind_of(error: &redis::RedisError) -> ErrorKind {
         ) => ErrorKind::Unavailable,
         K::Server(ServerErrorKind::NoPerm) => ErrorKind::Connection,
         K::Server(ServerErrorKind::ExecAbort) => ErrorKind::Conflict,
-        _ => match error.code() {
-            // Out of memory (maxmemory), a script running too long: refused at once.
-            Some("OOM" | "BUSY") => ErrorKind::Unavailable,
-            Some("NOAUTH" | "WRONGPASS") => ErrorKind::Connection,
-            _ => ErrorKind::Other,
-        },
+        _ => error.code().map_or(ErrorKind::Other, kind_of_code),
+    }
+}
+
+/// The kind of a server error by its code, the word that begins it (`-LOADING …`).
+pub(super) fn kind_of_code(code: &str) -> ErrorKind {
+    match code {
+        // Loading, a failover, a read-only replica; out of memory (maxmemory), a
+        // script running too long: refused at once.
+        "LOADING" | "TRYAGAIN" | "CLUSTERDOWN" | "MASTERDOWN" | "READONLY" | "OOM" | "BUSY" => {
+            ErrorKind::Unavailable
+        }
+        "NOAUTH" | "WRONGPASS" | "NOPERM" => ErrorKind::Connection,
+        "EXECABORT" => ErrorKind::Conflict,
+        _ => ErrorKind::Other,
     }
 }
 
@@ -62,5 +71,9 @@ mod tests {
         let timeout =
             redis::RedisError::from(std::io::Error::new(std::io::ErrorKind::TimedOut, "slow"));
         assert_eq!(kind_of(&timeout), ErrorKind::Timeout);
+        // hatshop's own wire reads the same codes the same way.
+        assert_eq!(kind_of_code("BUSY"), ErrorKind::Unavailable);
+        assert_eq!(kind_of_code("WRONGPASS"), ErrorKind::Connection);
+        assert_eq!(kind_of_code("WRONGTYPE"), ErrorKind::Other);
     }
 }

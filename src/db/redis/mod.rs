@@ -9,11 +9,16 @@
 //! flight. `pipeline=N` lets N lanes share a connection, their requests written back to
 //! back, as `redis-benchmark -P` does. hatshop owns the keys under `hatshop:` and the
 //! marker key `hatshop_meta`.
+//!
+//! A run of key-value events alone, unpipelined, sends its operations over hatshop's
+//! own wire instead (wire.rs), a connection per lane; the connection manager then
+//! keeps one connection, for setup and verify.
 
 mod errors;
 mod load;
 mod rows;
 mod scripts;
+mod wire;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -25,7 +30,9 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 use self::errors::classify;
 use self::rows::{fields, item_key, items_key, kv_key, line_item, order_key, order_row};
 use self::scripts::{DELETE_ORDER, READ_ORDER, SET_IF_EXISTS, UPDATE_ITEMS};
+use self::wire::{LeanConn, Login, Reply};
 use super::ownership::{self, MARKER, Ownership};
+use super::wire::LaneSlots;
 use super::{
     Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, Setting, Settings,
     Snapshot, Store, StoreFacts, StoreKind, Value,
@@ -60,6 +67,10 @@ pub struct RedisStore {
     set_if_exists: Script,
     update_items: Script,
     delete_order: Script,
+    /// Where and as whom hatshop's own wire logs in.
+    login: Login,
+    /// The lanes' own connections, when the key-value commands go over hatshop's own wire.
+    lean: Option<LaneSlots<LeanConn>>,
 }
 
 impl StoreKind for RedisStore {
@@ -97,11 +108,19 @@ impl StoreKind for RedisStore {
                 DbError::other(format!("{url}: the database must be a number, got '{n}'"))
             })?,
         };
+        let login = Login {
+            host: host.clone(),
+            port,
+            user: address.user.filter(|u| !u.is_empty()),
+            password: address.password,
+            db,
+            connect_timeout: options.connect_timeout,
+        };
         let mut credentials = redis::RedisConnectionInfo::default().set_db(db);
-        if let Some(user) = address.user.filter(|u| !u.is_empty()) {
+        if let Some(user) = &login.user {
             credentials = credentials.set_username(user);
         }
-        if let Some(password) = address.password {
+        if let Some(password) = &login.password {
             credentials = credentials.set_password(password);
         }
         let info =
@@ -113,7 +132,12 @@ impl StoreKind for RedisStore {
             .set_connection_timeout(Some(options.connect_timeout))
             .set_response_timeout(Some(options.op_timeout))
             .set_number_of_retries(1);
-        let count = options.concurrency.div_ceil(pipeline).max(1);
+        let own_wire = options.key_value_only && pipeline == 1;
+        let lean = own_wire.then(|| LaneSlots::new(options.concurrency));
+        let count = match own_wire {
+            true => 1,
+            false => options.concurrency.div_ceil(pipeline).max(1),
+        };
         let mut slots = Vec::with_capacity(count);
         for _ in 0..count {
             let conn = client
@@ -150,6 +174,8 @@ impl StoreKind for RedisStore {
             set_if_exists: Script::new(SET_IF_EXISTS),
             update_items: Script::new(UPDATE_ITEMS),
             delete_order: Script::new(DELETE_ORDER),
+            login,
+            lean,
         })
     }
 }
@@ -237,6 +263,22 @@ impl RedisStore {
         Ok(keys)
     }
 
+    /// Runs a key-value command on a lane's own connection (hatshop's own wire).
+    async fn lean(&self, slots: &LaneSlots<LeanConn>, args: &[&[u8]]) -> Result<Reply, DbError> {
+        let mut held = slots.take(|| LeanConn::open(&self.login)).await?;
+        held.as_mut().expect("opened by take").command(args).await
+    }
+
+    /// Opens every lane's own connection, so none is opened while measuring.
+    async fn open_lean(&self) -> Result<(), DbError> {
+        if let Some(slots) = &self.lean {
+            for i in 0..slots.len() {
+                *slots.slot(i).await = Some(LeanConn::open(&self.login).await?);
+            }
+        }
+        Ok(())
+    }
+
     /// Loads every script once, so no measured call pays for sending its text.
     async fn load_scripts(&self) -> Result<(), DbError> {
         let mut held = self.conn().await?;
@@ -303,7 +345,8 @@ impl Store for RedisStore {
             .await
             .map_err(classify)?;
         drop(held);
-        self.load_scripts().await
+        self.load_scripts().await?;
+        self.open_lean().await
     }
 
     async fn check_owned(&self) -> Result<(), DbError> {
@@ -316,7 +359,8 @@ impl Store for RedisStore {
 
     async fn use_existing(&self) -> Result<(), DbError> {
         self.check_owned().await?;
-        self.load_scripts().await
+        self.load_scripts().await?;
+        self.open_lean().await
     }
 
     async fn create_order(&self, order: &Order) -> Result<(), DbError> {
@@ -456,17 +500,29 @@ impl Store for RedisStore {
     }
 
     async fn kv_write(&self, key: &KeyText, value: &[u8]) -> Result<(), DbError> {
-        let mut held = self.conn().await?;
-        let set: Option<String> = redis::cmd("SET")
-            .arg(kv_key(key))
-            .arg(value)
-            .arg("NX")
-            .query_async(&mut held.conn)
-            .await
-            .map_err(classify)?;
+        let name = kv_key(key);
+        let set = match &self.lean {
+            Some(slots) => {
+                let reply = self
+                    .lean(slots, &[b"SET", name.as_bytes(), value, b"NX"])
+                    .await?;
+                reply != Reply::Nil
+            }
+            None => {
+                let mut held = self.conn().await?;
+                let set: Option<String> = redis::cmd("SET")
+                    .arg(name)
+                    .arg(value)
+                    .arg("NX")
+                    .query_async(&mut held.conn)
+                    .await
+                    .map_err(classify)?;
+                set.is_some()
+            }
+        };
         match set {
-            Some(_) => Ok(()),
-            None => Err(DbError::new(
+            true => Ok(()),
+            false => Err(DbError::new(
                 ErrorKind::Constraint,
                 format!("key {} exists already", key.as_str()),
             )),
@@ -474,30 +530,53 @@ impl Store for RedisStore {
     }
 
     async fn kv_rewrite(&self, key: &KeyText, value: &[u8]) -> Result<Applied, DbError> {
-        let mut held = self.conn().await?;
-        let set: Option<String> = redis::cmd("SET")
-            .arg(kv_key(key))
-            .arg(value)
-            .arg("XX")
-            .query_async(&mut held.conn)
-            .await
-            .map_err(classify)?;
-        Ok(if set.is_some() {
-            Applied::Yes
-        } else {
-            Applied::NotFound
-        })
+        let name = kv_key(key);
+        let set = match &self.lean {
+            Some(slots) => {
+                let reply = self
+                    .lean(slots, &[b"SET", name.as_bytes(), value, b"XX"])
+                    .await?;
+                reply != Reply::Nil
+            }
+            None => {
+                let mut held = self.conn().await?;
+                let set: Option<String> = redis::cmd("SET")
+                    .arg(name)
+                    .arg(value)
+                    .arg("XX")
+                    .query_async(&mut held.conn)
+                    .await
+                    .map_err(classify)?;
+                set.is_some()
+            }
+        };
+        Ok(if set { Applied::Yes } else { Applied::NotFound })
     }
 
     async fn kv_read(&self, key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {
-        let mut held = self.conn().await?;
-        held.conn.get(kv_key(key)).await.map_err(classify)
+        let name = kv_key(key);
+        let Some(slots) = &self.lean else {
+            let mut held = self.conn().await?;
+            return held.conn.get(name).await.map_err(classify);
+        };
+        match self.lean(slots, &[b"GET", name.as_bytes()]).await? {
+            Reply::Bulk(value) => Ok(Some(value)),
+            Reply::Nil => Ok(None),
+            other => Err(unexpected("GET", &other)),
+        }
     }
 
     async fn kv_delete(&self, key: &KeyText) -> Result<Applied, DbError> {
-        let mut held = self.conn().await?;
-        let removed: u64 = held.conn.del(kv_key(key)).await.map_err(classify)?;
-        Ok(Applied::from_rows(removed))
+        let name = kv_key(key);
+        let Some(slots) = &self.lean else {
+            let mut held = self.conn().await?;
+            let removed: u64 = held.conn.del(name).await.map_err(classify)?;
+            return Ok(Applied::from_rows(removed));
+        };
+        match self.lean(slots, &[b"DEL", name.as_bytes()]).await? {
+            Reply::Integer(removed) => Ok(Applied::from_rows(removed.max(0) as u64)),
+            other => Err(unexpected("DEL", &other)),
+        }
     }
 
     async fn snapshot(&self) -> Result<Snapshot, DbError> {
@@ -564,9 +643,36 @@ impl Store for RedisStore {
             server_version: self.version.clone(),
             settings: BTreeMap::from([
                 ("pipeline".to_string(), self.pipeline.to_string()),
-                ("connections".to_string(), self.slots.len().to_string()),
+                (
+                    "connections".to_string(),
+                    self.lean
+                        .as_ref()
+                        .map_or(self.slots.len(), LaneSlots::len)
+                        .to_string(),
+                ),
                 ("persistence".to_string(), self.persistence.clone()),
+                (
+                    "kv_wire".to_string(),
+                    match self.lean {
+                        Some(_) => "own",
+                        None => "redis-rs",
+                    }
+                    .to_string(),
+                ),
             ]),
         }
     }
+
+    async fn close(&self) {
+        if let Some(slots) = &self.lean {
+            for i in 0..slots.len() {
+                slots.slot(i).await.take();
+            }
+        }
+    }
+}
+
+/// A reply of a kind the command never gives.
+fn unexpected(command: &str, reply: &Reply) -> DbError {
+    DbError::other(format!("Redis answered {command} with {reply:?}"))
 }

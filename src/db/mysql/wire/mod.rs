@@ -13,9 +13,10 @@
 use std::time::Duration;
 
 use mysql_async::{DriverError, Error};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
+use crate::db::wire::{Inbox, connect};
 use packets::{
     Greeting, column_is_bytes, io_error, lenenc, lenenc_bytes, native_scramble, put_lenenc,
     server_error, unexpected,
@@ -91,9 +92,7 @@ pub struct Prepared {
 /// One connection over hatshop's own client of the binary protocol.
 pub struct LeanConn {
     stream: TcpStream,
-    read: Vec<u8>,
-    start: usize,
-    end: usize,
+    inbox: Inbox,
     write: Vec<u8>,
     /// The sequence number of the last packet read; a reply to it goes on from there.
     sequence: u8,
@@ -124,15 +123,12 @@ impl LeanConn {
     }
 
     async fn log_in(login: &Login) -> Result<LeanConn> {
-        let stream = TcpStream::connect((login.host.as_str(), login.port))
+        let stream = connect(&login.host, login.port, login.connect_timeout)
             .await
             .map_err(io_error)?;
-        stream.set_nodelay(true).map_err(io_error)?;
         let mut conn = LeanConn {
             stream,
-            read: vec![0; 16 * 1024],
-            start: 0,
-            end: 0,
+            inbox: Inbox::new(16 * 1024),
             write: Vec::with_capacity(1024),
             sequence: 0,
             cache_metadata: false,
@@ -229,9 +225,9 @@ impl LeanConn {
         for i in 0..columns.min(1) + columns {
             let len = self.next_len().await?;
             if i == 0 {
-                let definition = &self.read[self.start + 4..self.start + 4 + len];
+                let definition = &self.inbox.unread()[4..4 + len];
                 if !column_is_bytes(definition) {
-                    self.start += 4 + len;
+                    self.inbox.take(4 + len);
                     for _ in i + 1..=columns {
                         self.skip().await?;
                     }
@@ -239,7 +235,7 @@ impl LeanConn {
                     return Err(unexpected(b"a first column that is not a string or blob"));
                 }
             }
-            self.start += 4 + len;
+            self.inbox.take(4 + len);
         }
         self.broken = false;
         Ok(Prepared {
@@ -372,7 +368,7 @@ impl LeanConn {
     /// come, whose definitions (when sent) and their EOF it passes over.
     async fn read_head(&mut self) -> Result<Head> {
         let len = self.next_len().await?;
-        let head = &self.read[self.start + 4..self.start + 4 + len];
+        let head = &self.inbox.unread()[4..4 + len];
         // OK: 0x00, then the rows changed; rows: the count of their columns.
         let mut at = usize::from(head.first() == Some(&0x00));
         let read = match head.first() {
@@ -389,7 +385,7 @@ impl LeanConn {
         // With cached metadata, a byte says whether the definitions follow (text
         // replies always send them); an EOF packet ends them either way.
         let follow = !self.cache_metadata || head.get(at) != Some(&0);
-        self.start += 4 + len;
+        self.inbox.take(4 + len);
         let read = read?;
         if let Head::Rows { columns } = read {
             let definitions = if follow { columns } else { 0 };
@@ -404,16 +400,16 @@ impl LeanConn {
     async fn read_rows(&mut self, mut each: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
         loop {
             let len = self.next_len().await?;
-            let row = &self.read[self.start + 4..self.start + 4 + len];
+            let row = &self.inbox.unread()[4..4 + len];
             let read = match row.first() {
                 Some(0xFE) if len < 9 => {
-                    self.start += 4 + len;
+                    self.inbox.take(4 + len);
                     return Ok(());
                 }
                 Some(0xFF) => Err(server_error(row)),
                 _ => each(row),
             };
-            self.start += 4 + len;
+            self.inbox.take(4 + len);
             read?;
         }
     }
@@ -466,15 +462,15 @@ impl LeanConn {
     /// The next packet's body, copied (login only).
     async fn packet(&mut self) -> Result<Vec<u8>> {
         let len = self.next_len().await?;
-        let body = self.read[self.start + 4..self.start + 4 + len].to_vec();
-        self.start += 4 + len;
+        let body = self.inbox.unread()[4..4 + len].to_vec();
+        self.inbox.take(4 + len);
         Ok(body)
     }
 
     /// Passes over the next packet.
     async fn skip(&mut self) -> Result<()> {
         let len = self.next_len().await?;
-        self.start += 4 + len;
+        self.inbox.take(4 + len);
         Ok(())
     }
 
@@ -483,7 +479,7 @@ impl LeanConn {
     /// table of hatshop's holds) is refused.
     async fn next_len(&mut self) -> Result<usize> {
         loop {
-            let buffered = &self.read[self.start..self.end];
+            let buffered = self.inbox.unread();
             if buffered.len() >= 4 {
                 let len = u32::from_le_bytes([buffered[0], buffered[1], buffered[2], 0]) as usize;
                 if len == MAX_BODY {
@@ -494,27 +490,14 @@ impl LeanConn {
                     return Ok(len);
                 }
             }
-            if self.start == self.end {
-                (self.start, self.end) = (0, 0);
-            } else if self.read.len() - self.end < 4096 {
-                self.read.copy_within(self.start..self.end, 0);
-                (self.start, self.end) = (0, self.end - self.start);
-            }
-            if self.read.len() - self.end < 4096 {
-                self.read.resize(self.read.len() * 2, 0);
-            }
-            let n = self
-                .stream
-                .read(&mut self.read[self.end..])
+            // Room for the whole packet whose header is buffered.
+            let whole = buffered.get(..3).map_or(0, |h| {
+                4 + u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize
+            });
+            self.inbox
+                .fill(&mut self.stream, whole)
                 .await
                 .map_err(io_error)?;
-            if n == 0 {
-                return Err(io_error(std::io::Error::new(
-                    std::io::ErrorKind::UnexpectedEof,
-                    "the server closed the connection",
-                )));
-            }
-            self.end += n;
         }
     }
 }

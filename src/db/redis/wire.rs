@@ -1,0 +1,242 @@
+//! hatshop's own client side of Redis's protocol (RESP2), for the key-value commands
+//! alone (runs whose events are all key-value ones, unpipelined): each request is one
+//! write and its reply one read, on the lane's own connection. The `redis` crate hands
+//! each request to a connection task over a channel and the answer back over another;
+//! here the lane's own task writes and reads, which costs the client less CPU per
+//! operation (bench/NOTES.md, the race).
+
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+
+use super::errors::kind_of_code;
+use crate::db::classify::io_kind;
+use crate::db::wire::{Inbox, LaneConn, connect};
+use crate::db::{DbError, ErrorKind};
+
+type Result<T> = std::result::Result<T, DbError>;
+
+/// Where and as whom to log in. No `Debug`: it holds the password.
+#[derive(Clone)]
+pub struct Login {
+    pub host: String,
+    pub port: u16,
+    pub user: Option<String>,
+    pub password: Option<String>,
+    pub db: i64,
+    pub connect_timeout: Duration,
+}
+
+/// A reply to a key-value command.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// A status line, as `+OK`.
+    Status,
+    /// A nil bulk string: no such key, or a `SET … NX|XX` that did nothing.
+    Nil,
+    Bulk(Vec<u8>),
+    Integer(i64),
+}
+
+/// One connection. A request left unanswered (its call cancelled) leaves it unusable:
+/// `busy` then says so, and its slot opens another.
+pub struct LeanConn {
+    stream: TcpStream,
+    inbox: Inbox,
+    out: Vec<u8>,
+    busy: bool,
+}
+
+impl LaneConn for LeanConn {
+    fn busy(&self) -> bool {
+        self.busy
+    }
+}
+
+impl LeanConn {
+    /// Connects, logs in (AUTH, when the URL has a password) and selects the
+    /// database, within the connect timeout.
+    pub async fn open(login: &Login) -> Result<LeanConn> {
+        let limit = login.connect_timeout;
+        tokio::time::timeout(limit, Self::log_in(login))
+            .await
+            .unwrap_or_else(|_| {
+                Err(DbError::new(
+                    ErrorKind::Timeout,
+                    format!("no answer from Redis within {} s", limit.as_secs_f64()),
+                ))
+            })
+    }
+
+    async fn log_in(login: &Login) -> Result<LeanConn> {
+        let stream = connect(&login.host, login.port, login.connect_timeout)
+            .await
+            .map_err(io_error)?;
+        let mut conn = LeanConn {
+            stream,
+            inbox: Inbox::new(8 * 1024),
+            out: Vec::with_capacity(256),
+            busy: false,
+        };
+        if let Some(password) = &login.password {
+            let mut auth: Vec<&[u8]> = vec![b"AUTH"];
+            auth.extend(login.user.as_deref().map(str::as_bytes));
+            auth.push(password.as_bytes());
+            conn.command(&auth).await?;
+        }
+        if login.db != 0 {
+            conn.command(&[b"SELECT", login.db.to_string().as_bytes()])
+                .await?;
+        }
+        Ok(conn)
+    }
+
+    /// Sends one command and reads its reply; a server error is the error.
+    pub async fn command(&mut self, args: &[&[u8]]) -> Result<Reply> {
+        encode(&mut self.out, args);
+        self.busy = true;
+        self.stream.write_all(&self.out).await.map_err(io_error)?;
+        loop {
+            if let Some((reply, len)) = decode(self.inbox.unread())? {
+                self.inbox.take(len);
+                self.busy = false;
+                return reply;
+            }
+            let whole = bulk_len(self.inbox.unread());
+            self.inbox
+                .fill(&mut self.stream, whole)
+                .await
+                .map_err(io_error)?;
+        }
+    }
+}
+
+/// `args` as a RESP array of bulk strings, in place of what `out` held.
+fn encode(out: &mut Vec<u8>, args: &[&[u8]]) {
+    out.clear();
+    header(out, b'*', args.len());
+    for arg in args {
+        header(out, b'$', arg.len());
+        out.extend_from_slice(arg);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+fn header(out: &mut Vec<u8>, tag: u8, n: usize) {
+    out.push(tag);
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    out.extend_from_slice(b"\r\n");
+}
+
+/// The first reply in `buf` and the bytes it took, `None` while it is not all there;
+/// the outer error is a reply hatshop cannot read, the inner one the server's error.
+fn decode(buf: &[u8]) -> Result<Option<(Result<Reply>, usize)>> {
+    let Some(eol) = buf.windows(2).position(|w| w == b"\r\n") else {
+        return Ok(None);
+    };
+    let line = &buf[1..eol];
+    let after = eol + 2;
+    let reply = match buf[0] {
+        b'+' => Ok(Reply::Status),
+        b'-' => Err(server_error(line)),
+        b':' => Ok(Reply::Integer(number(line)?)),
+        b'$' => {
+            let len = number(line)?;
+            if len < 0 {
+                Ok(Reply::Nil)
+            } else {
+                let end = after + len as usize;
+                if buf.len() < end + 2 {
+                    return Ok(None);
+                }
+                return Ok(Some((Ok(Reply::Bulk(buf[after..end].to_vec())), end + 2)));
+            }
+        }
+        other => {
+            return Err(DbError::other(format!(
+                "a reply hatshop does not read from Redis (it begins with '{}')",
+                other.escape_ascii()
+            )));
+        }
+    };
+    Ok(Some((reply, after)))
+}
+
+/// The whole length of a bulk reply whose header is buffered, so the inbox makes room
+/// for it at once; 0 otherwise.
+fn bulk_len(buf: &[u8]) -> usize {
+    if buf.first() != Some(&b'$') {
+        return 0;
+    }
+    let Some(eol) = buf.windows(2).position(|w| w == b"\r\n") else {
+        return 0;
+    };
+    match number(&buf[1..eol]) {
+        Ok(len) if len > 0 => eol + 2 + len as usize + 2,
+        _ => 0,
+    }
+}
+
+fn number(line: &[u8]) -> Result<i64> {
+    std::str::from_utf8(line)
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| {
+            DbError::other(format!(
+                "a length Redis sent is not a number: '{}'",
+                line.escape_ascii()
+            ))
+        })
+}
+
+/// `-CODE message`, as the `redis` crate words it: "CODE: message".
+fn server_error(line: &[u8]) -> DbError {
+    let text = String::from_utf8_lossy(line);
+    let (code, message) = text.split_once(' ').unwrap_or((&text, ""));
+    DbError::new(kind_of_code(code), format!("{code}: {message}")).with_code(code.to_string())
+}
+
+fn io_error(error: std::io::Error) -> DbError {
+    DbError::new(io_kind(&error), error.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_are_arrays_of_bulk_strings() {
+        let mut out = b"left over".to_vec();
+        encode(&mut out, &[b"GET", b"hatshop:kv:k1"]);
+        assert_eq!(out, b"*2\r\n$3\r\nGET\r\n$13\r\nhatshop:kv:k1\r\n");
+    }
+
+    #[test]
+    fn replies_are_read_whole_or_not_at_all() {
+        let reply = |buf: &[u8]| decode(buf).unwrap().map(|(r, n)| (r.unwrap(), n));
+        assert_eq!(reply(b"+OK\r\n"), Some((Reply::Status, 5)));
+        assert_eq!(reply(b"$-1\r\n+OK"), Some((Reply::Nil, 5)));
+        assert_eq!(reply(b":3\r\n"), Some((Reply::Integer(3), 4)));
+        assert_eq!(
+            reply(b"$3\r\nabc\r\n"),
+            Some((Reply::Bulk(b"abc".to_vec()), 9))
+        );
+        assert_eq!(reply(b"$3\r\nab"), None);
+        assert_eq!(reply(b"$3\r\nabc"), None);
+        assert_eq!(reply(b"+O"), None);
+        assert_eq!(bulk_len(b"$100\r\nab"), 108);
+        assert_eq!(bulk_len(b"+OK\r\n"), 0);
+        let (error, n) = decode(b"-WRONGTYPE Operation against a key\r\n")
+            .unwrap()
+            .unwrap();
+        let error = error.unwrap_err();
+        assert_eq!(n, 36);
+        assert_eq!(error.message, "WRONGTYPE: Operation against a key");
+        assert_eq!(error.code.as_deref(), Some("WRONGTYPE"));
+        let error = decode(b"-LOADING Redis is loading\r\n").unwrap().unwrap().0;
+        assert_eq!(error.unwrap_err().kind, ErrorKind::Unavailable);
+        assert!(decode(b"*1\r\n").is_err());
+        assert!(decode(b"$x\r\n").is_err());
+    }
+}

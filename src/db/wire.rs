@@ -1,0 +1,179 @@
+//! What hatshop's own protocol clients (PostgreSQL's, MySQL's, Redis's) share: opening
+//! a socket within a deadline, the bytes read and not yet taken, and a connection per
+//! lane. Each client speaks its protocol over these; none of this knows a protocol.
+
+use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use tokio::io::AsyncReadExt;
+use tokio::net::TcpStream;
+use tokio::sync::{Mutex, MutexGuard};
+
+use super::DbError;
+
+/// A TCP connection to `host:port` with Nagle off, or a `TimedOut` error naming where
+/// after `limit`.
+pub async fn connect(host: &str, port: u16, limit: Duration) -> io::Result<TcpStream> {
+    let stream = tokio::time::timeout(limit, TcpStream::connect((host, port)))
+        .await
+        .map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "no connection to {host}:{port} within {} s",
+                    limit.as_secs_f64()
+                ),
+            )
+        })??;
+    stream.set_nodelay(true)?;
+    Ok(stream)
+}
+
+/// Bytes read from a connection and not yet taken by its protocol's reader.
+pub struct Inbox {
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+}
+
+impl Inbox {
+    /// An empty inbox that reads up to `capacity` bytes at once (more when a message
+    /// needs it).
+    pub fn new(capacity: usize) -> Inbox {
+        Inbox {
+            buf: vec![0; capacity],
+            start: 0,
+            end: 0,
+        }
+    }
+
+    /// What was read and not taken yet.
+    pub fn unread(&self) -> &[u8] {
+        &self.buf[self.start..self.end]
+    }
+
+    /// Takes the first `n` unread bytes.
+    pub fn take(&mut self, n: usize) {
+        self.start = (self.start + n).min(self.end);
+    }
+
+    /// Reads more from `stream`, with room for a message of `whole` bytes at least;
+    /// the server closing the connection is an `UnexpectedEof` error.
+    pub async fn fill(&mut self, stream: &mut TcpStream, whole: usize) -> io::Result<()> {
+        if self.start == self.end {
+            (self.start, self.end) = (0, 0);
+        } else if self.start > 0 {
+            self.buf.copy_within(self.start..self.end, 0);
+            (self.start, self.end) = (0, self.end - self.start);
+        }
+        if whole > self.buf.len() {
+            self.buf.resize(whole * 2, 0);
+        } else if self.end == self.buf.len() {
+            self.buf.resize(self.buf.len() * 2, 0);
+        }
+        let n = stream.read(&mut self.buf[self.end..]).await?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the server closed the connection",
+            ));
+        }
+        self.end += n;
+        Ok(())
+    }
+}
+
+/// A connection of hatshop's own that can tell whether it is fit for another request.
+pub trait LaneConn {
+    /// Whether a request of an earlier call is still unanswered (its call was
+    /// cancelled), which leaves the connection unusable.
+    fn busy(&self) -> bool;
+}
+
+/// A connection slot per lane, lane i taking slot i first; a slot opens its
+/// connection on first use, and again after it broke or was left mid-request.
+pub struct LaneSlots<C> {
+    slots: Vec<Mutex<Option<C>>>,
+    /// Where a caller outside a lane starts looking.
+    next: AtomicUsize,
+}
+
+impl<C: LaneConn> LaneSlots<C> {
+    /// `count` slots, none open yet.
+    pub fn new(count: usize) -> LaneSlots<C> {
+        LaneSlots {
+            slots: (0..count.max(1)).map(|_| Mutex::new(None)).collect(),
+            next: AtomicUsize::new(0),
+        }
+    }
+
+    /// Connection slots.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// The lane's own connection if free, else any free one, else the lane's own when
+    /// let go (the wait is queue time); opened with `open` if it has none, or its last
+    /// request went unanswered.
+    pub async fn take<F: Future<Output = Result<C, DbError>>>(
+        &self,
+        open: impl FnOnce() -> F,
+    ) -> Result<MutexGuard<'_, Option<C>>, DbError> {
+        let n = self.slots.len();
+        let start = super::lane().unwrap_or_else(|| self.next.fetch_add(1, Ordering::Relaxed));
+        let mut guard = super::queued(async {
+            for i in 0..n {
+                if let Ok(guard) = self.slots[(start + i) % n].try_lock() {
+                    return guard;
+                }
+            }
+            self.slots[start % n].lock().await
+        })
+        .await;
+        if guard.as_ref().is_none_or(C::busy) {
+            *guard = None;
+            *guard = Some(open().await?);
+        }
+        Ok(guard)
+    }
+
+    /// Slot `i`'s connection, once free (to be closed, or opened again).
+    pub async fn slot(&self, i: usize) -> MutexGuard<'_, Option<C>> {
+        self.slots[i].lock().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_inbox_keeps_what_is_not_taken_and_grows_for_a_large_message() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            let (mut socket, _) = listener.accept().await.unwrap();
+            socket.write_all(b"abc").await.unwrap();
+            socket.write_all(&[b'x'; 100]).await.unwrap();
+        });
+        let mut stream = connect("127.0.0.1", port, Duration::from_secs(5))
+            .await
+            .unwrap();
+        let mut inbox = Inbox::new(4);
+        while inbox.unread().len() < 3 {
+            inbox.fill(&mut stream, 3).await.unwrap();
+        }
+        assert_eq!(&inbox.unread()[..3], b"abc");
+        inbox.take(3);
+        while inbox.unread().len() < 100 {
+            inbox.fill(&mut stream, 100).await.unwrap();
+        }
+        assert_eq!(inbox.unread(), &[b'x'; 100][..]);
+        inbox.take(100);
+        server.await.unwrap();
+        let closed = inbox.fill(&mut stream, 1).await.unwrap_err();
+        assert_eq!(closed.kind(), io::ErrorKind::UnexpectedEof);
+    }
+}
