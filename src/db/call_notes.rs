@@ -152,8 +152,17 @@ pub fn queued_sync<T>(wait: impl FnOnce() -> T) -> T {
     out
 }
 
+/// Notes that the current call found its connection free at once: no wait, and no
+/// clock read for it.
+pub fn not_queued() {
+    add_queued_ns(0);
+}
+
 fn note_queued(start: Instant) {
-    let ns = start.elapsed().as_nanos().min(u128::from(NOT_NOTED - 1)) as u64;
+    add_queued_ns(start.elapsed().as_nanos().min(u128::from(NOT_NOTED - 1)) as u64);
+}
+
+fn add_queued_ns(ns: u64) {
     let _ = NOTES.try_with(|notes| {
         let before = notes.queued_ns.load(Ordering::Relaxed);
         let total = if before == NOT_NOTED {

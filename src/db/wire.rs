@@ -121,16 +121,29 @@ impl<C: LaneConn> LaneSlots<C> {
         open: impl FnOnce() -> F,
     ) -> Result<MutexGuard<'_, Option<C>>, DbError> {
         let n = self.slots.len();
-        let start = super::lane().unwrap_or_else(|| self.next.fetch_add(1, Ordering::Relaxed));
-        let mut guard = super::queued(async {
-            for i in 0..n {
-                if let Ok(guard) = self.slots[(start + i) % n].try_lock() {
-                    return guard;
-                }
+        let lane = super::lane();
+        // A lane's own slot is nearly always free (another lane looks there only when
+        // its own is taken): taken at once, with no clock read for a wait that did
+        // not happen.
+        let own = lane.and_then(|lane| self.slots[lane % n].try_lock().ok());
+        let mut guard = match own {
+            Some(guard) => {
+                super::not_queued();
+                guard
             }
-            self.slots[start % n].lock().await
-        })
-        .await;
+            None => {
+                let start = lane.unwrap_or_else(|| self.next.fetch_add(1, Ordering::Relaxed));
+                super::queued(async {
+                    for i in 0..n {
+                        if let Ok(guard) = self.slots[(start + i) % n].try_lock() {
+                            return guard;
+                        }
+                    }
+                    self.slots[start % n].lock().await
+                })
+                .await
+            }
+        };
         if guard.as_ref().is_none_or(C::busy) {
             *guard = None;
             *guard = Some(open().await?);
