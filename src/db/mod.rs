@@ -29,8 +29,8 @@ pub use bulk::{
     parse_size, row_key, row_values,
 };
 pub use call_notes::{
-    CallNotes, FollowUp, follow_up, lane, not_queued, observe, queued, queued_sync, served_by, traced,
-    tracing_wanted,
+    CallNotes, FollowUp, follow_up, lane, not_queued, observe, queued, queued_sync, served_by,
+    traced, tracing_wanted,
 };
 pub use error::{DbError, ErrorKind};
 pub use ownership::Ownership;

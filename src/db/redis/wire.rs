@@ -17,6 +17,10 @@ use crate::db::{DbError, ErrorKind};
 
 type Result<T> = std::result::Result<T, DbError>;
 
+/// The longest bulk string Redis sends by default (`proto-max-bulk-len`); a longer
+/// length is not read as one.
+const MAX_BULK: i64 = 512 * 1024 * 1024;
+
 /// Where and as whom to log in. No `Debug`: it holds the password.
 #[derive(Clone)]
 pub struct Login {
@@ -143,6 +147,11 @@ fn decode(buf: &[u8]) -> Result<Option<(Result<Reply>, usize)>> {
         b':' => Ok(Reply::Integer(number(line)?)),
         b'$' => {
             let len = number(line)?;
+            if len > MAX_BULK {
+                return Err(DbError::other(format!(
+                    "Redis sent a value of {len} bytes, more than its own limit"
+                )));
+            }
             if len < 0 {
                 Ok(Reply::Nil)
             } else {
@@ -173,7 +182,7 @@ fn bulk_len(buf: &[u8]) -> usize {
         return 0;
     };
     match number(&buf[1..eol]) {
-        Ok(len) if len > 0 => eol + 2 + len as usize + 2,
+        Ok(len) if len > 0 && len <= MAX_BULK => eol + 2 + len as usize + 2,
         _ => 0,
     }
 }
@@ -238,5 +247,7 @@ mod tests {
         assert_eq!(error.unwrap_err().kind, ErrorKind::Unavailable);
         assert!(decode(b"*1\r\n").is_err());
         assert!(decode(b"$x\r\n").is_err());
+        assert!(decode(b"$9223372036854775807\r\n").is_err());
+        assert_eq!(bulk_len(b"$9223372036854775807\r\n"), 0);
     }
 }
