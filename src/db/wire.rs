@@ -6,11 +6,11 @@ use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{Mutex, MutexGuard};
 
-use super::DbError;
+use super::{DbError, ErrorKind};
 
 /// A TCP connection to `host:port` with Nagle off, or a `TimedOut` error naming where
 /// after `limit`.
@@ -28,6 +28,76 @@ pub async fn connect(host: &str, port: u16, limit: Duration) -> io::Result<TcpSt
         })??;
     stream.set_nodelay(true)?;
     Ok(stream)
+}
+
+/// `login` (a connection opened and logged in), or a timeout saying no answer came
+/// to `what` within `limit`.
+pub async fn within<T>(
+    limit: Duration,
+    what: &str,
+    login: impl Future<Output = Result<T, DbError>>,
+) -> Result<T, DbError> {
+    tokio::time::timeout(limit, login)
+        .await
+        .unwrap_or_else(|_| {
+            Err(DbError::new(
+                ErrorKind::Timeout,
+                format!("no answer to {what} within {} s", limit.as_secs_f64()),
+            ))
+        })
+}
+
+/// One connection of an own protocol client: its socket, the bytes read and not yet
+/// taken, the request being written, and whether a request went unanswered (its call
+/// was cancelled), which leaves the connection unusable.
+pub struct Socket {
+    stream: TcpStream,
+    pub inbox: Inbox,
+    /// The next request, written by the protocol.
+    pub out: Vec<u8>,
+    busy: bool,
+}
+
+impl Socket {
+    /// Connects to `host:port` within `limit`.
+    pub async fn open(host: &str, port: u16, limit: Duration) -> io::Result<Socket> {
+        Ok(Socket {
+            stream: connect(host, port, limit).await?,
+            inbox: Inbox::new(8 * 1024),
+            out: Vec::with_capacity(256),
+            busy: false,
+        })
+    }
+
+    /// Whether a request sent is still unanswered.
+    pub fn busy(&self) -> bool {
+        self.busy
+    }
+
+    /// Sends the request in `out`; it is unanswered until [`Socket::answered`].
+    pub async fn send(&mut self) -> io::Result<()> {
+        self.busy = true;
+        self.stream.write_all(&self.out).await
+    }
+
+    /// The last request's answer was read to its end.
+    pub fn answered(&mut self) {
+        self.busy = false;
+    }
+
+    /// Reads more into the inbox, with room for a message of `whole` bytes at least.
+    pub async fn fill(&mut self, whole: usize) -> io::Result<()> {
+        self.inbox.fill(&mut self.stream, whole).await
+    }
+
+    /// Writes `goodbye` and closes, unless a request is unanswered (the server would
+    /// read the goodbye as part of it).
+    pub async fn close_with(mut self, goodbye: &[u8]) {
+        if !self.busy {
+            let _ = self.stream.write_all(goodbye).await;
+            let _ = self.stream.shutdown().await;
+        }
+    }
 }
 
 /// Bytes read from a connection and not yet taken by its protocol's reader.

@@ -11,12 +11,9 @@
 
 use std::time::Duration;
 
-use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
-
 use super::errors::kind_of_sqlstate;
 use crate::db::classify::io_kind;
-use crate::db::wire::{Inbox, LaneConn, connect};
+use crate::db::wire::{LaneConn, Socket, within};
 use crate::db::{DbError, ErrorKind};
 
 type Result<T> = std::result::Result<T, DbError>;
@@ -44,45 +41,27 @@ pub struct Reply {
 /// One connection. A request left unanswered (its call cancelled) leaves it unusable:
 /// `busy` then says so, and its holder opens another.
 pub struct LeanConn {
-    stream: TcpStream,
-    inbox: Inbox,
-    out: Vec<u8>,
-    busy: bool,
+    socket: Socket,
 }
 
 impl LaneConn for LeanConn {
     fn busy(&self) -> bool {
-        self.busy
+        self.socket.busy()
     }
 }
 
 impl LeanConn {
     /// Opens and logs in; `None` when the server asks for a password.
     pub async fn open(login: &Login) -> Result<Option<LeanConn>> {
-        let limit = login.connect_timeout;
-        tokio::time::timeout(limit, Self::log_in(login))
-            .await
-            .unwrap_or_else(|_| {
-                Err(DbError::new(
-                    ErrorKind::Timeout,
-                    format!(
-                        "no answer to the PostgreSQL handshake within {} s",
-                        limit.as_secs_f64()
-                    ),
-                ))
-            })
+        let handshake = Self::log_in(login);
+        within(login.connect_timeout, "the PostgreSQL handshake", handshake).await
     }
 
     async fn log_in(login: &Login) -> Result<Option<LeanConn>> {
-        let stream = connect(&login.host, login.port, login.connect_timeout)
+        let socket = Socket::open(&login.host, login.port, login.connect_timeout)
             .await
             .map_err(io_error)?;
-        let mut conn = LeanConn {
-            stream,
-            inbox: Inbox::new(8 * 1024),
-            out: Vec::with_capacity(256),
-            busy: false,
-        };
+        let mut conn = LeanConn { socket };
         let mut body = PROTOCOL.to_be_bytes().to_vec();
         for (key, value) in [
             ("user", login.user.as_str()),
@@ -93,9 +72,11 @@ impl LeanConn {
             put_str(&mut body, value);
         }
         body.push(0);
-        let mut startup = ((body.len() + 4) as i32).to_be_bytes().to_vec();
-        startup.extend_from_slice(&body);
-        conn.stream.write_all(&startup).await.map_err(io_error)?;
+        let out = &mut conn.socket.out;
+        out.clear();
+        out.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
+        out.extend_from_slice(&body);
+        conn.send().await?;
         let (tag, body) = conn.message().await?;
         match tag {
             b'R' if body.get(..4) == Some(&[0, 0, 0, 0]) => {}
@@ -104,18 +85,20 @@ impl LeanConn {
             _ => return Err(unexpected(tag, "login")),
         }
         conn.ready("login").await?;
+        conn.socket.answered();
         Ok(Some(conn))
     }
 
     /// Parses `sql` as statement `name`, its parameters' types left to the server.
     pub async fn prepare(&mut self, name: &str, sql: &str) -> Result<()> {
-        self.out.clear();
-        let at = begin(&mut self.out, b'P');
-        put_str(&mut self.out, name);
-        put_str(&mut self.out, sql);
-        self.out.extend_from_slice(&0i16.to_be_bytes());
-        end(&mut self.out, at);
-        sync(&mut self.out);
+        let out = &mut self.socket.out;
+        out.clear();
+        let at = begin(out, b'P');
+        put_str(out, name);
+        put_str(out, sql);
+        out.extend_from_slice(&0i16.to_be_bytes());
+        end(out, at);
+        sync(out);
         self.send().await?;
         let mut failed = None;
         loop {
@@ -127,33 +110,32 @@ impl LeanConn {
                 _ => return Err(unexpected(tag, "prepare")),
             }
         }
-        self.busy = false;
+        self.socket.answered();
         failed.map_or(Ok(()), Err)
     }
 
     /// Executes statement `name` with `params` in binary; results come in binary too.
     pub async fn execute(&mut self, name: &str, params: &[&[u8]]) -> Result<Reply> {
-        self.out.clear();
-        let at = begin(&mut self.out, b'B');
-        self.out.push(0); // the unnamed portal
-        put_str(&mut self.out, name);
-        self.out.extend_from_slice(&1i16.to_be_bytes());
-        self.out.extend_from_slice(&1i16.to_be_bytes());
-        self.out
-            .extend_from_slice(&(params.len() as i16).to_be_bytes());
+        let out = &mut self.socket.out;
+        out.clear();
+        let at = begin(out, b'B');
+        out.push(0); // the unnamed portal
+        put_str(out, name);
+        out.extend_from_slice(&1i16.to_be_bytes());
+        out.extend_from_slice(&1i16.to_be_bytes());
+        out.extend_from_slice(&(params.len() as i16).to_be_bytes());
         for param in params {
-            self.out
-                .extend_from_slice(&(param.len() as i32).to_be_bytes());
-            self.out.extend_from_slice(param);
+            out.extend_from_slice(&(param.len() as i32).to_be_bytes());
+            out.extend_from_slice(param);
         }
-        self.out.extend_from_slice(&1i16.to_be_bytes());
-        self.out.extend_from_slice(&1i16.to_be_bytes());
-        end(&mut self.out, at);
-        let at = begin(&mut self.out, b'E');
-        self.out.push(0);
-        self.out.extend_from_slice(&0i32.to_be_bytes());
-        end(&mut self.out, at);
-        sync(&mut self.out);
+        out.extend_from_slice(&1i16.to_be_bytes());
+        out.extend_from_slice(&1i16.to_be_bytes());
+        end(out, at);
+        let at = begin(out, b'E');
+        out.push(0);
+        out.extend_from_slice(&0i32.to_be_bytes());
+        end(out, at);
+        sync(out);
         self.send().await?;
         let mut reply = Reply {
             rows: 0,
@@ -172,21 +154,17 @@ impl LeanConn {
                 _ => return Err(unexpected(tag, "execute")),
             }
         }
-        self.busy = false;
+        self.socket.answered();
         failed.map_or(Ok(reply), Err)
     }
 
     /// Says goodbye (Terminate), so the server logs no lost connection.
-    pub async fn quit(mut self) {
-        if !self.busy {
-            let _ = self.stream.write_all(&[b'X', 0, 0, 0, 4]).await;
-            let _ = self.stream.shutdown().await;
-        }
+    pub async fn quit(self) {
+        self.socket.close_with(&[b'X', 0, 0, 0, 4]).await;
     }
 
     async fn send(&mut self) -> Result<()> {
-        self.busy = true;
-        self.stream.write_all(&self.out).await.map_err(io_error)
+        self.socket.send().await.map_err(io_error)
     }
 
     /// Reads messages up to ReadyForQuery, failing on an error among them.
@@ -206,7 +184,7 @@ impl LeanConn {
     /// one (errors, rows, tags), else an empty one.
     async fn message(&mut self) -> Result<(u8, Vec<u8>)> {
         loop {
-            let buffered = self.inbox.unread();
+            let buffered = self.socket.inbox.unread();
             let mut whole = 0;
             if buffered.len() >= 5 {
                 let len = i32::from_be_bytes([buffered[1], buffered[2], buffered[3], buffered[4]]);
@@ -217,14 +195,11 @@ impl LeanConn {
                         b'E' | b'D' | b'C' | b'R' => buffered[5..whole].to_vec(),
                         _ => Vec::new(),
                     };
-                    self.inbox.take(whole);
+                    self.socket.inbox.take(whole);
                     return Ok((tag, body));
                 }
             }
-            self.inbox
-                .fill(&mut self.stream, whole)
-                .await
-                .map_err(io_error)?;
+            self.socket.fill(whole).await.map_err(io_error)?;
         }
     }
 }

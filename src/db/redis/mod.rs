@@ -98,36 +98,8 @@ impl StoreKind for RedisStore {
 
     async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<Self, DbError> {
         let pipeline = options.settings.count("pipeline") as usize;
-        let address = url
-            .address(6379)
-            .map_err(|e| DbError::new(ErrorKind::Connection, e))?;
-        let (host, port) = address.hosts[0].clone();
-        let db: i64 = match address.name.as_deref() {
-            None => 0,
-            Some(n) => n.parse().map_err(|_| {
-                DbError::other(format!("{url}: the database must be a number, got '{n}'"))
-            })?,
-        };
-        let login = Login {
-            host: host.clone(),
-            port,
-            user: address.user.filter(|u| !u.is_empty()),
-            password: address.password,
-            db,
-            connect_timeout: options.connect_timeout,
-        };
-        let mut credentials = redis::RedisConnectionInfo::default().set_db(db);
-        if let Some(user) = &login.user {
-            credentials = credentials.set_username(user);
-        }
-        if let Some(password) = &login.password {
-            credentials = credentials.set_password(password);
-        }
-        let info =
-            redis::IntoConnectionInfo::into_connection_info(redis::ConnectionAddr::Tcp(host, port))
-                .map_err(classify)?
-                .set_redis_settings(credentials);
-        let client = Client::open(info).map_err(classify)?;
+        let login = login_of(url, options)?;
+        let client = Client::open(connection_info(&login)?).map_err(classify)?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(options.connect_timeout))
             .set_response_timeout(Some(options.op_timeout))
@@ -178,6 +150,43 @@ impl StoreKind for RedisStore {
             lean,
         })
     }
+}
+
+/// Where and as whom to log in, from the URL: the database is its number.
+fn login_of(url: &DbUrl, options: &ConnectOptions) -> Result<Login, DbError> {
+    let address = url
+        .address(6379)
+        .map_err(|e| DbError::new(ErrorKind::Connection, e))?;
+    let (host, port) = address.hosts[0].clone();
+    let db: i64 = match address.name.as_deref() {
+        None => 0,
+        Some(n) => n.parse().map_err(|_| {
+            DbError::other(format!("{url}: the database must be a number, got '{n}'"))
+        })?,
+    };
+    Ok(Login {
+        host,
+        port,
+        user: address.user.filter(|u| !u.is_empty()),
+        password: address.password,
+        db,
+        connect_timeout: options.connect_timeout,
+    })
+}
+
+/// The same login as the `redis` crate takes it.
+fn connection_info(login: &Login) -> Result<redis::ConnectionInfo, DbError> {
+    let mut credentials = redis::RedisConnectionInfo::default().set_db(login.db);
+    if let Some(user) = &login.user {
+        credentials = credentials.set_username(user);
+    }
+    if let Some(password) = &login.password {
+        credentials = credentials.set_password(password);
+    }
+    let address = redis::ConnectionAddr::Tcp(login.host.clone(), login.port);
+    Ok(redis::IntoConnectionInfo::into_connection_info(address)
+        .map_err(classify)?
+        .set_redis_settings(credentials))
 }
 
 /// What the server does to keep data: none, rdb, aof-everysec, aof-always, aof-no.
@@ -267,6 +276,24 @@ impl RedisStore {
     async fn lean(&self, slots: &LaneSlots<LeanConn>, args: &[&[u8]]) -> Result<Reply, DbError> {
         let mut held = slots.take(|| LeanConn::open(&self.login)).await?;
         held.as_mut().expect("opened by take").command(args).await
+    }
+
+    /// `SET key value NX|XX` (`condition`): whether it set the value.
+    async fn set_if(&self, key: &KeyText, value: &[u8], condition: &str) -> Result<bool, DbError> {
+        let name = kv_key(key);
+        if let Some(slots) = &self.lean {
+            let args: [&[u8]; 4] = [b"SET", name.as_bytes(), value, condition.as_bytes()];
+            return Ok(self.lean(slots, &args).await? != Reply::Nil);
+        }
+        let mut held = self.conn().await?;
+        let set: Option<String> = redis::cmd("SET")
+            .arg(name)
+            .arg(value)
+            .arg(condition)
+            .query_async(&mut held.conn)
+            .await
+            .map_err(classify)?;
+        Ok(set.is_some())
     }
 
     /// Opens every lane's own connection, so none is opened while measuring.
@@ -500,27 +527,7 @@ impl Store for RedisStore {
     }
 
     async fn kv_write(&self, key: &KeyText, value: &[u8]) -> Result<(), DbError> {
-        let name = kv_key(key);
-        let set = match &self.lean {
-            Some(slots) => {
-                let reply = self
-                    .lean(slots, &[b"SET", name.as_bytes(), value, b"NX"])
-                    .await?;
-                reply != Reply::Nil
-            }
-            None => {
-                let mut held = self.conn().await?;
-                let set: Option<String> = redis::cmd("SET")
-                    .arg(name)
-                    .arg(value)
-                    .arg("NX")
-                    .query_async(&mut held.conn)
-                    .await
-                    .map_err(classify)?;
-                set.is_some()
-            }
-        };
-        match set {
+        match self.set_if(key, value, "NX").await? {
             true => Ok(()),
             false => Err(DbError::new(
                 ErrorKind::Constraint,
@@ -530,27 +537,10 @@ impl Store for RedisStore {
     }
 
     async fn kv_rewrite(&self, key: &KeyText, value: &[u8]) -> Result<Applied, DbError> {
-        let name = kv_key(key);
-        let set = match &self.lean {
-            Some(slots) => {
-                let reply = self
-                    .lean(slots, &[b"SET", name.as_bytes(), value, b"XX"])
-                    .await?;
-                reply != Reply::Nil
-            }
-            None => {
-                let mut held = self.conn().await?;
-                let set: Option<String> = redis::cmd("SET")
-                    .arg(name)
-                    .arg(value)
-                    .arg("XX")
-                    .query_async(&mut held.conn)
-                    .await
-                    .map_err(classify)?;
-                set.is_some()
-            }
-        };
-        Ok(if set { Applied::Yes } else { Applied::NotFound })
+        Ok(match self.set_if(key, value, "XX").await? {
+            true => Applied::Yes,
+            false => Applied::NotFound,
+        })
     }
 
     async fn kv_read(&self, key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {

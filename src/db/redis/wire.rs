@@ -7,13 +7,10 @@
 
 use std::time::Duration;
 
-use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
-
 use super::errors::kind_of_code;
+use crate::db::DbError;
 use crate::db::classify::io_kind;
-use crate::db::wire::{Inbox, LaneConn, connect};
-use crate::db::{DbError, ErrorKind};
+use crate::db::wire::{LaneConn, Socket, within};
 
 type Result<T> = std::result::Result<T, DbError>;
 
@@ -46,15 +43,12 @@ pub enum Reply {
 /// One connection. A request left unanswered (its call cancelled) leaves it unusable:
 /// `busy` then says so, and its slot opens another.
 pub struct LeanConn {
-    stream: TcpStream,
-    inbox: Inbox,
-    out: Vec<u8>,
-    busy: bool,
+    socket: Socket,
 }
 
 impl LaneConn for LeanConn {
     fn busy(&self) -> bool {
-        self.busy
+        self.socket.busy()
     }
 }
 
@@ -62,27 +56,19 @@ impl LeanConn {
     /// Connects, logs in (AUTH, when the URL has a password) and selects the
     /// database, within the connect timeout.
     pub async fn open(login: &Login) -> Result<LeanConn> {
-        let limit = login.connect_timeout;
-        tokio::time::timeout(limit, Self::log_in(login))
-            .await
-            .unwrap_or_else(|_| {
-                Err(DbError::new(
-                    ErrorKind::Timeout,
-                    format!("no answer from Redis within {} s", limit.as_secs_f64()),
-                ))
-            })
+        within(
+            login.connect_timeout,
+            "the Redis login",
+            Self::log_in(login),
+        )
+        .await
     }
 
     async fn log_in(login: &Login) -> Result<LeanConn> {
-        let stream = connect(&login.host, login.port, login.connect_timeout)
+        let socket = Socket::open(&login.host, login.port, login.connect_timeout)
             .await
             .map_err(io_error)?;
-        let mut conn = LeanConn {
-            stream,
-            inbox: Inbox::new(8 * 1024),
-            out: Vec::with_capacity(256),
-            busy: false,
-        };
+        let mut conn = LeanConn { socket };
         if let Some(password) = &login.password {
             let mut auth: Vec<&[u8]> = vec![b"AUTH"];
             auth.extend(login.user.as_deref().map(str::as_bytes));
@@ -98,20 +84,16 @@ impl LeanConn {
 
     /// Sends one command and reads its reply; a server error is the error.
     pub async fn command(&mut self, args: &[&[u8]]) -> Result<Reply> {
-        encode(&mut self.out, args);
-        self.busy = true;
-        self.stream.write_all(&self.out).await.map_err(io_error)?;
+        encode(&mut self.socket.out, args);
+        self.socket.send().await.map_err(io_error)?;
         loop {
-            if let Some((reply, len)) = decode(self.inbox.unread())? {
-                self.inbox.take(len);
-                self.busy = false;
+            if let Some((reply, len)) = decode(self.socket.inbox.unread())? {
+                self.socket.inbox.take(len);
+                self.socket.answered();
                 return reply;
             }
-            let whole = bulk_len(self.inbox.unread());
-            self.inbox
-                .fill(&mut self.stream, whole)
-                .await
-                .map_err(io_error)?;
+            let whole = bulk_len(self.socket.inbox.unread());
+            self.socket.fill(whole).await.map_err(io_error)?;
         }
     }
 }
@@ -213,6 +195,7 @@ fn io_error(error: std::io::Error) -> DbError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::db::ErrorKind;
 
     #[test]
     fn commands_are_arrays_of_bulk_strings() {
