@@ -134,7 +134,7 @@ impl StoreKind for PostgresStore {
     }
 
     /// One from 16 lanes up: there one thread read as fast as two, for 10–25 % less
-    /// CPU per read, and ran orders as fast; at 4, two read 6 % more (bench/NOTES.md).
+    /// CPU per read, and ran orders as fast; at 4, two read 7 % more (bench/NOTES.md).
     fn client_threads(concurrency: usize) -> Option<usize> {
         (concurrency >= 16).then_some(1)
     }
