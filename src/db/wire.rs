@@ -52,6 +52,7 @@ pub async fn within<T>(
 /// was cancelled), which leaves the connection unusable.
 pub struct Socket {
     stream: TcpStream,
+    /// What was read and not taken yet.
     pub inbox: Inbox,
     /// The next request, written by the protocol.
     pub out: Vec<u8>,
