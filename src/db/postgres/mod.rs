@@ -30,6 +30,7 @@ use super::sql::{
     ITEM_COLUMNS, ORDER_COLUMNS, Placeholders, Statements, order_from_joined, setup_statements,
     snapshot_from,
 };
+use super::wire::within;
 use super::{
     Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, Setting, Settings,
     Snapshot, Store, StoreFacts, StoreKind,
@@ -218,19 +219,9 @@ async fn lean_conns(login: wire::Login, connections: usize) -> Result<Option<Lea
 impl PostgresStore {
     /// Opens one connection, handshake included, within the connect timeout.
     async fn open(&self) -> Result<PgConn, DbError> {
+        let handshake = async { self.config.connect(NoTls).await.map_err(classify) };
         let (client, connection) =
-            tokio::time::timeout(self.connect_timeout, self.config.connect(NoTls))
-                .await
-                .map_err(|_| {
-                    DbError::new(
-                        ErrorKind::Timeout,
-                        format!(
-                            "no answer to the PostgreSQL handshake within {} s",
-                            self.connect_timeout.as_secs_f64()
-                        ),
-                    )
-                })?
-                .map_err(classify)?;
+            within(self.connect_timeout, "the PostgreSQL handshake", handshake).await?;
         // The connection task ends when the server goes; the client then reports
         // "closed", and the next use opens a new one.
         tokio::spawn(async move {
