@@ -26,6 +26,9 @@ pub struct RunConfig {
     /// URL settings with the command-line flags applied, checked.
     pub settings: Settings,
     pub concurrency: usize,
+    /// `--lane-threads`: threads of their own the lanes run on (0: tasks of the shared
+    /// runtime; `None`: the store's choice).
+    pub lane_threads: Option<usize>,
     pub max_duration: Option<Duration>,
     /// `--warmup 10s`: the warm-up lasts this long, its count decided as it runs.
     pub warmup_time: Option<Duration>,
@@ -132,6 +135,7 @@ impl RunConfig {
             db,
             settings,
             concurrency,
+            lane_threads: args.lane_threads,
             max_duration,
             warmup_time: warmup_time_of(args, max_duration)?,
             interval,

@@ -18,6 +18,7 @@ use hatshop::workload::{EventType, Generator, WorkloadSpec, preset};
 fn plan(lanes: usize, check_reads: bool) -> RunPlan {
     RunPlan {
         concurrency: lanes,
+        lane_threads: 0,
         pace: Pace::ClosedLoop,
         max_duration: None,
         op_timeout: Duration::from_secs(30),
@@ -87,6 +88,24 @@ async fn sixteen_lanes_keep_key_value_events_in_order_and_reads_current() {
     let summary = summary(&outcome);
     assert_eq!(summary.ops, 20_000);
     assert_eq!(summary.errors, 0, "{:?}", summary.overall.errors_by_kind);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lanes_on_threads_of_their_own_keep_order_and_reads_current() {
+    let mut spec = preset("kv-10w-40rw-50r").unwrap();
+    spec.initial_records = 200;
+    spec.events = 20_000;
+    let store = Arc::new(FakeStore::new(Behaviour::Strict));
+    let on_threads = RunPlan {
+        lane_threads: 3,
+        ..plan(8, true)
+    };
+    let outcome = run_with(store, &spec, on_threads, Arc::default()).await;
+    let summary = summary(&outcome);
+    assert_eq!(summary.ops, 20_000);
+    // A stale read would count as an error.
+    assert_eq!(summary.errors, 0, "{:?}", summary.overall.errors_by_kind);
+    assert!(outcome.lane_last_seq.iter().all(Option::is_some));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -395,6 +395,11 @@ pub struct RunArgs {
     /// and the table to standard error.
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
+    /// Threads of their own for the lanes, each with a single-threaded runtime, lane i
+    /// on thread i mod N; 0: the lanes are tasks of the shared runtime [default: the
+    /// store's choice for the concurrency, see docs/workloads.md].
+    #[arg(long, value_name = "N")]
+    pub lane_threads: Option<usize>,
     #[command(flatten)]
     pub runtime: RuntimeArgs,
     #[command(flatten)]

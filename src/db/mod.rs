@@ -299,6 +299,16 @@ pub trait Store: BulkLoad + Send + Sync + 'static {
     fn holds_data(&self) -> bool {
         true
     }
+
+    /// Whether this run's lanes, `concurrency` of them, run on threads of their own, one
+    /// per core, each with a single-threaded runtime, where that was measured to cost
+    /// less (bench/NOTES.md); else they are tasks of the shared runtime. Only a store
+    /// whose lanes use its own protocol clients says yes: those move each connection to
+    /// the runtime of the lane using it (`wire::Stream`). `run` asks unless
+    /// `--lane-threads` is given.
+    fn lane_threads(&self, _concurrency: usize) -> bool {
+        false
+    }
 }
 
 /// Where a store's own time of an operation comes from (`--trace-sample`).

@@ -206,6 +206,10 @@ macro_rules! stores {
                 match self { $(AnyStore::$variant(db) => db.holds_data(),)* }
             }
 
+            fn lane_threads(&self, concurrency: usize) -> bool {
+                match self { $(AnyStore::$variant(db) => db.lane_threads(concurrency),)* }
+            }
+
             async fn close(&self) {
                 match self { $(AnyStore::$variant(db) => db.close().await,)* }
             }

@@ -1,6 +1,7 @@
 //! What hatshop's own protocol clients (PostgreSQL's, MySQL's, Redis's) share: opening
-//! a socket within a deadline, the bytes read and not yet taken, and a connection per
-//! lane. Each client speaks its protocol over these; none of this knows a protocol.
+//! a socket within a deadline, moving it to the runtime of the lane that uses it, the
+//! bytes read and not yet taken, and a connection per lane. Each client speaks its
+//! protocol over these; none of this knows a protocol.
 
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -8,6 +9,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tokio::runtime::{Handle, Id};
 use tokio::sync::{Mutex, MutexGuard};
 
 use super::{DbError, ErrorKind};
@@ -28,6 +30,56 @@ pub async fn connect(host: &str, port: u16, limit: Duration) -> io::Result<TcpSt
         })??;
     stream.set_nodelay(true)?;
     Ok(stream)
+}
+
+/// A socket, and the runtime whose event loop watches it. A lane on a thread of its
+/// own (the runner's lane threads) moves a socket opened elsewhere (in setup, or by
+/// another lane) to its own runtime at its next request, so that the server's answer
+/// wakes the lane's thread rather than another runtime's, which would then hand the
+/// wake-up over.
+pub struct Stream {
+    /// `None` only after a move failed; the connection is then lost.
+    tcp: Option<TcpStream>,
+    home: Option<Id>,
+}
+
+impl Stream {
+    /// `tcp`, watched by the calling runtime.
+    pub fn new(tcp: TcpStream) -> Stream {
+        Stream {
+            tcp: Some(tcp),
+            home: runtime_here(),
+        }
+    }
+
+    /// The socket, moved first to the calling runtime if another one watches it: for
+    /// the start of a request.
+    pub fn here(&mut self) -> io::Result<&mut TcpStream> {
+        let here = runtime_here();
+        if here != self.home {
+            let tcp = self.tcp.take().ok_or_else(lost)?;
+            self.tcp = Some(TcpStream::from_std(tcp.into_std()?)?);
+            self.home = here;
+        }
+        self.tcp.as_mut().ok_or_else(lost)
+    }
+
+    /// The socket where it is: for the rest of a request that [`Stream::here`] began.
+    pub fn tcp(&mut self) -> io::Result<&mut TcpStream> {
+        self.tcp.as_mut().ok_or_else(lost)
+    }
+}
+
+/// The calling runtime (none outside one).
+fn runtime_here() -> Option<Id> {
+    Handle::try_current().ok().map(|runtime| runtime.id())
+}
+
+fn lost() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::NotConnected,
+        "the connection was lost moving it to the lane's runtime",
+    )
 }
 
 /// `login` (a connection opened and logged in), or a timeout saying no answer came
@@ -51,7 +103,7 @@ pub async fn within<T>(
 /// taken, the request being written, and whether a request went unanswered (its call
 /// was cancelled), which leaves the connection unusable.
 pub struct Socket {
-    stream: TcpStream,
+    stream: Stream,
     /// What was read and not taken yet.
     pub inbox: Inbox,
     /// The next request, written by the protocol.
@@ -63,7 +115,7 @@ impl Socket {
     /// Connects to `host:port` within `limit`.
     pub async fn open(host: &str, port: u16, limit: Duration) -> io::Result<Socket> {
         Ok(Socket {
-            stream: connect(host, port, limit).await?,
+            stream: Stream::new(connect(host, port, limit).await?),
             inbox: Inbox::new(8 * 1024),
             out: Vec::with_capacity(256),
             busy: false,
@@ -78,7 +130,7 @@ impl Socket {
     /// Sends the request in `out`; it is unanswered until [`Socket::answered`].
     pub async fn send(&mut self) -> io::Result<()> {
         self.busy = true;
-        self.stream.write_all(&self.out).await
+        self.stream.here()?.write_all(&self.out).await
     }
 
     /// The last request's answer was read to its end.
@@ -88,15 +140,15 @@ impl Socket {
 
     /// Reads more into the inbox, with room for a message of `whole` bytes at least.
     pub async fn fill(&mut self, whole: usize) -> io::Result<()> {
-        self.inbox.fill(&mut self.stream, whole).await
+        self.inbox.fill(self.stream.tcp()?, whole).await
     }
 
     /// Writes `goodbye` and closes, unless a request is unanswered (the server would
     /// read the goodbye as part of it).
     pub async fn close_with(mut self, goodbye: &[u8]) {
-        if !self.busy {
-            let _ = self.stream.write_all(goodbye).await;
-            let _ = self.stream.shutdown().await;
+        if let (false, Ok(tcp)) = (self.busy, self.stream.here()) {
+            let _ = tcp.write_all(goodbye).await;
+            let _ = tcp.shutdown().await;
         }
     }
 }

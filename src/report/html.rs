@@ -158,6 +158,13 @@ fn client_cost(r: &RunRecord, client: &ClientCost) -> String {
             let _ = write!(text, " · {n} runtime threads");
         }
     }
+    match r.host.lane_threads {
+        0 => {}
+        1 => text.push_str(" · the lanes on 1 thread of their own"),
+        n => {
+            let _ = write!(text, " · the lanes on {n} threads of their own");
+        }
+    }
     if let Some(warning) = warning {
         let _ = write!(
             text,

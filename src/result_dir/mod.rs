@@ -245,6 +245,10 @@ pub struct Host {
     /// choice for the run's concurrency, else one per core; 0: not recorded).
     #[serde(default)]
     pub client_threads: usize,
+    /// Threads of their own the lanes ran on, each with a single-threaded runtime (0:
+    /// the lanes were tasks of the runtime above).
+    #[serde(default)]
+    pub lane_threads: usize,
 }
 
 impl Host {
@@ -276,6 +280,7 @@ impl Host {
             memory_bytes,
             client_threads: tokio::runtime::Handle::try_current()
                 .map_or(0, |runtime| runtime.metrics().num_workers()),
+            lane_threads: 0,
         }
     }
 }

@@ -6,6 +6,7 @@ mod call;
 mod expect;
 pub mod faults;
 mod lane;
+mod lane_threads;
 mod pacer;
 mod phase_clock;
 mod plan;
@@ -26,6 +27,7 @@ use crate::client_cost::{ClientCost, ServerCost};
 use crate::db::{ErrorKind, Store};
 use crate::stats::{IntervalCollector, RunStats, total};
 use crate::workload::EventType;
+use lane_threads::LaneThreads;
 
 pub use expect::Expectations;
 pub use lane::{Progress, UNLOGGED_PER_LANE};
@@ -160,11 +162,16 @@ pub async fn run<D: Store>(
     // The lanes hold the op log's only senders, so that it ends when they do.
     let op_log = cx.op_log.take();
     let plan = &cx.plan;
+    let lane_threads = match plan.lane_threads {
+        0 => None,
+        count => Some(LaneThreads::start(count).context("cannot start the lane threads")?),
+    };
     let shared = LaneShared {
         intervals: Arc::new(IntervalCollector::new(
             cx.interval,
             EventType::ALL.len(),
-            Handle::current().metrics().num_workers(),
+            Handle::current().metrics().num_workers()
+                + lane_threads.as_ref().map_or(0, LaneThreads::len),
         )),
         failed_writes: Arc::new(Mutex::new(Vec::new())),
         traced: Arc::new(Mutex::new(Vec::new())),
@@ -188,7 +195,7 @@ pub async fn run<D: Store>(
     let reach = plan
         .give_up_unreached
         .map(|limit| tokio::spawn(reach::watch(cx.progress.clone(), limit, cx.stop.clone())));
-    let (senders, lanes) = spawn_lanes(&db, &cx, &shared, watches, op_log);
+    let (senders, lanes) = spawn_lanes(&db, &cx, &shared, watches, op_log, lane_threads.as_ref());
     let source = source::Source {
         stream,
         lanes: senders,
@@ -206,6 +213,7 @@ pub async fn run<D: Store>(
         .name("event-source".into())
         .spawn(move || source.run())?;
     let lanes = lanes_ended(lanes).await?;
+    drop(lane_threads);
     let source_report = tokio::task::spawn_blocking(move || source_thread.join())
         .await?
         .map_err(|_| anyhow!("the event source panicked"))?;
@@ -226,13 +234,15 @@ pub async fn run<D: Store>(
     })
 }
 
-/// One lane per in-flight slot, each on its own task: their inboxes and handles.
+/// One lane per in-flight slot, each on its own task, of the lane threads if any, else
+/// of the calling runtime: their inboxes and handles.
 fn spawn_lanes<D: Store>(
     db: &Arc<D>,
     cx: &RunContext,
     shared: &LaneShared,
     watches: Vec<Arc<watchdog::CallWatch>>,
     op_log: Option<mpsc::Sender<crate::stats::OpBatch>>,
+    threads: Option<&LaneThreads>,
 ) -> (
     Vec<mpsc::Sender<source::LaneMsg>>,
     Vec<tokio::task::JoinHandle<lane::LaneReport>>,
@@ -268,7 +278,10 @@ fn spawn_lanes<D: Store>(
             cx.stop.subscribe(),
             watch,
         );
-        lanes.push(tokio::spawn(lane.run(rx)));
+        lanes.push(match threads {
+            Some(threads) => threads.spawn(index, lane.run(rx)),
+            None => tokio::spawn(lane.run(rx)),
+        });
     }
     (senders, lanes)
 }

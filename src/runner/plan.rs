@@ -67,6 +67,8 @@ impl Pace {
 pub struct RunPlan {
     /// Lanes running at once; events on one target always go to the same lane.
     pub concurrency: usize,
+    /// Threads of their own the lanes run on (0: tasks of the calling runtime).
+    pub lane_threads: usize,
     pub pace: Pace,
     /// Stop the measured phase (and a warm-up) after this long, even if events remain.
     pub max_duration: Option<Duration>,

@@ -216,6 +216,7 @@ fn record_failure(
 fn plan_of(config: &RunConfig, store: &AnyStore) -> RunPlan {
     RunPlan {
         concurrency: config.concurrency,
+        lane_threads: lane_threads_of(config, store),
         pace: config.pace,
         max_duration: config.max_duration,
         op_timeout: config.op_timeout,
@@ -235,6 +236,19 @@ fn plan_of(config: &RunConfig, store: &AnyStore) -> RunPlan {
             .is_empty()
             .then(|| config.connect_timeout * GIVE_UP_AFTER_CONNECT_TIMEOUTS),
     }
+}
+
+/// `--lane-threads`, else one per core where the store chooses them, else none; never
+/// more than lanes.
+fn lane_threads_of(config: &RunConfig, store: &AnyStore) -> usize {
+    let threads = match config.lane_threads {
+        Some(threads) => threads,
+        None if store.lane_threads(config.concurrency) => {
+            std::thread::available_parallelism().map_or(1, |cores| cores.get())
+        }
+        None => 0,
+    };
+    threads.min(config.concurrency)
 }
 
 /// Connect timeouts in a row with no operation reaching the store, before a run ends.

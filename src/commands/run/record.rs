@@ -89,7 +89,10 @@ pub(super) fn initial_record(
             check_reads: plan.check_reads,
             conflicts: plan.dealing.conflicts,
         },
-        host: Host::probe(),
+        host: Host {
+            lane_threads: plan.lane_threads,
+            ..Host::probe()
+        },
         pid,
         process_start: crate::procfs::process_start(pid).unwrap_or(0),
         started_at: rfc3339(started),

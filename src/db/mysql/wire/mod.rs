@@ -14,9 +14,8 @@ use std::time::Duration;
 
 use mysql_async::{DriverError, Error};
 use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
 
-use crate::db::wire::{Inbox, connect};
+use crate::db::wire::{Inbox, Stream, connect};
 use packets::{
     Greeting, column_is_bytes, io_error, lenenc, lenenc_bytes, native_scramble, put_lenenc,
     server_error, unexpected,
@@ -91,7 +90,7 @@ pub struct Prepared {
 
 /// One connection over hatshop's own client of the binary protocol.
 pub struct LeanConn {
-    stream: TcpStream,
+    stream: Stream,
     inbox: Inbox,
     write: Vec<u8>,
     /// The sequence number of the last packet read; a reply to it goes on from there.
@@ -127,7 +126,7 @@ impl LeanConn {
             .await
             .map_err(io_error)?;
         let mut conn = LeanConn {
-            stream,
+            stream: Stream::new(stream),
             inbox: Inbox::new(16 * 1024),
             write: Vec::with_capacity(1024),
             sequence: 0,
@@ -200,9 +199,9 @@ impl LeanConn {
 
     /// Says goodbye (COM_QUIT), so that the server does not count an aborted client.
     pub async fn quit(mut self) {
-        if !self.broken {
-            let _ = self.stream.write_all(&[1, 0, 0, 0, COM_QUIT]).await;
-            let _ = self.stream.shutdown().await;
+        if let (false, Ok(tcp)) = (self.broken, self.stream.here()) {
+            let _ = tcp.write_all(&[1, 0, 0, 0, COM_QUIT]).await;
+            let _ = tcp.shutdown().await;
         }
     }
 
@@ -436,18 +435,19 @@ impl LeanConn {
     /// split into packets of at most `MAX_BODY` bytes.
     async fn flush_write(&mut self, mut sequence: u8) -> Result<()> {
         let body = self.write.len() - 4;
+        let stream = self.stream.here().map_err(io_error)?;
         if body < MAX_BODY {
             self.write[..3].copy_from_slice(&(body as u32).to_le_bytes()[..3]);
             self.write[3] = sequence;
-            return self.stream.write_all(&self.write).await.map_err(io_error);
+            return stream.write_all(&self.write).await.map_err(io_error);
         }
         let mut at = 4;
         loop {
             let chunk = (self.write.len() - at).min(MAX_BODY);
             let mut header = (chunk as u32).to_le_bytes();
             header[3] = sequence;
-            self.stream.write_all(&header).await.map_err(io_error)?;
-            self.stream
+            stream.write_all(&header).await.map_err(io_error)?;
+            stream
                 .write_all(&self.write[at..at + chunk])
                 .await
                 .map_err(io_error)?;
@@ -494,10 +494,8 @@ impl LeanConn {
             let whole = buffered.get(..3).map_or(0, |h| {
                 4 + u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize
             });
-            self.inbox
-                .fill(&mut self.stream, whole)
-                .await
-                .map_err(io_error)?;
+            let stream = self.stream.tcp().map_err(io_error)?;
+            self.inbox.fill(stream, whole).await.map_err(io_error)?;
         }
     }
 }
