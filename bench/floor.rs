@@ -4,17 +4,18 @@
 //! is the protocol round trip as hatshop speaks it, and a race's distance above it is
 //! what the runner adds.
 //!
-//!   cargo run --release --example floor -- URL CONNS OPS shared|shared:THREADS|threaded
+//!   cargo run --release --example floor -- URL CONNS OPS shared|shared:THREADS|threaded|spread
 //!
 //! The store's tables are set up (refusing what hatshop did not make), then each
 //! caller writes its share of 10,000 records of 100 bytes and reads OPS ÷ CONNS keys
 //! drawn uniformly from them. `shared`: the callers are tasks of one runtime with a
 //! thread per core (`shared:N`: N threads). `threaded`: each caller is a thread with a
-//! single-threaded runtime of its own. A store opens its connections where it is first
-//! called or in `setup`, so under `threaded` a connection set up on the main runtime
-//! is still served by it. Prints `reads/s client_µs/read`: user +
-//! system CPU of the whole process over the reads, ÷ OPS. Every call has a 10 s
-//! deadline and setup 120 s; Ctrl-C ends the process.
+//! single-threaded runtime of its own. `spread`: the callers are spread over a thread
+//! per core, each with a single-threaded runtime, as a run's lane threads are. A
+//! store's own protocol clients move a connection to the runtime of the caller using
+//! it; a driver's connection stays with the runtime it was opened on. Prints
+//! `reads/s client_µs/read`: user + system CPU of the whole process over the reads, ÷
+//! OPS. Every call has a 10 s deadline and setup 120 s; Ctrl-C ends the process.
 
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -31,7 +32,7 @@ const VALUE: [u8; 100] = [b'v'; 100];
 const DEADLINE: Duration = Duration::from_secs(10);
 /// Making the tables (a Cassandra keyspace takes seconds).
 const SETUP_DEADLINE: Duration = Duration::from_secs(120);
-const USAGE: &str = "usage: floor URL CONNS OPS shared|shared:THREADS|threaded";
+const USAGE: &str = "usage: floor URL CONNS OPS shared|shared:THREADS|threaded|spread";
 
 /// Where the callers run.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -40,6 +41,9 @@ enum Layout {
     Shared(Option<usize>),
     /// A thread and a single-threaded runtime per caller.
     Threaded,
+    /// A thread per core, each with a single-threaded runtime, caller i on thread i mod
+    /// cores.
+    Spread,
 }
 
 impl Layout {
@@ -47,6 +51,7 @@ impl Layout {
         match text.split_once(':') {
             None if text == "shared" => Ok(Layout::Shared(None)),
             None if text == "threaded" => Ok(Layout::Threaded),
+            None if text == "spread" => Ok(Layout::Spread),
             Some(("shared", n)) => match n.parse() {
                 Ok(threads) if threads > 0 => Ok(Layout::Shared(Some(threads))),
                 _ => Err(format!("not a number of threads: {n}; {USAGE}")),
@@ -137,17 +142,27 @@ fn run_callers(
     layout: Layout,
     runtime: &tokio::runtime::Runtime,
 ) -> Vec<Result<(), String>> {
-    if layout == Layout::Threaded {
+    let threads = match layout {
+        Layout::Threaded => race.conns,
+        Layout::Spread => std::thread::available_parallelism()
+            .map_or(1, |cores| cores.get())
+            .min(race.conns),
+        Layout::Shared(_) => 0,
+    };
+    if threads > 0 {
         return std::thread::scope(|scope| {
-            let callers: Vec<_> = (0..race.conns)
-                .map(|lane| {
+            let callers: Vec<_> = (0..threads)
+                .map(|thread| {
                     let race = race.clone();
                     scope.spawn(move || {
-                        tokio::runtime::Builder::new_current_thread()
+                        let lanes = (thread..race.conns).step_by(threads);
+                        let callers = futures::future::join_all(lanes.map(|l| race.caller(l)));
+                        let results = tokio::runtime::Builder::new_current_thread()
                             .enable_all()
                             .build()
                             .map_err(|e| e.to_string())?
-                            .block_on(race.caller(lane))
+                            .block_on(callers);
+                        results.into_iter().collect::<Result<(), String>>()
                     })
                 })
                 .collect();

@@ -18,8 +18,9 @@
 # in-flight count. One table per race: per count, the medians of ops/s, p50 and p99
 # (µs), client CPU µs/op (user + system of the client ÷ ops), client peak RSS, server
 # CPU µs/op (/proc of the server process), and hatshop ÷ peer; then the floor, what the
-# store's own client code costs per read with nothing around it (bench/floor.rs, with
-# one runtime thread and with one per core). The command lines are printed first.
+# store's own client code costs per read with nothing around it (bench/floor.rs, on
+# one runtime thread, on a runtime of one thread per core, and spread over a thread
+# per core with a runtime each). The command lines are printed first.
 #
 # Where the numbers come from: a peer's CPU and RSS are its whole process (GNU time);
 # its server CPU is the server's /proc delta around it. hatshop's CPU and server CPU
@@ -226,6 +227,7 @@ floor_rows() {
     step "$1: the floor at $count in flight"
     record "$1" "$count" "floor:1" measure_floor "$2" "$count" shared:1
     record "$1" "$count" "floor:N" measure_floor "$2" "$count" shared
+    record "$1" "$count" "floor:T" measure_floor "$2" "$count" spread
   done
 }
 
@@ -325,7 +327,8 @@ for race, by_count in rows.items():
             if tool == "hatshop" and peer:
                 ratio = f"{m[0] / peer[0]:.2f} ×, {m[3] / peer[3]:.2f} ×"
             print(f"{count:>9} {tool:<15} " + " ".join(show(v) for v in m) + f" {ratio:>38}")
-print("\nmedians of the repeats; ops/s, p50, p99 as each tool reports them; floor:1 and")
-print("floor:N are the store's own client code reading with nothing around it, on one")
-print("runtime thread and on one per core")
+print("\nmedians of the repeats; ops/s, p50, p99 as each tool reports them; floor:1,")
+print("floor:N and floor:T are the store's own client code reading with nothing around")
+print("it, on one runtime thread, on one per core, and on a thread per core with a")
+print("runtime each")
 EOF

@@ -312,4 +312,58 @@ mod tests {
         let closed = inbox.fill(&mut stream, 1).await.unwrap_err();
         assert_eq!(closed.kind(), io::ErrorKind::UnexpectedEof);
     }
+
+    /// Sends `request` and reads until `answer` is in the inbox, on the calling runtime.
+    async fn round_trip(socket: &mut Socket, request: &[u8], answer: &[u8]) {
+        socket.out.clear();
+        socket.out.extend_from_slice(request);
+        socket.send().await.unwrap();
+        while socket.inbox.unread().len() < answer.len() {
+            socket.fill(answer.len()).await.unwrap();
+        }
+        assert_eq!(socket.inbox.unread(), answer);
+        socket.inbox.take(answer.len());
+        socket.answered();
+    }
+
+    #[test]
+    fn a_socket_moves_to_the_runtime_using_it_even_when_its_first_has_ended() {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        // An echo server of four-byte requests, on a plain thread.
+        let server = std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().unwrap();
+            let mut request = [0; 4];
+            while socket.read_exact(&mut request).is_ok() {
+                socket.write_all(&request).unwrap();
+            }
+        });
+        let runtime = || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+        };
+        let first = runtime();
+        let mut socket = first.block_on(async {
+            let mut socket = Socket::open("127.0.0.1", port, Duration::from_secs(5))
+                .await
+                .unwrap();
+            round_trip(&mut socket, b"one.", b"one.").await;
+            socket
+        });
+        drop(first);
+        let second = runtime();
+        second.block_on(round_trip(&mut socket, b"two.", b"two."));
+        // A runtime on another thread, as a lane thread's.
+        std::thread::scope(|scope| {
+            scope.spawn(|| runtime().block_on(round_trip(&mut socket, b"3rd.", b"3rd.")));
+        });
+        second.block_on(async {
+            round_trip(&mut socket, b"4th.", b"4th.").await;
+            socket.close_with(b"").await;
+        });
+        server.join().unwrap();
+    }
 }
