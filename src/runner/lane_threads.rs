@@ -2,8 +2,9 @@
 //! `lane_threads`, or `--lane-threads`). A lane there waits for its server on its own
 //! thread's event loop: the answer wakes that thread, which runs the lane at once,
 //! where on the shared runtime the worker that polls the event loop may wake another
-//! to run it. With 2 to 8 lanes on 2 cores, lanes on the shared runtime did a half to
-//! two thirds of the point selects per second (bench/NOTES.md).
+//! to run it. With 2 to 4 lanes on 2 cores, lanes on the shared runtime did a half to
+//! two thirds of the point selects and reads per second on MariaDB and PostgreSQL
+//! (bench/NOTES.md).
 
 use std::future::Future;
 use std::io;
