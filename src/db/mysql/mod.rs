@@ -218,7 +218,7 @@ impl MysqlStore {
 impl Store for MysqlStore {
     /// From 2 lanes up over hatshop's own wire: point selects ran 1.5 to 2 times as
     /// fast at 2 to 4, and as fast or faster above, for less CPU each; inserts, bound
-    /// by the server, as fast (bench/NOTES.md).
+    /// by the server, within 5 % either way (bench/NOTES.md).
     fn lane_threads(&self, concurrency: usize) -> bool {
         self.own_wire && concurrency >= 2
     }
