@@ -24,6 +24,7 @@ use hatshop::client_cost::{ClientCost, CpuSnapshot};
 use hatshop::db::{
     AnyStore, CallNotes, ConnectOptions, DbUrl, Ownership, Settings, Store, close_within, observe,
 };
+use hatshop::runner::LaneThreads;
 use hatshop::workload::KeyText;
 use tokio::sync::Barrier;
 
@@ -125,7 +126,7 @@ fn run() -> Result<(), String> {
         started: Barrier::new(conns),
         start: OnceLock::new(),
     });
-    let results = run_callers(&race, layout, &runtime);
+    let results = run_callers(&race, layout, &runtime)?;
     results.into_iter().collect::<Result<(), String>>()?;
     let reads = race.reads_per_caller * conns as u64;
     let (cpu, began) = race.start.get().expect("the reads began");
@@ -136,49 +137,38 @@ fn run() -> Result<(), String> {
     Ok(())
 }
 
-/// Runs every caller to its end, each in `layout`; what each returned.
+/// Runs every caller to its end, each in `layout` (the thread layouts are the runner's
+/// lane threads); what each returned.
 fn run_callers(
     race: &Arc<Race>,
     layout: Layout,
     runtime: &tokio::runtime::Runtime,
-) -> Vec<Result<(), String>> {
+) -> Result<Vec<Result<(), String>>, String> {
     let threads = match layout {
-        Layout::Threaded => race.conns,
-        Layout::Spread => std::thread::available_parallelism()
-            .map_or(1, |cores| cores.get())
-            .min(race.conns),
-        Layout::Shared(_) => 0,
+        Layout::Threaded => Some(race.conns),
+        Layout::Spread => Some(hatshop::procfs::cores().min(race.conns)),
+        Layout::Shared(_) => None,
     };
-    if threads > 0 {
-        return std::thread::scope(|scope| {
-            let callers: Vec<_> = (0..threads)
-                .map(|thread| {
-                    let race = race.clone();
-                    scope.spawn(move || {
-                        let lanes = (thread..race.conns).step_by(threads);
-                        let callers = futures::future::join_all(lanes.map(|l| race.caller(l)));
-                        let results = tokio::runtime::Builder::new_current_thread()
-                            .enable_all()
-                            .build()
-                            .map_err(|e| e.to_string())?
-                            .block_on(callers);
-                        results.into_iter().collect::<Result<(), String>>()
-                    })
-                })
-                .collect();
-            callers.into_iter().map(|c| c.join().unwrap()).collect()
-        });
-    }
-    runtime.block_on(async {
+    let threads = threads
+        .map(LaneThreads::start)
+        .transpose()
+        .map_err(|e| format!("cannot start the callers' threads: {e}"))?;
+    Ok(runtime.block_on(async {
         let callers: Vec<_> = (0..race.conns)
-            .map(|lane| tokio::spawn(race.clone().caller_owned(lane)))
+            .map(|lane| {
+                let caller = race.clone().caller_owned(lane);
+                match &threads {
+                    Some(threads) => threads.spawn(lane, caller),
+                    None => tokio::spawn(caller),
+                }
+            })
             .collect();
         let mut results = Vec::new();
         for caller in callers {
             results.push(caller.await.map_err(|e| e.to_string()).and_then(|r| r));
         }
         results
-    })
+    }))
 }
 
 /// What the callers share.

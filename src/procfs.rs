@@ -1,5 +1,6 @@
 //! What `/proc` says about a process: when it started (with its pid, that tells a live
-//! process from a new one that reused the pid) and the CPU it has spent.
+//! process from a new one that reused the pid) and the CPU it has spent; and what the
+//! system says about this machine: its name and its cores.
 
 /// When a process started, in clock ticks since boot (field 22 of /proc/PID/stat): with
 /// the pid, it tells a live run from a new process that reused its pid.
@@ -77,6 +78,11 @@ pub fn hostname() -> String {
         .unwrap_or_default()
         .trim()
         .to_string()
+}
+
+/// The cores this process may run on (at least one).
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |cores| cores.get())
 }
 
 #[cfg(test)]

@@ -276,7 +276,7 @@ impl Host {
             os,
             kernel: read("/proc/sys/kernel/osrelease").trim().to_string(),
             cpu,
-            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            cores: procfs::cores(),
             memory_bytes,
             client_threads: tokio::runtime::Handle::try_current()
                 .map_or(0, |runtime| runtime.metrics().num_workers()),

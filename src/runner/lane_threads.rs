@@ -49,7 +49,7 @@ impl LaneThreads {
     }
 
     /// Threads running.
-    pub fn len(&self) -> usize {
+    pub fn count(&self) -> usize {
         self.runtimes.len()
     }
 

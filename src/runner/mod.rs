@@ -27,10 +27,10 @@ use crate::client_cost::{ClientCost, ServerCost};
 use crate::db::{ErrorKind, Store};
 use crate::stats::{IntervalCollector, RunStats, total};
 use crate::workload::EventType;
-use lane_threads::LaneThreads;
 
 pub use expect::Expectations;
 pub use lane::{Progress, UNLOGGED_PER_LANE};
+pub use lane_threads::LaneThreads;
 pub use phase_clock::PhaseClock;
 pub use plan::{Dealing, Dealt, Pace, RunPlan, Shard, lane_of};
 pub use source::EventStream;
@@ -171,7 +171,7 @@ pub async fn run<D: Store>(
             cx.interval,
             EventType::ALL.len(),
             Handle::current().metrics().num_workers()
-                + lane_threads.as_ref().map_or(0, LaneThreads::len),
+                + lane_threads.as_ref().map_or(0, LaneThreads::count),
         )),
         failed_writes: Arc::new(Mutex::new(Vec::new())),
         traced: Arc::new(Mutex::new(Vec::new())),

@@ -243,9 +243,7 @@ fn plan_of(config: &RunConfig, store: &AnyStore) -> RunPlan {
 fn lane_threads_of(config: &RunConfig, store: &AnyStore) -> usize {
     let threads = match config.lane_threads {
         Some(threads) => threads,
-        None if store.lane_threads(config.concurrency) => {
-            std::thread::available_parallelism().map_or(1, |cores| cores.get())
-        }
+        None if store.lane_threads(config.concurrency) => crate::procfs::cores(),
         None => 0,
     };
     threads.min(config.concurrency)
