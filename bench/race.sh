@@ -318,16 +318,21 @@ def show(v):
     return f"{v:>12}" if math.isnan(v) else f"{v:>12,.1f}"
 for race, by_count in rows.items():
     print(f"\n{race}")
-    print(f'{"in flight":>9} {"tool":<15} ' + " ".join(f"{h:>12}" for h in heads) + f' {"hatshop ÷ peer (ops/s, client µs/op)":>38}')
+    print(f'{"in flight":>9} {"tool":<15} ' + " ".join(f"{h:>12}" for h in heads) + f' {"hatshop ÷ peer (ops/s, client µs/op)":>38}  {"ops/s by round":>14}')
     for count, tools in sorted(by_count.items()):
         medians = {t: [statistics.median(c) for c in zip(*runs)] for t, runs in tools.items()}
-        peer = next((m for t, m in medians.items() if t != "hatshop" and not t.startswith("floor")), None)
+        peer_tool = next((t for t in tools if t != "hatshop" and not t.startswith("floor")), None)
         for tool, m in medians.items():
-            ratio = ""
-            if tool == "hatshop" and peer:
+            ratio = spread = ""
+            if tool == "hatshop" and peer_tool:
+                peer = medians[peer_tool]
                 ratio = f"{m[0] / peer[0]:.2f} ×, {m[3] / peer[3]:.2f} ×"
-            print(f"{count:>9} {tool:<15} " + " ".join(show(v) for v in m) + f" {ratio:>38}")
-print("\nmedians of the repeats; ops/s, p50, p99 as each tool reports them; floor:1,")
+                # Each round's hatshop ÷ that round's peer: how far one round strays.
+                rounds = [h[0] / p[0] for h, p in zip(tools["hatshop"], tools[peer_tool])]
+                spread = f"{min(rounds):.2f}–{max(rounds):.2f} ×"
+            print(f"{count:>9} {tool:<15} " + " ".join(show(v) for v in m) + f" {ratio:>38}  {spread:>14}")
+print("\nmedians of the repeats; ops/s, p50, p99 as each tool reports them; ops/s by")
+print("round: the lowest and highest of each round's hatshop ÷ that round's peer; floor:1,")
 print("floor:N and floor:T are the store's own client code reading with nothing around")
 print("it, on one runtime thread, on one per core, and on a thread per core with a")
 print("runtime each")
