@@ -57,7 +57,9 @@ const CREATE: &[&str] = &[
         unit_price_cents BIGINT NOT NULL
     )",
     "CREATE INDEX line_items_by_order ON line_items (order_id)",
-    "CREATE TABLE kv (k TEXT PRIMARY KEY, v BYTEA NOT NULL)",
+    // Keys are opaque: compared byte by byte ("C"), not by the database's collation,
+    // a point read cost the server about 1.3 µs less (bench/NOTES.md).
+    "CREATE TABLE kv (k TEXT COLLATE \"C\" PRIMARY KEY, v BYTEA NOT NULL)",
 ];
 
 /// One connection and the statements prepared on it.
@@ -297,11 +299,11 @@ impl PostgresStore {
 }
 
 impl Store for PostgresStore {
-    /// From 2 to 16 lanes over hatshop's own wire: there they read 1.3 to 2 times as
-    /// fast, for 15–50 % less CPU per read; at 1 and from 32 up, as fast or slower
-    /// (bench/NOTES.md).
+    /// From 2 lanes up over hatshop's own wire: from 2 to 16 they read 1.3 to 2 times
+    /// as fast, for 15–50 % less CPU per read, and at 32, 64 and 256 3–28 % faster for
+    /// about the same CPU; at 1 the shared runtime was faster (bench/NOTES.md).
     fn lane_threads(&self, concurrency: usize) -> bool {
-        self.lean.is_some() && (2..=16).contains(&concurrency)
+        self.lean.is_some() && concurrency >= 2
     }
 
     async fn setup(&self, owner: &Ownership) -> Result<(), DbError> {
