@@ -301,8 +301,9 @@ impl PostgresStore {
 
 impl Store for PostgresStore {
     /// From 2 lanes up over hatshop's own wire: from 2 to 16 they read 1.3 to 2 times
-    /// as fast, for 15–50 % less CPU per read, and at 32, 64 and 256 3–28 % faster for
-    /// about the same CPU; at 1 the shared runtime was faster (bench/NOTES.md).
+    /// as fast, for 15–50 % less CPU per read, and at 32, 64 and 256 3–28 % faster, at
+    /// a CPU per read within 10 % either way; at 1 the shared runtime was faster
+    /// (bench/NOTES.md).
     fn lane_threads(&self, concurrency: usize) -> bool {
         self.lean.is_some() && concurrency >= 2
     }
