@@ -8,10 +8,12 @@
 #
 # The peers, installed when missing: latte 0.29 from crates.io (Cassandra: inserts and
 # point reads at CL ONE), sysbench (MariaDB: oltp_point_select and oltp_insert on the
-# sbtest shape), pgbench (PostgreSQL: -S -M prepared at scale 1) and redis-benchmark
-# (Redis: GET and SET of 100-byte values over 100,000 keys, -P 1). Each hatshop race
-# preset does the peer's work and says so in its description (`hatshop workloads`).
-# Voldemort's own performance tool is not raced here.
+# sbtest shape), pgbench (PostgreSQL: -S -M prepared at scale 1, on the pgbench_accounts
+# shape) and redis-benchmark (Redis: GET and SET of 100-byte values over 100,000 keys,
+# -P 1). Each hatshop race preset does the peer's work and says so in its description
+# (`hatshop workloads`). Voldemort's own performance tool is not raced: it lives in
+# upstream's test/integration tree, which the source hatshop builds Voldemort from
+# (src/java) does not hold.
 #
 # Servers come from `hatshop server start` under $HATSHOP_HOME (reused when running).
 # Each race runs once unrecorded to warm the server, then REPEATS recorded rounds per
@@ -274,6 +276,8 @@ if wants postgres; then
   step "starting PostgreSQL"
   pg_url=$(start postgres)
   read -r pg_host pg_port < <(host_port "$pg_url")
+  # pgbench's pgbench_accounts shape: INT aid, bid and abalance, the value in filler.
+  pg_url="${pg_url%%\?*}?kv_table=pgbench_accounts"
   pg=(-h "$pg_host" -p "$pg_port" -U postgres)
   psql "${pg[@]}" -d postgres -qtc "SELECT 1 FROM pg_database WHERE datname = 'pgbench'" | grep -q 1 ||
     psql "${pg[@]}" -d postgres -qc "CREATE DATABASE pgbench"

@@ -53,6 +53,63 @@ fn postgres_key_value_runs_go_over_hatshops_own_wire() {
     assert_eq!(kv_wire(&orders), "tokio-postgres");
 }
 
+/// `kv_table=pgbench_accounts`: records in pgbench's shape, over hatshop's own wire and,
+/// in a run with orders, through tokio-postgres, verified exactly; a value longer than
+/// pgbench's filler is refused before the run starts, in one line.
+#[test]
+#[ignore = "needs a live PostgreSQL: ./test.sh starts one"]
+fn postgres_pgbench_shape_holds_the_records_and_refuses_longer_values() {
+    let _guard = lock(&POSTGRES);
+    let db = format!("{}?kv_table=pgbench_accounts", url("HATSHOP_TEST_POSTGRES"));
+    key_value_presets(&db, &["--value-size", "84"]);
+    let tmp = TempDir::new().unwrap();
+    let spec = tmp.path().join("orders-and-records.toml");
+    std::fs::write(
+        &spec,
+        "name = \"orders-and-records\"\nevents = 2000\ninitial_records = 300\nvalue_size = 84\n\
+         [mix]\ncreate_order = 0.2\nwrite = 0.2\nrewrite = 0.2\nread = 0.3\ndelete = 0.1\n",
+    )
+    .unwrap();
+    let both = run_and_verify(&tmp, &db, &["-w", spec.to_str().unwrap(), "-c", "4"]);
+    let store = &json(&both.join("run.json"))["database"]["store"];
+    assert_eq!(store["settings"]["kv_wire"], "tokio-postgres", "{store}");
+    assert_eq!(store["settings"]["kv_table"], "pgbench_accounts", "{store}");
+    let verify = json(&both.join("verify.json"));
+    assert!(verify["keys_found"].as_u64().unwrap() >= 300, "{verify}");
+
+    let columns = tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let (client, connection) =
+            tokio_postgres::connect(&url("HATSHOP_TEST_POSTGRES"), tokio_postgres::NoTls)
+                .await
+                .unwrap();
+        tokio::spawn(connection);
+        let rows = client
+            .query(
+                "SELECT column_name::text, data_type::text FROM information_schema.columns \
+                 WHERE table_name = 'kv' ORDER BY ordinal_position",
+                &[],
+            )
+            .await
+            .unwrap();
+        rows.iter()
+            .map(|r| format!("{} {}", r.get::<_, String>(0), r.get::<_, String>(1)))
+            .collect::<Vec<_>>()
+    });
+    assert_eq!(
+        columns,
+        ["aid integer", "bid integer", "abalance integer", "filler bytea"]
+    );
+
+    let output = hatshop(tmp.path())
+        .args(["run", "-w", "kv-50w-50r", "--events", "10", "--db", &db])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = text(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("at most 84 bytes"), "{stderr}");
+}
+
 /// The same on Redis: runs of key-value events alone, unpipelined, over hatshop's own
 /// wire; pipelined ones and orders through the `redis` crate.
 #[test]

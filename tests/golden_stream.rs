@@ -62,7 +62,7 @@ const GOLDEN: &[(&str, &str)] = &[
     ),
     (
         "race-pg-select",
-        "eb5016e5714ffc7613ef4967ec70cd4f1487866d782341983322c6ce48cd090f",
+        "fea1167b16aff678dfd9a213bf2a9e793f2c0ce4ed81ae75f766d6ff553e9006",
     ),
     (
         "race-redis-get",

@@ -10,6 +10,7 @@ mod call_notes;
 mod classify;
 mod error;
 mod ownership;
+mod peer_table;
 mod settings;
 mod sql;
 mod stores;

@@ -76,7 +76,7 @@ impl StoreKind for MysqlStore {
     /// sysbench's `sbtest` shape holds values of at most 120 bytes.
     fn check_value_size(settings: &Settings, len: usize) -> Result<(), DbError> {
         if settings.choice("kv_table") == "sbtest" {
-            super::sbtest::check_value_size(len)?;
+            super::sbtest::TABLE.check_value_size(len)?;
         }
         Ok(())
     }

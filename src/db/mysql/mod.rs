@@ -34,6 +34,7 @@ mod server_time;
 mod wire;
 
 use super::ownership::{self, Ownership, TABLES};
+use super::peer_table;
 use super::sql::{
     ITEM_COLUMNS, ORDER_COLUMNS, Statements, order_from_joined, setup_statements, snapshot_from,
 };
@@ -134,7 +135,7 @@ impl MysqlStore {
     /// The key as its statements bind it: the key text, or sbtest's INT id.
     fn key_param<'k>(&self, key: &'k KeyText) -> Result<Param<'k>, DbError> {
         Ok(if self.sbtest {
-            Param::Int(sbtest::id(key)?)
+            Param::Int(sbtest::TABLE.id(key)?)
         } else {
             Param::Bytes(key.as_str().as_bytes())
         })
@@ -143,7 +144,7 @@ impl MysqlStore {
     /// The value to bind, after sbtest's check that `c` holds it.
     fn value_param<'v>(&self, value: &'v [u8]) -> Result<&'v [u8], DbError> {
         if self.sbtest {
-            sbtest::check_value_size(value.len())?;
+            sbtest::TABLE.check_value_size(value.len())?;
         }
         Ok(value)
     }
@@ -425,7 +426,7 @@ impl Store for MysqlStore {
         let value = self.value_param(value)?;
         let (sbtest_row, kv_row);
         let params: &[Param] = if self.sbtest {
-            let id = sbtest::id(key)?;
+            let id = sbtest::TABLE.id(key)?;
             sbtest_row = [
                 Param::Int(id),
                 Param::Int(sbtest::k_of(id)),
@@ -495,7 +496,7 @@ impl Store for MysqlStore {
                 .await
                 .map_err(classify)?;
             let last = rows.last().map(|(id, _)| id.to_string());
-            let records = rows.into_iter().map(|(id, c)| sbtest::record(id, c));
+            let records = rows.into_iter().map(|(id, c)| peer_table::record(id, c));
             (records.collect(), last)
         } else {
             let records: Vec<(String, Vec<u8>)> = conn

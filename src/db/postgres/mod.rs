@@ -9,6 +9,7 @@
 mod errors;
 mod lean;
 mod load;
+mod pgbench;
 mod rows;
 mod statement_times;
 mod wire;
@@ -26,6 +27,7 @@ use self::errors::classify;
 use self::lean::{Kv, LeanConns};
 use self::rows::{get, line_item, order_row};
 use super::ownership::{self, Ownership, TABLES};
+use super::peer_table;
 use super::sql::{
     ITEM_COLUMNS, ORDER_COLUMNS, Placeholders, Statements, order_from_joined, setup_statements,
     snapshot_from,
@@ -33,7 +35,7 @@ use super::sql::{
 use super::wire::within;
 use super::{
     Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, Setting, Settings,
-    Snapshot, Store, StoreFacts, StoreKind,
+    Snapshot, Store, StoreFacts, StoreKind, Value,
 };
 use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 
@@ -57,11 +59,37 @@ const CREATE: &[&str] = &[
         unit_price_cents BIGINT NOT NULL
     )",
     "CREATE INDEX line_items_by_order ON line_items (order_id)",
-    // Keys are opaque, so they are compared byte by byte ("C") rather than by the
-    // database's collation: a point read then cost the server about 1.3 µs less of its
-    // 35 at 64 in flight (bench/NOTES.md).
-    "CREATE TABLE kv (k TEXT COLLATE \"C\" PRIMARY KEY, v BYTEA NOT NULL)",
 ];
+
+/// hatshop's own key-value table (`kv_table=kv`); `pgbench::CREATE` is the other shape.
+/// Keys are opaque, so they are compared byte by byte ("C") rather than by the
+/// database's collation: a point read then cost the server about 1.3 µs less of its 35
+/// at 64 in flight (bench/NOTES.md).
+const CREATE_KV: &str = "CREATE TABLE kv (k TEXT COLLATE \"C\" PRIMARY KEY, v BYTEA NOT NULL)";
+
+/// A key as the key-value statements bind it: its text, or pgbench_accounts' INT aid.
+enum KeyParam<'a> {
+    Text(&'a str),
+    Aid { aid: i32, wire: [u8; 4] },
+}
+
+impl KeyParam<'_> {
+    /// In binary, for hatshop's own wire.
+    fn wire(&self) -> &[u8] {
+        match self {
+            KeyParam::Text(text) => text.as_bytes(),
+            KeyParam::Aid { wire, .. } => wire,
+        }
+    }
+
+    /// For tokio-postgres.
+    fn sql(&self) -> &(dyn ToSql + Sync) {
+        match self {
+            KeyParam::Text(text) => text,
+            KeyParam::Aid { aid, .. } => aid,
+        }
+    }
+}
 
 /// One connection and the statements prepared on it.
 struct PgConn {
@@ -113,6 +141,8 @@ pub struct PostgresStore {
     /// Set in runs of key-value events alone where the server asks for no password:
     /// the key-value statements then go over hatshop's own wire (wire.rs).
     lean: Option<LeanConns>,
+    /// Key-value records in pgbench's pgbench_accounts shape (`kv_table=pgbench_accounts`).
+    pgbench: bool,
 }
 
 impl StoreKind for PostgresStore {
@@ -121,7 +151,15 @@ impl StoreKind for PostgresStore {
     const ABOUT: &'static str = "PostgreSQL";
     const EXAMPLE: &'static str = "postgres://postgres@127.0.0.1:5432/hatshop?connections=4";
     const LOGIN: bool = true;
-    const SETTINGS: &'static [Setting] = &[super::sql::CONNECTIONS];
+    const SETTINGS: &'static [Setting] = &[
+        super::sql::CONNECTIONS,
+        Setting {
+            name: "kv_table",
+            value: Value::Choice(&["kv", "pgbench_accounts"]),
+            default: "kv",
+            help: "key-value records in hatshop's table (k TEXT, v BYTEA) or in pgbench's pgbench_accounts shape (aid INT, bid INT, abalance INT, filler BYTEA holding the value, at most 84 bytes), for the race with pgbench",
+        },
+    ];
     const SERVER_TIME: Option<crate::db::ServerTime> = Some(crate::db::ServerTime {
         product: "PostgreSQL",
         source: "pg_stat_statements (totals of every statement of the run, load and warm-up included)",
@@ -135,6 +173,14 @@ impl StoreKind for PostgresStore {
 
     fn default_concurrency(settings: &Settings) -> usize {
         super::sql::connections_or(settings, 4)
+    }
+
+    /// pgbench's `pgbench_accounts` shape holds values of at most 84 bytes.
+    fn check_value_size(settings: &Settings, len: usize) -> Result<(), DbError> {
+        if settings.choice("kv_table") == "pgbench_accounts" {
+            pgbench::TABLE.check_value_size(len)?;
+        }
+        Ok(())
     }
 
     /// One from 16 lanes up: there one thread read as fast as two, for 10–25 % less
@@ -160,6 +206,11 @@ impl StoreKind for PostgresStore {
         if let Some(password) = &address.password {
             config.password(password);
         }
+        let pgbench = options.settings.choice("kv_table") == "pgbench_accounts";
+        let mut sql = Statements::new(Placeholders::Dollar);
+        if pgbench {
+            pgbench::statements(&mut sql);
+        }
         let lean = match options.key_value_only && address.password.is_none() {
             true => {
                 let login = wire::Login {
@@ -169,7 +220,7 @@ impl StoreKind for PostgresStore {
                     database: address.name.clone().unwrap_or_else(|| "hatshop".into()),
                     connect_timeout: options.connect_timeout,
                 };
-                lean_conns(login, pool).await?
+                lean_conns(login, &sql, pool).await?
             }
             false => None,
         };
@@ -185,10 +236,11 @@ impl StoreKind for PostgresStore {
             tables_ready: AtomicBool::new(false),
             target: url.to_string(),
             version: String::new(),
-            sql: Statements::new(Placeholders::Dollar),
+            sql,
             load: Default::default(),
             statements_before: Default::default(),
             lean,
+            pgbench,
         };
         let version: String = {
             let conn = store.conn().await?;
@@ -209,17 +261,41 @@ impl StoreKind for PostgresStore {
 
 /// hatshop's own connections for the key-value statements, if the server lets one log
 /// in without a password (else tokio-postgres, which speaks every method, carries them).
-async fn lean_conns(login: wire::Login, connections: usize) -> Result<Option<LeanConns>, DbError> {
+async fn lean_conns(
+    login: wire::Login,
+    sql: &Statements,
+    connections: usize,
+) -> Result<Option<LeanConns>, DbError> {
     let Some(probe) = wire::LeanConn::open(&login).await? else {
         return Ok(None);
     };
     probe.quit().await;
-    let sql = Statements::new(Placeholders::Dollar);
-    let statements = [sql.kv_insert, sql.kv_update, sql.kv_select, sql.kv_delete];
+    let statements = [&sql.kv_insert, &sql.kv_update, &sql.kv_select, &sql.kv_delete]
+        .map(String::clone);
     Ok(Some(LeanConns::new(login, statements, connections)))
 }
 
 impl PostgresStore {
+    /// The key as the key-value statements bind it.
+    fn key_param<'a>(&self, key: &'a KeyText) -> Result<KeyParam<'a>, DbError> {
+        if !self.pgbench {
+            return Ok(KeyParam::Text(key.as_str()));
+        }
+        let aid = pgbench::TABLE.id(key)? as i32;
+        Ok(KeyParam::Aid {
+            aid,
+            wire: aid.to_be_bytes(),
+        })
+    }
+
+    /// The value to bind, after pgbench_accounts' check that `filler` holds it.
+    fn value_param<'a>(&self, value: &'a [u8]) -> Result<&'a [u8], DbError> {
+        if self.pgbench {
+            pgbench::TABLE.check_value_size(value.len())?;
+        }
+        Ok(value)
+    }
+
     /// Opens one connection, handshake included, within the connect timeout.
     async fn open(&self) -> Result<PgConn, DbError> {
         let handshake = async { self.config.connect(NoTls).await.map_err(classify) };
@@ -312,7 +388,13 @@ impl Store for PostgresStore {
         {
             let conn = self.conn().await?;
             let existing = self.existing_tables(&conn).await?;
-            let statements = setup_statements(&self.target, owner, &existing, CREATE, "TEXT")?;
+            let kv = if self.pgbench {
+                pgbench::CREATE
+            } else {
+                CREATE_KV
+            };
+            let create: Vec<&str> = CREATE.iter().copied().chain([kv]).collect();
+            let statements = setup_statements(&self.target, owner, &existing, &create, "TEXT")?;
             conn.client
                 .batch_execute(&statements.join(";\n"))
                 .await
@@ -489,63 +571,61 @@ impl Store for PostgresStore {
     }
 
     async fn kv_write(&self, key: &KeyText, value: &[u8]) -> Result<(), DbError> {
+        let (key, value) = (self.key_param(key)?, self.value_param(value)?);
         if let Some(lean) = &self.lean {
-            let params = [key.as_str().as_bytes(), value];
-            return lean.run(Kv::Insert, &params).await.map(|_| ());
+            return lean.run(Kv::Insert, &[key.wire(), value]).await.map(|_| ());
         }
         let mut conn = self.conn().await?;
         let statement = conn.statement(&self.sql.kv_insert).await?;
         conn.client
-            .execute(&statement, &[&key.as_str(), &value])
+            .execute(&statement, &[key.sql(), &value])
             .await
             .map_err(classify)?;
         Ok(())
     }
 
     async fn kv_rewrite(&self, key: &KeyText, value: &[u8]) -> Result<Applied, DbError> {
+        let (key, value) = (self.key_param(key)?, self.value_param(value)?);
         if let Some(lean) = &self.lean {
-            let reply = lean
-                .run(Kv::Update, &[value, key.as_str().as_bytes()])
-                .await?;
+            let reply = lean.run(Kv::Update, &[value, key.wire()]).await?;
             return Ok(Applied::from_rows(reply.rows));
         }
         let mut conn = self.conn().await?;
         let statement = conn.statement(&self.sql.kv_update).await?;
         let rows = conn
             .client
-            .execute(&statement, &[&value, &key.as_str()])
+            .execute(&statement, &[&value, key.sql()])
             .await
             .map_err(classify)?;
         Ok(Applied::from_rows(rows))
     }
 
     async fn kv_read(&self, key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {
+        let key = self.key_param(key)?;
         if let Some(lean) = &self.lean {
-            return Ok(lean
-                .run(Kv::Select, &[key.as_str().as_bytes()])
-                .await?
-                .value);
+            return Ok(lean.run(Kv::Select, &[key.wire()]).await?.value);
         }
         let mut conn = self.conn().await?;
         let statement = conn.statement(&self.sql.kv_select).await?;
         let row = conn
             .client
-            .query_opt(&statement, &[&key.as_str()])
+            .query_opt(&statement, &[key.sql()])
             .await
             .map_err(classify)?;
         row.map(|r| get::<Vec<u8>>(&r, 0)).transpose()
     }
 
     async fn kv_delete(&self, key: &KeyText) -> Result<Applied, DbError> {
+        let key = self.key_param(key)?;
         if let Some(lean) = &self.lean {
-            let reply = lean.run(Kv::Delete, &[key.as_str().as_bytes()]).await?;
+            let reply = lean.run(Kv::Delete, &[key.wire()]).await?;
             return Ok(Applied::from_rows(reply.rows));
         }
         let mut conn = self.conn().await?;
         let statement = conn.statement(&self.sql.kv_delete).await?;
         let rows = conn
             .client
-            .execute(&statement, &[&key.as_str()])
+            .execute(&statement, &[key.sql()])
             .await
             .map_err(classify)?;
         Ok(Applied::from_rows(rows))
@@ -576,46 +656,56 @@ impl Store for PostgresStore {
         let after = String::from_utf8(cursor.unwrap_or_default()).unwrap_or_default();
         let mut conn = self.conn().await?;
         let statement = conn.statement(&self.sql.kv_page).await?;
-        let rows = conn
-            .client
-            .query(&statement, &[&after])
-            .await
-            .map_err(classify)?;
-        let mut records = Vec::with_capacity(rows.len());
-        for row in &rows {
-            records.push((get::<String>(row, 0)?, get::<Vec<u8>>(row, 1)?));
+        let mut records = Vec::new();
+        let mut last = None;
+        if self.pgbench {
+            // Aids are read in order; the cursor is the last one's number.
+            let after: i32 = after.parse().unwrap_or(-1);
+            let rows = conn.client.query(&statement, &[&after]).await;
+            for row in &rows.map_err(classify)? {
+                let aid: i32 = get(row, 0)?;
+                records.push(peer_table::record(i64::from(aid), get(row, 1)?));
+                last = Some(aid.to_string());
+            }
+        } else {
+            let rows = conn.client.query(&statement, &[&after]).await;
+            for row in &rows.map_err(classify)? {
+                records.push((get::<String>(row, 0)?, get::<Vec<u8>>(row, 1)?));
+            }
+            last = records.last().map(|(k, _)| k.clone());
         }
-        let next = (records.len() == KV_PAGE)
-            .then(|| records.last().map(|(k, _)| k.clone().into_bytes()))
-            .flatten();
-        Ok(KvPage { records, next })
+        let next = (records.len() == KV_PAGE).then_some(last).flatten();
+        Ok(KvPage {
+            records,
+            next: next.map(String::into_bytes),
+        })
     }
 
     fn facts(&self) -> StoreFacts {
+        let connections = self
+            .lean
+            .as_ref()
+            .map_or(self.connections.len(), LeanConns::len);
+        let kv_wire = if self.lean.is_some() {
+            "own"
+        } else {
+            "tokio-postgres"
+        };
+        let mut settings = BTreeMap::from([
+            ("connections".to_string(), connections.to_string()),
+            (
+                "isolation".to_string(),
+                "read committed (server default)".to_string(),
+            ),
+            ("kv_wire".to_string(), kv_wire.to_string()),
+        ]);
+        if self.pgbench {
+            settings.insert("kv_table".into(), "pgbench_accounts".into());
+        }
         StoreFacts {
             name: Self::SCHEME.into(),
             server_version: self.version.clone(),
-            settings: BTreeMap::from([
-                (
-                    "connections".to_string(),
-                    self.lean
-                        .as_ref()
-                        .map_or(self.connections.len(), LeanConns::len)
-                        .to_string(),
-                ),
-                (
-                    "isolation".to_string(),
-                    "read committed (server default)".to_string(),
-                ),
-                (
-                    "kv_wire".to_string(),
-                    match self.lean {
-                        Some(_) => "own",
-                        None => "tokio-postgres",
-                    }
-                    .to_string(),
-                ),
-            ]),
+            settings,
         }
     }
 
