@@ -97,7 +97,12 @@ fn postgres_pgbench_shape_holds_the_records_and_refuses_longer_values() {
     });
     assert_eq!(
         columns,
-        ["aid integer", "bid integer", "abalance integer", "filler bytea"]
+        [
+            "aid integer",
+            "bid integer",
+            "abalance integer",
+            "filler bytea"
+        ]
     );
 
     let output = hatshop(tmp.path())

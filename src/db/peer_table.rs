@@ -75,7 +75,11 @@ mod tests {
             assert_eq!(record(id, vec![1]).0, key.as_str());
         }
         let error = TABLE.id(&KeyText::of(1 << 31)).unwrap_err();
-        assert!(error.message.contains("kv_table=t holds key indexes below 2^31"));
+        assert!(
+            error
+                .message
+                .contains("kv_table=t holds key indexes below 2^31")
+        );
     }
 
     #[test]
