@@ -13,8 +13,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use common::{
-    OwnHome, hatshop, json, key_value_presets, lock, op_rows, orders, run_and_verify, server, text,
-    url,
+    OwnHome, assert_one_line_error, hatshop, json, key_value_presets, lock, op_rows, orders,
+    run_and_verify, server, text, url,
 };
 use tempfile::TempDir;
 
@@ -105,14 +105,11 @@ fn postgres_pgbench_shape_holds_the_records_and_refuses_longer_values() {
         ]
     );
 
-    let output = hatshop(tmp.path())
-        .args(["run", "-w", "kv-50w-50r", "--events", "10", "--db", &db])
-        .output()
-        .unwrap();
-    assert!(!output.status.success());
-    let stderr = text(&output.stderr);
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("at most 84 bytes"), "{stderr}");
+    assert_one_line_error(
+        tmp.path(),
+        &["run", "-w", "kv-50w-50r", "--events", "10", "--db", &db],
+        "at most 84 bytes",
+    );
 }
 
 /// The same on Redis: runs of key-value events alone, unpipelined, over hatshop's own

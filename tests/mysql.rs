@@ -10,7 +10,10 @@ mod common;
 
 use std::sync::Mutex;
 
-use common::{hatshop, json, key_value_presets, lock, op_rows, orders, prepares_by_run, text, url};
+use common::{
+    assert_one_line_error, hatshop, json, key_value_presets, lock, op_rows, orders,
+    prepares_by_run, text, url,
+};
 use mysql_async::prelude::Queryable;
 use tempfile::TempDir;
 
@@ -83,14 +86,11 @@ fn mysql_sbtest_shape_holds_the_records_and_refuses_longer_values() {
     let names: Vec<&str> = columns.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["id", "k", "c", "pad"], "{columns:?}");
     let tmp = TempDir::new().unwrap();
-    let output = hatshop(tmp.path())
-        .args(["run", "-w", "kv-50w-50r", "--events", "10", "--db", &db])
-        .output()
-        .unwrap();
-    assert!(!output.status.success());
-    let stderr = text(&output.stderr);
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("at most 120 bytes"), "{stderr}");
+    assert_one_line_error(
+        tmp.path(),
+        &["run", "-w", "kv-50w-50r", "--events", "10", "--db", &db],
+        "at most 120 bytes",
+    );
 }
 
 /// A counter of the MariaDB server's `SHOW GLOBAL STATUS`.
