@@ -1,7 +1,7 @@
 //! Key-value records in a peer tool's own table, so that a race with it makes the
 //! server do the same work: sysbench's `sbtest` (MariaDB, `kv_table=sbtest`) and
 //! pgbench's `pgbench_accounts` (PostgreSQL, `kv_table=pgbench_accounts`). In both the
-//! key's index is the row's INT id and the value sits in one column of fixed most
+//! key's index is the row's INT id and the value sits in one column of bounded
 //! length; the rest of the row is what the tool's own rows hold.
 
 use super::{DbError, ErrorKind};
