@@ -453,21 +453,72 @@ impl clap::FromArgMatches for StoreArgs {
     }
 }
 
+/// Each store's declaration of setting `name`, with the store's scheme.
+fn declarations(name: &str) -> Vec<(&'static str, &'static Setting)> {
+    STORES
+        .iter()
+        .flat_map(|store| {
+            store
+                .settings
+                .iter()
+                .filter(move |s| s.name == name)
+                .map(move |s| (store.scheme, s))
+        })
+        .collect()
+}
+
+/// A setting's help with its default.
+fn help_of(setting: &Setting) -> String {
+    let mut help = setting.help.to_string();
+    if !setting.default.is_empty() && setting.value != Value::Switch {
+        help.push_str(&format!(" [default: {}]", setting.default));
+    }
+    help
+}
+
+/// A flag's help: one text where every store that takes the setting declares it
+/// alike, else each store's own, named (`kv_table` is sysbench's table on mysql and
+/// pgbench's on postgres).
+fn flag_help(setting: &Setting) -> String {
+    let declared = declarations(setting.name);
+    if declared.iter().all(|(_, d)| {
+        d.help == setting.help && d.value == setting.value && d.default == setting.default
+    }) {
+        return help_of(setting);
+    }
+    let each: Vec<String> = declared
+        .iter()
+        .map(|(scheme, d)| format!("{scheme}: {}", help_of(d)))
+        .collect();
+    each.join("; ")
+}
+
+/// The words a choice flag takes on any store that declares it.
+fn choice_words(name: &str) -> Vec<&'static str> {
+    let mut words = Vec::new();
+    for (_, setting) in declarations(name) {
+        if let Value::Choice(choices) = setting.value {
+            for word in choices {
+                if !words.contains(word) {
+                    words.push(*word);
+                }
+            }
+        }
+    }
+    words
+}
+
 impl clap::Args for StoreArgs {
     fn augment_args(mut cmd: clap::Command) -> clap::Command {
         for (setting, stores) in all_settings() {
-            let mut help = setting.help.to_string();
-            if !setting.default.is_empty() && setting.value != Value::Switch {
-                help.push_str(&format!(" [default: {}]", setting.default));
-            }
             let mut arg = Arg::new(setting.name)
                 .long(setting.name.replace('_', "-"))
-                .help(help)
+                .help(flag_help(setting))
                 .help_heading(format!("Settings of {}", stores.join(", ")));
             arg = match setting.value {
                 Value::Switch => arg.action(ArgAction::SetTrue),
                 Value::Count { .. } => arg.value_name("N"),
-                Value::Choice(words) => arg.value_name(words.join("|")),
+                Value::Choice(_) => arg.value_name(choice_words(setting.name).join("|")),
                 Value::Text(placeholder) => arg.value_name(placeholder),
             };
             for (old, _) in RENAMED.iter().filter(|(_, new)| *new == setting.name) {
@@ -790,6 +841,19 @@ mod tests {
             .to_string();
         assert!(help.contains("Settings of cassandra"), "{help}");
         assert!(help.contains("Settings of mysql, postgres"), "{help}");
+        // A setting two stores declare differently reads as each store's own.
+        assert!(
+            help.contains("--kv-table <kv|sbtest|pgbench_accounts>"),
+            "{help}"
+        );
+        assert!(
+            help.contains("mysql: key-value records in hatshop's table"),
+            "{help}"
+        );
+        assert!(
+            help.contains("postgres: key-value records in hatshop's table"),
+            "{help}"
+        );
         for store in STORES {
             assert!(help.contains(store.example), "{}", store.example);
         }
