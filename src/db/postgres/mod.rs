@@ -270,8 +270,13 @@ async fn lean_conns(
         return Ok(None);
     };
     probe.quit().await;
-    let statements = [&sql.kv_insert, &sql.kv_update, &sql.kv_select, &sql.kv_delete]
-        .map(String::clone);
+    let statements = [
+        &sql.kv_insert,
+        &sql.kv_update,
+        &sql.kv_select,
+        &sql.kv_delete,
+    ]
+    .map(String::clone);
     Ok(Some(LeanConns::new(login, statements, connections)))
 }
 
