@@ -85,6 +85,16 @@ pub struct Statements {
 const PREPARED_ITEM_COUNTS: std::ops::RangeInclusive<usize> = 1..=5;
 
 impl Statements {
+    /// The key-value statements, in this order: insert, update, select, delete.
+    pub fn kv(&self) -> [&str; 4] {
+        [
+            &self.kv_insert,
+            &self.kv_update,
+            &self.kv_select,
+            &self.kv_delete,
+        ]
+    }
+
     /// The statements in a placeholder style (`?` or `$1`).
     pub fn new(style: Placeholders) -> Statements {
         Statements {

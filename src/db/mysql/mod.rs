@@ -201,14 +201,7 @@ impl MysqlStore {
         } else {
             Duration::ZERO
         };
-        let sql = &self.sql;
-        let kv = [
-            &sql.kv_insert,
-            &sql.kv_update,
-            &sql.kv_select,
-            &sql.kv_delete,
-        ]
-        .map(String::as_str);
+        let kv = self.sql.kv();
         for host in &self.conns {
             host.reopen_all(&statements, kv, patience).await?;
         }

@@ -270,13 +270,7 @@ async fn lean_conns(
         return Ok(None);
     };
     probe.quit().await;
-    let statements = [
-        &sql.kv_insert,
-        &sql.kv_update,
-        &sql.kv_select,
-        &sql.kv_delete,
-    ]
-    .map(String::clone);
+    let statements = sql.kv().map(String::from);
     Ok(Some(LeanConns::new(login, statements, connections)))
 }
 
