@@ -4,13 +4,16 @@
 //! key's index is the row's INT id and the value sits in one column of bounded
 //! length; the rest of the row is what the tool's own rows hold.
 
-use super::{DbError, ErrorKind};
+use super::{DbError, ErrorKind, Settings};
 use crate::workload::{KeyId, KeyText};
+
+/// The setting that chooses the table: `kv` (hatshop's own) or a peer's.
+pub const SETTING: &str = "kv_table";
 
 /// One peer's table, as hatshop's records fit in it.
 pub struct PeerTable {
-    /// The setting that chooses it (`kv_table=…`).
-    pub setting: &'static str,
+    /// Its word for `kv_table`.
+    pub name: &'static str,
     /// The column that holds the value, as the peer's users know it.
     pub column: &'static str,
     /// The longest value that column holds.
@@ -18,6 +21,11 @@ pub struct PeerTable {
 }
 
 impl PeerTable {
+    /// Whether `settings` choose this table.
+    pub fn chosen(&self, settings: &Settings) -> bool {
+        settings.choice(SETTING) == self.name
+    }
+
     /// The row id of a key: its index.
     pub fn id(&self, key: &KeyText) -> Result<i64, DbError> {
         KeyText::parse(key.as_str())
@@ -27,8 +35,8 @@ impl PeerTable {
                 DbError::new(
                     ErrorKind::Other,
                     format!(
-                        "key {key:?}: {} holds key indexes below 2^31 (an INT id)",
-                        self.setting
+                        "key {key:?}: {SETTING}={} holds key indexes below 2^31 (an INT id)",
+                        self.name
                     ),
                 )
             })
@@ -42,8 +50,8 @@ impl PeerTable {
             return Err(DbError::new(
                 ErrorKind::Other,
                 format!(
-                    "{} holds values of at most {} bytes ({}), got {len}: use --value-size {} or less",
-                    self.setting, self.max_value, self.column, self.max_value
+                    "{SETTING}={} holds values of at most {} bytes ({}), got {len}: use --value-size {} or less",
+                    self.name, self.max_value, self.column, self.max_value
                 ),
             ));
         }
@@ -61,7 +69,7 @@ mod tests {
     use super::*;
 
     const TABLE: PeerTable = PeerTable {
-        setting: "kv_table=t",
+        name: "t",
         column: "t's c",
         max_value: 120,
     };

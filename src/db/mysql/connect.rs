@@ -8,8 +8,10 @@ use mysql_async::{DriverError, Opts, OptsBuilder, Pool, PoolConstraints, PoolOpt
 
 use super::conns::HostConns;
 use super::login::login_retried;
+use super::sbtest;
 use super::wire::{LeanConn, Login};
 use super::{MAX_ITEMS_PER_INSERT, MysqlStore, Route, classify};
+use crate::db::peer_table;
 use crate::db::sql::{Placeholders, Statements};
 use crate::db::{ConnectOptions, DbError, DbUrl, ErrorKind, Setting, Settings, StoreKind, Value};
 
@@ -48,8 +50,8 @@ impl StoreKind for MysqlStore {
             help: "Galera wsrep_sync_wait on every connection (1: reads wait for the writes before them, on any node)",
         },
         Setting {
-            name: "kv_table",
-            value: Value::Choice(&["kv", "sbtest"]),
+            name: peer_table::SETTING,
+            value: Value::Choice(&["kv", sbtest::TABLE.name]),
             default: "kv",
             help: "key-value records in hatshop's table (k VARCHAR(32), v MEDIUMBLOB) or in sysbench's sbtest shape (id INT, k INT indexed, c VARBINARY(120) holding the value, pad CHAR(60)), for the race with sysbench",
         },
@@ -75,8 +77,8 @@ impl StoreKind for MysqlStore {
 
     /// sysbench's `sbtest` shape holds values of at most 120 bytes.
     fn check_value_size(settings: &Settings, len: usize) -> Result<(), DbError> {
-        if settings.choice("kv_table") == "sbtest" {
-            super::sbtest::TABLE.check_value_size(len)?;
+        if sbtest::TABLE.chosen(settings) {
+            sbtest::TABLE.check_value_size(len)?;
         }
         Ok(())
     }
@@ -95,7 +97,7 @@ impl StoreKind for MysqlStore {
             .settings
             .given_text("sync_wait")
             .and_then(|v| v.parse().ok());
-        let sbtest = options.settings.choice("kv_table") == "sbtest";
+        let sbtest = sbtest::TABLE.chosen(&options.settings);
         let mut pools = Vec::with_capacity(address.hosts.len());
         let mut hosts = Vec::with_capacity(address.hosts.len());
         for (host, port) in &address.hosts {
@@ -116,7 +118,7 @@ impl StoreKind for MysqlStore {
             .collect();
         let mut sql = Statements::new(Placeholders::Question);
         if sbtest {
-            super::sbtest::statements(&mut sql);
+            sbtest::statements(&mut sql);
         }
         Ok(MysqlStore {
             conns,

@@ -528,7 +528,7 @@ impl Store for MysqlStore {
             settings.insert("sync_wait".into(), wait.to_string());
         }
         if self.sbtest {
-            settings.insert("kv_table".into(), "sbtest".into());
+            settings.insert(peer_table::SETTING.into(), sbtest::TABLE.name.into());
         }
         let wire = if self.own_wire { "own" } else { "mysql_async" };
         settings.insert("kv_wire".into(), wire.into());

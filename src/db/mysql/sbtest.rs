@@ -15,7 +15,7 @@ use crate::workload::splitmix64;
 /// How hatshop's records fit in it: the value in `c`, of at most 120 bytes
 /// (sysbench's `c CHAR(120)`).
 pub const TABLE: PeerTable = PeerTable {
-    setting: "kv_table=sbtest",
+    name: "sbtest",
     column: "sysbench's c",
     max_value: 120,
 };

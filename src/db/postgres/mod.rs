@@ -154,8 +154,8 @@ impl StoreKind for PostgresStore {
     const SETTINGS: &'static [Setting] = &[
         super::sql::CONNECTIONS,
         Setting {
-            name: "kv_table",
-            value: Value::Choice(&["kv", "pgbench_accounts"]),
+            name: peer_table::SETTING,
+            value: Value::Choice(&["kv", pgbench::TABLE.name]),
             default: "kv",
             help: "key-value records in hatshop's table (k TEXT, v BYTEA) or in pgbench's pgbench_accounts shape (aid INT, bid INT, abalance INT, filler BYTEA holding the value, at most 84 bytes), for the race with pgbench",
         },
@@ -177,7 +177,7 @@ impl StoreKind for PostgresStore {
 
     /// pgbench's `pgbench_accounts` shape holds values of at most 84 bytes.
     fn check_value_size(settings: &Settings, len: usize) -> Result<(), DbError> {
-        if settings.choice("kv_table") == "pgbench_accounts" {
+        if pgbench::TABLE.chosen(settings) {
             pgbench::TABLE.check_value_size(len)?;
         }
         Ok(())
@@ -206,7 +206,7 @@ impl StoreKind for PostgresStore {
         if let Some(password) = &address.password {
             config.password(password);
         }
-        let pgbench = options.settings.choice("kv_table") == "pgbench_accounts";
+        let pgbench = pgbench::TABLE.chosen(&options.settings);
         let mut sql = Statements::new(Placeholders::Dollar);
         if pgbench {
             pgbench::statements(&mut sql);
@@ -699,7 +699,7 @@ impl Store for PostgresStore {
             ("kv_wire".to_string(), kv_wire.to_string()),
         ]);
         if self.pgbench {
-            settings.insert("kv_table".into(), "pgbench_accounts".into());
+            settings.insert(peer_table::SETTING.into(), pgbench::TABLE.name.into());
         }
         StoreFacts {
             name: Self::SCHEME.into(),

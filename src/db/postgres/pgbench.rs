@@ -14,13 +14,13 @@ use crate::db::sql::Statements;
 
 /// How hatshop's records fit in it: the value in `filler`, of at most 84 bytes.
 pub const TABLE: PeerTable = PeerTable {
-    setting: "kv_table=pgbench_accounts",
+    name: "pgbench_accounts",
     column: "pgbench's filler",
     max_value: 84,
 };
 
-/// The table, under hatshop's name for its key-value records, as `pgbench -i` makes
-/// it (its fillfactor is PostgreSQL's default, 100).
+/// The table, under hatshop's name for its key-value records, with the columns of
+/// `pgbench -i`'s (whose fillfactor, 100, is PostgreSQL's default).
 pub const CREATE: &str = "CREATE TABLE kv (
         aid INT PRIMARY KEY,
         bid INT NOT NULL,
