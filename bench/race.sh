@@ -25,7 +25,10 @@
 # per core with a runtime each). The command lines are printed first.
 #
 # Where the numbers come from: a peer's CPU and RSS are its whole process (GNU time);
-# its server CPU is the server's /proc delta around it. hatshop's CPU and server CPU
+# its server CPU is the server's /proc delta around it, less what the same command
+# with one operation per connection cost the server (its connections and start-up:
+# 256 new PostgreSQL backends are a large share of 200,000 reads), measured once per
+# count. hatshop's CPU and server CPU
 # are its measured window (run.json `client`, `server_cpu`), since its read races load
 # their rows in the same process (the peers load theirs in a separate command); its
 # RSS is the whole process. hatshop runs with no tuning flag: `-c` is the in-flight
@@ -96,12 +99,38 @@ host_port() { sed -E 's#^[a-z]+://([^@/]*@)?([^:/,]+):([0-9]+).*#\2 \3#' <<<"$1"
 cpu_s() {
   local children
   children=$(pgrep -P "$1" | sed 's#.*#/proc/&/stat#' || true)
-  # cat passes over a child that ended meanwhile; the parent's line comes first.
+  # cat passes over a child that ended meanwhile (and its failure is not the
+  # script's); the parent's line comes first.
   # shellcheck disable=SC2086 # one path per child
-  cat "/proc/$1/stat" $children 2>/dev/null | awk 'NR == 1 { s += $16 + $17 } { s += $14 + $15 } END { print s / 100 }'
+  { cat "/proc/$1/stat" $children 2>/dev/null || true; } | awk 'NR == 1 { s += $16 + $17 } { s += $14 + $15 } END { print s / 100 }'
 }
 
-# measure_peer SERVER_PID PARSER COMMAND…: one line "ops_s p50 p99 cpu_us rss_mb server_us".
+# The peer's server CPU spent on its connections and start-up, in seconds, taken off
+# its server CPU in measure_peer: hatshop's measured window leaves its own out. Set by
+# peer_setup for each in-flight count.
+peer_setup_s=0
+
+# peer_setup SERVER_PID COMMAND_FN COUNT: sets peer_setup_s to the server CPU of the
+# peer's command at COUNT in flight with one operation per connection (its output,
+# and any log files it left, are dropped), and leaves `peer` as COMMAND_FN COUNT makes it.
+peer_setup() {
+  local server=$1 command=$2 count=$3 all=$ops before after
+  ops=$count
+  "$command" "$count"
+  ops=$all
+  before=$(cpu_s "$server")
+  timeout "$limit" "${peer[@]}" >"$tmp/out" 2>&1 || {
+    cat "$tmp/out" >&2
+    exit 1
+  }
+  after=$(cpu_s "$server")
+  rm -f "$tmp"/pgbench_log.*
+  peer_setup_s=$(awk -v b="$before" -v a="$after" 'BEGIN { print a - b }')
+  "$command" "$count"
+}
+
+# measure_peer SERVER_PID PARSER COMMAND…: one line "ops_s p50 p99 cpu_us rss_mb
+# server_us"; server_us leaves out peer_setup_s.
 measure_peer() {
   local server=$1 parse=$2
   shift 2
@@ -115,8 +144,8 @@ measure_peer() {
   read -r user sys rss <"$tmp/time"
   read -r ops_s p50 p99 < <("$parse" "$tmp/out")
   awk -v o="$ops_s" -v a="$p50" -v b="$p99" -v u="$user" -v s="$sys" -v r="$rss" -v n="$ops" \
-    -v sb="$before" -v sa="$after" \
-    'BEGIN { printf "%.0f %.1f %.1f %.2f %.1f %.2f\n", o, a, b, (u + s) * 1e6 / n, r / 1024, (sa - sb) * 1e6 / n }'
+    -v sb="$before" -v sa="$after" -v setup="$peer_setup_s" \
+    'BEGIN { printf "%.0f %.1f %.1f %.2f %.1f %.2f\n", o, a, b, (u + s) * 1e6 / n, r / 1024, (sa - sb - setup) * 1e6 / n }'
 }
 
 # latte prints "Throughput [op/s] N ± …" and a CYCLE LATENCY ladder in ms.
@@ -207,7 +236,8 @@ race() {
   measure_peer "$server" "$parse" "${peer[@]}" >/dev/null
   measure_hatshop "$preset" "$url" "${counts[0]}" >/dev/null
   for count in "${counts[@]}"; do
-    "$command" "$count"
+    step "$name: the peer's connections and start-up at $count in flight"
+    peer_setup "$server" "$command" "$count"
     for ((r = 1; r <= repeats; r++)); do
       step "$name: $count in flight, repeat $r of $repeats"
       if ((r % 2)); then
@@ -297,9 +327,9 @@ if wants redis; then
   read -r redis_host redis_port < <(host_port "$redis_url")
   # The peer's keys live in database 5, hatshop's in 6.
   redis_url="redis://$redis_host:$redis_port/6"
-  rb=(redis-benchmark -h "$redis_host" -p "$redis_port" --dbnum 5 -d 100 -r 100000 -P 1 -n "$ops" --csv)
-  redis_get() { peer=("${rb[@]}" -c "$1" -t get); }
-  redis_set() { peer=("${rb[@]}" -c "$1" -t set); }
+  rb=(redis-benchmark -h "$redis_host" -p "$redis_port" --dbnum 5 -d 100 -r 100000 -P 1 --csv)
+  redis_get() { peer=("${rb[@]}" -n "$ops" -c "$1" -t get); }
+  redis_set() { peer=("${rb[@]}" -n "$ops" -c "$1" -t set); }
   fresh_redis_keys() {
     redis-cli -h "$redis_host" -p "$redis_port" -n 5 FLUSHDB >/dev/null
     redis-benchmark -h "$redis_host" -p "$redis_port" --dbnum 5 -d 100 -r 100000 -n 300000 -c 50 -t set -q >/dev/null
