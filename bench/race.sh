@@ -238,6 +238,7 @@ race() {
   for count in "${counts[@]}"; do
     step "$name: the peer's connections and start-up at $count in flight"
     peer_setup "$server" "$command" "$count"
+    step "$name: they cost the server $peer_setup_s s, left out of $peer_name's server CPU"
     for ((r = 1; r <= repeats; r++)); do
       step "$name: $count in flight, repeat $r of $repeats"
       if ((r % 2)); then
