@@ -30,8 +30,8 @@
 # 256 new PostgreSQL backends are a large share of 200,000 reads), measured once per
 # count. hatshop's CPU and server CPU are its measured window (run.json `client`,
 # `server_cpu`), since its read races load their rows in the same process (the peers
-# load theirs in a separate command); its RSS is the whole process. hatshop runs with no tuning flag: `-c` is the in-flight
-# count being compared.
+# load theirs in a separate command); its RSS is the whole process. hatshop runs with
+# no tuning flag: `-c` is the in-flight count being compared.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
