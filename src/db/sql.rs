@@ -85,16 +85,6 @@ pub struct Statements {
 const PREPARED_ITEM_COUNTS: std::ops::RangeInclusive<usize> = 1..=5;
 
 impl Statements {
-    /// The key-value statements, in this order: insert, update, select, delete.
-    pub fn kv(&self) -> [&str; 4] {
-        [
-            &self.kv_insert,
-            &self.kv_update,
-            &self.kv_select,
-            &self.kv_delete,
-        ]
-    }
-
     /// The statements in a placeholder style (`?` or `$1`).
     pub fn new(style: Placeholders) -> Statements {
         Statements {
@@ -126,6 +116,16 @@ impl Statements {
                 super::KV_PAGE
             )),
         }
+    }
+
+    /// The key-value statements, in this order: insert, update, select, delete.
+    pub fn kv(&self) -> [&str; 4] {
+        [
+            &self.kv_insert,
+            &self.kv_update,
+            &self.kv_select,
+            &self.kv_delete,
+        ]
     }
 
     /// The event type that sends `text` (one of these statements, or a transaction's
