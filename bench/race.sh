@@ -27,7 +27,7 @@
 # Where the numbers come from: a peer's CPU and RSS are its whole process (GNU time);
 # its server CPU is the server's /proc delta around it, less what the same command
 # with one operation per connection cost the server (its connections and start-up:
-# 256 new PostgreSQL backends are a large share of 200,000 reads), measured once per
+# 256 new PostgreSQL backends cost it about 1.1 s, bench/NOTES.md), measured once per
 # count. hatshop's CPU and server CPU are its measured window (run.json `client`,
 # `server_cpu`), since its read races load their rows in the same process (the peers
 # load theirs in a separate command); its RSS is the whole process. hatshop runs with
@@ -53,6 +53,14 @@ export HATSHOP_HOME=${HATSHOP_HOME:-$HOME/.local/share/hatshop}
 # The longest one measured command may take (RACE_TIMEOUT seconds): a silent server
 # ends the script instead of holding it.
 limit=${RACE_TIMEOUT:-900}
+# bounded COMMAND…: runs COMMAND within the limit, its output in $tmp/out; a command
+# that fails or outlives the limit shows that output and ends the script.
+bounded() {
+  timeout "$limit" "$@" >"$tmp/out" 2>&1 || {
+    cat "$tmp/out" >&2
+    exit 1
+  }
+}
 tmp=$(mktemp -d)
 trap '[ -n "${RACE_KEEP:-}" ] || rm -rf "$tmp"' EXIT
 wants() { [[ " $stores " == *" $1 "* ]]; }
@@ -111,21 +119,17 @@ peer_setup_s=0
 
 # peer_setup SERVER_PID COMMAND_FN COUNT: sets peer_setup_s to the server CPU of the
 # peer's command at COUNT in flight with one operation per connection (its output,
-# and any log files it left, are dropped), and leaves `peer` as COMMAND_FN COUNT makes it.
+# and any log files it left, are dropped).
 peer_setup() {
   local server=$1 command=$2 count=$3 all=$ops before after
   ops=$count
   "$command" "$count"
   ops=$all
   before=$(cpu_s "$server")
-  timeout "$limit" "${peer[@]}" >"$tmp/out" 2>&1 || {
-    cat "$tmp/out" >&2
-    exit 1
-  }
+  bounded "${peer[@]}"
   after=$(cpu_s "$server")
   rm -f "$tmp"/pgbench_log.*
   peer_setup_s=$(awk -v b="$before" -v a="$after" 'BEGIN { print a - b }')
-  "$command" "$count"
 }
 
 # measure_peer SERVER_PID PARSER COMMAND…: one line "ops_s p50 p99 cpu_us rss_mb
@@ -135,10 +139,7 @@ measure_peer() {
   shift 2
   local before after
   before=$(cpu_s "$server")
-  timeout "$limit" /usr/bin/time -f '%U %S %M' -o "$tmp/time" "$@" >"$tmp/out" 2>&1 || {
-    cat "$tmp/out" >&2
-    exit 1
-  }
+  bounded /usr/bin/time -f '%U %S %M' -o "$tmp/time" "$@"
   after=$(cpu_s "$server")
   read -r user sys rss <"$tmp/time"
   read -r ops_s p50 p99 < <("$parse" "$tmp/out")
@@ -188,10 +189,7 @@ parse_redis_benchmark() {
 # measure_hatshop PRESET URL CONNS: the same line, from run.json and summary.json.
 measure_hatshop() {
   local out="$tmp/hatshop-$RANDOM$RANDOM"
-  timeout "$limit" /usr/bin/time -f '%U %S %M' -o "$tmp/time" "$bin" run --quiet -w "$1" --events "$ops" -c "$3" --db "$2" --out "$out" >"$tmp/out" 2>&1 || {
-    cat "$tmp/out" >&2
-    exit 1
-  }
+  bounded /usr/bin/time -f '%U %S %M' -o "$tmp/time" "$bin" run --quiet -w "$1" --events "$ops" -c "$3" --db "$2" --out "$out"
   read -r _ _ rss <"$tmp/time"
   python3 - "$out" "$rss" <<'EOF'
 import json, sys
@@ -238,6 +236,7 @@ race() {
     step "$name: the peer's connections and start-up at $count in flight"
     peer_setup "$server" "$command" "$count"
     step "$name: they cost the server $peer_setup_s s, left out of $peer_name's server CPU"
+    "$command" "$count"
     for ((r = 1; r <= repeats; r++)); do
       step "$name: $count in flight, repeat $r of $repeats"
       if ((r % 2)); then
