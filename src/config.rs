@@ -30,6 +30,9 @@ pub struct RunConfig {
     /// runtime; `None`: the store's choice).
     pub lane_threads: Option<usize>,
     pub max_duration: Option<Duration>,
+    /// How long an open loop takes to send its events, when `--duration` does not bound
+    /// it (said before the run when it is long).
+    pub unbounded_length: Option<Duration>,
     /// `--warmup 10s`: the warm-up lasts this long, its count decided as it runs.
     pub warmup_time: Option<Duration>,
     pub interval: Duration,
@@ -116,6 +119,11 @@ impl RunConfig {
             bail!("--conflicts must be a share from 0 to 1, got {conflicts}");
         }
         let faults = faults_of(args, &source, max_duration)?;
+        let warmup_time = warmup_time_of(args, max_duration)?;
+        let unbounded_length = match max_duration {
+            Some(_) => None,
+            None => open_loop_length(pace, &source, warmup_time)?,
+        };
         let shard = shard_of(args)?;
         if let Some(shard) = shard {
             check_shardable(shard, &db, conflicts, &faults, args.verify)?;
@@ -126,9 +134,16 @@ impl RunConfig {
             run_id = format!("{run_id}-shard{}of{}", shard.index, shard.count);
         }
         let out_dir = match &args.out {
-            Some(dir) => dir.clone(),
+            Some(dir) => {
+                refuse_url_as_folder(dir, "result")?;
+                dir.clone()
+            }
             None => unique_dir(Path::new("results"), &run_id),
         };
+        // The run is known by its folder's name, which no other run in that place has.
+        if let Some(name) = out_dir.file_name() {
+            run_id = name.to_string_lossy().into_owned();
+        }
         let db = in_result_folder(db, &out_dir);
         Ok(RunConfig {
             source,
@@ -137,7 +152,8 @@ impl RunConfig {
             concurrency,
             lane_threads: args.lane_threads,
             max_duration,
-            warmup_time: warmup_time_of(args, max_duration)?,
+            warmup_time,
+            unbounded_length,
             interval,
             connect_timeout,
             op_timeout,
@@ -153,7 +169,13 @@ impl RunConfig {
             op_log: !args.no_op_log,
             verify: args.verify,
             recreate: args.recreate,
-            export_json: args.export_json.clone(),
+            export_json: match &args.export_json {
+                Some(path) if path.as_os_str() != "-" => {
+                    crate::files::check_out("--export-json", path)?;
+                    Some(path.clone())
+                }
+                other => other.clone(),
+            },
             percentiles: match &args.percentiles {
                 Some(text) => crate::stats::parse_percentiles(text).map_err(anyhow::Error::msg)?,
                 None => Vec::new(),
@@ -194,6 +216,9 @@ impl RunConfig {
             .db
             .file()
             .filter(|_| self.db.store().own_file.is_some())?;
+        if self.db.in_memory() {
+            return Some(file.display().to_string());
+        }
         let absolute = std::path::absolute(&file).unwrap_or(file);
         let folder = std::path::absolute(&self.out_dir).unwrap_or_else(|_| self.out_dir.clone());
         Some(match absolute.strip_prefix(&folder) {
@@ -366,12 +391,68 @@ pub fn store_settings(meta: &StoreMeta, url: &DbUrl, flags: &StoreArgs) -> Resul
     Ok(settings)
 }
 
+/// How long an open loop (`--rate`) takes to send its warm-up and measured events, the
+/// load aside (it is not paced); refused when longer than any run may take, so that a
+/// typo in a rate cannot start a run that never ends.
+fn open_loop_length(
+    pace: crate::runner::Pace,
+    source: &EventSource,
+    warmup_time: Option<Duration>,
+) -> Result<Option<Duration>> {
+    let Some(rate) = pace.rate() else {
+        return Ok(None);
+    };
+    let (warmup, measured) = match source {
+        EventSource::Generated { workload } => (workload.warmup, workload.events),
+        EventSource::File(info) => (0, info.measured_events),
+    };
+    let last = |events: u64, measured| match events {
+        0 => 0.0,
+        n => pace.due_s(n - 1, measured).unwrap_or(0.0),
+    };
+    let warmup_s = warmup_time.map_or_else(|| last(warmup, false), |t| t.as_secs_f64());
+    let total_s = warmup_s + last(measured, true);
+    if !total_s.is_finite() || total_s > LONGEST {
+        bail!(
+            "--rate {rate}: sending {} events at that rate takes {}, longer than any run may \
+             (a year): raise --rate, or bound the run with --duration",
+            warmup + measured,
+            years_or_time(total_s)
+        );
+    }
+    Ok(Some(Duration::from_secs_f64(total_s)))
+}
+
+/// A length in words: years past a year, else hours, minutes and seconds.
+pub fn years_or_time(secs: f64) -> String {
+    const YEAR: f64 = 365.25 * 24.0 * 3600.0;
+    if !secs.is_finite() || secs > YEAR {
+        let years = secs / YEAR;
+        return if years.is_finite() && years < 1e15 {
+            format!(
+                "about {} years",
+                crate::report::table::thousands(years as u64)
+            )
+        } else {
+            "longer than the universe has existed".into()
+        };
+    }
+    let rounded = Duration::from_secs(secs.round() as u64);
+    format!("about {}", humantime::format_duration(rounded))
+}
+
 /// `--warmup 10s`; refused for a shard (each would cut the stream elsewhere), and when
 /// `--duration`, which also bounds a warm-up, would end the run before measuring.
 fn warmup_time_of(args: &RunArgs, max_duration: Option<Duration>) -> Result<Option<Duration>> {
     let Some(WarmupArg::Time(time)) = args.stream.warmup else {
         return Ok(None);
     };
+    if time.as_secs_f64() > LONGEST {
+        bail!(
+            "--warmup must be at most a year ({LONGEST:.0} s), got {}",
+            humantime::format_duration(time)
+        );
+    }
     if args.shard.is_some() {
         bail!(
             "--warmup {} with --shard: each shard would end its warm-up at another event; shards share one stream, so give the warm-up as a count",
@@ -482,15 +563,6 @@ impl<R: Read> Read for HashingReader<'_, R> {
     }
 }
 
-/// The time now as `20261121-224501` (UTC): sortable, for folder names.
-pub fn stamp() -> String {
-    let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    now.chars()
-        .filter(|c| c.is_ascii_digit() || *c == 'T')
-        .collect::<String>()
-        .replace('T', "-")
-}
-
 /// What a shard cannot do alone: verify, use a database file inside its own folder,
 /// race lanes of other shards, or inject faults once for all.
 fn check_shardable(
@@ -523,7 +595,7 @@ fn check_shardable(
 
 /// `20261121-224501-sqlite-hatshop-random`: sortable, and says what ran.
 fn run_id(database: &str, source: &EventSource) -> String {
-    let stamp = stamp();
+    let stamp = crate::stamp::for_names();
     let workload = match source {
         EventSource::Generated { workload } => workload.name.clone(),
         EventSource::File(info) => info
@@ -557,9 +629,24 @@ pub fn missing_folders(dir: &Path) -> Vec<PathBuf> {
 /// Creates `dir` (the `what` folder: result, sweep, …) and takes its lock for this
 /// process; refuses one that holds files or that another run is writing.
 pub fn create_empty_folder(dir: &Path, what: &str) -> Result<()> {
+    refuse_url_as_folder(dir, what)?;
     std::fs::create_dir_all(dir)
         .with_context(|| format!("cannot create {what} folder {}", dir.display()))?;
     crate::folder_lock::claim_empty(dir, what)
+}
+
+/// A database URL where a folder belongs (`-o mysql://…`) is a slip for `--db`: it is
+/// refused before a folder is made of it (and its password is not shown).
+pub fn refuse_url_as_folder(dir: &Path, what: &str) -> Result<()> {
+    let text = dir.to_string_lossy();
+    if text.contains("://") {
+        bail!(
+            "the {what} folder '{}' is a database URL: give a URL with --db, and a folder \
+             with -o",
+            crate::db::shown_url(&text)
+        );
+    }
+    Ok(())
 }
 
 /// Removes `dir`, claimed with [`create_empty_folder`], if the work never wrote into it,

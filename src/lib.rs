@@ -36,6 +36,7 @@ pub mod report;
 pub mod result_dir;
 pub mod runner;
 pub mod secrets;
+pub mod stamp;
 pub mod stats;
 pub mod verify;
 pub mod workload;

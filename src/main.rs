@@ -10,6 +10,7 @@ fn main() -> ExitCode {
         eprintln!("error: cannot listen for Ctrl-C: {e}");
         return ExitCode::FAILURE;
     }
+    hatshop::db::declare_secret_user_info();
     let args = match hatshop::cli::config_file::with_file_settings(std::env::args_os().collect()) {
         Ok(args) => args,
         Err(e) => {

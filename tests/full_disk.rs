@@ -121,3 +121,101 @@ fn a_disk_that_fills_up_never_leaves_a_folder_that_cannot_be_read_or_verified() 
         "{outcomes:?}"
     );
 }
+
+/// The database on the disk that fills up too (the default `sqlite://`, inside the
+/// result folder): a load whose writes fail stops the run before it measures, recover
+/// keeps what the run recorded, and a verdict is exact only on a database that holds
+/// what the stream says: emptied, it never is.
+#[test]
+#[ignore = "mounts a tmpfs, which needs root: ./test.sh runs it"]
+fn a_database_on_a_disk_that_fills_up_is_never_called_exact_when_it_is_not() {
+    let tmp = TempDir::new().unwrap();
+    // SQLite's write-ahead log grows to about 4 MB before its first checkpoint.
+    let disk = SmallDisk::mount(&tmp.path().join("disk"), "8m");
+    let out = disk.mount.join("run");
+    let out_arg = out.to_str().unwrap();
+    let mut outcomes = Vec::new();
+    for free_kb in [300, 1000, 2000, 3000, 4000, 4500, 5000, 6000, 7500] {
+        let _ = std::fs::remove_dir_all(&out);
+        disk.leave_free(free_kb * 1024);
+        let run = hatshop(tmp.path())
+            .args([
+                "run", "--quiet", "--orders", "500", "--events", "3000", "-o", out_arg,
+            ])
+            .output()
+            .unwrap();
+        if !out.exists() {
+            outcomes.push(format!("{free_kb} KB: refused"));
+            continue;
+        }
+        let recorded = json(&out.join("run.json"));
+        let status = recorded["status"].as_str().unwrap().to_string();
+        disk.leave_free(7500 * 1024);
+        let needs_rebuild = !recorded["unwritten"].is_null() || !out.join("summary.json").exists();
+        if needs_rebuild {
+            let recover = hatshop(tmp.path())
+                .args(["recover", out_arg])
+                .output()
+                .unwrap();
+            assert!(
+                recover.status.success(),
+                "{free_kb} KB free, {status}: run said {}, recover said {}",
+                text(&run.stderr),
+                text(&recover.stderr)
+            );
+            let after = json(&out.join("run.json"));
+            for field in [
+                "status",
+                "measured_ops",
+                "failed_writes",
+                "lane_last_seq",
+                "interrupted",
+                "unmeasured",
+            ] {
+                assert_eq!(after[field], recorded[field], "recover changed {field}");
+            }
+        }
+        let verify = hatshop(tmp.path())
+            .args(["verify", out_arg])
+            .output()
+            .unwrap();
+        let said = text(&verify.stdout) + &text(&verify.stderr);
+        // Exact, or refused in one line: a full disk never makes differences up.
+        assert!(
+            verify.status.success() || !said.contains("orders:"),
+            "{free_kb} KB free, {status}: {said}"
+        );
+        let verdict = if verify.status.success() {
+            "exact"
+        } else {
+            "not verifiable"
+        };
+        outcomes.push(format!("{free_kb} KB: {status}, {verdict}"));
+        let expected = json(&out.join("verify.json"))["orders_expected"]
+            .as_u64()
+            .unwrap_or(0);
+        if verify.status.success() && expected > 0 {
+            let db = rusqlite::Connection::open(out.join("hatshop.db")).unwrap();
+            db.execute_batch("DELETE FROM line_items; DELETE FROM orders;")
+                .unwrap();
+            drop(db);
+            let emptied = hatshop(tmp.path())
+                .args(["verify", out_arg])
+                .output()
+                .unwrap();
+            assert!(
+                !emptied.status.success(),
+                "{free_kb} KB free, {status}: an emptied database verified exact"
+            );
+        }
+    }
+    println!("{}", outcomes.join("; "));
+    assert!(
+        outcomes.iter().any(|o| o.contains("failed")),
+        "no size made the load fail: {outcomes:?}"
+    );
+    assert!(
+        outcomes.last().unwrap().contains("finished, exact"),
+        "{outcomes:?}"
+    );
+}

@@ -189,11 +189,16 @@ fn a_killed_run_is_recognised_and_recovered_from_its_op_log() {
     let dropped = run["recovered"]["dropped_lines"].as_u64().unwrap();
     assert!(dropped <= 1);
     assert_eq!(
-        run["measured_ops"].as_u64().unwrap(),
+        run["recovered"]["logged_ops"].as_u64().unwrap(),
         op_rows(&out).len() as u64
     );
+    // What the run recorded stays as it was: recover adds beside it, and sets nothing
+    // it did not see (a kill is not a Ctrl-C).
+    assert_eq!(run["measured_ops"], 0);
+    assert_eq!(run["interrupted"], false);
+    assert_eq!(run["recovered"]["from_status"], "running");
     let summary = json(&out.join("summary.json"));
-    assert_eq!(summary["ops"], run["measured_ops"]);
+    assert_eq!(summary["ops"], run["recovered"]["logged_ops"]);
     assert_eq!(summary["run"]["run_id"], run["run_id"]);
     assert!(out.join("report.html").exists());
     let verify = hatshop(tmp.path())

@@ -78,7 +78,7 @@ pub fn usage_error_line(rendered: &str) -> String {
     if !tips.is_empty() {
         line.push_str(&format!(" ({})", tips.join("; ")));
     }
-    line + "; see --help"
+    crate::secrets::redact(&(line + "; see --help")).into_owned()
 }
 
 /// The subcommands; each names what it does in `--help`.
@@ -731,6 +731,8 @@ impl CompareArgs {
         match &self.out {
             None => PathBuf::from("compare.html"),
             Some(file) if file.extension().is_some_and(|e| e == "html") => file.clone(),
+            // A device, a pipe or a file already there is the page's own file.
+            Some(file) if file.exists() && !file.is_dir() => file.clone(),
             Some(dir) => dir.join("compare.html"),
         }
     }

@@ -15,7 +15,7 @@ use super::mariadb::{
 };
 use super::{
     Home, LocalServer, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages,
-    now_rfc3339, process, wait_until,
+    process, wait_until,
 };
 
 const PROVIDER: &str = "/usr/lib/galera/libgalera_smm.so";
@@ -83,7 +83,7 @@ impl LocalServer for Galera {
             kind: ServerKind::find(Self::NAME).expect("listed"),
             url: format!("mysql://root@{}/hatshop", addresses.join(",")),
             version: format!("{} with Galera {provider}", product(version.trim())),
-            started_at: now_rfc3339(),
+            started_at: crate::stamp::now(),
             settings: [("nodes".to_string(), nodes.len().to_string())].into(),
             programs: None,
             nodes: records

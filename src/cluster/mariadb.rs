@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 
 use super::{
     Home, LocalServer, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages,
-    node_record, now_rfc3339, process, wait_for_port,
+    node_record, process, wait_for_port,
 };
 
 const HOST: &str = "127.0.0.1";
@@ -60,7 +60,7 @@ impl LocalServer for Mariadb {
             kind: ServerKind::find(Self::NAME).expect("listed"),
             url: format!("mysql://root@{HOST}:{port}/hatshop"),
             version,
-            started_at: now_rfc3339(),
+            started_at: crate::stamp::now(),
             settings: Default::default(),
             programs: None,
             nodes: vec![node_record(

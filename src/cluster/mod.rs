@@ -21,7 +21,7 @@ mod voldemort;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -414,11 +414,6 @@ impl Home {
                 })
             })
     }
-}
-
-/// Now, to the second, as records and logs write it.
-pub fn now_rfc3339() -> String {
-    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
 }
 
 /// Starts a server unless it runs already; returns its record and whether it was started now.

@@ -11,7 +11,7 @@ use anyhow::{Context, Result, bail};
 
 use super::{
     Home, LocalServer, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages,
-    node_record, now_rfc3339, process,
+    node_record, process,
 };
 
 const HOST: &str = "127.0.0.1";
@@ -135,7 +135,7 @@ fn start(home: &Home, dir: &Path, install: bool, port: Option<u16>) -> Result<Se
         kind: ServerKind::find(Postgres::NAME).expect("listed"),
         url: format!("postgres://postgres@{HOST}:{port}/hatshop"),
         version: format!("PostgreSQL {version}"),
-        started_at: now_rfc3339(),
+        started_at: crate::stamp::now(),
         settings: Default::default(),
         programs: None,
         nodes: vec![node_record(1, HOST, port, pid, dir, data, log_file)],

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 
 use super::{
     Home, LocalServer, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages,
-    node_record, now_rfc3339, process, wait_for_port,
+    node_record, process, wait_for_port,
 };
 
 const HOST: &str = "127.0.0.1";
@@ -110,7 +110,7 @@ impl LocalServer for Redis {
             kind: ServerKind::find(Self::NAME).expect("listed"),
             url: format!("redis://{HOST}:{port}/0"),
             version: format!("Redis {version}"),
-            started_at: now_rfc3339(),
+            started_at: crate::stamp::now(),
             settings: [("persistence".to_string(), options.persistence.clone())].into(),
             programs: None,
             nodes: vec![node_record(1, HOST, port, pid, dir, data, log_file)],

@@ -12,7 +12,7 @@ use anyhow::{Result, bail};
 use super::run::{EXIT_INTERRUPTED, execute, refuse_export_in_series};
 use crate::cli::RunArgs;
 use crate::config::{
-    RunConfig, create_empty_folder, missing_folders, remove_if_unused, stamp, unique_dir,
+    RunConfig, create_empty_folder, missing_folders, remove_if_unused, unique_dir,
 };
 use crate::console::{note, say};
 use crate::files::read_json;
@@ -86,7 +86,10 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     RunConfig::from_args(&template)?;
     let dir = match &args.out {
         Some(dir) => dir.clone(),
-        None => unique_dir(Path::new("results"), &format!("findmax-{}", stamp())),
+        None => unique_dir(
+            Path::new("results"),
+            &format!("findmax-{}", crate::stamp::for_names()),
+        ),
     };
     let made = missing_folders(&dir);
     create_empty_folder(&dir, "search")?;

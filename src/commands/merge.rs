@@ -10,7 +10,6 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result, bail};
 
-use super::run::rfc3339;
 use crate::cli::MergeArgs;
 use crate::config::create_empty_folder;
 use crate::console::say;
@@ -21,6 +20,7 @@ use crate::report::table::{self, thousands};
 use crate::report::{Heading, html, write_statistics};
 use crate::result_dir::{self, FailedWriteRow, PlanRecord, Recovery, RunRecord, ShardOrigin};
 use crate::runner::Shard;
+use crate::stamp::rfc3339;
 
 struct ShardDir {
     dir: PathBuf,
@@ -281,30 +281,46 @@ fn worst_status(shards: &[ShardDir]) -> &str {
         .unwrap_or("finished")
 }
 
-/// When any shard was recovered: the merged folder's recovery, over every shard's lanes.
+/// When any shard was recovered: the merged folder's recovery, over every shard's
+/// lanes. Its `from_status` is that of a killed shard where there was one, so that
+/// `verify` judges every lane as a killed run's (what each shard recorded where it
+/// recorded its end, else its op log's last rows).
 fn recovery(shards: &[ShardDir]) -> Option<Recovery> {
-    shards
+    let recovered: Vec<&Recovery> = shards
         .iter()
-        .any(|s| s.record.recovered.is_some())
-        .then(|| Recovery {
-            from_status: "merged".into(),
-            dropped_lines: shards
-                .iter()
-                .filter_map(|s| s.record.recovered.as_ref())
-                .map(|r| r.dropped_lines)
-                .sum(),
-            logged_lane_last_seq: shards
-                .iter()
-                .flat_map(|s| match &s.record.recovered {
-                    Some(r) => r.logged_lane_last_seq.clone(),
-                    None => s.record.lane_last_seq.clone(),
-                })
-                .collect(),
-            op_log_complete: shards
-                .iter()
-                .filter_map(|s| s.record.recovered.as_ref())
-                .all(|r| r.op_log_complete),
-        })
+        .filter_map(|s| s.record.recovered.as_ref())
+        .collect();
+    if recovered.is_empty() {
+        return None;
+    }
+    let killed = shards.iter().find(|s| !s.record.recorded_its_end());
+    Some(Recovery {
+        from_status: killed.map_or_else(
+            || "merged".into(),
+            |s| {
+                s.record
+                    .recovered
+                    .as_ref()
+                    .map_or_else(|| s.record.status.clone(), |r| r.from_status.clone())
+            },
+        ),
+        at: recovered
+            .iter()
+            .map(|r| r.at.clone())
+            .max()
+            .unwrap_or_default(),
+        dropped_lines: recovered.iter().map(|r| r.dropped_lines).sum(),
+        logged_ops: shards.iter().map(|s| s.record.summarised_ops()).sum(),
+        logged_failed_writes: recovered.iter().map(|r| r.logged_failed_writes).sum(),
+        logged_lane_last_seq: shards
+            .iter()
+            .flat_map(|s| match &s.record.recovered {
+                Some(r) if !s.record.recorded_its_end() => r.logged_lane_last_seq.clone(),
+                _ => s.record.lane_last_seq.clone(),
+            })
+            .collect(),
+        op_log_complete: recovered.iter().all(|r| r.op_log_complete),
+    })
 }
 
 /// One shard as the merged run.json lists it.
@@ -317,7 +333,7 @@ fn origin(s: &ShardDir) -> ShardOrigin {
         host: s.record.host.clone(),
         measure_started_at: s.record.measure_started_at.clone(),
         finished_at: s.record.finished_at.clone(),
-        measured_ops: s.record.measured_ops,
+        measured_ops: s.record.summarised_ops(),
         client: s.record.client.clone(),
     }
 }
@@ -364,7 +380,14 @@ fn merged_record(
         .iter()
         .flat_map(|s| s.record.lane_last_seq.iter().copied())
         .collect();
-    record.measured_ops = shards.iter().map(|s| s.record.measured_ops).sum();
+    record.measured_ops = shards.iter().map(|s| s.record.summarised_ops()).sum();
+    // Every shard's load ended before its measured phase; one that never got there
+    // leaves the merged run without that record.
+    record.unmeasured = shards
+        .iter()
+        .all(|s| s.record.unmeasured.is_some())
+        .then(|| shards[0].record.unmeasured.clone())
+        .flatten();
     record.op_log_rows = Some(rows);
     record.unmeasured_errors = shards.iter().map(|s| s.record.unmeasured_errors).sum();
     record.failed_writes = failed_writes;

@@ -1,10 +1,11 @@
 //! `hatshop recover DIR`: a run that never finished its folder (SIGKILL, power lost, a
-//! second Ctrl-C) left its op log; this rebuilds summary.json, intervals.csv,
-//! latency.hlog and the report from it, so the partial run can be reported and verified
-//! for what it did. A line cut by the kill is dropped and counted; the lanes' last
-//! logged events go into run.json, and `verify` calls uncertain whatever may have
-//! reached the store after them.
+//! second Ctrl-C, a disk that filled up) left its op log; this rebuilds summary.json,
+//! intervals.csv, latency.hlog and the report from it, so the partial run can be
+//! reported and verified for what it did. A line cut by the kill is dropped and
+//! counted. What the run recorded stays as it is: what recover rebuilt goes beside it
+//! (`recovered` in run.json), and a recover that fails leaves the folder as it found it.
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -12,47 +13,75 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result, bail};
 
-use super::open_stream;
-use super::run::rfc3339;
 use crate::console::say;
-use crate::files::{CsvRows, write_json};
+use crate::files::{CsvRows, Rollback, write_json};
 use crate::interrupt;
 use crate::report::oplog_stats::{LoggedOp, Rebuilt};
 use crate::report::{Heading, html, write_statistics};
-use crate::result_dir::{self, Recovery, RunRecord};
+use crate::result_dir::{self, FailedWriteRow, Recovery, RunRecord};
+use crate::stamp::rfc3339;
 use crate::workload::{EventType, Phase};
+
+/// The files recover writes: all put back as they were if it fails.
+const REBUILT: &[&str] = &[
+    result_dir::SUMMARY_JSON,
+    result_dir::INTERVALS_CSV,
+    result_dir::LATENCY_HLOG,
+    result_dir::FAILED_WRITES_CSV,
+    result_dir::REPORT_HTML,
+    result_dir::RUN_JSON,
+];
 
 /// `hatshop recover DIR`: rebuilds the summary, statistics and report of a run that did
 /// not finish its folder, from its op log.
 pub fn run(dir: &Path) -> Result<()> {
     let _listening = interrupt::Listening::new();
-    let mut record = result_dir::load(dir)?;
+    let record = result_dir::load(dir)?;
     let ops = recoverable(dir, &record)?;
     // The room a killed run kept for its last record is free for the rebuilt files.
     crate::files::Reserve::remove_left(dir);
-    // A killed writer leaves its last line cut: everything up to the last newline stands.
-    let (whole_len, dropped_lines) = whole_lines(&ops)?;
-    let interval = Duration::from_secs_f64(record.plan.interval_s.max(0.001));
-    let start = measure_start(&record, &ops, whole_len)?;
-    let replayed = replay_log(dir, &record, &ops, whole_len, Rebuilt::new(start, interval))?;
-    let Replayed {
-        rebuilt,
-        mut lane_last_seq,
-        measured,
-        failed_writes,
-    } = replayed;
-    // Measuring began only after every lane had applied the load and the warm-up.
-    if measured > 0
-        && let Some(before) = last_unmeasured_seq(&record.events)?
-    {
-        for lane in &mut lane_last_seq {
-            *lane = (*lane).max(Some(before));
-        }
-    }
-    if dropped_lines > 0 {
+    let rollback = Rollback::of(dir, REBUILT)?;
+    let (recovered, whole_len) = rebuild(dir, record, &ops).map_err(|e| {
+        anyhow::anyhow!(
+            "{e:#}; recover changed nothing in {}: once the cause is mended (e.g. room freed), \
+             run `hatshop recover {}` again",
+            dir.display(),
+            dir.display()
+        )
+    })?;
+    rollback.keep();
+    // A killed writer leaves its last line cut: everything up to the last newline stands,
+    // and every reader then takes the log as it is.
+    if recovered.dropped_lines > 0 {
         drop_cut_line(&ops, whole_len)?;
     }
-    let (intervals, elapsed, end) = rebuilt.finish();
+    say!(
+        "recovered {} operations from {} ({} cut line{} dropped)",
+        recovered.logged_ops,
+        ops.display(),
+        recovered.dropped_lines,
+        if recovered.dropped_lines == 1 {
+            ""
+        } else {
+            "s"
+        }
+    );
+    say!(
+        "report: {}",
+        result_dir::file(dir, result_dir::REPORT_HTML).display()
+    );
+    say!("check it: hatshop verify {}", dir.display());
+    Ok(())
+}
+
+/// Rebuilds every file from the op log, the report, and run.json last, with what was
+/// rebuilt beside what the run recorded; the length of the log's whole lines.
+fn rebuild(dir: &Path, mut record: RunRecord, ops: &Path) -> Result<(Recovery, u64)> {
+    let (whole_len, dropped_lines) = whole_lines(ops)?;
+    let interval = Duration::from_secs_f64(record.plan.interval_s.max(0.001));
+    let start = measure_start(&record, ops, whole_len)?;
+    let replayed = replay_log(dir, &record, ops, whole_len, Rebuilt::new(start, interval))?;
+    let (intervals, elapsed, _end) = replayed.rebuilt.finish();
     let heading = Heading {
         of: result_dir::summary_of(&record),
         percentiles: Vec::new(),
@@ -63,46 +92,26 @@ pub fn run(dir: &Path) -> Result<()> {
         ),
     };
     write_statistics(dir, heading, &intervals, interval, elapsed, start)?;
-    record.failed_writes = failed_writes;
-    // A run that only failed to write its files logged every operation it applied:
-    // its own record of each lane's last event stands, and nothing is in doubt.
-    let op_log_complete = record.unwritten.is_some() && record.op_log_rows == Some(measured);
-    record.recovered = Some(Recovery {
+    let recovery = Recovery {
         from_status: record.status.clone(),
+        at: rfc3339(SystemTime::now()),
         dropped_lines,
-        logged_lane_last_seq: lane_last_seq.clone(),
-        op_log_complete,
-    });
-    record.status = "recovered".into();
-    if op_log_complete {
-        record.unwritten = None;
-        record.error = None;
-    } else {
-        record.interrupted = true;
-        record.lane_last_seq = lane_last_seq;
+        logged_ops: replayed.measured,
+        logged_failed_writes: replayed.failed_writes,
+        logged_lane_last_seq: replayed.lane_last_seq,
+        op_log_complete: record.recorded_its_end() && record.measured_ops == replayed.measured,
+    };
+    // A run killed before it could record its end is over now, as recovered; a run
+    // that recorded it keeps its own status.
+    if !record.recorded_its_end() {
+        record.status = "recovered".into();
     }
-    record.measured_ops = measured;
-    record.op_log_rows = Some(measured);
-    record.finished_at.get_or_insert_with(|| rfc3339(end));
-    write_json(&result_dir::file(dir, result_dir::RUN_JSON), &record)?;
+    record.recovered = Some(recovery.clone());
+    // The page is written from the record it will sit beside.
+    let path = result_dir::file(dir, result_dir::RUN_JSON);
+    write_json(&path, &record)?;
     html::write_report(dir)?;
-    say!(
-        "recovered {} operations from {} ({} cut line{} dropped)",
-        measured,
-        ops.display(),
-        dropped_lines,
-        if dropped_lines == 1 { "" } else { "s" }
-    );
-    say!(
-        "report: {}",
-        result_dir::file(dir, result_dir::REPORT_HTML).display()
-    );
-    say!(
-        "check it: hatshop verify {} (what may have reached the store after the last logged \
-         operation of each lane is called uncertain)",
-        dir.display()
-    );
-    Ok(())
+    Ok((recovery, whole_len))
 }
 
 /// The op log of a folder that needs recovering and can be: not running, not
@@ -110,6 +119,13 @@ pub fn run(dir: &Path) -> Result<()> {
 fn recoverable(dir: &Path, record: &RunRecord) -> Result<PathBuf> {
     if record.status == "running" && record.writer_alive() {
         bail!("{} is still running (pid {})", dir.display(), record.pid);
+    }
+    if let Some(recovery) = &record.recovered {
+        bail!(
+            "{} was recovered already (at {}): nothing to recover",
+            dir.display(),
+            recovery.at
+        );
     }
     if record.complete()
         && record.unwritten.is_none()
@@ -122,10 +138,18 @@ fn recoverable(dir: &Path, record: &RunRecord) -> Result<PathBuf> {
         );
     }
     let ops = result_dir::file(dir, result_dir::OPS_CSV);
-    if !record.plan.op_log || !ops.exists() {
+    if !record.plan.op_log {
         bail!(
-            "{} has no op log (it ran with --no-op-log): its summary cannot be rebuilt",
+            "{} has no op log (it ran with --no-op-log), so what it measured cannot be \
+             rebuilt: run it again",
             dir.display()
+        );
+    }
+    if !ops.exists() {
+        bail!(
+            "{} has lost its op log ({}), so what it measured cannot be rebuilt: run it again",
+            dir.display(),
+            result_dir::OPS_CSV
         );
     }
     Ok(ops)
@@ -165,9 +189,10 @@ struct Replayed {
     failed_writes: u64,
 }
 
-/// Reads every whole row of the op log into `rebuilt`, deals it to its lane, and
-/// writes the failed writes it shows to failed_writes.csv (those of the load and
-/// warm-up are lost), put in place once every row has been read.
+/// Reads every whole row of the op log into `rebuilt`, deals it to its lane, and adds
+/// the failed writes it shows to those failed_writes.csv already holds (the load's,
+/// kept before measuring, or all the run's), the new file put in place once every row
+/// has been read.
 fn replay_log(
     dir: &Path,
     record: &RunRecord,
@@ -180,7 +205,14 @@ fn replay_log(
     let dealing = record.dealing();
     // A shard's lanes are dealing's lanes from its first one on.
     let first_lane = record.shard.map_or(0, |shard| shard.first_lane(lanes));
-    let mut failed = CsvRows::create(&result_dir::file(dir, result_dir::FAILED_WRITES_CSV))?;
+    let failed_path = result_dir::file(dir, result_dir::FAILED_WRITES_CSV);
+    let known = known_failed_writes(&failed_path)?;
+    let mut failed = CsvRows::create(&failed_path)?;
+    let mut listed = HashSet::with_capacity(known.len());
+    for row in known {
+        listed.insert(row.seq);
+        failed.push(&row)?;
+    }
     let (mut measured, mut failed_writes) = (0u64, 0u64);
     let read = for_each_row(ops, whole_len, |at, event, row| {
         rebuilt.add(at, &row, event);
@@ -194,13 +226,15 @@ fn replay_log(
         };
         *lane = (*lane).max(Some(row.seq));
         if !row.success && row.is_write() {
-            failed.push(&result_dir::FailedWriteRow {
-                seq: row.seq,
-                event_type: row.event_type,
-                target: row.target,
-                error_kind: row.error_kind,
-            })?;
             failed_writes += 1;
+            if listed.insert(row.seq) {
+                failed.push(&FailedWriteRow {
+                    seq: row.seq,
+                    event_type: row.event_type,
+                    target: row.target,
+                    error_kind: row.error_kind,
+                })?;
+            }
         }
         measured += 1;
         Ok(())
@@ -214,6 +248,19 @@ fn replay_log(
         measured,
         failed_writes,
     })
+}
+
+/// The rows failed_writes.csv holds now (none where there is no such file).
+fn known_failed_writes(path: &Path) -> Result<Vec<FailedWriteRow>> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let mut reader =
+        csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
+    reader
+        .deserialize()
+        .map(|row| row.with_context(|| format!("{} is not valid", path.display())))
+        .collect()
 }
 
 /// The length of `path` up to its last newline, and whether a cut line follows it.
@@ -261,19 +308,6 @@ fn for_each_row(
         visit(at, event, row)?;
     }
     Ok(())
-}
-
-/// The seq of the last load or warm-up event, if the stream has any.
-fn last_unmeasured_seq(source: &crate::workload::EventSource) -> Result<Option<u64>> {
-    let mut last = None;
-    for event in open_stream(source)? {
-        let event = event?;
-        if event.phase == Phase::Measure {
-            break;
-        }
-        last = Some(event.seq);
-    }
-    Ok(last)
 }
 
 #[cfg(test)]

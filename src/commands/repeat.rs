@@ -79,7 +79,7 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
             left_out.push(format!(
                 "repeat-{i} ({} after {} operations)",
                 record.status,
-                thousands(record.measured_ops)
+                thousands(record.summarised_ops())
             ));
         }
         if code == std::process::ExitCode::from(EXIT_INTERRUPTED) {

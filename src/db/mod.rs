@@ -34,12 +34,23 @@ pub use call_notes::{
     traced, tracing_wanted,
 };
 pub use error::{DbError, ErrorKind};
-pub use ownership::Ownership;
+pub use ownership::{Marker, Ownership};
 pub use settings::{
     RENAMED as RENAMED_SETTINGS, Setting, Settings, Value, current_name as current_setting_name,
 };
 pub use stores::{StoreMeta, listed, schemes_where, store_meta};
 pub use url::{DbUrl, ServerAddress, shown as shown_url};
+
+/// Tells `secrets` which stores' URLs carry a password in a lone user-info word, so that
+/// it is masked in any text, a URL given by mistake included. Called once, first thing.
+pub fn declare_secret_user_info() {
+    for store in STORES.iter().filter(|s| s.lone_user_is_password) {
+        crate::secrets::user_info_is_secret(store.scheme);
+        for alias in store.aliases {
+            crate::secrets::user_info_is_secret(alias);
+        }
+    }
+}
 
 // The one list of stores, in the order help lists them. A new store is its folder
 // (implementing `Store` and `StoreKind`) and one line here.
@@ -177,8 +188,9 @@ pub trait Store: BulkLoad + Send + Sync + 'static {
     /// Drops only tables that carry hatshop's marker, unless `owner.recreate` says so.
     fn setup(&self, owner: &Ownership) -> impl Future<Output = Result<(), DbError>> + Send;
 
-    /// Whether hatshop's tables exist with its marker (what `verify` reads back).
-    fn check_owned(&self) -> impl Future<Output = Result<(), DbError>> + Send;
+    /// hatshop's marker, which names who set the tables up; an error where the store
+    /// holds no hatshop tables (what `verify` reads back).
+    fn check_owned(&self) -> impl Future<Output = Result<Marker, DbError>> + Send;
 
     /// The server's own duration (µs) of each traced request (`--trace-sample`), by
     /// its trace id; `None` where the server has none. Stores that cannot trace give
@@ -208,7 +220,7 @@ pub trait Store: BulkLoad + Send + Sync + 'static {
     /// tables `hatshop prepare` made. Checks the marker and readies what `setup` readies
     /// (prepared statements, scripts).
     fn use_existing(&self) -> impl Future<Output = Result<(), DbError>> + Send {
-        self.check_owned()
+        async { self.check_owned().await.map(|_| ()) }
     }
 
     /// Writes a new order and its line items, all or nothing.
@@ -340,9 +352,15 @@ pub trait StoreKind: Store + Sized {
     /// Its server checks a user and password; a URL of a store that checks none is
     /// refused when it carries them, so that a password is never sent nowhere.
     const LOGIN: bool = false;
+    /// Some of its clients read a URL's lone user-info word (`scheme://WORD@host`) as
+    /// the password: hatshop masks that word wherever it shows the URL.
+    const LONE_USER_IS_PASSWORD: bool = false;
     /// An embedded store's file: made under this name in the result folder when the URL
     /// names none (and then private to the run, so shards and `prepare` need a path).
     const OWN_FILE: Option<&'static str> = None;
+    /// The location that names a database kept in memory, gone with the process (that
+    /// only a run itself can verify).
+    const IN_MEMORY: Option<&'static str> = None;
     /// Where `--trace-sample` reads the server's own time of an operation, if it can.
     const SERVER_TIME: Option<ServerTime> = None;
     /// How `hatshop load --trace-sample` traces single batches on the server, if it can

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::{
     Applied, BulkLoad, ConnectOptions, DbError, DbUrl, ErrorKind, KvPage, LoadBatch, LoadError,
-    LoadShape, Ownership, Setting, Settings, Snapshot, Store, StoreFacts, StoreKind,
+    LoadShape, Marker, Ownership, Setting, Settings, Snapshot, Store, StoreFacts, StoreKind,
 };
 use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 
@@ -38,8 +38,8 @@ impl Store for NullStore {
         Ok(())
     }
 
-    async fn check_owned(&self) -> Result<(), DbError> {
-        Ok(())
+    async fn check_owned(&self) -> Result<Marker, DbError> {
+        Ok(Marker::default())
     }
 
     async fn create_order(&self, _order: &Order) -> Result<(), DbError> {

@@ -8,6 +8,28 @@ use super::{DbError, ErrorKind};
 /// The marker table (Redis: the marker key).
 pub const MARKER: &str = "hatshop_meta";
 
+/// What hatshop's marker says of who made the tables: `hatshop 0.1.0 run ID (pid P
+/// started S)` (a run set them up; the process makes it one of its own, however alike
+/// two runs' ids), or `hatshop 0.1.0 prepare` (shards share them), or a load's.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Marker {
+    pub made_by: String,
+}
+
+impl Marker {
+    /// The note run `run_id` of process `pid` (which started at `started`, in the
+    /// kernel's ticks) writes.
+    pub fn of_run(version: &str, run_id: &str, pid: u32, started: u64) -> String {
+        format!("hatshop {version} run {run_id} (pid {pid} started {started})")
+    }
+
+    /// The run that set the tables up, if a run did.
+    pub fn run_id(&self) -> Option<&str> {
+        let (_, rest) = self.made_by.split_once(" run ")?;
+        Some(rest.split_once(" (pid ").map_or(rest, |(id, _)| id))
+    }
+}
+
 /// hatshop's tables, in the order they are dropped (items before the orders they name).
 pub const TABLES: &[&str] = &["line_items", "orders", "kv", "load_rows", MARKER];
 
@@ -39,6 +61,9 @@ impl Ownership {
         ))
     }
 }
+
+/// The statement that reads the marker's note in a SQL store.
+pub const READ_MARKER: &str = "SELECT made_by FROM hatshop_meta WHERE name = 'hatshop'";
 
 /// Fine when `existing` (hatshop's table names found in `target`) holds the marker;
 /// else the error that the store holds nothing of hatshop's (`verify`, a shard).

@@ -16,8 +16,12 @@ pub struct StoreMeta {
     pub in_process: bool,
     /// See [`StoreKind::LOGIN`].
     pub login: bool,
+    /// See [`StoreKind::LONE_USER_IS_PASSWORD`].
+    pub lone_user_is_password: bool,
     /// See [`StoreKind::OWN_FILE`].
     pub own_file: Option<&'static str>,
+    /// See [`StoreKind::IN_MEMORY`].
+    pub in_memory: Option<&'static str>,
     /// See [`StoreKind::SERVER_TIME`].
     pub server_time: Option<ServerTime>,
     /// See [`StoreKind::TRACES_BATCHES`].
@@ -41,7 +45,9 @@ impl StoreMeta {
             settings: T::SETTINGS,
             in_process: T::IN_PROCESS,
             login: T::LOGIN,
+            lone_user_is_password: T::LONE_USER_IS_PASSWORD,
             own_file: T::OWN_FILE,
+            in_memory: T::IN_MEMORY,
             server_time: T::SERVER_TIME,
             traces_batches: T::TRACES_BATCHES,
             default_concurrency: T::default_concurrency,
@@ -115,7 +121,7 @@ macro_rules! stores {
                 match self { $(AnyStore::$variant(db) => db.setup(owner).await,)* }
             }
 
-            async fn check_owned(&self) -> Result<(), DbError> {
+            async fn check_owned(&self) -> Result<Marker, DbError> {
                 match self { $(AnyStore::$variant(db) => db.check_owned().await,)* }
             }
 

@@ -80,6 +80,9 @@ impl DbUrl {
         let settings = read_query(query, scheme, hides_password)?;
         let user = settings.user.or(user);
         let mut password = settings.password.or(password);
+        if let (Some(word), None, true) = (&user, &password, meta.lone_user_is_password) {
+            secrets::register(word);
+        }
         if let Some(p) = &password {
             secrets::register(p);
             let decoded = percent_decode(p);
@@ -161,15 +164,31 @@ impl DbUrl {
         hosts.split(',').filter(|h| !h.is_empty())
     }
 
+    /// Whether the URL names a database kept in memory (`sqlite://:memory:`).
+    pub fn in_memory(&self) -> bool {
+        self.store().in_memory == Some(self.location.as_str())
+    }
+
     /// The file of a file store (`sqlite://PATH`), or `None` when none is given.
     pub fn file(&self) -> Option<PathBuf> {
         (!self.location.is_empty()).then(|| PathBuf::from(percent_decode(&self.location)))
     }
 
-    /// The same URL for another file (for SQLite paths resolved against a folder).
+    /// The same URL for another file (for SQLite paths resolved against a folder). The
+    /// path is taken literally: a `?`, `#` or `%` in it is encoded, so the URL, written
+    /// out and read back, names the same file.
     pub fn with_file(&self, path: &std::path::Path) -> DbUrl {
+        let mut location = String::new();
+        for c in path.display().to_string().chars() {
+            match c {
+                '%' => location.push_str("%25"),
+                '?' => location.push_str("%3F"),
+                '#' => location.push_str("%23"),
+                c => location.push(c),
+            }
+        }
         DbUrl {
-            location: path.display().to_string(),
+            location,
             ..self.clone()
         }
     }
@@ -188,6 +207,7 @@ impl fmt::Display for DbUrl {
         write!(f, "{}://", self.scheme)?;
         match (&self.user, &self.password) {
             (Some(user), Some(_)) => write!(f, "{user}:{MASK}@")?,
+            (Some(_), None) if self.store().lone_user_is_password => write!(f, "{MASK}@")?,
             (Some(user), None) => write!(f, "{user}@")?,
             (None, Some(_)) => write!(f, ":{MASK}@")?,
             (None, None) => {}

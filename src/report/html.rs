@@ -266,6 +266,11 @@ fn status(r: &RunRecord) -> String {
 fn verified(verify: Option<&crate::verify::VerifyReport>) -> String {
     match verify {
         None => "not verified (run <code>hatshop verify</code>)".to_string(),
+        Some(v) if v.error.is_some() => format!(
+            r#"<span class="bad">not verified</span>: verify of {} could not finish ({})"#,
+            escape(&v.database),
+            escape(v.error.as_deref().unwrap_or_default())
+        ),
         Some(v) if v.is_exact() => {
             format!(
                 r#"<span class="ok">exact</span>: {} orders, {} line items, {} records as the stream says{}"#,
@@ -577,6 +582,15 @@ fn heading(run: &LoadedRun) -> String {
         )),
         other => Some(format!("Its status is {other}.")),
     };
+    let warning = match (&run.record.recovered, warning) {
+        (Some(recovery), Some(warning)) if run.record.recorded_its_end() => Some(format!(
+            "{warning} hatshop recover rebuilt its files from the op log, which held {} of \
+             the {} operations it measured.",
+            thousands(recovery.logged_ops),
+            thousands(run.record.measured_ops)
+        )),
+        (_, warning) => warning,
+    };
     if let Some(warning) = warning {
         let _ = write!(
             body,
@@ -667,15 +681,13 @@ pub fn write_unfinished(dir: &Path, record: &RunRecord) -> Result<PathBuf> {
     let body = format!(
         "<h1>{workload} on {store}: not finished</h1>\n<p>Run <code>{id}</code>, started \
          {started}, was stopped at once by a second signal (status <code>{status}</code>), \
-         before it had written its summary. Its op log holds every operation it logged: \
-         <code>hatshop recover {dir}</code> rebuilds the summary, the statistics and this \
-         page from it.</p>\n",
+         before it had written its summary: {hint}.</p>\n",
         workload = escape(&record.events.name()),
         store = escape(&record.database.store.name),
         id = escape(&record.run_id),
         started = escape(&record.started_at),
         status = escape(&record.status),
-        dir = escape(&dir.display().to_string()),
+        hint = escape(&result_dir::rebuild_hint(dir, record)),
     );
     let title = format!(
         "{} on {}: not finished",

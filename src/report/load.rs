@@ -46,7 +46,7 @@ impl LoadedRun {
         }
         let run = Self::load(dir)?;
         let ops = result_dir::file(dir, result_dir::OPS_CSV);
-        if let (Some(rows), true) = (run.record.op_log_rows, ops.exists()) {
+        if let (Some(rows), true) = (run.record.expected_op_log_rows(), ops.exists()) {
             let (found, cut) = data_lines(&ops)?;
             if found != rows || cut {
                 bail!(
@@ -172,7 +172,7 @@ impl LoadedRun {
         format!(
             "{} after {} operations",
             self.record.status,
-            super::table::thousands(self.record.measured_ops)
+            super::table::thousands(self.record.summarised_ops())
         )
     }
 

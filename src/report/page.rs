@@ -81,6 +81,26 @@ impl Page {
     /// Returns the page's path.
     pub fn write(self, dir: &Path, title: &str) -> Result<PathBuf> {
         let path = dir.join(&self.file_name);
+        self.write_figures(dir)?;
+        crate::files::write_atomic(&path, fill(title, &self.body).as_bytes())?;
+        Ok(path)
+    }
+
+    /// Writes the page to `path`, a file the user named outside hatshop's folders
+    /// (`compare -o`): written through as a stream where it exists (a device, a pipe,
+    /// a link), its figures' CSVs beside it where it is a plain file. Returns whether
+    /// the CSVs were written.
+    pub fn write_out(self, path: &Path, title: &str) -> Result<bool> {
+        let beside = crate::files::is_plain_file(path);
+        if beside {
+            self.write_figures(path.parent().unwrap_or(Path::new("")))?;
+        }
+        crate::files::write_out(path, fill(title, &self.body).as_bytes())?;
+        Ok(beside)
+    }
+
+    /// The figures' CSVs into `dir/figures/`, in place of an earlier version's.
+    fn write_figures(&self, dir: &Path) -> Result<()> {
         let figures = dir.join(FIGURES);
         remove_earlier(&figures, &self.stem)?;
         if !self.tables.is_empty() {
@@ -90,8 +110,7 @@ impl Page {
         for (file, table) in &self.tables {
             crate::files::write_atomic(&figures.join(file), &table.csv())?;
         }
-        crate::files::write_atomic(&path, fill(title, &self.body).as_bytes())?;
-        Ok(path)
+        Ok(())
     }
 }
 

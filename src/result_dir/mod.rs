@@ -84,7 +84,13 @@ pub struct RunRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measure_started_at: Option<String>,
     pub finished_at: Option<String>,
-    /// Per lane, the seq of the last event applied: what `verify` replays.
+    /// Written and synced as the measured phase was about to begin: every lane had
+    /// applied the load and warm-up through here. What `verify` of a killed run builds
+    /// on; a killed run without it never reached its measured phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmeasured: Option<UnmeasuredRecord>,
+    /// Per lane, the seq of the last event applied, as the run itself recorded it when
+    /// it ended (empty while it runs, and for a run that was killed).
     pub lane_last_seq: Vec<Option<u64>>,
     pub measured_ops: u64,
     pub op_log_rows: Option<u64>,
@@ -148,18 +154,41 @@ pub struct ShardOrigin {
     pub client: Option<crate::client_cost::ClientCost>,
 }
 
-/// What `hatshop recover` did.
+/// What the load and warm-up came to, recorded before anything was measured.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct UnmeasuredRecord {
+    /// Every lane had applied the stream through this seq (`None`: it had no load or
+    /// warm-up).
+    pub through_seq: Option<u64>,
+    /// Load and warm-up operations applied, and how many failed.
+    pub operations: u64,
+    pub failed: u64,
+    /// Writes among them that failed, each in failed_writes.csv from then on.
+    pub failed_writes: u64,
+    pub at: String,
+}
+
+/// What `hatshop recover` rebuilt from the op log, beside what the run recorded (which
+/// it never changes).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Recovery {
-    /// The status the folder had.
+    /// The status the folder had when recover found it.
     pub from_status: String,
+    /// When recover rebuilt it.
+    #[serde(default)]
+    pub at: String,
     /// Op log lines dropped because they were cut (the last line of a killed run).
     pub dropped_lines: u64,
-    /// Per lane, the last seq of the op log: events after it may also have reached
-    /// the store, so `verify` calls orders they touch uncertain.
+    /// Whole rows the op log held: what the rebuilt summary counts.
+    #[serde(default)]
+    pub logged_ops: u64,
+    /// Failed writes those rows show (failed_writes.csv holds them, beside what it held).
+    #[serde(default)]
+    pub logged_failed_writes: u64,
+    /// Per lane, the last seq of the op log: for a killed run, events after it may also
+    /// have reached the store, so `verify` judges them against every state they allow.
     pub logged_lane_last_seq: Vec<Option<u64>>,
-    /// The op log held every operation (the run only failed to write its other files):
-    /// nothing past the lanes' last events can have reached the store.
+    /// The op log held every operation the run recorded.
     #[serde(default)]
     pub op_log_complete: bool,
 }
@@ -298,6 +327,40 @@ impl RunRecord {
         !matches!(self.status.as_str(), "running" | "aborted")
     }
 
+    /// Whether the run recorded its own ending (its lanes' last events, its failed
+    /// writes), however it ended; false for a run killed (or aborted by a second
+    /// signal) before it could, recovered or not.
+    pub fn recorded_its_end(&self) -> bool {
+        let status = match &self.recovered {
+            Some(recovery) => recovery.from_status.as_str(),
+            None => self.status.as_str(),
+        };
+        !matches!(status, "running" | "aborted")
+    }
+
+    /// Whether the folder's files are all there: written by the run, or rebuilt by
+    /// `hatshop recover` after it could not write them.
+    pub fn files_written(&self) -> bool {
+        self.unwritten.is_none() || self.recovered.is_some()
+    }
+
+    /// The rows the op log must hold: what recover read from it, else what the run
+    /// wrote.
+    pub fn expected_op_log_rows(&self) -> Option<u64> {
+        match &self.recovered {
+            Some(recovery) => Some(recovery.logged_ops),
+            None => self.op_log_rows,
+        }
+    }
+
+    /// Operations the folder's summary counts: the op log's rows, for a recovered run.
+    pub fn summarised_ops(&self) -> u64 {
+        match &self.recovered {
+            Some(recovery) => recovery.logged_ops,
+            None => self.measured_ops,
+        }
+    }
+
     /// Whether the run ended as its plan says (its stream, or its `--duration`), not
     /// cut short by a signal, a kill or a failure: only such runs are comparable whole.
     pub fn ran_its_plan(&self) -> bool {
@@ -324,7 +387,7 @@ pub fn summary_of(record: &RunRecord) -> crate::stats::SummaryOf {
 
 /// Reads run.json of a folder that must be complete: one clear line when the run is
 /// still going, or ended without finishing its folder (killed, power lost, a second
-/// Ctrl-C), with the command that rebuilds it.
+/// Ctrl-C, a full disk), with what can be done about it.
 pub fn load_complete(dir: &Path) -> Result<RunRecord> {
     let record = load(dir)?;
     match record.status.as_str() {
@@ -334,33 +397,48 @@ pub fn load_complete(dir: &Path) -> Result<RunRecord> {
             record.pid
         ),
         "running" | "aborted" => bail!(
-            "the run in {} did not finish ({}): `hatshop recover {}` rebuilds it from its op log",
+            "the run in {} did not finish ({}): {}",
             dir.display(),
             if record.status == "aborted" {
                 "stopped at once by a second signal"
             } else {
                 "its process is gone: killed, or the machine stopped"
             },
-            dir.display()
+            rebuild_hint(dir, &record)
         ),
         _ => {}
     }
-    if let Some(unwritten) = &record.unwritten {
+    if !record.files_written() {
         bail!(
-            "the run in {} could not write its files ({unwritten}): `hatshop recover {}` \
-             rebuilds them from its op log",
+            "the run in {} could not write its files ({}): {}",
             dir.display(),
-            dir.display()
+            record.unwritten.as_deref().unwrap_or_default(),
+            rebuild_hint(dir, &record)
         );
     }
     if !file(dir, SUMMARY_JSON).exists() {
         bail!(
-            "{} has no {SUMMARY_JSON}: `hatshop recover {}` rebuilds it from its op log",
+            "{} has no {SUMMARY_JSON}: {}",
             dir.display(),
-            dir.display()
+            rebuild_hint(dir, &record)
         );
     }
     Ok(record)
+}
+
+/// What can be done with a folder whose files are not all there: `hatshop recover`
+/// where it has an op log, else only running again.
+pub fn rebuild_hint(dir: &Path, record: &RunRecord) -> String {
+    if record.plan.op_log && file(dir, OPS_CSV).exists() {
+        format!(
+            "`hatshop recover {}` rebuilds it from its op log",
+            dir.display()
+        )
+    } else {
+        "it kept no op log (--no-op-log), so what it measured cannot be rebuilt: run it \
+         again (with its op log on, a run cut short can be recovered)"
+            .to_string()
+    }
 }
 
 /// Reads run.json, whatever the run's state.

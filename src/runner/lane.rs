@@ -6,7 +6,7 @@
 //! moment the run does (`cancelled`, outcome unknown), both kept by the watchdog, so
 //! neither a silent server nor a stuck call can hold a run past Ctrl-C or `--duration`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 use super::call::{Reply, call, retry_cures, timed_out};
 use super::expect::Expectations;
 use super::phase_clock::PhaseClock;
+use super::progress::Progress;
 use super::races::{Race, Races};
 use super::source::{LaneEvent, LaneMsg, Role};
 use super::stop::{StopReason, StopSignal};
@@ -50,21 +51,6 @@ pub fn log_batch(lanes: usize) -> usize {
 
 /// Ops between updates of the shared progress counters.
 const PROGRESS_EVERY: u64 = 64;
-
-/// Counters the progress display reads.
-#[derive(Default)]
-pub struct Progress {
-    pub measured: AtomicU64,
-    pub errors: AtomicU64,
-    /// Events applied in any phase (load and warm-up too).
-    pub applied: AtomicU64,
-    /// Operations the store answered, with a result or an error of its own (any phase).
-    pub answered: AtomicU64,
-    /// Operations no server answered ([`DbError::reached_no_server`]), any phase.
-    pub unreached: AtomicU64,
-    /// The last of those, as the store's client said it.
-    pub last_unreached: std::sync::Mutex<Option<String>>,
-}
 
 /// What a lane hands back when it ends (its statistics went to the interval collector).
 pub struct LaneReport {
@@ -272,8 +258,9 @@ impl<D: Store> Lane<D> {
             if self.log_batch.len() >= self.cx.log_batch {
                 self.send_log_batch().await;
             }
-        } else if outcome.is_err() {
+        } else if let Err(e) = &outcome {
             self.unmeasured_errors += 1;
+            self.cx.progress.unmeasured_failure(e);
         }
     }
 

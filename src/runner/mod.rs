@@ -10,6 +10,7 @@ mod lane_threads;
 mod pacer;
 mod phase_clock;
 mod plan;
+mod progress;
 mod races;
 mod reach;
 mod source;
@@ -29,10 +30,11 @@ use crate::stats::{IntervalCollector, RunStats, total};
 use crate::workload::EventType;
 
 pub use expect::Expectations;
-pub use lane::{Progress, UNLOGGED_PER_LANE};
+pub use lane::UNLOGGED_PER_LANE;
 pub use lane_threads::LaneThreads;
-pub use phase_clock::PhaseClock;
+pub use phase_clock::{BeforeMeasuring, PhaseClock, UNMEASURED_FAILURES_TOLERATED, Unmeasured};
 pub use plan::{Dealing, Dealt, Pace, RunPlan, Shard, lane_of};
+pub use progress::Progress;
 pub use source::EventStream;
 pub use stop::{StopReason, StopSignal};
 
@@ -104,6 +106,9 @@ pub struct RunOutcome {
     pub stop_reason: Option<StopReason>,
     /// What stopped the stream, if it failed (e.g. a bad line in an events file).
     pub stream_error: Option<String>,
+    /// Why the measured phase never began: the load failed, or what it came to could
+    /// not be kept on disk.
+    pub not_measured: Option<String>,
     /// Why the run gave up on a store it could no longer reach, if it did.
     pub gave_up: Option<String>,
     pub unmeasured_errors: u64,
@@ -208,6 +213,8 @@ pub async fn run<D: Store>(
             .map_or(0, |shard| shard.first_lane(plan.concurrency)),
         races: shared.races.clone(),
         phases: cx.phases.clone(),
+        progress: cx.progress.clone(),
+        failed_writes: shared.failed_writes.clone(),
     };
     let source_thread = std::thread::Builder::new()
         .name("event-source".into())
@@ -352,6 +359,7 @@ fn outcome(
         stream_complete: source_report.complete,
         stop_reason: cx.stop.reason(),
         stream_error: source_report.error.map(|e| e.to_string()),
+        not_measured: source_report.not_measured,
         gave_up: None,
         unmeasured_errors: lanes.unmeasured_errors,
         failed_writes: taken(&shared.failed_writes),

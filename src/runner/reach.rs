@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use super::lane::Progress;
+use super::progress::Progress;
 use super::stop::{StopReason, StopSignal};
 
 /// How often the watch looks.

@@ -4,14 +4,16 @@
 //! Between phases (load → warm-up → measure) it waits until every lane has finished
 //! the previous phase, so that nothing is measured while the load is still running.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use tokio::runtime::Handle;
 use tokio::sync::{Barrier, mpsc};
 
-use super::phase_clock::PhaseClock;
+use super::FailedWrite;
+use super::phase_clock::{PhaseClock, Unmeasured};
 use super::plan::Dealing;
+use super::progress::Progress;
 use super::races::Races;
 use super::stop::{StopReason, StopSignal};
 use crate::workload::{EventsFileError, OrderEvent, Phase, PlanHasher};
@@ -74,6 +76,9 @@ pub struct SourceReport {
     /// Whether the stream was read to its end (the hash is then the whole stream's).
     pub complete: bool,
     pub error: Option<EventsFileError>,
+    /// Why the measured phase did not begin: the load failed, or what it came to could
+    /// not be kept on disk.
+    pub not_measured: Option<String>,
 }
 
 /// The one reader of the stream: it deals events to lanes in order.
@@ -91,6 +96,10 @@ pub struct Source {
     pub races: Option<Arc<Races>>,
     /// Set when the first warm-up and the first measured event are about to be handed out.
     pub phases: Arc<PhaseClock>,
+    /// What the lanes counted and noted, read once they have applied the load and
+    /// warm-up.
+    pub progress: Arc<Progress>,
+    pub failed_writes: Arc<Mutex<Vec<FailedWrite>>>,
 }
 
 impl Source {
@@ -105,7 +114,9 @@ impl Source {
         let mut phase = Phase::Load;
         let mut slot = 0u64;
         let mut error = None;
+        let mut not_measured = None;
         let mut complete = true;
+        let mut last_unmeasured = None;
         while let Some(item) = self.stream.next() {
             let event = match item {
                 Ok(event) => event,
@@ -127,7 +138,15 @@ impl Source {
                 phase = event.phase;
                 slot = 0;
             }
-            self.mark(phase);
+            if let Err(why) = self.mark(phase, last_unmeasured) {
+                not_measured = Some(why);
+                self.stop.stop(StopReason::Failed);
+                complete = false;
+                break;
+            }
+            if phase != Phase::Measure {
+                last_unmeasured = Some(event.seq);
+            }
             if let Some(h) = hasher.as_mut() {
                 h.add(&event);
             }
@@ -151,22 +170,29 @@ impl Source {
             planned_events,
             complete: complete && error.is_none(),
             error,
+            not_measured,
         }
     }
 
     /// Marks when the warm-up and the measured phase began (and the CPU counters at
-    /// the start of measuring), once each.
-    fn mark(&self, phase: Phase) {
+    /// the start of measuring), once each. Before the first measured event, what the
+    /// load and warm-up came to is handed to `before_measuring`; the error says why
+    /// measuring must not begin.
+    fn mark(&self, phase: Phase, last_unmeasured: Option<u64>) -> Result<(), String> {
         match phase {
             Phase::Load => {}
             Phase::Warmup => {
                 self.phases.warmup.get_or_init(Instant::now);
             }
             Phase::Measure => {
-                if self.phases.measure.get().is_none()
-                    && let Some(before) = &self.phases.before_measuring
-                {
-                    before();
+                if self.phases.measure.get().is_none() {
+                    let unmeasured = self.unmeasured(last_unmeasured);
+                    if let Some(before) = &self.phases.before_measuring {
+                        before(&unmeasured)?;
+                    }
+                    if let Some(why) = unmeasured.too_many_failures() {
+                        return Err(why);
+                    }
                 }
                 // Read /proc before the clock starts, so it costs the run nothing.
                 self.phases.measure_cpu.get_or_init(|| {
@@ -174,6 +200,29 @@ impl Source {
                 });
                 self.phases.measure.get_or_init(Instant::now);
             }
+        }
+        Ok(())
+    }
+
+    /// What the load and warm-up came to: every lane has applied them (the phase's
+    /// barrier) and counted its failures.
+    fn unmeasured(&self, last_seq: Option<u64>) -> Unmeasured {
+        let progress = &self.progress;
+        use std::sync::atomic::Ordering::Relaxed;
+        Unmeasured {
+            last_seq,
+            applied: progress.applied.load(Relaxed),
+            failed: progress.unmeasured_failed.load(Relaxed),
+            first_error: progress
+                .first_unmeasured_error
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+            failed_writes: self
+                .failed_writes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
         }
     }
 

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use hatshop::db::{
-    Applied, BulkLoad, DbError, ErrorKind, KvPage, Ownership, Snapshot, Store, StoreFacts,
+    Applied, BulkLoad, DbError, ErrorKind, KvPage, Marker, Ownership, Snapshot, Store, StoreFacts,
 };
 use hatshop::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 
@@ -108,8 +108,8 @@ impl Store for FakeStore {
     async fn setup(&self, _owner: &Ownership) -> Result<(), DbError> {
         Ok(())
     }
-    async fn check_owned(&self) -> Result<(), DbError> {
-        Ok(())
+    async fn check_owned(&self) -> Result<Marker, DbError> {
+        Ok(Marker::default())
     }
     async fn create_order(&self, order: &Order) -> Result<(), DbError> {
         self.before().await?;

@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use super::{
-    Home, LocalServer, NodeRecord, ServerKind, ServerRecord, StartOptions, node_record,
-    now_rfc3339, process, wait_until,
+    Home, LocalServer, NodeRecord, ServerKind, ServerRecord, StartOptions, node_record, process,
+    wait_until,
 };
 
 /// The Cassandra release fetched when `--version` does not name one.
@@ -141,7 +141,7 @@ impl LocalServer for Cassandra {
             kind: ServerKind::find(Self::NAME).expect("listed"),
             url: format!("cassandra://{}/hatshop", addresses.join(",")),
             version: format!("Apache Cassandra {version}"),
-            started_at: now_rfc3339(),
+            started_at: crate::stamp::now(),
             settings: [
                 ("version".to_string(), version),
                 ("nodes".to_string(), ring.nodes.len().to_string()),

@@ -18,7 +18,7 @@ use anyhow::{Context, Result, bail};
 
 use super::{
     Home, LocalServer, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages,
-    node_record, now_rfc3339, process, wait_for_port,
+    node_record, process, wait_for_port,
 };
 
 const HOST: &str = "127.0.0.1";
@@ -110,7 +110,7 @@ impl LocalServer for Voldemort {
             kind: ServerKind::find(Self::NAME).expect("listed"),
             url: format!("voldemort://{}/{STORE}", hosts.join(",")),
             version: "Project Voldemort (built from source)".to_string(),
-            started_at: now_rfc3339(),
+            started_at: crate::stamp::now(),
             settings,
             programs: Some(built.classes.clone()),
             nodes: plan

@@ -17,10 +17,10 @@ use hdrhistogram::Histogram;
 use tokio::sync::mpsc;
 
 use self::send::{Senders, Sent};
-use super::run::{SETUP_TIMEOUT, connect, rfc3339, server_facts, server_serving, set_up, until};
+use super::run::{SETUP_TIMEOUT, connect, server_facts, server_serving, set_up, until};
 use crate::cli::LoadArgs;
 use crate::config::{
-    create_empty_folder, in_result_folder, missing_folders, remove_if_unused, seconds, stamp,
+    create_empty_folder, in_result_folder, missing_folders, remove_if_unused, seconds,
     store_settings, unique_dir,
 };
 use crate::console::{note, say};
@@ -37,6 +37,7 @@ use crate::result_dir::load_record::{
 };
 use crate::result_dir::{DatabaseRecord, Host};
 use crate::runner::{StopReason, StopSignal};
+use crate::stamp::rfc3339;
 
 /// `hatshop load`: batches of rows into a table of their own, timed batch by batch,
 /// then read back; load.json, batches.csv and a report in the result folder.
@@ -163,7 +164,7 @@ fn target(args: &LoadArgs, plan: &LoadPlan) -> Result<(DbUrl, ConnectOptions, Pa
         Some(dir) => dir.clone(),
         None => unique_dir(
             Path::new("results"),
-            &format!("load-{}-{}", url.scheme(), stamp()),
+            &format!("load-{}-{}", url.scheme(), crate::stamp::for_names()),
         ),
     };
     let options = ConnectOptions {

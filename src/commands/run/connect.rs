@@ -7,7 +7,7 @@ use anyhow::{Context, Result, anyhow, bail};
 
 use super::SETUP_TIMEOUT;
 use crate::config::RunConfig;
-use crate::db::{AnyStore, ConnectOptions, DbError, DbUrl, Ownership, Store};
+use crate::db::{AnyStore, ConnectOptions, DbError, DbUrl, Marker, Ownership, Store};
 use crate::runner::StopSignal;
 use crate::workload::EventSource;
 
@@ -26,10 +26,11 @@ pub(super) async fn connect_and_set_up(config: &RunConfig, stop: &StopSignal) ->
     let store = connect(&config.db, &options, stop).await?;
     let owner = Ownership {
         recreate: config.recreate,
-        note: format!(
-            "hatshop {} run {}",
+        note: Marker::of_run(
             env!("CARGO_PKG_VERSION"),
-            config.run_id
+            &config.run_id,
+            std::process::id(),
+            crate::procfs::process_start(std::process::id()).unwrap_or(0),
         ),
     };
     if let Some(shard) = config.shard {

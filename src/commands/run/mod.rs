@@ -9,7 +9,7 @@ mod run_json;
 mod server_time;
 
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
@@ -33,12 +33,13 @@ use crate::files::write_csv;
 use crate::interrupt;
 use crate::report::table::{self, thousands};
 use crate::report::{Heading, OpLogWriter, html, write_statistics};
-use crate::result_dir::{self, RunRecord};
+use crate::result_dir::{self, RunRecord, UnmeasuredRecord};
 use crate::runner::faults::{self, Timeline};
 use crate::runner::{
-    self, Dealing, FailedWrite, PhaseClock, Progress, RunClock, RunContext, RunOutcome, RunPlan,
-    StopReason, StopSignal,
+    self, BeforeMeasuring, Dealing, FailedWrite, PhaseClock, Progress, RunClock, RunContext,
+    RunOutcome, RunPlan, StopReason, StopSignal, Unmeasured,
 };
+use crate::stamp::rfc3339;
 use crate::stats::{Summary, SummaryOf};
 use crate::workload::{EventSource, TimedWarmup, WarmupCount};
 
@@ -76,7 +77,7 @@ fn export_summary(dir: &Path, to: &Path) -> Result<()> {
         crate::console::data(&text);
         return Ok(());
     }
-    crate::files::write_atomic(to, text.as_bytes())
+    crate::files::write_out(to, text.as_bytes())
 }
 
 /// `--export-json` names one run's file: a series writes a summary.json per run, in
@@ -283,9 +284,11 @@ async fn measure(
     let phases = phase_clock(
         serving.as_ref(),
         warmup_began,
-        timed_warmup
-            .clone()
-            .map(|count| record_warmup(count, run_json.clone())),
+        keep_unmeasured(
+            config.out_dir.clone(),
+            run_json.clone(),
+            timed_warmup.clone(),
+        ),
     );
     let (run_over, over) = tokio::sync::watch::channel(false);
     let observer = crate::observe::Observer::start(serving, over.clone());
@@ -306,6 +309,8 @@ async fn measure(
     )
     .await;
     run_over.send_replace(true);
+    // What was put on disk before measuring stays in every later record.
+    record.unmeasured = run_json.unmeasured();
     // The stream is gone with the runner: a timed warm-up's count is final.
     if let (Some(count), EventSource::Generated { workload }) = (timed_warmup, &mut record.events) {
         workload.warmup = count.get();
@@ -337,8 +342,9 @@ async fn measure(
     written
 }
 
-/// "running W on URL (concurrency C); results in DIR". A series (sweep, repeats) says
-/// its own line for each run, after its header.
+/// "running W on URL (concurrency C); results in DIR", and how long an open loop
+/// nothing bounds will take when that is long. A series (sweep, repeats) says its own
+/// line for each run, after its header.
 fn say_running(config: &RunConfig) {
     if config.print_details {
         note!(
@@ -349,14 +355,23 @@ fn say_running(config: &RunConfig) {
             config.out_dir.display()
         );
     }
+    if let Some(length) = config.unbounded_length.filter(|l| *l >= LONG_PLAN) {
+        note!(
+            "at this --rate the plan takes {} to send its events; --duration bounds it",
+            crate::config::years_or_time(length.as_secs_f64())
+        );
+    }
 }
+
+/// An open loop this long is said before it starts.
+const LONG_PLAN: Duration = Duration::from_secs(3600);
 
 /// The phases' clock, which also counts the CPU of the server hatshop started for
 /// this run's database; `before_measuring` runs as the measured phase is about to begin.
 fn phase_clock(
     serving: Option<&ServerRecord>,
     warmup: Arc<OnceLock<Instant>>,
-    before_measuring: Option<Box<dyn Fn() + Send + Sync>>,
+    before_measuring: BeforeMeasuring,
 ) -> Arc<PhaseClock> {
     Arc::new(PhaseClock {
         warmup,
@@ -364,23 +379,61 @@ fn phase_clock(
             .iter()
             .flat_map(|server| server.nodes.iter().map(|node| node.pid))
             .collect(),
-        before_measuring,
+        before_measuring: Some(before_measuring),
         ..PhaseClock::default()
     })
 }
 
-/// A timed warm-up's count, final once measuring is about to begin, written into
-/// run.json then, before any measured operation, so that a run killed while measuring
-/// still says which events were its warm-up.
-fn record_warmup(count: WarmupCount, run_json: RunJson) -> Box<dyn Fn() + Send + Sync> {
-    Box::new(move || {
-        let warmup = count.get();
-        let _ = run_json.update(|record| {
-            if let EventSource::Generated { workload } = &mut record.events {
-                workload.warmup = warmup;
-            }
-        });
+/// What the load and warm-up came to, put on disk before any measured operation:
+/// their failed writes into failed_writes.csv, then into run.json the seq every lane
+/// had applied and a timed warm-up's count. A run killed while measuring is verified
+/// from there; a run that cannot write them does not measure.
+fn keep_unmeasured(
+    dir: PathBuf,
+    run_json: RunJson,
+    timed_warmup: Option<WarmupCount>,
+) -> BeforeMeasuring {
+    Box::new(move |unmeasured: &Unmeasured| {
+        let cannot = |e: anyhow::Error| {
+            format!("cannot keep what the load did on disk before measuring: {e:#}")
+        };
+        write_csv(
+            &result_dir::file(&dir, result_dir::FAILED_WRITES_CSV),
+            &failed_write_rows(&unmeasured.failed_writes),
+        )
+        .map_err(cannot)?;
+        let kept = UnmeasuredRecord {
+            through_seq: unmeasured.last_seq,
+            operations: unmeasured.applied,
+            failed: unmeasured.failed,
+            failed_writes: unmeasured.failed_writes.len() as u64,
+            at: rfc3339(SystemTime::now()),
+        };
+        let warmup = timed_warmup.as_ref().map(WarmupCount::get);
+        run_json
+            .update(|record| {
+                record.unmeasured = Some(kept);
+                if let (Some(warmup), EventSource::Generated { workload }) =
+                    (warmup, &mut record.events)
+                {
+                    workload.warmup = warmup;
+                }
+            })
+            .map_err(cannot)
     })
+}
+
+/// failed_writes.csv's rows.
+fn failed_write_rows(failed: &[FailedWrite]) -> Vec<result_dir::FailedWriteRow> {
+    failed
+        .iter()
+        .map(|f| result_dir::FailedWriteRow {
+            seq: f.seq,
+            event_type: f.event_type.to_string(),
+            target: f.target,
+            error_kind: f.error_kind.as_str().to_string(),
+        })
+        .collect()
 }
 
 /// The run's events, and with `--warmup 10s` where its warm-up count will be: the
@@ -478,7 +531,14 @@ fn ended(
     record.failed_writes = outcome.failed_writes.len() as u64;
     record.client = outcome.client.clone();
     record.server_cpu = outcome.server_cpu.clone();
-    if let Some(error) = outcome.stream_error.as_ref().or(outcome.gave_up.as_ref()) {
+    let failure = [
+        &outcome.not_measured,
+        &outcome.stream_error,
+        &outcome.gave_up,
+    ]
+    .into_iter()
+    .find_map(Option::as_ref);
+    if let Some(error) = failure {
         record.status = "failed".into();
         record.error = Some(error.clone());
     }
@@ -531,19 +591,9 @@ fn write_outcome(config: &RunConfig, outcome: &RunOutcome, clock: RunClock) -> R
         outcome.measured_elapsed,
         clock.wall + outcome.measure_offset.unwrap_or_default(),
     )?;
-    let failed: Vec<result_dir::FailedWriteRow> = outcome
-        .failed_writes
-        .iter()
-        .map(|f: &FailedWrite| result_dir::FailedWriteRow {
-            seq: f.seq,
-            event_type: f.event_type.to_string(),
-            target: f.target,
-            error_kind: f.error_kind.as_str().to_string(),
-        })
-        .collect();
     write_csv(
         &result_dir::file(&config.out_dir, result_dir::FAILED_WRITES_CSV),
-        &failed,
+        &failed_write_rows(&outcome.failed_writes),
     )
 }
 
@@ -561,8 +611,16 @@ async fn finish(
     }
     let mut exact = true;
     if config.verify && matches!(record.status.as_str(), "finished" | "stopped_at_deadline") {
+        let verdict = result_dir::file(&config.out_dir, result_dir::VERIFY_JSON);
         let report = tokio::select! {
-            report = verify_store(store, &config.db, &config.out_dir, record, config.op_timeout) => Some(report?),
+            report = verify_store(
+                store,
+                &config.db,
+                &config.out_dir,
+                record,
+                config.op_timeout,
+                Some(&verdict),
+            ) => Some(report?),
             _ = stop.interrupted() => None,
         };
         match report {
@@ -579,7 +637,7 @@ async fn finish(
     let report = html::write_report(&config.out_dir)?;
     if config.print_details {
         say!("results: {}", config.out_dir.display());
-        if !config.verify && store.holds_data() {
+        if !config.verify && store.holds_data() && !config.db.in_memory() {
             say!("check it: hatshop verify {}", config.out_dir.display());
         }
         say!("report: {}", report.display());
@@ -685,11 +743,6 @@ fn seed_of(source: &EventSource) -> String {
         EventSource::Generated { workload } => workload.seed.to_string(),
         EventSource::File(_) => "from file".into(),
     }
-}
-
-/// `at`, to the millisecond, as run.json writes times.
-pub fn rfc3339(at: SystemTime) -> String {
-    humantime::format_rfc3339_millis(at).to_string()
 }
 
 /// Progress while a run goes: a bar on a terminal, else a plain line on stderr every

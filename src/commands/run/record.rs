@@ -3,11 +3,11 @@
 
 use std::time::SystemTime;
 
-use super::rfc3339;
 use crate::cluster::Home;
 use crate::config::RunConfig;
 use crate::result_dir::{self, DatabaseRecord, Host, PlanRecord, RunRecord};
 use crate::runner::{Pace, RunPlan};
+use crate::stamp::rfc3339;
 use crate::workload::EventSource;
 use crate::workload::STREAM_VERSION;
 
@@ -98,6 +98,7 @@ pub(super) fn initial_record(
         started_at: rfc3339(started),
         measure_started_at: None,
         finished_at: None,
+        unmeasured: None,
         lane_last_seq: Vec::new(),
         measured_ops: 0,
         op_log_rows: None,

@@ -9,10 +9,10 @@ use std::time::SystemTime;
 
 use anyhow::Result;
 
-use super::rfc3339;
 use crate::files::{Reserve, write_json};
 use crate::report::html;
 use crate::result_dir::{self, RunRecord};
+use crate::stamp::rfc3339;
 
 /// Room for the last run.json beside its lanes' positions: what ran, the error,
 /// faults and client costs (a first record is about 8 KB).
@@ -66,6 +66,12 @@ impl RunJson {
         Ok(())
     }
 
+    /// What the load and warm-up came to, as written before measuring began.
+    pub(super) fn unmeasured(&self) -> Option<crate::result_dir::UnmeasuredRecord> {
+        let state = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        state.written.unmeasured.clone()
+    }
+
     /// Writes the run's last record, in the room kept for it.
     pub(super) fn finish(&self, record: &RunRecord) -> Result<()> {
         let mut state = self.0.lock().unwrap_or_else(|p| p.into_inner());
@@ -109,9 +115,9 @@ impl RunJson {
             let _ = html::write_unfinished(&state.dir, &state.written);
         }
         crate::console::note!(
-            "{} is marked aborted: `hatshop recover {}` rebuilds it from its op log",
+            "{} is marked aborted: {}",
             state.dir.display(),
-            state.dir.display()
+            result_dir::rebuild_hint(&state.dir, &state.written)
         );
     }
 }

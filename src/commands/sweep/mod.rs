@@ -17,7 +17,7 @@ use super::run::{EXIT_INTERRUPTED, execute_in_series, verified_note};
 use crate::cli::{RunArgs, SweepArgs, all_settings};
 use crate::cluster::Home;
 use crate::config::{
-    RunConfig, create_empty_folder, missing_folders, remove_if_unused, stamp, unique_dir,
+    RunConfig, create_empty_folder, missing_folders, remove_if_unused, unique_dir,
 };
 use crate::console::{note, say};
 use crate::db::StoreMeta;
@@ -222,7 +222,11 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
         Some(dir) => dir.clone(),
         None => unique_dir(
             Path::new("results"),
-            &format!("sweep-{}-{}", stamp(), steps.keys.join("-")),
+            &format!(
+                "sweep-{}-{}",
+                crate::stamp::for_names(),
+                steps.keys.join("-")
+            ),
         ),
     };
     check_every_step(args, &steps, &targets)?;

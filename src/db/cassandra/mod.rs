@@ -39,7 +39,7 @@ use self::rows::{
     order_row, other, text,
 };
 use self::statements::{Prepared, table_ddl};
-use super::ownership::{self, MARKER, Ownership};
+use super::ownership::{self, MARKER, Marker, Ownership};
 use super::{
     Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KvPage, OrderRow, Setting, Settings,
     Snapshot, Store, StoreFacts, StoreKind,
@@ -300,11 +300,26 @@ impl Store for CassandraStore {
         Ok(durations)
     }
 
-    async fn check_owned(&self) -> Result<(), DbError> {
+    async fn check_owned(&self) -> Result<Marker, DbError> {
         match self.keyspace_tables().await? {
-            Some(tables) if tables.iter().any(|t| t == MARKER) => Ok(()),
-            _ => Err(ownership::not_ours(&self.target)),
+            Some(tables) if tables.iter().any(|t| t == MARKER) => {}
+            _ => return Err(ownership::not_ours(&self.target)),
         }
+        let rows = self
+            .ddl(&format!(
+                "SELECT made_by FROM {}.{MARKER} WHERE name = 'hatshop'",
+                self.keyspace
+            ))
+            .await?
+            .into_rows_result()
+            .map_err(other)?;
+        let made_by = rows
+            .maybe_first_row::<(String,)>()
+            .map_err(other)?
+            .map(|(made_by,)| made_by);
+        Ok(Marker {
+            made_by: made_by.unwrap_or_default(),
+        })
     }
 
     async fn use_existing(&self) -> Result<(), DbError> {

@@ -33,7 +33,7 @@ mod sbtest;
 mod server_time;
 mod wire;
 
-use super::ownership::{self, Ownership, TABLES};
+use super::ownership::{self, Marker, Ownership, TABLES};
 use super::peer_table;
 use super::sql::{
     ITEM_COLUMNS, ORDER_COLUMNS, Statements, order_from_joined, setup_statements, snapshot_from,
@@ -254,9 +254,16 @@ impl Store for MysqlStore {
         Ok(())
     }
 
-    async fn check_owned(&self) -> Result<(), DbError> {
+    async fn check_owned(&self) -> Result<Marker, DbError> {
         let mut conn = self.admin_conn().await?;
-        ownership::check_marked(&self.target, &self.existing_tables(&mut conn).await?)
+        ownership::check_marked(&self.target, &self.existing_tables(&mut conn).await?)?;
+        let made_by: Option<String> = conn
+            .query_first(ownership::READ_MARKER)
+            .await
+            .map_err(classify)?;
+        Ok(Marker {
+            made_by: made_by.unwrap_or_default(),
+        })
     }
 
     async fn create_order(&self, order: &Order) -> Result<(), DbError> {

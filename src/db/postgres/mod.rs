@@ -26,7 +26,7 @@ use tokio_postgres::{Client, NoTls, Statement};
 use self::errors::classify;
 use self::lean::{Kv, LeanConns};
 use self::rows::{get, line_item, order_row};
-use super::ownership::{self, Ownership, TABLES};
+use super::ownership::{self, Marker, Ownership, TABLES};
 use super::peer_table;
 use super::sql::{
     ITEM_COLUMNS, ORDER_COLUMNS, Placeholders, Statements, order_from_joined, setup_statements,
@@ -431,9 +431,20 @@ impl Store for PostgresStore {
         Ok(statement_times::difference(&before, after, &self.sql))
     }
 
-    async fn check_owned(&self) -> Result<(), DbError> {
+    async fn check_owned(&self) -> Result<Marker, DbError> {
         let conn = self.conn().await?;
-        ownership::check_marked(&self.target, &self.existing_tables(&conn).await?)
+        ownership::check_marked(&self.target, &self.existing_tables(&conn).await?)?;
+        let row = conn
+            .client
+            .query_opt(ownership::READ_MARKER, &[])
+            .await
+            .map_err(classify)?;
+        Ok(Marker {
+            made_by: match row {
+                Some(row) => get(&row, 0)?,
+                None => String::new(),
+            },
+        })
     }
 
     async fn create_order(&self, order: &Order) -> Result<(), DbError> {

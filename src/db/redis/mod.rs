@@ -31,7 +31,7 @@ use self::errors::classify;
 use self::rows::{fields, item_key, items_key, kv_key, line_item, order_key, order_row};
 use self::scripts::{DELETE_ORDER, READ_ORDER, SET_IF_EXISTS, UPDATE_ITEMS};
 use self::wire::{LeanConn, Login, Reply};
-use super::ownership::{self, MARKER, Ownership};
+use super::ownership::{self, MARKER, Marker, Ownership};
 use super::wire::LaneSlots;
 use super::{
     Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, Setting, Settings,
@@ -79,6 +79,7 @@ impl StoreKind for RedisStore {
         "Redis (keys under hatshop:; `hatshop server start redis` runs one)";
     const EXAMPLE: &'static str = "redis://127.0.0.1:6379/0?pipeline=1";
     const LOGIN: bool = true;
+    const LONE_USER_IS_PASSWORD: bool = true;
     const SETTINGS: &'static [Setting] = &[Setting {
         name: "pipeline",
         value: Value::Count { min: 1 },
@@ -383,11 +384,12 @@ impl Store for RedisStore {
         self.open_lean().await
     }
 
-    async fn check_owned(&self) -> Result<(), DbError> {
-        if self.marker_exists().await? {
-            Ok(())
-        } else {
-            Err(ownership::not_ours(&self.target))
+    async fn check_owned(&self) -> Result<Marker, DbError> {
+        let mut held = self.conn().await?;
+        let made_by: Option<String> = held.conn.hget(MARKER, "made_by").await.map_err(classify)?;
+        match made_by {
+            Some(made_by) => Ok(Marker { made_by }),
+            None => Err(ownership::not_ours(&self.target)),
         }
     }
 

@@ -14,7 +14,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 
 mod load;
 
-use crate::db::ownership::{self, Ownership, TABLES};
+use crate::db::ownership::{self, Marker, Ownership, TABLES};
 use crate::db::sql::{ITEM_COLUMNS, ORDER_COLUMNS, setup_statements, unknown_status};
 use crate::db::{
     Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, OrderRow, Setting,
@@ -45,6 +45,9 @@ const CREATE: &[&str] = &[
     "CREATE TABLE kv (k TEXT PRIMARY KEY, v BLOB NOT NULL)",
 ];
 
+/// SQLite's name for a database in memory: private to each connection that opens it.
+const MEMORY: &str = ":memory:";
+
 /// How long a connection waits for another's write lock before `timeout`.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Connections opened at most (one writer at a time anyway).
@@ -66,6 +69,7 @@ impl StoreKind for SqliteStore {
     const EXAMPLE: &'static str = "sqlite://shop.db?synchronous=full";
     const IN_PROCESS: bool = true;
     const OWN_FILE: Option<&'static str> = Some("hatshop.db");
+    const IN_MEMORY: Option<&'static str> = Some(MEMORY);
     const SETTINGS: &'static [Setting] = &[Setting {
         name: "synchronous",
         value: Value::Choice(&["off", "normal", "full", "extra"]),
@@ -85,6 +89,13 @@ impl StoreKind for SqliteStore {
                 "sqlite:// needs a file path, e.g. sqlite://hatshop.db",
             ));
         };
+        let in_memory = path.as_os_str() == MEMORY;
+        if options.existing_only && in_memory {
+            return Err(DbError::new(
+                ErrorKind::Connection,
+                "sqlite://:memory: is gone with the run that made it: only that run can read it",
+            ));
+        }
         if options.existing_only && !path.is_file() {
             return Err(DbError::new(
                 ErrorKind::Connection,
@@ -92,7 +103,12 @@ impl StoreKind for SqliteStore {
             ));
         }
         let synchronous = options.settings.choice("synchronous");
-        let count = options.concurrency.clamp(1, MAX_CONNECTIONS);
+        // Each connection to `:memory:` opens a database of its own: the lanes share one.
+        let count = if in_memory {
+            1
+        } else {
+            options.concurrency.clamp(1, MAX_CONNECTIONS)
+        };
         let connections = (0..count)
             .map(|_| open_connection(&path, synchronous, options.existing_only).map(Mutex::new))
             .collect::<Result<Vec<_>, _>>()?;
@@ -255,9 +271,16 @@ impl Store for SqliteStore {
         tx.commit().map_err(classify)
     }
 
-    async fn check_owned(&self) -> Result<(), DbError> {
+    async fn check_owned(&self) -> Result<Marker, DbError> {
         let conn = self.connection();
-        ownership::check_marked(&self.target(), &self.existing_tables(&conn)?)
+        ownership::check_marked(&self.target(), &self.existing_tables(&conn)?)?;
+        let made_by: Option<String> = conn
+            .query_row(ownership::READ_MARKER, [], |row| row.get(0))
+            .optional()
+            .map_err(classify)?;
+        Ok(Marker {
+            made_by: made_by.unwrap_or_default(),
+        })
     }
 
     async fn create_order(&self, order: &Order) -> Result<(), DbError> {

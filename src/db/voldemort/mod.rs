@@ -29,7 +29,7 @@ use self::conn::{NodeConns, NodeError};
 use self::proto::{Op, Versioned};
 use self::ring::Ring;
 use self::route::Cluster;
-use super::ownership::{self, MARKER, Ownership};
+use super::ownership::{self, MARKER, Marker, Ownership};
 use super::{
     Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, OrderRow, Setting,
     Settings, Snapshot, Store, StoreFacts, StoreKind,
@@ -265,11 +265,12 @@ impl Store for VoldemortStore {
         self.put(MARKER.as_bytes(), owner.note.as_bytes()).await
     }
 
-    async fn check_owned(&self) -> Result<(), DbError> {
-        if self.marker_exists().await? {
-            Ok(())
-        } else {
-            Err(ownership::not_ours(&self.target))
+    async fn check_owned(&self) -> Result<Marker, DbError> {
+        match self.value(MARKER.as_bytes()).await? {
+            Some(marker) => Ok(Marker {
+                made_by: String::from_utf8_lossy(&marker.value).into_owned(),
+            }),
+            None => Err(ownership::not_ours(&self.target)),
         }
     }
 
