@@ -67,13 +67,13 @@ fn a_study_interrupted_keeps_its_finished_cells_and_resumes_to_one_page() {
     let dir = tmp.path().join("hat-shop");
     // The third cell has begun: the first two finished.
     let first = spawn(tmp.path(), &args);
-    wait_for_file(&dir.join("updates-5000-cassandra"));
+    wait_for_file(&dir.join("in-flight-16-cassandra"));
     signal(&first, libc::SIGINT);
     let first = first.wait_with_output().unwrap();
     let said = text(&first.stderr);
     assert_eq!(first.status.code(), Some(130), "{said}");
     assert!(
-        said.contains("[3/18] Cassandra · updates · events 100"),
+        said.contains("[3/24] Cassandra · hatshop-random · in flight 16"),
         "{said}"
     );
     assert!(
@@ -89,27 +89,36 @@ fn a_study_interrupted_keeps_its_finished_cells_and_resumes_to_one_page() {
     assert!(
         std::fs::read_to_string(&page)
             .unwrap()
-            .contains("16 of 18 cells have no numbers yet")
+            .contains("22 of 24 cells have no numbers yet")
     );
 
     let second = hatshop(tmp.path()).args(args).output().unwrap();
     let said = text(&second.stderr);
     assert!(second.status.success(), "{said}");
-    assert!(said.contains("18 cells into"), "{said}");
+    assert!(said.contains("24 cells into"), "{said}");
     assert!(said.contains("(2 finished earlier, kept)"), "{said}");
     assert!(
-        !said.contains("[1/18]") && said.contains("[18/18]"),
+        !said.contains("[1/24]") && said.contains("[24/24]"),
         "{said}"
     );
     let html = std::fs::read_to_string(&page).unwrap();
-    assert_eq!(verified_cells(&page), 18, "every cell verified");
+    assert_eq!(verified_cells(&page), 24, "every cell verified");
     assert!(!html.contains("no numbers yet"));
     assert!(html.contains("Scaled to 2 % of the study's work"));
 
-    // Fig 4's numbers: a mean per event type per store, and the sentence computed from
-    // them names the faster store of each.
-    let rows =
-        csv_maps(&dir.join("figures/study-01-mean-latency-by-event-type-cassandra-against.csv"));
+    // The study's setup beside ours, ours from the cells' own records.
+    assert!(html.contains("The study's setup and ours"));
+    assert!(html.contains("a 4-core PC, the databases in Docker"));
+    assert!(
+        html.contains("Apache Cassandra 5."),
+        "the versions the cells ran"
+    );
+    // Fig 4's numbers: a mean per event type per store, both stores 4 in flight, and
+    // the sentence computed from them says of each which is faster, or that they are
+    // about the same.
+    let rows = csv_maps(
+        &dir.join("figures/study-01-fig-4-mean-latency-by-event-type-both-stores-4-in.csv"),
+    );
     assert_eq!(rows.len(), 12, "6 event types × 2 stores: {rows:?}");
     for row in &rows {
         assert!(
@@ -130,20 +139,32 @@ fn a_study_interrupted_keeps_its_finished_cells_and_resumes_to_one_page() {
         sentence.starts_with("Mean latency: create_order: "),
         "{sentence}"
     );
-    assert_eq!(sentence.matches("× faster on ").count(), 6, "{sentence}");
-    // The study's own numbers stand beside ours.
-    assert!(html.contains("the study's (s)") && html.contains("<td>55.7</td>"));
-    // MariaDB's pool: one bar per pool size.
+    for event in ["create_order", "read_order", "update_order", "delete_order"] {
+        assert!(sentence.contains(&format!("{event}: ")), "{sentence}");
+    }
+    // Whether either server is saturated at the count the comparisons run at.
+    let in_flight = csv_maps(&dir.join("figures/study-02-throughput-by-operations-in-flight.csv"));
+    assert_eq!(in_flight.len(), 6, "1, 4 and 16 in flight on each store");
+    // The study's own numbers stand beside ours, never divided by them.
+    assert!(
+        html.contains("the study's (s, a 4-core PC, Docker)") && html.contains("<td>55.7</td>")
+    );
+    assert!(!html.contains("ours ÷ the study's"));
+    // MariaDB's pool: one bar per pool size, and where it stops helping.
     let pool =
-        csv_maps(&dir.join("figures/study-04-total-time-of-50-000-creates-by-pool-size.csv"));
+        csv_maps(&dir.join("figures/study-05-fig-2-total-time-of-50-000-creates-by-pool-size.csv"));
     let sizes: Vec<&str> = pool.iter().map(|r| r["connections"].as_str()).collect();
     assert_eq!(sizes, ["1", "2", "4", "8", "16", "30"]);
+    assert!(
+        html.contains("stops helping from connections")
+            || html.contains("still helping at connections 30")
+    );
 
     // The page as a reader's browser lays it out.
     let mut found = Vec::new();
     for width in [1200, 700] {
         let seen = layout(&page, width, &tmp.path().join(format!("profile-{width}")));
-        assert_eq!(seen.charts, 5);
+        assert_eq!(seen.charts, 6);
         found.extend(seen.problems.iter().map(|p| format!("{width} px: {p}")));
         if width >= 1200 {
             found.extend(

@@ -188,6 +188,12 @@ pub enum ServerAction {
         /// git URL [default: the upstream archive hatshop carries, commit 99127eab3].
         #[arg(long, value_name = "PATH|GIT-URL")]
         source: Option<String>,
+        /// Give each node this share of the host's CPU, in cores (0.3: a third of one),
+        /// so that it is a machine of its own in everything but the network: the
+        /// kernel's CPU quota, set once the nodes are up (needs root). On a running
+        /// server it changes the budget of every node at once.
+        #[arg(long, value_name = "CORES")]
+        cpu_per_node: Option<f64>,
     },
     /// Stop a server cleanly (every node, or one with --node), or all of them.
     Stop {
@@ -762,6 +768,29 @@ pub struct StudyArgs {
     /// as `hatshop server start --install` does.
     #[arg(long)]
     pub install: bool,
+    /// Run the cells that need SERVER with NODES nodes against your own cluster at URL
+    /// (machines of their own, e.g. run by a Kubernetes operator) instead of starting
+    /// one here: `--server-url cassandra:3=cassandra://10.0.0.1,10.0.0.2,10.0.0.3/hatshop`.
+    /// Repeat it for each size; the page names those machines.
+    #[arg(long, value_name = "SERVER:NODES=URL", value_parser = parse_server_url)]
+    pub server_url: Vec<(String, usize, String)>,
+}
+
+/// `cassandra:3=URL` as `--server-url` takes it.
+fn parse_server_url(text: &str) -> Result<(String, usize, String), String> {
+    let bad = || {
+        format!(
+            "'{}' is not SERVER:NODES=URL (e.g. cassandra:3=cassandra://10.0.0.1,10.0.0.2,10.0.0.3/hatshop)",
+            crate::secrets::redact(text)
+        )
+    };
+    let (place, url) = text.split_once('=').ok_or_else(bad)?;
+    let (server, nodes) = place.split_once(':').ok_or_else(bad)?;
+    let nodes: usize = nodes.parse().map_err(|_| bad())?;
+    if nodes == 0 || !url.contains("://") {
+        return Err(bad());
+    }
+    Ok((server.to_string(), nodes, url.to_string()))
 }
 
 /// `hatshop workloads`: list the presets, or show one.

@@ -10,6 +10,7 @@
 //! in the `servers!` list.
 
 mod cassandra;
+pub mod cpu_budget;
 mod galera;
 mod mariadb;
 mod maven;
@@ -55,6 +56,10 @@ pub trait LocalServer {
     const SETTINGS_FILE: Option<&'static str> = None;
     /// Whether it is built from a source archive (`server start --source`).
     const FROM_SOURCE: bool = false;
+    /// How long a fresh server of it must be loaded before it answers at its steady
+    /// speed (a JVM compiling its hot code): a study warms it that long first, at
+    /// every scale.
+    const WARM_UP: Option<Duration> = None;
     /// Whether its nodes answer nodetool: ring status, thread pools and compactions are
     /// read from it, and its GC log is kept.
     const NODETOOL: bool = false;
@@ -92,6 +97,8 @@ pub struct ServerMeta {
     pub from_source: bool,
     /// See [`LocalServer::NODETOOL`].
     pub nodetool: bool,
+    /// See [`LocalServer::WARM_UP`].
+    pub warm_up: Option<Duration>,
     stop_signal: i32,
     retry_start: bool,
     start: fn(&Home, &Path, &StartOptions, Option<&ServerRecord>) -> Result<ServerRecord>,
@@ -110,6 +117,7 @@ impl ServerMeta {
             settings_file: T::SETTINGS_FILE,
             from_source: T::FROM_SOURCE,
             nodetool: T::NODETOOL,
+            warm_up: T::WARM_UP,
             stop_signal: T::STOP_SIGNAL,
             retry_start: T::RETRY_START,
             start: T::start,
@@ -233,6 +241,9 @@ pub struct StartOptions {
     /// Voldemort: the source to build (a folder, an archive or a git URL; `None`: the
     /// upstream archive hatshop carries).
     pub source: Option<String>,
+    /// Each node's share of the host's CPU, in cores ([`cpu_budget`]): set once the
+    /// nodes have started (`None`: no cap, the nodes share the host's cores).
+    pub cpu_per_node: Option<f64>,
 }
 
 impl Default for StartOptions {
@@ -247,6 +258,7 @@ impl Default for StartOptions {
             install: false,
             config: Vec::new(),
             source: None,
+            cpu_per_node: None,
         }
     }
 }
@@ -269,7 +281,15 @@ pub struct ServerRecord {
     pub nodes: Vec<NodeRecord>,
 }
 
+/// The key a server's record keeps its nodes' CPU budget under (cores per node).
+pub const CPU_PER_NODE: &str = "cpu_per_node";
+
 impl ServerRecord {
+    /// Each node's share of the host's CPU, in cores, if it is capped.
+    pub fn cpu_per_node(&self) -> Option<f64> {
+        self.settings.get(CPU_PER_NODE)?.parse().ok()
+    }
+
     /// Whether it was started with a server setting (`--set key=value`), however its
     /// server keeps it (Cassandra's as `yaml.key`).
     pub fn started_with(&self, key: &str, value: &str) -> bool {
@@ -445,6 +465,10 @@ pub fn start(
                 kind.name()
             );
         }
+        // A budget is the kernel's to change at any time: no restart needed.
+        if options.cpu_per_node.is_some() && options.cpu_per_node != record.cpu_per_node() {
+            return Ok((budget(home, kind, options.cpu_per_node)?, false));
+        }
         return Ok((record, false));
     }
     let dir = home.server_dir(kind);
@@ -483,7 +507,30 @@ pub fn start(
         Err(e) => return Err(e),
     };
     home.save(&record)?;
+    let record = match options.cpu_per_node {
+        Some(_) => budget(home, kind, options.cpu_per_node)?,
+        None => record,
+    };
     Ok((record, true))
+}
+
+/// Caps every running node of a server at `cores` of the host's CPU (`None`: lifts the
+/// cap), and records it, so that a node started again later gets the same.
+pub fn budget(home: &Home, kind: ServerKind, cores: Option<f64>) -> Result<ServerRecord> {
+    let Some(mut record) = home.running(kind) else {
+        bail!("{} is not running", kind.name());
+    };
+    for node in record.nodes.iter().filter(|n| n.alive()) {
+        cpu_budget::apply(kind.name(), node.node, node.pid, cores)?;
+    }
+    match cores {
+        Some(cores) => record
+            .settings
+            .insert(CPU_PER_NODE.to_string(), format!("{cores}")),
+        None => record.settings.remove(CPU_PER_NODE),
+    };
+    home.save(&record)?;
+    Ok(record)
 }
 
 /// Stops every node of a server (the last first); returns whether any ran.
@@ -496,6 +543,7 @@ pub fn stop(home: &Home, kind: ServerKind) -> Result<bool> {
         let _ = process::signal(node.pid, libc::SIGCONT);
         process::stop_pid(node.pid, kind.0.stop_signal, Duration::from_secs(90))?;
     }
+    cpu_budget::remove_empty(kind.name());
     Ok(true)
 }
 

@@ -34,6 +34,11 @@ pub fn act(home: &Home, kind: ServerKind, node: usize, action: NodeAction) -> Re
             let dir = home.server_dir(kind);
             let fresh = (kind.meta().restart_node)(home, &dir, &record, node)?;
             let pid = fresh.pid;
+            // A node started again is the same machine: its budget stays.
+            if let Some(cores) = record.cpu_per_node() {
+                super::cpu_budget::apply(kind.name(), node, pid, Some(cores))?;
+                super::cpu_budget::remove_empty(kind.name());
+            }
             record.nodes[index] = fresh;
             home.save(&record)?;
             format!("node {node} started (pid {pid})")

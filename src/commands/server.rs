@@ -56,9 +56,11 @@ pub fn run(args: &ServerArgs) -> Result<()> {
             install,
             config,
             source,
+            cpu_per_node,
         } => {
             check_start_flags(*kind, config, source.as_deref())?;
             let options = StartOptions {
+                cpu_per_node: cpu_per_node.map(cluster::cpu_budget::check).transpose()?,
                 config: config.clone(),
                 version: version.clone(),
                 heap: heap.clone(),
@@ -209,14 +211,15 @@ fn status(home: &Home) {
                 "up"
             };
             say!(
-                "           node {}  {:<16} {:<6} pid {:<8} {} MiB",
+                "           node {}  {:<16} {:<6} pid {:<8} {} MiB{}",
                 node.node,
                 node.address(),
                 state,
                 node.pid,
                 process::rss_mib(node.pid)
                     .filter(|_| node.alive())
-                    .map_or("-".into(), |m| m.to_string())
+                    .map_or("-".into(), |m| m.to_string()),
+                held_back(kind, &record, node)
             );
         }
         if kind.meta().nodetool && record.nodes.len() > 1 && running > 0 {
@@ -242,4 +245,22 @@ fn servers_where(has: impl Fn(&cluster::ServerMeta) -> bool) -> String {
         .collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     crate::db::listed(&names)
+}
+
+/// How far a node's CPU budget held it back, for its status line.
+fn held_back(
+    kind: ServerKind,
+    record: &cluster::ServerRecord,
+    node: &cluster::NodeRecord,
+) -> String {
+    let Some(cores) = record.cpu_per_node() else {
+        return String::new();
+    };
+    match cluster::cpu_budget::throttled(kind.name(), node.node, node.pid) {
+        Some(t) if t.periods > 0 => format!(
+            "  {cores} core: held back in {} of {} periods ({:.1} s)",
+            t.throttled_periods, t.periods, t.throttled_s
+        ),
+        _ => format!("  {cores} core"),
+    }
 }

@@ -21,6 +21,7 @@ pub fn latency_bars(run: &LoadedRun) -> Figure {
         name: name.into(),
         values: run.summary.events.iter().map(f).collect(),
         whiskers: None,
+        marked: Vec::new(),
     };
     svg::bar_chart(
         "Latency per event type",

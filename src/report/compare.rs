@@ -557,6 +557,7 @@ fn charts(body: &mut Page, runs: &[LoadedRun], run_names: &[String], names: &[St
                     })
                     .collect(),
                 whiskers: None,
+                marked: Vec::new(),
             })
             .collect();
         body.figure(svg::bar_chart(

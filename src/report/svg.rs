@@ -417,6 +417,9 @@ pub struct Bars {
     pub name: String,
     pub values: Vec<f64>,
     pub whiskers: Option<Vec<(f64, f64)>>,
+    /// Bars drawn with a `*` above them: values that rest on too few samples to trust
+    /// (by category; none marked where it is shorter).
+    pub marked: Vec<bool>,
 }
 
 /// A grouped bar chart, one group per category and one bar per series.
@@ -463,6 +466,14 @@ pub fn bar_chart(
                 escape(&b.name),
                 short(v)
             );
+            if b.marked.get(c).copied().unwrap_or(false) {
+                let _ = write!(
+                    out,
+                    r#"<text x="{:.1}" y="{:.1}" class="tick" text-anchor="middle">*<title>rests on fewer than 10 samples beyond it</title></text>"#,
+                    x + (bar - 2.0) / 2.0,
+                    (top - 3.0).max(TOP)
+                );
+            }
             if let Some((lo, hi)) = b.whiskers.as_ref().and_then(|w| w.get(c)) {
                 let mid = x + (bar - 2.0) / 2.0;
                 let ylo = TOP + plot_height() * (1.0 - ys.fraction(*lo));
@@ -561,6 +572,7 @@ mod tests {
             name: "mean".into(),
             values: vec![1.0; 8],
             whiskers: None,
+            marked: Vec::new(),
         }];
         let figure = bar_chart("t", "name", &cats, &Axis::linear("µs"), &bars);
         // 8 groups in 758 px: 94 px each, room for 13 characters.
@@ -582,6 +594,7 @@ mod tests {
             name: "mean".into(),
             values: vec![1.0, 2.0, 3.0],
             whiskers: Some(vec![(0.5, 1.5); 3]),
+            marked: Vec::new(),
         }];
         let cats: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
         let svg = bar_chart("t", "letter", &cats, &Axis::linear("µs"), &bars);

@@ -161,6 +161,7 @@ fn bars(rows: &[SweepRow], values: &[String], metric: fn(&SweepRow) -> f64) -> V
                 name: database,
                 values: means,
                 whiskers: Some(whiskers),
+                marked: Vec::new(),
             }
         })
         .collect()

@@ -161,11 +161,13 @@ pub fn section(out: &mut Page, run: &LoadedRun) {
                 name: "client (service)".into(),
                 values: client_bars,
                 whiskers: None,
+                marked: Vec::new(),
             },
             Bars {
                 name: "server".into(),
                 values: server_bars,
                 whiskers: None,
+                marked: Vec::new(),
             },
         ],
     ));

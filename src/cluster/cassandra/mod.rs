@@ -88,6 +88,7 @@ impl LocalServer for Cassandra {
     const MAX_NODES: usize = 5;
     const SETTINGS_FILE: Option<&'static str> = Some("cassandra.yaml");
     const NODETOOL: bool = true;
+    const WARM_UP: Option<Duration> = Some(Duration::from_secs(20));
 
     fn start(
         home: &Home,

@@ -44,6 +44,7 @@ impl LocalServer for Voldemort {
     const MAX_NODES: usize = 5;
     const SETTINGS_FILE: Option<&'static str> = Some("quorums");
     const FROM_SOURCE: bool = true;
+    const WARM_UP: Option<Duration> = Some(Duration::from_secs(20));
 
     fn start(
         home: &Home,

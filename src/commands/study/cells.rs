@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::files::read_json;
-use crate::report::study::{CellResult, MetricRow};
+use crate::report::study::{CellFacts, CellResult, MetricRow};
 use crate::result_dir::load_record::{BATCH_TRACES_CSV, BatchTrace, LOAD_JSON, LoadRecord};
 use crate::result_dir::{self, SUMMARY_JSON, VERIFY_JSON};
 use crate::stats::Summary;
@@ -36,6 +36,9 @@ pub struct ServerNeed {
     pub query: String,
     /// Server settings it must be started with (`hatshop server start --set`).
     pub set: &'static [(&'static str, &'static str)],
+    /// Each node's share of the host's CPU, in cores: a machine of its own in all but
+    /// the network (`None`: the nodes share the host's cores).
+    pub cpu_per_node: Option<f64>,
 }
 
 /// One run of a study.
@@ -82,6 +85,31 @@ impl Cell {
         }
     }
 
+    /// A run that warms a fresh server up with this cell's own load for `secs`,
+    /// unmeasured and unverified, into `dir` (thrown away after).
+    pub fn warm_up_argv(&self, url: &str, dir: &Path, home: &Path, secs: u64) -> Vec<String> {
+        // The cell's workload and store flags, without what sets its length.
+        let mut args = Vec::new();
+        let mut rest = self.args.iter();
+        while let Some(arg) = rest.next() {
+            match arg.as_str() {
+                "--events" | "--warmup" | "--duration" | "--interval" | "--faults" => {
+                    rest.next();
+                }
+                _ => args.push(arg.clone()),
+            }
+        }
+        let mut argv = vec!["hatshop".to_string(), "run".to_string()];
+        argv.extend(args);
+        argv.extend(["--events", "1000000000", "--warmup", "0", "--duration"].map(String::from));
+        argv.push(secs.to_string());
+        argv.extend(["--db".into(), url.into(), "--out".into()]);
+        argv.push(dir.display().to_string());
+        argv.extend(["--home".into(), home.display().to_string()]);
+        argv.extend(["--quiet", "--recreate", "--no-op-log"].map(String::from));
+        argv
+    }
+
     /// The whole command line, as `hatshop` parses it.
     pub fn argv(&self, url: &str, dir: &Path, home: &Path) -> Vec<String> {
         let mut argv = vec!["hatshop".to_string(), self.verb.word().to_string()];
@@ -105,6 +133,9 @@ impl Cell {
         let mut db = format!("<{}", self.need.server);
         if self.need.nodes > 1 {
             db.push_str(&format!(", {} nodes", self.need.nodes));
+        }
+        if let Some(cores) = self.need.cpu_per_node {
+            db.push_str(&format!(", {cores} core each"));
         }
         db.push('>');
         if !self.need.query.is_empty() {
@@ -149,6 +180,12 @@ impl Cell {
                 Verb::Load => load_result(&dir),
             }
         };
+        let facts = match self.verb {
+            Verb::Run => result_dir::load(&dir).ok().map(|r| CellFacts::of(&r)),
+            Verb::Load => read_json::<LoadRecord>(&dir.join(LOAD_JSON))
+                .ok()
+                .map(|r| CellFacts::of_load(&r)),
+        };
         CellResult {
             id: self.id.clone(),
             part: self.part.into(),
@@ -158,6 +195,7 @@ impl Cell {
             counted: !rows.is_empty(),
             status,
             rows,
+            facts,
         }
     }
 }
@@ -247,6 +285,7 @@ mod tests {
                 nodes: 1,
                 query: "connections=4".into(),
                 set: &[],
+                cpu_per_node: None,
             },
             verb: Verb::Run,
             args: vec!["-w".into(), "hatshop-random".into()],

@@ -69,7 +69,7 @@ pub async fn run(args: &StudyArgs) -> Result<ExitCode> {
     let home = Home::resolve(args.home.as_deref())?;
     let cells = in_server_order((study.cells)(args.scale));
     claim_folder(&dir, study, args.scale, &cells)?;
-    let outcome = Study::run_cells(study, &cells, &dir, &home, args.install).await;
+    let outcome = Study::run_cells(study, &cells, &dir, &home, args).await;
     // The page is written whatever happened, from the cells that finished.
     let page = write_page(study, &cells, &dir, args.scale)?;
     let outcome = outcome?;
@@ -165,7 +165,7 @@ impl Study {
         cells: &[Cell],
         dir: &Path,
         home: &Home,
-        install: bool,
+        args: &StudyArgs,
     ) -> Result<Outcome> {
         let _listening = interrupt::Listening::new();
         let kept = cells
@@ -200,13 +200,21 @@ impl Study {
             if !server.as_ref().is_some_and(|s| s.serves(&cell.need)) {
                 // The last server is stopped before the next starts: they share the cores.
                 drop(server.take());
-                match StudyServer::get(home, &cell.need, install).await {
+                match StudyServer::get(home, &cell.need, args.install, &args.server_url).await {
                     Ok(started) => server = Some(started),
                     Err(_) if interrupt::requested() => return Ok(Outcome::Interrupted),
                     Err(e) => return Err(e),
                 }
             }
-            let url = server.as_ref().expect("started above").url(&cell.need);
+            let serving = server.as_mut().expect("started above");
+            serving.budget(&cell.need).await?;
+            let url = serving.url(&cell.need);
+            if let Some(length) = serving.warm_up() {
+                if !warm_up(serving.name(), cell, &url, dir, home, length).await {
+                    return Ok(Outcome::Interrupted);
+                }
+                serving.warmed = true;
+            }
             note!(
                 "[{}/{}] {}{}",
                 i + 1,
@@ -240,6 +248,36 @@ impl Study {
         }
         Ok(Outcome::Done { differing })
     }
+}
+
+/// Warms a fresh server up with `cell`'s own load for `length`, unmeasured, into a
+/// folder thrown away after; false when interrupted. A warm-up that fails is said and
+/// the cells go on: they measure what they find.
+async fn warm_up(
+    server: &str,
+    cell: &Cell,
+    url: &str,
+    dir: &Path,
+    home: &Home,
+    length: Duration,
+) -> bool {
+    note!(
+        "warming {server} up: {} s of {}'s load first",
+        length.as_secs(),
+        cell.name()
+    );
+    let scratch = dir.join(".warm-up");
+    let _ = std::fs::remove_dir_all(&scratch);
+    let argv = cell.warm_up_argv(url, &scratch, &home.root, length.as_secs());
+    let ran = run_one(&argv).await;
+    let _ = std::fs::remove_dir_all(&scratch);
+    if interrupt::requested() {
+        return false;
+    }
+    if let Err(e) = ran {
+        note!("the warm-up of {server} did not run to its end ({e:#}); the cells go on");
+    }
+    true
 }
 
 /// One cell's command: its exit code, and whether verify found differences.
@@ -305,8 +343,11 @@ fn write_page(study: &Study, cells: &[Cell], dir: &Path, scale: f64) -> Result<P
         title: study.title,
         question: study.question,
         seed: study.seed,
+        seed_machine: study.seed_machine,
+        seed_cores: study.seed_cores,
         scale,
         caveats: study.caveats,
+        setup: study.setup,
         parts: study.parts,
         figures: study.figures,
         cells: &results,

@@ -1,6 +1,8 @@
 //! The servers a study runs on: one already running at the right size is used and
-//! left running; one the study starts is stopped when its cells are done, whatever
-//! happened.
+//! left running (its CPU budget as the study found it); one the study starts is
+//! stopped when its cells are done, whatever happened; one the user gave by URL
+//! (`--server-url`, machines of their own) is only used. Each cell gets the CPU budget
+//! per node it asks for before it runs, and a fresh JVM server is warmed up first.
 
 use std::time::Instant;
 
@@ -10,6 +12,9 @@ use super::cells::ServerNeed;
 use crate::cluster::{self, Home, ServerKind, StartOptions};
 use crate::console::note;
 
+/// Clusters the user gave by URL, by server name and node count.
+pub type GivenUrls = [(String, usize, String)];
+
 /// A server serving a study's cells.
 pub struct StudyServer {
     home: Home,
@@ -18,14 +23,54 @@ pub struct StudyServer {
     set: &'static [(&'static str, &'static str)],
     /// Whether the study started it, and so stops it.
     started: bool,
+    /// Given by URL: machines of the user's, which the study neither starts nor caps.
+    given: bool,
+    /// Each node's CPU budget now, and as the study found it (restored at the end).
+    budget: Option<f64>,
+    found_budget: Option<f64>,
+    /// Whether it has been warmed up in this study's run.
+    pub warmed: bool,
     pub url: String,
 }
 
 impl StudyServer {
     /// The server `need` names, running with its node count.
-    pub async fn get(home: &Home, need: &ServerNeed, install: bool) -> Result<StudyServer> {
+    pub async fn get(
+        home: &Home,
+        need: &ServerNeed,
+        install: bool,
+        given: &GivenUrls,
+    ) -> Result<StudyServer> {
         let kind = ServerKind::find(need.server)
             .with_context(|| format!("no server named {}", need.server))?;
+        let mut server = StudyServer {
+            home: home.clone(),
+            kind,
+            nodes: need.nodes,
+            set: need.set,
+            started: false,
+            given: false,
+            budget: None,
+            found_budget: None,
+            warmed: false,
+            url: String::new(),
+        };
+        if let Some((_, _, url)) = given
+            .iter()
+            .find(|(server, nodes, _)| server == need.server && *nodes == need.nodes)
+        {
+            note!(
+                "{} with {} node{}: the machines at {}",
+                kind.name(),
+                need.nodes,
+                if need.nodes == 1 { "" } else { "s" },
+                crate::db::shown_url(url)
+            );
+            server.given = true;
+            server.warmed = true;
+            server.url = url.clone();
+            return Ok(server);
+        }
         if let Some(record) = home.running(kind) {
             if record.nodes.len() != need.nodes {
                 bail!(
@@ -51,14 +96,10 @@ impl StudyServer {
                     kind.name()
                 );
             }
-            return Ok(StudyServer {
-                home: home.clone(),
-                kind,
-                nodes: need.nodes,
-                set: need.set,
-                started: false,
-                url: record.url,
-            });
+            server.budget = record.cpu_per_node();
+            server.found_budget = server.budget;
+            server.url = record.url;
+            return Ok(server);
         }
         let began = Instant::now();
         note!(
@@ -94,19 +135,41 @@ impl StudyServer {
             kind.name(),
             began.elapsed().as_secs_f64()
         );
-        Ok(StudyServer {
-            home: home.clone(),
-            kind,
-            nodes,
-            set,
-            started: true,
-            url: record.url,
-        })
+        server.started = true;
+        server.url = record.url;
+        Ok(server)
     }
 
-    /// Whether it serves `need` (same server, size and settings).
+    /// Whether it serves `need` (same server, size and settings; the budget is set per
+    /// cell, on the running nodes).
     pub fn serves(&self, need: &ServerNeed) -> bool {
         self.kind.name() == need.server && self.nodes == need.nodes && self.set == need.set
+    }
+
+    /// Gives every node the CPU budget `need` asks for (none: no cap), unless the
+    /// machines are the user's own.
+    pub async fn budget(&mut self, need: &ServerNeed) -> Result<()> {
+        if self.given || self.budget == need.cpu_per_node {
+            return Ok(());
+        }
+        let (home, kind, cores) = (self.home.clone(), self.kind, need.cpu_per_node);
+        tokio::task::spawn_blocking(move || cluster::budget(&home, kind, cores)).await??;
+        self.budget = cores;
+        Ok(())
+    }
+
+    /// How long to warm it up before its first cell: a fresh JVM compiling its hot
+    /// code answers slower than it will, at any scale.
+    pub fn warm_up(&self) -> Option<std::time::Duration> {
+        if self.warmed {
+            return None;
+        }
+        self.kind.meta().warm_up
+    }
+
+    /// Its name, as `hatshop server` takes it.
+    pub fn name(&self) -> &'static str {
+        self.kind.name()
     }
 
     /// The URL a cell runs against: the server's, with the cell's settings.
@@ -125,6 +188,11 @@ impl Drop for StudyServer {
             match cluster::stop(&self.home, self.kind) {
                 Ok(_) => note!("{} stopped", self.kind.name()),
                 Err(e) => note!("could not stop {}: {e:#}", self.kind.name()),
+            }
+        } else if !self.given && self.budget != self.found_budget {
+            // A server the study found running gets back the budget it had.
+            if let Err(e) = cluster::budget(&self.home, self.kind, self.found_budget) {
+                note!("could not restore {}'s CPU budget: {e:#}", self.kind.name());
             }
         }
     }

@@ -244,8 +244,8 @@ impl Store for CassandraStore {
             self.ddl(&format!("DROP KEYSPACE {ks}")).await?;
         }
         self.ddl(&format!(
-            "CREATE KEYSPACE {ks} WITH replication = {}",
-            self.options.replication
+            "CREATE KEYSPACE {ks} WITH replication = {} AND durable_writes = {}",
+            self.options.replication, self.options.durable_writes
         ))
         .await?;
         for statement in table_ddl(ks, self.options.schema) {

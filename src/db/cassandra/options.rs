@@ -32,6 +32,12 @@ pub const SETTINGS: &[Setting] = &[
         help: "NetworkTopologyStrategy instead of rf, e.g. dc1:2,dc2:1",
     },
     Setting {
+        name: "durable_writes",
+        value: Value::Switch,
+        default: "true",
+        help: "the keyspace's durable_writes: off, writes skip the commit log (a crash loses what is not yet flushed)",
+    },
+    Setting {
         name: "cl",
         value: Value::Choice(LEVELS),
         default: "QUORUM",
@@ -110,6 +116,8 @@ pub enum BatchMode {
 pub struct CassandraOptions {
     /// The CQL replication map of the keyspace.
     pub replication: String,
+    /// Whether the keyspace's writes go through the commit log.
+    pub durable_writes: bool,
     pub read_cl: Consistency,
     pub write_cl: Consistency,
     pub schema: Schema,
@@ -158,6 +166,7 @@ impl CassandraOptions {
         };
         Ok(CassandraOptions {
             replication,
+            durable_writes: settings.switch("durable_writes"),
             read_cl,
             write_cl,
             schema,
@@ -185,6 +194,7 @@ impl CassandraOptions {
         };
         let mut described = vec![
             ("replication", self.replication.clone()),
+            ("durable_writes", self.durable_writes.to_string()),
             ("read_cl", consistency_name(self.read_cl).into()),
             ("write_cl", consistency_name(self.write_cl).into()),
             ("schema", schema.into()),

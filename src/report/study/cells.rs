@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use super::facts::CellFacts;
 use crate::stats::{LatencySummary, Summary};
 
 /// One event type (or `all`) of a finished cell.
@@ -63,6 +64,8 @@ pub struct CellResult {
     /// Whether its numbers stand in the figures (it ran its plan).
     pub counted: bool,
     pub rows: Vec<MetricRow>,
+    /// What its run.json says of where and how it ran (none for a cell not run).
+    pub facts: Option<CellFacts>,
 }
 
 impl CellResult {
@@ -71,6 +74,15 @@ impl CellResult {
             .iter()
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
+    }
+
+    /// Whether the cell has every label a figure's `only` asks for (a value may list
+    /// alternatives, `A|B`).
+    pub(super) fn matches(&self, only: &[(&str, &str)]) -> bool {
+        only.iter().all(|(key, wanted)| {
+            self.label(key)
+                .is_some_and(|value| wanted.split('|').any(|w| w == value))
+        })
     }
 
     /// The cell's name on the page.

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::cells::CellResult;
-use super::points::{Points, axis_name, mean};
+use super::points::{Points, THIN, axis_name, mean};
 use super::spec::{Dim, FigureSpec, Metric, Shape};
 use crate::report::load::LoadedRun;
 use crate::report::significance::ALPHA;
@@ -28,17 +28,32 @@ pub(super) fn sentence(
     };
     let metric = capital(spec.metric.name());
     let one_series = points.series.len() == 1;
-    let clauses = match spec.shape {
-        Shape::Bars if points.series.len() == 2 => figure.two_series(),
-        Shape::Lines => figure.lines(),
-        _ if one_series && points.xs.len() == 2 => {
-            return format!("{metric} of {}: {}.", points.series[0], figure.two_places());
+    let said = match spec.shape {
+        Shape::Bars if points.series.len() == 2 => {
+            format!("{metric}: {}.", figure.two_series().join("; "))
         }
-        _ if one_series => figure.one_series(),
-        _ => figure.best_and_worst_by_group(),
+        Shape::Lines => format!("{metric}: {}.", figure.lines().join("; ")),
+        _ if one_series && points.xs.len() == 2 => {
+            format!("{metric} of {}: {}.", points.series[0], figure.two_places())
+        }
+        _ if one_series => format!("{metric}: {}.", figure.one_series().join("; ")),
+        _ => format!("{metric}: {}.", figure.best_and_worst_by_group().join("; ")),
     };
-    format!("{metric}: {}.", clauses.join("; "))
+    said + &figure.against_seed_max() + &figure.thin()
 }
+
+/// Two values `ratio` apart in words a person would use, beside the number.
+fn roughly(ratio: f64) -> &'static str {
+    match ratio {
+        r if (1.8..2.3).contains(&r) => " (roughly double)",
+        r if (2.7..3.4).contains(&r) => " (roughly three times)",
+        r if (3.6..4.5).contains(&r) => " (roughly four times)",
+        _ => "",
+    }
+}
+
+/// Improvements smaller than this are not "helping".
+const HELPS: f64 = 0.10;
 
 /// A figure and what its numbers came from, to be said in words.
 struct Finding<'a> {
@@ -83,15 +98,98 @@ impl Finding<'_> {
                 _ => "faster",
             };
             let p = p_value(self.spec, self.points, self.cells, self.dir, x);
+            // No winner the numbers cannot carry: a test that finds no difference, or
+            // repeats whose ranges overlap, leave the two within the noise.
+            if p.contains("within the noise") || self.repeats_overlap(x) {
+                clauses.push(format!(
+                    "{name}: {ratio:.2}× apart, within the noise{}",
+                    if p.is_empty() {
+                        " (the repeats' ranges overlap)".to_string()
+                    } else {
+                        p.replace(": within the noise", "")
+                    }
+                ));
+                continue;
+            }
+            if ratio < 1.1 {
+                clauses.push(format!("{name}: about the same ({ratio:.2}× apart){p}"));
+                continue;
+            }
             clauses.push(format!(
-                "{name}: {ratio:.2}× {word} on {}{p}",
+                "{name}: {ratio:.2}× {word}{} on {}{p}",
+                roughly(ratio),
                 self.points.series[win]
             ));
         }
         clauses
     }
 
-    /// Lines: each from its first point to its last.
+    /// Whether the points of both series at `x` stand on repeats whose ranges overlap.
+    fn repeats_overlap(&self, x: usize) -> bool {
+        let range = |s: usize| {
+            let values = self.points.values.get(&(x, s))?;
+            (values.len() > 1).then(|| {
+                let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                (lo, hi)
+            })
+        };
+        match (range(0), range(1)) {
+            (Some((lo_a, hi_a)), Some((lo_b, hi_b))) => lo_a <= hi_b && lo_b <= hi_a,
+            _ => false,
+        }
+    }
+
+    /// A series' points in x order, where x is a number.
+    fn numeric(&self, s: usize) -> Vec<(f64, String, f64)> {
+        let mut present: Vec<(f64, String, f64)> = (0..self.points.xs.len())
+            .filter_map(|x| {
+                let at: f64 = self.points.xs[x].parse().ok()?;
+                Some((at, self.points.xs[x].clone(), self.value(x, s)?))
+            })
+            .collect();
+        present.sort_by(|a, b| a.0.total_cmp(&b.0));
+        present
+    }
+
+    /// Where a series stops helping: the first x from which no later point is more
+    /// than [`HELPS`] better. `None` where x is not a number or there are too few.
+    fn knee(&self, s: usize) -> Option<String> {
+        let present = self.numeric(s);
+        if present.len() < 3 {
+            return None;
+        }
+        let gain = |from: f64, to: f64| {
+            if self.spec.metric.higher_is_better() {
+                to / from - 1.0
+            } else {
+                from / to - 1.0
+            }
+        };
+        let at = (0..present.len()).find(|&i| {
+            present[i + 1..]
+                .iter()
+                .all(|later| gain(present[i].2, later.2) < HELPS)
+        })?;
+        let axis = axis_name(self.spec.x);
+        let (gaining, stops) = match self.spec.metric {
+            Metric::OpsPerSecond => ("still growing", "is saturated"),
+            _ => ("still helping", "stops helping"),
+        };
+        Some(if at + 1 == present.len() {
+            format!("{gaining} at {axis} {}", present[at].1)
+        } else {
+            format!(
+                "{stops} from {axis} {} on ({}; no later point more than {:.0} % better)",
+                present[at].1,
+                self.spec.metric.say(present[at].2),
+                HELPS * 100.0
+            )
+        })
+    }
+
+    /// Lines: each from its first point to its last, where it stops gaining, and how
+    /// steady it is across x.
     fn lines(&self) -> Vec<String> {
         let metric = self.spec.metric;
         let mut clauses = Vec::new();
@@ -102,8 +200,28 @@ impl Finding<'_> {
             let (Some(first), Some(last)) = (present.first(), present.last()) else {
                 continue;
             };
+            let values: Vec<f64> = present.iter().map(|p| p.1).collect();
+            let mean = mean(&values);
+            let spread = values
+                .iter()
+                .map(|v| (v / mean - 1.0).abs())
+                .fold(0.0, f64::max);
+            let steadiness = if present.len() > 2 && spread < HELPS {
+                format!(
+                    ", steady (every point within {:.0} % of its mean)",
+                    spread * 100.0
+                )
+            } else {
+                String::new()
+            };
+            let knee = match metric {
+                Metric::OpsPerSecond | Metric::Seconds => self
+                    .knee(s)
+                    .map_or(String::new(), |knee| format!(", {knee}")),
+                _ => String::new(),
+            };
             clauses.push(format!(
-                "{name} goes from {} at {axis} {} to {} at {axis} {}",
+                "{name} goes from {} at {axis} {} to {} at {axis} {}{steadiness}{knee}",
                 metric.say(first.1),
                 self.points.xs[first.0],
                 metric.say(last.1),
@@ -111,7 +229,66 @@ impl Finding<'_> {
                 axis = axis_name(self.spec.x),
             ));
         }
+        clauses.extend(self.two_lines_apart());
         clauses
+    }
+
+    /// Two lines over the same x: how far apart they are on average, in words.
+    fn two_lines_apart(&self) -> Option<String> {
+        if self.points.series.len() != 2 {
+            return None;
+        }
+        let ratios: Vec<f64> = (0..self.points.xs.len())
+            .filter_map(|x| Some(self.value(x, 0)? / self.value(x, 1)?))
+            .filter(|r| r.is_finite() && *r > 0.0)
+            .collect();
+        if ratios.len() < 2 {
+            return None;
+        }
+        let ratio = mean(&ratios);
+        let (high, low) = if ratio >= 1.0 { (0, 1) } else { (1, 0) };
+        let ratio = ratio.max(1.0 / ratio);
+        Some(format!(
+            "at the {} points both ran, {} is {ratio:.2}× {}{} on average",
+            ratios.len(),
+            self.points.series[high],
+            self.points.series[low],
+            roughly(ratio)
+        ))
+    }
+
+    /// Beside a bound the study gave for every point: the highest point here.
+    fn against_seed_max(&self) -> String {
+        let Some(bound) = self.spec.seed_max else {
+            return String::new();
+        };
+        let highest = self
+            .points
+            .values
+            .values()
+            .map(|v| mean(v))
+            .fold(0.0, f64::max);
+        format!(
+            " The slowest point here is {}; the study's slowest was under {}.",
+            self.spec.metric.say(highest),
+            self.spec.metric.say(bound)
+        )
+    }
+
+    /// The points whose tail percentile rests on too few operations, said.
+    fn thin(&self) -> String {
+        let thin = self.points.thin();
+        let Some(fewest) = thin.iter().map(|(_, n)| *n).min() else {
+            return String::new();
+        };
+        format!(
+            " Marked *: {} of these values rest{} on fewer than {THIN} operations beyond \
+             {} (the fewest: {fewest}); run more operations to trust {}.",
+            thin.len(),
+            if thin.len() == 1 { "s" } else { "" },
+            if thin.len() == 1 { "it" } else { "them" },
+            if thin.len() == 1 { "it" } else { "them" }
+        )
     }
 
     /// One series at two places: the two, and how far apart.
@@ -141,14 +318,16 @@ impl Finding<'_> {
             return Vec::new();
         };
         let axis = axis_name(self.spec.x);
-        vec![format!(
+        let mut clauses = vec![format!(
             "{} does best at {axis} {} ({}) and worst at {axis} {} ({})",
             self.points.series[0],
             self.points.xs[best.0],
             metric.say(best.1),
             self.points.xs[worst.0],
             metric.say(worst.1)
-        )]
+        )];
+        clauses.extend(self.knee(0).map(|knee| format!("it {knee}")));
+        clauses
     }
 
     /// Several series: per group, the best and the worst.

@@ -2,7 +2,9 @@
 //! from hatshop's own runs (the cells), each with one sentence computed from its
 //! numbers and, where the study printed numbers of its own, those beside ours.
 
+mod batches;
 mod cells;
+mod facts;
 mod finding;
 mod over_time;
 mod points;
@@ -17,10 +19,11 @@ use super::page::Page;
 use super::svg::{self, escape};
 use super::table::thousands;
 pub use cells::{CellResult, MetricRow, cell_name};
+pub use facts::CellFacts;
 use finding::sentence;
 use over_time::over_time;
 use points::{Points, axis_name, draw, mean, points};
-pub use spec::{Dim, FigureSpec, Metric, PartSpec, SeedValue, Shape};
+pub use spec::{Dim, FIGURE, Fact, FigureSpec, Metric, Ours, PartSpec, SeedValue, SetupRow, Shape};
 
 /// Everything a study page shows.
 pub struct StudyView<'a> {
@@ -29,9 +32,14 @@ pub struct StudyView<'a> {
     pub question: &'a str,
     /// The published study it reproduces.
     pub seed: &'a str,
+    /// Where it ran, and on how many cores where it said.
+    pub seed_machine: &'a str,
+    pub seed_cores: Option<u32>,
     pub scale: f64,
     /// What differs from the study's own setting (hardware, sizes), said plainly.
     pub caveats: &'a [&'a str],
+    /// The study's setup against ours, row by row.
+    pub setup: &'a [SetupRow],
     pub parts: &'a [PartSpec],
     pub figures: &'a [FigureSpec],
     pub cells: &'a [CellResult],
@@ -39,49 +47,163 @@ pub struct StudyView<'a> {
     pub dir: &'a Path,
 }
 
-/// The study's numbers beside ours, as an HTML table.
-fn seed_table(spec: &FigureSpec, points: &Points, scale: f64) -> String {
+/// The study's numbers beside ours, as an HTML table. Numbers measured on other
+/// hardware are never divided by ours: each side is set beside its own first value
+/// (how the study's values relate to each other, against how ours do), and a
+/// throughput per core where the study said its cores.
+fn seed_table(view: &StudyView, spec: &FigureSpec, points: &Points) -> String {
     if spec.seed.is_empty() {
         return String::new();
     }
-    let ratio = |ours: f64, theirs: f64| match ours / theirs {
-        r if r >= 0.01 => format!("{r:.2}×"),
-        _ => "below 0.01×".into(),
-    };
-    let unit = spec.metric.unit();
-    let mut html = format!(
-        "<table class=\"seed\"><tr><th>{}</th><th>series</th><th>the study's ({unit})</th>\
-         <th>ours ({unit})</th><th>ours ÷ the study's</th></tr>",
-        escape(&axis_name(spec.x))
-    );
-    for seed in spec.seed {
-        let ours = points
+    let ours_of = |x: &str, series: &str| {
+        points
             .xs
             .iter()
-            .position(|x| x == seed.x)
-            .zip(points.series.iter().position(|s| s == seed.series))
+            .position(|v| v == x)
+            .zip(points.series.iter().position(|s| s == series))
             .and_then(|key| points.values.get(&key))
-            .map(|v| mean(v));
+            .map(|v| mean(v))
+    };
+    let first_seed = spec.seed[0].value;
+    let first_ours = ours_of(spec.seed[0].x, spec.seed[0].series);
+    let relative = spec.seed.len() > 1;
+    let per_core = match (view.seed_cores, spec.metric) {
+        (Some(cores), Metric::OpsPerSecond) => Some(f64::from(cores)),
+        _ => None,
+    };
+    let our_cores = view
+        .cells
+        .iter()
+        .find_map(|c| c.facts.as_ref())
+        .map_or(crate::procfs::cores(), |f| f.cores) as f64;
+    let unit = spec.metric.unit();
+    let mut html = format!(
+        "<table class=\"seed\"><tr><th>{}</th><th>series</th><th>the study's ({unit}, {})</th>",
+        escape(&axis_name(spec.x)),
+        escape(view.seed_machine)
+    );
+    if relative {
+        html.push_str("<th>÷ the study's first</th>");
+    }
+    if per_core.is_some() {
+        html.push_str("<th>the study's per core</th>");
+    }
+    let _ = write!(html, "<th>ours ({unit}, this host)</th>");
+    if relative {
+        html.push_str("<th>÷ our first</th>");
+    }
+    if per_core.is_some() {
+        let _ = write!(html, "<th>ours per core ({our_cores:.0} shared)</th>");
+    }
+    html.push_str("</tr>");
+    for seed in spec.seed {
+        let ours = ours_of(seed.x, seed.series);
         let _ = write!(
             html,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td>",
             escape(seed.x),
             escape(seed.series),
-            svg::short(seed.value),
-            ours.map_or("not run".into(), svg::short),
-            ours.map_or(String::new(), |o| ratio(o, seed.value))
+            svg::short(seed.value)
         );
-    }
-    html.push_str("</table>");
-    if spec.metric == Metric::Seconds && scale < 1.0 {
+        if relative {
+            let _ = write!(html, "<td>{:.2}×</td>", seed.value / first_seed);
+        }
+        if let Some(cores) = per_core {
+            let _ = write!(html, "<td>{}</td>", svg::short(seed.value / cores));
+        }
         let _ = write!(
             html,
-            "<p class=\"note\">At --scale {scale} a run does {} of the study's work, so \
+            "<td>{}</td>",
+            ours.map_or("not run".into(), svg::short)
+        );
+        if relative {
+            let _ = write!(
+                html,
+                "<td>{}</td>",
+                ours.zip(first_ours)
+                    .map_or(String::new(), |(o, f)| format!("{:.2}×", o / f))
+            );
+        }
+        if per_core.is_some() {
+            let _ = write!(
+                html,
+                "<td>{}</td>",
+                ours.map_or(String::new(), |o| svg::short(o / our_cores))
+            );
+        }
+        html.push_str("</tr>");
+    }
+    html.push_str("</table>");
+    if spec.metric == Metric::Seconds && view.scale < 1.0 {
+        let _ = write!(
+            html,
+            "<p class=\"note\">At --scale {} a run does {} of the study's work, so \
              its total time is not the study's to compare.</p>",
-            percent(scale)
+            view.scale,
+            percent(view.scale)
         );
     }
     html
+}
+
+/// Where cells ran with a CPU budget per node: what each node had, what the nodes had
+/// together at each size, and where that passes the host's cores.
+fn budgets(page: &mut Page, cells: &[CellResult]) {
+    let mut sizes: Vec<(usize, f64)> = cells
+        .iter()
+        .filter_map(|c| c.facts.as_ref())
+        .filter_map(|f| {
+            let cores: f64 = f.server_settings.get("cpu_per_node")?.parse().ok()?;
+            Some((f.nodes, cores))
+        })
+        .collect();
+    sizes.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    sizes.dedup();
+    if sizes.is_empty() {
+        return;
+    }
+    let host = cells
+        .iter()
+        .find_map(|c| c.facts.as_ref())
+        .map_or(1, |f| f.cores) as f64;
+    let each: Vec<String> = sizes
+        .iter()
+        .map(|(nodes, cores)| {
+            format!(
+                "{nodes} node{} {:.2} core{}",
+                if *nodes == 1 { "" } else { "s" },
+                *nodes as f64 * cores,
+                if *nodes as f64 * cores == 1.0 {
+                    ""
+                } else {
+                    "s"
+                }
+            )
+        })
+        .collect();
+    let beyond = sizes
+        .iter()
+        .find(|(nodes, cores)| *nodes as f64 * cores > host)
+        .map_or_else(
+            || {
+                format!(
+                    "no size passes the host's {host:.0} cores; hatshop and the system \
+                     keep the rest"
+                )
+            },
+            |(nodes, _)| {
+                format!(
+                    "from {nodes} nodes on the budgets pass the host's {host:.0} cores, \
+                     and nodes compete again"
+                )
+            },
+        );
+    let _ = write!(
+        page,
+        "<p class=\"note\">CPU budgets (the kernel's quota per node, set once it is up): \
+         {}; {beyond}.</p>",
+        escape(&each.join(", "))
+    );
 }
 
 /// The page, and the CSVs of its figures.
@@ -115,6 +237,8 @@ pub fn page(view: &StudyView) -> Page {
             view.cells.len()
         );
     }
+    setup_table(&mut page, view);
+    budgets(&mut page, view.cells);
     if !view.caveats.is_empty() {
         page.push_str("<ul class=\"caveats\">");
         for caveat in view.caveats {
@@ -125,13 +249,24 @@ pub fn page(view: &StudyView) -> Page {
     for part in view.parts {
         let _ = write!(
             page,
-            "<h2>{}</h2><p>{}</p>",
+            "<h2>{}{}</h2><p>{}</p>",
             escape(part.title),
+            if part.addition {
+                " <span class=\"addition\">hatshop's own addition, not in the study</span>"
+            } else {
+                ""
+            },
             escape(part.about)
         );
         for spec in view.figures.iter().filter(|f| f.part == part.id) {
-            if spec.shape == Shape::OverTime {
-                let (figure, said) = over_time(spec, view.cells, view.dir);
+            if matches!(
+                spec.shape,
+                Shape::OverTime | Shape::BatchTimes | Shape::ServerMeanMax
+            ) {
+                let (figure, said) = match spec.shape {
+                    Shape::OverTime => over_time(spec, view.cells, view.dir),
+                    _ => batches::batches(spec, view.cells, view.dir),
+                };
                 page.figure(figure);
                 let _ = write!(page, "<p class=\"finding\">{}</p>", escape(&said));
                 seed_words(&mut page, spec);
@@ -142,11 +277,37 @@ pub fn page(view: &StudyView) -> Page {
             page.figure(draw(spec, &points));
             let _ = write!(page, "<p class=\"finding\">{}</p>", escape(&said));
             seed_words(&mut page, spec);
-            page.push_str(&seed_table(spec, &points, view.scale));
+            page.push_str(&seed_table(view, spec, &points));
         }
+        own_reports(&mut page, view.cells, part.id);
     }
     cells_table(&mut page, view.cells);
     page
+}
+
+/// Links to the reports of a part's cells: their latency over time, slowest
+/// operations, server CPU and (Cassandra) GC pauses, one click from the figures.
+fn own_reports(page: &mut Page, cells: &[CellResult], part: &str) {
+    let links: Vec<String> = cells
+        .iter()
+        .filter(|c| c.part == part && c.counted)
+        .map(|c| {
+            format!(
+                "<a href=\"{}\">{}</a>",
+                escape(&c.dir.join("report.html").display().to_string()),
+                escape(&c.name())
+            )
+        })
+        .collect();
+    if links.is_empty() {
+        return;
+    }
+    let _ = write!(
+        page,
+        "<p class=\"note\">Each cell's own report (latency over time, its slowest \
+         operations, the server's CPU and GC pauses): {}.</p>",
+        links.join(", ")
+    );
 }
 
 /// What the study itself said of a figure, quoted.
@@ -166,6 +327,48 @@ fn percent(fraction: f64) -> String {
         format!("{p:.0} %")
     } else {
         format!("{p:.2} %")
+    }
+}
+
+/// The study's setup against ours, row by row, ours from the cells' own records.
+fn setup_table(page: &mut Page, view: &StudyView) {
+    if view.setup.is_empty() {
+        return;
+    }
+    page.push_str(
+        "<h2>The study's setup and ours</h2><table class=\"setup\"><tr><th></th>\
+         <th>the study</th><th>here</th><th>why it differs</th></tr>",
+    );
+    for row in view.setup {
+        let ours = match row.ours {
+            Ours::Text(text) => text.to_string(),
+            Ours::Fact(fact) => facts_said(view.cells, fact),
+        };
+        let _ = write!(
+            page,
+            "<tr><th>{}</th><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(row.what),
+            escape(row.seed),
+            escape(&ours),
+            escape(row.why)
+        );
+    }
+    page.push_str("</table>");
+}
+
+/// Every value the cells' records hold for a fact, in the order the cells ran.
+fn facts_said(cells: &[CellResult], fact: Fact) -> String {
+    let mut values: Vec<String> = Vec::new();
+    for facts in cells.iter().filter_map(|c| c.facts.as_ref()) {
+        let value = facts.get(fact);
+        if !value.is_empty() && !values.contains(&value) {
+            values.push(value);
+        }
+    }
+    match values.len() {
+        0 => "not run yet".into(),
+        1..=6 => values.join("; "),
+        n => format!("{}; … ({n} values)", values[..5].join("; ")),
     }
 }
 
@@ -240,6 +443,7 @@ mod tests {
                     ..MetricRow::default()
                 },
             ],
+            facts: None,
         }
     }
 
@@ -258,6 +462,8 @@ mod tests {
             value: 500.0,
         }],
         seed_says: "",
+        seed_max: None,
+        also: &[],
     };
 
     #[test]
@@ -268,11 +474,117 @@ mod tests {
         ];
         let points = points(&BARS, &cells);
         let said = sentence(&BARS, &points, &cells, Path::new("/nonexistent"));
-        assert_eq!(said, "Mean latency: read_order: 2.20× faster on mariadb.");
-        let table = seed_table(&BARS, &points, 1.0);
+        assert_eq!(
+            said,
+            "Mean latency: read_order: 2.20× faster (roughly double) on mariadb."
+        );
+        let view = StudyView {
+            name: "t",
+            title: "t",
+            question: "",
+            seed: "",
+            seed_machine: "a 4-core PC",
+            seed_cores: None,
+            scale: 1.0,
+            caveats: &[],
+            setup: &[],
+            parts: &[],
+            figures: &[],
+            cells: &cells,
+            dir: Path::new("/nonexistent"),
+        };
+        let table = seed_table(&view, &BARS, &points);
+        // The study's number stands beside ours, never divided by it.
+        assert!(table.contains("the study's (µs, a 4-core PC)"), "{table}");
+        assert!(table.contains("<td>500</td><td>1k</td></tr>"), "{table}");
+        assert!(!table.contains("2.00×"), "{table}");
+    }
+
+    #[test]
+    fn a_tail_percentile_on_too_few_operations_is_marked() {
+        let spec = FigureSpec {
+            metric: Metric::P9999,
+            seed: &[],
+            only: &[],
+            ..BARS
+        };
+        let cells = [
+            cell("cassandra", "100", 2200.0, 1.0),
+            cell("mariadb", "100", 1000.0, 1.0),
+        ];
+        let points = points(&spec, &cells);
+        let said = sentence(&spec, &points, &cells, Path::new("/nonexistent"));
         assert!(
-            table.contains("<td>500</td><td>1k</td><td>2.00×</td>"),
-            "{table}"
+            said.contains("Marked *: 2 of these values rest on fewer than 10 operations"),
+            "{said}"
+        );
+        let figure = draw(&spec, &points);
+        assert!(figure.svg.contains(">*<title>"), "the bars carry the mark");
+        assert_eq!(figure.table.columns.last().unwrap(), "samples beyond");
+        assert_eq!(figure.table.rows[0].last().unwrap(), "0");
+    }
+
+    #[test]
+    fn where_a_series_stops_gaining_is_said() {
+        let spec = FigureSpec {
+            x: Dim::Label("events"),
+            metric: Metric::Seconds,
+            events: &[],
+            only: &[],
+            seed: &[],
+            ..BARS
+        };
+        let mut cells = Vec::new();
+        for (size, seconds) in [
+            ("1", 115.0),
+            ("2", 80.0),
+            ("4", 62.0),
+            ("8", 60.0),
+            ("16", 61.0),
+        ] {
+            let mut c = cell("mariadb", size, 1.0, 1.0);
+            c.rows[0].elapsed_s = seconds;
+            cells.push(c);
+        }
+        let said = sentence(
+            &spec,
+            &points(&spec, &cells),
+            &cells,
+            Path::new("/nonexistent"),
+        );
+        assert!(
+            said.contains(
+                "stops helping from events 4 on (62.0 s; no later point more than 10 % better)"
+            ),
+            "{said}"
+        );
+    }
+
+    #[test]
+    fn repeats_that_overlap_name_no_winner() {
+        let spec = FigureSpec {
+            x: Dim::Label("events"),
+            metric: Metric::OpsPerSecond,
+            events: &[],
+            only: &[],
+            seed: &[],
+            ..BARS
+        };
+        let cells = [
+            cell("cassandra", "100", 1.0, 900.0),
+            cell("cassandra", "100", 1.0, 1100.0),
+            cell("mariadb", "100", 1.0, 1000.0),
+            cell("mariadb", "100", 1.0, 1050.0),
+        ];
+        let said = sentence(
+            &spec,
+            &points(&spec, &cells),
+            &cells,
+            Path::new("/nonexistent"),
+        );
+        assert_eq!(
+            said,
+            "Throughput: 100: 1.02× apart, within the noise (the repeats' ranges overlap)."
         );
     }
 
@@ -326,7 +638,8 @@ mod tests {
         assert_eq!(
             said,
             "Throughput: mariadb does best at events 2 (1,800 ops/s) and worst at events 1 \
-             (900 ops/s)."
+             (900 ops/s); it is saturated from events 2 on (1,800 ops/s; no later point more \
+             than 10 % better)."
         );
     }
 

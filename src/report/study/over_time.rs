@@ -16,9 +16,10 @@ pub(super) fn over_time(spec: &FigureSpec, cells: &[CellResult], dir: &Path) -> 
     let metric = spec.metric;
     let mut series = Vec::new();
     let mut clauses = Vec::new();
-    for cell in cells.iter().filter(|c| {
-        c.part == spec.part && c.counted && spec.only.iter().all(|(k, v)| c.label(k) == Some(v))
-    }) {
+    for cell in cells
+        .iter()
+        .filter(|c| spec.draws(&c.part) && c.counted && c.matches(spec.only))
+    {
         let path = crate::result_dir::file(&dir.join(&cell.dir), crate::result_dir::INTERVALS_CSV);
         let rows: Vec<IntervalRow> = crate::report::load::read_rows(&path).unwrap_or_default();
         let row_of = |r: &IntervalRow| MetricRow {

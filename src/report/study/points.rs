@@ -15,6 +15,22 @@ pub(super) struct Points {
     pub(super) values: BTreeMap<(usize, usize), Vec<f64>>,
     /// The cell behind each point, when exactly one stands behind it.
     pub(super) cells: BTreeMap<(usize, usize), Vec<usize>>,
+    /// For a tail percentile: the fewest operations beyond it among the point's cells.
+    pub(super) beyond: BTreeMap<(usize, usize), u64>,
+}
+
+/// Fewer operations than this beyond a tail percentile, and the value is marked.
+pub(super) const THIN: u64 = 10;
+
+impl Points {
+    /// Points whose tail percentile rests on fewer than [`THIN`] operations beyond it.
+    pub(super) fn thin(&self) -> Vec<((usize, usize), u64)> {
+        self.beyond
+            .iter()
+            .filter(|(_, n)| **n < THIN)
+            .map(|(k, n)| (*k, *n))
+            .collect()
+    }
 }
 
 pub(super) fn dim_value<'c>(dim: Dim, cell: &'c CellResult, row: &'c MetricRow) -> Option<&'c str> {
@@ -40,12 +56,10 @@ pub(super) fn points(spec: &FigureSpec, cells: &[CellResult]) -> Points {
         series: Vec::new(),
         values: BTreeMap::new(),
         cells: BTreeMap::new(),
+        beyond: BTreeMap::new(),
     };
     for (index, cell) in cells.iter().enumerate() {
-        if cell.part != spec.part
-            || !cell.counted
-            || !spec.only.iter().all(|(k, v)| cell.label(k) == Some(v))
-        {
+        if !spec.draws(&cell.part) || !cell.counted || !cell.matches(spec.only) {
             continue;
         }
         for row in &cell.rows {
@@ -73,9 +87,42 @@ pub(super) fn points(spec: &FigureSpec, cells: &[CellResult]) -> Points {
                 .or_default()
                 .push(spec.metric.of(row));
             points.cells.entry(key).or_default().push(index);
+            if let Some(share) = spec.metric.beyond_share() {
+                let beyond = (row.ops as f64 * share).floor() as u64;
+                let fewest = points.beyond.entry(key).or_insert(beyond);
+                *fewest = (*fewest).min(beyond);
+            }
         }
     }
-    points
+    in_numeric_order(points)
+}
+
+/// Points whose x values are all numbers, in their numeric order (cells of several
+/// parts come in the order they ran).
+fn in_numeric_order(points: Points) -> Points {
+    let numbers: Option<Vec<f64>> = points.xs.iter().map(|x| x.parse().ok()).collect();
+    let Some(numbers) = numbers else {
+        return points;
+    };
+    let mut order: Vec<usize> = (0..points.xs.len()).collect();
+    order.sort_by(|a, b| numbers[*a].total_cmp(&numbers[*b]));
+    let new_of: Vec<usize> = (0..order.len())
+        .map(|old| order.iter().position(|o| *o == old).expect("a place"))
+        .collect();
+    Points {
+        xs: order.iter().map(|i| points.xs[*i].clone()).collect(),
+        series: points.series,
+        values: moved(points.values, &new_of),
+        cells: moved(points.cells, &new_of),
+        beyond: moved(points.beyond, &new_of),
+    }
+}
+
+/// A map by (x, series) with each x at its new place.
+fn moved<T>(map: BTreeMap<(usize, usize), T>, new_of: &[usize]) -> BTreeMap<(usize, usize), T> {
+    map.into_iter()
+        .map(|((x, s), v)| ((new_of[x], s), v))
+        .collect()
 }
 
 pub(super) fn mean(values: &[f64]) -> f64 {
@@ -105,6 +152,9 @@ pub(super) fn draw(spec: &FigureSpec, points: &Points) -> Figure {
                         values: (0..points.xs.len())
                             .map(|x| at(x).map_or(f64::NAN, |v| mean(v)))
                             .collect(),
+                        marked: (0..points.xs.len())
+                            .map(|x| points.beyond.get(&(x, s)).is_some_and(|n| *n < THIN))
+                            .collect(),
                         whiskers: Some(
                             (0..points.xs.len())
                                 .map(|x| {
@@ -119,10 +169,13 @@ pub(super) fn draw(spec: &FigureSpec, points: &Points) -> Figure {
                     }
                 })
                 .collect();
-            svg::bar_chart(spec.title, &axis_name(spec.x), &points.xs, &y, &bars)
+            let mut figure = svg::bar_chart(spec.title, &axis_name(spec.x), &points.xs, &y, &bars);
+            with_samples_beyond(&mut figure, spec, points);
+            figure
         }
-        // Over time is drawn from the cells' intervals (`over_time`), never from points.
-        Shape::Lines | Shape::OverTime => {
+        // Over time and over batches are drawn from the cells' own files, never from
+        // points.
+        Shape::Lines | Shape::OverTime | Shape::BatchTimes | Shape::ServerMeanMax => {
             let series: Vec<Series> = points
                 .series
                 .iter()
@@ -152,5 +205,23 @@ pub(super) fn draw(spec: &FigureSpec, points: &Points) -> Figure {
             };
             svg::line_chart(spec.title, &x, &y, &series)
         }
+    }
+}
+
+/// For a tail percentile, a column with the operations beyond each bar's value (the
+/// fewest among its cells): how much the number rests on.
+fn with_samples_beyond(figure: &mut Figure, spec: &FigureSpec, points: &Points) {
+    if spec.metric.beyond_share().is_none() {
+        return;
+    }
+    figure.table.columns.push("samples beyond".into());
+    for row in &mut figure.table.rows {
+        let x = points.xs.iter().position(|x| Some(x) == row.get(1));
+        let s = points.series.iter().position(|s| Some(s) == row.first());
+        let beyond = x
+            .zip(s)
+            .and_then(|key| points.beyond.get(&key))
+            .map_or(String::new(), |n| n.to_string());
+        row.push(beyond);
     }
 }

@@ -50,6 +50,17 @@ impl Metric {
         }
     }
 
+    /// The share of operations beyond a tail percentile (none for other metrics): what
+    /// the value rests on is that share of the operations.
+    pub(super) fn beyond_share(self) -> Option<f64> {
+        match self {
+            Metric::P99 => Some(0.01),
+            Metric::P999 => Some(0.001),
+            Metric::P9999 => Some(0.0001),
+            _ => None,
+        }
+    }
+
     pub(super) fn higher_is_better(self) -> bool {
         self == Metric::OpsPerSecond
     }
@@ -90,6 +101,10 @@ pub enum Shape {
     /// A line per cell over the seconds of its run, from its intervals.csv (`all`):
     /// how steady the metric was.
     OverTime,
+    /// A bulk load's traced batches over its time: the client's and the server's.
+    BatchTimes,
+    /// A bulk load's server time per pass: the mean of its traced batches and the max.
+    ServerMeanMax,
 }
 
 /// A number the published study gave, in the figure's unit.
@@ -103,8 +118,10 @@ pub struct SeedValue {
 /// One figure of a study, as data.
 #[derive(Debug, Clone, Copy)]
 pub struct FigureSpec {
-    /// The part whose cells it draws.
+    /// The part it stands in, and whose cells it draws.
     pub part: &'static str,
+    /// Other parts whose cells it draws too (a baseline run once for several figures).
+    pub also: &'static [&'static str],
     pub title: &'static str,
     pub shape: Shape,
     pub x: Dim,
@@ -112,13 +129,39 @@ pub struct FigureSpec {
     pub metric: Metric,
     /// The event types it draws (none: `all`, the whole run).
     pub events: &'static [&'static str],
-    /// Only cells with these labels.
+    /// Only cells with these labels; a value may list alternatives, `A|B`.
     pub only: &'static [(&'static str, &'static str)],
     /// The study's own numbers for this figure, where it gave any.
     pub seed: &'static [SeedValue],
     /// What the study itself said of it.
     pub seed_says: &'static str,
+    /// A bound the study gave for every point of it ("even the slowest data point was
+    /// less than 15 ms"), in the figure's unit: ours is said beside it.
+    pub seed_max: Option<f64>,
 }
+
+impl FigureSpec {
+    /// Whether it draws the cells of `part`.
+    pub(super) fn draws(&self, part: &str) -> bool {
+        self.part == part || self.also.contains(&part)
+    }
+}
+
+/// A figure with nothing chosen: catalogs write only what differs from it.
+pub const FIGURE: FigureSpec = FigureSpec {
+    part: "",
+    also: &[],
+    title: "",
+    shape: Shape::Bars,
+    x: Dim::EventType,
+    series: Dim::Label("store"),
+    metric: Metric::Mean,
+    events: &[],
+    only: &[],
+    seed: &[],
+    seed_says: "",
+    seed_max: None,
+};
 
 /// A part of a study: a question and the cells that answer it.
 #[derive(Debug, Clone, Copy)]
@@ -126,4 +169,54 @@ pub struct PartSpec {
     pub id: &'static str,
     pub title: &'static str,
     pub about: &'static str,
+    /// hatshop's own addition, not an experiment of the published study: the page
+    /// marks it so.
+    pub addition: bool,
+}
+
+/// One row of the table a study's page opens with: the published study's setup
+/// against ours, ours filled from the cells' own records where they hold it.
+#[derive(Debug, Clone, Copy)]
+pub struct SetupRow {
+    pub what: &'static str,
+    pub seed: &'static str,
+    pub ours: Ours,
+    /// Why ours differs, where we had to change it.
+    pub why: &'static str,
+}
+
+/// Where a setup row's "ours" comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum Ours {
+    /// Said once for the whole study.
+    Text(&'static str),
+    /// Read from every cell's run.json: each value its cells had.
+    Fact(Fact),
+}
+
+/// A fact a cell's run.json holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fact {
+    /// The client machine: CPU model and cores.
+    Machine,
+    /// What the server said it is.
+    ServerVersion,
+    /// Nodes of the server the cell ran on.
+    Nodes,
+    /// A setting of the server hatshop started (`heap`, `cpu_per_node`, …).
+    ServerSetting(&'static str),
+    /// A store setting of the cell's URL or flags (`rf`, `cl`, `connections`, …).
+    StoreSetting(&'static str),
+    /// Operations in flight.
+    Concurrency,
+    /// Measured events.
+    Events,
+    /// Warm-up: events, or a time.
+    Warmup,
+    /// Orders and records loaded before anything is measured.
+    Loaded,
+    /// Bytes of each key-value record.
+    ValueSize,
+    /// The machines the server ran on: hatshop's own, or those a URL named.
+    Machines,
 }

@@ -1,10 +1,68 @@
 //! Study 001, "Keeping Ahead of the Demand": Cassandra rings and Galera clusters of 1
-//! to 5 nodes; RF, CL and IF EXISTS in a 5-node ring; Galera's conflicts; a node killed
-//! mid-run.
+//! to 5 nodes. The study first ran every node on one PC, found every added node slowed
+//! everything (its Fig 1 and 2: the nodes "end up competing for the same limited
+//! hardware resources of the host"), and moved to a machine per node for Fig 3 to 7.
+//! Here Fig 1 and 2 stay on one machine's shared cores, as the study's did; Fig 3 to 7
+//! give each node a fixed CPU budget, a machine of its own in all but the network (or
+//! run on the user's own machines, `--server-url`).
 
 use super::super::cells::{Cell, ServerNeed, scaled};
-use super::{CASSANDRA, GALERA, ORDER_EVENT_TYPES, Study, labels, need};
-use crate::report::study::{Dim, FigureSpec, Metric, PartSpec, Shape};
+use super::{CASSANDRA, GALERA, Study, labels, need};
+use crate::report::study::{
+    Dim, FIGURE, Fact, FigureSpec, Metric, Ours, PartSpec, SetupRow, Shape,
+};
+
+/// In flight, as the study's client: the hat shop's pool of threads.
+const IN_FLIGHT: &str = "4";
+/// With updates dealt to any of the 4 lanes (a thread pool keeps no order on one
+/// thread): two lanes may write one order at once, as the study's client did, which is
+/// where its Galera deadlocks came from.
+const ANY_LANE: &str = "0.75";
+
+/// Rings the study ran, 1 to 5 nodes.
+const MOST_NODES: usize = 5;
+
+/// Each node's share of the host's CPU: what a machine of its own would be, as far as
+/// the host's cores allow five of them beside the client (half a core kept for it and
+/// the system), at most the one vCPU each of the study's machines had.
+pub(super) fn cpu_per_node() -> f64 {
+    let cores = crate::procfs::cores() as f64;
+    let share = ((cores - 0.5) / MOST_NODES as f64).clamp(0.1, 1.0);
+    (share * 20.0).floor() / 20.0
+}
+
+const CASSANDRA_RF2: &str = "Cassandra, 2 copies (1 on one node)";
+const CASSANDRA_RF_ALL: &str = "Cassandra, a copy on every node";
+const GALERA_RR: &str = "Galera, round robin";
+
+const FIG5: &[(&str, &str)] = &[(
+    "store",
+    "Cassandra, 2 copies (1 on one node)|Galera, round robin",
+)];
+const FIG6: &[(&str, &str)] = &[(
+    "store",
+    "Cassandra, a copy on every node|Galera, round robin",
+)];
+
+/// A figure of mean latency by nodes for one event type.
+const fn by_nodes(
+    part: &'static str,
+    title: &'static str,
+    event: &'static [&'static str],
+    only: &'static [(&'static str, &'static str)],
+    seed_says: &'static str,
+) -> FigureSpec {
+    FigureSpec {
+        part,
+        title,
+        shape: Shape::Lines,
+        x: Dim::Label("nodes"),
+        events: event,
+        only,
+        seed_says,
+        ..FIGURE
+    }
+}
 
 pub(super) const STUDY: Study = Study {
     name: "clusters",
@@ -13,44 +71,135 @@ pub(super) const STUDY: Study = Study {
     question: "As nodes are added, how do Cassandra (at RF 2, and at RF = nodes) and \
                MariaDB Galera (round robin) answer; what do the replication factor, \
                the consistency level and IF EXISTS cost; how many conflicts does \
-               Galera meet; and what does a node killed mid-run do?",
+               Galera meet?",
+    seed_machine: "AWS EC2 free-tier machines, 1 vCPU each",
+    seed_cores: None,
     caveats: &[
-        "The study ran each node on its own AWS machine; here every node of a ring \
-         shares one 2-core machine, which is the setup the study's own Fig 1 and 2 \
-         warn about: nodes compete for the same cores.",
+        "Fig 1 and 2 put every node on this machine's shared cores, as the study's own \
+         first try did; Fig 3 to 7 cap each node at a fixed share of the host's CPU (the \
+         kernel's CPU quota), so that adding a node adds capacity as another machine \
+         would, up to the host's cores: the figures that ask \"does it scale\" measure \
+         what the study's separate machines measured, in kind, at the budget the table \
+         above gives (the study's nodes had one vCPU each).",
+        "Every cell runs 4 operations in flight with updates dealt to any lane, as the \
+         study's client ran the hat shop's events on a pool of threads: two writes of \
+         one order can meet, which is where Galera's deadlocks (Fig 7) come from.",
         "MySQL NDB Cluster (the study's Fig 8 to 10) cannot be run here: no package \
-         registry serves it.",
+         registry serves it, and building it from source takes hours on 2 cores.",
+    ],
+    setup: &[
+        SetupRow {
+            what: "server machines",
+            seed: "a machine per node: AWS EC2 free tier, 1 vCPU and 1 GB each (Fig 1 \
+                   and 2: Docker containers on one development PC)",
+            ours: Ours::Fact(Fact::Machines),
+            why: "one host here: each node is capped at its share of the cores, a \
+                  machine of its own in all but the network (Fig 1 and 2 uncapped, as \
+                  the study's first try)",
+        },
+        SetupRow {
+            what: "client machine",
+            seed: "a separate VM in the same subnet",
+            ours: Ours::Fact(Fact::Machine),
+            why: "the same host; the client runs outside the nodes' budgets",
+        },
+        SetupRow {
+            what: "CPU per node",
+            seed: "1 vCPU",
+            ours: Ours::Fact(Fact::ServerSetting("cpu_per_node")),
+            why: "five nodes of one core would need five; the share fits five beside \
+                  the client",
+        },
+        SetupRow {
+            what: "versions",
+            seed: "Cassandra and MariaDB with Galera as of 2017 (not named)",
+            ours: Ours::Fact(Fact::ServerVersion),
+            why: "",
+        },
+        SetupRow {
+            what: "nodes",
+            seed: "1 to 5",
+            ours: Ours::Fact(Fact::Nodes),
+            why: "",
+        },
+        SetupRow {
+            what: "replication factor",
+            seed: "SimpleStrategy; RF 2 (Fig 5), RF = nodes (Fig 6), 1 to 5 (Fig 3), \
+                   3 (Fig 4)",
+            ours: Ours::Fact(Fact::StoreSetting("rf")),
+            why: "",
+        },
+        SetupRow {
+            what: "consistency level",
+            seed: "ONE, TWO, THREE, QUORUM, ALL (ANY for writes)",
+            ours: Ours::Fact(Fact::StoreSetting("cl")),
+            why: "ANY is not run: it is not a read's level, and every cell reads",
+        },
+        SetupRow {
+            what: "heap per node",
+            seed: "not given (1 GB machines)",
+            ours: Ours::Fact(Fact::ServerSetting("heap")),
+            why: "",
+        },
+        SetupRow {
+            what: "in flight",
+            seed: "the hat shop's client, a pool of threads",
+            ours: Ours::Fact(Fact::Concurrency),
+            why: "",
+        },
+        SetupRow {
+            what: "events per cell",
+            seed: "not given",
+            ours: Ours::Fact(Fact::Events),
+            why: "",
+        },
+        SetupRow {
+            what: "warm-up",
+            seed: "not given",
+            ours: Ours::Text(
+                "20 s of the first cell's load on each fresh Cassandra ring before its \
+                 first cell, at every scale",
+            ),
+            why: "a cold JVM answers slower than it will",
+        },
     ],
     parts: &[
         PartSpec {
+            id: "colocated",
+            title: "Nodes sharing one machine's cores (Fig 1 and 2)",
+            about: "Cassandra rings of 1 to 5 nodes, every node on this machine's \
+                    shared cores with no budget: the setup the study tried first and \
+                    found unrealistic.",
+            addition: false,
+        },
+        PartSpec {
             id: "nodes",
-            title: "Cluster size, Cassandra against Galera (Fig 5 and 6)",
-            about: "The same stream on 1 to 5 nodes: Cassandra keeping two copies, \
-                    Cassandra keeping a copy on every node, and Galera (every node \
-                    holds everything; operations go round robin).",
+            title: "Cluster size, Cassandra against Galera (Fig 5, 6 and 7)",
+            about: "The same stream on 1 to 5 nodes, each node capped at its CPU \
+                    budget: Cassandra keeping two copies, Cassandra keeping a copy on \
+                    every node, and Galera (every node holds everything; operations go \
+                    round robin).",
+            addition: false,
         },
         PartSpec {
             id: "rf",
             title: "Replication factor in a 5-node ring (Fig 3)",
-            about: "RF 1 to 5 at consistency ONE.",
+            about: "RF 1 to 5 at consistency ONE, each node at its CPU budget.",
+            addition: false,
         },
         PartSpec {
             id: "cl",
             title: "Consistency level in a 5-node ring at RF 3 (Fig 4)",
-            about: "ONE, QUORUM and ALL for reads and writes.",
+            about: "ONE, TWO, THREE, QUORUM and ALL for reads and writes, each node at \
+                    its CPU budget.",
+            addition: false,
         },
         PartSpec {
             id: "if-exists",
             title: "update_status with and without IF EXISTS (Fig 5's note)",
             about: "A 5-node ring at RF 2: update_status as a plain write and as a \
                     lightweight transaction.",
-        },
-        PartSpec {
-            id: "conflicts",
-            title: "Conflicts in a Galera cluster (Fig 7)",
-            about: "Two lanes race on the same orders (--conflicts 0.2) on 2 to 5 \
-                    Galera nodes, round robin: the deadlocks and certification \
-                    failures are counted.",
+            addition: false,
         },
         PartSpec {
             id: "node-killed",
@@ -58,124 +207,155 @@ pub(super) const STUDY: Study = Study {
             about: "A 3-node ring at RF 3 and QUORUM: node 3 is killed a third of the \
                     way in and started again at two thirds; every operation is still \
                     answered, and the ring is verified after.",
+            addition: true,
         },
     ],
     figures: &[
+        by_nodes(
+            "colocated",
+            "Fig 1: mean create latency by nodes, all on one machine's cores",
+            &["create_order"],
+            &[],
+            "Fig 1 shows a slow down in write response times as the number of nodes \
+             was increased … as more nodes are added the more they end up competing \
+             for the same limited hardware resources of the host.",
+        ),
+        by_nodes(
+            "colocated",
+            "Fig 2: mean read latency by nodes, all on one machine's cores",
+            &["read_order"],
+            &[],
+            "Fig 2 shows a drastic slow down in read response times.",
+        ),
         FigureSpec {
-            part: "nodes",
-            title: "Mean create latency by nodes",
-            shape: Shape::Lines,
-            x: Dim::Label("nodes"),
-            series: Dim::Label("store"),
-            metric: Metric::Mean,
-            events: &["create_order"],
-            only: &[],
-            seed: &[],
-            seed_says: "as more nodes were added the response times of Cassandra \
-                        decreased whereas the MariaDB write times increased.",
+            seed_max: Some(15_000.0),
+            ..by_nodes(
+                "nodes",
+                "Fig 5: mean create latency by nodes, each node at its CPU budget",
+                &["create_order"],
+                FIG5,
+                "as more nodes were added the response times of Cassandra decreased \
+                 whereas the MariaDB write times increased.",
+            )
         },
         FigureSpec {
+            seed_max: Some(15_000.0),
+            ..by_nodes(
+                "nodes",
+                "Fig 5: mean read latency by nodes, each node at its CPU budget",
+                &["read_order"],
+                FIG5,
+                "the MariaDB read times stayed roughly the same as they were \
+                 effectively still returning the data off the node which received the \
+                 request.",
+            )
+        },
+        FigureSpec {
+            seed_max: Some(15_000.0),
+            ..by_nodes(
+                "nodes",
+                "Fig 5: mean update latency by nodes, each node at its CPU budget",
+                &["update_order"],
+                FIG5,
+                "",
+            )
+        },
+        FigureSpec {
+            seed_max: Some(15_000.0),
+            ..by_nodes(
+                "nodes",
+                "Fig 5: mean update_status latency by nodes, each node at its CPU budget",
+                &["update_status"],
+                FIG5,
+                "for Cassandra the update status was noticeably slower than the similar \
+                 update operation (it used IF EXISTS); even the slowest data point was \
+                 less than 15ms.",
+            )
+        },
+        by_nodes(
+            "nodes",
+            "Fig 6: mean create latency by nodes, Cassandra keeping a copy on every node",
+            &["create_order"],
+            FIG6,
+            "with this configuration the performance difference was less striking, \
+             though Cassandra still scaled better. Cassandra's performance remained \
+             fairly constant whilst Galera response times increased with the number of \
+             nodes.",
+        ),
+        by_nodes(
+            "nodes",
+            "Fig 6: mean read latency by nodes, Cassandra keeping a copy on every node",
+            &["read_order"],
+            FIG6,
+            "",
+        ),
+        FigureSpec {
             part: "nodes",
-            title: "Mean read latency by nodes",
+            title: "Fig 7: deadlocks and certification failures by Galera nodes",
             shape: Shape::Lines,
             x: Dim::Label("nodes"),
-            series: Dim::Label("store"),
-            metric: Metric::Mean,
-            events: &["read_order"],
-            only: &[],
-            seed: &[],
-            seed_says: "the MariaDB read times stayed roughly the same; with RF equal \
-                        to the nodes, Cassandra's performance remained fairly constant \
-                        whilst Galera response times increased with the number of nodes.",
+            metric: Metric::Conflicts,
+            only: &[("store", GALERA_RR)],
+            seed_says: "as more nodes were added we saw greater numbers of deadlocks \
+                        where two nodes tried to edit the same data at the same time.",
+            ..FIGURE
         },
         FigureSpec {
             part: "rf",
-            title: "Mean latency by event type and RF (5 nodes)",
-            shape: Shape::Bars,
-            x: Dim::EventType,
+            title: "Fig 3: mean latency by event type and RF (5 nodes)",
             series: Dim::Label("rf"),
-            metric: Metric::Mean,
-            events: ORDER_EVENT_TYPES,
-            only: &[],
-            seed: &[],
+            events: super::ORDER_EVENT_TYPES,
             seed_says: "there was a slight overhead for the higher replication factors.",
+            ..FIGURE
         },
         FigureSpec {
             part: "cl",
-            title: "Mean latency by event type and consistency level (5 nodes, RF 3)",
-            shape: Shape::Bars,
-            x: Dim::EventType,
+            title: "Fig 4: mean latency by event type and consistency level (5 nodes, RF 3)",
             series: Dim::Label("cl"),
-            metric: Metric::Mean,
-            events: ORDER_EVENT_TYPES,
-            only: &[],
-            seed: &[],
+            events: super::ORDER_EVENT_TYPES,
             seed_says: "as expected, higher consistency levels lead to higher latency.",
+            ..FIGURE
         },
         FigureSpec {
             part: "if-exists",
             title: "Mean latency of update_status with and without IF EXISTS",
-            shape: Shape::Bars,
-            x: Dim::EventType,
             series: Dim::Label("update_status"),
-            metric: Metric::Mean,
             events: &["update_status", "update_order"],
-            only: &[],
-            seed: &[],
             seed_says: "the update status was noticeably slower than the similar update \
                         operation, because this query used the IF EXISTS condition.",
-        },
-        FigureSpec {
-            part: "conflicts",
-            title: "Conflicts by Galera nodes",
-            shape: Shape::Lines,
-            x: Dim::Label("nodes"),
-            series: Dim::Label("store"),
-            metric: Metric::Conflicts,
-            events: &[],
-            only: &[],
-            seed: &[],
-            seed_says: "as more nodes were added we saw greater numbers of deadlocks.",
+            ..FIGURE
         },
         FigureSpec {
             part: "node-killed",
             title: "Throughput over time, node 3 killed a third of the way in",
             shape: Shape::OverTime,
-            x: Dim::EventType,
-            series: Dim::Label("store"),
             metric: Metric::OpsPerSecond,
-            events: &[],
-            only: &[],
-            seed: &[],
-            seed_says: "",
+            ..FIGURE
         },
         FigureSpec {
             part: "node-killed",
             title: "Max latency by event type with a node killed",
-            shape: Shape::Bars,
-            x: Dim::EventType,
-            series: Dim::Label("store"),
             metric: Metric::Max,
-            events: ORDER_EVENT_TYPES,
-            only: &[],
-            seed: &[],
-            seed_says: "",
+            events: super::ORDER_EVENT_TYPES,
+            ..FIGURE
         },
     ],
     cells: clusters_cells,
 };
 
-/// Every cell, a part at a time; the study groups them by the server they need.
+/// Every cell, a part at a time; the study groups them by the server they need, and
+/// gives each cell's nodes their budget before it runs.
 fn clusters_cells(scale: f64) -> Vec<Cell> {
     let events = scaled(50_000, scale, 1_000);
-    let mut cells = cassandra_by_nodes(events);
-    cells.push(node_killed(scale));
-    cells.extend(five_node_ring(events));
-    cells.extend(galera_by_nodes(events));
+    let budget = Some(cpu_per_node());
+    let mut cells = cassandra_by_nodes(events, budget);
+    cells.push(node_killed(scale, budget));
+    cells.extend(five_node_ring(events, budget));
+    cells.extend(galera_by_nodes(events, budget));
     cells
 }
 
-/// A cell of `events` random order events, with `extra` flags.
+/// A cell of `events` random order events at 4 in flight, updates dealt to any lane.
 fn random(
     events: u64,
     id: String,
@@ -184,39 +364,56 @@ fn random(
     need: ServerNeed,
     extra: &[&str],
 ) -> Cell {
-    Cell::run(id, part, labels, need, "hatshop-random", events, extra)
+    let mut flags = vec!["--concurrency", IN_FLIGHT, "--conflicts", ANY_LANE];
+    flags.extend_from_slice(extra);
+    Cell::run(id, part, labels, need, "hatshop-random", events, &flags)
 }
 
-/// Fig 5 and 6: rings of 1 to 5 nodes keeping two copies, and from 3 nodes up a copy
-/// on every node.
-fn cassandra_by_nodes(events: u64) -> Vec<Cell> {
+/// `need` with each node at `budget` cores.
+fn budgeted(need: ServerNeed, budget: Option<f64>) -> ServerNeed {
+    ServerNeed {
+        cpu_per_node: budget,
+        ..need
+    }
+}
+
+/// Fig 1 and 2 (rings sharing the host's cores) and Fig 5 and 6 (each node at its
+/// budget): rings of 1 to 5 nodes keeping two copies, and keeping a copy on every node.
+fn cassandra_by_nodes(events: u64, budget: Option<f64>) -> Vec<Cell> {
     let mut cells = Vec::new();
-    for nodes in 1..=5usize {
+    for nodes in 1..=MOST_NODES {
         let n = nodes.to_string();
+        let two = format!("rf={}", nodes.min(2));
+        cells.push(random(
+            events,
+            format!("colocated-{nodes}-cassandra"),
+            "colocated",
+            labels(&[("store", CASSANDRA_RF2.into()), ("nodes", n.clone())]),
+            need(CASSANDRA, nodes, &two),
+            &[],
+        ));
         cells.push(random(
             events,
             format!("nodes-{nodes}-cassandra-rf2"),
             "nodes",
-            labels(&[("store", "Cassandra RF 2".into()), ("nodes", n.clone())]),
-            need(CASSANDRA, nodes, &format!("rf={}", nodes.min(2))),
+            labels(&[("store", CASSANDRA_RF2.into()), ("nodes", n.clone())]),
+            budgeted(need(CASSANDRA, nodes, &two), budget),
             &[],
         ));
-        if nodes > 2 {
-            cells.push(random(
-                events,
-                format!("nodes-{nodes}-cassandra-rf-all"),
-                "nodes",
-                labels(&[("store", "Cassandra RF = nodes".into()), ("nodes", n)]),
-                need(CASSANDRA, nodes, &format!("rf={nodes}")),
-                &[],
-            ));
-        }
+        cells.push(random(
+            events,
+            format!("nodes-{nodes}-cassandra-rf-all"),
+            "nodes",
+            labels(&[("store", CASSANDRA_RF_ALL.into()), ("nodes", n)]),
+            budgeted(need(CASSANDRA, nodes, &format!("rf={nodes}")), budget),
+            &[],
+        ));
     }
     cells
 }
 
 /// A 3-node ring at QUORUM run for a time, node 3 killed a third of the way in.
-fn node_killed(scale: f64) -> Cell {
+fn node_killed(scale: f64, budget: Option<f64>) -> Cell {
     let seconds = scaled(90, scale, 30);
     let mut cell = random(
         // Events enough never to end before the deadline.
@@ -224,29 +421,29 @@ fn node_killed(scale: f64) -> Cell {
         "node-killed-cassandra".into(),
         "node-killed",
         labels(&[("store", "Cassandra RF 3, QUORUM".into())]),
-        need(CASSANDRA, 3, "rf=3&cl=QUORUM"),
+        budgeted(need(CASSANDRA, 3, "rf=3&cl=QUORUM"), budget),
         &["--duration", &seconds.to_string(), "--retries", "3"],
     );
     // What the time-left estimate weighs: about what the other cells run in that time.
-    cell.work = seconds * 1_000;
+    cell.work = seconds * 300;
     cell.faults = Some(node_killed_faults(seconds as f64));
     cell
 }
 
-/// Fig 3, Fig 4 and IF EXISTS, each in a 5-node ring.
-fn five_node_ring(events: u64) -> Vec<Cell> {
+/// Fig 3, Fig 4 and IF EXISTS, each in a 5-node ring at its budget.
+fn five_node_ring(events: u64, budget: Option<f64>) -> Vec<Cell> {
     let cassandra = |id: String, part, label: (&str, String), query: String| {
         random(
             events,
             id,
             part,
             labels(&[("store", "Cassandra".into()), label]),
-            need(CASSANDRA, 5, &query),
+            budgeted(need(CASSANDRA, MOST_NODES, &query), budget),
             &[],
         )
     };
     let mut cells = Vec::new();
-    for rf in 1..=5 {
+    for rf in 1..=MOST_NODES {
         cells.push(cassandra(
             format!("rf-{rf}"),
             "rf",
@@ -254,7 +451,7 @@ fn five_node_ring(events: u64) -> Vec<Cell> {
             format!("rf={rf}&cl=ONE"),
         ));
     }
-    for cl in ["ONE", "QUORUM", "ALL"] {
+    for cl in ["ONE", "TWO", "THREE", "QUORUM", "ALL"] {
         cells.push(cassandra(
             format!("cl-{cl}"),
             "cl",
@@ -273,32 +470,20 @@ fn five_node_ring(events: u64) -> Vec<Cell> {
     cells
 }
 
-/// Galera of 1 to 5 nodes (Fig 5 and 6), and from 2 nodes up with lanes racing on the
-/// same orders (Fig 7).
-fn galera_by_nodes(events: u64) -> Vec<Cell> {
-    let mut cells = Vec::new();
-    for nodes in 1..=5usize {
-        let n = nodes.to_string();
-        cells.push(random(
-            events,
-            format!("nodes-{nodes}-galera"),
-            "nodes",
-            labels(&[("store", "Galera".into()), ("nodes", n.clone())]),
-            need(GALERA, nodes, ""),
-            &[],
-        ));
-        if nodes > 1 {
-            cells.push(random(
+/// Galera of 1 to 5 nodes at their budget, round robin (Fig 5, 6 and 7).
+fn galera_by_nodes(events: u64, budget: Option<f64>) -> Vec<Cell> {
+    (1..=MOST_NODES)
+        .map(|nodes| {
+            random(
                 events,
-                format!("conflicts-{nodes}-galera"),
-                "conflicts",
-                labels(&[("store", "Galera".into()), ("nodes", n)]),
-                need(GALERA, nodes, ""),
-                &["--conflicts", "0.2", "--concurrency", "8"],
-            ));
-        }
-    }
-    cells
+                format!("nodes-{nodes}-galera"),
+                "nodes",
+                labels(&[("store", GALERA_RR.into()), ("nodes", nodes.to_string())]),
+                budgeted(need(GALERA, nodes, ""), budget),
+                &[],
+            )
+        })
+        .collect()
 }
 
 /// The fault timeline of the node-killed cell, a run of `seconds`: a third in, node 3
@@ -310,4 +495,24 @@ fn node_killed_faults(seconds: f64) -> String {
         seconds / 3.0,
         seconds * 2.0 / 3.0
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn five_budgets_fit_beside_the_client_and_the_shared_cells_have_none() {
+        let share = cpu_per_node();
+        assert!(share * MOST_NODES as f64 <= crate::procfs::cores() as f64);
+        let cells = clusters_cells(0.05);
+        for cell in &cells {
+            assert_eq!(
+                cell.need.cpu_per_node.is_none(),
+                cell.part == "colocated",
+                "{}",
+                cell.id
+            );
+        }
+    }
 }

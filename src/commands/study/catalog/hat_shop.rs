@@ -1,10 +1,18 @@
 //! Study 000, "Keeping the Hat Shop in Business": Cassandra or MariaDB on one node, by
 //! event type; update-only runs of 500 to 100,000 events; MariaDB's pool of 1 to 30
-//! connections; Cassandra's table design.
+//! connections; Cassandra's table design. Every comparison between the stores runs
+//! both at the same in-flight count, and the page shows where each saturates.
 
 use super::super::cells::{Cell, scaled};
 use super::{CASSANDRA, MARIADB, ORDER_EVENT_TYPES, Study, labels, need};
-use crate::report::study::{Dim, FigureSpec, Metric, PartSpec, SeedValue, Shape};
+use crate::report::study::{
+    Dim, FIGURE, Fact, FigureSpec, Metric, Ours, PartSpec, SeedValue, SetupRow, Shape,
+};
+
+/// In flight for every comparison of the two stores: the study's pool of 4 for
+/// MariaDB, and the same for Cassandra, so that a mean latency compares the databases
+/// and not the counts (Little's law).
+const IN_FLIGHT: usize = 4;
 
 pub(super) const STUDY: Study = Study {
     name: "hat-shop",
@@ -14,63 +22,148 @@ pub(super) const STUDY: Study = Study {
                faster, by event type; how do updates behave as their number grows; how \
                many MariaDB connections does the shop need; and what does Cassandra's \
                table design change?",
+    seed_machine: "a 4-core PC, Docker",
+    seed_cores: Some(4),
     caveats: &[
-        "The study ran Java clients against Docker images on a 4-core machine; here \
-         hatshop and each server share one machine's cores.",
-        "MariaDB runs with a pool of 4 connections, as the study's did; Cassandra at its \
-         default of 16 in flight (the study's driver ran its queries asynchronously), \
-         which is what its total time stands on.",
+        "Both stores run 4 operations in flight in every comparison (the study's \
+         MariaDB pool of 4; its Cassandra driver ran queries asynchronously, with no \
+         count given). The throughput by in-flight count below says whether either \
+         server is saturated there.",
+        "The study timed its totals in runs of their own with logging off; the totals \
+         here are runs of their own too, with the op log off (--no-op-log).",
+    ],
+    setup: &[
+        SetupRow {
+            what: "machine",
+            seed: "a 4-core PC, the databases in Docker, the Java client beside them",
+            ours: Ours::Fact(Fact::Machine),
+            why: "",
+        },
+        SetupRow {
+            what: "versions",
+            seed: "Cassandra 3.x and MariaDB 10.x of 2017 (not named), the DataStax \
+                   Java driver and JDBC with HikariCP",
+            ours: Ours::Fact(Fact::ServerVersion),
+            why: "",
+        },
+        SetupRow {
+            what: "heap",
+            seed: "Docker image defaults",
+            ours: Ours::Fact(Fact::ServerSetting("heap")),
+            why: "",
+        },
+        SetupRow {
+            what: "in flight",
+            seed: "MariaDB: a pool of 4 connections; Cassandra: asynchronous queries",
+            ours: Ours::Fact(Fact::Concurrency),
+            why: "both stores at 4 when they are compared; 1 and 16 to show saturation; \
+                  30 for the pool sweep",
+        },
+        SetupRow {
+            what: "MariaDB connections",
+            seed: "4 (Fig 4); 1 to 30 (Fig 2)",
+            ours: Ours::Fact(Fact::StoreSetting("connections")),
+            why: "",
+        },
+        SetupRow {
+            what: "events",
+            seed: "200,000 random over 500 orders; updates 500 to 100,000; 50,000 \
+                   creates",
+            ours: Ours::Fact(Fact::Events),
+            why: "",
+        },
+        SetupRow {
+            what: "loaded first",
+            seed: "500 orders",
+            ours: Ours::Fact(Fact::Loaded),
+            why: "",
+        },
+        SetupRow {
+            what: "warm-up",
+            seed: "none said",
+            ours: Ours::Text(
+                "20 s of the first cell's load on a fresh Cassandra before its first \
+                 cell, at every scale; then each cell's own warm-up events",
+            ),
+            why: "a cold JVM is measured as slow as it starts, not as it runs",
+        },
+        SetupRow {
+            what: "logging",
+            seed: "off for the total times, on for the rest",
+            ours: Ours::Text("op log off for the total times, on for the rest"),
+            why: "",
+        },
     ],
     parts: &[
         PartSpec {
             id: "random",
             title: "200,000 random events (the study's Fig 4)",
             about: "The same seeded stream of the six order event types over 500 \
-                    orders, on Cassandra and on MariaDB.",
+                    orders, on Cassandra and on MariaDB, each 4 in flight.",
+            addition: false,
+        },
+        PartSpec {
+            id: "in-flight",
+            title: "Throughput by in-flight count: is either server saturated?",
+            about: "The random events at 1, 4 and 16 in flight on each store: where a \
+                    store's throughput stops growing, more in flight only queues, and a \
+                    mean latency there measures the queue as much as the database.",
+            addition: true,
+        },
+        PartSpec {
+            id: "totals",
+            title: "Total time, logging off",
+            about: "The random events again on each store, 4 in flight, in runs of \
+                    their own with the op log off, as the study timed its totals.",
+            addition: false,
         },
         PartSpec {
             id: "updates",
             title: "Update-only runs of 500 to 100,000 events (Fig 3)",
-            about: "update_order events alone, at four run lengths, on both stores.",
+            about: "update_order events alone, at four run lengths, on both stores, \
+                    each 4 in flight.",
+            addition: false,
         },
         PartSpec {
             id: "connections",
             title: "MariaDB's connection pool, 1 to 30 (Fig 2)",
             about: "50,000 creates on MariaDB at each pool size, repeated; 30 in \
                     flight, so the pool is the limit.",
+            addition: false,
         },
         PartSpec {
             id: "schema",
             title: "Cassandra's table design (Fig 1)",
             about: "Line items each in their own partition (line_items) against one \
                     partition per order (line_items_by_order).",
+            addition: false,
         },
     ],
     figures: &[
         FigureSpec {
             part: "random",
-            title: "Mean latency by event type, Cassandra against MariaDB",
-            shape: Shape::Bars,
-            x: Dim::EventType,
-            series: Dim::Label("store"),
-            metric: Metric::Mean,
+            title: "Fig 4: mean latency by event type, both stores 4 in flight",
             events: ORDER_EVENT_TYPES,
-            only: &[],
-            seed: &[],
             seed_says: "for create, delete and read events both databases are roughly \
                         equivalent, under a millisecond on average; reads are slightly \
                         faster in MariaDB and updates faster in Cassandra by about the \
                         same difference.",
+            ..FIGURE
         },
         FigureSpec {
-            part: "random",
-            title: "Total time of the run",
-            shape: Shape::Bars,
+            part: "in-flight",
+            title: "Throughput by operations in flight",
+            also: &["random"],
+            shape: Shape::Lines,
+            x: Dim::Label("in flight"),
+            metric: Metric::OpsPerSecond,
+            ..FIGURE
+        },
+        FigureSpec {
+            part: "totals",
+            title: "Total time of the run, op log off",
             x: Dim::Label("workload"),
-            series: Dim::Label("store"),
             metric: Metric::Seconds,
-            events: &[],
-            only: &[],
             seed: &[
                 SeedValue {
                     x: "hatshop-random",
@@ -85,30 +178,24 @@ pub(super) const STUDY: Study = Study {
             ],
             seed_says: "the overall execution time of MariaDB was just below 55.7 \
                         seconds compared to Cassandra's 4 minutes and 30.",
+            ..FIGURE
         },
         FigureSpec {
             part: "updates",
-            title: "Mean update latency by run length",
+            title: "Fig 3: mean update latency by run length",
             shape: Shape::Lines,
             x: Dim::Label("events"),
-            series: Dim::Label("store"),
-            metric: Metric::Mean,
             events: &["update_order"],
-            only: &[],
-            seed: &[],
             seed_says: "the average time taken for an update remained a relative \
                         constant for each database; in MariaDB it is roughly double \
                         the time taken in Cassandra, with less consistency.",
+            ..FIGURE
         },
         FigureSpec {
             part: "connections",
-            title: "Total time of 50,000 creates by pool size",
-            shape: Shape::Bars,
+            title: "Fig 2: total time of 50,000 creates by pool size",
             x: Dim::Label("connections"),
-            series: Dim::Label("store"),
             metric: Metric::Seconds,
-            events: &[],
-            only: &[],
             seed: &[
                 SeedValue {
                     x: "1",
@@ -129,20 +216,17 @@ pub(super) const STUDY: Study = Study {
             seed_says: "at a pool size of 1, nearly 2 minutes; at 2, just over 80 \
                         seconds; at 4 we stop seeing the benefit, just over 1 minute \
                         (the figures here are read from that text).",
+            ..FIGURE
         },
         FigureSpec {
             part: "schema",
-            title: "Mean latency by event type and table design (Cassandra)",
-            shape: Shape::Bars,
-            x: Dim::EventType,
+            title: "Fig 1: mean latency by event type and table design (Cassandra)",
             series: Dim::Label("schema"),
-            metric: Metric::Mean,
             events: ORDER_EVENT_TYPES,
-            only: &[],
-            seed: &[],
             seed_says: "with the first design, Cassandra registered 10 to 16 \
                         milliseconds on average for updates; access times are \
                         noticeably improved in most instances with line_items_by_order.",
+            ..FIGURE
         },
     ],
     cells: hat_shop_cells,
@@ -155,21 +239,44 @@ fn hat_shop_cells(scale: f64) -> Vec<Cell> {
         (CASSANDRA, "Cassandra", ""),
         (MARIADB, "MariaDB", "connections=4"),
     ];
+    let events = scaled(200_000, scale, 1_000);
     let mut cells = Vec::new();
     for (server, store, query) in stores {
-        let events = scaled(200_000, scale, 1_000);
-        cells.push(Cell::run(
-            format!("random-{server}"),
-            "random",
-            labels(&[
-                ("store", store.into()),
-                ("workload", "hatshop-random".into()),
-            ]),
-            need(server, 1, query),
-            "hatshop-random",
-            events,
-            &[],
-        ));
+        let random = |id: String, part, in_flight: usize, extra: &[&str]| {
+            let mut flags = vec!["--concurrency".to_string(), in_flight.to_string()];
+            flags.extend(extra.iter().map(|f| f.to_string()));
+            let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+            Cell::run(
+                id,
+                part,
+                labels(&[
+                    ("store", store.into()),
+                    ("workload", "hatshop-random".into()),
+                    ("in flight", in_flight.to_string()),
+                ]),
+                need(server, 1, query),
+                "hatshop-random",
+                events,
+                &flags,
+            )
+        };
+        cells.push(random(format!("random-{server}"), "random", IN_FLIGHT, &[]));
+        for in_flight in [1, 16] {
+            cells.push(random(
+                format!("in-flight-{in_flight}-{server}"),
+                "in-flight",
+                in_flight,
+                &[],
+            ));
+        }
+        let mut total = random(
+            format!("total-{server}"),
+            "totals",
+            IN_FLIGHT,
+            &["--no-op-log"],
+        );
+        total.labels.push(("logging".into(), "op log off".into()));
+        cells.push(total);
         cells.extend(update_runs(scale, server, store, query));
     }
     cells.extend(table_designs(scale));
@@ -194,7 +301,7 @@ fn update_runs(scale: f64, server: &'static str, store: &str, query: &str) -> Ve
                 need(server, 1, query),
                 "updates",
                 events,
-                &[],
+                &["--concurrency", &IN_FLIGHT.to_string()],
             )
         })
         .collect()
@@ -216,7 +323,7 @@ fn table_designs(scale: f64) -> Vec<Cell> {
             need(CASSANDRA, 1, &format!("schema={schema}")),
             "hatshop-random",
             events,
-            &[],
+            &["--concurrency", &IN_FLIGHT.to_string()],
         )
     })
     .collect()

@@ -9,7 +9,7 @@ mod hat_shop;
 mod kv_mixes;
 
 use super::cells::{Cell, ServerNeed};
-use crate::report::study::{FigureSpec, PartSpec};
+use crate::report::study::{FigureSpec, PartSpec, SetupRow};
 
 /// One study.
 pub struct Study {
@@ -18,8 +18,14 @@ pub struct Study {
     pub seed: &'static str,
     pub title: &'static str,
     pub question: &'static str,
+    /// Where the published study ran, as its numbers beside ours say.
+    pub seed_machine: &'static str,
+    /// Its cores, where it said: a throughput is then also set beside ours per core.
+    pub seed_cores: Option<u32>,
     /// How this machine differs from the study's, said plainly on the page.
     pub caveats: &'static [&'static str],
+    /// The study's setup against ours, row by row: the table the page opens with.
+    pub setup: &'static [SetupRow],
     pub parts: &'static [PartSpec],
     pub figures: &'static [FigureSpec],
     /// Its cells at a scale, servers grouped: the cells of one server stand together.
@@ -71,13 +77,14 @@ fn args(flags: &[&str]) -> Vec<String> {
     flags.iter().map(|f| f.to_string()).collect()
 }
 
-/// A server of `nodes` nodes, with store settings.
+/// A server of `nodes` nodes, with store settings, sharing the host's cores.
 fn need(server: &'static str, nodes: usize, query: &str) -> ServerNeed {
     ServerNeed {
         server,
         nodes,
         query: query.into(),
         set: &[],
+        cpu_per_node: None,
     }
 }
 
@@ -118,6 +125,21 @@ mod tests {
             }
             for figure in study.figures {
                 assert!(study.parts.iter().any(|p| p.id == figure.part));
+                // A figure that keeps only some cells keeps at least one.
+                let kept = cells.iter().filter(|cell| {
+                    (figure.part == cell.part || figure.also.contains(&cell.part))
+                        && figure.only.iter().all(|(key, wanted)| {
+                            cell.labels
+                                .iter()
+                                .any(|(k, v)| k == key && wanted.split('|').any(|w| w == v))
+                        })
+                });
+                assert!(
+                    kept.count() > 0,
+                    "{}: {} draws no cell",
+                    study.name,
+                    figure.title
+                );
             }
         }
     }

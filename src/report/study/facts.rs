@@ -1,0 +1,140 @@
+//! What a cell's own record (run.json, or load.json) says of where and how it ran: the
+//! "here" column of a study's setup table, and the CPU budgets its nodes had.
+
+use std::collections::BTreeMap;
+
+use super::spec::Fact;
+use crate::report::table::thousands;
+use crate::result_dir::load_record::LoadRecord;
+use crate::result_dir::{DatabaseRecord, Host, RunRecord};
+use crate::workload::EventSource;
+
+/// What a cell's run.json says of where and how it ran: the "ours" of a study's setup
+/// table.
+#[derive(Debug, Clone, Default)]
+pub struct CellFacts {
+    pub machine: String,
+    /// The client machine's cores.
+    pub cores: usize,
+    pub server_version: String,
+    pub nodes: usize,
+    /// Settings of the server hatshop started (none for a server it did not start).
+    pub server_settings: BTreeMap<String, String>,
+    /// Whether hatshop started the server (else it was given by URL: machines of their
+    /// own).
+    pub started_here: bool,
+    /// The URL's hosts, for a server hatshop did not start.
+    pub hosts: String,
+    pub store_settings: BTreeMap<String, String>,
+    pub concurrency: usize,
+    pub events: u64,
+    pub warmup: String,
+    pub loaded: String,
+    pub value_size: u32,
+}
+
+impl CellFacts {
+    /// The facts of a run's record.
+    pub fn of(record: &RunRecord) -> CellFacts {
+        let (events, warmup, loaded, value_size) = match &record.events {
+            EventSource::Generated { workload } => (
+                workload.events,
+                match record.plan.warmup_s {
+                    Some(s) => format!("{s} s"),
+                    None => format!("{} events", thousands(workload.warmup)),
+                },
+                loaded(workload.initial_orders, workload.initial_records),
+                workload.value_size,
+            ),
+            EventSource::File(info) => (info.measured_events, String::new(), String::new(), 0),
+        };
+        CellFacts {
+            concurrency: record.plan.concurrency,
+            events,
+            warmup,
+            loaded,
+            value_size,
+            ..CellFacts::of_place(&record.host, &record.database)
+        }
+    }
+
+    /// The facts of a load's record (`hatshop load`): its rows are its events.
+    pub fn of_load(record: &LoadRecord) -> CellFacts {
+        CellFacts {
+            concurrency: record.plan.in_flight,
+            events: record.plan.rows,
+            value_size: record.plan.value_size as u32,
+            ..CellFacts::of_place(&record.host, &record.database)
+        }
+    }
+
+    /// Where a cell ran: the client machine and the server.
+    fn of_place(host: &Host, database: &DatabaseRecord) -> CellFacts {
+        let server = database.server.as_ref();
+        let hosts = database
+            .url
+            .split_once("://")
+            .map(|(_, rest)| rest.rsplit_once('@').map_or(rest, |(_, h)| h))
+            .and_then(|rest| rest.split(['/', '?']).next())
+            .unwrap_or_default()
+            .to_string();
+        CellFacts {
+            machine: format!(
+                "{}, {} cores, {:.0} GiB",
+                host.cpu,
+                host.cores,
+                host.memory_bytes as f64 / (1u64 << 30) as f64
+            ),
+            cores: host.cores,
+            server_version: database.store.server_version.clone(),
+            nodes: server.map_or_else(|| hosts.split(',').count(), |s| s.nodes),
+            server_settings: server.map(|s| s.settings.clone()).unwrap_or_default(),
+            started_here: server.is_some(),
+            hosts,
+            store_settings: database.settings.clone(),
+            ..CellFacts::default()
+        }
+    }
+
+    /// The value of a fact, as the setup table shows it (empty: not known).
+    pub fn get(&self, fact: Fact) -> String {
+        match fact {
+            Fact::Machine => self.machine.clone(),
+            Fact::ServerVersion => self.server_version.clone(),
+            Fact::Nodes => self.nodes.to_string(),
+            Fact::ServerSetting(key) => self.server_settings.get(key).cloned().unwrap_or_default(),
+            Fact::StoreSetting(key) => self.store_settings.get(key).cloned().unwrap_or_default(),
+            Fact::Concurrency => self.concurrency.to_string(),
+            Fact::Events => thousands(self.events),
+            Fact::Warmup => self.warmup.clone(),
+            Fact::Loaded => self.loaded.clone(),
+            Fact::ValueSize => match self.value_size {
+                0 => String::new(),
+                bytes => format!("{} B", thousands(u64::from(bytes))),
+            },
+            Fact::Machines if self.started_here => match self.server_settings.get("cpu_per_node") {
+                Some(cores) => {
+                    format!("this machine, each node capped at {cores} of a core (CPU quota)")
+                }
+                None => "this machine, every node sharing its cores".into(),
+            },
+            Fact::Machines => format!("the machines at {}", self.hosts),
+        }
+    }
+}
+
+/// "500 orders", "50,000 records", "nothing": what a run loaded before measuring.
+fn loaded(orders: u64, records: u64) -> String {
+    let mut parts = Vec::new();
+    if orders > 0 {
+        parts.push(format!("{} orders", thousands(orders)));
+    }
+    if records > 0 {
+        parts.push(format!("{} records", thousands(records)));
+    }
+    if parts.is_empty() {
+        "nothing".into()
+    } else {
+        parts.join(" and ")
+    }
+}
