@@ -3,11 +3,37 @@
 
 use std::collections::BTreeMap;
 
-use super::spec::Fact;
 use crate::report::table::thousands;
 use crate::result_dir::load_record::LoadRecord;
 use crate::result_dir::{DatabaseRecord, Host, RunRecord};
 use crate::workload::EventSource;
+
+/// A fact a cell's run.json holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fact {
+    /// The client machine: CPU model and cores.
+    Machine,
+    /// What the server said it is.
+    ServerVersion,
+    /// Nodes of the server the cell ran on.
+    Nodes,
+    /// A setting of the server hatshop started (`heap`, `cpu_per_node`, …).
+    ServerSetting(&'static str),
+    /// A store setting of the cell's URL or flags (`rf`, `cl`, `connections`, …).
+    StoreSetting(&'static str),
+    /// Operations in flight.
+    Concurrency,
+    /// Measured events.
+    Events,
+    /// Warm-up: events, or a time.
+    Warmup,
+    /// Orders and records loaded before anything is measured.
+    Loaded,
+    /// Bytes of each key-value record.
+    ValueSize,
+    /// The machines the server ran on: hatshop's own, or those a URL named.
+    Machines,
+}
 
 /// What a cell's run.json says of where and how it ran: the "ours" of a study's setup
 /// table.

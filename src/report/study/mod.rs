@@ -19,11 +19,11 @@ use super::page::Page;
 use super::svg::{self, escape};
 use super::table::thousands;
 pub use cells::{CellResult, MetricRow, cell_name};
-pub use facts::CellFacts;
+pub use facts::{CellFacts, Fact};
 use finding::sentence;
 use over_time::over_time;
 use points::{Points, axis_name, draw, mean, points};
-pub use spec::{Dim, FIGURE, Fact, FigureSpec, Metric, Ours, PartSpec, SeedValue, SetupRow, Shape};
+pub use spec::{Dim, FIGURE, FigureSpec, Metric, Ours, PartSpec, SeedValue, SetupRow, Shape};
 
 /// Everything a study page shows.
 pub struct StudyView<'a> {

@@ -2,6 +2,7 @@
 //! number it shows, how it draws, and the numbers the published study gave.
 
 use super::cells::MetricRow;
+use super::facts::Fact;
 use crate::report::table::thousands;
 
 /// What a figure puts along its x axis or draws as its series.
@@ -192,31 +193,4 @@ pub enum Ours {
     Text(&'static str),
     /// Read from every cell's run.json: each value its cells had.
     Fact(Fact),
-}
-
-/// A fact a cell's run.json holds.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Fact {
-    /// The client machine: CPU model and cores.
-    Machine,
-    /// What the server said it is.
-    ServerVersion,
-    /// Nodes of the server the cell ran on.
-    Nodes,
-    /// A setting of the server hatshop started (`heap`, `cpu_per_node`, …).
-    ServerSetting(&'static str),
-    /// A store setting of the cell's URL or flags (`rf`, `cl`, `connections`, …).
-    StoreSetting(&'static str),
-    /// Operations in flight.
-    Concurrency,
-    /// Measured events.
-    Events,
-    /// Warm-up: events, or a time.
-    Warmup,
-    /// Orders and records loaded before anything is measured.
-    Loaded,
-    /// Bytes of each key-value record.
-    ValueSize,
-    /// The machines the server ran on: hatshop's own, or those a URL named.
-    Machines,
 }
