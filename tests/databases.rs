@@ -248,6 +248,123 @@ fn redis_persistence_lands_in_run_json() {
     assert!(status.contains("persistence=aof-everysec"), "{status}");
 }
 
+/// The quota of the group the kernel keeps process `pid` in (cgroup v1's cpu
+/// controller, as this machine mounts it), in microseconds per 100 ms.
+fn cpu_quota_of(pid: &str) -> Option<i64> {
+    let groups = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+    let path = groups
+        .lines()
+        .find_map(|l| l.split_once(":cpu:").map(|(_, p)| p.to_string()))
+        .or_else(|| {
+            groups
+                .lines()
+                .find_map(|l| l.split_once(":cpu,cpuacct:").map(|(_, p)| p.to_string()))
+        })?;
+    std::fs::read_to_string(format!("/sys/fs/cgroup/cpu{path}/cpu.cfs_quota_us"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// The pid `server status` gives node 1.
+fn node_pid(home: &std::path::Path) -> String {
+    let status = text(&server(home, &["status"]).stdout);
+    status
+        .split("pid ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no pid in {status}"))
+        .to_string()
+}
+
+/// A node's CPU budget: the kernel's quota on a group of its own, set at start, changed
+/// live, kept when the node is started again, recorded in run.json, gone with the node.
+#[test]
+#[ignore = "needs redis-server and root (the kernel's CPU quota): ./test.sh runs it"]
+fn a_node_keeps_its_cpu_budget_for_its_life() {
+    let home = OwnHome(TempDir::new().unwrap());
+    let path = home.0.path();
+    let started = server(path, &["start", "redis", "--cpu-per-node", "0.2"]);
+    assert!(started.status.success(), "{}", text(&started.stderr));
+    let url = text(&started.stdout).trim().to_string();
+    let pid = node_pid(path);
+    assert_eq!(cpu_quota_of(&pid), Some(20_000));
+    let status = text(&server(path, &["status"]).stdout);
+    assert!(
+        status.contains("cpu_per_node=0.2") && status.contains("0.2 core"),
+        "{status}"
+    );
+    // Changed on the running node, no restart.
+    assert!(
+        server(path, &["start", "redis", "--cpu-per-node", "0.5"])
+            .status
+            .success()
+    );
+    assert_eq!(node_pid(path), pid);
+    assert_eq!(cpu_quota_of(&pid), Some(50_000));
+    // Killed and started again: the same budget on the new process.
+    assert!(
+        server(path, &["kill", "redis", "--node", "1"])
+            .status
+            .success()
+    );
+    assert!(
+        server(path, &["start", "redis", "--node", "1"])
+            .status
+            .success()
+    );
+    let again = node_pid(path);
+    assert_ne!(again, pid);
+    assert_eq!(cpu_quota_of(&again), Some(50_000));
+    let tmp = TempDir::new().unwrap();
+    let out = run_and_verify(
+        &tmp,
+        &url,
+        &[
+            "-w",
+            "kv-50w-50r",
+            "--records",
+            "100",
+            "--warmup",
+            "0",
+            "--events",
+            "300",
+            "--home",
+            path.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        json(&out.join("run.json"))["database"]["server"]["settings"]["cpu_per_node"],
+        "0.5"
+    );
+    common::assert_one_line_error(
+        path,
+        &[
+            "server",
+            "start",
+            "redis",
+            "--cpu-per-node",
+            "99",
+            "--home",
+            path.to_str().unwrap(),
+        ],
+        "--cpu-per-node must be from 0.05 to",
+    );
+    assert!(server(path, &["stop", "redis"]).status.success());
+    let groups: Vec<String> = std::fs::read_dir("/sys/fs/cgroup/cpu/hatshop")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        !groups.iter().any(|g| g.ends_with(&format!("pid{again}"))),
+        "the stopped node's group is gone: {groups:?}"
+    );
+}
+
 /// Starts a run in the background against `url`, waits until it measures, runs
 /// `fault`, and returns the run's result folder after it ends.
 fn run_through(tmp: &TempDir, url: &str, fault: impl FnOnce()) -> PathBuf {
