@@ -148,9 +148,14 @@ impl Cell {
         )
     }
 
-    /// The cell's name in progress lines, as its page names it.
+    /// The cell's name in progress lines: as its page names it, and its nodes' CPU
+    /// budget where they have one.
     pub fn name(&self) -> String {
-        crate::report::study::cell_name(&self.labels)
+        let name = crate::report::study::cell_name(&self.labels);
+        match self.need.cpu_per_node {
+            Some(cores) => format!("{name} · {cores} core per node"),
+            None => name,
+        }
     }
 
     /// Whether its folder holds a finished run (verified) or load (checked), so that a
