@@ -520,6 +520,9 @@ pub fn budget(home: &Home, kind: ServerKind, cores: Option<f64>) -> Result<Serve
     let Some(mut record) = home.running(kind) else {
         bail!("{} is not running", kind.name());
     };
+    // Groups of nodes gone since (a stopped ring's) are removed once the kernel has let
+    // go of their processes.
+    cpu_budget::remove_empty(kind.name());
     for node in record.nodes.iter().filter(|n| n.alive()) {
         cpu_budget::apply(kind.name(), node.node, node.pid, cores)?;
     }
