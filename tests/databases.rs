@@ -13,8 +13,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use common::{
-    OwnHome, assert_one_line_error, hatshop, json, key_value_presets, lock, op_rows, orders,
-    run_and_verify, server, text, url,
+    OwnHome, SMALL_KV, assert_one_line_error, hatshop, json, key_value_presets, lock, op_rows,
+    orders, run_and_verify, server, text, url,
 };
 use tempfile::TempDir;
 
@@ -226,20 +226,7 @@ fn redis_persistence_lands_in_run_json() {
     assert!(started.status.success(), "{}", text(&started.stderr));
     let url = text(&started.stdout).trim().to_string();
     let tmp = TempDir::new().unwrap();
-    let out = run_and_verify(
-        &tmp,
-        &url,
-        &[
-            "-w",
-            "kv-50w-50r",
-            "--records",
-            "100",
-            "--warmup",
-            "0",
-            "--events",
-            "300",
-        ],
-    );
+    let out = run_and_verify(&tmp, &url, &[SMALL_KV, &["--events", "300"]].concat());
     assert_eq!(
         json(&out.join("run.json"))["database"]["store"]["settings"]["persistence"],
         "aof-everysec"
@@ -318,22 +305,8 @@ fn a_node_keeps_its_cpu_budget_for_its_life() {
     assert_ne!(again, pid);
     assert_eq!(cpu_quota_of(&again), Some(50_000));
     let tmp = TempDir::new().unwrap();
-    let out = run_and_verify(
-        &tmp,
-        &url,
-        &[
-            "-w",
-            "kv-50w-50r",
-            "--records",
-            "100",
-            "--warmup",
-            "0",
-            "--events",
-            "300",
-            "--home",
-            path.to_str().unwrap(),
-        ],
-    );
+    let home_arg = ["--events", "300", "--home", path.to_str().unwrap()];
+    let out = run_and_verify(&tmp, &url, &[SMALL_KV, &home_arg].concat());
     assert_eq!(
         json(&out.join("run.json"))["database"]["server"]["settings"]["cpu_per_node"],
         "0.5"

@@ -12,6 +12,11 @@ use std::process::Command as StdCommand;
 use common::{hatshop, json, text};
 use tempfile::TempDir;
 
+/// `hatshop ARGS…` run in `dir`, and what it said.
+fn ran(dir: &Path, args: &[&str]) -> std::process::Output {
+    hatshop(dir).args(args).output().unwrap()
+}
+
 /// A tmpfs mounted for the test, unmounted when dropped.
 struct SmallDisk {
     mount: PathBuf,
@@ -68,12 +73,12 @@ fn a_disk_that_fills_up_never_leaves_a_folder_that_cannot_be_read_or_verified() 
     for free_kb in [8, 32, 64, 112, 160, 200, 240, 280, 320, 400, 600, 900] {
         let _ = std::fs::remove_dir_all(&out);
         disk.leave_free(free_kb * 1024);
-        let run = hatshop(tmp.path())
-            .args([
+        let run = ran(
+            tmp.path(),
+            &[
                 "run", "--quiet", "--events", "2000", "-c", "1000", "--db", &db, "-o", out_arg,
-            ])
-            .output()
-            .unwrap();
+            ],
+        );
         let stderr = text(&run.stderr);
         if !out.exists() {
             // Refused before it touched the database: one line, and no folder.
@@ -88,20 +93,14 @@ fn a_disk_that_fills_up_never_leaves_a_folder_that_cannot_be_read_or_verified() 
         // Room to work in again, as a user would make before recovering.
         disk.leave_free(600 * 1024);
         if !run.status.success() {
-            let recover = hatshop(tmp.path())
-                .args(["recover", out_arg])
-                .output()
-                .unwrap();
+            let recover = ran(tmp.path(), &["recover", out_arg]);
             assert!(
                 recover.status.success(),
                 "{free_kb} KB free, {status}: run said {stderr}, recover said {}",
                 text(&recover.stderr)
             );
         }
-        let verify = hatshop(tmp.path())
-            .args(["verify", out_arg])
-            .output()
-            .unwrap();
+        let verify = ran(tmp.path(), &["verify", out_arg]);
         assert!(
             verify.status.success(),
             "{free_kb} KB free, {status}: run said {stderr}, verify said {}{}",
@@ -138,12 +137,12 @@ fn a_database_on_a_disk_that_fills_up_is_never_called_exact_when_it_is_not() {
     for free_kb in [300, 1000, 2000, 3000, 4000, 4500, 5000, 6000, 7500] {
         let _ = std::fs::remove_dir_all(&out);
         disk.leave_free(free_kb * 1024);
-        let run = hatshop(tmp.path())
-            .args([
+        let run = ran(
+            tmp.path(),
+            &[
                 "run", "--quiet", "--orders", "500", "--events", "3000", "-o", out_arg,
-            ])
-            .output()
-            .unwrap();
+            ],
+        );
         if !out.exists() {
             outcomes.push(format!("{free_kb} KB: refused"));
             continue;
@@ -153,10 +152,7 @@ fn a_database_on_a_disk_that_fills_up_is_never_called_exact_when_it_is_not() {
         disk.leave_free(7500 * 1024);
         let needs_rebuild = !recorded["unwritten"].is_null() || !out.join("summary.json").exists();
         if needs_rebuild {
-            let recover = hatshop(tmp.path())
-                .args(["recover", out_arg])
-                .output()
-                .unwrap();
+            let recover = ran(tmp.path(), &["recover", out_arg]);
             assert!(
                 recover.status.success(),
                 "{free_kb} KB free, {status}: run said {}, recover said {}",
@@ -175,10 +171,7 @@ fn a_database_on_a_disk_that_fills_up_is_never_called_exact_when_it_is_not() {
                 assert_eq!(after[field], recorded[field], "recover changed {field}");
             }
         }
-        let verify = hatshop(tmp.path())
-            .args(["verify", out_arg])
-            .output()
-            .unwrap();
+        let verify = ran(tmp.path(), &["verify", out_arg]);
         let said = text(&verify.stdout) + &text(&verify.stderr);
         // Exact, or refused in one line: a full disk never makes differences up.
         assert!(
@@ -199,10 +192,7 @@ fn a_database_on_a_disk_that_fills_up_is_never_called_exact_when_it_is_not() {
             db.execute_batch("DELETE FROM line_items; DELETE FROM orders;")
                 .unwrap();
             drop(db);
-            let emptied = hatshop(tmp.path())
-                .args(["verify", out_arg])
-                .output()
-                .unwrap();
+            let emptied = ran(tmp.path(), &["verify", out_arg]);
             assert!(
                 !emptied.status.success(),
                 "{free_kb} KB free, {status}: an emptied database verified exact"

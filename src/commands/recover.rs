@@ -206,7 +206,8 @@ fn replay_log(
     // A shard's lanes are dealing's lanes from its first one on.
     let first_lane = record.shard.map_or(0, |shard| shard.first_lane(lanes));
     let failed_path = result_dir::file(dir, result_dir::FAILED_WRITES_CSV);
-    let known = known_failed_writes(&failed_path)?;
+    // The rows it holds now: none where there is no such file.
+    let known: Vec<FailedWriteRow> = crate::report::load::read_rows(&failed_path)?;
     let mut failed = CsvRows::create(&failed_path)?;
     let mut listed = HashSet::with_capacity(known.len());
     for row in known {
@@ -248,19 +249,6 @@ fn replay_log(
         measured,
         failed_writes,
     })
-}
-
-/// The rows failed_writes.csv holds now (none where there is no such file).
-fn known_failed_writes(path: &Path) -> Result<Vec<FailedWriteRow>> {
-    if !path.exists() {
-        return Ok(Vec::new());
-    }
-    let mut reader =
-        csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
-    reader
-        .deserialize()
-        .map(|row| row.with_context(|| format!("{} is not valid", path.display())))
-        .collect()
 }
 
 /// The length of `path` up to its last newline, and whether a cut line follows it.

@@ -468,21 +468,17 @@ fn failed_writes(dir: &Path, record: &RunRecord) -> Result<HashMap<u64, (Target,
         record.unmeasured.as_ref().map_or(0, |u| u.failed_writes)
     };
     let path = result_dir::file(dir, result_dir::FAILED_WRITES_CSV);
-    let mut out = HashMap::new();
-    if path.exists() {
-        let mut reader = csv::Reader::from_path(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        for row in reader.deserialize::<FailedWriteRow>() {
-            let row = row.with_context(|| format!("{} is not valid", path.display()))?;
-            let kind = ErrorKind::parse(&row.error_kind).unwrap_or(ErrorKind::Other);
-            let key_event = matches!(row.event_type.as_str(), "write" | "rewrite" | "delete");
-            let target = if key_event {
-                Target::Key(row.target)
-            } else {
-                Target::Order(row.target)
-            };
-            out.insert(row.seq, (target, kind));
-        }
+    let rows: Vec<FailedWriteRow> = crate::report::load::read_rows(&path)?;
+    let mut out = HashMap::with_capacity(rows.len());
+    for row in rows {
+        let kind = ErrorKind::parse(&row.error_kind).unwrap_or(ErrorKind::Other);
+        let key_event = matches!(row.event_type.as_str(), "write" | "rewrite" | "delete");
+        let target = if key_event {
+            Target::Key(row.target)
+        } else {
+            Target::Order(row.target)
+        };
+        out.insert(row.seq, (target, kind));
     }
     if (out.len() as u64) < recorded {
         bail!(

@@ -414,10 +414,9 @@ pub fn describe(
                 Some(found) if *found != item => {
                     counts.1 += 1;
                     notes.push(format!(
-                        "line item {} of order {id}: {} (expected {})",
+                        "line item {} of order {id}: {}",
                         item.line_item_id,
-                        item_differences(item, found).join(", "),
-                        item_shown(item)
+                        item_differences(item, found).join(", ")
                     ));
                 }
                 Some(_) => {}
@@ -452,67 +451,58 @@ pub fn describe(
 
 /// The order's fields that differ, each with what was found and what was expected.
 fn row_differences(want: &Order, got: &Order) -> Vec<String> {
-    let mut fields = Vec::new();
-    let mut field = |name: &str, got: String, want: String| {
-        if got != want {
-            fields.push(format!("{name} {got:?} (expected {want:?})"));
-        }
-    };
-    field(
-        "status",
-        got.status.as_str().into(),
-        want.status.as_str().into(),
-    );
-    field(
-        "subtotal_cents",
-        got.subtotal_cents.to_string(),
-        want.subtotal_cents.to_string(),
-    );
-    field(
-        "created_at_ms",
-        got.created_at_ms.to_string(),
-        want.created_at_ms.to_string(),
-    );
-    field("customer", got.customer.clone(), want.customer.clone());
-    field("address", got.address.clone(), want.address.clone());
-    field(
-        "client_id",
-        got.client_id.to_string(),
-        want.client_id.to_string(),
-    );
-    fields
+    changed(&[
+        (
+            "status",
+            got.status.as_str().into(),
+            want.status.as_str().into(),
+        ),
+        (
+            "subtotal_cents",
+            got.subtotal_cents.to_string(),
+            want.subtotal_cents.to_string(),
+        ),
+        (
+            "created_at_ms",
+            got.created_at_ms.to_string(),
+            want.created_at_ms.to_string(),
+        ),
+        ("customer", got.customer.clone(), want.customer.clone()),
+        ("address", got.address.clone(), want.address.clone()),
+        (
+            "client_id",
+            got.client_id.to_string(),
+            want.client_id.to_string(),
+        ),
+    ])
 }
 
-/// A line item's fields that differ from what was expected, as found.
+/// A line item's fields that differ, each with what was found and what was expected.
 fn item_differences(want: &LineItem, got: &LineItem) -> Vec<String> {
-    let mut fields = Vec::new();
-    let mut field = |name: &str, got: String, want: String| {
-        if got != want {
-            fields.push(format!("{name} {got:?}"));
-        }
-    };
-    field("product", got.product.clone(), want.product.clone());
-    field("colour", got.colour.clone(), want.colour.clone());
-    field("size", got.size.clone(), want.size.clone());
-    field(
-        "quantity",
-        got.quantity.to_string(),
-        want.quantity.to_string(),
-    );
-    field(
-        "unit_price_cents",
-        got.unit_price_cents.to_string(),
-        want.unit_price_cents.to_string(),
-    );
-    fields
+    changed(&[
+        ("product", got.product.clone(), want.product.clone()),
+        ("colour", got.colour.clone(), want.colour.clone()),
+        ("size", got.size.clone(), want.size.clone()),
+        (
+            "quantity",
+            got.quantity.to_string(),
+            want.quantity.to_string(),
+        ),
+        (
+            "unit_price_cents",
+            got.unit_price_cents.to_string(),
+            want.unit_price_cents.to_string(),
+        ),
+    ])
 }
 
-/// A line item as the stream says it must be.
-fn item_shown(item: &LineItem) -> String {
-    format!(
-        "{} {} {} ×{} at {}",
-        item.product, item.colour, item.size, item.quantity, item.unit_price_cents
-    )
+/// `name "found" (expected "wanted")` for each (name, found, wanted) that differs.
+fn changed(fields: &[(&str, String, String)]) -> Vec<String> {
+    fields
+        .iter()
+        .filter(|(_, got, want)| got != want)
+        .map(|(name, got, want)| format!("{name} {got:?} (expected {want:?})"))
+        .collect()
 }
 
 /// Checks records read back, a page at a time; `seen` marks keys met so far (a scan

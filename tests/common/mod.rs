@@ -38,6 +38,9 @@ pub fn lock(m: &'static std::sync::Mutex<()>) -> std::sync::MutexGuard<'static, 
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// A small key-value run: 100 records and no warm-up (the events are added).
+pub const SMALL_KV: &[&str] = &["-w", "kv-50w-50r", "--records", "100", "--warmup", "0"];
+
 /// `hatshop` run in `dir`, without a HATSHOP_DB from the environment.
 pub fn hatshop(dir: &Path) -> Command {
     let mut cmd = Command::cargo_bin("hatshop").unwrap();

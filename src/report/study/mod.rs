@@ -466,6 +466,21 @@ mod tests {
         also: &[],
     };
 
+    /// Throughput by a numeric label, from the cells' `all` rows.
+    const BY_EVENTS: FigureSpec = FigureSpec {
+        x: Dim::Label("events"),
+        metric: Metric::OpsPerSecond,
+        events: &[],
+        only: &[],
+        seed: &[],
+        ..BARS
+    };
+
+    /// The sentence under `spec` drawn from `cells`.
+    fn said(spec: &FigureSpec, cells: &[CellResult]) -> String {
+        sentence(spec, &points(spec, cells), cells, Path::new("/nonexistent"))
+    }
+
     #[test]
     fn two_stores_are_said_as_a_ratio_from_the_numbers() {
         let cells = [
@@ -527,12 +542,8 @@ mod tests {
     #[test]
     fn where_a_series_stops_gaining_is_said() {
         let spec = FigureSpec {
-            x: Dim::Label("events"),
             metric: Metric::Seconds,
-            events: &[],
-            only: &[],
-            seed: &[],
-            ..BARS
+            ..BY_EVENTS
         };
         let mut cells = Vec::new();
         for (size, seconds) in [
@@ -562,28 +573,14 @@ mod tests {
 
     #[test]
     fn repeats_that_overlap_name_no_winner() {
-        let spec = FigureSpec {
-            x: Dim::Label("events"),
-            metric: Metric::OpsPerSecond,
-            events: &[],
-            only: &[],
-            seed: &[],
-            ..BARS
-        };
         let cells = [
             cell("cassandra", "100", 1.0, 900.0),
             cell("cassandra", "100", 1.0, 1100.0),
             cell("mariadb", "100", 1.0, 1000.0),
             cell("mariadb", "100", 1.0, 1050.0),
         ];
-        let said = sentence(
-            &spec,
-            &points(&spec, &cells),
-            &cells,
-            Path::new("/nonexistent"),
-        );
         assert_eq!(
-            said,
+            said(&BY_EVENTS, &cells),
             "Throughput: 100: 1.02× apart, within the noise (the repeats' ranges overlap)."
         );
     }
@@ -592,11 +589,7 @@ mod tests {
     fn a_line_is_said_from_its_first_to_its_last_point() {
         let spec = FigureSpec {
             shape: Shape::Lines,
-            x: Dim::Label("events"),
-            metric: Metric::OpsPerSecond,
-            events: &[],
-            only: &[],
-            ..BARS
+            ..BY_EVENTS
         };
         let cells = [
             cell("cassandra", "100", 1.0, 900.0),
@@ -617,26 +610,13 @@ mod tests {
 
     #[test]
     fn one_series_is_said_where_it_does_best_and_worst() {
-        let spec = FigureSpec {
-            x: Dim::Label("events"),
-            metric: Metric::OpsPerSecond,
-            events: &[],
-            only: &[],
-            ..BARS
-        };
         let cells = [
             cell("mariadb", "1", 1.0, 900.0),
             cell("mariadb", "2", 1.0, 1800.0),
             cell("mariadb", "4", 1.0, 1700.0),
         ];
-        let said = sentence(
-            &spec,
-            &points(&spec, &cells),
-            &cells,
-            Path::new("/nonexistent"),
-        );
         assert_eq!(
-            said,
+            said(&BY_EVENTS, &cells),
             "Throughput: mariadb does best at events 2 (1,800 ops/s) and worst at events 1 \
              (900 ops/s); it is saturated from events 2 on (1,800 ops/s; no later point more \
              than 10 % better)."

@@ -3,9 +3,9 @@
 //! server.
 
 use super::super::cells::{Cell, ServerNeed, Verb, scaled};
-use super::{CASSANDRA, Study, args, labels, need};
+use super::{CASSANDRA, Study, args, fact, labels, need, row};
 use crate::report::study::{
-    Dim, FIGURE, Fact, FigureSpec, Metric, Ours, PartSpec, SeedValue, SetupRow, Shape,
+    Dim, FIGURE, Fact, FigureSpec, Metric, Ours, PartSpec, SeedValue, Shape,
 };
 
 /// The two sides of a traced batch, as the load's rows name them.
@@ -31,36 +31,29 @@ pub(super) const STUDY: Study = Study {
          (gc.csv) and the slowest batches, one click away under the figures.",
     ],
     setup: &[
-        SetupRow {
-            what: "machine",
-            seed: "a notebook, client and Cassandra together",
-            ours: Ours::Fact(Fact::Machine),
-            why: "",
-        },
-        SetupRow {
-            what: "versions",
-            seed: "Cassandra 0.x/1.x with Thrift batch_mutate (2011)",
-            ours: Ours::Fact(Fact::ServerVersion),
-            why: "Thrift was removed in Cassandra 4.0: CQL batches here",
-        },
-        SetupRow {
-            what: "rows per pass, bucket",
-            seed: "150,000 rows of three values, buckets of 10,000",
-            ours: Ours::Fact(Fact::Events),
-            why: "",
-        },
-        SetupRow {
-            what: "heap",
-            seed: "not given",
-            ours: Ours::Fact(Fact::ServerSetting("heap")),
-            why: "",
-        },
-        SetupRow {
-            what: "server time",
-            seed: "dynaTrace, every call",
-            ours: Ours::Text("Cassandra's tracing, a fifth of the batches (--trace-sample 0.2)"),
-            why: "tracing slows a batch: a fifth keeps most batches untraced",
-        },
+        fact(
+            "machine",
+            "a notebook, client and Cassandra together",
+            Fact::Machine,
+        ),
+        row(
+            "versions",
+            "Cassandra 0.x/1.x with Thrift batch_mutate (2011)",
+            Ours::Fact(Fact::ServerVersion),
+            "Thrift was removed in Cassandra 4.0: CQL batches here",
+        ),
+        fact(
+            "rows per pass, bucket",
+            "150,000 rows of three values, buckets of 10,000",
+            Fact::Events,
+        ),
+        fact("heap", "not given", Fact::ServerSetting("heap")),
+        row(
+            "server time",
+            "dynaTrace, every call",
+            Ours::Text("Cassandra's tracing, a fifth of the batches (--trace-sample 0.2)"),
+            "tracing slows a batch: a fifth keeps most batches untraced",
+        ),
     ],
     parts: &[PartSpec {
         id: "buckets",

@@ -6,9 +6,9 @@
 //! as `native_transport_flush_in_batches_legacy`.
 
 use super::super::cells::{Cell, ServerNeed, scaled};
-use super::{CASSANDRA, Study, labels, need};
+use super::{CASSANDRA, Study, fact, labels, need, row};
 use crate::report::study::{
-    Dim, FIGURE, Fact, FigureSpec, Metric, Ours, PartSpec, SeedValue, SetupRow, Shape,
+    Dim, FIGURE, Fact, FigureSpec, Metric, Ours, PartSpec, SeedValue, Shape,
 };
 
 const INSERT: &str = "race-cql-insert";
@@ -42,58 +42,41 @@ pub(super) const STUDY: Study = Study {
          the A/B ratios compare like with like.",
     ],
     setup: &[
-        SetupRow {
-            what: "machine",
-            seed: "a 32-core EC2 VM (and 8-core machines with 6 SATA disks); the \
+        fact(
+            "machine",
+            "a 32-core EC2 VM (and 8-core machines with 6 SATA disks); the \
                    stress tool beside Cassandra",
-            ours: Ours::Fact(Fact::Machine),
-            why: "",
-        },
-        SetupRow {
-            what: "versions",
-            seed: "Cassandra 2.0 and 2.1, CQL and Thrift",
-            ours: Ours::Fact(Fact::ServerVersion),
-            why: "2.0, 3.x (Java 8) and Thrift (removed in 4.0) cannot run here",
-        },
-        SetupRow {
-            what: "client",
-            seed: "cassandra-stress",
-            ours: Ours::Text("hatshop, its race workloads (as latte's)"),
-            why: "",
-        },
-        SetupRow {
-            what: "in flight",
-            seed: "not given",
-            ours: Ours::Fact(Fact::Concurrency),
-            why: "",
-        },
-        SetupRow {
-            what: "durable writes",
-            seed: "on; off to confirm the commit log bottleneck",
-            ours: Ours::Fact(Fact::StoreSetting("durable_writes")),
-            why: "",
-        },
-        SetupRow {
-            what: "heap",
-            seed: "not given",
-            ours: Ours::Fact(Fact::ServerSetting("heap")),
-            why: "",
-        },
-        SetupRow {
-            what: "operations",
-            seed: "not given",
-            ours: Ours::Fact(Fact::Events),
-            why: "",
-        },
-        SetupRow {
-            what: "warm-up",
-            seed: "not given",
-            ours: Ours::Text(
+            Fact::Machine,
+        ),
+        row(
+            "versions",
+            "Cassandra 2.0 and 2.1, CQL and Thrift",
+            Ours::Fact(Fact::ServerVersion),
+            "2.0, 3.x (Java 8) and Thrift (removed in 4.0) cannot run here",
+        ),
+        row(
+            "client",
+            "cassandra-stress",
+            Ours::Text("hatshop, its race workloads (as latte's)"),
+            "",
+        ),
+        fact("in flight", "not given", Fact::Concurrency),
+        fact(
+            "durable writes",
+            "on; off to confirm the commit log bottleneck",
+            Fact::StoreSetting("durable_writes"),
+        ),
+        fact("heap", "not given", Fact::ServerSetting("heap")),
+        fact("operations", "not given", Fact::Events),
+        row(
+            "warm-up",
+            "not given",
+            Ours::Text(
                 "20 s of load on a fresh Cassandra, then 5 s before each cell, at every \
                  scale",
             ),
-            why: "a stress tool measures a warm server",
-        },
+            "a stress tool measures a warm server",
+        ),
     ],
     parts: &[
         PartSpec {

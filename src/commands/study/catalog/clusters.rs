@@ -7,10 +7,8 @@
 //! run on the user's own machines, `--server-url`).
 
 use super::super::cells::{Cell, ServerNeed, scaled};
-use super::{CASSANDRA, GALERA, Study, labels, need};
-use crate::report::study::{
-    Dim, FIGURE, Fact, FigureSpec, Metric, Ours, PartSpec, SetupRow, Shape,
-};
+use super::{CASSANDRA, GALERA, Study, fact, labels, need, row};
+use crate::report::study::{Dim, FIGURE, Fact, FigureSpec, Metric, Ours, PartSpec, Shape};
 
 /// In flight, as the study's client: the hat shop's pool of threads.
 const IN_FLIGHT: &str = "4";
@@ -88,80 +86,66 @@ pub(super) const STUDY: Study = Study {
          registry serves it, and building it from source takes hours on 2 cores.",
     ],
     setup: &[
-        SetupRow {
-            what: "server machines",
-            seed: "a machine per node: AWS EC2 free tier, 1 vCPU and 1 GB each (Fig 1 \
+        row(
+            "server machines",
+            "a machine per node: AWS EC2 free tier, 1 vCPU and 1 GB each (Fig 1 \
                    and 2: Docker containers on one development PC)",
-            ours: Ours::Fact(Fact::Machines),
-            why: "one host here: each node is capped at its share of the cores, a \
+            Ours::Fact(Fact::Machines),
+            "one host here: each node is capped at its share of the cores, a \
                   machine of its own in all but the network (Fig 1 and 2 uncapped, as \
                   the study's first try)",
-        },
-        SetupRow {
-            what: "client machine",
-            seed: "a separate VM in the same subnet",
-            ours: Ours::Fact(Fact::Machine),
-            why: "the same host; the client runs outside the nodes' budgets",
-        },
-        SetupRow {
-            what: "CPU per node",
-            seed: "1 vCPU",
-            ours: Ours::Fact(Fact::ServerSetting("cpu_per_node")),
-            why: "five nodes of one core would need five; the share fits five beside \
+        ),
+        row(
+            "client machine",
+            "a separate VM in the same subnet",
+            Ours::Fact(Fact::Machine),
+            "the same host; the client runs outside the nodes' budgets",
+        ),
+        row(
+            "CPU per node",
+            "1 vCPU",
+            Ours::Fact(Fact::ServerSetting("cpu_per_node")),
+            "five nodes of one core would need five; the share fits five beside \
                   the client",
-        },
-        SetupRow {
-            what: "versions",
-            seed: "Cassandra and MariaDB with Galera as of 2017 (not named)",
-            ours: Ours::Fact(Fact::ServerVersion),
-            why: "",
-        },
-        SetupRow {
-            what: "nodes",
-            seed: "1 to 5",
-            ours: Ours::Fact(Fact::Nodes),
-            why: "",
-        },
-        SetupRow {
-            what: "replication factor",
-            seed: "SimpleStrategy; RF 2 (Fig 5), RF = nodes (Fig 6), 1 to 5 (Fig 3), \
+        ),
+        fact(
+            "versions",
+            "Cassandra and MariaDB with Galera as of 2017 (not named)",
+            Fact::ServerVersion,
+        ),
+        fact("nodes", "1 to 5", Fact::Nodes),
+        fact(
+            "replication factor",
+            "SimpleStrategy; RF 2 (Fig 5), RF = nodes (Fig 6), 1 to 5 (Fig 3), \
                    3 (Fig 4)",
-            ours: Ours::Fact(Fact::StoreSetting("rf")),
-            why: "",
-        },
-        SetupRow {
-            what: "consistency level",
-            seed: "ONE, TWO, THREE, QUORUM, ALL (ANY for writes)",
-            ours: Ours::Fact(Fact::StoreSetting("cl")),
-            why: "ANY is not run: it is not a read's level, and every cell reads",
-        },
-        SetupRow {
-            what: "heap per node",
-            seed: "not given (1 GB machines)",
-            ours: Ours::Fact(Fact::ServerSetting("heap")),
-            why: "",
-        },
-        SetupRow {
-            what: "in flight",
-            seed: "the hat shop's client, a pool of threads",
-            ours: Ours::Fact(Fact::Concurrency),
-            why: "",
-        },
-        SetupRow {
-            what: "events per cell",
-            seed: "not given",
-            ours: Ours::Fact(Fact::Events),
-            why: "",
-        },
-        SetupRow {
-            what: "warm-up",
-            seed: "not given",
-            ours: Ours::Text(
+            Fact::StoreSetting("rf"),
+        ),
+        row(
+            "consistency level",
+            "ONE, TWO, THREE, QUORUM, ALL (ANY for writes)",
+            Ours::Fact(Fact::StoreSetting("cl")),
+            "ANY is not run: it is not a read's level, and every cell reads",
+        ),
+        fact(
+            "heap per node",
+            "not given (1 GB machines)",
+            Fact::ServerSetting("heap"),
+        ),
+        fact(
+            "in flight",
+            "the hat shop's client, a pool of threads",
+            Fact::Concurrency,
+        ),
+        fact("events per cell", "not given", Fact::Events),
+        row(
+            "warm-up",
+            "not given",
+            Ours::Text(
                 "20 s of the first cell's load on each fresh Cassandra ring before its \
                  first cell, at every scale",
             ),
-            why: "a cold JVM answers slower than it will",
-        },
+            "a cold JVM answers slower than it will",
+        ),
     ],
     parts: &[
         PartSpec {

@@ -4,9 +4,9 @@
 //! both at the same in-flight count, and the page shows where each saturates.
 
 use super::super::cells::{Cell, scaled};
-use super::{CASSANDRA, MARIADB, ORDER_EVENT_TYPES, Study, labels, need};
+use super::{CASSANDRA, MARIADB, ORDER_EVENT_TYPES, Study, fact, labels, need, row};
 use crate::report::study::{
-    Dim, FIGURE, Fact, FigureSpec, Metric, Ours, PartSpec, SeedValue, SetupRow, Shape,
+    Dim, FIGURE, Fact, FigureSpec, Metric, Ours, PartSpec, SeedValue, Shape,
 };
 
 /// In flight for every comparison of the two stores: the study's pool of 4 for
@@ -33,66 +33,52 @@ pub(super) const STUDY: Study = Study {
          here are runs of their own too, with the op log off (--no-op-log).",
     ],
     setup: &[
-        SetupRow {
-            what: "machine",
-            seed: "a 4-core PC, the databases in Docker, the Java client beside them",
-            ours: Ours::Fact(Fact::Machine),
-            why: "",
-        },
-        SetupRow {
-            what: "versions",
-            seed: "Cassandra 3.x and MariaDB 10.x of 2017 (not named), the DataStax \
+        fact(
+            "machine",
+            "a 4-core PC, the databases in Docker, the Java client beside them",
+            Fact::Machine,
+        ),
+        fact(
+            "versions",
+            "Cassandra 3.x and MariaDB 10.x of 2017 (not named), the DataStax \
                    Java driver and JDBC with HikariCP",
-            ours: Ours::Fact(Fact::ServerVersion),
-            why: "",
-        },
-        SetupRow {
-            what: "heap",
-            seed: "Docker image defaults",
-            ours: Ours::Fact(Fact::ServerSetting("heap")),
-            why: "",
-        },
-        SetupRow {
-            what: "in flight",
-            seed: "MariaDB: a pool of 4 connections; Cassandra: asynchronous queries",
-            ours: Ours::Fact(Fact::Concurrency),
-            why: "both stores at 4 when they are compared; 1 and 16 to show saturation; \
+            Fact::ServerVersion,
+        ),
+        fact("heap", "Docker image defaults", Fact::ServerSetting("heap")),
+        row(
+            "in flight",
+            "MariaDB: a pool of 4 connections; Cassandra: asynchronous queries",
+            Ours::Fact(Fact::Concurrency),
+            "both stores at 4 when they are compared; 1 and 16 to show saturation; \
                   30 for the pool sweep",
-        },
-        SetupRow {
-            what: "MariaDB connections",
-            seed: "4 (Fig 4); 1 to 30 (Fig 2)",
-            ours: Ours::Fact(Fact::StoreSetting("connections")),
-            why: "",
-        },
-        SetupRow {
-            what: "events",
-            seed: "200,000 random over 500 orders; updates 500 to 100,000; 50,000 \
+        ),
+        fact(
+            "MariaDB connections",
+            "4 (Fig 4); 1 to 30 (Fig 2)",
+            Fact::StoreSetting("connections"),
+        ),
+        fact(
+            "events",
+            "200,000 random over 500 orders; updates 500 to 100,000; 50,000 \
                    creates",
-            ours: Ours::Fact(Fact::Events),
-            why: "",
-        },
-        SetupRow {
-            what: "loaded first",
-            seed: "500 orders",
-            ours: Ours::Fact(Fact::Loaded),
-            why: "",
-        },
-        SetupRow {
-            what: "warm-up",
-            seed: "none said",
-            ours: Ours::Text(
+            Fact::Events,
+        ),
+        fact("loaded first", "500 orders", Fact::Loaded),
+        row(
+            "warm-up",
+            "none said",
+            Ours::Text(
                 "20 s of the first cell's load on a fresh Cassandra before its first \
                  cell, at every scale; then each cell's own warm-up events",
             ),
-            why: "a cold JVM is measured as slow as it starts, not as it runs",
-        },
-        SetupRow {
-            what: "logging",
-            seed: "off for the total times, on for the rest",
-            ours: Ours::Text("op log off for the total times, on for the rest"),
-            why: "",
-        },
+            "a cold JVM is measured as slow as it starts, not as it runs",
+        ),
+        row(
+            "logging",
+            "off for the total times, on for the rest",
+            Ours::Text("op log off for the total times, on for the rest"),
+            "",
+        ),
     ],
     parts: &[
         PartSpec {

@@ -2,10 +2,8 @@
 //! mixes of writes, rewrites and reads at 1.5 KB and 15 KB values, on 3-node clusters.
 
 use super::super::cells::{Cell, scaled};
-use super::{CASSANDRA, Study, VOLDEMORT, labels, need};
-use crate::report::study::{
-    Dim, FIGURE, Fact, FigureSpec, Metric, Ours, PartSpec, SeedValue, SetupRow,
-};
+use super::{CASSANDRA, Study, VOLDEMORT, fact, labels, need, row};
+use crate::report::study::{Dim, FIGURE, Fact, FigureSpec, Metric, Ours, PartSpec, SeedValue};
 
 const MIXES: [(&str, &str); 4] = [
     ("kv-50w-50r", "50 % write / 50 % read"),
@@ -64,77 +62,61 @@ pub(super) const STUDY: Study = Study {
          numbers.",
     ],
     setup: &[
-        SetupRow {
-            what: "servers",
-            seed: "3 similar nodes, 8 processors each (Xeon E5504 2 GHz), a 1 TB 7200 \
+        row(
+            "servers",
+            "3 similar nodes, 8 processors each (Xeon E5504 2 GHz), a 1 TB 7200 \
                    RPM disk",
-            ours: Ours::Fact(Fact::Machines),
-            why: "one host for both 3-node clusters",
-        },
-        SetupRow {
-            what: "client machine",
-            seed: "not given (vpork, modified)",
-            ours: Ours::Fact(Fact::Machine),
-            why: "",
-        },
-        SetupRow {
-            what: "versions",
-            seed: "Voldemort 0.80.1, Cassandra 0.6.0-beta3",
-            ours: Ours::Fact(Fact::ServerVersion),
-            why: "the releases Maven Central serves, and Voldemort's last source",
-        },
-        SetupRow {
-            what: "heap per node",
-            seed: "4 GB",
-            ours: Ours::Fact(Fact::ServerSetting("heap")),
-            why: "six JVMs share this host",
-        },
-        SetupRow {
-            what: "replication",
-            seed: "N=3, R=2, W=2 (Cassandra RF 3)",
-            ours: Ours::Text("Voldemort N=3 R=2 W=2; Cassandra RF 3 at QUORUM (2 of 3)"),
-            why: "",
-        },
-        SetupRow {
-            what: "caches and pools",
-            seed: "bdb.cache.size 1,536 MB; RowsCached 10,000; ConcurrentReads 16, \
+            Ours::Fact(Fact::Machines),
+            "one host for both 3-node clusters",
+        ),
+        fact(
+            "client machine",
+            "not given (vpork, modified)",
+            Fact::Machine,
+        ),
+        row(
+            "versions",
+            "Voldemort 0.80.1, Cassandra 0.6.0-beta3",
+            Ours::Fact(Fact::ServerVersion),
+            "the releases Maven Central serves, and Voldemort's last source",
+        ),
+        row(
+            "heap per node",
+            "4 GB",
+            Ours::Fact(Fact::ServerSetting("heap")),
+            "six JVMs share this host",
+        ),
+        row(
+            "replication",
+            "N=3, R=2, W=2 (Cassandra RF 3)",
+            Ours::Text("Voldemort N=3 R=2 W=2; Cassandra RF 3 at QUORUM (2 of 3)"),
+            "",
+        ),
+        row(
+            "caches and pools",
+            "bdb.cache.size 1,536 MB; RowsCached 10,000; ConcurrentReads 16, \
                    ConcurrentWrites 32",
-            ours: Ours::Text(
+            Ours::Text(
                 "bdb.cache.size 64 MB; no row cache; concurrent_reads 16, \
                  concurrent_writes 16",
             ),
-            why: "memory for six JVMs on one host",
-        },
-        SetupRow {
-            what: "client threads",
-            seed: "40",
-            ours: Ours::Fact(Fact::Concurrency),
-            why: "",
-        },
-        SetupRow {
-            what: "initial load",
-            seed: "5 million records",
-            ours: Ours::Fact(Fact::Loaded),
-            why: "the disk and time of one host",
-        },
-        SetupRow {
-            what: "warm-up",
-            seed: "20,000 writes before measuring",
-            ours: Ours::Fact(Fact::Warmup),
-            why: "scaled with the rest; and 20 s of load on each fresh cluster first",
-        },
-        SetupRow {
-            what: "operations per test",
-            seed: "500,000",
-            ours: Ours::Fact(Fact::Events),
-            why: "",
-        },
-        SetupRow {
-            what: "value sizes",
-            seed: "1.5 KB and 15 KB",
-            ours: Ours::Fact(Fact::ValueSize),
-            why: "",
-        },
+            "memory for six JVMs on one host",
+        ),
+        fact("client threads", "40", Fact::Concurrency),
+        row(
+            "initial load",
+            "5 million records",
+            Ours::Fact(Fact::Loaded),
+            "the disk and time of one host",
+        ),
+        row(
+            "warm-up",
+            "20,000 writes before measuring",
+            Ours::Fact(Fact::Warmup),
+            "scaled with the rest; and 20 s of load on each fresh cluster first",
+        ),
+        fact("operations per test", "500,000", Fact::Events),
+        fact("value sizes", "1.5 KB and 15 KB", Fact::ValueSize),
     ],
     parts: &[PartSpec {
         id: "mixes",

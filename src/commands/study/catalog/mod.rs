@@ -9,7 +9,7 @@ mod hat_shop;
 mod kv_mixes;
 
 use super::cells::{Cell, ServerNeed};
-use crate::report::study::{FigureSpec, PartSpec, SetupRow};
+use crate::report::study::{Fact, FigureSpec, Ours, PartSpec, SetupRow};
 
 /// One study.
 pub struct Study {
@@ -75,6 +75,21 @@ fn labels(pairs: &[(&str, String)]) -> Vec<(String, String)> {
 /// Flags from words.
 fn args(flags: &[&str]) -> Vec<String> {
     flags.iter().map(|f| f.to_string()).collect()
+}
+
+/// A row of the setup table: the study's `seed` against ours, and why ours differs.
+const fn row(what: &'static str, seed: &'static str, ours: Ours, why: &'static str) -> SetupRow {
+    SetupRow {
+        what,
+        seed,
+        ours,
+        why,
+    }
+}
+
+/// A row of the setup table whose "here" each cell's record says, as the study had it.
+const fn fact(what: &'static str, seed: &'static str, fact: Fact) -> SetupRow {
+    row(what, seed, Ours::Fact(fact), "")
 }
 
 /// A server of `nodes` nodes, with store settings, sharing the host's cores.
