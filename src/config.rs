@@ -79,6 +79,14 @@ pub fn seconds(flag: &str, secs: f64, min: f64) -> Result<Duration> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// `--p99-under` is the bound of `--find-max`, and means nothing without it.
+pub fn refuse_bound_without_search(args: &RunArgs) -> Result<()> {
+    if args.p99_under.is_some() {
+        bail!("--p99-under is the bound of --find-max: add --find-max");
+    }
+    Ok(())
+}
+
 /// The runtime threads a run's store chooses for its concurrency
 /// (`StoreKind::client_threads`), read from the flags before the runtime is built.
 /// `None` where the store leaves it to the runtime, or where the flags do not resolve
@@ -135,10 +143,10 @@ impl RunConfig {
         }
         let out_dir = match &args.out {
             Some(dir) => {
-                refuse_url_as_folder(dir, "result")?;
+                crate::result_dir::folder::refuse_url_as_folder(dir, "result")?;
                 dir.clone()
             }
-            None => unique_dir(Path::new("results"), &run_id),
+            None => crate::result_dir::folder::unique_dir(Path::new("results"), &run_id),
         };
         // The run is known by its folder's name, which no other run in that place has.
         if let Some(name) = out_dir.file_name() {
@@ -615,66 +623,6 @@ fn run_id(database: &str, source: &EventSource) -> String {
         })
         .collect();
     format!("{stamp}-{database}-{workload}")
-}
-
-/// The folders that creating `dir` would make (it and any missing parents), deepest
-/// first: what to remove when the work that needed them never began.
-pub fn missing_folders(dir: &Path) -> Vec<PathBuf> {
-    dir.ancestors()
-        .take_while(|p| !p.as_os_str().is_empty() && !p.exists())
-        .map(Path::to_path_buf)
-        .collect()
-}
-
-/// Creates `dir` (the `what` folder: result, sweep, …) and takes its lock for this
-/// process; refuses one that holds files or that another run is writing.
-pub fn create_empty_folder(dir: &Path, what: &str) -> Result<()> {
-    refuse_url_as_folder(dir, what)?;
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("cannot create {what} folder {}", dir.display()))?;
-    crate::folder_lock::claim_empty(dir, what)
-}
-
-/// A database URL where a folder belongs (`-o mysql://…`) is a slip for `--db`: it is
-/// refused before a folder is made of it (and its password is not shown).
-pub fn refuse_url_as_folder(dir: &Path, what: &str) -> Result<()> {
-    let text = dir.to_string_lossy();
-    if text.contains("://") {
-        bail!(
-            "the {what} folder '{}' is a database URL: give a URL with --db, and a folder \
-             with -o",
-            crate::db::shown_url(&text)
-        );
-    }
-    Ok(())
-}
-
-/// Removes `dir`, claimed with [`create_empty_folder`], if the work never wrote into it,
-/// and the folders made for it.
-pub fn remove_if_unused(dir: &Path, made: &[PathBuf]) {
-    if crate::folder_lock::holds_nothing_else(dir) {
-        let _ = std::fs::remove_file(dir.join(crate::folder_lock::NAME));
-        remove_folders(made);
-    }
-}
-
-/// Removes folders made for work that never began (each only if empty).
-pub fn remove_folders(folders: &[PathBuf]) {
-    for folder in folders {
-        let _ = std::fs::remove_dir(folder);
-    }
-}
-
-/// `base/id`, or `base/id-2`, `-3`, … if taken.
-pub fn unique_dir(base: &Path, id: &str) -> PathBuf {
-    let first = base.join(id);
-    if !first.exists() {
-        return first;
-    }
-    (2..)
-        .map(|n| base.join(format!("{id}-{n}")))
-        .find(|p| !p.exists())
-        .expect("some suffix is free")
 }
 
 /// The pace `--rate` and `--ramp` ask for, checked.

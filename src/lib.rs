@@ -30,6 +30,7 @@ pub mod db;
 pub mod files;
 pub mod folder_lock;
 pub mod interrupt;
+pub mod lifecycle;
 pub mod observe;
 pub mod procfs;
 pub mod report;

@@ -429,6 +429,37 @@ fn architecture_imports_run_down_the_layers() {
     );
 }
 
+/// The command a file of `src/commands/` belongs to (`commands/study/cells.rs`: study).
+fn command_of(source: &Source) -> Option<&str> {
+    match source.module.as_slice() {
+        [top, command, ..] if top == "commands" => Some(command),
+        _ => None,
+    }
+}
+
+#[test]
+fn architecture_no_command_calls_another() {
+    let sources = sources();
+    let mut wrong = Vec::new();
+    for import in imports(&sources) {
+        let (from, to) = (&sources[import.from], &sources[import.to]);
+        if let (Some(a), Some(b)) = (command_of(from), command_of(to))
+            && a != b
+        {
+            wrong.push(format!(
+                "{}: command {a} uses {} of command {b}",
+                place(from, import.line),
+                import.path
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "a command calls another (what two commands share belongs to `lifecycle` or below):\n{}",
+        wrong.join("\n")
+    );
+}
+
 #[test]
 fn architecture_no_circle_between_files() {
     let sources = sources();

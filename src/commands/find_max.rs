@@ -9,17 +9,18 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 
-use super::run::{EXIT_INTERRUPTED, execute, refuse_export_in_series};
 use crate::cli::RunArgs;
-use crate::config::{
-    RunConfig, create_empty_folder, missing_folders, remove_if_unused, unique_dir,
-};
+use crate::config::RunConfig;
 use crate::console::{note, say};
 use crate::files::read_json;
 use crate::interrupt;
+use crate::lifecycle::run::{EXIT_INTERRUPTED, execute, refuse_export_in_series};
 use crate::report::sweep::{self, RunPlace, SweepRow};
 use crate::report::table::{format_us, thousands};
 use crate::result_dir;
+use crate::result_dir::folder::{
+    create_empty_folder, missing_folders, remove_if_unused, unique_dir,
+};
 use crate::stats::Summary;
 
 /// Where the search starts, ops/s, without `--rate`.

@@ -11,13 +11,13 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, Result, bail};
 
 use crate::cli::MergeArgs;
-use crate::config::create_empty_folder;
 use crate::console::say;
 use crate::files::{CsvRows, write_json};
 use crate::interrupt;
 use crate::report::oplog_stats::{LoggedOp, Rebuilt};
 use crate::report::table::{self, thousands};
 use crate::report::{Heading, html, write_statistics};
+use crate::result_dir::folder::create_empty_folder;
 use crate::result_dir::{self, FailedWriteRow, PlanRecord, Recovery, RunRecord, ShardOrigin};
 use crate::runner::Shard;
 use crate::stamp::rfc3339;

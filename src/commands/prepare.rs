@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use anyhow::{Result, bail};
 
-use super::run::{SETUP_TIMEOUT, connect, set_up};
 use crate::cli::PrepareArgs;
 use crate::config::{seconds, store_settings};
 use crate::console::say;
 use crate::db::{ConnectOptions, DbUrl, Ownership, store_meta};
 use crate::interrupt;
+use crate::lifecycle::reach::{SETUP_TIMEOUT, connect, set_up};
 use crate::runner::{StopReason, StopSignal};
 
 /// `hatshop prepare`: makes the tables empty once, for shards that then use them as they are.

@@ -8,17 +8,17 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 
-use super::run::{
-    EXIT_INTERRUPTED, VerifyDifferences, execute_in_series, refuse_bound_without_search,
-    refuse_export_in_series, verified_note,
-};
 use crate::cli::RunArgs;
-use crate::config::{RunConfig, create_empty_folder, unique_dir};
+use crate::config::{RunConfig, refuse_bound_without_search};
 use crate::console::{note, say};
 use crate::files::{read_json, write_json};
+use crate::lifecycle::run::{
+    EXIT_INTERRUPTED, VerifyDifferences, execute_in_series, refuse_export_in_series, verified_note,
+};
 use crate::report::repeats::{self, repeat_dir};
 use crate::report::table::{format_us, thousands};
 use crate::result_dir;
+use crate::result_dir::folder::{create_empty_folder, unique_dir};
 use crate::stats::Summary;
 
 /// `hatshop run --repeat N`: the same run N times into repeat-K folders, and the

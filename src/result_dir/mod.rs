@@ -2,6 +2,7 @@
 //! self-describing (what ran, against what, on which host, and how far it got), and
 //! the one check every reader makes: that the folder is complete.
 
+pub mod folder;
 pub mod load_record;
 
 use std::path::{Path, PathBuf};

@@ -15,6 +15,7 @@ mod races;
 mod reach;
 mod source;
 mod stop;
+mod stream;
 mod watchdog;
 
 use std::sync::{Arc, Mutex};
@@ -37,6 +38,7 @@ pub use plan::{Dealing, Dealt, Pace, RunPlan, Shard, lane_of};
 pub use progress::Progress;
 pub use source::EventStream;
 pub use stop::{StopReason, StopSignal};
+pub use stream::open_stream;
 
 /// Lane inbox depth in batches: the source may run this far ahead of a lane.
 const INBOX_BATCHES: usize = 8;

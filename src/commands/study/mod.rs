@@ -6,7 +6,6 @@
 
 mod catalog;
 mod cells;
-mod servers;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -22,10 +21,10 @@ use crate::cluster::Home;
 use crate::console::{note, say};
 use crate::files::{read_json, write_json};
 use crate::interrupt;
+use crate::lifecycle::servers::ServerGuard;
 use crate::report::study::StudyView;
 use catalog::{STUDIES, Study};
 use cells::Cell;
-use servers::StudyServer;
 
 /// `study.json`: which study a folder holds, at which scale, and the command each of
 /// its cells runs.
@@ -184,7 +183,7 @@ impl Study {
             }
         );
         let mut clock = Estimate::new(cells);
-        let mut server: Option<StudyServer> = None;
+        let mut server: Option<ServerGuard> = None;
         let mut differing = 0;
         for (i, cell) in cells.iter().enumerate() {
             let cell_dir = dir.join(&cell.id);
@@ -197,18 +196,35 @@ impl Study {
             }
             // The estimate counts server starts too: they are part of what is left.
             let began = Instant::now();
-            if !server.as_ref().is_some_and(|s| s.serves(&cell.need)) {
+            let need = &cell.need;
+            if !server
+                .as_ref()
+                .is_some_and(|s| s.serves(need.server, need.nodes, need.set))
+            {
                 // The last server is stopped before the next starts: they share the cores.
                 drop(server.take());
-                match StudyServer::get(home, &cell.need, args.install, &args.server_url).await {
+                let given = args
+                    .server_url
+                    .iter()
+                    .find(|(name, nodes, _)| name == need.server && *nodes == need.nodes)
+                    .map(|(_, _, url)| url.as_str());
+                let found = ServerGuard::find_or_start(
+                    home,
+                    need.server,
+                    need.nodes,
+                    need.set,
+                    args.install,
+                    given,
+                );
+                match found.await {
                     Ok(started) => server = Some(started),
                     Err(_) if interrupt::requested() => return Ok(Outcome::Interrupted),
                     Err(e) => return Err(e),
                 }
             }
             let serving = server.as_mut().expect("started above");
-            serving.budget(&cell.need).await?;
-            let url = serving.url(&cell.need);
+            serving.budget(need.cpu_per_node).await?;
+            let url = serving.url_with(&need.query);
             if let Some(length) = serving.warm_up() {
                 if !warm_up(serving.name(), cell, &url, dir, home, length).await {
                     return Ok(Outcome::Interrupted);
@@ -284,8 +300,10 @@ async fn warm_up(
 async fn run_one(argv: &[String]) -> Result<(ExitCode, bool)> {
     let cli = Cli::try_parse_from(argv).map_err(|e| anyhow::anyhow!("{e}"))?;
     match &cli.command {
-        Command::Run(args) => super::run::execute_in_series(args).await,
-        Command::Load(args) => super::load::run(args).await.map(|code| (code, false)),
+        Command::Run(args) => crate::lifecycle::run::execute_in_series(args).await,
+        Command::Load(args) => crate::lifecycle::load::run(args)
+            .await
+            .map(|code| (code, false)),
         _ => unreachable!("a cell runs or loads"),
     }
 }

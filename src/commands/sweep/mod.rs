@@ -13,22 +13,26 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 
-use super::run::{EXIT_INTERRUPTED, execute_in_series, verified_note};
 use crate::cli::{RunArgs, SweepArgs, all_settings};
 use crate::cluster::Home;
-use crate::config::{
-    RunConfig, create_empty_folder, missing_folders, remove_if_unused, unique_dir,
-};
+use crate::config::RunConfig;
 use crate::console::{note, say};
 use crate::db::StoreMeta;
 use crate::files::read_json;
 use crate::interrupt;
+use crate::lifecycle::run::{
+    EXIT_INTERRUPTED, execute_in_series, refuse_export_in_series, verified_note,
+};
+use crate::lifecycle::servers::ServerGuard;
 use crate::report::sweep::{self, RunPlace, SweepRow};
 use crate::report::table::format_us;
 use crate::result_dir;
+use crate::result_dir::folder::{
+    create_empty_folder, missing_folders, remove_if_unused, unique_dir,
+};
 use crate::stats::Summary;
 use crate::verify::VerifyReport;
-use targets::{StartedServer, Target};
+use targets::Target;
 
 /// The settings that vary, in step: `values[step][key]`.
 #[derive(Debug, PartialEq)]
@@ -192,7 +196,7 @@ fn folder_name(keys: &[String], values: &[String], target: Option<&str>, repeat:
 /// `hatshop sweep`: one workload run while settings vary, every step checked first.
 pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
     let steps = Steps::parse(&args.vary)?;
-    super::run::refuse_export_in_series(&args.run)?;
+    refuse_export_in_series(&args.run)?;
     if args.run.find_max || args.run.p99_under.is_some() {
         bail!("--find-max searches on its own: use it with hatshop run, not sweep");
     }
@@ -352,7 +356,7 @@ impl Plan<'_> {
                 let server = match (target, self.steps.nodes(step)) {
                     (Target::Server { kind, .. }, Some(nodes)) => {
                         let nodes = number("nodes", nodes)?;
-                        match StartedServer::start(self.home, *kind, nodes).await {
+                        match ServerGuard::fresh(self.home, *kind, nodes).await {
                             Ok(server) => Some(server),
                             Err(_) if interrupt::requested() => {
                                 interrupted = true;
@@ -364,7 +368,7 @@ impl Plan<'_> {
                     _ => None,
                 };
                 for repeat in 1..=self.args.run.repeat {
-                    let url = target.url(server.as_ref().map(|s| &s.record));
+                    let url = target.url(server.as_ref().map(|s| s.url.as_str()));
                     if self
                         .run_one(&mut tally, target, url, values, repeat)
                         .await?

@@ -1,14 +1,10 @@
 //! What a sweep runs on: a database URL, or a server it starts at each node count
-//! (stopped and wiped when the step ends, whatever happened).
-
-use std::time::Instant;
+//! (`lifecycle::servers`: stopped and wiped when the step ends, whatever happened).
 
 use anyhow::{Result, bail};
 
-use crate::cluster::{self, Home, ServerKind, StartOptions};
-use crate::console::note;
+use crate::cluster::ServerKind;
 use crate::db::{DbUrl, StoreMeta, store_meta};
-use crate::interrupt;
 
 /// A database a sweep runs on.
 #[derive(Debug, Clone)]
@@ -70,13 +66,13 @@ impl Target {
     }
 
     /// The URL of a run: as given, or the started server's with the settings.
-    pub(super) fn url(&self, server: Option<&cluster::ServerRecord>) -> String {
+    pub(super) fn url(&self, server: Option<&str>) -> String {
         match (self, server) {
             (Target::Url(url), _) => url.clone(),
-            (Target::Server { query, .. }, Some(record)) if !query.is_empty() => {
-                format!("{}?{query}", record.url)
+            (Target::Server { query, .. }, Some(url)) if !query.is_empty() => {
+                format!("{url}?{query}")
             }
-            (Target::Server { .. }, Some(record)) => record.url.clone(),
+            (Target::Server { .. }, Some(url)) => url.to_string(),
             (Target::Server { kind, .. }, None) => unreachable!("{} is started first", kind.name()),
         }
     }
@@ -103,63 +99,6 @@ impl Target {
                 };
                 format!("{store}://127.0.0.1/hatshop{query}")
             }
-        }
-    }
-}
-
-/// A server the sweep started: stopped and wiped when dropped, whatever happened.
-pub(super) struct StartedServer {
-    home: Home,
-    kind: ServerKind,
-    pub(super) record: cluster::ServerRecord,
-}
-
-impl StartedServer {
-    pub(super) async fn start(
-        home: &Home,
-        kind: ServerKind,
-        nodes: usize,
-    ) -> Result<StartedServer> {
-        let home = home.clone();
-        let began = Instant::now();
-        let started = tokio::task::spawn_blocking({
-            let home = home.clone();
-            move || -> Result<cluster::ServerRecord> {
-                // Ctrl-C reaches the waits of a start through this.
-                let _listening = interrupt::Listening::new();
-                cluster::wipe(&home, kind)?;
-                let options = StartOptions {
-                    nodes,
-                    ..StartOptions::default()
-                };
-                match cluster::start(&home, kind, &options) {
-                    Ok((record, _)) => Ok(record),
-                    Err(e) => {
-                        let _ = cluster::wipe(&home, kind);
-                        Err(e)
-                    }
-                }
-            }
-        })
-        .await??;
-        note!(
-            "{} with {nodes} node{} ready in {:.0} s",
-            kind.name(),
-            if nodes == 1 { "" } else { "s" },
-            began.elapsed().as_secs_f64()
-        );
-        Ok(StartedServer {
-            home,
-            kind,
-            record: started,
-        })
-    }
-}
-
-impl Drop for StartedServer {
-    fn drop(&mut self) {
-        if let Err(e) = cluster::wipe(&self.home, self.kind) {
-            note!("could not stop {}: {e:#}", self.kind.name());
         }
     }
 }

@@ -12,13 +12,13 @@ use crate::workload::EventSource;
 use crate::workload::STREAM_VERSION;
 
 /// The server hatshop started that serves the run's URL, if any.
-pub(super) fn serving_server(config: &RunConfig) -> Option<crate::cluster::ServerRecord> {
+pub fn serving_server(config: &RunConfig) -> Option<crate::cluster::ServerRecord> {
     server_serving(&config.db, config.home.as_deref())
 }
 
 /// The server hatshop started (under `home`) that serves `url`, if any: its nodes can
 /// be watched, and its size and heap matter to the numbers.
-pub(crate) fn server_serving(
+pub fn server_serving(
     url: &crate::db::DbUrl,
     home: Option<&std::path::Path>,
 ) -> Option<crate::cluster::ServerRecord> {
@@ -27,7 +27,7 @@ pub(crate) fn server_serving(
 }
 
 /// What run.json records of a server hatshop started.
-pub(crate) fn server_facts(record: &crate::cluster::ServerRecord) -> result_dir::ServerFacts {
+pub fn server_facts(record: &crate::cluster::ServerRecord) -> result_dir::ServerFacts {
     result_dir::ServerFacts {
         name: record.kind.name().to_string(),
         nodes: record.nodes.len(),
@@ -35,7 +35,8 @@ pub(crate) fn server_facts(record: &crate::cluster::ServerRecord) -> result_dir:
     }
 }
 
-pub(super) fn initial_record(
+/// run.json's first version: what will run, against what, on which host.
+pub fn initial_record(
     config: &RunConfig,
     plan: &RunPlan,
     store: &crate::db::StoreFacts,

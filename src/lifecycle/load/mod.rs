@@ -17,12 +17,10 @@ use hdrhistogram::Histogram;
 use tokio::sync::mpsc;
 
 use self::send::{Senders, Sent};
-use super::run::{SETUP_TIMEOUT, connect, server_facts, server_serving, set_up, until};
+use super::reach::{SETUP_TIMEOUT, connect, set_up, until};
+use super::record::{server_facts, server_serving};
 use crate::cli::LoadArgs;
-use crate::config::{
-    create_empty_folder, in_result_folder, missing_folders, remove_if_unused, seconds,
-    store_settings, unique_dir,
-};
+use crate::config::{in_result_folder, seconds, store_settings};
 use crate::console::{note, say};
 use crate::db::{
     AnyStore, BatchLimit, BulkLoad, ConnectOptions, DbUrl, LoadShape, Ownership, Store, row_key,
@@ -31,6 +29,9 @@ use crate::db::{
 use crate::files::write_json;
 use crate::interrupt;
 use crate::report::table::thousands;
+use crate::result_dir::folder::{
+    create_empty_folder, missing_folders, remove_if_unused, unique_dir,
+};
 use crate::result_dir::load_record::{
     BATCH_TRACES_CSV, BATCHES_CSV, BatchLatency, BatchTrace, LOAD_JSON, LoadCheck, LoadPlan,
     LoadRecord, LoadTotals,

@@ -1,18 +1,20 @@
 //! Reaching the database before anything is measured: connect, make the tables, each
-//! within its deadline and hearing Ctrl-C. Shared by run, prepare and load.
+//! within its deadline and hearing Ctrl-C. Shared by run, prepare, load and verify.
 
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 
-use super::SETUP_TIMEOUT;
 use crate::config::RunConfig;
 use crate::db::{AnyStore, ConnectOptions, DbError, DbUrl, Marker, Ownership, Store};
 use crate::runner::StopSignal;
 use crate::workload::EventSource;
 
+/// How long creating the schema may take (a keyspace on a ring agrees slowly).
+pub const SETUP_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// Connects and makes the schema, within their deadlines, hearing Ctrl-C.
-pub(super) async fn connect_and_set_up(config: &RunConfig, stop: &StopSignal) -> Result<AnyStore> {
+pub async fn connect_and_set_up(config: &RunConfig, stop: &StopSignal) -> Result<AnyStore> {
     let options = ConnectOptions {
         concurrency: config.concurrency,
         settings: config.settings.clone(),
@@ -50,11 +52,7 @@ pub(super) async fn connect_and_set_up(config: &RunConfig, stop: &StopSignal) ->
 }
 
 /// Opens the store `url` names within `options.connect_timeout`, hearing Ctrl-C.
-pub(crate) async fn connect(
-    url: &DbUrl,
-    options: &ConnectOptions,
-    stop: &StopSignal,
-) -> Result<AnyStore> {
+pub async fn connect(url: &DbUrl, options: &ConnectOptions, stop: &StopSignal) -> Result<AnyStore> {
     within(
         options.connect_timeout,
         "connect",
@@ -69,7 +67,7 @@ pub(crate) async fn connect(
 /// This is the one step of every command (run, sweep, repeat, load, prepare) that
 /// deletes data, so a signal is checked once more just before it: a user who pressed
 /// Ctrl-C on seeing the wrong database named keeps its tables.
-pub(crate) async fn set_up(
+pub async fn set_up(
     store: &AnyStore,
     url: &DbUrl,
     owner: &Ownership,
@@ -96,7 +94,7 @@ pub(crate) async fn set_up(
 }
 
 /// Awaits `work` unless the deadline passes or the run is stopped first.
-pub(crate) async fn within<T>(
+pub async fn within<T>(
     limit: Duration,
     what: &str,
     stop: &StopSignal,
@@ -106,7 +104,7 @@ pub(crate) async fn within<T>(
 }
 
 /// [`within`], saying `interrupted` when stopped first.
-pub(crate) async fn until<T>(
+pub async fn until<T>(
     limit: Duration,
     what: &str,
     stop: &StopSignal,

@@ -8,8 +8,7 @@
 
 use anyhow::Result;
 
-use super::SETUP_TIMEOUT;
-use super::connect::until;
+use super::reach::{SETUP_TIMEOUT, until};
 use crate::config::RunConfig;
 use crate::console::note;
 use crate::db::{AnyStore, Store};

@@ -1,0 +1,315 @@
+//! One run, from its folder to its last record: connect and set up (within deadlines,
+//! hearing Ctrl-C), replay the stream, write the result folder, print the table. Whatever
+//! ends the run (its end, `--duration`, Ctrl-C, SIGTERM, a failure of the op log or the
+//! events file), the folder is completed with every operation that ran and says how it
+//! ended; a second signal leaves it marked `aborted`. `run`, the series (`--repeat`,
+//! `--find-max`, `sweep`) and a study's cells all run here.
+
+mod before_measuring;
+mod ending;
+mod progress;
+mod setup;
+mod terminal;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+
+use self::before_measuring::keep_unmeasured;
+use self::ending::{ended, record_failure, write_files};
+use self::progress::show_progress;
+use self::setup::{fault_timeline, phase_clock, plan_of, start_op_log, stream_of};
+use self::terminal::{print_result, say_running};
+use super::reach::connect_and_set_up;
+use super::record::{initial_record, serving_server};
+use super::run_json::RunJson;
+use super::server_time;
+use super::verify::verify_store;
+use crate::cli::RunArgs;
+use crate::config::RunConfig;
+use crate::console::{note, say};
+use crate::db::{AnyStore, Store};
+use crate::interrupt;
+use crate::report::table::thousands;
+use crate::report::{OpLogWriter, html};
+use crate::result_dir::folder::{claim_result_folder, missing_folders, remove_folders};
+use crate::result_dir::{self, RunRecord};
+use crate::runner::faults::{self, Timeline};
+use crate::runner::{self, Progress, RunClock, RunContext, StopReason, StopSignal};
+use crate::stats::Summary;
+use crate::workload::EventSource;
+
+/// Exit code of a run stopped by a signal, as shells expect.
+pub const EXIT_INTERRUPTED: u8 = interrupt::EXIT_CODE as u8;
+
+/// A run whose verify found the database differing from the stream (its folder is
+/// complete: a sweep goes on and says so at the end).
+#[derive(Debug, thiserror::Error)]
+#[error("verify found differences between the database and the event stream")]
+pub struct VerifyDifferences;
+
+/// `--export-json`: summary.json copied to `to`, or to standard output for `-`.
+fn export_summary(dir: &Path, to: &Path) -> Result<()> {
+    let from = result_dir::file(dir, result_dir::SUMMARY_JSON);
+    let text = std::fs::read_to_string(&from)
+        .with_context(|| format!("cannot read {}", from.display()))?;
+    if to.as_os_str() == "-" {
+        crate::console::data(&text);
+        return Ok(());
+    }
+    crate::files::write_out(to, text.as_bytes())
+}
+
+/// `--export-json` names one run's file: a series writes a summary.json per run, in
+/// its folder.
+pub fn refuse_export_in_series(args: &RunArgs) -> Result<()> {
+    if args.export_json.is_some() {
+        bail!(
+            "--export-json writes one run's summary; a series (--repeat, --find-max, sweep) \
+             writes each run's summary.json in its own folder"
+        );
+    }
+    Ok(())
+}
+
+/// What `--verify` found in a run of a series, for its line: `, verify exact`, the
+/// number of differences, or nothing where it did not run.
+pub fn verified_note(run_dir: &Path) -> String {
+    let path = result_dir::file(run_dir, result_dir::VERIFY_JSON);
+    match crate::files::read_json::<crate::verify::VerifyReport>(&path) {
+        Ok(report) if report.is_exact() => ", verify exact".to_string(),
+        Ok(report) => format!(
+            ", verify: {} differences (see {})",
+            thousands(report.differences()),
+            path.display()
+        ),
+        Err(_) => String::new(),
+    }
+}
+
+/// One run of a series (sweep, repeats) into its --out folder, without the table:
+/// its exit code, and whether verify found the database differing (which ends the run,
+/// not the series).
+pub async fn execute_in_series(args: &RunArgs) -> Result<(std::process::ExitCode, bool)> {
+    refuse_export_in_series(args)?;
+    let mut config = RunConfig::from_args(args)?;
+    config.print_details = false;
+    match execute(&config).await {
+        Ok(code) => Ok((code, false)),
+        Err(e) if e.is::<VerifyDifferences>() => Ok((std::process::ExitCode::FAILURE, true)),
+        Err(e) => Err(e),
+    }
+}
+
+/// Runs one validated config into its result folder.
+pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
+    let stop = Arc::new(StopSignal::default());
+    let _listening = {
+        let stop = stop.clone();
+        interrupt::Listening::with(move || stop.stop(StopReason::Interrupted))
+    };
+    let timeline = fault_timeline(config)?;
+    let made = missing_folders(&config.out_dir);
+    claim_result_folder(&config.out_dir)?;
+    // A run that never began leaves no folder behind (nor `results/` it made).
+    let never_began = |e: anyhow::Error| {
+        let _ = std::fs::remove_dir_all(&config.out_dir);
+        remove_folders(&made);
+        e
+    };
+    let reserve = RunJson::keep_room(&config.out_dir, config.concurrency).map_err(never_began)?;
+    let store = Arc::new(
+        connect_and_set_up(config, &stop)
+            .await
+            .map_err(never_began)?,
+    );
+    let server_time = server_time::begin(config, &store, &stop).await;
+    let clock = RunClock::now();
+    let mut record = initial_record(config, &plan_of(config, &store), &store.facts(), clock.wall);
+    record.server_time = server_time;
+    let run_json = RunJson::create(&config.out_dir, &record, reserve)?;
+    {
+        let run_json = run_json.clone();
+        interrupt::on_second_signal(move || run_json.abort());
+    }
+    let result = measure(
+        config,
+        store.clone(),
+        clock,
+        &stop,
+        timeline,
+        &mut record,
+        &run_json,
+    )
+    .await;
+    let result = match result {
+        Ok(()) => run_json.finish(&record).inspect_err(|e| {
+            if record.op_log_rows.is_some() {
+                record.unwritten = Some(format!("{e:#}"));
+            }
+        }),
+        failed => failed,
+    };
+    if let Err(e) = result {
+        let e = record_failure(config, &run_json, &mut record, e);
+        crate::db::close_within(&*store).await;
+        return Err(e);
+    }
+    // Requests a store still has in flight land before verify reads (bounded, and
+    // Ctrl-C skips the wait).
+    tokio::select! {
+        _ = tokio::time::timeout(config.op_timeout, store.settle()) => {}
+        _ = stop.interrupted() => {}
+    }
+    let finished = finish(config, &store, &record, &stop).await;
+    interrupt::clear_last_words();
+    crate::db::close_within(&*store).await;
+    finished
+}
+
+/// The measured part: the runner, then every file of the folder.
+async fn measure(
+    config: &RunConfig,
+    store: Arc<AnyStore>,
+    clock: RunClock,
+    stop: &Arc<StopSignal>,
+    timeline: Option<Timeline>,
+    record: &mut RunRecord,
+    run_json: &RunJson,
+) -> Result<()> {
+    let plan = plan_of(config, &store);
+    let (op_log, op_log_tx) = start_op_log(config, &store, clock)?;
+    let progress = Arc::new(Progress::default());
+    let bar = show_progress(config, progress.clone());
+    say_running(config);
+    let serving = serving_server(config);
+    let warmup_began = Arc::default();
+    let (stream, timed_warmup) = stream_of(config, &warmup_began)?;
+    let phases = phase_clock(
+        serving.as_ref(),
+        warmup_began,
+        keep_unmeasured(
+            config.out_dir.clone(),
+            run_json.clone(),
+            timed_warmup.clone(),
+        ),
+    );
+    let (run_over, over) = tokio::sync::watch::channel(false);
+    let observer = crate::observe::Observer::start(serving, over.clone());
+    let faults = timeline
+        .map(|timeline| tokio::spawn(faults::play(timeline, phases.clone(), stop.clone(), over)));
+    let outcome = runner::run(
+        store.clone(),
+        stream,
+        RunContext {
+            plan,
+            interval: config.interval,
+            clock,
+            stop: stop.clone(),
+            progress,
+            phases,
+            op_log: op_log_tx,
+        },
+    )
+    .await;
+    run_over.send_replace(true);
+    // What was put on disk before measuring stays in every later record.
+    record.unmeasured = run_json.unmeasured();
+    // The stream is gone with the runner: a timed warm-up's count is final.
+    if let (Some(count), EventSource::Generated { workload }) = (timed_warmup, &mut record.events) {
+        workload.warmup = count.get();
+    }
+    if let Some(faults) = faults {
+        record.faults = faults.await.unwrap_or_default();
+    }
+    if let Some(bar) = bar {
+        bar.end();
+    }
+    let outcome = outcome?;
+    let op_log_rows = op_log.map(OpLogWriter::finish).transpose();
+    // What ran goes into the record before any file is written: a file that cannot be
+    // written (a full disk) must not make the folder forget what reached the store.
+    ended(
+        record,
+        config,
+        &outcome,
+        op_log_rows.as_ref().ok().copied().flatten(),
+        clock,
+    );
+    op_log_rows?;
+    let written = write_files(config, &store, &outcome, clock, observer, stop, record).await;
+    if let Err(e) = &written
+        && record.op_log_rows.is_some()
+    {
+        record.unwritten = Some(format!("{e:#}"));
+    }
+    written
+}
+
+/// Prints the table, verifies if asked, writes the report; the exit code.
+async fn finish(
+    config: &RunConfig,
+    store: &AnyStore,
+    record: &RunRecord,
+    stop: &StopSignal,
+) -> Result<std::process::ExitCode> {
+    let summary: Summary =
+        crate::files::read_json(&result_dir::file(&config.out_dir, result_dir::SUMMARY_JSON))?;
+    if config.print_details {
+        print_result(config, record, &summary);
+    }
+    let mut exact = true;
+    if config.verify && matches!(record.status.as_str(), "finished" | "stopped_at_deadline") {
+        let verdict = result_dir::file(&config.out_dir, result_dir::VERIFY_JSON);
+        let report = tokio::select! {
+            report = verify_store(
+                store,
+                &config.db,
+                &config.out_dir,
+                record,
+                config.op_timeout,
+                Some(&verdict),
+            ) => Some(report?),
+            _ = stop.interrupted() => None,
+        };
+        match report {
+            Some(report) => {
+                if config.print_details {
+                    say!("verify:");
+                    crate::console::out(&report.render());
+                }
+                exact = report.is_exact();
+            }
+            None => note!("verify interrupted"),
+        }
+    }
+    let report = html::write_report(&config.out_dir)?;
+    if config.print_details {
+        say!("results: {}", config.out_dir.display());
+        if !config.verify && store.holds_data() && !config.db.in_memory() {
+            say!("check it: hatshop verify {}", config.out_dir.display());
+        }
+        say!("report: {}", report.display());
+    }
+    if let Some(to) = &config.export_json {
+        export_summary(&config.out_dir, to)?;
+    }
+    if record.status == "failed" {
+        bail!(
+            "the run failed: {}; the result folder holds every operation that ran",
+            record.error.as_deref().unwrap_or("unknown error")
+        );
+    }
+    if record.interrupted || stop.reason() == Some(StopReason::Interrupted) {
+        note!(
+            "interrupted after {} measured operations; the result folder holds all of them",
+            thousands(record.measured_ops)
+        );
+        return Ok(std::process::ExitCode::from(EXIT_INTERRUPTED));
+    }
+    if !exact {
+        return Err(VerifyDifferences.into());
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}

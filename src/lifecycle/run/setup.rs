@@ -1,0 +1,117 @@
+//! How the runner is set up for a run's config and store: the plan (lanes, pace,
+//! deadlines, dealing), the fault timeline, the phases' clock, the stream and the op log.
+
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use anyhow::Result;
+
+use crate::cluster::{Home, ServerRecord};
+use crate::config::RunConfig;
+use crate::db::{AnyStore, Store};
+use crate::report::OpLogWriter;
+use crate::result_dir;
+use crate::runner::faults::Timeline;
+use crate::runner::{self, BeforeMeasuring, Dealing, PhaseClock, RunClock, RunPlan, open_stream};
+use crate::workload::{EventSource, TimedWarmup, WarmupCount};
+
+/// How the runner runs this config against this store.
+pub(super) fn plan_of(config: &RunConfig, store: &AnyStore) -> RunPlan {
+    RunPlan {
+        concurrency: config.concurrency,
+        lane_threads: lane_threads_of(config, store),
+        pace: config.pace,
+        max_duration: config.max_duration,
+        op_timeout: config.op_timeout,
+        retries: config.retries,
+        check_reads: store.holds_data(),
+        hash_stream: matches!(config.source, EventSource::Generated { .. }),
+        dealing: Dealing {
+            lanes: config.concurrency * config.shard.map_or(1, |shard| shard.count),
+            conflicts: config.conflicts,
+        },
+        shard: config.shard,
+        trace_sample: config.trace_sample,
+        // Three connect timeouts with no operation reaching the store: it is gone. Faults
+        // make it unreachable on purpose, and the run measures that.
+        give_up_unreached: config
+            .faults
+            .is_empty()
+            .then(|| config.connect_timeout * GIVE_UP_AFTER_CONNECT_TIMEOUTS),
+    }
+}
+
+/// `--lane-threads`, else one per core where the store chooses them, else none; never
+/// more than lanes.
+pub(super) fn lane_threads_of(config: &RunConfig, store: &AnyStore) -> usize {
+    let threads = match config.lane_threads {
+        Some(threads) => threads,
+        None if store.lane_threads(config.concurrency) => crate::procfs::cores(),
+        None => 0,
+    };
+    threads.min(config.concurrency)
+}
+
+/// Connect timeouts in a row with no operation reaching the store, before a run ends.
+const GIVE_UP_AFTER_CONNECT_TIMEOUTS: u32 = 3;
+
+/// The faults to play and the server they go to, checked before anything starts.
+pub(super) fn fault_timeline(config: &RunConfig) -> Result<Option<Timeline>> {
+    if config.faults.is_empty() {
+        return Ok(None);
+    }
+    let hosts = config.db.address(0).map(|a| a.hosts).unwrap_or_default();
+    let home = Home::resolve(config.home.as_deref())?;
+    Timeline::resolve(config.faults.clone(), home, config.db.scheme(), &hosts).map(Some)
+}
+
+/// The phases' clock, which also counts the CPU of the server hatshop started for
+/// this run's database; `before_measuring` runs as the measured phase is about to begin.
+pub(super) fn phase_clock(
+    serving: Option<&ServerRecord>,
+    warmup: Arc<OnceLock<Instant>>,
+    before_measuring: BeforeMeasuring,
+) -> Arc<PhaseClock> {
+    Arc::new(PhaseClock {
+        warmup,
+        server_pids: serving
+            .iter()
+            .flat_map(|server| server.nodes.iter().map(|node| node.pid))
+            .collect(),
+        before_measuring: Some(before_measuring),
+        ..PhaseClock::default()
+    })
+}
+
+/// The run's events, and with `--warmup 10s` where its warm-up count will be: the
+/// warm-up ends that long after `warmup_began`, which the source sets.
+pub(super) fn stream_of(
+    config: &RunConfig,
+    warmup_began: &Arc<OnceLock<Instant>>,
+) -> Result<(runner::EventStream, Option<WarmupCount>)> {
+    Ok(match (&config.source, config.warmup_time) {
+        (EventSource::Generated { workload }, Some(length)) => {
+            let (stream, count) = TimedWarmup::new(workload, length, warmup_began.clone());
+            (Box::new(stream.map(Ok)), Some(count))
+        }
+        _ => (open_stream(&config.source)?, None),
+    })
+}
+
+/// The op log's writer thread and the sender the lanes share, when it is on.
+pub(super) fn start_op_log(
+    config: &RunConfig,
+    store: &AnyStore,
+    clock: RunClock,
+) -> Result<(Option<OpLogWriter>, Option<crate::report::OpLogSender>)> {
+    if !config.op_log {
+        return Ok((None, None));
+    }
+    let (writer, tx) = OpLogWriter::start(
+        &result_dir::file(&config.out_dir, result_dir::OPS_CSV),
+        &config.run_id,
+        store.facts().name.as_str(),
+        clock.wall,
+    )?;
+    Ok((Some(writer), Some(tx)))
+}

@@ -1,0 +1,106 @@
+//! What a run prints for a person: the line it starts with, and the table, costs and
+//! warnings it ends with.
+
+use std::time::Duration;
+
+use crate::config::RunConfig;
+use crate::console::{note, say};
+use crate::report::table::{self, thousands};
+use crate::result_dir::RunRecord;
+use crate::stats::Summary;
+use crate::workload::EventSource;
+
+/// "running W on URL (concurrency C); results in DIR", and how long an open loop
+/// nothing bounds will take when that is long. A series (sweep, repeats) says its own
+/// line for each run, after its header.
+pub(super) fn say_running(config: &RunConfig) {
+    if config.print_details {
+        note!(
+            "running {} on {} (concurrency {}); results in {}",
+            config.workload_name(),
+            config.db,
+            config.concurrency,
+            config.out_dir.display()
+        );
+    }
+    if let Some(length) = config.unbounded_length.filter(|l| *l >= LONG_PLAN) {
+        note!(
+            "at this --rate the plan takes {} to send its events; --duration bounds it",
+            crate::config::years_or_time(length.as_secs_f64())
+        );
+    }
+}
+
+/// An open loop this long is said before it starts.
+const LONG_PLAN: Duration = Duration::from_secs(3600);
+
+/// The header, the table and any warning, on stdout.
+pub(super) fn print_result(config: &RunConfig, record: &RunRecord, summary: &Summary) {
+    say!(
+        "{} · {} ({}) · seed {} · concurrency {}",
+        config.workload_name(),
+        record.database.store.name,
+        record.database.store.server_version,
+        seed_of(&config.source),
+        config.concurrency
+    );
+    let settings: Vec<String> = record
+        .database
+        .store
+        .settings
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if !settings.is_empty() {
+        say!("{}", settings.join(" · "));
+    }
+    if let Some(server) = &record.database.server {
+        let facts: Vec<String> = server
+            .settings
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        say!(
+            "server started by hatshop: {} of {} node{} ({})",
+            server.name,
+            server.nodes,
+            if server.nodes == 1 { "" } else { "s" },
+            facts.join(" · ")
+        );
+    }
+    crate::console::out(&table::render(summary, &config.percentiles));
+    if let Some(client) = &record.client {
+        let (line, warning) =
+            client.report(&record.database.store.name, config.db.store().in_process);
+        say!("{line}");
+        if let Some(warning) = warning {
+            say!("warning: {warning}");
+        }
+    }
+    if let Some(server) = &record.server_cpu {
+        say!("{}", server.describe());
+    }
+    if summary.ops == 0 {
+        say!(
+            "warning: no operation was measured, so there is no latency or throughput to \
+             read (the measured phase had {} events)",
+            thousands(config.measured_events())
+        );
+    }
+    if record.unmeasured_errors > 0 {
+        say!(
+            "warning: {} operations failed during load and warm-up",
+            thousands(record.unmeasured_errors)
+        );
+    }
+    if record.status == "stopped_at_deadline" && record.measured_ops == 0 {
+        say!("warning: --duration ran out before anything was measured (in the load or warm-up)");
+    }
+}
+
+pub(super) fn seed_of(source: &EventSource) -> String {
+    match source {
+        EventSource::Generated { workload } => workload.seed.to_string(),
+        EventSource::File(_) => "from file".into(),
+    }
+}

@@ -1,0 +1,260 @@
+//! The servers a series of runs stands on, and what becomes of each at the end: one
+//! started here is stopped (and wiped, when it was started fresh for a sweep's step),
+//! whatever happened; one found running is left as it was found, its CPU budget given
+//! back; one the user gave by URL (machines of their own) is only used. A budget per
+//! node is set before each run that asks for one, and a fresh JVM server is warmed.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+use crate::cluster::{self, Home, ServerKind, ServerRecord, StartOptions};
+use crate::console::note;
+use crate::interrupt;
+
+/// What becomes of a server when its guard goes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum End {
+    /// Found running, or the user's: left as it was found.
+    Leave,
+    /// Started here: stopped.
+    Stop,
+    /// Started fresh here: stopped and its data deleted.
+    Wipe,
+}
+
+/// A server some runs stand on, guarded until they are done.
+pub struct ServerGuard {
+    home: Home,
+    kind: ServerKind,
+    nodes: usize,
+    set: &'static [(&'static str, &'static str)],
+    end: End,
+    /// Given by URL: machines of the user's, which no budget caps.
+    given: bool,
+    /// Each node's CPU budget now, and as the guard found it.
+    budget: Option<f64>,
+    found_budget: Option<f64>,
+    /// Whether it has been warmed up.
+    pub warmed: bool,
+    /// The URL to give `--db`.
+    pub url: String,
+}
+
+impl ServerGuard {
+    fn new(home: &Home, kind: ServerKind, nodes: usize, end: End, url: String) -> ServerGuard {
+        ServerGuard {
+            home: home.clone(),
+            kind,
+            nodes,
+            set: &[],
+            end,
+            given: false,
+            budget: None,
+            found_budget: None,
+            warmed: false,
+            url,
+        }
+    }
+
+    /// A fresh server of `nodes` nodes, whatever ran before (a sweep's step): wiped
+    /// before it starts, and stopped and wiped at the end.
+    pub async fn fresh(home: &Home, kind: ServerKind, nodes: usize) -> Result<ServerGuard> {
+        let began = Instant::now();
+        let options = StartOptions {
+            nodes,
+            ..StartOptions::default()
+        };
+        let record = start(home, kind, options, true).await?;
+        note!(
+            "{} with {nodes} node{} ready in {:.0} s",
+            kind.name(),
+            if nodes == 1 { "" } else { "s" },
+            began.elapsed().as_secs_f64()
+        );
+        Ok(ServerGuard::new(home, kind, nodes, End::Wipe, record.url))
+    }
+
+    /// The server `name` at `nodes` nodes, started with the server settings `set`: the
+    /// user's own where `given` names its URL; else one found running at that size
+    /// (refused at another size or without a setting); else started, and stopped at
+    /// the end.
+    pub async fn find_or_start(
+        home: &Home,
+        name: &str,
+        nodes: usize,
+        set: &'static [(&'static str, &'static str)],
+        install: bool,
+        given: Option<&str>,
+    ) -> Result<ServerGuard> {
+        let kind = ServerKind::find(name).with_context(|| format!("no server named {name}"))?;
+        if let Some(url) = given {
+            note!(
+                "{} with {nodes} node{}: the machines at {}",
+                kind.name(),
+                if nodes == 1 { "" } else { "s" },
+                crate::db::shown_url(url)
+            );
+            let mut guard = ServerGuard::new(home, kind, nodes, End::Leave, url.to_string());
+            guard.given = true;
+            guard.warmed = true;
+            return Ok(guard);
+        }
+        if let Some(record) = home.running(kind) {
+            refuse_other_size_or_settings(home, kind, &record, nodes, set)?;
+            let mut guard = ServerGuard::new(home, kind, nodes, End::Leave, record.url.clone());
+            guard.set = set;
+            guard.budget = record.cpu_per_node();
+            guard.found_budget = guard.budget;
+            return Ok(guard);
+        }
+        let began = Instant::now();
+        note!(
+            "starting {}{}",
+            kind.name(),
+            if nodes > 1 {
+                format!(" with {nodes} nodes")
+            } else {
+                String::new()
+            }
+        );
+        let options = StartOptions {
+            nodes,
+            config: set
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            install,
+            ..StartOptions::default()
+        };
+        let record = start(home, kind, options, false).await?;
+        note!(
+            "{} ready in {:.0} s",
+            kind.name(),
+            began.elapsed().as_secs_f64()
+        );
+        let mut guard = ServerGuard::new(home, kind, nodes, End::Stop, record.url);
+        guard.set = set;
+        Ok(guard)
+    }
+
+    /// Whether it is the server `name` at `nodes` nodes with the settings `set`.
+    pub fn serves(&self, name: &str, nodes: usize, set: &[(&str, &str)]) -> bool {
+        self.kind.name() == name && self.nodes == nodes && self.set == set
+    }
+
+    /// Gives every node a budget of `cores` of the host's CPU (none: no cap), unless the
+    /// machines are the user's own.
+    pub async fn budget(&mut self, cores: Option<f64>) -> Result<()> {
+        if self.given || self.budget == cores {
+            return Ok(());
+        }
+        let (home, kind) = (self.home.clone(), self.kind);
+        tokio::task::spawn_blocking(move || cluster::budget(&home, kind, cores)).await??;
+        self.budget = cores;
+        Ok(())
+    }
+
+    /// How long to warm it up before its first run: a fresh JVM compiling its hot
+    /// code answers slower than it will.
+    pub fn warm_up(&self) -> Option<Duration> {
+        if self.warmed {
+            return None;
+        }
+        self.kind.meta().warm_up
+    }
+
+    /// Its name, as `hatshop server` takes it.
+    pub fn name(&self) -> &'static str {
+        self.kind.name()
+    }
+
+    /// Its URL with store settings after it (`rf=3&cl=QUORUM`).
+    pub fn url_with(&self, query: &str) -> String {
+        if query.is_empty() {
+            return self.url.clone();
+        }
+        let joint = if self.url.contains('?') { '&' } else { '?' };
+        format!("{}{joint}{query}", self.url)
+    }
+}
+
+impl Drop for ServerGuard {
+    fn drop(&mut self) {
+        let ended = match self.end {
+            End::Stop => cluster::stop(&self.home, self.kind).map(|_| "stopped"),
+            End::Wipe => cluster::wipe(&self.home, self.kind).map(|()| "stopped and wiped"),
+            End::Leave if !self.given && self.budget != self.found_budget => {
+                // A server found running gets back the budget it had.
+                cluster::budget(&self.home, self.kind, self.found_budget).map(|_| "left running")
+            }
+            End::Leave => return,
+        };
+        match ended {
+            Ok(what) if self.end != End::Leave => note!("{} {what}", self.kind.name()),
+            Ok(_) => {}
+            Err(e) => note!("could not stop {}: {e:#}", self.kind.name()),
+        }
+    }
+}
+
+/// A server found running must be of the size and settings asked for: it is not
+/// touched, and the line says how to stop it.
+fn refuse_other_size_or_settings(
+    home: &Home,
+    kind: ServerKind,
+    record: &ServerRecord,
+    nodes: usize,
+    set: &[(&str, &str)],
+) -> Result<()> {
+    if record.nodes.len() != nodes {
+        bail!(
+            "{} already runs with {} node{} under {}; {nodes} are needed: stop it first \
+             (`hatshop server stop {}`)",
+            kind.name(),
+            record.nodes.len(),
+            if record.nodes.len() == 1 { "" } else { "s" },
+            home.root.display(),
+            kind.name()
+        );
+    }
+    if let Some((key, value)) = set
+        .iter()
+        .find(|(key, value)| !record.started_with(key, value))
+    {
+        bail!(
+            "{} runs without {key}={value}, which is needed: stop it first (`hatshop server \
+             stop {}`) and one is started with it",
+            kind.name(),
+            kind.name()
+        );
+    }
+    Ok(())
+}
+
+/// Starts a server off the runtime's threads, hearing Ctrl-C; `fresh`: wiped first (and
+/// wiped again if it fails to start).
+async fn start(
+    home: &Home,
+    kind: ServerKind,
+    options: StartOptions,
+    fresh: bool,
+) -> Result<ServerRecord> {
+    let home = home.clone();
+    tokio::task::spawn_blocking(move || {
+        let _listening = interrupt::Listening::new();
+        if fresh {
+            cluster::wipe(&home, kind)?;
+        }
+        match cluster::start(&home, kind, &options) {
+            Ok((record, _)) => Ok(record),
+            Err(e) => {
+                if fresh {
+                    let _ = cluster::wipe(&home, kind);
+                }
+                Err(e)
+            }
+        }
+    })
+    .await?
+}

@@ -1,0 +1,323 @@
+//! The verdict on a database: the run's stream replayed as far as its lanes reached
+//! (from what the run recorded of its own end, or, for a killed run, from its op log
+//! and what its load came to), the failed writes it recorded, and hatshop's marker,
+//! against what the store holds; within deadlines, hearing Ctrl-C.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow, bail};
+
+use crate::config::check_events_file;
+use crate::db::{DbError, DbUrl, ErrorKind, Marker, Store};
+use crate::files::write_json;
+use crate::interrupt;
+use crate::result_dir::{self, FailedWriteRow, RunRecord};
+use crate::runner::open_stream;
+use crate::verify::{Expected, KeyCheck, VerifyReport, compare_orders, describe};
+use crate::workload::{EventSource, OrderBook, OrderEvent, OrderId, STREAM_VERSION, Target};
+
+/// Awaits one database call within `limit`.
+pub async fn waiting<T>(
+    limit: Duration,
+    what: &str,
+    work: impl Future<Output = Result<T, DbError>>,
+) -> Result<T> {
+    match tokio::time::timeout(limit, work).await {
+        Ok(result) => result.map_err(anyhow::Error::from),
+        Err(_) => Err(anyhow!(
+            "no answer within {} s (to {what})",
+            limit.as_secs_f64()
+        )),
+    }
+}
+
+/// Compares the store with the run's expected state; the verdict goes to `to`
+/// (verify.json of the run's own database), if given.
+pub async fn verify_store<D: Store>(
+    store: &D,
+    url: &DbUrl,
+    dir: &Path,
+    record: &RunRecord,
+    page_timeout: Duration,
+    to: Option<&Path>,
+) -> Result<VerifyReport> {
+    if !store.holds_data() {
+        bail!("{url} keeps no data: there is nothing to verify");
+    }
+    if record.stream_version != STREAM_VERSION {
+        bail!(
+            "{} was made by stream version {} and this hatshop makes version {}: verify it with \
+             the hatshop that made it (hatshop {})",
+            dir.display(),
+            record.stream_version,
+            STREAM_VERSION,
+            record.hatshop_version
+        );
+    }
+    let at = crate::stamp::now();
+    let marker = waiting(page_timeout, "check hatshop's marker", store.check_owned())
+        .await
+        .map_err(|e| anyhow!("{e:#}: nothing to verify"))?;
+    check_marker(&marker, url, record)?;
+    let reach = Reach::of(dir, record)?;
+    let failures = failed_writes(dir, record)?;
+    let whole_ids: HashSet<OrderId> = failures
+        .iter()
+        .filter(|(_, (target, kind))| !kind.outcome_unknown() && matches!(target, Target::Order(_)))
+        .map(|(_, (target, _))| target.id())
+        .collect();
+    let mut expected = Expected::new(whole_ids);
+    replay(record, &reach, |event, fate, races| {
+        if races && !matches!(fate, Fate::NotApplied) {
+            expected.raced(event);
+        }
+        match fate {
+            Fate::Applied => expected.apply(event, failures.get(&event.seq).map(|f| f.1)),
+            Fate::MaybeApplied => expected.maybe_applied(event),
+            Fate::NotApplied => {}
+        }
+    })?;
+
+    let mut report = VerifyReport {
+        database: url.to_string(),
+        at,
+        ..VerifyReport::default()
+    };
+    let snapshot = waiting(page_timeout, "read the orders back", store.snapshot())
+        .await
+        .with_context(|| format!("cannot read back {url}"))?;
+    let differing = compare_orders(&expected, &snapshot, &mut report);
+    if !differing.is_empty() {
+        describe(
+            &whole_orders(record, &reach, &differing, &failures)?,
+            &snapshot,
+            &mut report,
+        );
+    }
+    drop(snapshot);
+
+    let mut check = KeyCheck::new(&expected);
+    let mut cursor = None;
+    loop {
+        let page = waiting(page_timeout, "read records back", store.kv_page(cursor))
+            .await
+            .with_context(|| format!("cannot read back {url}"))?;
+        for (key, value) in &page.records {
+            check.record(key, value, &mut report);
+        }
+        match page.next {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    check.finish(&mut report);
+    if let Some(to) = to {
+        write_json(to, &report)?;
+    }
+    Ok(report)
+}
+
+/// The tables must be the ones this run set up: a later run (or `prepare`, or a load)
+/// that set them up again emptied what this one wrote.
+fn check_marker(marker: &Marker, url: &DbUrl, record: &RunRecord) -> Result<()> {
+    // A merged run's shards used the tables `hatshop prepare` made.
+    let this_run = Marker::of_run(
+        &record.hatshop_version,
+        &record.run_id,
+        record.pid,
+        record.process_start,
+    );
+    let made_for_this_run = match marker.run_id() {
+        Some(_) => record.shards.is_empty() && marker.made_by == this_run,
+        None => !record.shards.is_empty(),
+    };
+    if made_for_this_run {
+        return Ok(());
+    }
+    bail!(
+        "{url} holds the tables of another run: its marker says \"{}\", not run {}; they \
+         were set up again after this run, so what it wrote is gone and there is nothing \
+         to verify",
+        marker.made_by,
+        record.run_id
+    )
+}
+
+/// How far each lane got, as far as the folder knows: the last event each applied for
+/// certain, and how many events after it may also have reached the store.
+struct Reach {
+    lane_last_seq: Vec<Option<u64>>,
+    /// Events past a lane's last that may have been applied: none for a run that
+    /// recorded its own end; for a killed one, what its op log may lag behind.
+    unlogged: u64,
+}
+
+impl Reach {
+    fn of(dir: &Path, record: &RunRecord) -> Result<Reach> {
+        if record.recorded_its_end() {
+            return Ok(Reach {
+                lane_last_seq: record.lane_last_seq.clone(),
+                unlogged: 0,
+            });
+        }
+        let Some(unmeasured) = &record.unmeasured else {
+            bail!(
+                "the run in {} was killed before its measured phase began (in its load or \
+                 warm-up): how far its load got is not known, so neither is what the \
+                 database must hold; run it again",
+                dir.display()
+            );
+        };
+        let Some(recovery) = &record.recovered else {
+            bail!(
+                "{}: {}",
+                dir.display(),
+                result_dir::rebuild_hint(dir, record)
+            );
+        };
+        // Every lane had applied the load and warm-up before measuring began.
+        let floor = unmeasured.through_seq;
+        Ok(Reach {
+            lane_last_seq: recovery
+                .logged_lane_last_seq
+                .iter()
+                .map(|logged| (*logged).max(floor))
+                .collect(),
+            unlogged: crate::runner::UNLOGGED_PER_LANE,
+        })
+    }
+}
+
+/// What became of an event of the stream, as far as the run knows.
+enum Fate {
+    Applied,
+    /// After the last logged event of a killed run's lane: it may have reached the store.
+    MaybeApplied,
+    NotApplied,
+}
+
+/// Replays the run's stream as far as its lanes reached, telling each event's fate and
+/// whether it raced another lane (`conflicts`).
+fn replay(
+    record: &RunRecord,
+    reach: &Reach,
+    mut visit: impl FnMut(&OrderEvent, Fate, bool),
+) -> Result<()> {
+    if let EventSource::File(info) = &record.events {
+        let now = check_events_file(&info.path)?;
+        if now.sha256 != info.sha256 {
+            bail!(
+                "events file {} changed since the run (sha256 {} then, {} now)",
+                info.path.display(),
+                info.sha256,
+                now.sha256
+            );
+        }
+    }
+    let lanes = reach.lane_last_seq.len().max(1);
+    let dealing = crate::runner::Dealing {
+        lanes,
+        ..record.dealing()
+    };
+    let window = reach.unlogged;
+    let mut past_last = vec![0u64; lanes];
+    // Nothing past this seq can have been applied: the replay stops there, not at the
+    // end of a planned stream that may be billions of events long.
+    let last_applied = reach.lane_last_seq.iter().flatten().max().copied();
+    let horizon = match (last_applied, window) {
+        (None, 0) => return Ok(()),
+        (last, _) => last
+            .unwrap_or(0)
+            .saturating_add(window.saturating_mul(lanes as u64)),
+    };
+    for event in open_stream(&record.events)? {
+        let event = event?;
+        if event.seq > horizon {
+            break;
+        }
+        // Replaying is work on this thread: it listens for Ctrl-C itself.
+        if event.seq % 4096 == 0 && interrupt::requested() {
+            bail!("verify interrupted");
+        }
+        let dealt = dealing.deal(
+            event.seq,
+            event.op.target().id(),
+            event.op.event_type(),
+            event.phase,
+        );
+        let lane = dealt.lane;
+        let last = reach.lane_last_seq.get(lane).copied().flatten();
+        let fate = if last.is_some_and(|last| event.seq <= last) {
+            Fate::Applied
+        } else if past_last[lane] < window {
+            past_last[lane] += 1;
+            Fate::MaybeApplied
+        } else {
+            Fate::NotApplied
+        };
+        visit(&event, fate, dealt.own.is_some());
+    }
+    Ok(())
+}
+
+/// The whole expected state of a few orders: a second replay that keeps only them.
+fn whole_orders(
+    record: &RunRecord,
+    reach: &Reach,
+    ids: &BTreeSet<OrderId>,
+    failures: &HashMap<u64, (Target, ErrorKind)>,
+) -> Result<BTreeMap<OrderId, crate::workload::Order>> {
+    let mut book = OrderBook::new();
+    replay(record, reach, |event, fate, _| {
+        let definite = failures
+            .get(&event.seq)
+            .is_some_and(|(_, kind)| !kind.outcome_unknown());
+        if matches!(fate, Fate::Applied)
+            && !definite
+            && matches!(event.op.target(), Target::Order(id) if ids.contains(&id))
+        {
+            book.apply(&event.op);
+        }
+    })?;
+    Ok(book
+        .into_sorted()
+        .into_iter()
+        .map(|o| (o.order_id, o))
+        .collect())
+}
+
+/// failed_writes.csv by seq: every write the run recorded as failed must be listed (a
+/// killed run: those of its load and warm-up, kept before measuring), or which orders
+/// and keys a failed write left alone is not known and nothing can be judged.
+fn failed_writes(dir: &Path, record: &RunRecord) -> Result<HashMap<u64, (Target, ErrorKind)>> {
+    let recorded = if record.recorded_its_end() {
+        record.failed_writes
+    } else {
+        record.unmeasured.as_ref().map_or(0, |u| u.failed_writes)
+    };
+    let path = result_dir::file(dir, result_dir::FAILED_WRITES_CSV);
+    let rows: Vec<FailedWriteRow> = crate::report::load::read_rows(&path)?;
+    let mut out = HashMap::with_capacity(rows.len());
+    for row in rows {
+        let kind = ErrorKind::parse(&row.error_kind).unwrap_or(ErrorKind::Other);
+        let key_event = matches!(row.event_type.as_str(), "write" | "rewrite" | "delete");
+        let target = if key_event {
+            Target::Key(row.target)
+        } else {
+            Target::Order(row.target)
+        };
+        out.insert(row.seq, (target, kind));
+    }
+    if (out.len() as u64) < recorded {
+        bail!(
+            "{} lists {} of the {recorded} writes the run recorded as failed (the disk filled \
+             up before the rest were written?): what they left in the database is not known, \
+             so it cannot be verified",
+            path.display(),
+            out.len()
+        );
+    }
+    Ok(out)
+}
