@@ -236,7 +236,7 @@ fn redis_persistence_lands_in_run_json() {
 }
 
 /// The quota of the group the kernel keeps process `pid` in (cgroup v1's cpu
-/// controller, as this machine mounts it), in microseconds per 100 ms.
+/// controller, as this machine mounts it), in microseconds per 10 ms.
 fn cpu_quota_of(pid: &str) -> Option<i64> {
     let groups = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
     let path = groups
@@ -276,7 +276,7 @@ fn a_node_keeps_its_cpu_budget_for_its_life() {
     assert!(started.status.success(), "{}", text(&started.stderr));
     let url = text(&started.stdout).trim().to_string();
     let pid = node_pid(path);
-    assert_eq!(cpu_quota_of(&pid), Some(20_000));
+    assert_eq!(cpu_quota_of(&pid), Some(2_000));
     let status = text(&server(path, &["status"]).stdout);
     assert!(
         status.contains("cpu_per_node=0.2") && status.contains("0.2 core"),
@@ -289,7 +289,7 @@ fn a_node_keeps_its_cpu_budget_for_its_life() {
             .success()
     );
     assert_eq!(node_pid(path), pid);
-    assert_eq!(cpu_quota_of(&pid), Some(50_000));
+    assert_eq!(cpu_quota_of(&pid), Some(5_000));
     // Killed and started again: the same budget on the new process.
     assert!(
         server(path, &["kill", "redis", "--node", "1"])
@@ -303,7 +303,7 @@ fn a_node_keeps_its_cpu_budget_for_its_life() {
     );
     let again = node_pid(path);
     assert_ne!(again, pid);
-    assert_eq!(cpu_quota_of(&again), Some(50_000));
+    assert_eq!(cpu_quota_of(&again), Some(5_000));
     let tmp = TempDir::new().unwrap();
     let home_arg = ["--events", "300", "--home", path.to_str().unwrap()];
     let out = run_and_verify(&tmp, &url, &[SMALL_KV, &home_arg].concat());
@@ -322,7 +322,7 @@ fn a_node_keeps_its_cpu_budget_for_its_life() {
             "--home",
             path.to_str().unwrap(),
         ],
-        "--cpu-per-node must be from 0.05 to",
+        "--cpu-per-node must be from 0.1 to",
     );
     assert!(server(path, &["stop", "redis"]).status.success());
     let groups: Vec<String> = std::fs::read_dir("/sys/fs/cgroup/cpu/hatshop")
