@@ -259,7 +259,9 @@ fn held_back(
     match cluster::cpu_budget::throttled(kind.name(), node.node, node.pid) {
         Some(t) if t.periods > 0 => format!(
             "  {cores} core: held back in {} of {} periods ({:.1} s)",
-            t.throttled_periods, t.periods, t.throttled_s
+            crate::report::table::thousands(t.throttled_periods),
+            crate::report::table::thousands(t.periods),
+            t.throttled_s
         ),
         _ => format!("  {cores} core"),
     }
