@@ -87,11 +87,11 @@ fn run() -> Result<(), String> {
     };
     let (conns, ops) = (number(conns)? as usize, number(ops)?);
     let layout = Layout::parse(layout)?;
-    let url = DbUrl::parse(url)?;
+    let url = DbUrl::parse(url).map_err(|e| e.to_string())?;
     let meta = url.store();
     let options = ConnectOptions {
         concurrency: conns,
-        settings: Settings::checked(meta.scheme, meta.settings, url.params()?)?,
+        settings: Settings::checked(meta.scheme, meta.settings, url.params())?,
         connect_timeout: DEADLINE,
         op_timeout: DEADLINE,
         existing_only: false,

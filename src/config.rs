@@ -240,10 +240,10 @@ impl RunConfig {
 fn store_of(args: &RunArgs) -> Result<(DbUrl, Settings)> {
     let db = match args.db.as_slice() {
         [one] => one,
-        [] => "sqlite://",
+        [] => crate::db::DEFAULT_URL,
         _ => bail!("a run takes one --db (a sweep takes several)"),
     };
-    let db = DbUrl::parse(db).map_err(anyhow::Error::msg)?;
+    let db = DbUrl::parse(db)?;
     let settings = store_settings(db.store(), &db, &args.store)?;
     Ok((db, settings))
 }
@@ -363,7 +363,6 @@ pub fn in_result_folder(db: DbUrl, out_dir: &Path) -> DbUrl {
 pub fn store_settings(meta: &StoreMeta, url: &DbUrl, flags: &StoreArgs) -> Result<Settings> {
     let mut given: BTreeMap<String, String> = url
         .params()
-        .map_err(anyhow::Error::msg)?
         .into_iter()
         .map(|(name, value)| (crate::db::current_setting_name(&name).to_string(), value))
         .collect();

@@ -719,7 +719,10 @@ fn architecture_no_scheme_name_outside_db() {
                 continue;
             }
             for scheme in &schemes {
-                if line.contains(&format!("\"{scheme}\"")) {
+                // The scheme alone, or a URL literal that starts with it.
+                if line.contains(&format!("\"{scheme}\""))
+                    || line.contains(&format!("\"{scheme}://"))
+                {
                     found.push(format!("{}:{}: {}", rel.display(), number + 1, line.trim()));
                 }
             }

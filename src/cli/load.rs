@@ -10,7 +10,7 @@ use super::{RuntimeArgs, StoreArgs, db_help, parse_duration};
 #[derive(Debug, Args)]
 pub struct LoadArgs {
     /// Store URL, as for `run` [default: a SQLite file in the result folder].
-    #[arg(long, default_value = "sqlite://", env = "HATSHOP_DB", hide_env_values = true, long_help = db_help())]
+    #[arg(long, default_value = crate::db::DEFAULT_URL, env = "HATSHOP_DB", hide_env_values = true, long_help = db_help())]
     pub db: String,
     /// Preset sizes; flags given with it win. study-002: 10 passes of 150,000 rows of
     /// three 64-byte values, in batches of 10,000, one pass every 10 s.

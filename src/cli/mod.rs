@@ -278,6 +278,15 @@ fn db_help() -> String {
     help
 }
 
+/// A run's `--db` help: every store, and the one a run uses without it.
+fn run_db_help() -> String {
+    format!(
+        "{}\n[default: {}, a SQLite file in the result folder]",
+        db_help(),
+        crate::db::DEFAULT_URL
+    )
+}
+
 /// `hatshop run`'s flags (also read by `sweep`, `--repeat` and `--find-max`).
 #[derive(Debug, Args, Clone)]
 pub struct RunArgs {
@@ -288,12 +297,15 @@ pub struct RunArgs {
     pub events_file: Option<PathBuf>,
     #[arg(
         long,
-        default_value = "sqlite://",
         env = "HATSHOP_DB",
         hide_env_values = true,
         action = clap::ArgAction::Append,
-        long_help = db_help(),
-        help = format!("The store's URL: {} (see --help); a sweep takes several", schemes_where(|_| true))
+        long_help = run_db_help(),
+        help = format!(
+            "The store's URL: {} (see --help); a sweep takes several [default: {}]",
+            schemes_where(|_| true),
+            crate::db::DEFAULT_URL
+        )
     )]
     pub db: Vec<String>,
     /// Operations in flight at once, each in a lane of its own [default: the spec's, else

@@ -9,7 +9,7 @@ use anyhow::{Result, bail};
 use crate::cli::PrepareArgs;
 use crate::config::{seconds, store_settings};
 use crate::console::say;
-use crate::db::{ConnectOptions, DbUrl, Ownership, store_meta};
+use crate::db::{ConnectOptions, DbUrl, Ownership};
 use crate::interrupt;
 use crate::lifecycle::reach::{SETUP_TIMEOUT, connect, set_up};
 use crate::runner::{StopReason, StopSignal};
@@ -21,14 +21,14 @@ pub async fn run(args: &PrepareArgs) -> Result<()> {
         let stop = stop.clone();
         interrupt::Listening::with(move || stop.stop(StopReason::Interrupted))
     };
-    let url = DbUrl::parse(&args.db).map_err(anyhow::Error::msg)?;
+    let url = DbUrl::parse(&args.db)?;
     if url.store().own_file.is_some() && url.file().is_none() {
         bail!(
             "prepare a file the shards will share: {}:///path/to/file.db",
             url.scheme()
         );
     }
-    let meta = store_meta(url.scheme()).expect("a parsed URL names a known store");
+    let meta = url.store();
     let settings = store_settings(meta, &url, &args.store)?;
     let connect_timeout = seconds("--connect-timeout", args.connect_timeout, 0.1)?;
     let options = ConnectOptions {

@@ -130,13 +130,13 @@ async fn verify_database(
 fn url_to_read(args: &VerifyArgs, dir: &Path, record: &RunRecord) -> Result<(DbUrl, bool)> {
     let recorded = recorded_url(dir, record)?;
     if let Some(url) = &args.db {
-        let url = DbUrl::parse(url).map_err(anyhow::Error::msg)?;
+        let url = DbUrl::parse(url)?;
         let own = same_database(&url, &recorded);
         return Ok((url, own));
     }
     let from_env = match std::env::var("HATSHOP_DB") {
         Ok(text) if !text.is_empty() => {
-            Some(DbUrl::parse(&text).map_err(|e| anyhow!("HATSHOP_DB: {e}"))?)
+            Some(DbUrl::parse(&text).map_err(|e| e.context("HATSHOP_DB"))?)
         }
         _ => None,
     };
@@ -175,7 +175,7 @@ fn same_database(a: &DbUrl, b: &DbUrl) -> bool {
 /// The database a folder's run.json names (its password masked, if it had one); a SQLite
 /// file inside the folder is found relative to it, wherever the folder is now.
 fn recorded_url(dir: &Path, record: &RunRecord) -> Result<DbUrl> {
-    let url = DbUrl::parse(&record.database.url).map_err(anyhow::Error::msg)?;
+    let url = DbUrl::parse(&record.database.url)?;
     Ok(match &record.database.file {
         Some(_) if url.in_memory() => url,
         Some(file) if Path::new(file).is_relative() => url.with_file(&dir.join(file)),

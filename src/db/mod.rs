@@ -39,7 +39,11 @@ pub use settings::{
     RENAMED as RENAMED_SETTINGS, Setting, Settings, Value, current_name as current_setting_name,
 };
 pub use stores::{StoreMeta, listed, schemes_where, store_meta};
-pub use url::{DbUrl, ServerAddress, shown as shown_url};
+pub use url::{DbUrl, ServerAddress, UrlError, shown as shown_url};
+
+/// The store a run uses when none is given: SQLite, embedded, its file in the result
+/// folder. The one place it is written.
+pub const DEFAULT_URL: &str = "sqlite://";
 
 /// Tells `secrets` which stores' URLs carry a password in a lone user-info word, so that
 /// it is masked in any text, a URL given by mistake included. Called once, first thing.

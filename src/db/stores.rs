@@ -279,7 +279,7 @@ mod tests {
             }
             // The example URL's own settings are valid for the store.
             let url = DbUrl::parse(meta.example).unwrap();
-            Settings::checked(meta.scheme, meta.settings, url.params().unwrap()).unwrap();
+            Settings::checked(meta.scheme, meta.settings, url.params()).unwrap();
             let defaults =
                 Settings::checked(meta.scheme, meta.settings, Default::default()).unwrap();
             assert!((meta.default_concurrency)(&defaults) >= 1);

@@ -14,6 +14,18 @@ use std::path::PathBuf;
 use super::stores::{StoreMeta, store_meta};
 use crate::secrets::{self, MASK};
 
+/// A database URL that cannot be read: one line, any password in it masked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct UrlError(String);
+
+impl UrlError {
+    /// The same error with `context: ` before it (`HATSHOP_DB: …`).
+    pub fn context(self, context: &str) -> UrlError {
+        UrlError(format!("{context}: {}", self.0))
+    }
+}
+
 /// A parsed `--db` value. `Display` masks any password.
 #[derive(Clone, PartialEq, Eq)]
 pub struct DbUrl {
@@ -39,7 +51,11 @@ pub struct ServerAddress {
 
 impl DbUrl {
     /// Reads a URL; the error is one line with any password masked.
-    pub fn parse(raw: &str) -> Result<DbUrl, String> {
+    pub fn parse(raw: &str) -> Result<DbUrl, UrlError> {
+        DbUrl::read(raw).map_err(UrlError)
+    }
+
+    fn read(raw: &str) -> Result<DbUrl, String> {
         let Some((scheme, rest)) = raw.split_once("://") else {
             return Err(format!(
                 "'{}' is not a database URL: expected scheme://…, e.g. sqlite://hatshop.db",
@@ -134,8 +150,8 @@ impl DbUrl {
     }
 
     /// `?key=value` settings (credentials are not among them).
-    pub fn params(&self) -> Result<BTreeMap<String, String>, String> {
-        Ok(self.params.clone())
+    pub fn params(&self) -> BTreeMap<String, String> {
+        self.params.clone()
     }
 
     /// Hosts, user, password and name of a server URL; `default_port` fills missing ports.
@@ -420,7 +436,7 @@ mod tests {
             "sqlite://shop.db?password=s3cret",
             "null://u:s3cret@h",
         ] {
-            let err = DbUrl::parse(raw).unwrap_err();
+            let err = DbUrl::parse(raw).unwrap_err().to_string();
             assert!(err.contains("takes no user or password"), "{err}");
             assert!(!err.contains("s3cret"), "{err}");
         }
@@ -434,7 +450,7 @@ mod tests {
         assert_eq!(url.to_string(), "mysql://root:***@127.0.0.1:3306/hatshop");
         let url = DbUrl::parse("postgres://u:s3cret@h:1/db?pool=2").unwrap();
         assert!(!format!("{url} {url:?}").contains("s3cret"));
-        assert_eq!(url.params().unwrap()["pool"], "2");
+        assert_eq!(url.params()["pool"], "2");
     }
 
     #[test]
@@ -454,20 +470,22 @@ mod tests {
                 address.password.as_deref(),
                 Some(percent_decode(password).as_str())
             );
-            assert_eq!(url.params().unwrap()["pool"], "2");
+            assert_eq!(url.params()["pool"], "2");
             assert!(!url.to_string().contains(password), "{url}");
         }
     }
 
     #[test]
     fn a_password_may_come_in_the_query() {
-        let url = DbUrl::parse("postgres://u@h/db?password=p@ss&w0rd&pool=3").unwrap_err();
+        let url = DbUrl::parse("postgres://u@h/db?password=p@ss&w0rd&pool=3")
+            .unwrap_err()
+            .to_string();
         assert!(url.contains("needs a value"), "{url}");
         let url = DbUrl::parse("postgres://u@h:5/db?password=p%40ss%26w0rd&pool=3").unwrap();
         let address = url.address(5432).unwrap();
         assert_eq!(address.password.as_deref(), Some("p@ss&w0rd"));
         assert_eq!(address.hosts, vec![("h".into(), 5)]);
-        assert!(!url.params().unwrap().contains_key("password"));
+        assert!(!url.params().contains_key("password"));
         assert!(!url.to_string().contains("w0rd"), "{url}");
     }
 
@@ -485,7 +503,7 @@ mod tests {
             "mysql://u@h:5/db?password=SECRETX&x",
             "mysql://u:SEC@RETX@",
         ] {
-            let err = DbUrl::parse(raw).unwrap_err();
+            let err = DbUrl::parse(raw).unwrap_err().to_string();
             assert!(
                 !err.contains("SECRETX") && !err.contains("RETX"),
                 "{raw}: {err}"
@@ -495,9 +513,10 @@ mod tests {
         assert!(
             DbUrl::parse("mysql://u:SECRETX@/db")
                 .unwrap_err()
+                .to_string()
                 .contains("names no host")
         );
-        let err = DbUrl::parse("mysql://h:99999/db").unwrap_err();
+        let err = DbUrl::parse("mysql://h:99999/db").unwrap_err().to_string();
         assert!(err.contains("port 99999 is out of range"), "{err}");
         assert_eq!(
             shown("postgres://[::1]:5432/db"),
@@ -511,7 +530,9 @@ mod tests {
 
     #[test]
     fn unknown_schemes_are_named_without_credentials() {
-        let err = DbUrl::parse("oracle://scott:tiger@x/db").unwrap_err();
+        let err = DbUrl::parse("oracle://scott:tiger@x/db")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("'oracle'") && !err.contains("tiger"), "{err}");
     }
 
@@ -521,7 +542,7 @@ mod tests {
         let address = url.address(9042).unwrap();
         assert_eq!(address.hosts, vec![("a".into(), 9043), ("b".into(), 9042)]);
         assert_eq!(address.name.as_deref(), Some("shop"));
-        assert_eq!(url.params().unwrap()["cl"], "QUORUM");
+        assert_eq!(url.params()["cl"], "QUORUM");
         let url = DbUrl::parse("mariadb://root:p%40ss@127.0.0.1:3307/hatshop").unwrap();
         assert_eq!(url.scheme(), "mysql");
         let address = url.address(3306).unwrap();

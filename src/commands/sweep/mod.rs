@@ -207,12 +207,12 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
         bail!("--shard splits one run over client machines; a sweep runs on one");
     }
     let nodes_sweep = steps.keys.iter().any(|k| k == "nodes");
-    let dbs = if nodes_sweep && args.run.db == ["sqlite://"] {
-        bail!(
+    let dbs = match args.run.db.as_slice() {
+        [] if nodes_sweep => bail!(
             "a nodes sweep needs --db naming the servers it starts: e.g. --db cassandra --db galera"
-        );
-    } else {
-        &args.run.db
+        ),
+        [] => vec![crate::db::DEFAULT_URL.to_string()],
+        given => given.to_vec(),
     };
     let targets: Vec<Target> = dbs
         .iter()

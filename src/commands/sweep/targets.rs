@@ -49,7 +49,7 @@ impl Target {
                 let scheme = url.split("://").next().unwrap_or(url);
                 // The settings as parsed: credentials are not among them, wherever given.
                 let settings: Vec<String> = DbUrl::parse(url)
-                    .and_then(|parsed| parsed.params())
+                    .map(|parsed| parsed.params())
                     .unwrap_or_default()
                     .iter()
                     .map(|(k, v)| format!("{k}={v}"))
@@ -80,7 +80,7 @@ impl Target {
     /// The store its runs use.
     pub(super) fn store(&self) -> Result<&'static StoreMeta> {
         let scheme = match self {
-            Target::Url(url) => DbUrl::parse(url).map_err(anyhow::Error::msg)?.scheme(),
+            Target::Url(url) => DbUrl::parse(url)?.scheme(),
             Target::Server { kind, .. } => kind.meta().store,
         };
         Ok(store_meta(scheme).expect("a known store"))

@@ -145,7 +145,7 @@ fn started(
 /// The store's URL (an embedded store's file in the result folder), how to connect,
 /// and the result folder, all checked before anything is made.
 fn target(args: &LoadArgs, plan: &LoadPlan) -> Result<(DbUrl, ConnectOptions, PathBuf)> {
-    let url = DbUrl::parse(&args.db).map_err(anyhow::Error::msg)?;
+    let url = DbUrl::parse(&args.db)?;
     if plan.trace_sample.is_some() && url.store().traces_batches.is_none() {
         let tracing: Vec<&str> = crate::db::STORES
             .iter()
