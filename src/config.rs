@@ -271,7 +271,7 @@ fn spec_concurrency(source: &EventSource) -> Option<usize> {
     }
 }
 
-/// Lanes: the flag, else the spec's, else the store's default.
+/// The concurrency: the flag, else the spec's, else the store's default.
 fn concurrency_of(
     args: &RunArgs,
     spec_concurrency: Option<usize>,

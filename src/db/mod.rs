@@ -161,7 +161,7 @@ pub struct StoreFacts {
 /// How a store should open its connections.
 #[derive(Debug, Clone)]
 pub struct ConnectOptions {
-    /// Lanes that will call the store at once.
+    /// Operations the run keeps in flight at once (its concurrency), each in a lane.
     pub concurrency: usize,
     pub settings: Settings,
     /// The longest a connection (TCP, handshake, authentication) may take.
