@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{RuntimeArgs, StoreArgs, db_help, parse_duration};
+use super::run::db_help;
+use super::values::parse_duration;
+use super::{RuntimeArgs, StoreArgs};
 
 /// `hatshop load`'s flags: rows, batches, passes and the store they go to.
 #[derive(Debug, Args)]

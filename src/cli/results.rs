@@ -1,0 +1,66 @@
+//! The flags of the commands that read result folders: `verify`, `report`, `merge`,
+//! `compare`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+/// `hatshop verify`: the result folder, and how to reach its database again.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// A result folder written by `hatshop run`.
+    pub result_dir: PathBuf,
+    /// Read this database instead of the one in run.json. HATSHOP_DB is taken too, but
+    /// only when it names the run's own database (e.g. to supply its password).
+    #[arg(long)]
+    pub db: Option<String>,
+    /// Longest wait for a connection, handshake and authentication included.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub connect_timeout: f64,
+    /// Longest wait for one page of data read back.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub op_timeout: f64,
+}
+
+/// `hatshop report`: the result folder whose pages are written again.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A result folder written by `hatshop run`.
+    pub result_dir: PathBuf,
+}
+
+/// `hatshop merge`: the shards' folders and the folder that joins them.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards' result folders (`run --shard I/N`), one per shard, any order.
+    #[arg(required = true)]
+    pub shard_dirs: Vec<PathBuf>,
+    /// The merged folder to write (must not exist or be empty).
+    #[arg(short, long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+/// `hatshop compare`: the runs, the first as baseline, and the page written.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Result folders; the first is the baseline.
+    #[arg(required = true, num_args = 2..)]
+    pub result_dirs: Vec<PathBuf>,
+    /// The folder compare.html goes into [default: the current folder]. (A name ending
+    /// in .html is still read as the page's own file, as `--output` was.)
+    #[arg(short, long, alias = "output", value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+impl CompareArgs {
+    /// The page to write: compare.html in `--out`, or the file an older `-o x.html` names.
+    pub fn page(&self) -> PathBuf {
+        match &self.out {
+            None => PathBuf::from("compare.html"),
+            Some(file) if file.extension().is_some_and(|e| e == "html") => file.clone(),
+            // A device, a pipe or a file already there is the page's own file.
+            Some(file) if file.exists() && !file.is_dir() => file.clone(),
+            Some(dir) => dir.join("compare.html"),
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! `hatshop run`'s flags, also read by `sweep`, `--repeat` and `--find-max`, and
+//! `prepare`'s: the store (`--db`), the pace, the deadlines, the outputs.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::RuntimeArgs;
+use super::store_flags::StoreArgs;
+use super::stream::StreamArgs;
+use super::values::{RateArg, parse_duration, parse_rate};
+use crate::db::{STORES, schemes_where};
+
+pub(super) fn db_help() -> String {
+    let mut help = String::from(
+        "The store's URL (also from HATSHOP_DB, which keeps a password off the command line):",
+    );
+    for store in STORES {
+        help.push_str(&format!("\n  {:<48} {}", store.example, store.about));
+    }
+    help
+}
+
+/// A run's `--db` help: every store, and the one a run uses without it.
+fn run_db_help() -> String {
+    format!(
+        "{}\n[default: {}, a SQLite file in the result folder]",
+        db_help(),
+        crate::db::DEFAULT_URL
+    )
+}
+
+/// `hatshop run`'s flags (also read by `sweep`, `--repeat` and `--find-max`).
+#[derive(Debug, Args, Clone)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub stream: StreamArgs,
+    /// Replay this JSON Lines events file instead of generating (see `hatshop generate`).
+    #[arg(long, conflicts_with_all = ["seed", "events", "warmup", "orders", "records", "value_size"])]
+    pub events_file: Option<PathBuf>,
+    #[arg(
+        long,
+        env = "HATSHOP_DB",
+        hide_env_values = true,
+        action = clap::ArgAction::Append,
+        long_help = run_db_help(),
+        help = format!(
+            "The store's URL: {} (see --help); a sweep takes several [default: {}]",
+            schemes_where(|_| true),
+            crate::db::DEFAULT_URL
+        )
+    )]
+    pub db: Vec<String>,
+    /// Operations in flight at once, each in a lane of its own [default: the spec's, else
+    /// the store's; see --help of each store].
+    #[arg(short, long)]
+    pub concurrency: Option<usize>,
+    /// Stop the measured phase (and a warm-up) after this many seconds (decimals allowed).
+    #[arg(long, value_name = "SECS")]
+    pub duration: Option<f64>,
+    /// Length of the statistics intervals in seconds: latency over time and latency.hlog.
+    #[arg(long, value_name = "SECS", default_value_t = 1.0)]
+    pub interval: f64,
+    /// Longest wait for a connection, handshake and authentication included.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub connect_timeout: f64,
+    /// Longest one operation may take; it then counts as a timeout (outcome unknown).
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    pub op_timeout: f64,
+    /// Repeat a failed call up to N times when a retry can cure it (timeout,
+    /// unavailable, conflict, lost connection); retries are counted apart and the
+    /// latency of the operation spans all its calls.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub retries: u32,
+    /// Open loop: send OPS operations per second in all (warm-up and measured phases),
+    /// each at its own time however slowly answers come; -c bounds the requests
+    /// in flight. Latency is then reported twice: service (sent → answered) and
+    /// response (due → answered, what a user waiting in line sees). FROM..TO with
+    /// --ramp climbs from one rate to the other.
+    #[arg(long, value_name = "OPS", value_parser = parse_rate)]
+    pub rate: Option<RateArg>,
+    /// With --rate FROM..TO: how long the measured phase takes to climb, e.g. 60s
+    /// (the warm-up runs at FROM; after the ramp, TO).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub ramp: Option<std::time::Duration>,
+    /// Search for the highest --rate whose response time p99 stays under --p99-under:
+    /// one run per rate (--duration each, 10 s if not given), doubling from --rate
+    /// (1000 if not given), then halving the gap; sweep.csv and sweep.html draw the knee.
+    #[arg(long)]
+    pub find_max: bool,
+    /// The bound for --find-max, e.g. 10ms or 500us.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub p99_under: Option<std::time::Duration>,
+    /// Share (0-1) of measured order updates sent to a lane other than their order's,
+    /// so two lanes race on one order [default: the spec's `conflicts`, else 0].
+    #[arg(long, value_name = "SHARE")]
+    pub conflicts: Option<f64>,
+    /// Read the server's own time of this share (0-1) of the measured operations and
+    /// set it against the time hatshop measured (traces.csv, the report): Cassandra's
+    /// CQL tracing, MariaDB's performance_schema (read right after each sampled
+    /// operation, outside its timed window). PostgreSQL keeps only totals per
+    /// statement: with any share, pg_stat_statements is read before and after the run
+    /// (server-statements.csv). Untraced operations are sent as always.
+    #[arg(long, value_name = "SHARE")]
+    pub trace_sample: Option<f64>,
+    /// Run one shard of the run, I of N (from 0), with the other shards on other
+    /// client machines: each reads the whole stream and runs the lanes of its share of
+    /// the orders (--rate is the rate of all shards together). Needs tables made by
+    /// `hatshop prepare`; `hatshop merge` joins the shards' folders. auto/N takes I from
+    /// $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job).
+    #[arg(
+        long,
+        value_name = "I/N",
+        env = "HATSHOP_SHARD",
+        hide_env_values = true
+    )]
+    pub shard: Option<String>,
+    /// Faults to inject: a TOML file of [[faults]] tables (at, action, node), in place
+    /// of the spec's; they go to the server hatshop started that serves --db.
+    #[arg(long, value_name = "FILE")]
+    pub faults: Option<PathBuf>,
+    /// Where servers started by hatshop live, for --faults [default: $HATSHOP_HOME,
+    /// else ~/.local/share/hatshop].
+    #[arg(long, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    /// Result folder [default: results/<run-id>].
+    #[arg(short, long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Run N times, each on fresh tables, into repeat-1 … repeat-N of the result
+    /// folder, whose summary.json and table give every figure as median (min–max)
+    /// over the repeats; `compare` then tests across repeats. In a sweep: runs per value.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub repeat: usize,
+    /// Do not write ops.csv (for overall-time runs; histograms are still kept).
+    #[arg(long)]
+    pub no_op_log: bool,
+    /// Verify the database against the event stream when the run ends.
+    #[arg(long)]
+    pub verify: bool,
+    /// Drop tables (or a keyspace) of hatshop's names even if hatshop did not create them.
+    #[arg(long)]
+    pub recreate: bool,
+    /// Do not show progress: neither the bar on a terminal nor the plain lines elsewhere.
+    #[arg(long)]
+    pub quiet: bool,
+    /// The percentiles of the printed table, e.g. 50,90,99,99.9,99.999; summary.json
+    /// gets them beside its standard ladder [default: 50,75,90,95,99,99.9,99.99].
+    #[arg(long, value_name = "P,P,…")]
+    pub percentiles: Option<String>,
+    /// Where standard error is not a terminal (a CI log, a file), a plain progress line
+    /// every SECS seconds; 0: none.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub progress_interval: f64,
+    /// Also write the run's summary (summary.json: which run, counts, throughput and
+    /// latency per event type) to FILE; `-` writes it to standard output for a script,
+    /// and the table to standard error.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Threads of their own for the lanes, each with a single-threaded runtime, lane i
+    /// on thread i mod N; 0: the lanes are tasks of the shared runtime [default: the
+    /// store's choice for the concurrency, see docs/workloads.md].
+    #[arg(long, value_name = "N")]
+    pub lane_threads: Option<usize>,
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// `hatshop prepare`: the database shards will share, made empty once.
+#[derive(Debug, Args)]
+pub struct PrepareArgs {
+    /// The database the shards will use (a SQLite file must be named).
+    #[arg(long, env = "HATSHOP_DB", hide_env_values = true, long_help = db_help())]
+    pub db: String,
+    /// Longest wait for a connection, handshake and authentication included.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub connect_timeout: f64,
+    /// Drop tables (or a keyspace) of hatshop's names even if hatshop did not create them.
+    #[arg(long)]
+    pub recreate: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}

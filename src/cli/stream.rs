@@ -1,0 +1,76 @@
+//! The flags that make a stream (workload, seed, counts, warm-up, sizes), and the
+//! commands that only make or list streams: `generate` and `workloads`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use super::values::{WarmupArg, parse_warmup};
+
+/// Which events: a preset or spec file, with overrides.
+#[derive(Debug, Args, Clone)]
+pub struct StreamArgs {
+    /// Preset name (see `hatshop workloads`) or path of a TOML spec.
+    #[arg(short, long, default_value = "hatshop-random")]
+    pub workload: String,
+    /// Seed of the event stream [default: the spec's seed].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Number of measured events [default: the spec's count].
+    #[arg(long)]
+    pub events: Option<u64>,
+    /// Warm-up after the initial load, applied and not measured: a count of events
+    /// (20000) or a time (10s, 1m) [default: the spec's count].
+    #[arg(long, value_name = "EVENTS|TIME", value_parser = parse_warmup)]
+    pub warmup: Option<WarmupArg>,
+    /// Orders created before anything is measured (the spec's initial_orders).
+    #[arg(long, value_name = "N")]
+    pub orders: Option<u64>,
+    /// Key-value records written before anything is measured (the spec's initial_records).
+    #[arg(long, value_name = "N")]
+    pub records: Option<u64>,
+    /// Bytes of each key-value record (the spec's value_size; the study used 1500 and 15000).
+    #[arg(long, value_name = "BYTES")]
+    pub value_size: Option<u32>,
+}
+
+/// `hatshop generate`: the stream, and the file it goes to.
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    #[command(flatten)]
+    pub stream: StreamArgs,
+    /// The events file to write (JSON Lines, for `run --events-file`), or - for standard
+    /// output.
+    #[arg(value_name = "FILE", required_unless_present = "output")]
+    pub file: Option<PathBuf>,
+    /// The file, as it was once given (`-o FILE`); `-o` is a folder everywhere else.
+    #[arg(short, long, value_name = "FILE", hide = true, conflicts_with = "file")]
+    pub output: Option<PathBuf>,
+}
+
+impl GenerateArgs {
+    /// The file to write, however it was given.
+    pub fn target(&self) -> &std::path::Path {
+        self.file
+            .as_deref()
+            .or(self.output.as_deref())
+            .expect("clap requires one")
+    }
+}
+
+/// `hatshop workloads`: list the presets, or show one.
+#[derive(Debug, Args)]
+pub struct WorkloadsArgs {
+    #[command(subcommand)]
+    pub action: Option<WorkloadsAction>,
+}
+
+/// What `hatshop workloads` prints beyond the list.
+#[derive(Debug, Subcommand)]
+pub enum WorkloadsAction {
+    /// Print a preset as TOML, to copy and edit.
+    Show {
+        /// Preset name.
+        name: String,
+    },
+}
