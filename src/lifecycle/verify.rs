@@ -9,13 +9,13 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 
-use crate::config::check_events_file;
 use crate::db::{DbError, DbUrl, ErrorKind, Marker, Store};
 use crate::files::write_json;
 use crate::interrupt;
 use crate::result_dir::{self, FailedWriteRow, RunRecord};
 use crate::runner::open_stream;
 use crate::verify::{Expected, KeyCheck, VerifyReport, compare_orders, describe};
+use crate::workload::check_events_file;
 use crate::workload::{EventSource, OrderBook, OrderEvent, OrderId, STREAM_VERSION, Target};
 
 /// Awaits one database call within `limit`.

@@ -4,6 +4,7 @@
 mod book;
 mod catalogue;
 mod domain;
+mod events_file;
 pub mod faults;
 mod generator;
 mod jsonl;
@@ -23,6 +24,7 @@ pub use domain::{
     EventType, ItemChange, KeyId, LineItem, Operation, Order, OrderEvent, OrderId, OrderStatus,
     OrderUpdate, Phase, StateHash, Target,
 };
+pub use events_file::{check_events_file, file_sha256};
 pub use faults::{Fault, FaultEntry, MAX_NODES, NodeAction};
 pub use generator::Generator;
 pub use jsonl::{EventsFileError, EventsReader, PlanHasher, hex, write_events};

@@ -10,7 +10,7 @@ use anyhow::Result;
 use super::super::run_json::RunJson;
 use super::super::server_time;
 use super::before_measuring::failed_write_rows;
-use crate::config::{RunConfig, file_sha256};
+use crate::config::RunConfig;
 use crate::db::AnyStore;
 use crate::files::write_csv;
 use crate::interrupt;
@@ -20,6 +20,7 @@ use crate::runner::{RunClock, RunOutcome, StopReason, StopSignal};
 use crate::stamp::rfc3339;
 use crate::stats::SummaryOf;
 use crate::workload::EventSource;
+use crate::workload::file_sha256;
 
 /// Best effort: the folder says the run failed, and why; the error says how to rebuild
 /// the folder when every operation is in its op log.

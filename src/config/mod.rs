@@ -1,0 +1,350 @@
+//! From command-line flags to the validated `RunConfig` the engine runs on: the spec
+//! resolved with its overrides (`stream`), the URL parsed and its settings checked
+//! against the store's declarations (`store`), the pace, deadlines and lanes decided
+//! (`plan`). The config is recorded in run.json, so a result folder says how to
+//! repeat it. Flags to config, and nothing else.
+
+mod plan;
+mod store;
+mod stream;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+
+pub use plan::{seconds, years_or_time};
+pub use store::{in_result_folder, store_settings};
+pub use stream::resolve_spec;
+
+use crate::cli::RunArgs;
+use crate::db::{DbUrl, Settings};
+use crate::workload::{EventSource, Fault};
+use plan::{
+    check_shardable, concurrency_of, faults_of, open_loop_length, pace_of, shard_of, warmup_time_of,
+};
+use store::{store_of, trace_sample_of};
+use stream::{run_id, source_of, spec_concurrency};
+
+/// Everything a run needs, validated.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub source: EventSource,
+    pub db: DbUrl,
+    /// URL settings with the command-line flags applied, checked.
+    pub settings: Settings,
+    pub concurrency: usize,
+    /// `--lane-threads`: threads of their own the lanes run on (0: tasks of the shared
+    /// runtime; `None`: the store's choice).
+    pub lane_threads: Option<usize>,
+    pub max_duration: Option<Duration>,
+    /// How long an open loop takes to send its events, when `--duration` does not bound
+    /// it (said before the run when it is long).
+    pub unbounded_length: Option<Duration>,
+    /// `--warmup 10s`: the warm-up lasts this long, its count decided as it runs.
+    pub warmup_time: Option<Duration>,
+    pub interval: Duration,
+    pub connect_timeout: Duration,
+    pub op_timeout: Duration,
+    pub retries: u32,
+    /// Closed loop, or open loop at `--rate` (with `--ramp`, climbing).
+    pub pace: crate::runner::Pace,
+    pub conflicts: f64,
+    /// This process runs one shard of the run (`--shard I/N`).
+    pub shard: Option<crate::runner::Shard>,
+    /// Share of measured operations traced on the server (`--trace-sample`).
+    pub trace_sample: f64,
+    /// Faults to inject, in time order (the server is found when the run starts).
+    pub faults: Vec<Fault>,
+    /// `--home`, for the servers faults go to.
+    pub home: Option<PathBuf>,
+    pub out_dir: PathBuf,
+    pub run_id: String,
+    pub op_log: bool,
+    pub verify: bool,
+    pub recreate: bool,
+    /// `--percentiles`: the table's columns and summary.json's extra percentiles
+    /// (empty: the standard ladder alone).
+    pub percentiles: Vec<(String, f64)>,
+    /// How often a plain progress line is printed off a terminal (`None`: never).
+    pub progress_interval: Option<Duration>,
+    /// Where `--export-json` copies summary.json (`-`: standard output).
+    pub export_json: Option<PathBuf>,
+    pub show_progress: bool,
+    /// Print the table and paths when the run ends (a sweep prints its own line).
+    pub print_details: bool,
+}
+
+/// `--p99-under` is the bound of `--find-max`, and means nothing without it.
+pub fn refuse_bound_without_search(args: &RunArgs) -> Result<()> {
+    if args.p99_under.is_some() {
+        bail!("--p99-under is the bound of --find-max: add --find-max");
+    }
+    Ok(())
+}
+
+/// The runtime threads a run's store chooses for its concurrency
+/// (`StoreKind::client_threads`), read from the flags before the runtime is built.
+/// `None` where the store leaves it to the runtime, or where the flags do not resolve
+/// (the run itself then says what is wrong). An events file is not read for it.
+pub fn chosen_client_threads(args: &RunArgs) -> Option<usize> {
+    let (db, settings) = store_of(args).ok()?;
+    let spec = match &args.events_file {
+        Some(_) => None,
+        None => resolve_spec(&args.stream).ok()?.concurrency,
+    };
+    let concurrency = concurrency_of(args, spec, &db, &settings).ok()?;
+    (db.store().client_threads)(concurrency)
+}
+
+impl RunConfig {
+    /// The flags resolved and checked: every problem one line, before anything runs.
+    pub fn from_args(args: &RunArgs) -> Result<RunConfig> {
+        let (db, settings) = store_of(args)?;
+        let source = source_of(args, &db, &settings)?;
+        let concurrency = concurrency_of(args, spec_concurrency(&source), &db, &settings)?;
+        let max_duration = args
+            .duration
+            .map(|secs| seconds("--duration", secs, 0.001))
+            .transpose()?;
+        let interval = seconds("--interval", args.interval, 0.001)?;
+        let connect_timeout = seconds("--connect-timeout", args.connect_timeout, 0.1)?;
+        let op_timeout = seconds("--op-timeout", args.op_timeout, 0.001)?;
+        let pace = pace_of(args)?;
+        if args.retries > 100 {
+            bail!("--retries must be at most 100, got {}", args.retries);
+        }
+        let spec_conflicts = match &source {
+            EventSource::Generated { workload } => workload.conflicts,
+            EventSource::File(_) => 0.0,
+        };
+        let conflicts = args.conflicts.unwrap_or(spec_conflicts);
+        if !(0.0..=1.0).contains(&conflicts) {
+            bail!("--conflicts must be a share from 0 to 1, got {conflicts}");
+        }
+        let faults = faults_of(args, &source, max_duration)?;
+        let warmup_time = warmup_time_of(args, max_duration)?;
+        let unbounded_length = match max_duration {
+            Some(_) => None,
+            None => open_loop_length(pace, &source, warmup_time)?,
+        };
+        let shard = shard_of(args)?;
+        if let Some(shard) = shard {
+            check_shardable(shard, &db, conflicts, &faults, args.verify)?;
+        }
+        let trace_sample = trace_sample_of(args, &db)?;
+        let mut run_id = run_id(db.scheme(), &source);
+        if let Some(shard) = shard {
+            run_id = format!("{run_id}-shard{}of{}", shard.index, shard.count);
+        }
+        let out_dir = match &args.out {
+            Some(dir) => {
+                crate::result_dir::folder::refuse_url_as_folder(dir, "result")?;
+                dir.clone()
+            }
+            None => crate::result_dir::folder::unique_dir(Path::new("results"), &run_id),
+        };
+        // The run is known by its folder's name, which no other run in that place has.
+        if let Some(name) = out_dir.file_name() {
+            run_id = name.to_string_lossy().into_owned();
+        }
+        let db = in_result_folder(db, &out_dir);
+        Ok(RunConfig {
+            source,
+            db,
+            settings,
+            concurrency,
+            lane_threads: args.lane_threads,
+            max_duration,
+            warmup_time,
+            unbounded_length,
+            interval,
+            connect_timeout,
+            op_timeout,
+            retries: args.retries,
+            pace,
+            conflicts,
+            shard,
+            trace_sample,
+            faults,
+            home: args.home.clone(),
+            out_dir,
+            run_id,
+            op_log: !args.no_op_log,
+            verify: args.verify,
+            recreate: args.recreate,
+            export_json: match &args.export_json {
+                Some(path) if path.as_os_str() != "-" => {
+                    crate::files::check_out("--export-json", path)?;
+                    Some(path.clone())
+                }
+                other => other.clone(),
+            },
+            percentiles: match &args.percentiles {
+                Some(text) => crate::stats::parse_percentiles(text).map_err(anyhow::Error::msg)?,
+                None => Vec::new(),
+            },
+            progress_interval: (args.progress_interval != 0.0)
+                .then(|| seconds("--progress-interval", args.progress_interval, 0.1))
+                .transpose()?,
+            show_progress: !args.quiet,
+            print_details: true,
+        })
+    }
+
+    /// The preset's name, or the events file's path: what the run replays.
+    pub fn workload_name(&self) -> String {
+        self.source.name()
+    }
+
+    /// Events in the measured phase.
+    pub fn measured_events(&self) -> u64 {
+        match &self.source {
+            EventSource::Generated { workload } => workload.events,
+            EventSource::File(info) => info.measured_events,
+        }
+    }
+
+    /// Events in all phases: initial data, warm-up and measured.
+    pub fn total_events(&self) -> u64 {
+        match &self.source {
+            EventSource::Generated { workload } => workload.total_events(),
+            EventSource::File(info) => info.events,
+        }
+    }
+
+    /// The SQLite file as run.json records it: relative to the result folder when it
+    /// is inside, so a copied or moved folder verifies its own copy.
+    pub fn recorded_file(&self) -> Option<String> {
+        let file = self
+            .db
+            .file()
+            .filter(|_| self.db.store().own_file.is_some())?;
+        if self.db.in_memory() {
+            return Some(file.display().to_string());
+        }
+        let absolute = std::path::absolute(&file).unwrap_or(file);
+        let folder = std::path::absolute(&self.out_dir).unwrap_or_else(|_| self.out_dir.clone());
+        Some(match absolute.strip_prefix(&folder) {
+            Ok(inside) => inside.display().to_string(),
+            Err(_) => absolute.display().to_string(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::StoreArgs;
+    use crate::db::store_meta;
+
+    /// What each store chooses, from the flags alone (nothing connects).
+    #[test]
+    fn a_run_gets_the_runtime_threads_its_store_chooses_for_its_concurrency() {
+        use clap::Parser;
+        let threads = |args: &[&str]| {
+            let cli =
+                crate::cli::Cli::try_parse_from([&["hatshop", "run"][..], args].concat()).unwrap();
+            match &cli.command {
+                crate::cli::Command::Run(run) => chosen_client_threads(run),
+                _ => unreachable!("a run"),
+            }
+        };
+        let cassandra = "cassandra://127.0.0.1:9042/hatshop";
+        let mariadb = "mysql://root@127.0.0.1:3306/hatshop";
+        assert_eq!(threads(&["--db", cassandra]), Some(1));
+        assert_eq!(threads(&["--db", cassandra, "-c", "256"]), Some(1));
+        assert_eq!(
+            threads(&["--db", mariadb]),
+            Some(1),
+            "the default pool of 4"
+        );
+        assert_eq!(threads(&["--db", mariadb, "-c", "16"]), None);
+        assert_eq!(threads(&["--db", mariadb, "-c", "1"]), None);
+        let redis = "redis://127.0.0.1:6379/0";
+        assert_eq!(threads(&["--db", redis]), Some(1), "the default 8 lanes");
+        assert_eq!(threads(&["--db", redis, "-c", "2"]), None);
+        let postgres = "postgres://postgres@127.0.0.1:5432/hatshop";
+        assert_eq!(threads(&["--db", postgres, "-c", "4"]), None);
+        assert_eq!(
+            threads(&["--db", &format!("{mariadb}?connections=8")]),
+            None
+        );
+        assert_eq!(
+            threads(&["--db", mariadb, "-w", "race-sql-select"]),
+            None,
+            "the preset's 16 connections"
+        );
+        assert_eq!(threads(&[]), None, "SQLite: one per core");
+        assert_eq!(
+            threads(&["--db", "nonsense://x"]),
+            None,
+            "the run says what is wrong"
+        );
+    }
+
+    #[test]
+    fn durations_are_bounded_not_panicking() {
+        assert!(seconds("--duration", 1e20, 0.001).is_err());
+        assert!(seconds("--interval", 1e30, 0.001).is_err());
+        assert!(seconds("--duration", f64::NAN, 0.001).is_err());
+        assert!(seconds("--duration", -1.0, 0.001).is_err());
+        assert_eq!(
+            seconds("--duration", 1.5, 0.001).unwrap(),
+            Duration::from_millis(1500)
+        );
+    }
+
+    #[test]
+    fn a_store_flag_on_the_wrong_store_is_one_line_that_names_its_stores() {
+        let url = DbUrl::parse("sqlite://x.db").unwrap();
+        let meta = store_meta("sqlite").unwrap();
+        let flags = StoreArgs {
+            given: vec![("cl".into(), "ONE".into())],
+        };
+        let err = store_settings(meta, &url, &flags).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "--cl is a setting of cassandra, not of sqlite:// (which takes --synchronous)"
+        );
+        let flags = StoreArgs {
+            given: vec![("connections".into(), "2".into())],
+        };
+        let err = store_settings(meta, &url, &flags).unwrap_err().to_string();
+        assert!(
+            err.starts_with("--connections is a setting of mysql and postgres"),
+            "{err}"
+        );
+        let url = DbUrl::parse("mysql://h/db?pool=0").unwrap();
+        let err = store_settings(store_meta("mysql").unwrap(), &url, &StoreArgs::default())
+            .unwrap_err()
+            .to_string();
+        // `pool` is the old name of `connections`.
+        assert_eq!(err, "mysql setting connections=0: expected at least 1");
+    }
+
+    #[test]
+    fn a_value_longer_than_the_store_holds_is_refused_before_anything_connects() {
+        use clap::Parser;
+        let args = |value_size: &str| {
+            let cli = crate::cli::Cli::try_parse_from([
+                "hatshop",
+                "run",
+                "-w",
+                "kv-50w-50r",
+                "--db",
+                "mysql://root@127.0.0.1:9/x?kv_table=sbtest",
+                "--value-size",
+                value_size,
+            ])
+            .unwrap();
+            let crate::cli::Command::Run(args) = cli.command else {
+                unreachable!()
+            };
+            args
+        };
+        let err = RunConfig::from_args(&args("121")).unwrap_err().to_string();
+        assert!(err.contains("at most 120 bytes"), "{err}");
+        assert!(RunConfig::from_args(&args("120")).is_ok());
+    }
+}

@@ -1,0 +1,223 @@
+//! The run's plan from its flags: durations within bounds, the pace and how long an
+//! open loop takes, the warm-up, the concurrency, the fault timeline, the shard.
+
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+
+use crate::cli::{RunArgs, WarmupArg};
+use crate::db::{DbUrl, Settings};
+use crate::workload::{EventSource, Fault};
+
+/// The longest any duration flag may be: a year is long enough, and `Duration` cannot
+/// overflow on the way.
+const LONGEST: f64 = 366.0 * 24.0 * 3600.0;
+
+/// Seconds from a flag, as a duration of at least `min` seconds.
+pub fn seconds(flag: &str, secs: f64, min: f64) -> Result<Duration> {
+    if !(secs.is_finite() && secs >= min && secs <= LONGEST) {
+        bail!("{flag} must be a number of seconds from {min} to {LONGEST:.0}, got {secs}");
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// The concurrency: the flag, else the spec's, else the store's default.
+pub(super) fn concurrency_of(
+    args: &RunArgs,
+    spec_concurrency: Option<usize>,
+    db: &DbUrl,
+    settings: &Settings,
+) -> Result<usize> {
+    let concurrency = args
+        .concurrency
+        .or(spec_concurrency)
+        .unwrap_or_else(|| (db.store().default_concurrency)(settings));
+    if concurrency == 0 {
+        bail!("--concurrency must be at least 1");
+    }
+    if concurrency > 10_000 {
+        bail!("--concurrency must be at most 10,000, got {concurrency}");
+    }
+    Ok(concurrency)
+}
+
+/// The fault timeline (`--faults FILE`, else the spec's), checked, all due before the
+/// run's `--duration` ends.
+pub(super) fn faults_of(
+    args: &RunArgs,
+    source: &EventSource,
+    max_duration: Option<Duration>,
+) -> Result<Vec<Fault>> {
+    let entries = match (&args.faults, source) {
+        (Some(path), _) => crate::workload::faults::read_file(path)?,
+        (None, EventSource::Generated { workload }) => workload.faults.clone(),
+        (None, EventSource::File(_)) => Vec::new(),
+    };
+    let faults = crate::workload::faults::check_all(&entries).map_err(anyhow::Error::msg)?;
+    crate::runner::faults::check_servers(&faults).map_err(anyhow::Error::msg)?;
+    if let (Some(limit), Some(last)) = (max_duration, faults.last())
+        && last.at >= limit
+    {
+        bail!(
+            "a fault is due at {} but --duration ends the measured phase at {}",
+            humantime::format_duration(last.at),
+            humantime::format_duration(limit)
+        );
+    }
+    Ok(faults)
+}
+
+/// `--shard I/N`, the index possibly from a Kubernetes Indexed Job.
+pub(super) fn shard_of(args: &RunArgs) -> Result<Option<crate::runner::Shard>> {
+    args.shard
+        .as_deref()
+        .map(|text| {
+            let job_index = std::env::var("JOB_COMPLETION_INDEX").ok();
+            crate::runner::Shard::parse(text, job_index.as_deref())
+        })
+        .transpose()
+        .map_err(anyhow::Error::msg)
+}
+
+/// How long an open loop (`--rate`) takes to send its warm-up and measured events, the
+/// load aside (it is not paced); refused when longer than any run may take, so that a
+/// typo in a rate cannot start a run that never ends.
+pub(super) fn open_loop_length(
+    pace: crate::runner::Pace,
+    source: &EventSource,
+    warmup_time: Option<Duration>,
+) -> Result<Option<Duration>> {
+    let Some(rate) = pace.rate() else {
+        return Ok(None);
+    };
+    let (warmup, measured) = match source {
+        EventSource::Generated { workload } => (workload.warmup, workload.events),
+        EventSource::File(info) => (0, info.measured_events),
+    };
+    let last = |events: u64, measured| match events {
+        0 => 0.0,
+        n => pace.due_s(n - 1, measured).unwrap_or(0.0),
+    };
+    let warmup_s = warmup_time.map_or_else(|| last(warmup, false), |t| t.as_secs_f64());
+    let total_s = warmup_s + last(measured, true);
+    if !total_s.is_finite() || total_s > LONGEST {
+        bail!(
+            "--rate {rate}: sending {} events at that rate takes {}, longer than any run may \
+             (a year): raise --rate, or bound the run with --duration",
+            warmup + measured,
+            years_or_time(total_s)
+        );
+    }
+    Ok(Some(Duration::from_secs_f64(total_s)))
+}
+
+/// A length in words: years past a year, else hours, minutes and seconds.
+pub fn years_or_time(secs: f64) -> String {
+    const YEAR: f64 = 365.25 * 24.0 * 3600.0;
+    if !secs.is_finite() || secs > YEAR {
+        let years = secs / YEAR;
+        return if years.is_finite() && years < 1e15 {
+            format!(
+                "about {} years",
+                crate::report::table::thousands(years as u64)
+            )
+        } else {
+            "longer than the universe has existed".into()
+        };
+    }
+    let rounded = Duration::from_secs(secs.round() as u64);
+    format!("about {}", humantime::format_duration(rounded))
+}
+
+/// `--warmup 10s`; refused for a shard (each would cut the stream elsewhere), and when
+/// `--duration`, which also bounds a warm-up, would end the run before measuring.
+pub(super) fn warmup_time_of(
+    args: &RunArgs,
+    max_duration: Option<Duration>,
+) -> Result<Option<Duration>> {
+    let Some(WarmupArg::Time(time)) = args.stream.warmup else {
+        return Ok(None);
+    };
+    if time.as_secs_f64() > LONGEST {
+        bail!(
+            "--warmup must be at most a year ({LONGEST:.0} s), got {}",
+            humantime::format_duration(time)
+        );
+    }
+    if args.shard.is_some() {
+        bail!(
+            "--warmup {} with --shard: each shard would end its warm-up at another event; shards share one stream, so give the warm-up as a count",
+            humantime::format_duration(time)
+        );
+    }
+    if let Some(limit) = max_duration.filter(|limit| time >= *limit) {
+        bail!(
+            "--warmup {} is not shorter than --duration {} s, which bounds a warm-up too: nothing would be measured",
+            humantime::format_duration(time),
+            limit.as_secs_f64()
+        );
+    }
+    Ok(Some(time))
+}
+
+/// What a shard cannot do alone: verify, use a database file inside its own folder,
+/// race lanes of other shards, or inject faults once for all.
+pub(super) fn check_shardable(
+    shard: crate::runner::Shard,
+    db: &DbUrl,
+    conflicts: f64,
+    faults: &[Fault],
+    verify: bool,
+) -> Result<()> {
+    if verify {
+        bail!(
+            "--shard {shard}: a shard cannot verify alone (the others write to the same \
+             tables); verify the folder `hatshop merge` makes"
+        );
+    }
+    if db.store().own_file.is_some() && db.file().is_none() {
+        bail!(
+            "--shard {shard}: every shard must reach one database; give a file \
+             (sqlite:///path/to/file.db) that `hatshop prepare` made"
+        );
+    }
+    if conflicts > 0.0 {
+        bail!("--shard {shard}: conflicts race lanes of one client; run them without --shard");
+    }
+    if !faults.is_empty() {
+        bail!("--shard {shard}: a sharded run injects no faults (each shard would inject them)");
+    }
+    Ok(())
+}
+
+/// The pace `--rate` and `--ramp` ask for, checked.
+pub(super) fn pace_of(args: &RunArgs) -> Result<crate::runner::Pace> {
+    use crate::runner::Pace;
+    let Some(rate) = args.rate else {
+        if args.ramp.is_some() {
+            bail!("--ramp needs --rate FROM..TO, the rates it climbs between");
+        }
+        return Ok(Pace::ClosedLoop);
+    };
+    for ops_s in [rate.from, rate.to] {
+        if !(ops_s.is_finite() && ops_s > 0.0 && ops_s <= 10_000_000.0) {
+            bail!(
+                "--rate must be operations per second above 0 and at most 10,000,000, got {ops_s}"
+            );
+        }
+    }
+    match (rate.is_ramp(), args.ramp) {
+        (false, None) => Ok(Pace::Rate(rate.from)),
+        (false, Some(_)) => bail!("--ramp needs --rate FROM..TO, the rates it climbs between"),
+        (true, None) => bail!(
+            "--rate {}..{} needs --ramp, how long to climb (e.g. 60s)",
+            rate.from,
+            rate.to
+        ),
+        (true, Some(over)) => Ok(Pace::Ramp {
+            from: rate.from,
+            to: rate.to,
+            over,
+        }),
+    }
+}
