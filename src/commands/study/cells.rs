@@ -85,28 +85,52 @@ impl Cell {
         }
     }
 
-    /// A run that warms a fresh server up with this cell's own load for `secs`,
-    /// unmeasured and unverified, into `dir` (thrown away after).
+    /// What warms a fresh server up with this cell's own load, unmeasured and
+    /// unverified, into `dir` (thrown away after): a run of it for `secs`, or one pass
+    /// of its load.
     pub fn warm_up_argv(&self, url: &str, dir: &Path, home: &Path, secs: u64) -> Vec<String> {
         // The cell's workload and store flags, without what sets its length.
+        let length: &[&str] = match self.verb {
+            Verb::Run => &[
+                "--events",
+                "--warmup",
+                "--duration",
+                "--interval",
+                "--faults",
+            ],
+            Verb::Load => &["--repeat", "--trace-sample"],
+        };
         let mut args = Vec::new();
         let mut rest = self.args.iter();
         while let Some(arg) = rest.next() {
-            match arg.as_str() {
-                "--events" | "--warmup" | "--duration" | "--interval" | "--faults" => {
-                    rest.next();
-                }
-                _ => args.push(arg.clone()),
+            if length.contains(&arg.as_str()) {
+                rest.next();
+            } else if arg != "--no-op-log" {
+                // Added below for every run's warm-up.
+                args.push(arg.clone());
             }
         }
-        let mut argv = vec!["hatshop".to_string(), "run".to_string()];
+        let mut argv = vec!["hatshop".to_string(), self.verb.word().to_string()];
         argv.extend(args);
-        argv.extend(["--events", "1000000000", "--warmup", "0", "--duration"].map(String::from));
-        argv.push(secs.to_string());
+        match self.verb {
+            Verb::Run => {
+                argv.extend(
+                    ["--events", "1000000000", "--warmup", "0", "--duration"].map(String::from),
+                );
+                argv.push(secs.to_string());
+            }
+            Verb::Load => argv.extend(["--repeat", "1"].map(String::from)),
+        }
         argv.extend(["--db".into(), url.into(), "--out".into()]);
         argv.push(dir.display().to_string());
-        argv.extend(["--home".into(), home.display().to_string()]);
-        argv.extend(["--quiet", "--recreate", "--no-op-log"].map(String::from));
+        argv.extend([
+            "--home".into(),
+            home.display().to_string(),
+            "--recreate".into(),
+        ]);
+        if self.verb == Verb::Run {
+            argv.extend(["--quiet", "--no-op-log"].map(String::from));
+        }
         argv
     }
 

@@ -277,11 +277,17 @@ async fn warm_up(
     home: &Home,
     length: Duration,
 ) -> bool {
-    note!(
-        "warming {server} up: {} s of {}'s load first",
-        length.as_secs(),
-        cell.name()
-    );
+    match cell.verb {
+        cells::Verb::Run => note!(
+            "warming {server} up: {} s of {}'s load first",
+            length.as_secs(),
+            cell.name()
+        ),
+        cells::Verb::Load => note!(
+            "warming {server} up: one pass of {}'s load first",
+            cell.name()
+        ),
+    }
     let scratch = dir.join(".warm-up");
     let _ = std::fs::remove_dir_all(&scratch);
     let argv = cell.warm_up_argv(url, &scratch, &home.root, length.as_secs());

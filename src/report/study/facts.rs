@@ -117,7 +117,14 @@ impl CellFacts {
             server_settings: server.map(|s| s.settings.clone()).unwrap_or_default(),
             started_here: server.is_some(),
             hosts,
-            store_settings: database.settings.clone(),
+            // What the store says it ran with (defaults included), and what was given.
+            store_settings: database
+                .store
+                .settings
+                .iter()
+                .chain(&database.settings)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
             ..CellFacts::default()
         }
     }

@@ -98,8 +98,16 @@ impl Finding<'_> {
                 _ => "faster",
             };
             let p = p_value(self.spec, self.points, self.cells, self.dir, x);
-            // No winner the numbers cannot carry: a test that finds no difference, or
-            // repeats whose ranges overlap, leave the two within the noise.
+            // No winner the numbers cannot carry: a tail resting on too few operations,
+            // a test that finds no difference, or repeats whose ranges overlap.
+            let thin = |s: usize| self.points.beyond.get(&(x, s)).is_some_and(|n| *n < THIN);
+            if thin(0) || thin(1) {
+                clauses.push(format!(
+                    "{name}: {ratio:.2}× apart, on too few operations beyond the percentile \
+                     to name the faster"
+                ));
+                continue;
+            }
             if p.contains("within the noise") || self.repeats_overlap(x) {
                 clauses.push(format!(
                     "{name}: {ratio:.2}× apart, within the noise{}",
@@ -124,11 +132,16 @@ impl Finding<'_> {
         clauses
     }
 
-    /// Whether the points of both series at `x` stand on repeats whose ranges overlap.
+    /// Whether the points of both series at `x` stand on repeats (cells of their own,
+    /// one value each) whose ranges overlap.
     fn repeats_overlap(&self, x: usize) -> bool {
         let range = |s: usize| {
             let values = self.points.values.get(&(x, s))?;
-            (values.len() > 1).then(|| {
+            let cells = self.points.cells.get(&(x, s))?;
+            let mut distinct = cells.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            (distinct.len() > 1 && distinct.len() == values.len()).then(|| {
                 let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
                 let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
                 (lo, hi)

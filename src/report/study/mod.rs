@@ -533,6 +533,11 @@ mod tests {
             said.contains("Marked *: 2 of these values rest on fewer than 10 operations"),
             "{said}"
         );
+        assert!(said.contains("too few operations beyond the percentile to name the faster"));
+        assert!(
+            !said.contains("faster on"),
+            "no winner on a thin tail: {said}"
+        );
         let figure = draw(&spec, &points);
         assert!(figure.svg.contains(">*<title>"), "the bars carry the mark");
         assert_eq!(figure.table.columns.last().unwrap(), "samples beyond");

@@ -131,6 +131,15 @@ mod tests {
                 );
                 Cli::try_parse_from(&argv)
                     .unwrap_or_else(|e| panic!("{}: {}: {e}", study.name, cell.id));
+                // So is what warms its server up.
+                let warm = cell.warm_up_argv(
+                    "sqlite://",
+                    std::path::Path::new("w"),
+                    std::path::Path::new("h"),
+                    20,
+                );
+                Cli::try_parse_from(&warm)
+                    .unwrap_or_else(|e| panic!("{}: warming {}: {e}", study.name, cell.id));
                 assert!(
                     study.parts.iter().any(|p| p.id == cell.part),
                     "{}: {} has no part",
