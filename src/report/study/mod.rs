@@ -523,10 +523,13 @@ mod tests {
             only: &[],
             ..BARS
         };
-        let cells = [
+        let mut cells = [
             cell("cassandra", "100", 2200.0, 1.0),
             cell("mariadb", "100", 1000.0, 1.0),
         ];
+        for c in &mut cells {
+            c.rows[1].p9999_us = c.rows[1].mean_us * 3.0;
+        }
         let points = points(&spec, &cells);
         let said = sentence(&spec, &points, &cells, Path::new("/nonexistent"));
         assert!(
