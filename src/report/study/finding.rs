@@ -219,13 +219,14 @@ impl Finding<'_> {
                 .iter()
                 .map(|v| (v / mean - 1.0).abs())
                 .fold(0.0, f64::max);
-            let steadiness = if present.len() > 2 && spread < HELPS {
-                format!(
+            // How consistent it is across x, so two lines can be set side by side.
+            let steadiness = match present.len() {
+                0..=2 => String::new(),
+                _ if spread < HELPS => format!(
                     ", steady (every point within {:.0} % of its mean)",
                     spread * 100.0
-                )
-            } else {
-                String::new()
+                ),
+                _ => format!(", up to {:.0} % from its mean", spread * 100.0),
             };
             let knee = match metric {
                 Metric::OpsPerSecond | Metric::Seconds => self
