@@ -185,8 +185,10 @@ impl Finding<'_> {
                 .all(|later| gain(present[i].2, later.2) < HELPS)
         })?;
         let axis = axis_name(self.spec.x);
-        let (gaining, stops) = match self.spec.metric {
-            Metric::OpsPerSecond => ("still growing", "is saturated"),
+        // More in flight that adds no throughput only queues: the server is saturated.
+        let (gaining, stops) = match (self.spec.metric, self.spec.x) {
+            (Metric::OpsPerSecond, Dim::Label("in flight")) => ("still growing", "is saturated"),
+            (Metric::OpsPerSecond, _) => ("still growing", "grows no further"),
             _ => ("still helping", "stops helping"),
         };
         Some(if at + 1 == present.len() {

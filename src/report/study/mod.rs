@@ -626,8 +626,8 @@ mod tests {
         assert_eq!(
             said(&BY_EVENTS, &cells),
             "Throughput: mariadb does best at events 2 (1,800 ops/s) and worst at events 1 \
-             (900 ops/s); it is saturated from events 2 on (1,800 ops/s; no later point more \
-             than 10 % better)."
+             (900 ops/s); it grows no further from events 2 on (1,800 ops/s; no later point \
+             more than 10 % better)."
         );
     }
 
