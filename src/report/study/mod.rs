@@ -9,6 +9,7 @@ mod finding;
 mod over_time;
 mod points;
 mod spec;
+mod tables;
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -16,14 +17,14 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::page::Page;
-use super::svg::{self, escape};
-use super::table::thousands;
+use super::svg::escape;
 pub use cells::{CellResult, MetricRow, cell_name};
 pub use facts::{CellFacts, Fact};
 use finding::sentence;
 use over_time::over_time;
-use points::{Points, axis_name, draw, mean, points};
+use points::{draw, points};
 pub use spec::{Dim, FIGURE, FigureSpec, Metric, Ours, PartSpec, SeedValue, SetupRow, Shape};
+use tables::{budgets, cells_table, own_reports, seed_table, setup_table};
 
 /// Everything a study page shows.
 pub struct StudyView<'a> {
@@ -45,165 +46,6 @@ pub struct StudyView<'a> {
     pub cells: &'a [CellResult],
     /// The study folder, to load runs for significance tests.
     pub dir: &'a Path,
-}
-
-/// The study's numbers beside ours, as an HTML table. Numbers measured on other
-/// hardware are never divided by ours: each side is set beside its own first value
-/// (how the study's values relate to each other, against how ours do), and a
-/// throughput per core where the study said its cores.
-fn seed_table(view: &StudyView, spec: &FigureSpec, points: &Points) -> String {
-    if spec.seed.is_empty() {
-        return String::new();
-    }
-    let ours_of = |x: &str, series: &str| {
-        points
-            .xs
-            .iter()
-            .position(|v| v == x)
-            .zip(points.series.iter().position(|s| s == series))
-            .and_then(|key| points.values.get(&key))
-            .map(|v| mean(v))
-    };
-    let first_seed = spec.seed[0].value;
-    let first_ours = ours_of(spec.seed[0].x, spec.seed[0].series);
-    let relative = spec.seed.len() > 1;
-    let per_core = match (view.seed_cores, spec.metric) {
-        (Some(cores), Metric::OpsPerSecond) => Some(f64::from(cores)),
-        _ => None,
-    };
-    let our_cores = view
-        .cells
-        .iter()
-        .find_map(|c| c.facts.as_ref())
-        .map_or(crate::procfs::cores(), |f| f.cores) as f64;
-    let unit = spec.metric.unit();
-    let mut html = format!(
-        "<table class=\"seed\"><tr><th>{}</th><th>series</th><th>the study's ({unit}, {})</th>",
-        escape(&axis_name(spec.x)),
-        escape(view.seed_machine)
-    );
-    if relative {
-        html.push_str("<th>÷ the study's first</th>");
-    }
-    if per_core.is_some() {
-        html.push_str("<th>the study's per core</th>");
-    }
-    let _ = write!(html, "<th>ours ({unit}, this host)</th>");
-    if relative {
-        html.push_str("<th>÷ our first</th>");
-    }
-    if per_core.is_some() {
-        let _ = write!(html, "<th>ours per core ({our_cores:.0} shared)</th>");
-    }
-    html.push_str("</tr>");
-    for seed in spec.seed {
-        let ours = ours_of(seed.x, seed.series);
-        let _ = write!(
-            html,
-            "<tr><td>{}</td><td>{}</td><td>{}</td>",
-            escape(seed.x),
-            escape(seed.series),
-            svg::short(seed.value)
-        );
-        if relative {
-            let _ = write!(html, "<td>{:.2}×</td>", seed.value / first_seed);
-        }
-        if let Some(cores) = per_core {
-            let _ = write!(html, "<td>{}</td>", svg::short(seed.value / cores));
-        }
-        let _ = write!(
-            html,
-            "<td>{}</td>",
-            ours.map_or("not run".into(), svg::short)
-        );
-        if relative {
-            let _ = write!(
-                html,
-                "<td>{}</td>",
-                ours.zip(first_ours)
-                    .map_or(String::new(), |(o, f)| format!("{:.2}×", o / f))
-            );
-        }
-        if per_core.is_some() {
-            let _ = write!(
-                html,
-                "<td>{}</td>",
-                ours.map_or(String::new(), |o| svg::short(o / our_cores))
-            );
-        }
-        html.push_str("</tr>");
-    }
-    html.push_str("</table>");
-    if spec.metric == Metric::Seconds && view.scale < 1.0 {
-        let _ = write!(
-            html,
-            "<p class=\"note\">At --scale {} a run does {} of the study's work, so \
-             its total time is not the study's to compare.</p>",
-            view.scale,
-            percent(view.scale)
-        );
-    }
-    html
-}
-
-/// Where cells ran with a CPU budget per node: what each node had, what the nodes had
-/// together at each size, and where that passes the host's cores.
-fn budgets(page: &mut Page, cells: &[CellResult]) {
-    let mut sizes: Vec<(usize, f64)> = cells
-        .iter()
-        .filter_map(|c| c.facts.as_ref())
-        .filter_map(|f| {
-            let cores: f64 = f.server_settings.get("cpu_per_node")?.parse().ok()?;
-            Some((f.nodes, cores))
-        })
-        .collect();
-    sizes.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
-    sizes.dedup();
-    if sizes.is_empty() {
-        return;
-    }
-    let host = cells
-        .iter()
-        .find_map(|c| c.facts.as_ref())
-        .map_or(1, |f| f.cores) as f64;
-    let each: Vec<String> = sizes
-        .iter()
-        .map(|(nodes, cores)| {
-            format!(
-                "{nodes} node{} {:.2} core{}",
-                if *nodes == 1 { "" } else { "s" },
-                *nodes as f64 * cores,
-                if *nodes as f64 * cores == 1.0 {
-                    ""
-                } else {
-                    "s"
-                }
-            )
-        })
-        .collect();
-    let beyond = sizes
-        .iter()
-        .find(|(nodes, cores)| *nodes as f64 * cores > host)
-        .map_or_else(
-            || {
-                format!(
-                    "no size passes the host's {host:.0} cores; hatshop and the system \
-                     keep the rest"
-                )
-            },
-            |(nodes, _)| {
-                format!(
-                    "from {nodes} nodes on the budgets pass the host's {host:.0} cores, \
-                     and nodes compete again"
-                )
-            },
-        );
-    let _ = write!(
-        page,
-        "<p class=\"note\">CPU budgets (the kernel's quota per node, set once it is up): \
-         {}; {beyond}.</p>",
-        escape(&each.join(", "))
-    );
 }
 
 /// The page, and the CSVs of its figures.
@@ -285,31 +127,6 @@ pub fn page(view: &StudyView) -> Page {
     page
 }
 
-/// Links to the reports of a part's cells: their latency over time, slowest
-/// operations, server CPU and (Cassandra) GC pauses, one click from the figures.
-fn own_reports(page: &mut Page, cells: &[CellResult], part: &str) {
-    let links: Vec<String> = cells
-        .iter()
-        .filter(|c| c.part == part && c.counted)
-        .map(|c| {
-            format!(
-                "<a href=\"{}\">{}</a>",
-                escape(&c.dir.join("report.html").display().to_string()),
-                escape(&c.name())
-            )
-        })
-        .collect();
-    if links.is_empty() {
-        return;
-    }
-    let _ = write!(
-        page,
-        "<p class=\"note\">Each cell's own report (latency over time, its slowest \
-         operations, the server's CPU and GC pauses): {}.</p>",
-        links.join(", ")
-    );
-}
-
 /// What the study itself said of a figure, quoted.
 fn seed_words(page: &mut Page, spec: &FigureSpec) {
     if !spec.seed_says.is_empty() {
@@ -321,89 +138,13 @@ fn seed_words(page: &mut Page, spec: &FigureSpec) {
     }
 }
 
-fn percent(fraction: f64) -> String {
+pub(super) fn percent(fraction: f64) -> String {
     let p = fraction * 100.0;
     if p >= 1.0 {
         format!("{p:.0} %")
     } else {
         format!("{p:.2} %")
     }
-}
-
-/// The study's setup against ours, row by row, ours from the cells' own records.
-fn setup_table(page: &mut Page, view: &StudyView) {
-    if view.setup.is_empty() {
-        return;
-    }
-    page.push_str(
-        "<h2>The study's setup and ours</h2><table class=\"setup\"><tr><th></th>\
-         <th>the study</th><th>here</th><th>why it differs</th></tr>",
-    );
-    for row in view.setup {
-        let ours = match row.ours {
-            Ours::Text(text) => text.to_string(),
-            Ours::Fact(fact) => facts_said(view.cells, fact),
-        };
-        let _ = write!(
-            page,
-            "<tr><th>{}</th><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(row.what),
-            escape(row.seed),
-            escape(&ours),
-            escape(row.why)
-        );
-    }
-    page.push_str("</table>");
-}
-
-/// Every value the cells' records hold for a fact, in the order the cells ran.
-fn facts_said(cells: &[CellResult], fact: Fact) -> String {
-    let mut values: Vec<String> = Vec::new();
-    for facts in cells.iter().filter_map(|c| c.facts.as_ref()) {
-        let value = facts.get(fact);
-        if !value.is_empty() && !values.contains(&value) {
-            values.push(value);
-        }
-    }
-    match values.len() {
-        0 => "not run yet".into(),
-        1..=6 => values.join("; "),
-        n => format!("{}; … ({n} values)", values[..5].join("; ")),
-    }
-}
-
-fn cells_table(page: &mut Page, cells: &[CellResult]) {
-    page.push_str(
-        "<h2>Cells</h2><table><tr><th>#</th><th>cell</th><th>status</th><th>ops</th>\
-         <th>errors</th><th>report</th></tr>",
-    );
-    for (i, cell) in cells.iter().enumerate() {
-        let all = cell.rows.iter().find(|r| r.event_type == "all");
-        let report = cell.dir.join("report.html");
-        let _ = write!(
-            page,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            i + 1,
-            escape(&cell.name()),
-            escape(&cell.status),
-            all.map_or(String::new(), |r| thousands(r.ops)),
-            all.map_or(String::new(), |r| thousands(r.errors)),
-            if cell.counted {
-                format!(
-                    "<a href=\"{}\">{}</a>",
-                    escape(&report.display().to_string()),
-                    escape(&cell.dir.display().to_string())
-                )
-            } else {
-                String::new()
-            }
-        );
-    }
-    page.push_str("</table><details><summary>The command of each cell</summary><pre>");
-    for (i, cell) in cells.iter().enumerate() {
-        let _ = writeln!(page, "{:>3}  {}", i + 1, escape(&cell.command));
-    }
-    page.push_str("</pre></details>");
 }
 
 /// Writes `study.html` and its figures' CSVs into the study folder.
