@@ -74,8 +74,6 @@ export HATSHOP_TEST_HDRHISTOGRAM_JAR
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
-# The stores' folders are declared by a macro (`stores!`), out of cargo fmt's sight.
-rustfmt --edition 2024 --check $(find src -name '*.rs')
 
 step "cargo clippy -D warnings"
 cargo clippy --locked --all-targets -- -D warnings

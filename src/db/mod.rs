@@ -17,6 +17,15 @@ mod stores;
 mod url;
 mod wire;
 
+// The stores, each a folder (or one file) of its own.
+mod cassandra;
+mod mysql;
+mod null;
+mod postgres;
+mod redis;
+mod sqlite;
+mod voldemort;
+
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Duration;
@@ -57,7 +66,7 @@ pub fn declare_secret_user_info() {
 }
 
 // The one list of stores, in the order help lists them. A new store is its folder
-// (implementing `Store` and `StoreKind`) and one line here.
+// (implementing `Store` and `StoreKind`), its `mod` line above and one line here.
 stores::stores! {
     Sqlite => sqlite::SqliteStore,
     Null => null::NullStore,

@@ -89,12 +89,10 @@ pub fn store_meta(scheme: &str) -> Option<&'static StoreMeta> {
         .find(|m| m.scheme == scheme || m.aliases.contains(&scheme))
 }
 
-/// Declares each store's module and makes [`STORES`] and [`AnyStore`] from the list in
-/// `db/mod.rs`.
+/// Makes [`STORES`] and [`AnyStore`] from the list in `db/mod.rs`. The stores' modules
+/// are declared there by hand, where `cargo fmt` sees them.
 macro_rules! stores {
     ($($variant:ident => $module:ident :: $store:ident),* $(,)?) => {
-        $(mod $module;)*
-
         /// Every store this build can talk to, in the order help lists them.
         pub static STORES: &[StoreMeta] = &[$(StoreMeta::of::<$module::$store>()),*];
 
