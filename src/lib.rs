@@ -6,9 +6,10 @@
 //! stand in layers, each using only the ones below it (`docs/architecture.md`, held
 //! by `cargo test architecture`):
 //!
-//! - [`console`], [`secrets`], [`interrupt`], [`files`], [`procfs`]: output that
-//!   survives a closed pipe, passwords that never leave the process, Ctrl-C on its own
-//!   thread, JSON and CSV files, what `/proc` says of a process.
+//! - [`console`], [`secrets`], [`interrupt`], [`files`], [`procfs`], [`stamp`],
+//!   [`suggest`]: output that survives a closed pipe, passwords that never leave the
+//!   process, Ctrl-C on its own thread, JSON and CSV files, what `/proc` says of a
+//!   process, time as records write it, "did you mean" for a mistyped name.
 //! - [`workload`], [`stats`], [`client_cost`]: domain types, the seeded generator,
 //!   specs, presets and fault timelines; HdrHistograms per event type and interval;
 //!   hatshop's own CPU and memory while measuring.
@@ -17,8 +18,9 @@
 //! - [`runner`], [`verify`], [`observe`]: the one run loop and the fault player; the
 //!   expected state against what the store holds; the servers' own costs during a run.
 //! - [`result_dir`], [`report`]: the records of a result folder; what is made of them.
-//! - [`cli`], [`config`], [`commands`]: flags, validated settings, and the wiring of
-//!   each subcommand.
+//! - [`cli`], [`config`]: flags, and the validated settings a run sees.
+//! - [`lifecycle`]: one run's life, from its folder to its last record and verdict.
+//! - [`commands`]: the wiring of each subcommand, none calling another.
 
 pub mod cli;
 pub mod client_cost;
@@ -39,6 +41,7 @@ pub mod runner;
 pub mod secrets;
 pub mod stamp;
 pub mod stats;
+pub mod suggest;
 pub mod verify;
 pub mod workload;
 

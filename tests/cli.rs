@@ -321,26 +321,24 @@ fn bad_input_gets_one_clear_line() {
             &["run", "--events-file", "bad.jsonl"],
             "bad.jsonl:2: not a valid event",
         ),
-        (
-            &["run", "--rate", "0"],
-            "--rate must be operations per second above 0",
-        ),
+        (&["run", "--rate", "0"], "a rate is above zero"),
         (
             &["run", "--rate", "-10"],
-            "--rate must be operations per second above 0 and at most 10,000,000, got -10",
+            "invalid value '-10' for '--rate <OPS>': a rate is operations per second",
+        ),
+        (
+            &["run", "--rate", "2e7"],
+            "--rate must be operations per second above 0 and at most 10,000,000",
         ),
         (
             &["run", "--duration", "-1"],
-            "--duration must be a number of seconds from 0.001",
+            "invalid value '-1' for '--duration <TIME>': a time is a number with a unit",
         ),
         (
             &["run", "--seed", "-1"],
             "invalid value '-1' for '--seed <SEED>'",
         ),
-        (
-            &["run", "--rate", "NaN"],
-            "--rate must be operations per second above 0",
-        ),
+        (&["run", "--rate", "NaN"], "a rate is operations per second"),
         (
             &["run", "--rate", "1000..2000"],
             "--rate 1000..2000 needs --ramp",
@@ -382,10 +380,7 @@ fn bad_input_gets_one_clear_line() {
         (&["generate", "-w", "bad.toml", "-o", "x.jsonl"], "line 3"),
         (&["verify", "no-such-dir"], "no result folder no-such-dir"),
         (&["report", "a-dir"], "a-dir is not a result folder"),
-        (
-            &["run", "--duration=-1"],
-            "--duration must be a number of seconds",
-        ),
+        (&["run", "--duration=-1"], "a time is a number with a unit"),
         (
             &["run", "--duration", "1e20"],
             "--duration must be a number of seconds",
@@ -425,7 +420,24 @@ fn bad_input_gets_one_clear_line() {
         ),
         (
             &["sweep", "--vary", "nonsense=1,2"],
-            "--vary nonsense: not something a run takes",
+            "'nonsense' is not something a run takes",
+        ),
+        // Every name a user types gets the nearest one it may have meant.
+        (
+            &["run", "-w", "hatshop-randm"],
+            "unknown workload 'hatshop-randm' (did you mean 'hatshop-random'?)",
+        ),
+        (
+            &["run", "--db", "sqlit://x.db"],
+            "unknown database URL scheme 'sqlit' (did you mean 'sqlite'?)",
+        ),
+        (
+            &["run", "--db", "mysql://root@127.0.0.1:1/x?connectons=2"],
+            "unknown setting 'connectons' (did you mean 'connections'?) for mysql://",
+        ),
+        (
+            &["study", "hat-shp"],
+            "no study named 'hat-shp' (did you mean 'hat-shop'?)",
         ),
     ];
     for (args, expected) in cases {
@@ -465,6 +477,37 @@ fn a_bad_command_line_is_one_line_and_exits_2_and_a_failed_check_exits_1() {
         (&["run", "--events"], "a value is required for '--events"),
         (&["nosuch"], "unrecognized subcommand 'nosuch'"),
         (&["run", "--seed", "-1"], "invalid value '-1' for '--seed"),
+        // Every malformed value is the command line's fault, said with what is accepted.
+        (
+            &["run", "--duration", "10x"],
+            "invalid value '10x' for '--duration <TIME>': a time is a number with a unit: 500ms, 10s",
+        ),
+        (
+            &["run", "--events", "1x"],
+            "a count is a whole number: 20000, 20_000, 20,000, 20k",
+        ),
+        (&["run", "--events", "1.5"], "not whole"),
+        (
+            &["run", "-c", "0"],
+            "'--concurrency <CONCURRENCY>': it must be at least 1",
+        ),
+        (&["run", "--repeat", "0"], "it must be at least 1"),
+        (
+            &["run", "--conflicts", "2"],
+            "a share is from 0 to 1 (0.2) or a percentage",
+        ),
+        (
+            &["run", "--p99-under", "x"],
+            "a bare number is milliseconds",
+        ),
+        (
+            &["sweep", "--vary", "concurrency=1,x"],
+            "concurrency: 'x': a count is a whole number",
+        ),
+        (
+            &["sweep", "--vary", "concurency=1,2"],
+            "(did you mean 'concurrency'?)",
+        ),
     ];
     for (args, expected) in cases {
         let stderr = assert_one_line_error(tmp.path(), args, expected);
@@ -472,11 +515,93 @@ fn a_bad_command_line_is_one_line_and_exits_2_and_a_failed_check_exits_1() {
         let output = hatshop(tmp.path()).args(*args).output().unwrap();
         assert_eq!(output.status.code(), Some(2), "{args:?}");
     }
+    // A value that reads well but that hatshop's own checks refuse exits 1.
     let output = hatshop(tmp.path())
-        .args(["run", "--rate", "-10"])
+        .args(["run", "--rate", "2e7"])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
+}
+
+#[test]
+fn times_counts_and_rates_read_alike_on_every_flag() {
+    let tmp = TempDir::new().unwrap();
+    let out = tmp.path().join("units");
+    let output = hatshop(tmp.path())
+        .args([
+            "run", "--db", "null://", "--quiet", "--events", "1.5k", "--warmup", "1_000",
+        ])
+        .args([
+            "--orders",
+            "2,000",
+            "--duration",
+            "1m",
+            "--op-timeout",
+            "500ms",
+            "--rate",
+            "20k",
+        ])
+        .args(["--progress-interval", "0", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", common::text(&output.stderr));
+    let summary: serde_json::Value = json(&out.join("summary.json"));
+    assert_eq!(summary["ops"], 1500);
+    let run: serde_json::Value = json(&out.join("run.json"));
+    assert_eq!(run["events"]["workload"]["warmup"], 1000);
+    assert_eq!(run["events"]["workload"]["initial_orders"], 2000);
+}
+
+#[test]
+fn a_duration_without_events_runs_that_long() {
+    let tmp = TempDir::new().unwrap();
+    let out = tmp.path().join("timed");
+    let started = std::time::Instant::now();
+    let output = hatshop(tmp.path())
+        .args([
+            "run",
+            "--db",
+            "null://",
+            "--quiet",
+            "--duration",
+            "1.5s",
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", common::text(&output.stderr));
+    assert!(started.elapsed().as_secs_f64() >= 1.5);
+    let summary: serde_json::Value = json(&out.join("summary.json"));
+    let measured = summary["elapsed_s"].as_f64().unwrap();
+    assert!((1.4..2.5).contains(&measured), "measured for {measured} s");
+    // More than the preset's own 200,000 events would be; its count no longer ends it.
+    let run: serde_json::Value = json(&out.join("run.json"));
+    assert_eq!(run["status"], "stopped_at_deadline");
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(page.contains("measured events until --duration ended them"));
+    assert!(!page.contains("It stopped at its --duration deadline"));
+    // With --events beside it, --duration is a cap again.
+    let capped = tmp.path().join("capped");
+    let output = hatshop(tmp.path())
+        .args([
+            "run",
+            "--db",
+            "null://",
+            "--quiet",
+            "--duration",
+            "30",
+            "--events",
+            "500",
+            "-o",
+        ])
+        .arg(&capped)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", common::text(&output.stderr));
+    let summary: serde_json::Value = json(&capped.join("summary.json"));
+    assert_eq!(summary["ops"], 500);
 }
 
 #[test]
@@ -852,7 +977,7 @@ fn a_settings_file_is_read_after_flags_and_the_environment() {
     let dir = tmp.path();
     std::fs::write(
         dir.join("hatshop.toml"),
-        "[run]\nevents = 300\nwarmup = 0\ndb = \"null://\"\npercentiles = \"50,99\"\n",
+        "[run]\nevents = \"0.3k\"\nwarmup = 0\nop-timeout = \"5s\"\ndb = \"null://\"\npercentiles = \"50,99\"\n",
     )
     .unwrap();
     let measured = |out: &str| json(&dir.join(out).join("summary.json"))["ops"].clone();
@@ -882,6 +1007,13 @@ fn a_settings_file_is_read_after_flags_and_the_environment() {
         "has no setting 'evnts'",
     );
     assert!(stderr.contains("typo.toml"), "{stderr}");
+    assert!(stderr.contains("(did you mean 'events'?)"), "{stderr}");
+    std::fs::write(dir.join("table.toml"), "[runn]\nevents = 3\n").unwrap();
+    assert_one_line_error(
+        dir,
+        &["run", "--config", "table.toml"],
+        "[runn] is not a command of hatshop (did you mean 'run'?)",
+    );
     std::fs::write(dir.join("folder.toml"), "[verify]\nresult_dir = \"x\"\n").unwrap();
     assert_one_line_error(
         dir,
@@ -936,7 +1068,7 @@ fn a_warmup_given_as_a_time_is_recorded_as_the_events_it_came_to() {
     assert_one_line_error(
         tmp.path(),
         &["run", "--warmup", "soon"],
-        "neither a count of events (20000) nor a time",
+        "a warm-up is a count of events (20000, 20k) or a time (10s, 1m)",
     );
 }
 

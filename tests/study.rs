@@ -35,7 +35,7 @@ fn study_lists_every_study_and_refuses_what_it_cannot_run() {
     common::assert_one_line_error(
         tmp.path(),
         &["study", "hats"],
-        "no study named 'hats': the studies are hat-shop,",
+        "no study named 'hats' (did you mean 'hat-shop'?): the studies are hat-shop,",
     );
     common::assert_one_line_error(
         tmp.path(),

@@ -26,6 +26,17 @@ pub fn with_file_settings(args: Vec<OsString>) -> Result<Vec<OsString>, String> 
         let message = e.message().split_whitespace().collect::<Vec<_>>().join(" ");
         format!("{} is not valid TOML: {message}", path.display())
     })?;
+    let command = Cli::command();
+    for (table, _) in &tables {
+        if command.find_subcommand(table).is_none() {
+            let names = command.get_subcommands().map(|c| c.get_name());
+            return Err(format!(
+                "{}: [{table}] is not a command of hatshop{}",
+                path.display(),
+                crate::suggest::did_you_mean(table, names)
+            ));
+        }
+    }
     // Parsed once to learn the subcommand and what the user gave; a bad command line is
     // left for the real parse to report.
     let Ok(matches) = Cli::command().try_get_matches_from(&args) else {
@@ -40,15 +51,16 @@ pub fn with_file_settings(args: Vec<OsString>) -> Result<Vec<OsString>, String> 
     let table = table
         .as_table()
         .ok_or_else(|| format!("{}: [{name}] must be a table of flags", path.display()))?;
-    let command = Cli::command();
     let sub = command.find_subcommand(name).expect("a parsed subcommand");
     let mut extended = args;
     for (key, value) in table {
         let id = key.replace('-', "_");
         let Some(arg) = sub.get_arguments().find(|a| a.get_id() == id.as_str()) else {
+            let flags = sub.get_arguments().filter_map(|a| a.get_long());
             return Err(format!(
-                "{}: [{name}] has no setting '{key}' (the flags of `hatshop {name} --help`, without --)",
-                path.display()
+                "{}: [{name}] has no setting '{key}'{} (the flags of `hatshop {name} --help`, without --)",
+                path.display(),
+                crate::suggest::did_you_mean(key, flags)
             ));
         };
         if arg.is_positional() {

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::quantities::{count, duration, positive_count, seconds, share};
 use super::run::db_help;
-use super::values::parse_duration;
 use super::{RuntimeArgs, StoreArgs};
 
 /// `hatshop load`'s flags: rows, batches, passes and the store they go to.
@@ -19,16 +19,16 @@ pub struct LoadArgs {
     #[arg(long)]
     pub preset: Option<String>,
     /// Rows per pass [default: 150000].
-    #[arg(long)]
+    #[arg(long, value_parser = count::<u64>)]
     pub rows: Option<u64>,
     /// Value columns per row [default: 3].
-    #[arg(long)]
+    #[arg(long, value_parser = positive_count::<usize>)]
     pub columns: Option<usize>,
     /// Bytes per value [default: 64].
-    #[arg(long, value_name = "BYTES")]
+    #[arg(long, value_name = "BYTES", value_parser = count::<usize>)]
     pub value_size: Option<usize>,
     /// Rows per batch [default: 10000].
-    #[arg(long, value_name = "ROWS")]
+    #[arg(long, value_name = "ROWS", value_parser = positive_count::<u64>)]
     pub batch_size: Option<u64>,
     /// How a batch travels: unlogged (one request), logged (Cassandra's batch log;
     /// Redis MULTI/EXEC), none (Cassandra: concurrent single-row writes, timed together).
@@ -36,36 +36,37 @@ pub struct LoadArgs {
     #[arg(long, value_enum, default_value = "unlogged")]
     pub batch_type: crate::db::BatchKind,
     /// With --batch-type none: single-row writes in flight at once.
-    #[arg(long, value_name = "N", default_value_t = 64)]
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = positive_count::<usize>)]
     pub in_flight: usize,
     /// Batches in flight at once.
-    #[arg(short, long, value_name = "N", default_value_t = 1)]
+    #[arg(short, long, value_name = "N", default_value_t = 1, value_parser = positive_count::<usize>)]
     pub concurrency: usize,
-    /// Start a pass every DURATION, e.g. 10s (study 002's "150K every 10 seconds");
-    /// batches within a pass go back to back [default: passes back to back].
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    /// Start a pass this often, e.g. 10s (study 002's "150K every 10 seconds"; a bare
+    /// number is seconds); batches within a pass go back to back [default: passes back to
+    /// back].
+    #[arg(long, value_name = "TIME", value_parser = duration)]
     pub every: Option<std::time::Duration>,
     /// Passes of --rows new rows each [default: 1].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = positive_count::<u64>)]
     pub repeat: Option<u64>,
     /// Seed of the rows' values.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Cassandra: trace this share (0-1) of the batches on the server; the report sets
     /// each one's coordinator time beside the client's (batch-traces.csv).
-    #[arg(long, value_name = "SHARE")]
+    #[arg(long, value_name = "SHARE", value_parser = share)]
     pub trace_sample: Option<f64>,
-    /// Length of the report's time bins in seconds (batch latency mean and max per bin).
-    #[arg(long, value_name = "SECS", default_value_t = 1.0)]
+    /// Length of the report's time bins (batch latency mean and max per bin).
+    #[arg(long, value_name = "TIME", default_value = "1s", value_parser = seconds)]
     pub interval: f64,
     /// Longest wait for a connection, handshake and authentication included.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    #[arg(long, value_name = "TIME", default_value = "10s", value_parser = seconds)]
     pub connect_timeout: f64,
     /// Longest one batch may take.
-    #[arg(long, value_name = "SECS", default_value_t = 120.0)]
+    #[arg(long, value_name = "TIME", default_value = "120s", value_parser = seconds)]
     pub op_timeout: f64,
     /// Rows read back and compared after the load (0: count only).
-    #[arg(long, value_name = "N", default_value_t = 1000)]
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = count::<u64>)]
     pub verify_sample: u64,
     /// Do not read the rows back after the load.
     #[arg(long)]

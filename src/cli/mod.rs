@@ -5,6 +5,7 @@
 
 pub mod config_file;
 mod load;
+pub mod quantities;
 mod results;
 mod run;
 mod series;
@@ -12,6 +13,7 @@ mod server;
 mod store_flags;
 mod stream;
 mod values;
+mod vary;
 
 use std::path::PathBuf;
 
@@ -24,6 +26,7 @@ pub use server::{NodeArgs, ServerAction, ServerArgs};
 pub use store_flags::{StoreArgs, all_settings};
 pub use stream::{GenerateArgs, StreamArgs, WorkloadsAction, WorkloadsArgs};
 pub use values::{RateArg, WarmupArg};
+pub use vary::{RUN_KEYS, Vary};
 
 /// hatshop: one seeded stream of hat-shop order events and key-value operations,
 /// replayed against real databases, every operation timed and logged, the result verified.

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::quantities::seconds;
+
 /// `hatshop verify`: the result folder, and how to reach its database again.
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
@@ -15,10 +17,10 @@ pub struct VerifyArgs {
     #[arg(long)]
     pub db: Option<String>,
     /// Longest wait for a connection, handshake and authentication included.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    #[arg(long, value_name = "TIME", default_value = "10s", value_parser = seconds)]
     pub connect_timeout: f64,
     /// Longest wait for one page of data read back.
-    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    #[arg(long, value_name = "TIME", default_value = "60s", value_parser = seconds)]
     pub op_timeout: f64,
 }
 

@@ -6,9 +6,10 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::RuntimeArgs;
+use super::quantities::{count, duration, latency, positive_count, seconds, share};
 use super::store_flags::StoreArgs;
 use super::stream::StreamArgs;
-use super::values::{RateArg, parse_duration, parse_rate};
+use super::values::{RateArg, parse_rate};
 use crate::db::{STORES, schemes_where};
 
 pub(super) fn db_help() -> String {
@@ -53,24 +54,25 @@ pub struct RunArgs {
     pub db: Vec<String>,
     /// Operations in flight at once, each in a lane of its own [default: the spec's, else
     /// the store's; see --help of each store].
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = positive_count::<usize>)]
     pub concurrency: Option<usize>,
-    /// Stop the measured phase (and a warm-up) after this many seconds (decimals allowed).
-    #[arg(long, value_name = "SECS")]
+    /// Run the measured phase this long (10s, 5m, 1h; a bare number is seconds), with
+    /// events generated until then unless --events bounds them too; a warm-up ends by then.
+    #[arg(long, value_name = "TIME", value_parser = seconds)]
     pub duration: Option<f64>,
     /// Length of the statistics intervals in seconds: latency over time and latency.hlog.
-    #[arg(long, value_name = "SECS", default_value_t = 1.0)]
+    #[arg(long, value_name = "TIME", default_value = "1s", value_parser = seconds)]
     pub interval: f64,
     /// Longest wait for a connection, handshake and authentication included.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    #[arg(long, value_name = "TIME", default_value = "10s", value_parser = seconds)]
     pub connect_timeout: f64,
     /// Longest one operation may take; it then counts as a timeout (outcome unknown).
-    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    #[arg(long, value_name = "TIME", default_value = "30s", value_parser = seconds)]
     pub op_timeout: f64,
     /// Repeat a failed call up to N times when a retry can cure it (timeout,
     /// unavailable, conflict, lost connection); retries are counted apart and the
     /// latency of the operation spans all its calls.
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = count::<u32>)]
     pub retries: u32,
     /// Open loop: send OPS operations per second in all (warm-up and measured phases),
     /// each at its own time however slowly answers come; -c bounds the requests
@@ -79,21 +81,21 @@ pub struct RunArgs {
     /// --ramp climbs from one rate to the other.
     #[arg(long, value_name = "OPS", value_parser = parse_rate)]
     pub rate: Option<RateArg>,
-    /// With --rate FROM..TO: how long the measured phase takes to climb, e.g. 60s
-    /// (the warm-up runs at FROM; after the ramp, TO).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    /// With --rate FROM..TO: how long the measured phase takes to climb, e.g. 60s (a
+    /// bare number is seconds; the warm-up runs at FROM; after the ramp, TO).
+    #[arg(long, value_name = "TIME", value_parser = duration)]
     pub ramp: Option<std::time::Duration>,
     /// Search for the highest --rate whose response time p99 stays under --p99-under:
     /// one run per rate (--duration each, 10 s if not given), doubling from --rate
     /// (1000 if not given), then halving the gap; sweep.csv and sweep.html draw the knee.
     #[arg(long)]
     pub find_max: bool,
-    /// The bound for --find-max, e.g. 10ms or 500us.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    /// The bound for --find-max, e.g. 10ms or 500us (a bare number is milliseconds).
+    #[arg(long, value_name = "TIME", value_parser = latency)]
     pub p99_under: Option<std::time::Duration>,
     /// Share (0-1) of measured order updates sent to a lane other than their order's,
     /// so two lanes race on one order [default: the spec's `conflicts`, else 0].
-    #[arg(long, value_name = "SHARE")]
+    #[arg(long, value_name = "SHARE", value_parser = share)]
     pub conflicts: Option<f64>,
     /// Read the server's own time of this share (0-1) of the measured operations and
     /// set it against the time hatshop measured (traces.csv, the report): Cassandra's
@@ -101,7 +103,7 @@ pub struct RunArgs {
     /// operation, outside its timed window). PostgreSQL keeps only totals per
     /// statement: with any share, pg_stat_statements is read before and after the run
     /// (server-statements.csv). Untraced operations are sent as always.
-    #[arg(long, value_name = "SHARE")]
+    #[arg(long, value_name = "SHARE", value_parser = share)]
     pub trace_sample: Option<f64>,
     /// Run one shard of the run, I of N (from 0), with the other shards on other
     /// client machines: each reads the whole stream and runs the lanes of its share of
@@ -129,7 +131,7 @@ pub struct RunArgs {
     /// Run N times, each on fresh tables, into repeat-1 … repeat-N of the result
     /// folder, whose summary.json and table give every figure as median (min–max)
     /// over the repeats; `compare` then tests across repeats. In a sweep: runs per value.
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = positive_count::<usize>)]
     pub repeat: usize,
     /// Do not write ops.csv (for overall-time runs; histograms are still kept).
     #[arg(long)]
@@ -148,8 +150,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "P,P,…")]
     pub percentiles: Option<String>,
     /// Where standard error is not a terminal (a CI log, a file), a plain progress line
-    /// every SECS seconds; 0: none.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    /// this often; 0: none.
+    #[arg(long, value_name = "TIME", default_value = "10s", value_parser = seconds)]
     pub progress_interval: f64,
     /// Also write the run's summary (summary.json: which run, counts, throughput and
     /// latency per event type) to FILE; `-` writes it to standard output for a script,
@@ -159,7 +161,7 @@ pub struct RunArgs {
     /// Threads of their own for the lanes, each with a single-threaded runtime, lane i
     /// on thread i mod N; 0: the lanes are tasks of the shared runtime [default: the
     /// store's choice for the concurrency, see docs/workloads.md].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = count::<usize>)]
     pub lane_threads: Option<usize>,
     #[command(flatten)]
     pub runtime: RuntimeArgs,
@@ -174,7 +176,7 @@ pub struct PrepareArgs {
     #[arg(long, env = "HATSHOP_DB", hide_env_values = true, long_help = db_help())]
     pub db: String,
     /// Longest wait for a connection, handshake and authentication included.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    #[arg(long, value_name = "TIME", default_value = "10s", value_parser = seconds)]
     pub connect_timeout: f64,
     /// Drop tables (or a keyspace) of hatshop's names even if hatshop did not create them.
     #[arg(long)]

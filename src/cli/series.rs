@@ -6,6 +6,7 @@ use clap::Args;
 
 use super::run::RunArgs;
 use super::values::parse_server_url;
+use super::vary::{Vary, parse_vary};
 
 /// `hatshop sweep`: the settings varied, and the run each point makes.
 #[derive(Debug, Args)]
@@ -15,8 +16,8 @@ pub struct SweepArgs {
     /// servers, e.g. --db cassandra --db galera) · rate=1000,2000,4000 (open loop: the
     /// knee shows as response time leaving service time) · value_size, warmup, seed,
     /// duration, conflicts, retries, or any store setting. Several --vary move in step.
-    #[arg(long, value_name = "KEY=V1,V2,…", required = true, action = clap::ArgAction::Append)]
-    pub vary: Vec<String>,
+    #[arg(long, value_name = "KEY=V1,V2,…", required = true, action = clap::ArgAction::Append, value_parser = parse_vary)]
+    pub vary: Vec<Vary>,
     /// Everything a run takes (--repeat: runs per value); --out names the sweep folder [default: results/sweep-<time>-<key>].
     #[command(flatten)]
     pub run: RunArgs,

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
+use super::quantities::count;
 use super::values::{WarmupArg, parse_warmup};
 
 /// Which events: a preset or spec file, with overrides.
@@ -16,21 +17,22 @@ pub struct StreamArgs {
     /// Seed of the event stream [default: the spec's seed].
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Number of measured events [default: the spec's count].
-    #[arg(long)]
+    /// Number of measured events [default: the spec's count, or without end with
+    /// --duration].
+    #[arg(long, value_parser = count::<u64>)]
     pub events: Option<u64>,
     /// Warm-up after the initial load, applied and not measured: a count of events
-    /// (20000) or a time (10s, 1m) [default: the spec's count].
+    /// (20000, 20k) or a time (10s, 1m) [default: the spec's count].
     #[arg(long, value_name = "EVENTS|TIME", value_parser = parse_warmup)]
     pub warmup: Option<WarmupArg>,
     /// Orders created before anything is measured (the spec's initial_orders).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = count::<u64>)]
     pub orders: Option<u64>,
     /// Key-value records written before anything is measured (the spec's initial_records).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = count::<u64>)]
     pub records: Option<u64>,
     /// Bytes of each key-value record (the spec's value_size; the study used 1500 and 15000).
-    #[arg(long, value_name = "BYTES")]
+    #[arg(long, value_name = "BYTES", value_parser = count::<u32>)]
     pub value_size: Option<u32>,
 }
 

@@ -1,7 +1,9 @@
-//! The values flags take that clap does not read itself: `KEY=VALUE`, durations, a
-//! warm-up as a count or a time, a rate or a ramp, a cluster's URL per size.
+//! The values flags take that clap does not read itself: `KEY=VALUE`, a warm-up as a
+//! count or a time, a rate or a ramp, a cluster's URL per size.
 
-/// `10ms`, `1s`, `500us`: a length of time (`--p99-under`, `--ramp`).
+use super::quantities;
+
+/// `key=value`, a store setting (`--set`).
 pub(super) fn parse_key_value(text: &str) -> Result<(String, String), String> {
     let (key, value) = text
         .split_once('=')
@@ -16,11 +18,6 @@ pub(super) fn parse_key_value(text: &str) -> Result<(String, String), String> {
         return Err(format!("{key}: the value must be one non-empty line"));
     }
     Ok((key.to_string(), value.trim().to_string()))
-}
-
-pub(super) fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
-    humantime::parse_duration(text.trim())
-        .map_err(|e| format!("'{text}' is not a duration like 10ms or 1s: {e}"))
 }
 
 /// `--warmup`: a count of events, or how long to warm up.
@@ -40,16 +37,15 @@ impl std::str::FromStr for WarmupArg {
     }
 }
 
+/// A count (`20000`, `20k`) is events; a number with a time's unit (`10s`, `1m`) is a
+/// time, so a bare number is never read as seconds here.
 pub(super) fn parse_warmup(text: &str) -> Result<WarmupArg, String> {
-    let text = text.trim();
-    if let Ok(events) = text.replace('_', "").parse::<u64>() {
+    if let Ok(events) = quantities::count::<u64>(text) {
         return Ok(WarmupArg::Events(events));
     }
-    match humantime::parse_duration(text) {
+    match quantities::duration(text) {
         Ok(time) if !time.is_zero() => Ok(WarmupArg::Time(time)),
-        _ => Err(format!(
-            "'{text}' is neither a count of events (20000) nor a time (10s, 1m)"
-        )),
+        _ => Err("a warm-up is a count of events (20000, 20k) or a time (10s, 1m)".into()),
     }
 }
 
@@ -75,11 +71,10 @@ impl RateArg {
     }
 }
 
+/// `5000`, `5k`, or `FROM..TO` for a ramp, in operations per second.
 pub(super) fn parse_rate(text: &str) -> Result<RateArg, String> {
     let number = |part: &str| {
-        part.trim().replace('_', "").parse::<f64>().map_err(|_| {
-            format!("'{text}' is not a rate: give operations per second, e.g. 5000 or 1000..20000")
-        })
+        quantities::rate(part).map_err(|e| format!("{e}; a ramp is FROM..TO, e.g. 1k..20k"))
     };
     match text.split_once("..") {
         Some((from, to)) => Ok(RateArg {

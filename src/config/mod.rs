@@ -205,6 +205,11 @@ impl RunConfig {
         }
     }
 
+    /// Whether the measured phase has no count and ends with `--duration`.
+    pub fn without_end(&self) -> bool {
+        matches!(&self.source, EventSource::Generated { workload } if workload.without_end())
+    }
+
     /// Events in all phases: initial data, warm-up and measured.
     pub fn total_events(&self) -> u64 {
         match &self.source {

@@ -11,9 +11,15 @@ use crate::workload::{EventSource, WorkloadSpec, check_events_file};
 pub(super) fn source_of(args: &RunArgs, db: &DbUrl, settings: &Settings) -> Result<EventSource> {
     let source = match &args.events_file {
         Some(path) => EventSource::File(check_events_file(path)?),
-        None => EventSource::Generated {
-            workload: resolve_spec(&args.stream)?,
-        },
+        None => {
+            let mut workload = resolve_spec(&args.stream)?;
+            // `--duration` is how long the run lasts, as the peers' own tools read it: the
+            // spec's count no longer ends it, only `--events` given beside it.
+            if args.duration.is_some() && args.stream.events.is_none() {
+                workload.events = WorkloadSpec::WITHOUT_END;
+            }
+            EventSource::Generated { workload }
+        }
     };
     if let EventSource::Generated { workload } = &source {
         (db.store().check_value_size)(settings, workload.value_size as usize)

@@ -100,7 +100,8 @@ impl Settings {
             let Some(setting) = declared.iter().find(|s| s.name == key) else {
                 let known: Vec<&str> = declared.iter().map(|s| s.name).collect();
                 return Err(format!(
-                    "unknown setting '{key}' for {scheme}:// (it takes: {})",
+                    "unknown setting '{key}'{} for {scheme}:// (it takes: {})",
+                    crate::suggest::did_you_mean(key, known.iter().copied()),
                     if known.is_empty() {
                         "none".to_string()
                     } else {

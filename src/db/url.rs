@@ -398,8 +398,12 @@ fn unknown_scheme(scheme: &str, raw: &str) -> String {
         .iter()
         .map(|m| format!("{}://", m.scheme))
         .collect();
+    let names = super::STORES
+        .iter()
+        .flat_map(|m| std::iter::once(m.scheme).chain(m.aliases.iter().copied()));
     format!(
-        "unknown database URL scheme '{scheme}' in '{}': this build supports {}",
+        "unknown database URL scheme '{scheme}'{} in '{}': this build supports {}",
+        crate::suggest::did_you_mean(scheme, names),
         shown(raw),
         known.join(", ")
     )

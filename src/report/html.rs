@@ -83,12 +83,16 @@ fn events_facts(events: &EventSource, warmup_s: Option<f64>) -> Vec<(&'static st
             (
                 "workload",
                 format!(
-                    "{} ({}): {} initial orders, {} warm-up{timed}, {} measured events, {} keys",
+                    "{} ({}): {} initial orders, {} warm-up{timed}, {}, {} keys",
                     escape(&workload.name),
                     escape(&workload.description),
                     thousands(workload.initial_orders),
                     thousands(workload.warmup),
-                    thousands(workload.events),
+                    if workload.without_end() {
+                        "measured events until --duration ended them".to_string()
+                    } else {
+                        format!("{} measured events", thousands(workload.events))
+                    },
                     serde_json::to_string(&workload.key_distribution)
                         .unwrap_or_default()
                         .trim_matches('"')
@@ -555,6 +559,11 @@ fn title(run: &LoadedRun) -> String {
     format!("hatshop: {}", run.label())
 }
 
+/// Whether the run's measured phase had no count and ended with its `--duration`.
+fn ran_for_its_time(events: &EventSource) -> bool {
+    matches!(events, EventSource::Generated { workload } if workload.without_end())
+}
+
 /// The title, the run's totals, and a warning when it did not finish its stream.
 fn heading(run: &LoadedRun) -> String {
     let mut body = String::new();
@@ -569,6 +578,8 @@ fn heading(run: &LoadedRun) -> String {
     );
     let warning = match run.record.status.as_str() {
         "finished" => None,
+        // A run whose --duration is its length did what it was asked.
+        "stopped_at_deadline" if ran_for_its_time(&run.record.events) => None,
         "stopped_at_deadline" => Some("It stopped at its --duration deadline.".to_string()),
         "interrupted" => Some("It was interrupted (Ctrl-C or SIGTERM).".to_string()),
         "recovered" => Some(

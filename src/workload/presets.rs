@@ -283,7 +283,12 @@ impl WorkloadSpec {
         }
         let path = Path::new(name_or_path);
         if !path.exists() {
-            return Err(SpecError::Unknown(name_or_path.to_string()));
+            let presets = all();
+            let names = presets.iter().map(|p| p.name.as_str());
+            return Err(SpecError::Unknown {
+                name: name_or_path.to_string(),
+                suggestion: crate::suggest::did_you_mean(name_or_path, names),
+            });
         }
         let text = std::fs::read_to_string(path).map_err(|e| SpecError::Read {
             path: name_or_path.to_string(),

@@ -143,8 +143,10 @@ pub enum SpecError {
     Read { path: String, message: String },
     #[error("workload file {path} is not a valid spec: {message}")]
     Parse { path: String, message: String },
-    #[error("unknown workload '{0}': not a preset (see `hatshop workloads`) and no such file")]
-    Unknown(String),
+    #[error(
+        "unknown workload '{name}'{suggestion}: not a preset (see `hatshop workloads`) and no such file"
+    )]
+    Unknown { name: String, suggestion: String },
     #[error("{where_}: {problem}")]
     Invalid { where_: String, problem: String },
 }
@@ -268,10 +270,18 @@ impl WorkloadSpec {
         Ok(())
     }
 
-    /// All events of the stream: load, warm-up and measured.
     /// Whether every event, preloaded or measured, is a key-value one.
     pub fn key_value_only(&self) -> bool {
         !self.mix.has_order_events() && self.initial_orders == 0
+    }
+
+    /// Measured events of a run that `--duration` ends: more than any run can send (a
+    /// year at 35 million a second), and exact in a JSON reader's doubles.
+    pub const WITHOUT_END: u64 = 1 << 50;
+
+    /// Whether the measured phase has no count of its own and ends with its time.
+    pub fn without_end(&self) -> bool {
+        self.events >= Self::WITHOUT_END
     }
 
     /// Events in all phases: initial data, warm-up and measured.

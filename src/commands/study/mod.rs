@@ -51,7 +51,8 @@ pub async fn run(args: &StudyArgs) -> Result<ExitCode> {
     let Some(study) = catalog::find(name) else {
         let names: Vec<&str> = STUDIES.iter().map(|s| s.name).collect();
         bail!(
-            "no study named '{name}': the studies are {}",
+            "no study named '{name}'{}: the studies are {}",
+            crate::suggest::did_you_mean(name, names.iter().copied()),
             names.join(", ")
         );
     };

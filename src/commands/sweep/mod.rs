@@ -13,7 +13,8 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 
-use crate::cli::{RunArgs, SweepArgs, all_settings};
+use crate::cli::quantities::{count, positive_count, rate, seconds, share};
+use crate::cli::{RUN_KEYS, RunArgs, SweepArgs, Vary, all_settings};
 use crate::cluster::Home;
 use crate::config::RunConfig;
 use crate::console::{note, say};
@@ -42,13 +43,12 @@ struct Steps {
 }
 
 impl Steps {
-    /// `KEY=V1,V2,…`, once or more; several keys must have as many values.
-    fn parse(texts: &[String]) -> Result<Steps> {
-        let mut keys = Vec::new();
+    /// One `--vary` or more; several keys must have as many values.
+    fn parse(varies: &[Vary]) -> Result<Steps> {
+        let mut keys: Vec<String> = Vec::new();
         let mut columns: Vec<Vec<String>> = Vec::new();
-        for text in texts {
-            let (key, values) = parse_vary(text)?;
-            if keys.contains(&key) {
+        for Vary { key, values } in varies {
+            if keys.contains(key) {
                 bail!("--vary {key} is given twice");
             }
             if let Some(first) = columns.first()
@@ -61,8 +61,8 @@ impl Steps {
                     first.len()
                 );
             }
-            keys.push(key);
-            columns.push(values);
+            keys.push(key.clone());
+            columns.push(values.clone());
         }
         let steps = columns.first().map_or(0, Vec::len);
         let values = (0..steps)
@@ -77,31 +77,10 @@ impl Steps {
     }
 }
 
-/// `KEY=V1,V2,…`.
-fn parse_vary(text: &str) -> Result<(String, Vec<String>)> {
-    let Some((key, values)) = text.split_once('=') else {
-        bail!("--vary {text}: expected KEY=V1,V2,… (e.g. connections=1,2,4)");
-    };
-    let values: Vec<String> = values
-        .split(',')
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
-        .map(String::from)
-        .collect();
-    if key.trim().is_empty() || values.is_empty() {
-        bail!("--vary {text}: expected KEY=V1,V2,… (e.g. connections=1,2,4)");
-    }
-    Ok((key.trim().replace('-', "_"), values))
+/// A value `--vary` has read already, in its flag's grammar.
+fn read<T>(key: &str, value: &str, grammar: impl Fn(&str) -> Result<T, String>) -> Result<T> {
+    grammar(value).map_err(|e| anyhow::anyhow!("--vary {key}: '{value}': {e}"))
 }
-
-fn number<T: std::str::FromStr>(key: &str, value: &str) -> Result<T> {
-    value
-        .parse()
-        .map_err(|_| anyhow::anyhow!("--vary {key}: '{value}' is not a number"))
-}
-
-/// What `--vary` takes besides store settings.
-const RUN_KEYS: &str = "nodes, events, warmup, seed, concurrency, duration, rate, value_size, records, orders, conflicts, retries";
 
 /// Sets `key` to `value` in a run's arguments: a run flag, or a store setting (which a
 /// database that does not take it runs without: `rf` varies Cassandra beside Galera).
@@ -110,24 +89,19 @@ fn apply(args: &mut RunArgs, key: &str, value: &str, store: &StoreMeta) -> Resul
     match key {
         // The server's size: the sweep starts it, the run only uses it.
         "nodes" => {
-            number::<usize>(key, value)?;
+            read(key, value, positive_count::<usize>)?;
         }
-        "events" => args.stream.events = Some(number(key, value)?),
-        "warmup" => {
-            let warmup = value
-                .parse()
-                .map_err(|e| anyhow::anyhow!("--vary {key}: {e}"))?;
-            args.stream.warmup = Some(warmup);
-        }
-        "seed" => args.stream.seed = Some(number(key, value)?),
-        "records" => args.stream.records = Some(number(key, value)?),
-        "orders" => args.stream.orders = Some(number(key, value)?),
-        "value_size" => args.stream.value_size = Some(number(key, value)?),
-        "concurrency" => args.concurrency = Some(number(key, value)?),
-        "duration" => args.duration = Some(number(key, value)?),
-        "conflicts" => args.conflicts = Some(number(key, value)?),
-        "retries" => args.retries = number(key, value)?,
-        "rate" => args.rate = Some(crate::cli::RateArg::fixed(number(key, value)?)),
+        "events" => args.stream.events = Some(read(key, value, count)?),
+        "warmup" => args.stream.warmup = Some(read(key, value, |v| v.parse())?),
+        "seed" => args.stream.seed = Some(read(key, value, count)?),
+        "records" => args.stream.records = Some(read(key, value, count)?),
+        "orders" => args.stream.orders = Some(read(key, value, count)?),
+        "value_size" => args.stream.value_size = Some(read(key, value, count)?),
+        "concurrency" => args.concurrency = Some(read(key, value, positive_count)?),
+        "duration" => args.duration = Some(read(key, value, seconds)?),
+        "conflicts" => args.conflicts = Some(read(key, value, share)?),
+        "retries" => args.retries = read(key, value, count)?,
+        "rate" => args.rate = Some(crate::cli::RateArg::fixed(read(key, value, rate)?)),
         _ if all_settings().iter().any(|(s, _)| s.name == setting) => {
             if store.takes(setting) {
                 args.store.given.retain(|(k, _)| k != setting);
@@ -139,7 +113,8 @@ fn apply(args: &mut RunArgs, key: &str, value: &str, store: &StoreMeta) -> Resul
         _ => {
             let settings: Vec<&str> = all_settings().iter().map(|(s, _)| s.name).collect();
             bail!(
-                "--vary {key}: not something a run takes ({RUN_KEYS}, or a store setting: {})",
+                "--vary {key}: not something a run takes ({}, or a store setting: {})",
+                RUN_KEYS.join(", "),
                 settings.join(", ")
             );
         }
@@ -312,7 +287,7 @@ fn check_every_step(args: &SweepArgs, steps: &Steps, targets: &[Target]) -> Resu
             if let Some(nodes) = steps.nodes(step)
                 && let Target::Server { kind, .. } = target
             {
-                let nodes: usize = number("nodes", nodes)?;
+                let nodes: usize = read("nodes", nodes, positive_count)?;
                 if nodes == 0 || nodes > kind.meta().max_nodes {
                     bail!(
                         "--vary nodes: {} runs 1 to {} nodes",
@@ -355,7 +330,7 @@ impl Plan<'_> {
             for target in self.targets {
                 let server = match (target, self.steps.nodes(step)) {
                     (Target::Server { kind, .. }, Some(nodes)) => {
-                        let nodes = number("nodes", nodes)?;
+                        let nodes = read("nodes", nodes, positive_count::<usize>)?;
                         match ServerGuard::fresh(self.home, *kind, nodes).await {
                             Ok(server) => Some(server),
                             Err(_) if interrupt::requested() => {
@@ -504,24 +479,27 @@ impl Plan<'_> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn vary_is_parsed() {
-        let (key, values) = parse_vary("pool=1, 2,4").unwrap();
-        assert_eq!(key, "pool");
-        assert_eq!(values, ["1", "2", "4"]);
-        assert!(parse_vary("pool").is_err());
-        assert!(parse_vary("pool=").is_err());
+    fn vary(key: &str, values: &[&str]) -> Vary {
+        Vary {
+            key: key.into(),
+            values: values.iter().map(|v| v.to_string()).collect(),
+        }
     }
 
     #[test]
     fn several_varies_move_in_step() {
-        let steps = Steps::parse(&["nodes=1,2,3".into(), "rf=1,2,3".into()]).unwrap();
+        let steps = Steps::parse(&[
+            vary("nodes", &["1", "2", "3"]),
+            vary("rf", &["1", "2", "3"]),
+        ])
+        .unwrap();
         assert_eq!(steps.keys, ["nodes", "rf"]);
         assert_eq!(steps.values[1], ["2", "2"]);
         assert_eq!(steps.nodes(2), Some("3"));
-        let error = Steps::parse(&["nodes=1,2".into(), "rf=1,2,3".into()]).unwrap_err();
+        let error =
+            Steps::parse(&[vary("nodes", &["1", "2"]), vary("rf", &["1", "2", "3"])]).unwrap_err();
         assert!(error.to_string().contains("move in step"), "{error}");
-        assert!(Steps::parse(&["rf=1".into(), "rf=2".into()]).is_err());
+        assert!(Steps::parse(&[vary("rf", &["1"]), vary("rf", &["2"])]).is_err());
     }
 
     #[test]

@@ -35,9 +35,10 @@ pub(super) fn show_progress(config: &RunConfig, progress: Arc<Progress>) -> Opti
     if !config.show_progress {
         return None;
     }
-    // A shard applies about its share of the stream.
+    // A shard applies about its share of the stream; a stream that --duration ends has
+    // no total to count towards.
     let shards = config.shard.map_or(1, |shard| shard.count) as u64;
-    let total = config.total_events().div_ceil(shards);
+    let total = (!config.without_end()).then(|| config.total_events().div_ceil(shards));
     if std::io::stderr().is_terminal() {
         return Some(progress_bar(total, progress));
     }
@@ -50,10 +51,10 @@ pub(super) fn show_progress(config: &RunConfig, progress: Arc<Progress>) -> Opti
             tick.tick().await;
             let applied = progress.applied.load(Ordering::Relaxed);
             note!(
-                "progress: {:.1} s, {}/{} events, {} ops/s, {} measured, {} errors",
+                "progress: {:.1} s, {}{} events, {} ops/s, {} measured, {} errors",
                 started.elapsed().as_secs_f64(),
                 thousands(applied),
-                thousands(total),
+                total.map_or(String::new(), |total| format!("/{}", thousands(total))),
                 thousands((applied.saturating_sub(last) as f64 / every.as_secs_f64()) as u64),
                 thousands(progress.measured.load(Ordering::Relaxed)),
                 thousands(progress.errors.load(Ordering::Relaxed))
@@ -64,11 +65,20 @@ pub(super) fn show_progress(config: &RunConfig, progress: Arc<Progress>) -> Opti
     Some(Shown { bar: None, ticker })
 }
 
-/// The bar on a terminal, redrawn four times a second.
-fn progress_bar(total: u64, progress: Arc<Progress>) -> Shown {
-    let bar = ProgressBar::new(total);
+/// The bar on a terminal, redrawn four times a second; without a total, a count.
+fn progress_bar(total: Option<u64>, progress: Arc<Progress>) -> Shown {
+    let (bar, template) = match total {
+        Some(total) => (
+            ProgressBar::new(total),
+            "{elapsed_precise} [{bar:32}] {human_pos}/{human_len} {msg}",
+        ),
+        None => (
+            ProgressBar::no_length(),
+            "{elapsed_precise} {human_pos} events {msg}",
+        ),
+    };
     bar.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:32}] {human_pos}/{human_len} {msg}")
+        ProgressStyle::with_template(template)
             .expect("a valid template")
             .progress_chars("=> "),
     );

@@ -80,7 +80,7 @@ pub(super) fn print_result(config: &RunConfig, record: &RunRecord, summary: &Sum
     if let Some(server) = &record.server_cpu {
         say!("{}", server.describe());
     }
-    if summary.ops == 0 {
+    if summary.ops == 0 && !config.without_end() {
         say!(
             "warning: no operation was measured, so there is no latency or throughput to \
              read (the measured phase had {} events)",
