@@ -129,7 +129,7 @@ fn bad_load_flags_are_one_line_each() {
     for (args, expected) in [
         (
             vec!["load", "--batch-size", "0"],
-            "--batch-size must be from 1",
+            "for '--batch-size <ROWS>': it must be at least 1",
         ),
         (
             vec!["load", "--columns", "100"],

@@ -657,6 +657,33 @@ fn workloads_are_listed_and_shown_as_valid_specs() {
         .stdout(predicate::str::contains("update_order"));
 }
 
+/// `generate - | head` is a reader that took what it wanted, not a failure.
+#[test]
+fn generate_into_a_pipe_closed_early_ends_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let tmp = TempDir::new().unwrap();
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("hatshop"))
+        .current_dir(tmp.path())
+        .args(["generate", "--events", "2M", "-o", "-"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.contains("\"seq\""), "{first}");
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{:?}", output.status);
+    assert!(
+        !common::text(&output.stderr).contains("error"),
+        "{}",
+        common::text(&output.stderr)
+    );
+}
+
 #[test]
 fn a_bad_fault_timeline_is_one_line_before_anything_runs() {
     let tmp = TempDir::new().unwrap();

@@ -29,8 +29,12 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
             File::create(target).with_context(|| format!("cannot create {}", target.display()))?;
         Box::new(BufWriter::with_capacity(1 << 20, file))
     };
-    let (count, sha) = write_events(Generator::new(&spec), &mut out)
-        .with_context(|| format!("cannot write {}", target.display()))?;
+    let (count, sha) = match write_events(Generator::new(&spec), &mut out) {
+        Ok(written) => written,
+        // A reader that stopped early (`generate - | head`) took what it wanted.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
+        Err(e) => return Err(e).with_context(|| format!("cannot write {}", target.display())),
+    };
     note!(
         "wrote {} events of '{}' (seed {}) to {}\nsha256 {sha}",
         thousands(count),
