@@ -213,7 +213,17 @@ fn cassandra_rf2_on_one_node_is_unavailable_at_quorum_and_all() {
             ])
             // Nothing loaded first: a load that fails stops a run before it measures.
             .args([
-                "--orders", "0", "--warmup", "0", "--events", "500", "-c", "8",
+                "--orders",
+                "0",
+                "--warmup",
+                "0",
+                "--events",
+                "500",
+                "-c",
+                "8",
+                // Every call fails here on purpose.
+                "--max-errors",
+                "100%",
             ])
             .arg("--out")
             .arg(&out)
@@ -263,6 +273,9 @@ fn cassandra_lwt_on_a_missing_order_is_not_applied() {
             "--lwt",
             "--events-file",
             "lwt.jsonl",
+            // One of the two updates fails on purpose.
+            "--max-errors",
+            "100%",
             "--out",
         ])
         .arg(&out)

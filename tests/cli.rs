@@ -508,6 +508,15 @@ fn a_bad_command_line_is_one_line_and_exits_2_and_a_failed_check_exits_1() {
             &["sweep", "--vary", "concurency=1,2"],
             "(did you mean 'concurrency'?)",
         ),
+        // A store's settings read alike: a choice by its words, a count by the grammar.
+        (
+            &["run", "--synchronous", "ful"],
+            "invalid value 'ful' for '--synchronous <off|normal|full|extra>' (a similar value exists: 'full')",
+        ),
+        (
+            &["run", "--connections", "0"],
+            "'--connections <N>': it must be at least 1",
+        ),
     ];
     for (args, expected) in cases {
         let stderr = assert_one_line_error(tmp.path(), args, expected);
@@ -955,8 +964,8 @@ fn a_run_off_a_terminal_prints_plain_progress_lines() {
     assert!(!common::text(&quiet.stderr).contains("progress: "));
 }
 
-/// `--percentiles` picks the table's columns, and summary.json gets them beside its
-/// standard ladder.
+/// `--percentiles` picks the table's columns, rising and each once, and summary.json
+/// gets them beside its standard ladder.
 #[test]
 fn percentiles_asked_for_are_the_tables_columns_and_join_the_summary() {
     let tmp = TempDir::new().unwrap();
@@ -967,7 +976,7 @@ fn percentiles_asked_for_are_the_tables_columns_and_join_the_summary() {
             "--events",
             "2000",
             "--percentiles",
-            "50,99.5,99.999",
+            "99.999,50,p99.5,50",
             "--out",
         ])
         .arg(&out)
@@ -989,11 +998,20 @@ fn percentiles_asked_for_are_the_tables_columns_and_join_the_summary() {
         assert!(ladder[label].as_f64().is_some(), "{label}: {summary}");
     }
     assert!(ladder["p99.5"].as_f64() <= ladder["p99.999"].as_f64());
-    assert_one_line_error(
-        tmp.path(),
-        &["run", "--percentiles", "50,101"],
-        "--percentiles: 101 is not a percentile above 0 and at most 100",
-    );
+    for (bad, expected) in [
+        ("50,101", "101 is not a percentile above 0 and at most 100"),
+        ("abc", "'abc' is not a percentile"),
+    ] {
+        let line = assert_one_line_error(tmp.path(), &["run", "--percentiles", bad], expected);
+        assert!(line.contains("--percentiles"), "{line}");
+        let code = hatshop(tmp.path())
+            .args(["run", "--percentiles", bad])
+            .output()
+            .unwrap()
+            .status
+            .code();
+        assert_eq!(code, Some(2), "a malformed value is a command-line error");
+    }
 }
 
 /// A settings file fills in what neither the command line nor the environment gave:
@@ -1219,7 +1237,7 @@ fn the_names_that_changed_still_work() {
     assert_one_line_error(
         tmp.path(),
         &["run", "--db", "mysql://root@127.0.0.1:1/x", "--pool", "0"],
-        "mysql setting connections=0",
+        "'--connections <N>': it must be at least 1",
     );
     assert_one_line_error(
         tmp.path(),
@@ -1250,5 +1268,156 @@ fn the_names_that_changed_still_work() {
         "`test_id`",
     ] {
         assert!(glossary.contains(old), "{old}");
+    }
+}
+
+/// A run whose operations fail more often than `--max-errors` (1 % unless set) exits 3
+/// and says so, with its folder complete; a looser bound, or 100 %, lets it pass.
+#[test]
+fn a_run_over_its_error_bound_exits_3_with_its_folder_complete() {
+    let tmp = TempDir::new().unwrap();
+    let generated = hatshop(tmp.path())
+        .args(["generate", "--events", "40", "-o", "stream.jsonl"])
+        .output()
+        .unwrap();
+    assert!(generated.status.success());
+    // Every fifth measured event creates an order the load already made: 20 % fail.
+    let stream = std::fs::read_to_string(tmp.path().join("stream.jsonl")).unwrap();
+    let mut lines: Vec<serde_json::Value> = stream
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let first_create = lines[0]["op"].clone();
+    let mut measured = 0;
+    for line in lines.iter_mut().filter(|l| l["phase"] == "measure") {
+        measured += 1;
+        if measured % 5 == 0 {
+            line["op"] = first_create.clone();
+        }
+    }
+    let body: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    std::fs::write(tmp.path().join("dup.jsonl"), body.join("\n") + "\n").unwrap();
+    let run = |name: &str, extra: &[&str]| {
+        hatshop(tmp.path())
+            .args(["run", "--quiet", "--events-file", "dup.jsonl", "-o", name])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+
+    let over = run("over", &[]);
+    assert_eq!(over.status.code(), Some(3));
+    let stderr = common::text(&over.stderr);
+    assert!(
+        stderr.contains("8 of 40 measured operations failed (20.0 %), more than --max-errors 1 %"),
+        "{stderr}"
+    );
+    let summary = json(&tmp.path().join("over/summary.json"));
+    assert_eq!(summary["errors"], 8, "{summary}");
+    assert_eq!(op_rows(&tmp.path().join("over")).len(), 40);
+
+    for (name, bound) in [("loose", "25%"), ("never", "100%"), ("share", "0.3")] {
+        let output = run(name, &["--max-errors", bound]);
+        assert!(
+            output.status.success(),
+            "{bound}: {}",
+            common::text(&output.stderr)
+        );
+    }
+    let output = run("tight", &["--max-errors", "0.19"]);
+    assert_eq!(output.status.code(), Some(3));
+    assert_one_line_error(
+        tmp.path(),
+        &["run", "--max-errors", "2"],
+        "a share is from 0 to 1 (0.2) or a percentage (20%)",
+    );
+}
+
+/// Every flag whose value has a shape (a number, a time, a share, a choice…) refuses a
+/// value of no shape as the command line's fault: one line ending "; see --help", exit
+/// 2, as the table of exit codes says. Flags that take any text (a path, a URL, a name)
+/// are checked where that text is read.
+#[test]
+fn every_shaped_flag_refuses_a_malformed_value_with_exit_2() {
+    use clap::CommandFactory;
+    use std::any::TypeId;
+    fn walk(command: &clap::Command, path: Vec<String>, out: &mut Vec<Vec<String>>) {
+        let free_text = [
+            TypeId::of::<String>(),
+            TypeId::of::<std::path::PathBuf>(),
+            TypeId::of::<std::ffi::OsString>(),
+        ];
+        for arg in command.get_arguments() {
+            let shaped = !free_text
+                .iter()
+                .any(|t| arg.get_value_parser().type_id() == *t);
+            if !arg.get_action().takes_values() || !shaped || arg.is_positional() {
+                continue;
+            }
+            let flag = match (arg.get_long(), arg.get_short()) {
+                (Some(long), _) => format!("--{long}"),
+                (None, Some(short)) => format!("-{short}"),
+                (None, None) => continue,
+            };
+            let mut line = path.clone();
+            line.extend([flag, "§".to_string()]);
+            out.push(line);
+        }
+        for sub in command.get_subcommands().filter(|s| s.get_name() != "help") {
+            let mut deeper = path.clone();
+            deeper.push(sub.get_name().to_string());
+            walk(sub, deeper, out);
+        }
+    }
+    let mut lines = Vec::new();
+    walk(&hatshop::cli::Cli::command(), Vec::new(), &mut lines);
+    assert!(lines.len() > 40, "{} flags found: {lines:?}", lines.len());
+    let tmp = TempDir::new().unwrap();
+    for line in &lines {
+        let output = hatshop(tmp.path()).args(line).output().unwrap();
+        let stderr = common::text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{line:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{line:?}: {stderr}");
+        assert!(
+            stderr.trim_end().ends_with("; see --help"),
+            "{line:?}: {stderr}"
+        );
+    }
+}
+
+/// The table of exit codes in docs/runs.md is the one `--help` prints.
+#[test]
+fn the_exit_codes_in_the_docs_are_the_ones_help_prints() {
+    let docs =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/runs.md")).unwrap();
+    let rows: Vec<(String, String)> = docs
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.trim_matches('|').split(" | ").map(str::trim).collect();
+            match cells.as_slice() {
+                [code, meaning] if code.parse::<u8>().is_ok() => {
+                    Some((code.to_string(), meaning.to_string()))
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    assert_eq!(
+        rows.iter().map(|(c, _)| c.as_str()).collect::<Vec<_>>(),
+        ["0", "1", "2", "3", "130"]
+    );
+    for args in [&["--help"][..], &["run", "--help"]] {
+        let help = hatshop(Path::new(".")).args(args).output().unwrap();
+        let help = common::text(&help.stdout);
+        let printed: Vec<(String, String)> = help
+            .lines()
+            .skip_while(|l| *l != "Exit codes:")
+            .skip(1)
+            .filter_map(|l| {
+                let (code, meaning) = l.trim().split_once(' ')?;
+                Some((code.to_string(), meaning.trim().to_string()))
+            })
+            .collect();
+        assert_eq!(printed, rows, "{args:?}");
     }
 }

@@ -206,6 +206,9 @@ fn a_three_node_ring_at_rf_3_keeps_quorum_through_a_killed_node() {
             "5",
             "-c",
             "8",
+            // Every call fails here on purpose.
+            "--max-errors",
+            "100%",
         ],
     );
     assert!(output.status.success(), "{}", text(&output.stderr));
@@ -325,6 +328,9 @@ fn a_three_node_galera_cluster_spreads_lanes_counts_conflicts_and_survives_a_kil
             "--conflicts",
             "0.5",
             "--verify",
+            // Conflicts are the point here.
+            "--max-errors",
+            "100%",
         ],
     );
     let summary = json(&out.join("summary.json"));

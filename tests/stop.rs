@@ -670,6 +670,9 @@ fn a_read_changed_behind_hatshops_back_is_counted_not_current() {
             "--quiet",
             "--events-file",
             "reads.jsonl",
+            // Stale reads are the point here.
+            "--max-errors",
+            "100%",
             "--out",
             out.to_str().unwrap(),
         ],

@@ -25,13 +25,13 @@ pub use series::{StudyArgs, SweepArgs};
 pub use server::{NodeArgs, ServerAction, ServerArgs};
 pub use store_flags::{StoreArgs, all_settings};
 pub use stream::{GenerateArgs, StreamArgs, WorkloadsAction, WorkloadsArgs};
-pub use values::{RateArg, WarmupArg};
+pub use values::{PercentileList, RateArg, WarmupArg};
 pub use vary::{RUN_KEYS, Vary};
 
 /// hatshop: one seeded stream of hat-shop order events and key-value operations,
 /// replayed against real databases, every operation timed and logged, the result verified.
 #[derive(Debug, Parser)]
-#[command(name = "hatshop", version, about)]
+#[command(name = "hatshop", version, about, after_help = EXIT_CODES)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -58,6 +58,16 @@ impl Cli {
         of_command.or(self.client_threads_before)
     }
 }
+
+/// What each exit code means, the same for every subcommand; docs/runs.md holds the
+/// same table, and a test holds the two together.
+pub const EXIT_CODES: &str = "\
+Exit codes:
+  0    the command did what it was asked
+  1    it could not (bad input its own checks caught, a database out of reach, a failed run), or verify found differences
+  2    the command line is wrong (an unknown flag, a missing or malformed value): one line ending \"; see --help\"
+  3    the run ended with more failed operations than --max-errors allows
+  130  interrupted by Ctrl-C or SIGTERM; the result folder is complete";
 
 /// How hatshop's own runtime is laid out, for the commands that run work.
 #[derive(Debug, Args, Clone)]
@@ -102,7 +112,7 @@ pub enum Command {
     /// Replay a workload against a database and record every operation.
     // Where numbers are given, `--rate -10` is read as a bad rate (and said to be one),
     // not as a flag `-1`.
-    #[command(allow_negative_numbers = true)]
+    #[command(allow_negative_numbers = true, after_help = EXIT_CODES)]
     Run(RunArgs),
     /// Write a workload's event stream to a JSON Lines file.
     #[command(allow_negative_numbers = true)]

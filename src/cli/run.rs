@@ -9,7 +9,7 @@ use super::RuntimeArgs;
 use super::quantities::{count, duration, latency, positive_count, seconds, share};
 use super::store_flags::StoreArgs;
 use super::stream::StreamArgs;
-use super::values::{RateArg, parse_rate};
+use super::values::{PercentileList, RateArg, parse_rate};
 use crate::db::{STORES, schemes_where};
 
 pub(super) fn db_help() -> String {
@@ -117,6 +117,11 @@ pub struct RunArgs {
         hide_env_values = true
     )]
     pub shard: Option<String>,
+    /// Exit 3 when more than this share of the measured operations failed, e.g. 5% or
+    /// 0.05; 100% never. A single run only: a series reports errors in its table
+    /// [default: 1%, or 100% with faults, which fail operations on purpose].
+    #[arg(long, value_name = "SHARE", value_parser = share)]
+    pub max_errors: Option<f64>,
     /// Faults to inject: a TOML file of [[faults]] tables (at, action, node), in place
     /// of the spec's; they go to the server hatshop started that serves --db.
     #[arg(long, value_name = "FILE")]
@@ -148,7 +153,7 @@ pub struct RunArgs {
     /// The percentiles of the printed table, e.g. 50,90,99,99.9,99.999; summary.json
     /// gets them beside its standard ladder [default: 50,75,90,95,99,99.9,99.99].
     #[arg(long, value_name = "P,P,…")]
-    pub percentiles: Option<String>,
+    pub percentiles: Option<PercentileList>,
     /// Where standard error is not a terminal (a CI log, a file), a plain progress line
     /// this often; 0: none.
     #[arg(long, value_name = "TIME", default_value = "10s", value_parser = seconds)]

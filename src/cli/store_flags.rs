@@ -1,7 +1,10 @@
 //! Every store's settings as flags (`--cl`, `--connections`, …): not written here, but
 //! made from what each store declares, shown in `--help` under the stores that take it.
 
+use clap::builder::PossibleValuesParser;
 use clap::{Arg, ArgAction, ArgMatches};
+
+use super::quantities;
 
 use crate::db::{RENAMED_SETTINGS as RENAMED, STORES, Setting, Value};
 
@@ -34,6 +37,11 @@ impl clap::FromArgMatches for StoreArgs {
                 Value::Switch => {
                     if matches.get_flag(setting.name) {
                         given.push((setting.name.to_string(), "true".to_string()));
+                    }
+                }
+                Value::Count { .. } => {
+                    if let Some(n) = matches.get_one::<u64>(setting.name) {
+                        given.push((setting.name.to_string(), n.to_string()));
                     }
                 }
                 _ => {
@@ -107,6 +115,27 @@ fn choice_words(name: &str) -> Vec<&'static str> {
     words
 }
 
+/// The least count any store that declares setting `name` takes.
+fn least_count(name: &str) -> u64 {
+    declarations(name)
+        .iter()
+        .filter_map(|(_, setting)| match setting.value {
+            Value::Count { min } => Some(min),
+            _ => None,
+        })
+        .min()
+        .unwrap_or(0)
+}
+
+/// A count in the one grammar (`20k`).
+fn count_at_least(text: &str, least: u64) -> Result<u64, String> {
+    let n: u64 = quantities::count(text)?;
+    if n < least {
+        return Err(format!("it must be at least {least}"));
+    }
+    Ok(n)
+}
+
 impl clap::Args for StoreArgs {
     fn augment_args(mut cmd: clap::Command) -> clap::Command {
         for (setting, stores) in all_settings() {
@@ -116,8 +145,18 @@ impl clap::Args for StoreArgs {
                 .help_heading(format!("Settings of {}", stores.join(", ")));
             arg = match setting.value {
                 Value::Switch => arg.action(ArgAction::SetTrue),
-                Value::Count { .. } => arg.value_name("N"),
-                Value::Choice(_) => arg.value_name(choice_words(setting.name).join("|")),
+                Value::Count { .. } => {
+                    let least = least_count(setting.name);
+                    arg.value_name("N")
+                        .value_parser(move |text: &str| count_at_least(text, least))
+                }
+                Value::Choice(_) => {
+                    let words = choice_words(setting.name);
+                    arg.value_name(words.join("|"))
+                        .value_parser(PossibleValuesParser::new(words))
+                        .ignore_case(true)
+                        .hide_possible_values(true)
+                }
                 Value::Text(placeholder) => arg.value_name(placeholder),
             };
             for (old, _) in RENAMED.iter().filter(|(_, new)| *new == setting.name) {

@@ -20,6 +20,18 @@ pub(super) fn parse_key_value(text: &str) -> Result<(String, String), String> {
     Ok((key.to_string(), value.trim().to_string()))
 }
 
+/// `--percentiles 50,99,99.9`: the table's columns, in rising order, each once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PercentileList(pub Vec<(String, f64)>);
+
+impl std::str::FromStr for PercentileList {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<PercentileList, String> {
+        crate::stats::parse_percentiles(text).map(PercentileList)
+    }
+}
+
 /// `--warmup`: a count of events, or how long to warm up.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum WarmupArg {

@@ -125,8 +125,7 @@ async fn search(
         let mut run_args = template.clone();
         run_args.rate = Some(crate::cli::RateArg::fixed(rate));
         run_args.out = Some(run_dir.clone());
-        let mut config = RunConfig::from_args(&run_args)?;
-        config.print_details = false;
+        let config = RunConfig::from_args(&run_args)?.in_series();
         let code = execute(&config).await?;
         let (step, run_rows) = read_step(&run_dir, rate, config.db.scheme())?;
         let verdict = if !run_rows[0].ran_its_plan() {

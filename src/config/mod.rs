@@ -21,7 +21,8 @@ use crate::cli::RunArgs;
 use crate::db::{DbUrl, Settings};
 use crate::workload::{EventSource, Fault};
 use plan::{
-    check_shardable, concurrency_of, faults_of, open_loop_length, pace_of, shard_of, warmup_time_of,
+    check_shardable, concurrency_of, faults_of, max_errors_of, open_loop_length, pace_of, shard_of,
+    warmup_time_of,
 };
 use store::{store_of, trace_sample_of};
 use stream::{run_id, source_of, spec_concurrency};
@@ -56,6 +57,9 @@ pub struct RunConfig {
     pub trace_sample: f64,
     /// Faults to inject, in time order (the server is found when the run starts).
     pub faults: Vec<Fault>,
+    /// The share of failed measured operations above which a run exits 3
+    /// (`--max-errors`; `None`: no bound).
+    pub max_errors: Option<f64>,
     /// `--home`, for the servers faults go to.
     pub home: Option<PathBuf>,
     pub out_dir: PathBuf,
@@ -166,6 +170,7 @@ impl RunConfig {
             conflicts,
             shard,
             trace_sample,
+            max_errors: max_errors_of(args.max_errors, &faults),
             faults,
             home: args.home.clone(),
             out_dir,
@@ -180,16 +185,25 @@ impl RunConfig {
                 }
                 other => other.clone(),
             },
-            percentiles: match &args.percentiles {
-                Some(text) => crate::stats::parse_percentiles(text).map_err(anyhow::Error::msg)?,
-                None => Vec::new(),
-            },
+            percentiles: args
+                .percentiles
+                .as_ref()
+                .map(|list| list.0.clone())
+                .unwrap_or_default(),
             progress_interval: (args.progress_interval != 0.0)
                 .then(|| seconds("--progress-interval", args.progress_interval, 0.1))
                 .transpose()?,
             show_progress: !args.quiet,
             print_details: true,
         })
+    }
+
+    /// One run of a series (sweep, repeats, find-max): no table of its own, and no
+    /// error bound, since the series reports every run's errors in its table.
+    pub fn in_series(mut self) -> RunConfig {
+        self.print_details = false;
+        self.max_errors = None;
+        self
     }
 
     /// The preset's name, or the events file's path: what the run replays.

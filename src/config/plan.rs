@@ -68,6 +68,16 @@ pub(super) fn faults_of(
 }
 
 /// `--shard I/N`, the index possibly from a Kubernetes Indexed Job.
+/// The error bound: the flag, else 1 %, or none with faults, which fail operations on
+/// purpose; 100 % bounds nothing.
+pub(super) fn max_errors_of(flag: Option<f64>, faults: &[Fault]) -> Option<f64> {
+    const DEFAULT: f64 = 0.01;
+    match flag {
+        Some(share) => (share < 1.0).then_some(share),
+        None => faults.is_empty().then_some(DEFAULT),
+    }
+}
+
 pub(super) fn shard_of(args: &RunArgs) -> Result<Option<crate::runner::Shard>> {
     args.shard
         .as_deref()

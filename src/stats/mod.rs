@@ -34,23 +34,27 @@ pub const PERCENTILES: [(&str, f64); 7] = [
 ];
 
 /// Reads `--percentiles 50,90,99.9`: each a percent above 0 and at most 100, labelled
-/// as the ladder labels them (`p99.9`).
+/// as the ladder labels them (`p99.9`), in rising order and each once, so the table's
+/// columns read left to right however they were typed.
 pub fn parse_percentiles(text: &str) -> Result<Vec<(String, f64)>, String> {
-    text.split(',')
+    let mut chosen = text
+        .split(',')
         .map(str::trim)
         .map(|part| {
-            let p: f64 = part
-                .trim_start_matches('p')
-                .parse()
-                .map_err(|_| format!("--percentiles: '{part}' is not a number"))?;
+            let p: f64 = part.trim_start_matches('p').parse().map_err(|_| {
+                format!("'{part}' is not a percentile; give percents, e.g. 50,99,99.9")
+            })?;
             if !(p > 0.0 && p <= 100.0) {
                 return Err(format!(
-                    "--percentiles: {part} is not a percentile above 0 and at most 100"
+                    "{part} is not a percentile above 0 and at most 100"
                 ));
             }
             Ok((format!("p{p}"), p))
         })
-        .collect()
+        .collect::<Result<Vec<_>, String>>()?;
+    chosen.sort_by(|a, b| a.1.total_cmp(&b.1));
+    chosen.dedup_by(|a, b| a.1 == b.1);
+    Ok(chosen)
 }
 
 /// A percentile resting on fewer samples beyond it than this is flagged: p99.99 of

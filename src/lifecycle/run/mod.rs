@@ -42,6 +42,8 @@ use crate::workload::EventSource;
 
 /// Exit code of a run stopped by a signal, as shells expect.
 pub const EXIT_INTERRUPTED: u8 = interrupt::EXIT_CODE as u8;
+/// A run that ended with more failed operations than `--max-errors` allows.
+pub const EXIT_TOO_MANY_ERRORS: u8 = 3;
 
 /// A run whose verify found the database differing from the stream (its folder is
 /// complete: a sweep goes on and says so at the end).
@@ -93,8 +95,7 @@ pub fn verified_note(run_dir: &Path) -> String {
 /// not the series).
 pub async fn execute_in_series(args: &RunArgs) -> Result<(std::process::ExitCode, bool)> {
     refuse_export_in_series(args)?;
-    let mut config = RunConfig::from_args(args)?;
-    config.print_details = false;
+    let config = RunConfig::from_args(args)?.in_series();
     match execute(&config).await {
         Ok(code) => Ok((code, false)),
         Err(e) if e.is::<VerifyDifferences>() => Ok((std::process::ExitCode::FAILURE, true)),
@@ -311,5 +312,26 @@ async fn finish(
     if !exact {
         return Err(VerifyDifferences.into());
     }
+    if let Some(over) = errors_over_bound(config.max_errors, &summary) {
+        crate::console::err(&format!("error: {over}\n"));
+        return Ok(std::process::ExitCode::from(EXIT_TOO_MANY_ERRORS));
+    }
     Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// What to say when the measured operations failed more often than `bound` allows.
+fn errors_over_bound(bound: Option<f64>, summary: &Summary) -> Option<String> {
+    let bound = bound?;
+    let overall = &summary.overall;
+    let share = overall.errors as f64 / overall.count.max(1) as f64;
+    (share > bound).then(|| {
+        format!(
+            "{} of {} measured operations failed ({:.1} %), more than --max-errors {} %; \
+             the result folder holds them all",
+            thousands(overall.errors),
+            thousands(overall.count),
+            share * 100.0,
+            bound * 100.0
+        )
+    })
 }
