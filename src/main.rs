@@ -2,7 +2,6 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand;
 
 fn main() -> ExitCode {
@@ -18,7 +17,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let cli = match hatshop::cli::Cli::try_parse_from(args) {
+    let cli = match hatshop::cli::Cli::from_command_line(args) {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() && e.kind() != DisplayHelpOnMissingArgumentOrSubcommand => {
             eprintln!(

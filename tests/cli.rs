@@ -861,6 +861,16 @@ fn completions_and_the_man_page_know_every_subcommand() {
             "{needle} not in the bash completions"
         );
     }
+    // Values are completed by their names, not as file names.
+    let words_of = |flag: &str| {
+        let branch = bash
+            .split(&format!("{flag})\n"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("{flag} has no branch"));
+        branch.lines().next().unwrap().to_string()
+    };
+    assert!(words_of("--workload").contains("compgen -W \"hatshop-random updates"));
+    assert!(words_of("--synchronous").contains("off normal full extra"));
     let man = hatshop(tmp.path()).arg("man").output().unwrap();
     assert!(man.status.success());
     let man = common::text(&man.stdout);
@@ -868,7 +878,11 @@ fn completions_and_the_man_page_know_every_subcommand() {
     assert!(man.contains("workbench"), "{man}");
     let run = hatshop(tmp.path()).args(["man", "run"]).output().unwrap();
     let run = common::text(&run.stdout);
-    assert!(run.contains(".TH hatshop-run 1"), "{run}");
+    let footer = format!("\"hatshop {}\"", env!("CARGO_PKG_VERSION"));
+    assert!(
+        run.contains(&format!(".TH hatshop-run 1  {footer}")),
+        "{run}"
+    );
     assert!(run.contains("warmup"), "{run}");
     let start = hatshop(tmp.path())
         .args(["man", "server", "start"])
@@ -885,7 +899,21 @@ fn completions_and_the_man_page_know_every_subcommand() {
         "hatshop-server-start.1",
         "hatshop-verify.1",
     ] {
-        assert!(tmp.path().join("pages").join(page).is_file(), "{page}");
+        let text = std::fs::read_to_string(tmp.path().join("pages").join(page)).unwrap();
+        assert!(text.contains(&footer), "{page}: {text}");
+    }
+    // A value the command cannot do without is shown as required (`<FILE>`).
+    for (command, usage) in [
+        ("generate", "Usage: hatshop generate [OPTIONS] <FILE>"),
+        ("study", "Usage: hatshop study [OPTIONS] <NAME>"),
+    ] {
+        let help = hatshop(tmp.path())
+            .args([command, "--help"])
+            .output()
+            .unwrap();
+        assert!(common::text(&help.stdout).contains(usage), "{command}");
+        let bare = hatshop(tmp.path()).arg(command).output().unwrap();
+        assert_eq!(bare.status.code(), Some(2), "{command} without its value");
     }
     assert_one_line_error(tmp.path(), &["man", "fly"], "not a command of hatshop");
     assert_one_line_error(tmp.path(), &["completions", "tcsh"], "invalid value 'tcsh'");
@@ -1420,4 +1448,38 @@ fn the_exit_codes_in_the_docs_are_the_ones_help_prints() {
             .collect();
         assert_eq!(printed, rows, "{args:?}");
     }
+}
+
+/// A switch the settings file turns on can be turned off on the command line, by
+/// `--no-NAME` or `--NAME=false`, as the last word wins.
+#[test]
+fn every_switch_can_be_switched_off_on_the_command_line() {
+    let tmp = TempDir::new().unwrap();
+    std::fs::write(
+        tmp.path().join("hatshop.toml"),
+        "[run]\nquiet = true\nverify = true\nevents = 300\nrate = 500\nprogress-interval = \"100ms\"\n",
+    )
+    .unwrap();
+    let progress_lines = |name: &str, extra: &[&str]| {
+        let output = hatshop(tmp.path())
+            .args(["run", "--db", "null://", "--no-verify", "-o", name])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{extra:?}: {}",
+            common::text(&output.stderr)
+        );
+        common::text(&output.stderr).matches("progress: ").count()
+    };
+    assert_eq!(progress_lines("file", &[]), 0, "the file's quiet holds");
+    assert!(progress_lines("no-form", &["--no-quiet"]) > 0);
+    assert!(progress_lines("false", &["--quiet=false"]) > 0);
+    assert_eq!(progress_lines("last-wins", &["--no-quiet", "--quiet"]), 0);
+    assert_one_line_error(
+        tmp.path(),
+        &["run", "--quiet=maybe"],
+        "invalid value 'maybe' for '--quiet[=<true|false>]'",
+    );
 }

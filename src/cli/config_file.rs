@@ -6,7 +6,6 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use clap::CommandFactory;
 use clap::parser::ValueSource;
 
 use super::Cli;
@@ -26,7 +25,7 @@ pub fn with_file_settings(args: Vec<OsString>) -> Result<Vec<OsString>, String> 
         let message = e.message().split_whitespace().collect::<Vec<_>>().join(" ");
         format!("{} is not valid TOML: {message}", path.display())
     })?;
-    let command = Cli::command();
+    let command = Cli::definitions();
     for (table, _) in &tables {
         if command.find_subcommand(table).is_none() {
             let names = command.get_subcommands().map(|c| c.get_name());
@@ -39,7 +38,7 @@ pub fn with_file_settings(args: Vec<OsString>) -> Result<Vec<OsString>, String> 
     }
     // Parsed once to learn the subcommand and what the user gave; a bad command line is
     // left for the real parse to report.
-    let Ok(matches) = Cli::command().try_get_matches_from(&args) else {
+    let Ok(matches) = Cli::definitions().try_get_matches_from(&args) else {
         return Ok(args);
     };
     let Some((name, given)) = matches.subcommand() else {
@@ -69,10 +68,18 @@ pub fn with_file_settings(args: Vec<OsString>) -> Result<Vec<OsString>, String> 
                 path.display()
             ));
         }
-        let set_elsewhere = matches!(
-            given.value_source(arg.get_id().as_str()),
-            Some(ValueSource::CommandLine | ValueSource::EnvVariable)
-        );
+        // `--no-quiet` on the command line sets `quiet` as surely as `--quiet` does.
+        let id = arg.get_id().as_str();
+        let off = super::switches::off_id(id);
+        let has_off = sub.get_arguments().any(|a| a.get_id() == off.as_str());
+        let set_elsewhere = std::iter::once(id.to_string())
+            .chain(has_off.then_some(off))
+            .any(|id| {
+                matches!(
+                    given.value_source(&id),
+                    Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+                )
+            });
         if set_elsewhere {
             continue;
         }

@@ -12,12 +12,13 @@ mod series;
 mod server;
 mod store_flags;
 mod stream;
+mod switches;
 mod values;
 mod vary;
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 pub use load::LoadArgs;
 pub use results::{CompareArgs, MergeArgs, ReportArgs, VerifyArgs};
 pub use run::{PrepareArgs, RunArgs};
@@ -47,6 +48,23 @@ pub struct Cli {
 }
 
 impl Cli {
+    /// Every flag and subcommand, with each switch's off form: what parses, `--help`,
+    /// the man pages and the completions are all made from this.
+    pub fn definitions() -> clap::Command {
+        switches::with_off_forms(<Cli as CommandFactory>::command())
+    }
+
+    /// The command line parsed, or clap's error for it.
+    pub fn from_command_line<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let mut command = Cli::definitions();
+        let mut matches = command.try_get_matches_from_mut(args)?;
+        Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut command))
+    }
+
     /// Worker threads asked for the async runtime, by the commands that run work.
     pub fn client_threads(&self) -> Option<u16> {
         let of_command = match &self.command {
@@ -115,7 +133,15 @@ pub enum Command {
     #[command(allow_negative_numbers = true, after_help = EXIT_CODES)]
     Run(RunArgs),
     /// Write a workload's event stream to a JSON Lines file.
-    #[command(allow_negative_numbers = true)]
+    // A written stream takes its warm-up as a count: its length in time is the run's.
+    #[command(
+        allow_negative_numbers = true,
+        override_usage = "hatshop generate [OPTIONS] <FILE>",
+        mut_arg("warmup", |arg| arg.value_name("EVENTS").help(
+            "Warm-up after the initial load, applied and not measured: a count of events \
+             (20000, 20k) [default: the spec's count]"
+        ))
+    )]
     Generate(GenerateArgs),
     /// Bulk load: rows of a few values in batches of a given size, each batch timed and
     /// the server watched (study 002: `hatshop load --preset study-002`).
@@ -138,6 +164,7 @@ pub enum Command {
     Sweep(SweepArgs),
     /// Reproduce a published study: start its servers, run and verify every cell, and
     /// write one study.html with its figures (`hatshop study --list` names them).
+    #[command(override_usage = "hatshop study [OPTIONS] <NAME>\n       hatshop study --list")]
     Study(StudyArgs),
     /// List the preset workloads, or print one as TOML.
     Workloads(WorkloadsArgs),
@@ -165,18 +192,17 @@ pub enum Command {
 mod tests {
     use super::*;
     use crate::db::STORES;
-    use clap::CommandFactory;
 
     #[test]
     fn cli_is_well_formed() {
-        Cli::command().debug_assert();
+        Cli::definitions().debug_assert();
     }
 
     /// A global flag's id must not be a subcommand field's too: clap would then read one
     /// as the other's type and panic (`--config` beside `server start --set`).
     #[test]
     fn global_flags_do_not_clash_with_a_subcommands_fields() {
-        let cli = Cli::try_parse_from([
+        let cli = Cli::from_command_line([
             "hatshop",
             "server",
             "start",
@@ -200,7 +226,7 @@ mod tests {
 
     #[test]
     fn store_flags_come_from_the_stores() {
-        let cli = Cli::try_parse_from([
+        let cli = Cli::from_command_line([
             "hatshop", "run", "--cl", "ONE", "--pool", "3", "--lwt", "--db", "null://",
         ])
         .unwrap();
@@ -217,7 +243,7 @@ mod tests {
         // `--pool` is the old name of `--connections`.
         assert!(given.contains(&("connections", "3")));
         assert!(given.contains(&("lwt", "true")));
-        let help = Cli::command()
+        let help = Cli::definitions()
             .find_subcommand_mut("run")
             .unwrap()
             .render_long_help()

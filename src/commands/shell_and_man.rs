@@ -4,27 +4,48 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, anyhow};
-use clap::CommandFactory;
+
+use clap::builder::PossibleValuesParser;
 
 use crate::cli::Cli;
 use crate::console::note;
 
-/// Writes `shell`'s completion script for every subcommand and flag to standard output.
+/// Writes `shell`'s completion script for every subcommand and flag to standard output,
+/// with the names a value may be: workloads and a setting's words.
 pub fn completions(shell: clap_complete::Shell) -> Result<()> {
     let mut out = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "hatshop", &mut out);
+    let mut definitions = with_workloads_to_complete(Cli::definitions());
+    clap_complete::generate(shell, &mut definitions, "hatshop", &mut out);
     write_out(&out)
+}
+
+/// `command` with the preset names offered for `--workload`. Only the completions see
+/// them: `-w` also takes a spec file's path.
+fn with_workloads_to_complete(command: clap::Command) -> clap::Command {
+    let names: Vec<String> = crate::workload::presets()
+        .into_iter()
+        .map(|spec| spec.name)
+        .collect();
+    command.mut_subcommands(|sub| {
+        if sub.get_arguments().any(|arg| arg.get_id() == "workload") {
+            sub.mut_arg("workload", |arg| {
+                arg.value_parser(PossibleValuesParser::new(names.clone()))
+            })
+        } else {
+            sub
+        }
+    })
 }
 
 /// Writes the man page of `command` (hatshop(1) when empty, hatshop-run(1) for `run`)
 /// to standard output, or every page into `out`.
 pub fn man(command: &[String], out: Option<&Path>) -> Result<()> {
-    let mut cli = Cli::command().disable_help_subcommand(true);
+    let mut cli = Cli::definitions().disable_help_subcommand(true);
     // Built, each subcommand's page is named hatshop-<command>.
     cli.build();
     if let Some(dir) = out {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        clap_mangen::generate_to(cli, dir)
+        write_pages(&cli, dir)
             .with_context(|| format!("cannot write the man pages into {}", dir.display()))?;
         note!("wrote the man pages into {}", dir.display());
         return Ok(());
@@ -39,10 +60,27 @@ pub fn man(command: &[String], out: Option<&Path>) -> Result<()> {
         })?;
     }
     let mut text = Vec::new();
-    clap_mangen::Man::new(page)
+    page_of(page)
         .render(&mut text)
         .context("cannot render the man page")?;
     write_out(&text)
+}
+
+/// A command's page, its footer naming hatshop and its version as every page's does
+/// (clap_mangen would put the subcommand's own name there).
+fn page_of(command: clap::Command) -> clap_mangen::Man {
+    clap_mangen::Man::new(command).source(format!("hatshop {}", env!("CARGO_PKG_VERSION")))
+}
+
+/// `command`'s page and its subcommands' into `dir`, each `<display name>.1`.
+fn write_pages(command: &clap::Command, dir: &Path) -> std::io::Result<()> {
+    for sub in command.get_subcommands().filter(|sub| !sub.is_hide_set()) {
+        write_pages(sub, dir)?;
+    }
+    let name = command.get_display_name().unwrap_or(command.get_name());
+    let mut text = Vec::new();
+    page_of(command.clone()).render(&mut text)?;
+    std::fs::write(dir.join(format!("{name}.1")), text)
 }
 
 /// On standard output; a reader that stops early (`| head`) is not an error.

@@ -260,10 +260,9 @@ mod tests {
     /// What each store chooses, from the flags alone (nothing connects).
     #[test]
     fn a_run_gets_the_runtime_threads_its_store_chooses_for_its_concurrency() {
-        use clap::Parser;
         let threads = |args: &[&str]| {
-            let cli =
-                crate::cli::Cli::try_parse_from([&["hatshop", "run"][..], args].concat()).unwrap();
+            let cli = crate::cli::Cli::from_command_line([&["hatshop", "run"][..], args].concat())
+                .unwrap();
             match &cli.command {
                 crate::cli::Command::Run(run) => chosen_client_threads(run),
                 _ => unreachable!("a run"),
@@ -344,9 +343,8 @@ mod tests {
 
     #[test]
     fn a_value_longer_than_the_store_holds_is_refused_before_anything_connects() {
-        use clap::Parser;
         let args = |value_size: &str| {
-            let cli = crate::cli::Cli::try_parse_from([
+            let cli = crate::cli::Cli::from_command_line([
                 "hatshop",
                 "run",
                 "-w",

@@ -13,7 +13,6 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use clap::Parser;
 use serde::{Deserialize, Serialize};
 
 use crate::cli::{Cli, Command, StudyArgs};
@@ -305,7 +304,7 @@ async fn warm_up(
 
 /// One cell's command: its exit code, and whether verify found differences.
 async fn run_one(argv: &[String]) -> Result<(ExitCode, bool)> {
-    let cli = Cli::try_parse_from(argv).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let cli = Cli::from_command_line(argv).map_err(|e| anyhow::anyhow!("{e}"))?;
     match &cli.command {
         Command::Run(args) => crate::lifecycle::run::execute_in_series(args).await,
         Command::Load(args) => crate::lifecycle::load::run(args)

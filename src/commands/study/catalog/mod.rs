@@ -107,7 +107,6 @@ fn need(server: &'static str, nodes: usize, query: &str) -> ServerNeed {
 mod tests {
     use super::*;
     use crate::cli::Cli;
-    use clap::Parser;
 
     #[test]
     fn every_cell_of_every_study_is_a_command_hatshop_takes() {
@@ -129,7 +128,7 @@ mod tests {
                     std::path::Path::new("x"),
                     std::path::Path::new("h"),
                 );
-                Cli::try_parse_from(&argv)
+                Cli::from_command_line(&argv)
                     .unwrap_or_else(|e| panic!("{}: {}: {e}", study.name, cell.id));
                 // So is what warms its server up.
                 let warm = cell.warm_up_argv(
@@ -138,7 +137,7 @@ mod tests {
                     std::path::Path::new("h"),
                     20,
                 );
-                Cli::try_parse_from(&warm)
+                Cli::from_command_line(&warm)
                     .unwrap_or_else(|e| panic!("{}: warming {}: {e}", study.name, cell.id));
                 assert!(
                     study.parts.iter().any(|p| p.id == cell.part),
