@@ -5,14 +5,26 @@ use std::fmt::Write;
 
 use crate::stats::{LatencySummary, PERCENTILES, Summary};
 
-/// Microseconds with as many decimals as are meaningful at that size.
+/// Microseconds with as many decimals as are meaningful at that size, and thousands
+/// separated as counts are (`12,345`).
 pub fn format_us(us: f64) -> String {
     if us < 10.0 {
         format!("{us:.2}")
     } else if us < 1_000.0 {
         format!("{us:.1}")
     } else {
-        format!("{us:.0}")
+        thousands(us.round() as u64)
+    }
+}
+
+/// A run's length as a person reads it: `44 ms` under a second, else `4.04 s`.
+pub fn elapsed_text(secs: f64) -> String {
+    if secs < 0.01 {
+        format!("{:.1} ms", secs * 1e3)
+    } else if secs < 1.0 {
+        format!("{:.0} ms", secs * 1e3)
+    } else {
+        format!("{secs:.2} s")
     }
 }
 
@@ -119,14 +131,14 @@ fn notes(summary: &Summary) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "latencies in µs (successful ops{}); {} ops in {:.2} s = {} ops/s ({} successful), {} errors",
+        "latencies in µs (successful ops{}); {} ops in {} = {} ops/s ({} ops/s successful), {} errors",
         if summary.overall.response.is_some() {
             "; the first table: service time, sent → answered"
         } else {
             ""
         },
         thousands(summary.ops),
-        summary.elapsed_s,
+        elapsed_text(summary.elapsed_s),
         thousands(summary.throughput_ops_s.round() as u64),
         thousands(summary.ok_throughput_ops_s.round() as u64),
         thousands(summary.errors)
@@ -225,6 +237,13 @@ mod tests {
     fn microseconds_keep_meaningful_decimals() {
         assert_eq!(format_us(1.23456), "1.23");
         assert_eq!(format_us(123.456), "123.5");
-        assert_eq!(format_us(12_345.6), "12346");
+        assert_eq!(format_us(12_345.6), "12,346");
+    }
+
+    #[test]
+    fn a_short_run_reads_in_milliseconds() {
+        assert_eq!(elapsed_text(0.0044), "4.4 ms");
+        assert_eq!(elapsed_text(0.044), "44 ms");
+        assert_eq!(elapsed_text(4.044), "4.04 s");
     }
 }
