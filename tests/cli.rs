@@ -981,6 +981,10 @@ fn a_run_off_a_terminal_prints_plain_progress_lines() {
         .collect();
     assert!(lines.len() >= 2, "{stderr}");
     assert!(
+        lines.iter().any(|l| l.contains(", measuring, ")),
+        "each line names the phase: {stderr}"
+    );
+    assert!(
         lines[0].contains(" events, ") && lines[0].contains(" measured, "),
         "{stderr}"
     );

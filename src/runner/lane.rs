@@ -51,6 +51,9 @@ pub fn log_batch(lanes: usize) -> usize {
 
 /// Ops between updates of the shared progress counters.
 const PROGRESS_EVERY: u64 = 64;
+/// The longest the shared counters lag a lane, so a slow lane's progress (a paced
+/// run) is counted as it goes, not 64 operations at a time.
+const PROGRESS_LAG: Duration = Duration::from_millis(50);
 
 /// What a lane hands back when it ends (its statistics went to the interval collector).
 pub struct LaneReport {
@@ -138,6 +141,8 @@ pub struct Lane<D> {
     pending_errors: u64,
     pending_applied: u64,
     pending_answered: u64,
+    /// When the lane last added its pending counts to the shared ones.
+    flushed_at: Instant,
 }
 
 impl<D: Store> Lane<D> {
@@ -165,6 +170,7 @@ impl<D: Store> Lane<D> {
             pending_errors: 0,
             pending_applied: 0,
             pending_answered: 0,
+            flushed_at: Instant::now(),
         }
     }
 
@@ -247,7 +253,7 @@ impl<D: Store> Lane<D> {
             self.wrote(&event, &outcome, attempt.unknown_before, races);
         }
         self.last_seq = Some(event.seq);
-        self.note_reach(&outcome);
+        self.note_reach(&outcome, end);
         if measured {
             let served = Served {
                 node: attempt.node,
@@ -588,7 +594,7 @@ impl<D: Store> Lane<D> {
 
     /// Counts the operation as applied, and as answered by the store or not. A failure
     /// to reach the store is told at once: it is rare, and slow, when it happens.
-    fn note_reach(&mut self, outcome: &Result<(), DbError>) {
+    fn note_reach(&mut self, outcome: &Result<(), DbError>, end: Instant) {
         self.pending_applied += 1;
         match outcome {
             Err(e) if e.reached_no_server() => {
@@ -600,7 +606,10 @@ impl<D: Store> Lane<D> {
             }
             _ => self.pending_answered += 1,
         }
-        if self.pending_applied >= PROGRESS_EVERY {
+        if self.pending_applied >= PROGRESS_EVERY
+            || end.saturating_duration_since(self.flushed_at) >= PROGRESS_LAG
+        {
+            self.flushed_at = end;
             self.flush_progress();
         }
     }

@@ -1,10 +1,11 @@
 //! Progress while a run goes: a bar on a terminal, else a plain line on stderr every
 //! `--progress-interval` seconds.
 
+use std::collections::VecDeque;
 use std::io::IsTerminal;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -43,23 +44,24 @@ pub(super) fn show_progress(config: &RunConfig, progress: Arc<Progress>) -> Opti
         return Some(progress_bar(total, progress));
     }
     let every = config.progress_interval?;
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     let ticker = tokio::spawn(async move {
         let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-        let mut last = 0u64;
+        let mut rate = RateWindow::new(every);
         loop {
             tick.tick().await;
             let applied = progress.applied.load(Ordering::Relaxed);
+            let measured = progress.measured.load(Ordering::Relaxed);
             note!(
-                "progress: {:.1} s, {}{} events, {} ops/s, {} measured, {} errors",
+                "progress: {:.1} s, {}, {}{} events, {} ops/s, {} measured, {} errors",
                 started.elapsed().as_secs_f64(),
+                phase(measured),
                 thousands(applied),
                 total.map_or(String::new(), |total| format!("/{}", thousands(total))),
-                thousands((applied.saturating_sub(last) as f64 / every.as_secs_f64()) as u64),
-                thousands(progress.measured.load(Ordering::Relaxed)),
+                thousands(rate.add(Instant::now(), applied) as u64),
+                thousands(measured),
                 thousands(progress.errors.load(Ordering::Relaxed))
             );
-            last = applied;
         }
     });
     Some(Shown { bar: None, ticker })
@@ -85,7 +87,8 @@ fn progress_bar(total: Option<u64>, progress: Arc<Progress>) -> Shown {
     let shown = bar.clone();
     let ticker = tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_millis(250));
-        let mut last = 0u64;
+        // Over the last two seconds, so a steady rate reads steady.
+        let mut rate = RateWindow::new(Duration::from_secs(2));
         loop {
             tick.tick().await;
             let applied = progress.applied.load(Ordering::Relaxed);
@@ -93,16 +96,79 @@ fn progress_bar(total: Option<u64>, progress: Arc<Progress>) -> Shown {
             let errors = progress.errors.load(Ordering::Relaxed);
             shown.set_position(applied);
             shown.set_message(format!(
-                "{} ops/s, {} measured, {} errors",
-                thousands(applied.saturating_sub(last) * 4),
+                "{}, {} ops/s, {} measured, {} errors",
+                phase(measured),
+                thousands(rate.add(Instant::now(), applied) as u64),
                 thousands(measured),
                 thousands(errors)
             ));
-            last = applied;
         }
     });
     Shown {
         bar: Some(bar),
         ticker,
+    }
+}
+
+/// Which part of the run is going: nothing is measured before the load and warm-up end.
+fn phase(measured: u64) -> &'static str {
+    if measured == 0 {
+        "load/warm-up"
+    } else {
+        "measuring"
+    }
+}
+
+/// Events a second over a trailing window, from the times the counts were read.
+struct RateWindow {
+    span: Duration,
+    seen: VecDeque<(Instant, u64)>,
+}
+
+impl RateWindow {
+    /// A window that counts from zero, now.
+    fn new(span: Duration) -> RateWindow {
+        RateWindow {
+            span,
+            seen: VecDeque::from([(Instant::now(), 0)]),
+        }
+    }
+
+    /// Notes `count` at `now`; the rate since the oldest reading within the window
+    /// (the reading just before it, so the window is always spanned).
+    fn add(&mut self, now: Instant, count: u64) -> f64 {
+        while self.seen.len() > 1 && now.duration_since(self.seen[1].0) >= self.span {
+            self.seen.pop_front();
+        }
+        let rate = match self.seen.front() {
+            Some(&(then, before)) if now > then => {
+                count.saturating_sub(before) as f64 / now.duration_since(then).as_secs_f64()
+            }
+            _ => 0.0,
+        };
+        self.seen.push_back((now, count));
+        rate
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_steady_rate_reads_steady_whatever_the_ticks() {
+        let mut window = RateWindow::new(Duration::from_secs(2));
+        let start = window.seen[0].0;
+        // 2,000 events a second, counted in steps of 64 as lanes add them.
+        let mut rates = Vec::new();
+        for tick in 1..=40u64 {
+            let at = start + Duration::from_millis(250 * tick);
+            let counted = (2_000 * 250 * tick / 1_000) / 64 * 64;
+            rates.push(window.add(at, counted));
+        }
+        // From the first second on, within 2 % whatever step the count moved by.
+        for rate in &rates[3..] {
+            assert!((rate - 2_000.0).abs() < 40.0, "{rates:?}");
+        }
     }
 }
