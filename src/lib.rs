@@ -97,6 +97,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
             say!("{}", path.display());
             Ok(ExitCode::SUCCESS)
         }
+        Command::Show(args) => commands::show::run(args).map(|()| ExitCode::SUCCESS),
         Command::Recover(args) => {
             commands::recover::run(&args.result_dir).map(|()| ExitCode::SUCCESS)
         }

@@ -1487,3 +1487,51 @@ fn every_switch_can_be_switched_off_on_the_command_line() {
         "invalid value 'maybe' for '--quiet[=<true|false>]'",
     );
 }
+
+/// `hatshop show` prints a saved run's table as the run printed it when it ended, and a
+/// repeat folder's medians as the repeats did.
+#[test]
+fn show_prints_a_saved_runs_table_again() {
+    let tmp = TempDir::new().unwrap();
+    let ran = hatshop(tmp.path())
+        .args(["run", "--quiet", "--events", "1000", "-o", "once"])
+        .output()
+        .unwrap();
+    assert!(ran.status.success());
+    let ran = common::text(&ran.stdout);
+    let table_of = |text: &str| -> Vec<String> {
+        text.lines()
+            .skip_while(|l| !l.starts_with("hatshop-random · "))
+            .take_while(|l| !l.starts_with("results: "))
+            .map(str::to_string)
+            .collect()
+    };
+    let shown = hatshop(tmp.path()).args(["show", "once"]).output().unwrap();
+    assert!(shown.status.success(), "{}", common::text(&shown.stderr));
+    let shown = common::text(&shown.stdout);
+    assert!(table_of(&ran).len() > 10, "{ran}");
+    assert_eq!(table_of(&shown), table_of(&ran));
+
+    let repeated = hatshop(tmp.path())
+        .args([
+            "run", "--quiet", "--events", "300", "--repeat", "2", "-o", "twice",
+        ])
+        .output()
+        .unwrap();
+    assert!(repeated.status.success());
+    let medians = |text: &str| -> Vec<String> {
+        text.lines()
+            .skip_while(|l| !l.starts_with("median (min–max) over 2 repeats"))
+            .take_while(|l| !l.starts_with("results: "))
+            .map(str::to_string)
+            .collect()
+    };
+    let shown = hatshop(tmp.path())
+        .args(["show", "once", "twice"])
+        .output()
+        .unwrap();
+    let shown = common::text(&shown.stdout);
+    assert!(medians(&shown).len() > 5, "{shown}");
+    assert_eq!(medians(&shown), medians(&common::text(&repeated.stdout)));
+    assert_one_line_error(tmp.path(), &["show", "nosuch"], "no result folder nosuch");
+}

@@ -31,6 +31,17 @@ pub struct ReportArgs {
     pub result_dir: PathBuf,
 }
 
+/// `hatshop show`: the folders whose tables to print again.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// Result folders written by `hatshop run` (a `--repeat` folder shows its medians).
+    #[arg(required = true, value_name = "DIR")]
+    pub result_dirs: Vec<PathBuf>,
+    /// The percentiles of the table, e.g. 50,99,99.9 [default: 50,75,90,95,99,99.9,99.99].
+    #[arg(long, value_name = "P,P,…")]
+    pub percentiles: Option<super::PercentileList>,
+}
+
 /// `hatshop merge`: the shards' folders and the folder that joins them.
 #[derive(Debug, Args)]
 pub struct MergeArgs {

@@ -12,6 +12,7 @@ pub mod repeat;
 pub mod run;
 pub mod server;
 pub mod shell_and_man;
+pub mod show;
 pub mod study;
 pub mod sweep;
 pub mod verify;

@@ -9,6 +9,7 @@ use anyhow::Result;
 use super::charts;
 use super::load::LoadedRun;
 use super::page::{Page, fill};
+use super::run_text::in_process;
 use super::svg::escape;
 use super::table::{latency_text, thousands};
 use crate::client_cost::ClientCost;
@@ -707,9 +708,4 @@ pub fn write_unfinished(dir: &Path, record: &RunRecord) -> Result<PathBuf> {
     );
     crate::files::write_atomic(&path, fill(&title, &body).as_bytes())?;
     Ok(path)
-}
-
-/// Whether the run's store ran inside hatshop, so that its CPU was the client's.
-fn in_process(record: &RunRecord) -> bool {
-    crate::db::store_meta(&record.database.store.name).is_some_and(|meta| meta.in_process)
 }

@@ -17,6 +17,7 @@ pub mod oplog_stats;
 pub mod page;
 pub mod repeats;
 pub mod resources;
+pub mod run_text;
 pub mod significance;
 pub mod slowest;
 pub mod study;

@@ -198,7 +198,11 @@ pub fn median_summary(summaries: &[Summary]) -> Summary {
 
 fn cell(s: &Spread, us: bool) -> String {
     let f = |v: f64| {
-        if us { format_us(v) } else { format!("{v:.0}") }
+        if us {
+            format_us(v)
+        } else {
+            super::table::thousands(v.round() as u64)
+        }
     };
     if s.min == s.max {
         f(s.median)

@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use crate::config::RunConfig;
 use crate::console::{note, say};
-use crate::report::table::{self, thousands};
+use crate::report::run_text;
+use crate::report::table::thousands;
 use crate::result_dir::RunRecord;
 use crate::stats::Summary;
-use crate::workload::EventSource;
 
 /// "running W on URL (concurrency C); results in DIR", and how long an open loop
 /// nothing bounds will take when that is long. A series (sweep, repeats) says its own
@@ -36,50 +36,7 @@ const LONG_PLAN: Duration = Duration::from_secs(3600);
 
 /// The header, the table and any warning, on stdout.
 pub(super) fn print_result(config: &RunConfig, record: &RunRecord, summary: &Summary) {
-    say!(
-        "{} · {} ({}) · seed {} · concurrency {}",
-        config.workload_name(),
-        record.database.store.name,
-        record.database.store.server_version,
-        seed_of(&config.source),
-        config.concurrency
-    );
-    let settings: Vec<String> = record
-        .database
-        .store
-        .settings
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
-    if !settings.is_empty() {
-        say!("{}", settings.join(" · "));
-    }
-    if let Some(server) = &record.database.server {
-        let facts: Vec<String> = server
-            .settings
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        say!(
-            "server started by hatshop: {} of {} node{} ({})",
-            server.name,
-            server.nodes,
-            if server.nodes == 1 { "" } else { "s" },
-            facts.join(" · ")
-        );
-    }
-    crate::console::out(&table::render(summary, &config.percentiles));
-    if let Some(client) = &record.client {
-        let (line, warning) =
-            client.report(&record.database.store.name, config.db.store().in_process);
-        say!("{line}");
-        if let Some(warning) = warning {
-            say!("warning: {warning}");
-        }
-    }
-    if let Some(server) = &record.server_cpu {
-        say!("{}", server.describe());
-    }
+    crate::console::out(&run_text::render(record, summary, &config.percentiles));
     if summary.ops == 0 && !config.without_end() {
         say!(
             "warning: no operation was measured, so there is no latency or throughput to \
@@ -95,12 +52,5 @@ pub(super) fn print_result(config: &RunConfig, record: &RunRecord, summary: &Sum
     }
     if record.status == "stopped_at_deadline" && record.measured_ops == 0 {
         say!("warning: --duration ran out before anything was measured (in the load or warm-up)");
-    }
-}
-
-pub(super) fn seed_of(source: &EventSource) -> String {
-    match source {
-        EventSource::Generated { workload } => workload.seed.to_string(),
-        EventSource::File(_) => "from file".into(),
     }
 }

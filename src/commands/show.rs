@@ -1,0 +1,39 @@
+//! `hatshop show DIR…`: a saved run's table printed again, as the run printed it when it
+//! ended, from its folder alone (latte's `show`).
+
+use anyhow::Result;
+
+use crate::cli::ShowArgs;
+use crate::console::say;
+use crate::report::repeats::{self, RepeatSummary};
+use crate::report::run_text;
+use crate::result_dir::{self, SUMMARY_JSON};
+use crate::stats::Summary;
+
+/// Prints each folder's text, a blank line between two; `--percentiles` picks a run's
+/// columns (a repeat folder's table has its own).
+pub fn run(args: &ShowArgs) -> Result<()> {
+    let percentiles = args
+        .percentiles
+        .as_ref()
+        .map(|list| list.0.clone())
+        .unwrap_or_default();
+    for (i, dir) in args.result_dirs.iter().enumerate() {
+        if i > 0 {
+            say!("");
+        }
+        say!("{}", dir.display());
+        // A --repeat folder keeps its medians (min–max) in its own summary.json, and
+        // prints them as the repeats did when they ended.
+        if repeats::repeat_dirs(dir).is_some() {
+            let spread: RepeatSummary =
+                crate::files::read_json(&result_dir::file(dir, SUMMARY_JSON))?;
+            crate::console::out(&repeats::render(&spread));
+            continue;
+        }
+        let record = result_dir::load_complete(dir)?;
+        let summary: Summary = crate::files::read_json(&result_dir::file(dir, SUMMARY_JSON))?;
+        crate::console::out(&run_text::render(&record, &summary, &percentiles));
+    }
+    Ok(())
+}

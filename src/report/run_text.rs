@@ -1,0 +1,80 @@
+//! A run's text as the terminal shows it when the run ends (what ran, the table, what
+//! the client and the server spent), made from the folder's records alone, so that
+//! `hatshop show` prints the same text again from the folder.
+
+use std::fmt::Write;
+
+use crate::result_dir::RunRecord;
+use crate::stats::Summary;
+use crate::workload::EventSource;
+
+/// What ran: the workload, store, seed and concurrency, the store's settings, and the
+/// server hatshop started, one line each.
+pub fn heading(record: &RunRecord) -> String {
+    let mut out = String::new();
+    let store = &record.database.store;
+    let _ = writeln!(
+        out,
+        "{} · {} ({}) · seed {} · concurrency {}",
+        record.events.name(),
+        store.name,
+        store.server_version,
+        seed_of(&record.events),
+        record.plan.concurrency
+    );
+    let settings: Vec<String> = store
+        .settings
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if !settings.is_empty() {
+        let _ = writeln!(out, "{}", settings.join(" · "));
+    }
+    if let Some(server) = &record.database.server {
+        let facts: Vec<String> = server
+            .settings
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "server started by hatshop: {} of {} node{} ({})",
+            server.name,
+            server.nodes,
+            if server.nodes == 1 { "" } else { "s" },
+            facts.join(" · ")
+        );
+    }
+    out
+}
+
+/// The heading, the table (its columns `percentiles`, else the standard ladder) and
+/// what the client and server spent.
+pub fn render(record: &RunRecord, summary: &Summary, percentiles: &[(String, f64)]) -> String {
+    let mut out = heading(record);
+    out.push_str(&super::table::render(summary, percentiles));
+    if let Some(client) = &record.client {
+        let (line, warning) = client.report(&record.database.store.name, in_process(record));
+        let _ = writeln!(out, "{line}");
+        if let Some(warning) = warning {
+            let _ = writeln!(out, "warning: {warning}");
+        }
+    }
+    if let Some(server) = &record.server_cpu {
+        let _ = writeln!(out, "{}", server.describe());
+    }
+    out
+}
+
+/// The seed of a generated stream, or where a replayed one came from.
+pub fn seed_of(source: &EventSource) -> String {
+    match source {
+        EventSource::Generated { workload } => workload.seed.to_string(),
+        EventSource::File(_) => "from file".into(),
+    }
+}
+
+/// Whether the run's store ran inside hatshop, so that its CPU was the client's.
+pub fn in_process(record: &RunRecord) -> bool {
+    crate::db::store_meta(&record.database.store.name).is_some_and(|meta| meta.in_process)
+}
