@@ -70,7 +70,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Run(args) if args.find_max => commands::find_max::run(args).await,
         Command::Run(args) if args.repeat != 1 => commands::repeat::run(args).await,
         Command::Run(args) => {
-            if args.export_json.as_deref() == Some(std::path::Path::new("-")) {
+            if args.exports_to_stdout() > 0 {
                 console::keep_stdout_for_data();
             }
             commands::run::run(args).await

@@ -957,7 +957,83 @@ fn export_json_gives_a_script_the_summary_alone() {
     assert_one_line_error(
         tmp.path(),
         &["run", "--repeat", "2", "--export-json", "x.json"],
-        "--export-json writes one run's summary",
+        "--export-json is for one run",
+    );
+}
+
+/// `--export-csv` and `--export-markdown` hand the run's table to a spreadsheet and a
+/// pull request: its rows and columns, one on standard output if asked.
+#[test]
+fn export_csv_and_markdown_carry_the_runs_table() {
+    let tmp = TempDir::new().unwrap();
+    let output = hatshop(tmp.path())
+        .args([
+            "run",
+            "--events",
+            "600",
+            "--out",
+            "table",
+            "--percentiles",
+            "50,99",
+            "--export-csv",
+            "table.csv",
+            "--export-markdown",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", common::text(&output.stderr));
+    let summary = json(&tmp.path().join("table/summary.json"));
+    let mut rows = csv::Reader::from_path(tmp.path().join("table.csv")).unwrap();
+    let header: Vec<String> = rows.headers().unwrap().iter().map(str::to_string).collect();
+    assert_eq!(
+        header,
+        [
+            "event_type",
+            "count",
+            "errors",
+            "ops_s",
+            "mean_us",
+            "p50_us",
+            "p99_us",
+            "max_us",
+            "thin_percentiles"
+        ]
+    );
+    let rows: Vec<csv::StringRecord> = rows.records().map(Result::unwrap).collect();
+    let all = rows.last().unwrap();
+    assert_eq!(&all[0], "all");
+    assert_eq!(
+        all[1].parse::<u64>().unwrap(),
+        summary["ops"].as_u64().unwrap()
+    );
+    let p99: f64 = all[6].parse().unwrap();
+    let recorded = summary["overall"]["percentiles_us"]["p99"]
+        .as_f64()
+        .unwrap();
+    assert!((p99 - recorded).abs() < 0.001, "{p99} against {recorded}");
+    // Standard output carries the Markdown table alone; the terminal's goes to stderr.
+    let markdown = common::text(&output.stdout);
+    let lines: Vec<&str> = markdown.lines().collect();
+    assert_eq!(
+        lines[0],
+        "| event | count | errors | ops/s | mean µs | p50 µs | p99 µs | max µs |"
+    );
+    assert_eq!(lines[1], "|---|---:|---:|---:|---:|---:|---:|---:|");
+    assert!(
+        lines.iter().any(|l| l.starts_with("| all | 600 | 0 | ")),
+        "{markdown}"
+    );
+    assert!(common::text(&output.stderr).contains("latencies in µs"));
+    assert_one_line_error(
+        tmp.path(),
+        &["run", "--export-csv", "-", "--export-json", "-"],
+        "standard output carries one export",
+    );
+    assert_one_line_error(
+        tmp.path(),
+        &["run", "--export-markdown", "nofolder/x.md"],
+        "--export-markdown nofolder/x.md: there is no folder nofolder",
     );
 }
 

@@ -163,6 +163,14 @@ pub struct RunArgs {
     /// and the table to standard error.
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
+    /// Also write the run's table to FILE as CSV (plain numbers, latencies in µs), for a
+    /// spreadsheet or a dataframe; `-`: standard output.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+    /// Also write the run's table to FILE as a Markdown table, for a pull request or a
+    /// wiki; `-`: standard output.
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
     /// Threads of their own for the lanes, each with a single-threaded runtime, lane i
     /// on thread i mod N; 0: the lanes are tasks of the shared runtime [default: the
     /// store's choice for the concurrency, see docs/workloads.md].
@@ -172,6 +180,16 @@ pub struct RunArgs {
     pub runtime: RuntimeArgs,
     #[command(flatten)]
     pub store: StoreArgs,
+}
+
+impl RunArgs {
+    /// How many `--export-…` flags name standard output (`-`).
+    pub fn exports_to_stdout(&self) -> usize {
+        [&self.export_json, &self.export_csv, &self.export_markdown]
+            .into_iter()
+            .filter(|path| path.as_deref() == Some(std::path::Path::new("-")))
+            .count()
+    }
 }
 
 /// `hatshop prepare`: the database shards will share, made empty once.

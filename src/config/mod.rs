@@ -27,6 +27,17 @@ use plan::{
 use store::{store_of, trace_sample_of};
 use stream::{run_id, source_of, spec_concurrency};
 
+/// An `--export-…` file, checked before the run so a typo does not cost the run; `-`
+/// is standard output.
+fn export_target(flag: &str, path: &Option<PathBuf>) -> Result<Option<PathBuf>> {
+    if let Some(path) = path
+        && path.as_os_str() != "-"
+    {
+        crate::files::check_out(flag, path)?;
+    }
+    Ok(path.clone())
+}
+
 /// Everything a run needs, validated.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
@@ -74,6 +85,9 @@ pub struct RunConfig {
     pub progress_interval: Option<Duration>,
     /// Where `--export-json` copies summary.json (`-`: standard output).
     pub export_json: Option<PathBuf>,
+    /// Where `--export-csv` and `--export-markdown` write the table.
+    pub export_csv: Option<PathBuf>,
+    pub export_markdown: Option<PathBuf>,
     pub show_progress: bool,
     /// Print the table and paths when the run ends (a sweep prints its own line).
     pub print_details: bool,
@@ -104,6 +118,11 @@ pub fn chosen_client_threads(args: &RunArgs) -> Option<usize> {
 impl RunConfig {
     /// The flags resolved and checked: every problem one line, before anything runs.
     pub fn from_args(args: &RunArgs) -> Result<RunConfig> {
+        if args.exports_to_stdout() > 1 {
+            bail!(
+                "standard output carries one export: give the others a file (--export-json -, --export-csv -, --export-markdown -)"
+            );
+        }
         let (db, settings) = store_of(args)?;
         let source = source_of(args, &db, &settings)?;
         let concurrency = concurrency_of(args, spec_concurrency(&source), &db, &settings)?;
@@ -178,13 +197,9 @@ impl RunConfig {
             op_log: !args.no_op_log,
             verify: args.verify,
             recreate: args.recreate,
-            export_json: match &args.export_json {
-                Some(path) if path.as_os_str() != "-" => {
-                    crate::files::check_out("--export-json", path)?;
-                    Some(path.clone())
-                }
-                other => other.clone(),
-            },
+            export_json: export_target("--export-json", &args.export_json)?,
+            export_csv: export_target("--export-csv", &args.export_csv)?,
+            export_markdown: export_target("--export-markdown", &args.export_markdown)?,
             percentiles: args
                 .percentiles
                 .as_ref()

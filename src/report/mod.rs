@@ -7,6 +7,7 @@ pub mod bulk;
 pub mod charts;
 pub mod compare;
 pub mod differences;
+pub mod export;
 pub mod figure;
 pub mod hlog;
 pub mod html;

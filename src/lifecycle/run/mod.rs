@@ -63,13 +63,27 @@ fn export_summary(dir: &Path, to: &Path) -> Result<()> {
     crate::files::write_out(to, text.as_bytes())
 }
 
+/// An export's text to its file, or to standard output for `-`.
+fn write_export(to: &Path, text: &str) -> Result<()> {
+    if to.as_os_str() == "-" {
+        crate::console::data(text);
+        return Ok(());
+    }
+    crate::files::write_out(to, text.as_bytes())
+}
+
 /// `--export-json` names one run's file: a series writes a summary.json per run, in
 /// its folder.
 pub fn refuse_export_in_series(args: &RunArgs) -> Result<()> {
-    if args.export_json.is_some() {
+    let given = [
+        ("--export-json", &args.export_json),
+        ("--export-csv", &args.export_csv),
+        ("--export-markdown", &args.export_markdown),
+    ];
+    if let Some((flag, _)) = given.iter().find(|(_, path)| path.is_some()) {
         bail!(
-            "--export-json writes one run's summary; a series (--repeat, --find-max, sweep) \
-             writes each run's summary.json in its own folder"
+            "{flag} is for one run; a series (--repeat, --find-max, sweep) \
+             writes each run's summary.json in its own folder (`hatshop show DIR` prints its table)"
         );
     }
     Ok(())
@@ -295,6 +309,18 @@ async fn finish(
     }
     if let Some(to) = &config.export_json {
         export_summary(&config.out_dir, to)?;
+    }
+    if let Some(to) = &config.export_csv {
+        write_export(
+            to,
+            &crate::report::export::csv(&summary, &config.percentiles),
+        )?;
+    }
+    if let Some(to) = &config.export_markdown {
+        write_export(
+            to,
+            &crate::report::export::markdown(&summary, &config.percentiles),
+        )?;
     }
     if record.status == "failed" {
         bail!(
