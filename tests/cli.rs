@@ -1611,3 +1611,58 @@ fn show_prints_a_saved_runs_table_again() {
     assert_eq!(medians(&shown), medians(&common::text(&repeated.stdout)));
     assert_one_line_error(tmp.path(), &["show", "nosuch"], "no result folder nosuch");
 }
+
+/// `--tag` names a run in its records, its table, its report and every comparison's
+/// legend, as latte's `--tag` and hyperfine's `-n` do.
+#[test]
+fn a_tag_names_the_run_everywhere_it_is_shown() {
+    let tmp = TempDir::new().unwrap();
+    let run = |name: &str, tag: &str| {
+        let output = hatshop(tmp.path())
+            .args([
+                "run", "--quiet", "--events", "400", "--tag", tag, "-o", name,
+            ])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", common::text(&output.stderr));
+        common::text(&output.stdout)
+    };
+    let table = run("before", "before the index");
+    run("after", "after");
+    assert!(
+        table.contains("before the index · hatshop-random · sqlite ("),
+        "{table}"
+    );
+    assert_eq!(
+        json(&tmp.path().join("before/run.json"))["tag"],
+        "before the index"
+    );
+    assert_eq!(
+        json(&tmp.path().join("before/summary.json"))["run"]["tag"],
+        "before the index"
+    );
+    let report = std::fs::read_to_string(tmp.path().join("before/report.html")).unwrap();
+    assert!(report.contains("before the index: hatshop-random on sqlite"));
+    let compared = hatshop(tmp.path())
+        .args(["compare", "before", "after", "-o", "page.html"])
+        .output()
+        .unwrap();
+    assert!(
+        compared.status.success(),
+        "{}",
+        common::text(&compared.stderr)
+    );
+    let page = std::fs::read_to_string(tmp.path().join("page.html")).unwrap();
+    assert!(page.contains("#1 before the index") && page.contains("#2 after"));
+    let figure = std::fs::read_to_string(
+        tmp.path()
+            .join("figures/page-01-mean-latency-per-event-type.csv"),
+    )
+    .unwrap();
+    assert!(figure.contains("#1 before the index") && figure.contains("#2 after"));
+    assert_one_line_error(
+        tmp.path(),
+        &["run", "--tag", ""],
+        "a tag is one line of 1 to 64 characters",
+    );
+}

@@ -130,6 +130,10 @@ pub struct RunArgs {
     /// else ~/.local/share/hatshop].
     #[arg(long, value_name = "DIR")]
     pub home: Option<PathBuf>,
+    /// A name for the run, recorded in run.json and summary.json and shown in its
+    /// table, report and every comparison's legend (as latte's --tag, hyperfine's -n).
+    #[arg(long, value_name = "NAME", value_parser = tag)]
+    pub tag: Option<String>,
     /// Result folder [default: results/<run-id>].
     #[arg(short, long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -180,6 +184,15 @@ pub struct RunArgs {
     pub runtime: RuntimeArgs,
     #[command(flatten)]
     pub store: StoreArgs,
+}
+
+/// A run's name: one line of at most 64 characters, so it fits a legend.
+fn tag(text: &str) -> Result<String, String> {
+    let text = text.trim();
+    if text.is_empty() || text.chars().count() > 64 || text.chars().any(char::is_control) {
+        return Err("a tag is one line of 1 to 64 characters".into());
+    }
+    Ok(text.to_string())
 }
 
 impl RunArgs {

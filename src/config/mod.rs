@@ -75,6 +75,8 @@ pub struct RunConfig {
     pub home: Option<PathBuf>,
     pub out_dir: PathBuf,
     pub run_id: String,
+    /// `--tag`: the run's name in its records, table, report and legends.
+    pub tag: Option<String>,
     pub op_log: bool,
     pub verify: bool,
     pub recreate: bool,
@@ -194,6 +196,7 @@ impl RunConfig {
             home: args.home.clone(),
             out_dir,
             run_id,
+            tag: args.tag.clone(),
             op_log: !args.no_op_log,
             verify: args.verify,
             recreate: args.recreate,

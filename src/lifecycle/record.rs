@@ -47,6 +47,7 @@ pub fn initial_record(
         hatshop_version: env!("CARGO_PKG_VERSION").into(),
         stream_version: STREAM_VERSION,
         run_id: config.run_id.clone(),
+        tag: config.tag.clone(),
         status: "running".into(),
         interrupted: false,
         error: None,

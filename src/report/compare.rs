@@ -12,7 +12,7 @@ use super::load::LoadedRun;
 use super::page::Page;
 use super::significance::{ALPHA, MIN_EFFECTIVE, TTest, effective_samples, welch};
 use super::svg::{self, Axis, Bars, Series, escape};
-use super::table::latency_text;
+use super::table::{latency_text, thousands};
 use crate::stats::LatencySummary;
 
 /// One cell of the comparison: a run's numbers for one event type, against run #1.
@@ -157,7 +157,7 @@ fn numbers(c: &Comparison) -> [String; 9] {
         if s.is_thin(label) { text + "*" } else { text }
     };
     [
-        format!("{:.0}", s.throughput_ops_s),
+        thousands(s.throughput_ops_s.round() as u64),
         latency_text(s, s.mean_us),
         percentile("p50"),
         percentile("p99"),
@@ -301,7 +301,7 @@ fn response_rows(runs: &[LoadedRun]) -> Vec<(String, usize, &LatencySummary, Opt
 /// The response-time numbers of a row: ops/s, mean, p50, p99, p99.9, max, ratio.
 fn response_numbers(s: &LatencySummary, ratio: Option<f64>) -> [String; 7] {
     [
-        format!("{:.0}", s.throughput_ops_s),
+        thousands(s.throughput_ops_s.round() as u64),
         latency_text(s, s.mean_us),
         latency_text(s, s.percentile("p50")),
         latency_text(s, s.percentile("p99")),

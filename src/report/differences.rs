@@ -185,8 +185,8 @@ fn name_part(key: &str, value: &str) -> String {
 /// A value longer than this is cut in a name, so that a name fits in a legend.
 const LONGEST_VALUE: usize = 24;
 
-/// A name per run from what differs that names it (`#2 sqlite · hot-reads`), most
-/// telling first; a workload's name stands for its own counts; `#N` and the run's
+/// A name per run: its `--tag`, else what differs that names it (`#2 sqlite ·
+/// hot-reads`), most telling first; a workload's name stands for its own counts; `#N` and the run's
 /// folder where only details differ.
 pub fn run_names(runs: &[LoadedRun]) -> Vec<String> {
     const MOST_PARTS: usize = 4;
@@ -200,6 +200,10 @@ pub fn run_names(runs: &[LoadedRun]) -> Vec<String> {
         .zip(runs)
         .enumerate()
         .map(|(i, (f, run))| {
+            // A run the user named is called by its name.
+            if let Some(tag) = &run.record.tag {
+                return format!("#{} {tag}", i + 1);
+            }
             let parts: Vec<String> = naming
                 .iter()
                 .take(MOST_PARTS)

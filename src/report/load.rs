@@ -140,7 +140,8 @@ impl LoadedRun {
         })
     }
 
-    /// "hatshop-random on cassandra (Apache Cassandra 5.0.4)".
+    /// "hatshop-random on cassandra (Apache Cassandra 5.0.4)", after the run's
+    /// `--tag` if it has one.
     pub fn label(&self) -> String {
         let workload = match &self.record.events {
             crate::workload::EventSource::Generated { workload } => workload.name.clone(),
@@ -161,8 +162,13 @@ impl LoadedRun {
         } else if self.repeats.is_empty() && !self.record.ran_its_plan() {
             repeats += &format!(", {}", self.ending());
         }
+        let tag = self
+            .record
+            .tag
+            .as_ref()
+            .map_or(String::new(), |tag| format!("{tag}: "));
         format!(
-            "{workload} on {} ({}){repeats}",
+            "{tag}{workload} on {} ({}){repeats}",
             self.record.database.store.name, self.record.database.store.server_version
         )
     }

@@ -8,11 +8,14 @@ use crate::result_dir::RunRecord;
 use crate::stats::Summary;
 use crate::workload::EventSource;
 
-/// What ran: the workload, store, seed and concurrency, the store's settings, and the
+/// What ran: the run's `--tag`, the workload, store, seed and concurrency, the store's settings, and the
 /// server hatshop started, one line each.
 pub fn heading(record: &RunRecord) -> String {
     let mut out = String::new();
     let store = &record.database.store;
+    if let Some(tag) = &record.tag {
+        let _ = write!(out, "{tag} · ");
+    }
     let _ = writeln!(
         out,
         "{} · {} ({}) · seed {} · concurrency {}",

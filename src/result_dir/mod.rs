@@ -51,6 +51,9 @@ pub struct RunRecord {
     #[serde(default)]
     pub stream_version: u32,
     pub run_id: String,
+    /// `--tag`: the name the run was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
     /// running (only while its process lives), finished, stopped_at_deadline,
     /// interrupted, failed, aborted (a second signal: the folder needs
     /// `hatshop recover`), recovered.
@@ -379,6 +382,7 @@ pub fn ran_its_plan(status: &str) -> bool {
 pub fn summary_of(record: &RunRecord) -> crate::stats::SummaryOf {
     crate::stats::SummaryOf {
         run_id: record.run_id.clone(),
+        tag: record.tag.clone(),
         store: record.database.store.name.clone(),
         workload: record.events.name(),
         concurrency: record.plan.concurrency,

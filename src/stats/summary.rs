@@ -38,6 +38,9 @@ pub struct Summary {
 pub struct SummaryOf {
     /// As run.json's `run_id`.
     pub run_id: String,
+    /// `--tag`: the name the run was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
     /// The store's name (its URL scheme).
     pub store: String,
     /// The preset or spec's name, or the events file's path.

@@ -149,6 +149,7 @@ pub(super) fn write_outcome(
 ) -> Result<()> {
     let of = SummaryOf {
         run_id: config.run_id.clone(),
+        tag: config.tag.clone(),
         store: config.db.scheme().to_string(),
         workload: config.workload_name(),
         concurrency: config.concurrency,
