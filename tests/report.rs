@@ -701,3 +701,23 @@ fn compared_runs_are_named_by_what_they_are() {
     );
     assert!(rows.iter().all(|r| r[2].parse::<f64>().is_ok()), "{rows:?}");
 }
+
+/// A store inside hatshop (SQLite) sends nothing over the wire, so its report charts
+/// no loopback traffic (which would be other processes'), while its memory is charted.
+#[test]
+fn an_embedded_stores_report_has_no_wire_chart() {
+    let tmp = TempDir::new().unwrap();
+    let out = run(
+        &tmp,
+        "embedded",
+        &["--rate", "1000", "--duration", "2.5", "--interval", "1"],
+    );
+    let rows = common::csv_maps(&out.join("server-metrics.csv"));
+    assert!(
+        rows.iter().any(|r| r["source"] == "loopback"),
+        "the host's loopback was sampled: {rows:?}"
+    );
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("Resident memory over time"));
+    assert!(!html.contains("Bytes on the wire"));
+}

@@ -12,6 +12,9 @@ use tokio::sync::watch;
 /// How often the sampler reads /proc.
 pub const EVERY: Duration = Duration::from_secs(1);
 
+/// The `source` of the rows that count the host's loopback traffic.
+pub const LOOPBACK: &str = "loopback";
+
 /// A sampler's clock: once a second, a late tick delaying the next rather than
 /// bunching them.
 pub fn every_second() -> tokio::time::Interval {
@@ -158,7 +161,7 @@ pub async fn sample(
                     rows.push((
                         now,
                         MetricsRow {
-                            source: "loopback".into(),
+                            source: LOOPBACK.into(),
                             net_bytes_s: Some(bytes.saturating_sub(before) as f64 / wall),
                             ..MetricsRow::default()
                         },
@@ -230,6 +233,6 @@ mod tests {
         assert!(client.iter().all(|r| r.rss_mb.unwrap() > 1.0));
         // The busy thread ran through the sampled second.
         assert!(client[0].cpu_pct.unwrap() > 50.0, "{client:?}");
-        assert!(rows.iter().any(|(_, r)| r.source == "loopback"));
+        assert!(rows.iter().any(|(_, r)| r.source == LOOPBACK));
     }
 }

@@ -11,7 +11,7 @@ use super::page::Page;
 use super::svg::{self, Axis, Series, escape};
 use crate::observe::compactions::Compaction;
 use crate::observe::gc_log::GcPause;
-use crate::observe::resources::MetricsRow;
+use crate::observe::resources::{LOOPBACK, MetricsRow};
 use crate::observe::thread_pools::{POOLS, PoolRow};
 
 /// What the observers recorded, as the section draws it.
@@ -78,10 +78,18 @@ fn pause_series(pauses: &[GcPause], end_s: f64) -> Vec<Series> {
 
 /// The report's section on the servers' own costs during the run.
 pub fn section(out: &mut Page, run: &LoadedRun) {
+    // A store inside hatshop (SQLite) sends nothing over the wire: the loopback counter
+    // would chart other processes' traffic as the run's.
+    let metrics: Vec<MetricsRow> = run
+        .metrics
+        .iter()
+        .filter(|row| !(row.source == LOOPBACK && super::run_text::in_process(&run.record)))
+        .cloned()
+        .collect();
     figures(
         out,
         &Observed {
-            metrics: &run.metrics,
+            metrics: &metrics,
             pools: &run.pools,
             gc: &run.gc,
             gc_log: run.record.gc_log.as_deref(),
