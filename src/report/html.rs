@@ -369,7 +369,7 @@ fn cell(out: &mut String, s: &LatencySummary, field: &str, value: f64) {
 fn latency_row(out: &mut String, s: &LatencySummary, total: bool) {
     let _ = write!(
         out,
-        r#"<tr{} data-event="{}"><td>{}</td><td data-field="count" data-value="{}">{}</td><td data-field="errors" data-value="{}">{}</td><td data-field="throughput_ops_s" data-value="{:.3}">{:.0}</td>"#,
+        r#"<tr{} data-event="{}"><td>{}</td><td data-field="count" data-value="{}">{}</td><td data-field="errors" data-value="{}">{}</td><td data-field="throughput_ops_s" data-value="{:.3}">{}</td>"#,
         if total { r#" class="total""# } else { "" },
         escape(&s.event_type),
         escape(&s.event_type),
@@ -378,7 +378,7 @@ fn latency_row(out: &mut String, s: &LatencySummary, total: bool) {
         s.errors,
         thousands(s.errors),
         s.throughput_ops_s,
-        s.throughput_ops_s
+        thousands(s.throughput_ops_s.round() as u64)
     );
     cell(out, s, "mean_us", s.mean_us);
     for p in ["p50", "p90", "p99", "p99.9", "p99.99"] {
@@ -570,11 +570,11 @@ fn heading(run: &LoadedRun) -> String {
     let mut body = String::new();
     let _ = write!(
         body,
-        "<h1>{}</h1><p class=\"subtitle\">run <code>{}</code> · {} operations · {:.0} ops/s · {} errors</p>",
+        "<h1>{}</h1><p class=\"subtitle\">run <code>{}</code> · {} operations · {} ops/s · {} errors</p>",
         escape(&run.label()),
         escape(&run.record.run_id),
         thousands(run.summary.ops),
-        run.summary.throughput_ops_s,
+        thousands(run.summary.throughput_ops_s.round() as u64),
         thousands(run.summary.errors)
     );
     let warning = match run.record.status.as_str() {
