@@ -96,7 +96,22 @@ fn find_max_halves_below_a_bound_no_rate_meets_and_says_so() {
         .collect();
     assert_eq!(rates, ["1", "2", "4", "8", "16", "32", "64"]);
     assert!(out.join("rate=64").join("summary.json").exists());
-    assert!(out.join("sweep.html").exists());
+    // The page says the answer first, then draws response p99 against the rate, a
+    // curve on a rate axis, with the bound.
+    let page = std::fs::read_to_string(out.join("sweep.html")).unwrap();
+    assert!(
+        page.contains("No rate tried kept response p99 under 0.00 µs."),
+        "{page}"
+    );
+    assert!(page.contains("p99 response time by rate, and the bound"));
+    let curve = std::fs::read_to_string(
+        out.join("figures/sweep-01-p99-response-time-by-rate-and-the-bound.csv"),
+    )
+    .unwrap();
+    assert!(
+        curve.contains("response p99") && curve.contains("bound"),
+        "{curve}"
+    );
 
     // The bound belongs to the search.
     hatshop(tmp.path())

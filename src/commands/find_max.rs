@@ -15,7 +15,7 @@ use crate::console::{note, say};
 use crate::files::read_json;
 use crate::interrupt;
 use crate::lifecycle::run::{EXIT_INTERRUPTED, execute, refuse_export_in_series};
-use crate::report::sweep::{self, RunPlace, SweepRow};
+use crate::report::sweep::{self, RunPlace, SearchAnswer, SweepRow};
 use crate::report::table::{format_us, thousands};
 use crate::result_dir;
 use crate::result_dir::folder::{
@@ -56,6 +56,14 @@ fn next_rate(good: Option<f64>, bad: Option<f64>, first: f64) -> Option<f64> {
         (None, Some(bad)) => (bad > 1.0).then_some((bad / 2.0).max(1.0)),
         (Some(good), Some(bad)) => (bad / good > CLOSE_ENOUGH).then_some((good + bad) / 2.0),
     }
+}
+
+/// The next rate to try, in whole operations a second, or none when the search is
+/// done: whole rates a step apart (8 under, 9 over) leave none between them, and a
+/// rate already tried (a step cut short) is not tried again.
+fn next_whole_rate(good: Option<f64>, bad: Option<f64>, first: f64, tried: &[f64]) -> Option<f64> {
+    let rate = next_rate(good, bad, first)?.round().max(1.0);
+    (!tried.contains(&rate)).then_some(rate)
 }
 
 /// `run --find-max`: the highest rate whose response time p99 stays under the bound.
@@ -116,11 +124,12 @@ async fn search(
     let (mut good, mut bad): (Option<f64>, Option<f64>) = (None, None);
     let mut rows: Vec<SweepRow> = Vec::new();
     let mut interrupted = false;
+    let mut tried: Vec<f64> = Vec::new();
     for _ in 0..MOST_STEPS {
-        let Some(rate) = next_rate(good, bad, first) else {
+        let Some(rate) = next_whole_rate(good, bad, first, &tried) else {
             break;
         };
-        let rate = rate.round().max(1.0);
+        tried.push(rate);
         let run_dir = dir.join(format!("rate={rate}"));
         let mut run_args = template.clone();
         run_args.rate = Some(crate::cli::RateArg::fixed(rate));
@@ -143,9 +152,9 @@ async fn search(
             }
         };
         say!(
-            "rate {} ops/s: did {:.0} ops/s, response p99 {} µs: {verdict}",
+            "rate {} ops/s: did {} ops/s, response p99 {} µs: {verdict}",
             thousands(rate as u64),
-            step.done_ops_s,
+            thousands(step.done_ops_s.round() as u64),
             format_us(step.response_p99_us)
         );
         rows.extend(run_rows);
@@ -172,7 +181,12 @@ async fn search(
         ),
         None => say!("no rate tried kept response p99 under the bound"),
     }
-    let (table, chart) = crate::report::sweep::write(dir, &title, &rows)?;
+    let answer = SearchAnswer {
+        highest_under: good,
+        lowest_over: bad.filter(|over| good.is_none_or(|under| over > &under)),
+        bound_us,
+    };
+    let (table, chart) = sweep::write(dir, &title, &rows, Some(&answer))?;
     say!("table: {}\nchart: {}", table.display(), chart.display());
     if interrupted {
         note!("interrupted: the folder holds the runs that finished");
@@ -221,6 +235,21 @@ mod tests {
         assert_eq!(next_rate(Some(6000.0), Some(6200.0), 1000.0), None);
         assert_eq!(next_rate(None, Some(1000.0), 1000.0), Some(500.0));
         assert_eq!(next_rate(None, Some(1.0), 1000.0), None);
+    }
+
+    #[test]
+    fn a_whole_rate_is_tried_once() {
+        // 8 under, 9 over: 8.5 rounds to 9, tried already, so the answer is 8.
+        assert_eq!(
+            next_whole_rate(Some(8.0), Some(9.0), 1000.0, &[8.0, 9.0]),
+            None
+        );
+        assert_eq!(
+            next_whole_rate(Some(8.0), Some(12.0), 1000.0, &[8.0, 12.0]),
+            Some(10.0)
+        );
+        // A first rate cut short is not run again into its own folder.
+        assert_eq!(next_whole_rate(None, None, 1000.0, &[1000.0]), None);
     }
 
     #[test]

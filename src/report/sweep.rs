@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::figure::Figure;
 use super::page::Page;
-use super::svg::{self, Axis, Bars, escape};
+use super::svg::{self, Axis, Bars, Series, escape};
 use super::table::{format_us, thousands};
 use crate::files::write_csv;
 use crate::stats::{LatencySummary, Summary};
@@ -181,18 +181,81 @@ fn chart(
         &bars(rows, values, metric),
     )
 }
-/// Writes `sweep.csv` and `sweep.html` of `rows` into `dir`; their paths.
-pub fn write(dir: &Path, title: &str, rows: &[SweepRow]) -> Result<(PathBuf, PathBuf)> {
+/// What a `--find-max` search found, said first on its page.
+#[derive(Debug, Clone, Copy)]
+pub struct SearchAnswer {
+    /// The highest rate tried whose response p99 stayed under the bound.
+    pub highest_under: Option<f64>,
+    /// The lowest rate tried above it that missed.
+    pub lowest_over: Option<f64>,
+    pub bound_us: f64,
+}
+
+/// Writes `sweep.csv` and `sweep.html` of `rows` into `dir`; their paths. A search's
+/// page opens with its answer and its curve.
+pub fn write(
+    dir: &Path,
+    title: &str,
+    rows: &[SweepRow],
+    answer: Option<&SearchAnswer>,
+) -> Result<(PathBuf, PathBuf)> {
     let csv = dir.join("sweep.csv");
     write_csv(&csv, rows)?;
-    let page = html(title, rows).write(dir, title)?;
+    let page = html(title, rows, answer).write(dir, title)?;
     Ok((csv, page))
+}
+
+/// The answer in a sentence, and response p99 against the rate with the bound drawn:
+/// where the curve crosses the line is what the search looked for.
+fn search_lead(body: &mut Page, all: &[SweepRow], answer: &SearchAnswer) {
+    let bound = format_us(answer.bound_us);
+    let sentence = match (answer.highest_under, answer.lowest_over) {
+        (Some(under), Some(over)) => format!(
+            "The highest rate tried with response p99 under {bound} µs: {} ops/s ({} ops/s was over).",
+            thousands(under as u64),
+            thousands(over as u64)
+        ),
+        (Some(under), None) => format!(
+            "The highest rate tried with response p99 under {bound} µs: {} ops/s; no rate tried was over.",
+            thousands(under as u64)
+        ),
+        (None, _) => format!("No rate tried kept response p99 under {bound} µs."),
+    };
+    let _ = write!(
+        body,
+        "<p class=\"answer\"><strong>{}</strong></p>",
+        escape(&sentence)
+    );
+    let mut points: Vec<(f64, f64)> = all
+        .iter()
+        .filter_map(|r| Some((r.value.parse::<f64>().ok()?, r.response_p99_us?)))
+        .collect();
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (Some(first), Some(last)) = (points.first(), points.last()) else {
+        return;
+    };
+    let line = vec![(first.0, answer.bound_us), (last.0, answer.bound_us)];
+    body.figure(svg::line_chart(
+        "p99 response time by rate, and the bound",
+        &Axis::linear("rate asked (ops/s)"),
+        &Axis::linear("latency (µs)"),
+        &[
+            Series {
+                name: "response p99".into(),
+                points,
+            },
+            Series {
+                name: format!("bound ({bound} µs)"),
+                points: line,
+            },
+        ],
+    ));
 }
 
 /// sweep.html: each metric of all operations against the varied setting (the
 /// failures, conflicts and lost updates only where there were any), the mean latency
 /// of each event type, and the table of every row.
-pub fn html(title: &str, every_row: &[SweepRow]) -> Page {
+pub fn html(title: &str, every_row: &[SweepRow], answer: Option<&SearchAnswer>) -> Page {
     // A run cut short is no point of the sweep: the charts leave it out, the table says so.
     let rows: Vec<SweepRow> = every_row
         .iter()
@@ -230,6 +293,9 @@ pub fn html(title: &str, every_row: &[SweepRow]) -> Page {
             escape(&cut_short.join("; "))
         );
     }
+    if let Some(answer) = answer {
+        search_lead(&mut body, &all, answer);
+    }
     if all.is_empty() {
         body.push_str("<p>No run of the sweep ran its plan: there is nothing to chart.</p>");
         body.push_str(&table(every_row));
@@ -237,6 +303,10 @@ pub fn html(title: &str, every_row: &[SweepRow]) -> Page {
     }
     body.push_str("<h2>All operations</h2>");
     for metric in ALWAYS {
+        // Runs that --duration bounded all took as long: a chart of that says nothing.
+        if metric.0 == TOTAL_TIME && same_for_all(&all, metric.2) {
+            continue;
+        }
         body.figure(chart(&all, &values, setting, metric));
     }
     for (shown, metric) in WHERE_ANY {
@@ -269,11 +339,19 @@ pub fn html(title: &str, every_row: &[SweepRow]) -> Page {
     body
 }
 
-/// The charts of all operations every sweep has.
+const TOTAL_TIME: &str = "Total time of the measured phase";
+
+/// Whether `metric` is within 2 % across the runs.
+fn same_for_all(rows: &[SweepRow], metric: fn(&SweepRow) -> f64) -> bool {
+    let values: Vec<f64> = rows.iter().map(metric).collect();
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    hi <= lo * 1.02
+}
+
+/// The charts of all operations every sweep has (the total time where it varies).
 const ALWAYS: [Metric<'static>; 4] = [
-    ("Total time of the measured phase", "seconds", |r| {
-        r.elapsed_s
-    }),
+    (TOTAL_TIME, "seconds", |r| r.elapsed_s),
     ("Throughput", "operations per second", |r| {
         r.throughput_ops_s
     }),
@@ -363,4 +441,36 @@ fn table(rows: &[SweepRow]) -> String {
          to its run's own report.html, in its folder.</p>",
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_of(value: &str, elapsed_s: f64) -> SweepRow {
+        SweepRow {
+            setting: "rate".into(),
+            value: value.into(),
+            database: "null".into(),
+            repeat: 1,
+            event_type: "all".into(),
+            ops: 100,
+            elapsed_s,
+            status: "finished".into(),
+            ..SweepRow::default()
+        }
+    }
+
+    /// Runs --duration bounded all take as long: their total time is no chart.
+    #[test]
+    fn a_total_time_the_same_for_every_run_is_not_charted() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let page = |times: [f64; 2]| {
+            let rows = [run_of("1000", times[0]), run_of("2000", times[1])];
+            let path = html("t", &rows, None).write(dir.path(), "t").unwrap();
+            std::fs::read_to_string(path).unwrap()
+        };
+        assert!(!page([10.0, 10.05]).contains(TOTAL_TIME));
+        assert!(page([10.0, 20.0]).contains(TOTAL_TIME));
+    }
 }

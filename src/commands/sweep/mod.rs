@@ -456,7 +456,7 @@ impl Plan<'_> {
             "hatshop sweep: {} by {}",
             self.args.run.stream.workload, self.key_label
         );
-        let (table, chart) = crate::report::sweep::write(self.dir, &title, &tally.rows)?;
+        let (table, chart) = crate::report::sweep::write(self.dir, &title, &tally.rows, None)?;
         say!("table: {}\nchart: {}", table.display(), chart.display());
         let differing = &tally.differing;
         if !differing.is_empty() {
