@@ -115,7 +115,15 @@ const SPARE_PORTS: std::ops::Range<u16> = 20_000..32_000;
 
 /// `preferred` if nothing listens there and it can be bound, else a free spare port.
 pub fn free_port(host: &str, preferred: u16) -> Result<u16> {
-    let free = |port: u16| !port_open(host, port) && TcpListener::bind((host, port)).is_ok();
+    free_port_besides(host, preferred, &[])
+}
+
+/// As [`free_port`], and none of `chosen`: the ports a cluster's plan has already given
+/// its other nodes, free still since nothing binds them until the nodes start.
+pub fn free_port_besides(host: &str, preferred: u16, chosen: &[u16]) -> Result<u16> {
+    let free = |port: u16| {
+        !chosen.contains(&port) && !port_open(host, port) && TcpListener::bind((host, port)).is_ok()
+    };
     if free(preferred) {
         return Ok(preferred);
     }
@@ -220,6 +228,30 @@ mod tests {
         let port = free_port("127.0.0.1", preferred).unwrap();
         assert!(SPARE_PORTS.contains(&port), "{port}");
         assert!(TcpListener::bind(("127.0.0.1", port)).is_ok());
+    }
+
+    #[test]
+    fn ports_a_plan_has_given_are_not_given_again() {
+        // Free, but given to another node already: a node of its own gets another.
+        let given = TcpListener::bind(("127.0.0.1", 0))
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        assert_ne!(
+            free_port_besides("127.0.0.1", given, &[given]).unwrap(),
+            given
+        );
+        let taken = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        let preferred = taken.local_addr().unwrap().port();
+        let mut chosen = Vec::new();
+        for _ in 0..6 {
+            chosen.push(free_port_besides("127.0.0.1", preferred, &chosen).unwrap());
+        }
+        let mut distinct = chosen.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), chosen.len(), "{chosen:?}");
     }
 
     #[test]

@@ -245,12 +245,14 @@ impl Ring {
             None => process::free_addresses(n, &[CQL_PORT, GOSSIP_PORT])?,
         };
         let mut nodes = Vec::with_capacity(n);
+        let mut jmx_ports: Vec<u16> = Vec::new();
         for (i, host) in hosts.into_iter().enumerate() {
             let number = i + 1;
             let jmx = match previous.and_then(|p| p.nodes[i].extra.get("jmx_port")) {
                 Some(port) => port.parse().context("server.json: bad jmx_port")?,
-                None => process::free_port("127.0.0.1", 7200 + number as u16)?,
+                None => process::free_port_besides("127.0.0.1", 7200 + number as u16, &jmx_ports)?,
             };
+            jmx_ports.push(jmx);
             let in_first_dc = dcs == 1 || number <= n.div_ceil(2);
             nodes.push(RingNode {
                 number,

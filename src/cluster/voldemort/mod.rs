@@ -205,6 +205,7 @@ impl Plan {
             );
         }
         let mut nodes = Vec::with_capacity(count);
+        let mut chosen: Vec<u16> = Vec::new();
         for id in 0..count {
             let (port, admin_port) = match previous {
                 Some(p) => {
@@ -213,8 +214,12 @@ impl Plan {
                     (node.port, admin.unwrap_or(node.port + 1))
                 }
                 None => {
-                    let port = process::free_port(HOST, FIRST_PORT + 10 * id as u16)?;
-                    (port, process::free_port(HOST, port + 1)?)
+                    let port =
+                        process::free_port_besides(HOST, FIRST_PORT + 10 * id as u16, &chosen)?;
+                    chosen.push(port);
+                    let admin = process::free_port_besides(HOST, port + 1, &chosen)?;
+                    chosen.push(admin);
+                    (port, admin)
                 }
             };
             nodes.push(Node {
