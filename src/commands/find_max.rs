@@ -163,6 +163,24 @@ async fn search(
             break;
         }
     }
+    write_answer(template, dir, &mut rows, good, bad, bound_us)?;
+    if interrupted {
+        note!("interrupted: the folder holds the runs that finished");
+        return Ok(std::process::ExitCode::from(EXIT_INTERRUPTED));
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// Says what the search found, and writes sweep.csv and sweep.html of its steps in
+/// rate order.
+fn write_answer(
+    template: &RunArgs,
+    dir: &Path,
+    rows: &mut [SweepRow],
+    good: Option<f64>,
+    bad: Option<f64>,
+    bound_us: f64,
+) -> Result<()> {
     rows.sort_by(|a, b| {
         let rate = |r: &SweepRow| r.value.parse::<f64>().unwrap_or(0.0);
         rate(a).total_cmp(&rate(b))
@@ -186,13 +204,9 @@ async fn search(
         lowest_over: bad.filter(|over| good.is_none_or(|under| over > &under)),
         bound_us,
     };
-    let (table, chart) = sweep::write(dir, &title, &rows, Some(&answer))?;
+    let (table, chart) = sweep::write(dir, &title, rows, Some(&answer))?;
     say!("table: {}\nchart: {}", table.display(), chart.display());
-    if interrupted {
-        note!("interrupted: the folder holds the runs that finished");
-        return Ok(std::process::ExitCode::from(EXIT_INTERRUPTED));
-    }
-    Ok(std::process::ExitCode::SUCCESS)
+    Ok(())
 }
 
 fn read_step(run_dir: &Path, rate: f64, database: &str) -> Result<(Step, Vec<SweepRow>)> {

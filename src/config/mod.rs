@@ -21,11 +21,37 @@ use crate::cli::RunArgs;
 use crate::db::{DbUrl, Settings};
 use crate::workload::{EventSource, Fault};
 use plan::{
-    check_shardable, concurrency_of, faults_of, max_errors_of, open_loop_length, pace_of, shard_of,
-    warmup_time_of,
+    check_shardable, concurrency_of, conflicts_of, faults_of, max_errors_of, open_loop_length,
+    pace_of, shard_of, warmup_time_of,
 };
 use store::{store_of, trace_sample_of};
 use stream::{run_id, source_of, spec_concurrency};
+
+/// The run's id and its result folder: `--out`, else a new folder under `results/`
+/// named by the run; the run is then known by its folder's name, which no other run
+/// in that place has.
+fn run_id_and_folder(
+    args: &RunArgs,
+    db: &DbUrl,
+    source: &EventSource,
+    shard: Option<crate::runner::Shard>,
+) -> Result<(String, PathBuf)> {
+    let mut run_id = run_id(db.scheme(), source);
+    if let Some(shard) = shard {
+        run_id = format!("{run_id}-shard{}of{}", shard.index, shard.count);
+    }
+    let out_dir = match &args.out {
+        Some(dir) => {
+            crate::result_dir::folder::refuse_url_as_folder(dir, "result")?;
+            dir.clone()
+        }
+        None => crate::result_dir::folder::unique_dir(Path::new("results"), &run_id),
+    };
+    if let Some(name) = out_dir.file_name() {
+        run_id = name.to_string_lossy().into_owned();
+    }
+    Ok((run_id, out_dir))
+}
 
 /// An `--export-…` file, checked before the run so a typo does not cost the run; `-`
 /// is standard output.
@@ -139,14 +165,7 @@ impl RunConfig {
         if args.retries > 100 {
             bail!("--retries must be at most 100, got {}", args.retries);
         }
-        let spec_conflicts = match &source {
-            EventSource::Generated { workload } => workload.conflicts,
-            EventSource::File(_) => 0.0,
-        };
-        let conflicts = args.conflicts.unwrap_or(spec_conflicts);
-        if !(0.0..=1.0).contains(&conflicts) {
-            bail!("--conflicts must be a share from 0 to 1, got {conflicts}");
-        }
+        let conflicts = conflicts_of(args, &source)?;
         let faults = faults_of(args, &source, max_duration)?;
         let warmup_time = warmup_time_of(args, max_duration)?;
         let unbounded_length = match max_duration {
@@ -158,21 +177,7 @@ impl RunConfig {
             check_shardable(shard, &db, conflicts, &faults, args.verify)?;
         }
         let trace_sample = trace_sample_of(args, &db)?;
-        let mut run_id = run_id(db.scheme(), &source);
-        if let Some(shard) = shard {
-            run_id = format!("{run_id}-shard{}of{}", shard.index, shard.count);
-        }
-        let out_dir = match &args.out {
-            Some(dir) => {
-                crate::result_dir::folder::refuse_url_as_folder(dir, "result")?;
-                dir.clone()
-            }
-            None => crate::result_dir::folder::unique_dir(Path::new("results"), &run_id),
-        };
-        // The run is known by its folder's name, which no other run in that place has.
-        if let Some(name) = out_dir.file_name() {
-            run_id = name.to_string_lossy().into_owned();
-        }
+        let (run_id, out_dir) = run_id_and_folder(args, &db, &source, shard)?;
         let db = in_result_folder(db, &out_dir);
         Ok(RunConfig {
             source,

@@ -78,6 +78,19 @@ pub(super) fn max_errors_of(flag: Option<f64>, faults: &[Fault]) -> Option<f64> 
     }
 }
 
+/// The share of order updates dealt to another lane: the flag, else the spec's.
+pub(super) fn conflicts_of(args: &RunArgs, source: &EventSource) -> Result<f64> {
+    let spec_conflicts = match source {
+        EventSource::Generated { workload } => workload.conflicts,
+        EventSource::File(_) => 0.0,
+    };
+    let conflicts = args.conflicts.unwrap_or(spec_conflicts);
+    if !(0.0..=1.0).contains(&conflicts) {
+        bail!("--conflicts must be a share from 0 to 1, got {conflicts}");
+    }
+    Ok(conflicts)
+}
+
 pub(super) fn shard_of(args: &RunArgs) -> Result<Option<crate::runner::Shard>> {
     args.shard
         .as_deref()

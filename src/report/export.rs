@@ -3,24 +3,12 @@
 
 use std::fmt::Write;
 
-use super::table::{format_us, thousands};
-use crate::stats::{LatencySummary, PERCENTILES, Summary};
+use super::table::{columns, format_us, thousands};
+use crate::stats::{LatencySummary, Summary};
 
 /// The table's rows: each event type, then all of them.
 fn rows(summary: &Summary) -> impl Iterator<Item = &LatencySummary> {
     summary.events.iter().chain([&summary.overall])
-}
-
-/// The percentile columns: those asked for, else the standard ladder.
-fn columns(percentiles: &[(String, f64)]) -> Vec<&str> {
-    if percentiles.is_empty() {
-        PERCENTILES.iter().map(|(label, _)| *label).collect()
-    } else {
-        percentiles
-            .iter()
-            .map(|(label, _)| label.as_str())
-            .collect()
-    }
 }
 
 /// CSV with plain numbers (no separators; latencies in µs, to the nanosecond), a

@@ -181,6 +181,32 @@ fn chart(
         &bars(rows, values, metric),
     )
 }
+/// The runs left out of the charts because they were cut short, in a sentence (empty
+/// when there are none).
+fn cut_short_note(every_row: &[SweepRow], setting: &str) -> String {
+    let cut_short: Vec<String> = every_row
+        .iter()
+        .filter(|r| r.event_type == "all" && !r.ran_its_plan())
+        .map(|r| {
+            format!(
+                "{setting}={} on {} #{} ({} after {} operations)",
+                r.value,
+                r.database,
+                r.repeat,
+                r.status,
+                thousands(r.ops)
+            )
+        })
+        .collect();
+    if cut_short.is_empty() {
+        return String::new();
+    }
+    format!(
+        "<p class=\"note\">Left out of the charts, cut short: {}.</p>",
+        escape(&cut_short.join("; "))
+    )
+}
+
 /// What a `--find-max` search found, said first on its page.
 #[derive(Debug, Clone, Copy)]
 pub struct SearchAnswer {
@@ -272,27 +298,7 @@ pub fn html(title: &str, every_row: &[SweepRow], answer: Option<&SearchAnswer>) 
         .collect();
     let mut body = Page::new("sweep.html");
     let _ = write!(body, "<h1>{}</h1>", escape(title));
-    let cut_short: Vec<String> = every_row
-        .iter()
-        .filter(|r| r.event_type == "all" && !r.ran_its_plan())
-        .map(|r| {
-            format!(
-                "{setting}={} on {} #{} ({} after {} operations)",
-                r.value,
-                r.database,
-                r.repeat,
-                r.status,
-                thousands(r.ops)
-            )
-        })
-        .collect();
-    if !cut_short.is_empty() {
-        let _ = write!(
-            body,
-            "<p class=\"note\">Left out of the charts, cut short: {}.</p>",
-            escape(&cut_short.join("; "))
-        );
-    }
+    body.push_str(&cut_short_note(every_row, setting));
     if let Some(answer) = answer {
         search_lead(&mut body, &all, answer);
     }

@@ -65,18 +65,23 @@ fn row(out: &mut String, columns: &[&str], s: &LatencySummary) {
     let _ = writeln!(out, " {:>9}", latency_text(s, s.max_us));
 }
 
-/// The whole table, ending with a newline: the rows, the notes under them, and the
-/// errors by kind. Its percentile columns are `percentiles` (`--percentiles`), else
-/// the standard ladder.
-pub fn render(summary: &Summary, percentiles: &[(String, f64)]) -> String {
-    let columns: Vec<&str> = if percentiles.is_empty() {
+/// The percentile columns: those asked for (`--percentiles`), else the standard ladder.
+pub fn columns(percentiles: &[(String, f64)]) -> Vec<&str> {
+    if percentiles.is_empty() {
         PERCENTILES.iter().map(|(label, _)| *label).collect()
     } else {
         percentiles
             .iter()
             .map(|(label, _)| label.as_str())
             .collect()
-    };
+    }
+}
+
+/// The whole table, ending with a newline: the rows, the notes under them, and the
+/// errors by kind. Its percentile columns are `percentiles` (`--percentiles`), else
+/// the standard ladder.
+pub fn render(summary: &Summary, percentiles: &[(String, f64)]) -> String {
+    let columns = columns(percentiles);
     let mut out = rows(summary, &columns);
     out.push_str(&notes(summary));
     out.push_str(&errors(summary));
