@@ -4,7 +4,8 @@
 # starts Cassandra, MariaDB, PostgreSQL, Redis and a 3-node Project Voldemort (built
 # from source) with `hatshop server start`, runs
 # formatting, lints and every test (the live-server tests included; the cluster tests
-# start a 3-node Cassandra ring and a 3-node Galera cluster of their own), and stops the
+# start a 3-node Cassandra ring and a 3-node Galera cluster of their own), reads the op
+# log with pandas, polars and DuckDB (from PyPI, in a virtualenv), and stops the
 # servers at the end, also on failure. Each stage prints its start time; the last line
 # the total.
 set -euo pipefail
@@ -90,5 +91,13 @@ export HATSHOP_TEST_CASSANDRA
 
 step "cargo test (live-server tests included)"
 cargo test --locked --all-targets -- --include-ignored
+
+step "the op log read by pandas, polars and DuckDB"
+# The libraries users open the op log with, pinned, in a virtualenv of the suite's own.
+readers=target/oplog-readers
+[ -x "$readers/bin/python" ] || python3 -m venv "$readers"
+"$readers/bin/pip" install -q --disable-pip-version-check \
+  pandas==3.1.1 pyarrow==26.0.1 polars==2.1.0 duckdb==2.0.1
+"$readers/bin/python" tests/oplog_readers.py "$hatshop"
 
 step "done"

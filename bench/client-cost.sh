@@ -52,5 +52,5 @@ for preset in race-cql-insert:0 race-cql-read:300000 race-sql-select:100000 race
   measure "$name, null://, op log" $((records + 300000)) \
     "$bin" run --quiet --db null:// -w "$name" --out "$tmp/$name"
 done
-rows=$(($(wc -l <"$tmp/null-log/ops.csv") - 1))
-echo "ops.csv rows of the op-log run: $rows (measured events: $events)"
+rows=$(($("$bin" export "$tmp/null-log" --csv -o - | wc -l) - 1))
+echo "op log rows of the op-log run: $rows (measured events: $events)"

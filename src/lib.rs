@@ -98,6 +98,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Show(args) => commands::show::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Export(args) => commands::export::run(args).map(|()| ExitCode::SUCCESS),
         Command::Recover(args) => {
             commands::recover::run(&args.result_dir).map(|()| ExitCode::SUCCESS)
         }

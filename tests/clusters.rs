@@ -80,7 +80,7 @@ fn run_ok(tmp: &TempDir, name: &str, url: &str, extra: &[&str]) -> PathBuf {
     out
 }
 
-/// The nodes named in ops.csv, with their operation counts.
+/// The nodes named in the op log, with their operation counts.
 fn nodes_in_op_log(out: &Path) -> std::collections::BTreeMap<String, u64> {
     let mut nodes = std::collections::BTreeMap::new();
     for row in op_rows(out) {
@@ -365,14 +365,14 @@ fn a_three_node_galera_cluster_spreads_lanes_counts_conflicts_and_survives_a_kil
     );
     let counted: u64 = by_code.values().map(|n| n.as_u64().unwrap()).sum();
     assert_eq!(counted, errors_of(&summary, "conflict"), "{summary}");
-    let ops = std::fs::read_to_string(out.join("ops.csv")).unwrap();
+    let ops = common::exported_csv(&out);
     assert!(
         ops.lines()
             .next()
             .unwrap()
             .split(',')
             .any(|c| c == "error_code"),
-        "ops.csv names each failure's code"
+        "the op log names each failure's code"
     );
     let verify = json(&out.join("verify.json"));
     assert!(verify["raced_orders"].as_u64().unwrap() > 0, "{verify}");

@@ -364,7 +364,7 @@ fn run_through(tmp: &TempDir, url: &str, fault: impl FnOnce()) -> PathBuf {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    common::wait_for_bytes(&out.join("ops.csv"), 20_000);
+    common::wait_for_bytes(&common::op_journal(&out), 10_000);
     fault();
     let output = child.wait_with_output().unwrap();
     // Calls failed from the fault on: over 1 % of them, the run says so and exits 3.

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{assert_one_line_error, csv_maps, hatshop, json, run_shards};
+use common::{assert_one_line_error, hatshop, json, run_shards};
 use tempfile::TempDir;
 
 #[test]
@@ -93,7 +93,7 @@ fn shards_of_one_sqlite_run_merge_and_verify_exactly() {
             .fold(0.0, f64::max);
         assert_eq!(event["max_us"].as_f64().unwrap(), max, "{event}");
     }
-    let rows = csv_maps(&merged.join("ops.csv"));
+    let rows = common::op_maps(&merged);
     assert_eq!(rows.len(), 3000);
     let shard_column: std::collections::BTreeSet<String> =
         rows.iter().map(|r| r["shard"].clone()).collect();

@@ -10,15 +10,15 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::{
-    assert_one_line_error, csv_maps, hatshop, json, op_rows, run_ok, signal, spawn, text,
-    wait_for_bytes,
+    assert_one_line_error, csv_maps, hatshop, json, op_journal, op_rows, run_ok, signal, spawn,
+    text, wait_for_bytes,
 };
 use tempfile::TempDir;
 
 /// Sends `sig` once the run measures, and returns (exit code, seconds from signal to exit).
 fn stop_with(dir: &Path, args: &[&str], out: &Path, sig: i32) -> (Option<i32>, f64, String) {
     let child = spawn(dir, args);
-    wait_for_bytes(&out.join("ops.csv"), 200_000);
+    wait_for_bytes(&op_journal(out), 100_000);
     let sent = Instant::now();
     signal(&child, sig);
     let output = child.wait_with_output().unwrap();
@@ -112,7 +112,7 @@ fn a_second_signal_ends_at_once_and_the_folder_says_so() {
             out.to_str().unwrap(),
         ],
     );
-    wait_for_bytes(&out.join("ops.csv"), 200_000);
+    wait_for_bytes(&op_journal(&out), 100_000);
     // Two different signals while it is stopped arrive together when it resumes: the
     // second one lands while the first is still being acted on.
     signal(&child, libc::SIGSTOP);
@@ -160,7 +160,7 @@ fn a_killed_run_is_recognised_and_recovered_from_its_op_log() {
             "run", "--quiet", "-c", "4", "--events", "50000000", "--out", out_arg,
         ],
     );
-    wait_for_bytes(&out.join("ops.csv"), 300_000);
+    wait_for_bytes(&op_journal(&out), 150_000);
     signal(&child, libc::SIGKILL);
     child.wait().unwrap();
     assert_eq!(json(&out.join("run.json"))["status"], "running");
@@ -228,7 +228,7 @@ fn a_killed_run_warmed_up_for_a_time_recovers_and_verifies() {
             out_arg,
         ],
     );
-    wait_for_bytes(&out.join("ops.csv"), 300_000);
+    wait_for_bytes(&op_journal(&out), 150_000);
     signal(&child, libc::SIGKILL);
     child.wait().unwrap();
     let run = json(&out.join("run.json"));
@@ -270,7 +270,7 @@ fn a_killed_run_whose_database_was_emptied_does_not_verify() {
             "run", "--quiet", "-c", "1", "--events", "50000000", "--out", out_arg,
         ],
     );
-    wait_for_bytes(&out.join("ops.csv"), 300_000);
+    wait_for_bytes(&op_journal(&out), 150_000);
     signal(&child, libc::SIGKILL);
     child.wait().unwrap();
     hatshop(tmp.path())
@@ -365,7 +365,7 @@ fn a_run_cut_short_is_left_out_of_medians_and_sweep_charts() {
             repeats.to_str().unwrap(),
         ],
     );
-    wait_for_bytes(&repeats.join("repeat-2").join("ops.csv"), 100_000);
+    wait_for_bytes(&op_journal(&repeats.join("repeat-2")), 50_000);
     signal(&child, libc::SIGINT);
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(130));
@@ -398,7 +398,7 @@ fn a_run_cut_short_is_left_out_of_medians_and_sweep_charts() {
             sweep.to_str().unwrap(),
         ],
     );
-    wait_for_bytes(&sweep.join("events=50000000-r1").join("ops.csv"), 100_000);
+    wait_for_bytes(&op_journal(&sweep.join("events=50000000-r1")), 50_000);
     signal(&child, libc::SIGINT);
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(130));
@@ -547,17 +547,22 @@ fn verify_names_the_database_it_reads_and_refuses_a_contradicting_environment() 
 fn report_and_compare_refuse_a_cut_op_log() {
     let tmp = TempDir::new().unwrap();
     let out = run_ok(&tmp, "cut", &["--events", "2000"]);
-    let ops = out.join("ops.csv");
-    let text = std::fs::read_to_string(&ops).unwrap();
-    std::fs::write(&ops, &text[..text.len() - 40]).unwrap();
+    // The part of a shorter run in place of its own: rows are missing.
+    let shorter = run_ok(&tmp, "shorter", &["--events", "1000"]);
+    let part = "ops/part-000000.parquet";
+    std::fs::copy(shorter.join(part), out.join(part)).unwrap();
     let dir = out.to_str().unwrap();
     for args in [vec!["report", dir], vec!["compare", dir, dir]] {
         assert_one_line_error(
             tmp.path(),
             &args,
-            "but run.json says 2000: the file was cut or changed",
+            "has 1000 rows but run.json says 2000: it was cut or changed",
         );
     }
+    // A part cut short is not Parquet any more.
+    let bytes = std::fs::read(out.join(part)).unwrap();
+    std::fs::write(out.join(part), &bytes[..bytes.len() - 40]).unwrap();
+    assert_one_line_error(tmp.path(), &["report", dir], "is not a valid Parquet file");
 }
 
 #[test]
@@ -594,7 +599,7 @@ fn an_events_file_changed_mid_run_fails_the_run_with_a_complete_folder() {
             out.to_str().unwrap(),
         ],
     );
-    wait_for_bytes(&out.join("ops.csv"), 100_000);
+    wait_for_bytes(&op_journal(&out), 50_000);
     let file = tmp.path().join("big.jsonl");
     let text_now = std::fs::read_to_string(&file).unwrap();
     std::fs::write(&file, &text_now[..text_now.len() / 2]).unwrap();
@@ -677,7 +682,7 @@ fn a_read_changed_behind_hatshops_back_is_counted_not_current() {
             out.to_str().unwrap(),
         ],
     );
-    wait_for_bytes(&out.join("ops.csv"), 100_000);
+    wait_for_bytes(&op_journal(&out), 50_000);
     // A second connection puts the key's first version back.
     let db = rusqlite::Connection::open(out.join("hatshop.db")).unwrap();
     db.busy_timeout(Duration::from_secs(5)).unwrap();

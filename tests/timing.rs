@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use common::{errors_of, json, op_rows, run_ok, signal, spawn, text, wait_for_file};
+use common::{errors_of, json, op_journal, op_rows, run_ok, signal, spawn, text, wait_for_file};
 use tempfile::TempDir;
 
 /// One test at a time: the MariaDB ones share its tables, and every test measures
@@ -80,18 +80,19 @@ impl Proxy {
     }
 
     /// Holds every request for `length`, `after` the run's setup is done: hatshop makes
-    /// `ops_csv` once its schema is in place, just before the load and measured phases.
+    /// the op log's `journal` once its schema is in place, just before the load and
+    /// measured phases.
     /// Timed from the command's start instead, a slow schema change on a fresh node
     /// swallowed the stall whole.
     fn stall_after_setup(
         self: &Arc<Self>,
-        ops_csv: PathBuf,
+        journal: PathBuf,
         after: Duration,
         length: Duration,
     ) -> std::thread::JoinHandle<()> {
         let proxy = self.clone();
         std::thread::spawn(move || {
-            wait_for_file(&ops_csv);
+            wait_for_file(&journal);
             std::thread::sleep(after);
             let until = proxy.epoch.elapsed() + length;
             proxy
@@ -355,7 +356,7 @@ fn stall_shows_in_response_only(proxy: &Arc<Proxy>, db: &str) {
     let tmp = TempDir::new().unwrap();
     // 200 ops/s for 5 s; the stall comes 2 s in, inside the measured phase.
     let staller = proxy.stall_after_setup(
-        tmp.path().join("stalled/ops.csv"),
+        op_journal(&tmp.path().join("stalled")),
         Duration::from_secs(2),
         Duration::from_secs(1),
     );
@@ -381,7 +382,7 @@ fn stall_shows_in_response_only(proxy: &Arc<Proxy>, db: &str) {
         (1..=4).contains(&stalled),
         "{stalled} operations took over 0.5 s from their send; 1 to 4 lanes were caught"
     );
-    // ops.csv says when each was due, and no send came before it.
+    // The op log says when each was due, and no send came before it.
     for row in op_rows(&out) {
         let due_ns = row
             .intended_start_ns
@@ -421,7 +422,7 @@ fn calls_past_the_deadline_on_cassandra_time_out_and_the_run_goes_on() {
 fn calls_given_up_and_the_run_goes_on(proxy: &Arc<Proxy>, db: &str) -> serde_json::Value {
     let tmp = TempDir::new().unwrap();
     let staller = proxy.stall_after_setup(
-        tmp.path().join("given-up/ops.csv"),
+        op_journal(&tmp.path().join("given-up")),
         Duration::from_secs(2),
         Duration::from_millis(1500),
     );

@@ -60,7 +60,7 @@ fn a_run_killed_before_its_first_op_log_block_is_judged_from_its_load() {
     signal(&child, libc::SIGKILL);
     let _ = child.wait_with_output();
     assert_eq!(
-        std::fs::metadata(out.join("ops.csv")).unwrap().len(),
+        common::op_rows(&out).len(),
         0,
         "the probe needs a log with no rows yet"
     );
@@ -161,7 +161,7 @@ fn a_recover_that_fails_changes_nothing_and_can_be_run_again() {
         tmp.path(),
         &["run", "--quiet", "--events", "50000000", "-o", out_arg],
     );
-    common::wait_for_bytes(&out.join("ops.csv"), 200_000);
+    common::wait_for_bytes(&common::op_journal(&out), 100_000);
     signal(&child, libc::SIGKILL);
     let _ = child.wait_with_output();
     let before = std::fs::read(out.join("run.json")).unwrap();

@@ -354,7 +354,7 @@ fn one_killed_node_of_three_keeps_quorums_two_give_counted_errors() {
         summary["ops"].as_u64().unwrap(),
         "every operation is logged"
     );
-    let log = std::fs::read_to_string(out.join("ops.csv")).unwrap();
+    let log = common::exported_csv(&out);
     assert!(
         log.contains("required, but only"),
         "the cause is in the op log"

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 pub use load::LoadArgs;
-pub use results::{CompareArgs, MergeArgs, ReportArgs, ShowArgs, VerifyArgs};
+pub use results::{CompareArgs, ExportArgs, MergeArgs, ReportArgs, ShowArgs, VerifyArgs};
 pub use run::{PrepareArgs, RunArgs};
 pub use series::{StudyArgs, SweepArgs};
 pub use server::{NodeArgs, ServerAction, ServerArgs};
@@ -157,6 +157,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Print a saved run's table again, as the run printed it when it ended.
     Show(ShowArgs),
+    /// Write a run's op log as a CSV file a spreadsheet opens (`--csv`).
+    Export(ExportArgs),
     /// Rebuild the summary of a run that was killed, from its op log.
     Recover(ReportArgs),
     /// Put runs side by side: a table here and an HTML page, with significance.

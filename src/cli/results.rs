@@ -1,5 +1,5 @@
 //! The flags of the commands that read result folders: `verify`, `report`, `merge`,
-//! `compare`.
+//! `compare`, `show`, `export`.
 
 use std::path::PathBuf;
 
@@ -29,6 +29,21 @@ pub struct VerifyArgs {
 pub struct ReportArgs {
     /// A result folder written by `hatshop run`.
     pub result_dir: PathBuf,
+}
+
+/// `hatshop export`: the run whose op log to write as CSV, and where.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// A result folder written by `hatshop run` (with its op log on).
+    #[arg(value_name = "DIR")]
+    pub result_dir: PathBuf,
+    /// Write the op log as CSV, one row per operation (the only format so far; pandas,
+    /// polars and DuckDB read the op log's Parquet files in DIR/ops as they are).
+    #[arg(long, required = true)]
+    pub csv: bool,
+    /// The file to write, `-` for standard output [default: DIR/ops.csv].
+    #[arg(short, long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 /// `hatshop show`: the folders whose tables to print again.

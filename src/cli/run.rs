@@ -142,7 +142,7 @@ pub struct RunArgs {
     /// over the repeats; `compare` then tests across repeats. In a sweep: runs per value.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = positive_count::<usize>)]
     pub repeat: usize,
-    /// Do not write ops.csv (for overall-time runs; histograms are still kept).
+    /// Do not write the op log, ops/ (for overall-time runs; histograms are still kept).
     #[arg(long)]
     pub no_op_log: bool,
     /// Verify the database against the event stream when the run ends.

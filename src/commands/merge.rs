@@ -1,6 +1,6 @@
 //! `hatshop merge SHARD_DIR… -o DIR`: the folders of one run's shards (`run --shard
 //! I/N` on several client machines) joined into one folder that `report`, `verify` and
-//! `compare` read like any other. ops.csv is concatenated with a `shard` column and the
+//! `compare` read like any other. The op logs are joined with a `shard` column and the
 //! statistics are rebuilt from it, exactly (latencies are kept to the nanosecond);
 //! intervals count from the earliest shard's measured start, and throughput is over
 //! the common window, from that start to the last answer of any shard.
@@ -14,7 +14,8 @@ use crate::cli::MergeArgs;
 use crate::console::say;
 use crate::files::{CsvRows, write_json};
 use crate::interrupt;
-use crate::report::oplog_stats::{LoggedOp, Rebuilt};
+use crate::report::oplog::{OpLog, PartWriter};
+use crate::report::oplog_stats::Rebuilt;
 use crate::report::table::{self, thousands};
 use crate::report::{Heading, html, write_statistics};
 use crate::result_dir::folder::create_empty_folder;
@@ -102,9 +103,9 @@ fn shard_dir(dir: &Path) -> Result<ShardDir> {
             dir.display()
         );
     };
-    if !record.plan.op_log || !result_dir::file(dir, result_dir::OPS_CSV).exists() {
+    if !record.plan.op_log || !OpLog::exists(dir) {
         bail!(
-            "{} has no op log (--no-op-log): merging rebuilds the statistics from each shard's ops.csv",
+            "{} has no op log (--no-op-log): merging rebuilds the statistics from each shard's op log",
             dir.display()
         );
     }
@@ -156,7 +157,7 @@ fn parse_time(text: &str, dir: &Path) -> Result<SystemTime> {
     humantime::parse_rfc3339(text).with_context(|| format!("{}: bad time '{text}'", dir.display()))
 }
 
-/// ops.csv, the statistics, failed_writes.csv, run.json and the report.
+/// The op log, the statistics, failed_writes.csv, run.json and the report.
 fn write_merged(shards: &[ShardDir], out: &Path) -> Result<RunRecord> {
     let mut starts = Vec::new();
     for s in shards {
@@ -205,61 +206,34 @@ fn write_merged(shards: &[ShardDir], out: &Path) -> Result<RunRecord> {
     Ok(record)
 }
 
-/// Copies every shard's rows into one ops.csv with a `shard` column, feeding each to
+/// Copies every shard's rows into one op log with a `shard` column, feeding each to
 /// the statistics; the number of rows.
 fn concatenate_op_logs(shards: &[ShardDir], out: &Path, rebuilt: &mut Rebuilt) -> Result<u64> {
-    let out_path = result_dir::file(out, result_dir::OPS_CSV);
-    let mut writer = csv::Writer::from_path(&out_path)
-        .with_context(|| format!("cannot create {}", out_path.display()))?;
-    let mut header: Option<csv::StringRecord> = None;
+    let first = &shards[0].record;
+    let mut parts = PartWriter::create(
+        &OpLog::dir_of(out),
+        0,
+        true,
+        &first.run_id,
+        &first.database.store.name,
+    )?;
     let mut rows = 0u64;
     for s in shards {
-        let path = result_dir::file(&s.dir, result_dir::OPS_CSV);
-        let mut reader = csv::Reader::from_path(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        let columns = reader
-            .headers()
-            .with_context(|| format!("cannot read {}", path.display()))?
-            .clone();
-        match &header {
-            None => {
-                let mut with_shard = columns.clone();
-                with_shard.push_field("shard");
-                writer.write_record(&with_shard)?;
-                header = Some(columns.clone());
-            }
-            Some(first) if *first != columns => bail!(
-                "{} has other columns than the first shard's op log (different hatshop versions?)",
-                path.display()
-            ),
-            Some(_) => {}
-        }
-        let index = s.shard.index.to_string();
-        let mut record = csv::StringRecord::new();
-        let mut line = 1u64;
-        while reader
-            .read_record(&mut record)
-            .with_context(|| format!("{}: line {} is not valid", path.display(), line + 1))?
-        {
-            line += 1;
-            if line.is_multiple_of(4096) && interrupt::requested() {
+        let log = OpLog::open(&s.dir)?;
+        let bad = || format!("the op log {} is not valid", log.dir().display());
+        log.for_each(|run, mut row| {
+            if rows.is_multiple_of(4096) && interrupt::requested() {
                 bail!("merge interrupted");
             }
-            let bad = || format!("{}: line {line} is not valid", path.display());
-            let row: LoggedOp = record.deserialize(Some(&columns)).with_context(bad)?;
-            rebuilt.add(
-                row.sent_at().with_context(bad)?,
-                &row,
-                row.event().with_context(bad)?,
-            );
-            record.push_field(&index);
-            writer.write_record(&record)?;
+            parts.set_run(&run.run_id, &run.database);
+            rebuilt.add(&row, row.event().with_context(bad)?);
+            row.shard = Some(s.shard.index as u32);
+            parts.push(&row)?;
             rows += 1;
-        }
+            Ok(())
+        })?;
     }
-    writer
-        .flush()
-        .with_context(|| format!("cannot write {}", out_path.display()))?;
+    parts.finish()?;
     Ok(rows)
 }
 

@@ -2,6 +2,7 @@
 //! none calls another (a run's life, which several share, is `lifecycle`'s).
 
 pub mod compare;
+pub mod export;
 pub mod find_max;
 pub mod generate;
 pub mod load;

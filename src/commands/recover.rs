@@ -1,14 +1,12 @@
 //! `hatshop recover DIR`: a run that never finished its folder (SIGKILL, power lost, a
 //! second Ctrl-C, a disk that filled up) left its op log; this rebuilds summary.json,
 //! intervals.csv, latency.hlog and the report from it, so the partial run can be
-//! reported and verified for what it did. A line cut by the kill is dropped and
-//! counted. What the run recorded stays as it is: what recover rebuilt goes beside it
+//! reported and verified for what it did. A row cut by the kill is dropped and
+//! counted, and the rows the kill left in the op log's journal become its last part. What the run recorded stays as it is: what recover rebuilt goes beside it
 //! (`recovered` in run.json), and a recover that fails leaves the folder as it found it.
 
 use std::collections::HashSet;
-use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result, bail};
@@ -16,11 +14,12 @@ use anyhow::{Context, Result, bail};
 use crate::console::say;
 use crate::files::{CsvRows, Rollback, write_json};
 use crate::interrupt;
-use crate::report::oplog_stats::{LoggedOp, Rebuilt};
+use crate::report::oplog::{self, LoggedOp, OpLog};
+use crate::report::oplog_stats::Rebuilt;
 use crate::report::{Heading, html, write_statistics};
 use crate::result_dir::{self, FailedWriteRow, Recovery, RunRecord};
 use crate::stamp::rfc3339;
-use crate::workload::{EventType, Phase};
+use crate::workload::Phase;
 
 /// The files recover writes: all put back as they were if it fails.
 const REBUILT: &[&str] = &[
@@ -37,11 +36,12 @@ const REBUILT: &[&str] = &[
 pub fn run(dir: &Path) -> Result<()> {
     let _listening = interrupt::Listening::new();
     let record = result_dir::load(dir)?;
-    let ops = recoverable(dir, &record)?;
+    recoverable(dir, &record)?;
     // The room a killed run kept for its last record is free for the rebuilt files.
     crate::files::Reserve::remove_left(dir);
     let rollback = Rollback::of(dir, REBUILT)?;
-    let (recovered, whole_len) = rebuild(dir, record, &ops).map_err(|e| {
+    let log = OpLog::open(dir)?;
+    let recovered = rebuild(dir, record, &log).map_err(|e| {
         anyhow::anyhow!(
             "{e:#}; recover changed nothing in {}: once the cause is mended (e.g. room freed), \
              run `hatshop recover {}` again",
@@ -50,15 +50,12 @@ pub fn run(dir: &Path) -> Result<()> {
         )
     })?;
     rollback.keep();
-    // A killed writer leaves its last line cut: everything up to the last newline stands,
-    // and every reader then takes the log as it is.
-    if recovered.dropped_lines > 0 {
-        drop_cut_line(&ops, whole_len)?;
-    }
+    // Every reader then finds every row in the log's parts.
+    oplog::seal(dir)?;
     say!(
-        "recovered {} operations from {} ({} cut line{} dropped)",
+        "recovered {} operations from {} ({} cut row{} dropped)",
         recovered.logged_ops,
-        ops.display(),
+        log.dir().display(),
         recovered.dropped_lines,
         if recovered.dropped_lines == 1 {
             ""
@@ -75,12 +72,11 @@ pub fn run(dir: &Path) -> Result<()> {
 }
 
 /// Rebuilds every file from the op log, the report, and run.json last, with what was
-/// rebuilt beside what the run recorded; the length of the log's whole lines.
-fn rebuild(dir: &Path, mut record: RunRecord, ops: &Path) -> Result<(Recovery, u64)> {
-    let (whole_len, dropped_lines) = whole_lines(ops)?;
+/// rebuilt beside what the run recorded.
+fn rebuild(dir: &Path, mut record: RunRecord, log: &OpLog) -> Result<Recovery> {
     let interval = Duration::from_secs_f64(record.plan.interval_s.max(0.001));
-    let start = measure_start(&record, ops, whole_len)?;
-    let replayed = replay_log(dir, &record, ops, whole_len, Rebuilt::new(start, interval))?;
+    let start = measure_start(&record, log)?;
+    let replayed = replay_log(dir, &record, log, Rebuilt::new(start, interval))?;
     let (intervals, elapsed, _end) = replayed.rebuilt.finish();
     let heading = Heading {
         of: result_dir::summary_of(&record),
@@ -95,7 +91,7 @@ fn rebuild(dir: &Path, mut record: RunRecord, ops: &Path) -> Result<(Recovery, u
     let recovery = Recovery {
         from_status: record.status.clone(),
         at: rfc3339(SystemTime::now()),
-        dropped_lines,
+        dropped_lines: replayed.cut,
         logged_ops: replayed.measured,
         logged_failed_writes: replayed.failed_writes,
         logged_lane_last_seq: replayed.lane_last_seq,
@@ -111,12 +107,12 @@ fn rebuild(dir: &Path, mut record: RunRecord, ops: &Path) -> Result<(Recovery, u
     let path = result_dir::file(dir, result_dir::RUN_JSON);
     write_json(&path, &record)?;
     html::write_report(dir)?;
-    Ok((recovery, whole_len))
+    Ok(recovery)
 }
 
-/// The op log of a folder that needs recovering and can be: not running, not
-/// complete, and logged.
-fn recoverable(dir: &Path, record: &RunRecord) -> Result<PathBuf> {
+/// Whether a folder needs recovering and can be: not running, not complete, and
+/// logged.
+fn recoverable(dir: &Path, record: &RunRecord) -> Result<()> {
     if record.status == "running" && record.writer_alive() {
         bail!("{} is still running (pid {})", dir.display(), record.pid);
     }
@@ -137,7 +133,6 @@ fn recoverable(dir: &Path, record: &RunRecord) -> Result<PathBuf> {
             record.status
         );
     }
-    let ops = result_dir::file(dir, result_dir::OPS_CSV);
     if !record.plan.op_log {
         bail!(
             "{} has no op log (it ran with --no-op-log), so what it measured cannot be \
@@ -145,34 +140,25 @@ fn recoverable(dir: &Path, record: &RunRecord) -> Result<PathBuf> {
             dir.display()
         );
     }
-    if !ops.exists() {
+    if !OpLog::exists(dir) {
         bail!(
             "{} has lost its op log ({}), so what it measured cannot be rebuilt: run it again",
             dir.display(),
-            result_dir::OPS_CSV
+            result_dir::OPS_DIR
         );
     }
-    Ok(ops)
-}
-
-/// Cuts the op log back to its last whole line, so that every reader takes it as it is
-/// (the cut line's bytes were a row the kill left half-written).
-fn drop_cut_line(ops: &Path, whole_len: u64) -> Result<()> {
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(ops)
-        .and_then(|file| file.set_len(whole_len).and_then(|()| file.sync_all()))
-        .with_context(|| format!("cannot drop the cut last line of {}", ops.display()))
+    Ok(())
 }
 
 /// When the measured phase began: from run.json, or the first row the log holds.
-fn measure_start(record: &RunRecord, ops: &Path, whole_len: u64) -> Result<SystemTime> {
+fn measure_start(record: &RunRecord, log: &OpLog) -> Result<SystemTime> {
     Ok(match &record.measure_started_at {
         Some(text) => humantime::parse_rfc3339(text).context("run.json: bad measure_started_at")?,
         // Killed before it was written: the first row sent, found in a first pass.
         None => {
             let mut first = None;
-            for_each_row(ops, whole_len, |at, _, _| {
+            log.for_each(|_, row| {
+                let at = row.sent_at();
                 first = Some(first.map_or(at, |first: SystemTime| first.min(at)));
                 Ok(())
             })?;
@@ -187,6 +173,8 @@ struct Replayed {
     lane_last_seq: Vec<Option<u64>>,
     measured: u64,
     failed_writes: u64,
+    /// Rows the kill cut as they were written.
+    cut: u64,
 }
 
 /// Reads every whole row of the op log into `rebuilt`, deals it to its lane, and adds
@@ -196,8 +184,7 @@ struct Replayed {
 fn replay_log(
     dir: &Path,
     record: &RunRecord,
-    ops: &Path,
-    whole_len: u64,
+    log: &OpLog,
     mut rebuilt: Rebuilt,
 ) -> Result<Replayed> {
     let lanes = record.plan.concurrency.max(1);
@@ -215,25 +202,27 @@ fn replay_log(
         failed.push(&row)?;
     }
     let (mut measured, mut failed_writes) = (0u64, 0u64);
-    let read = for_each_row(ops, whole_len, |at, event, row| {
-        rebuilt.add(at, &row, event);
+    let bad = || format!("the op log {} is not valid", log.dir().display());
+    let read = log.for_each(|_, row: LoggedOp| {
+        let event = row.event().with_context(bad)?;
+        rebuilt.add(&row, event);
         let dealt = dealing.deal(row.seq, row.target, event, Phase::Measure);
         let Some(lane) = lane_last_seq.get_mut(dealt.lane.wrapping_sub(first_lane)) else {
             bail!(
-                "{}: line for seq {} belongs to another shard's lanes",
-                ops.display(),
+                "{}: the row for seq {} belongs to another shard's lanes",
+                log.dir().display(),
                 row.seq
             );
         };
         *lane = (*lane).max(Some(row.seq));
-        if !row.success && row.is_write() {
+        if !row.success() && row.is_write() {
             failed_writes += 1;
             if listed.insert(row.seq) {
                 failed.push(&FailedWriteRow {
                     seq: row.seq,
-                    event_type: row.event_type,
+                    event_type: row.event_type.to_string(),
                     target: row.target,
-                    error_kind: row.error_kind,
+                    error_kind: row.error_kind().to_string(),
                 })?;
             }
         }
@@ -241,82 +230,13 @@ fn replay_log(
         Ok(())
     });
     // On a failure the old failed_writes.csv stands: the new one is dropped unwritten.
-    read?;
+    let read = read?;
     failed.finish()?;
     Ok(Replayed {
         rebuilt,
         lane_last_seq,
         measured,
         failed_writes,
+        cut: read.cut,
     })
-}
-
-/// The length of `path` up to its last newline, and whether a cut line follows it.
-fn whole_lines(path: &Path) -> Result<(u64, u64)> {
-    let cannot = || format!("cannot read {}", path.display());
-    let mut file = File::open(path).with_context(cannot)?;
-    let len = file.metadata().with_context(cannot)?.len();
-    let mut chunk = vec![0u8; 64 * 1024];
-    let mut end = len;
-    while end > 0 {
-        // A log cut inside a line gigabytes long is read back to its start.
-        if interrupt::requested() {
-            bail!("recover interrupted");
-        }
-        let from = end.saturating_sub(chunk.len() as u64);
-        let part = &mut chunk[..(end - from) as usize];
-        file.seek(SeekFrom::Start(from)).with_context(cannot)?;
-        file.read_exact(part).with_context(cannot)?;
-        if let Some(at) = part.iter().rposition(|&b| b == b'\n') {
-            let whole = from + at as u64 + 1;
-            return Ok((whole, u64::from(whole < len)));
-        }
-        end = from;
-    }
-    Ok((0, u64::from(len > 0)))
-}
-
-/// Reads the first `whole_len` bytes of the op log at `path` row by row, holding one row
-/// at a time: a long run's log need not fit in memory.
-fn for_each_row(
-    path: &Path,
-    whole_len: u64,
-    mut visit: impl FnMut(SystemTime, EventType, LoggedOp) -> Result<()>,
-) -> Result<()> {
-    let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut reader = csv::Reader::from_reader(BufReader::new(file.take(whole_len)));
-    for (line, row) in reader.deserialize::<LoggedOp>().enumerate() {
-        if line % 4096 == 0 && interrupt::requested() {
-            bail!("recover interrupted");
-        }
-        let bad = || format!("{}: line {} is not valid", path.display(), line + 2);
-        let row = row.with_context(bad)?;
-        let at = row.sent_at().with_context(bad)?;
-        let event = row.event().with_context(bad)?;
-        visit(at, event, row)?;
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_cut_last_line_is_left_out_however_long() {
-        let dir = tempfile::TempDir::new().unwrap();
-        let path = dir.path().join("ops.csv");
-        let whole = |text: &[u8]| {
-            std::fs::write(&path, text).unwrap();
-            whole_lines(&path).unwrap()
-        };
-        assert_eq!(whole(b"seq\n1\n2\n"), (8, 0));
-        assert_eq!(whole(b"seq\n1\n2"), (6, 1));
-        assert_eq!(whole(b"se"), (0, 1));
-        assert_eq!(whole(b""), (0, 0));
-        // The last newline more than one chunk back from the end.
-        let mut long = b"seq\n1\n".to_vec();
-        long.extend(std::iter::repeat_n(b'x', 200_000));
-        assert_eq!(whole(&long), (6, 1));
-    }
 }

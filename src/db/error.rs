@@ -50,7 +50,7 @@ impl ErrorKind {
         ErrorKind::Other,
     ];
 
-    /// The kind's name in ops.csv, summary.json and reports.
+    /// The kind's name in the op log, summary.json and reports.
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorKind::Timeout => "timeout",

@@ -1,7 +1,7 @@
 //! A result folder read back for reports and comparisons: a complete folder (run.json
 //! and summary.json; a run that did not finish is pointed to `hatshop recover`), with
 //! intervals.csv, latency.hlog and verify.json when present. The checked form also
-//! counts the op log's rows against run.json, so a cut or edited ops.csv is noticed.
+//! counts the op log's rows against run.json, so a cut or edited op log is noticed.
 
 use std::path::{Path, PathBuf};
 
@@ -9,6 +9,7 @@ use anyhow::{Context, Result, bail};
 
 use super::hlog::{self, Logged};
 use super::intervals::{self, IntervalRow};
+use super::oplog::OpLog;
 use crate::files::read_json;
 use crate::result_dir::{self, RunRecord};
 use crate::stats::Summary;
@@ -45,14 +46,19 @@ impl LoadedRun {
             return Self::load_repeats(dir, &dirs);
         }
         let run = Self::load(dir)?;
-        let ops = result_dir::file(dir, result_dir::OPS_CSV);
-        if let (Some(rows), true) = (run.record.expected_op_log_rows(), ops.exists()) {
-            let (found, cut) = data_lines(&ops)?;
-            if found != rows || cut {
+        if let (Some(rows), true) = (run.record.expected_op_log_rows(), OpLog::exists(dir)) {
+            let log = OpLog::open(dir)?;
+            let found = log.count()?;
+            if found.rows != rows || found.cut > 0 {
                 bail!(
-                    "{} has {found} rows{} but run.json says {rows}: the file was cut or changed",
-                    ops.display(),
-                    if cut { " and a cut last line" } else { "" }
+                    "the op log {} has {} rows{} but run.json says {rows}: it was cut or changed",
+                    log.dir().display(),
+                    found.rows,
+                    if found.cut > 0 {
+                        " and a cut last row"
+                    } else {
+                        ""
+                    }
                 );
             }
         }
@@ -209,25 +215,4 @@ pub fn read_rows<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> 
         .deserialize()
         .collect::<Result<Vec<T>, _>>()
         .with_context(|| format!("{} is not valid", path.display()))
-}
-
-/// Whole rows of a CSV file after its header, and whether its last line is cut (every
-/// line hatshop writes ends with a newline).
-fn data_lines(path: &Path) -> Result<(u64, bool)> {
-    use std::io::Read;
-    let mut file =
-        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut buf = vec![0u8; 1 << 20];
-    let (mut newlines, mut last) = (0u64, b'\n');
-    loop {
-        let n = file
-            .read(&mut buf)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        if n == 0 {
-            break;
-        }
-        newlines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
-        last = buf[n - 1];
-    }
-    Ok((newlines.saturating_sub(1), last != b'\n'))
 }

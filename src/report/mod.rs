@@ -1,4 +1,4 @@
-//! What a run leaves for people and other tools: the op log (`ops.csv`),
+//! What a run leaves for people and other tools: the op log (`ops/`),
 //! `summary.json`, `intervals.csv`, `latency.hlog`, the terminal table and the HTML
 //! report. Reads and writes result folders only;
 //! never talks to a database.

@@ -1,58 +1,13 @@
-//! Statistics rebuilt from `ops.csv`: what `recover` does for a killed run and `merge`
+//! Statistics rebuilt from the op log: what `recover` does for a killed run and `merge`
 //! for the shards of one. The op log keeps each latency to the nanosecond, so the
 //! histograms come out as the run recorded them.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
-use anyhow::{Context, Result, anyhow};
-
-use crate::db::ErrorKind;
+use super::oplog::LoggedOp;
 use crate::stats::{IntervalCollector, Outcome, RunStats};
 use crate::workload::EventType;
-
-/// One op log row, as rebuilding needs it.
-#[derive(Debug, serde::Deserialize)]
-pub struct LoggedOp {
-    pub event_type: String,
-    pub seq: u64,
-    pub target: u64,
-    pub timestamp: String,
-    pub latency_us: f64,
-    pub success: bool,
-    pub error_kind: String,
-    #[serde(default)]
-    pub node: Option<u16>,
-    #[serde(default)]
-    pub attempts: Option<u32>,
-    #[serde(default)]
-    pub error_code: String,
-    #[serde(default)]
-    pub intended_start_ns: Option<u64>,
-    #[serde(default)]
-    pub queue_us: Option<f64>,
-}
-
-impl LoggedOp {
-    /// The event type the row names.
-    pub fn event(&self) -> Result<EventType> {
-        EventType::ALL
-            .iter()
-            .copied()
-            .find(|e| e.as_str() == self.event_type)
-            .ok_or_else(|| anyhow!("unknown event type '{}'", self.event_type))
-    }
-
-    /// When the request was sent.
-    pub fn sent_at(&self) -> Result<SystemTime> {
-        humantime::parse_rfc3339(&self.timestamp).context("bad timestamp")
-    }
-
-    /// Whether the operation was a write (it may have changed the store).
-    pub fn is_write(&self) -> bool {
-        !matches!(self.event_type.as_str(), "read" | "read_order")
-    }
-}
 
 /// Interval statistics being rebuilt, from the measured phase's start.
 ///
@@ -95,41 +50,30 @@ impl Rebuilt {
     }
 
     /// Records one row sent at `at`.
-    pub fn add(&mut self, at: SystemTime, row: &LoggedOp, event: EventType) {
+    pub fn add(&mut self, row: &LoggedOp, event: EventType) {
+        let at = row.sent_at();
         let offset = at.duration_since(self.start).unwrap_or_default();
         let index = (offset.as_nanos() / self.interval.as_nanos().max(1)) as u64;
-        let latency_ns = (row.latency_us * 1_000.0).round() as u64;
-        let retries = u64::from(row.attempts.unwrap_or(1).saturating_sub(1));
-        let outcome = if row.success {
-            Outcome::Ok {
+        let latency_ns = row.latency_ns;
+        let retries = u64::from(row.attempts.max(1) - 1);
+        let outcome = match &row.error {
+            None => Outcome::Ok {
                 retries,
-                response_ns: row.intended_start_ns.map(|due| {
-                    let sent = at
-                        .duration_since(SystemTime::UNIX_EPOCH)
-                        .map_or(0, |d| d.as_nanos() as u64);
-                    (sent + latency_ns).saturating_sub(due)
-                }),
-            }
-        } else {
-            Outcome::Failed {
-                kind: ErrorKind::parse(&row.error_kind)
-                    .unwrap_or(ErrorKind::Other)
-                    .as_str(),
-                code: (!row.error_code.is_empty()).then_some(row.error_code.as_str()),
-                message: "(rebuilt from ops.csv)",
+                response_ns: row
+                    .intended_start_ns
+                    .map(|due| (row.sent_ns + latency_ns).saturating_sub(due)),
+            },
+            Some((kind, _)) => Outcome::Failed {
+                kind,
+                code: row.error_code.as_deref(),
+                message: "(rebuilt from the op log)",
                 retries,
-            }
+            },
         };
         self.whole
             .entry(index)
             .or_insert_with(|| RunStats::new(EventType::ALL.len()))
-            .record(
-                event.index(),
-                row.node.unwrap_or(0),
-                latency_ns,
-                row.queue_us.map(|us| (us * 1_000.0).round() as u64),
-                outcome,
-            );
+            .record(event.index(), row.node, latency_ns, row.queue_ns, outcome);
         self.end = self.end.max(at + Duration::from_nanos(latency_ns));
         if self.whole.len() > self.whole_limit {
             let (index, stats) = self.whole.pop_first().expect("over the limit");
@@ -151,20 +95,23 @@ impl Rebuilt {
 mod tests {
     use super::*;
 
-    fn row(latency_us: f64) -> LoggedOp {
+    fn row(at: SystemTime, latency_us: f64) -> LoggedOp {
         LoggedOp {
-            event_type: "read".into(),
+            event_type: "read",
             seq: 0,
             target: 0,
-            timestamp: String::new(),
-            latency_us,
-            success: true,
-            error_kind: String::new(),
-            node: None,
-            attempts: None,
-            error_code: String::new(),
+            sent_ns: at
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64,
+            latency_ns: (latency_us * 1_000.0) as u64,
+            error: None,
+            error_code: None,
+            node: 0,
+            attempts: 1,
             intended_start_ns: None,
-            queue_us: None,
+            queue_ns: None,
+            shard: None,
         }
     }
 
@@ -181,12 +128,12 @@ mod tests {
         // pass, long after its interval was handed on and packed.
         let at = |i: u64| start + interval * i as u32 + Duration::from_millis(1);
         for i in 0..300 {
-            rebuilt.add(at(i), &row(100.0 + i as f64), EventType::ALL[read]);
-            rebuilt.add(at(i), &row(200.0), EventType::ALL[read]);
+            rebuilt.add(&row(at(i), 100.0 + i as f64), EventType::ALL[read]);
+            rebuilt.add(&row(at(i), 200.0), EventType::ALL[read]);
             assert!(rebuilt.whole.len() <= rebuilt.whole_limit);
         }
         for i in (0..300).rev() {
-            rebuilt.add(at(i), &row(5_000.0 + i as f64), EventType::ALL[read]);
+            rebuilt.add(&row(at(i), 5_000.0 + i as f64), EventType::ALL[read]);
         }
         let (intervals, elapsed, _) = rebuilt.finish();
         assert_eq!(intervals.len(), 300);

@@ -2,7 +2,7 @@
 //! successful operations (at or above its p95) were in flight during a GC pause or
 //! just after a fault or during a compaction, against the same share of the other
 //! 95 %. If the slow ones overlap pauses far more often than the rest, the pauses
-//! explain the tail. Read from ops.csv, gc.csv, compactions.csv and the run's faults.
+//! explain the tail. Read from the op log, gc.csv, compactions.csv and the run's faults.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -10,10 +10,9 @@ use std::fmt::Write;
 use anyhow::{Context, Result};
 
 use super::load::LoadedRun;
-use super::oplog_stats::LoggedOp;
+use super::oplog::OpLog;
 use super::svg::escape;
 use crate::observe::resources::seconds_between;
-use crate::result_dir;
 
 /// How long after a fault began its effects are counted (a killed node's requests
 /// time out, clients reconnect).
@@ -114,8 +113,7 @@ pub fn section(run: &LoadedRun) -> String {
 }
 
 fn tally(run: &LoadedRun, causes: &Causes) -> Result<BTreeMap<String, Tally>> {
-    let path = result_dir::file(&run.dir, result_dir::OPS_CSV);
-    if !path.exists() {
+    if !OpLog::exists(&run.dir) {
         anyhow::bail!("the run kept no op log (--no-op-log)");
     }
     let start = humantime::parse_rfc3339(
@@ -132,26 +130,23 @@ fn tally(run: &LoadedRun, causes: &Causes) -> Result<BTreeMap<String, Tally>> {
         .map(|e| (e.event_type.as_str(), e.percentile("p95")))
         .collect();
     let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
-    let mut reader =
-        csv::Reader::from_path(&path).with_context(|| format!("cannot read {}", path.display()))?;
-    for row in reader.deserialize::<LoggedOp>() {
-        let row = row.with_context(|| format!("{} is not valid", path.display()))?;
-        if !row.success {
-            continue;
+    OpLog::open(&run.dir)?.for_each(|_, row| {
+        if !row.success() {
+            return Ok(());
         }
-        let Some(&threshold) = p95.get(row.event_type.as_str()) else {
-            continue;
+        let Some(&threshold) = p95.get(row.event_type) else {
+            return Ok(());
         };
-        let sent = seconds_between(start, row.sent_at()?);
-        let answered = sent + row.latency_us / 1e6;
+        let sent = seconds_between(start, row.sent_at());
+        let answered = sent + row.latency_ns as f64 / 1e9;
         let gc = causes.pauses.meets(sent, answered);
         let fault = causes.faults.meets(sent, answered);
         let compaction = causes
             .compactions
             .as_ref()
             .is_some_and(|c| c.meets(sent, answered));
-        let t = tallies.entry(row.event_type.clone()).or_default();
-        if row.latency_us >= threshold {
+        let t = tallies.entry(row.event_type.to_string()).or_default();
+        if row.latency_us() >= threshold {
             t.slow += 1;
             t.slow_gc += u64::from(gc);
             t.slow_fault += u64::from(fault);
@@ -162,7 +157,8 @@ fn tally(run: &LoadedRun, causes: &Causes) -> Result<BTreeMap<String, Tally>> {
             t.rest_fault += u64::from(fault);
             t.rest_compaction += u64::from(compaction);
         }
-    }
+        Ok(())
+    })?;
     Ok(tallies)
 }
 

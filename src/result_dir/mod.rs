@@ -16,8 +16,8 @@ use crate::workload::EventSource;
 
 /// What ran, against what, when, and how it ended.
 pub const RUN_JSON: &str = "run.json";
-/// Every operation, one row each.
-pub const OPS_CSV: &str = "ops.csv";
+/// Every operation, one row each: the op log's folder of Parquet parts.
+pub const OPS_DIR: &str = "ops";
 /// Latency percentiles and counts per event type.
 pub const SUMMARY_JSON: &str = "summary.json";
 /// What `hatshop verify` found.
@@ -434,7 +434,7 @@ pub fn load_complete(dir: &Path) -> Result<RunRecord> {
 /// What can be done with a folder whose files are not all there: `hatshop recover`
 /// where it has an op log, else only running again.
 pub fn rebuild_hint(dir: &Path, record: &RunRecord) -> String {
-    if record.plan.op_log && file(dir, OPS_CSV).exists() {
+    if record.plan.op_log && file(dir, OPS_DIR).is_dir() {
         format!(
             "`hatshop recover {}` rebuilds it from its op log",
             dir.display()

@@ -33,7 +33,7 @@ const LOG_BATCH: usize = 512;
 /// waits (outside any timed window) for the file before it runs further ahead.
 pub const LOG_BATCHES_UNWRITTEN: usize = 2;
 /// The most operations a killed run's lane may have applied without their rows
-/// reaching ops.csv: its own batch, the batches not yet written, and the call in
+/// reaching the op log: its own batch, the batches not yet written, and the call in
 /// flight. `verify` of a recovered folder judges what they touched against every state
 /// they may have left.
 pub const UNLOGGED_PER_LANE: u64 = (LOG_BATCH * (1 + LOG_BATCHES_UNWRITTEN) + 1) as u64;

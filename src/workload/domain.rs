@@ -310,7 +310,7 @@ impl EventType {
         EventType::Delete,
     ];
 
-    /// The name in specs, ops.csv and reports.
+    /// The name in specs, the op log and reports.
     pub fn as_str(self) -> &'static str {
         match self {
             EventType::CreateOrder => "create_order",

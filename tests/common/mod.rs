@@ -141,13 +141,57 @@ pub fn run_ok(tmp: &TempDir, name: &str, extra: &[&str]) -> PathBuf {
     out
 }
 
-/// The rows of ops.csv, by column name through the row type hatshop reads them with.
-pub fn op_rows(dir: &Path) -> Vec<hatshop::report::oplog_stats::LoggedOp> {
-    csv::Reader::from_path(dir.join("ops.csv"))
-        .unwrap()
+/// One operation of the op log, as `hatshop export --csv` writes it.
+#[derive(Debug, serde::Deserialize)]
+pub struct OpRow {
+    pub run_id: String,
+    pub event_type: String,
+    pub seq: u64,
+    pub target: u64,
+    pub timestamp: String,
+    pub latency_us: f64,
+    pub success: bool,
+    pub error_kind: String,
+    pub error: String,
+    pub node: Option<u16>,
+    pub attempts: Option<u32>,
+    pub error_code: String,
+    pub intended_start_ns: Option<u64>,
+    pub queue_us: Option<f64>,
+    pub shard: Option<u32>,
+}
+
+/// The op log of the folder `dir` (a killed run's too), as `hatshop export DIR --csv
+/// -o -` prints it.
+pub fn exported_csv(dir: &Path) -> String {
+    let output = hatshop(Path::new("."))
+        .args(["export", "--csv", "-o", "-"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// The op log's rows, through `hatshop export --csv`.
+pub fn op_rows(dir: &Path) -> Vec<OpRow> {
+    csv::Reader::from_reader(exported_csv(dir).as_bytes())
         .deserialize()
         .map(Result::unwrap)
         .collect()
+}
+
+/// The op log's rows by column name, through `hatshop export --csv`.
+pub fn op_maps(dir: &Path) -> Vec<std::collections::HashMap<String, String>> {
+    csv::Reader::from_reader(exported_csv(dir).as_bytes())
+        .deserialize()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// The op log's journal, which grows as a run logs its operations.
+pub fn op_journal(dir: &Path) -> PathBuf {
+    dir.join("ops").join("_journal")
 }
 
 /// Waits until `file` holds at least `bytes` (the run is measuring).

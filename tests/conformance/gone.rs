@@ -3,7 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use super::common::{OwnHome, hatshop, json, op_rows, server, spawn, text, wait_for_bytes};
+use super::common::{
+    OwnHome, hatshop, json, op_journal, op_rows, server, spawn, text, wait_for_bytes,
+};
 use tempfile::TempDir;
 
 /// Every store that names a host, from its own example URL with port 1 (nothing
@@ -73,7 +75,7 @@ fn a_server_gone_for_good_ends_the_run(kind: &str) {
             out_arg,
         ],
     );
-    wait_for_bytes(&out.join("ops.csv"), 20_000);
+    wait_for_bytes(&op_journal(&out), 10_000);
     let killed = server(home.0.path(), &["kill", kind]);
     assert!(killed.status.success(), "{}", text(&killed.stderr));
     let since_kill = Instant::now();

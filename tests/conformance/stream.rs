@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::common::{
-    cassandra as cassandra_url, csv_maps, hatshop, json, lock, run_and_verify, url,
+    cassandra as cassandra_url, hatshop, json, lock, op_maps, run_and_verify, url,
 };
 use super::{MYSQL, POSTGRES, REDIS, VOLDEMORT};
 use tempfile::TempDir;
@@ -36,11 +36,11 @@ const KEY_VALUE: &[&str] = &[
     "4",
 ];
 
-/// ops.csv, read by column name, holds one row per measured operation of the summary,
+/// The op log, read by column name, holds one row per measured operation of the summary,
 /// each of a known event type, none failed.
 fn op_log_agrees_with_summary(out: &Path) {
     let summary = json(&out.join("summary.json"));
-    let rows = csv_maps(&out.join("ops.csv"));
+    let rows = op_maps(out);
     assert_eq!(
         Some(rows.len() as u64),
         summary["ops"].as_u64(),

@@ -135,7 +135,7 @@ pub(super) fn ended(
     {
         record.status = "failed".into();
         record.error = Some(format!(
-            "ops.csv has {rows} rows but {} operations were measured",
+            "the op log has {rows} rows but {} operations were measured",
             record.measured_ops
         ));
     }

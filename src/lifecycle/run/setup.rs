@@ -108,7 +108,7 @@ pub(super) fn start_op_log(
         return Ok((None, None));
     }
     let (writer, tx) = OpLogWriter::start(
-        &result_dir::file(&config.out_dir, result_dir::OPS_CSV),
+        &result_dir::file(&config.out_dir, result_dir::OPS_DIR),
         &config.run_id,
         store.facts().name.as_str(),
         clock.wall,

@@ -1,29 +1,17 @@
-//! `ops.csv`: one row per measured operation, written by its own thread so that no
-//! file I/O happens on a lane. Rows arrive in batches over a bounded channel: when the
-//! disk is slow the lanes wait (outside their timed windows) rather than drop a row.
+//! `hatshop export DIR --csv`: the op log as the plain CSV a spreadsheet opens, one row
+//! per operation, times as RFC 3339 (UTC, microseconds) and latencies in microseconds.
 
 use std::fmt::Write as _;
-use std::fs::File;
-use std::io::{BufWriter, Write as _};
+use std::io::Write;
 use std::path::Path;
-use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result};
 use serde::Serialize;
-use tokio::sync::mpsc;
 
-use crate::stats::OpBatch;
+use super::OpLog;
 
-/// Batches in flight before lanes wait for the writer.
-pub const CHANNEL_BATCHES: usize = 32;
-/// Bytes the writer buffers before the file sees them.
-pub const BUFFER: usize = 1 << 20;
-/// Buffered bytes past which the writer hands its rows to the file even while more
-/// batches wait, so that lanes waiting for room in the log go on.
-const WRITE_AT: usize = 256 * 1024;
-
-/// A row of `ops.csv`; the header comes from the field names.
+/// A row of the CSV; the header comes from the field names.
 #[derive(Serialize, Default)]
 struct OpRow<'a> {
     run_id: &'a str,
@@ -52,104 +40,60 @@ struct OpRow<'a> {
     /// Microseconds spent waiting for a pooled connection before the request could be
     /// sent: not in `latency_us`, which is service time. Empty for stores without a pool.
     queue_us: Option<f64>,
+    /// The shard it came from, in a merged folder's log.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shard: Option<u32>,
 }
 
-/// The sending side handed to lanes.
-pub type OpLogSender = mpsc::Sender<OpBatch>;
-
-/// The writer thread; `finish` waits for it and returns the number of rows written.
-pub struct OpLogWriter {
-    handle: JoinHandle<Result<u64>>,
+/// Writes the op log of `run_dir` to `out` (named `target` in errors) as CSV; the rows
+/// written.
+pub fn export_csv(run_dir: &Path, out: &mut dyn Write, target: &str) -> Result<u64> {
+    let cannot = || format!("cannot write {target}");
+    let log = OpLog::open(run_dir)?;
+    let shards = log.has_shards()?;
+    let header = crate::files::csv_header(&OpRow {
+        shard: shards.then_some(0),
+        ..OpRow::default()
+    });
+    out.write_all(header.as_bytes()).with_context(cannot)?;
+    let mut line = Vec::with_capacity(256);
+    let mut timestamps = Rfc3339Micros::default();
+    let read = log.for_each(|run, op| {
+        line.clear();
+        let at = op.sent_at();
+        write_row(
+            &mut line,
+            &OpRow {
+                run_id: &run.run_id,
+                database: &run.database,
+                event_type: op.event_type,
+                seq: op.seq,
+                target: op.target,
+                timestamp: timestamps.format(at),
+                latency_us: op.latency_us(),
+                success: op.success(),
+                error_kind: op.error_kind(),
+                error: op
+                    .error
+                    .as_ref()
+                    .map_or("", |(_, message)| message.as_str()),
+                node: (op.node > 0).then_some(op.node),
+                attempts: op.attempts,
+                error_code: op.error_code.as_deref().unwrap_or(""),
+                intended_start_ns: op.intended_start_ns,
+                queue_us: op.queue_ns.map(|ns| ns as f64 / 1_000.0),
+                shard: op.shard,
+            },
+        );
+        out.write_all(&line).with_context(cannot)?;
+        Ok(())
+    })?;
+    out.flush().with_context(cannot)?;
+    Ok(read.rows)
 }
 
-impl OpLogWriter {
-    /// Creates `path` and starts the thread. `epoch` is the wall time of `start_ns = 0`.
-    pub fn start(
-        path: &Path,
-        run_id: &str,
-        database: &str,
-        epoch: SystemTime,
-    ) -> Result<(OpLogWriter, OpLogSender)> {
-        let file =
-            File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-        let (tx, mut rx) = mpsc::channel::<OpBatch>(CHANNEL_BATCHES);
-        let run_id = run_id.to_string();
-        let database = database.to_string();
-        let display_path = path.display().to_string();
-        let handle = std::thread::Builder::new()
-            .name("op-log".into())
-            .spawn(move || -> Result<u64> {
-                let mut out = BufWriter::with_capacity(BUFFER, file);
-                // The header is written first, so that a run of no operations still
-                // leaves a CSV that tools can read.
-                out.write_all(crate::files::csv_header(&OpRow::default()).as_bytes())
-                    .with_context(|| format!("cannot write {display_path}"))?;
-                let mut line = Vec::with_capacity(256);
-                let mut timestamps = Rfc3339Micros::default();
-                let mut rows = 0u64;
-                // Permits of batches whose rows are buffered, given back once written.
-                let mut buffered = Vec::new();
-                while let Some(batch) = rx.blocking_recv() {
-                    let idle = rx.is_empty();
-                    for record in &batch.records {
-                        let at = epoch + Duration::from_nanos(record.start_ns);
-                        let (error_kind, error) = match &record.error {
-                            Some((kind, message)) => (*kind, message.as_str()),
-                            None => ("", ""),
-                        };
-                        line.clear();
-                        write_row(
-                            &mut line,
-                            &OpRow {
-                                run_id: &run_id,
-                                database: &database,
-                                event_type: record.event_type,
-                                seq: record.seq,
-                                target: record.target,
-                                timestamp: timestamps.format(at),
-                                latency_us: record.latency_ns as f64 / 1_000.0,
-                                success: record.error.is_none(),
-                                error_kind,
-                                error,
-                                node: (record.node > 0).then_some(record.node),
-                                attempts: record.attempts,
-                                error_code: record.error_code.as_deref().unwrap_or(""),
-                                intended_start_ns: record.due_ns.map(|due| unix_ns(epoch, due)),
-                                queue_us: record.queued_ns.map(|ns| ns as f64 / 1_000.0),
-                            },
-                        );
-                        out.write_all(&line)
-                            .with_context(|| format!("cannot write {display_path}"))?;
-                        rows += 1;
-                    }
-                    buffered.push(batch.unwritten);
-                    // Caught up, or enough to write: the rows go to the file (where a
-                    // killed process leaves them), and their lanes may send more.
-                    if idle || out.buffer().len() >= WRITE_AT {
-                        out.flush()
-                            .with_context(|| format!("cannot write {display_path}"))?;
-                        buffered.clear();
-                    }
-                }
-                out.flush()
-                    .with_context(|| format!("cannot write {display_path}"))?;
-                Ok(rows)
-            })
-            .context("cannot start the op log thread")?;
-        Ok((OpLogWriter { handle }, tx))
-    }
-
-    /// Waits until every sender is dropped and every row is on disk.
-    pub fn finish(self) -> Result<u64> {
-        self.handle
-            .join()
-            .map_err(|_| anyhow::anyhow!("the op log thread panicked"))?
-    }
-}
-
-/// One row of ops.csv, byte for byte as the csv crate writes `row` (its quoting too),
-/// formatted by hand: the csv serializer took about 45 % of the op log thread's CPU
-/// (perf, `null://`).
+/// One row, byte for byte as the csv crate writes `row` (its quoting too),
+/// formatted by hand: the csv serializer took about 45 % of the time (perf).
 fn write_row(out: &mut Vec<u8>, row: &OpRow) {
     let mut int = itoa::Buffer::new();
     let mut float = ryu::Buffer::new();
@@ -168,6 +112,9 @@ fn write_row(out: &mut Vec<u8>, row: &OpRow) {
     text(out, row.error_code);
     text(out, row.intended_start_ns.map_or("", |ns| int.format(ns)));
     text(out, row.queue_us.map_or("", |us| float.format(us)));
+    if let Some(shard) = row.shard {
+        text(out, int.format(shard));
+    }
     // Every field above ends with a comma; the row ends with a newline instead.
     *out.last_mut().expect("fields were written") = b'\n';
 }
@@ -193,15 +140,8 @@ fn text(out: &mut Vec<u8>, field: &str) {
     out.push(b',');
 }
 
-/// `offset_ns` after `epoch`, in ns since the Unix epoch.
-fn unix_ns(epoch: SystemTime, offset_ns: u64) -> u64 {
-    (epoch + Duration::from_nanos(offset_ns))
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
-}
-
 /// RFC 3339 with microseconds, formatting the date and time only once per second:
-/// consecutive rows share their second, and the op log thread has a budget too.
+/// consecutive rows share their second.
 #[derive(Default)]
 struct Rfc3339Micros {
     second: u64,
@@ -263,6 +203,7 @@ mod tests {
                 error_code: "1213",
                 intended_start_ns: Some(1_763_000_000_000_000_000),
                 queue_us: Some(1e-3),
+                shard: Some(3),
                 ..OpRow::default()
             },
             OpRow {

@@ -1,0 +1,168 @@
+//! The op log's Parquet parts: `part-N.parquet`, each closed (its footer written) after
+//! [`GROUPS_PER_PART`] row groups, and written meanwhile as `_part-N.partial`, so that
+//! no reader ever sees a part without its footer.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use parquet::data_type::ByteArray;
+use parquet::file::properties::WriterProperties;
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::Type;
+
+use super::LoggedOp;
+use super::columns::{self, Columns, GROUP_ROWS};
+
+/// Row groups in a part: about a million rows, some 6 MB on disk.
+pub const GROUPS_PER_PART: usize = 16;
+
+/// A closed part's file name.
+pub fn part_name(index: u32) -> String {
+    format!("part-{index:06}.parquet")
+}
+
+/// The index of the closed part named `name`.
+pub fn part_index(name: &str) -> Option<u32> {
+    name.strip_prefix("part-")?
+        .strip_suffix(".parquet")?
+        .parse()
+        .ok()
+}
+
+fn partial_name(index: u32) -> String {
+    format!("_part-{index:06}.partial")
+}
+
+/// Writes rows into parts, from part `first` on.
+pub struct PartWriter {
+    dir: PathBuf,
+    schema: Arc<Type>,
+    properties: Arc<WriterProperties>,
+    /// The part being written, and the row groups it holds.
+    open: Option<(SerializedFileWriter<BufWriter<File>>, usize)>,
+    /// The index of the open part, or of the next one.
+    next: u32,
+    first: u32,
+    columns: Columns,
+    /// Rows per row group and row groups per part.
+    sizes: (usize, usize),
+    run_id: ByteArray,
+    database: ByteArray,
+}
+
+impl PartWriter {
+    /// Parts in `dir` (made if need be) from index `first` on, with a `shard` column if
+    /// `shards`, of the run `run_id` against `database` until [`Self::set_run`].
+    pub fn create(
+        dir: &Path,
+        first: u32,
+        shards: bool,
+        run_id: &str,
+        database: &str,
+    ) -> Result<PartWriter> {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        Ok(PartWriter {
+            dir: dir.to_path_buf(),
+            schema: columns::schema(shards)?,
+            properties: columns::properties(),
+            open: None,
+            next: first,
+            first,
+            columns: Columns::default(),
+            sizes: (GROUP_ROWS, GROUPS_PER_PART),
+            run_id: run_id.into(),
+            database: database.into(),
+        })
+    }
+
+    /// Parts of `groups` row groups of `rows` rows: small ones, for tests.
+    #[cfg(test)]
+    pub fn sized(mut self, rows: usize, groups: usize) -> PartWriter {
+        self.sizes = (rows, groups);
+        self
+    }
+
+    /// Names the run the next rows are of (a merge's next shard).
+    pub fn set_run(&mut self, run_id: &str, database: &str) {
+        if self.run_id.as_utf8().ok() != Some(run_id) {
+            self.run_id = run_id.into();
+        }
+        if self.database.as_utf8().ok() != Some(database) {
+            self.database = database.into();
+        }
+    }
+
+    /// The index of the part the next row goes into.
+    pub fn next_part(&self) -> u32 {
+        self.next
+    }
+
+    /// Adds a row; true when it closed a part, so that every row so far is in parts.
+    pub fn push(&mut self, op: &LoggedOp) -> Result<bool> {
+        self.columns.push(&self.run_id, &self.database, op);
+        if self.columns.len() < self.sizes.0 {
+            return Ok(false);
+        }
+        let groups = self.write_group()?;
+        if groups < self.sizes.1 {
+            return Ok(false);
+        }
+        self.close_part()?;
+        Ok(true)
+    }
+
+    /// Writes the rows held and closes the part. A log with no part at all gets an
+    /// empty one, so that readers find its columns.
+    pub fn finish(mut self) -> Result<()> {
+        if self.columns.len() > 0
+            || (self.open.is_none() && self.next == self.first && self.first == 0)
+        {
+            self.write_group()?;
+        }
+        if self.open.is_some() {
+            self.close_part()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the rows held as a row group of the open part (opened if need be); the
+    /// row groups it now holds.
+    fn write_group(&mut self) -> Result<usize> {
+        if self.open.is_none() {
+            let path = self.dir.join(partial_name(self.next));
+            let file =
+                File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+            let writer = SerializedFileWriter::new(
+                BufWriter::new(file),
+                self.schema.clone(),
+                self.properties.clone(),
+            )?;
+            self.open = Some((writer, 0));
+        }
+        let (writer, groups) = self.open.as_mut().expect("opened above");
+        if self.columns.len() > 0 {
+            let mut group = writer.next_row_group()?;
+            self.columns.write(&mut group)?;
+            group.close()?;
+            *groups += 1;
+        }
+        Ok(*groups)
+    }
+
+    /// Writes the open part's footer and gives it its readable name.
+    fn close_part(&mut self) -> Result<()> {
+        let Some((writer, _)) = self.open.take() else {
+            return Ok(());
+        };
+        let partial = self.dir.join(partial_name(self.next));
+        let cannot = || format!("cannot write {}", partial.display());
+        writer.close().with_context(cannot)?;
+        let closed = self.dir.join(part_name(self.next));
+        std::fs::rename(&partial, &closed).with_context(cannot)?;
+        self.next += 1;
+        Ok(())
+    }
+}

@@ -1,0 +1,145 @@
+//! The op log read back as written: through parts and the journal, after a kill, and
+//! once sealed.
+
+use std::io::Write as _;
+use std::path::Path;
+
+use super::journal::{JOURNAL, Journal};
+use super::{LoggedOp, OpLog, PartWriter, RunOf, seal};
+
+fn op(seq: u64) -> LoggedOp {
+    let failed = seq % 7 == 3;
+    LoggedOp {
+        event_type: ["create_order", "read_order", "update_items"][seq as usize % 3],
+        seq,
+        target: seq * 31 % 1000,
+        sent_ns: 1_763_000_000_000_000_000 + seq * 1_234,
+        latency_ns: 900 + seq * 7 % 5_000,
+        error: failed.then(|| ("conflict", format!("row {seq}: \"deadlock\", again\n"))),
+        error_code: failed.then(|| "1213".to_string()),
+        node: (seq % 4) as u16,
+        attempts: 1 + seq.is_multiple_of(5) as u32,
+        intended_start_ns: seq
+            .is_multiple_of(2)
+            .then_some(1_763_000_000_000_000_000 + seq * 1_000),
+        queue_ns: seq.is_multiple_of(3).then_some(seq),
+        shard: None,
+    }
+}
+
+/// Writes `rows` rows as the op log thread does, in parts of 2 groups of 10 rows, and
+/// stops as a kill would: nothing finished, the journal flushed.
+fn killed_run(dir: &Path, rows: u64) {
+    let ops = OpLog::dir_of(dir);
+    let mut parts = PartWriter::create(&ops, 0, false, "run-1", "a-store")
+        .unwrap()
+        .sized(10, 2);
+    let mut journal = Journal::create(&ops.join(JOURNAL), "run-1", "a-store", 0).unwrap();
+    for seq in 0..rows {
+        journal.push(&op(seq));
+        if parts.push(&op(seq)).unwrap() {
+            journal.start(parts.next_part()).unwrap();
+        }
+    }
+    journal.flush().unwrap();
+}
+
+fn read_all(dir: &Path) -> (Vec<LoggedOp>, super::LogRead) {
+    let mut rows = Vec::new();
+    let read = OpLog::open(dir)
+        .unwrap()
+        .for_each(|run, row| {
+            assert_eq!(
+                run,
+                &RunOf {
+                    run_id: "run-1".into(),
+                    database: "a-store".into()
+                }
+            );
+            rows.push(row);
+            Ok(())
+        })
+        .unwrap();
+    (rows, read)
+}
+
+#[test]
+fn a_killed_log_gives_every_row_from_its_parts_and_journal() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    killed_run(tmp.path(), 47);
+    let names: Vec<String> = std::fs::read_dir(OpLog::dir_of(tmp.path()))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    // Two closed parts of 20 rows, 7 rows in the journal, none yet in a closed third part.
+    assert!(
+        names.contains(&"part-000001.parquet".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        !names.contains(&"part-000002.parquet".to_string()),
+        "{names:?}"
+    );
+    let (rows, read) = read_all(tmp.path());
+    assert_eq!(rows, (0..47).map(op).collect::<Vec<_>>());
+    assert_eq!(read.cut, 0);
+    assert_eq!(OpLog::open(tmp.path()).unwrap().count().unwrap(), read);
+}
+
+#[test]
+fn a_row_cut_by_the_kill_is_left_out_and_counted() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    killed_run(tmp.path(), 45);
+    let journal = OpLog::dir_of(tmp.path()).join(JOURNAL);
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&journal)
+        .unwrap();
+    file.write_all(&60u32.to_le_bytes()).unwrap();
+    file.write_all(&[1, 2, 3]).unwrap();
+    let (rows, read) = read_all(tmp.path());
+    assert_eq!((rows.len(), read.rows, read.cut), (45, 45, 1));
+}
+
+#[test]
+fn sealing_puts_the_journal_into_the_last_part() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    killed_run(tmp.path(), 47);
+    seal(tmp.path()).unwrap();
+    let ops = OpLog::dir_of(tmp.path());
+    assert!(!ops.join(JOURNAL).exists());
+    assert!(ops.join("part-000002.parquet").exists());
+    let (rows, read) = read_all(tmp.path());
+    assert_eq!(rows, (0..47).map(op).collect::<Vec<_>>());
+    assert_eq!(read.cut, 0);
+}
+
+#[test]
+fn a_journal_whose_part_was_closed_is_left_out() {
+    // Killed after the part closed and before the journal started again.
+    let tmp = tempfile::TempDir::new().unwrap();
+    let ops = OpLog::dir_of(tmp.path());
+    let mut parts = PartWriter::create(&ops, 0, false, "run-1", "a-store")
+        .unwrap()
+        .sized(10, 1);
+    let mut journal = Journal::create(&ops.join(JOURNAL), "run-1", "a-store", 0).unwrap();
+    for seq in 0..10 {
+        journal.push(&op(seq));
+        parts.push(&op(seq)).unwrap();
+    }
+    journal.flush().unwrap();
+    let (rows, _) = read_all(tmp.path());
+    assert_eq!(rows.len(), 10);
+}
+
+#[test]
+fn a_run_of_no_rows_leaves_a_part_with_the_columns() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let ops = OpLog::dir_of(tmp.path());
+    PartWriter::create(&ops, 0, false, "run-1", "a-store")
+        .unwrap()
+        .finish()
+        .unwrap();
+    assert!(ops.join("part-000000.parquet").exists());
+    assert_eq!(read_all(tmp.path()).0.len(), 0);
+}
