@@ -1042,12 +1042,13 @@ fn export_csv_and_markdown_carry_the_runs_table() {
     );
 }
 
-/// Off a terminal, a run says how it goes in plain lines at the interval asked.
+/// Off a terminal, a run says how it goes in plain lines at the interval asked, with
+/// the latency of the intervals done since the line before.
 #[test]
 fn a_run_off_a_terminal_prints_plain_progress_lines() {
     let tmp = TempDir::new().unwrap();
     let args = [
-        "run", "--db", "null://", "--rate", "1000", "--events", "800",
+        "run", "--db", "null://", "--rate", "1000", "--events", "800", "--interval", "0.1",
     ];
     let output = hatshop(tmp.path())
         .args(args)
@@ -1067,6 +1068,20 @@ fn a_run_off_a_terminal_prints_plain_progress_lines() {
     );
     assert!(
         lines[0].contains(" events, ") && lines[0].contains(" measured, "),
+        "{stderr}"
+    );
+    // "…, 1,000 ops/s, p50 2.31 µs, p99 8.05 µs, 612 measured, …"
+    let latency = |line: &str, label: &str| -> Option<f64> {
+        let text = line.split(&format!(", {label} ")).nth(1)?.split(" µs").next()?;
+        text.replace(',', "").parse().ok()
+    };
+    let with_latency: Vec<(f64, f64)> = lines
+        .iter()
+        .filter_map(|l| Some((latency(l, "p50")?, latency(l, "p99")?)))
+        .collect();
+    assert!(!with_latency.is_empty(), "{stderr}");
+    assert!(
+        with_latency.iter().all(|(p50, p99)| 0.0 < *p50 && p50 <= p99),
         "{stderr}"
     );
     let quiet = hatshop(tmp.path())

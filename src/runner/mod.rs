@@ -35,7 +35,7 @@ pub use lane::UNLOGGED_PER_LANE;
 pub use lane_threads::LaneThreads;
 pub use phase_clock::{BeforeMeasuring, PhaseClock, UNMEASURED_FAILURES_TOLERATED, Unmeasured};
 pub use plan::{Dealing, Dealt, Pace, RunPlan, Shard, lane_of};
-pub use progress::Progress;
+pub use progress::{IntervalLatency, Progress};
 pub use source::EventStream;
 pub use stop::{StopReason, StopSignal};
 pub use stream::open_stream;
@@ -190,6 +190,7 @@ pub async fn run<D: Store>(
         },
         check_reads: plan.check_reads && db.holds_data(),
     };
+    let _ = cx.progress.intervals.set(shared.intervals.clone());
     // The deadline stops the run at its instant, calls in flight included; lanes also
     // check it before each event.
     let deadline = plan

@@ -2,8 +2,10 @@
 //! phase read: written by the lanes in small steps, read by anyone.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use crate::db::DbError;
+use crate::stats::IntervalCollector;
 
 /// Counters the progress display reads.
 #[derive(Default)]
@@ -22,9 +24,33 @@ pub struct Progress {
     /// the first of them as the store said it.
     pub unmeasured_failed: AtomicU64,
     pub first_unmeasured_error: std::sync::Mutex<Option<String>>,
+    /// The measured intervals, once the run loop has begun: their latencies.
+    pub intervals: OnceLock<Arc<IntervalCollector>>,
+}
+
+/// Latency percentiles of the intervals a progress line covers, in microseconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IntervalLatency {
+    pub p50_us: f64,
+    pub p99_us: f64,
 }
 
 impl Progress {
+    /// The p50 and p99 of the successes in the intervals completed from index `*from`
+    /// on, which moves past them: `None` before the measured phase or where none
+    /// succeeded. Read from the intervals the lanes record anyway, so nothing is added
+    /// to their work.
+    pub fn latency_since(&self, from: &mut u64) -> Option<IntervalLatency> {
+        let (histogram, next) = self.intervals.get()?.latency_from(*from);
+        *from = next;
+        let histogram = histogram?;
+        let us = |q: f64| histogram.value_at_quantile(q) as f64 / 1_000.0;
+        Some(IntervalLatency {
+            p50_us: us(0.50),
+            p99_us: us(0.99),
+        })
+    }
+
     /// Counts a load or warm-up operation that failed.
     pub(super) fn unmeasured_failure(&self, error: &DbError) {
         self.unmeasured_failed.fetch_add(1, Ordering::Relaxed);

@@ -13,6 +13,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use hdrhistogram::Histogram;
+
 use super::RunStats;
 
 /// Intervals a shard keeps open: the newest and the one before it, which operations
@@ -123,6 +125,44 @@ impl IntervalCollector {
                 .for_each(|(_, stats)| stats.pack());
             *packed_below = seal;
         }
+    }
+
+    /// The service times of the successes in the intervals done from index `from` on
+    /// (handed over, or open in a shard that has begun a newer one; a share that comes
+    /// later is not in it), and the index after the newest of them: what a progress
+    /// line shows of the intervals done since its last. `None` where those intervals
+    /// hold no success.
+    pub fn latency_from(&self, from: u64) -> (Option<Histogram<u64>>, u64) {
+        let mut merged: Option<Histogram<u64>> = None;
+        let mut next = from;
+        let mut add = |index: u64, stats: &RunStats| {
+            next = next.max(index + 1);
+            for event in stats.events() {
+                let histogram = event.histogram();
+                match &mut merged {
+                    _ if histogram.is_empty() => {}
+                    // Both have hatshop's bounds, so adding cannot fail.
+                    Some(all) => drop(all.add(&*histogram)),
+                    None => merged = Some(histogram.into_owned()),
+                }
+            }
+        };
+        {
+            let slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+            for (index, stats) in slots.by_index.range(from..) {
+                add(*index, stats);
+            }
+        }
+        for shard in &self.shards {
+            let shard = shard.lock().unwrap_or_else(|p| p.into_inner());
+            let newest = shard.open.back().map_or(0, |(i, _)| *i);
+            for (index, stats) in &shard.open {
+                if (from..newest).contains(index) {
+                    add(*index, stats);
+                }
+            }
+        }
+        (merged, next)
     }
 
     /// Every interval that saw an operation, in time order, the shards' open ones

@@ -11,8 +11,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::config::RunConfig;
 use crate::console::note;
-use crate::report::table::thousands;
-use crate::runner::Progress;
+use crate::report::table::{format_us, thousands};
+use crate::runner::{IntervalLatency, Progress};
 
 /// Progress while a run goes: a bar on a terminal, else a plain line on stderr every
 /// `--progress-interval` seconds (a CI log then shows the run moving).
@@ -48,17 +48,19 @@ pub(super) fn show_progress(config: &RunConfig, progress: Arc<Progress>) -> Opti
     let ticker = tokio::spawn(async move {
         let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         let mut rate = RateWindow::new(every);
+        let mut latency = LatencyShown::default();
         loop {
             tick.tick().await;
             let applied = progress.applied.load(Ordering::Relaxed);
             let measured = progress.measured.load(Ordering::Relaxed);
             note!(
-                "progress: {:.1} s, {}, {}{} events, {} ops/s, {} measured, {} errors",
+                "progress: {:.1} s, {}, {}{} events, {} ops/s{}, {} measured, {} errors",
                 started.elapsed().as_secs_f64(),
                 phase(measured),
                 thousands(applied),
                 total.map_or(String::new(), |total| format!("/{}", thousands(total))),
                 thousands(rate.add(Instant::now(), applied) as u64),
+                latency.text(&progress),
                 thousands(measured),
                 thousands(progress.errors.load(Ordering::Relaxed))
             );
@@ -89,6 +91,7 @@ fn progress_bar(total: Option<u64>, progress: Arc<Progress>) -> Shown {
         let mut tick = tokio::time::interval(Duration::from_millis(250));
         // Over the last two seconds, so a steady rate reads steady.
         let mut rate = RateWindow::new(Duration::from_secs(2));
+        let mut latency = LatencyShown::default();
         loop {
             tick.tick().await;
             let applied = progress.applied.load(Ordering::Relaxed);
@@ -96,9 +99,10 @@ fn progress_bar(total: Option<u64>, progress: Arc<Progress>) -> Shown {
             let errors = progress.errors.load(Ordering::Relaxed);
             shown.set_position(applied);
             shown.set_message(format!(
-                "{}, {} ops/s, {} measured, {} errors",
+                "{}, {} ops/s{}, {} measured, {} errors",
                 phase(measured),
                 thousands(rate.add(Instant::now(), applied) as u64),
+                latency.text(&progress),
                 thousands(measured),
                 thousands(errors)
             ));
@@ -116,6 +120,27 @@ fn phase(measured: u64) -> &'static str {
         "load/warm-up"
     } else {
         "measuring"
+    }
+}
+
+/// The latency part of a progress line: the p50 and p99 of the intervals completed
+/// since the line before, or, where none completed since (a bar redrawn within an
+/// interval), those last shown.
+#[derive(Default)]
+struct LatencyShown {
+    from: u64,
+    last: Option<IntervalLatency>,
+}
+
+impl LatencyShown {
+    /// `, p50 812 µs, p99 2,315 µs`, or nothing before the first measured interval.
+    fn text(&mut self, progress: &Progress) -> String {
+        if let Some(latest) = progress.latency_since(&mut self.from) {
+            self.last = Some(latest);
+        }
+        self.last.map_or(String::new(), |l| {
+            format!(", p50 {} µs, p99 {} µs", format_us(l.p50_us), format_us(l.p99_us))
+        })
     }
 }
 
