@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine: installs what is missing (Debian packages,
-# Galera among them, Cassandra's jars from Maven Central, Chromium for the report test),
+# Galera among them, Cassandra's jars from Maven Central, Chromium for the report test,
+# Prometheus for the metrics test),
 # starts Cassandra, MariaDB, PostgreSQL, Redis and a 3-node Project Voldemort (built
 # from source) with `hatshop server start`, runs
 # formatting, lints and every test (the live-server tests included; the cluster tests
@@ -35,6 +36,7 @@ command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "error: missing ${missing[*]}: run 'sudo apt-get update && sudo apt-get install -y ${missing[*]}'" >&2

@@ -1048,7 +1048,15 @@ fn export_csv_and_markdown_carry_the_runs_table() {
 fn a_run_off_a_terminal_prints_plain_progress_lines() {
     let tmp = TempDir::new().unwrap();
     let args = [
-        "run", "--db", "null://", "--rate", "1000", "--events", "800", "--interval", "0.1",
+        "run",
+        "--db",
+        "null://",
+        "--rate",
+        "1000",
+        "--events",
+        "800",
+        "--interval",
+        "0.1",
     ];
     let output = hatshop(tmp.path())
         .args(args)
@@ -1072,7 +1080,11 @@ fn a_run_off_a_terminal_prints_plain_progress_lines() {
     );
     // "…, 1,000 ops/s, p50 2.31 µs, p99 8.05 µs, 612 measured, …"
     let latency = |line: &str, label: &str| -> Option<f64> {
-        let text = line.split(&format!(", {label} ")).nth(1)?.split(" µs").next()?;
+        let text = line
+            .split(&format!(", {label} "))
+            .nth(1)?
+            .split(" µs")
+            .next()?;
         text.replace(',', "").parse().ok()
     };
     let with_latency: Vec<(f64, f64)> = lines
@@ -1081,7 +1093,9 @@ fn a_run_off_a_terminal_prints_plain_progress_lines() {
         .collect();
     assert!(!with_latency.is_empty(), "{stderr}");
     assert!(
-        with_latency.iter().all(|(p50, p99)| 0.0 < *p50 && p50 <= p99),
+        with_latency
+            .iter()
+            .all(|(p50, p99)| 0.0 < *p50 && p50 <= p99),
         "{stderr}"
     );
     let quiet = hatshop(tmp.path())
@@ -1683,5 +1697,67 @@ fn a_tag_names_the_run_everywhere_it_is_shown() {
         tmp.path(),
         &["run", "--tag", ""],
         "a tag is one line of 1 to 64 characters",
+    );
+}
+
+/// compare exports its table as hyperfine does: CSV with plain numbers and each run's
+/// verdict (no ratio or p-value for the baseline), and Markdown for a pull request.
+#[test]
+fn compare_exports_its_table_as_csv_and_markdown() {
+    let tmp = TempDir::new().unwrap();
+    let a = run_ok(&tmp, "a", &["--db", "null://", "--events", "3000"]);
+    let b = run_ok(&tmp, "b", &["--db", "null://", "--events", "3000"]);
+    let output = hatshop(tmp.path())
+        .args([
+            "compare",
+            "--export-csv",
+            "-",
+            "--export-markdown",
+            "table.md",
+        ])
+        .args([&a, &b])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", common::text(&output.stderr));
+    let csv = common::text(&output.stdout);
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(header[..4], ["event_type", "run", "dir", "label"], "{csv}");
+    let rows: Vec<std::collections::HashMap<String, String>> =
+        reader.deserialize().map(Result::unwrap).collect();
+    let all: Vec<_> = rows.iter().filter(|r| r["event_type"] == "all").collect();
+    assert_eq!(all.len(), 2, "{csv}");
+    assert_eq!(
+        (
+            all[0]["run"].as_str(),
+            all[0]["ratio"].as_str(),
+            all[0]["p_value"].as_str()
+        ),
+        ("1", "", ""),
+        "{csv}"
+    );
+    assert_eq!(all[0]["verdict"], "baseline");
+    assert!(all[1]["ratio"].parse::<f64>().unwrap() > 0.0, "{csv}");
+    assert!(all[1]["ops_s"].parse::<f64>().unwrap() > 0.0, "{csv}");
+    // The table went to standard error, the CSV alone to standard output.
+    assert!(common::text(&output.stderr).contains("verdict"));
+    let markdown = std::fs::read_to_string(tmp.path().join("table.md")).unwrap();
+    assert!(
+        markdown.contains("| event | run | ops/s | mean µs |"),
+        "{markdown}"
+    );
+    assert!(markdown.contains("| all | #1 |"), "{markdown}");
+    assert_one_line_error(
+        tmp.path(),
+        &[
+            "compare",
+            "--export-csv",
+            "-",
+            "--export-markdown",
+            "-",
+            "x",
+            "y",
+        ],
+        "standard output carries one export",
     );
 }

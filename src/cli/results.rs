@@ -78,6 +78,14 @@ pub struct CompareArgs {
     /// in .html is still read as the page's own file, as `--output` was.)
     #[arg(short, long, alias = "output", value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Also write the comparison's table to FILE as CSV (plain numbers, latencies in
+    /// µs, each run's ratio, p-value and verdict); `-`: standard output.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+    /// Also write the comparison's table to FILE as a Markdown table, for a pull request
+    /// or a wiki; `-`: standard output.
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
 }
 
 impl CompareArgs {

@@ -134,6 +134,11 @@ pub struct RunArgs {
     /// table, report and every comparison's legend (as latte's --tag, hyperfine's -n).
     #[arg(long, value_name = "NAME", value_parser = tag)]
     pub tag: Option<String>,
+    /// Serve the run's counters (per event type and outcome, in flight) and latency as
+    /// OpenMetrics text at http://ADDR/metrics while it runs, for Prometheus to scrape
+    /// (e.g. 127.0.0.1:9464; 0.0.0.0:9464 for a scraper on another machine).
+    #[arg(long, value_name = "ADDR", value_parser = listen_address)]
+    pub metrics: Option<std::net::SocketAddr>,
     /// Result folder [default: results/<run-id>].
     #[arg(short, long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -184,6 +189,19 @@ pub struct RunArgs {
     pub runtime: RuntimeArgs,
     #[command(flatten)]
     pub store: StoreArgs,
+}
+
+/// An address to listen on: HOST:PORT, the host by name or number.
+fn listen_address(text: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    text.to_socket_addrs()
+        .ok()
+        .and_then(|mut found| found.next())
+        .ok_or_else(|| {
+            "an address to listen on is HOST:PORT (e.g. 127.0.0.1:9464, or 0.0.0.0:9464 \
+             for a scraper elsewhere)"
+                .into()
+        })
 }
 
 /// A run's name: one line of at most 64 characters, so it fits a legend.

@@ -1,14 +1,38 @@
 //! `hatshop compare`: runs side by side, a table on the terminal and a page on disk.
 
-use anyhow::{Context, Result};
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
 
 use crate::cli::CompareArgs;
 use crate::console::say;
 use crate::report::compare::{TITLE, page, terminal};
+use crate::report::compare_export;
 use crate::report::load::LoadedRun;
 
-/// Loads every folder (each checked whole), prints the table and writes the page.
+/// Loads every folder (each checked whole), prints the table, writes the page and the
+/// exports asked for.
 pub fn run(args: &CompareArgs) -> Result<()> {
+    let exports = [
+        ("--export-csv", &args.export_csv),
+        ("--export-markdown", &args.export_markdown),
+    ];
+    let to_stdout = exports
+        .iter()
+        .filter(|(_, to)| to.as_deref() == Some(Path::new("-")))
+        .count();
+    if to_stdout > 1 {
+        bail!("--export-csv - and --export-markdown -: standard output carries one export");
+    }
+    for (flag, to) in exports {
+        if let Some(to) = to.as_deref().filter(|to| *to != Path::new("-")) {
+            crate::files::check_out(flag, to)?;
+        }
+    }
+    if to_stdout > 0 {
+        // The table and every note go to standard error.
+        crate::console::keep_stdout_for_data();
+    }
     let path = args.page();
     // `-o DIR` names the folder the page goes into, made if it is not there.
     if let Some(folder) = path
@@ -37,6 +61,12 @@ pub fn run(args: &CompareArgs) -> Result<()> {
              beside it)",
             path.display()
         );
+    }
+    if let Some(to) = &args.export_csv {
+        crate::report::export::write(to, &compare_export::csv(&runs))?;
+    }
+    if let Some(to) = &args.export_markdown {
+        crate::report::export::write(to, &compare_export::markdown(&runs))?;
     }
     Ok(())
 }

@@ -103,6 +103,8 @@ pub struct RunConfig {
     pub run_id: String,
     /// `--tag`: the run's name in its records, table, report and legends.
     pub tag: Option<String>,
+    /// `--metrics`: where the run's metrics are served while it runs.
+    pub metrics: Option<std::net::SocketAddr>,
     pub op_log: bool,
     pub verify: bool,
     pub recreate: bool,
@@ -202,6 +204,7 @@ impl RunConfig {
             out_dir,
             run_id,
             tag: args.tag.clone(),
+            metrics: args.metrics,
             op_log: !args.no_op_log,
             verify: args.verify,
             recreate: args.recreate,

@@ -130,7 +130,7 @@ const FEW_SAMPLES_ADVICE: Advice = (
 );
 
 /// The advice under a table, each once, in the order the rows first need it.
-fn advice_of(verdicts: impl Iterator<Item = Option<Advice>>) -> Vec<String> {
+pub(super) fn advice_of(verdicts: impl Iterator<Item = Option<Advice>>) -> Vec<String> {
     let mut advice: Vec<Advice> = Vec::new();
     for line in verdicts.flatten() {
         if !advice.contains(&line) {
@@ -148,8 +148,8 @@ const NUMBER_FIELDS: [&str; 9] = [
     "ops_s", "mean", "p50", "p99", "p99.9", "p99.99", "max", "ratio", "p_value",
 ];
 
-/// One row's numbers, formatted once for the terminal and the page alike.
-fn numbers(c: &Comparison) -> [String; 9] {
+/// One row's numbers, formatted once for the terminal, the page and Markdown alike.
+pub(super) fn numbers(c: &Comparison) -> [String; 9] {
     let s = c.summary;
     // Marked as the run's own table marks them: fewer than 10 samples beyond.
     let percentile = |label: &str| {

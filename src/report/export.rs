@@ -2,9 +2,22 @@
 //! pull request or a wiki. The rows and columns are the terminal table's.
 
 use std::fmt::Write;
+use std::path::Path;
+
+use anyhow::Result;
 
 use super::table::{columns, format_us, thousands};
 use crate::stats::{LatencySummary, Summary};
+
+/// An export (`--export-csv FILE` and the like) written through whatever `to` is
+/// ([`crate::files::write_out`]), or to standard output, as data a script reads, for `-`.
+pub fn write(to: &Path, text: &str) -> Result<()> {
+    if to.as_os_str() == "-" {
+        crate::console::data(text);
+        return Ok(());
+    }
+    crate::files::write_out(to, text.as_bytes())
+}
 
 /// The table's rows: each event type, then all of them.
 fn rows(summary: &Summary) -> impl Iterator<Item = &LatencySummary> {

@@ -6,6 +6,7 @@
 pub mod bulk;
 pub mod charts;
 pub mod compare;
+pub mod compare_export;
 pub mod differences;
 pub mod export;
 pub mod figure;

@@ -199,6 +199,7 @@ pub async fn run<D: Store>(
     let watches: Vec<_> = (0..plan.concurrency)
         .map(|_| Arc::new(watchdog::CallWatch::new(cx.clock.instant)))
         .collect();
+    let _ = cx.progress.calls.set(watches.clone());
     let _watchdog = watchdog::spawn(watches.clone(), plan.op_timeout, cx.stop.clone());
     let reach = plan
         .give_up_unreached

@@ -4,6 +4,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use super::watchdog::CallWatch;
 use crate::db::DbError;
 use crate::stats::IntervalCollector;
 
@@ -26,6 +27,8 @@ pub struct Progress {
     pub first_unmeasured_error: std::sync::Mutex<Option<String>>,
     /// The measured intervals, once the run loop has begun: their latencies.
     pub intervals: OnceLock<Arc<IntervalCollector>>,
+    /// Each lane's call in flight, once the run loop has begun.
+    pub(super) calls: OnceLock<Vec<Arc<CallWatch>>>,
 }
 
 /// Latency percentiles of the intervals a progress line covers, in microseconds.
@@ -36,14 +39,30 @@ pub struct IntervalLatency {
 }
 
 impl Progress {
+    /// Operations sent and not yet answered, as the lanes' watchdog sees them.
+    pub fn in_flight(&self) -> usize {
+        self.calls
+            .get()
+            .map_or(0, |calls| calls.iter().filter(|c| c.busy()).count())
+    }
+
     /// The p50 and p99 of the successes in the intervals completed from index `*from`
     /// on, which moves past them: `None` before the measured phase or where none
     /// succeeded. Read from the intervals the lanes record anyway, so nothing is added
     /// to their work.
     pub fn latency_since(&self, from: &mut u64) -> Option<IntervalLatency> {
-        let (histogram, next) = self.intervals.get()?.latency_from(*from);
+        let (done, next) = self.intervals.get()?.done_from(*from);
         *from = next;
-        let histogram = histogram?;
+        let done = done?;
+        let mut events = done.events().iter().map(|e| e.histogram().into_owned());
+        let mut histogram = events.next()?;
+        for other in events {
+            // Both have hatshop's bounds, so adding cannot fail.
+            let _ = histogram.add(&other);
+        }
+        if histogram.is_empty() {
+            return None;
+        }
         let us = |q: f64| histogram.value_at_quantile(q) as f64 / 1_000.0;
         Some(IntervalLatency {
             p50_us: us(0.50),

@@ -51,6 +51,11 @@ impl CallWatch {
         }
     }
 
+    /// Whether a call is in flight.
+    pub fn busy(&self) -> bool {
+        self.state.load(Ordering::Relaxed) != IDLE
+    }
+
     /// Runs `call`, begun at `start`, until it answers, outlives its deadline or the
     /// run stops. The call is polled first: an answer that is there wins.
     pub async fn watch<F: Future>(

@@ -13,8 +13,6 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use hdrhistogram::Histogram;
-
 use super::RunStats;
 
 /// Intervals a shard keeps open: the newest and the one before it, which operations
@@ -127,25 +125,18 @@ impl IntervalCollector {
         }
     }
 
-    /// The service times of the successes in the intervals done from index `from` on
-    /// (handed over, or open in a shard that has begun a newer one; a share that comes
-    /// later is not in it), and the index after the newest of them: what a progress
-    /// line shows of the intervals done since its last. `None` where those intervals
-    /// hold no success.
-    pub fn latency_from(&self, from: u64) -> (Option<Histogram<u64>>, u64) {
-        let mut merged: Option<Histogram<u64>> = None;
+    /// The statistics of the intervals done from index `from` on (handed over, or open
+    /// in a shard that has begun a newer one; a share that comes later is not in it),
+    /// and the index after the newest of them: what a progress line or a metrics
+    /// scrape adds of the intervals done since its last look. `None`: none done since.
+    pub fn done_from(&self, from: u64) -> (Option<RunStats>, u64) {
+        let mut merged: Option<RunStats> = None;
         let mut next = from;
         let mut add = |index: u64, stats: &RunStats| {
             next = next.max(index + 1);
-            for event in stats.events() {
-                let histogram = event.histogram();
-                match &mut merged {
-                    _ if histogram.is_empty() => {}
-                    // Both have hatshop's bounds, so adding cannot fail.
-                    Some(all) => drop(all.add(&*histogram)),
-                    None => merged = Some(histogram.into_owned()),
-                }
-            }
+            merged
+                .get_or_insert_with(|| RunStats::new(self.event_types))
+                .merge(stats);
         };
         {
             let slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());

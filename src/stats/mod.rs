@@ -198,6 +198,11 @@ impl OpStats {
         self.retries = 0;
     }
 
+    /// Failed operations by kind.
+    pub fn errors_by_kind(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        self.errors.iter().map(|(kind, n)| (*kind, *n))
+    }
+
     /// Failed operations, of every kind.
     pub fn error_count(&self) -> u64 {
         self.errors.values().sum()

@@ -7,6 +7,7 @@
 
 mod before_measuring;
 mod ending;
+mod metrics;
 mod progress;
 mod setup;
 mod terminal;
@@ -56,20 +57,7 @@ fn export_summary(dir: &Path, to: &Path) -> Result<()> {
     let from = result_dir::file(dir, result_dir::SUMMARY_JSON);
     let text = std::fs::read_to_string(&from)
         .with_context(|| format!("cannot read {}", from.display()))?;
-    if to.as_os_str() == "-" {
-        crate::console::data(&text);
-        return Ok(());
-    }
-    crate::files::write_out(to, text.as_bytes())
-}
-
-/// An export's text to its file, or to standard output for `-`.
-fn write_export(to: &Path, text: &str) -> Result<()> {
-    if to.as_os_str() == "-" {
-        crate::console::data(text);
-        return Ok(());
-    }
-    crate::files::write_out(to, text.as_bytes())
+    crate::report::export::write(to, &text)
 }
 
 /// `--export-json` names one run's file: a series writes a summary.json per run, in
@@ -196,6 +184,12 @@ async fn measure(
     let plan = plan_of(config, &store);
     let (op_log, op_log_tx) = start_op_log(config, &store, clock)?;
     let progress = Arc::new(Progress::default());
+    let _metrics = match config.metrics {
+        Some(addr) => {
+            Some(metrics::serve(addr, metric_labels(config, &store), progress.clone()).await?)
+        }
+        None => None,
+    };
     let bar = show_progress(config, progress.clone());
     say_running(config);
     let serving = serving_server(config);
@@ -262,6 +256,21 @@ async fn measure(
     written
 }
 
+/// The labels of every metric the run serves: its id, its store and its shard.
+fn metric_labels(config: &RunConfig, store: &AnyStore) -> String {
+    let mut labels = vec![
+        metrics::label("run_id", &config.run_id),
+        metrics::label("store", store.facts().name.as_str()),
+    ];
+    if let Some(shard) = config.shard {
+        labels.push(metrics::label(
+            "shard",
+            &format!("{}/{}", shard.index, shard.count),
+        ));
+    }
+    labels.join(",")
+}
+
 /// Prints the table, verifies if asked, writes the report; the exit code.
 async fn finish(
     config: &RunConfig,
@@ -311,13 +320,13 @@ async fn finish(
         export_summary(&config.out_dir, to)?;
     }
     if let Some(to) = &config.export_csv {
-        write_export(
+        crate::report::export::write(
             to,
             &crate::report::export::csv(&summary, &config.percentiles),
         )?;
     }
     if let Some(to) = &config.export_markdown {
-        write_export(
+        crate::report::export::write(
             to,
             &crate::report::export::markdown(&summary, &config.percentiles),
         )?;

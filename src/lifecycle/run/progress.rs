@@ -139,7 +139,11 @@ impl LatencyShown {
             self.last = Some(latest);
         }
         self.last.map_or(String::new(), |l| {
-            format!(", p50 {} µs, p99 {} µs", format_us(l.p50_us), format_us(l.p99_us))
+            format!(
+                ", p50 {} µs, p99 {} µs",
+                format_us(l.p50_us),
+                format_us(l.p99_us)
+            )
         })
     }
 }

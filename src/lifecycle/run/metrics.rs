@@ -1,0 +1,232 @@
+//! `--metrics ADDR`: the run's counters and latency served as OpenMetrics text at
+//! `http://ADDR/metrics` while it runs, for a Prometheus that scrapes it (one target per
+//! shard of a run on Kubernetes: deploy/prometheus.yml). Read from the interval
+//! statistics the lanes record anyway, so serving adds nothing to their work.
+
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use hdrhistogram::Histogram;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Mutex;
+
+use crate::runner::Progress;
+use crate::stats::RunStats;
+use crate::workload::EventType;
+
+/// Latency buckets' upper bounds, in seconds: 100 µs to 10 s.
+const BUCKETS: [f64; 16] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+    5.0, 10.0,
+];
+
+/// The longest a scraper may take to send its request.
+const REQUEST_DEADLINE: Duration = Duration::from_secs(5);
+
+/// The endpoint, served until dropped.
+pub(super) struct Metrics {
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Metrics {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// What the endpoint has added up so far: the intervals done before `from`.
+struct Totals {
+    from: u64,
+    stats: Option<RunStats>,
+}
+
+/// Binds `addr` and serves the run's metrics, labelled with `labels` (`key="value"`,
+/// already escaped), until the returned [`Metrics`] is dropped.
+pub(super) async fn serve(
+    addr: SocketAddr,
+    labels: String,
+    progress: Arc<Progress>,
+) -> Result<Metrics> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("--metrics {addr}: cannot serve there"))?;
+    let totals = Arc::new(Mutex::new(Totals {
+        from: 0,
+        stats: None,
+    }));
+    let labels = Arc::new(labels);
+    let task = tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let (progress, totals, labels) = (progress.clone(), totals.clone(), labels.clone());
+            tokio::spawn(async move {
+                let _ = answer(stream, &progress, &totals, &labels).await;
+            });
+        }
+    });
+    Ok(Metrics { task })
+}
+
+/// Reads one request and answers it: the metrics for `GET /metrics`, else 404.
+async fn answer(
+    mut stream: TcpStream,
+    progress: &Progress,
+    totals: &Mutex<Totals>,
+    labels: &str,
+) -> std::io::Result<()> {
+    let mut head = Vec::with_capacity(1024);
+    let mut buffer = [0u8; 1024];
+    let read = tokio::time::timeout(REQUEST_DEADLINE, async {
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 * 1024 {
+            let n = stream.read(&mut buffer).await?;
+            if n == 0 {
+                break;
+            }
+            head.extend_from_slice(&buffer[..n]);
+        }
+        Ok::<_, std::io::Error>(())
+    })
+    .await;
+    if !matches!(read, Ok(Ok(()))) {
+        return Ok(());
+    }
+    let line = String::from_utf8_lossy(head.split(|&b| b == b'\r').next().unwrap_or(&[]));
+    let path = line.split(' ').nth(1).unwrap_or("");
+    let (status, content_type, body) =
+        if line.starts_with("GET ") && path.split('?').next() == Some("/metrics") {
+            let mut totals = totals.lock().await;
+            (
+                "200 OK",
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                exposition(progress, &mut totals, labels),
+            )
+        } else {
+            (
+                "404 Not Found",
+                "text/plain; charset=utf-8",
+                "hatshop serves /metrics only\n".to_string(),
+            )
+        };
+    let response = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(response.as_bytes()).await?;
+    stream.shutdown().await
+}
+
+/// The metrics as OpenMetrics text, the intervals done since the last scrape added to
+/// the totals first.
+fn exposition(progress: &Progress, totals: &mut Totals, labels: &str) -> String {
+    if let Some(intervals) = progress.intervals.get() {
+        let (done, next) = intervals.done_from(totals.from);
+        totals.from = next;
+        if let Some(done) = done {
+            match &mut totals.stats {
+                Some(stats) => stats.merge(&done),
+                None => totals.stats = Some(done),
+            }
+        }
+    }
+    let mut out = String::new();
+    let load =
+        |counter: &std::sync::atomic::AtomicU64| counter.load(std::sync::atomic::Ordering::Relaxed);
+    family(
+        &mut out,
+        "hatshop_events_applied",
+        "counter",
+        "Events applied, in every phase (load and warm-up too).",
+    );
+    let _ = writeln!(
+        out,
+        "hatshop_events_applied_total{{{labels}}} {}",
+        load(&progress.applied)
+    );
+    family(
+        &mut out,
+        "hatshop_in_flight",
+        "gauge",
+        "Operations sent and not yet answered.",
+    );
+    let _ = writeln!(
+        out,
+        "hatshop_in_flight{{{labels}}} {}",
+        progress.in_flight()
+    );
+    family(
+        &mut out,
+        "hatshop_operations",
+        "counter",
+        "Measured operations by event type and outcome, in the intervals done (about a second behind).",
+    );
+    let events = totals.stats.as_ref().map_or(&[][..], RunStats::events);
+    for (event, stats) in EventType::ALL.iter().zip(events) {
+        let of = format!("{labels},event_type=\"{}\"", event.as_str());
+        if stats.ok() > 0 {
+            let _ = writeln!(
+                out,
+                "hatshop_operations_total{{{of},outcome=\"ok\"}} {}",
+                stats.ok()
+            );
+        }
+        for (kind, n) in stats.errors_by_kind() {
+            let _ = writeln!(
+                out,
+                "hatshop_operations_total{{{of},outcome=\"error\",error_kind=\"{kind}\"}} {n}"
+            );
+        }
+    }
+    family(
+        &mut out,
+        "hatshop_latency_seconds",
+        "histogram",
+        "Service time of the successful measured operations (sent to answered).",
+    );
+    for (event, stats) in EventType::ALL.iter().zip(events) {
+        if stats.ok() > 0 {
+            let of = format!("{labels},event_type=\"{}\"", event.as_str());
+            histogram(&mut out, &of, &stats.histogram());
+        }
+    }
+    out.push_str("# EOF\n");
+    out
+}
+
+fn family(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# TYPE {name} {kind}\n# HELP {name} {help}");
+}
+
+/// A histogram's cumulative buckets, count and sum, from the HdrHistogram in ns.
+fn histogram(out: &mut String, of: &str, latency_ns: &Histogram<u64>) {
+    for le in BUCKETS {
+        let below = latency_ns
+            .iter_recorded()
+            .take_while(|v| v.value_iterated_to() as f64 <= le * 1e9)
+            .map(|v| v.count_at_value())
+            .sum::<u64>();
+        let _ = writeln!(
+            out,
+            "hatshop_latency_seconds_bucket{{{of},le=\"{le}\"}} {below}"
+        );
+    }
+    let count = latency_ns.len();
+    let _ = writeln!(
+        out,
+        "hatshop_latency_seconds_bucket{{{of},le=\"+Inf\"}} {count}"
+    );
+    let _ = writeln!(out, "hatshop_latency_seconds_count{{{of}}} {count}");
+    let sum = latency_ns.mean() * count as f64 / 1e9;
+    let _ = writeln!(out, "hatshop_latency_seconds_sum{{{of}}} {sum}");
+}
+
+/// `key="value"` with OpenMetrics' escapes.
+pub(super) fn label(key: &str, value: &str) -> String {
+    let escaped = value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n");
+    format!("{key}=\"{escaped}\"")
+}

@@ -1,0 +1,166 @@
+//! `run --metrics`: a real Prometheus (Debian's) scrapes a run with the scrape settings
+//! of deploy/prometheus/by-hand.yml, and its HTTP API answers with what the run did.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{hatshop, json, text};
+use tempfile::TempDir;
+
+/// A port nothing listens on now.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The body of `GET path` on 127.0.0.1:port, or `None` if nothing answers 200.
+fn get(port: u16, path: &str) -> Option<String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let (head, body) = response.split_once("\r\n\r\n")?;
+    head.starts_with("HTTP/1.1 200").then(|| body.to_string())
+}
+
+/// Prometheus on `port`, scraping hatshop on `target_port` as deploy's settings say,
+/// stopped when dropped.
+struct Prometheus(Child);
+
+impl Prometheus {
+    fn start(dir: &Path, port: u16, target_port: u16) -> Prometheus {
+        let settings = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/prometheus/by-hand.yml"),
+        )
+        .unwrap();
+        assert!(settings.contains("127.0.0.1:9464"), "{settings}");
+        let config = dir.join("prometheus.yml");
+        std::fs::write(
+            &config,
+            settings.replace("127.0.0.1:9464", &format!("127.0.0.1:{target_port}")),
+        )
+        .unwrap();
+        let child = Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("prometheus is installed: ./test.sh installs Debian's package");
+        let prometheus = Prometheus(child);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while get(port, "/-/ready").is_none() {
+            assert!(Instant::now() < deadline, "Prometheus never became ready");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        prometheus
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The one value of an instant query's vector, if it has one.
+fn query(port: u16, promql: &str) -> Option<f64> {
+    let encoded: String = promql
+        .bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    let body = get(port, &format!("/api/v1/query?query={encoded}"))?;
+    let answer: serde_json::Value = serde_json::from_str(&body).ok()?;
+    let result = answer["data"]["result"].as_array()?;
+    result.first()?["value"][1].as_str()?.parse().ok()
+}
+
+#[test]
+#[ignore = "needs Prometheus: ./test.sh installs Debian's package"]
+fn prometheus_scrapes_a_run_and_answers_with_what_it_did() {
+    let tmp = TempDir::new().unwrap();
+    let (prometheus_port, metrics_port) = (free_port(), free_port());
+    let _prometheus = Prometheus::start(tmp.path(), prometheus_port, metrics_port);
+    let output = hatshop(tmp.path())
+        .args([
+            "run",
+            "--quiet",
+            "--db",
+            "null://",
+            "--rate",
+            "1000",
+            "--duration",
+            "6s",
+        ])
+        .args([
+            "--metrics",
+            &format!("127.0.0.1:{metrics_port}"),
+            "-o",
+            "watched",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let measured = json(&tmp.path().join("watched/run.json"))["measured_ops"]
+        .as_u64()
+        .unwrap() as f64;
+    // The run is over and its endpoint gone: what was scraped while it ran, by series.
+    let scraped = |promql: &str| query(prometheus_port, promql);
+    let counted = scraped(
+        "sum(max_over_time(hatshop_operations_total{run_id=\"watched\",outcome=\"ok\"}[5m]))",
+    )
+    .expect("Prometheus holds the run's operations");
+    // Scraped every second, about a second behind: most of the run, never more.
+    assert!(
+        counted >= measured * 0.4 && counted <= measured,
+        "Prometheus counted {counted} of {measured}"
+    );
+    let p99 = scraped(
+        "histogram_quantile(0.99, sum by (le) (max_over_time(hatshop_latency_seconds_bucket{run_id=\"watched\"}[5m])))",
+    )
+    .expect("Prometheus holds the run's latency");
+    assert!(p99 > 0.0 && p99 <= 0.01, "p99 of null:// {p99} s");
+    assert_eq!(
+        scraped("count(max_over_time(hatshop_in_flight{run_id=\"watched\",store=\"null\"}[5m]))"),
+        Some(1.0)
+    );
+}
+
+/// A bad address is a command-line error; a taken one, one line.
+#[test]
+fn a_metrics_address_that_cannot_be_served_is_one_line() {
+    let tmp = TempDir::new().unwrap();
+    common::assert_one_line_error(
+        tmp.path(),
+        &["run", "--db", "null://", "--metrics", "nowhere"],
+        "HOST:PORT",
+    );
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    common::assert_one_line_error(
+        tmp.path(),
+        &["run", "--db", "null://", "--metrics", &addr],
+        "cannot serve there",
+    );
+}
