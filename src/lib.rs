@@ -41,6 +41,7 @@ pub mod runner;
 pub mod secrets;
 pub mod stamp;
 pub mod stats;
+pub mod studies;
 pub mod suggest;
 pub mod verify;
 pub mod workload;

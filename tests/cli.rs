@@ -876,6 +876,11 @@ fn completions_and_the_man_page_know_every_subcommand() {
     };
     assert!(words_of("--workload").contains("compgen -W \"hatshop-random updates"));
     assert!(words_of("--synchronous").contains("off normal full extra"));
+    let study = bash.split("hatshop__subcmd__study)\n").nth(1).unwrap();
+    assert!(
+        study.lines().next().unwrap().contains("hat-shop clusters"),
+        "study names are completed: {study:.200}"
+    );
     let man = hatshop(tmp.path()).arg("man").output().unwrap();
     assert!(man.status.success());
     let man = common::text(&man.stdout);
@@ -919,6 +924,15 @@ fn completions_and_the_man_page_know_every_subcommand() {
         assert!(common::text(&help.stdout).contains(usage), "{command}");
         let bare = hatshop(tmp.path()).arg(command).output().unwrap();
         assert_eq!(bare.status.code(), Some(2), "{command} without its value");
+        // The man page's synopsis says so too.
+        let man = hatshop(tmp.path()).args(["man", command]).output().unwrap();
+        let synopsis = common::text(&man.stdout);
+        let value = usage.rsplit(' ').next().unwrap();
+        let shown = format!("\\fI{}\\fR", value.trim_matches(['<', '>']));
+        assert!(
+            synopsis.contains(&shown) && !synopsis.contains(&format!("[{shown}]")),
+            "{command}: {synopsis}"
+        );
     }
     assert_one_line_error(tmp.path(), &["man", "fly"], "not a command of hatshop");
     assert_one_line_error(tmp.path(), &["completions", "tcsh"], "invalid value 'tcsh'");
@@ -1285,6 +1299,7 @@ fn help_shows_each_flag_where_it_acts_and_each_default_one_way() {
         "report",
         "recover",
         "compare",
+        "export",
         "sweep",
         "workloads",
         "server",

@@ -11,10 +11,10 @@ use crate::cli::Cli;
 use crate::console::note;
 
 /// Writes `shell`'s completion script for every subcommand and flag to standard output,
-/// with the names a value may be: workloads and a setting's words.
+/// with the names a value may be: workloads, studies and a setting's words.
 pub fn completions(shell: clap_complete::Shell) -> Result<()> {
     let mut out = Vec::new();
-    let mut definitions = with_workloads_to_complete(Cli::definitions());
+    let mut definitions = with_studies_to_complete(with_workloads_to_complete(Cli::definitions()));
     clap_complete::generate(shell, &mut definitions, "hatshop", &mut out);
     write_out(&out)
 }
@@ -37,10 +37,40 @@ fn with_workloads_to_complete(command: clap::Command) -> clap::Command {
     })
 }
 
+/// `command` with the studies' names offered for `study NAME`.
+fn with_studies_to_complete(command: clap::Command) -> clap::Command {
+    let names: Vec<&str> = crate::studies::STUDIES.iter().map(|s| s.name).collect();
+    command.mut_subcommand("study", |sub| {
+        sub.mut_arg("name", |arg| {
+            arg.value_parser(PossibleValuesParser::new(names))
+        })
+    })
+}
+
+/// `command` with the values `--help`'s usage shows as required (`generate <FILE>`,
+/// `study <NAME>`) required, as a man page's synopsis then shows them: clap_mangen
+/// does not read the usage line. Each is required but for a hidden older spelling or
+/// `--list`.
+fn as_usage_says(command: clap::Command) -> clap::Command {
+    command
+        .mut_subcommand("generate", |sub| {
+            sub.mut_arg("file", |arg| {
+                arg.required_unless_present(clap::builder::Resettable::<clap::Id>::Reset)
+                    .required(true)
+            })
+        })
+        .mut_subcommand("study", |sub| {
+            sub.mut_arg("name", |arg| {
+                arg.required_unless_present(clap::builder::Resettable::<clap::Id>::Reset)
+                    .required(true)
+            })
+        })
+}
+
 /// Writes the man page of `command` (hatshop(1) when empty, hatshop-run(1) for `run`)
 /// to standard output, or every page into `out`.
 pub fn man(command: &[String], out: Option<&Path>) -> Result<()> {
-    let mut cli = Cli::definitions().disable_help_subcommand(true);
+    let mut cli = as_usage_says(Cli::definitions()).disable_help_subcommand(true);
     // Built, each subcommand's page is named hatshop-<command>.
     cli.build();
     if let Some(dir) = out {

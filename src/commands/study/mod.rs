@@ -4,9 +4,6 @@
 //! then `study.html` draws the study's figures from them. A folder that holds an
 //! interrupted study resumes it: finished cells are kept, the others run again.
 
-mod catalog;
-mod cells;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -22,8 +19,8 @@ use crate::files::{read_json, write_json};
 use crate::interrupt;
 use crate::lifecycle::servers::ServerGuard;
 use crate::report::study::StudyView;
-use catalog::{STUDIES, Study};
-use cells::Cell;
+use crate::studies::cells::{self, Cell};
+use crate::studies::{self as catalog, STUDIES, Study};
 
 /// `study.json`: which study a folder holds, at which scale, and the command each of
 /// its cells runs.

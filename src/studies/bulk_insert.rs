@@ -2,7 +2,7 @@
 //! buckets of 10,000, ten times, each batch timed by hatshop and some traced on the
 //! server.
 
-use super::super::cells::{Cell, ServerNeed, Verb, scaled};
+use super::cells::{Cell, ServerNeed, Verb, scaled};
 use super::{CASSANDRA, Study, args, fact, labels, need, row};
 use crate::report::study::{
     Dim, FIGURE, Fact, FigureSpec, Metric, Ours, PartSpec, SeedValue, Shape,

@@ -6,7 +6,7 @@
 //! give each node a fixed CPU budget, a machine of its own in all but the network (or
 //! run on the user's own machines, `--server-url`).
 
-use super::super::cells::{Cell, ServerNeed, scaled};
+use super::cells::{Cell, ServerNeed, scaled};
 use super::{CASSANDRA, GALERA, Study, fact, labels, need, row};
 use crate::report::study::{Dim, FIGURE, Fact, FigureSpec, Metric, Ours, PartSpec, Shape};
 

@@ -1,15 +1,17 @@
 //! The five published studies hatshop reproduces, as data: each one's question, parts,
 //! figures (the study's own axes, grouping and metrics, with the numbers it printed),
-//! and the cells that fill them, sized by `--scale`.
+//! and the cells that fill them, sized by `--scale`. `hatshop study` runs them; the
+//! completions offer their names.
 
 mod bulk_insert;
 mod cassandra_throughput;
+pub mod cells;
 mod clusters;
 mod hat_shop;
 mod kv_mixes;
 
-use super::cells::{Cell, ServerNeed};
 use crate::report::study::{Fact, FigureSpec, Ours, PartSpec, SetupRow};
+use cells::{Cell, ServerNeed};
 
 /// One study.
 pub struct Study {

@@ -5,7 +5,7 @@
 //! off, and 2.1's response grouping in the CQL dispatcher, which Cassandra 5.0 keeps
 //! as `native_transport_flush_in_batches_legacy`.
 
-use super::super::cells::{Cell, ServerNeed, scaled};
+use super::cells::{Cell, ServerNeed, scaled};
 use super::{CASSANDRA, Study, fact, labels, need, row};
 use crate::report::study::{
     Dim, FIGURE, Fact, FigureSpec, Metric, Ours, PartSpec, SeedValue, Shape,

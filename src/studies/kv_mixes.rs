@@ -1,7 +1,7 @@
 //! Study 004, "Choosing a key-value storage system (Cassandra vs. Voldemort)": four
 //! mixes of writes, rewrites and reads at 1.5 KB and 15 KB values, on 3-node clusters.
 
-use super::super::cells::{Cell, scaled};
+use super::cells::{Cell, scaled};
 use super::{CASSANDRA, Study, VOLDEMORT, fact, labels, need, row};
 use crate::report::study::{Dim, FIGURE, Fact, FigureSpec, Metric, Ours, PartSpec, SeedValue};
 

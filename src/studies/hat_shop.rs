@@ -3,7 +3,7 @@
 //! connections; Cassandra's table design. Every comparison between the stores runs
 //! both at the same in-flight count, and the page shows where each saturates.
 
-use super::super::cells::{Cell, scaled};
+use super::cells::{Cell, scaled};
 use super::{CASSANDRA, MARIADB, ORDER_EVENT_TYPES, Study, fact, labels, need, row};
 use crate::report::study::{
     Dim, FIGURE, Fact, FigureSpec, Metric, Ours, PartSpec, SeedValue, Shape,
