@@ -142,11 +142,17 @@ impl PartWriter {
             )?;
             self.open = Some((writer, 0));
         }
+        let partial = self.dir.join(partial_name(self.next));
         let (writer, groups) = self.open.as_mut().expect("opened above");
         if self.columns.len() > 0 {
-            let mut group = writer.next_row_group()?;
-            self.columns.write(&mut group)?;
-            group.close()?;
+            let columns = &mut self.columns;
+            (|| -> Result<()> {
+                let mut group = writer.next_row_group()?;
+                columns.write(&mut group)?;
+                group.close()?;
+                Ok(())
+            })()
+            .with_context(|| format!("cannot write {}", partial.display()))?;
             *groups += 1;
         }
         Ok(*groups)
