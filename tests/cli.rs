@@ -1716,7 +1716,8 @@ fn a_tag_names_the_run_everywhere_it_is_shown() {
 }
 
 /// compare exports its table as hyperfine does: CSV with plain numbers and each run's
-/// verdict (no ratio or p-value for the baseline), and Markdown for a pull request.
+/// verdict (no ratio or p-value for the baseline), and Markdown for a pull request;
+/// `hatshop show` prints its table again from the folder of its page.
 #[test]
 fn compare_exports_its_table_as_csv_and_markdown() {
     let tmp = TempDir::new().unwrap();
@@ -1725,6 +1726,8 @@ fn compare_exports_its_table_as_csv_and_markdown() {
     let output = hatshop(tmp.path())
         .args([
             "compare",
+            "-o",
+            "cmp",
             "--export-csv",
             "-",
             "--export-markdown",
@@ -1762,6 +1765,13 @@ fn compare_exports_its_table_as_csv_and_markdown() {
         "{markdown}"
     );
     assert!(markdown.contains("| all | #1 |"), "{markdown}");
+    let shown = hatshop(tmp.path()).args(["show", "cmp"]).output().unwrap();
+    assert!(shown.status.success(), "{}", common::text(&shown.stderr));
+    let shown = common::text(&shown.stdout);
+    assert!(
+        shown.contains("verdict") && shown.contains("baseline") && shown.contains("#2 "),
+        "{shown}"
+    );
     assert_one_line_error(
         tmp.path(),
         &[

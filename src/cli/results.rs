@@ -49,7 +49,8 @@ pub struct ExportArgs {
 /// `hatshop show`: the folders whose tables to print again.
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    /// Result folders written by `hatshop run` (a `--repeat` folder shows its medians).
+    /// Result folders written by `hatshop run` (a `--repeat` folder shows its medians),
+    /// or the folder `hatshop compare -o DIR` wrote its page into (its table).
     #[arg(required = true, value_name = "DIR")]
     pub result_dirs: Vec<PathBuf>,
     /// The percentiles of the table, e.g. 50,99,99.9 [default: 50,75,90,95,99,99.9,99.99].

@@ -6,7 +6,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::cli::CompareArgs;
 use crate::console::say;
-use crate::report::compare::{TITLE, page, terminal};
+use crate::report::compare::{self, TITLE, page, terminal};
 use crate::report::compare_export;
 use crate::report::load::LoadedRun;
 
@@ -55,6 +55,11 @@ pub fn run(args: &CompareArgs) -> Result<()> {
     );
     let beside = page(&runs, &file_name).write_out(&path, TITLE)?;
     say!("page: {}", path.display());
+    if beside {
+        // What `hatshop show` reads to print this table again.
+        let folder = path.parent().unwrap_or(Path::new(""));
+        compare::write_record(folder, &args.result_dirs)?;
+    }
     if !beside {
         say!(
             "(its figures' numbers are not written: {} is not a plain file with a folder \

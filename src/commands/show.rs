@@ -1,10 +1,12 @@
 //! `hatshop show DIR…`: a saved run's table printed again, as the run printed it when it
-//! ended, from its folder alone (latte's `show`).
+//! ended, from its folder alone (latte's `show`); a comparison's folder, its table.
 
 use anyhow::Result;
 
 use crate::cli::ShowArgs;
 use crate::console::say;
+use crate::report::compare;
+use crate::report::load::LoadedRun;
 use crate::report::repeats::{self, RepeatSummary};
 use crate::report::run_text;
 use crate::result_dir::{self, SUMMARY_JSON};
@@ -23,6 +25,16 @@ pub fn run(args: &ShowArgs) -> Result<()> {
             say!("");
         }
         say!("{}", dir.display());
+        // A comparison's folder prints its table again, from its runs' folders.
+        if let Some(record) = compare::read_record(dir) {
+            let runs = record?
+                .runs
+                .iter()
+                .map(|run| LoadedRun::load_checked(run))
+                .collect::<Result<Vec<_>>>()?;
+            crate::console::out(&compare::terminal(&runs));
+            continue;
+        }
         // A --repeat folder keeps its medians (min–max) in its own summary.json, and
         // prints them as the repeats did when they ended.
         if repeats::repeat_dirs(dir).is_some() {

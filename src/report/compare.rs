@@ -317,6 +317,32 @@ pub fn plans_differ(runs: &[LoadedRun]) -> bool {
         .any(|r| r.record.plan_sha256 != runs[0].record.plan_sha256)
 }
 
+/// The file beside a comparison's page that names the runs it compared, so that
+/// `hatshop show DIR` prints its table again.
+pub const COMPARE_JSON: &str = "compare.json";
+
+/// What [`COMPARE_JSON`] holds: the runs' folders, the baseline first, as absolute paths
+/// where they could be resolved.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct CompareRecord {
+    pub runs: Vec<std::path::PathBuf>,
+}
+
+/// Writes [`COMPARE_JSON`] into `folder` for the runs in `dirs`.
+pub fn write_record(folder: &std::path::Path, dirs: &[std::path::PathBuf]) -> anyhow::Result<()> {
+    let runs = dirs
+        .iter()
+        .map(|dir| std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone()))
+        .collect();
+    crate::files::write_json(&folder.join(COMPARE_JSON), &CompareRecord { runs })
+}
+
+/// The comparison recorded in `folder`, if a comparison's page was written there.
+pub fn read_record(folder: &std::path::Path) -> Option<anyhow::Result<CompareRecord>> {
+    let path = folder.join(COMPARE_JSON);
+    path.exists().then(|| crate::files::read_json(&path))
+}
+
 /// The comparison as a table for the terminal.
 pub fn terminal(runs: &[LoadedRun]) -> String {
     let mut out = String::new();
