@@ -147,7 +147,8 @@ fn prometheus_scrapes_a_run_and_answers_with_what_it_did() {
     );
 }
 
-/// A bad address is a command-line error; a taken one, one line.
+/// A bad address is a command-line error; a taken one, one line before any work (no
+/// result folder is made).
 #[test]
 fn a_metrics_address_that_cannot_be_served_is_one_line() {
     let tmp = TempDir::new().unwrap();
@@ -160,7 +161,8 @@ fn a_metrics_address_that_cannot_be_served_is_one_line() {
     let addr = taken.local_addr().unwrap().to_string();
     common::assert_one_line_error(
         tmp.path(),
-        &["run", "--db", "null://", "--metrics", &addr],
+        &["run", "--db", "null://", "--metrics", &addr, "-o", "never"],
         "cannot serve there",
     );
+    assert!(!tmp.path().join("never").exists());
 }

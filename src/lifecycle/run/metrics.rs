@@ -44,6 +44,16 @@ struct Totals {
     stats: Option<RunStats>,
 }
 
+/// Checks before any work that `addr` can be served (bound, and let go at once): a
+/// taken port is said in one line before the store is reached.
+pub(super) fn check(addr: Option<SocketAddr>) -> Result<()> {
+    if let Some(addr) = addr {
+        std::net::TcpListener::bind(addr)
+            .with_context(|| format!("--metrics {addr}: cannot serve there"))?;
+    }
+    Ok(())
+}
+
 /// Binds `addr` and serves the run's metrics, labelled with `labels` (`key="value"`,
 /// already escaped), until the returned [`Metrics`] is dropped.
 pub(super) async fn serve(

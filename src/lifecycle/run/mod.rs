@@ -113,6 +113,7 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
         interrupt::Listening::with(move || stop.stop(StopReason::Interrupted))
     };
     let timeline = fault_timeline(config)?;
+    metrics::check(config.metrics)?;
     let made = missing_folders(&config.out_dir);
     claim_result_folder(&config.out_dir)?;
     // A run that never began leaves no folder behind (nor `results/` it made).
