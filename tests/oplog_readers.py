@@ -20,7 +20,7 @@ HATSHOP = str(Path(sys.argv[1]).resolve())
 
 
 def hatshop(*args, cwd):
-    done = subprocess.run([HATSHOP, *args], cwd=cwd, capture_output=True, text=True)
+    done = subprocess.run([HATSHOP, *args], cwd=cwd, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, (args, done.stderr)
 
 

@@ -159,6 +159,31 @@ struct LaneShared {
     check_reads: bool,
 }
 
+impl LaneShared {
+    /// What the lanes of a run of `cx` share: interval statistics sharded by the threads
+    /// that record into them, and the pacer, races and checks the plan asks for.
+    fn new(cx: &RunContext, holds_data: bool, lane_threads: Option<&LaneThreads>) -> Result<Self> {
+        let plan = &cx.plan;
+        Ok(LaneShared {
+            intervals: Arc::new(IntervalCollector::new(
+                cx.interval,
+                EventType::ALL.len(),
+                Handle::current().metrics().num_workers()
+                    + lane_threads.map_or(0, LaneThreads::count),
+            )),
+            failed_writes: Arc::new(Mutex::new(Vec::new())),
+            traced: Arc::new(Mutex::new(Vec::new())),
+            // Shared only when updates race (`conflicts`).
+            races: (plan.dealing.conflicts > 0.0).then(|| Arc::new(races::Races::default())),
+            pacer: match plan.pace.rate() {
+                Some(_) => Some(pacer::Pacer::start().context("cannot start the pacer thread")?),
+                None => None,
+            },
+            check_reads: plan.check_reads && holds_data,
+        })
+    }
+}
+
 /// The one run loop: deals the stream to lanes by order or key, runs them until the
 /// stream ends or a stop, and gathers what they measured. Shutdown is `cx.stop`.
 pub async fn run<D: Store>(
@@ -173,23 +198,7 @@ pub async fn run<D: Store>(
         0 => None,
         count => Some(LaneThreads::start(count).context("cannot start the lane threads")?),
     };
-    let shared = LaneShared {
-        intervals: Arc::new(IntervalCollector::new(
-            cx.interval,
-            EventType::ALL.len(),
-            Handle::current().metrics().num_workers()
-                + lane_threads.as_ref().map_or(0, LaneThreads::count),
-        )),
-        failed_writes: Arc::new(Mutex::new(Vec::new())),
-        traced: Arc::new(Mutex::new(Vec::new())),
-        // Shared only when updates race (`conflicts`).
-        races: (plan.dealing.conflicts > 0.0).then(|| Arc::new(races::Races::default())),
-        pacer: match plan.pace.rate() {
-            Some(_) => Some(pacer::Pacer::start().context("cannot start the pacer thread")?),
-            None => None,
-        },
-        check_reads: plan.check_reads && db.holds_data(),
-    };
+    let shared = LaneShared::new(&cx, db.holds_data(), lane_threads.as_ref())?;
     let _ = cx.progress.intervals.set(shared.intervals.clone());
     // The deadline stops the run at its instant, calls in flight included; lanes also
     // check it before each event.

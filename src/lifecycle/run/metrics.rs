@@ -14,6 +14,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Mutex;
 
+use crate::config::RunConfig;
+use crate::db::{AnyStore, Store};
 use crate::runner::Progress;
 use crate::stats::RunStats;
 use crate::workload::EventType;
@@ -24,7 +26,7 @@ const BUCKETS: [f64; 16] = [
     5.0, 10.0,
 ];
 
-/// The longest a scraper may take to send its request.
+/// The longest a scraper may take to send its request, or to take the answer.
 const REQUEST_DEADLINE: Duration = Duration::from_secs(5);
 
 /// The endpoint, served until dropped.
@@ -52,6 +54,32 @@ pub(super) fn check(addr: Option<SocketAddr>) -> Result<()> {
             .with_context(|| format!("--metrics {addr}: cannot serve there"))?;
     }
     Ok(())
+}
+
+/// The labels of every metric the run serves: its id, its store and its shard.
+fn metric_labels(config: &RunConfig, store: &AnyStore) -> String {
+    let mut labels = vec![
+        label("run_id", &config.run_id),
+        label("store", store.facts().name.as_str()),
+    ];
+    if let Some(shard) = config.shard {
+        labels.push(label("shard", &format!("{}/{}", shard.index, shard.count)));
+    }
+    labels.join(",")
+}
+
+/// Serves the metrics of the run of `config` when `--metrics` asks, until dropped.
+pub(super) async fn serve_run(
+    config: &RunConfig,
+    store: &AnyStore,
+    progress: Arc<Progress>,
+) -> Result<Option<Metrics>> {
+    match config.metrics {
+        Some(addr) => Ok(Some(
+            serve(addr, metric_labels(config, store), progress).await?,
+        )),
+        None => Ok(None),
+    }
 }
 
 /// Binds `addr` and serves the run's metrics, labelled with `labels` (`key="value"`,
@@ -124,8 +152,16 @@ async fn answer(
         "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()
     );
-    stream.write_all(response.as_bytes()).await?;
-    stream.shutdown().await
+    // A scraper that stops reading is given up on, as one that stops sending is.
+    match tokio::time::timeout(REQUEST_DEADLINE, async {
+        stream.write_all(response.as_bytes()).await?;
+        stream.shutdown().await
+    })
+    .await
+    {
+        Ok(written) => written,
+        Err(_) => Ok(()),
+    }
 }
 
 /// The metrics as OpenMetrics text, the intervals done since the last scrape added to
@@ -233,7 +269,7 @@ fn histogram(out: &mut String, of: &str, latency_ns: &Histogram<u64>) {
 }
 
 /// `key="value"` with OpenMetrics' escapes.
-pub(super) fn label(key: &str, value: &str) -> String {
+fn label(key: &str, value: &str) -> String {
     let escaped = value
         .replace('\\', "\\\\")
         .replace('"', "\\\"")

@@ -185,12 +185,7 @@ async fn measure(
     let plan = plan_of(config, &store);
     let (op_log, op_log_tx) = start_op_log(config, &store, clock)?;
     let progress = Arc::new(Progress::default());
-    let _metrics = match config.metrics {
-        Some(addr) => {
-            Some(metrics::serve(addr, metric_labels(config, &store), progress.clone()).await?)
-        }
-        None => None,
-    };
+    let _metrics = metrics::serve_run(config, &store, progress.clone()).await?;
     let bar = show_progress(config, progress.clone());
     say_running(config);
     let serving = serving_server(config);
@@ -255,21 +250,6 @@ async fn measure(
         record.unwritten = Some(format!("{e:#}"));
     }
     written
-}
-
-/// The labels of every metric the run serves: its id, its store and its shard.
-fn metric_labels(config: &RunConfig, store: &AnyStore) -> String {
-    let mut labels = vec![
-        metrics::label("run_id", &config.run_id),
-        metrics::label("store", store.facts().name.as_str()),
-    ];
-    if let Some(shard) = config.shard {
-        labels.push(metrics::label(
-            "shard",
-            &format!("{}/{}", shard.index, shard.count),
-        ));
-    }
-    labels.join(",")
 }
 
 /// Prints the table, verifies if asked, writes the report; the exit code.
