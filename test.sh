@@ -18,6 +18,23 @@ step() { printf '\n== %s (%s, +%ss)\n' "$*" "$(date +%T)" "$(($(date +%s) - suit
 # Servers and downloads of the test suite live apart from a user's own.
 export HATSHOP_HOME=${HATSHOP_TEST_HOME:-${HOME:-/tmp}/.local/share/hatshop-test}
 
+# One suite at a time on these servers: a second would share their tables, and the
+# first to end would stop them under the other. A later suite waits, 45 minutes at most.
+mkdir -p "$HATSHOP_HOME"
+suite_lock="$HATSHOP_HOME/suite.pid"
+waited=0
+while other=$(cat "$suite_lock" 2>/dev/null) && [ "$other" != $$ ] && kill -0 "$other" 2>/dev/null; do
+  if [ "$waited" -ge 2700 ]; then
+    echo "error: the test suite of pid $other still uses the servers in $HATSHOP_HOME after 45 minutes" >&2
+    exit 1
+  fi
+  [ "$waited" -eq 0 ] && echo "the test suite of pid $other uses the servers in $HATSHOP_HOME: waiting for it to end"
+  sleep 10
+  waited=$((waited + 10))
+done
+echo $$ >"$suite_lock"
+trap 'rm -f "$suite_lock"' EXIT
+
 step "toolchain and packages"
 if ! command -v cargo >/dev/null 2>&1; then
   echo "error: cargo is not installed (install Rust with rustup first)" >&2
@@ -55,7 +72,7 @@ hatshop=target/debug/hatshop
 step "servers"
 # Fresh data every time; the Cassandra jars stay in the cache.
 "$hatshop" server wipe --all
-trap '"$hatshop" server stop --all || true' EXIT
+trap '"$hatshop" server stop --all || true; rm -f "$suite_lock"' EXIT
 # Cassandra takes the longest: it boots while formatting and lints run. The bulk
 # load test sends seed 002's 10,000-row batches (3 MB by Cassandra's count).
 "$hatshop" server start cassandra --set batch_size_fail_threshold=4MiB >target/cassandra-url.txt 2>target/cassandra-start.log &

@@ -32,7 +32,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
+use crate::workload::{ItemsUpdate, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
 
 pub use bulk::{
     BatchKind, BatchLimit, BulkLoad, LOAD_TABLE, LoadBatch, LoadError, LoadSetup, LoadShape,
@@ -256,8 +256,7 @@ pub trait Store: BulkLoad + Send + Sync + 'static {
     fn update_items(
         &self,
         order_id: OrderId,
-        changes: &[ItemChange],
-        subtotal_cents: i64,
+        update: ItemsUpdate<'_>,
     ) -> impl Future<Output = Result<Applied, DbError>> + Send;
 
     /// Sets an order's status alone.

@@ -7,7 +7,7 @@ use super::{
     Applied, BulkLoad, ConnectOptions, DbError, DbUrl, ErrorKind, KvPage, LoadBatch, LoadError,
     LoadShape, Marker, Ownership, Setting, Settings, Snapshot, Store, StoreFacts, StoreKind,
 };
-use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
+use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 
 /// A store that answers every call at once: it measures hatshop alone.
 pub struct NullStore;
@@ -57,8 +57,7 @@ impl Store for NullStore {
     async fn update_items(
         &self,
         _id: OrderId,
-        _changes: &[ItemChange],
-        _subtotal_cents: i64,
+        _update: ItemsUpdate<'_>,
     ) -> Result<Applied, DbError> {
         Ok(Applied::Unknown)
     }

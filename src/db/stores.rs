@@ -154,15 +154,8 @@ macro_rules! stores {
                 match self { $(AnyStore::$variant(db) => Box::pin(db.update_order(order_id, update)).await,)* }
             }
 
-            async fn update_items(
-                &self,
-                order_id: OrderId,
-                changes: &[ItemChange],
-                subtotal_cents: i64,
-            ) -> Result<Applied, DbError> {
-                match self {
-                    $(AnyStore::$variant(db) => Box::pin(db.update_items(order_id, changes, subtotal_cents)).await,)*
-                }
+            async fn update_items(&self, order_id: OrderId, update: ItemsUpdate<'_>) -> Result<Applied, DbError> {
+                match self { $(AnyStore::$variant(db) => Box::pin(db.update_items(order_id, update)).await,)* }
             }
 
             async fn update_status(&self, order_id: OrderId, status: OrderStatus) -> Result<Applied, DbError> {

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::db::{Applied, DbError, ErrorKind, Store};
-use crate::workload::{KeyText, Operation, Order, OrderUpdate};
+use crate::workload::{ItemsUpdate, KeyText, Operation, Order, OrderUpdate};
 
 /// What a call returned, before it is judged.
 pub(super) enum Reply {
@@ -68,10 +68,13 @@ pub(super) async fn call<D: Store>(
             changes,
             subtotal_cents,
             ..
-        } => db
-            .update_items(*order_id, changes, *subtotal_cents)
-            .await
-            .map(Reply::Write),
+        } => {
+            let update = ItemsUpdate {
+                changes,
+                subtotal_cents: *subtotal_cents,
+            };
+            db.update_items(*order_id, update).await.map(Reply::Write)
+        }
         Operation::UpdateStatus {
             order_id, status, ..
         } => db.update_status(*order_id, *status).await.map(Reply::Write),

@@ -165,6 +165,14 @@ pub struct OrderUpdate {
     pub subtotal_cents: i64,
 }
 
+/// The study's line-item update: new attributes for some of an order's items, and the
+/// order's subtotal after them, so that no store needs a read-modify-write.
+#[derive(Debug, Clone, Copy)]
+pub struct ItemsUpdate<'a> {
+    pub changes: &'a [ItemChange],
+    pub subtotal_cents: i64,
+}
+
 /// What one event does. The JSON form is tagged by `type`.
 ///
 /// Writes to an order carry `state`, the hash of the order as the stream says it is

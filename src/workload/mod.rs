@@ -21,8 +21,8 @@ mod timed_warmup;
 
 pub use book::{FillStates, OrderBook, lacks_state};
 pub use domain::{
-    EventType, ItemChange, KeyId, LineItem, Operation, Order, OrderEvent, OrderId, OrderStatus,
-    OrderUpdate, Phase, StateHash, Target,
+    EventType, ItemChange, ItemsUpdate, KeyId, LineItem, Operation, Order, OrderEvent, OrderId,
+    OrderStatus, OrderUpdate, Phase, StateHash, Target,
 };
 pub use events_file::{check_events_file, file_sha256};
 pub use faults::{Fault, FaultEntry, MAX_NODES, NodeAction};

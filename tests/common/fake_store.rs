@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use hatshop::db::{
     Applied, BulkLoad, DbError, ErrorKind, KvPage, Marker, Ownership, Snapshot, Store, StoreFacts,
 };
-use hatshop::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
+use hatshop::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 
 /// How the fake store answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,8 +140,7 @@ impl Store for FakeStore {
     async fn update_items(
         &self,
         order_id: OrderId,
-        _c: &[ItemChange],
-        _s: i64,
+        _update: ItemsUpdate<'_>,
     ) -> Result<Applied, DbError> {
         self.before().await?;
         self.existing(order_id).map(|()| Applied::Yes)

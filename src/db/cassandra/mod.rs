@@ -44,7 +44,7 @@ use super::{
     Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KvPage, OrderRow, Setting, Settings,
     Snapshot, Store, StoreFacts, StoreKind,
 };
-use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
+use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 
 /// Cassandra over CQL: one session, prepared statements, the asked consistency.
 pub struct CassandraStore {
@@ -430,12 +430,11 @@ impl Store for CassandraStore {
     async fn update_items(
         &self,
         order_id: OrderId,
-        changes: &[ItemChange],
-        subtotal_cents: i64,
+        update: ItemsUpdate<'_>,
     ) -> Result<Applied, DbError> {
         let p = self.statements().await?;
-        let mut writes = Vec::with_capacity(changes.len() + 1);
-        for change in changes {
+        let mut writes = Vec::with_capacity(update.changes.len() + 1);
+        for change in update.changes {
             let mut values = vec![
                 text(&change.colour),
                 text(&change.size),
@@ -449,7 +448,7 @@ impl Store for CassandraStore {
         }
         writes.push((
             &p.update_subtotal,
-            vec![CqlValue::BigInt(subtotal_cents), big(order_id)],
+            vec![CqlValue::BigInt(update.subtotal_cents), big(order_id)],
         ));
         self.write_all(writes).await?;
         Ok(Applied::Unknown)

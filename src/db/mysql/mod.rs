@@ -39,7 +39,7 @@ use super::sql::{
     ITEM_COLUMNS, ORDER_COLUMNS, Statements, order_from_joined, setup_statements, snapshot_from,
 };
 use super::{Applied, DbError, ErrorKind, KV_PAGE, KvPage, Snapshot, Store, StoreFacts, StoreKind};
-use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
+use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 use errors::classify;
 use rows::{cell, line_item, order_row};
 
@@ -350,8 +350,7 @@ impl Store for MysqlStore {
     async fn update_items(
         &self,
         order_id: OrderId,
-        changes: &[ItemChange],
-        subtotal_cents: i64,
+        update: ItemsUpdate<'_>,
     ) -> Result<Applied, DbError> {
         let mut held = self.conn().await?;
         let conn = held.driver()?;
@@ -359,7 +358,7 @@ impl Store for MysqlStore {
             .start_transaction(TxOpts::default())
             .await
             .map_err(classify)?;
-        for change in changes {
+        for change in update.changes {
             tx.exec_drop(
                 self.sql.update_item.as_str(),
                 (
@@ -375,13 +374,13 @@ impl Store for MysqlStore {
         }
         tx.exec_drop(
             self.sql.update_subtotal.as_str(),
-            (subtotal_cents, order_id as i64),
+            (update.subtotal_cents, order_id as i64),
         )
         .await
         .map_err(classify)?;
         let rows = tx.affected_rows();
         tx.commit().await.map_err(classify)?;
-        self.done(held, changes.len() + 3);
+        self.done(held, update.changes.len() + 3);
         Ok(Applied::from_rows(rows))
     }
 

@@ -37,7 +37,7 @@ use super::{
     Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, Setting, Settings,
     Snapshot, Store, StoreFacts, StoreKind, Value,
 };
-use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
+use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 
 const CREATE: &[&str] = &[
     "CREATE TABLE orders (
@@ -527,15 +527,14 @@ impl Store for PostgresStore {
     async fn update_items(
         &self,
         order_id: OrderId,
-        changes: &[ItemChange],
-        subtotal_cents: i64,
+        update: ItemsUpdate<'_>,
     ) -> Result<Applied, DbError> {
         let mut conn = self.conn().await?;
         let update_item = conn.statement(&self.sql.update_item).await?;
         let update_subtotal = conn.statement(&self.sql.update_subtotal).await?;
         let id = order_id as i64;
         let tx = conn.client.transaction().await.map_err(classify)?;
-        for change in changes {
+        for change in update.changes {
             let quantity = change.quantity as i32;
             let item_id = change.line_item_id as i64;
             tx.execute(
@@ -546,7 +545,7 @@ impl Store for PostgresStore {
             .map_err(classify)?;
         }
         let rows = tx
-            .execute(&update_subtotal, &[&subtotal_cents, &id])
+            .execute(&update_subtotal, &[&update.subtotal_cents, &id])
             .await
             .map_err(classify)?;
         tx.commit().await.map_err(classify)?;

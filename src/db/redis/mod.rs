@@ -37,7 +37,7 @@ use super::{
     Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, Setting, Settings,
     Snapshot, Store, StoreFacts, StoreKind, Value,
 };
-use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
+use crate::workload::{ItemsUpdate, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
 
 const ORDER_FIELDS: [&str; 6] = [
     "client_id",
@@ -486,12 +486,11 @@ impl Store for RedisStore {
     async fn update_items(
         &self,
         order_id: OrderId,
-        changes: &[ItemChange],
-        subtotal_cents: i64,
+        update: ItemsUpdate<'_>,
     ) -> Result<Applied, DbError> {
         let mut invocation = self.update_items.key(order_key(order_id));
-        invocation.arg(subtotal_cents);
-        for change in changes {
+        invocation.arg(update.subtotal_cents);
+        for change in update.changes {
             invocation
                 .arg(change.line_item_id)
                 .arg(&change.colour)

@@ -20,7 +20,7 @@ use crate::db::{
     Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, OrderRow, Setting,
     Settings, Snapshot, Store, StoreFacts, StoreKind, Value,
 };
-use crate::workload::{ItemChange, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
+use crate::workload::{ItemsUpdate, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
 
 const CREATE: &[&str] = &[
     "CREATE TABLE orders (
@@ -377,8 +377,7 @@ impl Store for SqliteStore {
     async fn update_items(
         &self,
         order_id: OrderId,
-        changes: &[ItemChange],
-        subtotal_cents: i64,
+        update: ItemsUpdate<'_>,
     ) -> Result<Applied, DbError> {
         let mut conn = self.connection();
         let tx = conn
@@ -391,7 +390,7 @@ impl Store for SqliteStore {
                      WHERE line_item_id = ?4 AND order_id = ?5",
                 )
                 .map_err(classify)?;
-            for change in changes {
+            for change in update.changes {
                 update_item
                     .execute(params![
                         change.colour,
@@ -404,7 +403,7 @@ impl Store for SqliteStore {
             }
             tx.prepare_cached("UPDATE orders SET subtotal_cents = ?1 WHERE order_id = ?2")
                 .map_err(classify)?
-                .execute(params![subtotal_cents, order_id as i64])
+                .execute(params![update.subtotal_cents, order_id as i64])
                 .map_err(classify)?
         };
         tx.commit().map_err(classify)?;

@@ -34,7 +34,7 @@ use super::{
     Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, OrderRow, Setting,
     Settings, Snapshot, Store, StoreFacts, StoreKind,
 };
-use crate::workload::{ItemChange, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
+use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
 
 const DEFAULT_PORT: u16 = 6666;
 const ORDER_PREFIX: &[u8] = b"order:";
@@ -295,11 +295,10 @@ impl Store for VoldemortStore {
     async fn update_items(
         &self,
         order_id: OrderId,
-        changes: &[ItemChange],
-        subtotal_cents: i64,
+        update: ItemsUpdate<'_>,
     ) -> Result<Applied, DbError> {
         self.change_order(order_id, |order| {
-            order.apply_item_changes(changes, subtotal_cents)
+            order.apply_item_changes(update.changes, update.subtotal_cents)
         })
         .await
     }
