@@ -19,23 +19,8 @@ pub fn with_file_settings(args: Vec<OsString>) -> Result<Vec<OsString>, String> 
     let Some(path) = file_of(&args)? else {
         return Ok(args);
     };
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let tables: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        let message = e.message().split_whitespace().collect::<Vec<_>>().join(" ");
-        format!("{} is not valid TOML: {message}", path.display())
-    })?;
     let command = Cli::definitions();
-    for (table, _) in &tables {
-        if command.find_subcommand(table).is_none() {
-            let names = command.get_subcommands().map(|c| c.get_name());
-            return Err(format!(
-                "{}: [{table}] is not a command of hatshop{}",
-                path.display(),
-                crate::suggest::did_you_mean(table, names)
-            ));
-        }
-    }
+    let tables = read_tables(&path, &command)?;
     // Parsed once to learn the subcommand and what the user gave; a bad command line is
     // left for the real parse to report.
     let Ok(matches) = Cli::definitions().try_get_matches_from(&args) else {
@@ -68,19 +53,7 @@ pub fn with_file_settings(args: Vec<OsString>) -> Result<Vec<OsString>, String> 
                 path.display()
             ));
         }
-        // `--no-quiet` on the command line sets `quiet` as surely as `--quiet` does.
-        let id = arg.get_id().as_str();
-        let off = super::switches::off_id(id);
-        let has_off = sub.get_arguments().any(|a| a.get_id() == off.as_str());
-        let set_elsewhere = std::iter::once(id.to_string())
-            .chain(has_off.then_some(off))
-            .any(|id| {
-                matches!(
-                    given.value_source(&id),
-                    Some(ValueSource::CommandLine | ValueSource::EnvVariable)
-                )
-            });
-        if set_elsewhere {
+        if set_elsewhere(sub, given, arg.get_id().as_str()) {
             continue;
         }
         let flag = format!("--{}", arg.get_long().unwrap_or(key));
@@ -94,6 +67,42 @@ pub fn with_file_settings(args: Vec<OsString>) -> Result<Vec<OsString>, String> 
         }
     }
     Ok(extended)
+}
+
+/// The settings file's tables, each of which must name a command.
+fn read_tables(path: &Path, command: &clap::Command) -> Result<toml::Table, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let tables: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let message = e.message().split_whitespace().collect::<Vec<_>>().join(" ");
+        format!("{} is not valid TOML: {message}", path.display())
+    })?;
+    for (table, _) in &tables {
+        if command.find_subcommand(table).is_none() {
+            let names = command.get_subcommands().map(|c| c.get_name());
+            return Err(format!(
+                "{}: [{table}] is not a command of hatshop{}",
+                path.display(),
+                crate::suggest::did_you_mean(table, names)
+            ));
+        }
+    }
+    Ok(tables)
+}
+
+/// Whether the command line or the environment already sets the flag `id` of `sub`:
+/// `--no-quiet` sets `quiet` as surely as `--quiet` does.
+fn set_elsewhere(sub: &clap::Command, given: &clap::ArgMatches, id: &str) -> bool {
+    let off = super::switches::off_id(id);
+    let has_off = sub.get_arguments().any(|a| a.get_id() == off.as_str());
+    std::iter::once(id.to_string())
+        .chain(has_off.then_some(off))
+        .any(|id| {
+            matches!(
+                given.value_source(&id),
+                Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+            )
+        })
 }
 
 /// The file named by `--config FILE` (which must exist), else `hatshop.toml` here if

@@ -63,23 +63,7 @@ pub async fn verify_store<D: Store>(
     check_marker(&marker, url, record)?;
     let reach = Reach::of(dir, record)?;
     let failures = failed_writes(dir, record)?;
-    let whole_ids: HashSet<OrderId> = failures
-        .iter()
-        .filter(|(_, (target, kind))| !kind.outcome_unknown() && matches!(target, Target::Order(_)))
-        .map(|(_, (target, _))| target.id())
-        .collect();
-    let mut expected = Expected::new(whole_ids);
-    replay(record, &reach, |event, fate, races| {
-        if races && !matches!(fate, Fate::NotApplied) {
-            expected.raced(event);
-        }
-        match fate {
-            Fate::Applied => expected.apply(event, failures.get(&event.seq).map(|f| f.1)),
-            Fate::MaybeApplied => expected.maybe_applied(event),
-            Fate::NotApplied => {}
-        }
-    })?;
-
+    let expected = expected_state(record, &reach, &failures)?;
     let mut report = VerifyReport {
         database: url.to_string(),
         at,
@@ -98,25 +82,64 @@ pub async fn verify_store<D: Store>(
     }
     drop(snapshot);
 
-    let mut check = KeyCheck::new(&expected);
+    check_records(store, url, &expected, page_timeout, &mut report).await?;
+    if let Some(to) = to {
+        write_json(to, &report)?;
+    }
+    Ok(report)
+}
+
+/// What the store must hold: the stream replayed as far as the lanes reached, each
+/// write as its fate says (orders whose writes failed for sure are rebuilt whole).
+fn expected_state(
+    record: &RunRecord,
+    reach: &Reach,
+    failures: &HashMap<u64, (Target, ErrorKind)>,
+) -> Result<Expected> {
+    let whole_ids: HashSet<OrderId> = failures
+        .iter()
+        .filter(|(_, (target, kind))| !kind.outcome_unknown() && matches!(target, Target::Order(_)))
+        .map(|(_, (target, _))| target.id())
+        .collect();
+    let mut expected = Expected::new(whole_ids);
+    replay(record, reach, |event, fate, races| {
+        if races && !matches!(fate, Fate::NotApplied) {
+            expected.raced(event);
+        }
+        match fate {
+            Fate::Applied => expected.apply(event, failures.get(&event.seq).map(|f| f.1)),
+            Fate::MaybeApplied => expected.maybe_applied(event),
+            Fate::NotApplied => {}
+        }
+    })?;
+    Ok(expected)
+}
+
+/// Reads the key-value records back a page at a time, each page within
+/// `page_timeout`, and checks them against `expected`.
+async fn check_records<D: Store>(
+    store: &D,
+    url: &DbUrl,
+    expected: &Expected,
+    page_timeout: Duration,
+    report: &mut VerifyReport,
+) -> Result<()> {
+    let mut check = KeyCheck::new(expected);
     let mut cursor = None;
     loop {
         let page = waiting(page_timeout, "read records back", store.kv_page(cursor))
             .await
             .with_context(|| format!("cannot read back {url}"))?;
         for (key, value) in &page.records {
-            check.record(key, value, &mut report);
+            check.record(key, value, report);
         }
         match page.next {
             Some(next) => cursor = Some(next),
             None => break,
         }
     }
-    check.finish(&mut report);
-    if let Some(to) = to {
-        write_json(to, &report)?;
-    }
-    Ok(report)
+    check.finish(report);
+    Ok(())
 }
 
 /// The tables must be the ones this run set up: a later run (or `prepare`, or a load)

@@ -164,6 +164,48 @@ impl Study {
         args: &StudyArgs,
     ) -> Result<Outcome> {
         let _listening = interrupt::Listening::new();
+        self.announce(cells, dir);
+        let mut clock = Estimate::new(cells);
+        let mut server: Option<ServerGuard> = None;
+        let mut differing = 0;
+        for (i, cell) in cells.iter().enumerate() {
+            let cell_dir = dir.join(&cell.id);
+            if cell.finished(&cell_dir) {
+                clock.skip(cell);
+                continue;
+            }
+            if interrupt::requested() {
+                return Ok(Outcome::Interrupted);
+            }
+            // The estimate counts server starts too: they are part of what is left.
+            let began = Instant::now();
+            let Some(url) = ready_server(&mut server, cell, dir, home, args).await? else {
+                return Ok(Outcome::Interrupted);
+            };
+            note!(
+                "[{}/{}] {}{}",
+                i + 1,
+                cells.len(),
+                cell.name(),
+                clock.left()
+            );
+            let Some((code, differs)) = run_cell(cell, &url, &cell_dir, home).await? else {
+                return Ok(Outcome::Interrupted);
+            };
+            clock.done(cell, began.elapsed());
+            if differs {
+                differing += 1;
+                note!("{}: verify found differences", cell.id);
+            }
+            if code == ExitCode::from(interrupt::EXIT_CODE as u8) || interrupt::requested() {
+                return Ok(Outcome::Interrupted);
+            }
+        }
+        Ok(Outcome::Done { differing })
+    }
+
+    /// Says what the study runs, and how many cells an earlier run of it finished.
+    fn announce(&self, cells: &[Cell], dir: &Path) {
         let kept = cells
             .iter()
             .filter(|c| c.finished(&dir.join(&c.id)))
@@ -179,87 +221,77 @@ impl Study {
                 String::new()
             }
         );
-        let mut clock = Estimate::new(cells);
-        let mut server: Option<ServerGuard> = None;
-        let mut differing = 0;
-        for (i, cell) in cells.iter().enumerate() {
-            let cell_dir = dir.join(&cell.id);
-            if cell.finished(&cell_dir) {
-                clock.skip(cell);
-                continue;
-            }
-            if interrupt::requested() {
-                return Ok(Outcome::Interrupted);
-            }
-            // The estimate counts server starts too: they are part of what is left.
-            let began = Instant::now();
-            let need = &cell.need;
-            if !server
-                .as_ref()
-                .is_some_and(|s| s.serves(need.server, need.nodes, need.set))
-            {
-                // The last server is stopped before the next starts: they share the cores.
-                drop(server.take());
-                let given = args
-                    .server_url
-                    .iter()
-                    .find(|(name, nodes, _)| name == need.server && *nodes == need.nodes)
-                    .map(|(_, _, url)| url.as_str());
-                let found = ServerGuard::find_or_start(
-                    home,
-                    need.server,
-                    need.nodes,
-                    need.set,
-                    args.install,
-                    given,
-                );
-                match found.await {
-                    Ok(started) => server = Some(started),
-                    Err(_) if interrupt::requested() => return Ok(Outcome::Interrupted),
-                    Err(e) => return Err(e),
-                }
-            }
-            let serving = server.as_mut().expect("started above");
-            serving.budget(need.cpu_per_node).await?;
-            let url = serving.url_with(&need.query);
-            if let Some(length) = serving.warm_up() {
-                if !warm_up(serving.name(), cell, &url, dir, home, length).await {
-                    return Ok(Outcome::Interrupted);
-                }
-                serving.warmed = true;
-            }
-            note!(
-                "[{}/{}] {}{}",
-                i + 1,
-                cells.len(),
-                cell.name(),
-                clock.left()
-            );
-            if cell_dir.exists() {
-                // Cut short earlier: its run starts over.
-                std::fs::remove_dir_all(&cell_dir)
-                    .with_context(|| format!("cannot clear {}", cell_dir.display()))?;
-            }
-            if let Some(faults) = &cell.faults {
-                crate::files::write_atomic(&cells::faults_file(&cell_dir), faults.as_bytes())?;
-            }
-            let argv = cell.argv(&url, &cell_dir, &home.root);
-            let (code, differs) = match run_one(&argv).await {
-                Ok(ended) => ended,
-                // A run stopped before it began measuring leaves no folder.
-                Err(_) if interrupt::requested() => return Ok(Outcome::Interrupted),
-                Err(e) => return Err(e.context(format!("cell {} ({})", cell.id, cell.name()))),
-            };
-            clock.done(cell, began.elapsed());
-            if differs {
-                differing += 1;
-                note!("{}: verify found differences", cell.id);
-            }
-            if code == ExitCode::from(interrupt::EXIT_CODE as u8) || interrupt::requested() {
-                return Ok(Outcome::Interrupted);
-            }
+    }
+}
+
+/// Makes `server` the one `cell` needs, within its CPU budget and warmed up where the
+/// server wants it, and gives the cell's URL; `None` when interrupted. The last server
+/// is stopped before the next starts: they share the cores.
+async fn ready_server(
+    server: &mut Option<ServerGuard>,
+    cell: &Cell,
+    dir: &Path,
+    home: &Home,
+    args: &StudyArgs,
+) -> Result<Option<String>> {
+    let need = &cell.need;
+    if !server
+        .as_ref()
+        .is_some_and(|s| s.serves(need.server, need.nodes, need.set))
+    {
+        drop(server.take());
+        let given = args
+            .server_url
+            .iter()
+            .find(|(name, nodes, _)| name == need.server && *nodes == need.nodes)
+            .map(|(_, _, url)| url.as_str());
+        let found = ServerGuard::find_or_start(
+            home,
+            need.server,
+            need.nodes,
+            need.set,
+            args.install,
+            given,
+        );
+        match found.await {
+            Ok(started) => *server = Some(started),
+            Err(_) if interrupt::requested() => return Ok(None),
+            Err(e) => return Err(e),
         }
-        Ok(Outcome::Done { differing })
+    }
+    let serving = server.as_mut().expect("started above");
+    serving.budget(need.cpu_per_node).await?;
+    let url = serving.url_with(&need.query);
+    if let Some(length) = serving.warm_up() {
+        if !warm_up(serving.name(), cell, &url, dir, home, length).await {
+            return Ok(None);
+        }
+        serving.warmed = true;
+    }
+    Ok(Some(url))
+}
+
+/// Runs one cell into `cell_dir` (cleared first: a cell cut short earlier starts
+/// over): its exit code and whether verify found differences; `None` when interrupted
+/// before it began measuring (such a run leaves no folder).
+async fn run_cell(
+    cell: &Cell,
+    url: &str,
+    cell_dir: &Path,
+    home: &Home,
+) -> Result<Option<(ExitCode, bool)>> {
+    if cell_dir.exists() {
+        std::fs::remove_dir_all(cell_dir)
+            .with_context(|| format!("cannot clear {}", cell_dir.display()))?;
+    }
+    if let Some(faults) = &cell.faults {
+        crate::files::write_atomic(&cells::faults_file(cell_dir), faults.as_bytes())?;
+    }
+    let argv = cell.argv(url, cell_dir, &home.root);
+    match run_one(&argv).await {
+        Ok(ended) => Ok(Some(ended)),
+        Err(_) if interrupt::requested() => Ok(None),
+        Err(e) => Err(e.context(format!("cell {} ({})", cell.id, cell.name()))),
     }
 }
 

@@ -264,31 +264,7 @@ async fn finish(
     if config.print_details {
         print_result(config, record, &summary);
     }
-    let mut exact = true;
-    if config.verify && matches!(record.status.as_str(), "finished" | "stopped_at_deadline") {
-        let verdict = result_dir::file(&config.out_dir, result_dir::VERIFY_JSON);
-        let report = tokio::select! {
-            report = verify_store(
-                store,
-                &config.db,
-                &config.out_dir,
-                record,
-                config.op_timeout,
-                Some(&verdict),
-            ) => Some(report?),
-            _ = stop.interrupted() => None,
-        };
-        match report {
-            Some(report) => {
-                if config.print_details {
-                    say!("verify:");
-                    crate::console::out(&report.render());
-                }
-                exact = report.is_exact();
-            }
-            None => note!("verify interrupted"),
-        }
-    }
+    let exact = verify_if_asked(config, store, record, stop).await?;
     let report = html::write_report(&config.out_dir)?;
     if config.print_details {
         say!("results: {}", config.out_dir.display());
@@ -297,21 +273,7 @@ async fn finish(
         }
         say!("report: {}", report.display());
     }
-    if let Some(to) = &config.export_json {
-        export_summary(&config.out_dir, to)?;
-    }
-    if let Some(to) = &config.export_csv {
-        crate::report::export::write(
-            to,
-            &crate::report::export::csv(&summary, &config.percentiles),
-        )?;
-    }
-    if let Some(to) = &config.export_markdown {
-        crate::report::export::write(
-            to,
-            &crate::report::export::markdown(&summary, &config.percentiles),
-        )?;
-    }
+    export_results(config, &summary)?;
     if record.status == "failed" {
         bail!(
             "the run failed: {}; the result folder holds every operation that ran",
@@ -333,6 +295,60 @@ async fn finish(
         return Ok(std::process::ExitCode::from(EXIT_TOO_MANY_ERRORS));
     }
     Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// With `--verify`, after a run that ended as planned: the verdict, printed, and
+/// whether the store holds exactly what the stream says (true when not asked or
+/// interrupted: the interruption is said on its own).
+async fn verify_if_asked(
+    config: &RunConfig,
+    store: &AnyStore,
+    record: &RunRecord,
+    stop: &StopSignal,
+) -> Result<bool> {
+    if !config.verify || !matches!(record.status.as_str(), "finished" | "stopped_at_deadline") {
+        return Ok(true);
+    }
+    let verdict = result_dir::file(&config.out_dir, result_dir::VERIFY_JSON);
+    let report = tokio::select! {
+        report = verify_store(
+            store,
+            &config.db,
+            &config.out_dir,
+            record,
+            config.op_timeout,
+            Some(&verdict),
+        ) => report?,
+        _ = stop.interrupted() => {
+            note!("verify interrupted");
+            return Ok(true);
+        }
+    };
+    if config.print_details {
+        say!("verify:");
+        crate::console::out(&report.render());
+    }
+    Ok(report.is_exact())
+}
+
+/// The summary where `--export-json`, `--export-csv` and `--export-markdown` ask.
+fn export_results(config: &RunConfig, summary: &Summary) -> Result<()> {
+    if let Some(to) = &config.export_json {
+        export_summary(&config.out_dir, to)?;
+    }
+    if let Some(to) = &config.export_csv {
+        crate::report::export::write(
+            to,
+            &crate::report::export::csv(summary, &config.percentiles),
+        )?;
+    }
+    if let Some(to) = &config.export_markdown {
+        crate::report::export::write(
+            to,
+            &crate::report::export::markdown(summary, &config.percentiles),
+        )?;
+    }
+    Ok(())
 }
 
 /// What to say when the measured operations failed more often than `bound` allows.

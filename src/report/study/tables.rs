@@ -7,7 +7,7 @@ use std::fmt::Write;
 use super::cells::CellResult;
 use super::facts::Fact;
 use super::points::{Points, axis_name, mean};
-use super::spec::{FigureSpec, Metric, Ours};
+use super::spec::{FigureSpec, Metric, Ours, SeedValue};
 use super::{StudyView, percent};
 use crate::report::page::Page;
 use crate::report::svg::{self, escape};
@@ -18,9 +18,9 @@ use crate::report::table::thousands;
 /// (how the study's values relate to each other, against how ours do), and a
 /// throughput per core where the study said its cores.
 pub(super) fn seed_table(view: &StudyView, spec: &FigureSpec, points: &Points) -> String {
-    if spec.seed.is_empty() {
+    let Some(first) = spec.seed.first() else {
         return String::new();
-    }
+    };
     let ours_of = |x: &str, series: &str| {
         points
             .xs
@@ -30,74 +30,10 @@ pub(super) fn seed_table(view: &StudyView, spec: &FigureSpec, points: &Points) -
             .and_then(|key| points.values.get(&key))
             .map(|v| mean(v))
     };
-    let first_seed = spec.seed[0].value;
-    let first_ours = ours_of(spec.seed[0].x, spec.seed[0].series);
-    let relative = spec.seed.len() > 1;
-    let per_core = match (view.seed_cores, spec.metric) {
-        (Some(cores), Metric::OpsPerSecond) => Some(f64::from(cores)),
-        _ => None,
-    };
-    let our_cores = view
-        .cells
-        .iter()
-        .find_map(|c| c.facts.as_ref())
-        .map_or(crate::procfs::cores(), |f| f.cores) as f64;
-    let unit = spec.metric.unit();
-    let mut html = format!(
-        "<table class=\"seed\"><tr><th>{}</th><th>series</th><th>the study's ({unit}, {})</th>",
-        escape(&axis_name(spec.x)),
-        escape(view.seed_machine)
-    );
-    if relative {
-        html.push_str("<th>÷ the study's first</th>");
-    }
-    if per_core.is_some() {
-        html.push_str("<th>the study's per core</th>");
-    }
-    let _ = write!(html, "<th>ours ({unit}, this host)</th>");
-    if relative {
-        html.push_str("<th>÷ our first</th>");
-    }
-    if per_core.is_some() {
-        let _ = write!(html, "<th>ours per core ({our_cores:.0} shared)</th>");
-    }
-    html.push_str("</tr>");
+    let columns = SeedColumns::of(view, spec, ours_of(first.x, first.series));
+    let mut html = columns.header(view, spec);
     for seed in spec.seed {
-        let ours = ours_of(seed.x, seed.series);
-        let _ = write!(
-            html,
-            "<tr><td>{}</td><td>{}</td><td>{}</td>",
-            escape(seed.x),
-            escape(seed.series),
-            svg::short(seed.value)
-        );
-        if relative {
-            let _ = write!(html, "<td>{:.2}×</td>", seed.value / first_seed);
-        }
-        if let Some(cores) = per_core {
-            let _ = write!(html, "<td>{}</td>", svg::short(seed.value / cores));
-        }
-        let _ = write!(
-            html,
-            "<td>{}</td>",
-            ours.map_or("not run".into(), svg::short)
-        );
-        if relative {
-            let _ = write!(
-                html,
-                "<td>{}</td>",
-                ours.zip(first_ours)
-                    .map_or(String::new(), |(o, f)| format!("{:.2}×", o / f))
-            );
-        }
-        if per_core.is_some() {
-            let _ = write!(
-                html,
-                "<td>{}</td>",
-                ours.map_or(String::new(), |o| svg::short(o / our_cores))
-            );
-        }
-        html.push_str("</tr>");
+        columns.row(&mut html, seed, ours_of(seed.x, seed.series));
     }
     html.push_str("</table>");
     if spec.metric == Metric::Seconds && view.scale < 1.0 {
@@ -110,6 +46,103 @@ pub(super) fn seed_table(view: &StudyView, spec: &FigureSpec, points: &Points) -
         );
     }
     html
+}
+
+/// The seed table's columns: each side beside its own first value where the study
+/// gave several, and per core where it said its cores.
+struct SeedColumns {
+    first_seed: f64,
+    first_ours: Option<f64>,
+    relative: bool,
+    /// The study's cores, where it said them and the figure is a throughput.
+    per_core: Option<f64>,
+    our_cores: f64,
+}
+
+impl SeedColumns {
+    fn of(view: &StudyView, spec: &FigureSpec, first_ours: Option<f64>) -> SeedColumns {
+        SeedColumns {
+            first_seed: spec.seed[0].value,
+            first_ours,
+            relative: spec.seed.len() > 1,
+            per_core: match (view.seed_cores, spec.metric) {
+                (Some(cores), Metric::OpsPerSecond) => Some(f64::from(cores)),
+                _ => None,
+            },
+            our_cores: view
+                .cells
+                .iter()
+                .find_map(|c| c.facts.as_ref())
+                .map_or(crate::procfs::cores(), |f| f.cores) as f64,
+        }
+    }
+
+    /// The table's opening and its header row.
+    fn header(&self, view: &StudyView, spec: &FigureSpec) -> String {
+        let unit = spec.metric.unit();
+        let mut html = format!(
+            "<table class=\"seed\"><tr><th>{}</th><th>series</th><th>the study's ({unit}, {})</th>",
+            escape(&axis_name(spec.x)),
+            escape(view.seed_machine)
+        );
+        if self.relative {
+            html.push_str("<th>÷ the study's first</th>");
+        }
+        if self.per_core.is_some() {
+            html.push_str("<th>the study's per core</th>");
+        }
+        let _ = write!(html, "<th>ours ({unit}, this host)</th>");
+        if self.relative {
+            html.push_str("<th>÷ our first</th>");
+        }
+        if self.per_core.is_some() {
+            let _ = write!(
+                html,
+                "<th>ours per core ({:.0} shared)</th>",
+                self.our_cores
+            );
+        }
+        html.push_str("</tr>");
+        html
+    }
+
+    /// One of the study's values, and ours for the same point ("not run" without).
+    fn row(&self, html: &mut String, seed: &SeedValue, ours: Option<f64>) {
+        let _ = write!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{}</td>",
+            escape(seed.x),
+            escape(seed.series),
+            svg::short(seed.value)
+        );
+        if self.relative {
+            let _ = write!(html, "<td>{:.2}×</td>", seed.value / self.first_seed);
+        }
+        if let Some(cores) = self.per_core {
+            let _ = write!(html, "<td>{}</td>", svg::short(seed.value / cores));
+        }
+        let _ = write!(
+            html,
+            "<td>{}</td>",
+            ours.map_or("not run".into(), svg::short)
+        );
+        if self.relative {
+            let ratio = ours.zip(self.first_ours);
+            let _ = write!(
+                html,
+                "<td>{}</td>",
+                ratio.map_or(String::new(), |(o, f)| format!("{:.2}×", o / f))
+            );
+        }
+        if self.per_core.is_some() {
+            let _ = write!(
+                html,
+                "<td>{}</td>",
+                ours.map_or(String::new(), |o| svg::short(o / self.our_cores))
+            );
+        }
+        html.push_str("</tr>");
+    }
 }
 
 /// Where cells ran with a CPU budget per node: what each node had, what the nodes had
