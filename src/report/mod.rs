@@ -27,6 +27,7 @@ pub mod svg;
 pub mod sweep;
 pub mod table;
 pub mod traces;
+pub mod what_ran;
 
 use std::path::Path;
 use std::time::{Duration, SystemTime};

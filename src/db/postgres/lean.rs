@@ -5,6 +5,7 @@
 
 use super::wire::{LeanConn, Login, Reply};
 use crate::db::DbError;
+use crate::db::sql::Statements;
 use crate::db::wire::LaneSlots;
 
 /// The statements' names on every connection, and their SQL's place in `Kv`'s order.
@@ -25,6 +26,21 @@ pub struct LeanConns {
     /// The four statements' SQL, in `Kv`'s order.
     sql: [String; 4],
     slots: LaneSlots<LeanConn>,
+}
+
+/// hatshop's own connections for the key-value statements, if the server lets one log
+/// in without a password (else tokio-postgres, which speaks every method, carries them).
+pub async fn lean_conns(
+    login: Login,
+    sql: &Statements,
+    connections: usize,
+) -> Result<Option<LeanConns>, DbError> {
+    let Some(probe) = LeanConn::open(&login).await? else {
+        return Ok(None);
+    };
+    probe.quit().await;
+    let statements = sql.kv().map(String::from);
+    Ok(Some(LeanConns::new(login, statements, connections)))
 }
 
 impl LeanConns {

@@ -1,7 +1,7 @@
 //! PostgreSQL through `tokio-postgres`: `connections` connections (default 4), each with its
 //! statements prepared once, each write one transaction. A connection the server
 //! closed (a restart, a killed backend) is opened again on its next use, with its
-//! statements prepared again; that one operation pays for it. In a run of key-value
+//! statements prepared again (pool.rs); that one operation pays for it. In a run of key-value
 //! events alone, where the server asks for no password, the key-value statements go
 //! over hatshop's own wire instead (lean.rs, wire.rs), and the driver keeps one
 //! connection for setup and verify.
@@ -10,29 +10,28 @@ mod errors;
 mod lean;
 mod load;
 mod pgbench;
+mod pool;
 mod rows;
 mod statement_times;
 mod wire;
 
-use std::collections::{BTreeMap, HashMap};
-use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::time::Duration;
 
-use tokio::sync::{Mutex, MutexGuard};
+use tokio::sync::Mutex;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, NoTls, Statement};
 
 use self::errors::classify;
-use self::lean::{Kv, LeanConns};
+use self::lean::{Kv, LeanConns, lean_conns};
+use self::pool::PgConn;
 use self::rows::{get, line_item, order_row};
-use super::ownership::{self, Marker, Ownership, TABLES};
+use super::ownership::{self, Marker, Ownership};
 use super::peer_table;
 use super::sql::{
     ITEM_COLUMNS, ORDER_COLUMNS, Placeholders, Statements, order_from_joined, setup_statements,
     snapshot_from,
 };
-use super::wire::within;
 use super::{
     Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, Setting, Settings,
     Snapshot, Store, StoreFacts, StoreKind, Value,
@@ -88,39 +87,6 @@ impl KeyParam<'_> {
             KeyParam::Text(text) => text,
             KeyParam::Aid { aid, .. } => aid,
         }
-    }
-}
-
-/// One connection and the statements prepared on it.
-struct PgConn {
-    client: Client,
-    prepared: HashMap<String, Statement>,
-}
-
-impl PgConn {
-    async fn statement(&mut self, sql: &str) -> Result<Statement, DbError> {
-        if let Some(statement) = self.prepared.get(sql) {
-            return Ok(statement.clone());
-        }
-        let statement = self.client.prepare(sql).await.map_err(classify)?;
-        self.prepared.insert(sql.to_string(), statement.clone());
-        Ok(statement)
-    }
-}
-
-/// A connection of the pool, held: opened (again) if it was closed.
-struct Held<'a>(MutexGuard<'a, Option<PgConn>>);
-
-impl Deref for Held<'_> {
-    type Target = PgConn;
-    fn deref(&self) -> &PgConn {
-        self.0.as_ref().expect("opened before it is handed out")
-    }
-}
-
-impl DerefMut for Held<'_> {
-    fn deref_mut(&mut self) -> &mut PgConn {
-        self.0.as_mut().expect("opened before it is handed out")
     }
 }
 
@@ -259,21 +225,6 @@ impl StoreKind for PostgresStore {
     }
 }
 
-/// hatshop's own connections for the key-value statements, if the server lets one log
-/// in without a password (else tokio-postgres, which speaks every method, carries them).
-async fn lean_conns(
-    login: wire::Login,
-    sql: &Statements,
-    connections: usize,
-) -> Result<Option<LeanConns>, DbError> {
-    let Some(probe) = wire::LeanConn::open(&login).await? else {
-        return Ok(None);
-    };
-    probe.quit().await;
-    let statements = sql.kv().map(String::from);
-    Ok(Some(LeanConns::new(login, statements, connections)))
-}
-
 impl PostgresStore {
     /// The key as the key-value statements bind it.
     fn key_param<'a>(&self, key: &'a KeyText) -> Result<KeyParam<'a>, DbError> {
@@ -293,84 +244,6 @@ impl PostgresStore {
             pgbench::TABLE.check_value_size(value.len())?;
         }
         Ok(value)
-    }
-
-    /// Opens one connection, handshake included, within the connect timeout.
-    async fn open(&self) -> Result<PgConn, DbError> {
-        let handshake = async { self.config.connect(NoTls).await.map_err(classify) };
-        let (client, connection) =
-            within(self.connect_timeout, "the PostgreSQL handshake", handshake).await?;
-        // The connection task ends when the server goes; the client then reports
-        // "closed", and the next use opens a new one.
-        tokio::spawn(async move {
-            let _ = connection.await;
-        });
-        let mut conn = PgConn {
-            client,
-            prepared: HashMap::new(),
-        };
-        if self.tables_ready.load(Ordering::Relaxed) {
-            for sql in self.sql.ahead() {
-                conn.statement(&sql).await?;
-            }
-        }
-        Ok(conn)
-    }
-
-    /// A free connection if there is one, else the next in turn; open if closed.
-    /// Opens every connection again, preparing the statements on each (the tables are
-    /// there now).
-    async fn prepare_everywhere(&self) -> Result<(), DbError> {
-        self.tables_ready.store(true, Ordering::Relaxed);
-        for connection in &self.connections {
-            let mut slot = connection.lock().await;
-            *slot = None;
-            *slot = Some(self.open().await?);
-        }
-        if let Some(lean) = &self.lean {
-            lean.reopen_all().await?;
-        }
-        Ok(())
-    }
-
-    async fn conn(&self) -> Result<Held<'_>, DbError> {
-        let n = self.connections.len();
-        // A lane starts at its own connection: with no more lanes than connections,
-        // the first try takes it.
-        let start = super::lane().unwrap_or_else(|| self.next.fetch_add(1, Ordering::Relaxed));
-        let mut guard = super::queued(async {
-            for i in 0..n {
-                if let Ok(guard) = self.connections[(start + i) % n].try_lock() {
-                    return guard;
-                }
-            }
-            self.connections[start % n].lock().await
-        })
-        .await;
-        if guard.as_ref().is_none_or(|c| c.client.is_closed()) {
-            *guard = None;
-            *guard = Some(self.open().await?);
-        }
-        Ok(Held(guard))
-    }
-
-    async fn existing_tables(&self, conn: &PgConn) -> Result<Vec<String>, DbError> {
-        let rows = conn
-            .client
-            .query(
-                "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema()",
-                &[],
-            )
-            .await
-            .map_err(classify)?;
-        let mut names = Vec::new();
-        for row in &rows {
-            let name: String = get(row, 0)?;
-            if TABLES.contains(&name.as_str()) {
-                names.push(name);
-            }
-        }
-        Ok(names)
     }
 }
 

@@ -1,0 +1,317 @@
+//! A run's report, "What ran": the events, the plan and its hash, the database and
+//! its server, the client's cost, the shards, the host, how the run ended and what
+//! verify found.
+
+use std::fmt::Write;
+
+use super::load::LoadedRun;
+use super::run_text::in_process;
+use super::svg::escape;
+use super::table::thousands;
+use crate::client_cost::ClientCost;
+use crate::result_dir::{Host, RunRecord, ShardOrigin};
+use crate::workload::EventSource;
+
+fn fact(out: &mut String, name: &str, value: &str) {
+    let _ = write!(out, "<tr><td>{}</td><td>{}</td></tr>", escape(name), value);
+}
+
+/// The facts of a run, as a table: what ran, against what, how, where, and how it
+/// ended.
+pub(super) fn section(run: &LoadedRun) -> String {
+    let r = &run.record;
+    let mut out = String::from(r#"<table class="facts">"#);
+    for (name, value) in events_facts(&r.events, r.plan.warmup_s) {
+        fact(&mut out, name, &value);
+    }
+    fact(&mut out, "plan sha256", &plan_hash(r));
+    fact(&mut out, "database", &database(r));
+    let settings: Vec<String> = r
+        .database
+        .store
+        .settings
+        .iter()
+        .map(|(k, v)| format!("{}={}", escape(k), escape(v)))
+        .collect();
+    fact(&mut out, "settings", &settings.join(" · "));
+    if let Some(client) = &r.client {
+        fact(&mut out, "client cost", &client_cost(r, client));
+    }
+    fact(&mut out, "plan", &plan(run));
+    if let Some(shard) = r.shard {
+        fact(
+            &mut out,
+            "shard",
+            &format!(
+                "{shard} of a run on several clients: `hatshop merge` the shards' folders for the whole run"
+            ),
+        );
+    }
+    for s in &r.shards {
+        fact(
+            &mut out,
+            &format!("shard {}", s.index),
+            &escape(&shard(r, s)),
+        );
+    }
+    fact(&mut out, "client host", &escape(&host(&r.host)));
+    fact(
+        &mut out,
+        "time",
+        &escape(&format!(
+            "{} → {} · measured phase {:.2} s",
+            r.started_at,
+            r.finished_at.as_deref().unwrap_or("?"),
+            run.summary.elapsed_s
+        )),
+    );
+    fact(&mut out, "status", &status(r));
+    fact(&mut out, "verify", &verified(run.verify.as_ref()));
+    out.push_str("</table>");
+    out
+}
+
+/// The workload and seed, or the events file.
+fn events_facts(events: &EventSource, warmup_s: Option<f64>) -> Vec<(&'static str, String)> {
+    let timed = warmup_s.map_or(String::new(), |s| format!(" (for {s} s)"));
+    match events {
+        EventSource::Generated { workload } => vec![
+            (
+                "workload",
+                format!(
+                    "{} ({}): {} initial orders, {} warm-up{timed}, {}, {} keys",
+                    escape(&workload.name),
+                    escape(&workload.description),
+                    thousands(workload.initial_orders),
+                    thousands(workload.warmup),
+                    if workload.without_end() {
+                        "measured events until --duration ended them".to_string()
+                    } else {
+                        format!("{} measured events", thousands(workload.events))
+                    },
+                    serde_json::to_string(&workload.key_distribution)
+                        .unwrap_or_default()
+                        .trim_matches('"')
+                ),
+            ),
+            ("seed", workload.seed.to_string()),
+        ],
+        EventSource::File(info) => vec![("events file", escape(&info.path.display().to_string()))],
+    }
+}
+
+/// The stream's hash and how much of the stream it covers.
+fn plan_hash(r: &RunRecord) -> String {
+    let coverage = if r.stream_complete {
+        "the whole stream".to_string()
+    } else {
+        format!(
+            "the first {} events: the run stopped",
+            thousands(r.planned_events)
+        )
+    };
+    format!(
+        "<code>{}</code> ({}; stream version {})",
+        escape(r.plan_sha256.as_deref().unwrap_or("(not hashed)")),
+        escape(&coverage),
+        r.stream_version
+    )
+}
+
+/// The store, its version and URL, and the server hatshop started for it.
+fn database(r: &RunRecord) -> String {
+    let server = r
+        .database
+        .server
+        .as_ref()
+        .map(|server| {
+            let settings: Vec<String> = server
+                .settings
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            format!(
+                " · started by hatshop: {} of {} node{} ({})",
+                escape(&server.name),
+                server.nodes,
+                if server.nodes == 1 { "" } else { "s" },
+                escape(&settings.join(" · "))
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "{} {} at <code>{}</code>{server}",
+        escape(&r.database.store.name),
+        escape(&r.database.store.server_version),
+        escape(&r.database.url)
+    )
+}
+
+/// What the client spent, and a warning when it set the pace.
+fn client_cost(r: &RunRecord, client: &ClientCost) -> String {
+    let (line, warning) = client.report(&r.database.store.name, in_process(r));
+    let mut text = escape(&line);
+    match r.host.client_threads {
+        0 => {}
+        1 => text.push_str(" · 1 runtime thread"),
+        n => {
+            let _ = write!(text, " · {n} runtime threads");
+        }
+    }
+    match r.host.lane_threads {
+        0 => {}
+        1 => text.push_str(" · the lanes on 1 thread of their own"),
+        n => {
+            let _ = write!(text, " · the lanes on {n} threads of their own");
+        }
+    }
+    if let Some(warning) = warning {
+        let _ = write!(
+            text,
+            r#" · <span class="warning">{}</span>"#,
+            escape(&warning)
+        );
+    }
+    text
+}
+
+/// Lanes, pace, limits and timeouts.
+fn plan(run: &LoadedRun) -> String {
+    let r = &run.record;
+    format!(
+        "concurrency {}, {}{}, intervals of {} s, operation timeout {} s, connect timeout {} s{}",
+        r.plan.concurrency,
+        match (r.plan.rate_ops_s, r.plan.ramp_to_ops_s, r.plan.ramp_s) {
+            (Some(from), Some(to), Some(over)) => format!(
+                "open loop climbing from {} to {} ops/s over the first {over} s of the measured phase (the warm-up at {0}; each operation sent when due, however slowly answers came)",
+                thousands(from.round() as u64),
+                thousands(to.round() as u64)
+            ),
+            (Some(rate), _, _) => format!(
+                "open loop at {} ops/s (each operation sent when due, however slowly answers came)",
+                thousands(rate.round() as u64)
+            ),
+            (None, _, _) =>
+                "closed loop (each lane sends when its previous answer is back: a slow \
+                         answer delays the requests behind it, so its latencies are prone to \
+                         coordinated omission; --rate measures from when each was due)"
+                    .to_string(),
+        },
+        r.plan
+            .max_duration_s
+            .map(|d| format!(", stop after {d} s"))
+            .unwrap_or_default(),
+        run.interval_s(),
+        r.plan.op_timeout_s,
+        r.plan.connect_timeout_s,
+        if r.plan.retries > 0 {
+            format!(
+                ", up to {} retries per operation: {} made, each latency spans every call of its operation",
+                r.plan.retries,
+                thousands(run.summary.overall.retries)
+            )
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// One shard of a merged run.
+fn shard(r: &RunRecord, s: &ShardOrigin) -> String {
+    let mut text = format!(
+        "{} · {} · {} ops, {}",
+        s.host.hostname,
+        s.status,
+        thousands(s.measured_ops),
+        s.run_id
+    );
+    if let Some(client) = &s.client {
+        text.push_str(&format!(
+            " · {}",
+            client.report(&r.database.store.name, in_process(r)).0
+        ));
+    }
+    text
+}
+
+/// The client machine.
+fn host(h: &Host) -> String {
+    format!(
+        "{} · {} · {} cores · {:.1} GiB · {} (kernel {})",
+        h.hostname,
+        h.cpu,
+        h.cores,
+        h.memory_bytes as f64 / (1u64 << 30) as f64,
+        h.os,
+        h.kernel
+    )
+}
+
+/// How the run ended, and why when it failed.
+fn status(r: &RunRecord) -> String {
+    match r.status.as_str() {
+        "finished" => r#"<span class="ok">finished</span>"#.to_string(),
+        other => format!(
+            r#"<span class="bad">{}</span>{}"#,
+            escape(other),
+            r.error
+                .as_deref()
+                .map(|e| format!(": {}", escape(e)))
+                .unwrap_or_default()
+        ),
+    }
+}
+
+/// What `hatshop verify` found, if it ran.
+fn verified(verify: Option<&crate::verify::VerifyReport>) -> String {
+    match verify {
+        None => "not verified (run <code>hatshop verify</code>)".to_string(),
+        Some(v) if v.error.is_some() => format!(
+            r#"<span class="bad">not verified</span>: verify of {} could not finish ({})"#,
+            escape(&v.database),
+            escape(v.error.as_deref().unwrap_or_default())
+        ),
+        Some(v) if v.is_exact() => {
+            format!(
+                r#"<span class="ok">exact</span>: {} orders, {} line items, {} records as the stream says{}"#,
+                thousands(v.orders_found),
+                thousands(v.items_found),
+                thousands(v.keys_found),
+                if v.uncertain_orders + v.uncertain_keys > 0 {
+                    format!(
+                        "; {} uncertain (a write with an unknown outcome)",
+                        thousands(v.uncertain_orders + v.uncertain_keys)
+                    )
+                } else {
+                    String::new()
+                }
+            ) + &lost_updates(v)
+        }
+        Some(v) => {
+            format!(
+                r#"<span class="bad">{} differences</span> (see verify.json)"#,
+                thousands(v.differences())
+            ) + &lost_updates(v)
+        }
+    }
+}
+
+/// Lost updates among the orders raced on, when there were races.
+fn lost_updates(v: &crate::verify::VerifyReport) -> String {
+    if v.raced_orders == 0 {
+        return String::new();
+    }
+    format!(
+        "; <strong>{} lost updates</strong> among {} orders raced on (--conflicts): their final state is not the stream's last{}",
+        thousands(v.lost_updates),
+        thousands(v.raced_orders),
+        if v.resurrected_orders > 0 {
+            format!(
+                "; {} deleted orders written back by a racing update",
+                thousands(v.resurrected_orders)
+            )
+        } else {
+            String::new()
+        }
+    )
+}
