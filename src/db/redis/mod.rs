@@ -12,8 +12,10 @@
 //!
 //! A run of key-value events alone, unpipelined, sends its operations over hatshop's
 //! own wire instead (wire.rs), a connection per lane; the connection manager then
-//! keeps one connection, for setup and verify.
+//! keeps one connection, for setup and verify. How a lane takes its connection:
+//! connections.rs.
 
+mod connections;
 mod errors;
 mod load;
 mod rows;
@@ -21,12 +23,13 @@ mod scripts;
 mod wire;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{AsyncCommands, Client, Script};
-use tokio::sync::{Semaphore, SemaphorePermit};
+use tokio::sync::Semaphore;
 
+use self::connections::{Slot, connection_info, login_of};
 use self::errors::classify;
 use self::rows::{fields, item_key, items_key, kv_key, line_item, order_key, order_row};
 use self::scripts::{DELETE_ORDER, READ_ORDER, SET_IF_EXISTS, UPDATE_ITEMS};
@@ -47,12 +50,6 @@ const ORDER_FIELDS: [&str; 6] = [
     "status",
     "subtotal_cents",
 ];
-
-/// A connection and how many lanes may use it at once.
-struct Slot {
-    conn: ConnectionManager,
-    users: Semaphore,
-}
 
 /// Redis: orders as hashes, records as strings, a connection per lane unless pipelined.
 pub struct RedisStore {
@@ -153,43 +150,6 @@ impl StoreKind for RedisStore {
     }
 }
 
-/// Where and as whom to log in, from the URL: the database is its number.
-fn login_of(url: &DbUrl, options: &ConnectOptions) -> Result<Login, DbError> {
-    let address = url
-        .address(6379)
-        .map_err(|e| DbError::new(ErrorKind::Connection, e))?;
-    let (host, port) = address.hosts[0].clone();
-    let db: i64 = match address.name.as_deref() {
-        None => 0,
-        Some(n) => n.parse().map_err(|_| {
-            DbError::other(format!("{url}: the database must be a number, got '{n}'"))
-        })?,
-    };
-    Ok(Login {
-        host,
-        port,
-        user: address.user.filter(|u| !u.is_empty()),
-        password: address.password,
-        db,
-        connect_timeout: options.connect_timeout,
-    })
-}
-
-/// The same login as the `redis` crate takes it.
-fn connection_info(login: &Login) -> Result<redis::ConnectionInfo, DbError> {
-    let mut credentials = redis::RedisConnectionInfo::default().set_db(login.db);
-    if let Some(user) = &login.user {
-        credentials = credentials.set_username(user);
-    }
-    if let Some(password) = &login.password {
-        credentials = credentials.set_password(password);
-    }
-    let address = redis::ConnectionAddr::Tcp(login.host.clone(), login.port);
-    Ok(redis::IntoConnectionInfo::into_connection_info(address)
-        .map_err(classify)?
-        .set_redis_settings(credentials))
-}
-
 /// What the server does to keep data: none, rdb, aof-everysec, aof-always, aof-no.
 async fn persistence(conn: &mut ConnectionManager) -> Result<String, DbError> {
     let get = |name: &'static str| redis::cmd("CONFIG").arg("GET").arg(name).clone();
@@ -211,42 +171,7 @@ async fn persistence(conn: &mut ConnectionManager) -> Result<String, DbError> {
     })
 }
 
-/// A lane's use of a connection: held until dropped.
-struct Held<'a> {
-    conn: ConnectionManager,
-    _permit: SemaphorePermit<'a>,
-}
-
 impl RedisStore {
-    /// A connection with room for one more request; the wait for one is queue time.
-    async fn conn(&self) -> Result<Held<'_>, DbError> {
-        super::queued(self.take_slot()).await
-    }
-
-    async fn take_slot(&self) -> Result<Held<'_>, DbError> {
-        let n = self.slots.len();
-        let start = self.next.fetch_add(1, Ordering::Relaxed);
-        for i in 0..n {
-            let slot = &self.slots[(start + i) % n];
-            if let Ok(permit) = slot.users.try_acquire() {
-                return Ok(Held {
-                    conn: slot.conn.clone(),
-                    _permit: permit,
-                });
-            }
-        }
-        let slot = &self.slots[start % n];
-        let permit = slot
-            .users
-            .acquire()
-            .await
-            .map_err(|_| DbError::other("connection slot closed"))?;
-        Ok(Held {
-            conn: slot.conn.clone(),
-            _permit: permit,
-        })
-    }
-
     /// Every key matching `pattern`, by SCAN (never KEYS, which blocks the server).
     async fn scan(&self, pattern: &str) -> Result<Vec<String>, DbError> {
         let mut held = self.conn().await?;
@@ -273,12 +198,6 @@ impl RedisStore {
         Ok(keys)
     }
 
-    /// Runs a key-value command on a lane's own connection (hatshop's own wire).
-    async fn lean(&self, slots: &LaneSlots<LeanConn>, args: &[&[u8]]) -> Result<Reply, DbError> {
-        let mut held = slots.take(|| LeanConn::open(&self.login)).await?;
-        held.as_mut().expect("opened by take").command(args).await
-    }
-
     /// `SET key value NX|XX` (`condition`): whether it set the value.
     async fn set_if(&self, key: &KeyText, value: &[u8], condition: &str) -> Result<bool, DbError> {
         let name = kv_key(key);
@@ -295,16 +214,6 @@ impl RedisStore {
             .await
             .map_err(classify)?;
         Ok(set.is_some())
-    }
-
-    /// Opens every lane's own connection, so none is opened while measuring.
-    async fn open_lean(&self) -> Result<(), DbError> {
-        if let Some(slots) = &self.lean {
-            for i in 0..slots.len() {
-                *slots.slot(i).await = Some(LeanConn::open(&self.login).await?);
-            }
-        }
-        Ok(())
     }
 
     /// Loads every script once, so no measured call pays for sending its text.
