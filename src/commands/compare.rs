@@ -6,8 +6,9 @@ use anyhow::{Context, Result, bail};
 
 use crate::cli::CompareArgs;
 use crate::console::say;
-use crate::report::compare::{self, TITLE, page, terminal};
+use crate::report::compare::{self, terminal};
 use crate::report::compare_export;
+use crate::report::compare_page::{TITLE, page};
 use crate::report::load::LoadedRun;
 
 /// Loads every folder (each checked whole), prints the table, writes the page and the

@@ -7,6 +7,7 @@ pub mod bulk;
 pub mod charts;
 pub mod compare;
 pub mod compare_export;
+pub mod compare_page;
 pub mod differences;
 pub mod export;
 pub mod figure;

@@ -1,0 +1,219 @@
+//! A comparison as an HTML page: the runs, what differs between them, the table with
+//! each verdict, response time under open loop, and the charts.
+
+use std::fmt::Write;
+
+use super::charts::{spectrum, spectrum_figure};
+use super::compare::{
+    NUMBER_FIELDS, advice_of, compare, event_types, numbers, plans_differ, response_numbers,
+    response_rows, samples_named, summary_of,
+};
+use super::differences;
+use super::hlog;
+use super::load::LoadedRun;
+use super::page::Page;
+use super::svg::{self, Axis, Bars, Series, escape};
+
+/// The comparison page, to be written as `file_name`: the runs, what differs between
+/// them, the table with its verdicts, response time under open loop, and the charts.
+pub fn page(runs: &[LoadedRun], file_name: &str) -> Page {
+    let mut body = Page::new(file_name);
+    body.push_str("<h1>hatshop comparison</h1>");
+    body.push_str(&runs_list(runs));
+    body.push_str(&differences_list(runs));
+    let run_names = differences::run_names(runs);
+    if plans_differ(runs) {
+        body.push_str(r#"<p class="warning">These runs replayed <b>different event streams</b> (their plan_sha256 differ): the comparison is of different work.</p>"#);
+    }
+    let names = event_types(runs);
+    body.push_str(&comparison_table(runs, &run_names, &names));
+    body.push_str(&response_table(runs));
+    charts(&mut body, runs, &run_names, &names);
+    body
+}
+
+/// The comparison page's title.
+pub const TITLE: &str = "hatshop comparison";
+
+/// Each run: its label, folder, concurrency and plan hash.
+fn runs_list(runs: &[LoadedRun]) -> String {
+    let mut body = String::from("<ol>");
+    for run in runs {
+        let _ = write!(
+            body,
+            "<li>{} <code>{}</code> · concurrency {} · plan <code>{}</code></li>",
+            escape(&run.label()),
+            escape(&run.dir.display().to_string()),
+            run.record.plan.concurrency,
+            escape(
+                run.record
+                    .plan_sha256
+                    .as_deref()
+                    .map_or("?", |s| &s[..s.len().min(12)])
+            )
+        );
+    }
+    body.push_str("</ol>");
+    body
+}
+
+/// What run.json says differs from one run to the next.
+fn differences_list(runs: &[LoadedRun]) -> String {
+    let mut body = String::new();
+    let differs = differences::lines(runs);
+    if differs.is_empty() {
+        body.push_str("<p>What differs: nothing run.json records.</p>");
+        return body;
+    }
+    body.push_str("<p>What differs (#1 → #2 …):</p><ul id=\"differences\">");
+    for line in &differs.naming {
+        let _ = write!(body, "<li><code>{}</code></li>", escape(line));
+    }
+    body.push_str("</ul>");
+    if !differs.details.is_empty() {
+        let _ = write!(
+            body,
+            "<details id=\"details\"><summary>and {} details: versions, descriptions, mix weights, what stores report of themselves</summary><ul>",
+            differs.details.len()
+        );
+        for line in &differs.details {
+            let _ = write!(body, "<li><code>{}</code></li>", escape(line));
+        }
+        body.push_str("</ul></details>");
+    }
+    body
+}
+
+/// Each event type's numbers per run, with the ratio and verdict against run #1.
+fn comparison_table(runs: &[LoadedRun], run_names: &[String], names: &[String]) -> String {
+    let mut body = String::new();
+    body.push_str(r#"<table id="comparison"><tr><th>event</th><th>run</th><th>ops/s</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>p99.99</th><th>max</th><th>ratio</th><th>p-value</th><th>verdict</th></tr>"#);
+    let mut advice = Vec::new();
+    for event_type in names {
+        for c in compare(runs, event_type) {
+            let _ = write!(
+                body,
+                r#"<tr data-event="{}" data-run="{}"><td>{}</td><td style="min-width:10em">{}</td>"#,
+                escape(event_type),
+                c.run + 1,
+                if c.run == 0 {
+                    escape(event_type)
+                } else {
+                    String::new()
+                },
+                // A name breaks between its parts, not inside `hatshop-random`.
+                escape(&run_names[c.run]).replace('-', "\u{2011}")
+            );
+            for (field, value) in NUMBER_FIELDS.iter().zip(numbers(&c)) {
+                let _ = write!(body, r#"<td data-field="{field}">{value}</td>"#);
+            }
+            let (verdict, why) = c.verdict_and_advice();
+            let _ = write!(
+                body,
+                r#"<td style="text-align:left;min-width:14em" data-field="verdict">{}</td></tr>"#,
+                escape(&verdict)
+            );
+            advice.push(why);
+        }
+    }
+    let _ = write!(
+        body,
+        "</table><p class=\"note\">Latencies in µs. Ratio: mean latency over run #1's. p-value: Welch's t-test on {}.</p>",
+        samples_named(runs)
+    );
+    for line in advice_of(advice.into_iter()) {
+        let _ = write!(body, "<p class=\"note\">{}</p>", escape(&line));
+    }
+    body
+}
+
+/// Response time (from when each operation was due), for open-loop runs.
+fn response_table(runs: &[LoadedRun]) -> String {
+    let mut body = String::new();
+    let responses = response_rows(runs);
+    if !responses.is_empty() {
+        body.push_str(r#"<h2>Response time</h2><table id="response"><tr><th>event</th><th>run</th><th>ops/s</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>ratio</th></tr>"#);
+        for (event_type, run, summary, ratio) in responses {
+            let _ = write!(
+                body,
+                "<tr><td>{}</td><td>#{}</td>",
+                escape(&event_type),
+                run + 1
+            );
+            for value in response_numbers(summary, ratio) {
+                let _ = write!(body, "<td>{value}</td>");
+            }
+            body.push_str("</tr>");
+        }
+        body.push_str("</table><p class=\"note\">Open loop (--rate): the same successful operations timed from when each was due, what a client waiting in line sees; the table above is service time (sent → answered).</p>");
+    }
+
+    body
+}
+
+/// Mean and p99 per event type, the percentile spectrum, and p99 over time.
+fn charts(body: &mut Page, runs: &[LoadedRun], run_names: &[String], names: &[String]) {
+    for (title, pick) in [
+        ("Mean latency per event type", "mean"),
+        ("p99 latency per event type", "p99"),
+    ] {
+        let bars: Vec<Bars> = runs
+            .iter()
+            .zip(run_names)
+            .map(|(run, name)| Bars {
+                name: name.clone(),
+                values: names
+                    .iter()
+                    .map(|e| {
+                        summary_of(run, e).map_or(0.0, |s| {
+                            if pick == "mean" {
+                                s.mean_us
+                            } else {
+                                s.percentile("p99")
+                            }
+                        })
+                    })
+                    .collect(),
+                whiskers: None,
+                marked: Vec::new(),
+            })
+            .collect();
+        body.figure(svg::bar_chart(
+            title,
+            "event type",
+            names,
+            &Axis::linear("latency (µs)"),
+            &bars,
+        ));
+    }
+    let spectra: Vec<Series> = runs
+        .iter()
+        .zip(run_names)
+        .map(|(run, name)| Series {
+            name: name.clone(),
+            points: spectrum(&hlog::merged(&run.histograms, None)),
+        })
+        .collect();
+    body.figure(spectrum_figure(
+        "Percentile spectrum, all operations",
+        &spectra,
+    ));
+    let over_time: Vec<Series> = runs
+        .iter()
+        .zip(run_names)
+        .map(|(run, name)| Series {
+            name: format!("{name} p99"),
+            points: run
+                .series("all")
+                .iter()
+                .map(|r| (r.start_s, r.p99_us))
+                .collect(),
+        })
+        .collect();
+    body.figure(svg::line_chart(
+        "p99 latency over time, all operations",
+        &Axis::linear("time since the measured phase began (s)"),
+        &Axis::log("latency (µs)"),
+        &over_time,
+    ));
+}
