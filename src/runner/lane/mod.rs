@@ -6,12 +6,14 @@
 //! moment the run does (`cancelled`, outcome unknown), both kept by the watchdog, so
 //! neither a silent server nor a stuck call can hold a run past Ctrl-C or `--duration`.
 
-use std::sync::atomic::Ordering;
+mod record;
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
+use self::record::traced;
 use super::call::{Reply, call, retry_cures, timed_out};
 use super::expect::Expectations;
 use super::phase_clock::PhaseClock;
@@ -23,7 +25,7 @@ use super::watchdog::{CallWatch, Ended};
 use super::{FailedWrite, TracedOp};
 use crate::db::{Applied, DbError, ErrorKind, Store};
 use crate::db::{CallNotes, observe};
-use crate::stats::{IntervalCollector, OpBatch, OpRecord, Outcome};
+use crate::stats::{IntervalCollector, OpBatch, OpRecord};
 use crate::workload::kv::fill_value;
 use crate::workload::{KeyText, Operation, OrderEvent, Phase};
 
@@ -290,37 +292,6 @@ impl<D: Store> Lane<D> {
         true
     }
 
-    /// Reads a call's follow-up (after its clock stopped); a traced operation's server
-    /// side is kept beside the client's time (`service`, pool wait included).
-    async fn keep_trace(
-        &mut self,
-        event: &OrderEvent,
-        trace: bool,
-        service: Duration,
-        attempt: &mut Attempt,
-    ) {
-        let followed_up = attempt.follow_up.is_some();
-        let server = match attempt.follow_up.take() {
-            Some(read) => self.follow_up(read).await,
-            None => None,
-        };
-        if !trace || (attempt.trace_ids.is_empty() && !followed_up) {
-            return;
-        }
-        let service = service.as_nanos() as u64;
-        self.cx
-            .traced
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(TracedOp {
-                seq: event.seq,
-                event_type: event.op.event_type().as_str(),
-                client_ns: service.saturating_sub(attempt.queued_ns.unwrap_or(0)),
-                trace_ids: std::mem::take(&mut attempt.trace_ids),
-                server,
-            });
-    }
-
     /// What a write's outcome tells: a failed write noted, a race answered or settled,
     /// and the state this lane now expects its target to read back.
     fn wrote(
@@ -500,143 +471,4 @@ impl<D: Store> Lane<D> {
                 error_kind: kind,
             });
     }
-
-    fn record(
-        &mut self,
-        event: &OrderEvent,
-        due: Option<Instant>,
-        start: Instant,
-        end: Instant,
-        outcome: Result<(), DbError>,
-        served: Served,
-    ) {
-        // Service time: the pool wait, if any, is measured apart as queue time.
-        let latency_ns = (end.duration_since(start).as_nanos() as u64)
-            .saturating_sub(served.queued_ns.unwrap_or(0));
-        let event_type = event.op.event_type();
-        let retries = u64::from(served.attempts.saturating_sub(1));
-        let stats_outcome = match &outcome {
-            Ok(()) => Outcome::Ok {
-                retries,
-                response_ns: due.map(|due| end.saturating_duration_since(due).as_nanos() as u64),
-            },
-            Err(e) => Outcome::Failed {
-                kind: e.kind.as_str(),
-                code: e.code.as_deref(),
-                message: &e.message,
-                retries,
-            },
-        };
-        let offset_ns = self.measured_offset_ns(start);
-        self.cx.intervals.record(offset_ns, |stats| {
-            stats.record(
-                event_type.index(),
-                served.node,
-                latency_ns,
-                served.queued_ns,
-                stats_outcome,
-            )
-        });
-        let (error, error_code) = match outcome {
-            Ok(()) => (None, None),
-            Err(e) => {
-                self.pending_errors += 1;
-                (Some((e.kind.as_str(), e.message)), e.code)
-            }
-        };
-        self.last_end = Some(end);
-        self.pending_measured += 1;
-        if self.cx.op_log.is_some() {
-            self.log_batch.push(OpRecord {
-                seq: event.seq,
-                event_type: event_type.as_str(),
-                target: event.op.target().id(),
-                // The request left once a connection was free.
-                start_ns: start.duration_since(self.cx.epoch).as_nanos() as u64
-                    + served.queued_ns.unwrap_or(0),
-                due_ns: due
-                    .map(|due| due.saturating_duration_since(self.cx.epoch).as_nanos() as u64),
-                latency_ns,
-                error,
-                error_code,
-                node: served.node,
-                attempts: served.attempts,
-                queued_ns: served.queued_ns,
-            });
-        }
-    }
-
-    /// How far into the measured phase an operation that started at `start` began.
-    fn measured_offset_ns(&self, start: Instant) -> u64 {
-        let measure_start = self
-            .cx
-            .phases
-            .measure
-            .get()
-            .expect("set before measured events");
-        start.saturating_duration_since(*measure_start).as_nanos() as u64
-    }
-
-    async fn send_log_batch(&mut self) {
-        let records = std::mem::replace(&mut self.log_batch, Vec::with_capacity(self.cx.log_batch));
-        let Some(log) = &self.cx.op_log else {
-            return;
-        };
-        let sent = match self.log_room.clone().acquire_owned().await {
-            Ok(unwritten) => log.send(OpBatch { records, unwritten }).await.is_ok(),
-            Err(_) => false,
-        };
-        if !sent {
-            // The writer failed; its error is reported when the run ends.
-            self.cx.stop.stop(StopReason::Failed);
-        }
-    }
-
-    /// Counts the operation as applied, and as answered by the store or not. A failure
-    /// to reach the store is told at once: it is rare, and slow, when it happens.
-    fn note_reach(&mut self, outcome: &Result<(), DbError>, end: Instant) {
-        self.pending_applied += 1;
-        match outcome {
-            Err(e) if e.reached_no_server() => {
-                let p = &self.cx.progress;
-                p.unreached.fetch_add(1, Ordering::Relaxed);
-                *p.last_unreached.lock().unwrap_or_else(|e| e.into_inner()) =
-                    Some(e.message.clone());
-                self.flush_progress();
-            }
-            _ => self.pending_answered += 1,
-        }
-        if self.pending_applied >= PROGRESS_EVERY
-            || end.saturating_duration_since(self.flushed_at) >= PROGRESS_LAG
-        {
-            self.flushed_at = end;
-            self.flush_progress();
-        }
-    }
-
-    fn flush_progress(&mut self) {
-        let p = &self.cx.progress;
-        p.answered.fetch_add(
-            std::mem::take(&mut self.pending_answered),
-            Ordering::Relaxed,
-        );
-        p.measured.fetch_add(
-            std::mem::take(&mut self.pending_measured),
-            Ordering::Relaxed,
-        );
-        p.errors
-            .fetch_add(std::mem::take(&mut self.pending_errors), Ordering::Relaxed);
-        p.applied
-            .fetch_add(std::mem::take(&mut self.pending_applied), Ordering::Relaxed);
-    }
-}
-
-/// Whether the operation of `seq` is traced, a fixed draw per seq so a rerun traces
-/// the same operations.
-fn traced(seq: u64, share: f64) -> bool {
-    if share <= 0.0 {
-        return false;
-    }
-    let mut state = seq ^ 0x7ace_5a3f_1e00_0000;
-    super::plan::unit_draw(&mut state) < share
 }
