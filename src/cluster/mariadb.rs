@@ -35,11 +35,7 @@ impl LocalServer for Mariadb {
         previous: Option<&ServerRecord>,
     ) -> Result<ServerRecord> {
         let mariadbd = mariadbd(options.install, &[])?;
-        let port = match (options.port, previous) {
-            (Some(port), _) => port,
-            (None, Some(previous)) => previous.nodes[0].port,
-            (None, None) => process::free_port(HOST, 3306)?,
-        };
+        let port = options.port_or(previous, HOST, 3306)?;
         let cnf = write_cnf(dir, HOST, port, "")?;
         if !dir.join("data/mysql").exists() {
             install_db(dir, &cnf)?;

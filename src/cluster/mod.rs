@@ -247,6 +247,23 @@ pub struct StartOptions {
     pub cpu_per_node: Option<f64>,
 }
 
+impl StartOptions {
+    /// The port of a one-node server on `host`: the one asked for, else the one it had,
+    /// else the first free one from `preferred` up.
+    pub fn port_or(
+        &self,
+        previous: Option<&ServerRecord>,
+        host: &str,
+        preferred: u16,
+    ) -> Result<u16> {
+        match (self.port, previous) {
+            (Some(port), _) => Ok(port),
+            (None, Some(previous)) => Ok(previous.nodes[0].port),
+            (None, None) => process::free_port(host, preferred),
+        }
+    }
+}
+
 impl Default for StartOptions {
     fn default() -> Self {
         StartOptions {

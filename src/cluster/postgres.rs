@@ -61,7 +61,7 @@ impl LocalServer for Postgres {
         options: &StartOptions,
         previous: Option<&ServerRecord>,
     ) -> Result<ServerRecord> {
-        let port = options.port.or(previous.map(|p| p.nodes[0].port));
+        let port = options.port_or(previous, HOST, 5432)?;
         start(home, dir, options.install, port)
     }
 
@@ -71,13 +71,13 @@ impl LocalServer for Postgres {
         record: &ServerRecord,
         _node: usize,
     ) -> Result<NodeRecord> {
-        Ok(start(home, dir, false, Some(record.nodes[0].port))?
+        Ok(start(home, dir, false, record.nodes[0].port)?
             .nodes
             .remove(0))
     }
 }
 
-fn start(home: &Home, dir: &Path, install: bool, port: Option<u16>) -> Result<ServerRecord> {
+fn start(home: &Home, dir: &Path, install: bool, port: u16) -> Result<ServerRecord> {
     let bin = match bin_dir() {
         Some(bin) => bin,
         None => {
@@ -86,10 +86,6 @@ fn start(home: &Home, dir: &Path, install: bool, port: Option<u16>) -> Result<Se
                 "PostgreSQL is installed but /usr/lib/postgresql/*/bin/pg_ctl is missing",
             )?
         }
-    };
-    let port = match port {
-        Some(port) => port,
-        None => process::free_port(HOST, 5432)?,
     };
     let base = base_folder(home, dir)?;
     let data = base.join("data");

@@ -56,11 +56,7 @@ impl LocalServer for Redis {
             options.install,
             &["/usr/bin", "/usr/sbin"],
         )?;
-        let port = match (options.port, previous) {
-            (Some(port), _) => port,
-            (None, Some(previous)) => previous.nodes[0].port,
-            (None, None) => process::free_port(HOST, 6379)?,
-        };
+        let port = options.port_or(previous, HOST, 6379)?;
         let data = dir.join("data");
         std::fs::create_dir_all(&data)
             .with_context(|| format!("cannot create {}", data.display()))?;

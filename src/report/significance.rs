@@ -113,46 +113,44 @@ fn incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
 
 /// Continued fraction of the incomplete beta function (modified Lentz).
 fn beta_fraction(a: f64, b: f64, x: f64) -> f64 {
-    const TINY: f64 = 1e-300;
     let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
-    let mut c = 1.0;
-    let mut d = 1.0 - qab * x / qap;
-    if d.abs() < TINY {
-        d = TINY;
-    }
-    d = 1.0 / d;
-    let mut h = d;
+    let mut lentz = Lentz {
+        c: 1.0,
+        d: 1.0 / away_from_zero(1.0 - qab * x / qap),
+    };
+    let mut h = lentz.d;
     for m in 1..300 {
         let m = m as f64;
         let m2 = 2.0 * m;
-        let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < TINY {
-            d = TINY;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
-        h *= d * c;
-        let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < TINY {
-            d = TINY;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
-        let delta = d * c;
+        h *= lentz.step(m * (b - m) * x / ((qam + m2) * (a + m2)));
+        let delta = lentz.step(-(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)));
         h *= delta;
         if (delta - 1.0).abs() < 1e-12 {
             break;
         }
     }
     h
+}
+
+/// The running terms of Lentz's method for a continued fraction.
+struct Lentz {
+    c: f64,
+    d: f64,
+}
+
+impl Lentz {
+    /// Takes in the next coefficient; the factor the fraction's value changes by.
+    fn step(&mut self, aa: f64) -> f64 {
+        self.d = 1.0 / away_from_zero(1.0 + aa * self.d);
+        self.c = away_from_zero(1.0 + aa / self.c);
+        self.d * self.c
+    }
+}
+
+/// `v`, or a tiny number in its place near zero (Lentz's guard against dividing by 0).
+fn away_from_zero(v: f64) -> f64 {
+    const TINY: f64 = 1e-300;
+    if v.abs() < TINY { TINY } else { v }
 }
 
 #[cfg(test)]
