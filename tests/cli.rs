@@ -756,6 +756,37 @@ fn a_bad_fault_timeline_is_one_line_before_anything_runs() {
     assert!(!tmp.path().join("results").exists(), "nothing ran");
 }
 
+/// A store that does not have a capability says so in one line, naming the stores
+/// that do, before anything is made.
+#[test]
+fn a_capability_a_store_lacks_is_refused_in_one_line_naming_who_has_it() {
+    let tmp = TempDir::new().unwrap();
+    let db = format!("sqlite://{}", tmp.path().join("x.db").display());
+    assert_one_line_error(
+        tmp.path(),
+        &["run", "--db", &db, "--trace-sample", "0.1", "-o", "run"],
+        "--trace-sample reads the server's own times: Cassandra, MariaDB/MySQL and PostgreSQL only, not sqlite://",
+    );
+    assert_one_line_error(
+        tmp.path(),
+        &[
+            "load",
+            "--db",
+            &db,
+            "--rows",
+            "100",
+            "--trace-sample",
+            "0.1",
+            "-o",
+            "load",
+        ],
+        "--trace-sample traces batches on the server: Cassandra (CQL tracing) only, not sqlite://",
+    );
+    for made in ["run", "load", "x.db"] {
+        assert!(!tmp.path().join(made).exists(), "{made} was made");
+    }
+}
+
 #[test]
 fn a_series_says_its_header_first_and_what_each_runs_verify_found() {
     let tmp = TempDir::new().unwrap();
