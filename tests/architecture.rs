@@ -644,6 +644,22 @@ fn architecture_every_store_is_in_the_one_list() {
     );
 }
 
+/// A newcomer reads which stores there are in docs/stores.md: each store's URL opens a
+/// row of its first table.
+#[test]
+fn architecture_every_store_has_a_row_in_the_docs() {
+    let docs = std::fs::read_to_string(root().join("docs/stores.md")).unwrap();
+    let missing: Vec<&str> = hatshop::db::STORES
+        .iter()
+        .map(|store| store.scheme)
+        .filter(|scheme| !docs.contains(&format!("| `{scheme}://")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "stores with no row in docs/stores.md's table of stores: {missing:?}"
+    );
+}
+
 /// Adding a store touches its folder (or file) and one line: no other code in `src/`
 /// names its module or type.
 #[test]
