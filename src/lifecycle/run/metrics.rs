@@ -247,12 +247,7 @@ fn family(out: &mut String, name: &str, kind: &str, help: &str) {
 
 /// A histogram's cumulative buckets, count and sum, from the HdrHistogram in ns.
 fn histogram(out: &mut String, of: &str, latency_ns: &Histogram<u64>) {
-    for le in BUCKETS {
-        let below = latency_ns
-            .iter_recorded()
-            .take_while(|v| v.value_iterated_to() as f64 <= le * 1e9)
-            .map(|v| v.count_at_value())
-            .sum::<u64>();
+    for (le, below) in BUCKETS.iter().zip(cumulative_buckets(latency_ns)) {
         let _ = writeln!(
             out,
             "hatshop_latency_seconds_bucket{{{of},le=\"{le}\"}} {below}"
@@ -268,6 +263,27 @@ fn histogram(out: &mut String, of: &str, latency_ns: &Histogram<u64>) {
     let _ = writeln!(out, "hatshop_latency_seconds_sum{{{of}}} {sum}");
 }
 
+/// How many recorded latencies are at most each of `BUCKETS`, in one pass over the
+/// recorded values (they come in ascending order).
+fn cumulative_buckets(latency_ns: &Histogram<u64>) -> [u64; BUCKETS.len()] {
+    let mut counts = [0u64; BUCKETS.len()];
+    let mut bucket = 0;
+    for v in latency_ns.iter_recorded() {
+        let ns = v.value_iterated_to() as f64;
+        while bucket < BUCKETS.len() && ns > BUCKETS[bucket] * 1e9 {
+            bucket += 1;
+        }
+        let Some(count) = counts.get_mut(bucket) else {
+            break;
+        };
+        *count += v.count_at_value();
+    }
+    for i in 1..counts.len() {
+        counts[i] += counts[i - 1];
+    }
+    counts
+}
+
 /// `key="value"` with OpenMetrics' escapes.
 fn label(key: &str, value: &str) -> String {
     let escaped = value
@@ -275,4 +291,38 @@ fn label(key: &str, value: &str) -> String {
         .replace('"', "\\\"")
         .replace('\n', "\\n");
     format!("{key}=\"{escaped}\"")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each bucket holds every latency at most its bound, whatever lies above the last.
+    #[test]
+    fn buckets_count_the_latencies_at_most_their_bound() {
+        let mut latency_ns = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).unwrap();
+        let recorded = [
+            (50_000, 3),
+            (90_000, 1),
+            (150_000, 2),
+            (2_000_000, 1),
+            (700_000_000, 4),
+            (20_000_000_000, 1),
+        ];
+        for (ns, times) in recorded {
+            latency_ns.record_n(ns, times).unwrap();
+        }
+        let counts = cumulative_buckets(&latency_ns);
+        for (le, count) in BUCKETS.iter().zip(counts) {
+            let expected: u64 = latency_ns
+                .iter_recorded()
+                .filter(|v| v.value_iterated_to() as f64 <= le * 1e9)
+                .map(|v| v.count_at_value())
+                .sum();
+            assert_eq!(count, expected, "le {le}");
+        }
+        assert_eq!(counts[0], 4, "50 µs ×3 and 90 µs");
+        assert_eq!(counts[1], 6, "and 150 µs ×2");
+        assert_eq!(counts[BUCKETS.len() - 1], 11, "all but the 20 s one");
+    }
 }
