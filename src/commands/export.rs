@@ -1,13 +1,11 @@
 //! `hatshop export DIR --csv`: a run's op log as the plain CSV a spreadsheet opens, to
 //! a file (written through, whatever it is) or standard output.
 
-use std::fs::File;
-use std::io::{BufWriter, ErrorKind, Write};
-
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 
 use crate::cli::ExportArgs;
 use crate::console::note;
+use crate::files::{OutStream, closed_pipe};
 use crate::report::oplog::{self, OpLog};
 use crate::report::table::thousands;
 use crate::result_dir;
@@ -23,36 +21,16 @@ pub fn run(args: &ExportArgs) -> Result<()> {
         );
     }
     let target = args.out.clone().unwrap_or_else(|| dir.join("ops.csv"));
-    let to_stdout = target.as_os_str() == "-";
-    let mut out: Box<dyn Write> = if to_stdout {
-        Box::new(BufWriter::with_capacity(1 << 20, std::io::stdout().lock()))
-    } else {
-        // Opened, not replaced: a device, a pipe or a link is written through.
-        let file =
-            File::create(&target).with_context(|| format!("cannot write {}", target.display()))?;
-        Box::new(BufWriter::with_capacity(1 << 20, file))
-    };
-    let name = match to_stdout {
-        true => "standard output".to_string(),
-        false => target.display().to_string(),
-    };
-    let rows = match oplog::export_csv(dir, &mut out, &name) {
+    let mut out = OutStream::open(&target)?;
+    let rows = match oplog::export_csv(dir, &mut out.writer, &out.name) {
         Ok(rows) => rows,
-        // A reader that stopped early (`export --csv -o - | head`) took what it wanted.
-        Err(e)
-            if e.downcast_ref::<std::io::Error>()
-                .is_some_and(|e| e.kind() == ErrorKind::BrokenPipe) =>
-        {
+        Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(closed_pipe) => {
             return Ok(());
         }
         Err(e) => return Err(e),
     };
-    if !to_stdout {
-        note!(
-            "wrote {} operations to {}",
-            thousands(rows),
-            target.display()
-        );
+    if !out.to_stdout {
+        note!("wrote {} operations to {}", thousands(rows), out.name);
     }
     Ok(())
 }

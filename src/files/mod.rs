@@ -14,7 +14,7 @@ mod outside;
 mod reserve;
 mod rollback;
 
-pub use outside::{check_out, is_plain_file, write_out};
+pub use outside::{OutStream, check_out, closed_pipe, is_plain_file, write_out};
 pub use reserve::Reserve;
 pub use rollback::Rollback;
 

@@ -2,10 +2,10 @@
 //! checked before any work, and written the way `hatshop generate` writes, through a
 //! device, a pipe or a link as a stream, never replacing what hatshop did not make.
 
-use std::io::Write as _;
+use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use anyhow::{Result, anyhow};
+use anyhow::{Context, Result, anyhow};
 
 use super::write_atomic;
 
@@ -23,14 +23,50 @@ pub fn write_out(path: &Path, bytes: &[u8]) -> Result<()> {
                 .open(path)
                 .map_err(cannot)?;
             match file.write_all(bytes).and_then(|()| file.flush()) {
-                // A reader that stopped early (`/dev/stdout | head`) took what it wanted.
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                Err(e) if closed_pipe(&e) => Ok(()),
                 written => written.map_err(cannot),
             }
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => write_atomic(path, bytes),
         Err(e) => Err(anyhow!("cannot write {}: {e}", path.display())),
     }
+}
+
+/// A stream a command writes where the user said (`generate`, `export`): standard output
+/// for `-`, else the file, opened and written through so that a device, a pipe or a
+/// link stays what it is; buffered by the megabyte.
+pub struct OutStream {
+    /// What messages call it: "standard output", or the path.
+    pub name: String,
+    pub to_stdout: bool,
+    pub writer: Box<dyn Write>,
+}
+
+impl OutStream {
+    /// Opens `target` (`-`: standard output).
+    pub fn open(target: &Path) -> Result<OutStream> {
+        const BUFFER: usize = 1 << 20;
+        if target.as_os_str() == "-" {
+            return Ok(OutStream {
+                name: "standard output".into(),
+                to_stdout: true,
+                writer: Box::new(BufWriter::with_capacity(BUFFER, std::io::stdout().lock())),
+            });
+        }
+        let file = std::fs::File::create(target)
+            .with_context(|| format!("cannot write {}", target.display()))?;
+        Ok(OutStream {
+            name: target.display().to_string(),
+            to_stdout: false,
+            writer: Box::new(BufWriter::with_capacity(BUFFER, file)),
+        })
+    }
+}
+
+/// Whether `e` is a reader that stopped early (`generate - | head`): it took what it
+/// wanted, and the command ends quietly.
+pub fn closed_pipe(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::BrokenPipe
 }
 
 /// Whether `path` is, or will be, a plain file (a new path, a file, or a link to one):

@@ -341,10 +341,18 @@ fn outcome(
     source_report: source::SourceReport,
 ) -> RunOutcome {
     let phases = &cx.phases;
-    let measured_elapsed = match (phases.measure.get(), lanes.last_end) {
+    let mut measured_elapsed = match (phases.measure.get(), lanes.last_end) {
         (Some(start), Some(end)) => end.saturating_duration_since(*start),
         _ => Duration::ZERO,
     };
+    // Stopped by --duration, the measured phase lasted that long, whether or not an
+    // operation ended in its last moments (lanes starved of the CPU end none): rates
+    // are per second of it, as pgbench -T gives them.
+    if let (Some(limit), Some(StopReason::Deadline), Some(_)) =
+        (cx.plan.max_duration, cx.stop.reason(), phases.measure.get())
+    {
+        measured_elapsed = measured_elapsed.max(limit);
+    }
     let intervals = shared.intervals.take();
     let stats = total(&intervals, EventType::ALL.len());
     let client = phases
