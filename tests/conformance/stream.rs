@@ -94,6 +94,8 @@ macro_rules! store_keeps_what_the_stream_says {
 }
 
 store_keeps_what_the_stream_says!(sqlite, |_| "sqlite://".to_string(), ());
+// A database that lives in memory is verified as its run ends, never after.
+store_keeps_what_the_stream_says!(sqlite_in_memory, |_| "sqlite://:memory:".to_string(), ());
 store_keeps_what_the_stream_says!(
     cassandra,
     |test: &str| cassandra_url(&format!("conformance_{test}")),
