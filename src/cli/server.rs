@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use super::values::parse_key_value;
-use crate::cluster::ServerKind;
+use crate::cluster::ServerMeta;
 
 /// `hatshop server`: the data folder, and what to do.
 #[derive(Debug, Args)]
@@ -24,7 +24,7 @@ pub enum ServerAction {
     /// Start a server (once: a second start says where it already runs) and print its
     /// URL; with --node, start one stopped or killed node of it again.
     Start {
-        kind: ServerKind,
+        kind: &'static ServerMeta,
         /// Nodes: a Cassandra ring or a Galera cluster of 1-5.
         #[arg(long, default_value_t = 1)]
         nodes: usize,
@@ -69,7 +69,7 @@ pub enum ServerAction {
     /// Stop a server cleanly (every node, or one with --node), or all of them.
     Stop {
         #[arg(required_unless_present = "all")]
-        kind: Option<ServerKind>,
+        kind: Option<&'static ServerMeta>,
         #[arg(long, conflicts_with = "kind")]
         all: bool,
         /// Stop only this node.
@@ -85,7 +85,7 @@ pub enum ServerAction {
     /// Stop a server (or all) and delete its data, to start from scratch.
     Wipe {
         #[arg(required_unless_present = "all")]
-        kind: Option<ServerKind>,
+        kind: Option<&'static ServerMeta>,
         #[arg(long, conflicts_with = "kind")]
         all: bool,
     },
@@ -93,7 +93,7 @@ pub enum ServerAction {
     Status,
     /// The end of a node's log.
     Logs {
-        kind: ServerKind,
+        kind: &'static ServerMeta,
         /// Which node.
         #[arg(long, value_name = "K", default_value_t = 1)]
         node: usize,
@@ -106,7 +106,7 @@ pub enum ServerAction {
 /// A server and one of its nodes.
 #[derive(Debug, Args)]
 pub struct NodeArgs {
-    pub kind: ServerKind,
+    pub kind: &'static ServerMeta,
     /// Which node (1, 2, …).
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub node: usize,

@@ -14,8 +14,7 @@ use super::mariadb::{
     client, create_user_and_database, install_db, mariadbd, product, spawn, write_cnf,
 };
 use super::{
-    Home, LocalServer, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages,
-    process, wait_until,
+    Home, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages, process, wait_until,
 };
 
 const PROVIDER: &str = "/usr/lib/galera/libgalera_smm.so";
@@ -26,7 +25,7 @@ const SYNC_TIMEOUT: Duration = Duration::from_secs(300);
 /// A MariaDB Galera cluster of 1-5 nodes on loopback addresses.
 pub struct Galera;
 
-impl LocalServer for Galera {
+impl ServerKind for Galera {
     const NAME: &'static str = "galera";
     const ABOUT: &'static str = "a MariaDB Galera cluster (--nodes 1-5) from Debian's galera-4";
     const STORE: &'static str = "mysql";
@@ -79,17 +78,12 @@ impl LocalServer for Galera {
             started.elapsed().as_secs_f64()
         );
         let addresses: Vec<String> = hosts.iter().map(|h| format!("{h}:3306")).collect();
+        let url = format!("mysql://root@{}/hatshop", addresses.join(","));
+        let version = format!("{} with Galera {provider}", product(version.trim()));
+        let started = records.into_iter().map(|r| r.expect("every node started"));
         Ok(ServerRecord {
-            kind: ServerKind::find(Self::NAME).expect("listed"),
-            url: format!("mysql://root@{}/hatshop", addresses.join(",")),
-            version: format!("{} with Galera {provider}", product(version.trim())),
-            started_at: crate::stamp::now(),
             settings: [("nodes".to_string(), nodes.len().to_string())].into(),
-            programs: None,
-            nodes: records
-                .into_iter()
-                .map(|r| r.expect("every node started"))
-                .collect(),
+            ..ServerRecord::of::<Self>(url, version, started.collect())
         })
     }
 

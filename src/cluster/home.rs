@@ -8,12 +8,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-use super::{ServerKind, process};
+use super::{SERVERS, ServerKind, ServerMeta, process, server_meta};
 
 /// `server.json`: one running (or stopped) server and every node of it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ServerRecord {
-    pub kind: ServerKind,
+    pub kind: &'static ServerMeta,
     /// The URL to give `--db`: every node's address.
     pub url: String,
     pub version: String,
@@ -32,6 +32,19 @@ pub struct ServerRecord {
 pub const CPU_PER_NODE: &str = "cpu_per_node";
 
 impl ServerRecord {
+    /// The record of a server of kind `T` started just now, with no settings to keep.
+    pub fn of<T: ServerKind>(url: String, version: String, nodes: Vec<NodeRecord>) -> ServerRecord {
+        ServerRecord {
+            kind: server_meta(T::NAME).expect("every server kind is listed"),
+            url,
+            version,
+            started_at: crate::stamp::now(),
+            settings: BTreeMap::new(),
+            programs: None,
+            nodes,
+        }
+    }
+
     /// Each node's share of the host's CPU, in cores, if it is capped.
     pub fn cpu_per_node(&self) -> Option<f64> {
         self.settings.get(CPU_PER_NODE)?.parse().ok()
@@ -133,8 +146,8 @@ impl Home {
     }
 
     /// Where one server's nodes keep their data, logs and record.
-    pub fn server_dir(&self, kind: ServerKind) -> PathBuf {
-        self.root.join("servers").join(kind.meta().folder)
+    pub fn server_dir(&self, kind: &'static ServerMeta) -> PathBuf {
+        self.root.join("servers").join(kind.folder)
     }
 
     /// Downloads kept between starts, so a server is fetched once.
@@ -142,12 +155,12 @@ impl Home {
         self.root.join("cache")
     }
 
-    fn record_path(&self, kind: ServerKind) -> PathBuf {
+    fn record_path(&self, kind: &'static ServerMeta) -> PathBuf {
         self.server_dir(kind).join("server.json")
     }
 
     /// The record of a server started here, if it was.
-    pub fn record(&self, kind: ServerKind) -> Option<ServerRecord> {
+    pub fn record(&self, kind: &'static ServerMeta) -> Option<ServerRecord> {
         let text = std::fs::read_to_string(self.record_path(kind)).ok()?;
         serde_json::from_str(&text).ok()
     }
@@ -160,7 +173,7 @@ impl Home {
     }
 
     /// The record of a server with at least one node alive.
-    pub fn running(&self, kind: ServerKind) -> Option<ServerRecord> {
+    pub fn running(&self, kind: &'static ServerMeta) -> Option<ServerRecord> {
         self.record(kind)
             .filter(|r| r.nodes.iter().any(NodeRecord::alive))
     }
@@ -168,10 +181,10 @@ impl Home {
     /// The running server of this store (URL scheme) that has a node at one of
     /// these hosts (`host:port`; port 0: any), if any.
     pub fn serving(&self, store: &str, hosts: &[(String, u16)]) -> Option<ServerRecord> {
-        ServerKind::all()
+        SERVERS
             .iter()
-            .filter(|kind| kind.meta().store == store)
-            .find_map(|&kind| {
+            .filter(|kind| kind.store == store)
+            .find_map(|kind| {
                 self.running(kind).filter(|r| {
                     r.nodes.iter().any(|n| {
                         hosts

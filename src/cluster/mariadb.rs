@@ -11,8 +11,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use super::{
-    Home, LocalServer, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages,
-    node_record, process, wait_for_port,
+    Home, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages, node_record,
+    process, wait_for_port,
 };
 
 const HOST: &str = "127.0.0.1";
@@ -20,7 +20,7 @@ const HOST: &str = "127.0.0.1";
 /// MariaDB serves the `mysql` store.
 pub struct Mariadb;
 
-impl LocalServer for Mariadb {
+impl ServerKind for Mariadb {
     const NAME: &'static str = "mariadb";
     const ALIASES: &'static [&'static str] = &["mysql"];
     // Its first name: servers started before the rename are found where they are.
@@ -52,23 +52,9 @@ impl LocalServer for Mariadb {
         )?;
         create_user_and_database(&cnf)?;
         let version = product(client(&cnf, "SELECT VERSION()")?.trim());
-        Ok(ServerRecord {
-            kind: ServerKind::find(Self::NAME).expect("listed"),
-            url: format!("mysql://root@{HOST}:{port}/hatshop"),
-            version,
-            started_at: crate::stamp::now(),
-            settings: Default::default(),
-            programs: None,
-            nodes: vec![node_record(
-                1,
-                HOST,
-                port,
-                pid,
-                dir,
-                dir.join("data"),
-                log_file,
-            )],
-        })
+        let node = node_record(1, HOST, port, pid, dir, dir.join("data"), log_file);
+        let url = format!("mysql://root@{HOST}:{port}/hatshop");
+        Ok(ServerRecord::of::<Self>(url, version, vec![node]))
     }
 
     fn restart_node(

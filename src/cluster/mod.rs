@@ -6,7 +6,7 @@
 //! (kill, stop, start, pause, resume one node) acts on a node's own pid, never on a
 //! broad process match.
 //!
-//! A server hatshop can run is one file here implementing [`LocalServer`], and one line
+//! A server hatshop can run is one file here implementing [`ServerKind`], and one line
 //! in the `servers!` list.
 
 mod cassandra;
@@ -36,7 +36,7 @@ pub fn ring_status(home: &Home, record: &ServerRecord) -> Option<String> {
 }
 
 /// A server hatshop can start.
-pub trait LocalServer {
+pub trait ServerKind {
     /// Its name on the command line.
     const NAME: &'static str;
     /// Other names for it on the command line.
@@ -87,18 +87,18 @@ pub trait LocalServer {
 pub struct ServerMeta {
     pub name: &'static str,
     pub aliases: &'static [&'static str],
-    /// See [`LocalServer::FOLDER`].
+    /// See [`ServerKind::FOLDER`].
     pub folder: &'static str,
     pub about: &'static str,
     pub store: &'static str,
     pub max_nodes: usize,
-    /// See [`LocalServer::SETTINGS_FILE`].
+    /// See [`ServerKind::SETTINGS_FILE`].
     pub settings_file: Option<&'static str>,
-    /// See [`LocalServer::FROM_SOURCE`].
+    /// See [`ServerKind::FROM_SOURCE`].
     pub from_source: bool,
-    /// See [`LocalServer::NODETOOL`].
+    /// See [`ServerKind::NODETOOL`].
     pub nodetool: bool,
-    /// See [`LocalServer::WARM_UP`].
+    /// See [`ServerKind::WARM_UP`].
     pub warm_up: Option<Duration>,
     stop_signal: i32,
     retry_start: bool,
@@ -107,7 +107,7 @@ pub struct ServerMeta {
 }
 
 impl ServerMeta {
-    const fn of<T: LocalServer>() -> ServerMeta {
+    const fn of<T: ServerKind>() -> ServerMeta {
         ServerMeta {
             name: T::NAME,
             aliases: T::ALIASES,
@@ -129,15 +129,17 @@ impl ServerMeta {
 
 macro_rules! servers {
     ($($server:ty),* $(,)?) => {
-        static SERVERS: &[ServerMeta] = &[$(ServerMeta::of::<$server>()),*];
-        static KINDS: &[ServerKind] = &{
-            let mut kinds = [ServerKind(&SERVERS[0]); [$(stringify!($server)),*].len()];
+        /// Every server hatshop can run, in the order help lists them.
+        pub static SERVERS: &[ServerMeta] = &[$(ServerMeta::of::<$server>()),*];
+        /// The same, as the handles clap offers.
+        static HANDLES: &[&ServerMeta] = &{
+            let mut handles = [&SERVERS[0]; [$(stringify!($server)),*].len()];
             let mut i = 0;
-            while i < kinds.len() {
-                kinds[i] = ServerKind(&SERVERS[i]);
+            while i < handles.len() {
+                handles[i] = &SERVERS[i];
                 i += 1;
             }
-            kinds
+            handles
         };
     };
 }
@@ -151,73 +153,52 @@ servers! {
     voldemort::Voldemort,
 }
 
-/// One of the servers hatshop can start, by name.
-#[derive(Clone, Copy)]
-pub struct ServerKind(&'static ServerMeta);
-
-impl ServerKind {
-    /// The name `hatshop server` takes, and the one run.json records.
-    pub fn name(self) -> &'static str {
-        self.0.name
-    }
-
-    /// What the server declares about itself.
-    pub fn meta(self) -> &'static ServerMeta {
-        self.0
-    }
-
-    /// Every server hatshop can run, in the order help lists them.
-    pub fn all() -> &'static [ServerKind] {
-        KINDS
-    }
-
-    /// The server a name (or one of its aliases) names.
-    pub fn find(name: &str) -> Option<ServerKind> {
-        KINDS
-            .iter()
-            .copied()
-            .find(|k| k.0.name == name || k.0.aliases.contains(&name))
-    }
+/// The server a name (or one of its aliases) names.
+pub fn server_meta(name: &str) -> Option<&'static ServerMeta> {
+    SERVERS
+        .iter()
+        .find(|m| m.name == name || m.aliases.contains(&name))
 }
 
-impl PartialEq for ServerKind {
+// A server is one by its name; it shows, saves and reads as that name.
+impl PartialEq for ServerMeta {
     fn eq(&self, other: &Self) -> bool {
-        self.0.name == other.0.name
+        self.name == other.name
     }
 }
 
-impl Eq for ServerKind {}
+impl Eq for ServerMeta {}
 
-impl std::fmt::Debug for ServerKind {
+impl std::fmt::Debug for ServerMeta {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.0.name)
+        f.write_str(self.name)
     }
 }
 
-impl clap::ValueEnum for ServerKind {
+impl clap::ValueEnum for &'static ServerMeta {
     fn value_variants<'a>() -> &'a [Self] {
-        KINDS
+        HANDLES
     }
 
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
         Some(
-            clap::builder::PossibleValue::new(self.0.name)
-                .aliases(self.0.aliases.iter().copied())
-                .help(self.0.about),
+            clap::builder::PossibleValue::new(self.name)
+                .aliases(self.aliases.iter().copied())
+                .help(self.about),
         )
     }
 }
 
-impl Serialize for ServerKind {
+impl Serialize for ServerMeta {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.0.name)
+        serializer.serialize_str(self.name)
     }
 }
 
-impl<'de> Deserialize<'de> for ServerKind {
+impl<'de> Deserialize<'de> for &'static ServerMeta {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let name = String::deserialize(deserializer)?;
-        ServerKind::find(&name)
+        server_meta(&name)
             .ok_or_else(|| serde::de::Error::custom(format!("unknown server '{name}'")))
     }
 }
@@ -284,14 +265,14 @@ impl Default for StartOptions {
 /// Starts a server unless it runs already; returns its record and whether it was started now.
 pub fn start(
     home: &Home,
-    kind: ServerKind,
+    kind: &'static ServerMeta,
     options: &StartOptions,
 ) -> Result<(ServerRecord, bool)> {
-    let meta = kind.0;
+    let meta = kind;
     if options.nodes == 0 || options.nodes > meta.max_nodes {
         bail!(
             "{} runs 1{} node{}, not {}",
-            kind.name(),
+            kind.name,
             if meta.max_nodes > 1 {
                 format!(" to {}", meta.max_nodes)
             } else {
@@ -305,9 +286,9 @@ pub fn start(
         if record.nodes.len() != options.nodes && options.nodes != 1 {
             bail!(
                 "{} already runs with {} nodes: stop it first (`hatshop server stop {}`)",
-                kind.name(),
+                kind.name,
                 record.nodes.len(),
-                kind.name()
+                kind.name
             );
         }
         // A budget is the kernel's to change at any time: no restart needed.
@@ -325,7 +306,7 @@ pub fn start(
     {
         crate::console::note!(
             "{}: the stopped server of {} node{} is wiped; {} node{} start afresh",
-            kind.name(),
+            kind.name,
             stopped.nodes.len(),
             if stopped.nodes.len() == 1 { "" } else { "s" },
             options.nodes,
@@ -343,10 +324,7 @@ pub fn start(
         Err(first)
             if options.port.is_none() && meta.retry_start && !crate::interrupt::requested() =>
         {
-            crate::console::note!(
-                "{} did not start ({first:#}); trying once more",
-                kind.name()
-            );
+            crate::console::note!("{} did not start ({first:#}); trying once more", kind.name);
             launch()?
         }
         Err(e) => return Err(e),
@@ -361,15 +339,15 @@ pub fn start(
 
 /// Caps every running node of a server at `cores` of the host's CPU (`None`: lifts the
 /// cap), and records it, so that a node started again later gets the same.
-pub fn budget(home: &Home, kind: ServerKind, cores: Option<f64>) -> Result<ServerRecord> {
+pub fn budget(home: &Home, kind: &'static ServerMeta, cores: Option<f64>) -> Result<ServerRecord> {
     let Some(mut record) = home.running(kind) else {
-        bail!("{} is not running", kind.name());
+        bail!("{} is not running", kind.name);
     };
     // Groups of nodes gone since (a stopped ring's) are removed once the kernel has let
     // go of their processes.
-    cpu_budget::remove_empty(kind.name());
+    cpu_budget::remove_empty(kind.name);
     for node in record.nodes.iter().filter(|n| n.alive()) {
-        cpu_budget::apply(kind.name(), node.node, node.pid, cores)?;
+        cpu_budget::apply(kind.name, node.node, node.pid, cores)?;
     }
     match cores {
         Some(cores) => record
@@ -382,21 +360,21 @@ pub fn budget(home: &Home, kind: ServerKind, cores: Option<f64>) -> Result<Serve
 }
 
 /// Stops every node of a server (the last first); returns whether any ran.
-pub fn stop(home: &Home, kind: ServerKind) -> Result<bool> {
+pub fn stop(home: &Home, kind: &'static ServerMeta) -> Result<bool> {
     let Some(record) = home.running(kind) else {
         return Ok(false);
     };
     for node in record.nodes.iter().rev().filter(|n| n.alive()) {
         // A paused node hears no signal until it resumes.
         let _ = process::signal(node.pid, libc::SIGCONT);
-        process::stop_pid(node.pid, kind.0.stop_signal, Duration::from_secs(90))?;
+        process::stop_pid(node.pid, kind.stop_signal, Duration::from_secs(90))?;
     }
-    cpu_budget::remove_empty(kind.name());
+    cpu_budget::remove_empty(kind.name);
     Ok(true)
 }
 
 /// Stops a server and deletes its folder and data; downloads in the cache stay.
-pub fn wipe(home: &Home, kind: ServerKind) -> Result<()> {
+pub fn wipe(home: &Home, kind: &'static ServerMeta) -> Result<()> {
     stop(home, kind)?;
     let dir = home.server_dir(kind);
     // PostgreSQL run as root keeps its data outside the server folder.
@@ -422,11 +400,10 @@ fn remove_all(dir: &Path) -> Result<()> {
 }
 
 /// Every server that has a folder, running or not.
-pub fn known(home: &Home) -> Vec<(ServerKind, Option<ServerRecord>)> {
-    ServerKind::all()
+pub fn known(home: &Home) -> Vec<(&'static ServerMeta, Option<ServerRecord>)> {
+    SERVERS
         .iter()
-        .copied()
-        .filter(|&k| home.server_dir(k).exists())
+        .filter(|k| home.server_dir(k).exists())
         .map(|k| (k, home.record(k)))
         .collect()
 }
@@ -526,17 +503,17 @@ mod tests {
     #[test]
     fn every_server_serves_a_store_and_has_a_name_once() {
         let mut names = Vec::new();
-        for kind in ServerKind::all() {
+        for kind in SERVERS {
             assert!(
-                crate::db::store_meta(kind.0.store).is_some(),
+                crate::db::store_meta(kind.store).is_some(),
                 "server {} serves no store",
-                kind.name()
+                kind.name
             );
-            for name in std::iter::once(kind.0.name).chain(kind.0.aliases.iter().copied()) {
+            for name in std::iter::once(kind.name).chain(kind.aliases.iter().copied()) {
                 assert!(!names.contains(&name), "{name} twice");
                 names.push(name);
             }
         }
-        assert_eq!(ServerKind::find("mariadb"), ServerKind::find("mysql"));
+        assert_eq!(server_meta("mariadb"), server_meta("mysql"));
     }
 }

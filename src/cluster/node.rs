@@ -4,16 +4,21 @@
 
 use std::time::Duration;
 
-use super::{Home, ServerKind, process};
+use super::{Home, ServerMeta, process};
 use crate::workload::NodeAction;
 use anyhow::{Result, bail};
 
 /// Does `action` to `node` (1-based) of the server; returns what happened, in words.
-pub fn act(home: &Home, kind: ServerKind, node: usize, action: NodeAction) -> Result<String> {
+pub fn act(
+    home: &Home,
+    kind: &'static ServerMeta,
+    node: usize,
+    action: NodeAction,
+) -> Result<String> {
     let Some(mut record) = home.record(kind) else {
         bail!(
             "{} has never been started under {}",
-            kind.name(),
+            kind.name,
             home.root.display()
         );
     };
@@ -21,7 +26,7 @@ pub fn act(home: &Home, kind: ServerKind, node: usize, action: NodeAction) -> Re
     if node == 0 || node > count {
         bail!(
             "node {node} is out of range: {} has {count} node{}",
-            kind.name(),
+            kind.name,
             if count == 1 { "" } else { "s" }
         );
     }
@@ -32,12 +37,12 @@ pub fn act(home: &Home, kind: ServerKind, node: usize, action: NodeAction) -> Re
         (NodeAction::Start, true) => format!("node {node} already runs (pid {})", target.pid),
         (NodeAction::Start, false) => {
             let dir = home.server_dir(kind);
-            let fresh = (kind.meta().restart_node)(home, &dir, &record, node)?;
+            let fresh = (kind.restart_node)(home, &dir, &record, node)?;
             let pid = fresh.pid;
             // A node started again is the same machine: its budget stays.
             if let Some(cores) = record.cpu_per_node() {
-                super::cpu_budget::apply(kind.name(), node, pid, Some(cores))?;
-                super::cpu_budget::remove_empty(kind.name());
+                super::cpu_budget::apply(kind.name, node, pid, Some(cores))?;
+                super::cpu_budget::remove_empty(kind.name);
             }
             record.nodes[index] = fresh;
             home.save(&record)?;
@@ -51,7 +56,7 @@ pub fn act(home: &Home, kind: ServerKind, node: usize, action: NodeAction) -> Re
         }
         (NodeAction::Stop, true) => {
             let _ = process::signal(target.pid, libc::SIGCONT);
-            process::stop_pid(target.pid, kind.meta().stop_signal, Duration::from_secs(90))?;
+            process::stop_pid(target.pid, kind.stop_signal, Duration::from_secs(90))?;
             format!("node {node} stopped (pid {})", target.pid)
         }
         (NodeAction::Pause, true) => {

@@ -10,8 +10,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 use super::{
-    Home, LocalServer, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages,
-    node_record, process,
+    Home, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages, node_record, process,
 };
 
 const HOST: &str = "127.0.0.1";
@@ -47,7 +46,7 @@ fn as_owner(program: &Path) -> Command {
 /// A PostgreSQL cluster of its own, run as the postgres user.
 pub struct Postgres;
 
-impl LocalServer for Postgres {
+impl ServerKind for Postgres {
     const NAME: &'static str = "postgres";
     const ALIASES: &'static [&'static str] = &["postgresql"];
     const ABOUT: &'static str = "PostgreSQL from Debian's postgresql";
@@ -127,15 +126,11 @@ fn start(home: &Home, dir: &Path, install: bool, port: u16) -> Result<ServerReco
         .context("PostgreSQL started but wrote no postmaster.pid")?;
 
     let version = ready_database(&bin, port)?;
-    Ok(ServerRecord {
-        kind: ServerKind::find(Postgres::NAME).expect("listed"),
-        url: format!("postgres://postgres@{HOST}:{port}/hatshop"),
-        version: format!("PostgreSQL {version}"),
-        started_at: crate::stamp::now(),
-        settings: Default::default(),
-        programs: None,
-        nodes: vec![node_record(1, HOST, port, pid, dir, data, log_file)],
-    })
+    Ok(ServerRecord::of::<Postgres>(
+        format!("postgres://postgres@{HOST}:{port}/hatshop"),
+        format!("PostgreSQL {version}"),
+        vec![node_record(1, HOST, port, pid, dir, data, log_file)],
+    ))
 }
 
 /// The folder of the server's data and log: under /var/tmp when running as root (the

@@ -9,8 +9,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use super::{
-    Home, LocalServer, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages,
-    node_record, process, wait_for_port,
+    Home, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages, node_record,
+    process, wait_for_port,
 };
 
 const HOST: &str = "127.0.0.1";
@@ -18,7 +18,7 @@ const HOST: &str = "127.0.0.1";
 /// One Redis server, with the persistence asked for.
 pub struct Redis;
 
-impl LocalServer for Redis {
+impl ServerKind for Redis {
     const NAME: &'static str = "redis";
     const ABOUT: &'static str =
         "Redis from Debian's redis-server (--persistence none|aof-everysec|aof-always)";
@@ -102,14 +102,14 @@ impl LocalServer for Redis {
             .find_map(|w| w.strip_prefix("v="))
             .unwrap_or("?")
             .to_string();
+        let node = node_record(1, HOST, port, pid, dir, data, log_file);
+        let (url, version) = (
+            format!("redis://{HOST}:{port}/0"),
+            format!("Redis {version}"),
+        );
         Ok(ServerRecord {
-            kind: ServerKind::find(Self::NAME).expect("listed"),
-            url: format!("redis://{HOST}:{port}/0"),
-            version: format!("Redis {version}"),
-            started_at: crate::stamp::now(),
             settings: [("persistence".to_string(), options.persistence.clone())].into(),
-            programs: None,
-            nodes: vec![node_record(1, HOST, port, pid, dir, data, log_file)],
+            ..ServerRecord::of::<Self>(url, version, vec![node])
         })
     }
 }

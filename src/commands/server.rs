@@ -3,13 +3,17 @@
 use anyhow::{Result, bail};
 
 use crate::cli::{NodeArgs, ServerAction, ServerArgs};
-use crate::cluster::{self, Home, ServerKind, StartOptions, process};
+use crate::cluster::{self, Home, SERVERS, ServerMeta, StartOptions, process};
 use crate::console::{note, say};
 use crate::interrupt;
 use crate::workload::NodeAction;
 
 /// The server named, or with `--all` every server that has a folder.
-fn chosen(home: &Home, kind: Option<ServerKind>, all: bool) -> Result<Vec<ServerKind>> {
+fn chosen(
+    home: &Home,
+    kind: Option<&'static ServerMeta>,
+    all: bool,
+) -> Result<Vec<&'static ServerMeta>> {
     match kind {
         Some(kind) => Ok(vec![kind]),
         None if all => Ok(cluster::known(home).into_iter().map(|(k, _)| k).collect()),
@@ -20,7 +24,7 @@ fn chosen(home: &Home, kind: Option<ServerKind>, all: bool) -> Result<Vec<Server
 fn node_action(home: &Home, args: &NodeArgs, action: NodeAction) -> Result<()> {
     say!(
         "{}: {}",
-        args.kind.name(),
+        args.kind.name,
         cluster::act(home, args.kind, args.node, action)?
     );
     Ok(())
@@ -40,8 +44,8 @@ pub fn run(args: &ServerArgs) -> Result<()> {
         } => {
             say!(
                 "{}: {}",
-                kind.name(),
-                cluster::act(&home, *kind, *node, NodeAction::Start)?
+                kind.name,
+                cluster::act(&home, kind, *node, NodeAction::Start)?
             );
         }
         ServerAction::Start {
@@ -58,7 +62,7 @@ pub fn run(args: &ServerArgs) -> Result<()> {
             source,
             cpu_per_node,
         } => {
-            check_start_flags(*kind, config, source.as_deref())?;
+            check_start_flags(kind, config, source.as_deref())?;
             let options = StartOptions {
                 cpu_per_node: cpu_per_node.map(cluster::cpu_budget::check).transpose()?,
                 config: config.clone(),
@@ -71,7 +75,7 @@ pub fn run(args: &ServerArgs) -> Result<()> {
                 install: *install,
                 source: source.clone(),
             };
-            start(&home, *kind, &options)?;
+            start(&home, kind, &options)?;
         }
         ServerAction::Stop {
             kind: Some(kind),
@@ -80,16 +84,16 @@ pub fn run(args: &ServerArgs) -> Result<()> {
         } => {
             say!(
                 "{}: {}",
-                kind.name(),
-                cluster::act(&home, *kind, *node, NodeAction::Stop)?
+                kind.name,
+                cluster::act(&home, kind, *node, NodeAction::Stop)?
             );
         }
         ServerAction::Stop { kind, all, .. } => {
             for kind in chosen(&home, *kind, *all)? {
                 if cluster::stop(&home, kind)? {
-                    say!("{}: stopped", kind.name());
+                    say!("{}: stopped", kind.name);
                 } else {
-                    say!("{}: not running", kind.name());
+                    say!("{}: not running", kind.name);
                 }
             }
         }
@@ -99,68 +103,64 @@ pub fn run(args: &ServerArgs) -> Result<()> {
         ServerAction::Wipe { kind, all } => {
             for kind in chosen(&home, *kind, *all)? {
                 cluster::wipe(&home, kind)?;
-                say!("{}: wiped", kind.name());
+                say!("{}: wiped", kind.name);
             }
         }
         ServerAction::Status => status(&home),
-        ServerAction::Logs { kind, node, lines } => logs(&home, *kind, *node, *lines)?,
+        ServerAction::Logs { kind, node, lines } => logs(&home, kind, *node, *lines)?,
     }
     Ok(())
 }
 
 /// `--set` and `--source` only where the server takes them.
 fn check_start_flags(
-    kind: ServerKind,
+    kind: &'static ServerMeta,
     config: &[(String, String)],
     source: Option<&str>,
 ) -> Result<()> {
-    if !config.is_empty() && kind.meta().settings_file.is_none() {
+    if !config.is_empty() && kind.settings_file.is_none() {
         bail!(
             "--set is for {} only",
             servers_where(|s| s.settings_file.is_some())
         );
     }
-    if source.is_some() && !kind.meta().from_source {
+    if source.is_some() && !kind.from_source {
         bail!("--source is for {} only", servers_where(|s| s.from_source));
     }
     Ok(())
 }
 
 /// Starts the server (or finds it running) and prints the URL to give `--db`.
-fn start(home: &Home, kind: ServerKind, options: &StartOptions) -> Result<()> {
+fn start(home: &Home, kind: &'static ServerMeta, options: &StartOptions) -> Result<()> {
     let (record, started) = cluster::start(home, kind, options)?;
     let pids: Vec<String> = record.nodes.iter().map(|n| n.pid.to_string()).collect();
     if started {
         note!(
             "{} ({}) started (pid {})",
-            kind.name(),
+            kind.name,
             record.version,
             pids.join(", ")
         );
     } else {
-        note!(
-            "{} is already running (pid {})",
-            kind.name(),
-            pids.join(", ")
-        );
+        note!("{} is already running (pid {})", kind.name, pids.join(", "));
     }
     say!("{}", record.url);
     Ok(())
 }
 
 /// The end of one node's log.
-fn logs(home: &Home, kind: ServerKind, node: usize, lines: usize) -> Result<()> {
+fn logs(home: &Home, kind: &'static ServerMeta, node: usize, lines: usize) -> Result<()> {
     let Some(record) = home.record(kind) else {
         bail!(
             "{} has never been started under {}",
-            kind.name(),
+            kind.name,
             home.root.display()
         );
     };
     let Some(node) = record.nodes.iter().find(|n| n.node == node) else {
         bail!(
             "node {node} is out of range: {} has {} nodes",
-            kind.name(),
+            kind.name,
             record.nodes.len()
         );
     };
@@ -175,7 +175,7 @@ fn status(home: &Home) {
     }
     for (kind, record) in known {
         let Some(record) = record else {
-            say!("{:<10} stopped", kind.name());
+            say!("{:<10} stopped", kind.name);
             continue;
         };
         let running = record.nodes.iter().filter(|n| n.alive()).count();
@@ -186,7 +186,7 @@ fn status(home: &Home) {
             .collect();
         say!(
             "{:<10} {}  {}  {} of {} node{} up  since {}{}",
-            kind.name(),
+            kind.name,
             if running > 0 { "running" } else { "stopped" },
             record.version,
             running,
@@ -222,7 +222,7 @@ fn status(home: &Home) {
                 held_back(kind, &record, node)
             );
         }
-        if kind.meta().nodetool && record.nodes.len() > 1 && running > 0 {
+        if kind.nodetool && record.nodes.len() > 1 && running > 0 {
             match cluster::ring_status(home, &record) {
                 Some(ring) => say!("{}", ring),
                 None => say!("           (nodetool did not answer)"),
@@ -234,9 +234,8 @@ fn status(home: &Home) {
 /// The servers `has` holds for, with what `--set` sets where it sets anything:
 /// "cassandra (cassandra.yaml) and voldemort (quorums)".
 fn servers_where(has: impl Fn(&cluster::ServerMeta) -> bool) -> String {
-    let names: Vec<String> = ServerKind::all()
+    let names: Vec<String> = SERVERS
         .iter()
-        .map(|kind| kind.meta())
         .filter(|meta| has(meta))
         .map(|meta| match meta.settings_file {
             Some(file) => format!("{} ({file})", meta.name),
@@ -249,14 +248,14 @@ fn servers_where(has: impl Fn(&cluster::ServerMeta) -> bool) -> String {
 
 /// How far a node's CPU budget held it back, for its status line.
 fn held_back(
-    kind: ServerKind,
+    kind: &'static ServerMeta,
     record: &cluster::ServerRecord,
     node: &cluster::NodeRecord,
 ) -> String {
     let Some(cores) = record.cpu_per_node() else {
         return String::new();
     };
-    match cluster::cpu_budget::throttled(kind.name(), node.node, node.pid) {
+    match cluster::cpu_budget::throttled(kind.name, node.node, node.pid) {
         Some(t) if t.periods > 0 => format!(
             "  {cores} core: held back in {} of {} periods ({:.1} s)",
             crate::report::table::thousands(t.throttled_periods),

@@ -29,7 +29,7 @@ pub fn server_serving(
 /// What run.json records of a server hatshop started.
 pub fn server_facts(record: &crate::cluster::ServerRecord) -> result_dir::ServerFacts {
     result_dir::ServerFacts {
-        name: record.kind.name().to_string(),
+        name: record.kind.name.to_string(),
         nodes: record.nodes.len(),
         settings: record.settings.clone(),
     }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::cluster::{self, Home, ServerKind, ServerRecord, StartOptions};
+use crate::cluster::{self, Home, ServerMeta, ServerRecord, StartOptions, server_meta};
 use crate::console::note;
 use crate::interrupt;
 
@@ -26,7 +26,7 @@ enum End {
 /// A server some runs stand on, guarded until they are done.
 pub struct ServerGuard {
     home: Home,
-    kind: ServerKind,
+    kind: &'static ServerMeta,
     nodes: usize,
     set: &'static [(&'static str, &'static str)],
     end: End,
@@ -42,7 +42,13 @@ pub struct ServerGuard {
 }
 
 impl ServerGuard {
-    fn new(home: &Home, kind: ServerKind, nodes: usize, end: End, url: String) -> ServerGuard {
+    fn new(
+        home: &Home,
+        kind: &'static ServerMeta,
+        nodes: usize,
+        end: End,
+        url: String,
+    ) -> ServerGuard {
         ServerGuard {
             home: home.clone(),
             kind,
@@ -59,7 +65,11 @@ impl ServerGuard {
 
     /// A fresh server of `nodes` nodes, whatever ran before (a sweep's step): wiped
     /// before it starts, and stopped and wiped at the end.
-    pub async fn fresh(home: &Home, kind: ServerKind, nodes: usize) -> Result<ServerGuard> {
+    pub async fn fresh(
+        home: &Home,
+        kind: &'static ServerMeta,
+        nodes: usize,
+    ) -> Result<ServerGuard> {
         let began = Instant::now();
         let options = StartOptions {
             nodes,
@@ -68,7 +78,7 @@ impl ServerGuard {
         let record = start(home, kind, options, true).await?;
         note!(
             "{} with {nodes} node{} ready in {:.0} s",
-            kind.name(),
+            kind.name,
             if nodes == 1 { "" } else { "s" },
             began.elapsed().as_secs_f64()
         );
@@ -87,11 +97,11 @@ impl ServerGuard {
         install: bool,
         given: Option<&str>,
     ) -> Result<ServerGuard> {
-        let kind = ServerKind::find(name).with_context(|| format!("no server named {name}"))?;
+        let kind = server_meta(name).with_context(|| format!("no server named {name}"))?;
         if let Some(url) = given {
             note!(
                 "{} with {nodes} node{}: the machines at {}",
-                kind.name(),
+                kind.name,
                 if nodes == 1 { "" } else { "s" },
                 crate::db::shown_url(url)
             );
@@ -111,7 +121,7 @@ impl ServerGuard {
         let began = Instant::now();
         note!(
             "starting {}{}",
-            kind.name(),
+            kind.name,
             if nodes > 1 {
                 format!(" with {nodes} nodes")
             } else {
@@ -130,7 +140,7 @@ impl ServerGuard {
         let record = start(home, kind, options, false).await?;
         note!(
             "{} ready in {:.0} s",
-            kind.name(),
+            kind.name,
             began.elapsed().as_secs_f64()
         );
         let mut guard = ServerGuard::new(home, kind, nodes, End::Stop, record.url);
@@ -140,7 +150,7 @@ impl ServerGuard {
 
     /// Whether it is the server `name` at `nodes` nodes with the settings `set`.
     pub fn serves(&self, name: &str, nodes: usize, set: &[(&str, &str)]) -> bool {
-        self.kind.name() == name && self.nodes == nodes && self.set == set
+        self.kind.name == name && self.nodes == nodes && self.set == set
     }
 
     /// Gives every node a budget of `cores` of the host's CPU (none: no cap), unless the
@@ -161,12 +171,12 @@ impl ServerGuard {
         if self.warmed {
             return None;
         }
-        self.kind.meta().warm_up
+        self.kind.warm_up
     }
 
     /// Its name, as `hatshop server` takes it.
     pub fn name(&self) -> &'static str {
-        self.kind.name()
+        self.kind.name
     }
 
     /// Its URL with store settings after it (`rf=3&cl=QUORUM`).
@@ -191,9 +201,9 @@ impl Drop for ServerGuard {
             End::Leave => return,
         };
         match ended {
-            Ok(what) if self.end != End::Leave => note!("{} {what}", self.kind.name()),
+            Ok(what) if self.end != End::Leave => note!("{} {what}", self.kind.name),
             Ok(_) => {}
-            Err(e) => note!("could not stop {}: {e:#}", self.kind.name()),
+            Err(e) => note!("could not stop {}: {e:#}", self.kind.name),
         }
     }
 }
@@ -202,7 +212,7 @@ impl Drop for ServerGuard {
 /// touched, and the line says how to stop it.
 fn refuse_other_size_or_settings(
     home: &Home,
-    kind: ServerKind,
+    kind: &'static ServerMeta,
     record: &ServerRecord,
     nodes: usize,
     set: &[(&str, &str)],
@@ -211,11 +221,11 @@ fn refuse_other_size_or_settings(
         bail!(
             "{} already runs with {} node{} under {}; {nodes} are needed: stop it first \
              (`hatshop server stop {}`)",
-            kind.name(),
+            kind.name,
             record.nodes.len(),
             if record.nodes.len() == 1 { "" } else { "s" },
             home.root.display(),
-            kind.name()
+            kind.name
         );
     }
     if let Some((key, value)) = set
@@ -225,8 +235,8 @@ fn refuse_other_size_or_settings(
         bail!(
             "{} runs without {key}={value}, which is needed: stop it first (`hatshop server \
              stop {}`) and one is started with it",
-            kind.name(),
-            kind.name()
+            kind.name,
+            kind.name
         );
     }
     Ok(())
@@ -236,7 +246,7 @@ fn refuse_other_size_or_settings(
 /// wiped again if it fails to start).
 async fn start(
     home: &Home,
-    kind: ServerKind,
+    kind: &'static ServerMeta,
     options: StartOptions,
     fresh: bool,
 ) -> Result<ServerRecord> {

@@ -50,7 +50,7 @@ impl Observer {
                 pid: n.pid,
             }));
         }
-        let pools = server.as_ref().filter(|s| s.kind.meta().nodetool).map(|s| {
+        let pools = server.as_ref().filter(|s| s.kind.nodetool).map(|s| {
             let nodes = s
                 .nodes
                 .iter()
@@ -98,7 +98,7 @@ impl Observer {
                 .collect();
             write_csv(&dir.join(thread_pools::THREAD_POOLS_CSV), &rows)?;
         }
-        let Some(server) = self.server.filter(|s| s.kind.meta().nodetool) else {
+        let Some(server) = self.server.filter(|s| s.kind.nodetool) else {
             return Ok(None);
         };
         let now = SystemTime::now();

@@ -10,14 +10,14 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::{PhaseClock, StopSignal};
-use crate::cluster::{self, Home, ServerKind};
+use crate::cluster::{self, Home, SERVERS, ServerMeta, server_meta};
 use crate::workload::Fault;
 
 /// The faults of a run and the server they go to.
 #[derive(Debug, Clone)]
 pub struct Timeline {
     pub home: Home,
-    pub kind: ServerKind,
+    pub kind: &'static ServerMeta,
     pub faults: Vec<Fault>,
 }
 
@@ -30,13 +30,13 @@ impl Timeline {
         store: &str,
         hosts: &[(String, u16)],
     ) -> Result<Timeline> {
-        if !ServerKind::all().iter().any(|k| k.meta().store == store) {
+        if !SERVERS.iter().any(|k| k.store == store) {
             bail!("faults go to a server that hatshop started: {store}:// is not a server");
         }
         let named = faults.iter().find_map(|f| f.server.clone());
         let record = match &named {
             Some(name) => {
-                let kind = ServerKind::find(name).expect("checked");
+                let kind = server_meta(name).expect("checked");
                 home.running(kind).with_context(|| {
                     format!(
                         "faults name server {name}, which is not running under {}",
@@ -66,7 +66,7 @@ impl Timeline {
                 "fault at {}: node {} is out of range: {} has {count} node{}",
                 humantime::format_duration(fault.at),
                 fault.node,
-                record.kind.name(),
+                record.kind.name,
                 if count == 1 { "" } else { "s" }
             );
         }
@@ -111,7 +111,7 @@ pub async fn play(
 ) -> Vec<FaultRecord> {
     let Timeline { home, kind, faults } = timeline;
     let mut records = Vec::with_capacity(faults.len());
-    let server = kind.name().to_string();
+    let server = kind.name.to_string();
     let unreached = |fault: &Fault, why: &str| FaultRecord {
         at_s: fault.at.as_secs_f64(),
         action: fault.action.as_str().into(),
@@ -183,7 +183,12 @@ async fn measure_started(
 
 /// Does one fault to its node, off the runtime's threads: whether it was done, and
 /// what happened, in words.
-async fn apply(home: &Home, kind: ServerKind, fault: &Fault, stop: &StopSignal) -> (bool, String) {
+async fn apply(
+    home: &Home,
+    kind: &'static ServerMeta,
+    fault: &Fault,
+    stop: &StopSignal,
+) -> (bool, String) {
     let began = Instant::now();
     let home = home.clone();
     let action = fault.action;
@@ -214,8 +219,8 @@ pub fn check_servers(faults: &[Fault]) -> Result<(), String> {
         .enumerate()
         .filter_map(|(i, fault)| Some((i + 1, fault.server.as_ref()?)))
     {
-        if ServerKind::find(server).is_none() {
-            let names: Vec<&str> = ServerKind::all().iter().map(|k| k.name()).collect();
+        if server_meta(server).is_none() {
+            let names: Vec<&str> = SERVERS.iter().map(|k| k.name).collect();
             return Err(format!(
                 "fault {number}: server = \"{server}\" is not one of {}",
                 names.join(", ")

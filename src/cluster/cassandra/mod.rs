@@ -21,8 +21,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use super::{
-    Home, LocalServer, NodeRecord, ServerKind, ServerRecord, StartOptions, node_record, process,
-    wait_until,
+    Home, NodeRecord, ServerKind, ServerRecord, StartOptions, node_record, process, wait_until,
 };
 
 /// The Cassandra release fetched when `--version` does not name one.
@@ -79,7 +78,7 @@ pub fn jars(home: &Home, version: &str) -> Result<PathBuf> {
 /// A Cassandra ring of 1-5 nodes, in one or two data centres.
 pub struct Cassandra;
 
-impl LocalServer for Cassandra {
+impl ServerKind for Cassandra {
     const NAME: &'static str = "cassandra";
     const ABOUT: &'static str =
         "Apache Cassandra from Maven Central (--nodes 1-5 for a ring, --dcs 2)";
@@ -138,11 +137,14 @@ impl LocalServer for Cassandra {
             .iter()
             .map(|h| format!("{h}:{CQL_PORT}"))
             .collect();
+        let url = format!("cassandra://{}/hatshop", addresses.join(","));
+        let label = format!("Apache Cassandra {version}");
+        let started = ring
+            .nodes
+            .iter()
+            .zip(pids)
+            .map(|(node, pid)| node.record(pid));
         Ok(ServerRecord {
-            kind: ServerKind::find(Self::NAME).expect("listed"),
-            url: format!("cassandra://{}/hatshop", addresses.join(",")),
-            version: format!("Apache Cassandra {version}"),
-            started_at: crate::stamp::now(),
             settings: [
                 ("version".to_string(), version),
                 ("nodes".to_string(), ring.nodes.len().to_string()),
@@ -157,12 +159,7 @@ impl LocalServer for Cassandra {
             )
             .collect(),
             programs: Some(lib),
-            nodes: ring
-                .nodes
-                .iter()
-                .zip(pids)
-                .map(|(node, pid)| node.record(pid))
-                .collect(),
+            ..ServerRecord::of::<Self>(url, label, started.collect())
         })
     }
 

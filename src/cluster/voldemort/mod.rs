@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use super::{
-    Home, LocalServer, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages,
-    node_record, process, wait_for_port,
+    Home, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages, node_record,
+    process, wait_for_port,
 };
 
 const HOST: &str = "127.0.0.1";
@@ -35,7 +35,7 @@ const QUORUM_SETTINGS: [&str; 3] = ["replication_factor", "required_reads", "req
 /// A Voldemort cluster of 1-5 nodes, built from source.
 pub struct Voldemort;
 
-impl LocalServer for Voldemort {
+impl ServerKind for Voldemort {
     const NAME: &'static str = "voldemort";
     const ABOUT: &'static str =
         "Project Voldemort built from source with javac (--nodes 1-5, --source PATH|GIT-URL)";
@@ -107,19 +107,17 @@ impl LocalServer for Voldemort {
             .iter()
             .map(|n| format!("{HOST}:{}", n.port))
             .collect();
+        let url = format!("voldemort://{}/{STORE}", hosts.join(","));
+        let version = "Project Voldemort (built from source)".to_string();
+        let started = plan
+            .nodes
+            .iter()
+            .zip(pids)
+            .map(|(node, pid)| node.record(pid));
         Ok(ServerRecord {
-            kind: ServerKind::find(Self::NAME).expect("listed"),
-            url: format!("voldemort://{}/{STORE}", hosts.join(",")),
-            version: "Project Voldemort (built from source)".to_string(),
-            started_at: crate::stamp::now(),
             settings,
             programs: Some(built.classes.clone()),
-            nodes: plan
-                .nodes
-                .iter()
-                .zip(pids)
-                .map(|(node, pid)| node.record(pid))
-                .collect(),
+            ..ServerRecord::of::<Self>(url, version, started.collect())
         })
     }
 

@@ -261,14 +261,14 @@ fn check_varied_settings(steps: &Steps, targets: &[Target]) -> Result<()> {
 fn check_servers_stopped(home: &Home, targets: &[Target]) -> Result<()> {
     for target in targets {
         if let Target::Server { kind, .. } = target
-            && home.running(*kind).is_some()
+            && home.running(kind).is_some()
         {
             bail!(
                 "{} already runs under {}: a nodes sweep starts and stops its own; stop it first \
                  (`hatshop server stop {}`)",
-                kind.name(),
+                kind.name,
                 home.root.display(),
-                kind.name()
+                kind.name
             );
         }
     }
@@ -288,11 +288,11 @@ fn check_every_step(args: &SweepArgs, steps: &Steps, targets: &[Target]) -> Resu
                 && let Target::Server { kind, .. } = target
             {
                 let nodes: usize = read("nodes", nodes, positive_count)?;
-                if nodes == 0 || nodes > kind.meta().max_nodes {
+                if nodes == 0 || nodes > kind.max_nodes {
                     bail!(
                         "--vary nodes: {} runs 1 to {} nodes",
-                        kind.name(),
-                        kind.meta().max_nodes
+                        kind.name,
+                        kind.max_nodes
                     );
                 }
             }
@@ -331,7 +331,7 @@ impl Plan<'_> {
                 let server = match (target, self.steps.nodes(step)) {
                     (Target::Server { kind, .. }, Some(nodes)) => {
                         let nodes = read("nodes", nodes, positive_count::<usize>)?;
-                        match ServerGuard::fresh(self.home, *kind, nodes).await {
+                        match ServerGuard::fresh(self.home, kind, nodes).await {
                             Ok(server) => Some(server),
                             Err(_) if interrupt::requested() => {
                                 interrupted = true;

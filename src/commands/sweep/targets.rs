@@ -3,7 +3,7 @@
 
 use anyhow::{Result, bail};
 
-use crate::cluster::ServerKind;
+use crate::cluster::{SERVERS, ServerMeta, server_meta};
 use crate::db::{DbUrl, StoreMeta, store_meta};
 
 /// A database a sweep runs on.
@@ -12,7 +12,7 @@ pub(super) enum Target {
     Url(String),
     /// A server the sweep starts at each size, with URL settings for its runs.
     Server {
-        kind: ServerKind,
+        kind: &'static ServerMeta,
         query: String,
     },
 }
@@ -23,13 +23,13 @@ impl Target {
             return Ok(Target::Url(text.to_string()));
         }
         let (name, query) = text.split_once('?').unwrap_or((text, ""));
-        let names: Vec<&str> = ServerKind::all()
+        let names: Vec<&str> = SERVERS
             .iter()
-            .filter(|k| k.meta().max_nodes > 1)
-            .map(|k| k.name())
+            .filter(|k| k.max_nodes > 1)
+            .map(|k| k.name)
             .collect();
-        match ServerKind::find(name) {
-            Some(kind) if kind.meta().max_nodes > 1 => Ok(Target::Server {
+        match server_meta(name) {
+            Some(kind) if kind.max_nodes > 1 => Ok(Target::Server {
                 kind,
                 query: query.to_string(),
             }),
@@ -60,8 +60,8 @@ impl Target {
                     format!("{scheme}?{}", settings.join("&"))
                 }
             }
-            Target::Server { kind, query } if query.is_empty() => kind.name().to_string(),
-            Target::Server { kind, query } => format!("{}?{query}", kind.name()),
+            Target::Server { kind, query } if query.is_empty() => kind.name.to_string(),
+            Target::Server { kind, query } => format!("{}?{query}", kind.name),
         }
     }
 
@@ -73,7 +73,7 @@ impl Target {
                 format!("{url}?{query}")
             }
             (Target::Server { .. }, Some(url)) => url.to_string(),
-            (Target::Server { kind, .. }, None) => unreachable!("{} is started first", kind.name()),
+            (Target::Server { kind, .. }, None) => unreachable!("{} is started first", kind.name),
         }
     }
 
@@ -81,7 +81,7 @@ impl Target {
     pub(super) fn store(&self) -> Result<&'static StoreMeta> {
         let scheme = match self {
             Target::Url(url) => DbUrl::parse(url)?.scheme(),
-            Target::Server { kind, .. } => kind.meta().store,
+            Target::Server { kind, .. } => kind.store,
         };
         Ok(store_meta(scheme).expect("a known store"))
     }
@@ -91,7 +91,7 @@ impl Target {
         match self {
             Target::Url(url) => url.clone(),
             Target::Server { kind, query } => {
-                let store = kind.meta().store;
+                let store = kind.store;
                 let query = if query.is_empty() {
                     String::new()
                 } else {
