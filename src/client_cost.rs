@@ -51,17 +51,17 @@ impl CpuSnapshot {
 /// started spent over the window `client` covers. On one machine, client and server
 /// CPU per operation together set the throughput: cores ÷ (client + server).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct ServerCost {
+pub struct ServerCpu {
     /// Server processes read at both ends (a node killed meanwhile is left out).
     pub processes: usize,
     pub cpu_s: f64,
     pub cpu_us_per_op: f64,
 }
 
-impl ServerCost {
+impl ServerCpu {
     /// The servers' cost from `start` until now, over `ops` measured operations;
     /// `None` when no server process was watched.
-    pub fn since(start: &CpuSnapshot, ops: u64) -> Option<ServerCost> {
+    pub fn since(start: &CpuSnapshot, ops: u64) -> Option<ServerCpu> {
         let spent: Vec<f64> = start
             .servers
             .iter()
@@ -71,7 +71,7 @@ impl ServerCost {
             return None;
         }
         let cpu_s: f64 = spent.iter().sum();
-        Some(ServerCost {
+        Some(ServerCpu {
             processes: spent.len(),
             cpu_s,
             cpu_us_per_op: if ops > 0 {
@@ -261,11 +261,11 @@ mod tests {
             x = x.wrapping_add(1);
             std::hint::black_box(x);
         }
-        let cost = ServerCost::since(&start, 1_000).expect("one process was read");
+        let cost = ServerCpu::since(&start, 1_000).expect("one process was read");
         assert_eq!(cost.processes, 1, "a pid that is no process is left out");
         assert!(cost.cpu_s > 0.05, "{cost:?}");
         assert!((cost.cpu_us_per_op - cost.cpu_s * 1_000.0).abs() < 1e-6);
-        assert!(ServerCost::since(&CpuSnapshot::now(), 10).is_none());
+        assert!(ServerCpu::since(&CpuSnapshot::now(), 10).is_none());
     }
 
     #[test]

@@ -27,10 +27,10 @@ pub(super) fn trace_sample_of(args: &RunArgs, db: &DbUrl) -> Result<f64> {
     if !(0.0..=1.0).contains(&trace_sample) {
         bail!("--trace-sample must be a share from 0 to 1, got {trace_sample}");
     }
-    if trace_sample > 0.0 && db.store().server_time.is_none() {
+    if trace_sample > 0.0 && db.store().db_time.is_none() {
         let products: Vec<&str> = STORES
             .iter()
-            .filter_map(|store| Some(store.server_time?.product))
+            .filter_map(|store| Some(store.db_time?.product))
             .collect();
         bail!(
             "--trace-sample reads the server's own times: {} only, not {}://",

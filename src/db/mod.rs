@@ -14,6 +14,7 @@ mod peer_table;
 mod settings;
 mod sql;
 mod stores;
+mod timing;
 mod url;
 mod wire;
 
@@ -48,7 +49,8 @@ pub use settings::{
     RENAMED as RENAMED_SETTINGS, Setting, Settings, Value, current_name as current_setting_name,
 };
 pub use stores::{StoreMeta, listed, schemes_where, store_meta};
-pub use url::{DbUrl, ServerAddress, UrlError, shown as shown_url};
+pub use timing::{DbTime, DbTiming, StatementTime};
+pub use url::{DbUrl, NetworkParts, UrlError, shown as shown_url};
 
 /// The store a run uses when none is given: SQLite, embedded, its file in the result
 /// folder. The one place it is written.
@@ -143,19 +145,6 @@ pub struct KvPage {
 /// Key-value records per page of a scan: bounded, because values may be large.
 pub const KV_PAGE: usize = 500;
 
-/// The server's total time in one of hatshop's statements during a run (PostgreSQL's
-/// pg_stat_statements), and which event type sends it: `server-statements.csv`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-pub struct StatementTime {
-    /// The event type that sends it; empty for what several share (BEGIN, COMMIT).
-    pub event_type: String,
-    /// Sent exactly once by every operation of its type: its calls count them.
-    pub once_per_op: bool,
-    pub calls: u64,
-    pub total_us: f64,
-    pub statement: String,
-}
-
 /// What a run records about the store: its name, the server's own name for itself,
 /// and the settings that matter.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -195,8 +184,9 @@ pub async fn close_within<D: Store>(store: &D) {
 /// One database, as the runner and `verify` see it.
 ///
 /// Methods return `Send` futures so the runner can spawn one task per lane. What it
-/// does for `hatshop load` is its [`BulkLoad`].
-pub trait Store: BulkLoad + Send + Sync + 'static {
+/// does for `hatshop load` is its [`BulkLoad`]; the database's own time of an operation,
+/// its [`DbTiming`].
+pub trait Store: BulkLoad + DbTiming + Send + Sync + 'static {
     /// Makes hatshop's tables (orders, line items, key-value records) empty and ready.
     /// Drops only tables that carry hatshop's marker, unless `owner.recreate` says so.
     fn setup(&self, owner: &Ownership) -> impl Future<Output = Result<(), DbError>> + Send;
@@ -204,30 +194,6 @@ pub trait Store: BulkLoad + Send + Sync + 'static {
     /// hatshop's marker, which names who set the tables up; an error where the store
     /// holds no hatshop tables (what `verify` reads back).
     fn check_owned(&self) -> impl Future<Output = Result<Marker, DbError>> + Send;
-
-    /// The server's own duration (µs) of each traced request (`--trace-sample`), by
-    /// its trace id; `None` where the server has none. Stores that cannot trace give
-    /// nothing.
-    fn server_durations(
-        &self,
-        trace_ids: &[u128],
-    ) -> impl Future<Output = Result<Vec<Option<f64>>, DbError>> + Send {
-        let none = vec![None; trace_ids.len()];
-        async move { Ok(none) }
-    }
-
-    /// Readies the server's own timing of traced operations (`--trace-sample`) where
-    /// the server reports it per statement (MariaDB's performance_schema, PostgreSQL's
-    /// pg_stat_statements); the error says why this server will not.
-    fn begin_server_timing(&self) -> impl Future<Output = Result<(), DbError>> + Send {
-        async { Ok(()) }
-    }
-
-    /// The server's totals per statement since `begin_server_timing`, for stores whose
-    /// server keeps only totals (PostgreSQL); others give nothing.
-    fn statement_times(&self) -> impl Future<Output = Result<Vec<StatementTime>, DbError>> + Send {
-        async { Ok(Vec::new()) }
-    }
 
     /// Uses hatshop's tables as they are, dropping nothing: a shard of a run whose
     /// tables `hatshop prepare` made. Checks the marker and readies what `setup` readies
@@ -336,17 +302,6 @@ pub trait Store: BulkLoad + Send + Sync + 'static {
     }
 }
 
-/// Where a store's own time of an operation comes from (`--trace-sample`).
-#[derive(Debug, Clone, Copy)]
-pub struct ServerTime {
-    /// The store as its users name it, for messages ("MariaDB/MySQL").
-    pub product: &'static str,
-    /// The source, as run.json records it.
-    pub source: &'static str,
-    /// How the report's client-and-server table reads, for this store.
-    pub explains: &'static str,
-}
-
 /// What a store declares about itself; `stores!` lists the types that implement it.
 pub trait StoreKind: Store + Sized {
     /// The URL scheme, and the store's one name everywhere.
@@ -373,8 +328,6 @@ pub trait StoreKind: Store + Sized {
     /// The location that names a database kept in memory, gone with the process (that
     /// only a run itself can verify).
     const IN_MEMORY: Option<&'static str> = None;
-    /// Where `--trace-sample` reads the server's own time of an operation, if it can.
-    const SERVER_TIME: Option<ServerTime> = None;
     /// How `hatshop load --trace-sample` traces single batches on the server, if it can
     /// (for messages: "Cassandra (CQL tracing)").
     const TRACES_BATCHES: Option<&'static str> = None;

@@ -33,6 +33,8 @@ impl StoreKind for NullStore {
     }
 }
 
+impl crate::db::DbTiming for NullStore {}
+
 impl Store for NullStore {
     async fn setup(&self, _owner: &Ownership) -> Result<(), DbError> {
         Ok(())

@@ -3,7 +3,7 @@
 //! implement both `Store` and `StoreKind` (scheme, settings, help, default
 //! concurrency, connect).
 
-use super::{DbError, STORES, ServerTime, Setting, Settings, StoreKind};
+use super::{DbError, DbTime, STORES, Setting, Settings, StoreKind};
 
 /// A store's declarations, as data: what the CLI, help and config read.
 pub struct StoreMeta {
@@ -22,8 +22,8 @@ pub struct StoreMeta {
     pub own_file: Option<&'static str>,
     /// See [`StoreKind::IN_MEMORY`].
     pub in_memory: Option<&'static str>,
-    /// See [`StoreKind::SERVER_TIME`].
-    pub server_time: Option<ServerTime>,
+    /// See [`DbTiming::DB_TIME`].
+    pub db_time: Option<DbTime>,
     /// See [`StoreKind::TRACES_BATCHES`].
     pub traces_batches: Option<&'static str>,
     pub default_concurrency: fn(&Settings) -> usize,
@@ -48,7 +48,7 @@ impl StoreMeta {
             lone_user_is_password: T::LONE_USER_IS_PASSWORD,
             own_file: T::OWN_FILE,
             in_memory: T::IN_MEMORY,
-            server_time: T::SERVER_TIME,
+            db_time: T::DB_TIME,
             traces_batches: T::TRACES_BATCHES,
             default_concurrency: T::default_concurrency,
             client_threads: T::client_threads,
@@ -121,18 +121,6 @@ macro_rules! stores {
 
             async fn check_owned(&self) -> Result<Marker, DbError> {
                 match self { $(AnyStore::$variant(db) => db.check_owned().await,)* }
-            }
-
-            async fn server_durations(&self, trace_ids: &[u128]) -> Result<Vec<Option<f64>>, DbError> {
-                match self { $(AnyStore::$variant(db) => db.server_durations(trace_ids).await,)* }
-            }
-
-            async fn begin_server_timing(&self) -> Result<(), DbError> {
-                match self { $(AnyStore::$variant(db) => db.begin_server_timing().await,)* }
-            }
-
-            async fn statement_times(&self) -> Result<Vec<StatementTime>, DbError> {
-                match self { $(AnyStore::$variant(db) => db.statement_times().await,)* }
             }
 
             async fn use_existing(&self) -> Result<(), DbError> {
@@ -209,6 +197,20 @@ macro_rules! stores {
 
             async fn close(&self) {
                 match self { $(AnyStore::$variant(db) => db.close().await,)* }
+            }
+        }
+
+        impl DbTiming for AnyStore {
+            async fn db_durations(&self, trace_ids: &[u128]) -> Result<Vec<Option<f64>>, DbError> {
+                match self { $(AnyStore::$variant(db) => db.db_durations(trace_ids).await,)* }
+            }
+
+            async fn begin_db_timing(&self) -> Result<(), DbError> {
+                match self { $(AnyStore::$variant(db) => db.begin_db_timing().await,)* }
+            }
+
+            async fn statement_times(&self) -> Result<Vec<StatementTime>, DbError> {
+                match self { $(AnyStore::$variant(db) => db.statement_times().await,)* }
             }
         }
 

@@ -38,9 +38,9 @@ pub struct DbUrl {
     params: BTreeMap<String, String>,
 }
 
-/// The network parts of a server URL.
+/// The network parts of a store's URL: who logs in, at which hosts, into what.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerAddress {
+pub struct NetworkParts {
     pub user: Option<String>,
     pub password: Option<String>,
     /// `host:port` pairs (the port filled with the default when absent).
@@ -155,7 +155,7 @@ impl DbUrl {
     }
 
     /// Hosts, user, password and name of a server URL; `default_port` fills missing ports.
-    pub fn address(&self, default_port: u16) -> Result<ServerAddress, String> {
+    pub fn address(&self, default_port: u16) -> Result<NetworkParts, String> {
         let name = self
             .location
             .split_once('/')
@@ -166,7 +166,7 @@ impl DbUrl {
         if hosts.is_empty() {
             return Err(format!("{self} names no host"));
         }
-        Ok(ServerAddress {
+        Ok(NetworkParts {
             user: self.user.clone(),
             password: self.password.clone(),
             hosts,

@@ -113,6 +113,6 @@ pub fn initial_record(
         shard: config.shard,
         shards: Vec::new(),
         gc_log: None,
-        server_time: None,
+        db_time: None,
     }
 }

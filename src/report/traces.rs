@@ -139,7 +139,7 @@ pub fn section(out: &mut Page, run: &LoadedRun) {
         }
     };
     let explains = crate::db::store_meta(&run.record.database.store.name)
-        .and_then(|meta| meta.server_time)
+        .and_then(|meta| meta.db_time)
         .map_or("", |time| time.explains);
     let by = if traces.is_empty() {
         from_statements(&statements, run)

@@ -115,7 +115,7 @@ pub struct RunRecord {
     pub client: Option<crate::client_cost::ClientCost>,
     /// What the servers hatshop started for this database spent over the same window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_cpu: Option<crate::client_cost::ServerCost>,
+    pub server_cpu: Option<crate::client_cost::ServerCpu>,
     /// This folder holds one shard of a run (`--shard I/N`); `hatshop merge` joins them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::runner::Shard>,
@@ -126,9 +126,14 @@ pub struct RunRecord {
     /// not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gc_log: Option<String>,
-    /// `--trace-sample`: where the server's own times came from, or why there are none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_time: Option<String>,
+    /// `--trace-sample`: where the database's own times came from, or why there are
+    /// none (`server_time` in run.json, the report's "server time").
+    #[serde(
+        default,
+        rename = "server_time",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub db_time: Option<String>,
 }
 
 impl RunRecord {

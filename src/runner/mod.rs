@@ -25,7 +25,7 @@ use anyhow::{Context, Result, anyhow};
 use tokio::runtime::Handle;
 use tokio::sync::mpsc;
 
-use crate::client_cost::{ClientCost, ServerCost};
+use crate::client_cost::{ClientCost, ServerCpu};
 use crate::db::{ErrorKind, Store};
 use crate::stats::{IntervalCollector, RunStats, total};
 use crate::workload::EventType;
@@ -91,7 +91,7 @@ pub struct RunOutcome {
     /// What the client spent measuring (none if measuring never began).
     pub client: Option<ClientCost>,
     /// The CPU of the server processes hatshop started, over the same window.
-    pub server_cpu: Option<ServerCost>,
+    pub server_cpu: Option<ServerCpu>,
     /// The same, per interval (index, statistics), in time order.
     pub intervals: Vec<(u64, RunStats)>,
     pub interval: Duration,
@@ -362,7 +362,7 @@ fn outcome(
     let server_cpu = phases
         .measure_cpu
         .get()
-        .and_then(|start| ServerCost::since(start, stats.total_ops()));
+        .and_then(|start| ServerCpu::since(start, stats.total_ops()));
     RunOutcome {
         stats,
         client,

@@ -104,6 +104,8 @@ impl FakeStore {
 /// No bulk loads: the runner's tests need none.
 impl BulkLoad for FakeStore {}
 
+impl hatshop::db::DbTiming for FakeStore {}
+
 impl Store for FakeStore {
     async fn setup(&self, _owner: &Ownership) -> Result<(), DbError> {
         Ok(())

@@ -10,6 +10,7 @@
 //! item: the naive design the seeds started from. hatshop owns the keyspace: it drops
 //! it only when it holds hatshop's marker table.
 
+mod db_time;
 mod load;
 mod options;
 mod read_back;
@@ -25,7 +26,6 @@ use futures::future::try_join_all;
 use scylla::client::execution_profile::{ExecutionProfile, ExecutionProfileHandle};
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
-use scylla::errors::TracingError;
 use scylla::policies::retry::{DefaultRetryPolicy, FallthroughRetryPolicy, RetryPolicy};
 use scylla::policies::timestamp_generator::MonotonicTimestampGenerator;
 use scylla::response::query_result::QueryResult;
@@ -74,11 +74,6 @@ impl StoreKind for CassandraStore {
     const EXAMPLE: &'static str = "cassandra://127.0.0.1:9042/hatshop?rf=1&cl=QUORUM";
     const LOGIN: bool = true;
     const SETTINGS: &'static [Setting] = options::SETTINGS;
-    const SERVER_TIME: Option<crate::db::ServerTime> = Some(crate::db::ServerTime {
-        product: "Cassandra",
-        source: "Cassandra system_traces.sessions (coordinator duration of each sampled request)",
-        explains: "cassandra",
-    });
     const TRACES_BATCHES: Option<&'static str> = Some("Cassandra (CQL tracing)");
 
     /// Async requests: many in flight from few connections.
@@ -265,39 +260,6 @@ impl Store for CassandraStore {
         // Prepared now, so that no measured operation pays for it.
         self.statements().await?;
         Ok(())
-    }
-
-    async fn server_durations(&self, trace_ids: &[u128]) -> Result<Vec<Option<f64>>, DbError> {
-        // A node writes a trace's session row, and later its duration, after the
-        // request, asynchronously: a trace not there yet, or not finished, is read
-        // again, for up to PATIENCE from the first read in all. A busy node also drops
-        // trace writes ("_TRACE messages were dropped" in its log): such a trace stays
-        // `None`.
-        const PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
-        const INTERVAL: std::time::Duration = std::time::Duration::from_millis(20);
-        let patient_until = std::time::Instant::now() + PATIENCE;
-        let mut durations = Vec::with_capacity(trace_ids.len());
-        for id in trace_ids {
-            let duration = loop {
-                let found = match self
-                    .session
-                    .get_tracing_info(&uuid::Uuid::from_u128(*id))
-                    .await
-                {
-                    Ok(info) => info.duration.map(f64::from),
-                    Err(TracingError::EmptyResults) => None,
-                    Err(e) => {
-                        return Err(DbError::other(format!("cannot read trace {id:032x}: {e}")));
-                    }
-                };
-                if found.is_some() || std::time::Instant::now() >= patient_until {
-                    break found;
-                }
-                tokio::time::sleep(INTERVAL).await;
-            };
-            durations.push(duration);
-        }
-        Ok(durations)
     }
 
     async fn check_owned(&self) -> Result<Marker, DbError> {

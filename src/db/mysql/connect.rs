@@ -24,17 +24,6 @@ impl StoreKind for MysqlStore {
     const ABOUT: &'static str = "MySQL or MariaDB (what the server says it is goes in run.json)";
     const EXAMPLE: &'static str = "mysql://root@127.0.0.1:3306/hatshop?connections=4";
     const LOGIN: bool = true;
-    const SERVER_TIME: Option<crate::db::ServerTime> = Some(crate::db::ServerTime {
-        product: "MariaDB/MySQL",
-        source: "MariaDB performance_schema.events_statements_history (the sampled operations' statements)",
-        explains: "Client: the service time hatshop measured (sent → answered). Server: the sum of \
-             the operation's statements' times in MariaDB's \
-             performance_schema.events_statements_history, read on its connection right \
-             after it, outside its timed window. Only the sampled operations were read. \
-             MariaDB stops a statement's timer after its reply has left and its cleanup is \
-             done, so where client and server share busy cores an operation can show more \
-             server time than client time.",
-    });
     const SETTINGS: &'static [Setting] = &[
         crate::db::sql::CONNECTIONS,
         Setting {
@@ -142,7 +131,7 @@ impl StoreKind for MysqlStore {
 fn host_options(
     host: &str,
     port: u16,
-    address: &crate::db::ServerAddress,
+    address: &crate::db::NetworkParts,
     sync_wait: Option<u64>,
     connect_timeout: std::time::Duration,
 ) -> (String, Opts, Login) {

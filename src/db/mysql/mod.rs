@@ -25,12 +25,12 @@ use wire::Param;
 
 mod connect;
 mod conns;
+mod db_time;
 mod errors;
 mod load;
 mod login;
 mod rows;
 mod sbtest;
-mod server_time;
 mod wire;
 
 use super::ownership::{self, Marker, Ownership, TABLES};
@@ -101,7 +101,7 @@ pub struct MysqlStore {
     version: String,
     sql: Statements,
     load: super::LoadSetup,
-    /// Traced operations read their statements' times (`begin_server_timing` found
+    /// Traced operations read their statements' times (`begin_db_timing` found
     /// performance_schema ready).
     server_timing: AtomicBool,
     /// The key-value statements go over hatshop's own wire (`kv_wire=own`, wire.rs).
@@ -173,7 +173,7 @@ impl MysqlStore {
     /// leaves it to the lane's follow-up, which reads their times on the server.
     fn done(&self, conn: Held, statements: usize) {
         if super::tracing_wanted() && self.server_timing.load(Ordering::Relaxed) {
-            super::follow_up(Box::pin(server_time::last_statements(conn, statements)));
+            super::follow_up(Box::pin(db_time::last_statements(conn, statements)));
         }
     }
 
@@ -246,12 +246,6 @@ impl Store for MysqlStore {
     async fn use_existing(&self) -> Result<(), DbError> {
         self.check_owned().await?;
         self.prepare_everywhere().await
-    }
-
-    async fn begin_server_timing(&self) -> Result<(), DbError> {
-        server_time::check(&mut self.admin_conn().await?).await?;
-        self.server_timing.store(true, Ordering::Relaxed);
-        Ok(())
     }
 
     async fn check_owned(&self) -> Result<Marker, DbError> {

@@ -126,16 +126,6 @@ impl StoreKind for PostgresStore {
             help: "key-value records in hatshop's table (k TEXT, v BYTEA) or in pgbench's pgbench_accounts shape (aid INT, bid INT, abalance INT, filler BYTEA holding the value, at most 84 bytes), for the race with pgbench",
         },
     ];
-    const SERVER_TIME: Option<crate::db::ServerTime> = Some(crate::db::ServerTime {
-        product: "PostgreSQL",
-        source: "pg_stat_statements (totals of every statement of the run, load and warm-up included)",
-        explains: "Server: the time pg_stat_statements counted in the event type's statements over \
-             the run (load and warm-up included), divided by its operations; transactions' \
-             BEGIN and COMMIT are shared and listed apart below. Client: the mean service \
-             time of the measured operations. PostgreSQL counts a statement's execution \
-             only: the commit after it (the WAL flush to disk) is in no statement's time, so \
-             for writes the difference holds it too.",
-    });
 
     fn default_concurrency(settings: &Settings) -> usize {
         super::sql::connections_or(settings, 4)
@@ -280,28 +270,6 @@ impl Store for PostgresStore {
     async fn use_existing(&self) -> Result<(), DbError> {
         self.check_owned().await?;
         self.prepare_everywhere().await
-    }
-
-    async fn begin_server_timing(&self) -> Result<(), DbError> {
-        let before = statement_times::begin(&self.conn().await?.client, &self.sql).await?;
-        *self
-            .statements_before
-            .lock()
-            .unwrap_or_else(|p| p.into_inner()) = Some(before);
-        Ok(())
-    }
-
-    async fn statement_times(&self) -> Result<Vec<super::StatementTime>, DbError> {
-        let before = self
-            .statements_before
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
-        let Some(before) = before else {
-            return Ok(Vec::new());
-        };
-        let after = statement_times::read(&self.conn().await?.client, &self.sql).await?;
-        Ok(statement_times::difference(&before, after, &self.sql))
     }
 
     async fn check_owned(&self) -> Result<Marker, DbError> {

@@ -9,9 +9,10 @@ use std::collections::HashMap;
 
 use tokio_postgres::Client;
 
+use super::PostgresStore;
 use super::classify;
 use crate::db::sql::Statements;
-use crate::db::{DbError, ErrorKind, StatementTime};
+use crate::db::{DbError, DbTime, DbTiming, ErrorKind, StatementTime};
 
 /// Calls and total µs per statement text.
 pub type Totals = HashMap<String, (u64, f64)>;
@@ -83,6 +84,41 @@ pub fn difference(before: &Totals, after: Totals, sql: &Statements) -> Vec<State
         .collect();
     times.sort_by(|a, b| (&a.event_type, &a.statement).cmp(&(&b.event_type, &b.statement)));
     times
+}
+
+impl DbTiming for PostgresStore {
+    const DB_TIME: Option<DbTime> = Some(DbTime {
+        product: "PostgreSQL",
+        source: "pg_stat_statements (totals of every statement of the run, load and warm-up included)",
+        explains: "Server: the time pg_stat_statements counted in the event type's statements over \
+             the run (load and warm-up included), divided by its operations; transactions' \
+             BEGIN and COMMIT are shared and listed apart below. Client: the mean service \
+             time of the measured operations. PostgreSQL counts a statement's execution \
+             only: the commit after it (the WAL flush to disk) is in no statement's time, so \
+             for writes the difference holds it too.",
+    });
+
+    async fn begin_db_timing(&self) -> Result<(), DbError> {
+        let before = begin(&self.conn().await?.client, &self.sql).await?;
+        *self
+            .statements_before
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(before);
+        Ok(())
+    }
+
+    async fn statement_times(&self) -> Result<Vec<StatementTime>, DbError> {
+        let before = self
+            .statements_before
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        let Some(before) = before else {
+            return Ok(Vec::new());
+        };
+        let after = read(&self.conn().await?.client, &self.sql).await?;
+        Ok(difference(&before, after, &self.sql))
+    }
 }
 
 #[cfg(test)]

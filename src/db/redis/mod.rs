@@ -256,6 +256,8 @@ impl RedisStore {
     }
 }
 
+impl crate::db::DbTiming for RedisStore {}
+
 impl Store for RedisStore {
     /// From 2 to 6 lanes over hatshop's own wire: there GETs and SETs ran 3–13 %
     /// faster; from 8 up, the lanes as tasks of one runtime thread ran up to a third

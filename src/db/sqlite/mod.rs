@@ -259,6 +259,8 @@ fn line_item(row: &rusqlite::Row<'_>) -> rusqlite::Result<LineItem> {
     })
 }
 
+impl crate::db::DbTiming for SqliteStore {}
+
 impl Store for SqliteStore {
     async fn setup(&self, owner: &Ownership) -> Result<(), DbError> {
         let mut conn = self.connection();

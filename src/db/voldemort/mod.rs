@@ -250,6 +250,8 @@ impl VoldemortStore {
 /// No bulk loads: `hatshop load` says so before anything is sent.
 impl crate::db::BulkLoad for VoldemortStore {}
 
+impl crate::db::DbTiming for VoldemortStore {}
+
 impl Store for VoldemortStore {
     async fn setup(&self, owner: &Ownership) -> Result<(), DbError> {
         let mut existing = Vec::new();

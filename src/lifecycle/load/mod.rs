@@ -23,8 +23,8 @@ use crate::cli::LoadArgs;
 use crate::config::{in_result_folder, seconds, store_settings};
 use crate::console::{note, say};
 use crate::db::{
-    AnyStore, BatchLimit, BulkLoad, ConnectOptions, DbUrl, LoadShape, Ownership, Store, row_key,
-    row_values,
+    AnyStore, BatchLimit, BulkLoad, ConnectOptions, DbTiming, DbUrl, LoadShape, Ownership, Store,
+    row_key, row_values,
 };
 use crate::files::write_json;
 use crate::interrupt;
@@ -388,7 +388,7 @@ async fn write_batch_traces(
         "read the traces",
         stop,
         "interrupted while reading the traces",
-        store.server_durations(&ids),
+        store.db_durations(&ids),
     )
     .await
     {

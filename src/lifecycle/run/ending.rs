@@ -7,8 +7,8 @@ use std::time::SystemTime;
 
 use anyhow::Result;
 
+use super::super::db_time;
 use super::super::run_json::RunJson;
-use super::super::server_time;
 use super::before_measuring::failed_write_rows;
 use crate::config::RunConfig;
 use crate::db::AnyStore;
@@ -73,7 +73,7 @@ pub(super) async fn write_files(
             clock.wall + outcome.measure_offset.unwrap_or_default(),
         )
         .await?;
-    server_time::write(config, store, &outcome.traced, stop).await
+    db_time::write(config, store, &outcome.traced, stop).await
 }
 
 /// What the run came to, into run.json's record: how it ended, what it measured, and

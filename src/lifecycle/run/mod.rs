@@ -22,10 +22,10 @@ use self::ending::{ended, record_failure, write_files};
 use self::progress::show_progress;
 use self::setup::{fault_timeline, phase_clock, plan_of, start_op_log, stream_of};
 use self::terminal::{print_result, say_running};
+use super::db_time;
 use super::reach::connect_and_set_up;
 use super::record::{initial_record, serving_server};
 use super::run_json::RunJson;
-use super::server_time;
 use super::verify::verify_store;
 use crate::cli::RunArgs;
 use crate::config::RunConfig;
@@ -128,10 +128,10 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
             .await
             .map_err(never_began)?,
     );
-    let server_time = server_time::begin(config, &store, &stop).await;
+    let db_time_source = db_time::begin(config, &store, &stop).await;
     let clock = RunClock::now();
     let mut record = initial_record(config, &plan_of(config, &store), &store.facts(), clock.wall);
-    record.server_time = server_time;
+    record.db_time = db_time_source;
     let run_json = RunJson::create(&config.out_dir, &record, reserve)?;
     {
         let run_json = run_json.clone();

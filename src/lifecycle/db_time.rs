@@ -11,7 +11,7 @@ use anyhow::Result;
 use super::reach::{SETUP_TIMEOUT, until};
 use crate::config::RunConfig;
 use crate::console::note;
-use crate::db::{AnyStore, Store};
+use crate::db::{AnyStore, DbTiming};
 use crate::files::write_csv;
 use crate::report::traces::{STATEMENTS_CSV, TRACES_CSV, rows};
 use crate::result_dir;
@@ -26,13 +26,13 @@ pub(super) async fn begin(
     if config.trace_sample <= 0.0 {
         return None;
     }
-    let time = config.db.store().server_time?;
+    let time = config.db.store().db_time?;
     let ready = until(
         SETUP_TIMEOUT,
         "ready the server's statement timing",
         stop,
         "interrupted before the run began",
-        store.begin_server_timing(),
+        store.begin_db_timing(),
     )
     .await;
     match ready {
@@ -86,7 +86,7 @@ pub(super) async fn write(
             "read the server's traces",
             stop,
             "interrupted while reading the server's traces",
-            store.server_durations(&ids),
+            store.db_durations(&ids),
         )
         .await
         {
