@@ -55,10 +55,7 @@ impl<'a> KeyCheck<'a> {
         }
         let want = self.expected.key_version(key);
         if want == 0 {
-            report.extra_keys += 1;
-            report.note(format!(
-                "record {text}: present but the stream deleted or never wrote it"
-            ));
+            unwritten(text, report);
             return;
         }
         match self.intact_version(key, value) {
@@ -100,10 +97,7 @@ impl<'a> KeyCheck<'a> {
         match self.intact_version(key, value) {
             Some(v) if versions.contains(&v) => {}
             _ if versions.iter().all(|&v| v == 0) => {
-                report.extra_keys += 1;
-                report.note(format!(
-                    "record {text}: present but the stream deleted or never wrote it"
-                ));
+                unwritten(text, report);
             }
             _ => {
                 report.differing_keys += 1;
@@ -146,6 +140,14 @@ impl<'a> KeyCheck<'a> {
             }
         }
     }
+}
+
+/// A record the stream deleted or never wrote, found present.
+fn unwritten(text: &str, report: &mut VerifyReport) {
+    report.extra_keys += 1;
+    report.note(format!(
+        "record {text}: present but the stream deleted or never wrote it"
+    ));
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use mysql_async::prelude::Queryable;
-use mysql_async::{Conn, Opts, Params, Statement, Value as SqlValue};
+use mysql_async::{Conn, Opts, Params, Statement, Transaction, TxOpts, Value as SqlValue};
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
 use super::classify;
@@ -74,6 +74,14 @@ impl Held {
                 "this run's MySQL connections speak only key-value statements (kv_wire=own)",
             )),
         }
+    }
+
+    /// A transaction on mysql_async's connection (an order's writes, all or nothing).
+    pub async fn transaction(&mut self) -> Result<Transaction<'_>, DbError> {
+        self.driver()?
+            .start_transaction(TxOpts::default())
+            .await
+            .map_err(classify)
     }
 
     /// Runs key-value statement `which` (its text: `sql`, prepared on this connection

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use mysql_async::prelude::*;
-use mysql_async::{Conn, Params, Pool, Row, TxOpts, Value as SqlValue};
+use mysql_async::{Conn, Params, Pool, Row, Value as SqlValue};
 
 use conns::{Held, HostConns, Kv};
 use wire::Param;
@@ -262,11 +262,7 @@ impl Store for MysqlStore {
 
     async fn create_order(&self, order: &Order) -> Result<(), DbError> {
         let mut held = self.conn().await?;
-        let conn = held.driver()?;
-        let mut tx = conn
-            .start_transaction(TxOpts::default())
-            .await
-            .map_err(classify)?;
+        let mut tx = held.transaction().await?;
         tx.exec_drop(
             self.sql.insert_order.as_str(),
             (
@@ -347,11 +343,7 @@ impl Store for MysqlStore {
         update: ItemsUpdate<'_>,
     ) -> Result<Applied, DbError> {
         let mut held = self.conn().await?;
-        let conn = held.driver()?;
-        let mut tx = conn
-            .start_transaction(TxOpts::default())
-            .await
-            .map_err(classify)?;
+        let mut tx = held.transaction().await?;
         for change in update.changes {
             tx.exec_drop(
                 self.sql.update_item.as_str(),
@@ -398,11 +390,7 @@ impl Store for MysqlStore {
 
     async fn delete_order(&self, order_id: OrderId) -> Result<Applied, DbError> {
         let mut held = self.conn().await?;
-        let conn = held.driver()?;
-        let mut tx = conn
-            .start_transaction(TxOpts::default())
-            .await
-            .map_err(classify)?;
+        let mut tx = held.transaction().await?;
         tx.exec_drop(self.sql.delete_items.as_str(), (order_id as i64,))
             .await
             .map_err(classify)?;
