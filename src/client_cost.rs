@@ -4,9 +4,12 @@
 //! and a thread near 100 % busy means the client, not the database, set the pace.
 //!
 //! Read from /proc and getrusage, outside every timed window: once when measuring
-//! begins and once when it ends.
+//! begins and once when it ends. A thread that ends before then (the event source, a
+//! lane thread) says its CPU as it ends ([`thread_ends`]), since /proc lists only the
+//! living: the split by role ([`Role`]) then still adds up to the whole.
 
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -15,6 +18,82 @@ use crate::procfs::{server_cpu_s, stat_cpu_s};
 
 /// A thread busier than this share of the measured wall time is the bottleneck.
 pub const BUSY_SHARE: f64 = 0.8;
+
+/// The name of the shared runtime's threads, where lanes run unless they have threads
+/// of their own.
+pub const RUNTIME_THREADS: &str = "runtime";
+
+/// What a thread of hatshop's does, for the split of the client's CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Role {
+    /// The runtime's workers and the lanes' own threads: the calls, their timing and
+    /// what a lane records of each (the runtime's other tasks, such as the watchdog and
+    /// progress, run there too).
+    Lanes,
+    /// The op log's writer.
+    OpLog,
+    /// Generating, hashing and dealing the events.
+    EventSource,
+    /// Everything else: the main thread, signals, the pacer, start-up and ending.
+    Rest,
+}
+
+impl Role {
+    /// The role of a thread, by the name hatshop gave it (the kernel keeps its first
+    /// 15 bytes, so names are matched by their start).
+    pub fn of_thread(name: &str) -> Role {
+        if name.starts_with("lanes-") || name.starts_with(RUNTIME_THREADS) {
+            Role::Lanes
+        } else if name.starts_with("op-log") {
+            Role::OpLog
+        } else if name.starts_with("event-source") {
+            Role::EventSource
+        } else {
+            Role::Rest
+        }
+    }
+
+    /// Its key in run.json.
+    pub fn key(self) -> &'static str {
+        match self {
+            Role::Lanes => "lanes",
+            Role::OpLog => "op_log",
+            Role::EventSource => "event_source",
+            Role::Rest => "rest",
+        }
+    }
+}
+
+/// A thread that ended: when, its id and name, and its CPU seconds at the end.
+type Ended = (Instant, u32, String, f64);
+
+/// The most ended threads kept.
+const MAX_ENDED: usize = 4096;
+
+/// The threads that said their CPU as they ended (a handful a run).
+static ENDED: Mutex<Vec<Ended>> = Mutex::new(Vec::new());
+
+/// Called by a thread of hatshop's as its last act, so that its CPU is still split by
+/// role after /proc has forgotten it.
+pub fn thread_ends() {
+    // SAFETY: both calls only read the calling thread's own id and clock.
+    let (tid, cpu_s) = unsafe {
+        let mut t: libc::timespec = std::mem::zeroed();
+        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t);
+        (
+            libc::gettid() as u32,
+            t.tv_sec as f64 + t.tv_nsec as f64 / 1e9,
+        )
+    };
+    let name = std::thread::current().name().unwrap_or("").to_string();
+    let mut ended = ENDED.lock().unwrap_or_else(|p| p.into_inner());
+    // A run ends a few (its source, op log and lane threads); a sweep's later runs
+    // need none of its earlier runs' entries.
+    if ended.len() >= MAX_ENDED {
+        ended.remove(0);
+    }
+    ended.push((Instant::now(), tid, name, cpu_s));
+}
 
 /// CPU counters at one instant.
 #[derive(Debug, Clone)]
@@ -107,6 +186,10 @@ pub struct ClientCost {
     /// wall time (1.0: busy all the time).
     pub busiest_thread: Option<String>,
     pub busiest_share: f64,
+    /// `cpu_us_per_op` split by what the threads do (lanes, op_log, event_source,
+    /// rest), from the kernel's per-thread counters; the parts add up to the whole.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub us_per_op_by_role: BTreeMap<String, f64>,
 }
 
 impl ClientCost {
@@ -115,37 +198,46 @@ impl ClientCost {
         let wall_s = start.at.elapsed().as_secs_f64();
         let (process_cpu_s, peak_rss_mb) = rusage();
         let cpu_s = (process_cpu_s - start.process_cpu_s).max(0.0);
-        let busiest = thread_cpu()
-            .into_iter()
-            .map(|(tid, (name, cpu))| {
-                let before = start.threads.get(&tid).map_or(0.0, |(_, c)| *c);
-                (name, cpu - before)
-            })
-            .max_by(|a, b| a.1.total_cmp(&b.1));
+        let spent = threads_since(start);
+        let busiest = spent.iter().max_by(|a, b| a.1.total_cmp(&b.1)).cloned();
         let share = |cpu: f64| if wall_s > 0.0 { cpu / wall_s } else { 0.0 };
+        let per_op = |cpu: f64| if ops > 0 { cpu * 1e6 / ops as f64 } else { 0.0 };
         ClientCost {
             cpu_s,
-            cpu_us_per_op: if ops > 0 {
-                cpu_s * 1e6 / ops as f64
-            } else {
-                0.0
-            },
+            cpu_us_per_op: per_op(cpu_s),
             peak_rss_mb,
             busiest_share: busiest.as_ref().map_or(0.0, |(_, cpu)| share(*cpu)),
             busiest_thread: busiest.map(|(name, _)| name),
+            us_per_op_by_role: by_role(&spent, cpu_s)
+                .into_iter()
+                .map(|(role, cpu)| (role.key().to_string(), per_op(cpu)))
+                .collect(),
         }
+    }
+
+    /// `lanes 2.1, op log 0.3, event source 0.5, rest 0.4 µs`, where split.
+    fn split(&self) -> Option<String> {
+        let part = |key: &str| self.us_per_op_by_role.get(key).copied();
+        Some(format!(
+            "lanes {:.1}, op log {:.1}, event source {:.1}, rest {:.1} µs",
+            part("lanes")?,
+            part("op_log")?,
+            part("event_source")?,
+            part("rest")?
+        ))
     }
 
     /// One line: `client: 0.85 s CPU …, 4.2 µs per operation, peak RSS 21 MB`.
     /// `in_process`: the store whose database runs inside hatshop, so its work is in.
     fn describe(&self, in_process: Option<&str>) -> String {
         format!(
-            "client: {:.2} s CPU while measuring (user + system, all threads{}), {:.1} µs per operation, peak RSS {:.0} MB",
+            "client: {:.2} s CPU while measuring (user + system, all threads{}), {:.1} µs per operation{}, peak RSS {:.0} MB",
             self.cpu_s,
             in_process
                 .map(|store| format!("; {store} runs inside hatshop, so its work is counted here"))
                 .unwrap_or_default(),
             self.cpu_us_per_op,
+            self.split().map(|s| format!(" ({s})")).unwrap_or_default(),
             self.peak_rss_mb
         )
     }
@@ -173,6 +265,42 @@ impl ClientCost {
             (self.client_bound() && !in_process).then(|| self.bottleneck()),
         )
     }
+}
+
+/// Each thread's CPU seconds since `start`, by name: the living from /proc, and those
+/// that ended since `start` from what they said as they ended.
+fn threads_since(start: &CpuSnapshot) -> Vec<(String, f64)> {
+    let mut now = thread_cpu();
+    let ended = ENDED.lock().unwrap_or_else(|p| p.into_inner());
+    for (at, tid, name, cpu) in ended.iter() {
+        if *at >= start.at {
+            now.entry(*tid).or_insert_with(|| (name.clone(), *cpu));
+        }
+    }
+    now.into_iter()
+        .map(|(tid, (name, cpu))| {
+            let before = start.threads.get(&tid).map_or(0.0, |(_, c)| *c);
+            (name, (cpu - before).max(0.0))
+        })
+        .collect()
+}
+
+/// The CPU of each role; `Rest` takes what the threads do not account for (threads
+/// that ended unannounced, the kernel's rounding), so the parts add up to `total`.
+fn by_role(spent: &[(String, f64)], total: f64) -> BTreeMap<Role, f64> {
+    let mut roles: BTreeMap<Role, f64> = [Role::Lanes, Role::OpLog, Role::EventSource]
+        .into_iter()
+        .map(|role| (role, 0.0))
+        .collect();
+    for (name, cpu) in spent {
+        let role = Role::of_thread(name);
+        if role != Role::Rest {
+            *roles.entry(role).or_default() += cpu;
+        }
+    }
+    let named: f64 = roles.values().sum();
+    roles.insert(Role::Rest, (total - named).max(0.0));
+    roles
 }
 
 /// (user + system CPU seconds, peak RSS in MB) of this process.
@@ -274,10 +402,50 @@ mod tests {
             cpu_s: 1.0,
             cpu_us_per_op: 1.0,
             peak_rss_mb: 10.0,
-            busiest_thread: Some("tokio-runtime-w".into()),
+            busiest_thread: Some(RUNTIME_THREADS.into()),
             busiest_share: share,
+            us_per_op_by_role: BTreeMap::new(),
         };
         assert!(cost(0.85).client_bound());
         assert!(!cost(0.5).client_bound());
+    }
+
+    fn spin(name: &str, ms: u64, announce: bool) -> std::thread::JoinHandle<()> {
+        std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                let until = Instant::now() + std::time::Duration::from_millis(ms);
+                let mut x = 0u64;
+                while Instant::now() < until {
+                    x = x.wrapping_add(1);
+                    std::hint::black_box(x);
+                }
+                if announce {
+                    thread_ends();
+                }
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn the_cpu_is_split_by_role_and_an_ended_thread_still_counts() {
+        let start = CpuSnapshot::now();
+        // The source ends before the cost is read, as a run's does; the op log lives.
+        spin("event-source", 150, true).join().unwrap();
+        let op_log = spin("op-log", 300, false);
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let cost = ClientCost::since(&start, 1_000);
+        op_log.join().unwrap();
+        let part = |key: &str| cost.us_per_op_by_role[key];
+        // Other tests share the two cores: each spinner gets a good share, not all.
+        assert!(part("event_source") > 50.0, "{cost:?}");
+        assert!(part("op_log") > 50.0, "{cost:?}");
+        // The parts add up to the whole, but for /proc's count of a living thread in
+        // ticks of 10 ms (10 µs an operation here).
+        let sum: f64 = cost.us_per_op_by_role.values().sum();
+        assert!((sum - cost.cpu_us_per_op).abs() < 30.0, "{cost:?}");
+        assert_eq!(Role::of_thread(RUNTIME_THREADS), Role::Lanes);
+        assert_eq!(Role::of_thread("lanes-3"), Role::Lanes);
+        assert_eq!(Role::of_thread("signals"), Role::Rest);
     }
 }

@@ -30,6 +30,8 @@ fn main() -> ExitCode {
         Err(e) => e.exit(),
     };
     let mut builder = tokio::runtime::Builder::new_multi_thread();
+    // The name run.json's CPU split knows the lanes' threads by.
+    builder.thread_name(hatshop::client_cost::RUNTIME_THREADS);
     if let Some(threads) = hatshop::client_threads(&cli) {
         builder.worker_threads(threads);
     }

@@ -42,6 +42,7 @@ impl LaneThreads {
                         // Its tasks run while the thread waits here; those still
                         // running when it is released are dropped with the runtime.
                         let _ = runtime.block_on(released);
+                        crate::client_cost::thread_ends();
                     })?,
             );
         }

@@ -231,7 +231,11 @@ pub async fn run<D: Store>(
     };
     let source_thread = std::thread::Builder::new()
         .name("event-source".into())
-        .spawn(move || source.run())?;
+        .spawn(move || {
+            let report = source.run();
+            crate::client_cost::thread_ends();
+            report
+        })?;
     let lanes = lanes_ended(lanes).await?;
     drop(lane_threads);
     let source_report = tokio::task::spawn_blocking(move || source_thread.join())

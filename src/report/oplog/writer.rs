@@ -71,6 +71,7 @@ impl OpLogWriter {
                 journal.flush()?;
                 parts.finish()?;
                 journal.remove()?;
+                crate::client_cost::thread_ends();
                 Ok(rows)
             })
             .context("cannot start the op log thread")?;
