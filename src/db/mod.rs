@@ -214,14 +214,12 @@ pub trait Store: BulkLoad + DbTiming + Send + Sync + 'static {
     /// The study's update: the order row's date, status and subtotal in one statement.
     fn update_order(
         &self,
-        order_id: OrderId,
         update: &OrderUpdate,
     ) -> impl Future<Output = Result<Applied, DbError>> + Send;
 
     /// New colour, size and quantity for some items, and the new subtotal.
     fn update_items(
         &self,
-        order_id: OrderId,
         update: ItemsUpdate<'_>,
     ) -> impl Future<Output = Result<Applied, DbError>> + Send;
 

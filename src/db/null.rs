@@ -52,15 +52,11 @@ impl Store for NullStore {
         Ok(None)
     }
 
-    async fn update_order(&self, _id: OrderId, _update: &OrderUpdate) -> Result<Applied, DbError> {
+    async fn update_order(&self, _update: &OrderUpdate) -> Result<Applied, DbError> {
         Ok(Applied::Unknown)
     }
 
-    async fn update_items(
-        &self,
-        _id: OrderId,
-        _update: ItemsUpdate<'_>,
-    ) -> Result<Applied, DbError> {
+    async fn update_items(&self, _update: ItemsUpdate<'_>) -> Result<Applied, DbError> {
         Ok(Applied::Unknown)
     }
 

@@ -138,12 +138,12 @@ macro_rules! stores {
                 match self { $(AnyStore::$variant(db) => Box::pin(db.read_order(order_id)).await,)* }
             }
 
-            async fn update_order(&self, order_id: OrderId, update: &OrderUpdate) -> Result<Applied, DbError> {
-                match self { $(AnyStore::$variant(db) => Box::pin(db.update_order(order_id, update)).await,)* }
+            async fn update_order(&self, update: &OrderUpdate) -> Result<Applied, DbError> {
+                match self { $(AnyStore::$variant(db) => Box::pin(db.update_order(update)).await,)* }
             }
 
-            async fn update_items(&self, order_id: OrderId, update: ItemsUpdate<'_>) -> Result<Applied, DbError> {
-                match self { $(AnyStore::$variant(db) => Box::pin(db.update_items(order_id, update)).await,)* }
+            async fn update_items(&self, update: ItemsUpdate<'_>) -> Result<Applied, DbError> {
+                match self { $(AnyStore::$variant(db) => Box::pin(db.update_items(update)).await,)* }
             }
 
             async fn update_status(&self, order_id: OrderId, status: OrderStatus) -> Result<Applied, DbError> {

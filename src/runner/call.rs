@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::db::{Applied, DbError, ErrorKind, Store};
-use crate::workload::{ItemsUpdate, KeyText, Operation, Order, OrderUpdate};
+use crate::workload::{ItemsUpdate, KeyText, Operation, Order};
 
 /// What a call returned, before it is judged.
 pub(super) enum Reply {
@@ -49,19 +49,9 @@ pub(super) async fn call<D: Store>(
     match op {
         Operation::CreateOrder { order } => db.create_order(order).await.map(|()| Reply::Done),
         Operation::ReadOrder { order_id } => db.read_order(*order_id).await.map(Reply::Order),
-        Operation::UpdateOrder {
-            order_id,
-            created_at_ms,
-            status,
-            subtotal_cents,
-            ..
-        } => {
-            let update = OrderUpdate {
-                created_at_ms: *created_at_ms,
-                status: *status,
-                subtotal_cents: *subtotal_cents,
-            };
-            db.update_order(*order_id, &update).await.map(Reply::Write)
+        Operation::UpdateOrder { .. } => {
+            let update = op.order_update().expect("an order update");
+            db.update_order(&update).await.map(Reply::Write)
         }
         Operation::UpdateItems {
             order_id,
@@ -70,10 +60,11 @@ pub(super) async fn call<D: Store>(
             ..
         } => {
             let update = ItemsUpdate {
+                order_id: *order_id,
                 changes,
                 subtotal_cents: *subtotal_cents,
             };
-            db.update_items(*order_id, update).await.map(Reply::Write)
+            db.update_items(update).await.map(Reply::Write)
         }
         Operation::UpdateStatus {
             order_id, status, ..

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use super::domain::{Operation, Order, OrderEvent, OrderId, OrderUpdate};
+use super::domain::{Operation, Order, OrderEvent, OrderId};
 use super::jsonl::EventsFileError;
 use super::state;
 
@@ -44,19 +44,11 @@ impl OrderBook {
             Operation::CreateOrder { order } => {
                 self.orders.insert(order.order_id, (**order).clone());
             }
-            Operation::UpdateOrder {
-                order_id,
-                created_at_ms,
-                status,
-                subtotal_cents,
-                ..
-            } => {
-                if let Some(order) = self.orders.get_mut(order_id) {
-                    order.apply_update(&OrderUpdate {
-                        created_at_ms: *created_at_ms,
-                        status: *status,
-                        subtotal_cents: *subtotal_cents,
-                    });
+            Operation::UpdateOrder { order_id, .. } => {
+                if let (Some(order), Some(update)) =
+                    (self.orders.get_mut(order_id), op.order_update())
+                {
+                    order.apply_update(&update);
                 }
             }
             Operation::UpdateItems {

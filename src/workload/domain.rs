@@ -160,6 +160,7 @@ pub struct ItemChange {
 /// subtotal (`UPDATE orders SET date_created=?, status=?, order_subTotal=? …`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OrderUpdate {
+    pub order_id: OrderId,
     pub created_at_ms: i64,
     pub status: OrderStatus,
     pub subtotal_cents: i64,
@@ -169,6 +170,7 @@ pub struct OrderUpdate {
 /// order's subtotal after them, so that no store needs a read-modify-write.
 #[derive(Debug, Clone, Copy)]
 pub struct ItemsUpdate<'a> {
+    pub order_id: OrderId,
     pub changes: &'a [ItemChange],
     pub subtotal_cents: i64,
 }
@@ -254,6 +256,25 @@ impl Target {
 }
 
 impl Operation {
+    /// The study's order update this event makes, if it is one.
+    pub fn order_update(&self) -> Option<OrderUpdate> {
+        match *self {
+            Operation::UpdateOrder {
+                order_id,
+                created_at_ms,
+                status,
+                subtotal_cents,
+                ..
+            } => Some(OrderUpdate {
+                order_id,
+                created_at_ms,
+                status,
+                subtotal_cents,
+            }),
+            _ => None,
+        }
+    }
+
     /// The order or key the operation touches; lanes are dealt by it.
     pub fn target(&self) -> Target {
         match self {

@@ -135,17 +135,13 @@ impl Store for FakeStore {
         }
         Ok(None)
     }
-    async fn update_order(&self, order_id: OrderId, _u: &OrderUpdate) -> Result<Applied, DbError> {
+    async fn update_order(&self, update: &OrderUpdate) -> Result<Applied, DbError> {
         self.before().await?;
-        self.existing(order_id).map(|()| Applied::Yes)
+        self.existing(update.order_id).map(|()| Applied::Yes)
     }
-    async fn update_items(
-        &self,
-        order_id: OrderId,
-        _update: ItemsUpdate<'_>,
-    ) -> Result<Applied, DbError> {
+    async fn update_items(&self, update: ItemsUpdate<'_>) -> Result<Applied, DbError> {
         self.before().await?;
-        self.existing(order_id).map(|()| Applied::Yes)
+        self.existing(update.order_id).map(|()| Applied::Yes)
     }
     async fn update_status(&self, order_id: OrderId, _s: OrderStatus) -> Result<Applied, DbError> {
         self.before().await?;

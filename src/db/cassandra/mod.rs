@@ -369,11 +369,8 @@ impl Store for CassandraStore {
         }
     }
 
-    async fn update_order(
-        &self,
-        order_id: OrderId,
-        update: &OrderUpdate,
-    ) -> Result<Applied, DbError> {
+    async fn update_order(&self, update: &OrderUpdate) -> Result<Applied, DbError> {
+        let order_id = update.order_id;
         let p = self.statements().await?;
         self.run(
             &p.update_order,
@@ -389,11 +386,8 @@ impl Store for CassandraStore {
         Ok(Applied::Unknown)
     }
 
-    async fn update_items(
-        &self,
-        order_id: OrderId,
-        update: ItemsUpdate<'_>,
-    ) -> Result<Applied, DbError> {
+    async fn update_items(&self, update: ItemsUpdate<'_>) -> Result<Applied, DbError> {
+        let order_id = update.order_id;
         let p = self.statements().await?;
         let mut writes = Vec::with_capacity(update.changes.len() + 1);
         for change in update.changes {

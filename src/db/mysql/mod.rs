@@ -314,11 +314,8 @@ impl Store for MysqlStore {
         order_from_joined(&rows, order_row, line_item)
     }
 
-    async fn update_order(
-        &self,
-        order_id: OrderId,
-        update: &OrderUpdate,
-    ) -> Result<Applied, DbError> {
+    async fn update_order(&self, update: &OrderUpdate) -> Result<Applied, DbError> {
+        let order_id = update.order_id;
         let mut held = self.conn().await?;
         let conn = held.driver()?;
         conn.exec_drop(
@@ -337,11 +334,8 @@ impl Store for MysqlStore {
         Ok(Applied::from_rows(rows))
     }
 
-    async fn update_items(
-        &self,
-        order_id: OrderId,
-        update: ItemsUpdate<'_>,
-    ) -> Result<Applied, DbError> {
+    async fn update_items(&self, update: ItemsUpdate<'_>) -> Result<Applied, DbError> {
+        let order_id = update.order_id;
         let mut held = self.conn().await?;
         let mut tx = held.transaction().await?;
         for change in update.changes {

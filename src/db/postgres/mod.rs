@@ -342,11 +342,8 @@ impl Store for PostgresStore {
         order_from_joined(&rows, order_row, line_item)
     }
 
-    async fn update_order(
-        &self,
-        order_id: OrderId,
-        update: &OrderUpdate,
-    ) -> Result<Applied, DbError> {
+    async fn update_order(&self, update: &OrderUpdate) -> Result<Applied, DbError> {
+        let order_id = update.order_id;
         let mut conn = self.conn().await?;
         let statement = conn.statement(&self.sql.update_order).await?;
         let rows = conn
@@ -365,11 +362,8 @@ impl Store for PostgresStore {
         Ok(Applied::from_rows(rows))
     }
 
-    async fn update_items(
-        &self,
-        order_id: OrderId,
-        update: ItemsUpdate<'_>,
-    ) -> Result<Applied, DbError> {
+    async fn update_items(&self, update: ItemsUpdate<'_>) -> Result<Applied, DbError> {
+        let order_id = update.order_id;
         let mut conn = self.conn().await?;
         let update_item = conn.statement(&self.sql.update_item).await?;
         let update_subtotal = conn.statement(&self.sql.update_subtotal).await?;

@@ -373,11 +373,8 @@ impl Store for RedisStore {
         Ok(Some(super::order_of(row, items)))
     }
 
-    async fn update_order(
-        &self,
-        order_id: OrderId,
-        update: &OrderUpdate,
-    ) -> Result<Applied, DbError> {
+    async fn update_order(&self, update: &OrderUpdate) -> Result<Applied, DbError> {
+        let order_id = update.order_id;
         let mut held = self.conn().await?;
         let found: i64 = self
             .set_if_exists
@@ -394,11 +391,8 @@ impl Store for RedisStore {
         Ok(Applied::from_rows(found as u64))
     }
 
-    async fn update_items(
-        &self,
-        order_id: OrderId,
-        update: ItemsUpdate<'_>,
-    ) -> Result<Applied, DbError> {
+    async fn update_items(&self, update: ItemsUpdate<'_>) -> Result<Applied, DbError> {
+        let order_id = update.order_id;
         let mut invocation = self.update_items.key(order_key(order_id));
         invocation.arg(update.subtotal_cents);
         for change in update.changes {

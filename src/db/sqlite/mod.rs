@@ -355,11 +355,8 @@ impl Store for SqliteStore {
         Ok(Some(crate::db::order_of(row, items)))
     }
 
-    async fn update_order(
-        &self,
-        order_id: OrderId,
-        update: &OrderUpdate,
-    ) -> Result<Applied, DbError> {
+    async fn update_order(&self, update: &OrderUpdate) -> Result<Applied, DbError> {
+        let order_id = update.order_id;
         let conn = self.connection();
         let rows = conn
             .prepare_cached(
@@ -376,11 +373,8 @@ impl Store for SqliteStore {
         Ok(Applied::from_rows(rows as u64))
     }
 
-    async fn update_items(
-        &self,
-        order_id: OrderId,
-        update: ItemsUpdate<'_>,
-    ) -> Result<Applied, DbError> {
+    async fn update_items(&self, update: ItemsUpdate<'_>) -> Result<Applied, DbError> {
+        let order_id = update.order_id;
         let mut conn = self.connection();
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)

@@ -285,20 +285,14 @@ impl Store for VoldemortStore {
         Ok(self.order(order_id).await?.map(|(order, _)| order))
     }
 
-    async fn update_order(
-        &self,
-        order_id: OrderId,
-        update: &OrderUpdate,
-    ) -> Result<Applied, DbError> {
+    async fn update_order(&self, update: &OrderUpdate) -> Result<Applied, DbError> {
+        let order_id = update.order_id;
         self.change_order(order_id, |order| order.apply_update(update))
             .await
     }
 
-    async fn update_items(
-        &self,
-        order_id: OrderId,
-        update: ItemsUpdate<'_>,
-    ) -> Result<Applied, DbError> {
+    async fn update_items(&self, update: ItemsUpdate<'_>) -> Result<Applied, DbError> {
+        let order_id = update.order_id;
         self.change_order(order_id, |order| {
             order.apply_item_changes(update.changes, update.subtotal_cents)
         })
