@@ -4,16 +4,17 @@
 # the peer alternating who goes first.
 #
 #   bench/race.sh [--conns 1,4,16,64,256] [--repeats 3] [--ops 200000]
-#                 [--stores "cassandra mariadb postgres redis"]
+#                 [--stores "cassandra mariadb postgres redis voldemort"]
 #
 # The peers, installed when missing: latte 0.29 from crates.io (Cassandra: inserts and
 # point reads at CL ONE), sysbench (MariaDB: oltp_point_select and oltp_insert on the
 # sbtest shape), pgbench (PostgreSQL: -S -M prepared at scale 1, on the pgbench_accounts
-# shape) and redis-benchmark (Redis: GET and SET of 100-byte values over 100,000 keys,
-# -P 1). Each hatshop race preset does the peer's work and says so in its description
-# (`hatshop workloads`). Voldemort's own performance tool is not raced: it lives in
-# upstream's test/integration tree, which the source hatshop builds Voldemort from
-# (src/java) does not hold.
+# shape), redis-benchmark (Redis: GET and SET of 100-byte values over 100,000 keys,
+# -P 1) and Voldemort's own performance tool (voldemort.performance.benchmark.Benchmark:
+# reads of 100-byte values over the 100,000 records its warm-up writes), built from the
+# upstream archive in vendor/voldemort/ against the classes and jars of the Voldemort
+# hatshop built. Each hatshop race preset does the peer's work and says so in its
+# description (`hatshop workloads`).
 #
 # Servers come from `hatshop server start` under $HATSHOP_HOME (reused when running).
 # Each race runs once unrecorded to warm the server, then REPEATS recorded rounds per
@@ -30,15 +31,19 @@
 # 256 new PostgreSQL backends cost it about 1.1 s, bench/NOTES.md), measured once per
 # count. hatshop's CPU and server CPU are its measured window (run.json `client`,
 # `server_cpu`), since its read races load their rows in the same process (the peers
-# load theirs in a separate command); its RSS is the whole process. hatshop runs with
-# no tuning flag: `-c` is the in-flight count being compared.
+# load theirs in a separate command); its RSS is the whole process. The steady columns
+# count both tools the same way: each round is run again with a quarter of the
+# operations, and the whole process's CPU (and the server's around it) of the long
+# rounds less the short ones, per operation between them, leaves out start-up, row
+# loading and warm-up alike. hatshop runs with no tuning flag: `-c` is the in-flight
+# count being compared.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 conns=1,4,16,64,256
 repeats=3
 ops=200000
-stores="cassandra mariadb postgres redis"
+stores="cassandra mariadb postgres redis voldemort"
 while [ $# -gt 0 ]; do
   case $1 in
     --conns) conns=$2; shift 2 ;;
@@ -49,6 +54,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 IFS=, read -ra counts <<<"$conns"
+# The short round's operations: a quarter of a long round's.
+short=$((ops / 4 > 0 ? ops / 4 : 1))
 export HATSHOP_HOME=${HATSHOP_HOME:-$HOME/.local/share/hatshop}
 # The longest one measured command may take (RACE_TIMEOUT seconds): a silent server
 # ends the script instead of holding it.
@@ -79,6 +86,10 @@ if wants mariadb; then
 fi
 wants postgres && { command -v pgbench >/dev/null || missing+=(postgresql postgresql-contrib); }
 wants redis && { command -v redis-benchmark >/dev/null || missing+=(redis-server redis-tools); }
+if wants voldemort; then
+  command -v javac >/dev/null || missing+=(openjdk-17-jdk-headless) # hatshop builds Voldemort with it
+  command -v mvn >/dev/null || missing+=(maven)                     # and fetches its jars with this
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
@@ -133,7 +144,9 @@ peer_setup() {
 }
 
 # measure_peer SERVER_PID PARSER COMMAND…: one line "ops_s p50 p99 cpu_us rss_mb
-# server_us"; server_us leaves out peer_setup_s.
+# server_us whole_cpu_s ops whole_server_s"; server_us leaves out peer_setup_s;
+# whole_cpu_s and whole_server_s are the client's and the server's CPU over the whole
+# command, for the steady-state columns.
 measure_peer() {
   local server=$1 parse=$2
   shift 2
@@ -145,7 +158,16 @@ measure_peer() {
   read -r ops_s p50 p99 < <("$parse" "$tmp/out")
   awk -v o="$ops_s" -v a="$p50" -v b="$p99" -v u="$user" -v s="$sys" -v r="$rss" -v n="$ops" \
     -v sb="$before" -v sa="$after" -v setup="$peer_setup_s" \
-    'BEGIN { printf "%.0f %.1f %.1f %.2f %.1f %.2f\n", o, a, b, (u + s) * 1e6 / n, r / 1024, (sa - sb - setup) * 1e6 / n }'
+    'BEGIN { printf "%.0f %.1f %.1f %.2f %.1f %.2f %.3f %d %.3f\n", o, a, b, (u + s) * 1e6 / n, r / 1024, (sa - sb - setup) * 1e6 / n, u + s, n, sa - sb }'
+}
+
+# Voldemort's Benchmark prints "[benchmark]<TAB>Throughput(ops/sec): N" and, per
+# operation kind, "[reads]<TAB>Median(ms): N" and "[reads]<TAB>99th(ms): N" (whole ms).
+parse_vold_benchmark() {
+  awk -F'\t' '$1 == "[benchmark]" && $2 ~ /^Throughput/ { split($2, a, ": "); t = a[2] }
+               $1 == "[reads]" && $2 ~ /^Median/ { split($2, a, ": "); p50 = a[2] * 1000 }
+               $1 == "[reads]" && $2 ~ /^99th/ { split($2, a, ": "); p99 = a[2] * 1000 }
+               END { print t, p50, p99 }' "$1"
 }
 
 # latte prints "Throughput [op/s] N ± …" and a CYCLE LATENCY ladder in ms.
@@ -186,30 +208,34 @@ parse_redis_benchmark() {
   tr -d '"' <"$1" | awk -F, '$1 == "GET" || $1 == "SET" { print $2, $5 * 1000, $7 * 1000 }'
 }
 
-# measure_hatshop PRESET URL CONNS: the same line, from run.json and summary.json.
+# measure_hatshop PRESET URL CONNS SERVER_PID: the same line, from run.json and
+# summary.json, and the whole process's CPU and the server's around it, as the peer's.
 measure_hatshop() {
-  local out="$tmp/hatshop-$RANDOM$RANDOM"
+  local out="$tmp/hatshop-$RANDOM$RANDOM" before after
+  before=$(cpu_s "$4")
   bounded /usr/bin/time -f '%U %S %M' -o "$tmp/time" "$bin" run --quiet -w "$1" --events "$ops" -c "$3" --db "$2" --out "$out"
-  read -r _ _ rss <"$tmp/time"
-  python3 - "$out" "$rss" <<'EOF'
+  after=$(cpu_s "$4")
+  read -r user sys rss <"$tmp/time"
+  python3 - "$out" "$rss" "$user" "$sys" "$ops" "$before" "$after" <<'EOF'
 import json, sys
-out, rss = sys.argv[1], float(sys.argv[2])
+out, rss, whole, ops = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]) + float(sys.argv[4]), sys.argv[5]
+whole_server = float(sys.argv[7]) - float(sys.argv[6])
 run = json.load(open(f"{out}/run.json"))
 summary = json.load(open(f"{out}/summary.json"))["overall"]
 p = summary["percentiles_us"]
 server = run.get("server_cpu") or {"cpu_us_per_op": float("nan")}
 print(f'{summary["throughput_ops_s"]:.0f} {p["p50"]:.1f} {p["p99"]:.1f} '
-      f'{run["client"]["cpu_us_per_op"]:.2f} {rss / 1024:.1f} {server["cpu_us_per_op"]:.2f}')
+      f'{run["client"]["cpu_us_per_op"]:.2f} {rss / 1024:.1f} {server["cpu_us_per_op"]:.2f} {whole:.3f} {ops} {whole_server:.3f}')
 EOF
   rm -rf "$out"
 }
 
-# measure_floor URL CONNS LAYOUT: "ops_s nan nan cpu_us nan nan".
+# measure_floor URL CONNS LAYOUT: "ops_s nan nan cpu_us nan nan nan ops nan".
 measure_floor() {
   local line
   line=$(timeout "$limit" "$floor" "$1" "$2" "$ops" "$3") || exit 1
   read -r ops_s cpu <<<"$line"
-  echo "$ops_s nan nan $cpu nan nan"
+  echo "$ops_s nan nan $cpu nan nan nan $ops nan"
 }
 
 # record RACE CONNS TOOL MEASURE…: appends MEASURE's line to the rows; a run that
@@ -218,7 +244,7 @@ record() {
   local race=$1 count=$2 tool=$3 line
   shift 3
   line=$("$@") || { echo "race: $tool failed in $race at $count in flight (its output is above)" >&2; exit 1; }
-  [[ "$(wc -w <<<"$line")" -eq 6 && "${line%% *}" != 0 ]] || { echo "race: could not read $tool's figures in $race at $count: '$line'" >&2; exit 1; }
+  [[ "$(wc -w <<<"$line")" -eq 9 && "${line%% *}" != 0 ]] || { echo "race: could not read $tool's figures in $race at $count: '$line'" >&2; exit 1; }
   echo "$race $count $tool $line" >>"$tmp/rows"
 }
 
@@ -231,7 +257,7 @@ race() {
   printf '  %-9s %s\n' "$peer_name:" "${peer[*]}" "hatshop:" "$bin run -w $preset -c ${counts[0]} --events $ops --db '$url'" >>"$tmp/commands"
   "$fresh"
   measure_peer "$server" "$parse" "${peer[@]}" >/dev/null
-  measure_hatshop "$preset" "$url" "${counts[0]}" >/dev/null
+  measure_hatshop "$preset" "$url" "${counts[0]}" "$server" >/dev/null
   for count in "${counts[@]}"; do
     step "$name: the peer's connections and start-up at $count in flight"
     peer_setup "$server" "$command" "$count"
@@ -239,17 +265,31 @@ race() {
     "$command" "$count"
     for ((r = 1; r <= repeats; r++)); do
       step "$name: $count in flight, repeat $r of $repeats"
-      if ((r % 2)); then
-        "$fresh"
-        record "$name" "$count" "$peer_name" measure_peer "$server" "$parse" "${peer[@]}"
-        record "$name" "$count" hatshop measure_hatshop "$preset" "$url" "$count"
-      else
-        record "$name" "$count" hatshop measure_hatshop "$preset" "$url" "$count"
-        "$fresh"
-        record "$name" "$count" "$peer_name" measure_peer "$server" "$parse" "${peer[@]}"
-      fi
+      pair "$r" ""
+      # The short round: the long rounds less it is the work in steady state, with
+      # neither tool's start-up, row loading or warm-up in it.
+      local all=$ops
+      ops=$short
+      "$command" "$count"
+      pair "$r" :short
+      ops=$all
+      "$command" "$count"
     done
   done
+}
+
+# pair ROUND SUFFIX: one round of the peer and hatshop at the current $ops, in the
+# order ROUND gives, recorded as TOOL$SUFFIX (inside race, whose locals it reads).
+pair() {
+  if (($1 % 2)); then
+    "$fresh"
+    record "$name" "$count" "$peer_name$2" measure_peer "$server" "$parse" "${peer[@]}"
+    record "$name" "$count" "hatshop$2" measure_hatshop "$preset" "$url" "$count" "$server"
+  else
+    record "$name" "$count" "hatshop$2" measure_hatshop "$preset" "$url" "$count" "$server"
+    "$fresh"
+    record "$name" "$count" "$peer_name$2" measure_peer "$server" "$parse" "${peer[@]}"
+  fi
 }
 
 # floor NAME URL: the floor's rows for race NAME at each count.
@@ -338,6 +378,42 @@ if wants redis; then
   floor_rows redis-get "$redis_url"
 fi
 
+if wants voldemort; then
+  step "starting Voldemort"
+  vold_url=$(start voldemort)
+  read -r vold_host vold_port < <(host_port "$vold_url")
+  # The classes and jars of the build the server runs, and its store's quorums.
+  read -r vold_classes vold_lib vold_n vold_r vold_w < <(python3 - "$HATSHOP_HOME/servers/voldemort/server.json" <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1]))["settings"]
+print(s["classes"], s["lib"], *(s.get(k, "1") for k in ("replication_factor", "required_reads", "required_writes")))
+EOF
+  )
+  vold_cp="$vold_classes:$vold_lib/*"
+  step "building Voldemort's performance tool"
+  mkdir -p "$tmp/vperf"
+  tar xzf vendor/voldemort/voldemort-perf-tool-99127eab3.tar.gz -C "$tmp/vperf"
+  find "$tmp/vperf" -name '*.java' >"$tmp/vperf.sources"
+  bounded javac -J-Xmx1g -nowarn --release 8 -encoding UTF-8 -d "$tmp/vperf/classes" -cp "$vold_cp" @"$tmp/vperf.sources"
+  # The tool writes its values as Java strings: it gets a store of its own, with string
+  # keys and values and hatshop's store's quorums (a second race on the server finds it).
+  cat >"$tmp/bench-store.xml" <<EOF
+<stores><store><name>bench</name><persistence>bdb</persistence>
+<routing-strategy>consistent-routing</routing-strategy><routing>client</routing>
+<replication-factor>$vold_n</replication-factor><required-reads>$vold_r</required-reads>
+<required-writes>$vold_w</required-writes>
+<key-serializer><type>string</type></key-serializer><value-serializer><type>string</type></value-serializer>
+</store></stores>
+EOF
+  timeout "$limit" java -cp "$vold_cp" voldemort.tools.admin.VAdminTool store add --file "$tmp/bench-store.xml" \
+    --url "tcp://$vold_host:$vold_port" >"$tmp/out" 2>&1 || grep -q "already exists" "$tmp/out" || { cat "$tmp/out" >&2; exit 1; }
+  # Its warm-up writes its 100,000 records in its own process: the steady column
+  # leaves it out, as it leaves out hatshop's load.
+  vold_read() { peer=(java -cp "$tmp/vperf/classes:$vold_cp" voldemort.performance.benchmark.Benchmark --url "tcp://$vold_host:$vold_port" --store-name bench --record-count 100000 --ops-count "$ops" -r 100 --threads "$1" --value-size 100); }
+  fresh_vold() { :; }
+  race vold-read voldemort-bench "$(cat "$tmp/voldemort.pid")" parse_vold_benchmark race-vold-read "$vold_url" fresh_vold vold_read
+fi
+
 printf 'commands (%d operations each, %d repeats at each in-flight count, alternating who goes first; -c and the peer'"'"'s count set to each of %s):\n' "$ops" "$repeats" "$conns"
 cat "$tmp/commands"
 python3 - "$tmp/rows" <<'EOF'
@@ -346,27 +422,39 @@ rows = {}
 for line in open(sys.argv[1]):
     race, count, tool, *values = line.split()
     rows.setdefault(race, {}).setdefault(int(count), {}).setdefault(tool, []).append([float(v) for v in values])
-heads = ["ops/s", "p50 µs", "p99 µs", "client µs/op", "client MB", "server µs/op"]
+heads = ["ops/s", "p50 µs", "p99 µs", "client µs/op", "client MB", "server µs/op", "steady client", "steady server"]
 def show(v):
     return f"{v:>12}" if math.isnan(v) else f"{v:>12,.1f}"
+def steady(tools, tool, field):
+    """CPU over a whole long round less a short round's (medians), µs per operation between them."""
+    if tool + ":short" not in tools:
+        return math.nan
+    long, short = tools[tool], tools[tool + ":short"]
+    cpu = statistics.median(r[field] for r in long) - statistics.median(r[field] for r in short)
+    ops = long[0][7] - short[0][7]
+    return cpu * 1e6 / ops if ops > 0 else math.nan
 for race, by_count in rows.items():
     print(f"\n{race}")
-    print(f'{"in flight":>9} {"tool":<15} ' + " ".join(f"{h:>12}" for h in heads) + f' {"hatshop ÷ peer (ops/s, client µs/op)":>38}  {"ops/s by round":>14}')
+    print(f'{"in flight":>9} {"tool":<15} ' + " ".join(f"{h:>12}" for h in heads) + f' {"hatshop ÷ peer (ops/s, client, steady)":>40}  {"ops/s by round":>14}')
     for count, tools in sorted(by_count.items()):
-        medians = {t: [statistics.median(c) for c in zip(*runs)] for t, runs in tools.items()}
-        peer_tool = next((t for t in tools if t != "hatshop" and not t.startswith("floor")), None)
+        shown = {t: runs for t, runs in tools.items() if not t.endswith(":short")}
+        medians = {t: [statistics.median(c) for c in zip(*runs)][:6] + [steady(tools, t, 6), steady(tools, t, 8)] for t, runs in shown.items()}
+        peer_tool = next((t for t in shown if t != "hatshop" and not t.startswith("floor")), None)
         for tool, m in medians.items():
             ratio = spread = ""
             if tool == "hatshop" and peer_tool:
                 peer = medians[peer_tool]
-                ratio = f"{m[0] / peer[0]:.2f} ×, {m[3] / peer[3]:.2f} ×"
+                ratio = f"{m[0] / peer[0]:.2f} ×, {m[3] / peer[3]:.2f} ×, {m[6] / peer[6]:.2f} ×"
                 # Each round's hatshop ÷ that round's peer: how far one round strays.
                 rounds = [h[0] / p[0] for h, p in zip(tools["hatshop"], tools[peer_tool])]
                 spread = f"{min(rounds):.2f}–{max(rounds):.2f} ×"
-            print(f"{count:>9} {tool:<15} " + " ".join(show(v) for v in m) + f" {ratio:>38}  {spread:>14}")
-print("\nmedians of the repeats; ops/s, p50, p99 as each tool reports them; ops/s by")
-print("round: the lowest and highest of each round's hatshop ÷ that round's peer; floor:1,")
-print("floor:N and floor:T are the store's own client code reading with nothing around")
-print("it, on one runtime thread, on one per core, and on a thread per core with a")
-print("runtime each")
+            print(f"{count:>9} {tool:<15} " + " ".join(show(v) for v in m) + f" {ratio:>40}  {spread:>14}")
+print("\nmedians of the repeats; ops/s, p50, p99 as each tool reports them (Voldemort's tool")
+print("in whole milliseconds); client µs/op: hatshop's measured window, the peer's whole")
+print("process; steady client and server: the client's whole process, and the server around")
+print("it, over the long rounds less the short rounds, per operation between them (no")
+print("start-up, row loading or warm-up in it); ops/s by round: the lowest and highest of")
+print("each round's hatshop ÷ that round's peer; floor:1, floor:N and floor:T are the store's")
+print("own client code reading with nothing around it, on one runtime thread, on one per")
+print("core, and on a thread per core with a runtime each")
 EOF

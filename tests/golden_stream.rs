@@ -72,6 +72,10 @@ const GOLDEN: &[(&str, &str)] = &[
         "race-redis-set",
         "5a128828dd8f3f5c9508e8cfff882c9d43cccd9c9ce95642b08879ef36e7548f",
     ),
+    (
+        "race-vold-read",
+        "eb5016e5714ffc7613ef4967ec70cd4f1487866d782341983322c6ce48cd090f",
+    ),
 ];
 
 fn stream_sha(name: &str) -> String {

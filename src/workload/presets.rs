@@ -173,7 +173,7 @@ fn key_value_presets() -> Vec<WorkloadSpec> {
 /// The races against each store's own benchmark tool: exactly the peer's work.
 fn race_presets() -> Vec<WorkloadSpec> {
     let mut all = cql_and_sql_races();
-    all.extend(pg_and_redis_races());
+    all.extend(pg_redis_and_voldemort_races());
     all
 }
 
@@ -229,8 +229,8 @@ fn cql_and_sql_races() -> Vec<WorkloadSpec> {
     ]
 }
 
-/// The races with pgbench and redis-benchmark.
-fn pg_and_redis_races() -> Vec<WorkloadSpec> {
+/// The races with pgbench, redis-benchmark and Voldemort's own performance tool.
+fn pg_redis_and_voldemort_races() -> Vec<WorkloadSpec> {
     vec![
         race(
             "race-pg-select",
@@ -264,6 +264,17 @@ fn pg_and_redis_races() -> Vec<WorkloadSpec> {
             100_000,
             100,
             50,
+        ),
+        race(
+            "race-vold-read",
+            "race with Voldemort's voldemort.performance.benchmark.Benchmark -r 100 --value-size 100 --record-count 100000: 300,000 reads of 100-byte values over 100,000 records, keys uniform, 16 in flight",
+            Mix {
+                read: 1.0,
+                ..Mix::default()
+            },
+            100_000,
+            100,
+            16,
         ),
     ]
 }
