@@ -213,10 +213,20 @@ pub async fn run<D: Store>(
     let reach = plan
         .give_up_unreached
         .map(|limit| tokio::spawn(reach::watch(cx.progress.clone(), limit, cx.stop.clone())));
-    let (senders, lanes) = spawn_lanes(&db, &cx, &shared, watches, op_log, lane_threads.as_ref());
+    let (spent, spent_rx) = std::sync::mpsc::channel();
+    let (senders, lanes) = spawn_lanes(
+        &db,
+        &cx,
+        &shared,
+        watches,
+        &spent,
+        op_log,
+        lane_threads.as_ref(),
+    );
     let source = source::Source {
         stream,
         lanes: senders,
+        spent: spent_rx,
         stop: cx.stop.clone(),
         runtime: Handle::current(),
         hash: plan.hash_stream,
@@ -265,6 +275,7 @@ fn spawn_lanes<D: Store>(
     cx: &RunContext,
     shared: &LaneShared,
     watches: Vec<Arc<watchdog::CallWatch>>,
+    spent: &source::SpentBatches,
     op_log: Option<mpsc::Sender<crate::stats::OpBatch>>,
     threads: Option<&LaneThreads>,
 ) -> (
@@ -298,6 +309,7 @@ fn spawn_lanes<D: Store>(
                 epoch: cx.clock.instant,
                 trace_sample: plan.trace_sample,
                 traced: shared.traced.clone(),
+                spent: spent.clone(),
             },
             cx.stop.subscribe(),
             watch,

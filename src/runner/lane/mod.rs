@@ -19,7 +19,7 @@ use super::expect::Expectations;
 use super::phase_clock::PhaseClock;
 use super::progress::Progress;
 use super::races::{Race, Races};
-use super::source::{LaneEvent, LaneMsg, Role};
+use super::source::{LaneEvent, LaneMsg, Role, SpentBatches};
 use super::stop::{StopReason, StopSignal};
 use super::watchdog::{CallWatch, Ended};
 use super::{FailedWrite, TracedOp};
@@ -120,6 +120,8 @@ pub struct LaneContext<D> {
     pub trace_sample: f64,
     /// The traced operations, with the server's ids of their traces.
     pub traced: Arc<Mutex<Vec<TracedOp>>>,
+    /// Where the lane hands back each batch it has applied.
+    pub spent: SpentBatches,
 }
 
 /// One lane: it applies its events in order, times each call and checks each read.
@@ -181,13 +183,13 @@ impl<D: Store> Lane<D> {
         'lane: while let Some(msg) = inbox.recv().await {
             match msg {
                 LaneMsg::Events(events) => {
-                    for LaneEvent { event, role, slot } in events {
+                    for LaneEvent { event, role, slot } in &events {
                         if self.cx.stop.is_stopped() {
                             break 'lane;
                         }
                         match role {
-                            Role::Apply => self.apply(event, slot, false).await,
-                            Role::Race => self.apply(event, slot, true).await,
+                            Role::Apply => self.apply(event, *slot, false).await,
+                            Role::Race => self.apply(event, *slot, true).await,
                             Role::Expect => {
                                 if self.cx.check_reads {
                                     self.expect.wrote(&event.op, true);
@@ -195,6 +197,8 @@ impl<D: Store> Lane<D> {
                             }
                         }
                     }
+                    // Gone with the source, the batch is dropped here instead.
+                    let _ = self.cx.spent.send(events);
                 }
                 LaneMsg::PhaseEnd(barrier) => {
                     self.flush_progress();
@@ -218,7 +222,7 @@ impl<D: Store> Lane<D> {
     }
 
     /// Applies one event; `races`: its target lives in another lane, which expects it.
-    async fn apply(&mut self, event: OrderEvent, slot: u64, races: bool) {
+    async fn apply(&mut self, event: &OrderEvent, slot: u64, races: bool) {
         let measured = event.phase == Phase::Measure;
         let due = self.due(event.phase, slot);
         if !self.wait_for_slot(event.phase, due).await {
@@ -248,11 +252,11 @@ impl<D: Store> Lane<D> {
         let mut attempt = self.call_with_retries(&event.op, &key, trace, start).await;
         let end = Instant::now();
 
-        self.keep_trace(&event, trace, end.duration_since(start), &mut attempt)
+        self.keep_trace(event, trace, end.duration_since(start), &mut attempt)
             .await;
         let outcome = self.judge(&event.op, attempt.result, race);
         if event.op.event_type().is_write() {
-            self.wrote(&event, &outcome, attempt.unknown_before, races);
+            self.wrote(event, &outcome, attempt.unknown_before, races);
         }
         self.last_seq = Some(event.seq);
         self.note_reach(&outcome, end);
@@ -262,7 +266,7 @@ impl<D: Store> Lane<D> {
                 attempts: attempt.attempts,
                 queued_ns: attempt.queued_ns,
             };
-            self.record(&event, due, start, end, outcome, served);
+            self.record(event, due, start, end, outcome, served);
             if self.log_batch.len() >= self.cx.log_batch {
                 self.send_log_batch().await;
             }
