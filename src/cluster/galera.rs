@@ -14,7 +14,7 @@ use super::mariadb::{
     client, create_user_and_database, install_db, mariadbd, product, spawn, write_cnf,
 };
 use super::{
-    Home, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages, process, wait_until,
+    Home, Launch, NodeRecord, ServerKind, ServerRecord, ensure_packages, process, wait_until,
 };
 
 const PROVIDER: &str = "/usr/lib/galera/libgalera_smm.so";
@@ -32,12 +32,8 @@ impl ServerKind for Galera {
     const RETRY_START: bool = false;
     const MAX_NODES: usize = 5;
 
-    fn start(
-        _home: &Home,
-        dir: &Path,
-        options: &StartOptions,
-        previous: Option<&ServerRecord>,
-    ) -> Result<ServerRecord> {
+    fn start(launch: &Launch) -> Result<ServerRecord> {
+        let (dir, options) = (&launch.dir, launch.options);
         let mariadbd = mariadbd(options.install, &["galera-4", "mariadb-backup", "socat"])?;
         for program in ["mariabackup", "socat"] {
             ensure_packages(
@@ -50,7 +46,7 @@ impl ServerKind for Galera {
         if !Path::new(PROVIDER).exists() {
             bail!("{PROVIDER} is missing: run `apt-get install -y galera-4`");
         }
-        let hosts: Vec<String> = match previous {
+        let hosts: Vec<String> = match launch.previous {
             Some(previous) => previous.nodes.iter().map(|n| n.host.clone()).collect(),
             None => process::free_addresses(options.nodes, &PORTS)?,
         };
@@ -87,12 +83,8 @@ impl ServerKind for Galera {
         })
     }
 
-    fn restart_node(
-        _home: &Home,
-        dir: &Path,
-        record: &ServerRecord,
-        node: usize,
-    ) -> Result<NodeRecord> {
+    fn restart_node(home: &Home, record: &ServerRecord, node: usize) -> Result<NodeRecord> {
+        let dir = &home.server_dir(record.kind);
         let hosts: Vec<String> = record.nodes.iter().map(|n| n.host.clone()).collect();
         let this = Node::new(dir, node, &hosts[node - 1], &hosts)?;
         // The survivors must have let the old incarnation go, or the rejoin takes

@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use super::{
-    Home, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages, node_record,
+    Home, Launch, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages, node_record,
     process, wait_for_port,
 };
 
@@ -28,14 +28,10 @@ impl ServerKind for Mariadb {
     const ABOUT: &'static str = "MariaDB from Debian's mariadb-server (one server)";
     const STORE: &'static str = "mysql";
 
-    fn start(
-        _home: &Home,
-        dir: &Path,
-        options: &StartOptions,
-        previous: Option<&ServerRecord>,
-    ) -> Result<ServerRecord> {
-        let mariadbd = mariadbd(options.install, &[])?;
-        let port = options.port_or(previous, HOST, 3306)?;
+    fn start(launch: &Launch) -> Result<ServerRecord> {
+        let dir = &launch.dir;
+        let mariadbd = mariadbd(launch.options.install, &[])?;
+        let port = launch.port_or(HOST, 3306)?;
         let cnf = write_cnf(dir, HOST, port, "")?;
         if !dir.join("data/mysql").exists() {
             install_db(dir, &cnf)?;
@@ -57,17 +53,9 @@ impl ServerKind for Mariadb {
         Ok(ServerRecord::of::<Self>(url, version, vec![node]))
     }
 
-    fn restart_node(
-        home: &Home,
-        dir: &Path,
-        record: &ServerRecord,
-        _node: usize,
-    ) -> Result<NodeRecord> {
-        let again = StartOptions {
-            port: Some(record.nodes[0].port),
-            ..Default::default()
-        };
-        Ok(Self::start(home, dir, &again, Some(record))?
+    fn restart_node(home: &Home, record: &ServerRecord, _node: usize) -> Result<NodeRecord> {
+        let again = StartOptions::default();
+        Ok(Self::start(&Launch::again(home, record, &again))?
             .nodes
             .remove(0))
     }

@@ -65,22 +65,12 @@ pub trait ServerKind {
     /// read from it, and its GC log is kept.
     const NODETOOL: bool = false;
 
-    /// Starts every node: a new server, or one whose nodes all stopped (`previous`
-    /// then says where they ran, and their data is kept).
-    fn start(
-        home: &Home,
-        dir: &Path,
-        options: &StartOptions,
-        previous: Option<&ServerRecord>,
-    ) -> Result<ServerRecord>;
+    /// Starts every node: a new server, or one whose nodes all stopped (the launch's
+    /// `previous` then says where they ran, and their data is kept).
+    fn start(launch: &Launch) -> Result<ServerRecord>;
 
     /// Starts one stopped or killed node of a server whose other nodes may run.
-    fn restart_node(
-        home: &Home,
-        dir: &Path,
-        record: &ServerRecord,
-        node: usize,
-    ) -> Result<NodeRecord>;
+    fn restart_node(home: &Home, record: &ServerRecord, node: usize) -> Result<NodeRecord>;
 }
 
 /// A server's declarations, as data.
@@ -102,8 +92,8 @@ pub struct ServerMeta {
     pub warm_up: Option<Duration>,
     stop_signal: i32,
     retry_start: bool,
-    start: fn(&Home, &Path, &StartOptions, Option<&ServerRecord>) -> Result<ServerRecord>,
-    restart_node: fn(&Home, &Path, &ServerRecord, usize) -> Result<NodeRecord>,
+    start: fn(&Launch) -> Result<ServerRecord>,
+    restart_node: fn(&Home, &ServerRecord, usize) -> Result<NodeRecord>,
 }
 
 impl ServerMeta {
@@ -228,20 +218,46 @@ pub struct StartOptions {
     pub cpu_per_node: Option<f64>,
 }
 
-impl StartOptions {
+/// One start of a server: its home and folder, what was asked, and the record of the
+/// nodes that ran there before, if they did (their data names their addresses, so
+/// what they ran with wins over what is asked now).
+pub struct Launch<'a> {
+    pub home: &'a Home,
+    /// The server's own folder under the home.
+    pub dir: PathBuf,
+    pub options: &'a StartOptions,
+    pub previous: Option<&'a ServerRecord>,
+}
+
+impl<'a> Launch<'a> {
+    /// A start of nodes that ran before, from their record and data.
+    pub fn again(home: &'a Home, record: &'a ServerRecord, options: &'a StartOptions) -> Self {
+        Launch {
+            home,
+            dir: home.server_dir(record.kind),
+            options,
+            previous: Some(record),
+        }
+    }
+
     /// The port of a one-node server on `host`: the one asked for, else the one it had,
     /// else the first free one from `preferred` up.
-    pub fn port_or(
-        &self,
-        previous: Option<&ServerRecord>,
-        host: &str,
-        preferred: u16,
-    ) -> Result<u16> {
-        match (self.port, previous) {
+    pub fn port_or(&self, host: &str, preferred: u16) -> Result<u16> {
+        match (self.options.port, self.previous) {
             (Some(port), _) => Ok(port),
             (None, Some(previous)) => Ok(previous.nodes[0].port),
             (None, None) => process::free_port(host, preferred),
         }
+    }
+
+    /// A setting the nodes ran with before, if they ran.
+    pub fn previous_setting(&self, name: &str) -> Option<String> {
+        self.previous.and_then(|p| p.settings.get(name)).cloned()
+    }
+
+    /// How many nodes start: as many as ran before, else as many as asked.
+    pub fn nodes(&self) -> usize {
+        self.previous.map_or(self.options.nodes, |p| p.nodes.len())
     }
 }
 
@@ -316,7 +332,13 @@ pub fn start(
     }
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let previous = home.record(kind);
-    let launch = || (meta.start)(home, &dir, options, previous.as_ref());
+    let launch = Launch {
+        home,
+        dir: dir.clone(),
+        options,
+        previous: previous.as_ref(),
+    };
+    let launch = || (meta.start)(&launch);
     let record = match launch() {
         Ok(record) => record,
         // A free port can be taken by another process between our check and the

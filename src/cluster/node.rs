@@ -36,8 +36,7 @@ pub fn act(
     let what = match (action, alive) {
         (NodeAction::Start, true) => format!("node {node} already runs (pid {})", target.pid),
         (NodeAction::Start, false) => {
-            let dir = home.server_dir(kind);
-            let fresh = (kind.restart_node)(home, &dir, &record, node)?;
+            let fresh = (kind.restart_node)(home, &record, node)?;
             let pid = fresh.pid;
             // A node started again is the same machine: its budget stays.
             if let Some(cores) = record.cpu_per_node() {

@@ -10,7 +10,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 use super::{
-    Home, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages, node_record, process,
+    Home, Launch, NodeRecord, ServerKind, ServerRecord, ensure_packages, node_record, process,
 };
 
 const HOST: &str = "127.0.0.1";
@@ -54,23 +54,14 @@ impl ServerKind for Postgres {
     /// SIGINT is PostgreSQL's "fast" shutdown: it does not wait for clients.
     const STOP_SIGNAL: i32 = libc::SIGINT;
 
-    fn start(
-        home: &Home,
-        dir: &Path,
-        options: &StartOptions,
-        previous: Option<&ServerRecord>,
-    ) -> Result<ServerRecord> {
-        let port = options.port_or(previous, HOST, 5432)?;
-        start(home, dir, options.install, port)
+    fn start(launch: &Launch) -> Result<ServerRecord> {
+        let port = launch.port_or(HOST, 5432)?;
+        start(launch.home, &launch.dir, launch.options.install, port)
     }
 
-    fn restart_node(
-        home: &Home,
-        dir: &Path,
-        record: &ServerRecord,
-        _node: usize,
-    ) -> Result<NodeRecord> {
-        Ok(start(home, dir, false, record.nodes[0].port)?
+    fn restart_node(home: &Home, record: &ServerRecord, _node: usize) -> Result<NodeRecord> {
+        let dir = home.server_dir(record.kind);
+        Ok(start(home, &dir, false, record.nodes[0].port)?
             .nodes
             .remove(0))
     }

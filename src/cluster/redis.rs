@@ -2,14 +2,13 @@
 //! on 127.0.0.1, persistence as asked (`none`, `aof-everysec`, `aof-always`).
 
 use std::os::unix::process::CommandExt;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 
 use super::{
-    Home, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages, node_record,
+    Home, Launch, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages, node_record,
     process, wait_for_port,
 };
 
@@ -24,14 +23,8 @@ impl ServerKind for Redis {
         "Redis from Debian's redis-server (--persistence none|aof-everysec|aof-always)";
     const STORE: &'static str = "redis";
 
-    fn restart_node(
-        home: &Home,
-        dir: &Path,
-        record: &ServerRecord,
-        _node: usize,
-    ) -> Result<NodeRecord> {
+    fn restart_node(home: &Home, record: &ServerRecord, _node: usize) -> Result<NodeRecord> {
         let again = StartOptions {
-            port: Some(record.nodes[0].port),
             persistence: record
                 .settings
                 .get("persistence")
@@ -39,24 +32,20 @@ impl ServerKind for Redis {
                 .unwrap_or_else(|| "none".into()),
             ..Default::default()
         };
-        Ok(Self::start(home, dir, &again, Some(record))?
+        Ok(Self::start(&Launch::again(home, record, &again))?
             .nodes
             .remove(0))
     }
 
-    fn start(
-        _home: &Home,
-        dir: &Path,
-        options: &StartOptions,
-        previous: Option<&ServerRecord>,
-    ) -> Result<ServerRecord> {
+    fn start(launch: &Launch) -> Result<ServerRecord> {
+        let (dir, options) = (&launch.dir, launch.options);
         let redis = ensure_packages(
             "redis-server",
             &["redis-server"],
             options.install,
             &["/usr/bin", "/usr/sbin"],
         )?;
-        let port = options.port_or(previous, HOST, 6379)?;
+        let port = launch.port_or(HOST, 6379)?;
         let data = dir.join("data");
         std::fs::create_dir_all(&data)
             .with_context(|| format!("cannot create {}", data.display()))?;

@@ -33,7 +33,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::workload::{ItemsUpdate, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
+use crate::workload::{
+    ItemsUpdate, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate, StatusUpdate,
+};
 
 pub use bulk::{
     BatchKind, BatchLimit, BulkLoad, LOAD_TABLE, LoadBatch, LoadError, LoadSetup, LoadShape,
@@ -226,8 +228,7 @@ pub trait Store: BulkLoad + DbTiming + Send + Sync + 'static {
     /// Sets an order's status alone.
     fn update_status(
         &self,
-        order_id: OrderId,
-        status: OrderStatus,
+        update: StatusUpdate,
     ) -> impl Future<Output = Result<Applied, DbError>> + Send;
 
     /// Removes an order and its line items.

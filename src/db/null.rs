@@ -7,7 +7,7 @@ use super::{
     Applied, BulkLoad, ConnectOptions, DbError, DbUrl, ErrorKind, KvPage, LoadBatch, LoadError,
     LoadShape, Marker, Ownership, Setting, Settings, Snapshot, Store, StoreFacts, StoreKind,
 };
-use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
+use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderUpdate, StatusUpdate};
 
 /// A store that answers every call at once: it measures hatshop alone.
 pub struct NullStore;
@@ -60,7 +60,7 @@ impl Store for NullStore {
         Ok(Applied::Unknown)
     }
 
-    async fn update_status(&self, _id: OrderId, _status: OrderStatus) -> Result<Applied, DbError> {
+    async fn update_status(&self, _update: StatusUpdate) -> Result<Applied, DbError> {
         Ok(Applied::Unknown)
     }
 

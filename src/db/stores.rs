@@ -146,8 +146,8 @@ macro_rules! stores {
                 match self { $(AnyStore::$variant(db) => Box::pin(db.update_items(update)).await,)* }
             }
 
-            async fn update_status(&self, order_id: OrderId, status: OrderStatus) -> Result<Applied, DbError> {
-                match self { $(AnyStore::$variant(db) => Box::pin(db.update_status(order_id, status)).await,)* }
+            async fn update_status(&self, update: StatusUpdate) -> Result<Applied, DbError> {
+                match self { $(AnyStore::$variant(db) => Box::pin(db.update_status(update)).await,)* }
             }
 
             async fn delete_order(&self, order_id: OrderId) -> Result<Applied, DbError> {

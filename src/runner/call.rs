@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::db::{Applied, DbError, ErrorKind, Store};
-use crate::workload::{ItemsUpdate, KeyText, Operation, Order};
+use crate::workload::{ItemsUpdate, KeyText, Operation, Order, StatusUpdate};
 
 /// What a call returned, before it is judged.
 pub(super) enum Reply {
@@ -68,7 +68,13 @@ pub(super) async fn call<D: Store>(
         }
         Operation::UpdateStatus {
             order_id, status, ..
-        } => db.update_status(*order_id, *status).await.map(Reply::Write),
+        } => {
+            let update = StatusUpdate {
+                order_id: *order_id,
+                status: *status,
+            };
+            db.update_status(update).await.map(Reply::Write)
+        }
         Operation::DeleteOrder { order_id } => db.delete_order(*order_id).await.map(Reply::Write),
         Operation::Write { .. } => db.kv_write(key, value).await.map(|()| Reply::Done),
         Operation::Rewrite { .. } => db.kv_rewrite(key, value).await.map(Reply::Write),

@@ -166,6 +166,13 @@ pub struct OrderUpdate {
     pub subtotal_cents: i64,
 }
 
+/// An order's new status, alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatusUpdate {
+    pub order_id: OrderId,
+    pub status: OrderStatus,
+}
+
 /// The study's line-item update: new attributes for some of an order's items, and the
 /// order's subtotal after them, so that no store needs a read-modify-write.
 #[derive(Debug, Clone, Copy)]

@@ -22,7 +22,7 @@ mod timed_warmup;
 pub use book::{FillStates, OrderBook, lacks_state};
 pub use domain::{
     EventType, ItemChange, ItemsUpdate, KeyId, LineItem, Operation, Order, OrderEvent, OrderId,
-    OrderStatus, OrderUpdate, Phase, StateHash, Target,
+    OrderStatus, OrderUpdate, Phase, StateHash, StatusUpdate, Target,
 };
 pub use events_file::{check_events_file, file_sha256};
 pub use faults::{Fault, FaultEntry, MAX_NODES, NodeAction};

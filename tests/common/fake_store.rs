@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use hatshop::db::{
     Applied, BulkLoad, DbError, ErrorKind, KvPage, Marker, Ownership, Snapshot, Store, StoreFacts,
 };
-use hatshop::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
+use hatshop::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderUpdate, StatusUpdate};
 
 /// How the fake store answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,7 +143,8 @@ impl Store for FakeStore {
         self.before().await?;
         self.existing(update.order_id).map(|()| Applied::Yes)
     }
-    async fn update_status(&self, order_id: OrderId, _s: OrderStatus) -> Result<Applied, DbError> {
+    async fn update_status(&self, update: StatusUpdate) -> Result<Applied, DbError> {
+        let order_id = update.order_id;
         self.before().await?;
         self.existing(order_id).map(|()| Applied::Yes)
     }

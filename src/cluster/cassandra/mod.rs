@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use super::{
-    Home, NodeRecord, ServerKind, ServerRecord, StartOptions, node_record, process, wait_until,
+    Home, Launch, NodeRecord, ServerKind, ServerRecord, StartOptions, node_record, process,
+    wait_until,
 };
 
 /// The Cassandra release fetched when `--version` does not name one.
@@ -89,18 +90,14 @@ impl ServerKind for Cassandra {
     const NODETOOL: bool = true;
     const WARM_UP: Option<Duration> = Some(Duration::from_secs(20));
 
-    fn start(
-        home: &Home,
-        dir: &Path,
-        options: &StartOptions,
-        previous: Option<&ServerRecord>,
-    ) -> Result<ServerRecord> {
-        let version = previous
-            .map(|p| p.settings.get("version").cloned())
-            .unwrap_or(options.version.clone())
-            .unwrap_or_else(|| DEFAULT_VERSION.to_string());
-        let ring = Ring::plan(dir, options, previous)?;
-        let lib = jars(home, &version)?;
+    fn start(launch: &Launch) -> Result<ServerRecord> {
+        let version = match launch.previous {
+            Some(_) => launch.previous_setting("version"),
+            None => launch.options.version.clone(),
+        }
+        .unwrap_or_else(|| DEFAULT_VERSION.to_string());
+        let ring = Ring::plan(launch)?;
+        let lib = jars(launch.home, &version)?;
         let java = java()?;
         let fresh = !ring.nodes[0].dir.join("data/data").exists();
         crate::console::note!(
@@ -163,13 +160,8 @@ impl ServerKind for Cassandra {
         })
     }
 
-    fn restart_node(
-        home: &Home,
-        dir: &Path,
-        record: &ServerRecord,
-        node: usize,
-    ) -> Result<NodeRecord> {
-        let ring = Ring::plan(dir, &StartOptions::default(), Some(record))?;
+    fn restart_node(home: &Home, record: &ServerRecord, node: usize) -> Result<NodeRecord> {
+        let ring = Ring::plan(&Launch::again(home, record, &StartOptions::default()))?;
         let lib = jars_of(home, record)?;
         let this = &ring.nodes[node - 1];
         let mut spawned = process::Spawned::default();
@@ -224,17 +216,19 @@ struct RingNode {
 impl Ring {
     /// The ring's layout: a previous ring's addresses and ports (its data names them),
     /// or free ones.
-    fn plan(dir: &Path, options: &StartOptions, previous: Option<&ServerRecord>) -> Result<Ring> {
-        let setting = |name: &str| previous.and_then(|p| p.settings.get(name)).cloned();
-        let n = previous.map_or(options.nodes, |p| p.nodes.len());
-        let dcs = setting("dcs")
+    fn plan(launch: &Launch) -> Result<Ring> {
+        let (dir, options, previous) = (&launch.dir, launch.options, launch.previous);
+        let n = launch.nodes();
+        let dcs = launch
+            .previous_setting("dcs")
             .and_then(|d| d.parse().ok())
             .unwrap_or(options.dcs);
         if !(1..=2).contains(&dcs) || dcs > n {
             bail!("--dcs must be 1 or 2, and at most the number of nodes");
         }
         // Each node's JVM is its heap plus ~400 MB: 5 nodes of 512m fit beside the client.
-        let heap = setting("heap")
+        let heap = launch
+            .previous_setting("heap")
             .or(options.heap.clone())
             .unwrap_or_else(|| if n == 1 { "1g".into() } else { "512m".into() });
         let hosts: Vec<String> = match previous {

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use super::{
-    Home, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages, node_record,
+    Home, Launch, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages, node_record,
     process, wait_for_port,
 };
 
@@ -46,15 +46,11 @@ impl ServerKind for Voldemort {
     const FROM_SOURCE: bool = true;
     const WARM_UP: Option<Duration> = Some(Duration::from_secs(20));
 
-    fn start(
-        home: &Home,
-        dir: &Path,
-        options: &StartOptions,
-        previous: Option<&ServerRecord>,
-    ) -> Result<ServerRecord> {
-        let plan = Plan::new(dir, options, previous)?;
-        let source = previous
-            .and_then(|p| p.settings.get("source_given").cloned())
+    fn start(launch: &Launch) -> Result<ServerRecord> {
+        let (home, options) = (launch.home, launch.options);
+        let plan = Plan::new(launch)?;
+        let source = launch
+            .previous_setting("source_given")
             .or(options.source.clone());
         // The build needs a JDK and Maven (--install fetches Debian's).
         let java = ensure_packages("javac", &["openjdk-17-jdk-headless"], options.install, &[])?
@@ -121,13 +117,8 @@ impl ServerKind for Voldemort {
         })
     }
 
-    fn restart_node(
-        home: &Home,
-        dir: &Path,
-        record: &ServerRecord,
-        node: usize,
-    ) -> Result<NodeRecord> {
-        let plan = Plan::new(dir, &StartOptions::default(), Some(record))?;
+    fn restart_node(home: &Home, record: &ServerRecord, node: usize) -> Result<NodeRecord> {
+        let plan = Plan::new(&Launch::again(home, record, &StartOptions::default()))?;
         let built = build::ensure(
             home,
             record.settings.get("source_given").map(String::as_str),
@@ -163,9 +154,10 @@ struct Node {
 
 impl Plan {
     /// A previous server's ports (its data and cluster.xml name them), or free ones.
-    fn new(dir: &Path, options: &StartOptions, previous: Option<&ServerRecord>) -> Result<Plan> {
-        let setting = |name: &str| previous.and_then(|p| p.settings.get(name)).cloned();
-        let count = previous.map_or(options.nodes, |p| p.nodes.len());
+    fn new(launch: &Launch) -> Result<Plan> {
+        let (dir, options, previous) = (&launch.dir, launch.options, launch.previous);
+        let setting = |name: &str| launch.previous_setting(name);
+        let count = launch.nodes();
         let heap = setting("heap")
             .or(options.heap.clone())
             .unwrap_or_else(|| DEFAULT_HEAP.to_string());

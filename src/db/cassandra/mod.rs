@@ -44,7 +44,7 @@ use super::{
     Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KvPage, OrderRow, Setting, Settings,
     Snapshot, Store, StoreFacts, StoreKind,
 };
-use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
+use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderUpdate, StatusUpdate};
 
 /// Cassandra over CQL: one session, prepared statements, the asked consistency.
 pub struct CassandraStore {
@@ -410,11 +410,8 @@ impl Store for CassandraStore {
         Ok(Applied::Unknown)
     }
 
-    async fn update_status(
-        &self,
-        order_id: OrderId,
-        status: OrderStatus,
-    ) -> Result<Applied, DbError> {
+    async fn update_status(&self, update: StatusUpdate) -> Result<Applied, DbError> {
+        let StatusUpdate { order_id, status } = update;
         let p = self.statements().await?;
         let result = self
             .run(&p.update_status, vec![text(status.as_str()), big(order_id)])

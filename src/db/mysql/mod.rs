@@ -39,7 +39,7 @@ use super::sql::{
     ITEM_COLUMNS, ORDER_COLUMNS, Statements, order_from_joined, setup_statements, snapshot_from,
 };
 use super::{Applied, DbError, ErrorKind, KV_PAGE, KvPage, Snapshot, Store, StoreFacts, StoreKind};
-use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
+use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderUpdate, StatusUpdate};
 use errors::classify;
 use rows::{cell, line_item, order_row};
 
@@ -364,11 +364,8 @@ impl Store for MysqlStore {
         Ok(Applied::from_rows(rows))
     }
 
-    async fn update_status(
-        &self,
-        order_id: OrderId,
-        status: OrderStatus,
-    ) -> Result<Applied, DbError> {
+    async fn update_status(&self, update: StatusUpdate) -> Result<Applied, DbError> {
+        let StatusUpdate { order_id, status } = update;
         let mut held = self.conn().await?;
         let conn = held.driver()?;
         conn.exec_drop(

@@ -36,7 +36,7 @@ use super::{
     Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, Setting, Settings,
     Snapshot, Store, StoreFacts, StoreKind, Value,
 };
-use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
+use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderUpdate, StatusUpdate};
 
 const CREATE: &[&str] = &[
     "CREATE TABLE orders (
@@ -387,11 +387,8 @@ impl Store for PostgresStore {
         Ok(Applied::from_rows(rows))
     }
 
-    async fn update_status(
-        &self,
-        order_id: OrderId,
-        status: OrderStatus,
-    ) -> Result<Applied, DbError> {
+    async fn update_status(&self, update: StatusUpdate) -> Result<Applied, DbError> {
+        let StatusUpdate { order_id, status } = update;
         let mut conn = self.conn().await?;
         let statement = conn.statement(&self.sql.update_status).await?;
         let rows = conn

@@ -40,7 +40,7 @@ use super::{
     Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, Setting, Settings,
     Snapshot, Store, StoreFacts, StoreKind, Value,
 };
-use crate::workload::{ItemsUpdate, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
+use crate::workload::{ItemsUpdate, KeyText, LineItem, Order, OrderId, OrderUpdate, StatusUpdate};
 
 const ORDER_FIELDS: [&str; 6] = [
     "client_id",
@@ -410,11 +410,8 @@ impl Store for RedisStore {
         Ok(Applied::from_rows(found as u64))
     }
 
-    async fn update_status(
-        &self,
-        order_id: OrderId,
-        status: OrderStatus,
-    ) -> Result<Applied, DbError> {
+    async fn update_status(&self, update: StatusUpdate) -> Result<Applied, DbError> {
+        let StatusUpdate { order_id, status } = update;
         let mut held = self.conn().await?;
         let found: i64 = self
             .set_if_exists

@@ -20,7 +20,9 @@ use crate::db::{
     Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, OrderRow, Setting,
     Settings, Snapshot, Store, StoreFacts, StoreKind, Value,
 };
-use crate::workload::{ItemsUpdate, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate};
+use crate::workload::{
+    ItemsUpdate, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate, StatusUpdate,
+};
 
 const CREATE: &[&str] = &[
     "CREATE TABLE orders (
@@ -406,11 +408,8 @@ impl Store for SqliteStore {
         Ok(Applied::from_rows(rows as u64))
     }
 
-    async fn update_status(
-        &self,
-        order_id: OrderId,
-        status: OrderStatus,
-    ) -> Result<Applied, DbError> {
+    async fn update_status(&self, update: StatusUpdate) -> Result<Applied, DbError> {
+        let StatusUpdate { order_id, status } = update;
         let conn = self.connection();
         let rows = conn
             .prepare_cached("UPDATE orders SET status = ?1 WHERE order_id = ?2")

@@ -34,7 +34,7 @@ use super::{
     Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, OrderRow, Setting,
     Settings, Snapshot, Store, StoreFacts, StoreKind,
 };
-use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderStatus, OrderUpdate};
+use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderUpdate, StatusUpdate};
 
 const DEFAULT_PORT: u16 = 6666;
 const ORDER_PREFIX: &[u8] = b"order:";
@@ -299,11 +299,8 @@ impl Store for VoldemortStore {
         .await
     }
 
-    async fn update_status(
-        &self,
-        order_id: OrderId,
-        status: OrderStatus,
-    ) -> Result<Applied, DbError> {
+    async fn update_status(&self, update: StatusUpdate) -> Result<Applied, DbError> {
+        let StatusUpdate { order_id, status } = update;
         self.change_order(order_id, |order| order.status = status)
             .await
     }
