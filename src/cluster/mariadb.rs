@@ -11,11 +11,9 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use super::{
-    Home, Launch, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages, node_record,
-    process, wait_for_port,
+    Home, LOOPBACK, Launch, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages,
+    node_record, process, wait_for_port,
 };
-
-const HOST: &str = "127.0.0.1";
 
 /// MariaDB serves the `mysql` store.
 pub struct Mariadb;
@@ -31,15 +29,15 @@ impl ServerKind for Mariadb {
     fn start(launch: &Launch) -> Result<ServerRecord> {
         let dir = &launch.dir;
         let mariadbd = mariadbd(launch.options.install, &[])?;
-        let port = launch.port_or(HOST, 3306)?;
-        let cnf = write_cnf(dir, HOST, port, "")?;
+        let port = launch.port_or(LOOPBACK, 3306)?;
+        let cnf = write_cnf(dir, LOOPBACK, port, "")?;
         if !dir.join("data/mysql").exists() {
             install_db(dir, &cnf)?;
         }
         let pid = spawn(&mariadbd, dir, &cnf, &[])?;
         let log_file = dir.join("error.log");
         wait_for_port(
-            HOST,
+            LOOPBACK,
             port,
             pid,
             Duration::from_secs(60),
@@ -48,8 +46,8 @@ impl ServerKind for Mariadb {
         )?;
         create_user_and_database(&cnf)?;
         let version = product(client(&cnf, "SELECT VERSION()")?.trim());
-        let node = node_record(1, HOST, port, pid, dir, dir.join("data"), log_file);
-        let url = format!("mysql://root@{HOST}:{port}/hatshop");
+        let node = node_record(1, LOOPBACK, port, pid, dir, dir.join("data"), log_file);
+        let url = format!("mysql://root@{LOOPBACK}:{port}/hatshop");
         Ok(ServerRecord::of::<Self>(url, version, vec![node]))
     }
 

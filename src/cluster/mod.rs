@@ -30,6 +30,10 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub use home::{CPU_PER_NODE, Home, NodeRecord, ServerRecord, node_record};
 pub use node::act;
 
+/// The address a server whose nodes differ by port listens on (a Cassandra or Galera
+/// node takes a loopback address of its own): load tests stay on this host.
+pub const LOOPBACK: &str = "127.0.0.1";
+
 /// A Cassandra ring as nodetool shows it (state and load of every node).
 pub fn ring_status(home: &Home, record: &ServerRecord) -> Option<String> {
     cassandra::nodetool_status(home, record)

@@ -10,10 +10,9 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 use super::{
-    Home, Launch, NodeRecord, ServerKind, ServerRecord, ensure_packages, node_record, process,
+    Home, LOOPBACK, Launch, NodeRecord, ServerKind, ServerRecord, ensure_packages, node_record,
+    process,
 };
-
-const HOST: &str = "127.0.0.1";
 
 /// Debian keeps the server programs in a versioned folder, not on PATH.
 fn bin_dir() -> Option<PathBuf> {
@@ -55,7 +54,7 @@ impl ServerKind for Postgres {
     const STOP_SIGNAL: i32 = libc::SIGINT;
 
     fn start(launch: &Launch) -> Result<ServerRecord> {
-        let port = launch.port_or(HOST, 5432)?;
+        let port = launch.port_or(LOOPBACK, 5432)?;
         start(launch.home, &launch.dir, launch.options.install, port)
     }
 
@@ -103,7 +102,7 @@ fn start(home: &Home, dir: &Path, install: bool, port: u16) -> Result<ServerReco
             .arg(&log_file)
             .args(["-w", "-t", "60", "-o"])
             .arg(format!(
-                "-c listen_addresses={HOST} -c port={port} -c unix_socket_directories={} -c shared_buffers=256MB \
+                "-c listen_addresses={LOOPBACK} -c port={port} -c unix_socket_directories={} -c shared_buffers=256MB \
                  -c max_connections=300 -c shared_preload_libraries=pg_stat_statements",
                 base.display()
             ))
@@ -118,9 +117,9 @@ fn start(home: &Home, dir: &Path, install: bool, port: u16) -> Result<ServerReco
 
     let version = ready_database(&bin, port)?;
     Ok(ServerRecord::of::<Postgres>(
-        format!("postgres://postgres@{HOST}:{port}/hatshop"),
+        format!("postgres://postgres@{LOOPBACK}:{port}/hatshop"),
         format!("PostgreSQL {version}"),
-        vec![node_record(1, HOST, port, pid, dir, data, log_file)],
+        vec![node_record(1, LOOPBACK, port, pid, dir, data, log_file)],
     ))
 }
 
@@ -160,7 +159,7 @@ fn ready_database(bin: &Path, port: u16) -> Result<String> {
         process::run_command(
             Command::new(bin.join("psql")).args([
                 "-h",
-                HOST,
+                LOOPBACK,
                 "-p",
                 &port.to_string(),
                 "-U",
@@ -182,7 +181,7 @@ fn ready_database(bin: &Path, port: u16) -> Result<String> {
         .unwrap_or_default()
         .to_string();
     if version.is_empty() {
-        bail!("PostgreSQL on {HOST}:{port} did not say its version");
+        bail!("PostgreSQL on {LOOPBACK}:{port} did not say its version");
     }
     Ok(version)
 }

@@ -8,11 +8,9 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use super::{
-    Home, Launch, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages, node_record,
-    process, wait_for_port,
+    Home, LOOPBACK, Launch, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages,
+    node_record, process, wait_for_port,
 };
-
-const HOST: &str = "127.0.0.1";
 
 /// One Redis server, with the persistence asked for.
 pub struct Redis;
@@ -45,7 +43,7 @@ impl ServerKind for Redis {
             options.install,
             &["/usr/bin", "/usr/sbin"],
         )?;
-        let port = launch.port_or(HOST, 6379)?;
+        let port = launch.port_or(LOOPBACK, 6379)?;
         let data = dir.join("data");
         std::fs::create_dir_all(&data)
             .with_context(|| format!("cannot create {}", data.display()))?;
@@ -59,7 +57,7 @@ impl ServerKind for Redis {
         std::fs::write(
             &conf,
             format!(
-                "bind {HOST}\nport {port}\nprotected-mode yes\ndaemonize no\n\
+                "bind {LOOPBACK}\nport {port}\nprotected-mode yes\ndaemonize no\n\
                  dir {data}\nlogfile {log}\npidfile {dir}/redis.pid\n\
                  save \"\"\nappendonly {appendonly}\nappendfsync {fsync}\n",
                 data = data.display(),
@@ -79,7 +77,7 @@ impl ServerKind for Redis {
             .with_context(|| format!("cannot start {}", redis.display()))?;
         let pid = child.id();
         wait_for_port(
-            HOST,
+            LOOPBACK,
             port,
             pid,
             Duration::from_secs(30),
@@ -91,9 +89,9 @@ impl ServerKind for Redis {
             .find_map(|w| w.strip_prefix("v="))
             .unwrap_or("?")
             .to_string();
-        let node = node_record(1, HOST, port, pid, dir, data, log_file);
+        let node = node_record(1, LOOPBACK, port, pid, dir, data, log_file);
         let (url, version) = (
-            format!("redis://{HOST}:{port}/0"),
+            format!("redis://{LOOPBACK}:{port}/0"),
             format!("Redis {version}"),
         );
         Ok(ServerRecord {

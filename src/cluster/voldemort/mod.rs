@@ -17,11 +17,10 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use super::{
-    Home, Launch, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages, node_record,
-    process, wait_for_port,
+    Home, LOOPBACK, Launch, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages,
+    node_record, process, wait_for_port,
 };
 
-const HOST: &str = "127.0.0.1";
 const STORE: &str = "hatshop";
 const FIRST_PORT: u16 = 6666;
 /// Partitions per node: keys spread over 4N partitions, owned round-robin.
@@ -58,7 +57,7 @@ impl ServerKind for Voldemort {
         ensure_packages("mvn", &["maven"], options.install, &[])?;
         let built = build::ensure(home, source.as_deref())?;
         crate::console::note!(
-            "starting Project Voldemort: {} node{} on {HOST}, N={} R={} W={} …",
+            "starting Project Voldemort: {} node{} on {LOOPBACK}, N={} R={} W={} …",
             plan.nodes.len(),
             if plan.nodes.len() == 1 { "" } else { "s" },
             plan.quorums[0],
@@ -101,7 +100,7 @@ impl ServerKind for Voldemort {
         let hosts: Vec<String> = plan
             .nodes
             .iter()
-            .map(|n| format!("{HOST}:{}", n.port))
+            .map(|n| format!("{LOOPBACK}:{}", n.port))
             .collect();
         let url = format!("voldemort://{}/{STORE}", hosts.join(","));
         let version = "Project Voldemort (built from source)".to_string();
@@ -205,9 +204,9 @@ impl Plan {
                 }
                 None => {
                     let port =
-                        process::free_port_besides(HOST, FIRST_PORT + 10 * id as u16, &chosen)?;
+                        process::free_port_besides(LOOPBACK, FIRST_PORT + 10 * id as u16, &chosen)?;
                     chosen.push(port);
-                    let admin = process::free_port_besides(HOST, port + 1, &chosen)?;
+                    let admin = process::free_port_besides(LOOPBACK, port + 1, &chosen)?;
                     chosen.push(admin);
                     (port, admin)
                 }
@@ -235,7 +234,7 @@ impl Plan {
                 .map(|p| p.to_string())
                 .collect();
             xml.push_str(&format!(
-                "  <server><id>{}</id><host>{HOST}</host><http-port>{}</http-port>\
+                "  <server><id>{}</id><host>{LOOPBACK}</host><http-port>{}</http-port>\
                  <socket-port>{}</socket-port><admin-port>{}</admin-port>\
                  <partitions>{}</partitions></server>\n",
                 node.id,
@@ -325,7 +324,7 @@ impl Node {
     fn wait(&self, pid: u32) -> Result<()> {
         let what = format!("Voldemort node {}", self.id + 1);
         for port in [self.port, self.admin_port] {
-            wait_for_port(HOST, port, pid, START_TIMEOUT, &what, &self.log_file())?;
+            wait_for_port(LOOPBACK, port, pid, START_TIMEOUT, &what, &self.log_file())?;
         }
         Ok(())
     }
@@ -333,7 +332,7 @@ impl Node {
     fn record(&self, pid: u32) -> NodeRecord {
         let mut node = node_record(
             self.id + 1,
-            HOST,
+            LOOPBACK,
             self.port,
             pid,
             &self.dir,

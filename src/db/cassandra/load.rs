@@ -15,7 +15,7 @@ use scylla::statement::batch::{Batch, BatchType};
 use scylla::statement::prepared::PreparedStatement;
 
 use super::CassandraStore;
-use super::rows::{classify, classify_pager, other};
+use super::errors::{classify, classify_pager, other};
 use crate::db::sql::load_value_columns;
 use crate::db::{
     BatchKind, BatchLimit, BulkLoad, DbError, LOAD_TABLE, LoadBatch, LoadError, LoadShape,

@@ -10,12 +10,13 @@
 //! item: the naive design the seeds started from. hatshop owns the keyspace: it drops
 //! it only when it holds hatshop's marker table.
 
+mod columns;
 mod db_time;
+mod errors;
 mod load;
 mod options;
 mod read_back;
 mod requests;
-mod rows;
 mod statements;
 
 use std::collections::BTreeMap;
@@ -33,18 +34,16 @@ use scylla::statement::{Consistency, Statement};
 use scylla::value::{CqlValue, Row};
 use tokio::sync::OnceCell;
 
+use self::columns::{ListedOrder, big, text};
+use self::errors::{classify, other};
 use self::options::{CassandraOptions, Schema};
-use self::rows::{
-    ItemColumns, ListedOrderColumns, OrderColumns, big, classify, line_item, listed_order,
-    order_row, other, text,
-};
 use self::statements::{Prepared, table_ddl};
 use super::ownership::{self, MARKER, Marker, Ownership};
 use super::{
     Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KvPage, OrderRow, Setting, Settings,
     Snapshot, Store, StoreFacts, StoreKind,
 };
-use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderUpdate, StatusUpdate};
+use crate::workload::{ItemsUpdate, KeyText, LineItem, Order, OrderId, OrderUpdate, StatusUpdate};
 
 /// Cassandra over CQL: one session, prepared statements, the asked consistency.
 pub struct CassandraStore {
@@ -179,18 +178,14 @@ impl CassandraStore {
     }
 
     /// by-item: an order row with the ids of its items.
-    async fn listed_order(
-        &self,
-        order_id: OrderId,
-    ) -> Result<Option<(OrderRow, Vec<i64>)>, DbError> {
+    async fn listed_order(&self, order_id: OrderId) -> Result<Option<ListedOrder>, DbError> {
         let p = self.statements().await?;
         let result = self.run(&p.select_order, vec![big(order_id)]).await?;
-        Ok(result
+        result
             .into_rows_result()
             .map_err(other)?
-            .maybe_first_row::<ListedOrderColumns>()
-            .map_err(other)?
-            .map(listed_order))
+            .maybe_first_row::<ListedOrder>()
+            .map_err(other)
     }
 
     /// The tables of hatshop's keyspace, or `None` when the keyspace does not exist.
@@ -331,10 +326,10 @@ impl Store for CassandraStore {
                     self.run(&p.select_order, vec![big(order_id)]),
                     self.run(&p.select_items, vec![big(order_id)]),
                 )?;
-                let Some(columns) = order
+                let Some(row) = order
                     .into_rows_result()
                     .map_err(other)?
-                    .maybe_first_row::<OrderColumns>()
+                    .maybe_first_row::<OrderRow>()
                     .map_err(other)?
                 else {
                     return Ok(None);
@@ -342,25 +337,24 @@ impl Store for CassandraStore {
                 let items = items
                     .into_rows_result()
                     .map_err(other)?
-                    .rows::<ItemColumns>()
+                    .rows::<LineItem>()
                     .map_err(other)?
-                    .map(|r| r.map(line_item))
                     .collect::<Result<Vec<_>, _>>()
                     .map_err(other)?;
-                Ok(Some(crate::db::order_of(order_row(columns), items)))
+                Ok(Some(crate::db::order_of(row, items)))
             }
             Schema::ByItem => {
-                let Some((row, ids)) = self.listed_order(order_id).await? else {
+                let Some(ListedOrder { row, item_ids }) = self.listed_order(order_id).await? else {
                     return Ok(None);
                 };
-                let reads = ids
+                let reads = item_ids
                     .into_iter()
                     .map(|id| self.run(&p.select_items, vec![CqlValue::BigInt(id)]));
                 let mut items = Vec::new();
                 for result in try_join_all(reads).await? {
                     let rows = result.into_rows_result().map_err(other)?;
-                    if let Some(columns) = rows.maybe_first_row::<ItemColumns>().map_err(other)? {
-                        items.push(line_item(columns));
+                    if let Some(item) = rows.maybe_first_row::<LineItem>().map_err(other)? {
+                        items.push(item);
                     }
                 }
                 items.sort_by_key(|i| i.line_item_id);
@@ -438,7 +432,7 @@ impl Store for CassandraStore {
             Schema::ByOrder => writes.push((&p.delete_items, vec![big(order_id)])),
             Schema::ByItem => {
                 // The naive design has to read the order to find its items.
-                let ids = self.listed_order(order_id).await?.map(|(_, ids)| ids);
+                let ids = self.listed_order(order_id).await?.map(|o| o.item_ids);
                 for id in ids.unwrap_or_default() {
                     writes.push((&p.delete_items, vec![CqlValue::BigInt(id)]));
                 }

@@ -2,74 +2,53 @@
 //! page by page, at a consistency level the caller picks.
 
 use futures::TryStreamExt;
+use scylla::client::pager::TypedRowStream;
+use scylla::deserialize::row::DeserializeRow;
 use scylla::response::{PagingState, PagingStateResponse};
 use scylla::statement::{Consistency, Statement};
 
 use super::CassandraStore;
+use super::columns::OrderItem;
+use super::errors::{classify, classify_pager, other};
 use super::options::Schema;
-use super::rows::{OrderColumns, classify, classify_pager, line_item, order_row, other};
-use crate::db::{DbError, ErrorKind, KvPage, Snapshot};
+use super::statements::{ITEM_COLUMNS, ORDER_COLUMNS};
+use crate::db::{DbError, ErrorKind, KvPage, OrderRow, Snapshot};
 
 impl CassandraStore {
     /// Every order and item, read at `consistency`.
     pub(super) async fn snapshot_at(&self, consistency: Consistency) -> Result<Snapshot, DbError> {
         let ks = &self.keyspace;
         let mut snapshot = Snapshot::default();
-        let mut orders = self
-            .session
-            .query_iter(
-                read_back(
-                    format!(
-                        "SELECT order_id, client_id, customer, address, created_at_ms, status, \
-                         subtotal_cents FROM {ks}.orders"
-                    ),
-                    consistency,
-                ),
-                (),
-            )
-            .await
-            .map_err(classify_pager)?
-            .rows_stream::<OrderColumns>()
-            .map_err(other)?;
-        while let Some(columns) = orders.try_next().await.map_err(other)? {
-            snapshot.orders.push(order_row(columns));
+        let orders = format!("SELECT {ORDER_COLUMNS} FROM {ks}.orders");
+        let mut orders = self.scan::<OrderRow>(orders, consistency).await?;
+        while let Some(row) = orders.try_next().await.map_err(other)? {
+            snapshot.orders.push(row);
         }
         snapshot.orders.sort_by_key(|o| o.order_id);
         let item_table = match self.options.schema {
             Schema::ByOrder => "line_items_by_order",
             Schema::ByItem => "line_items",
         };
-        let mut items = self
-            .session
-            .query_iter(
-                read_back(
-                    format!(
-                        "SELECT line_item_id, product, colour, size, quantity, unit_price_cents, \
-                         order_id FROM {ks}.{item_table}"
-                    ),
-                    consistency,
-                ),
-                (),
-            )
-            .await
-            .map_err(classify_pager)?
-            .rows_stream::<(
-                i64,
-                Option<String>,
-                Option<String>,
-                Option<String>,
-                Option<i32>,
-                Option<i64>,
-                Option<i64>,
-            )>()
-            .map_err(other)?;
-        while let Some((id, product, colour, size, quantity, price, order_id)) =
-            items.try_next().await.map_err(other)?
-        {
-            let item = line_item((id, product, colour, size, quantity, price));
-            snapshot.items.push((order_id.unwrap_or(0) as u64, item));
+        let items = format!("SELECT {ITEM_COLUMNS}, order_id FROM {ks}.{item_table}");
+        let mut items = self.scan::<OrderItem>(items, consistency).await?;
+        while let Some(OrderItem { order_id, item }) = items.try_next().await.map_err(other)? {
+            snapshot.items.push((order_id, item));
         }
         Ok(snapshot)
+    }
+
+    /// Every row a query selects, page by page, at `consistency`.
+    async fn scan<R: for<'f, 'm> DeserializeRow<'f, 'm>>(
+        &self,
+        cql: String,
+        consistency: Consistency,
+    ) -> Result<TypedRowStream<R>, DbError> {
+        self.session
+            .query_iter(read_back(cql, consistency), ())
+            .await
+            .map_err(classify_pager)?
+            .rows_stream::<R>()
+            .map_err(other)
     }
 
     /// A page of the key-value table read back at ALL, as the snapshot is; at QUORUM

@@ -10,9 +10,10 @@ use super::options::{CassandraOptions, Schema};
 use crate::db::ownership::MARKER;
 use crate::db::{DbError, KV_PAGE};
 
-const ORDER_COLUMNS: &str =
+pub(super) const ORDER_COLUMNS: &str =
     "order_id, client_id, customer, address, created_at_ms, status, subtotal_cents";
-const ITEM_COLUMNS: &str = "line_item_id, product, colour, size, quantity, unit_price_cents";
+pub(super) const ITEM_COLUMNS: &str =
+    "line_item_id, product, colour, size, quantity, unit_price_cents";
 
 /// The tables of a schema variant, the key-value table and the marker.
 pub fn table_ddl(ks: &str, schema: Schema) -> Vec<String> {
@@ -131,7 +132,7 @@ async fn prepare(
     let mut statement = session.prepare(cql).await.map_err(|e| {
         let e = scylla::errors::ExecutionError::from(e);
         DbError::new(
-            super::rows::classify_kind(&e),
+            super::errors::classify_kind(&e),
             format!("cannot prepare `{cql}`: {e}"),
         )
     })?;
