@@ -208,14 +208,6 @@ impl DbUrl {
             ..self.clone()
         }
     }
-
-    /// The same URL with another name (database or keyspace) after the hosts.
-    pub fn with_location(&self, location: &str) -> DbUrl {
-        DbUrl {
-            location: location.to_string(),
-            ..self.clone()
-        }
-    }
 }
 
 impl fmt::Display for DbUrl {

@@ -222,27 +222,6 @@ impl OpStats {
     pub fn response_histogram(&self) -> Cow<'_, Histogram<u64>> {
         self.response_ns.get()
     }
-
-    /// Service times of the failures, ns, kept apart so a fast error does not flatter.
-    pub fn failed_histogram(&self) -> Cow<'_, Histogram<u64>> {
-        self.failed_ns.get()
-    }
-
-    /// Builds stats from their parts (reading a result folder back).
-    pub fn from_parts(
-        latency_ns: Histogram<u64>,
-        failed_ns: Histogram<u64>,
-        errors: BTreeMap<&'static str, u64>,
-        retries: u64,
-    ) -> OpStats {
-        OpStats {
-            latency_ns: LazyHistogram::Made(latency_ns),
-            failed_ns: LazyHistogram::Made(failed_ns),
-            errors,
-            retries,
-            ..OpStats::default()
-        }
-    }
 }
 
 /// Statistics of a whole run: one `OpStats` per event type index, and the same
