@@ -26,7 +26,7 @@ impl PlanHasher {
     /// Adds one event; returns its line (with the trailing newline).
     pub fn add(&mut self, event: &OrderEvent) -> &[u8] {
         self.line.clear();
-        serde_json::to_writer(&mut self.line, event).expect("events always serialise");
+        super::event_line::write_event(&mut self.line, event);
         self.line.push(b'\n');
         self.sha.update(&self.line);
         self.events += 1;

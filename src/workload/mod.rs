@@ -4,6 +4,7 @@
 mod book;
 mod catalogue;
 mod domain;
+mod event_line;
 mod events_file;
 pub mod faults;
 mod generator;
