@@ -17,6 +17,7 @@ mod source;
 mod stop;
 mod stream;
 mod watchdog;
+mod watchers;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -24,6 +25,7 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{Context, Result, anyhow};
 use tokio::runtime::Handle;
 use tokio::sync::mpsc;
+use watchers::Watchers;
 
 use crate::client_cost::{ClientCost, ServerCpu};
 use crate::db::{ErrorKind, Store};
@@ -130,25 +132,6 @@ pub struct RunContext {
     pub op_log: Option<mpsc::Sender<crate::stats::OpBatch>>,
 }
 
-/// Stops the run `limit` after the measured phase began, or after the warm-up began if
-/// measuring has not begun by then.
-async fn watch_deadline(phases: Arc<PhaseClock>, limit: Duration, stop: Arc<StopSignal>) {
-    const LOOK: Duration = Duration::from_millis(10);
-    loop {
-        // The measured phase's own deadline, or a warm-up over the limit.
-        let began = phases.measure.get().or(phases.warmup.get()).copied();
-        if began.is_some_and(|b| b.elapsed() >= limit) {
-            stop.stop(StopReason::Deadline);
-            return;
-        }
-        if stop.is_stopped() {
-            return;
-        }
-        let wait = began.map_or(LOOK, |b| limit.saturating_sub(b.elapsed()).min(LOOK));
-        tokio::time::sleep(wait).await;
-    }
-}
-
 /// What the lanes of one run share, besides the store.
 struct LaneShared {
     intervals: Arc<IntervalCollector>,
@@ -200,19 +183,7 @@ pub async fn run<D: Store>(
     };
     let shared = LaneShared::new(&cx, db.holds_data(), lane_threads.as_ref())?;
     let _ = cx.progress.intervals.set(shared.intervals.clone());
-    // The deadline stops the run at its instant, calls in flight included; lanes also
-    // check it before each event.
-    let deadline = plan
-        .max_duration
-        .map(|limit| tokio::spawn(watch_deadline(cx.phases.clone(), limit, cx.stop.clone())));
-    let watches: Vec<_> = (0..plan.concurrency)
-        .map(|_| Arc::new(watchdog::CallWatch::new(cx.clock.instant)))
-        .collect();
-    let _ = cx.progress.calls.set(watches.clone());
-    let _watchdog = watchdog::spawn(watches.clone(), plan.op_timeout, cx.stop.clone());
-    let reach = plan
-        .give_up_unreached
-        .map(|limit| tokio::spawn(reach::watch(cx.progress.clone(), limit, cx.stop.clone())));
+    let (watchers, watches) = Watchers::start(&cx);
     let (spent, spent_rx) = std::sync::mpsc::channel();
     let (senders, lanes) = spawn_lanes(
         &db,
@@ -251,19 +222,8 @@ pub async fn run<D: Store>(
     let source_report = tokio::task::spawn_blocking(move || source_thread.join())
         .await?
         .map_err(|_| anyhow!("the event source panicked"))?;
-    if let Some(deadline) = deadline {
-        deadline.abort();
-    }
-    // Its verdict, if it gave up; otherwise it ends now, the run being over.
-    let gave_up = match reach {
-        Some(reach) => {
-            reach.abort();
-            reach.await.ok().flatten()
-        }
-        None => None,
-    };
     Ok(RunOutcome {
-        gave_up,
+        gave_up: watchers.end().await,
         ..outcome(&cx, shared, lanes, source_report)
     })
 }

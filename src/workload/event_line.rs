@@ -196,8 +196,9 @@ mod tests {
         out
     }
 
-    #[test]
-    fn every_kind_of_event_is_written_as_serde_writes_it() {
+    /// Every operation, each optional field with and without a value, and strings
+    /// that need escaping.
+    fn every_kind_of_operation() -> Vec<Operation> {
         let order = Order {
             order_id: u64::MAX,
             client_id: 0,
@@ -269,7 +270,12 @@ mod tests {
                 state,
             });
         }
-        for (seq, op) in ops.into_iter().enumerate() {
+        ops
+    }
+
+    #[test]
+    fn every_kind_of_event_is_written_as_serde_writes_it() {
+        for (seq, op) in every_kind_of_operation().into_iter().enumerate() {
             for phase in [Phase::Load, Phase::Warmup, Phase::Measure] {
                 let event = OrderEvent {
                     seq: seq as u64,
