@@ -342,8 +342,8 @@ pub fn start(
         options,
         previous: previous.as_ref(),
     };
-    let launch = || (meta.start)(&launch);
-    let record = match launch() {
+    let try_start = || (meta.start)(&launch);
+    let record = match try_start() {
         Ok(record) => record,
         // A free port can be taken by another process between our check and the
         // server's bind: the quick servers try once more on a newly chosen port.
@@ -351,7 +351,7 @@ pub fn start(
             if options.port.is_none() && meta.retry_start && !crate::interrupt::requested() =>
         {
             crate::console::note!("{} did not start ({first:#}); trying once more", kind.name);
-            launch()?
+            try_start()?
         }
         Err(e) => return Err(e),
     };
