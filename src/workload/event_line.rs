@@ -164,9 +164,7 @@ impl Line<'_> {
         self.raw("{\"line_item_id\":");
         self.number(item.line_item_id);
         self.text_field("product", &item.product);
-        self.text_field("colour", &item.colour);
-        self.text_field("size", &item.size);
-        self.number_field("quantity", item.quantity);
+        self.changeable(&item.colour, &item.size, item.quantity);
         self.number_field("unit_price_cents", item.unit_price_cents);
         self.0.push(b'}');
     }
@@ -174,10 +172,16 @@ impl Line<'_> {
     fn change(&mut self, change: &ItemChange) {
         self.raw("{\"line_item_id\":");
         self.number(change.line_item_id);
-        self.text_field("colour", &change.colour);
-        self.text_field("size", &change.size);
-        self.number_field("quantity", change.quantity);
+        self.changeable(&change.colour, &change.size, change.quantity);
         self.0.push(b'}');
+    }
+
+    /// What an `update_items` event may change of an item, in the order an item and
+    /// a change both name it.
+    fn changeable(&mut self, colour: &str, size: &str, quantity: u32) {
+        self.text_field("colour", colour);
+        self.text_field("size", size);
+        self.number_field("quantity", quantity);
     }
 }
 
