@@ -338,7 +338,7 @@ pub fn start(
     let previous = home.record(kind);
     let launch = Launch {
         home,
-        dir: dir.clone(),
+        dir,
         options,
         previous: previous.as_ref(),
     };

@@ -390,6 +390,17 @@ pub enum Phase {
     Measure,
 }
 
+impl Phase {
+    /// Its name in the stream, as serde spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Load => "load",
+            Phase::Warmup => "warmup",
+            Phase::Measure => "measure",
+        }
+    }
+}
+
 /// One line of the event stream.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -3,14 +3,14 @@
 //! time. Every run hashes every event's line, so this is on the event source's path.
 //! Reading events back stays with serde.
 
-use super::domain::{ItemChange, LineItem, Operation, Order, OrderEvent, Phase, StateHash};
+use super::domain::{ItemChange, LineItem, Operation, Order, OrderEvent, StateHash};
 
 /// Appends `event`'s JSON (no newline) to `out`.
 pub fn write_event(out: &mut Vec<u8>, event: &OrderEvent) {
     let mut line = Line(out);
     line.raw("{\"seq\":");
     line.number(event.seq);
-    line.text_field("phase", phase(event.phase));
+    line.text_field("phase", event.phase.as_str());
     line.raw(",\"op\":{\"type\":");
     line.text(event.op.event_type().as_str());
     match &event.op {
@@ -71,15 +71,6 @@ pub fn write_event(out: &mut Vec<u8>, event: &OrderEvent) {
         Operation::Delete { key } => line.number_field("key", *key),
     }
     line.raw("}}");
-}
-
-/// A phase's name, as serde's `snake_case` spells it.
-fn phase(phase: Phase) -> &'static str {
-    match phase {
-        Phase::Load => "load",
-        Phase::Warmup => "warmup",
-        Phase::Measure => "measure",
-    }
 }
 
 struct Line<'a>(&'a mut Vec<u8>);
@@ -188,7 +179,7 @@ impl Line<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::{Generator, OrderStatus, WorkloadSpec};
+    use crate::workload::{Generator, OrderStatus, Phase, WorkloadSpec};
 
     fn serde_line(event: &OrderEvent) -> Vec<u8> {
         serde_json::to_vec(event).unwrap()
