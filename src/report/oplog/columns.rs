@@ -5,9 +5,10 @@ use std::io::Write;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use bytes::Bytes;
 use parquet::basic::{Compression, Encoding};
 use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DataType, Int32Type, Int64Type};
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedRowGroupWriter;
 use parquet::schema::parser::parse_message_type;
 use parquet::schema::types::{ColumnPath, Type};
@@ -49,6 +50,10 @@ const DELTA_COLUMNS: &[&str] = &[
     "queue_ns",
 ];
 
+/// The columns that name the run and the database: one value a run, so their minimum and
+/// maximum (which cost a comparison a row) tell a reader nothing its dictionary does not.
+const CONSTANT_COLUMNS: &[&str] = &["run_id", "database"];
+
 /// The schema, with a `shard` column for a merged folder.
 pub fn schema(shards: bool) -> Result<Arc<Type>> {
     let text = if shards {
@@ -61,7 +66,7 @@ pub fn schema(shards: bool) -> Result<Arc<Type>> {
     ))
 }
 
-/// How parts are written: see [`DELTA_COLUMNS`].
+/// How parts are written: see [`DELTA_COLUMNS`] and [`CONSTANT_COLUMNS`].
 pub fn properties() -> Arc<WriterProperties> {
     let mut builder = WriterProperties::builder()
         .set_compression(Compression::UNCOMPRESSED)
@@ -71,6 +76,10 @@ pub fn properties() -> Arc<WriterProperties> {
         builder = builder
             .set_column_dictionary_enabled(ColumnPath::from(*name), false)
             .set_column_encoding(ColumnPath::from(*name), Encoding::DELTA_BINARY_PACKED);
+    }
+    for name in CONSTANT_COLUMNS {
+        builder =
+            builder.set_column_statistics_enabled(ColumnPath::from(*name), EnabledStatistics::None);
     }
     Arc::new(builder.build())
 }
@@ -94,11 +103,23 @@ impl<T> Optional<T> {
     }
 }
 
+/// Consecutive rows of one run, against one database: a merged log's row group may hold
+/// several runs, a run's log one. The two columns are written from a few copies of each
+/// value rather than one per row.
+struct RunRows {
+    run_id: ByteArray,
+    database: ByteArray,
+    rows: usize,
+}
+
+/// Copies of a run's names handed to the column writer at a time.
+const COPIES: usize = 4096;
+
 /// One row group's columns.
 #[derive(Default)]
 pub struct Columns {
-    run_id: Vec<ByteArray>,
-    database: Vec<ByteArray>,
+    /// The runs the rows are of, in order; the last is the one rows are added to.
+    runs: Vec<RunRows>,
     event_type: Vec<ByteArray>,
     seq: Vec<i64>,
     target: Vec<i64>,
@@ -113,29 +134,57 @@ pub struct Columns {
     intended_start: Optional<i64>,
     queue_ns: Optional<i64>,
     shard: Vec<i32>,
-    /// The event types' and failure kinds' names, made once: names are static.
-    names: Vec<(&'static str, ByteArray)>,
 }
 
 impl Columns {
+    /// Columns for rows of the run `run_id` against `database`, until [`Self::set_run`].
+    pub fn new(run_id: &str, database: &str) -> Columns {
+        Columns {
+            runs: vec![RunRows {
+                run_id: run_id.into(),
+                database: database.into(),
+                rows: 0,
+            }],
+            ..Columns::default()
+        }
+    }
+
+    /// Names the run the next rows are of (a merge's next shard).
+    pub fn set_run(&mut self, run_id: &str, database: &str) {
+        let last = self.runs.last_mut().expect("a run is always named");
+        if last.run_id.as_utf8().ok() == Some(run_id)
+            && last.database.as_utf8().ok() == Some(database)
+        {
+            return;
+        }
+        let next = RunRows {
+            run_id: run_id.into(),
+            database: database.into(),
+            rows: 0,
+        };
+        if last.rows == 0 {
+            *last = next;
+        } else {
+            self.runs.push(next);
+        }
+    }
+
     /// Rows held.
     pub fn len(&self) -> usize {
         self.seq.len()
     }
 
-    /// Adds `op` of the run `run_id` against `database`.
-    pub fn push(&mut self, run_id: &ByteArray, database: &ByteArray, op: &LoggedOp) {
-        self.run_id.push(run_id.clone());
-        self.database.push(database.clone());
-        let event_type = self.name(op.event_type);
-        self.event_type.push(event_type);
+    /// Adds `op`, of the run last named.
+    pub fn push(&mut self, op: &LoggedOp) {
+        self.runs.last_mut().expect("a run is always named").rows += 1;
+        self.event_type.push(name(op.event_type));
         self.seq.push(op.seq as i64);
         self.target.push(op.target as i64);
         self.timestamp.push(op.sent_ns as i64);
         self.latency_ns.push(op.latency_ns as i64);
         self.success.push(op.error.is_none());
-        let kind = op.error.as_ref().map(|(kind, _)| self.name(kind));
-        self.error_kind.push(kind);
+        self.error_kind
+            .push(op.error.as_ref().map(|(kind, _)| name(kind)));
         self.error.push(
             op.error
                 .as_ref()
@@ -153,23 +202,13 @@ impl Columns {
         }
     }
 
-    /// `name` as a column value, shared rather than copied row by row.
-    fn name(&mut self, name: &'static str) -> ByteArray {
-        if let Some((_, value)) = self.names.iter().find(|(n, _)| std::ptr::eq(*n, name)) {
-            return value.clone();
-        }
-        let value = ByteArray::from(name);
-        self.names.push((name, value.clone()));
-        value
-    }
-
     /// Writes the columns as one row group, in the schema's order, and empties them.
     pub fn write<W: Write + Send>(
         &mut self,
         group: &mut SerializedRowGroupWriter<'_, W>,
     ) -> Result<()> {
-        column::<ByteArrayType, W>(group, &self.run_id, None)?;
-        column::<ByteArrayType, W>(group, &self.database, None)?;
+        repeated(group, self.runs.iter().map(|run| (&run.run_id, run.rows)))?;
+        repeated(group, self.runs.iter().map(|run| (&run.database, run.rows)))?;
         column::<ByteArrayType, W>(group, &self.event_type, None)?;
         column::<Int64Type, W>(group, &self.seq, None)?;
         column::<Int64Type, W>(group, &self.target, None)?;
@@ -191,8 +230,9 @@ impl Columns {
     }
 
     fn clear(&mut self) {
-        self.run_id.clear();
-        self.database.clear();
+        let last = self.runs.pop().expect("a run is always named");
+        self.runs.clear();
+        self.runs.push(RunRows { rows: 0, ..last });
         self.event_type.clear();
         self.seq.clear();
         self.target.clear();
@@ -220,6 +260,32 @@ fn column<T: DataType, W: Write + Send>(
         .next_column()?
         .context("the op log's schema has fewer columns than its rows")?;
     writer.typed::<T>().write_batch(values, defined, None)?;
+    writer.close()?;
+    Ok(())
+}
+
+/// A name as a column value: the static text itself, neither copied nor counted.
+fn name(name: &'static str) -> ByteArray {
+    Bytes::from_static(name.as_bytes()).into()
+}
+
+/// Writes the next column of `group`: each value for its number of rows.
+fn repeated<'a, W: Write + Send>(
+    group: &mut SerializedRowGroupWriter<'_, W>,
+    runs: impl Iterator<Item = (&'a ByteArray, usize)>,
+) -> Result<()> {
+    let mut writer = group
+        .next_column()?
+        .context("the op log's schema has fewer columns than its rows")?;
+    let typed = writer.typed::<ByteArrayType>();
+    for (value, mut rows) in runs {
+        let copies = vec![value.clone(); rows.min(COPIES)];
+        while rows > 0 {
+            let n = rows.min(copies.len());
+            typed.write_batch(&copies[..n], None, None)?;
+            rows -= n;
+        }
+    }
     writer.close()?;
     Ok(())
 }

@@ -63,11 +63,8 @@ pub struct LoggedOp {
 }
 
 impl LoggedOp {
-    /// A lane's record, whose times count from `epoch`.
-    pub fn of_record(record: OpRecord, epoch: SystemTime) -> LoggedOp {
-        let epoch_ns = epoch
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
+    /// A lane's record, whose times count from `epoch_ns` after the Unix epoch.
+    pub fn of_record(record: OpRecord, epoch_ns: u64) -> LoggedOp {
         LoggedOp {
             event_type: record.event_type,
             seq: record.seq,

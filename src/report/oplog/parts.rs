@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use parquet::data_type::ByteArray;
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::Type;
@@ -49,8 +48,6 @@ pub struct PartWriter {
     columns: Columns,
     /// Rows per row group and row groups per part.
     sizes: (usize, usize),
-    run_id: ByteArray,
-    database: ByteArray,
 }
 
 impl PartWriter {
@@ -71,10 +68,8 @@ impl PartWriter {
             open: None,
             next: first,
             first,
-            columns: Columns::default(),
+            columns: Columns::new(run_id, database),
             sizes: (GROUP_ROWS, GROUPS_PER_PART),
-            run_id: run_id.into(),
-            database: database.into(),
         })
     }
 
@@ -87,12 +82,7 @@ impl PartWriter {
 
     /// Names the run the next rows are of (a merge's next shard).
     pub fn set_run(&mut self, run_id: &str, database: &str) {
-        if self.run_id.as_utf8().ok() != Some(run_id) {
-            self.run_id = run_id.into();
-        }
-        if self.database.as_utf8().ok() != Some(database) {
-            self.database = database.into();
-        }
+        self.columns.set_run(run_id, database);
     }
 
     /// The index of the part the next row goes into.
@@ -102,7 +92,7 @@ impl PartWriter {
 
     /// Adds a row; true when it closed a part, so that every row so far is in parts.
     pub fn push(&mut self, op: &LoggedOp) -> Result<bool> {
-        self.columns.push(&self.run_id, &self.database, op);
+        self.columns.push(op);
         if self.columns.len() < self.sizes.0 {
             return Ok(false);
         }

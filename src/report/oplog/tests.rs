@@ -143,3 +143,42 @@ fn a_run_of_no_rows_leaves_a_part_with_the_columns() {
     assert!(ops.join("part-000000.parquet").exists());
     assert_eq!(read_all(tmp.path()).0.len(), 0);
 }
+
+#[test]
+fn each_row_keeps_its_run_when_runs_change_within_a_row_group() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let ops = OpLog::dir_of(tmp.path());
+    // Runs of 1, 0 and 9,000 rows (more than the copies handed over at a time), in
+    // row groups of 5,000 rows: the first group holds two runs.
+    let runs = [
+        ("run-a", "store-1", 1),
+        ("run-b", "store-2", 0),
+        ("run-c", "store-3", 9_000),
+    ];
+    let mut parts = PartWriter::create(&ops, 0, true, "unused", "unused")
+        .unwrap()
+        .sized(5_000, 10);
+    let mut seq = 0;
+    for (run_id, database, rows) in runs {
+        parts.set_run(run_id, database);
+        for _ in 0..rows {
+            let mut row = op(seq);
+            row.shard = Some(0);
+            parts.push(&row).unwrap();
+            seq += 1;
+        }
+    }
+    parts.finish().unwrap();
+    let mut read = Vec::new();
+    OpLog::open(tmp.path())
+        .unwrap()
+        .for_each(|run, row| {
+            read.push((run.run_id.clone(), run.database.clone(), row.seq));
+            Ok(())
+        })
+        .unwrap();
+    let expected: Vec<_> = std::iter::once(("run-a".to_string(), "store-1".to_string(), 0))
+        .chain((1..9_001).map(|seq| ("run-c".to_string(), "store-3".to_string(), seq)))
+        .collect();
+    assert_eq!(read, expected);
+}

@@ -43,6 +43,9 @@ impl OpLogWriter {
         let mut parts = PartWriter::create(dir, 0, false, run_id, database)?;
         let mut journal = Journal::create(&dir.join(JOURNAL), run_id, database, 0)?;
         let (tx, mut rx) = mpsc::channel::<OpBatch>(CHANNEL_BATCHES);
+        let epoch_ns = epoch
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |since| since.as_nanos() as u64);
         let handle = std::thread::Builder::new()
             .name("op-log".into())
             .spawn(move || -> Result<u64> {
@@ -52,7 +55,7 @@ impl OpLogWriter {
                 while let Some(batch) = rx.blocking_recv() {
                     let idle = rx.is_empty();
                     for record in batch.records {
-                        let op = LoggedOp::of_record(record, epoch);
+                        let op = LoggedOp::of_record(record, epoch_ns);
                         journal.push(&op);
                         if parts.push(&op)? {
                             // Every row so far is in closed parts.
