@@ -112,6 +112,16 @@ struct RunRows {
     rows: usize,
 }
 
+impl RunRows {
+    fn new(run_id: &str, database: &str) -> RunRows {
+        RunRows {
+            run_id: run_id.into(),
+            database: database.into(),
+            rows: 0,
+        }
+    }
+}
+
 /// Copies of a run's names handed to the column writer at a time.
 const COPIES: usize = 4096;
 
@@ -140,11 +150,7 @@ impl Columns {
     /// Columns for rows of the run `run_id` against `database`, until [`Self::set_run`].
     pub fn new(run_id: &str, database: &str) -> Columns {
         Columns {
-            runs: vec![RunRows {
-                run_id: run_id.into(),
-                database: database.into(),
-                rows: 0,
-            }],
+            runs: vec![RunRows::new(run_id, database)],
             ..Columns::default()
         }
     }
@@ -157,11 +163,7 @@ impl Columns {
         {
             return;
         }
-        let next = RunRows {
-            run_id: run_id.into(),
-            database: database.into(),
-            rows: 0,
-        };
+        let next = RunRows::new(run_id, database);
         if last.rows == 0 {
             *last = next;
         } else {
