@@ -1,5 +1,5 @@
 //! The op log: one row per measured operation, in `ops/` as Parquet files that pandas,
-//! polars and DuckDB open directly (about 6 bytes an operation), written by a thread of
+//! polars and DuckDB open directly (about 5 bytes an operation), written by a thread of
 //! its own so that no file I/O happens on a lane.
 //!
 //! A Parquet file is readable only once its footer is written, so rows go two ways: into

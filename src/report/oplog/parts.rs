@@ -15,7 +15,7 @@ use parquet::schema::types::Type;
 use super::LoggedOp;
 use super::columns::{self, Columns, GROUP_ROWS};
 
-/// Row groups in a part: about a million rows, some 6 MB on disk.
+/// Row groups in a part: about a million rows, some 5 MB on disk.
 pub const GROUPS_PER_PART: usize = 16;
 
 /// A closed part's file name.
