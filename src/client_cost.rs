@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::procfs::{server_cpu_s, stat_cpu_s};
+use crate::procfs::{schedstat_cpu_s, server_cpu_s, stat_cpu_s};
 
 /// A thread busier than this share of the measured wall time is the bottleneck.
 pub const BUSY_SHARE: f64 = 0.8;
@@ -335,7 +335,13 @@ fn thread_cpu() -> BTreeMap<u32, (String, f64)> {
         let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
             continue;
         };
-        let Some(cpu_s) = stat_cpu_s(&stat) else {
+        // schedstat counts to the ns, as the clock a thread reads as it ends does;
+        // stat's 10 ms ticks would round a short run's split away.
+        let precise = std::fs::read_to_string(task.path().join("schedstat")).ok();
+        let Some(cpu_s) = precise
+            .and_then(|text| schedstat_cpu_s(&text))
+            .or_else(|| stat_cpu_s(&stat))
+        else {
             continue;
         };
         // The name sits in parentheses and may hold spaces.
@@ -394,6 +400,33 @@ mod tests {
         assert!(cost.cpu_s > 0.05, "{cost:?}");
         assert!((cost.cpu_us_per_op - cost.cpu_s * 1_000.0).abs() < 1e-6);
         assert!(ServerCpu::since(&CpuSnapshot::now(), 10).is_none());
+    }
+
+    #[test]
+    fn a_living_threads_cpu_is_read_finer_than_a_clock_tick() {
+        fn own_cpu() -> (u32, f64) {
+            // SAFETY: both calls only read the calling thread's own id and clock.
+            unsafe {
+                let mut t: libc::timespec = std::mem::zeroed();
+                libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t);
+                let tid = libc::gettid() as u32;
+                (tid, t.tv_sec as f64 + t.tv_nsec as f64 / 1e9)
+            }
+        }
+        // Spin until 8–10 ms past a whole 10 ms: stat's clock ticks (100 a second)
+        // would then lose 8 ms or more.
+        let (tid, mine) = loop {
+            let (tid, cpu) = own_cpu();
+            if cpu > 0.02 && (cpu * 1_000.0) as u64 % 10 >= 8 {
+                break (tid, cpu);
+            }
+        };
+        let read = thread_cpu()[&tid].1;
+        // Only the reading of /proc lies between the two.
+        assert!(
+            (0.0..0.005).contains(&(read - mine)),
+            "the thread's clock said {mine} s, /proc {read} s"
+        );
     }
 
     #[test]

@@ -22,6 +22,13 @@ pub fn stat_cpu_s(stat: &str) -> Option<f64> {
     Some((utime + stime) / ticks)
 }
 
+/// CPU seconds in a /proc `schedstat` line (its first field: ns on a CPU): a thread's
+/// time to the nanosecond, where `stat` counts clock ticks of 10 ms.
+pub fn schedstat_cpu_s(schedstat: &str) -> Option<f64> {
+    let ns: u64 = schedstat.split_whitespace().next()?.parse().ok()?;
+    Some(ns as f64 / 1e9)
+}
+
 /// CPU seconds process `pid` has spent, all its threads.
 pub fn process_cpu_s(pid: u32) -> Option<f64> {
     stat_cpu_s(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
@@ -88,6 +95,16 @@ pub fn cores() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn schedstat_gives_the_time_on_a_cpu_in_seconds() {
+        assert_eq!(
+            schedstat_cpu_s("573519502 241221863 1167\n"),
+            Some(0.573519502)
+        );
+        assert_eq!(schedstat_cpu_s(""), None);
+        assert_eq!(schedstat_cpu_s("x 1 2"), None);
+    }
 
     #[test]
     fn a_servers_cpu_counts_its_children() {
