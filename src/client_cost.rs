@@ -76,15 +76,7 @@ static ENDED: Mutex<Vec<Ended>> = Mutex::new(Vec::new());
 /// Called by a thread of hatshop's as its last act, so that its CPU is still split by
 /// role after /proc has forgotten it.
 pub fn thread_ends() {
-    // SAFETY: both calls only read the calling thread's own id and clock.
-    let (tid, cpu_s) = unsafe {
-        let mut t: libc::timespec = std::mem::zeroed();
-        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t);
-        (
-            libc::gettid() as u32,
-            t.tv_sec as f64 + t.tv_nsec as f64 / 1e9,
-        )
-    };
+    let (tid, cpu_s) = own_thread_cpu();
     let name = std::thread::current().name().unwrap_or("").to_string();
     let mut ended = ENDED.lock().unwrap_or_else(|p| p.into_inner());
     // A run ends a few (its source, op log and lane threads); a sweep's later runs
@@ -93,6 +85,19 @@ pub fn thread_ends() {
         ended.remove(0);
     }
     ended.push((Instant::now(), tid, name, cpu_s));
+}
+
+/// The calling thread's id and its CPU seconds, from its own clock (to the ns).
+fn own_thread_cpu() -> (u32, f64) {
+    // SAFETY: both calls only read the calling thread's own id and clock.
+    unsafe {
+        let mut t: libc::timespec = std::mem::zeroed();
+        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t);
+        (
+            libc::gettid() as u32,
+            t.tv_sec as f64 + t.tv_nsec as f64 / 1e9,
+        )
+    }
 }
 
 /// CPU counters at one instant.
@@ -404,19 +409,10 @@ mod tests {
 
     #[test]
     fn a_living_threads_cpu_is_read_finer_than_a_clock_tick() {
-        fn own_cpu() -> (u32, f64) {
-            // SAFETY: both calls only read the calling thread's own id and clock.
-            unsafe {
-                let mut t: libc::timespec = std::mem::zeroed();
-                libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t);
-                let tid = libc::gettid() as u32;
-                (tid, t.tv_sec as f64 + t.tv_nsec as f64 / 1e9)
-            }
-        }
         // Spin until 8–10 ms past a whole 10 ms: stat's clock ticks (100 a second)
         // would then lose 8 ms or more.
         let (tid, mine) = loop {
-            let (tid, cpu) = own_cpu();
+            let (tid, cpu) = own_thread_cpu();
             if cpu > 0.02 && (cpu * 1_000.0) as u64 % 10 >= 8 {
                 break (tid, cpu);
             }
