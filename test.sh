@@ -68,9 +68,12 @@ fi
 cargo --version
 
 step "build"
-# A one-off build (CI's fresh clone) gains nothing from incremental state, which
-# would double the target folder on disk.
-if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0; fi
+# A one-off build (CI's fresh clone) gains nothing from incremental state or a
+# debugger's full debug info (backtraces keep file and line): without them the target
+# folder is a fraction of the size on disk.
+if [ "${CI:-}" = true ]; then
+  export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=line-tables-only
+fi
 cargo build --locked --all-targets
 hatshop=target/debug/hatshop
 
