@@ -258,9 +258,9 @@ fn row_differences(want: &Order, got: &Order) -> Vec<String> {
 /// A line item's fields that differ, each with what was found and what was expected.
 fn item_differences(want: &LineItem, got: &LineItem) -> Vec<String> {
     changed(&[
-        ("product", got.product.clone(), want.product.clone()),
-        ("colour", got.colour.clone(), want.colour.clone()),
-        ("size", got.size.clone(), want.size.clone()),
+        ("product", got.product.to_string(), want.product.to_string()),
+        ("colour", got.colour.to_string(), want.colour.to_string()),
+        ("size", got.size.to_string(), want.size.to_string()),
         (
             "quantity",
             got.quantity.to_string(),

@@ -4,6 +4,7 @@
 //! Money is kept in integer cents and times in integer milliseconds so that every
 //! database stores exactly what the event stream says, with no float rounding.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -85,13 +86,17 @@ impl OrderStatus {
     }
 }
 
+/// A product, colour or size: borrowed from the catalogue when the generator draws it
+/// (no allocation per item on the event source's thread), owned when read from a file.
+pub type CatalogueWord = Cow<'static, str>;
+
 /// One hat on an order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LineItem {
     pub line_item_id: u64,
-    pub product: String,
-    pub colour: String,
-    pub size: String,
+    pub product: CatalogueWord,
+    pub colour: CatalogueWord,
+    pub size: CatalogueWord,
     pub quantity: u32,
     pub unit_price_cents: i64,
 }
@@ -151,8 +156,8 @@ impl Order {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ItemChange {
     pub line_item_id: u64,
-    pub colour: String,
-    pub size: String,
+    pub colour: CatalogueWord,
+    pub size: CatalogueWord,
     pub quantity: u32,
 }
 

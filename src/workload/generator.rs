@@ -189,9 +189,9 @@ impl Generator {
                     let (product, price) = PRODUCTS[i.product as usize];
                     LineItem {
                         line_item_id: live.first_item_id + k as u64,
-                        product: product.to_string(),
-                        colour: COLOURS[i.colour as usize].to_string(),
-                        size: SIZES[i.size as usize].to_string(),
+                        product: product.into(),
+                        colour: COLOURS[i.colour as usize].into(),
+                        size: SIZES[i.size as usize].into(),
                         quantity: u32::from(i.quantity),
                         unit_price_cents: price,
                     }
@@ -242,8 +242,8 @@ impl Generator {
                     item.quantity = rng.between(1, 3) as u8;
                     changes.push(ItemChange {
                         line_item_id: order.first_item_id + index as u64,
-                        colour: COLOURS[item.colour as usize].to_string(),
-                        size: SIZES[item.size as usize].to_string(),
+                        colour: COLOURS[item.colour as usize].into(),
+                        size: SIZES[item.size as usize].into(),
                         quantity: u32::from(item.quantity),
                     });
                 }

@@ -89,18 +89,28 @@ impl LiveOrder {
         OrderStatus::ALL[self.status as usize]
     }
 
+    /// "First Last", joined in one allocation of the exact size: `format!` costs more
+    /// than the copies on the event source's thread.
     pub(super) fn customer(&self) -> String {
-        format!(
-            "{} {}",
-            FIRST_NAMES[self.first_name as usize], LAST_NAMES[self.last_name as usize]
-        )
+        [
+            FIRST_NAMES[self.first_name as usize],
+            " ",
+            LAST_NAMES[self.last_name as usize],
+        ]
+        .concat()
     }
 
+    /// "12 Street, City", joined by hand as [`Self::customer`] is.
     pub(super) fn address(&self) -> String {
-        format!(
-            "{} {}, {}",
-            self.street_no, STREETS[self.street as usize], CITIES[self.city as usize]
-        )
+        let mut number = itoa_buffer();
+        [
+            format_u8(&mut number, self.street_no),
+            " ",
+            STREETS[self.street as usize],
+            ", ",
+            CITIES[self.city as usize],
+        ]
+        .concat()
     }
 
     /// The state hash of the order, fed piece by piece (see `state.rs`).

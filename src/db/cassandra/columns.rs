@@ -63,9 +63,9 @@ impl<'frame, 'metadata> Columns<'frame, 'metadata> {
     fn item(&mut self) -> Result<LineItem, DeserializationError> {
         Ok(LineItem {
             line_item_id: self.next::<i64>()? as u64,
-            product: self.next::<Option<String>>()?.unwrap_or_default(),
-            colour: self.next::<Option<String>>()?.unwrap_or_default(),
-            size: self.next::<Option<String>>()?.unwrap_or_default(),
+            product: self.next::<Option<String>>()?.unwrap_or_default().into(),
+            colour: self.next::<Option<String>>()?.unwrap_or_default().into(),
+            size: self.next::<Option<String>>()?.unwrap_or_default().into(),
             quantity: self.next::<Option<i32>>()?.unwrap_or(0) as u32,
             unit_price_cents: self.next::<Option<i64>>()?.unwrap_or(0),
         })

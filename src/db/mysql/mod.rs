@@ -283,9 +283,9 @@ impl Store for MysqlStore {
                 values.extend([
                     SqlValue::from(item.line_item_id as i64),
                     SqlValue::from(order.order_id as i64),
-                    SqlValue::from(item.product.as_str()),
-                    SqlValue::from(item.colour.as_str()),
-                    SqlValue::from(item.size.as_str()),
+                    SqlValue::from(&*item.product),
+                    SqlValue::from(&*item.colour),
+                    SqlValue::from(&*item.size),
                     SqlValue::from(item.quantity),
                     SqlValue::from(item.unit_price_cents),
                 ]);
@@ -342,8 +342,8 @@ impl Store for MysqlStore {
             tx.exec_drop(
                 self.sql.update_item.as_str(),
                 (
-                    &change.colour,
-                    &change.size,
+                    &*change.colour,
+                    &*change.size,
                     change.quantity,
                     change.line_item_id as i64,
                     order_id as i64,

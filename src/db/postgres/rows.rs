@@ -33,9 +33,9 @@ pub(super) fn line_item(row: &Row, at: usize) -> Result<Option<LineItem>, DbErro
     };
     Ok(Some(LineItem {
         line_item_id: id as u64,
-        product: get(row, at + 1)?,
-        colour: get(row, at + 2)?,
-        size: get(row, at + 3)?,
+        product: get::<String>(row, at + 1)?.into(),
+        colour: get::<String>(row, at + 2)?.into(),
+        size: get::<String>(row, at + 3)?.into(),
         quantity: get::<i32>(row, at + 4)? as u32,
         unit_price_cents: get(row, at + 5)?,
     }))

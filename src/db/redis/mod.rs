@@ -333,9 +333,9 @@ impl Store for RedisStore {
                 item_key(item.line_item_id),
                 &[
                     ("order_id", order.order_id.to_string()),
-                    ("product", item.product.clone()),
-                    ("colour", item.colour.clone()),
-                    ("size", item.size.clone()),
+                    ("product", item.product.to_string()),
+                    ("colour", item.colour.to_string()),
+                    ("size", item.size.to_string()),
                     ("quantity", item.quantity.to_string()),
                     ("unit_price_cents", item.unit_price_cents.to_string()),
                 ],

@@ -57,9 +57,9 @@ pub(super) fn line_item(line_item_id: u64, flat: &[String]) -> (OrderId, LineIte
     let map = fields(flat);
     let item = LineItem {
         line_item_id,
-        product: map.get("product").unwrap_or(&"").to_string(),
-        colour: map.get("colour").unwrap_or(&"").to_string(),
-        size: map.get("size").unwrap_or(&"").to_string(),
+        product: map.get("product").unwrap_or(&"").to_string().into(),
+        colour: map.get("colour").unwrap_or(&"").to_string().into(),
+        size: map.get("size").unwrap_or(&"").to_string().into(),
         quantity: number(&map, "quantity"),
         unit_price_cents: number(&map, "unit_price_cents"),
     };

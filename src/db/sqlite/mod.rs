@@ -253,9 +253,9 @@ fn order_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<OrderRow> {
 fn line_item(row: &rusqlite::Row<'_>) -> rusqlite::Result<LineItem> {
     Ok(LineItem {
         line_item_id: row.get::<_, i64>(0)? as u64,
-        product: row.get(1)?,
-        colour: row.get(2)?,
-        size: row.get(3)?,
+        product: row.get::<_, String>(1)?.into(),
+        colour: row.get::<_, String>(2)?.into(),
+        size: row.get::<_, String>(3)?.into(),
         quantity: row.get(4)?,
         unit_price_cents: row.get(5)?,
     })
