@@ -1,10 +1,12 @@
 //! Reading an op log back: its closed parts in order, then the journal's rows no part
-//! holds (a killed run's), with one row held at a time beyond a row group's columns.
+//! holds (a killed run's), with one row held at a time beyond a batch of a row group's
+//! columns.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
+use parquet::column::reader::ColumnReaderImpl;
 use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DataType, Int32Type, Int64Type};
 use parquet::file::reader::{FileReader, RowGroupReader};
 use parquet::file::serialized_reader::SerializedFileReader;
@@ -185,6 +187,10 @@ fn part_reader(path: &Path) -> Result<SerializedFileReader<File>> {
         .with_context(|| format!("{} is not a valid Parquet file", path.display()))
 }
 
+/// Rows decoded at a time: a row group holds up to 65,536, and its columns decoded whole
+/// would hold some 20 MB at once at the end of every run (the report reads the log).
+const BATCH_ROWS: usize = 4096;
+
 /// Hands the rows of one part to `visit`; how many there were.
 fn read_part(path: &Path, visit: &mut dyn FnMut(&RunOf, LoggedOp) -> Result<()>) -> Result<u64> {
     let reader = part_reader(path)?;
@@ -192,22 +198,29 @@ fn read_part(path: &Path, visit: &mut dyn FnMut(&RunOf, LoggedOp) -> Result<()>)
     let mut rows = 0u64;
     let mut run = RunOf::default();
     for g in 0..reader.num_row_groups() {
-        if interrupt::requested() {
-            bail!("interrupted");
-        }
         let group = reader.get_row_group(g).with_context(bad)?;
-        let group = Group::read(group.as_ref()).with_context(bad)?;
-        for i in 0..group.rows {
-            let (run_id, database) = (text(&group.run_id[i]), text(&group.database[i]));
-            if run.run_id != run_id || run.database != database {
-                run = RunOf {
-                    run_id: run_id.to_string(),
-                    database: database.to_string(),
-                };
+        let group_rows = group.metadata().num_rows() as usize;
+        let mut batch = Batch::open(group.as_ref()).with_context(bad)?;
+        let mut done = 0;
+        while done < group_rows {
+            if interrupt::requested() {
+                bail!("interrupted");
             }
-            let op = group.row(i).with_context(bad)?;
-            visit(&run, op)?;
-            rows += 1;
+            let size = BATCH_ROWS.min(group_rows - done);
+            batch.read(size).with_context(bad)?;
+            for i in 0..size {
+                let (run_id, database) = (text(&batch.run_id[i]), text(&batch.database[i]));
+                if run.run_id != run_id || run.database != database {
+                    run = RunOf {
+                        run_id: run_id.to_string(),
+                        database: database.to_string(),
+                    };
+                }
+                let op = batch.row(i).with_context(bad)?;
+                visit(&run, op)?;
+                rows += 1;
+            }
+            done += size;
         }
     }
     Ok(rows)
@@ -217,50 +230,68 @@ fn text(value: &Option<ByteArray>) -> &str {
     value.as_ref().and_then(|v| v.as_utf8().ok()).unwrap_or("")
 }
 
-/// One row group's columns, each a value (or none) per row.
-struct Group {
-    rows: usize,
-    run_id: Vec<Option<ByteArray>>,
-    database: Vec<Option<ByteArray>>,
-    event_type: Vec<Option<ByteArray>>,
-    seq: Vec<Option<i64>>,
-    target: Vec<Option<i64>>,
-    timestamp: Vec<Option<i64>>,
-    latency_ns: Vec<Option<i64>>,
-    success: Vec<Option<bool>>,
-    error_kind: Vec<Option<ByteArray>>,
-    error: Vec<Option<ByteArray>>,
-    node: Vec<Option<i32>>,
-    attempts: Vec<Option<i32>>,
-    error_code: Vec<Option<ByteArray>>,
-    intended_start: Vec<Option<i64>>,
-    queue_ns: Vec<Option<i64>>,
-    shard: Vec<Option<i32>>,
+/// A row group's columns, read a batch of rows at a time: each column's values (or
+/// none) for the rows of the batch.
+struct Batch {
+    run_id: Column<ByteArrayType>,
+    database: Column<ByteArrayType>,
+    event_type: Column<ByteArrayType>,
+    seq: Column<Int64Type>,
+    target: Column<Int64Type>,
+    timestamp: Column<Int64Type>,
+    latency_ns: Column<Int64Type>,
+    success: Column<BoolType>,
+    error_kind: Column<ByteArrayType>,
+    error: Column<ByteArrayType>,
+    node: Column<Int32Type>,
+    attempts: Column<Int32Type>,
+    error_code: Column<ByteArrayType>,
+    intended_start: Column<Int64Type>,
+    queue_ns: Column<Int64Type>,
+    /// Empty where the log has no `shard` column (it is not a merge's).
+    shard: Column<Int32Type>,
 }
 
-impl Group {
-    fn read(group: &dyn RowGroupReader) -> Result<Group> {
-        let rows = group.metadata().num_rows() as usize;
-        let c = Columns { group, rows };
-        Ok(Group {
-            rows,
-            run_id: c.read::<ByteArrayType>("run_id")?,
-            database: c.read::<ByteArrayType>("database")?,
-            event_type: c.read::<ByteArrayType>("event_type")?,
-            seq: c.read::<Int64Type>("seq")?,
-            target: c.read::<Int64Type>("target")?,
-            timestamp: c.read::<Int64Type>("timestamp")?,
-            latency_ns: c.read::<Int64Type>("latency_ns")?,
-            success: c.read::<BoolType>("success")?,
-            error_kind: c.read::<ByteArrayType>("error_kind")?,
-            error: c.read::<ByteArrayType>("error")?,
-            node: c.read::<Int32Type>("node")?,
-            attempts: c.read::<Int32Type>("attempts")?,
-            error_code: c.read::<ByteArrayType>("error_code")?,
-            intended_start: c.read::<Int64Type>("intended_start")?,
-            queue_ns: c.read::<Int64Type>("queue_ns")?,
-            shard: c.read_if_there::<Int32Type>("shard")?,
+impl Batch {
+    fn open(group: &dyn RowGroupReader) -> Result<Batch> {
+        Ok(Batch {
+            run_id: Column::open(group, "run_id")?,
+            database: Column::open(group, "database")?,
+            event_type: Column::open(group, "event_type")?,
+            seq: Column::open(group, "seq")?,
+            target: Column::open(group, "target")?,
+            timestamp: Column::open(group, "timestamp")?,
+            latency_ns: Column::open(group, "latency_ns")?,
+            success: Column::open(group, "success")?,
+            error_kind: Column::open(group, "error_kind")?,
+            error: Column::open(group, "error")?,
+            node: Column::open(group, "node")?,
+            attempts: Column::open(group, "attempts")?,
+            error_code: Column::open(group, "error_code")?,
+            intended_start: Column::open(group, "intended_start")?,
+            queue_ns: Column::open(group, "queue_ns")?,
+            shard: Column::open_if_there(group, "shard")?,
         })
+    }
+
+    /// The next `rows` rows of every column.
+    fn read(&mut self, rows: usize) -> Result<()> {
+        self.run_id.read(rows)?;
+        self.database.read(rows)?;
+        self.event_type.read(rows)?;
+        self.seq.read(rows)?;
+        self.target.read(rows)?;
+        self.timestamp.read(rows)?;
+        self.latency_ns.read(rows)?;
+        self.success.read(rows)?;
+        self.error_kind.read(rows)?;
+        self.error.read(rows)?;
+        self.node.read(rows)?;
+        self.attempts.read(rows)?;
+        self.error_code.read(rows)?;
+        self.intended_start.read(rows)?;
+        self.queue_ns.read(rows)?;
+        self.shard.read(rows)
     }
 
     fn row(&self, i: usize) -> Result<LoggedOp> {
@@ -291,53 +322,89 @@ impl Group {
             attempts: self.attempts[i].map_or(1, |n| n as u32),
             intended_start_ns: self.intended_start[i].map(|ns| ns as u64),
             queue_ns: self.queue_ns[i].map(|ns| ns as u64),
-            shard: self.shard.get(i).copied().flatten().map(|s| s as u32),
+            shard: self.shard.batch.get(i).copied().flatten().map(|s| s as u32),
         })
     }
 }
 
-/// A row group's columns, read by name.
-struct Columns<'a> {
-    group: &'a dyn RowGroupReader,
-    rows: usize,
+/// One column of a row group, read a batch at a time; its values index like `Vec`s.
+struct Column<T: DataType> {
+    name: &'static str,
+    /// `None`: the group has no such column (only `shard` may be missing).
+    reader: Option<ColumnReaderImpl<T>>,
+    optional: bool,
+    values: Vec<T::T>,
+    defined: Vec<i16>,
+    batch: Vec<Option<T::T>>,
 }
 
-impl Columns<'_> {
-    fn read<T: DataType>(&self, name: &str) -> Result<Vec<Option<T::T>>> {
-        let values = self.read_if_there::<T>(name)?;
-        if values.len() != self.rows {
+impl<T: DataType> Column<T> {
+    fn open(group: &dyn RowGroupReader, name: &'static str) -> Result<Column<T>> {
+        let column = Self::open_if_there(group, name)?;
+        if column.reader.is_none() {
             bail!("it has no column {name}");
         }
-        Ok(values)
+        Ok(column)
     }
 
-    /// The column's values, or none where there is no such column.
-    fn read_if_there<T: DataType>(&self, name: &str) -> Result<Vec<Option<T::T>>> {
-        let schema = self.group.metadata().schema_descr();
-        let Some(i) = schema.columns().iter().position(|c| c.name() == name) else {
-            return Ok(Vec::new());
+    fn open_if_there(group: &dyn RowGroupReader, name: &'static str) -> Result<Column<T>> {
+        let schema = group.metadata().schema_descr();
+        let mut column = Column {
+            name,
+            reader: None,
+            optional: false,
+            values: Vec::new(),
+            defined: Vec::new(),
+            batch: Vec::new(),
         };
-        let optional = schema.column(i).max_def_level() > 0;
-        let mut reader = T::get_column_reader(self.group.get_column_reader(i)?)
-            .ok_or_else(|| anyhow!("its column {name} has another type"))?;
-        let (mut values, mut defined) =
-            (Vec::with_capacity(self.rows), Vec::with_capacity(self.rows));
+        if let Some(i) = schema.columns().iter().position(|c| c.name() == name) {
+            column.optional = schema.column(i).max_def_level() > 0;
+            column.reader = Some(
+                T::get_column_reader(group.get_column_reader(i)?)
+                    .ok_or_else(|| anyhow!("its column {name} has another type"))?,
+            );
+        }
+        Ok(column)
+    }
+
+    /// The column's next `rows` values, or none where there is no such column.
+    fn read(&mut self, rows: usize) -> Result<()> {
+        let name = self.name;
+        self.batch.clear();
+        let Some(reader) = &mut self.reader else {
+            return Ok(());
+        };
+        self.values.clear();
+        self.defined.clear();
         let mut read = 0;
-        while read < self.rows {
-            let (records, _, _) =
-                reader.read_records(self.rows - read, Some(&mut defined), None, &mut values)?;
+        while read < rows {
+            let (records, _, _) = reader.read_records(
+                rows - read,
+                Some(&mut self.defined),
+                None,
+                &mut self.values,
+            )?;
             if records == 0 {
                 bail!("its column {name} ends early");
             }
             read += records;
         }
-        if !optional {
-            return Ok(values.into_iter().map(Some).collect());
+        let mut present = self.values.drain(..);
+        if self.optional {
+            let defined = self.defined.iter();
+            self.batch
+                .extend(defined.map(|&level| if level > 0 { present.next() } else { None }));
+        } else {
+            self.batch.extend(present.map(Some));
         }
-        let mut present = values.into_iter();
-        Ok(defined
-            .iter()
-            .map(|&level| if level > 0 { present.next() } else { None })
-            .collect())
+        Ok(())
+    }
+}
+
+impl<T: DataType> std::ops::Index<usize> for Column<T> {
+    type Output = Option<T::T>;
+
+    fn index(&self, i: usize) -> &Option<T::T> {
+        &self.batch[i]
     }
 }

@@ -149,7 +149,8 @@ fn each_row_keeps_its_run_when_runs_change_within_a_row_group() {
     let tmp = tempfile::TempDir::new().unwrap();
     let ops = OpLog::dir_of(tmp.path());
     // Runs of 1, 0 and 9,000 rows (more than the copies handed over at a time), in
-    // row groups of 5,000 rows: the first group holds two runs.
+    // row groups of 5,000 rows (more than the reader decodes at a time): the first
+    // group holds two runs.
     let runs = [
         ("run-a", "store-1", 1),
         ("run-b", "store-2", 0),
