@@ -410,8 +410,11 @@ mod tests {
     #[test]
     fn a_living_threads_cpu_is_read_finer_than_a_clock_tick() {
         // Spin until 8–10 ms past a whole 10 ms: stat's clock ticks (100 a second)
-        // would then lose 8 ms or more.
+        // would then lose 8 ms or more. About 30 ms of CPU; the deadline is for a
+        // machine that gives this thread almost none.
+        let deadline = Instant::now() + std::time::Duration::from_secs(30);
         let (tid, mine) = loop {
+            assert!(Instant::now() < deadline, "the thread got no CPU for 30 s");
             let (tid, cpu) = own_thread_cpu();
             if cpu > 0.02 && (cpu * 1_000.0) as u64 % 10 >= 8 {
                 break (tid, cpu);

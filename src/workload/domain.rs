@@ -87,7 +87,8 @@ impl OrderStatus {
 }
 
 /// A product, colour or size: borrowed from the catalogue when the generator draws it
-/// (no allocation per item on the event source's thread), owned when read from a file.
+/// (no allocation per item on the event source's thread), owned when read from a file
+/// or back from a store.
 pub type CatalogueWord = Cow<'static, str>;
 
 /// One hat on an order.

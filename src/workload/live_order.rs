@@ -100,7 +100,7 @@ impl LiveOrder {
         .concat()
     }
 
-    /// "12 Street, City", joined by hand as [`Self::customer`] is.
+    /// "12 Street, City", in one allocation as [`Self::customer`] is.
     pub(super) fn address(&self) -> String {
         let mut number = itoa_buffer();
         [

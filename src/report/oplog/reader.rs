@@ -188,7 +188,8 @@ fn part_reader(path: &Path) -> Result<SerializedFileReader<File>> {
 }
 
 /// Rows decoded at a time: a row group holds up to 65,536, and its columns decoded whole
-/// would hold some 20 MB at once at the end of every run (the report reads the log).
+/// held some 20 MB at once (the report's slowest-5 % section, `export`, `merge` and
+/// `recover` all read the log).
 const BATCH_ROWS: usize = 4096;
 
 /// Hands the rows of one part to `visit`; how many there were.
