@@ -9,11 +9,11 @@
 //! The store's tables are set up (refusing what hatshop did not make), then each
 //! caller writes its share of 10,000 records of 84 bytes and reads OPS ÷ CONNS keys
 //! drawn uniformly from them. `shared`: the callers are tasks of one runtime with a
-//! thread per core (`shared:N`: N threads). `threaded`: each caller is a thread with a
-//! single-threaded runtime of its own. `spread`: the callers are spread over a thread
-//! per core, each with a single-threaded runtime, as a run's lane threads are. A
-//! store's own protocol clients move a connection to the runtime of the caller using
-//! it; a driver's connection stays with the runtime it was opened on. Prints
+//! thread per core (`shared:N`: N threads). `threaded`: each caller is a thread with an
+//! event loop of its own. `spread`: the callers are spread over a thread per core,
+//! each with an event loop, as a run's lane threads are. A store's own protocol
+//! clients move a connection to the loop of the caller using it; a driver's
+//! connection stays with the runtime it was opened on. Prints
 //! `reads/s client_µs/read`: user + system CPU of the whole process over the reads, ÷
 //! OPS. Every call has a 10 s deadline and setup 120 s; Ctrl-C ends the process.
 
@@ -151,6 +151,8 @@ fn run_callers(
         Layout::Spread => Some(hatshop::procfs::cores().min(race.conns)),
         Layout::Shared(_) => None,
     };
+    // The threads enter the runtime that starts them, whose timers the callers use.
+    let _entered = runtime.enter();
     let threads = threads
         .map(LaneThreads::start)
         .transpose()
@@ -161,13 +163,20 @@ fn run_callers(
                 let caller = race.clone().caller_owned(lane);
                 match &threads {
                     Some(threads) => threads.spawn(lane, caller),
-                    None => tokio::spawn(caller),
+                    None => {
+                        let (result, answered) = tokio::sync::oneshot::channel();
+                        tokio::spawn(async move {
+                            let _ = result.send(caller.await);
+                        });
+                        answered
+                    }
                 }
             })
             .collect();
         let mut results = Vec::new();
         for caller in callers {
-            results.push(caller.await.map_err(|e| e.to_string()).and_then(|r| r));
+            let ended = caller.await.map_err(|_| "a caller panicked".to_string());
+            results.push(ended.and_then(|r| r));
         }
         results
     }))

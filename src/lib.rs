@@ -29,6 +29,7 @@ pub mod commands;
 pub mod config;
 pub mod console;
 pub mod db;
+pub mod event_loop;
 pub mod files;
 pub mod folder_lock;
 pub mod interrupt;

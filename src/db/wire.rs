@@ -1,18 +1,21 @@
 //! What hatshop's own protocol clients (PostgreSQL's, MySQL's, Redis's) share: opening
-//! a socket within a deadline, moving it to the runtime of the lane that uses it, the
-//! bytes read and not yet taken, and a connection per lane. Each client speaks its
-//! protocol over these; none of this knows a protocol.
+//! a socket within a deadline, moving it to the event loop or runtime of the lane that
+//! uses it, the bytes read and not yet taken, and a connection per lane. Each client
+//! speaks its protocol over these; none of this knows a protocol.
 
 use std::io;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::runtime::{Handle, Id};
 use tokio::sync::{Mutex, MutexGuard};
 
 use super::{DbError, ErrorKind};
+use crate::event_loop::LoopTcp;
 
 /// A TCP connection to `host:port` with Nagle off, or a `TimedOut` error naming where
 /// after `limit`.
@@ -32,41 +35,104 @@ pub async fn connect(host: &str, port: u16, limit: Duration) -> io::Result<TcpSt
     Ok(stream)
 }
 
-/// A socket, and the runtime whose event loop watches it. A lane on a thread of its
-/// own (the runner's lane threads) moves a socket opened elsewhere (in setup, or by
-/// another lane) to its own runtime at its next request, so that the server's answer
-/// wakes the lane's thread rather than another runtime's, which would then hand the
-/// wake-up over.
+/// A socket, and what watches it: the event loop of the lane thread using it, or an
+/// async runtime. A lane on a thread of its own (the runner's lane threads) moves a
+/// socket opened elsewhere (in setup, or by another lane) to its own thread's loop at
+/// its next request, so that the server's answer wakes the lane's thread rather than
+/// another's, which would then hand the wake-up over.
 pub struct Stream {
     /// `None` only after a move failed; the connection is then lost.
-    tcp: Option<TcpStream>,
-    home: Option<Id>,
+    tcp: Option<Tcp>,
+    home: Home,
+}
+
+/// A connection as the protocols read and write it, wherever it is watched.
+pub enum Tcp {
+    Runtime(TcpStream),
+    Loop(LoopTcp),
+}
+
+/// What watches a socket.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Home {
+    Loop(usize),
+    /// A runtime (none outside one).
+    Runtime(Option<Id>),
 }
 
 impl Stream {
     /// `tcp`, watched by the calling runtime.
     pub fn new(tcp: TcpStream) -> Stream {
         Stream {
-            tcp: Some(tcp),
-            home: runtime_here(),
+            tcp: Some(Tcp::Runtime(tcp)),
+            home: Home::Runtime(runtime_here()),
         }
     }
 
-    /// The socket, moved first to the calling runtime if another one watches it: for
-    /// the start of a request.
-    pub fn here(&mut self) -> io::Result<&mut TcpStream> {
-        let here = runtime_here();
+    /// The socket, moved first to the calling thread's loop or runtime if another
+    /// watches it: for the start of a request.
+    pub fn here(&mut self) -> io::Result<&mut Tcp> {
+        let here = match crate::event_loop::here() {
+            Some(id) => Home::Loop(id),
+            None => Home::Runtime(runtime_here()),
+        };
         if here != self.home {
-            let tcp = self.tcp.take().ok_or_else(lost)?;
-            self.tcp = Some(TcpStream::from_std(tcp.into_std()?)?);
+            let std = match self.tcp.take().ok_or_else(lost)? {
+                Tcp::Runtime(tcp) => tcp.into_std()?,
+                Tcp::Loop(tcp) => tcp.into_std()?,
+            };
+            self.tcp = Some(match here {
+                Home::Loop(_) => Tcp::Loop(LoopTcp::adopt(std)?),
+                Home::Runtime(_) => Tcp::Runtime(TcpStream::from_std(std)?),
+            });
             self.home = here;
         }
         self.tcp.as_mut().ok_or_else(lost)
     }
 
     /// The socket where it is: for the rest of a request that [`Stream::here`] began.
-    pub fn tcp(&mut self) -> io::Result<&mut TcpStream> {
+    pub fn tcp(&mut self) -> io::Result<&mut Tcp> {
         self.tcp.as_mut().ok_or_else(lost)
+    }
+}
+
+impl AsyncRead for Tcp {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Tcp::Runtime(tcp) => Pin::new(tcp).poll_read(cx, buf),
+            Tcp::Loop(tcp) => Pin::new(tcp).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Tcp {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bytes: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Tcp::Runtime(tcp) => Pin::new(tcp).poll_write(cx, bytes),
+            Tcp::Loop(tcp) => Pin::new(tcp).poll_write(cx, bytes),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Tcp::Runtime(tcp) => Pin::new(tcp).poll_flush(cx),
+            Tcp::Loop(tcp) => Pin::new(tcp).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Tcp::Runtime(tcp) => Pin::new(tcp).poll_shutdown(cx),
+            Tcp::Loop(tcp) => Pin::new(tcp).poll_shutdown(cx),
+        }
     }
 }
 
@@ -183,7 +249,11 @@ impl Inbox {
 
     /// Reads more from `stream`, with room for a message of `whole` bytes at least;
     /// the server closing the connection is an `UnexpectedEof` error.
-    pub async fn fill(&mut self, stream: &mut TcpStream, whole: usize) -> io::Result<()> {
+    pub async fn fill(
+        &mut self,
+        stream: &mut (impl AsyncRead + Unpin),
+        whole: usize,
+    ) -> io::Result<()> {
         if self.start == self.end {
             (self.start, self.end) = (0, 0);
         } else if self.start > 0 {

@@ -240,7 +240,7 @@ fn spawn_lanes<D: Store>(
     threads: Option<&LaneThreads>,
 ) -> (
     Vec<mpsc::Sender<source::LaneMsg>>,
-    Vec<tokio::task::JoinHandle<lane::LaneReport>>,
+    Vec<tokio::sync::oneshot::Receiver<lane::LaneReport>>,
 ) {
     let plan = &cx.plan;
     let mut senders = Vec::with_capacity(plan.concurrency);
@@ -276,7 +276,13 @@ fn spawn_lanes<D: Store>(
         );
         lanes.push(match threads {
             Some(threads) => threads.spawn(index, lane.run(rx)),
-            None => tokio::spawn(lane.run(rx)),
+            None => {
+                let (report, reported) = tokio::sync::oneshot::channel();
+                tokio::spawn(async move {
+                    let _ = report.send(lane.run(rx).await);
+                });
+                reported
+            }
         });
     }
     (senders, lanes)
@@ -289,14 +295,17 @@ struct LanesEnded {
     last_end: Option<Instant>,
 }
 
-async fn lanes_ended(lanes: Vec<tokio::task::JoinHandle<lane::LaneReport>>) -> Result<LanesEnded> {
+async fn lanes_ended(
+    lanes: Vec<tokio::sync::oneshot::Receiver<lane::LaneReport>>,
+) -> Result<LanesEnded> {
     let mut ended = LanesEnded {
         last_seq: Vec::with_capacity(lanes.len()),
         unmeasured_errors: 0,
         last_end: None,
     };
     for lane in lanes {
-        let report = lane.await.map_err(|e| anyhow!("a lane failed: {e}"))?;
+        // A lane that panicked dropped its sender unanswered.
+        let report = lane.await.map_err(|_| anyhow!("a lane ended without its report (it panicked, or its lane thread's event loop failed)"))?;
         ended.last_seq.push(report.last_seq);
         ended.unmeasured_errors += report.unmeasured_errors;
         ended.last_end = ended.last_end.max(report.last_end);
