@@ -42,10 +42,9 @@ const USAGE: &str = "usage: floor URL CONNS OPS shared|shared:THREADS|threaded|s
 enum Layout {
     /// Tasks of one runtime, of this many threads (`None`: one per core).
     Shared(Option<usize>),
-    /// A thread and a single-threaded runtime per caller.
+    /// A thread and an event loop per caller.
     Threaded,
-    /// A thread per core, each with a single-threaded runtime, caller i on thread i mod
-    /// cores.
+    /// A thread per core, each with an event loop, caller i on thread i mod cores.
     Spread,
 }
 

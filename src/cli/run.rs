@@ -180,8 +180,8 @@ pub struct RunArgs {
     /// wiki; `-`: standard output.
     #[arg(long, value_name = "FILE")]
     pub export_markdown: Option<PathBuf>,
-    /// Threads of their own for the lanes, each with a single-threaded runtime, lane i
-    /// on thread i mod N; 0: the lanes are tasks of the shared runtime [default: the
+    /// Threads of their own for the lanes, each running an event loop of its own, lane
+    /// i on thread i mod N; 0: the lanes are tasks of the shared runtime [default: the
     /// store's choice for the concurrency, see docs/workloads.md].
     #[arg(long, value_name = "N", value_parser = count::<usize>)]
     pub lane_threads: Option<usize>,

@@ -291,11 +291,11 @@ pub trait Store: BulkLoad + DbTiming + Send + Sync + 'static {
     }
 
     /// Whether this run's lanes, `concurrency` of them, run on threads of their own, one
-    /// per core, each with a single-threaded runtime, where that was measured to cost
-    /// less (bench/NOTES.md); else they are tasks of the shared runtime. Only a store
-    /// whose lanes use its own protocol clients says yes: those move each connection to
-    /// the runtime of the lane using it (`wire::Stream`). `run` asks unless
-    /// `--lane-threads` is given.
+    /// per core, each running an event loop of its own, where that was measured to
+    /// cost less (bench/NOTES.md); else they are tasks of the shared runtime. Only a
+    /// store whose lanes use its own protocol clients says yes: those move each
+    /// connection to the event loop of the lane using it (`wire::Stream`). `run` asks
+    /// unless `--lane-threads` is given.
     fn lane_threads(&self, _concurrency: usize) -> bool {
         false
     }

@@ -397,7 +397,7 @@ mod tests {
     }
 
     #[test]
-    fn a_socket_moves_to_the_runtime_using_it_even_when_its_first_has_ended() {
+    fn a_socket_moves_to_the_loop_or_runtime_using_it_even_when_its_first_has_ended() {
         use std::io::{Read, Write};
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
@@ -430,8 +430,20 @@ mod tests {
         std::thread::scope(|scope| {
             scope.spawn(|| runtime().block_on(round_trip(&mut socket, b"3rd.", b"3rd.")));
         });
+        // A lane thread's event loop, and back to a runtime after it.
+        let (event_loop, handle) = crate::event_loop::EventLoop::new().unwrap();
+        let looping = std::thread::spawn(move || event_loop.run());
+        let mut socket = handle
+            .spawn(async move {
+                round_trip(&mut socket, b"4th.", b"4th.").await;
+                socket
+            })
+            .blocking_recv()
+            .unwrap();
+        handle.release();
+        looping.join().unwrap().unwrap();
         second.block_on(async {
-            round_trip(&mut socket, b"4th.", b"4th.").await;
+            round_trip(&mut socket, b"5th.", b"5th.").await;
             socket.close_with(b"").await;
         });
         server.join().unwrap();

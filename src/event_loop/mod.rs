@@ -260,3 +260,79 @@ impl LoopHandle {
         let _ = self.0.waker.wake();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::time::Duration;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+
+    /// A loop on a thread of its own, and that thread.
+    fn start() -> (LoopHandle, std::thread::JoinHandle<io::Result<()>>) {
+        let (event_loop, handle) = EventLoop::new().unwrap();
+        (handle, std::thread::spawn(move || event_loop.run()))
+    }
+
+    #[test]
+    fn a_task_waits_for_its_socket_and_a_wake_from_another_thread() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        let (handle, thread) = start();
+        let (go, went) = oneshot::channel::<u8>();
+        let answer = handle.spawn(async move {
+            let std = std::net::TcpStream::connect(address).unwrap();
+            std.set_nonblocking(true).unwrap();
+            let mut tcp = LoopTcp::adopt(std).unwrap();
+            // Woken by a send from the test's thread while the loop sleeps.
+            let byte = went.await.unwrap();
+            tcp.write_all(&[byte]).await.unwrap();
+            let mut echo = [0; 2];
+            // The server answers later: the task waits on the loop for it.
+            tcp.read_exact(&mut echo).await.unwrap();
+            echo
+        });
+        let (mut server, _) = listener.accept().unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        go.send(7).unwrap();
+        let mut request = [0; 1];
+        server.read_exact(&mut request).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        server.write_all(&[request[0], request[0] + 1]).unwrap();
+        assert_eq!(answer.blocking_recv().unwrap(), [7, 8]);
+        handle.release();
+        thread.join().unwrap().unwrap();
+    }
+
+    #[test]
+    fn a_panicking_task_ends_alone_and_release_drops_the_unfinished() {
+        let (handle, thread) = start();
+        let panicked = handle.spawn(async { panic!("on purpose") });
+        assert!(panicked.blocking_recv().is_err());
+        assert_eq!(handle.spawn(async { 5 }).blocking_recv().unwrap(), 5);
+
+        // A task that never ends is dropped at release, and the thread ends.
+        let (dropped, heard) = oneshot::channel::<()>();
+        let forever = handle.spawn(async move {
+            let _dropped_with_the_task = dropped;
+            std::future::pending::<()>().await
+        });
+        handle.release();
+        thread.join().unwrap().unwrap();
+        assert!(heard.blocking_recv().is_err());
+        assert!(forever.blocking_recv().is_err());
+    }
+
+    #[test]
+    fn a_socket_joins_a_loop_only_on_its_thread() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let std = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let refused = LoopTcp::adopt(std).err().unwrap();
+        assert!(
+            refused.to_string().contains("loop's own thread"),
+            "{refused}"
+        );
+    }
+}

@@ -283,8 +283,8 @@ pub struct Host {
     /// choice for the run's concurrency, else one per core; 0: not recorded).
     #[serde(default)]
     pub client_threads: usize,
-    /// Threads of their own the lanes ran on, each with a single-threaded runtime (0:
-    /// the lanes were tasks of the runtime above).
+    /// Threads of their own the lanes ran on, each running an event loop (0: the lanes
+    /// were tasks of the runtime above).
     #[serde(default)]
     pub lane_threads: usize,
 }
