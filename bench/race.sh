@@ -23,7 +23,7 @@
 # CPU µs/op (/proc of the server process), and hatshop ÷ peer; then the floor, what the
 # store's own client code costs per read with nothing around it (bench/floor.rs, on
 # one runtime thread, on a runtime of one thread per core, and spread over a thread
-# per core with a runtime each). The command lines are printed first.
+# per core with an event loop each). The command lines are printed first.
 #
 # Where the numbers come from: a peer's CPU and RSS are its whole process (GNU time);
 # its server CPU is the server's /proc delta around it, less what the same command
@@ -456,5 +456,5 @@ print("it, over the long rounds less the short rounds, per operation between the
 print("start-up, row loading or warm-up in it); ops/s by round: the lowest and highest of")
 print("each round's hatshop ÷ that round's peer; floor:1, floor:N and floor:T are the store's")
 print("own client code reading with nothing around it, on one runtime thread, on one per")
-print("core, and on a thread per core with a runtime each")
+print("core, and on a thread per core with an event loop each")
 EOF

@@ -47,8 +47,9 @@ struct Shared {
     id: usize,
     /// Tasks woken and not yet polled.
     ready: Mutex<Vec<Arc<Task>>>,
-    /// Every task given to the loop, so that those unfinished at its end are dropped.
-    tasks: Mutex<Vec<Arc<Task>>>,
+    /// Every task given to the loop, so that those unfinished at its end are dropped;
+    /// `None` once it ended, when a task given to it is dropped at once.
+    tasks: Mutex<Option<Vec<Arc<Task>>>>,
     /// The loop waits in the kernel: a task woken from another thread must wake it.
     sleeping: AtomicBool,
     released: AtomicBool,
@@ -141,7 +142,7 @@ impl EventLoop {
         let shared = Arc::new(Shared {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             ready: Mutex::new(Vec::new()),
-            tasks: Mutex::new(Vec::new()),
+            tasks: Mutex::new(Some(Vec::new())),
             sleeping: AtomicBool::new(false),
             released: AtomicBool::new(false),
             waker: mio::Waker::new(poll.registry(), WAKE)?,
@@ -158,7 +159,7 @@ impl EventLoop {
         CURRENT.with(|current| *current.borrow_mut() = Some(self.shared.clone()));
         let ran = self.turn_until_released();
         CURRENT.with(|current| *current.borrow_mut() = None);
-        let unfinished = std::mem::take(&mut *locked(&self.shared.tasks));
+        let unfinished = locked(&self.shared.tasks).take().unwrap_or_default();
         for task in unfinished {
             // Out of the slot before it is dropped: dropping may wake tasks of this loop.
             let future = locked(&task.future).take();
@@ -249,7 +250,11 @@ impl LoopHandle {
             queued: AtomicBool::new(false),
             home: self.0.clone(),
         });
-        locked(&self.0.tasks).push(task.clone());
+        match locked(&self.0.tasks).as_mut() {
+            Some(tasks) => tasks.push(task.clone()),
+            // The loop ended: the task is dropped unpolled, and the receiver hears so.
+            None => return receiver,
+        }
         task.wake_by_ref();
         receiver
     }
@@ -323,6 +328,8 @@ mod tests {
         thread.join().unwrap().unwrap();
         assert!(heard.blocking_recv().is_err());
         assert!(forever.blocking_recv().is_err());
+        // A task given to a loop that ended is dropped, not left waiting.
+        assert!(handle.spawn(async { 6 }).blocking_recv().is_err());
     }
 
     #[test]
