@@ -2,8 +2,8 @@
 //! polled on its thread, and the sockets they wait on, watched by one epoll of its own
 //! (mio). It stands where a single-threaded async runtime stood, with less between a
 //! server's answer and the lane waiting for it: no scheduler budget, timer wheel or
-//! driver layers, and no wake-up of the thread by itself. Timers and the rest of tokio
-//! still work on the thread (it enters the main runtime), driven by the main runtime.
+//! driver layers. Timers and the rest of tokio still work on the thread (it enters the
+//! main runtime), driven by the main runtime.
 
 mod tcp;
 
@@ -112,7 +112,8 @@ impl Wake for Task {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        if self.queued.swap(true, Ordering::AcqRel) {
+        // A loop that ended polls nothing: the task is not kept for it.
+        if self.home.released.load(Ordering::Acquire) || self.queued.swap(true, Ordering::AcqRel) {
             return;
         }
         locked(&self.home.ready).push(self.clone());
