@@ -48,11 +48,6 @@ impl LoopTcp {
         })
     }
 
-    /// The id of the loop that watches it.
-    pub fn loop_id(&self) -> usize {
-        self.home.id
-    }
-
     /// The connection, no longer watched by its loop (still non-blocking).
     pub fn into_std(mut self) -> io::Result<std::net::TcpStream> {
         let stream = self.leave().ok_or(io::ErrorKind::NotConnected)?;
