@@ -132,7 +132,6 @@ pub struct EventLoop {
 }
 
 /// Gives tasks to a loop from any thread, and ends it.
-#[derive(Clone)]
 pub struct LoopHandle(Arc<Shared>);
 
 impl EventLoop {
