@@ -35,8 +35,10 @@
 # count both tools the same way: each round is run again with a quarter of the
 # operations, and the whole process's CPU (and the server's around it) of the long
 # rounds less the short ones, per operation between them, leaves out start-up, row
-# loading and warm-up alike. hatshop runs with no tuning flag: `-c` is the in-flight
-# count being compared.
+# loading and warm-up alike; a steady figure is marked ? when it rests on too little
+# (one round, or rounds whose own long-less-short figures spread by more than a quarter
+# of the median). hatshop runs with no tuning flag: `-c` is the in-flight count being
+# compared.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -423,32 +425,46 @@ for line in open(sys.argv[1]):
     race, count, tool, *values = line.split()
     rows.setdefault(race, {}).setdefault(int(count), {}).setdefault(tool, []).append([float(v) for v in values])
 heads = ["ops/s", "p50 µs", "p99 µs", "client µs/op", "client MB", "server µs/op", "steady client", "steady server"]
-def show(v):
-    return f"{v:>12}" if math.isnan(v) else f"{v:>12,.1f}"
 def steady(tools, tool, field):
-    """CPU over a whole long round less a short round's (medians), µs per operation between them."""
+    """CPU over a whole long round less a short round's (medians), µs per operation between
+    them, and whether it rests on too little: one round, or rounds whose own figures (each
+    long round less the short round run beside it) spread by more than a quarter of their
+    median."""
     if tool + ":short" not in tools:
-        return math.nan
+        return math.nan, False
     long, short = tools[tool], tools[tool + ":short"]
     cpu = statistics.median(r[field] for r in long) - statistics.median(r[field] for r in short)
     ops = long[0][7] - short[0][7]
-    return cpu * 1e6 / ops if ops > 0 else math.nan
+    if ops <= 0:
+        return math.nan, False
+    rounds = [(l[field] - s[field]) * 1e6 / ops for l, s in zip(long, short)]
+    figure = cpu * 1e6 / ops
+    doubtful = len(rounds) < 2 or figure <= 0 or max(rounds) - min(rounds) > 0.25 * figure
+    return figure, doubtful
+def show(v, doubtful=False):
+    mark = "?" if doubtful else " "
+    return f"{v:>11}{mark}" if math.isnan(v) else f"{v:>11,.1f}{mark}"
 for race, by_count in rows.items():
     print(f"\n{race}")
-    print(f'{"in flight":>9} {"tool":<15} ' + " ".join(f"{h:>12}" for h in heads) + f' {"hatshop ÷ peer (ops/s, client, steady)":>40}  {"ops/s by round":>14}')
+    print(f'{"in flight":>9} {"tool":<15} ' + " ".join(f"{h:>12}" for h in heads) + f' {"hatshop ÷ peer (ops/s, client, steady)":>41}  {"ops/s by round":>14}')
     for count, tools in sorted(by_count.items()):
         shown = {t: runs for t, runs in tools.items() if not t.endswith(":short")}
-        medians = {t: [statistics.median(c) for c in zip(*runs)][:6] + [steady(tools, t, 6), steady(tools, t, 8)] for t, runs in shown.items()}
+        medians, doubts = {}, {}
+        for t, runs in shown.items():
+            (client, client_doubt), (server, server_doubt) = steady(tools, t, 6), steady(tools, t, 8)
+            medians[t] = [statistics.median(c) for c in zip(*runs)][:6] + [client, server]
+            doubts[t] = [False] * 6 + [client_doubt, server_doubt]
         peer_tool = next((t for t in shown if t != "hatshop" and not t.startswith("floor")), None)
         for tool, m in medians.items():
             ratio = spread = ""
             if tool == "hatshop" and peer_tool:
                 peer = medians[peer_tool]
-                ratio = f"{m[0] / peer[0]:.2f} ×, {m[3] / peer[3]:.2f} ×, {m[6] / peer[6]:.2f} ×"
+                steady_doubt = "?" if doubts[tool][6] or doubts[peer_tool][6] else ""
+                ratio = f"{m[0] / peer[0]:.2f} ×, {m[3] / peer[3]:.2f} ×, {m[6] / peer[6]:.2f} ×{steady_doubt}"
                 # Each round's hatshop ÷ that round's peer: how far one round strays.
                 rounds = [h[0] / p[0] for h, p in zip(tools["hatshop"], tools[peer_tool])]
                 spread = f"{min(rounds):.2f}–{max(rounds):.2f} ×"
-            print(f"{count:>9} {tool:<15} " + " ".join(show(v) for v in m) + f" {ratio:>40}  {spread:>14}")
+            print(f"{count:>9} {tool:<15} " + " ".join(show(v, d) for v, d in zip(m, doubts[tool])) + f" {ratio:>41}  {spread:>14}")
 print("\nmedians of the repeats; ops/s, p50, p99 as each tool reports them (Voldemort's tool")
 print("in whole milliseconds); client µs/op: hatshop's measured window, the peer's whole")
 print("process; steady client and server: the client's whole process, and the server around")
@@ -456,5 +472,7 @@ print("it, over the long rounds less the short rounds, per operation between the
 print("start-up, row loading or warm-up in it); ops/s by round: the lowest and highest of")
 print("each round's hatshop ÷ that round's peer; floor:1, floor:N and floor:T are the store's")
 print("own client code reading with nothing around it, on one runtime thread, on one per")
-print("core, and on a thread per core with an event loop each")
+print("core, and on a thread per core with an event loop each; ? marks a steady figure that")
+print("rests on too little: one round, or rounds whose own figures (each long round less")
+print("the short round beside it) spread by more than a quarter of the median")
 EOF
