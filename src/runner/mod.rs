@@ -129,7 +129,7 @@ pub struct RunContext {
     pub stop: Arc<StopSignal>,
     pub progress: Arc<Progress>,
     pub phases: Arc<PhaseClock>,
-    pub op_log: Option<mpsc::Sender<crate::stats::OpBatch>>,
+    pub op_log: Option<crate::stats::OpBatchSender>,
 }
 
 /// What the lanes of one run share, besides the store.
@@ -236,7 +236,7 @@ fn spawn_lanes<D: Store>(
     shared: &LaneShared,
     watches: Vec<Arc<watchdog::CallWatch>>,
     spent: &source::SpentBatches,
-    op_log: Option<mpsc::Sender<crate::stats::OpBatch>>,
+    op_log: Option<crate::stats::OpBatchSender>,
     threads: Option<&LaneThreads>,
 ) -> (
     Vec<mpsc::Sender<source::LaneMsg>>,

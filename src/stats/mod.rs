@@ -7,6 +7,7 @@
 
 mod histogram;
 mod interval;
+mod op_hand_off;
 mod summary;
 
 use std::borrow::Cow;
@@ -17,6 +18,7 @@ use hdrhistogram::Histogram;
 use histogram::LazyHistogram;
 pub use histogram::new_histogram;
 pub use interval::{IntervalCollector, total};
+pub use op_hand_off::{OpBatchSender, TAKE_EVERY};
 pub use summary::{LatencyBrief, LatencySummary, Summary, SummaryOf};
 
 /// Distinct error messages kept per kind, for reports (the op log has them all).

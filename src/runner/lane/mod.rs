@@ -25,7 +25,7 @@ use super::watchdog::{CallWatch, Ended};
 use super::{FailedWrite, TracedOp};
 use crate::db::{Applied, DbError, ErrorKind, Store};
 use crate::db::{CallNotes, observe};
-use crate::stats::{IntervalCollector, OpBatch, OpRecord};
+use crate::stats::{IntervalCollector, OpBatchSender, OpRecord};
 use crate::workload::kv::fill_value;
 use crate::workload::{KeyText, Operation, OrderEvent, Phase};
 
@@ -97,7 +97,7 @@ pub struct LaneContext<D> {
     pub db: Arc<D>,
     pub stop: Arc<StopSignal>,
     pub progress: Arc<Progress>,
-    pub op_log: Option<mpsc::Sender<OpBatch>>,
+    pub op_log: Option<OpBatchSender>,
     /// Records a lane sends to the op log at once ([`log_batch`]).
     pub log_batch: usize,
     pub phases: Arc<PhaseClock>,
