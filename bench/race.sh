@@ -441,7 +441,7 @@ def steady(tools, tool, field):
     figure = cpu * 1e6 / ops
     doubtful = len(rounds) < 2 or figure <= 0 or max(rounds) - min(rounds) > 0.25 * figure
     return figure, doubtful
-def show(v, doubtful=False):
+def show(v, doubtful):
     mark = "?" if doubtful else " "
     return f"{v:>11}{mark}" if math.isnan(v) else f"{v:>11,.1f}{mark}"
 for race, by_count in rows.items():

@@ -16,40 +16,41 @@ pub const TAKE_EVERY: Duration = Duration::from_millis(10);
 /// A lane's end of the hand-off; the thread's end is the channel's receiver.
 #[derive(Clone)]
 pub struct OpBatchSender {
-    /// `None` only while dropping.
-    tx: Option<mpsc::Sender<OpBatch>>,
-    thread: Thread,
+    tx: mpsc::Sender<OpBatch>,
+    /// Declared after `tx`, so dropped after it: woken, the thread finds the channel
+    /// closed once the last sender is gone, at once rather than a tick later.
+    thread: WakeOnDrop,
+}
+
+#[derive(Clone)]
+struct WakeOnDrop(Thread);
+
+impl Drop for WakeOnDrop {
+    fn drop(&mut self) {
+        self.0.unpark();
+    }
 }
 
 impl OpBatchSender {
     /// The sending end of `tx`, whose receiver `thread` reads.
     pub fn new(tx: mpsc::Sender<OpBatch>, thread: Thread) -> Self {
         OpBatchSender {
-            tx: Some(tx),
-            thread,
+            tx,
+            thread: WakeOnDrop(thread),
         }
     }
 
-    /// Hands `batch` over, waking the thread now when `urgent`; false when the thread
-    /// has ended (it failed).
-    pub fn send(&self, batch: OpBatch, urgent: bool) -> bool {
-        let Some(tx) = &self.tx else { return false };
-        if tx.send(batch).is_err() {
+    /// Hands `batch` over, waking the thread now when the batch holds its lane's last
+    /// permit; false when the thread has ended (it failed).
+    pub fn send(&self, batch: OpBatch) -> bool {
+        let urgent = batch.unwritten.semaphore().available_permits() == 0;
+        if self.tx.send(batch).is_err() {
             return false;
         }
         if urgent {
-            self.thread.unpark();
+            self.thread.0.unpark();
         }
         true
-    }
-}
-
-impl Drop for OpBatchSender {
-    /// The channel closes with its last sender: the thread sees so at once, not a
-    /// tick later.
-    fn drop(&mut self) {
-        drop(self.tx.take());
-        self.thread.unpark();
     }
 }
 
@@ -61,8 +62,9 @@ mod tests {
 
     use super::*;
 
-    fn batch() -> OpBatch {
-        let room = Arc::new(tokio::sync::Semaphore::new(1));
+    /// A batch from a lane that has `left` permits after taking the batch's.
+    fn batch(left: usize) -> OpBatch {
+        let room = Arc::new(tokio::sync::Semaphore::new(1 + left));
         OpBatch {
             records: Vec::new(),
             unwritten: room.try_acquire_owned().unwrap(),
@@ -90,7 +92,7 @@ mod tests {
         });
         let deadline = Duration::from_secs(30);
         let sender = OpBatchSender::new(tx, reader.thread().clone());
-        assert!(sender.send(batch(), true));
+        assert!(sender.send(batch(0)));
         assert_eq!(
             seen.recv_timeout(deadline),
             Ok(1),
@@ -98,7 +100,7 @@ mod tests {
         );
         let other = sender.clone();
         drop(sender);
-        assert!(other.send(batch(), false));
+        assert!(other.send(batch(1)));
         let began = Instant::now();
         drop(other);
         assert_eq!(reader.join().unwrap(), 2);
@@ -110,6 +112,6 @@ mod tests {
         let (tx, rx) = mpsc::channel();
         drop(rx);
         let sender = OpBatchSender::new(tx, std::thread::current());
-        assert!(!sender.send(batch(), true));
+        assert!(!sender.send(batch(0)));
     }
 }

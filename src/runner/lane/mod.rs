@@ -45,8 +45,8 @@ pub const UNLOGGED_PER_LANE: u64 = (LOG_BATCH * (1 + LOG_BATCHES_UNWRITTEN) + 1)
 const RECORDS_IN_HAND: usize = 8192;
 
 /// The op-log batch of each of `lanes` lanes: smaller with many lanes, so that memory
-/// does not grow with them, and 16 at least, below which the op-log thread is woken
-/// far more often for little memory saved (bench/NOTES.md).
+/// does not grow with them, and 16 at least, below which batches are handed to the
+/// op-log thread far more often for little memory saved (bench/NOTES.md).
 pub fn log_batch(lanes: usize) -> usize {
     (RECORDS_IN_HAND / lanes.max(1)).clamp(16, LOG_BATCH)
 }

@@ -128,12 +128,7 @@ impl<D: Store> Lane<D> {
             return;
         };
         let sent = match self.log_room.clone().acquire_owned().await {
-            Ok(unwritten) => {
-                // Its last permit: the lane's next batch would wait for this one's rows
-                // to be written, so the writer is woken now.
-                let urgent = self.log_room.available_permits() == 0;
-                log.send(OpBatch { records, unwritten }, urgent)
-            }
+            Ok(unwritten) => log.send(OpBatch { records, unwritten }),
             Err(_) => false,
         };
         if !sent {
