@@ -82,7 +82,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<(Vec<String>, u64), S
     Ok((presets, events))
 }
 
-/// The measured events of one round, kept for timing their parts apart.
+/// The measured window, made once and kept, to time its parts apart.
 struct Window {
     events: u64,
     lines: Vec<u8>,
