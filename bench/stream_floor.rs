@@ -2,8 +2,8 @@
 //! to make as the stream's contract fixes it, with nothing of the runner around it. The
 //! generator (with the state hash each order write carries), the event's JSON line and
 //! SHA-256 over that line (`plan_sha256`, equal to `sha256sum` of `hatshop generate`'s
-//! file) are all the stream's bytes ask for; a run's event source adds only the hand-off
-//! to lanes, so its cost per event cannot fall below this.
+//! file) are all the stream's bytes ask for; a run's event source does these and deals
+//! the events out to lanes, so its cost per event cannot fall below this.
 //!
 //!   cargo run --release --example stream_floor -- [PRESET ...] [--events N]
 //!
@@ -101,7 +101,10 @@ impl Window {
             orders: Vec::new(),
             stated: 0,
         };
-        for event in measured(spec, events) {
+        let Some((first, rest)) = at_measure(spec) else {
+            return window;
+        };
+        for event in std::iter::once(first).chain(rest).take(events as usize) {
             window.events += 1;
             window.lines.extend_from_slice(hasher.add(&event));
             match event.op {
@@ -118,18 +121,18 @@ impl Window {
     }
 }
 
-/// `events` measured events of the spec's stream (or fewer, where it ends), the load
-/// and warm-up before them made and dropped.
-fn measured(spec: &WorkloadSpec, events: u64) -> impl Iterator<Item = OrderEvent> {
-    Generator::new(spec)
-        .skip_while(|event| event.phase != Phase::Measure)
-        .take(events as usize)
+/// The spec's first measured event and the generator past it, the load and warm-up
+/// before it made and dropped; none when the stream measures nothing.
+fn at_measure(spec: &WorkloadSpec) -> Option<(OrderEvent, Generator)> {
+    let mut generator = Generator::new(spec);
+    let first = generator.find(|event| event.phase == Phase::Measure)?;
+    Some((first, generator))
 }
 
-/// Generating, writing and hashing the window, as the event source does; ns in all.
+/// Generating, writing and hashing the window, as the event source does (its first
+/// event made before the clock starts); ns in all.
 fn time_stream(spec: &WorkloadSpec, events: u64) -> f64 {
-    let mut generator = Generator::new(spec);
-    let Some(first) = generator.find(|event| event.phase == Phase::Measure) else {
+    let Some((first, generator)) = at_measure(spec) else {
         return 0.0;
     };
     let mut hasher = PlanHasher::new();

@@ -39,58 +39,40 @@ impl OpLogWriter {
     ) -> Result<(OpLogWriter, OpLogSender)> {
         // Both files exist before the first row: a run of no operations still leaves a
         // log that tools can read once it ends.
-        let mut parts = PartWriter::create(dir, 0, false, run_id, database)?;
-        let mut journal = Journal::create(&dir.join(JOURNAL), run_id, database, 0)?;
+        let parts = PartWriter::create(dir, 0, false, run_id, database)?;
+        let journal = Journal::create(&dir.join(JOURNAL), run_id, database, 0)?;
         // Unbounded: each lane's permits bound the batches on their way.
         let (tx, rx) = mpsc::channel::<OpBatch>();
         let epoch_ns = epoch
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0, |since| since.as_nanos() as u64);
+        let mut writing = Writing {
+            parts,
+            journal,
+            epoch_ns,
+            rows: 0,
+            unwritten: Vec::new(),
+        };
         let handle = std::thread::Builder::new()
             .name("op-log".into())
             .spawn(move || -> Result<u64> {
-                let mut rows = 0u64;
-                // Permits of batches whose rows are not yet in the file.
-                let mut buffered = Vec::new();
-                let mut closed = false;
-                while !closed {
-                    loop {
-                        let batch = match rx.try_recv() {
-                            Ok(batch) => batch,
-                            Err(TryRecvError::Empty) => break,
-                            Err(TryRecvError::Disconnected) => {
-                                closed = true;
-                                break;
-                            }
-                        };
-                        for record in batch.records {
-                            let op = LoggedOp::of_record(record, epoch_ns);
-                            journal.push(&op);
-                            if parts.push(&op)? {
-                                // Every row so far is in closed parts.
-                                journal.start(parts.next_part())?;
-                            }
-                            rows += 1;
+                loop {
+                    let closed = loop {
+                        match rx.try_recv() {
+                            Ok(batch) => writing.take(batch)?,
+                            Err(TryRecvError::Empty) => break false,
+                            Err(TryRecvError::Disconnected) => break true,
                         }
-                        buffered.push(batch.unwritten);
-                        if journal.buffered() >= WRITE_AT {
-                            journal.flush()?;
-                            buffered.clear();
-                        }
-                    }
+                    };
                     // What came goes to the file (where a killed process leaves it),
                     // and its lanes may send more.
-                    if !buffered.is_empty() {
-                        journal.flush()?;
-                        buffered.clear();
+                    writing.write_out()?;
+                    if closed {
+                        break;
                     }
-                    if !closed {
-                        std::thread::park_timeout(TAKE_EVERY);
-                    }
+                    std::thread::park_timeout(TAKE_EVERY);
                 }
-                journal.flush()?;
-                parts.finish()?;
-                journal.remove()?;
+                let rows = writing.finish()?;
                 crate::client_cost::thread_ends();
                 Ok(rows)
             })
@@ -104,5 +86,52 @@ impl OpLogWriter {
         self.handle
             .join()
             .map_err(|_| anyhow::anyhow!("the op log thread panicked"))?
+    }
+}
+
+/// The thread's files and the rows taken into them.
+struct Writing {
+    parts: PartWriter,
+    journal: Journal,
+    epoch_ns: u64,
+    rows: u64,
+    /// Permits of batches whose rows are not yet in the file.
+    unwritten: Vec<tokio::sync::OwnedSemaphorePermit>,
+}
+
+impl Writing {
+    /// Takes a batch's rows into the journal and the part being written.
+    fn take(&mut self, batch: OpBatch) -> Result<()> {
+        for record in batch.records {
+            let op = LoggedOp::of_record(record, self.epoch_ns);
+            self.journal.push(&op);
+            if self.parts.push(&op)? {
+                // Every row so far is in closed parts.
+                self.journal.start(self.parts.next_part())?;
+            }
+            self.rows += 1;
+        }
+        self.unwritten.push(batch.unwritten);
+        if self.journal.buffered() >= WRITE_AT {
+            self.write_out()?;
+        }
+        Ok(())
+    }
+
+    /// Hands the rows taken to the file, and their permits back to their lanes.
+    fn write_out(&mut self) -> Result<()> {
+        if !self.unwritten.is_empty() {
+            self.journal.flush()?;
+            self.unwritten.clear();
+        }
+        Ok(())
+    }
+
+    /// Closes the last part and removes the journal; the rows written.
+    fn finish(mut self) -> Result<u64> {
+        self.journal.flush()?;
+        self.parts.finish()?;
+        self.journal.remove()?;
+        Ok(self.rows)
     }
 }
