@@ -58,6 +58,15 @@ pub fn store_settings(meta: &StoreMeta, url: &DbUrl, flags: &StoreArgs) -> Resul
         .into_iter()
         .map(|(name, value)| (crate::db::current_setting_name(&name).to_string(), value))
         .collect();
+    if let Some(why) = meta.no_tls {
+        let asked = given
+            .keys()
+            .chain(flags.given.iter().map(|(name, _)| name))
+            .find(|name| crate::db::is_tls_setting(name));
+        if let Some(asked) = asked {
+            bail!("{asked} given to {}://: {why}", meta.scheme);
+        }
+    }
     for (name, value) in &flags.given {
         if !meta.takes(name) {
             let takers: Vec<&str> = crate::db::STORES

@@ -15,6 +15,7 @@ mod settings;
 mod sql;
 mod stores;
 mod timing;
+mod tls;
 mod url;
 mod wire;
 
@@ -52,7 +53,8 @@ pub use settings::{
 };
 pub use stores::{StoreMeta, listed, schemes_where, store_meta};
 pub use timing::{DbTime, DbTiming, StatementTime};
-pub use url::{DbUrl, NetworkParts, UrlError, shown as shown_url};
+pub use tls::is_tls_setting;
+pub use url::{DbUrl, NetworkParts, TLS_SWITCH, UrlError, shown as shown_url};
 
 /// The store a run uses when none is given: SQLite, embedded, its file in the result
 /// folder. The one place it is written.
@@ -63,7 +65,7 @@ pub const DEFAULT_URL: &str = "sqlite://";
 pub fn declare_secret_user_info() {
     for store in STORES.iter().filter(|s| s.lone_user_is_password) {
         crate::secrets::user_info_is_secret(store.scheme);
-        for alias in store.aliases {
+        for alias in store.aliases.iter().chain(&store.tls_scheme) {
             crate::secrets::user_info_is_secret(alias);
         }
     }
@@ -307,6 +309,12 @@ pub trait StoreKind: Store + Sized {
     const SCHEME: &'static str;
     /// Other schemes that mean this store (accepted in URLs, never shown).
     const ALIASES: &'static [&'static str] = &[];
+    /// The scheme that means this store over TLS (`rediss`), read as the store's
+    /// `tls` switch set, and shown again where that switch is on.
+    const TLS_SCHEME: Option<&'static str> = None;
+    /// Why the store cannot speak TLS, where it cannot: said when a TLS setting is
+    /// given to it.
+    const NO_TLS: Option<&'static str> = None;
     /// What it talks to, for help.
     const ABOUT: &'static str;
     /// A URL to copy, for help.

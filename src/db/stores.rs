@@ -9,6 +9,10 @@ use super::{DbError, DbTime, STORES, Setting, Settings, StoreKind};
 pub struct StoreMeta {
     pub scheme: &'static str,
     pub aliases: &'static [&'static str],
+    /// See [`StoreKind::TLS_SCHEME`].
+    pub tls_scheme: Option<&'static str>,
+    /// See [`StoreKind::NO_TLS`].
+    pub no_tls: Option<&'static str>,
     pub about: &'static str,
     pub example: &'static str,
     pub settings: &'static [Setting],
@@ -40,6 +44,8 @@ impl StoreMeta {
         StoreMeta {
             scheme: T::SCHEME,
             aliases: T::ALIASES,
+            tls_scheme: T::TLS_SCHEME,
+            no_tls: T::NO_TLS,
             about: T::ABOUT,
             example: T::EXAMPLE,
             settings: T::SETTINGS,
@@ -82,11 +88,11 @@ pub fn listed(names: &[&str]) -> String {
     }
 }
 
-/// The store a URL scheme (or one of its aliases) names.
+/// The store a URL scheme (or one of its aliases, or its scheme for TLS) names.
 pub fn store_meta(scheme: &str) -> Option<&'static StoreMeta> {
     STORES
         .iter()
-        .find(|m| m.scheme == scheme || m.aliases.contains(&scheme))
+        .find(|m| m.scheme == scheme || m.aliases.contains(&scheme) || m.tls_scheme == Some(scheme))
 }
 
 /// Makes [`STORES`] and [`AnyStore`] from the list in `db/mod.rs`. The stores' modules

@@ -14,6 +14,9 @@ use std::path::PathBuf;
 use super::stores::{StoreMeta, store_meta};
 use crate::secrets::{self, MASK};
 
+/// The switch a store's TLS scheme sets (`rediss://` is `redis://…?tls=true`).
+pub const TLS_SWITCH: &str = "tls";
+
 /// A database URL that cannot be read: one line, any password in it masked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -93,7 +96,10 @@ impl DbUrl {
             None => (after, None),
         };
         let hides_password = password.is_some() || !password_spans.is_empty();
-        let settings = read_query(query, scheme, hides_password)?;
+        let mut settings = read_query(query, scheme, hides_password)?;
+        if meta.tls_scheme == Some(scheme) {
+            settings.params.insert(TLS_SWITCH.into(), "true".into());
+        }
         let user = settings.user.or(user);
         let mut password = settings.password.or(password);
         if let (Some(word), None, true) = (&user, &password, meta.lone_user_is_password) {
@@ -212,7 +218,12 @@ impl DbUrl {
 
 impl fmt::Display for DbUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}://", self.scheme)?;
+        // The TLS scheme stands for the switch it sets, so the URL reads back the same.
+        let tls_scheme = self
+            .store()
+            .tls_scheme
+            .filter(|_| self.params.get(TLS_SWITCH).is_some_and(|on| on == "true"));
+        write!(f, "{}://", tls_scheme.unwrap_or(self.scheme))?;
         match (&self.user, &self.password) {
             (Some(user), Some(_)) => write!(f, "{user}:{MASK}@")?,
             (Some(_), None) if self.store().lone_user_is_password => write!(f, "{MASK}@")?,
@@ -223,6 +234,9 @@ impl fmt::Display for DbUrl {
         f.write_str(&self.location)?;
         let mut first = true;
         for (k, v) in &self.params {
+            if tls_scheme.is_some() && k == TLS_SWITCH {
+                continue;
+            }
             write!(f, "{}{k}={v}", if first { '?' } else { '&' })?;
             first = false;
         }
@@ -271,7 +285,10 @@ fn read_query(
             "password" => settings.password = Some(v.to_string()),
             "user" => settings.user = Some(percent_decode(v)),
             _ => {
-                settings.params.insert(percent_decode(k), percent_decode(v));
+                // `ssl-mode` and `ssl_mode` are one setting: MySQL's tools write the
+                // first, flags and run.json the second.
+                let key = percent_decode(k).replace('-', "_");
+                settings.params.insert(key, percent_decode(v));
             }
         }
     }
@@ -544,5 +561,21 @@ mod tests {
         let address = url.address(3306).unwrap();
         assert_eq!(address.password.as_deref(), Some("p@ss"));
         assert!(DbUrl::parse("mysql://h/db?pool").is_err());
+    }
+
+    #[test]
+    fn a_tls_scheme_is_its_store_with_tls_on_and_reads_back_the_same() {
+        let url = DbUrl::parse("rediss://bench:pw@127.0.0.1:6380/0?cacert=/ca.pem").unwrap();
+        assert_eq!(url.scheme(), "redis");
+        assert_eq!(url.params()[TLS_SWITCH], "true");
+        assert_eq!(
+            url.to_string(),
+            "rediss://bench:***@127.0.0.1:6380/0?cacert=/ca.pem"
+        );
+        let plain = DbUrl::parse("redis://127.0.0.1:6379/0").unwrap();
+        assert_eq!(plain.to_string(), "redis://127.0.0.1:6379/0");
+        // MySQL's own spelling and the flag's are one setting.
+        let mysql = DbUrl::parse("mysql://root@h/db?ssl-mode=REQUIRED").unwrap();
+        assert_eq!(mysql.params()["ssl_mode"], "REQUIRED");
     }
 }

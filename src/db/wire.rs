@@ -14,6 +14,7 @@ use tokio::net::TcpStream;
 use tokio::runtime::{Handle, Id};
 use tokio::sync::{Mutex, MutexGuard};
 
+use super::tls::{self, Session, Tls, TlsFacts};
 use super::{DbError, ErrorKind};
 use crate::event_loop::LoopTcp;
 
@@ -35,21 +36,30 @@ pub async fn connect(host: &str, port: u16, limit: Duration) -> io::Result<TcpSt
     Ok(stream)
 }
 
-/// A socket, and what watches it: the event loop of the lane thread using it, or an
-/// async runtime. A lane on a thread of its own (the runner's lane threads) moves a
-/// socket opened elsewhere (in setup, or by another lane) to its own thread's loop at
-/// its next request, so that the server's answer wakes the lane's thread rather than
-/// another's, which would then hand the wake-up over.
+/// A socket, what watches it (the event loop of the lane thread using it, or an async
+/// runtime) and its TLS session, if it has one. A lane on a thread of its own (the
+/// runner's lane threads) moves a socket opened elsewhere (in setup, or by another
+/// lane) to its own thread's loop at its next request, so that the server's answer
+/// wakes the lane's thread rather than another's, which would then hand the wake-up
+/// over. The TLS session is state beside the socket and stays with it.
 pub struct Stream {
     /// `None` only after a move failed; the connection is then lost.
     tcp: Option<Tcp>,
     home: Home,
+    tls: Option<Session>,
 }
 
 /// A connection as the protocols read and write it, wherever it is watched.
 pub enum Tcp {
     Runtime(TcpStream),
     Loop(LoopTcp),
+}
+
+/// A connection's socket as its protocol reads and writes it: through its TLS
+/// session where it has one.
+pub struct Wire<'a> {
+    tcp: &'a mut Tcp,
+    tls: Option<&'a mut Session>,
 }
 
 /// What watches a socket.
@@ -66,12 +76,13 @@ impl Stream {
         Stream {
             tcp: Some(Tcp::Runtime(tcp)),
             home: Home::Runtime(runtime_here()),
+            tls: None,
         }
     }
 
     /// The socket, moved first to the calling thread's loop or runtime if another
     /// watches it: for the start of a request.
-    pub fn here(&mut self) -> io::Result<&mut Tcp> {
+    pub fn here(&mut self) -> io::Result<Wire<'_>> {
         let here = match crate::event_loop::here() {
             Some(id) => Home::Loop(id),
             None => Home::Runtime(runtime_here()),
@@ -87,12 +98,85 @@ impl Stream {
             });
             self.home = here;
         }
-        self.tcp.as_mut().ok_or_else(lost)
+        self.wire()
     }
 
     /// The socket where it is: for the rest of a request that [`Stream::here`] began.
-    pub fn tcp(&mut self) -> io::Result<&mut Tcp> {
-        self.tcp.as_mut().ok_or_else(lost)
+    pub fn wire(&mut self) -> io::Result<Wire<'_>> {
+        let tcp = self.tcp.as_mut().ok_or_else(lost)?;
+        Ok(Wire {
+            tcp,
+            tls: self.tls.as_mut(),
+        })
+    }
+
+    /// Turns the connection to TLS here (where its protocol says so): the handshake,
+    /// within the caller's deadline.
+    pub async fn start_tls(&mut self, tls: &Tls) -> Result<(), DbError> {
+        let wire = self
+            .here()
+            .map_err(|e| DbError::new(ErrorKind::Connection, e.to_string()))?;
+        let session = tls::handshake(wire.tcp, tls).await?;
+        self.tls = Some(session);
+        Ok(())
+    }
+
+    /// The TLS the connection speaks, if any.
+    pub fn tls_facts(&self) -> Option<TlsFacts> {
+        self.tls.as_ref().map(Session::facts)
+    }
+
+    /// Writes `goodbye` (with TLS's close_notify after it) and closes.
+    pub async fn close_with(&mut self, goodbye: &[u8]) {
+        let Ok(mut wire) = self.here() else {
+            return;
+        };
+        let _ = wire.write_all(goodbye).await;
+        if let Some(session) = wire.tls.as_deref_mut() {
+            session.close();
+        }
+        let _ = wire.flush().await;
+        let _ = wire.shutdown().await;
+    }
+}
+
+impl AsyncRead for Wire<'_> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let wire = self.get_mut();
+        match wire.tls.as_deref_mut() {
+            Some(session) => session.poll_read(wire.tcp, cx, buf),
+            None => Pin::new(&mut *wire.tcp).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Wire<'_> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bytes: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let wire = self.get_mut();
+        match wire.tls.as_deref_mut() {
+            Some(session) => session.poll_write(wire.tcp, cx, bytes),
+            None => Pin::new(&mut *wire.tcp).poll_write(cx, bytes),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let wire = self.get_mut();
+        match wire.tls.as_deref_mut() {
+            Some(session) => session.poll_send(wire.tcp, cx),
+            None => Pin::new(&mut *wire.tcp).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut *self.get_mut().tcp).poll_shutdown(cx)
     }
 }
 
@@ -196,7 +280,19 @@ impl Socket {
     /// Sends the request in `out`; it is unanswered until [`Socket::answered`].
     pub async fn send(&mut self) -> io::Result<()> {
         self.busy = true;
-        self.stream.here()?.write_all(&self.out).await
+        let mut wire = self.stream.here()?;
+        wire.write_all(&self.out).await?;
+        wire.flush().await
+    }
+
+    /// Turns the connection to TLS (see [`Stream::start_tls`]).
+    pub async fn start_tls(&mut self, tls: &Tls) -> Result<(), DbError> {
+        self.stream.start_tls(tls).await
+    }
+
+    /// The TLS the connection speaks, if any.
+    pub fn tls_facts(&self) -> Option<TlsFacts> {
+        self.stream.tls_facts()
     }
 
     /// The last request's answer was read to its end.
@@ -204,17 +300,16 @@ impl Socket {
         self.busy = false;
     }
 
-    /// Reads more into the inbox, with room for a message of `whole` bytes at least.
-    pub async fn fill(&mut self, whole: usize) -> io::Result<()> {
-        self.inbox.fill(self.stream.tcp()?, whole).await
+    /// Reads more into the inbox.
+    pub async fn fill(&mut self) -> io::Result<()> {
+        self.inbox.fill(&mut self.stream.wire()?).await
     }
 
     /// Writes `goodbye` and closes, unless a request is unanswered (the server would
     /// read the goodbye as part of it).
     pub async fn close_with(mut self, goodbye: &[u8]) {
-        if let (false, Ok(tcp)) = (self.busy, self.stream.here()) {
-            let _ = tcp.write_all(goodbye).await;
-            let _ = tcp.shutdown().await;
+        if !self.busy {
+            self.stream.close_with(goodbye).await;
         }
     }
 }
@@ -247,22 +342,18 @@ impl Inbox {
         self.start = (self.start + n).min(self.end);
     }
 
-    /// Reads more from `stream`, with room for a message of `whole` bytes at least;
-    /// the server closing the connection is an `UnexpectedEof` error.
-    pub async fn fill(
-        &mut self,
-        stream: &mut (impl AsyncRead + Unpin),
-        whole: usize,
-    ) -> io::Result<()> {
+    /// Reads more from `stream`; the server closing the connection is an
+    /// `UnexpectedEof` error. The inbox doubles only when what arrived fills it, never
+    /// to a length a message only claims: a length the server got wrong costs a wait
+    /// (ended by the call's deadline), not memory.
+    pub async fn fill(&mut self, stream: &mut (impl AsyncRead + Unpin)) -> io::Result<()> {
         if self.start == self.end {
             (self.start, self.end) = (0, 0);
         } else if self.start > 0 {
             self.buf.copy_within(self.start..self.end, 0);
             (self.start, self.end) = (0, self.end - self.start);
         }
-        if whole > self.buf.len() {
-            self.buf.resize(whole * 2, 0);
-        } else if self.end == self.buf.len() {
+        if self.end == self.buf.len() {
             self.buf.resize(self.buf.len() * 2, 0);
         }
         let n = stream.read(&mut self.buf[self.end..]).await?;

@@ -14,6 +14,7 @@ mod columns;
 mod db_time;
 mod errors;
 mod load;
+mod login;
 mod options;
 mod read_back;
 mod requests;
@@ -65,6 +66,10 @@ pub struct CassandraStore {
     watched: ExecutionProfileHandle,
     /// The bulk load's insert, once `load_setup` made its table.
     load: std::sync::OnceLock<load::LoadInsert>,
+    /// The TLS the connections speak, as run.json says it.
+    tls: String,
+    /// Where the password came from (not the password).
+    password_from: Option<String>,
 }
 
 impl StoreKind for CassandraStore {
@@ -117,22 +122,28 @@ impl StoreKind for CassandraStore {
             .retry_policy(retry_policy);
         let watched = profile.clone().request_timeout(None).build().into_handle();
         let profile = profile.build();
+        let login = login::login(&address, &options.settings, login::cqlshrc())?;
+        let (first_host, first_port) = &address.hosts[0];
+        let tls = login.tls.client(first_host, *first_port)?;
         let mut builder = SessionBuilder::new()
             .known_nodes(address.hosts.iter().map(|(h, p)| format!("{h}:{p}")))
             .connection_timeout(options.connect_timeout)
             .default_execution_profile_handle(profile.into_handle());
-        if let Some(user) = &address.user {
-            builder = builder.user(user, address.password.as_deref().unwrap_or(""));
+        if let Some(user) = &login.user {
+            builder = builder.user(user, login.password.as_deref().unwrap_or(""));
+        }
+        if let Some(tls) = &tls {
+            builder = builder.tls_context(Some(tls.config.clone()));
         }
         if cassandra.client_timestamps {
             builder = builder.timestamp_generator(Arc::new(
                 MonotonicTimestampGenerator::new().without_warnings(),
             ));
         }
-        let session = builder
-            .build()
-            .await
-            .map_err(|e| DbError::new(ErrorKind::Connection, e.to_string()))?;
+        let session = builder.build().await.map_err(|e| match tls.as_ref() {
+            Some(tls) => crate::db::tls::explain(&e, tls),
+            None => DbError::new(ErrorKind::Connection, e.to_string()),
+        })?;
         let version = session
             .query_unpaged("SELECT release_version FROM system.local", ())
             .await
@@ -154,6 +165,11 @@ impl StoreKind for CassandraStore {
             prepared: OnceCell::new(),
             watched,
             load: std::sync::OnceLock::new(),
+            tls: match &tls {
+                Some(tls) => format!("on ({})", tls.mode_source),
+                None => "off".into(),
+            },
+            password_from: login.password_from,
         })
     }
 }
@@ -497,6 +513,10 @@ impl Store for CassandraStore {
         settings.insert("keyspace".into(), self.keyspace.clone());
         let nodes: Vec<String> = self.nodes.iter().map(IpAddr::to_string).collect();
         settings.insert("nodes".into(), nodes.join(","));
+        settings.insert("tls".into(), self.tls.clone());
+        if let Some(from) = &self.password_from {
+            settings.insert("password_from".into(), from.clone());
+        }
         StoreFacts {
             name: Self::SCHEME.into(),
             server_version: self.version.clone(),

@@ -17,7 +17,8 @@ const LEVELS: &[&str] = &[
     "LOCAL_ONE",
 ];
 
-/// Cassandra's settings: replication, consistency, schema and driver pool.
+/// Cassandra's settings: replication, consistency, schema and driver pool, and TLS
+/// (login.rs).
 pub const SETTINGS: &[Setting] = &[
     Setting {
         name: "rf",
@@ -91,6 +92,11 @@ pub const SETTINGS: &[Setting] = &[
         default: "SERIAL",
         help: "consistency of the Paxos round of a lightweight transaction (with --lwt)",
     },
+    super::login::SSL,
+    super::login::SSL_VERIFY,
+    crate::db::tls::FILE_SETTINGS[0],
+    crate::db::tls::FILE_SETTINGS[1],
+    crate::db::tls::FILE_SETTINGS[2],
 ];
 
 /// Where an order's line items live.

@@ -4,15 +4,20 @@
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
 use mysql_async::prelude::*;
-use mysql_async::{DriverError, Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts};
+use mysql_async::{
+    ClientIdentity, DriverError, IoError, Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts,
+    SslOpts,
+};
 
 use super::conns::HostConns;
 use super::login::login_retried;
+use super::option_file::{self, MysqlLogin, SSL_MODE};
 use super::sbtest;
-use super::wire::{LeanConn, Login};
+use super::wire::{LeanConn, Login, offers_tls};
 use super::{MAX_ITEMS_PER_INSERT, MysqlStore, Route, classify};
 use crate::db::peer_table;
 use crate::db::sql::{Placeholders, Statements};
+use crate::db::tls::{FILE_SETTINGS, Tls, TlsMode, describe, server_refused};
 use crate::db::{ConnectOptions, DbError, DbUrl, ErrorKind, Setting, Settings, StoreKind, Value};
 
 /// Connections per host for setup and reading back, apart from the operations' own.
@@ -48,8 +53,12 @@ impl StoreKind for MysqlStore {
             name: "kv_wire",
             value: Value::Choice(&["own", "mysql_async"]),
             default: "own",
-            help: "in runs of key-value events alone, send the statements over hatshop's own lean client of the binary protocol (mysql_native_password or no password) or through mysql_async, as every other run does",
+            help: "in runs of key-value events alone, send the statements over hatshop's own lean client of the binary protocol (TLS, and mysql_native_password, caching_sha2_password or client_ed25519 logins) or through mysql_async, as every other run does",
         },
+        SSL_MODE,
+        FILE_SETTINGS[0],
+        FILE_SETTINGS[1],
+        FILE_SETTINGS[2],
     ];
 
     /// One lane per pooled connection: the study's pool of 4.
@@ -87,18 +96,37 @@ impl StoreKind for MysqlStore {
             .given_text("sync_wait")
             .and_then(|v| v.parse().ok());
         let sbtest = sbtest::TABLE.chosen(&options.settings);
+        let login = option_file::login(
+            &address,
+            &options.settings,
+            option_file::home().as_deref(),
+            |name| std::env::var(name).ok(),
+        )?;
         let mut pools = Vec::with_capacity(address.hosts.len());
         let mut hosts = Vec::with_capacity(address.hosts.len());
+        let mut tls_of_hosts = Vec::with_capacity(address.hosts.len());
         for (host, port) in &address.hosts {
-            let (name, opts, login) =
-                host_options(host, *port, &address, sync_wait, options.connect_timeout);
-            hosts.push((name.clone(), opts.clone(), login));
+            let own = own_login(
+                host,
+                *port,
+                &address,
+                &login,
+                sync_wait,
+                options.connect_timeout,
+            )?;
+            let tls = driver_tls(&own).await?;
+            let opts = driver_options(&own, &address, &login, tls.as_ref(), sync_wait);
+            let name = format!("{host}:{port}");
+            hosts.push((name.clone(), opts.clone(), own));
             pools.push((name, Pool::new(opts)));
+            tls_of_hosts.push(tls);
         }
-        let (version, galera) = server_facts(&pools, options.existing_only).await?;
-        let own_wire = options.key_value_only
-            && options.settings.choice("kv_wire") == "own"
-            && speaks_own_wire(&hosts[0].2).await?;
+        let (version, galera) = server_facts(&pools, &tls_of_hosts, options.existing_only).await?;
+        let (own_wire, tls_spoken) =
+            match options.key_value_only && options.settings.choice("kv_wire") == "own" {
+                true => speaks_own_wire(&hosts[0].2).await?,
+                false => (false, None),
+            };
         let conns = hosts
             .into_iter()
             .map(|(name, opts, login)| {
@@ -123,24 +151,84 @@ impl StoreKind for MysqlStore {
             load: Default::default(),
             server_timing: AtomicBool::new(false),
             own_wire,
+            tls: TlsInUse {
+                asked: login.tls.mode_source.clone(),
+                on: tls_of_hosts[0].is_some(),
+                spoken: tls_spoken,
+            },
+            password_from: login.password_from,
         })
     }
 }
 
-/// The driver's options and hatshop's own wire login for one host of the URL.
-fn host_options(
+/// What TLS a run's connections speak, for run.json.
+pub(super) struct TlsInUse {
+    /// The setting that asked (`ssl-mode=REQUIRED`).
+    pub asked: String,
+    /// Whether the first host is reached over TLS.
+    pub on: bool,
+    /// What the own wire's probe connection spoke.
+    pub spoken: Option<crate::db::tls::TlsFacts>,
+}
+
+impl TlsInUse {
+    /// As run.json's settings say it.
+    pub fn describe(&self) -> String {
+        match (&self.spoken, self.on) {
+            (Some(facts), _) => format!("{} ({})", facts.summary(), self.asked),
+            (None, true) => format!("on ({})", self.asked),
+            (None, false) => format!("off ({})", self.asked),
+        }
+    }
+}
+
+/// The TLS the driver speaks to one host: with PREFERRED, only where the server
+/// offers it (mysql_async has no PREFERRED of its own).
+async fn driver_tls(own: &Login) -> Result<Option<Tls>, DbError> {
+    match &own.tls {
+        Some(tls) if tls.mode == TlsMode::Prefer => Ok(offers_tls(own)
+            .await
+            .map_err(|e| login_failed(e, None).context(format!("host {}:{}", own.host, own.port)))?
+            .then(|| tls.clone())),
+        tls => Ok(tls.clone()),
+    }
+}
+
+/// hatshop's own wire's login to one host of the URL.
+fn own_login(
     host: &str,
     port: u16,
     address: &crate::db::NetworkParts,
+    login: &MysqlLogin,
     sync_wait: Option<u64>,
     connect_timeout: std::time::Duration,
-) -> (String, Opts, Login) {
+) -> Result<Login, DbError> {
+    Ok(Login {
+        host: host.to_string(),
+        port,
+        user: login.user.clone(),
+        password: login.password.clone(),
+        database: address.name.clone().unwrap_or_else(|| "hatshop".into()),
+        sync_wait,
+        connect_timeout,
+        tls: login.tls.client(host, port)?,
+    })
+}
+
+/// The driver's options for the host of `own`, over `tls` where it is given.
+fn driver_options(
+    own: &Login,
+    address: &crate::db::NetworkParts,
+    login: &MysqlLogin,
+    tls: Option<&Tls>,
+    sync_wait: Option<u64>,
+) -> Opts {
     let mut opts = OptsBuilder::default()
-        .ip_or_hostname(host.to_string())
-        .tcp_port(port)
+        .ip_or_hostname(own.host.clone())
+        .tcp_port(own.port)
         .prefer_socket(false)
-        .user(address.user.clone().or(Some("root".into())))
-        .pass(address.password.clone())
+        .user(Some(login.user.clone()))
+        .pass(login.password.clone())
         .db_name(address.name.clone().or(Some("hatshop".into())))
         .client_found_rows(true)
         .stmt_cache_size(MAX_ITEMS_PER_INSERT + 32)
@@ -152,34 +240,68 @@ fn host_options(
     if let Some(wait) = sync_wait {
         opts = opts.init(vec![format!("SET SESSION wsrep_sync_wait = {wait}")]);
     }
-    let opts = Opts::from(opts);
-    let name = format!("{host}:{port}");
-    let login = Login {
-        host: host.to_string(),
-        port,
-        user: address.user.clone().unwrap_or_else(|| "root".into()),
-        password: address.password.clone(),
-        database: address.name.clone().unwrap_or_else(|| "hatshop".into()),
-        sync_wait,
-        connect_timeout,
-    };
-    (name, opts, login)
+    if let Some(tls) = tls {
+        opts = opts.ssl_opts(ssl_opts(tls, &login.tls));
+    }
+    Opts::from(opts)
+}
+
+/// mysql_async's TLS options for the mode: its checks as the mode asks, the CA and
+/// the client's files.
+fn ssl_opts(tls: &Tls, settings: &crate::db::tls::TlsSettings) -> SslOpts {
+    let mut opts = SslOpts::default();
+    match tls.mode {
+        TlsMode::Disable | TlsMode::Prefer | TlsMode::Require => {
+            opts = opts.with_danger_accept_invalid_certs(true);
+        }
+        TlsMode::VerifyCa => opts = opts.with_danger_skip_domain_validation(true),
+        TlsMode::VerifyFull => {}
+    }
+    if let Some(ca) = &settings.ca {
+        opts = opts
+            .with_root_certs(vec![ca.path.clone().into()])
+            .with_disable_built_in_roots(true);
+    }
+    if let (Some(cert), Some(key)) = (&settings.cert, &settings.key) {
+        opts = opts.with_client_identity(Some(ClientIdentity::new(
+            cert.path.clone().into(),
+            key.path.clone().into(),
+        )));
+    }
+    opts
+}
+
+/// A login's failure as one line: TLS failures said with the setting that asked.
+fn login_failed(error: mysql_async::Error, tls: Option<&Tls>) -> DbError {
+    use mysql_async::Error as E;
+    match (&error, tls) {
+        (E::Io(IoError::Tls(mysql_async::TlsError::Tls(e))), Some(tls)) => describe(e, tls),
+        (E::Driver(DriverError::NoClientSslFlagFromServer), Some(tls)) => {
+            server_refused(tls, "its greeting offers no SSL")
+        }
+        // The own wire's TLS failures, in its words already.
+        (E::Io(IoError::Io(io)), _) if io.to_string().starts_with("TLS to ") => {
+            DbError::new(ErrorKind::Connection, io.to_string())
+        }
+        _ => classify(error),
+    }
 }
 
 /// The server's product and version, and whether it is a Galera node. Every host must
 /// answer for a run; reading back (`existing_only`: verify) needs just one.
 async fn server_facts(
     pools: &[(String, Pool)],
+    tls: &[Option<Tls>],
     existing_only: bool,
 ) -> Result<(String, bool), DbError> {
     let mut version = None;
     let mut galera = false;
     let mut unreachable = None;
-    for (host, pool) in pools {
+    for ((host, pool), tls) in pools.iter().zip(tls) {
         let mut conn = match login_retried(|| pool.get_conn()).await {
             Ok(conn) => conn,
             Err(e) => {
-                let error = classify(e).context(format!("host {host}"));
+                let error = login_failed(e, tls.as_ref()).context(format!("host {host}"));
                 if !existing_only {
                     return Err(error);
                 }
@@ -211,16 +333,26 @@ async fn server_facts(
     Ok((version, galera))
 }
 
-/// Whether hatshop's own wire can log in to the server: not when the server asks for
-/// an authentication plugin other than mysql_native_password.
-async fn speaks_own_wire(login: &Login) -> Result<bool, DbError> {
+/// Whether hatshop's own wire can log in to the server, and the TLS it spoke: not
+/// where the login needs what it does not speak (a plugin of its own, or
+/// caching_sha2_password's full login without TLS); then a line says why.
+async fn speaks_own_wire(
+    login: &Login,
+) -> Result<(bool, Option<crate::db::tls::TlsFacts>), DbError> {
     match LeanConn::open(login).await {
         Ok(conn) => {
+            let tls = conn.tls_facts();
             conn.quit().await;
-            Ok(true)
+            Ok((true, tls))
         }
-        Err(mysql_async::Error::Driver(DriverError::UnknownAuthPlugin { .. })) => Ok(false),
-        Err(e) => Err(classify(e).context(format!("host {}:{}", login.host, login.port))),
+        Err(mysql_async::Error::Driver(DriverError::UnknownAuthPlugin { name })) => {
+            crate::console::note!(
+                "note: the login asks for {name}, which hatshop's own MySQL client does not speak: mysql_async carries the key-value statements (run.json: kv_wire)"
+            );
+            Ok((false, None))
+        }
+        Err(e) => Err(login_failed(e, login.tls.as_ref())
+            .context(format!("host {}:{}", login.host, login.port))),
     }
 }
 

@@ -30,6 +30,8 @@ fn kind_of(error: &mysql_async::Error) -> ErrorKind {
     match error {
         E::Server(server) => kind_of_code(server.code),
         E::Io(mysql_async::IoError::Io(io)) => io_kind(io),
+        // A handshake or certificate that failed: nothing was sent.
+        E::Io(mysql_async::IoError::Tls(_)) => ErrorKind::Connection,
         E::Driver(
             DriverError::ConnectionClosed
             | DriverError::PoolDisconnected

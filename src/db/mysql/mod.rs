@@ -29,6 +29,7 @@ mod db_time;
 mod errors;
 mod load;
 mod login;
+mod option_file;
 mod rows;
 mod sbtest;
 mod wire;
@@ -106,6 +107,10 @@ pub struct MysqlStore {
     server_timing: AtomicBool,
     /// The key-value statements go over hatshop's own wire (`kv_wire=own`, wire.rs).
     own_wire: bool,
+    /// The TLS the connections speak.
+    tls: connect::TlsInUse,
+    /// Where the password came from (not the password).
+    password_from: Option<String>,
 }
 
 impl MysqlStore {
@@ -511,6 +516,10 @@ impl Store for MysqlStore {
         }
         let wire = if self.own_wire { "own" } else { "mysql_async" };
         settings.insert("kv_wire".into(), wire.into());
+        settings.insert("tls".into(), self.tls.describe());
+        if let Some(from) = &self.password_from {
+            settings.insert("password_from".into(), from.clone());
+        }
         StoreFacts {
             name: Self::SCHEME.into(),
             server_version: self.version.clone(),

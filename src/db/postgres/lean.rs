@@ -3,9 +3,10 @@
 //! that broke, or was left mid-request by a cancelled call, is opened again (its
 //! statements parsed again) on its slot's next use.
 
-use super::wire::{LeanConn, Login, Reply};
+use super::wire::{LeanConn, Login, Opened, Reply};
 use crate::db::DbError;
 use crate::db::sql::Statements;
+use crate::db::tls::TlsFacts;
 use crate::db::wire::LaneSlots;
 
 /// The statements' names on every connection, and their SQL's place in `Kv`'s order.
@@ -28,19 +29,28 @@ pub struct LeanConns {
     slots: LaneSlots<LeanConn>,
 }
 
-/// hatshop's own connections for the key-value statements, if the server lets one log
-/// in without a password (else tokio-postgres, which speaks every method, carries them).
+/// hatshop's own connections for the key-value statements, and the TLS the probe
+/// connection spoke; where the server asks for a login method the own wire does not
+/// speak, none, with a line saying why (tokio-postgres, which speaks every method,
+/// then carries them).
 pub async fn lean_conns(
     login: Login,
     sql: &Statements,
     connections: usize,
-) -> Result<Option<LeanConns>, DbError> {
-    let Some(probe) = LeanConn::open(&login).await? else {
-        return Ok(None);
+) -> Result<Option<(LeanConns, Option<TlsFacts>)>, DbError> {
+    let probe = match LeanConn::open(&login).await? {
+        Opened::Conn(conn) => conn,
+        Opened::Unserved(why) => {
+            crate::console::note!(
+                "note: {why}, which hatshop's own PostgreSQL client does not speak: tokio-postgres carries the key-value statements (run.json: kv_wire)"
+            );
+            return Ok(None);
+        }
     };
+    let tls = probe.tls_facts();
     probe.quit().await;
     let statements = sql.kv().map(String::from);
-    Ok(Some(LeanConns::new(login, statements, connections)))
+    Ok(Some((LeanConns::new(login, statements, connections), tls)))
 }
 
 impl LeanConns {
@@ -88,11 +98,15 @@ impl LeanConns {
     }
 
     async fn open(&self) -> Result<LeanConn, DbError> {
-        let mut conn = LeanConn::open(&self.login).await?.ok_or_else(|| {
-            DbError::other(
-                "PostgreSQL now asks for a password, which hatshop's own wire does not send",
-            )
-        })?;
+        let mut conn = match LeanConn::open(&self.login).await? {
+            Opened::Conn(conn) => conn,
+            Opened::Unserved(why) => {
+                return Err(DbError::new(
+                    crate::db::ErrorKind::Connection,
+                    format!("{why} now, which hatshop's own PostgreSQL client does not speak"),
+                ));
+            }
+        };
         for (name, sql) in NAMES.iter().zip(&self.sql) {
             conn.prepare(name, sql).await?;
         }

@@ -1,21 +1,25 @@
 //! PostgreSQL through `tokio-postgres`: `connections` connections (default 4), each with its
 //! statements prepared once, each write one transaction. A connection the server
 //! closed (a restart, a killed backend) is opened again on its next use, with its
-//! statements prepared again (pool.rs); that one operation pays for it. In a run of key-value
-//! events alone, where the server asks for no password, the key-value statements go
-//! over hatshop's own wire instead (lean.rs, wire.rs), and the driver keeps one
-//! connection for setup and verify.
+//! statements prepared again (pool.rs); that one operation pays for it. In a run of
+//! key-value events alone the key-value statements go over hatshop's own wire instead
+//! (lean.rs, wire/), and the driver keeps one connection for setup and verify. Both
+//! log in as libpq would (libpq.rs: the URL, the PG* variables, ~/.pgpass; TLS by
+//! sslmode, tls.rs for the driver).
 
 mod errors;
 mod lean;
+mod libpq;
 mod load;
 mod pgbench;
 mod pool;
 mod rows;
 mod statement_times;
+mod tls;
 mod wire;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::time::Duration;
 
@@ -93,6 +97,11 @@ impl KeyParam<'_> {
 /// PostgreSQL over tokio-postgres: a few connections, each with its statements prepared.
 pub struct PostgresStore {
     config: tokio_postgres::Config,
+    /// TLS as sslmode asks (`None`: disable), and what the driver's connections spoke.
+    tls: Option<Arc<crate::db::tls::Tls>>,
+    tls_seen: tls::Seen,
+    /// Where the password came from (not the password).
+    password_from: Option<String>,
     connect_timeout: Duration,
     connections: Vec<Mutex<Option<PgConn>>>,
     next: AtomicUsize,
@@ -104,8 +113,8 @@ pub struct PostgresStore {
     load: super::LoadSetup,
     /// pg_stat_statements' totals when server timing began (`--trace-sample`).
     statements_before: std::sync::Mutex<Option<statement_times::Totals>>,
-    /// Set in runs of key-value events alone where the server asks for no password:
-    /// the key-value statements then go over hatshop's own wire (wire.rs).
+    /// Set in runs of key-value events alone where the own wire can log in: the
+    /// key-value statements then go over hatshop's own wire (wire/).
     lean: Option<LeanConns>,
     /// Key-value records in pgbench's pgbench_accounts shape (`kv_table=pgbench_accounts`).
     pgbench: bool,
@@ -125,6 +134,10 @@ impl StoreKind for PostgresStore {
             default: "kv",
             help: "key-value records in hatshop's table (k TEXT, v BYTEA) or in pgbench's pgbench_accounts shape (aid INT, bid INT, abalance INT, filler BYTEA holding the value, at most 84 bytes), for the race with pgbench",
         },
+        libpq::SETTINGS[0],
+        libpq::SETTINGS[1],
+        libpq::SETTINGS[2],
+        libpq::SETTINGS[3],
     ];
 
     fn default_concurrency(settings: &Settings) -> usize {
@@ -151,15 +164,22 @@ impl StoreKind for PostgresStore {
             .address(5432)
             .map_err(|e| DbError::new(ErrorKind::Connection, e))?;
         let (host, port) = address.hosts[0].clone();
+        let login = libpq::login(&address, &options.settings, &libpq::ProcessEnvironment)?;
+        let tls = login.tls.client(&host, port)?;
         let mut config = tokio_postgres::Config::new();
         config
             .host(&host)
             .port(port)
-            .user(address.user.as_deref().unwrap_or("postgres"))
+            .user(&login.user)
             .dbname(address.name.as_deref().unwrap_or("hatshop"))
             .connect_timeout(options.connect_timeout)
-            .keepalives(true);
-        if let Some(password) = &address.password {
+            .keepalives(true)
+            .ssl_mode(match tls.as_ref().map(|tls| tls.mode) {
+                None => tokio_postgres::config::SslMode::Disable,
+                Some(crate::db::tls::TlsMode::Prefer) => tokio_postgres::config::SslMode::Prefer,
+                Some(_) => tokio_postgres::config::SslMode::Require,
+            });
+        if let Some(password) = &login.password {
             config.password(password);
         }
         let pgbench = pgbench::TABLE.chosen(&options.settings);
@@ -167,21 +187,31 @@ impl StoreKind for PostgresStore {
         if pgbench {
             pgbench::statements(&mut sql);
         }
-        let lean = match options.key_value_only && address.password.is_none() {
+        let tls_seen = tls::Seen::default();
+        let lean = match options.key_value_only {
             true => {
                 let login = wire::Login {
                     host: host.clone(),
                     port,
-                    user: address.user.clone().unwrap_or_else(|| "postgres".into()),
+                    user: login.user.clone(),
+                    password: login.password.clone(),
                     database: address.name.clone().unwrap_or_else(|| "hatshop".into()),
                     connect_timeout: options.connect_timeout,
+                    tls: tls.clone(),
                 };
-                lean_conns(login, &sql, pool).await?
+                let lean = lean_conns(login, &sql, pool).await?;
+                lean.map(|(conns, spoke)| {
+                    tls_seen.saw(spoke);
+                    conns
+                })
             }
             false => None,
         };
         let mut store = PostgresStore {
             config,
+            tls: tls.map(Arc::new),
+            tls_seen,
+            password_from: login.password_from,
             connect_timeout: options.connect_timeout,
             // With hatshop's own wire carrying the operations, the driver's one
             // connection does setup and verify.
@@ -539,7 +569,14 @@ impl Store for PostgresStore {
                 "read committed (server default)".to_string(),
             ),
             ("kv_wire".to_string(), kv_wire.to_string()),
+            (
+                "tls".to_string(),
+                self.tls_seen.describe(self.tls.as_deref()),
+            ),
         ]);
+        if let Some(from) = &self.password_from {
+            settings.insert("password_from".into(), from.clone());
+        }
         if self.pgbench {
             settings.insert(peer_table::SETTING.into(), pgbench::TABLE.name.into());
         }

@@ -12,6 +12,7 @@ use tokio_postgres::{Client, NoTls, Statement};
 use super::PostgresStore;
 use super::errors::classify;
 use super::rows::get;
+use super::tls::MakeRustls;
 use crate::db::DbError;
 use crate::db::ownership::TABLES;
 use crate::db::wire::within;
@@ -53,14 +54,33 @@ impl DerefMut for Held<'_> {
 impl PostgresStore {
     /// Opens one connection, handshake included, within the connect timeout.
     pub(super) async fn open(&self) -> Result<PgConn, DbError> {
-        let handshake = async { self.config.connect(NoTls).await.map_err(classify) };
-        let (client, connection) =
-            within(self.connect_timeout, "the PostgreSQL handshake", handshake).await?;
-        // The connection task ends when the server goes; the client then reports
-        // "closed", and the next use opens a new one.
-        tokio::spawn(async move {
-            let _ = connection.await;
-        });
+        let handshake = async {
+            // The connection task ends when the server goes; the client then reports
+            // "closed", and the next use opens a new one.
+            match &self.tls {
+                Some(tls) => {
+                    let make = MakeRustls {
+                        tls: tls.clone(),
+                        seen: self.tls_seen.clone(),
+                    };
+                    let connected = self.config.connect(make).await;
+                    let (client, connection) = connected.map_err(|e| self.refused(e))?;
+                    tokio::spawn(async move {
+                        let _ = connection.await;
+                    });
+                    Ok(client)
+                }
+                None => {
+                    let connected = self.config.connect(NoTls).await;
+                    let (client, connection) = connected.map_err(classify)?;
+                    tokio::spawn(async move {
+                        let _ = connection.await;
+                    });
+                    Ok(client)
+                }
+            }
+        };
+        let client = within(self.connect_timeout, "the PostgreSQL handshake", handshake).await?;
         let mut conn = PgConn {
             client,
             prepared: HashMap::new(),
@@ -71,6 +91,18 @@ impl PostgresStore {
             }
         }
         Ok(conn)
+    }
+
+    /// A failed connection over TLS as one line: the driver's "server does not support
+    /// TLS" said with the setting that asked for it.
+    fn refused(&self, error: tokio_postgres::Error) -> DbError {
+        let tls = self.tls.as_deref();
+        match tls {
+            Some(tls) if error.to_string().contains("server does not support TLS") => {
+                crate::db::tls::server_refused(tls, "it answered N to SSLRequest")
+            }
+            _ => classify(error),
+        }
     }
 
     /// Opens every connection again, preparing the statements on each (the tables are

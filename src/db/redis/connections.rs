@@ -1,7 +1,8 @@
-//! Redis's connections: where and as whom to log in (from the URL, for the `redis`
-//! crate and hatshop's own wire alike), the connection manager's slots a lane takes
-//! (one lane each, or `pipeline` lanes sharing one), and a lane's own connection over
-//! hatshop's wire.
+//! Redis's connections: where and as whom to log in (from the URL, else the password
+//! redis-cli reads from REDISCLI_AUTH; TLS by `rediss://`, as redis-cli's `--tls`,
+//! `--cacert`, `--cert`, `--key` and `--insecure`), for the `redis` crate and hatshop's
+//! own wire alike; the connection manager's slots a lane takes (one lane each, or
+//! `pipeline` lanes sharing one), and a lane's own connection over hatshop's wire.
 
 use std::sync::atomic::Ordering;
 
@@ -11,10 +12,71 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 use super::RedisStore;
 use super::errors::classify;
 use super::wire::{LeanConn, Login, Reply};
+use crate::db::tls::{TlsMode, TlsSettings, certificates, named_file};
 use crate::db::wire::LaneSlots;
-use crate::db::{ConnectOptions, DbError, DbUrl, ErrorKind};
+use crate::db::{ConnectOptions, DbError, DbUrl, ErrorKind, Setting, Settings, Value};
 
-/// Where and as whom to log in, from the URL: the database is its number.
+/// TLS as redis-cli takes it: `rediss://` (or `tls`), the CA, the client's
+/// certificate and key, and `insecure`.
+pub(super) const TLS_SETTINGS: [Setting; 5] = [
+    Setting {
+        name: crate::db::TLS_SWITCH,
+        value: Value::Switch,
+        default: "false",
+        help: "TLS, as a rediss:// URL says (redis-cli --tls): the server's certificate checked against cacert, or the system's CAs, and made out to the host",
+    },
+    Setting {
+        name: "cacert",
+        value: Value::Text("PATH"),
+        default: "",
+        help: "the CA that signs the server's certificate, PEM (redis-cli --cacert)",
+    },
+    Setting {
+        name: "cert",
+        value: Value::Text("PATH"),
+        default: "",
+        help: "the client's certificate, PEM, for a server with tls-auth-clients (redis-cli --cert)",
+    },
+    Setting {
+        name: "key",
+        value: Value::Text("PATH"),
+        default: "",
+        help: "the client's private key, PEM (redis-cli --key)",
+    },
+    Setting {
+        name: "insecure",
+        value: Value::Switch,
+        default: "false",
+        help: "TLS without checking the server's certificate (redis-cli --insecure)",
+    },
+];
+
+/// The TLS the settings ask for.
+fn tls_settings(settings: &Settings) -> TlsSettings {
+    if !settings.switch(crate::db::TLS_SWITCH) {
+        return TlsSettings::disabled();
+    }
+    let file = |name: &'static str| settings.given_text(name).map(|path| named_file(name, path));
+    let insecure = settings.switch("insecure");
+    TlsSettings {
+        mode: if insecure {
+            TlsMode::Require
+        } else {
+            TlsMode::VerifyFull
+        },
+        mode_source: if insecure {
+            "rediss:// with insecure".into()
+        } else {
+            "rediss://".into()
+        },
+        ca: file("cacert").filter(|_| !insecure),
+        cert: file("cert"),
+        key: file("key"),
+    }
+}
+
+/// Where and as whom to log in, from the URL (the password else from REDISCLI_AUTH):
+/// the database is its number.
 pub(super) fn login_of(url: &DbUrl, options: &ConnectOptions) -> Result<Login, DbError> {
     let address = url
         .address(6379)
@@ -26,14 +88,70 @@ pub(super) fn login_of(url: &DbUrl, options: &ConnectOptions) -> Result<Login, D
             DbError::other(format!("{url}: the database must be a number, got '{n}'"))
         })?,
     };
+    let (password, password_from) = match address.password {
+        Some(password) => (Some(password), Some("URL")),
+        None => match std::env::var("REDISCLI_AUTH")
+            .ok()
+            .filter(|p| !p.is_empty())
+        {
+            Some(password) => {
+                crate::secrets::register(&password);
+                (Some(password), Some("REDISCLI_AUTH"))
+            }
+            None => (None, None),
+        },
+    };
+    let tls_settings = tls_settings(&options.settings);
+    let tls = tls_settings.client(&host, port)?;
     Ok(Login {
         host,
         port,
         user: address.user.filter(|u| !u.is_empty()),
-        password: address.password,
+        password,
+        password_from,
         db,
         connect_timeout: options.connect_timeout,
+        tls,
+        tls_settings,
     })
+}
+
+/// The `redis` crate's client for the login: over TLS with the login's files, where
+/// it asks for TLS.
+pub(super) fn client_of(login: &Login) -> Result<redis::Client, DbError> {
+    let info = connection_info(login)?;
+    if login.tls.is_none() {
+        return redis::Client::open(info).map_err(classify);
+    }
+    let pem = |file: &Option<crate::db::tls::NamedFile>| -> Result<Option<Vec<u8>>, DbError> {
+        let Some(file) = file else {
+            return Ok(None);
+        };
+        // Read as PEM first, so a bad file is one line naming it.
+        certificates(file).or_else(|e| match file.setting {
+            "key" => Ok(Vec::new()),
+            _ => Err(e),
+        })?;
+        std::fs::read(&file.path).map(Some).map_err(|e| {
+            DbError::new(
+                ErrorKind::Connection,
+                format!("{}={}: {e}", file.setting, file.path.display()),
+            )
+        })
+    };
+    let settings = &login.tls_settings;
+    let client_tls = match (pem(&settings.cert)?, pem(&settings.key)?) {
+        (Some(client_cert), Some(client_key)) => Some(redis::ClientTlsConfig {
+            client_cert,
+            client_key,
+        }),
+        _ => None,
+    };
+    let certificates = redis::TlsCertificates {
+        client_tls,
+        root_cert: pem(&settings.ca)?,
+    };
+    redis::Client::build_with_tls(info, certificates).map_err(classify)
 }
 
 /// The same login as the `redis` crate takes it.
@@ -45,7 +163,15 @@ pub(super) fn connection_info(login: &Login) -> Result<redis::ConnectionInfo, Db
     if let Some(password) = &login.password {
         credentials = credentials.set_password(password);
     }
-    let address = redis::ConnectionAddr::Tcp(login.host.clone(), login.port);
+    let address = match &login.tls {
+        None => redis::ConnectionAddr::Tcp(login.host.clone(), login.port),
+        Some(tls) => redis::ConnectionAddr::TcpTls {
+            host: login.host.clone(),
+            port: login.port,
+            insecure: tls.mode != TlsMode::VerifyFull,
+            tls_params: None,
+        },
+    };
     Ok(redis::IntoConnectionInfo::into_connection_info(address)
         .map_err(classify)?
         .set_redis_settings(credentials))
@@ -108,7 +234,9 @@ impl RedisStore {
     pub(super) async fn open_lean(&self) -> Result<(), DbError> {
         if let Some(slots) = &self.lean {
             for i in 0..slots.len() {
-                *slots.slot(i).await = Some(LeanConn::open(&self.login).await?);
+                let conn = LeanConn::open(&self.login).await?;
+                *self.tls_spoken.lock().unwrap_or_else(|p| p.into_inner()) = conn.tls_facts();
+                *slots.slot(i).await = Some(conn);
             }
         }
         Ok(())

@@ -26,10 +26,10 @@ use std::collections::BTreeMap;
 use std::sync::atomic::AtomicUsize;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{AsyncCommands, Client, Script};
+use redis::{AsyncCommands, Script};
 use tokio::sync::Semaphore;
 
-use self::connections::{Slot, connection_info, login_of};
+use self::connections::{Slot, TLS_SETTINGS, client_of, login_of};
 use self::errors::classify;
 use self::rows::{fields, item_key, items_key, kv_key, line_item, order_key, order_row};
 use self::scripts::{DELETE_ORDER, READ_ORDER, SET_IF_EXISTS, UPDATE_ITEMS};
@@ -68,6 +68,8 @@ pub struct RedisStore {
     login: Login,
     /// The lanes' own connections, when the key-value commands go over hatshop's own wire.
     lean: Option<LaneSlots<LeanConn>>,
+    /// The TLS the own wire's connections spoke.
+    tls_spoken: std::sync::Mutex<Option<crate::db::tls::TlsFacts>>,
 }
 
 impl StoreKind for RedisStore {
@@ -75,14 +77,22 @@ impl StoreKind for RedisStore {
     const ABOUT: &'static str =
         "Redis (keys under hatshop:; `hatshop server start redis` runs one)";
     const EXAMPLE: &'static str = "redis://127.0.0.1:6379/0?pipeline=1";
+    const TLS_SCHEME: Option<&'static str> = Some("rediss");
     const LOGIN: bool = true;
     const LONE_USER_IS_PASSWORD: bool = true;
-    const SETTINGS: &'static [Setting] = &[Setting {
-        name: "pipeline",
-        value: Value::Count { min: 1 },
-        default: "1",
-        help: "lanes that share one connection, their requests written back to back (Redis pipelining); 1: a connection per lane",
-    }];
+    const SETTINGS: &'static [Setting] = &[
+        Setting {
+            name: "pipeline",
+            value: Value::Count { min: 1 },
+            default: "1",
+            help: "lanes that share one connection, their requests written back to back (Redis pipelining); 1: a connection per lane",
+        },
+        TLS_SETTINGS[0],
+        TLS_SETTINGS[1],
+        TLS_SETTINGS[2],
+        TLS_SETTINGS[3],
+        TLS_SETTINGS[4],
+    ];
 
     fn default_concurrency(_: &Settings) -> usize {
         8
@@ -97,7 +107,7 @@ impl StoreKind for RedisStore {
     async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<Self, DbError> {
         let pipeline = options.settings.count("pipeline") as usize;
         let login = login_of(url, options)?;
-        let client = Client::open(connection_info(&login)?).map_err(classify)?;
+        let client = client_of(&login)?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(options.connect_timeout))
             .set_response_timeout(Some(options.op_timeout))
@@ -146,6 +156,7 @@ impl StoreKind for RedisStore {
             delete_order: Script::new(DELETE_ORDER),
             login,
             lean,
+            tls_spoken: Default::default(),
         })
     }
 }
@@ -559,7 +570,15 @@ impl Store for RedisStore {
                     }
                     .to_string(),
                 ),
-            ]),
+                ("tls".to_string(), self.tls_words()),
+            ])
+            .into_iter()
+            .chain(
+                self.login
+                    .password_from
+                    .map(|from| ("password_from".to_string(), from.to_string())),
+            )
+            .collect(),
         }
     }
 
@@ -568,6 +587,22 @@ impl Store for RedisStore {
             for i in 0..slots.len() {
                 slots.slot(i).await.take();
             }
+        }
+    }
+}
+
+impl RedisStore {
+    /// The TLS in use, as run.json's settings say it.
+    fn tls_words(&self) -> String {
+        let spoken = self
+            .tls_spoken
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        match (&self.login.tls, spoken) {
+            (None, _) => "off".into(),
+            (Some(tls), Some(facts)) => format!("{} ({})", facts.summary(), tls.mode_source),
+            (Some(tls), None) => format!("on ({})", tls.mode_source),
         }
     }
 }

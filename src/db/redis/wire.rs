@@ -8,25 +8,33 @@
 use std::time::Duration;
 
 use super::errors::kind_of_code;
-use crate::db::DbError;
 use crate::db::classify::io_kind;
+use crate::db::tls::{Tls, TlsFacts, TlsSettings};
 use crate::db::wire::{LaneConn, Socket, within};
+use crate::db::{DbError, ErrorKind};
 
 type Result<T> = std::result::Result<T, DbError>;
 
 /// The longest bulk string Redis sends by default (`proto-max-bulk-len`); a longer
 /// length is not read as one.
 const MAX_BULK: i64 = 512 * 1024 * 1024;
+/// The longest status, error or length line hatshop waits for the end of.
+const MAX_LINE: usize = 64 * 1024;
 
-/// Where and as whom to log in. No `Debug`: it holds the password.
+/// Where and as whom to log in, and over what. No `Debug`: it holds the password.
 #[derive(Clone)]
 pub struct Login {
     pub host: String,
     pub port: u16,
     pub user: Option<String>,
     pub password: Option<String>,
+    /// Where the password came from (`URL`, `REDISCLI_AUTH`).
+    pub password_from: Option<&'static str>,
     pub db: i64,
     pub connect_timeout: Duration,
+    /// TLS to the host (`None`: plain TCP), and the settings it was made from.
+    pub tls: Option<Tls>,
+    pub tls_settings: TlsSettings,
 }
 
 /// A reply to a key-value command.
@@ -69,6 +77,9 @@ impl LeanConn {
             .await
             .map_err(io_error)?;
         let mut conn = LeanConn { socket };
+        if let Some(tls) = &login.tls {
+            conn.socket.start_tls(tls).await?;
+        }
         if let Some(password) = &login.password {
             let mut auth: Vec<&[u8]> = vec![b"AUTH"];
             auth.extend(login.user.as_deref().map(str::as_bytes));
@@ -82,6 +93,11 @@ impl LeanConn {
         Ok(conn)
     }
 
+    /// The TLS the connection speaks, if any.
+    pub fn tls_facts(&self) -> Option<TlsFacts> {
+        self.socket.tls_facts()
+    }
+
     /// Sends one command and reads its reply; a server error is the error.
     pub async fn command(&mut self, args: &[&[u8]]) -> Result<Reply> {
         encode(&mut self.socket.out, args);
@@ -92,8 +108,7 @@ impl LeanConn {
                 self.socket.answered();
                 return reply;
             }
-            let whole = bulk_len(self.socket.inbox.unread());
-            self.socket.fill(whole).await.map_err(io_error)?;
+            self.socket.fill().await.map_err(io_error)?;
         }
     }
 }
@@ -118,55 +133,60 @@ fn header(out: &mut Vec<u8>, tag: u8, n: usize) {
 /// The first reply in `buf` and the bytes it took, `None` while it is not all there;
 /// the outer error is a reply hatshop cannot read, the inner one the server's error.
 fn decode(buf: &[u8]) -> Result<Option<(Result<Reply>, usize)>> {
-    let Some(eol) = buf.windows(2).position(|w| w == b"\r\n") else {
+    let Some(&tag) = buf.first() else {
+        return Ok(None);
+    };
+    if !matches!(tag, b'+' | b'-' | b':' | b'$') {
+        return Err(garbled(format!(
+            "a reply that begins with '{}'",
+            tag.escape_ascii()
+        )));
+    }
+    let Some(eol) = buf[1..]
+        .windows(2)
+        .position(|w| w == b"\r\n")
+        .map(|at| at + 1)
+    else {
+        if buf.len() > MAX_LINE {
+            return Err(garbled(format!("a line of more than {MAX_LINE} bytes")));
+        }
         return Ok(None);
     };
     let line = &buf[1..eol];
     let after = eol + 2;
-    let reply = match buf[0] {
+    let reply = match tag {
         b'+' => Ok(Reply::Status),
         b'-' => Err(server_error(line)),
         b':' => Ok(Reply::Integer(number(line)?)),
-        b'$' => {
-            let len = number(line)?;
-            if len > MAX_BULK {
-                return Err(DbError::other(format!(
-                    "Redis sent a value of {len} bytes, more than its own limit"
-                )));
+        _ => match number(line)? {
+            -1 => Ok(Reply::Nil),
+            len if !(0..=MAX_BULK).contains(&len) => {
+                return Err(garbled(format!("a value of {len} bytes")));
             }
-            if len < 0 {
-                Ok(Reply::Nil)
-            } else {
+            len => {
                 let end = after + len as usize;
-                if buf.len() < end + 2 {
+                let Some(value) = buf.get(after..end) else {
                     return Ok(None);
+                };
+                match buf.get(end..end + 2) {
+                    None | Some(b"\r") => return Ok(None),
+                    Some(b"\r\n") => {}
+                    Some(_) => return Err(garbled("a value not ended by CRLF".into())),
                 }
-                return Ok(Some((Ok(Reply::Bulk(buf[after..end].to_vec())), end + 2)));
+                return Ok(Some((Ok(Reply::Bulk(value.to_vec())), end + 2)));
             }
-        }
-        other => {
-            return Err(DbError::other(format!(
-                "a reply hatshop does not read from Redis (it begins with '{}')",
-                other.escape_ascii()
-            )));
-        }
+        },
     };
     Ok(Some((reply, after)))
 }
 
-/// The whole length of a bulk reply whose header is buffered, so the inbox makes room
-/// for it at once; 0 otherwise.
-fn bulk_len(buf: &[u8]) -> usize {
-    if buf.first() != Some(&b'$') {
-        return 0;
-    }
-    let Some(eol) = buf.windows(2).position(|w| w == b"\r\n") else {
-        return 0;
-    };
-    match number(&buf[1..eol]) {
-        Ok(len) if len > 0 && len <= MAX_BULK => eol + 2 + len as usize + 2,
-        _ => 0,
-    }
+/// A reply hatshop cannot read: the connection is dropped (its request's outcome is
+/// unknown).
+fn garbled(what: String) -> DbError {
+    DbError::new(
+        ErrorKind::Connection,
+        format!("Redis sent {what}, which hatshop cannot read: the connection is dropped"),
+    )
 }
 
 fn number(line: &[u8]) -> Result<i64> {
@@ -174,9 +194,13 @@ fn number(line: &[u8]) -> Result<i64> {
         .ok()
         .and_then(|n| n.parse().ok())
         .ok_or_else(|| {
-            DbError::other(format!(
-                "a length Redis sent is not a number: '{}'",
-                line.escape_ascii()
+            garbled(format!(
+                "a number that is not one ('{}')",
+                line.iter()
+                    .take(32)
+                    .copied()
+                    .collect::<Vec<u8>>()
+                    .escape_ascii()
             ))
         })
 }
@@ -217,8 +241,6 @@ mod tests {
         assert_eq!(reply(b"$3\r\nab"), None);
         assert_eq!(reply(b"$3\r\nabc"), None);
         assert_eq!(reply(b"+O"), None);
-        assert_eq!(bulk_len(b"$100\r\nab"), 108);
-        assert_eq!(bulk_len(b"+OK\r\n"), 0);
         let (error, n) = decode(b"-WRONGTYPE Operation against a key\r\n")
             .unwrap()
             .unwrap();
@@ -231,6 +253,11 @@ mod tests {
         assert!(decode(b"*1\r\n").is_err());
         assert!(decode(b"$x\r\n").is_err());
         assert!(decode(b"$9223372036854775807\r\n").is_err());
-        assert_eq!(bulk_len(b"$9223372036854775807\r\n"), 0);
+        assert!(decode(b"\r\n+OK\r\n").is_err(), "a stray CRLF first");
+        assert!(
+            decode(b"$3\r\nabcX\r\n").is_err(),
+            "a value longer than it said"
+        );
+        assert!(decode(b"$-2\r\n").is_err());
     }
 }

@@ -53,6 +53,9 @@ impl StoreKind for VoldemortStore {
     const ABOUT: &'static str = "Project Voldemort, routed client-side like its Java client (`hatshop server start voldemort` builds and runs one)";
     const EXAMPLE: &'static str = "voldemort://127.0.0.1:6666/hatshop";
     const SETTINGS: &'static [Setting] = &[];
+    const NO_TLS: Option<&'static str> = Some(
+        "Voldemort's protocol has no TLS (nor has its own Java client): reach it over a network you trust, or through a TLS tunnel such as stunnel",
+    );
 
     fn default_concurrency(_: &Settings) -> usize {
         16

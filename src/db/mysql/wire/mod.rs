@@ -6,41 +6,36 @@
 //! than through mysql_async (bench/NOTES.md, the race).
 //!
 //! Errors are mysql_async's own (`ServerError`, `IoError`, `DriverError`), so that
-//! `classify` sorts them as it sorts the driver's. Logs in with mysql_native_password
-//! or an empty password; a server that wants another plugin says so at connect
-//! (`UnknownAuthPlugin`) and the store keeps to mysql_async.
+//! `classify` sorts them as it sorts the driver's. It logs in over TLS where ssl-mode
+//! asks, with the plugins production accounts use (login.rs); a server that wants
+//! another says so at connect (`UnknownAuthPlugin`) and the store keeps to mysql_async.
+//! What the server sends is framed by packets.rs, which trusts no length it was sent.
 
 use std::time::Duration;
 
 use mysql_async::{DriverError, Error};
 use tokio::io::AsyncWriteExt;
 
-use crate::db::wire::{Inbox, Stream, connect};
+use crate::db::tls::{Tls, TlsFacts};
+use crate::db::wire::{Inbox, Stream};
 use packets::{
-    Greeting, column_is_bytes, io_error, lenenc, lenenc_bytes, native_scramble, put_lenenc,
-    server_error, unexpected,
+    column_is_bytes, io_error, lenenc, lenenc_bytes, packet_len, put_lenenc, server_error,
+    unexpected,
 };
 
+mod login;
 mod packets;
+
+pub use login::offers_tls;
 
 type Result<T> = std::result::Result<T, Error>;
 
-const CLIENT_LONG_PASSWORD: u32 = 1;
-const CLIENT_FOUND_ROWS: u32 = 1 << 1;
-const CLIENT_CONNECT_WITH_DB: u32 = 1 << 3;
-const CLIENT_PROTOCOL_41: u32 = 1 << 9;
-const CLIENT_TRANSACTIONS: u32 = 1 << 13;
-const CLIENT_SECURE_CONNECTION: u32 = 1 << 15;
-const CLIENT_PLUGIN_AUTH: u32 = 1 << 19;
-/// MariaDB's: the server leaves out the columns of a prepared statement's rows.
-const MARIADB_CLIENT_CACHE_METADATA: u32 = 1 << 4;
 const COM_QUIT: u8 = 0x01;
 const COM_QUERY: u8 = 0x03;
 const COM_STMT_PREPARE: u8 = 0x16;
 const COM_STMT_EXECUTE: u8 = 0x17;
 const MYSQL_TYPE_LONGLONG: u8 = 0x08;
 const MYSQL_TYPE_VAR_STRING: u8 = 0xFD;
-const NATIVE_PASSWORD: &str = "mysql_native_password";
 /// A packet's longest body; a longer one goes on in the next packet.
 const MAX_BODY: usize = 0xFF_FFFF;
 /// utf8mb4_general_ci, as mysql_async asks for.
@@ -57,6 +52,8 @@ pub struct Login {
     /// Galera's `wsrep_sync_wait` for the session.
     pub sync_wait: Option<u64>,
     pub connect_timeout: Duration,
+    /// TLS as ssl-mode asks (`None`: DISABLED).
+    pub tls: Option<Tls>,
 }
 
 /// A value bound to a statement: sent as BIGINT or as a string of bytes.
@@ -103,105 +100,15 @@ pub struct LeanConn {
 }
 
 impl LeanConn {
-    /// Connects and logs in, within the login's connect timeout.
-    pub async fn open(login: &Login) -> Result<LeanConn> {
-        let timed_out = || {
-            io_error(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                format!(
-                    "no connection to {}:{} within {} s",
-                    login.host,
-                    login.port,
-                    login.connect_timeout.as_secs_f64()
-                ),
-            ))
-        };
-        tokio::time::timeout(login.connect_timeout, Self::log_in(login))
-            .await
-            .map_err(|_| timed_out())?
-    }
-
-    async fn log_in(login: &Login) -> Result<LeanConn> {
-        let stream = connect(&login.host, login.port, login.connect_timeout)
-            .await
-            .map_err(io_error)?;
-        let mut conn = LeanConn {
-            stream: Stream::new(stream),
-            inbox: Inbox::new(16 * 1024),
-            write: Vec::with_capacity(1024),
-            sequence: 0,
-            cache_metadata: false,
-            broken: true,
-        };
-        let greeting = Greeting::parse(&conn.packet().await?)?;
-        let caps = greeting.caps
-            & (CLIENT_LONG_PASSWORD
-                | CLIENT_FOUND_ROWS
-                | CLIENT_CONNECT_WITH_DB
-                | CLIENT_PROTOCOL_41
-                | CLIENT_TRANSACTIONS
-                | CLIENT_SECURE_CONNECTION
-                | CLIENT_PLUGIN_AUTH);
-        if caps & CLIENT_PROTOCOL_41 == 0 {
-            return Err(unexpected(b"a server older than protocol 4.1"));
-        }
-        let mariadb_caps = greeting.mariadb_caps & MARIADB_CLIENT_CACHE_METADATA;
-        conn.cache_metadata = mariadb_caps != 0;
-        let password = login.password.as_deref().unwrap_or("").as_bytes();
-        let mut reply = Vec::new();
-        reply.extend_from_slice(&caps.to_le_bytes());
-        reply.extend_from_slice(&(MAX_BODY as u32).to_le_bytes());
-        reply.push(UTF8MB4);
-        // 19 bytes of filler, then MariaDB's capabilities (zero for MySQL).
-        reply.extend_from_slice(&[0; 19]);
-        reply.extend_from_slice(&mariadb_caps.to_le_bytes());
-        reply.extend_from_slice(login.user.as_bytes());
-        reply.push(0);
-        let scramble = native_scramble(&greeting.nonce, password);
-        reply.push(scramble.len() as u8);
-        reply.extend_from_slice(&scramble);
-        reply.extend_from_slice(login.database.as_bytes());
-        reply.push(0);
-        reply.extend_from_slice(NATIVE_PASSWORD.as_bytes());
-        reply.push(0);
-        conn.send_reply(&reply).await?;
-        let mut answer = conn.packet().await?;
-        if answer.first() == Some(&0xFE) {
-            // Switch to another plugin: its name, then its nonce.
-            let body = &answer[1..];
-            let name_end = body.iter().position(|&b| b == 0).unwrap_or(body.len());
-            let name = String::from_utf8_lossy(&body[..name_end]).into_owned();
-            if name != NATIVE_PASSWORD {
-                return Err(Error::Driver(DriverError::UnknownAuthPlugin { name }));
-            }
-            let nonce = body.get(name_end + 1..).unwrap_or_default();
-            let nonce = nonce.strip_suffix(&[0]).unwrap_or(nonce).to_vec();
-            conn.send_reply(&native_scramble(&nonce, password)).await?;
-            answer = conn.packet().await?;
-        }
-        match answer.first() {
-            Some(0x00) => {}
-            Some(0xFF) => return Err(server_error(&answer)),
-            Some(0x01) => {
-                return Err(Error::Driver(DriverError::UnknownAuthPlugin {
-                    name: format!("{} (more data asked)", greeting.plugin),
-                }));
-            }
-            _ => return Err(unexpected(&answer)),
-        }
-        conn.broken = false;
-        if let Some(wait) = login.sync_wait {
-            conn.query_column(&format!("SET SESSION wsrep_sync_wait = {wait}"))
-                .await?;
-        }
-        Ok(conn)
+    /// The TLS the connection speaks, if any.
+    pub fn tls_facts(&self) -> Option<TlsFacts> {
+        self.stream.tls_facts()
     }
 
     /// Says goodbye (COM_QUIT), so that the server does not count an aborted client.
     pub async fn quit(mut self) {
-        if let (false, Ok(tcp)) = (self.broken, self.stream.here()) {
-            let _ = tcp.write_all(&[1, 0, 0, 0, COM_QUIT]).await;
-            let _ = tcp.shutdown().await;
+        if !self.broken {
+            self.stream.close_with(&[1, 0, 0, 0, COM_QUIT]).await;
         }
     }
 
@@ -435,11 +342,12 @@ impl LeanConn {
     /// split into packets of at most `MAX_BODY` bytes.
     async fn flush_write(&mut self, mut sequence: u8) -> Result<()> {
         let body = self.write.len() - 4;
-        let stream = self.stream.here().map_err(io_error)?;
+        let mut stream = self.stream.here().map_err(io_error)?;
         if body < MAX_BODY {
             self.write[..3].copy_from_slice(&(body as u32).to_le_bytes()[..3]);
             self.write[3] = sequence;
-            return stream.write_all(&self.write).await.map_err(io_error);
+            stream.write_all(&self.write).await.map_err(io_error)?;
+            return stream.flush().await.map_err(io_error);
         }
         let mut at = 4;
         loop {
@@ -454,7 +362,7 @@ impl LeanConn {
             at += chunk;
             sequence = sequence.wrapping_add(1);
             if chunk < MAX_BODY {
-                return Ok(());
+                return stream.flush().await.map_err(io_error);
             }
         }
     }
@@ -479,23 +387,12 @@ impl LeanConn {
     /// table of hatshop's holds) is refused.
     async fn next_len(&mut self) -> Result<usize> {
         loop {
-            let buffered = self.inbox.unread();
-            if buffered.len() >= 4 {
-                let len = u32::from_le_bytes([buffered[0], buffered[1], buffered[2], 0]) as usize;
-                if len == MAX_BODY {
-                    return Err(Error::Driver(DriverError::PacketTooLarge));
-                }
-                if buffered.len() >= 4 + len {
-                    self.sequence = buffered[3];
-                    return Ok(len);
-                }
+            if let Some((len, sequence)) = packet_len(self.inbox.unread())? {
+                self.sequence = sequence;
+                return Ok(len);
             }
-            // Room for the whole packet whose header is buffered.
-            let whole = buffered.get(..3).map_or(0, |h| {
-                4 + u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize
-            });
-            let stream = self.stream.tcp().map_err(io_error)?;
-            self.inbox.fill(stream, whole).await.map_err(io_error)?;
+            let mut stream = self.stream.wire().map_err(io_error)?;
+            self.inbox.fill(&mut stream).await.map_err(io_error)?;
         }
     }
 }

@@ -6,29 +6,39 @@
 //! over another; here the lane's own task writes and reads, which costs the client
 //! less CPU per operation (bench/NOTES.md, the race).
 //!
-//! Logs in only where the server asks for no password (trust); a server that asks
-//! for one is left to tokio-postgres, which speaks every authentication method.
+//! It logs in as the driver does (login.rs: TLS by sslmode, then trust, a password,
+//! MD5 or SCRAM-SHA-256); what the server sends is framed by frames.rs, which trusts
+//! no length it was sent.
+
+mod frames;
+mod login;
 
 use std::time::Duration;
 
-use super::errors::kind_of_sqlstate;
+use self::frames::{command_rows, first_column, frame, server_error};
 use crate::db::classify::io_kind;
-use crate::db::wire::{LaneConn, Socket, within};
+use crate::db::tls::{Tls, TlsFacts};
+use crate::db::wire::{LaneConn, Socket};
 use crate::db::{DbError, ErrorKind};
+
+pub use login::Opened;
 
 type Result<T> = std::result::Result<T, DbError>;
 
 /// Protocol 3.0.
 const PROTOCOL: i32 = 196_608;
 
-/// Where and as whom to log in.
-#[derive(Debug, Clone)]
+/// Where and as whom to log in, and over what. Not `Debug`: it holds the password.
+#[derive(Clone)]
 pub struct Login {
     pub host: String,
     pub port: u16,
     pub user: String,
+    pub password: Option<String>,
     pub database: String,
     pub connect_timeout: Duration,
+    /// TLS as sslmode asks (`None`: disable).
+    pub tls: Option<Tls>,
 }
 
 /// What an execution returned: the rows its command tag counts, and the first
@@ -51,42 +61,9 @@ impl LaneConn for LeanConn {
 }
 
 impl LeanConn {
-    /// Opens and logs in; `None` when the server asks for a password.
-    pub async fn open(login: &Login) -> Result<Option<LeanConn>> {
-        let handshake = Self::log_in(login);
-        within(login.connect_timeout, "the PostgreSQL handshake", handshake).await
-    }
-
-    async fn log_in(login: &Login) -> Result<Option<LeanConn>> {
-        let socket = Socket::open(&login.host, login.port, login.connect_timeout)
-            .await
-            .map_err(io_error)?;
-        let mut conn = LeanConn { socket };
-        let mut body = PROTOCOL.to_be_bytes().to_vec();
-        for (key, value) in [
-            ("user", login.user.as_str()),
-            ("database", login.database.as_str()),
-            ("application_name", "hatshop"),
-        ] {
-            put_str(&mut body, key);
-            put_str(&mut body, value);
-        }
-        body.push(0);
-        let out = &mut conn.socket.out;
-        out.clear();
-        out.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
-        out.extend_from_slice(&body);
-        conn.send().await?;
-        let (tag, body) = conn.message().await?;
-        match tag {
-            b'R' if body.get(..4) == Some(&[0, 0, 0, 0]) => {}
-            b'R' => return Ok(None),
-            b'E' => return Err(server_error(&body)),
-            _ => return Err(unexpected(tag, "login")),
-        }
-        conn.ready("login").await?;
-        conn.socket.answered();
-        Ok(Some(conn))
+    /// The TLS the connection speaks, if any.
+    pub fn tls_facts(&self) -> Option<TlsFacts> {
+        self.socket.tls_facts()
     }
 
     /// Parses `sql` as statement `name`, its parameters' types left to the server.
@@ -146,9 +123,9 @@ impl LeanConn {
             let (tag, body) = self.message().await?;
             match tag {
                 b'2' | b'N' => {}
-                b'D' if reply.value.is_none() => reply.value = first_column(body),
+                b'D' if reply.value.is_none() => reply.value = first_column(&body)?,
                 b'D' => {}
-                b'C' => reply.rows = command_rows(body),
+                b'C' => reply.rows = command_rows(&body),
                 b'E' => failed = Some(server_error(&body)),
                 b'Z' => break,
                 _ => return Err(unexpected(tag, "execute")),
@@ -181,25 +158,19 @@ impl LeanConn {
     }
 
     /// The next message: its tag and a copy of its body only when the caller needs
-    /// one (errors, rows, tags), else an empty one.
+    /// one (errors, rows, tags, logins), else an empty one.
     async fn message(&mut self) -> Result<(u8, Vec<u8>)> {
         loop {
             let buffered = self.socket.inbox.unread();
-            let mut whole = 0;
-            if buffered.len() >= 5 {
-                let len = i32::from_be_bytes([buffered[1], buffered[2], buffered[3], buffered[4]]);
-                whole = 1 + len.max(4) as usize;
-                if buffered.len() >= whole {
-                    let tag = buffered[0];
-                    let body = match tag {
-                        b'E' | b'D' | b'C' | b'R' => buffered[5..whole].to_vec(),
-                        _ => Vec::new(),
-                    };
-                    self.socket.inbox.take(whole);
-                    return Ok((tag, body));
-                }
+            if let Some((tag, whole)) = frame(buffered)? {
+                let body = match tag {
+                    b'E' | b'D' | b'C' | b'R' => buffered[5..whole].to_vec(),
+                    _ => Vec::new(),
+                };
+                self.socket.inbox.take(whole);
+                return Ok((tag, body));
             }
-            self.socket.fill(whole).await.map_err(io_error)?;
+            self.socket.fill().await.map_err(io_error)?;
         }
     }
 }
@@ -226,77 +197,18 @@ fn sync(out: &mut Vec<u8>) {
     out.extend_from_slice(&[b'S', 0, 0, 0, 4]);
 }
 
-/// A DataRow's first column (`None` when it is NULL or the row has none).
-fn first_column(body: Vec<u8>) -> Option<Vec<u8>> {
-    let columns = i16::from_be_bytes([*body.first()?, *body.get(1)?]);
-    let len = i32::from_be_bytes(body.get(2..6)?.try_into().ok()?);
-    if columns < 1 || len < 0 {
-        return None;
-    }
-    body.get(6..6 + len as usize).map(<[u8]>::to_vec)
-}
-
-/// The rows a CommandComplete tag counts: its last word ("SELECT 1", "INSERT 0 1").
-fn command_rows(body: Vec<u8>) -> u64 {
-    let text = String::from_utf8_lossy(&body);
-    text.trim_end_matches('\0')
-        .rsplit(' ')
-        .next()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
-}
-
-/// An ErrorResponse as tokio-postgres's errors read: "SEVERITY: message (SQLSTATE code)".
-fn server_error(body: &[u8]) -> DbError {
-    let (mut severity, mut code, mut message) = (String::new(), String::new(), String::new());
-    for field in body.split(|&b| b == 0).filter(|f| !f.is_empty()) {
-        let text = String::from_utf8_lossy(&field[1..]).into_owned();
-        match field[0] {
-            b'S' => severity = text,
-            b'C' => code = text,
-            b'M' => message = text,
-            _ => {}
-        }
-    }
-    DbError::new(
-        kind_of_sqlstate(&code),
-        format!("{severity}: {message} (SQLSTATE {code})"),
-    )
-    .with_code(code)
-}
-
+/// A message that has no place where it came: the connection is out of step and
+/// dropped, and the outcome of the request it answered is unknown.
 fn unexpected(tag: u8, what: &str) -> DbError {
     DbError::new(
-        ErrorKind::Other,
+        ErrorKind::Connection,
         format!(
             "unexpected message '{}' from PostgreSQL in {what}",
-            tag as char
+            tag.escape_ascii()
         ),
     )
 }
 
 fn io_error(error: std::io::Error) -> DbError {
     DbError::new(io_kind(&error), error.to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn replies_are_read_as_the_driver_reads_them() {
-        assert_eq!(command_rows(b"SELECT 1\0".to_vec()), 1);
-        assert_eq!(command_rows(b"INSERT 0 1\0".to_vec()), 1);
-        assert_eq!(command_rows(b"DELETE 0\0".to_vec()), 0);
-        let mut row = 1i16.to_be_bytes().to_vec();
-        row.extend_from_slice(&3i32.to_be_bytes());
-        row.extend_from_slice(b"abc");
-        assert_eq!(first_column(row), Some(b"abc".to_vec()));
-        let mut null = 1i16.to_be_bytes().to_vec();
-        null.extend_from_slice(&(-1i32).to_be_bytes());
-        assert_eq!(first_column(null), None);
-        let error = server_error(b"SERROR\0VERROR\0C23505\0Mduplicate key\0\0");
-        assert_eq!(error.kind, ErrorKind::Constraint);
-        assert_eq!(error.message, "ERROR: duplicate key (SQLSTATE 23505)");
-    }
 }

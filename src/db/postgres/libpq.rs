@@ -1,0 +1,353 @@
+//! Where libpq finds what a login needs, read the same way: the URL first, then the
+//! `PG*` variables (PGUSER, PGPASSWORD, PGSSLMODE, PGSSLROOTCERT, PGSSLCERT, PGSSLKEY),
+//! then the password file (PGPASSFILE, else `~/.pgpass`) and the files under
+//! `~/.postgresql/` (root.crt, postgresql.crt and .key) where they exist.
+
+use std::path::{Path, PathBuf};
+
+use crate::db::tls::{NamedFile, TlsMode, TlsSettings, named_file};
+use crate::db::{DbError, ErrorKind, NetworkParts, Setting, Settings, Value};
+
+/// libpq's TLS settings, as URL keys and flags.
+pub const SETTINGS: [Setting; 4] = [
+    Setting {
+        name: "sslmode",
+        value: Value::Choice(&["disable", "prefer", "require", "verify-ca", "verify-full"]),
+        default: "",
+        help: "TLS, as libpq's sslmode: disable, prefer (TLS where the server offers it), require, verify-ca (the certificate signed by sslrootcert's CA), verify-full (and made out to the host) [default: $PGSSLMODE, else prefer]",
+    },
+    Setting {
+        name: "sslrootcert",
+        value: Value::Text("PATH"),
+        default: "",
+        help: "the CA that signs the server's certificate, PEM [default: $PGSSLROOTCERT, else ~/.postgresql/root.crt where it exists]",
+    },
+    Setting {
+        name: "sslcert",
+        value: Value::Text("PATH"),
+        default: "",
+        help: "the client's certificate, PEM [default: $PGSSLCERT, else ~/.postgresql/postgresql.crt where it exists]",
+    },
+    Setting {
+        name: "sslkey",
+        value: Value::Text("PATH"),
+        default: "",
+        help: "the client's private key, PEM [default: $PGSSLKEY, else ~/.postgresql/postgresql.key where it exists]",
+    },
+];
+
+/// Who logs in, with what, and how, with where each came from.
+pub struct PgLogin {
+    pub user: String,
+    pub password: Option<String>,
+    /// Where the password came from (`URL`, `PGPASSWORD`, `/root/.pgpass line 2`).
+    pub password_from: Option<String>,
+    pub tls: TlsSettings,
+}
+
+/// The process's environment and home, as libpq reads them (a test gives its own).
+pub trait Environment {
+    fn var(&self, name: &str) -> Option<String>;
+    fn home(&self) -> Option<PathBuf>;
+}
+
+/// The real environment.
+pub struct ProcessEnvironment;
+
+impl Environment for ProcessEnvironment {
+    fn var(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok().filter(|v| !v.is_empty())
+    }
+
+    fn home(&self) -> Option<PathBuf> {
+        std::env::var_os("HOME").map(PathBuf::from)
+    }
+}
+
+/// The login for `address`'s first host, read as libpq reads it.
+pub fn login(
+    address: &NetworkParts,
+    settings: &Settings,
+    env: &impl Environment,
+) -> Result<PgLogin, DbError> {
+    let user = address
+        .user
+        .clone()
+        .or_else(|| env.var("PGUSER"))
+        .unwrap_or_else(|| "postgres".into());
+    let database = address.name.clone().unwrap_or_else(|| "hatshop".into());
+    let (host, port) = &address.hosts[0];
+    let (password, password_from) = match &address.password {
+        Some(password) => (Some(password.clone()), Some("URL".to_string())),
+        None => match env.var("PGPASSWORD") {
+            Some(password) => (Some(password), Some("PGPASSWORD".to_string())),
+            None => match password_file(env, host, *port, &database, &user)? {
+                Some((password, from)) => (Some(password), Some(from)),
+                None => (None, None),
+            },
+        },
+    };
+    if let Some(password) = &password {
+        crate::secrets::register(password);
+    }
+    Ok(PgLogin {
+        user,
+        password,
+        password_from,
+        tls: tls_settings(settings, env)?,
+    })
+}
+
+/// sslmode and its files: the URL or flag, else the variable, else the default file.
+fn tls_settings(settings: &Settings, env: &impl Environment) -> Result<TlsSettings, DbError> {
+    let (mode_word, mode_source) = match settings.given_text("sslmode") {
+        Some(mode) => (mode.to_ascii_lowercase(), format!("sslmode={mode}")),
+        None => match env.var("PGSSLMODE") {
+            Some(mode) => (mode.to_ascii_lowercase(), format!("PGSSLMODE={mode}")),
+            None => ("prefer".into(), "sslmode=prefer".into()),
+        },
+    };
+    let mode = match mode_word.as_str() {
+        "disable" => TlsMode::Disable,
+        "prefer" => TlsMode::Prefer,
+        "require" => TlsMode::Require,
+        "verify-ca" => TlsMode::VerifyCa,
+        "verify-full" => TlsMode::VerifyFull,
+        _ => {
+            return Err(DbError::new(
+                ErrorKind::Other,
+                format!(
+                    "{mode_source}: expected one of disable, prefer, require, verify-ca, verify-full"
+                ),
+            ));
+        }
+    };
+    let given = |setting: &'static str, variable: &str| {
+        let path = settings
+            .given_text(setting)
+            .map(str::to_string)
+            .or_else(|| env.var(variable))?;
+        Some(named_file(setting, &path))
+    };
+    let default = |setting: &'static str, name: &str| {
+        let path = env.home()?.join(".postgresql").join(name);
+        path.is_file().then_some(NamedFile { setting, path })
+    };
+    let ca = given("sslrootcert", "PGSSLROOTCERT").or_else(|| default("sslrootcert", "root.crt"));
+    // libpq takes its default client files only as a pair.
+    let (cert, key) = match (given("sslcert", "PGSSLCERT"), given("sslkey", "PGSSLKEY")) {
+        (None, None) => match (
+            default("sslcert", "postgresql.crt"),
+            default("sslkey", "postgresql.key"),
+        ) {
+            (Some(cert), Some(key)) => (Some(cert), Some(key)),
+            _ => (None, None),
+        },
+        pair => pair,
+    };
+    // prefer never checks the certificate, whatever CA there is.
+    Ok(TlsSettings {
+        mode,
+        mode_source,
+        ca: ca.filter(|_| mode.required()),
+        cert,
+        key,
+    })
+}
+
+/// The password the password file gives for this login, and where: libpq's format
+/// (`host:port:database:user:password`, `*` for any, `\` escaping `:` and `\`), its
+/// first matching line. A file others may read is passed over with a line, as libpq
+/// does.
+fn password_file(
+    env: &impl Environment,
+    host: &str,
+    port: u16,
+    database: &str,
+    user: &str,
+) -> Result<Option<(String, String)>, DbError> {
+    let path = match env.var("PGPASSFILE") {
+        Some(path) => PathBuf::from(path),
+        None => match env.home() {
+            Some(home) => home.join(".pgpass"),
+            None => return Ok(None),
+        },
+    };
+    let Ok(text) = read_private(&path) else {
+        return Ok(None);
+    };
+    let port = port.to_string();
+    for (number, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with('#') {
+            continue;
+        }
+        let fields = split_fields(line);
+        let [h, p, d, u, password] = fields.as_slice() else {
+            continue;
+        };
+        let matches = |field: &str, value: &str| field == "*" || field == value;
+        let host_matches = matches(h, host) || (h == "localhost" && host == "127.0.0.1");
+        if host_matches && matches(p, &port) && matches(d, database) && matches(u, user) {
+            let from = format!("{} line {}", path.display(), number + 1);
+            return Ok(Some((password.clone(), from)));
+        }
+    }
+    Ok(None)
+}
+
+/// The file's text, unless group or others may read it (then libpq ignores it; so
+/// does hatshop, with a line saying so).
+fn read_private(path: &Path) -> std::io::Result<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(path)?;
+    if meta.permissions().mode() & 0o077 != 0 {
+        crate::console::note!(
+            "warning: password file {} has group or world access; permissions should be u=rw (0600) or less: not read",
+            path.display()
+        );
+        return Err(std::io::ErrorKind::PermissionDenied.into());
+    }
+    std::fs::read_to_string(path)
+}
+
+/// A password file line's fields: `:` separates, `\` escapes the next character.
+fn split_fields(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if let Some(next) = chars.next() {
+                    fields.last_mut().expect("one field at least").push(next);
+                }
+            }
+            ':' => fields.push(String::new()),
+            c => fields.last_mut().expect("one field at least").push(c),
+        }
+    }
+    fields
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, HashMap};
+
+    use super::*;
+
+    struct Given {
+        vars: HashMap<&'static str, String>,
+        home: PathBuf,
+    }
+
+    impl Environment for Given {
+        fn var(&self, name: &str) -> Option<String> {
+            self.vars.get(name).cloned()
+        }
+        fn home(&self) -> Option<PathBuf> {
+            Some(self.home.clone())
+        }
+    }
+
+    fn address(user: Option<&str>, password: Option<&str>) -> NetworkParts {
+        NetworkParts {
+            user: user.map(String::from),
+            password: password.map(String::from),
+            hosts: vec![("127.0.0.1".into(), 5433)],
+            name: Some("shop".into()),
+        }
+    }
+
+    fn settings(pairs: &[(&str, &str)]) -> Settings {
+        let given: BTreeMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Settings::checked("postgres", &SETTINGS, given).unwrap()
+    }
+
+    fn private_file(path: &Path, text: &str) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(path, text).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+
+    #[test]
+    fn the_url_then_pgpassword_then_the_password_file() {
+        let home = tempfile::tempdir().unwrap();
+        private_file(
+            &home.path().join(".pgpass"),
+            "# comment\nother:*:*:*:no\n127.0.0.1:5433:shop:bench:from\\:file\n",
+        );
+        let mut env = Given {
+            vars: HashMap::new(),
+            home: home.path().to_path_buf(),
+        };
+        let none = settings(&[]);
+        let login = login(&address(Some("bench"), None), &none, &env).unwrap();
+        assert_eq!(login.password.as_deref(), Some("from:file"));
+        let from = login.password_from.unwrap();
+        assert!(from.ends_with(".pgpass line 3"), "{from}");
+        env.vars.insert("PGPASSWORD", "from-env".into());
+        let login = super::login(&address(Some("bench"), None), &none, &env).unwrap();
+        assert_eq!(login.password.as_deref(), Some("from-env"));
+        assert_eq!(login.password_from.as_deref(), Some("PGPASSWORD"));
+        let login = super::login(&address(Some("bench"), Some("url")), &none, &env).unwrap();
+        assert_eq!(login.password.as_deref(), Some("url"));
+        // PGUSER names the user where the URL does not; another user finds no line.
+        env.vars.remove("PGPASSWORD");
+        env.vars.insert("PGUSER", "nobody".into());
+        let login = super::login(&address(None, None), &none, &env).unwrap();
+        assert_eq!((login.user.as_str(), login.password), ("nobody", None));
+    }
+
+    #[test]
+    fn a_password_file_others_can_read_is_not_read() {
+        use std::os::unix::fs::PermissionsExt;
+        let home = tempfile::tempdir().unwrap();
+        let path = home.path().join(".pgpass");
+        std::fs::write(&path, "*:*:*:*:open\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let env = Given {
+            vars: HashMap::new(),
+            home: home.path().to_path_buf(),
+        };
+        let login = login(&address(None, None), &settings(&[]), &env).unwrap();
+        assert_eq!(login.password, None);
+    }
+
+    #[test]
+    fn sslmode_comes_from_the_url_then_pgsslmode_then_prefer() {
+        let home = tempfile::tempdir().unwrap();
+        let mut env = Given {
+            vars: HashMap::new(),
+            home: home.path().to_path_buf(),
+        };
+        let tls = |env: &Given, pairs: &[(&str, &str)]| {
+            login(&address(None, None), &settings(pairs), env)
+                .unwrap()
+                .tls
+        };
+        assert_eq!(tls(&env, &[]).mode, TlsMode::Prefer);
+        env.vars.insert("PGSSLMODE", "verify-full".into());
+        env.vars.insert("PGSSLROOTCERT", "/ca.pem".into());
+        let from_env = tls(&env, &[]);
+        assert_eq!(from_env.mode, TlsMode::VerifyFull);
+        assert_eq!(from_env.mode_source, "PGSSLMODE=verify-full");
+        assert_eq!(from_env.ca.unwrap().path, PathBuf::from("/ca.pem"));
+        let given = tls(
+            &env,
+            &[("sslmode", "require"), ("sslrootcert", "/mine.pem")],
+        );
+        assert_eq!(given.mode, TlsMode::Require);
+        assert_eq!(given.ca.unwrap().path, PathBuf::from("/mine.pem"));
+        env.vars.insert("PGSSLMODE", "sometimes".into());
+        let bad = login(&address(None, None), &settings(&[]), &env)
+            .err()
+            .unwrap();
+        assert!(
+            bad.message.contains("PGSSLMODE=sometimes"),
+            "{}",
+            bad.message
+        );
+    }
+}
