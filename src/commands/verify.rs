@@ -124,7 +124,8 @@ async fn verify_database(
 }
 
 /// The database verify reads, and whether it is the run's own: `--db` if given; else
-/// the run's own, its password (if run.json keeps none) taken from HATSHOP_DB. A
+/// the run's own, its password (if run.json keeps none) taken from HATSHOP_DB, else
+/// where the store's own tools keep it (PGPASSWORD, ~/.pgpass, ~/.my.cnf, …). A
 /// HATSHOP_DB that names another database is refused: left over in a shell, it would
 /// silently verify the wrong one.
 fn url_to_read(args: &VerifyArgs, dir: &Path, record: &RunRecord) -> Result<(DbUrl, bool)> {
@@ -149,10 +150,7 @@ fn url_to_read(args: &VerifyArgs, dir: &Path, record: &RunRecord) -> Result<(DbU
             dir.display(),
             record.database.url
         ),
-        None if without_password => bail!(
-            "run.json holds {} without its password: pass the URL with --db or HATSHOP_DB",
-            record.database.url
-        ),
+        None if without_password => Ok((recorded.without_password(), true)),
         None => Ok((recorded, true)),
     }
 }

@@ -140,6 +140,15 @@ impl DbUrl {
             .collect()
     }
 
+    /// The same URL with no password: the store then looks where its own tools keep
+    /// one (a URL read back from run.json holds the mask in its place).
+    pub fn without_password(&self) -> DbUrl {
+        DbUrl {
+            password: None,
+            ..self.clone()
+        }
+    }
+
     /// The store's one name (aliases resolved).
     pub fn scheme(&self) -> &'static str {
         self.scheme

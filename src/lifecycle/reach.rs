@@ -51,10 +51,13 @@ pub async fn connect_and_set_up(config: &RunConfig, stop: &StopSignal) -> Result
     Ok(store)
 }
 
-/// Opens the store `url` names within `options.connect_timeout`, hearing Ctrl-C.
+/// Opens the store `url` names within `options.connect_timeout` and a second, hearing
+/// Ctrl-C: each of its connections has the connect timeout, and the second lets the
+/// store's own line (which step failed, at which host: a TLS handshake that a port
+/// without TLS never answers) be the one the user reads.
 pub async fn connect(url: &DbUrl, options: &ConnectOptions, stop: &StopSignal) -> Result<AnyStore> {
     within(
-        options.connect_timeout,
+        options.connect_timeout + Duration::from_secs(1),
         "connect",
         stop,
         AnyStore::connect(url, options),

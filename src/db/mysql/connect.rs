@@ -17,7 +17,7 @@ use super::wire::{LeanConn, Login, offers_tls};
 use super::{MAX_ITEMS_PER_INSERT, MysqlStore, Route, classify};
 use crate::db::peer_table;
 use crate::db::sql::{Placeholders, Statements};
-use crate::db::tls::{FILE_SETTINGS, Tls, TlsMode, describe, server_refused};
+use crate::db::tls::{FILE_SETTINGS, Tls, TlsMode, describe, server_refused, tls_error_in};
 use crate::db::{ConnectOptions, DbError, DbUrl, ErrorKind, Setting, Settings, StoreKind, Value};
 
 /// Connections per host for setup and reading back, apart from the operations' own.
@@ -274,13 +274,17 @@ fn ssl_opts(tls: &Tls, settings: &crate::db::tls::TlsSettings) -> SslOpts {
 /// A login's failure as one line: TLS failures said with the setting that asked.
 fn login_failed(error: mysql_async::Error, tls: Option<&Tls>) -> DbError {
     use mysql_async::Error as E;
-    match (&error, tls) {
-        (E::Io(IoError::Tls(mysql_async::TlsError::Tls(e))), Some(tls)) => describe(e, tls),
-        (E::Driver(DriverError::NoClientSslFlagFromServer), Some(tls)) => {
-            server_refused(tls, "its greeting offers no SSL")
+    if let Some(tls) = tls {
+        if let Some(tls_error) = tls_error_in(&error) {
+            return describe(tls_error, tls);
         }
+        if let E::Driver(DriverError::NoClientSslFlagFromServer) = error {
+            return server_refused(tls, "its greeting offers no SSL");
+        }
+    }
+    match &error {
         // The own wire's TLS failures, in its words already.
-        (E::Io(IoError::Io(io)), _) if io.to_string().starts_with("TLS to ") => {
+        E::Io(IoError::Io(io)) if io.to_string().starts_with("TLS to ") => {
             DbError::new(ErrorKind::Connection, io.to_string())
         }
         _ => classify(error),

@@ -116,6 +116,33 @@ pub(super) fn login_of(url: &DbUrl, options: &ConnectOptions) -> Result<Login, D
     })
 }
 
+/// A connection the `redis` crate could not open, as one line: a failed TLS
+/// handshake said as hatshop says it, and a silent one as the plain port it likely is.
+pub(super) fn refused(
+    error: redis::RedisError,
+    login: &Login,
+    limit: std::time::Duration,
+) -> DbError {
+    let Some(tls) = &login.tls else {
+        return classify(error);
+    };
+    if let Some(tls_error) = crate::db::tls::tls_error_in(&error) {
+        return crate::db::tls::describe(tls_error, tls);
+    }
+    let classified = classify(error);
+    match classified.kind {
+        ErrorKind::Timeout => DbError::new(
+            ErrorKind::Timeout,
+            format!(
+                "no answer from {} to the TLS handshake within {} s: a port without TLS does not answer one",
+                tls.target,
+                limit.as_secs_f64()
+            ),
+        ),
+        _ => classified,
+    }
+}
+
 /// The `redis` crate's client for the login: over TLS with the login's files, where
 /// it asks for TLS.
 pub(super) fn client_of(login: &Login) -> Result<redis::Client, DbError> {

@@ -118,12 +118,19 @@ impl StoreKind for RedisStore {
             true => 1,
             false => options.concurrency.div_ceil(pipeline).max(1),
         };
+        // Over TLS, hatshop's own wire logs in first: a certificate or handshake that
+        // fails is then said in one line that names why, which the crate's errors do
+        // not carry; and run.json learns what TLS was spoken.
+        let tls_spoken = match &login.tls {
+            Some(_) => LeanConn::open(&login).await?.tls_facts(),
+            None => None,
+        };
         let mut slots = Vec::with_capacity(count);
         for _ in 0..count {
             let conn = client
                 .get_connection_manager_with_config(config.clone())
                 .await
-                .map_err(classify)?;
+                .map_err(|e| connections::refused(e, &login, options.connect_timeout))?;
             slots.push(Slot {
                 conn,
                 users: Semaphore::new(pipeline),
@@ -156,7 +163,7 @@ impl StoreKind for RedisStore {
             delete_order: Script::new(DELETE_ORDER),
             login,
             lean,
-            tls_spoken: Default::default(),
+            tls_spoken: std::sync::Mutex::new(tls_spoken),
         })
     }
 }

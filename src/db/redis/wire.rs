@@ -64,12 +64,14 @@ impl LeanConn {
     /// Connects, logs in (AUTH, when the URL has a password) and selects the
     /// database, within the connect timeout.
     pub async fn open(login: &Login) -> Result<LeanConn> {
-        within(
-            login.connect_timeout,
-            "the Redis login",
-            Self::log_in(login),
-        )
-        .await
+        let what = match &login.tls {
+            Some(tls) => format!(
+                "the Redis login over TLS to {} (a port without TLS never answers its handshake)",
+                tls.target
+            ),
+            None => "the Redis login".into(),
+        };
+        within(login.connect_timeout, &what, Self::log_in(login)).await
     }
 
     async fn log_in(login: &Login) -> Result<LeanConn> {

@@ -27,21 +27,29 @@ pub fn describe(error: &Error, tls: &Tls) -> DbError {
 /// A driver's error as one line: the TLS failure in its chain of causes, said as
 /// [`describe`] says it, else the driver's own words.
 pub fn explain(error: &(dyn std::error::Error + 'static), tls: &Tls) -> DbError {
+    match tls_error_in(error) {
+        Some(tls_error) => describe(tls_error, tls),
+        None => DbError::new(ErrorKind::Connection, error.to_string()),
+    }
+}
+
+/// The TLS error in an error's chain of causes (I/O errors that carry one included).
+pub fn tls_error_in<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a Error> {
     let mut current = Some(error);
     while let Some(e) = current {
         if let Some(tls_error) = e.downcast_ref::<Error>() {
-            return describe(tls_error, tls);
+            return Some(tls_error);
         }
         let inner = e
             .downcast_ref::<std::io::Error>()
             .and_then(|io| io.get_ref())
             .and_then(|inner| inner.downcast_ref::<Error>());
-        if let Some(tls_error) = inner {
-            return describe(tls_error, tls);
+        if inner.is_some() {
+            return inner;
         }
         current = e.source();
     }
-    DbError::new(ErrorKind::Connection, error.to_string())
+    None
 }
 
 /// A socket that failed during the handshake.
@@ -102,12 +110,24 @@ fn certificate_words(error: &CertificateError, tls: &Tls) -> String {
             if presented.is_empty() {
                 "no name".into()
             } else {
-                presented.join(", ")
+                presented
+                    .iter()
+                    .map(|name| plain_name(name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             },
             name_of(tls),
             tls.mode_source
         ),
         other => format!("the server's certificate was refused ({other:?})"),
+    }
+}
+
+/// A name as rustls shows it (`DnsName("db.example.com")`), without its wrapping.
+fn plain_name(shown: &str) -> &str {
+    match (shown.find('"'), shown.rfind('"')) {
+        (Some(open), Some(close)) if close > open => &shown[open + 1..close],
+        _ => shown,
     }
 }
 

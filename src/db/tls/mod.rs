@@ -19,7 +19,7 @@ use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 
-pub use describe::{describe, explain, server_refused};
+pub use describe::{describe, explain, server_refused, tls_error_in};
 pub use session::{Session, TlsFacts, facts_of, handshake};
 
 use super::{DbError, ErrorKind, Setting, Value};
