@@ -9,6 +9,8 @@ mod bulk;
 mod call_notes;
 mod classify;
 mod error;
+#[cfg(test)]
+mod fuzz;
 mod ownership;
 mod peer_table;
 mod settings;

@@ -460,17 +460,17 @@ mod tests {
             .unwrap();
         let mut inbox = Inbox::new(4);
         while inbox.unread().len() < 3 {
-            inbox.fill(&mut stream, 3).await.unwrap();
+            inbox.fill(&mut stream).await.unwrap();
         }
         assert_eq!(&inbox.unread()[..3], b"abc");
         inbox.take(3);
         while inbox.unread().len() < 100 {
-            inbox.fill(&mut stream, 100).await.unwrap();
+            inbox.fill(&mut stream).await.unwrap();
         }
         assert_eq!(inbox.unread(), &[b'x'; 100][..]);
         inbox.take(100);
         server.await.unwrap();
-        let closed = inbox.fill(&mut stream, 1).await.unwrap_err();
+        let closed = inbox.fill(&mut stream).await.unwrap_err();
         assert_eq!(closed.kind(), io::ErrorKind::UnexpectedEof);
     }
 
@@ -480,7 +480,7 @@ mod tests {
         socket.out.extend_from_slice(request);
         socket.send().await.unwrap();
         while socket.inbox.unread().len() < answer.len() {
-            socket.fill(answer.len()).await.unwrap();
+            socket.fill().await.unwrap();
         }
         assert_eq!(socket.inbox.unread(), answer);
         socket.inbox.take(answer.len());

@@ -196,9 +196,7 @@ mod tests {
         let rc = dir.path().join("cqlshrc");
         std::fs::write(
             &rc,
-            format!(
-                "[authentication]\nusername = bench\npassword = inline\n[connection]\nssl = true\n[ssl]\ncertfile = /ca.pem\nvalidate = true\n"
-            ),
+            "[authentication]\nusername = bench\npassword = inline\n[connection]\nssl = true\n[ssl]\ncertfile = /ca.pem\nvalidate = true\n",
         )
         .unwrap();
         let login_of = |address: &NetworkParts, pairs: &[(&str, &str)]| {

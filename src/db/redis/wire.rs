@@ -262,4 +262,70 @@ mod tests {
         );
         assert!(decode(b"$-2\r\n").is_err());
     }
+
+    #[test]
+    fn mutated_replies_are_read_whole_refused_or_waited_for_never_a_panic() {
+        use crate::db::fuzz::{Mutator, for_a_while};
+        let valid: &[&[u8]] = &[
+            b"+OK\r\n",
+            b"$-1\r\n",
+            b":1\r\n",
+            b"$5\r\nvalue\r\n",
+            b"-WRONGTYPE Operation against a key\r\n",
+        ];
+        let mut mutator = Mutator::new(3);
+        let ran = for_a_while(0.5, 10_000, |round| {
+            let bytes = mutator.mutate(valid[round as usize % valid.len()]);
+            if let Ok(Some((_, taken))) = decode(&bytes) {
+                assert!(taken <= bytes.len());
+            }
+        });
+        assert!(ran >= 10_000);
+    }
+
+    #[test]
+    fn a_connection_given_mutated_replies_ends_each_call_and_drops_what_it_could_not_read() {
+        use crate::db::fuzz::{Mutator, for_a_while, replying_server, runtime};
+        let runtime = runtime();
+        let mut mutator = Mutator::new(4);
+        let (mut calls, mut dropped) = (0, 0);
+        for_a_while(1.0, 30, |round| {
+            let valid: &[u8] = match round % 3 {
+                0 => b"$5\r\nvalue\r\n",
+                1 => b"+OK\r\n",
+                _ => b"-ERR no\r\n",
+            };
+            let port = replying_server(vec![mutator.mutate(valid)]);
+            let login = Login {
+                host: "127.0.0.1".into(),
+                port,
+                user: None,
+                password: None,
+                password_from: None,
+                db: 0,
+                connect_timeout: Duration::from_millis(500),
+                tls: None,
+                tls_settings: TlsSettings::disabled(),
+            };
+            runtime.block_on(async {
+                let Ok(mut conn) = LeanConn::open(&login).await else {
+                    return;
+                };
+                calls += 1;
+                let read = conn.command(&[b"GET", b"key"]);
+                match tokio::time::timeout(Duration::from_millis(200), read).await {
+                    Ok(Ok(_)) => assert!(!conn.busy()),
+                    Ok(Err(e)) if e.code.is_some() => assert!(!conn.busy()),
+                    Ok(Err(_)) | Err(_) => {
+                        assert!(
+                            conn.busy(),
+                            "a connection that met what it could not read is dropped"
+                        );
+                        dropped += 1;
+                    }
+                }
+            });
+        });
+        assert!(calls > 0 && dropped > 0, "{calls} calls, {dropped} dropped");
+    }
 }

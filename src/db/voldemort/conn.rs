@@ -106,22 +106,24 @@ impl NodeConns {
                 None => open(&self.address, b"pb0", self.connect_timeout).await?,
             };
             let body = exchange(&mut stream, request).await?;
+            // A reply that cannot be read says the stream is out of step: the
+            // connection goes with it.
+            let reply = proto::reply(op, &body)
+                .map_err(|e| NodeError::Io(format!("a reply hatshop cannot read ({e})")))?;
             *held = Some(stream);
-            Ok::<_, NodeError>(body)
+            Ok::<_, NodeError>(reply)
         };
         let outcome = match tokio::time::timeout(self.op_timeout, exchange).await {
             Ok(outcome) => outcome,
             Err(_) => Err(NodeError::Timeout),
         };
-        let body = match outcome {
-            Ok(body) => body,
+        let reply = match outcome {
+            Ok(reply) => reply,
             Err(e) => {
                 self.ban();
                 return Err(e);
             }
         };
-        let reply =
-            proto::reply(op, &body).map_err(|e| NodeError::Io(format!("bad reply: {e}")))?;
         match reply.error {
             Some(error) => Err(NodeError::Server(error)),
             None => Ok(reply),
@@ -199,16 +201,104 @@ pub async fn read_frame(stream: &mut Stream) -> Result<Option<Vec<u8>>, NodeErro
         .await
         .map_err(|e| NodeError::Io(e.to_string()))?;
     let len = i32::from_be_bytes(len);
-    if len < 0 {
+    // -1 ends a stream of replies; no other length below zero means anything.
+    if len == -1 {
         return Ok(None);
+    }
+    if len < 0 {
+        return Err(NodeError::Io(format!("a reply of {len} bytes")));
     }
     if len as usize > MAX_FRAME {
         return Err(NodeError::Io(format!("a reply of {len} bytes")));
     }
-    let mut body = vec![0u8; len as usize];
-    stream
-        .read_exact(&mut body)
+    // Grown as the bytes arrive, never at once to a length the node only claims.
+    let mut body = Vec::with_capacity((len as usize).min(READ_BUFFER));
+    (&mut *stream)
+        .take(len as u64)
+        .read_to_end(&mut body)
         .await
         .map_err(|e| NodeError::Io(e.to_string()))?;
+    if body.len() < len as usize {
+        return Err(NodeError::Io("the connection ended inside a reply".into()));
+    }
     Ok(Some(body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::fuzz::{Mutator, for_a_while, greeting_server, runtime};
+    use crate::db::voldemort::clock::VectorClock;
+
+    fn framed(body: &[u8]) -> Vec<u8> {
+        let mut out = (body.len() as u32).to_be_bytes().to_vec();
+        out.extend_from_slice(body);
+        out
+    }
+
+    /// A get's reply: one value and its clock.
+    fn get_reply() -> Vec<u8> {
+        let clock = VectorClock::from_entries(vec![(0, 3)], 1_700_000_000_000);
+        let mut versioned = proto::Msg::default();
+        versioned
+            .bytes(1, b"value")
+            .message(2, &proto::encode_clock(&clock));
+        let mut reply = proto::Msg::default();
+        reply.message(1, &versioned);
+        framed(&reply.0)
+    }
+
+    /// A node that agrees on the protocol, then answers with `reply`.
+    fn node(reply: Vec<u8>) -> NodeConns {
+        // The node speaks first only after "pb0": its "ok" answers that.
+        let port = greeting_server(Vec::new(), vec![b"ok".to_vec(), reply]);
+        NodeConns::new(
+            0,
+            format!("127.0.0.1:{port}"),
+            String::new(),
+            1,
+            Duration::from_millis(500),
+            Duration::from_millis(200),
+        )
+    }
+
+    #[test]
+    fn a_reply_unmutated_reads_as_the_value_it_holds() {
+        let node = node(get_reply());
+        let request = proto::request(Op::Get, "hatshop", b"key", None);
+        let reply = runtime()
+            .block_on(node.call(Op::Get, b"key", &request))
+            .unwrap();
+        assert_eq!(reply.versions[0].value, b"value");
+    }
+
+    #[test]
+    fn a_node_given_mutated_replies_ends_each_call_and_drops_what_it_could_not_read() {
+        let runtime = runtime();
+        let mut mutator = Mutator::new(8);
+        let request = proto::request(Op::Get, "hatshop", b"key", None);
+        let (mut answered, mut dropped) = (0, 0);
+        for_a_while(1.0, 30, |_| {
+            let node = node(mutator.mutate(&get_reply()));
+            let outcome = runtime.block_on(node.call(Op::Get, b"key", &request));
+            let kept = runtime.block_on(node.slots[0].lock()).is_some();
+            match outcome {
+                Ok(_) | Err(NodeError::Server(_)) => {
+                    assert!(kept);
+                    answered += 1;
+                }
+                Err(_) => {
+                    assert!(
+                        !kept,
+                        "a connection that met what it could not read is dropped"
+                    );
+                    dropped += 1;
+                }
+            }
+        });
+        assert!(
+            answered > 0 && dropped > 0,
+            "{answered} answered, {dropped} dropped"
+        );
+    }
 }

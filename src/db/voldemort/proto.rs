@@ -396,4 +396,28 @@ mod tests {
         assert_eq!(got.error.unwrap().code, OBSOLETE_VERSION);
         assert!(reply(Op::Get, &[0x0a, 0x05, 0x01]).is_err(), "truncated");
     }
+
+    #[test]
+    fn mutated_replies_decode_or_are_refused_never_a_panic() {
+        use crate::db::fuzz::{Mutator, for_a_while};
+        let clock = VectorClock::from_entries(vec![(2, 7), (0, 1)], 1_700_000_000_000);
+        let mut get = Msg::default();
+        get.message(1, &encode_versioned(b"hat", &clock));
+        let mut error = Msg::default();
+        error.int(1, 4).bytes(2, b"obsolete");
+        let mut put = Msg::default();
+        put.message(1, &error);
+        let valid = [get.0, put.0, encode_clock(&clock).0];
+        let mut mutator = Mutator::new(7);
+        let ran = for_a_while(0.5, 10_000, |round| {
+            let bytes = mutator.mutate(&valid[round as usize % valid.len()]);
+            for op in [Op::Get, Op::Put, Op::Delete, Op::GetVersion] {
+                let _ = reply(op, &bytes);
+            }
+            let _ = decode_clock(&bytes);
+            let _ = fetch_reply(&bytes);
+            let _ = truncate_reply(&bytes);
+        });
+        assert!(ran >= 10_000);
+    }
 }

@@ -11,6 +11,8 @@
 //! no length it was sent.
 
 mod frames;
+#[cfg(test)]
+mod fuzz;
 mod login;
 
 use std::time::Duration;
