@@ -3,7 +3,8 @@
 # Galera among them, Cassandra's jars from Maven Central, Chromium for the report test,
 # Prometheus for the metrics test),
 # starts Cassandra, MariaDB, PostgreSQL, Redis and a 3-node Project Voldemort (built
-# from source) with `hatshop server start`, runs
+# from source) with `hatshop server start`, and a PostgreSQL, a MariaDB and Redis set
+# up by hand with TLS required and password logins (tests/servers/secure.sh), runs
 # formatting, lints and every test (the live-server tests included; the cluster tests
 # start a 3-node Cassandra ring and a 3-node Galera cluster of their own), reads the op
 # log with pandas, polars and DuckDB (from PyPI, in a virtualenv), and stops the
@@ -17,6 +18,9 @@ step() { printf '\n== %s (%s, +%ss)\n' "$*" "$(date +%T)" "$(($(date +%s) - suit
 
 # Servers and downloads of the test suite live apart from a user's own.
 export HATSHOP_HOME=${HATSHOP_TEST_HOME:-${HOME:-/tmp}/.local/share/hatshop-test}
+# The servers set up by hand with TLS and password logins (tests/servers/secure.sh);
+# under /var/tmp, where PostgreSQL's own user can reach them.
+secure_dir=/var/tmp/hatshop-test-secure
 
 # One suite at a time on these servers: a second would share their tables, and the
 # first to end would stop them under the other. A later suite waits, 45 minutes at most.
@@ -56,6 +60,7 @@ command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "error: missing ${missing[*]}: run 'sudo apt-get update && sudo apt-get install -y ${missing[*]}'" >&2
@@ -80,7 +85,7 @@ hatshop=target/debug/hatshop
 step "servers"
 # Fresh data every time; the Cassandra jars stay in the cache.
 "$hatshop" server wipe --all
-trap '"$hatshop" server stop --all || true; rm -f "$suite_lock"' EXIT
+trap '"$hatshop" server stop --all || true; tests/servers/secure.sh stop "$secure_dir" || true; rm -f "$suite_lock"' EXIT
 # Cassandra takes the longest: it boots while formatting and lints run. The bulk
 # load test sends seed 002's 10,000-row batches (3 MB by Cassandra's count).
 "$hatshop" server start cassandra --set batch_size_fail_threshold=4MiB >target/cassandra-url.txt 2>target/cassandra-start.log &
@@ -91,6 +96,10 @@ HATSHOP_TEST_REDIS=$("$hatshop" server start redis)
 # Built from the upstream archive hatshop carries (javac, jars from Maven Central).
 HATSHOP_TEST_VOLDEMORT=$("$hatshop" server start voldemort --nodes 3)
 export HATSHOP_TEST_MYSQL HATSHOP_TEST_POSTGRES HATSHOP_TEST_REDIS HATSHOP_TEST_VOLDEMORT
+# PostgreSQL, MariaDB and Redis as an admin sets them up: a CA of their own, TLS
+# required, password logins (SCRAM, MD5, ed25519, native, a Redis ACL user).
+secure_env=$(tests/servers/secure.sh start "$secure_dir")
+while IFS= read -r line; do export "$line"; done <<<"$secure_env"
 
 # HdrHistogram's own log processor reads latency.hlog in a test.
 m2_repo="${HOME:-/root}/.m2/repository"

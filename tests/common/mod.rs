@@ -5,6 +5,7 @@
 
 pub mod browser;
 pub mod fake_store;
+pub mod garbling_proxy;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command as StdCommand, Stdio};

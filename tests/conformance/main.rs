@@ -5,7 +5,10 @@
 //! - `login`: a wrong password ends the run in one line that holds no password, and a
 //!   store that checks no login refuses one;
 //! - `gone`: a server out of reach, or killed mid-run for good, ends the run in one
-//!   line, with every operation that ran in its folder.
+//!   line, with every operation that ran in its folder;
+//! - `garbled`: a server whose answers a proxy spoils ends the run whole, in time;
+//! - `tls`: servers as production runs them (TLS required, password logins) are
+//!   reached, with credentials from where each store's tools keep them.
 //!
 //! `null://` and SQLite run in every `cargo test`; the servers' checks need the servers
 //! `./test.sh` starts (their URLs in HATSHOP_TEST_*), and fail, never skip, without
@@ -16,10 +19,12 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod drivers;
+mod garbled;
 mod gone;
 mod login;
 mod ownership;
 mod stream;
+mod tls;
 
 use std::sync::Mutex;
 
@@ -28,3 +33,6 @@ pub static MYSQL: Mutex<()> = Mutex::new(());
 pub static POSTGRES: Mutex<()> = Mutex::new(());
 pub static REDIS: Mutex<()> = Mutex::new(());
 pub static VOLDEMORT: Mutex<()> = Mutex::new(());
+pub static SECURE_POSTGRES: Mutex<()> = Mutex::new(());
+pub static SECURE_MYSQL: Mutex<()> = Mutex::new(());
+pub static SECURE_REDIS: Mutex<()> = Mutex::new(());

@@ -1,0 +1,402 @@
+//! Databases as they really run: servers set up by hand as an admin would
+//! (`tests/servers/secure.sh`: a CA of their own, TLS required, users that log in with
+//! SCRAM-SHA-256, MD5, ed25519, mysql_native_password and a Redis ACL password).
+//! Each store runs a race preset and the order workload over TLS, verified exactly,
+//! with run.json saying hatshop's own client carried the key-value operations and
+//! what TLS it spoke; the password comes from where each store's own tools keep it and
+//! shows nowhere; a wrong CA, an expired certificate, one made out to another name,
+//! and a server without TLS where TLS is required each end in one line that says so.
+
+use std::path::{Path, PathBuf};
+
+use tempfile::TempDir;
+
+use super::common::{assert_one_line_error, hatshop, json, lock, text, url};
+
+fn password() -> String {
+    url("HATSHOP_TEST_SECURE_PASSWORD")
+}
+
+fn certs() -> PathBuf {
+    PathBuf::from(url("HATSHOP_TEST_SECURE_CERTS"))
+}
+
+/// `run --verify` of `args` in `tmp` with `env`, which must succeed; its folder.
+fn run_verified(tmp: &Path, name: &str, args: &[&str], env: &[(&str, &str)]) -> PathBuf {
+    let out = tmp.join(name);
+    let mut cmd = hatshop(tmp);
+    cmd.args(["run", "--quiet", "--verify", "--out"])
+        .arg(&out)
+        .args(args);
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    let output = cmd.output().unwrap();
+    assert!(
+        output.status.success(),
+        "{args:?}: {}{}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+    let verify = json(&out.join("verify.json"));
+    assert_eq!(
+        verify["first_differences"],
+        serde_json::json!([]),
+        "{verify}"
+    );
+    assert_secret_kept(&out, &output.stdout, &output.stderr);
+    out
+}
+
+/// The password is in no byte of the folder, nor of what the command printed.
+fn assert_secret_kept(folder: &Path, stdout: &[u8], stderr: &[u8]) {
+    let secret = password();
+    assert!(!text(stdout).contains(&secret) && !text(stderr).contains(&secret));
+    for entry in walk(folder) {
+        let bytes = std::fs::read(&entry).unwrap();
+        let found = bytes.windows(secret.len()).any(|w| w == secret.as_bytes());
+        assert!(!found, "the password is in {}", entry.display());
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// The store settings run.json records.
+fn store_settings(folder: &Path) -> serde_json::Value {
+    json(&folder.join("run.json"))["database"]["store"]["settings"].clone()
+}
+
+fn assert_own_wire_over_tls(folder: &Path, mode: &str) {
+    let settings = store_settings(folder);
+    assert_eq!(settings["kv_wire"], "own", "{settings}");
+    let tls = settings["tls"].as_str().unwrap();
+    assert!(tls.starts_with("TLSv1.") && tls.contains(mode), "{tls}");
+}
+
+#[test]
+#[ignore = "needs the hand-set-up TLS servers: ./test.sh starts them"]
+fn postgres_over_tls_with_scram_and_md5_logins() {
+    let _guard = lock(&super::SECURE_POSTGRES);
+    let tmp = TempDir::new().unwrap();
+    let pw = password();
+    let db = url("HATSHOP_TEST_SECURE_PG");
+    // The race preset, as pgbench runs it: SCRAM, verify-full, PGPASSWORD.
+    let race = run_verified(
+        tmp.path(),
+        "race",
+        &[
+            "--db",
+            &db,
+            "-w",
+            "race-pg-select",
+            "--kv-table",
+            "pgbench_accounts",
+            "--records",
+            "2000",
+            "--events",
+            "5000",
+            "--warmup",
+            "0",
+        ],
+        &[("PGPASSWORD", &pw)],
+    );
+    assert_own_wire_over_tls(&race, "sslmode=verify-full");
+    assert_eq!(store_settings(&race)["password_from"], "PGPASSWORD");
+    // Orders, through the driver over TLS, the password from a password file and the
+    // TLS settings from libpq's variables.
+    let pgpass = tmp.path().join("pgpass");
+    std::fs::write(&pgpass, format!("127.0.0.1:*:hatshop:bench:{pw}\n")).unwrap();
+    set_private(&pgpass);
+    let bare = db.split('?').next().unwrap();
+    let ca = certs().join("ca.pem");
+    let orders = run_verified(
+        tmp.path(),
+        "orders",
+        &["--db", bare, "--events", "2000"],
+        &[
+            ("PGPASSFILE", pgpass.to_str().unwrap()),
+            ("PGSSLMODE", "verify-ca"),
+            ("PGSSLROOTCERT", ca.to_str().unwrap()),
+        ],
+    );
+    let settings = store_settings(&orders);
+    assert_eq!(settings["kv_wire"], "tokio-postgres");
+    assert!(
+        settings["tls"]
+            .as_str()
+            .unwrap()
+            .contains("PGSSLMODE=verify-ca"),
+        "{settings}"
+    );
+    assert!(
+        settings["password_from"]
+            .as_str()
+            .unwrap()
+            .ends_with("pgpass line 1")
+    );
+    // MD5, over require, in its own database.
+    let md5 = bare
+        .replace("bench@", &format!("bench_md5:{pw}@"))
+        .replace("/hatshop", "/hatshop_md5");
+    let md5_run = run_verified(
+        tmp.path(),
+        "md5",
+        &[
+            "--db",
+            &format!("{md5}?sslmode=require"),
+            "-w",
+            "kv-50w-50r",
+            "--records",
+            "200",
+            "--events",
+            "2000",
+        ],
+        &[],
+    );
+    assert_own_wire_over_tls(&md5_run, "sslmode=require");
+}
+
+fn set_private(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
+}
+
+#[test]
+#[ignore = "needs the hand-set-up TLS servers: ./test.sh starts them"]
+fn postgres_tls_that_cannot_be_had_is_one_line() {
+    let tmp = TempDir::new().unwrap();
+    let pw = password();
+    let db = url("HATSHOP_TEST_SECURE_PG").replace("bench@", &format!("bench:{pw}@"));
+    let other_ca = certs().join("other-ca.pem");
+    let wrong_ca = db.replace("ca.pem", "other-ca.pem");
+    let stderr = assert_one_line_error(
+        tmp.path(),
+        &["run", "--db", &wrong_ca, "--events", "10"],
+        &format!(
+            "the server's certificate is not signed by the CA in sslrootcert={}",
+            other_ca.display()
+        ),
+    );
+    assert!(!stderr.contains(&pw));
+    // TLS required by the server, refused by the client.
+    let plain = format!("{}?sslmode=disable", db.split('?').next().unwrap());
+    assert_one_line_error(
+        tmp.path(),
+        &["run", "--db", &plain, "--events", "10"],
+        "no encryption",
+    );
+    // TLS required by the client of a server without it (the suite's own).
+    let suite = format!("{}?sslmode=require", url("HATSHOP_TEST_POSTGRES"));
+    assert_one_line_error(
+        tmp.path(),
+        &["run", "--db", &suite, "-w", "kv-50w-50r", "--events", "10"],
+        "does not speak TLS (it answered N to SSLRequest), and sslmode=require asks for it",
+    );
+}
+
+#[test]
+#[ignore = "needs the hand-set-up TLS servers: ./test.sh starts them"]
+fn mysql_over_tls_with_ed25519_and_native_logins() {
+    let _guard = lock(&super::SECURE_MYSQL);
+    let tmp = TempDir::new().unwrap();
+    let pw = password();
+    let db = url("HATSHOP_TEST_SECURE_MYSQL").replace("bench_ed@", &format!("bench_ed:{pw}@"));
+    let race = run_verified(
+        tmp.path(),
+        "race",
+        &[
+            "--db",
+            &db,
+            "-w",
+            "race-sql-select",
+            "--kv-table",
+            "sbtest",
+            "--records",
+            "2000",
+            "--events",
+            "5000",
+            "--warmup",
+            "0",
+        ],
+        &[],
+    );
+    assert_own_wire_over_tls(&race, "ssl-mode=VERIFY_IDENTITY");
+    // Orders as the native user, the login and TLS from ~/.my.cnf's [client].
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let ca = certs().join("ca.pem");
+    std::fs::write(
+        home.join(".my.cnf"),
+        format!(
+            "[client]\nuser = bench_native\npassword = \"{pw}\"\nssl-mode = VERIFY_CA\nssl-ca = {}\n",
+            ca.display()
+        ),
+    )
+    .unwrap();
+    set_private(&home.join(".my.cnf"));
+    let bare = format!("mysql://{}/hatshop", super::garbled::first_host(&db));
+    let orders = run_verified(
+        tmp.path(),
+        "orders",
+        &["--db", &bare, "--events", "2000"],
+        &[("HOME", home.to_str().unwrap())],
+    );
+    let settings = store_settings(&orders);
+    assert_eq!(settings["kv_wire"], "mysql_async");
+    assert!(
+        settings["password_from"]
+            .as_str()
+            .unwrap()
+            .ends_with(".my.cnf [client]")
+    );
+    assert!(
+        settings["tls"].as_str().unwrap().contains("VERIFY_CA"),
+        "{settings}"
+    );
+    // MYSQL_PWD, for a key-value run on the own wire as the native user.
+    let kv = run_verified(
+        tmp.path(),
+        "kv",
+        &[
+            "--db",
+            &format!(
+                "mysql://bench_native@{}/hatshop?ssl-mode=REQUIRED",
+                super::garbled::first_host(&db)
+            ),
+            "-w",
+            "kv-50w-50r",
+            "--records",
+            "200",
+            "--events",
+            "2000",
+        ],
+        &[("MYSQL_PWD", &pw), ("HOME", tmp.path().to_str().unwrap())],
+    );
+    assert_own_wire_over_tls(&kv, "ssl-mode=REQUIRED");
+    assert_eq!(store_settings(&kv)["password_from"], "MYSQL_PWD");
+}
+
+#[test]
+#[ignore = "needs the hand-set-up TLS servers: ./test.sh starts them"]
+fn mysql_tls_that_cannot_be_had_is_one_line() {
+    let tmp = TempDir::new().unwrap();
+    let pw = password();
+    let db = url("HATSHOP_TEST_SECURE_MYSQL").replace("bench_ed@", &format!("bench_ed:{pw}@"));
+    let stderr = assert_one_line_error(
+        tmp.path(),
+        &[
+            "run",
+            "--db",
+            &db.replace("ca.pem", "other-ca.pem"),
+            "--events",
+            "10",
+        ],
+        "the server's certificate is not signed by the CA in ssl_ca=",
+    );
+    assert!(!stderr.contains(&pw));
+    let suite = format!("{}?ssl-mode=REQUIRED", url("HATSHOP_TEST_MYSQL"));
+    for workload in ["hatshop-random", "kv-50w-50r"] {
+        assert_one_line_error(
+            tmp.path(),
+            &["run", "--db", &suite, "-w", workload, "--events", "10"],
+            "does not speak TLS (its greeting offers no SSL), and ssl-mode=REQUIRED asks for it",
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs the hand-set-up TLS servers: ./test.sh starts them"]
+fn redis_over_tls_with_an_acl_user() {
+    let _guard = lock(&super::SECURE_REDIS);
+    let tmp = TempDir::new().unwrap();
+    let pw = password();
+    let db = url("HATSHOP_TEST_SECURE_REDIS");
+    let race = run_verified(
+        tmp.path(),
+        "race",
+        &[
+            "--db",
+            &db,
+            "-w",
+            "race-redis-get",
+            "--records",
+            "2000",
+            "--events",
+            "5000",
+            "--warmup",
+            "0",
+        ],
+        &[("REDISCLI_AUTH", &pw)],
+    );
+    assert_own_wire_over_tls(&race, "rediss://");
+    assert_eq!(store_settings(&race)["password_from"], "REDISCLI_AUTH");
+    assert!(
+        json(&race.join("run.json"))["database"]["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("rediss://")
+    );
+    let with_password = db.replace("bench@", &format!("bench:{pw}@"));
+    let orders = run_verified(
+        tmp.path(),
+        "orders",
+        &["--db", &with_password, "--events", "2000"],
+        &[],
+    );
+    let settings = store_settings(&orders);
+    assert_eq!(settings["kv_wire"], "redis-rs");
+    assert!(
+        settings["tls"].as_str().unwrap().starts_with("TLSv1."),
+        "{settings}"
+    );
+}
+
+#[test]
+#[ignore = "needs the hand-set-up TLS servers: ./test.sh starts them"]
+fn redis_tls_that_cannot_be_had_is_one_line() {
+    let tmp = TempDir::new().unwrap();
+    let pw = password();
+    let auth = |db: String| db.replace("bench@", &format!("bench:{pw}@"));
+    let kv = ["-w", "kv-50w-50r", "--events", "10"];
+    let cases = [
+        (
+            auth(url("HATSHOP_TEST_SECURE_REDIS_EXPIRED")),
+            "the server's certificate expired at 2025-01-02 00:00:00 UTC",
+        ),
+        (
+            auth(url("HATSHOP_TEST_SECURE_REDIS_OTHER_NAME")),
+            "the server's certificate is made out to db.example.com, not 127.0.0.1 (rediss:// checks the name)",
+        ),
+        (
+            auth(url("HATSHOP_TEST_SECURE_REDIS")).replace("ca.pem", "other-ca.pem"),
+            "the server's certificate is not signed by the CA in cacert=",
+        ),
+        (
+            // The suite's Redis has no TLS: it never answers a handshake.
+            format!(
+                "rediss{}",
+                url("HATSHOP_TEST_REDIS").trim_start_matches("redis")
+            ),
+            "a port without TLS never answers its handshake",
+        ),
+    ];
+    for (db, expected) in cases {
+        let stderr = assert_one_line_error(
+            tmp.path(),
+            &[&["run", "--connect-timeout", "2", "--db", &db][..], &kv].concat(),
+            expected,
+        );
+        assert!(!stderr.contains(&pw), "{stderr}");
+    }
+}
