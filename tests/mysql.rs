@@ -356,11 +356,12 @@ fn mysql_own_wire_logs_in_with_a_password_reads_back_and_says_so() {
     assert_eq!(aborted(), before, "connections ended without a goodbye");
 }
 
-/// A user who logs in with MariaDB's ed25519 plugin, which hatshop's own wire does not
-/// speak: a key-value run falls back to mysql_async, says so, and verifies.
+/// A user who logs in with MariaDB's ed25519 plugin: a key-value run goes over
+/// hatshop's own wire (which signs the server's nonce as the plugin does) and
+/// verifies; orders, over mysql_async, verify too.
 #[test]
 #[ignore = "needs a live MariaDB: ./test.sh starts one"]
-fn mysql_a_login_the_own_wire_cannot_make_falls_back_to_mysql_async() {
+fn mysql_an_ed25519_login_runs_on_the_own_wire() {
     let _guard = lock(&MYSQL);
     let db = url("HATSHOP_TEST_MYSQL");
     // Debian's mariadb-server ships the plugin; installing it twice is refused.
@@ -386,7 +387,7 @@ fn mysql_a_login_the_own_wire_cannot_make_falls_back_to_mysql_async() {
     let edwards = format!("mysql://edwards:Ed-pass-1@{}/hatshop", hosts_of(&db));
     let out = common::run_ok(
         &tmp,
-        "fallback",
+        "ed25519",
         &[
             "--db",
             &edwards,
@@ -405,12 +406,17 @@ fn mysql_a_login_the_own_wire_cannot_make_falls_back_to_mysql_async() {
     );
     let run = json(&out.join("run.json"));
     assert_eq!(
-        run["database"]["store"]["settings"]["kv_wire"], "mysql_async",
-        "the own wire was asked for (the default) and could not log in"
+        run["database"]["store"]["settings"]["kv_wire"], "own",
+        "the own wire was asked for (the default) and logs in with ed25519"
     );
     assert_eq!(json(&out.join("summary.json"))["overall"]["errors"], 0);
     let verify = json(&out.join("verify.json"));
     assert_eq!(verify["keys_found"], verify["keys_expected"], "{verify}");
+    common::run_ok(
+        &tmp,
+        "ed25519-orders",
+        &["--db", &edwards, "--events", "1000", "--verify"],
+    );
     // A wrong password is still a one-line "Access denied", through either client.
     let wrong = format!("mysql://edwards:Ed-pass-2@{}/hatshop", hosts_of(&db));
     let stderr = common::assert_one_line_error(

@@ -44,6 +44,11 @@ pub enum ServerAction {
         /// Port to listen on [default: the usual one if free, else any free port].
         #[arg(long)]
         port: Option<u16>,
+        /// TLS on and required, from a CA made in the server's folder: the URL printed
+        /// carries the CA and asks to check the certificate and the name (Voldemort's
+        /// protocol has none).
+        #[arg(long)]
+        tls: bool,
         /// Redis persistence: none, aof-everysec or aof-always.
         #[arg(long, default_value = "none", value_parser = ["none", "aof-everysec", "aof-always"])]
         persistence: String,

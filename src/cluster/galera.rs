@@ -3,18 +3,23 @@
 //! (3306 SQL, 4567 group communication, 4568 IST, 4444 SST). The first node bootstraps
 //! the cluster and the others join one after another by state transfer (mariabackup,
 //! which works as root); ready when every node is `Synced` in a cluster of N. A crashed
-//! node is started again with `--wsrep-recover` first, so it rejoins by IST.
+//! node is started again with `--wsrep-recover` first, so it rejoins by IST. With
+//! `--tls`, clients over TCP must speak TLS to every node (the nodes' own replication
+//! stays on loopback, as before).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
+use super::certs::server_certs;
 use super::mariadb::{
-    client, create_user_and_database, install_db, mariadbd, product, spawn, write_cnf,
+    client, create_user_and_database, install_db, mariadbd, product, spawn, tls_lines, with_tls,
+    write_cnf,
 };
 use super::{
-    Home, Launch, NodeRecord, ServerKind, ServerRecord, ensure_packages, process, wait_until,
+    Home, Launch, NodeRecord, ServerKind, ServerRecord, TLS_SETTING, ensure_packages, process,
+    wait_until,
 };
 
 const PROVIDER: &str = "/usr/lib/galera/libgalera_smm.so";
@@ -50,10 +55,18 @@ impl ServerKind for Galera {
             Some(previous) => previous.nodes.iter().map(|n| n.host.clone()).collect(),
             None => process::free_addresses(options.nodes, &PORTS)?,
         };
+        let tls = match launch.tls() {
+            true => Some(server_certs(
+                dir,
+                &hosts.iter().map(String::as_str).collect::<Vec<_>>(),
+            )?),
+            false => None,
+        };
+        let client_tls = tls.as_ref().map(tls_lines).unwrap_or_default();
         let nodes: Vec<Node> = hosts
             .iter()
             .enumerate()
-            .map(|(i, host)| Node::new(dir, i + 1, host, &hosts))
+            .map(|(i, host)| Node::new(dir, i + 1, host, &hosts, &client_tls))
             .collect::<Result<_>>()?;
         let started = Instant::now();
         let first = bootstrap_node(&nodes);
@@ -74,7 +87,10 @@ impl ServerKind for Galera {
             started.elapsed().as_secs_f64()
         );
         let addresses: Vec<String> = hosts.iter().map(|h| format!("{h}:3306")).collect();
-        let url = format!("mysql://root@{}/hatshop", addresses.join(","));
+        let url = with_tls(
+            format!("mysql://root@{}/hatshop", addresses.join(",")),
+            tls.as_ref(),
+        );
         let version = format!("{} with Galera {provider}", product(version.trim()));
         let started = records.into_iter().map(|r| r.expect("every node started"));
         Ok(ServerRecord {
@@ -86,7 +102,15 @@ impl ServerKind for Galera {
     fn restart_node(home: &Home, record: &ServerRecord, node: usize) -> Result<NodeRecord> {
         let dir = &home.server_dir(record.kind);
         let hosts: Vec<String> = record.nodes.iter().map(|n| n.host.clone()).collect();
-        let this = Node::new(dir, node, &hosts[node - 1], &hosts)?;
+        let client_tls = match record
+            .settings
+            .get(TLS_SETTING)
+            .is_some_and(|on| on == "on")
+        {
+            true => tls_lines(&server_certs(dir, &[])?),
+            false => String::new(),
+        };
+        let this = Node::new(dir, node, &hosts[node - 1], &hosts, &client_tls)?;
         // The survivors must have let the old incarnation go, or the rejoin takes
         // many times longer: the old member must first time out of the cluster.
         let survivors: Vec<&NodeRecord> = record
@@ -124,7 +148,14 @@ struct Node {
 }
 
 impl Node {
-    fn new(base: &Path, number: usize, host: &str, all: &[String]) -> Result<Node> {
+    /// Node `number` of the nodes on `all`; `client_tls`: `[mariadbd]` lines of TLS.
+    fn new(
+        base: &Path,
+        number: usize,
+        host: &str,
+        all: &[String],
+        client_tls: &str,
+    ) -> Result<Node> {
         let dir = base.join(format!("node{number}"));
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
@@ -137,7 +168,7 @@ impl Node {
              wsrep_sst_receive_address = {host}:4444\nwsrep_sst_method = mariabackup\n\
              wsrep_sst_auth = root:\nwsrep_slave_threads = 2\n\
              wsrep_provider_options = \"gmcast.listen_addr=tcp://{host}:4567;ist.recv_addr={host}:4568;gcache.size=128M;pc.recovery=TRUE\"\n\
-             [sst]\nsst-syslog = -1\n",
+             {client_tls}[sst]\nsst-syslog = -1\n",
             peers = peers.join(","),
         );
         let cnf = write_cnf(&dir, host, 3306, &wsrep)?;

@@ -1,5 +1,6 @@
 //! A private MariaDB server from Debian's `mariadb-server`: its own data folder,
-//! socket, pid file and port on 127.0.0.1; it never reads /etc/mysql. The pieces a
+//! socket, pid file and port on 127.0.0.1; it never reads /etc/mysql. With `--tls`,
+//! clients over TCP must speak TLS. The pieces a
 //! Galera node shares with it (config, first install, the client) live here too.
 
 use std::fs::File;
@@ -10,6 +11,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
+use super::certs::{self, ServerCerts};
 use super::{
     Home, LOOPBACK, Launch, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages,
     node_record, process, wait_for_port,
@@ -30,7 +32,16 @@ impl ServerKind for Mariadb {
         let dir = &launch.dir;
         let mariadbd = mariadbd(launch.options.install, &[])?;
         let port = launch.port_or(LOOPBACK, 3306)?;
-        let cnf = write_cnf(dir, LOOPBACK, port, "")?;
+        let tls = match launch.tls() {
+            true => Some(certs::server_certs(dir, &[LOOPBACK])?),
+            false => None,
+        };
+        let cnf = write_cnf(
+            dir,
+            LOOPBACK,
+            port,
+            &tls.as_ref().map(tls_lines).unwrap_or_default(),
+        )?;
         if !dir.join("data/mysql").exists() {
             install_db(dir, &cnf)?;
         }
@@ -47,7 +58,10 @@ impl ServerKind for Mariadb {
         create_user_and_database(&cnf)?;
         let version = product(client(&cnf, "SELECT VERSION()")?.trim());
         let node = node_record(1, LOOPBACK, port, pid, dir, dir.join("data"), log_file);
-        let url = format!("mysql://root@{LOOPBACK}:{port}/hatshop");
+        let url = with_tls(
+            format!("mysql://root@{LOOPBACK}:{port}/hatshop"),
+            tls.as_ref(),
+        );
         Ok(ServerRecord::of::<Self>(url, version, vec![node]))
     }
 
@@ -56,6 +70,28 @@ impl ServerKind for Mariadb {
         Ok(Self::start(&Launch::again(home, record, &again))?
             .nodes
             .remove(0))
+    }
+}
+
+/// `[mariadbd]` lines that turn TLS on for clients over TCP and require it (the
+/// server's own socket is secure transport already).
+pub fn tls_lines(certs: &ServerCerts) -> String {
+    format!(
+        "ssl-ca = {}\nssl-cert = {}\nssl-key = {}\nrequire_secure_transport = ON\n",
+        certs.ca.display(),
+        certs.cert.display(),
+        certs.key.display()
+    )
+}
+
+/// A server's URL with what a client needs to check it over TLS, where it has TLS.
+pub fn with_tls(url: String, tls: Option<&ServerCerts>) -> String {
+    match tls {
+        Some(certs) => format!(
+            "{url}?ssl-mode=VERIFY_IDENTITY&ssl-ca={}",
+            certs.ca.display()
+        ),
+        None => url,
     }
 }
 

@@ -10,6 +10,7 @@
 //! in the `servers!` list.
 
 mod cassandra;
+mod certs;
 pub mod cpu_budget;
 mod galera;
 mod home;
@@ -220,6 +221,8 @@ pub struct StartOptions {
     /// Each node's share of the host's CPU, in cores ([`cpu_budget`]): set once the
     /// nodes have started (`None`: no cap, the nodes share the host's cores).
     pub cpu_per_node: Option<f64>,
+    /// TLS on and required, from a CA made in the server's folder ([`certs`]).
+    pub tls: bool,
 }
 
 /// One start of a server: its home and folder, what was asked, and the record of the
@@ -259,6 +262,12 @@ impl<'a> Launch<'a> {
         self.previous.and_then(|p| p.settings.get(name)).cloned()
     }
 
+    /// Whether the nodes speak TLS: asked now, or asked when their data was made (a
+    /// node started again keeps what its clients were told).
+    pub fn tls(&self) -> bool {
+        self.options.tls || self.previous_setting(TLS_SETTING).as_deref() == Some("on")
+    }
+
     /// How many nodes start: as many as ran before, else as many as asked.
     pub fn nodes(&self) -> usize {
         self.previous.map_or(self.options.nodes, |p| p.nodes.len())
@@ -278,9 +287,13 @@ impl Default for StartOptions {
             config: Vec::new(),
             source: None,
             cpu_per_node: None,
+            tls: false,
         }
     }
 }
+
+/// The key a server's record keeps `--tls` under.
+pub const TLS_SETTING: &str = "tls";
 
 /// Starts a server unless it runs already; returns its record and whether it was started now.
 pub fn start(
@@ -302,7 +315,24 @@ pub fn start(
             options.nodes
         );
     }
+    if options.tls {
+        let store = crate::db::store_meta(meta.store);
+        if let Some(why) = store.and_then(|s| s.no_tls) {
+            bail!("{} cannot start with --tls: {why}", kind.name);
+        }
+    }
     if let Some(record) = home.running(kind) {
+        let has_tls = record
+            .settings
+            .get(TLS_SETTING)
+            .is_some_and(|on| on == "on");
+        if options.tls && !has_tls {
+            bail!(
+                "{} already runs without TLS: stop it first (`hatshop server stop {}`)",
+                kind.name,
+                kind.name
+            );
+        }
         if record.nodes.len() != options.nodes && options.nodes != 1 {
             bail!(
                 "{} already runs with {} nodes: stop it first (`hatshop server stop {}`)",
@@ -343,7 +373,7 @@ pub fn start(
         previous: previous.as_ref(),
     };
     let try_start = || (meta.start)(&launch);
-    let record = match try_start() {
+    let mut record = match try_start() {
         Ok(record) => record,
         // A free port can be taken by another process between our check and the
         // server's bind: the quick servers try once more on a newly chosen port.
@@ -355,6 +385,9 @@ pub fn start(
         }
         Err(e) => return Err(e),
     };
+    if launch.tls() {
+        record.settings.insert(TLS_SETTING.into(), "on".into());
+    }
     home.save(&record)?;
     let record = match options.cpu_per_node {
         Some(_) => budget(home, kind, options.cpu_per_node)?,

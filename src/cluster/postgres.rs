@@ -1,5 +1,6 @@
 //! A private PostgreSQL server from Debian's `postgresql`: `initdb` into its own
-//! folder, `pg_ctl start` on 127.0.0.1, trust authentication on loopback.
+//! folder, `pg_ctl start` on 127.0.0.1, trust authentication on loopback. With
+//! `--tls`, connections over TCP must speak TLS (hostssl lines alone).
 //!
 //! PostgreSQL refuses to run as root. As root, the cluster runs as the `postgres`
 //! user, and its data lives under /var/tmp (root's home is closed to other users).
@@ -9,9 +10,10 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
+use super::certs::{ServerCerts, server_certs};
 use super::{
-    Home, LOOPBACK, Launch, NodeRecord, ServerKind, ServerRecord, ensure_packages, node_record,
-    process,
+    Home, LOOPBACK, Launch, NodeRecord, ServerKind, ServerRecord, TLS_SETTING, ensure_packages,
+    node_record, process,
 };
 
 /// Debian keeps the server programs in a versioned folder, not on PATH.
@@ -55,18 +57,28 @@ impl ServerKind for Postgres {
 
     fn start(launch: &Launch) -> Result<ServerRecord> {
         let port = launch.port_or(LOOPBACK, 5432)?;
-        start(launch.home, &launch.dir, launch.options.install, port)
+        start(
+            launch.home,
+            &launch.dir,
+            launch.options.install,
+            port,
+            launch.tls(),
+        )
     }
 
     fn restart_node(home: &Home, record: &ServerRecord, _node: usize) -> Result<NodeRecord> {
         let dir = home.server_dir(record.kind);
-        Ok(start(home, &dir, false, record.nodes[0].port)?
+        let tls = record
+            .settings
+            .get(TLS_SETTING)
+            .is_some_and(|on| on == "on");
+        Ok(start(home, &dir, false, record.nodes[0].port, tls)?
             .nodes
             .remove(0))
     }
 }
 
-fn start(home: &Home, dir: &Path, install: bool, port: u16) -> Result<ServerRecord> {
+fn start(home: &Home, dir: &Path, install: bool, port: u16, tls: bool) -> Result<ServerRecord> {
     let bin = match bin_dir() {
         Some(bin) => bin,
         None => {
@@ -94,6 +106,17 @@ fn start(home: &Home, dir: &Path, install: bool, port: u16) -> Result<ServerReco
             "initdb",
         )?;
     }
+    let certs = match tls {
+        true => Some(tls_only(&base, &data)?),
+        false => None,
+    };
+    let ssl = certs.as_ref().map_or_else(String::new, |certs| {
+        format!(
+            " -c ssl=on -c ssl_cert_file={} -c ssl_key_file={}",
+            certs.cert.display(),
+            certs.key.display()
+        )
+    });
     process::run_command(
         as_owner(&bin.join("pg_ctl"))
             .arg("-D")
@@ -103,7 +126,7 @@ fn start(home: &Home, dir: &Path, install: bool, port: u16) -> Result<ServerReco
             .args(["-w", "-t", "60", "-o"])
             .arg(format!(
                 "-c listen_addresses={LOOPBACK} -c port={port} -c unix_socket_directories={} -c shared_buffers=256MB \
-                 -c max_connections=300 -c shared_preload_libraries=pg_stat_statements",
+                 -c max_connections=300 -c shared_preload_libraries=pg_stat_statements{ssl}",
                 base.display()
             ))
             .arg("start"),
@@ -116,11 +139,40 @@ fn start(home: &Home, dir: &Path, install: bool, port: u16) -> Result<ServerReco
         .context("PostgreSQL started but wrote no postmaster.pid")?;
 
     let version = ready_database(&bin, port)?;
+    let url = match &certs {
+        None => format!("postgres://postgres@{LOOPBACK}:{port}/hatshop"),
+        Some(certs) => format!(
+            "postgres://postgres@{LOOPBACK}:{port}/hatshop?sslmode=verify-full&sslrootcert={}",
+            certs.ca.display()
+        ),
+    };
     Ok(ServerRecord::of::<Postgres>(
-        format!("postgres://postgres@{LOOPBACK}:{port}/hatshop"),
+        url,
         format!("PostgreSQL {version}"),
         vec![node_record(1, LOOPBACK, port, pid, dir, data, log_file)],
     ))
+}
+
+/// The server's TLS files (readable by the postgres user, the key by it alone), and
+/// its pg_hba.conf: TLS or nothing over TCP, trust on the server's own socket.
+fn tls_only(base: &Path, data: &Path) -> Result<ServerCerts> {
+    let certs = server_certs(base, &[LOOPBACK])?;
+    if process::is_root() {
+        process::run_command(
+            Command::new("chown")
+                .arg("-R")
+                .arg("postgres:")
+                .arg(certs.key.parent().context("the TLS folder")?),
+            "chown",
+        )?;
+    }
+    let hba = data.join("pg_hba.conf");
+    std::fs::write(
+        &hba,
+        "local all all trust\nhostssl all all 127.0.0.1/32 trust\nhostssl all all ::1/128 trust\n",
+    )
+    .with_context(|| format!("cannot write {}", hba.display()))?;
+    Ok(certs)
 }
 
 /// The folder of the server's data and log: under /var/tmp when running as root (the

@@ -1,5 +1,6 @@
 //! A private Redis server from Debian's `redis-server`: its own folder, config and port
-//! on 127.0.0.1, persistence as asked (`none`, `aof-everysec`, `aof-always`).
+//! on 127.0.0.1, persistence as asked (`none`, `aof-everysec`, `aof-always`); with
+//! `--tls`, that port speaks TLS alone.
 
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -8,8 +9,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use super::{
-    Home, LOOPBACK, Launch, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages,
-    node_record, process, wait_for_port,
+    Home, LOOPBACK, Launch, NodeRecord, ServerKind, ServerRecord, StartOptions, certs,
+    ensure_packages, node_record, process, wait_for_port,
 };
 
 /// One Redis server, with the persistence asked for.
@@ -53,11 +54,25 @@ impl ServerKind for Redis {
             "aof-everysec" => ("yes", "everysec"),
             _ => ("no", "everysec"),
         };
+        let tls = match launch.tls() {
+            true => Some(certs::server_certs(dir, &[LOOPBACK])?),
+            false => None,
+        };
+        let listen = match &tls {
+            None => format!("port {port}\n"),
+            Some(certs) => format!(
+                "port 0\ntls-port {port}\ntls-cert-file {}\ntls-key-file {}\n\
+                 tls-ca-cert-file {}\ntls-auth-clients no\n",
+                certs.cert.display(),
+                certs.key.display(),
+                certs.ca.display()
+            ),
+        };
         let conf = dir.join("redis.conf");
         std::fs::write(
             &conf,
             format!(
-                "bind {LOOPBACK}\nport {port}\nprotected-mode yes\ndaemonize no\n\
+                "bind {LOOPBACK}\n{listen}protected-mode yes\ndaemonize no\n\
                  dir {data}\nlogfile {log}\npidfile {dir}/redis.pid\n\
                  save \"\"\nappendonly {appendonly}\nappendfsync {fsync}\n",
                 data = data.display(),
@@ -90,10 +105,11 @@ impl ServerKind for Redis {
             .unwrap_or("?")
             .to_string();
         let node = node_record(1, LOOPBACK, port, pid, dir, data, log_file);
-        let (url, version) = (
-            format!("redis://{LOOPBACK}:{port}/0"),
-            format!("Redis {version}"),
-        );
+        let url = match &tls {
+            None => format!("redis://{LOOPBACK}:{port}/0"),
+            Some(certs) => format!("rediss://{LOOPBACK}:{port}/0?cacert={}", certs.ca.display()),
+        };
+        let version = format!("Redis {version}");
         Ok(ServerRecord {
             settings: [("persistence".to_string(), options.persistence.clone())].into(),
             ..ServerRecord::of::<Self>(url, version, vec![node])

@@ -61,9 +61,11 @@ pub fn run(args: &ServerArgs) -> Result<()> {
             config,
             source,
             cpu_per_node,
+            tls,
         } => {
             check_start_flags(kind, config, source.as_deref())?;
             let options = StartOptions {
+                tls: *tls,
                 cpu_per_node: cpu_per_node.map(cluster::cpu_budget::check).transpose()?,
                 config: config.clone(),
                 version: version.clone(),

@@ -1,9 +1,10 @@
-//! A node's configuration files: `cassandra.yaml` (hatshop's settings, then any given
-//! with `--set`), its rack and data centre, and a logback file that logs in UTC (the
+//! A node's configuration files: `cassandra.yaml` (hatshop's settings, TLS for
+//! clients where asked, then any given with `--set`), its rack and data centre, and a logback file that logs in UTC (the
 //! compaction times in `system.log` are read back on the run's time axis).
 
 use anyhow::Result;
 
+use super::super::certs::ServerCerts;
 use super::{CQL_PORT, GOSSIP_PORT, Ring, RingNode};
 
 impl RingNode {
@@ -57,9 +58,10 @@ impl RingNode {
                  concurrent_reads: 16\n\
                  concurrent_writes: 16\n\
                  concurrent_compactors: 1\n\
-                 auto_snapshot: false\n",
+                 auto_snapshot: false\n{tls}",
             seed = ring.nodes[0].host,
             host = self.host,
+            tls = ring.tls.as_ref().map(client_encryption).unwrap_or_default(),
         );
         std::fs::write(
             conf.join("cassandra.yaml"),
@@ -84,6 +86,16 @@ impl RingNode {
         )?;
         Ok(())
     }
+}
+
+/// Clients must speak TLS, with the node's key and certificate from one PEM file.
+fn client_encryption(certs: &ServerCerts) -> String {
+    format!(
+        "client_encryption_options:\n  enabled: true\n  optional: false\n  \
+         ssl_context_factory:\n    class_name: org.apache.cassandra.security.PEMBasedSslContextFactory\n  \
+         keystore: {}\n  require_client_auth: false\n",
+        certs.key_and_cert.display()
+    )
 }
 
 /// hatshop's cassandra.yaml with `--set` settings: a key it writes gets the new

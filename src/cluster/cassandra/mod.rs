@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
+use super::certs::{ServerCerts, server_certs};
 use super::{
     Home, Launch, NodeRecord, ServerKind, ServerRecord, StartOptions, node_record, process,
     wait_until,
@@ -134,7 +135,14 @@ impl ServerKind for Cassandra {
             .iter()
             .map(|h| format!("{h}:{CQL_PORT}"))
             .collect();
-        let url = format!("cassandra://{}/hatshop", addresses.join(","));
+        let url = match &ring.tls {
+            None => format!("cassandra://{}/hatshop", addresses.join(",")),
+            Some(certs) => format!(
+                "cassandra://{}/hatshop?ssl=true&ssl_ca={}&ssl_verify=full",
+                addresses.join(","),
+                certs.ca.display()
+            ),
+        };
         let label = format!("Apache Cassandra {version}");
         let started = ring
             .nodes
@@ -199,6 +207,8 @@ struct Ring {
     heap: String,
     /// cassandra.yaml settings given with `--set`, over hatshop's.
     config: Vec<(String, String)>,
+    /// TLS for clients, on and required, where asked.
+    tls: Option<ServerCerts>,
 }
 
 /// How `--set` settings are kept in the server's record.
@@ -269,11 +279,19 @@ impl Ring {
             config.retain(|(k, _)| k != key);
             config.push((key.clone(), value.clone()));
         }
+        let tls = match launch.tls() {
+            true => {
+                let hosts: Vec<&str> = nodes.iter().map(|n| n.host.as_str()).collect();
+                Some(server_certs(dir, &hosts)?)
+            }
+            false => None,
+        };
         Ok(Ring {
             nodes,
             dcs,
             heap,
             config,
+            tls,
         })
     }
 

@@ -132,9 +132,17 @@ impl StoreKind for CassandraStore {
         if let Some(user) = &login.user {
             builder = builder.user(user, login.password.as_deref().unwrap_or(""));
         }
-        if let Some(tls) = &tls {
-            builder = builder.tls_context(Some(tls.config.clone()));
-        }
+        // The driver says a failed handshake in words of its own: hatshop's own
+        // handshake first says which certificate failed and why.
+        let tls_spoken = match &tls {
+            Some(tls) => {
+                builder = builder.tls_context(Some(tls.config.clone()));
+                let probe =
+                    crate::db::tls::probe(first_host, *first_port, tls, options.connect_timeout);
+                Some(probe.await?)
+            }
+            None => None,
+        };
         if cassandra.client_timestamps {
             builder = builder.timestamp_generator(Arc::new(
                 MonotonicTimestampGenerator::new().without_warnings(),
@@ -165,9 +173,9 @@ impl StoreKind for CassandraStore {
             prepared: OnceCell::new(),
             watched,
             load: std::sync::OnceLock::new(),
-            tls: match &tls {
-                Some(tls) => format!("on ({})", tls.mode_source),
-                None => "off".into(),
+            tls: match (&tls, tls_spoken) {
+                (Some(tls), Some(facts)) => format!("{} ({})", facts.summary(), tls.mode_source),
+                _ => "off".into(),
             },
             password_from: login.password_from,
         })

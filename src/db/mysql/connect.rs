@@ -13,11 +13,13 @@ use super::conns::HostConns;
 use super::login::login_retried;
 use super::option_file::{self, MysqlLogin, SSL_MODE};
 use super::sbtest;
-use super::wire::{LeanConn, Login, offers_tls};
+use super::wire::{LeanConn, Login, Spoken, spoken};
 use super::{MAX_ITEMS_PER_INSERT, MysqlStore, Route, classify};
 use crate::db::peer_table;
 use crate::db::sql::{Placeholders, Statements};
-use crate::db::tls::{FILE_SETTINGS, Tls, TlsMode, describe, server_refused, tls_error_in};
+use crate::db::tls::{
+    FILE_SETTINGS, Tls, TlsFacts, TlsMode, describe, server_refused, tls_error_in,
+};
 use crate::db::{ConnectOptions, DbError, DbUrl, ErrorKind, Setting, Settings, StoreKind, Value};
 
 /// Connections per host for setup and reading back, apart from the operations' own.
@@ -105,6 +107,7 @@ impl StoreKind for MysqlStore {
         let mut pools = Vec::with_capacity(address.hosts.len());
         let mut hosts = Vec::with_capacity(address.hosts.len());
         let mut tls_of_hosts = Vec::with_capacity(address.hosts.len());
+        let mut tls_spoken = None;
         for (host, port) in &address.hosts {
             let own = own_login(
                 host,
@@ -114,7 +117,8 @@ impl StoreKind for MysqlStore {
                 sync_wait,
                 options.connect_timeout,
             )?;
-            let tls = driver_tls(&own).await?;
+            let (tls, spoken) = driver_tls(&own).await?;
+            tls_spoken = tls_spoken.or(spoken);
             let opts = driver_options(&own, &address, &login, tls.as_ref(), sync_wait);
             let name = format!("{host}:{port}");
             hosts.push((name.clone(), opts.clone(), own));
@@ -122,11 +126,9 @@ impl StoreKind for MysqlStore {
             tls_of_hosts.push(tls);
         }
         let (version, galera) = server_facts(&pools, &tls_of_hosts, options.existing_only).await?;
-        let (own_wire, tls_spoken) =
-            match options.key_value_only && options.settings.choice("kv_wire") == "own" {
-                true => speaks_own_wire(&hosts[0].2).await?,
-                false => (false, None),
-            };
+        let own_wire = options.key_value_only
+            && options.settings.choice("kv_wire") == "own"
+            && speaks_own_wire(&hosts[0].2).await?;
         let conns = hosts
             .into_iter()
             .map(|(name, opts, login)| {
@@ -182,16 +184,21 @@ impl TlsInUse {
     }
 }
 
-/// The TLS the driver speaks to one host: with PREFERRED, only where the server
-/// offers it (mysql_async has no PREFERRED of its own).
-async fn driver_tls(own: &Login) -> Result<Option<Tls>, DbError> {
-    match &own.tls {
-        Some(tls) if tls.mode == TlsMode::Prefer => Ok(offers_tls(own)
-            .await
-            .map_err(|e| login_failed(e, None).context(format!("host {}:{}", own.host, own.port)))?
-            .then(|| tls.clone())),
-        tls => Ok(tls.clone()),
-    }
+/// The TLS the driver speaks to one host, and what it is, from a login of the own
+/// wire first: with PREFERRED, TLS only where the server offers it (mysql_async has no
+/// PREFERRED of its own); with a mode that requires it, a failed handshake said in
+/// one line that names why.
+async fn driver_tls(own: &Login) -> Result<(Option<Tls>, Option<TlsFacts>), DbError> {
+    let Some(tls) = &own.tls else {
+        return Ok((None, None));
+    };
+    let spoken = spoken(own).await.map_err(|e| {
+        login_failed(e, Some(tls)).context(format!("host {}:{}", own.host, own.port))
+    })?;
+    Ok(match spoken {
+        Spoken::Tls(facts) => (Some(tls.clone()), facts),
+        Spoken::Clear => (None, None),
+    })
 }
 
 /// hatshop's own wire's login to one host of the URL.
@@ -337,23 +344,20 @@ async fn server_facts(
     Ok((version, galera))
 }
 
-/// Whether hatshop's own wire can log in to the server, and the TLS it spoke: not
-/// where the login needs what it does not speak (a plugin of its own, or
-/// caching_sha2_password's full login without TLS); then a line says why.
-async fn speaks_own_wire(
-    login: &Login,
-) -> Result<(bool, Option<crate::db::tls::TlsFacts>), DbError> {
+/// Whether hatshop's own wire can log in to the server: not where the login needs
+/// what it does not speak (a plugin of its own, or caching_sha2_password's full login
+/// without TLS); then a line says why.
+async fn speaks_own_wire(login: &Login) -> Result<bool, DbError> {
     match LeanConn::open(login).await {
         Ok(conn) => {
-            let tls = conn.tls_facts();
             conn.quit().await;
-            Ok((true, tls))
+            Ok(true)
         }
         Err(mysql_async::Error::Driver(DriverError::UnknownAuthPlugin { name })) => {
             crate::console::note!(
                 "note: the login asks for {name}, which hatshop's own MySQL client does not speak: mysql_async carries the key-value statements (run.json: kv_wire)"
             );
-            Ok((false, None))
+            Ok(false)
         }
         Err(e) => Err(login_failed(e, login.tls.as_ref())
             .context(format!("host {}:{}", login.host, login.port))),

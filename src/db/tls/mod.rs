@@ -194,6 +194,30 @@ impl TlsSettings {
     }
 }
 
+/// Opens a connection to `host:port` and runs a TLS handshake on it at once (for
+/// protocols that begin with TLS, as CQL's does), then closes it: what TLS it spoke,
+/// or one line saying why it could not, within `limit`. A store whose driver says a
+/// failed handshake in words of its own asks this first.
+pub async fn probe(
+    host: &str,
+    port: u16,
+    tls: &Tls,
+    limit: std::time::Duration,
+) -> Result<TlsFacts, DbError> {
+    let attempt = async {
+        let mut tcp = super::wire::connect(host, port, limit)
+            .await
+            .map_err(|e| DbError::new(super::classify::io_kind(&e), e.to_string()))?;
+        let session = handshake(&mut tcp, tls).await?;
+        Ok(session.facts())
+    };
+    let what = format!(
+        "the TLS handshake with {} (a port without TLS never answers one)",
+        tls.target
+    );
+    super::wire::within(limit, &what, attempt).await
+}
+
 /// The one cryptographic provider every TLS connection of hatshop's uses.
 pub fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::aws_lc_rs::default_provider())

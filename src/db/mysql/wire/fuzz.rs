@@ -1,4 +1,5 @@
-//! MySQL's packets, mutated, fed to the own wire: the greeting, the login, a
+//! MySQL's packets from a server of the test's own, fed to the own wire: a login it
+//! cannot finish names the plugin that asked; and mutated, the greeting, the login, a
 //! statement's preparation and its rows each end in a result or an error, never a
 //! panic, and a connection that met what it could not read is never used again.
 
@@ -122,6 +123,47 @@ fn the_packets_unmutated_read_as_the_value_they_hold() {
         reply.value
     });
     assert_eq!(value.as_deref(), Some(&b"value"[..]));
+}
+
+/// An authentication switch to `plugin` with `data`.
+fn switch(plugin: &str, data: &[u8]) -> Vec<u8> {
+    let mut body = vec![0xFE];
+    body.extend_from_slice(plugin.as_bytes());
+    body.push(0);
+    body.extend_from_slice(data);
+    packet(2, &body)
+}
+
+#[test]
+fn a_login_the_own_wire_cannot_finish_says_which_plugin_asked() {
+    let refused = |replies: Vec<Vec<u8>>| {
+        let port = greeting_server(greeting(), replies);
+        let mut login = login(port);
+        login.password = Some("secret".into());
+        match runtime().block_on(LeanConn::open(&login)) {
+            Err(mysql_async::Error::Driver(mysql_async::DriverError::UnknownAuthPlugin {
+                name,
+            })) => name,
+            Err(other) => panic!("{other}"),
+            Ok(_) => panic!("logged in"),
+        }
+    };
+    assert_eq!(refused(vec![switch("dialog", b"Password: ")]), "dialog");
+    // caching_sha2_password's full login wants TLS (or the server's RSA key).
+    let full_login = vec![
+        switch("caching_sha2_password", b"abcdefghijklmnopqrst\0"),
+        packet(4, &[1, 4]),
+    ];
+    assert!(refused(full_login).starts_with("caching_sha2_password (its full login without TLS"));
+    // Its fast path needs neither.
+    let fast = vec![
+        switch("caching_sha2_password", b"abcdefghijklmnopqrst\0"),
+        [packet(4, &[1, 3]), ok(5)].concat(),
+    ];
+    let port = greeting_server(greeting(), fast);
+    let mut login = login(port);
+    login.password = Some("secret".into());
+    assert!(runtime().block_on(LeanConn::open(&login)).is_ok());
 }
 
 #[test]

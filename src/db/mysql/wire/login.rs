@@ -11,7 +11,7 @@ use mysql_common::scramble::{create_response_for_ed25519, scramble_native, scram
 
 use super::packets::{Greeting, io_error, server_error, unexpected};
 use super::{LeanConn, Login, MAX_BODY, Result, UTF8MB4};
-use crate::db::tls::server_refused;
+use crate::db::tls::{TlsFacts, server_refused};
 use crate::db::wire::{Inbox, Stream, connect};
 
 const CLIENT_LONG_PASSWORD: u32 = 1;
@@ -183,15 +183,26 @@ impl LeanConn {
     }
 }
 
-/// Whether the server speaks TLS to this login: a login of the own wire (which turns
-/// to TLS where the greeting offers it) ended cleanly; where the own wire cannot log
-/// in, the greeting alone is read (the server then counts an aborted connect).
-pub async fn offers_tls(login: &Login) -> Result<bool> {
+/// What a login of the own wire spoke.
+pub enum Spoken {
+    Clear,
+    /// TLS, and what it was (unknown where only the greeting could be read).
+    Tls(Option<TlsFacts>),
+}
+
+/// What the server speaks to this login: a login of the own wire (which turns to TLS
+/// where the greeting offers it and the login asks) ended cleanly; where the own wire
+/// cannot log in, the greeting alone is read (the server then counts an aborted
+/// connect).
+pub async fn spoken(login: &Login) -> Result<Spoken> {
     match LeanConn::open(login).await {
         Ok(conn) => {
-            let spoken = conn.tls_facts().is_some();
+            let spoken = conn.tls_facts();
             conn.quit().await;
-            Ok(spoken)
+            Ok(match spoken {
+                Some(facts) => Spoken::Tls(Some(facts)),
+                None => Spoken::Clear,
+            })
         }
         Err(Error::Driver(DriverError::UnknownAuthPlugin { .. })) => {
             let greeting = async {
@@ -211,7 +222,12 @@ pub async fn offers_tls(login: &Login) -> Result<bool> {
             let greeting = tokio::time::timeout(login.connect_timeout, greeting)
                 .await
                 .map_err(|_| unexpected(b"no greeting within the connect timeout"))??;
-            Ok(greeting.caps & CLIENT_SSL != 0)
+            let offered = greeting.caps & CLIENT_SSL != 0;
+            Ok(if offered && login.tls.is_some() {
+                Spoken::Tls(None)
+            } else {
+                Spoken::Clear
+            })
         }
         Err(e) => Err(e),
     }

@@ -28,7 +28,7 @@ mod fuzz;
 mod login;
 mod packets;
 
-pub use login::offers_tls;
+pub use login::{Spoken, spoken};
 
 type Result<T> = std::result::Result<T, Error>;
 
