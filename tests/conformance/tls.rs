@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use tempfile::TempDir;
 
-use super::common::{assert_one_line_error, hatshop, json, lock, text, url};
+use super::common::{OwnHome, assert_one_line_error, hatshop, json, lock, text, url};
 
 fn password() -> String {
     url("HATSHOP_TEST_SECURE_PASSWORD")
@@ -21,8 +21,22 @@ fn certs() -> PathBuf {
     PathBuf::from(url("HATSHOP_TEST_SECURE_CERTS"))
 }
 
-/// `run --verify` of `args` in `tmp` with `env`, which must succeed; its folder.
+/// `run --verify` of `args` in `tmp` with `env`, as a user of the hand-set-up servers,
+/// which must succeed and show their password nowhere; its folder.
 fn run_verified(tmp: &Path, name: &str, args: &[&str], env: &[(&str, &str)]) -> PathBuf {
+    let (out, stdout, stderr) = verified_run(tmp, name, args, env);
+    assert_secret_kept(&out, &stdout, &stderr);
+    out
+}
+
+/// `run --verify` of `args` in `tmp` with `env`, which must succeed: its folder and
+/// what it printed.
+fn verified_run(
+    tmp: &Path,
+    name: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (PathBuf, Vec<u8>, Vec<u8>) {
     let out = tmp.join(name);
     let mut cmd = hatshop(tmp);
     cmd.args(["run", "--quiet", "--verify", "--out"])
@@ -44,8 +58,7 @@ fn run_verified(tmp: &Path, name: &str, args: &[&str], env: &[(&str, &str)]) -> 
         serde_json::json!([]),
         "{verify}"
     );
-    assert_secret_kept(&out, &output.stdout, &output.stderr);
-    out
+    (out, output.stdout, output.stderr)
 }
 
 /// The password is in no byte of the folder, nor of what the command printed.
@@ -399,4 +412,111 @@ fn redis_tls_that_cannot_be_had_is_one_line() {
         );
         assert!(!stderr.contains(&pw), "{stderr}");
     }
+}
+
+/// `hatshop server start KIND --tls`: the URL it prints reaches the server over TLS,
+/// checking the certificate and its name against the CA made in the server's folder;
+/// a run of key-value records and one of orders verify; the URL without TLS is refused
+/// (MariaDB, with require_secure_transport, says "Access denied").
+fn own_server_with_tls(kind: &str, plain_refused: &str) {
+    let (_home, db) = OwnHome::with_server(&[kind, "--tls"]);
+    let tmp = TempDir::new().unwrap();
+    let (kv, _, _) = verified_run(
+        tmp.path(),
+        "kv",
+        &[
+            "--db",
+            &db,
+            "-w",
+            "kv-50w-50r",
+            "--records",
+            "200",
+            "--events",
+            "2000",
+        ],
+        &[],
+    );
+    let settings = store_settings(&kv);
+    let tls = settings["tls"].as_str().unwrap();
+    assert!(tls.starts_with("TLSv1.3"), "{kind}: {settings}");
+    if settings.get("kv_wire").is_some() {
+        assert_eq!(settings["kv_wire"], "own", "{settings}");
+    }
+    verified_run(
+        tmp.path(),
+        "orders",
+        &["--db", &db, "--events", "1000"],
+        &[],
+    );
+    let plain = db
+        .split('?')
+        .next()
+        .unwrap()
+        .replace("rediss://", "redis://");
+    let plain = match kind {
+        "postgres" => format!("{plain}?sslmode=disable"),
+        "mariadb" | "galera" => format!("{plain}?ssl-mode=DISABLED"),
+        _ => plain,
+    };
+    assert_one_line_error(
+        tmp.path(),
+        &[
+            "run",
+            "--connect-timeout",
+            "2",
+            "--db",
+            &plain,
+            "--events",
+            "10",
+        ],
+        plain_refused,
+    );
+}
+
+#[test]
+#[ignore = "needs postgresql installed: ./test.sh installs it"]
+fn postgres_started_with_tls() {
+    own_server_with_tls("postgres", "no encryption");
+}
+
+#[test]
+#[ignore = "needs mariadb-server installed: ./test.sh installs it"]
+fn mariadb_started_with_tls() {
+    own_server_with_tls("mariadb", "Access denied");
+}
+
+#[test]
+#[ignore = "needs galera-4 installed: ./test.sh installs it"]
+fn galera_started_with_tls() {
+    own_server_with_tls("galera", "Access denied");
+}
+
+#[test]
+#[ignore = "needs redis-server installed: ./test.sh installs it"]
+fn redis_started_with_tls() {
+    own_server_with_tls("redis", "cannot connect");
+}
+
+#[test]
+#[ignore = "needs Cassandra's jars: ./test.sh fetches them"]
+fn cassandra_started_with_tls() {
+    own_server_with_tls("cassandra", "cannot connect");
+}
+
+#[test]
+fn voldemort_has_no_tls_and_says_so() {
+    let home = TempDir::new().unwrap();
+    let started = super::common::server(home.path(), &["start", "voldemort", "--tls"]);
+    assert!(!started.status.success());
+    let stderr = text(&started.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("Voldemort's protocol has no TLS"),
+        "{stderr}"
+    );
+    assert_one_line_error(
+        home.path(),
+        &["run", "--db", "voldemort://127.0.0.1:6666/hatshop?ssl=true"],
+        "ssl given to voldemort://: Voldemort's protocol has no TLS",
+    );
 }
