@@ -4,7 +4,15 @@
 # the peer alternating who goes first.
 #
 #   bench/race.sh [--conns 1,4,16,64,256] [--repeats 3] [--ops 200000]
-#                 [--stores "cassandra mariadb postgres redis voldemort"]
+#                 [--stores "cassandra mariadb postgres redis voldemort"] [--tls]
+#
+# --tls races on the setup users have: servers started with `hatshop server start
+# --tls` (in a home of their own, $HATSHOP_HOME-tls) and users that log in with a
+# password, both tools over TLS: PostgreSQL as a SCRAM-SHA-256 user (pgbench and
+# hatshop with sslmode=require), MariaDB as an ed25519 user (sysbench --mysql-ssl=on,
+# hatshop with ssl-mode=REQUIRED), Redis as an ACL user (redis-benchmark --tls,
+# hatshop over rediss://). Cassandra and Voldemort are left out: latte's TLS needs a
+# build of its own, and Voldemort's protocol has no TLS.
 #
 # The peers, installed when missing: latte 0.29 from crates.io (Cassandra: inserts and
 # point reads at CL ONE), sysbench (MariaDB: oltp_point_select and oltp_insert on the
@@ -46,8 +54,10 @@ conns=1,4,16,64,256
 repeats=3
 ops=200000
 stores="cassandra mariadb postgres redis voldemort"
+tls=
 while [ $# -gt 0 ]; do
   case $1 in
+    --tls) tls=1; shift ;;
     --conns) conns=$2; shift 2 ;;
     --repeats) repeats=$2; shift 2 ;;
     --ops) ops=$2; shift 2 ;;
@@ -56,9 +66,16 @@ while [ $# -gt 0 ]; do
   esac
 done
 IFS=, read -ra counts <<<"$conns"
+if [ -n "$tls" ]; then
+  stores=$(tr ' ' '\n' <<<"$stores" | grep -Ex 'mariadb|postgres|redis' | tr '\n' ' ')
+fi
 # The short round's operations: a quarter of a long round's.
 short=$((ops / 4 > 0 ? ops / 4 : 1))
 export HATSHOP_HOME=${HATSHOP_HOME:-$HOME/.local/share/hatshop}
+# Servers with TLS live apart: a server runs with TLS or without.
+[ -z "$tls" ] || HATSHOP_HOME=$HATSHOP_HOME-tls
+# The password of the users the --tls races log in as.
+race_pw=Race-pass-1
 # The longest one measured command may take (RACE_TIMEOUT seconds): a silent server
 # ends the script instead of holding it.
 limit=${RACE_TIMEOUT:-900}
@@ -106,11 +123,13 @@ floor=target/release/examples/floor
 # start NAME: the server's URL on stdout; its pid in $tmp/NAME.pid.
 start() {
   local url
-  url=$("$bin" server start "$1" 2>"$tmp/$1.log") || { cat "$tmp/$1.log" >&2; exit 1; }
+  url=$("$bin" server start "$1" ${tls:+--tls} 2>"$tmp/$1.log") || { cat "$tmp/$1.log" >&2; exit 1; }
   sed -n 's/.*(pid \([0-9]*\)).*/\1/p' "$tmp/$1.log" | head -1 >"$tmp/$1.pid"
   [ -s "$tmp/$1.pid" ] || { echo "race: no pid for $1 in: $(cat "$tmp/$1.log")" >&2; exit 1; }
   echo "$url"
 }
+# param URL KEY: the value of ?KEY= in URL.
+param() { sed -nE "s#.*[?&]$2=([^&]*).*#\1#p" <<<"$1"; }
 # host_port URL: "HOST PORT" of a server URL's first host.
 host_port() { sed -E 's#^[a-z]+://([^@/]*@)?([^:/,]+):([0-9]+).*#\2 \3#' <<<"$1"; }
 
@@ -328,8 +347,15 @@ if wants mariadb; then
   read -r sql_host sql_port < <(host_port "$sql_url")
   # sysbench's sbtest shape: INT id, indexed INT k, the value in c, a 60-character pad.
   sql_url="${sql_url%%\?*}?kv_table=sbtest"
-  mysql -h"$sql_host" -P"$sql_port" -uroot -e "CREATE DATABASE IF NOT EXISTS sbtest"
-  sb="--db-driver=mysql --mysql-host=$sql_host --mysql-port=$sql_port --mysql-user=root --mysql-db=sbtest --tables=1 --table-size=100000"
+  sql_user=(--mysql-user=root)
+  if [ -n "$tls" ]; then
+    mysql --ssl -h"$sql_host" -P"$sql_port" -uroot -e "INSTALL SONAME 'auth_ed25519'" 2>/dev/null || true
+    mysql --ssl -h"$sql_host" -P"$sql_port" -uroot -e "DROP USER IF EXISTS bench@'127.%'; CREATE USER bench@'127.%' IDENTIFIED VIA ed25519 USING PASSWORD('$race_pw'); GRANT ALL ON *.* TO bench@'127.%'"
+    sql_url="mysql://bench:$race_pw@$sql_host:$sql_port/hatshop?kv_table=sbtest&ssl-mode=REQUIRED"
+    sql_user=(--mysql-user=bench --mysql-password="$race_pw" --mysql-ssl=on)
+  fi
+  mysql ${tls:+--ssl} -h"$sql_host" -P"$sql_port" -uroot -e "CREATE DATABASE IF NOT EXISTS sbtest"
+  sb="--db-driver=mysql --mysql-host=$sql_host --mysql-port=$sql_port ${sql_user[*]} --mysql-db=sbtest --tables=1 --table-size=100000"
   # race-sql-select draws keys as sysbench's default, --rand-type=special, which the
   # command names so that a sysbench with another default reads the same rows.
   sysbench_select() { peer=(sysbench oltp_point_select $sb --rand-type=special --threads="$1" --events="$ops" --time=0 --percentile=99 --histogram=on run); }
@@ -350,6 +376,17 @@ if wants postgres; then
   # pgbench's pgbench_accounts shape: INT aid, bid and abalance, the value in filler.
   pg_url="${pg_url%%\?*}?kv_table=pgbench_accounts"
   pg=(-h "$pg_host" -p "$pg_port" -U postgres)
+  if [ -n "$tls" ]; then
+    # A SCRAM-SHA-256 user (PostgreSQL's default password method), over TLS.
+    export PGSSLMODE=require
+    psql "${pg[@]}" -d postgres -qc "DROP ROLE IF EXISTS bench" -c "CREATE ROLE bench LOGIN SUPERUSER PASSWORD '$race_pw'"
+    hba=$(psql "${pg[@]}" -d postgres -tAc "SHOW hba_file")
+    grep -q '^hostssl all bench ' "$hba" || sed -i "1i hostssl all bench 127.0.0.1/32 scram-sha-256" "$hba"
+    psql "${pg[@]}" -d postgres -qtc "SELECT pg_reload_conf()" >/dev/null
+    export PGPASSWORD=$race_pw
+    pg=(-h "$pg_host" -p "$pg_port" -U bench)
+    pg_url="postgres://bench:$race_pw@$pg_host:$pg_port/hatshop?kv_table=pgbench_accounts&sslmode=require"
+  fi
   psql "${pg[@]}" -d postgres -qtc "SELECT 1 FROM pg_database WHERE datname = 'pgbench'" | grep -q 1 ||
     psql "${pg[@]}" -d postgres -qc "CREATE DATABASE pgbench"
   # -j: pgbench's threads, at most one per core and per connection.
@@ -365,15 +402,25 @@ fi
 if wants redis; then
   step "starting Redis"
   redis_url=$(start redis)
+  redis_url_started=$redis_url
   read -r redis_host redis_port < <(host_port "$redis_url")
   # The peer's keys live in database 5, hatshop's in 6.
   redis_url="redis://$redis_host:$redis_port/6"
-  rb=(redis-benchmark -h "$redis_host" -p "$redis_port" --dbnum 5 -d 100 -r 100000 -P 1 --csv)
+  cli=(-h "$redis_host" -p "$redis_port")
+  if [ -n "$tls" ]; then
+    # An ACL user, over TLS; the default user is left as `server start` made it.
+    redis_ca=$(param "$redis_url_started" cacert)
+    cli+=(--tls --cacert "$redis_ca")
+    redis-cli "${cli[@]}" ACL SETUSER bench on ">$race_pw" '~*' '&*' +@all >/dev/null
+    cli+=(--user bench -a "$race_pw" --no-auth-warning)
+    redis_url="rediss://bench:$race_pw@$redis_host:$redis_port/6?cacert=$redis_ca"
+  fi
+  rb=(redis-benchmark "${cli[@]}" --dbnum 5 -d 100 -r 100000 -P 1 --csv)
   redis_get() { peer=("${rb[@]}" -n "$ops" -c "$1" -t get); }
   redis_set() { peer=("${rb[@]}" -n "$ops" -c "$1" -t set); }
   fresh_redis_keys() {
-    redis-cli -h "$redis_host" -p "$redis_port" -n 5 FLUSHDB >/dev/null
-    redis-benchmark -h "$redis_host" -p "$redis_port" --dbnum 5 -d 100 -r 100000 -n 300000 -c 50 -t set -q >/dev/null
+    redis-cli "${cli[@]}" -n 5 FLUSHDB >/dev/null
+    redis-benchmark "${cli[@]}" --dbnum 5 -d 100 -r 100000 -n 300000 -c 50 -t set -q >/dev/null
   }
   race redis-get redis-benchmark "$(cat "$tmp/redis.pid")" parse_redis_benchmark race-redis-get "$redis_url" fresh_redis_keys redis_get
   race redis-set redis-benchmark "$(cat "$tmp/redis.pid")" parse_redis_benchmark race-redis-set "$redis_url" fresh_redis_keys redis_set
@@ -416,7 +463,7 @@ EOF
   race vold-read voldemort-bench "$(cat "$tmp/voldemort.pid")" parse_vold_benchmark race-vold-read "$vold_url" fresh_vold vold_read
 fi
 
-printf 'commands (%d operations each, %d repeats at each in-flight count, alternating who goes first; -c and the peer'"'"'s count set to each of %s):\n' "$ops" "$repeats" "$conns"
+printf 'commands (%d operations each, %d repeats at each in-flight count, alternating who goes first; -c and the peer'"'"'s count set to each of %s%s):\n' "$ops" "$repeats" "$conns" "${tls:+; over TLS, logging in with a password}"
 cat "$tmp/commands"
 python3 - "$tmp/rows" <<'EOF'
 import math, statistics, sys
