@@ -344,6 +344,7 @@ fi
 if wants mariadb; then
   step "starting MariaDB"
   sql_url=$(start mariadb)
+  echo "$sql_url" >"$tmp/mariadb.url"
   read -r sql_host sql_port < <(host_port "$sql_url")
   # sysbench's sbtest shape: INT id, indexed INT k, the value in c, a 60-character pad.
   sql_url="${sql_url%%\?*}?kv_table=sbtest"
@@ -353,16 +354,27 @@ if wants mariadb; then
     mysql --ssl -h"$sql_host" -P"$sql_port" -uroot -e "DROP USER IF EXISTS bench@'127.%'; CREATE USER bench@'127.%' IDENTIFIED VIA ed25519 USING PASSWORD('$race_pw'); GRANT ALL ON *.* TO bench@'127.%'"
     sql_url="mysql://bench:$race_pw@$sql_host:$sql_port/hatshop?kv_table=sbtest&ssl-mode=REQUIRED"
     sql_user=(--mysql-user=bench --mysql-password="$race_pw" --mysql-ssl=on)
+    # sysbench's TLS presents a client certificate from files of fixed names in its
+    # working directory: one the server's CA signs.
+    sql_ca=$(param "$(cat "$tmp/mariadb.url")" ssl-ca)
+    mkdir -p "$tmp/sysbench"
+    cp "$sql_ca" "$tmp/sysbench/cacert.pem"
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=bench \
+      -keyout "$tmp/sysbench/client-key.pem" -out "$tmp/sysbench/client.csr" 2>/dev/null
+    openssl x509 -req -in "$tmp/sysbench/client.csr" -CA "$sql_ca" -CAkey "${sql_ca%.pem}.key" \
+      -CAcreateserial -days 2 -out "$tmp/sysbench/client-cert.pem" 2>/dev/null
   fi
   mysql ${tls:+--ssl} -h"$sql_host" -P"$sql_port" -uroot -e "CREATE DATABASE IF NOT EXISTS sbtest"
   sb="--db-driver=mysql --mysql-host=$sql_host --mysql-port=$sql_port ${sql_user[*]} --mysql-db=sbtest --tables=1 --table-size=100000"
   # race-sql-select draws keys as sysbench's default, --rand-type=special, which the
   # command names so that a sysbench with another default reads the same rows.
-  sysbench_select() { peer=(sysbench oltp_point_select $sb --rand-type=special --threads="$1" --events="$ops" --time=0 --percentile=99 --histogram=on run); }
-  sysbench_insert() { peer=(sysbench oltp_insert $sb --threads="$1" --events="$ops" --time=0 --percentile=99 --histogram=on run); }
+  mkdir -p "$tmp/sysbench"
+  sysbench=(env -C "$tmp/sysbench" sysbench)
+  sysbench_select() { peer=("${sysbench[@]}" oltp_point_select $sb --rand-type=special --threads="$1" --events="$ops" --time=0 --percentile=99 --histogram=on run); }
+  sysbench_insert() { peer=("${sysbench[@]}" oltp_insert $sb --threads="$1" --events="$ops" --time=0 --percentile=99 --histogram=on run); }
   fresh_sbtest() {
-    sysbench oltp_point_select $sb cleanup >/dev/null
-    sysbench oltp_point_select $sb prepare >/dev/null
+    "${sysbench[@]}" oltp_point_select $sb cleanup >"$tmp/fresh" || { cat "$tmp/fresh" >&2; exit 1; }
+    "${sysbench[@]}" oltp_point_select $sb prepare >"$tmp/fresh" || { cat "$tmp/fresh" >&2; exit 1; }
   }
   race sql-select sysbench "$(cat "$tmp/mariadb.pid")" parse_sysbench race-sql-select "$sql_url" fresh_sbtest sysbench_select
   race sql-insert sysbench "$(cat "$tmp/mariadb.pid")" parse_sysbench race-sql-insert "$sql_url" fresh_sbtest sysbench_insert

@@ -14,7 +14,9 @@ use rcgen::{
 /// The files of a server's TLS, in its folder's `tls/`.
 #[derive(Debug, Clone)]
 pub struct ServerCerts {
-    /// The CA a client checks the server against.
+    /// The CA a client checks the server against; its key (`ca.key`) is kept beside
+    /// it, to sign a client certificate where a client wants one (sysbench's TLS
+    /// always presents one).
     pub ca: PathBuf,
     /// The server's certificate and its private key (PEM, PKCS#8).
     pub cert: PathBuf,
@@ -39,6 +41,7 @@ pub fn server_certs(dir: &Path, hosts: &[&str]) -> Result<ServerCerts> {
     std::fs::create_dir_all(&tls).with_context(|| format!("cannot create {}", tls.display()))?;
     let made = make(hosts).context("cannot make the server's TLS certificates")?;
     write(&certs.ca, &made.ca, 0o644)?;
+    write(&tls.join("ca.key"), &made.ca_key, 0o600)?;
     write(&certs.cert, &made.cert, 0o644)?;
     write(&certs.key, &made.key, 0o600)?;
     write(
@@ -52,6 +55,7 @@ pub fn server_certs(dir: &Path, hosts: &[&str]) -> Result<ServerCerts> {
 /// PEM texts of a new CA, and a server certificate it signed, with its key.
 struct Made {
     ca: String,
+    ca_key: String,
     cert: String,
     key: String,
 }
@@ -68,6 +72,7 @@ fn make(hosts: &[&str]) -> std::result::Result<Made, rcgen::Error> {
         KeyUsagePurpose::DigitalSignature,
     ];
     let ca_cert = ca.self_signed(&ca_key)?;
+    let ca_key_pem = ca_key.serialize_pem();
     let issuer = Issuer::new(ca, ca_key);
     let server_key = KeyPair::generate()?;
     let mut server = CertificateParams::new(vec!["localhost".to_string()])?;
@@ -86,6 +91,7 @@ fn make(hosts: &[&str]) -> std::result::Result<Made, rcgen::Error> {
     let server_cert = server.signed_by(&server_key, &issuer)?;
     Ok(Made {
         ca: ca_cert.pem(),
+        ca_key: ca_key_pem,
         cert: server_cert.pem(),
         key: server_key.serialize_pem(),
     })

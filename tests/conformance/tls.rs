@@ -361,6 +361,35 @@ fn redis_over_tls_with_an_acl_user() {
             .starts_with("rediss://")
     );
     let with_password = db.replace("bench@", &format!("bench:{pw}@"));
+    // A client certificate the server's CA signed; and `insecure`, which checks nothing
+    // (not even a CA that signed nothing of the server's).
+    let certs = certs();
+    let client = format!(
+        "{with_password}&cert={}&key={}",
+        certs.join("client.pem").display(),
+        certs.join("client.key").display()
+    );
+    let insecure = format!(
+        "{}&insecure=true",
+        with_password.replace("ca.pem", "other-ca.pem")
+    );
+    for (name, db) in [("client-cert", client), ("insecure", insecure)] {
+        run_verified(
+            tmp.path(),
+            name,
+            &[
+                "--db",
+                &db,
+                "-w",
+                "kv-50w-50r",
+                "--records",
+                "100",
+                "--events",
+                "500",
+            ],
+            &[],
+        );
+    }
     let orders = run_verified(
         tmp.path(),
         "orders",

@@ -260,4 +260,21 @@ mod tests {
         .unwrap();
         assert_eq!(flagged.tls.mode, TlsMode::Disable);
     }
+
+    #[test]
+    fn a_world_writable_option_file_is_not_read() {
+        use std::os::unix::fs::PermissionsExt;
+        let home = tempfile::tempdir().unwrap();
+        let path = home.path().join(".my.cnf");
+        std::fs::write(&path, "[client]\npassword=anyone\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let read = login(
+            &address(None, None),
+            &settings(&[]),
+            Some(home.path()),
+            |_| None,
+        )
+        .unwrap();
+        assert_eq!(read.password, None);
+    }
 }

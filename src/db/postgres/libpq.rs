@@ -350,4 +350,32 @@ mod tests {
             bad.message
         );
     }
+
+    #[test]
+    fn the_default_files_under_dot_postgresql_are_taken_where_they_exist() {
+        let home = tempfile::tempdir().unwrap();
+        let dir = home.path().join(".postgresql");
+        std::fs::create_dir_all(&dir).unwrap();
+        let env = Given {
+            vars: HashMap::new(),
+            home: home.path().to_path_buf(),
+        };
+        let tls = |pairs: &[(&str, &str)]| {
+            login(&address(None, None), &settings(pairs), &env)
+                .unwrap()
+                .tls
+        };
+        assert!(tls(&[("sslmode", "verify-ca")]).ca.is_none());
+        std::fs::write(dir.join("root.crt"), "").unwrap();
+        std::fs::write(dir.join("postgresql.crt"), "").unwrap();
+        // A client certificate without its key is not taken.
+        assert!(tls(&[("sslmode", "require")]).cert.is_none());
+        std::fs::write(dir.join("postgresql.key"), "").unwrap();
+        let found = tls(&[("sslmode", "require")]);
+        assert_eq!(found.ca.unwrap().path, dir.join("root.crt"));
+        assert_eq!(found.cert.unwrap().path, dir.join("postgresql.crt"));
+        assert_eq!(found.key.unwrap().path, dir.join("postgresql.key"));
+        // prefer checks nothing, whatever CA there is.
+        assert!(tls(&[]).ca.is_none());
+    }
 }
