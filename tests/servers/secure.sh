@@ -51,8 +51,9 @@ certificates() {
   # A client certificate the CA signed.
   openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=bench" \
     -keyout client.key -out client.csr 2>/dev/null
+  printf 'extendedKeyUsage=clientAuth\n' >client.ext
   openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 30 \
-    -out client.pem 2>/dev/null
+    -extfile client.ext -out client.pem 2>/dev/null
   # A CA that signed none of these.
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 \
     -subj "/CN=another CA" -keyout other-ca.key -out other-ca.pem 2>/dev/null
