@@ -11,10 +11,12 @@ use std::time::{Duration, Instant};
 pub struct Mutator(u64);
 
 impl Mutator {
+    /// Mutations drawn from `seed`.
     pub fn new(seed: u64) -> Mutator {
         Mutator(seed)
     }
 
+    /// The next random number.
     pub fn next(&mut self) -> u64 {
         crate::workload::splitmix64(&mut self.0)
     }

@@ -55,8 +55,9 @@ pub use settings::{
 };
 pub use stores::{StoreMeta, listed, schemes_where, store_meta};
 pub use timing::{DbTime, DbTiming, StatementTime};
-pub use tls::{handshake_cost, is_tls_setting};
+pub use tls::is_tls_setting;
 pub use url::{DbUrl, NetworkParts, TLS_SWITCH, UrlError, shown as shown_url};
+pub use wire::handshake_cost;
 
 /// The store a run uses when none is given: SQLite, embedded, its file in the result
 /// folder. The one place it is written.

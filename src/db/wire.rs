@@ -232,6 +232,59 @@ fn lost() -> io::Error {
     )
 }
 
+/// Opens a connection to `host:port` and runs a TLS handshake on it at once (for
+/// protocols that begin with TLS, as CQL's does), then closes it: what TLS it spoke,
+/// or one line saying why it could not, within `limit`. A store whose driver says a
+/// failed handshake in words of its own asks this first.
+pub async fn probe(
+    host: &str,
+    port: u16,
+    tls: &Tls,
+    limit: std::time::Duration,
+) -> Result<TlsFacts, DbError> {
+    let attempt = async {
+        let mut tcp = connect(host, port, limit)
+            .await
+            .map_err(|e| DbError::new(super::classify::io_kind(&e), e.to_string()))?;
+        let session = tls::handshake(&mut tcp, tls).await?;
+        Ok(session.facts())
+    };
+    let what = format!(
+        "the TLS handshake with {} (a port without TLS never answers one)",
+        tls.target
+    );
+    within(limit, &what, attempt).await
+}
+
+/// `count` full TLS handshakes, one after another, with `host:port` (a port that begins
+/// with TLS), checking its certificate against `ca` and its name: what they took, for
+/// the benchmark that sets hatshop's TLS beside OpenSSL's (`bench/tls_handshake.rs`).
+pub async fn handshake_cost(
+    host: &str,
+    port: u16,
+    ca: &std::path::Path,
+    count: u64,
+) -> Result<Vec<TlsFacts>, DbError> {
+    let settings = tls::TlsSettings {
+        mode: tls::TlsMode::VerifyFull,
+        mode_source: "verify-full".into(),
+        ca: Some(tls::NamedFile {
+            setting: "ca",
+            path: ca.to_path_buf(),
+        }),
+        cert: None,
+        key: None,
+    };
+    let tls = settings
+        .client(host, port)?
+        .expect("verify-full is a mode with TLS");
+    let mut spoken = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        spoken.push(probe(host, port, &tls, std::time::Duration::from_secs(10)).await?);
+    }
+    Ok(spoken)
+}
+
 /// `login` (a connection opened and logged in), or a timeout saying no answer came
 /// to `what` within `limit`.
 pub async fn within<T>(

@@ -138,7 +138,7 @@ impl StoreKind for CassandraStore {
             Some(tls) => {
                 builder = builder.tls_context(Some(tls.config.clone()));
                 let probe =
-                    crate::db::tls::probe(first_host, *first_port, tls, options.connect_timeout);
+                    crate::db::wire::probe(first_host, *first_port, tls, options.connect_timeout);
                 Some(probe.await?)
             }
             None => None,
