@@ -12,7 +12,7 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 use super::RedisStore;
 use super::errors::classify;
 use super::wire::{LeanConn, Login, Reply};
-use crate::db::tls::{TlsMode, TlsSettings, certificates, named_file};
+use crate::db::tls::{TlsMode, TlsSettings, named_file};
 use crate::db::wire::LaneSlots;
 use crate::db::{ConnectOptions, DbError, DbUrl, ErrorKind, Setting, Settings, Value};
 
@@ -150,15 +150,12 @@ pub(super) fn client_of(login: &Login) -> Result<redis::Client, DbError> {
     if login.tls.is_none() {
         return redis::Client::open(info).map_err(classify);
     }
+    // The files were read as PEM when the login was made (`TlsSettings::client`): a
+    // bad one was a line naming it then.
     let pem = |file: &Option<crate::db::tls::NamedFile>| -> Result<Option<Vec<u8>>, DbError> {
         let Some(file) = file else {
             return Ok(None);
         };
-        // Read as PEM first, so a bad file is one line naming it.
-        certificates(file).or_else(|e| match file.setting {
-            "key" => Ok(Vec::new()),
-            _ => Err(e),
-        })?;
         std::fs::read(&file.path).map(Some).map_err(|e| {
             DbError::new(
                 ErrorKind::Connection,

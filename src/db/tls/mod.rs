@@ -118,7 +118,7 @@ impl TlsSettings {
 
     /// The rustls configuration: the verifier the mode asks for, and the client's own
     /// certificate where one is given.
-    pub fn config(&self) -> Result<ClientConfig, DbError> {
+    fn config(&self) -> Result<ClientConfig, DbError> {
         let provider = provider();
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
