@@ -547,10 +547,12 @@ fn verify_names_the_database_it_reads_and_refuses_a_contradicting_environment() 
 fn report_and_compare_refuse_a_cut_op_log() {
     let tmp = TempDir::new().unwrap();
     let out = run_ok(&tmp, "cut", &["--events", "2000"]);
-    // The part of a shorter run in place of its own: rows are missing.
+    // The part of a shorter run in place of its own, its manifest too: rows are
+    // missing, though each part is what its manifest says.
     let shorter = run_ok(&tmp, "shorter", &["--events", "1000"]);
-    let part = "ops/part-000000.parquet";
-    std::fs::copy(shorter.join(part), out.join(part)).unwrap();
+    for file in ["ops/part-000000.parquet", "ops/_parts"] {
+        std::fs::copy(shorter.join(file), out.join(file)).unwrap();
+    }
     let dir = out.to_str().unwrap();
     for args in [vec!["report", dir], vec!["compare", dir, dir]] {
         assert_one_line_error(
@@ -559,10 +561,11 @@ fn report_and_compare_refuse_a_cut_op_log() {
             "has 1000 rows but run.json says 2000: it was cut or changed",
         );
     }
-    // A part cut short is not Parquet any more.
-    let bytes = std::fs::read(out.join(part)).unwrap();
-    std::fs::write(out.join(part), &bytes[..bytes.len() - 40]).unwrap();
-    assert_one_line_error(tmp.path(), &["report", dir], "is not a valid Parquet file");
+    // A part cut short fails its checksum.
+    let part = out.join("ops/part-000000.parquet");
+    let bytes = std::fs::read(&part).unwrap();
+    std::fs::write(&part, &bytes[..bytes.len() - 40]).unwrap();
+    assert_one_line_error(tmp.path(), &["report", dir], "fails its checksum");
 }
 
 #[test]

@@ -6,6 +6,7 @@ use anyhow::{Result, bail};
 use crate::cli::ExportArgs;
 use crate::console::note;
 use crate::files::{OutStream, closed_pipe};
+use crate::report::load::check_op_log;
 use crate::report::oplog::{self, OpLog};
 use crate::report::table::thousands;
 use crate::result_dir;
@@ -14,12 +15,20 @@ use crate::result_dir;
 pub fn run(args: &ExportArgs) -> Result<()> {
     let dir = &args.result_dir;
     let record = result_dir::load(dir)?;
-    if !record.plan.op_log || !OpLog::exists(dir) {
+    if !record.plan.op_log {
         bail!(
             "{} kept no op log (it ran with --no-op-log): there is nothing to export",
             dir.display()
         );
     }
+    if !OpLog::exists(dir) {
+        bail!(
+            "op log lost: {} is gone, so there is nothing to export",
+            OpLog::dir_of(dir).display()
+        );
+    }
+    // Before a byte is written: every part and record checked, the rows counted.
+    check_op_log(dir, &record)?;
     let target = args.out.clone().unwrap_or_else(|| dir.join("ops.csv"));
     let mut out = OutStream::open(&target)?;
     let rows = match oplog::export_csv(dir, &mut out.writer, &out.name) {

@@ -2,8 +2,12 @@
 //! second Ctrl-C, a disk that filled up) left its op log; this rebuilds summary.json,
 //! intervals.csv, latency.hlog and the report from it, so the partial run can be
 //! reported and verified for what it did. A row cut by the kill is dropped and
-//! counted, and the rows the kill left in the op log's journal become its last part. What the run recorded stays as it is: what recover rebuilt goes beside it
+//! counted, and the rows the kill left in the op log's journal become its last part.
+//! What the run recorded stays as it is: what recover rebuilt goes beside it
 //! (`recovered` in run.json), and a recover that fails leaves the folder as it found it.
+//! A journal damaged part-way gives the rows before the damage and is kept beside the
+//! log, and recover says so and exits non-zero; a recover cut short is finished by the
+//! next.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -14,7 +18,7 @@ use anyhow::{Context, Result, bail};
 use crate::console::say;
 use crate::files::{CsvRows, Rollback, write_json};
 use crate::interrupt;
-use crate::report::oplog::{self, LoggedOp, OpLog};
+use crate::report::oplog::{self, LoggedOp, OpLog, Sealed};
 use crate::report::oplog_stats::Rebuilt;
 use crate::report::{Heading, html, write_statistics};
 use crate::result_dir::{self, FailedWriteRow, Recovery, RunRecord};
@@ -36,6 +40,12 @@ const REBUILT: &[&str] = &[
 pub fn run(dir: &Path) -> Result<()> {
     let _listening = interrupt::Listening::new();
     let record = result_dir::load(dir)?;
+    if record.recovered.is_some() && record.plan.op_log && oplog::needs_sealing(dir)? {
+        // Cut short after run.json recorded the recovery: only the sealing is left.
+        let sealed = oplog::seal(dir)?;
+        say!("finished sealing the op log of {}", dir.display());
+        return damage_kept(sealed);
+    }
     recoverable(dir, &record)?;
     // The room a killed run kept for its last record is free for the rebuilt files.
     crate::files::Reserve::remove_left(dir);
@@ -51,7 +61,7 @@ pub fn run(dir: &Path) -> Result<()> {
     })?;
     rollback.keep();
     // Every reader then finds every row in the log's parts.
-    oplog::seal(dir)?;
+    let sealed = oplog::seal(dir)?;
     say!(
         "recovered {} operations from {} ({} cut row{} dropped)",
         recovered.logged_ops,
@@ -68,7 +78,20 @@ pub fn run(dir: &Path) -> Result<()> {
         result_dir::file(dir, result_dir::REPORT_HTML).display()
     );
     say!("check it: hatshop verify {}", dir.display());
-    Ok(())
+    damage_kept(sealed)
+}
+
+/// A damaged journal is an error once all else is done: the rows after the damage are
+/// not in the log, and the file that held them is kept for whoever can mend it.
+fn damage_kept(sealed: Sealed) -> Result<()> {
+    match sealed.damaged {
+        Some((kept, damage)) => bail!(
+            "{damage}: only the rows before it were recovered; the damaged journal is kept \
+             as {}",
+            kept.display()
+        ),
+        None => Ok(()),
+    }
 }
 
 /// Rebuilds every file from the op log, the report, and run.json last, with what was
@@ -95,7 +118,10 @@ fn rebuild(dir: &Path, mut record: RunRecord, log: &OpLog) -> Result<Recovery> {
         logged_ops: replayed.measured,
         logged_failed_writes: replayed.failed_writes,
         logged_lane_last_seq: replayed.lane_last_seq,
-        op_log_complete: record.recorded_its_end() && record.measured_ops == replayed.measured,
+        op_log_complete: record.recorded_its_end()
+            && record.measured_ops == replayed.measured
+            && replayed.damage.is_none(),
+        journal_damage: replayed.damage,
     };
     // A run killed before it could record its end is over now, as recovered; a run
     // that recorded it keeps its own status.
@@ -157,7 +183,7 @@ fn measure_start(record: &RunRecord, log: &OpLog) -> Result<SystemTime> {
         // Killed before it was written: the first row sent, found in a first pass.
         None => {
             let mut first = None;
-            log.for_each(|_, row| {
+            log.for_each_until_damage(|_, row| {
                 let at = row.sent_at();
                 first = Some(first.map_or(at, |first: SystemTime| first.min(at)));
                 Ok(())
@@ -175,6 +201,8 @@ struct Replayed {
     failed_writes: u64,
     /// Rows the kill cut as they were written.
     cut: u64,
+    /// Where the journal is damaged: the rows after it are not in the rest.
+    damage: Option<String>,
 }
 
 /// Reads every whole row of the op log into `rebuilt`, deals it to its lane, and adds
@@ -203,7 +231,7 @@ fn replay_log(
     }
     let (mut measured, mut failed_writes) = (0u64, 0u64);
     let bad = || format!("the op log {} is not valid", log.dir().display());
-    let read = log.for_each(|_, row: LoggedOp| {
+    let read = log.for_each_until_damage(|_, row: LoggedOp| {
         let event = row.event().with_context(bad)?;
         rebuilt.add(&row, event);
         let dealt = dealing.deal(row.seq, row.target, event, Phase::Measure);
@@ -238,5 +266,6 @@ fn replay_log(
         measured,
         failed_writes,
         cut: read.cut,
+        damage: read.damage,
     })
 }

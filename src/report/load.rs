@@ -46,22 +46,7 @@ impl LoadedRun {
             return Self::load_repeats(dir, &dirs);
         }
         let run = Self::load(dir)?;
-        if let (Some(rows), true) = (run.record.expected_op_log_rows(), OpLog::exists(dir)) {
-            let log = OpLog::open(dir)?;
-            let found = log.count()?;
-            if found.rows != rows || found.cut > 0 {
-                bail!(
-                    "the op log {} has {} rows{} but run.json says {rows}: it was cut or changed",
-                    log.dir().display(),
-                    found.rows,
-                    if found.cut > 0 {
-                        " and a cut last row"
-                    } else {
-                        ""
-                    }
-                );
-            }
-        }
+        check_op_log(dir, &run.record)?;
         Ok(run)
     }
 
@@ -215,4 +200,36 @@ pub fn read_rows<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> 
         .deserialize()
         .collect::<Result<Vec<T>, _>>()
         .with_context(|| format!("{} is not valid", path.display()))
+}
+
+/// Checks that the op log of the folder `dir` is there and holds the rows run.json
+/// says (each part and journal record checked on the way), where the run kept one.
+pub fn check_op_log(dir: &Path, record: &RunRecord) -> Result<()> {
+    let Some(rows) = record.expected_op_log_rows() else {
+        return Ok(());
+    };
+    if !record.plan.op_log {
+        return Ok(());
+    }
+    if !OpLog::exists(dir) {
+        bail!(
+            "op log lost: {} is gone, though run.json says the run kept {rows} rows in it",
+            OpLog::dir_of(dir).display()
+        );
+    }
+    let log = OpLog::open(dir)?;
+    let found = log.count()?;
+    if found.rows != rows || found.cut > 0 {
+        bail!(
+            "the op log {} has {} rows{} but run.json says {rows}: it was cut or changed",
+            log.dir().display(),
+            found.rows,
+            if found.cut > 0 {
+                " and a cut last row"
+            } else {
+                ""
+            }
+        );
+    }
+    Ok(())
 }

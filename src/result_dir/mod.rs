@@ -200,6 +200,10 @@ pub struct Recovery {
     /// The op log held every operation the run recorded.
     #[serde(default)]
     pub op_log_complete: bool,
+    /// Where the op log's journal failed its checks: the rows after it were not
+    /// recovered (the journal is kept beside the log).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal_damage: Option<String>,
 }
 
 /// The store a run used: URL (password masked), settings, file and server.

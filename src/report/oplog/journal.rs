@@ -3,11 +3,14 @@
 //! a part is closed; its header names the part its rows belong in, so a journal whose
 //! part was closed before the kill could empty it is known and left out.
 //!
-//! Each row is its length (u32) then its fields, little-endian; a row the kill cut is
-//! shorter than its length says, and is left out and counted.
+//! Each record (the header, then one per row) is framed to prove itself: its length
+//! (u32) and that length's CRC-32, its fields (little-endian), then their CRC-32. Only
+//! the last record can be cut by a kill (shorter than its length says: left out and
+//! counted); a record anywhere that fails a check is damage, which every reader refuses
+//! and names by its byte offset, and `recover` keeps the damaged file beside.
 
 use std::fs::File;
-use std::io::{BufReader, ErrorKind, Read, Seek, SeekFrom, Write};
+use std::io::{BufReader, ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -17,7 +20,14 @@ use super::LoggedOp;
 /// The journal's file name in `ops/`.
 pub const JOURNAL: &str = "_journal";
 
-const MAGIC: &[u8] = b"hatshop op journal 1\n";
+const MAGIC: &[u8] = b"hatshop op journal 2\n";
+
+/// A record's length and that length's CRC.
+const FRAME: usize = 8;
+
+/// Past this a record's length cannot be one hatshop wrote (an error message is cut
+/// far below it), whatever its CRC says.
+const MAX_RECORD: usize = 16 << 20;
 
 const FAILED: u8 = 1;
 const DUE: u8 = 2;
@@ -36,41 +46,28 @@ pub struct Journal {
 impl Journal {
     /// Creates the journal at `path`, for rows of part `next_part` on.
     pub fn create(path: &Path, run_id: &str, database: &str, next_part: u32) -> Result<Journal> {
-        let file =
-            File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-        let mut journal = Journal {
+        let file = fresh(path, &header(run_id, database, next_part))?;
+        Ok(Journal {
             file,
             path: path.to_path_buf(),
             buffer: Vec::with_capacity(1 << 20),
             run_id: run_id.to_string(),
             database: database.to_string(),
-        };
-        journal.start(next_part)?;
-        Ok(journal)
+        })
     }
 
     /// Empties the journal: every row so far is in closed parts; the next go into part
     /// `next_part`.
     pub fn start(&mut self, next_part: u32) -> Result<()> {
         self.buffer.clear();
-        let cannot = || format!("cannot write {}", self.path.display());
-        self.file.set_len(0).with_context(cannot)?;
-        self.file.seek(SeekFrom::Start(0)).with_context(cannot)?;
-        self.buffer.extend_from_slice(MAGIC);
-        self.buffer.extend_from_slice(&next_part.to_le_bytes());
-        for text in [&self.run_id, &self.database] {
-            self.buffer
-                .extend_from_slice(&(text.len() as u16).to_le_bytes());
-            self.buffer.extend_from_slice(text.as_bytes());
-        }
-        self.flush()
+        self.file = fresh(&self.path, &header(&self.run_id, &self.database, next_part))?;
+        Ok(())
     }
 
     /// Adds a row to what the next [`Self::flush`] writes.
     pub fn push(&mut self, op: &LoggedOp) {
         let b = &mut self.buffer;
-        let at = b.len();
-        b.extend_from_slice(&0u32.to_le_bytes());
+        let at = open_record(b);
         for value in [op.seq, op.target, op.sent_ns, op.latency_ns] {
             b.extend_from_slice(&value.to_le_bytes());
         }
@@ -97,8 +94,7 @@ impl Journal {
         if let Some(code) = &op.error_code {
             short_text(b, code);
         }
-        let len = (b.len() - at - 4) as u32;
-        b[at..at + 4].copy_from_slice(&len.to_le_bytes());
+        close_record(b, at);
     }
 
     /// Bytes pushed and not yet written.
@@ -120,6 +116,48 @@ impl Journal {
         std::fs::remove_file(&self.path)
             .with_context(|| format!("cannot remove {}", self.path.display()))
     }
+}
+
+/// A journal at `path` that holds `header`, put in place of any before it in one
+/// rename: a kill never leaves a journal without its header.
+fn fresh(path: &Path, header: &[u8]) -> Result<File> {
+    let new = path.with_file_name(format!("{JOURNAL}.new"));
+    let cannot = || format!("cannot write {}", path.display());
+    let mut file = File::create(&new).with_context(cannot)?;
+    file.write_all(header).with_context(cannot)?;
+    std::fs::rename(&new, path).with_context(cannot)?;
+    Ok(file)
+}
+
+/// The magic line and the header record: the part the rows belong in, and their run.
+fn header(run_id: &str, database: &str, next_part: u32) -> Vec<u8> {
+    let mut b = MAGIC.to_vec();
+    let at = open_record(&mut b);
+    b.extend_from_slice(&next_part.to_le_bytes());
+    for text in [run_id, database] {
+        let text = &text.as_bytes()[..text.len().min(u16::MAX as usize)];
+        b.extend_from_slice(&(text.len() as u16).to_le_bytes());
+        b.extend_from_slice(text);
+    }
+    close_record(&mut b, at);
+    b
+}
+
+/// Room for a record's frame in `b`; the index its fields start at.
+fn open_record(b: &mut Vec<u8>) -> usize {
+    b.extend_from_slice(&[0; FRAME]);
+    b.len()
+}
+
+/// Frames the record whose fields start at `at`: its length and the length's CRC
+/// before them, their CRC after.
+fn close_record(b: &mut Vec<u8>, at: usize) {
+    let len = (b.len() - at) as u32;
+    let crc = crc32fast::hash(&b[at..]);
+    b.extend_from_slice(&crc.to_le_bytes());
+    let frame = &mut b[at - FRAME..at];
+    frame[..4].copy_from_slice(&len.to_le_bytes());
+    frame[4..].copy_from_slice(&crc32fast::hash(&len.to_le_bytes()).to_le_bytes());
 }
 
 /// A text of at most 255 bytes (names and codes; a longer one is cut at a character).
@@ -144,78 +182,169 @@ pub struct JournalHead {
 pub struct JournalReader {
     input: BufReader<File>,
     path: PathBuf,
-    row: Vec<u8>,
+    record: Vec<u8>,
+    /// The offset of the next record.
+    at: u64,
+    rows: u64,
 }
 
-/// Opens the journal at `path`: `None` when it holds no header yet (it was being
-/// started again when the run was killed, so its rows are all in parts).
-pub fn open(path: &Path) -> Result<Option<(JournalHead, JournalReader)>> {
+/// A journal record that fails its checks: not what a kill leaves, so no reader takes
+/// the rows after it.
+#[derive(Debug)]
+pub struct JournalDamage {
+    pub path: PathBuf,
+    /// The offset of the record that failed.
+    pub at: u64,
+    /// The whole rows before it.
+    pub rows_before: u64,
+    pub what: &'static str,
+}
+
+const FAILS_CHECK: &str = "a record fails its checksum";
+
+impl std::fmt::Display for JournalDamage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} is damaged at byte {} (after {} whole rows): {}",
+            self.path.display(),
+            self.at,
+            self.rows_before,
+            self.what
+        )
+    }
+}
+
+impl std::error::Error for JournalDamage {}
+
+/// Opens the journal at `path`, and reads its header.
+pub fn open(path: &Path) -> Result<(JournalHead, JournalReader)> {
     let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut input = BufReader::with_capacity(1 << 20, file);
-    let mut magic = vec![0u8; MAGIC.len()];
-    match input.read_exact(&mut magic) {
-        Err(e) if e.kind() == ErrorKind::UnexpectedEof => return Ok(None),
-        read => read.with_context(|| format!("cannot read {}", path.display()))?,
-    }
-    if magic != MAGIC {
-        bail!("{} is not a hatshop op log journal", path.display());
-    }
     let mut reader = JournalReader {
-        input,
+        input: BufReader::with_capacity(1 << 20, file),
         path: path.to_path_buf(),
-        row: Vec::new(),
+        record: Vec::new(),
+        at: 0,
+        rows: 0,
     };
-    let head = (|| -> Result<Option<JournalHead>> {
-        let Some(part) = reader.exact(4)? else {
-            return Ok(None);
-        };
-        let next_part = u32::from_le_bytes(part.try_into().expect("4 bytes"));
-        let mut texts = Vec::new();
-        for _ in 0..2 {
-            let Some(len) = reader.exact(2)? else {
-                return Ok(None);
-            };
-            let len = u16::from_le_bytes(len.try_into().expect("2 bytes")) as usize;
-            let Some(text) = reader.exact(len)? else {
-                return Ok(None);
-            };
-            texts.push(String::from_utf8_lossy(text).into_owned());
-        }
-        let database = texts.pop().unwrap_or_default();
-        let run_id = texts.pop().unwrap_or_default();
-        Ok(Some(JournalHead {
-            next_part,
-            run_id,
-            database,
-        }))
-    })()?;
-    Ok(head.map(|head| (head, reader)))
+    if reader.fill(MAGIC.len())? < MAGIC.len() || reader.record != MAGIC {
+        let mut damage = reader.damage(0);
+        damage.what = "it does not start as a journal of this hatshop's (damaged, or written \
+                       by an older version)";
+        return Err(damage.into());
+    }
+    reader.at = MAGIC.len() as u64;
+    let head = match reader.record()? {
+        Record::Whole => decode_head(&reader.record),
+        _ => None,
+    };
+    let Some(head) = head else {
+        return Err(reader.damage(MAGIC.len() as u64).into());
+    };
+    Ok((head, reader))
+}
+
+fn decode_head(record: &[u8]) -> Option<JournalHead> {
+    let mut f = Fields(record);
+    let next_part = u32::from_le_bytes(f.take(4).ok()?.try_into().ok()?);
+    let mut text = || -> Option<String> {
+        let len = u16::from_le_bytes(f.take(2).ok()?.try_into().ok()?) as usize;
+        Some(String::from_utf8_lossy(f.take(len).ok()?).into_owned())
+    };
+    let (run_id, database) = (text()?, text()?);
+    Some(JournalHead {
+        next_part,
+        run_id,
+        database,
+    })
+}
+
+/// What reading one record found.
+enum Record {
+    /// It is in `record`, its checks passed.
+    Whole,
+    /// The file ends within it: cut by the kill.
+    Cut,
+    /// The file ends before it.
+    End,
+    /// It fails a check.
+    Damaged,
 }
 
 impl JournalReader {
-    /// The next `len` bytes; `None` at the end (or where the kill cut the file).
-    fn exact(&mut self, len: usize) -> Result<Option<&[u8]>> {
-        self.row.resize(len, 0);
-        match self.input.read_exact(&mut self.row) {
-            Ok(()) => Ok(Some(&self.row)),
-            Err(e) if e.kind() == ErrorKind::UnexpectedEof => Ok(None),
-            Err(e) => Err(e).with_context(|| format!("cannot read {}", self.path.display())),
+    /// Reads up to `len` bytes into `record`; how many there were before the end.
+    fn fill(&mut self, len: usize) -> Result<usize> {
+        self.record.resize(len, 0);
+        let mut got = 0;
+        while got < len {
+            match self.input.read(&mut self.record[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot read {}", self.path.display()));
+                }
+            }
+        }
+        self.record.truncate(got);
+        Ok(got)
+    }
+
+    /// The next record's fields, checked.
+    fn record(&mut self) -> Result<Record> {
+        match self.fill(FRAME)? {
+            0 => return Ok(Record::End),
+            n if n < FRAME => return Ok(Record::Cut),
+            _ => {}
+        }
+        let len: [u8; 4] = self.record[..4].try_into().expect("4 bytes");
+        let len_crc = u32::from_le_bytes(self.record[4..].try_into().expect("4 bytes"));
+        if crc32fast::hash(&len) != len_crc {
+            return Ok(Record::Damaged);
+        }
+        let len = u32::from_le_bytes(len) as usize;
+        if len > MAX_RECORD {
+            return Ok(Record::Damaged);
+        }
+        if self.fill(len + 4)? < len + 4 {
+            return Ok(Record::Cut);
+        }
+        let crc = u32::from_le_bytes(self.record[len..].try_into().expect("4 bytes"));
+        self.record.truncate(len);
+        if crc32fast::hash(&self.record) != crc {
+            return Ok(Record::Damaged);
+        }
+        self.at += (FRAME + len + 4) as u64;
+        Ok(Record::Whole)
+    }
+
+    /// The record at `at` failed its checks.
+    fn damage(&self, at: u64) -> JournalDamage {
+        JournalDamage {
+            path: self.path.clone(),
+            at,
+            rows_before: self.rows,
+            what: FAILS_CHECK,
         }
     }
 
-    /// The next row, or the end: the file's, or a row the kill cut.
+    /// The next row, or the end: the file's, or a row the kill cut. A record that
+    /// fails its checks is a [`JournalDamage`] error.
     pub fn next(&mut self) -> Result<JournalRow> {
-        let Some(len) = self.exact(4)? else {
-            return Ok(JournalRow::End);
-        };
-        let len = u32::from_le_bytes(len.try_into().expect("4 bytes")) as usize;
-        let path = self.path.clone();
-        let Some(row) = self.exact(len)? else {
-            return Ok(JournalRow::Cut);
-        };
-        decode(row)
-            .map(JournalRow::Row)
-            .with_context(|| format!("{} holds a row that is not valid", path.display()))
+        let at = self.at;
+        match self.record()? {
+            Record::End => Ok(JournalRow::End),
+            Record::Cut => Ok(JournalRow::Cut),
+            Record::Damaged => Err(self.damage(at).into()),
+            // Checked, yet not a row this hatshop writes: damaged all the same.
+            Record::Whole => match decode(&self.record) {
+                Ok(row) => {
+                    self.rows += 1;
+                    Ok(JournalRow::Row(row))
+                }
+                Err(_) => Err(self.damage(at).into()),
+            },
+        }
     }
 }
 

@@ -13,6 +13,7 @@
 mod columns;
 mod csv;
 mod journal;
+mod manifest;
 mod parts;
 mod reader;
 mod seal;
@@ -26,9 +27,10 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Result, anyhow};
 
 pub use csv::export_csv;
+pub use journal::JournalDamage;
 pub use parts::PartWriter;
 pub use reader::{LogRead, OpLog, RunOf};
-pub use seal::seal;
+pub use seal::{DAMAGED_JOURNAL, Sealed, needs_sealing, seal};
 pub use writer::{OpLogSender, OpLogWriter};
 
 pub use crate::result_dir::OPS_DIR;

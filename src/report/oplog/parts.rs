@@ -1,6 +1,7 @@
 //! The op log's Parquet parts: `part-N.parquet`, each closed (its footer written) after
 //! [`GROUPS_PER_PART`] row groups, and written meanwhile as `_part-N.partial`, so that
-//! no reader ever sees a part without its footer.
+//! no reader ever sees a part without its footer. A part is listed in the manifest
+//! (`_parts`, with its rows and sha256) before it takes its readable name.
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -14,6 +15,7 @@ use parquet::schema::types::Type;
 
 use super::LoggedOp;
 use super::columns::{self, Columns, GROUP_ROWS};
+use super::manifest::{Hashed, Manifest, PartSum};
 
 /// Row groups in a part: about a million rows, some 5 MB on disk.
 pub const GROUPS_PER_PART: usize = 16;
@@ -31,7 +33,8 @@ pub fn part_index(name: &str) -> Option<u32> {
         .ok()
 }
 
-fn partial_name(index: u32) -> String {
+/// The name of part `index` while it is written.
+pub fn partial_name(index: u32) -> String {
     format!("_part-{index:06}.partial")
 }
 
@@ -41,7 +44,9 @@ pub struct PartWriter {
     schema: Arc<Type>,
     properties: Arc<WriterProperties>,
     /// The part being written, and the row groups it holds.
-    open: Option<(SerializedFileWriter<BufWriter<File>>, usize)>,
+    open: Option<(SerializedFileWriter<BufWriter<Hashed<File>>>, usize)>,
+    /// The parts closed, these and any before `first`.
+    manifest: Manifest,
     /// The index of the open part, or of the next one.
     next: u32,
     first: u32,
@@ -52,7 +57,8 @@ pub struct PartWriter {
 
 impl PartWriter {
     /// Parts in `dir` (made if need be) from index `first` on, with a `shard` column if
-    /// `shards`, of the run `run_id` against `database` until [`Self::set_run`].
+    /// `shards`, of the run `run_id` against `database` until [`Self::set_run`]. From 0
+    /// it starts the manifest; past 0 it goes on with the one the parts before left.
     pub fn create(
         dir: &Path,
         first: u32,
@@ -61,11 +67,21 @@ impl PartWriter {
         database: &str,
     ) -> Result<PartWriter> {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let manifest = match first {
+            0 => Manifest::default(),
+            _ => Manifest::read(dir)?
+                .filter(|m| m.next_part() == first)
+                .with_context(|| {
+                    format!("{} does not list the parts before this one", dir.display())
+                })?,
+        };
+        manifest.write(dir)?;
         Ok(PartWriter {
             dir: dir.to_path_buf(),
             schema: columns::schema(shards)?,
             properties: columns::properties(),
             open: None,
+            manifest,
             next: first,
             first,
             columns: Columns::new(run_id, database),
@@ -104,8 +120,8 @@ impl PartWriter {
         Ok(true)
     }
 
-    /// Writes the rows held and closes the part. A log with no part at all gets an
-    /// empty one, so that readers find its columns.
+    /// Writes the rows held, closes the part and marks the manifest finished. A log
+    /// with no part at all gets an empty one, so that readers find its columns.
     pub fn finish(mut self) -> Result<()> {
         if self.columns.len() > 0
             || (self.open.is_none() && self.next == self.first && self.first == 0)
@@ -115,7 +131,8 @@ impl PartWriter {
         if self.open.is_some() {
             self.close_part()?;
         }
-        Ok(())
+        self.manifest.finished = true;
+        self.manifest.write(&self.dir)
     }
 
     /// Writes the rows held as a row group of the open part (opened if need be); the
@@ -126,7 +143,7 @@ impl PartWriter {
             let file =
                 File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
             let writer = SerializedFileWriter::new(
-                BufWriter::new(file),
+                BufWriter::new(Hashed::new(file)),
                 self.schema.clone(),
                 self.properties.clone(),
             )?;
@@ -148,14 +165,34 @@ impl PartWriter {
         Ok(*groups)
     }
 
-    /// Writes the open part's footer and gives it its readable name.
+    /// Writes the open part's footer, lists it in the manifest with its rows and hash,
+    /// and gives it its readable name.
     fn close_part(&mut self) -> Result<()> {
         let Some((writer, _)) = self.open.take() else {
             return Ok(());
         };
         let partial = self.dir.join(partial_name(self.next));
         let cannot = || format!("cannot write {}", partial.display());
-        writer.close().with_context(cannot)?;
+        let rows = writer
+            .flushed_row_groups()
+            .iter()
+            .map(|group| group.num_rows() as u64)
+            .sum();
+        // Writes the footer.
+        let buffered = writer.into_inner().with_context(cannot)?;
+        let (file, sha256) = buffered
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .with_context(cannot)?
+            .finish();
+        // Listed only once it is on the disk: the manifest outlasts a power cut too.
+        file.sync_all().with_context(cannot)?;
+        self.manifest.parts.push(PartSum {
+            index: self.next,
+            rows,
+            sha256,
+        });
+        self.manifest.write(&self.dir)?;
         let closed = self.dir.join(part_name(self.next));
         std::fs::rename(&partial, &closed).with_context(cannot)?;
         self.next += 1;

@@ -1,7 +1,10 @@
 //! Reading an op log back: its closed parts in order, then the journal's rows no part
 //! holds (a killed run's), with one row held at a time beyond a batch of a row group's
-//! columns.
+//! columns. Exactly the parts the manifest lists are read, each checked against its
+//! sha256 and row count first; a part that fails, is missing or is not listed, and a
+//! journal record that fails its checks, are refused by name.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -11,8 +14,9 @@ use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DataType, Int32Type
 use parquet::file::reader::{FileReader, RowGroupReader};
 use parquet::file::serialized_reader::SerializedFileReader;
 
-use super::journal::{self, JOURNAL, JournalRow};
-use super::parts::part_index;
+use super::journal::{self, JOURNAL, JournalDamage, JournalRow};
+use super::manifest::{MANIFEST, Manifest, PartSum, sha256_of};
+use super::parts::{part_index, part_name, partial_name};
 use super::{LoggedOp, OPS_DIR};
 use crate::interrupt;
 
@@ -26,8 +30,8 @@ pub struct RunOf {
 /// A result folder's op log.
 pub struct OpLog {
     dir: PathBuf,
-    /// Closed parts, in order.
-    parts: Vec<PathBuf>,
+    /// Closed parts, in order, and what each must hold.
+    parts: Vec<(PathBuf, PartSum)>,
     /// The journal, where it holds rows no closed part does.
     journal: Option<PathBuf>,
 }
@@ -38,6 +42,9 @@ pub struct LogRead {
     pub rows: u64,
     /// Rows the kill cut as they were written: left out.
     pub cut: u64,
+    /// Where the journal failed its checks, for the readers that stop there rather
+    /// than fail (the rows after it are not in `rows`).
+    pub damage: Option<String>,
 }
 
 impl OpLog {
@@ -51,29 +58,72 @@ impl OpLog {
         Self::dir_of(run_dir).is_dir()
     }
 
-    /// The op log of the result folder `run_dir`.
+    /// The op log of the result folder `run_dir`: the parts its manifest lists, and
+    /// its journal where that holds rows no part does.
     pub fn open(run_dir: &Path) -> Result<OpLog> {
         let dir = Self::dir_of(run_dir);
         let entries =
             std::fs::read_dir(&dir).with_context(|| format!("cannot read {}", dir.display()))?;
-        let mut parts = Vec::new();
+        let mut on_disk = BTreeMap::new();
         for entry in entries {
             let entry = entry.with_context(|| format!("cannot read {}", dir.display()))?;
             if let Some(index) = part_index(&entry.file_name().to_string_lossy()) {
-                parts.push((index, entry.path()));
+                on_disk.insert(index, entry.path());
             }
         }
-        parts.sort();
+        let manifest = Manifest::read(&dir)?.with_context(|| {
+            format!(
+                "{} has no list of its parts ({MANIFEST}): it was removed, or the log was \
+                 written by an older hatshop, so its parts cannot be checked",
+                dir.display()
+            )
+        })?;
+        let last = manifest.next_part().checked_sub(1);
+        let mut parts = Vec::new();
+        for sum in manifest.parts.iter().cloned() {
+            let path = match on_disk.remove(&sum.index) {
+                Some(path) => path,
+                // Listed, and the run killed before the part took its readable name.
+                None if Some(sum.index) == last && dir.join(partial_name(sum.index)).is_file() => {
+                    dir.join(partial_name(sum.index))
+                }
+                None => bail!(
+                    "op log lost: {} is gone ({MANIFEST} lists it, with {} rows)",
+                    dir.join(part_name(sum.index)).display(),
+                    sum.rows
+                ),
+            };
+            parts.push((path, sum));
+        }
+        if let Some(path) = on_disk.values().next() {
+            bail!(
+                "{} is not a part this run wrote: {MANIFEST} does not list it",
+                path.display()
+            );
+        }
         let journal = dir.join(JOURNAL);
-        let journal = match journal.exists() {
-            true => journal::open(&journal)?
-                .filter(|(head, _)| parts.iter().all(|(index, _)| *index != head.next_part))
-                .map(|_| journal),
-            false => None,
+        let journal = if journal.exists() {
+            match journal::open(&journal) {
+                // A journal whose part was closed before the kill could empty it
+                // holds only rows that part has.
+                Ok((head, _)) => (head.next_part >= manifest.next_part()).then_some(journal),
+                // Its damage is told where it is read.
+                Err(e) if e.is::<JournalDamage>() => Some(journal),
+                Err(e) => return Err(e),
+            }
+        } else if manifest.finished {
+            None
+        } else {
+            bail!(
+                "op log lost: {} is gone, and with it the rows after the log's {} closed \
+                 part(s)",
+                journal.display(),
+                manifest.parts.len()
+            );
         };
         Ok(OpLog {
             dir,
-            parts: parts.into_iter().map(|(_, path)| path).collect(),
+            parts,
             journal,
         })
     }
@@ -90,18 +140,23 @@ impl OpLog {
 
     /// The index the next closed part takes.
     pub fn next_part(&self) -> u32 {
-        self.parts
-            .last()
-            .and_then(|path| part_index(&path.file_name()?.to_string_lossy()))
-            .map_or(0, |index| index + 1)
+        self.parts.last().map_or(0, |(_, sum)| sum.index + 1)
+    }
+
+    /// A part listed but never given its readable name (killed just before): the
+    /// path it is at, and the one it takes.
+    pub fn unnamed_part(&self) -> Option<(&Path, PathBuf)> {
+        let (path, sum) = self.parts.last()?;
+        let named = self.dir.join(part_name(sum.index));
+        (*path != named).then_some((path.as_path(), named))
     }
 
     /// Whether its rows name their shard (a merged folder's log).
     pub fn has_shards(&self) -> Result<bool> {
-        let Some(first) = self.parts.first() else {
+        let Some((path, sum)) = self.parts.first() else {
             return Ok(false);
         };
-        let reader = part_reader(first)?;
+        let reader = part_reader(path, sum)?;
         let schema = reader.metadata().file_metadata().schema_descr();
         Ok(schema.columns().iter().any(|c| c.name() == "shard"))
     }
@@ -110,11 +165,12 @@ impl OpLog {
     /// pass over the journal.
     pub fn count(&self) -> Result<LogRead> {
         let mut read = LogRead::default();
-        for part in &self.parts {
-            read.rows += part_reader(part)?.metadata().file_metadata().num_rows() as u64;
+        for (path, sum) in &self.parts {
+            part_reader(path, sum)?;
+            read.rows += sum.rows;
         }
         if let Some(path) = &self.journal {
-            let journal = self.read_journal(path, &mut |_, _| Ok(()))?;
+            let journal = self.read_journal(path, &mut |_, _| Ok(()), false)?;
             read.rows += journal.rows;
             read.cut += journal.cut;
         }
@@ -122,48 +178,83 @@ impl OpLog {
     }
 
     /// Hands every row to `visit`, in the order written; stops at Ctrl-C.
-    pub fn for_each(
+    pub fn for_each(&self, visit: impl FnMut(&RunOf, LoggedOp) -> Result<()>) -> Result<LogRead> {
+        self.read(visit, false)
+    }
+
+    /// As [`Self::for_each`], but a damaged journal ends the rows rather than failing,
+    /// and the read says where: for `recover`, which keeps what it could read.
+    pub fn for_each_until_damage(
+        &self,
+        visit: impl FnMut(&RunOf, LoggedOp) -> Result<()>,
+    ) -> Result<LogRead> {
+        self.read(visit, true)
+    }
+
+    fn read(
         &self,
         mut visit: impl FnMut(&RunOf, LoggedOp) -> Result<()>,
+        stop_at_damage: bool,
     ) -> Result<LogRead> {
         let mut read = LogRead::default();
-        for part in &self.parts {
-            read.rows += read_part(part, &mut visit)?;
+        for (path, sum) in &self.parts {
+            read.rows += read_part(path, sum, &mut visit)?;
         }
         if let Some(path) = &self.journal {
-            let journal = self.read_journal(path, &mut visit)?;
+            let journal = self.read_journal(path, &mut visit, stop_at_damage)?;
             read.rows += journal.rows;
             read.cut += journal.cut;
+            read.damage = journal.damage;
         }
         Ok(read)
     }
 
-    /// Hands the journal's rows (those no closed part holds) to `visit`.
+    /// Hands the journal's rows (those no closed part holds) to `visit`, up to any
+    /// damage.
     pub fn for_each_journal_row(
         &self,
         mut visit: impl FnMut(&RunOf, LoggedOp) -> Result<()>,
     ) -> Result<LogRead> {
         match &self.journal {
-            Some(path) => self.read_journal(path, &mut visit),
+            Some(path) => self.read_journal(path, &mut visit, true),
             None => Ok(LogRead::default()),
         }
+    }
+
+    /// The journal at `path` when it holds rows of its own.
+    pub fn journal(&self) -> Option<&Path> {
+        self.journal.as_deref()
     }
 
     fn read_journal(
         &self,
         path: &Path,
         visit: &mut dyn FnMut(&RunOf, LoggedOp) -> Result<()>,
+        stop_at_damage: bool,
     ) -> Result<LogRead> {
         let mut read = LogRead::default();
-        let Some((head, mut reader)) = journal::open(path)? else {
-            return Ok(read);
+        let (head, mut reader) = match journal::open(path) {
+            Ok(opened) => opened,
+            Err(e) if stop_at_damage && e.is::<JournalDamage>() => {
+                read.damage = Some(e.to_string());
+                return Ok(read);
+            }
+            Err(e) => return Err(e),
         };
         let run = RunOf {
             run_id: head.run_id,
             database: head.database,
         };
         loop {
-            match reader.next()? {
+            let row = match reader.next() {
+                Ok(row) => row,
+                Err(e) if stop_at_damage && e.is::<JournalDamage>() => {
+                    read.damage = Some(e.to_string());
+                    return Ok(read);
+                }
+                Err(e) => return Err(e),
+            };
+            match row {
                 JournalRow::Row(op) => {
                     if read.rows.is_multiple_of(4096) && interrupt::requested() {
                         bail!("interrupted");
@@ -181,10 +272,30 @@ impl OpLog {
     }
 }
 
-fn part_reader(path: &Path) -> Result<SerializedFileReader<File>> {
+/// The part at `path`, once its file hashes to what the manifest says and its footer
+/// counts the rows listed.
+fn part_reader(path: &Path, sum: &PartSum) -> Result<SerializedFileReader<File>> {
+    let sha256 = sha256_of(path)?;
+    if sha256 != sum.sha256 {
+        bail!(
+            "{} fails its checksum: it changed after the run wrote it (sha256 {sha256}, \
+             {MANIFEST} says {})",
+            path.display(),
+            sum.sha256
+        );
+    }
     let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    SerializedFileReader::new(file)
-        .with_context(|| format!("{} is not a valid Parquet file", path.display()))
+    let reader = SerializedFileReader::new(file)
+        .with_context(|| format!("{} is not a valid Parquet file", path.display()))?;
+    let rows = reader.metadata().file_metadata().num_rows();
+    if u64::try_from(rows).ok() != Some(sum.rows) {
+        bail!(
+            "{} holds {rows} rows where {MANIFEST} lists {}",
+            path.display(),
+            sum.rows
+        );
+    }
+    Ok(reader)
 }
 
 /// Rows decoded at a time: a row group holds up to 65,536, and its columns decoded whole
@@ -193,8 +304,12 @@ fn part_reader(path: &Path) -> Result<SerializedFileReader<File>> {
 const BATCH_ROWS: usize = 4096;
 
 /// Hands the rows of one part to `visit`; how many there were.
-fn read_part(path: &Path, visit: &mut dyn FnMut(&RunOf, LoggedOp) -> Result<()>) -> Result<u64> {
-    let reader = part_reader(path)?;
+fn read_part(
+    path: &Path,
+    sum: &PartSum,
+    visit: &mut dyn FnMut(&RunOf, LoggedOp) -> Result<()>,
+) -> Result<u64> {
+    let reader = part_reader(path, sum)?;
     let bad = || format!("{} is not an op log part", path.display());
     let mut rows = 0u64;
     let mut run = RunOf::default();

@@ -183,3 +183,144 @@ fn each_row_keeps_its_run_when_runs_change_within_a_row_group() {
         .collect();
     assert_eq!(read, expected);
 }
+
+/// Every row read before a refusal, and the error, if any.
+fn read_until_refused(dir: &Path) -> (Vec<LoggedOp>, Result<super::LogRead, String>) {
+    let mut rows = Vec::new();
+    let read = OpLog::open(dir)
+        .and_then(|log| {
+            log.for_each(|_, row| {
+                rows.push(row);
+                Ok(())
+            })
+        })
+        .map_err(|e| format!("{e:#}"));
+    (rows, read)
+}
+
+#[test]
+fn a_changed_byte_anywhere_in_the_journal_is_refused_by_its_offset() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    killed_run(tmp.path(), 47);
+    let journal = OpLog::dir_of(tmp.path()).join(JOURNAL);
+    let bytes = std::fs::read(&journal).unwrap();
+    for at in 0..bytes.len() {
+        let mut flipped = bytes.clone();
+        flipped[at] ^= 1 << (at % 8);
+        std::fs::write(&journal, &flipped).unwrap();
+        let (_, read) = read_until_refused(tmp.path());
+        let error = read.expect_err(&format!("a flip at byte {at} went unseen"));
+        assert!(error.contains("_journal is damaged at byte"), "{error}");
+        // recover's reading stops there: whole rows before it, none changed.
+        let log = OpLog::open(tmp.path()).unwrap();
+        let mut kept = Vec::new();
+        let read = log
+            .for_each_until_damage(|_, row| {
+                kept.push(row);
+                Ok(())
+            })
+            .unwrap();
+        assert!(read.damage.is_some());
+        assert_eq!(kept, (0..kept.len() as u64).map(op).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn a_changed_byte_in_a_part_is_refused_by_its_checksum() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    killed_run(tmp.path(), 47);
+    let part = OpLog::dir_of(tmp.path()).join("part-000000.parquet");
+    let bytes = std::fs::read(&part).unwrap();
+    for at in (0..bytes.len()).step_by(7) {
+        let mut flipped = bytes.clone();
+        flipped[at] ^= 0x10;
+        std::fs::write(&part, &flipped).unwrap();
+        let error = read_until_refused(tmp.path()).1.unwrap_err();
+        assert!(
+            error.contains("part-000000.parquet fails its checksum"),
+            "{error}"
+        );
+        let count = OpLog::open(tmp.path())
+            .unwrap()
+            .count()
+            .map_err(|e| e.to_string());
+        assert!(count.unwrap_err().contains("fails its checksum"));
+    }
+}
+
+#[test]
+fn a_part_gone_added_or_unlisted_and_a_journal_gone_are_refused() {
+    let refused = |change: &dyn Fn(&Path), says: &str| {
+        let tmp = tempfile::TempDir::new().unwrap();
+        killed_run(tmp.path(), 47);
+        change(&OpLog::dir_of(tmp.path()));
+        let error = read_until_refused(tmp.path()).1.unwrap_err();
+        assert!(error.contains(says), "{error}");
+    };
+    refused(
+        &|ops| std::fs::remove_file(ops.join("part-000001.parquet")).unwrap(),
+        "op log lost: ",
+    );
+    refused(
+        &|ops| {
+            std::fs::copy(
+                ops.join("part-000001.parquet"),
+                ops.join("part-000002.parquet"),
+            )
+            .unwrap();
+        },
+        "part-000002.parquet is not a part this run wrote",
+    );
+    refused(
+        &|ops| std::fs::remove_file(ops.join("_parts")).unwrap(),
+        "has no list of its parts (_parts)",
+    );
+    refused(
+        &|ops| std::fs::remove_file(ops.join(JOURNAL)).unwrap(),
+        "_journal is gone, and with it the rows after the log's 2 closed part(s)",
+    );
+    refused(
+        &|ops| std::fs::write(ops.join(JOURNAL), b"").unwrap(),
+        "_journal is damaged at byte 0",
+    );
+}
+
+#[test]
+fn sealing_a_damaged_journal_keeps_the_rows_before_and_the_file_beside() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    killed_run(tmp.path(), 47);
+    let ops = OpLog::dir_of(tmp.path());
+    let journal = ops.join(JOURNAL);
+    let mut bytes = std::fs::read(&journal).unwrap();
+    let last = bytes.len() - 10;
+    bytes[last] ^= 0xff;
+    std::fs::write(&journal, &bytes).unwrap();
+    let sealed = seal(tmp.path()).unwrap();
+    let (kept, damage) = sealed.damaged.expect("damage told");
+    assert_eq!(kept, ops.join(super::DAMAGED_JOURNAL));
+    assert_eq!(std::fs::read(&kept).unwrap(), bytes);
+    assert!(damage.contains("after 6 whole rows"), "{damage}");
+    let (rows, read) = read_all(tmp.path());
+    assert_eq!(rows, (0..46).map(op).collect::<Vec<_>>());
+    assert_eq!(read.cut, 0);
+    assert!(!super::needs_sealing(tmp.path()).unwrap());
+}
+
+#[test]
+fn a_part_listed_before_its_rename_is_read_and_then_named() {
+    // Killed after the manifest listed the part and before it took its name.
+    let tmp = tempfile::TempDir::new().unwrap();
+    killed_run(tmp.path(), 47);
+    let ops = OpLog::dir_of(tmp.path());
+    std::fs::rename(
+        ops.join("part-000001.parquet"),
+        ops.join("_part-000001.partial"),
+    )
+    .unwrap();
+    assert_eq!(read_all(tmp.path()).0.len(), 47);
+    assert!(super::needs_sealing(tmp.path()).unwrap());
+    seal(tmp.path()).unwrap();
+    assert!(ops.join("part-000001.parquet").exists());
+    assert_eq!(read_all(tmp.path()).0, (0..47).map(op).collect::<Vec<_>>());
+    assert!(!super::needs_sealing(tmp.path()).unwrap());
+}
