@@ -4,9 +4,13 @@
 //! line after the pipe closed; with Rust's `println!` it panicked.)
 
 use std::io::Write;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+/// Why standard output could not be written when its reader was still there (a full
+/// disk, a device error): the command then ends with that error, never a quiet exit 0.
+static STDOUT_FAILED: Mutex<Option<String>> = Mutex::new(None);
 /// Standard output carries data for a script (`--export-json -`): text for people goes
 /// to standard error instead.
 static STDOUT_IS_DATA: AtomicBool = AtomicBool::new(false);
@@ -37,13 +41,24 @@ fn write_stdout(text: &str) {
         return;
     }
     let mut stdout = std::io::stdout().lock();
-    if stdout
+    if let Err(e) = stdout
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush())
-        .is_err()
     {
         STDOUT_CLOSED.store(true, Ordering::Relaxed);
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            let mut failed = STDOUT_FAILED.lock().unwrap_or_else(|p| p.into_inner());
+            failed.get_or_insert_with(|| e.to_string());
+        }
     }
+}
+
+/// Why standard output could not be written, where its reader was there to take it.
+pub fn stdout_failure() -> Option<String> {
+    STDOUT_FAILED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
 }
 
 /// Writes `text` to stderr, ignoring a closed stderr.

@@ -51,5 +51,10 @@ fn main() -> ExitCode {
     };
     // Background tasks (a connection waiting on a silent server) must not hold the exit.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    // What was printed was not all written (a full disk under `> file`): not a success.
+    if let Some(why) = hatshop::console::stdout_failure() {
+        hatshop::console::err(&format!("error: cannot write standard output: {why}\n"));
+        return ExitCode::FAILURE;
+    }
     code
 }

@@ -209,3 +209,48 @@ fn a_database_on_a_disk_that_fills_up_is_never_called_exact_when_it_is_not() {
         "{outcomes:?}"
     );
 }
+
+/// An export to a disk that fills up: an error line and a non-zero exit, and no file
+/// cut part-way at its name (nor a temporary one left beside it).
+#[test]
+#[ignore = "mounts a tmpfs, which needs root: ./test.sh runs it"]
+fn an_export_to_a_full_disk_fails_and_leaves_no_cut_file() {
+    let tmp = TempDir::new().unwrap();
+    let out = tmp.path().join("run");
+    let out_arg = out.to_str().unwrap();
+    let run = ran(
+        tmp.path(),
+        &["run", "--quiet", "--events", "20000", "-o", out_arg],
+    );
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let disk = SmallDisk::mount(&tmp.path().join("disk"), "1m");
+    disk.leave_free(64 * 1024);
+    let csv = disk.mount.join("ops.csv");
+    let export = ran(
+        tmp.path(),
+        &["export", out_arg, "--csv", "-o", csv.to_str().unwrap()],
+    );
+    let stderr = text(&export.stderr);
+    assert!(!export.status.success(), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("No space left on device"), "{stderr}");
+    let left: Vec<_> = std::fs::read_dir(&disk.mount)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["filler"], "{left:?}");
+    // Standard output on the full disk: the same error, not a quiet exit 0.
+    disk.leave_free(0);
+    let shown = StdCommand::new(assert_cmd::cargo::cargo_bin("hatshop"))
+        .args(["show", out_arg])
+        .stdout(std::fs::File::create(disk.mount.join("shown")).unwrap())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    assert!(!shown.status.success());
+    assert!(
+        text(&shown.stderr).contains("error: cannot write standard output"),
+        "{}",
+        text(&shown.stderr)
+    );
+}

@@ -29,8 +29,10 @@ pub fn run(args: &ExportArgs) -> Result<()> {
     }
     // Before a byte is written: every part and record checked, the rows counted.
     check_op_log(dir, &record)?;
-    let target = args.out.clone().unwrap_or_else(|| dir.join("ops.csv"));
-    let mut out = OutStream::open(&target)?;
+    let mut out = match &args.out {
+        Some(target) => OutStream::open(target)?,
+        None => OutStream::open_own(&dir.join("ops.csv"))?,
+    };
     let rows = match oplog::export_csv(dir, &mut out.writer, &out.name) {
         Ok(rows) => rows,
         Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(closed_pipe) => {
@@ -38,8 +40,13 @@ pub fn run(args: &ExportArgs) -> Result<()> {
         }
         Err(e) => return Err(e),
     };
-    if !out.to_stdout {
-        note!("wrote {} operations to {}", thousands(rows), out.name);
+    let (name, to_stdout) = (out.name.clone(), out.to_stdout);
+    match out.finish() {
+        Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(closed_pipe) => return Ok(()),
+        finished => finished?,
+    }
+    if !to_stdout {
+        note!("wrote {} operations to {name}", thousands(rows));
     }
     Ok(())
 }

@@ -25,12 +25,17 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
         Err(e) if closed_pipe(&e) => return Ok(()),
         Err(e) => return Err(e).with_context(|| format!("cannot write {}", out.name)),
     };
+    let name = out.name.clone();
+    match out.finish() {
+        Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(closed_pipe) => return Ok(()),
+        finished => finished?,
+    }
     note!(
         "wrote {} events of '{}' (seed {}) to {}\nsha256 {sha}",
         thousands(count),
         spec.name,
         spec.seed,
-        out.name
+        name
     );
     Ok(())
 }

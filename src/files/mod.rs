@@ -14,7 +14,9 @@ mod outside;
 mod reserve;
 mod rollback;
 
-pub use outside::{OutStream, check_out, closed_pipe, is_plain_file, write_out};
+pub use outside::{
+    OutStream, RUN_RECORD, check_out, closed_pipe, is_plain_file, refuse_result_file, write_out,
+};
 pub use reserve::Reserve;
 pub use rollback::Rollback;
 
@@ -45,7 +47,7 @@ pub fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
 
 /// A file being written under a temporary name beside its final one; dropped
 /// without [`Part::commit`], it is removed and the final file is left as it was.
-struct Part {
+pub struct Part {
     file: File,
     temporary: PathBuf,
     path: PathBuf,

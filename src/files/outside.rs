@@ -1,19 +1,25 @@
 //! Files the user names outside hatshop's folders (`--export-json`, `compare -o`):
 //! checked before any work, and written the way `hatshop generate` writes, through a
-//! device, a pipe or a link as a stream, never replacing what hatshop did not make.
+//! device, a pipe or a link as a stream, never replacing what hatshop did not make. A
+//! new path is written whole or not at all, and no output is ever opened on a file a
+//! result folder holds: its readers need every one.
 
 use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 
-use super::write_atomic;
+use super::{Part, write_atomic};
+
+/// The file that makes a folder a result folder.
+pub const RUN_RECORD: &str = "run.json";
 
 /// Writes a file the user named outside hatshop's folders (`--export-json`, `compare
 /// -o`) the way `hatshop generate` does: a path that exists (a device, a pipe, a link,
 /// a file the user made) is written through as a stream, so its type, links and owner
 /// stay; a new path is written whole or not at all.
 pub fn write_out(path: &Path, bytes: &[u8]) -> Result<()> {
+    refuse_result_file(path)?;
     match std::fs::symlink_metadata(path) {
         Ok(_) => {
             let cannot = |e: std::io::Error| anyhow!("cannot write {}: {e}", path.display());
@@ -33,34 +39,138 @@ pub fn write_out(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// A stream a command writes where the user said (`generate`, `export`): standard output
-/// for `-`, else the file, opened and written through so that a device, a pipe or a
-/// link stays what it is; buffered by the megabyte.
+/// for `-`; a path that exists (a device, a pipe, a link, the user's file) opened and
+/// written through so that it stays what it is; a new path written beside under a
+/// temporary name and put in place by [`OutStream::finish`], so that a full disk or a
+/// kill never leaves it cut. Buffered by the megabyte.
 pub struct OutStream {
     /// What messages call it: "standard output", or the path.
     pub name: String,
     pub to_stdout: bool,
-    pub writer: Box<dyn Write>,
+    pub writer: BufWriter<Target>,
+}
+
+/// Where an [`OutStream`] goes.
+pub enum Target {
+    Stdout(std::io::StdoutLock<'static>),
+    Through(std::fs::File),
+    New(Part),
+}
+
+impl Write for Target {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Target::Stdout(out) => out.write(bytes),
+            Target::Through(file) => file.write(bytes),
+            Target::New(part) => part.write(bytes),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Target::Stdout(out) => out.flush(),
+            Target::Through(file) => file.flush(),
+            Target::New(part) => part.flush(),
+        }
+    }
 }
 
 impl OutStream {
-    /// Opens `target` (`-`: standard output).
+    /// Opens `target` (`-`: standard output); refused where it is a file of a result
+    /// folder.
     pub fn open(target: &Path) -> Result<OutStream> {
-        const BUFFER: usize = 1 << 20;
-        if target.as_os_str() == "-" {
-            return Ok(OutStream {
-                name: "standard output".into(),
-                to_stdout: true,
-                writer: Box::new(BufWriter::with_capacity(BUFFER, std::io::stdout().lock())),
-            });
+        if target.as_os_str() != "-" {
+            refuse_result_file(target)?;
         }
-        let file = std::fs::File::create(target)
-            .with_context(|| format!("cannot write {}", target.display()))?;
+        Self::open_unguarded(target)
+    }
+
+    /// Opens `target`, a file the command itself keeps in a result folder (`export`'s
+    /// `ops.csv`), which it may write again.
+    pub fn open_own(target: &Path) -> Result<OutStream> {
+        Self::open_unguarded(target)
+    }
+
+    fn open_unguarded(target: &Path) -> Result<OutStream> {
+        const BUFFER: usize = 1 << 20;
+        let (name, to_stdout, target) = if target.as_os_str() == "-" {
+            let out = Target::Stdout(std::io::stdout().lock());
+            ("standard output".to_string(), true, out)
+        } else {
+            let name = target.display().to_string();
+            let out = match std::fs::symlink_metadata(target) {
+                Ok(_) => Target::Through(
+                    std::fs::OpenOptions::new()
+                        .write(true)
+                        .truncate(true)
+                        .open(target)
+                        .with_context(|| format!("cannot write {name}"))?,
+                ),
+                Err(_) => Target::New(Part::create(target)?),
+            };
+            (name, false, out)
+        };
         Ok(OutStream {
-            name: target.display().to_string(),
-            to_stdout: false,
-            writer: Box::new(BufWriter::with_capacity(BUFFER, file)),
+            name,
+            to_stdout,
+            writer: BufWriter::with_capacity(BUFFER, target),
         })
     }
+
+    /// Writes out what is buffered and, for a new path, puts the file in place: an
+    /// error (a full disk, a closed device) is the command's, never a quiet exit 0.
+    pub fn finish(self) -> Result<()> {
+        let name = self.name;
+        let target = self.writer.into_inner().map_err(|e| {
+            anyhow::Error::new(e.into_error()).context(format!("cannot write {name}"))
+        })?;
+        match target {
+            Target::New(part) => part.commit(),
+            Target::Through(file) => file
+                .sync_all()
+                .or_else(|e| match e.raw_os_error() {
+                    // A device or a pipe has nothing to sync.
+                    Some(libc::EINVAL | libc::EROFS) => Ok(()),
+                    _ => Err(e),
+                })
+                .with_context(|| format!("cannot write {name}")),
+            Target::Stdout(mut out) => out.flush().with_context(|| format!("cannot write {name}")),
+        }
+    }
+}
+
+/// Refuses `path` where it is a file of a result folder (a folder that holds
+/// run.json, or one inside it), however it is named (a link, `..`): every file there
+/// is read by `report`, `verify`, `export` or `recover`, so none is written over. A
+/// new file beside run.json is let be.
+pub fn refuse_result_file(path: &Path) -> Result<()> {
+    let Some(resolved) = resolved(path) else {
+        return Ok(());
+    };
+    let exists = resolved.exists();
+    for (depth, folder) in resolved.ancestors().skip(1).enumerate() {
+        if folder.join(RUN_RECORD).is_file() && (depth > 0 || exists) {
+            bail!(
+                "{} is a file of the result folder {}, which hatshop reads: name a path \
+                 outside it",
+                path.display(),
+                folder.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `path` with its links and `..` resolved: itself where it exists, else its folder.
+fn resolved(path: &Path) -> Option<PathBuf> {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return Some(real);
+    }
+    let folder = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    Some(std::fs::canonicalize(folder).ok()?.join(path.file_name()?))
 }
 
 /// Whether `e` is a reader that stopped early (`generate - | head`): it took what it
@@ -83,6 +193,7 @@ pub fn is_plain_file(path: &Path) -> bool {
 /// typo in an output path.
 pub fn check_out(flag: &str, path: &Path) -> Result<()> {
     let refuse = |why: String| anyhow!("{flag} {}: {why}", path.display());
+    refuse_result_file(path).map_err(|e| anyhow!("{flag} {e}"))?;
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_dir() => Err(refuse("is a folder; name a file".into())),
         Ok(_) => writable(path).map_err(|e| refuse(format!("cannot be written ({e})"))),

@@ -15,7 +15,7 @@ use crate::procfs::{self, process_start};
 use crate::workload::EventSource;
 
 /// What ran, against what, when, and how it ended.
-pub const RUN_JSON: &str = "run.json";
+pub const RUN_JSON: &str = crate::files::RUN_RECORD;
 /// Every operation, one row each: the op log's folder of Parquet parts.
 pub const OPS_DIR: &str = "ops";
 /// Latency percentiles and counts per event type.
