@@ -166,3 +166,27 @@ fn a_metrics_address_that_cannot_be_served_is_one_line() {
     );
     assert!(!tmp.path().join("never").exists());
 }
+
+/// Port 0 asks the kernel for a free port: the run says which, even `--quiet`, and
+/// run.json keeps it.
+#[test]
+fn a_metrics_port_of_0_is_named_where_it_was_given() {
+    let tmp = TempDir::new().unwrap();
+    let ran = hatshop(tmp.path())
+        .args(["run", "--quiet", "--db", "null://", "--events", "2000"])
+        .args(["--metrics", "127.0.0.1:0", "-o", "served"])
+        .output()
+        .unwrap();
+    let stderr = text(&ran.stderr);
+    assert!(ran.status.success(), "{stderr}");
+    let served = json(&tmp.path().join("served/run.json"))["metrics"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let port: u16 = served.strip_prefix("127.0.0.1:").unwrap().parse().unwrap();
+    assert_ne!(port, 0);
+    assert!(
+        stderr.contains(&format!("metrics: http://{served}/metrics")),
+        "{stderr}"
+    );
+}

@@ -69,6 +69,19 @@ impl DbUrl {
             return Err(unknown_scheme(scheme, raw));
         };
         let password_spans = query_password_spans(rest);
+        // A file's path may hold an '@', but `user:password@host/…` there is a login a
+        // file store does not have: refused, and the password never echoed.
+        let first = rest.split(['/', '?']).next().unwrap_or_default();
+        if meta.own_file.is_some()
+            && let Some(at) = first.rfind('@')
+            && first[..at].contains(':')
+        {
+            return Err(format!(
+                "{} reads as a user and a password, which {scheme}:// has no use for (a \
+                 file's path goes there): leave them out",
+                shown(raw)
+            ));
+        }
         // A file's path may hold an '@': only a server's URL carries credentials there.
         let at = match meta.own_file {
             Some(_) => None,
@@ -464,6 +477,15 @@ mod tests {
         }
         let url = DbUrl::parse("sqlite:///tmp/a@b.db").unwrap();
         assert_eq!(url.file(), Some(PathBuf::from("/tmp/a@b.db")));
+        // A login written where the path goes: refused, its password not echoed.
+        for raw in [
+            "sqlite://admin:s3cret@localhost/shop.db",
+            "sqlite://admin:s3cr@t@localhost",
+        ] {
+            let err = DbUrl::parse(raw).unwrap_err().to_string();
+            assert!(err.contains("reads as a user and a password"), "{err}");
+            assert!(!err.contains("s3cr"), "{err}");
+        }
     }
 
     #[test]

@@ -107,6 +107,7 @@ pub fn initial_record(
         unmeasured_errors: 0,
         failed_writes: 0,
         recovered: None,
+        metrics: None,
         faults: Vec::new(),
         client: None,
         server_cpu: None,

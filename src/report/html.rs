@@ -240,13 +240,21 @@ pub fn render(run: &LoadedRun) -> Page {
     }
     body.push_str("<h2>Errors</h2>");
     body.push_str(&errors_section(run));
-    let summary = serde_json::to_string(&run.summary).expect("a summary serialises");
     let _ = write!(
         body,
         r#"<script type="application/json" id="hatshop-summary">{}</script>"#,
-        summary.replace("</", "<\\/")
+        script_json(&run.summary)
     );
     body
+}
+
+/// `value` as JSON that a `<script>` element holds whole: a `<` (found only inside
+/// strings) as `\u003c`, so that no `</script>`, `<!--` or `<script` in a tag or an
+/// error message ends the element or changes how the browser reads it.
+fn script_json(value: &impl serde::Serialize) -> String {
+    serde_json::to_string(value)
+        .expect("a summary serialises")
+        .replace('<', "\\u003c")
 }
 
 /// The page's title.
@@ -402,4 +410,16 @@ pub fn write_unfinished(dir: &Path, record: &RunRecord) -> Result<PathBuf> {
     );
     crate::files::write_atomic(&path, fill(&title, &body).as_bytes())?;
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn json_in_a_script_element_holds_no_markup_and_reads_back_the_same() {
+        let text = "</script><!--<script>alert(1)</script>-->";
+        let json = super::script_json(&serde_json::json!({ "tag": text }));
+        assert!(!json.contains('<'), "{json}");
+        let back: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(back["tag"], text);
+    }
 }

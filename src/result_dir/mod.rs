@@ -106,6 +106,9 @@ pub struct RunRecord {
     /// Set when `hatshop recover` rebuilt the folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovered: Option<Recovery>,
+    /// Where `--metrics` served the run's metrics (the port the kernel gave for 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<String>,
     /// The faults injected, as they happened (also in faults.csv).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<crate::runner::faults::FaultRecord>,

@@ -32,6 +32,8 @@ const REQUEST_DEADLINE: Duration = Duration::from_secs(5);
 /// The endpoint, served until dropped.
 pub(super) struct Metrics {
     task: tokio::task::JoinHandle<()>,
+    /// Where it listens: the port the kernel gave, where `--metrics` asked for 0.
+    pub addr: SocketAddr,
 }
 
 impl Drop for Metrics {
@@ -92,6 +94,9 @@ pub(super) async fn serve(
     let listener = TcpListener::bind(addr)
         .await
         .with_context(|| format!("--metrics {addr}: cannot serve there"))?;
+    let addr = listener
+        .local_addr()
+        .with_context(|| format!("--metrics {addr}: cannot serve there"))?;
     let totals = Arc::new(Mutex::new(Totals {
         from: 0,
         stats: None,
@@ -105,7 +110,7 @@ pub(super) async fn serve(
             });
         }
     });
-    Ok(Metrics { task })
+    Ok(Metrics { task, addr })
 }
 
 /// Reads one request and answers it: the metrics for `GET /metrics`, else 404.

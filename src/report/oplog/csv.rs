@@ -97,19 +97,19 @@ pub fn export_csv(run_dir: &Path, out: &mut dyn Write, target: &str) -> Result<u
 fn write_row(out: &mut Vec<u8>, row: &OpRow) {
     let mut int = itoa::Buffer::new();
     let mut float = ryu::Buffer::new();
-    text(out, row.run_id);
-    text(out, row.database);
+    words(out, row.run_id);
+    words(out, row.database);
     text(out, row.event_type);
     text(out, int.format(row.seq));
     text(out, int.format(row.target));
     text(out, row.timestamp);
     text(out, float.format(row.latency_us));
     text(out, if row.success { "true" } else { "false" });
-    text(out, row.error_kind);
-    text(out, row.error);
+    words(out, row.error_kind);
+    words(out, row.error);
     text(out, row.node.map_or("", |n| int.format(n)));
     text(out, int.format(row.attempts));
-    text(out, row.error_code);
+    words(out, row.error_code);
     text(out, row.intended_start_ns.map_or("", |ns| int.format(ns)));
     text(out, row.queue_us.map_or("", |us| float.format(us)));
     if let Some(shard) = row.shard {
@@ -117,6 +117,17 @@ fn write_row(out: &mut Vec<u8>, row: &OpRow) {
     }
     // Every field above ends with a comma; the row ends with a newline instead.
     *out.last_mut().expect("fields were written") = b'\n';
+}
+
+/// A text field a server or a user wrote (an error message, a folder's name): one
+/// that a spreadsheet would take for a formula (`=`, `+`, `-`, `@`, a tab or a
+/// carriage return first) is kept as text by a `'` in front, as OWASP advises.
+fn words(out: &mut Vec<u8>, field: &str) {
+    if field.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        text(out, &format!("'{field}"));
+    } else {
+        text(out, field);
+    }
 }
 
 /// A field and its comma; quoted, with quotes doubled, where it holds a comma, a
@@ -226,6 +237,25 @@ mod tests {
                 String::from_utf8(expected).unwrap()
             );
         }
+    }
+
+    #[test]
+    fn text_a_spreadsheet_would_run_is_kept_as_text() {
+        let row = OpRow {
+            run_id: "=1+2",
+            database: "@SUM(A1)",
+            error: "-ERR wrong",
+            error_code: "+1",
+            ..OpRow::default()
+        };
+        let mut ours = Vec::new();
+        write_row(&mut ours, &row);
+        let line = String::from_utf8(ours).unwrap();
+        assert!(
+            line.starts_with("'=1+2,'@SUM(A1),") && line.contains(",'-ERR wrong,"),
+            "{line}"
+        );
+        assert!(line.contains(",'+1,"), "{line}");
     }
 
     #[test]
