@@ -1819,3 +1819,34 @@ fn compare_exports_its_table_as_csv_and_markdown() {
         "standard output carries one export",
     );
 }
+
+#[test]
+fn an_events_file_that_is_a_fifo_a_device_or_endless_is_one_line() {
+    let tmp = TempDir::new().unwrap();
+    let fifo = tmp.path().join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    for (file, says) in [
+        (
+            fifo.to_str().unwrap(),
+            "it is not a regular file (a FIFO or a device)",
+        ),
+        ("/dev/zero", "it is not a regular file (a FIFO or a device)"),
+        ("-", "standard input cannot be read twice"),
+    ] {
+        common::assert_one_line_error(tmp.path(), &["run", "--events-file", file], says);
+    }
+    // A file of one endless line: refused at the bound, not read into memory whole.
+    let endless = tmp.path().join("endless.jsonl");
+    std::fs::write(&endless, vec![b'x'; (1 << 20) + 10]).unwrap();
+    common::assert_one_line_error(
+        tmp.path(),
+        &["run", "--events-file", endless.to_str().unwrap()],
+        "endless.jsonl:1: a line longer than 1 MiB",
+    );
+}

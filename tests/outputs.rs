@@ -82,3 +82,61 @@ fn standard_output_that_cannot_be_written_is_an_error() {
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn an_export_to_a_fifo_waits_for_its_reader_and_hears_sigterm() {
+    let tmp = TempDir::new().unwrap();
+    let fifo = tmp.path().join("fifo");
+    let made = StdCommand::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let fifo_arg = fifo.to_str().unwrap();
+    let run = |out: &str| {
+        common::spawn(
+            tmp.path(),
+            &[
+                "run",
+                "--quiet",
+                "--events",
+                "300",
+                "-o",
+                out,
+                "--export-csv",
+                fifo_arg,
+            ],
+        )
+    };
+
+    // A reader comes: the table goes through the FIFO.
+    let child = run("read");
+    let reader = std::thread::spawn({
+        let fifo = fifo.clone();
+        move || std::fs::read_to_string(fifo).unwrap()
+    });
+    let done = child.wait_with_output().unwrap();
+    assert!(done.status.success(), "{}", text(&done.stderr));
+    assert!(reader.join().unwrap().starts_with("event_type,count"));
+
+    // None comes: SIGTERM ends the wait, and the folder is whole.
+    let child = run("unread");
+    let journal_gone = tmp.path().join("unread/summary.json");
+    let began = std::time::Instant::now();
+    while !journal_gone.exists() {
+        assert!(began.elapsed().as_secs() < 20, "the run did not finish");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    common::signal(&child, libc::SIGTERM);
+    let signalled = std::time::Instant::now();
+    let done = child.wait_with_output().unwrap();
+    assert!(signalled.elapsed().as_secs_f64() < 2.0);
+    let stderr = text(&done.stderr);
+    assert!(!done.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("interrupted while waiting for a reader"),
+        "{stderr}"
+    );
+    common::hatshop(tmp.path())
+        .args(["verify", "unread"])
+        .assert()
+        .success();
+}

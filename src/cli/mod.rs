@@ -120,7 +120,28 @@ pub fn usage_error_line(rendered: &str) -> String {
     if !tips.is_empty() {
         line.push_str(&format!(" ({})", tips.join("; ")));
     }
-    crate::secrets::redact(&(line + "; see --help")).into_owned()
+    crate::secrets::redact(&shorten_values(&(line + "; see --help"))).into_owned()
+}
+
+/// The line with each quoted value past [`SHOWN_VALUE`] characters cut, and its length
+/// said: a 20 MB argument is not echoed whole.
+fn shorten_values(line: &str) -> String {
+    const SHOWN_VALUE: usize = 60;
+    let parts: Vec<&str> = line.split('\'').collect();
+    let mut out = String::with_capacity(line.len().min(1024));
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            out.push('\'');
+        }
+        // Odd parts sit between quotes.
+        if i % 2 == 1 && i + 1 < parts.len() && part.chars().count() > SHOWN_VALUE {
+            let cut: String = part.chars().take(SHOWN_VALUE).collect();
+            out.push_str(&format!("{cut}… ({} bytes)", part.len()));
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
 }
 
 /// The subcommands; each names what it does in `--help`.
@@ -270,5 +291,18 @@ mod tests {
         for store in STORES {
             assert!(help.contains(store.example), "{}", store.example);
         }
+    }
+
+    #[test]
+    fn a_long_value_is_cut_in_the_usage_error() {
+        let long = "x".repeat(20_000);
+        let line = usage_error_line(&format!(
+            "error: invalid value '{long}' for '--tag <TAG>': a tag is one line\n\nUsage: x"
+        ));
+        assert!(line.len() < 300, "{line}");
+        assert!(
+            line.contains("… (20000 bytes)") && line.contains("'--tag <TAG>'"),
+            "{line}"
+        );
     }
 }

@@ -143,8 +143,19 @@ fn scaled(text: &str) -> Option<f64> {
 }
 
 /// The digits without `_` and `,` between them (`1,000,000`), or `None` where a
-/// separator stands anywhere else (`1,,0`, `,5`): a list given by mistake.
+/// separator stands anywhere else (`1,,0`, `,5`): a list given by mistake. A `,`
+/// separates thousands only (`1,00` may be a decimal comma: refused, not 100).
 fn without_separators(text: &str) -> Option<String> {
+    let whole = text.split(['.', 'e', 'E']).next().unwrap_or_default();
+    let mut groups = whole.split(',');
+    let first = groups.next().unwrap_or_default().replace('_', "");
+    if whole.contains(',') && (first.len() > 3 || groups.any(|group| group.len() != 3)) {
+        return None;
+    }
+    separators_between_digits(text)
+}
+
+fn separators_between_digits(text: &str) -> Option<String> {
     let chars: Vec<char> = text.chars().collect();
     let mut kept = String::with_capacity(text.len());
     for (i, &c) in chars.iter().enumerate() {
@@ -209,6 +220,7 @@ mod tests {
         assert_eq!(count::<u64>("20000").unwrap(), 20000);
         assert_eq!(count::<u64>("20_000").unwrap(), 20000);
         assert_eq!(count::<u64>("1,000,000").unwrap(), 1_000_000);
+        assert_eq!(count::<u64>("20,000k").unwrap(), 20_000_000);
         assert_eq!(count::<u64>("20k").unwrap(), 20000);
         assert_eq!(count::<u64>("1.5k").unwrap(), 1500);
         assert_eq!(count::<u64>("1M").unwrap(), 1_000_000);
@@ -219,7 +231,8 @@ mod tests {
         assert!(count::<u32>("5G").unwrap_err().contains("too large"));
         assert!(count::<u64>("1.5").unwrap_err().contains("not whole"));
         for bad in [
-            "", "k", "1m", "-1", "1,,000", ",5", "1,", "abc", "1e6e", "inf",
+            "", "k", "1m", "-1", "1,,000", ",5", "1,", "abc", "1e6e", "inf", "1,00", "1000,000",
+            "1,0000", "1,5k",
         ] {
             let e = count::<u64>(bad).unwrap_err();
             assert!(e.contains("20k, 1M"), "{bad}: {e}");

@@ -4,8 +4,12 @@
 //! new path is written whole or not at all, and no output is ever opened on a file a
 //! result folder holds: its readers need every one.
 
+use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
 
@@ -23,11 +27,7 @@ pub fn write_out(path: &Path, bytes: &[u8]) -> Result<()> {
     match std::fs::symlink_metadata(path) {
         Ok(_) => {
             let cannot = |e: std::io::Error| anyhow!("cannot write {}: {e}", path.display());
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .truncate(true)
-                .open(path)
-                .map_err(cannot)?;
+            let mut file = open_through(path)?;
             match file.write_all(bytes).and_then(|()| file.flush()) {
                 Err(e) if closed_pipe(&e) => Ok(()),
                 written => written.map_err(cannot),
@@ -53,7 +53,7 @@ pub struct OutStream {
 /// Where an [`OutStream`] goes.
 pub enum Target {
     Stdout(std::io::StdoutLock<'static>),
-    Through(std::fs::File),
+    Through(File),
     New(Part),
 }
 
@@ -99,13 +99,7 @@ impl OutStream {
         } else {
             let name = target.display().to_string();
             let out = match std::fs::symlink_metadata(target) {
-                Ok(_) => Target::Through(
-                    std::fs::OpenOptions::new()
-                        .write(true)
-                        .truncate(true)
-                        .open(target)
-                        .with_context(|| format!("cannot write {name}"))?,
-                ),
+                Ok(_) => Target::Through(open_through(target)?),
                 Err(_) => Target::New(Part::create(target)?),
             };
             (name, false, out)
@@ -171,6 +165,55 @@ fn resolved(path: &Path) -> Option<PathBuf> {
         _ => Path::new("."),
     };
     Some(std::fs::canonicalize(folder).ok()?.join(path.file_name()?))
+}
+
+/// The longest an output that is a FIFO waits for its reader.
+const FIFO_READER_DEADLINE: Duration = Duration::from_secs(30);
+
+/// Opens a path that exists for writing through. A FIFO is opened only once a reader
+/// is there: asked again every 50 ms, up to [`FIFO_READER_DEADLINE`], and not past a
+/// Ctrl-C or SIGTERM (a plain open would wait for a reader, deaf to both).
+fn open_through(path: &Path) -> Result<File> {
+    let cannot = || format!("cannot write {}", path.display());
+    let is_fifo = std::fs::metadata(path).is_ok_and(|meta| meta.file_type().is_fifo());
+    if !is_fifo {
+        return OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(path)
+            .with_context(cannot);
+    }
+    let until = Instant::now() + FIFO_READER_DEADLINE;
+    loop {
+        match OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+        {
+            Ok(file) => {
+                // Written as any file from here: a slow reader slows the writes.
+                // SAFETY: fcntl on a descriptor this function owns.
+                unsafe {
+                    let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+                    libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK);
+                }
+                return Ok(file);
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {}
+            Err(e) => return Err(e).with_context(cannot),
+        }
+        if crate::interrupt::requested() {
+            bail!("{}: interrupted while waiting for a reader", cannot());
+        }
+        if Instant::now() >= until {
+            bail!(
+                "{}: it is a FIFO and nothing read it within {} s",
+                cannot(),
+                FIFO_READER_DEADLINE.as_secs()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// Whether `e` is a reader that stopped early (`generate - | head`): it took what it

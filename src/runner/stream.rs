@@ -12,9 +12,8 @@ pub fn open_stream(source: &EventSource) -> Result<EventStream> {
     Ok(match source {
         EventSource::Generated { workload } => Box::new(Generator::new(workload).map(Ok)),
         EventSource::File(info) => {
-            let file = std::fs::File::open(&info.path).map_err(|e| {
-                anyhow::anyhow!("cannot open events file {}: {e}", info.path.display())
-            })?;
+            // Swapped for a FIFO since it was checked, it would hold the open.
+            let file = crate::workload::open_regular(&info.path)?;
             let reader = EventsReader::new(
                 std::io::BufReader::with_capacity(1 << 20, file),
                 &info.path.display().to_string(),

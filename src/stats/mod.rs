@@ -51,6 +51,18 @@ pub fn parse_percentiles(text: &str) -> Result<Vec<(String, f64)>, String> {
                     "{part} is not a percentile above 0 and at most 100"
                 ));
             }
+            // 99.99999999999999999 reads as 100: a percentile is what it says, or refused.
+            let digits = part.trim_start_matches('p');
+            let digits = match digits.contains('.') {
+                true => digits.trim_end_matches('0').trim_end_matches('.'),
+                false => digits,
+            };
+            if format!("{p}") != digits {
+                return Err(format!(
+                    "{part} is not a percentile hatshop can tell apart from its neighbours: \
+                     give a plain decimal of at most 15 digits, e.g. 99.999"
+                ));
+            }
             Ok((format!("p{p}"), p))
         })
         .collect::<Result<Vec<_>, String>>()?;
@@ -441,6 +453,16 @@ pub enum Outcome<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn percentiles_are_what_they_say_or_refused() {
+        let chosen = parse_percentiles("99.90, p50,99.999,100").unwrap();
+        let labels: Vec<&str> = chosen.iter().map(|(label, _)| label.as_str()).collect();
+        assert_eq!(labels, ["p50", "p99.9", "p99.999", "p100"]);
+        for bad in ["99.9999999999999999999", "0", "101", "abc", "1e1"] {
+            assert!(parse_percentiles(bad).is_err(), "{bad}");
+        }
+    }
 
     fn ok() -> Outcome<'static> {
         Outcome::Ok {

@@ -12,8 +12,7 @@ use super::{EventsFileInfo, EventsReader, Phase, hex, lacks_state};
 
 /// Reads the whole file once: every line must be an event, and the hash is taken.
 pub fn check_events_file(path: &Path) -> Result<EventsFileInfo> {
-    let file =
-        File::open(path).with_context(|| format!("cannot open events file {}", path.display()))?;
+    let file = open_regular(path)?;
     let mut sha = Sha256::new();
     let reader = HashingReader {
         inner: BufReader::with_capacity(1 << 20, file),
@@ -45,9 +44,34 @@ pub fn check_events_file(path: &Path) -> Result<EventsFileInfo> {
     })
 }
 
+/// Opens an events file, which must be a regular file: it is read twice (checked and
+/// hashed, then replayed) and hashed again by `verify`, which a FIFO, a device or
+/// standard input cannot give (and a FIFO with no writer would hold the open).
+pub fn open_regular(path: &Path) -> Result<File> {
+    let refuse = |what: &str| {
+        anyhow::anyhow!(
+            "events file {}: {what}, and hatshop reads an events file more than once \
+             (checked and hashed, then replayed): save the stream to a file first",
+            path.display()
+        )
+    };
+    if path.as_os_str() == "-" {
+        return Err(refuse("standard input cannot be read twice"));
+    }
+    let meta = std::fs::metadata(path)
+        .with_context(|| format!("cannot open events file {}", path.display()))?;
+    if meta.is_dir() {
+        bail!("events file {} is a folder; name a file", path.display());
+    }
+    if !meta.is_file() {
+        return Err(refuse("it is not a regular file (a FIFO or a device)"));
+    }
+    File::open(path).with_context(|| format!("cannot open events file {}", path.display()))
+}
+
 /// The sha256 of a file's bytes.
 pub fn file_sha256(path: &Path) -> Result<String> {
-    let mut file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut file = open_regular(path)?;
     let mut sha = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     loop {

@@ -72,6 +72,11 @@ pub struct EventsFileError {
     pub message: String,
 }
 
+/// The longest line an events file may hold, newline included: far past any event
+/// hatshop writes (a hat-shop order with its items is under 2 KiB), and a bound on
+/// what one line can take of memory.
+pub const MAX_LINE: usize = 1 << 20;
+
 /// Reads events from JSON Lines, naming the line of any error. Blank lines are skipped.
 pub struct EventsReader<R> {
     input: R,
@@ -109,8 +114,16 @@ impl<R: BufRead> Iterator for EventsReader<R> {
         loop {
             self.buf.clear();
             self.line_no += 1;
-            match self.input.read_line(&mut self.buf) {
+            let mut line = std::io::Read::take(&mut self.input, MAX_LINE as u64 + 1);
+            match line.read_line(&mut self.buf) {
                 Ok(0) => return None,
+                Ok(n) if n > MAX_LINE => {
+                    return Some(Err(self.error(format!(
+                        "a line longer than {} MiB: no event is that long (is this an events \
+                         file?)",
+                        MAX_LINE >> 20
+                    ))));
+                }
                 Ok(_) => {}
                 Err(e) => return Some(Err(self.error(format!("cannot read: {e}")))),
             }

@@ -25,7 +25,7 @@ pub use domain::{
     EventType, ItemChange, ItemsUpdate, KeyId, LineItem, Operation, Order, OrderEvent, OrderId,
     OrderStatus, OrderUpdate, Phase, StateHash, StatusUpdate, Target,
 };
-pub use events_file::{check_events_file, file_sha256};
+pub use events_file::{check_events_file, file_sha256, open_regular};
 pub use faults::{Fault, FaultEntry, MAX_NODES, NodeAction};
 pub use generator::Generator;
 pub use jsonl::{EventsFileError, EventsReader, PlanHasher, hex, write_events};
