@@ -4,7 +4,9 @@
 //!
 //! The lock is the kernel's (`flock`), so it goes with its process however that ends:
 //! a killed run leaves the file but not the lock, and its folder is refused as not empty
-//! by what it wrote, not by a stale lock.
+//! by what it wrote, not by a stale lock. The same lock keeps `recover`, `report`,
+//! `verify` and `export` off a folder another command writes, and tells a live run from
+//! a killed one or a copy (whose lock file no process holds).
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read as _, Seek as _, Write as _};
@@ -67,6 +69,51 @@ pub fn claim_empty(dir: &Path, what: &str) -> Result<()> {
     file.write_all(holder.as_bytes()).map_err(cannot)?;
     HELD.lock().unwrap_or_else(|p| p.into_inner()).push(file);
     Ok(())
+}
+
+/// Takes the lock of the existing folder `dir` for the rest of the process, for a
+/// command that writes into it (`recover`, `report`, `verify`, `export`): refused,
+/// naming the holder, while another command writes it.
+pub fn claim_existing(dir: &Path, what: &str) -> Result<()> {
+    let path = dir.join(NAME);
+    let cannot = |e: std::io::Error| anyhow!("cannot lock {what} folder {}: {e}", dir.display());
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(cannot)?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => {
+            let mut holder = String::new();
+            let _ = file.read_to_string(&mut holder);
+            let holder = match holder.trim() {
+                "" => "another hatshop",
+                named => named,
+            };
+            bail!(
+                "{what} folder {} is being written by {holder}: try again once it is done",
+                dir.display()
+            );
+        }
+        Err(TryLockError::Error(e)) => return Err(cannot(e)),
+    }
+    HELD.lock().unwrap_or_else(|p| p.into_inner()).push(file);
+    Ok(())
+}
+
+/// Whether a process holds `dir`'s lock now (this one included); `None` where the
+/// folder has no lock file.
+pub fn held(dir: &Path) -> Option<bool> {
+    let file = File::open(dir.join(NAME)).ok()?;
+    match file.try_lock_shared() {
+        // Let go at once: only asked.
+        Ok(()) => Some(false),
+        Err(TryLockError::WouldBlock) => Some(true),
+        Err(TryLockError::Error(_)) => None,
+    }
 }
 
 fn not_empty(dir: &Path, what: &str) -> anyhow::Error {

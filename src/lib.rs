@@ -89,12 +89,14 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
             ExitCode::FAILURE
         }),
         Command::Report(args) if report::bulk::is_load(&args.result_dir) => {
+            result_dir::folder::claim_for_writing(&args.result_dir)?;
             let path = report::bulk::write_report(&args.result_dir)?;
             say!("{}", path.display());
             Ok(ExitCode::SUCCESS)
         }
         Command::Report(args) => {
             report::load::LoadedRun::load_checked(&args.result_dir)?;
+            result_dir::folder::claim_for_writing(&args.result_dir)?;
             let path = report::html::write_report(&args.result_dir)?;
             say!("{}", path.display());
             Ok(ExitCode::SUCCESS)

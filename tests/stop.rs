@@ -347,6 +347,63 @@ fn a_result_folder_has_one_writer() {
     assert_eq!(std::fs::read_dir(&theirs).unwrap().count(), 1);
 }
 
+/// Every command that writes into an existing folder takes its lock: none runs while
+/// another holds it. A copy of a folder whose run still writes is no running folder:
+/// no process holds the copy's lock.
+#[test]
+fn commands_that_write_a_folder_wait_their_turn_and_a_copy_is_not_running() {
+    let tmp = TempDir::new().unwrap();
+    let out = tmp.path().join("killed");
+    let out_arg = out.to_str().unwrap();
+    let mut child = spawn(
+        tmp.path(),
+        &[
+            "run", "--quiet", "-c", "2", "--events", "50000000", "--out", out_arg,
+        ],
+    );
+    wait_for_bytes(&op_journal(&out), 100_000);
+    let copy = tmp.path().join("copy");
+    let copied = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(&out)
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    // The original is running; its copy was killed, as far as anyone can tell.
+    assert_one_line_error(tmp.path(), &["report", out_arg], "is still running");
+    assert_one_line_error(
+        tmp.path(),
+        &["report", copy.to_str().unwrap()],
+        "did not finish (its process is gone",
+    );
+    signal(&child, libc::SIGKILL);
+    child.wait().unwrap();
+
+    // Held by another command: recover, report, verify and export wait their turn.
+    let lock = std::fs::File::open(out.join(".hatshop.lock")).unwrap();
+    lock.lock().unwrap();
+    assert_one_line_error(tmp.path(), &["recover", out_arg], "is being written by");
+    lock.unlock().unwrap();
+    hatshop(tmp.path())
+        .args(["recover", out_arg])
+        .assert()
+        .success();
+    lock.lock().unwrap();
+    for args in [
+        vec!["report", out_arg],
+        vec!["verify", out_arg],
+        vec!["export", out_arg, "--csv"],
+    ] {
+        assert_one_line_error(tmp.path(), &args, "is being written by");
+    }
+    lock.unlock().unwrap();
+    hatshop(tmp.path())
+        .args(["verify", out_arg])
+        .assert()
+        .success();
+}
+
 /// A repeat or a sweep point cut short by Ctrl-C is no sample of the whole run: it is kept
 /// on disk and said to be cut short, never folded into medians or charts.
 #[test]

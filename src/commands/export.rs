@@ -31,7 +31,10 @@ pub fn run(args: &ExportArgs) -> Result<()> {
     check_op_log(dir, &record)?;
     let mut out = match &args.out {
         Some(target) => OutStream::open(target)?,
-        None => OutStream::open_own(&dir.join("ops.csv"))?,
+        None => {
+            result_dir::folder::claim_for_writing(dir)?;
+            OutStream::open_own(&dir.join("ops.csv"))?
+        }
     };
     let rows = match oplog::export_csv(dir, &mut out.writer, &out.name) {
         Ok(rows) => rows,

@@ -40,6 +40,9 @@ const REBUILT: &[&str] = &[
 pub fn run(dir: &Path) -> Result<()> {
     let _listening = interrupt::Listening::new();
     let record = result_dir::load(dir)?;
+    // One recover at a time, and none while the run (or another command) writes the
+    // folder: its lock says so, for a copy of a running folder too (no one holds it).
+    result_dir::folder::claim_for_writing(dir)?;
     if record.recovered.is_some() && record.plan.op_log && oplog::needs_sealing(dir)? {
         // Cut short after run.json recorded the recovery: only the sealing is left.
         let sealed = oplog::seal(dir)?;
@@ -136,12 +139,9 @@ fn rebuild(dir: &Path, mut record: RunRecord, log: &OpLog) -> Result<Recovery> {
     Ok(recovery)
 }
 
-/// Whether a folder needs recovering and can be: not running, not complete, and
-/// logged.
+/// Whether a folder needs recovering and can be: not complete, and logged (that its
+/// run no longer writes it, its lock has said).
 fn recoverable(dir: &Path, record: &RunRecord) -> Result<()> {
-    if record.status == "running" && record.writer_alive() {
-        bail!("{} is still running (pid {})", dir.display(), record.pid);
-    }
     if let Some(recovery) = &record.recovered {
         bail!(
             "{} was recovered already (at {}): nothing to recover",

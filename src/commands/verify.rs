@@ -31,6 +31,10 @@ pub async fn run(args: &VerifyArgs) -> Result<bool> {
         );
     }
     let (url, own) = url_to_read(args, dir, &record)?;
+    if own {
+        // Its verdict goes into the folder: not while another command writes it.
+        result_dir::folder::claim_for_writing(dir)?;
+    }
     if url.in_memory() {
         bail!(
             "the run in {} kept its database in memory ({url}), gone when the run ended: \

@@ -24,6 +24,12 @@ pub fn create_empty_folder(dir: &Path, what: &str) -> Result<()> {
     crate::folder_lock::claim_empty(dir, what)
 }
 
+/// Takes the lock of the existing result folder `dir` for this process, for a command
+/// that writes into it; refused while another command writes it.
+pub fn claim_for_writing(dir: &Path) -> Result<()> {
+    crate::folder_lock::claim_existing(dir, "result")
+}
+
 /// A database URL where a folder belongs (`-o mysql://…`) is a slip for `--db`: it is
 /// refused before a folder is made of it (and its password is not shown).
 pub fn refuse_url_as_folder(dir: &Path, what: &str) -> Result<()> {

@@ -331,11 +331,15 @@ impl Host {
 }
 
 impl RunRecord {
-    /// Whether the process that writes this folder still runs (on this host).
-    pub fn writer_alive(&self) -> bool {
-        self.host.hostname == procfs::hostname()
-            && self.pid != 0
-            && process_start(self.pid).is_some_and(|start| start == self.process_start)
+    /// Whether a process still writes the folder `dir` of this record: one holds its
+    /// lock (a copy of a running folder is held by none), or, where it has no lock
+    /// file, the process run.json names still runs on this host.
+    pub fn writer_alive(&self, dir: &Path) -> bool {
+        crate::folder_lock::held(dir).unwrap_or_else(|| {
+            self.host.hostname == procfs::hostname()
+                && self.pid != 0
+                && process_start(self.pid).is_some_and(|start| start == self.process_start)
+        })
     }
 
     /// Whether a stopped folder's summary was written.
@@ -408,7 +412,7 @@ pub fn summary_of(record: &RunRecord) -> crate::stats::SummaryOf {
 pub fn load_complete(dir: &Path) -> Result<RunRecord> {
     let record = load(dir)?;
     match record.status.as_str() {
-        "running" if record.writer_alive() => bail!(
+        "running" if record.writer_alive(dir) => bail!(
             "{} is still running (pid {}): wait for it, or stop it with Ctrl-C",
             dir.display(),
             record.pid
