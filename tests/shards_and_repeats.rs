@@ -93,6 +93,38 @@ fn shards_of_one_sqlite_run_merge_and_verify_exactly() {
             .fold(0.0, f64::max);
         assert_eq!(event["max_us"].as_f64().unwrap(), max, "{event}");
     }
+    // A merge killed part-way (as it left the folder) is told as one, and the same
+    // merge again starts it afresh.
+    let killed = dir.join("killed-merge");
+    std::fs::create_dir_all(killed.join("ops")).unwrap();
+    std::fs::write(killed.join(".merging"), "").unwrap();
+    std::fs::write(killed.join(".hatshop.lock"), "").unwrap();
+    std::fs::write(killed.join("ops/_part-000000.partial"), "PAR1").unwrap();
+    let killed_arg = killed.to_str().unwrap();
+    assert_one_line_error(
+        dir,
+        &["report", killed_arg],
+        "holds a merge that did not finish",
+    );
+    hatshop(dir)
+        .args(["merge", shards[1].to_str().unwrap(), s0, "-o", killed_arg])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("starting afresh"));
+    assert!(!killed.join(".merging").exists());
+    assert_eq!(json(&killed.join("summary.json"))["ops"], 3000);
+    // Killed while it drew the report: recover draws it.
+    std::fs::remove_file(merged.join("report.html")).unwrap();
+    hatshop(dir)
+        .args(["recover"])
+        .arg(&merged)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "wrote the report it was killed before writing",
+        ));
+    assert!(merged.join("report.html").exists());
+
     let rows = common::op_maps(&merged);
     assert_eq!(rows.len(), 3000);
     let shard_column: std::collections::BTreeSet<String> =

@@ -33,13 +33,20 @@ struct ShardDir {
 pub fn run(args: &MergeArgs) -> Result<()> {
     let _listening = interrupt::Listening::new();
     let shards = load_shards(&args.shard_dirs)?;
+    start_afresh_after_a_killed_merge(&args.out)?;
     create_empty_folder(&args.out, "merged")?;
+    let marker = args.out.join(result_dir::MERGING);
+    crate::files::write_atomic(
+        &marker,
+        b"hatshop merge: unfinished until run.json is written\n",
+    )?;
     let merged = write_merged(&shards, &args.out);
     if merged.is_err() {
         // A half-written folder is no result folder.
         let _ = std::fs::remove_dir_all(&args.out);
     }
     let record = merged?;
+    std::fs::remove_file(&marker).with_context(|| format!("cannot remove {}", marker.display()))?;
     let summary: crate::stats::Summary =
         crate::files::read_json(&result_dir::file(&args.out, result_dir::SUMMARY_JSON))?;
     say!(
@@ -55,6 +62,23 @@ pub fn run(args: &MergeArgs) -> Result<()> {
         result_dir::file(&args.out, result_dir::REPORT_HTML).display()
     );
     say!("check it: hatshop verify {}", args.out.display());
+    Ok(())
+}
+
+/// Removes what a merge killed part-way left in `out`: all of it, since that merge
+/// began with the folder empty, and no process holds it now.
+fn start_afresh_after_a_killed_merge(out: &Path) -> Result<()> {
+    if out.join(result_dir::MERGING).is_file()
+        && !out.join(result_dir::RUN_JSON).exists()
+        && crate::folder_lock::held(out) != Some(true)
+    {
+        std::fs::remove_dir_all(out)
+            .with_context(|| format!("cannot clear the unfinished merge in {}", out.display()))?;
+        say!(
+            "{}: starting afresh the merge that did not finish there",
+            out.display()
+        );
+    }
     Ok(())
 }
 

@@ -49,6 +49,19 @@ pub fn run(dir: &Path) -> Result<()> {
         say!("finished sealing the op log of {}", dir.display());
         return damage_kept(sealed);
     }
+    if record.complete()
+        && record.unwritten.is_none()
+        && result_dir::file(dir, result_dir::SUMMARY_JSON).exists()
+        && !result_dir::file(dir, result_dir::REPORT_HTML).exists()
+    {
+        // Killed while it drew its figures: all else is there.
+        let path = html::write_report(dir)?;
+        say!(
+            "wrote the report it was killed before writing: {}",
+            path.display()
+        );
+        return Ok(());
+    }
     recoverable(dir, &record)?;
     // The room a killed run kept for its last record is free for the rebuilt files.
     crate::files::Reserve::remove_left(dir);

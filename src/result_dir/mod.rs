@@ -37,6 +37,10 @@ pub const SERVER_METRICS_CSV: &str = crate::observe::SERVER_METRICS_CSV;
 /// See [`crate::observe::GC_CSV`].
 pub const GC_CSV: &str = crate::observe::GC_CSV;
 
+/// In a folder `hatshop merge` writes, until its run.json is in place: a merge killed
+/// part-way is told by it, and the next merge into the folder starts it afresh.
+pub const MERGING: &str = ".merging";
+
 /// The path of one of a result folder's files.
 pub fn file(dir: &Path, name: &str) -> PathBuf {
     dir.join(name)
@@ -468,6 +472,14 @@ pub fn load(dir: &Path) -> Result<RunRecord> {
     if !path.exists() {
         if !dir.exists() {
             bail!("no result folder {}", dir.display());
+        }
+        if dir.join(MERGING).exists() {
+            bail!(
+                "{} holds a merge that did not finish: run the same `hatshop merge … -o {}` \
+                 again",
+                dir.display(),
+                dir.display()
+            );
         }
         if file(&dir.join("repeat-1"), RUN_JSON).exists() {
             bail!(
