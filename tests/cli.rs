@@ -1260,6 +1260,41 @@ fn a_settings_file_is_read_after_flags_and_the_environment() {
         &["run", "--config", "broken.toml"],
         "is not valid TOML",
     );
+    // A value of the wrong shape or sense names the file and the key.
+    for (text, says) in [
+        (
+            "[run]\nquiet = \"yes\"\n",
+            "wrong.toml: [run] quiet: a switch is true or false",
+        ),
+        (
+            "[run]\nevents = [1, 2]\n",
+            "wrong.toml: [run] events: takes one value, not an array",
+        ),
+        (
+            "[run]\nevents = \"1,00\"\n",
+            "wrong.toml: [run] events: invalid value '1,00'",
+        ),
+        (
+            "[run]\nevents = true\n",
+            "wrong.toml: [run] events: takes a value, not true/false",
+        ),
+    ] {
+        std::fs::write(dir.join("wrong.toml"), text).unwrap();
+        assert_one_line_error(dir, &["run", "--config", "wrong.toml"], says);
+    }
+    // What is not a file is said, never passed over.
+    assert_one_line_error(
+        dir,
+        &["run", "--config", "/tmp"],
+        "is a folder; name a TOML file",
+    );
+    let own = TempDir::new().unwrap();
+    std::fs::create_dir(own.path().join("hatshop.toml")).unwrap();
+    assert_one_line_error(own.path(), &["run"], "hatshop.toml: is a folder");
+    std::fs::remove_dir(own.path().join("hatshop.toml")).unwrap();
+    std::os::unix::fs::symlink("loop", own.path().join("hatshop.toml")).unwrap();
+    std::os::unix::fs::symlink("hatshop.toml", own.path().join("loop")).unwrap();
+    assert_one_line_error(own.path(), &["run"], "hatshop.toml: cannot be read");
 }
 
 /// `--warmup 300ms` warms up for a time; run.json records the events it came to, so

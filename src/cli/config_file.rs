@@ -57,13 +57,22 @@ pub fn with_file_settings(args: Vec<OsString>) -> Result<Vec<OsString>, String> 
             continue;
         }
         let flag = format!("--{}", arg.get_long().unwrap_or(key));
-        for text in
-            values_of(value).map_err(|e| format!("{}: [{name}] {key}: {e}", path.display()))?
-        {
+        let bad = |e: String| format!("{}: [{name}] {key}: {e}", path.display());
+        let texts = values_of(value).map_err(bad)?;
+        check_shape(sub, arg, value, &texts).map_err(bad)?;
+        for text in texts {
             match text {
                 Some(text) => extended.extend([OsString::from(&flag), OsString::from(text)]),
                 None => extended.push(OsString::from(&flag)),
             }
+        }
+        // Read as the command line would read it (the line read well without the
+        // file): a value it refuses is this key's, and the error names the file.
+        if let Err(e) = Cli::definitions().try_get_matches_from(&extended) {
+            return Err(bad(super::usage_error_line(&e.render().to_string())
+                .trim_start_matches("error: ")
+                .trim_end_matches("; see --help")
+                .to_string()));
         }
     }
     Ok(extended)
@@ -116,12 +125,57 @@ fn file_of(args: &[OsString]) -> Result<Option<PathBuf>, String> {
             .find_map(|a| a.to_str()?.strip_prefix("--config=").map(PathBuf::from))
     });
     match named {
-        Some(path) if path.is_file() => Ok(Some(path)),
-        Some(path) => Err(format!("--config {}: no such file", path.display())),
-        None => Ok(Path::new(DEFAULT_FILE)
-            .is_file()
-            .then(|| PathBuf::from(DEFAULT_FILE))),
+        Some(path) => settings_file(&path, "--config ").map(Some),
+        // hatshop.toml here, where there is anything by that name: a folder, a FIFO or
+        // a broken link is said, never passed over.
+        None if std::fs::symlink_metadata(DEFAULT_FILE).is_ok() => {
+            settings_file(Path::new(DEFAULT_FILE), "").map(Some)
+        }
+        None => Ok(None),
     }
+}
+
+/// `path`, where it is a regular file (or a link to one) to read settings from.
+fn settings_file(path: &Path, flag: &str) -> Result<PathBuf, String> {
+    let shown = path.display();
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => Ok(path.to_path_buf()),
+        Ok(meta) if meta.is_dir() => Err(format!("{flag}{shown}: is a folder; name a TOML file")),
+        Ok(_) => Err(format!(
+            "{flag}{shown}: is not a regular file (a FIFO or a device); name a TOML file"
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && flag.is_empty() => Err(format!(
+            "{shown}: is a link to nothing; remove it or name a file with --config"
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(format!("{flag}{shown}: no such file"))
+        }
+        Err(e) => Err(format!("{flag}{shown}: cannot be read: {e}")),
+    }
+}
+
+/// Whether the value has the shape the flag takes: true/false for a switch, one value
+/// for a flag given once.
+fn check_shape(
+    sub: &clap::Command,
+    arg: &clap::Arg,
+    value: &toml::Value,
+    texts: &[Option<String>],
+) -> Result<(), String> {
+    // On/off flags take `=true|false`, and have a `--no-` form (switches.rs).
+    let off = super::switches::off_id(arg.get_id().as_str());
+    let switch =
+        !arg.get_action().takes_values() || sub.get_arguments().any(|a| a.get_id() == off.as_str());
+    if switch {
+        if !value.is_bool() {
+            return Err("a switch is true or false".into());
+        }
+    } else if texts.iter().any(Option::is_none) || value.is_bool() {
+        return Err("takes a value, not true/false".into());
+    } else if value.is_array() && !matches!(arg.get_action(), clap::ArgAction::Append) {
+        return Err("takes one value, not an array".into());
+    }
+    Ok(())
 }
 
 /// A setting's value as flag values: a flag's argument, `None` for a switch that is
