@@ -1550,6 +1550,24 @@ fn a_run_over_its_error_bound_exits_3_with_its_folder_complete() {
     }
     let output = run("tight", &["--max-errors", "0.19"]);
     assert_eq!(output.status.code(), Some(3));
+    // Repeats are held to it, each; a sweep, which does not apply it, refuses it.
+    let repeated = run("repeated", &["--repeat", "2", "--max-errors", "0%"]);
+    assert_eq!(repeated.status.code(), Some(3));
+    let stderr = common::text(&repeated.stderr);
+    assert!(
+        stderr.contains("error: repeat-1: 8 of 40") && stderr.contains("error: repeat-2: 8 of 40"),
+        "{stderr}"
+    );
+    assert!(
+        run("repeated-loose", &["--repeat", "2", "--max-errors", "25%"])
+            .status
+            .success()
+    );
+    assert_one_line_error(
+        tmp.path(),
+        &["sweep", "--vary", "concurrency=1,2", "--max-errors", "0%"],
+        "--max-errors bounds one run or its --repeat",
+    );
     assert_one_line_error(
         tmp.path(),
         &["run", "--max-errors", "2"],

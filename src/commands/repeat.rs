@@ -13,7 +13,8 @@ use crate::config::{RunConfig, refuse_bound_without_search};
 use crate::console::{note, say};
 use crate::files::{read_json, write_json};
 use crate::lifecycle::run::{
-    EXIT_INTERRUPTED, VerifyDifferences, execute_in_series, refuse_export_in_series, verified_note,
+    EXIT_INTERRUPTED, EXIT_TOO_MANY_ERRORS, VerifyDifferences, errors_over_bound,
+    execute_in_series, refuse_export_in_series, verified_note,
 };
 use crate::report::repeats::{self, repeat_dir};
 use crate::report::table::{format_us, thousands};
@@ -27,6 +28,9 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     refuse_bound_without_search(args)?;
     refuse_export_in_series(args)?;
     let (template, dir) = prepare(args)?;
+    // Each repeat runs without it (a series); the repeats are held to it once all ran.
+    let bound = RunConfig::from_args(&template)?.max_errors;
+    let mut over_bound = Vec::new();
     let mut summaries: Vec<Summary> = Vec::new();
     let mut runs = Vec::new();
     let mut interrupted = false;
@@ -72,6 +76,9 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
             summary.errors,
             verified_note(&run_dir)
         );
+        if let Some(over) = errors_over_bound(bound, &summary) {
+            over_bound.push(format!("repeat-{i}: {over}"));
+        }
         if record.ran_its_plan() {
             summaries.push(summary);
             runs.push(format!("repeat-{i}"));
@@ -94,7 +101,14 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
         differing,
         interrupted,
     };
-    write_up(&dir, repeated, args.repeat)
+    let code = write_up(&dir, repeated, args.repeat)?;
+    if code == std::process::ExitCode::SUCCESS && !over_bound.is_empty() {
+        for over in over_bound {
+            crate::console::err(&format!("error: {over}\n"));
+        }
+        return Ok(std::process::ExitCode::from(EXIT_TOO_MANY_ERRORS));
+    }
+    Ok(code)
 }
 
 /// The runs' arguments, checked whole, and the folder they go in.

@@ -77,6 +77,18 @@ pub fn refuse_export_in_series(args: &RunArgs) -> Result<()> {
     Ok(())
 }
 
+/// Refuses `--max-errors` in a series that does not apply it (a sweep, `--find-max`):
+/// one line, rather than a bound passed over in silence.
+pub fn refuse_max_errors_in(args: &RunArgs, series: &str) -> Result<()> {
+    if args.max_errors.is_some() {
+        bail!(
+            "--max-errors bounds one run or its --repeat; {series} reports every run's errors \
+             in its table: leave it out"
+        );
+    }
+    Ok(())
+}
+
 /// What `--verify` found in a run of a series, for its line: `, verify exact`, the
 /// number of differences, or nothing where it did not run.
 pub fn verified_note(run_dir: &Path) -> String {
@@ -359,7 +371,7 @@ fn export_results(config: &RunConfig, summary: &Summary) -> Result<()> {
 }
 
 /// What to say when the measured operations failed more often than `bound` allows.
-fn errors_over_bound(bound: Option<f64>, summary: &Summary) -> Option<String> {
+pub fn errors_over_bound(bound: Option<f64>, summary: &Summary) -> Option<String> {
     let bound = bound?;
     let overall = &summary.overall;
     let share = overall.errors as f64 / overall.count.max(1) as f64;
