@@ -76,7 +76,7 @@ impl Manifest {
         for part in &self.parts {
             text.push_str(&format!(
                 "{} {} {}\n",
-                super::parts::part_name(part.index),
+                super::names::part_name(part.index),
                 part.rows,
                 part.sha256
             ));
@@ -101,7 +101,7 @@ fn parse_line(line: &str) -> Result<PartSum> {
     else {
         bail!("a line of the wrong shape");
     };
-    let index = super::parts::part_index(name).context("not a part's name")?;
+    let index = super::names::part_index(name).context("not a part's name")?;
     if !rows.bytes().all(|b| b.is_ascii_digit()) {
         bail!("not a row count");
     }
@@ -128,6 +128,7 @@ pub struct Hashed<W> {
 }
 
 impl<W: Write> Hashed<W> {
+    /// Hashes what is written to `inner`.
     pub fn new(inner: W) -> Self {
         Hashed {
             inner,

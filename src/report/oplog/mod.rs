@@ -14,6 +14,7 @@ mod columns;
 mod csv;
 mod journal;
 mod manifest;
+mod names;
 mod parts;
 mod reader;
 mod seal;

@@ -16,27 +16,10 @@ use parquet::schema::types::Type;
 use super::LoggedOp;
 use super::columns::{self, Columns, GROUP_ROWS};
 use super::manifest::{Hashed, Manifest, PartSum};
+use super::names::{part_name, partial_name};
 
 /// Row groups in a part: about a million rows, some 5 MB on disk.
 pub const GROUPS_PER_PART: usize = 16;
-
-/// A closed part's file name.
-pub fn part_name(index: u32) -> String {
-    format!("part-{index:06}.parquet")
-}
-
-/// The index of the closed part named `name`.
-pub fn part_index(name: &str) -> Option<u32> {
-    name.strip_prefix("part-")?
-        .strip_suffix(".parquet")?
-        .parse()
-        .ok()
-}
-
-/// The name of part `index` while it is written.
-pub fn partial_name(index: u32) -> String {
-    format!("_part-{index:06}.partial")
-}
 
 /// Writes rows into parts, from part `first` on.
 pub struct PartWriter {

@@ -16,7 +16,7 @@ use parquet::file::serialized_reader::SerializedFileReader;
 
 use super::journal::{self, JOURNAL, JournalDamage, JournalRow};
 use super::manifest::{MANIFEST, Manifest, PartSum, sha256_of};
-use super::parts::{part_index, part_name, partial_name};
+use super::names::{part_index, part_name, partial_name};
 use super::{LoggedOp, OPS_DIR};
 use crate::interrupt;
 
