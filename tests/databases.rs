@@ -453,3 +453,46 @@ fn postgres_reconnects_after_a_server_restart() {
         .unwrap();
     assert!(verify.status.success(), "{}", text(&verify.stdout));
 }
+
+/// Setting up hatshop's keys has its own deadline (120 s), not `--op-timeout`, which
+/// bounds the measured operations: a Redis whose writes are paused a while as the run
+/// begins (`CLIENT PAUSE … WRITE`) holds up its set-up, and the run goes on.
+#[test]
+#[ignore = "needs a live Redis: ./test.sh starts one"]
+fn redis_set_up_waits_out_a_pause_whatever_the_op_timeout() {
+    let _guard = lock(&REDIS);
+    let tmp = TempDir::new().unwrap();
+    let db = url("HATSHOP_TEST_REDIS");
+    // redis://[user@]host:port/n
+    let authority = db.trim_start_matches("redis://").split('/').next().unwrap();
+    let address = authority.rsplit_once('@').map_or(authority, |(_, at)| at);
+    let (host, port) = address.rsplit_once(':').unwrap();
+    let paused = StdCommand::new("redis-cli")
+        .args(["-h", host, "-p", port, "CLIENT", "PAUSE", "1500", "WRITE"])
+        .output()
+        .unwrap();
+    assert!(paused.status.success(), "{}", common::text(&paused.stderr));
+    let began = std::time::Instant::now();
+    let out = tmp.path().join("paused");
+    let ran = common::hatshop(tmp.path())
+        .args([
+            "run",
+            "--quiet",
+            "--db",
+            &db,
+            "-w",
+            "kv-50w-50r",
+            "--records",
+            "100",
+        ])
+        .args(["--events", "500", "--op-timeout", "50ms", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{}", common::text(&ran.stderr));
+    assert!(
+        began.elapsed() >= Duration::from_millis(1_000),
+        "the pause was not met"
+    );
+    assert_eq!(json(&out.join("run.json"))["status"], "finished");
+}

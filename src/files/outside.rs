@@ -79,24 +79,11 @@ impl OutStream {
     /// Opens `target` (`-`: standard output); refused where it is a file of a result
     /// folder.
     pub fn open(target: &Path) -> Result<OutStream> {
-        if target.as_os_str() != "-" {
-            refuse_result_file(target)?;
-        }
-        Self::open_unguarded(target)
-    }
-
-    /// Opens `target`, a file the command itself keeps in a result folder (`export`'s
-    /// `ops.csv`), which it may write again.
-    pub fn open_own(target: &Path) -> Result<OutStream> {
-        Self::open_unguarded(target)
-    }
-
-    fn open_unguarded(target: &Path) -> Result<OutStream> {
-        const BUFFER: usize = 1 << 20;
         let (name, to_stdout, target) = if target.as_os_str() == "-" {
             let out = Target::Stdout(std::io::stdout().lock());
             ("standard output".to_string(), true, out)
         } else {
+            refuse_result_file(target)?;
             let name = target.display().to_string();
             let out = match std::fs::symlink_metadata(target) {
                 Ok(_) => Target::Through(open_through(target)?),
@@ -104,11 +91,26 @@ impl OutStream {
             };
             (name, false, out)
         };
-        Ok(OutStream {
+        Ok(Self::buffered(name, to_stdout, target))
+    }
+
+    /// Opens `target`, a file the command itself keeps in a result folder (`export`'s
+    /// `ops.csv`): hatshop made it, so a new one replaces it whole, never cut by a kill.
+    pub fn open_own(target: &Path) -> Result<OutStream> {
+        Ok(Self::buffered(
+            target.display().to_string(),
+            false,
+            Target::New(Part::create(target)?),
+        ))
+    }
+
+    fn buffered(name: String, to_stdout: bool, target: Target) -> OutStream {
+        const BUFFER: usize = 1 << 20;
+        OutStream {
             name,
             to_stdout,
             writer: BufWriter::with_capacity(BUFFER, target),
-        })
+        }
     }
 
     /// Writes out what is buffered and, for a new path, puts the file in place: an

@@ -70,6 +70,9 @@ pub struct RedisStore {
     lean: Option<LaneSlots<LeanConn>>,
     /// The TLS the own wire's connections spoke.
     tls_spoken: std::sync::Mutex<Option<crate::db::tls::TlsFacts>>,
+    /// For the connection that sets up and checks hatshop's keys ([`Self::setup_conn`]).
+    client: redis::Client,
+    connect_timeout: std::time::Duration,
 }
 
 impl StoreKind for RedisStore {
@@ -164,6 +167,8 @@ impl StoreKind for RedisStore {
             login,
             lean,
             tls_spoken: std::sync::Mutex::new(tls_spoken),
+            client,
+            connect_timeout: options.connect_timeout,
         })
     }
 }
@@ -193,29 +198,54 @@ impl RedisStore {
     /// Every key matching `pattern`, by SCAN (never KEYS, which blocks the server).
     async fn scan(&self, pattern: &str) -> Result<Vec<String>, DbError> {
         let mut held = self.conn().await?;
-        let mut cursor: u64 = 0;
-        let mut keys = Vec::new();
-        loop {
-            let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
-                .arg(cursor)
-                .arg("MATCH")
-                .arg(pattern)
-                .arg("COUNT")
-                .arg(1000)
-                .query_async(&mut held.conn)
-                .await
-                .map_err(classify)?;
-            keys.extend(batch);
-            cursor = next;
-            if cursor == 0 {
-                break;
-            }
-        }
-        keys.sort_unstable();
-        keys.dedup();
-        Ok(keys)
+        scan(&mut held.conn, pattern).await
     }
 
+    /// A connection of its own for setting up and checking hatshop's keys: its
+    /// commands wait as long as the caller's deadline allows (the schema's 120 s),
+    /// where the lanes' connections give up after `--op-timeout`, which bounds the
+    /// measured operations only.
+    async fn setup_conn(&self) -> Result<redis::aio::MultiplexedConnection, DbError> {
+        let config = redis::AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(self.connect_timeout))
+            .set_response_timeout(None);
+        self.client
+            .get_multiplexed_async_connection_with_config(&config)
+            .await
+            .map_err(|e| connections::refused(e, &self.login, self.connect_timeout))
+    }
+}
+
+/// Every key matching `pattern` on `conn`, by SCAN (never KEYS, which blocks the
+/// server), sorted.
+async fn scan(
+    conn: &mut impl redis::aio::ConnectionLike,
+    pattern: &str,
+) -> Result<Vec<String>, DbError> {
+    let mut cursor: u64 = 0;
+    let mut keys = Vec::new();
+    loop {
+        let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(pattern)
+            .arg("COUNT")
+            .arg(1000)
+            .query_async(conn)
+            .await
+            .map_err(classify)?;
+        keys.extend(batch);
+        cursor = next;
+        if cursor == 0 {
+            break;
+        }
+    }
+    keys.sort_unstable();
+    keys.dedup();
+    Ok(keys)
+}
+
+impl RedisStore {
     /// `SET key value NX|XX` (`condition`): whether it set the value.
     async fn set_if(&self, key: &KeyText, value: &[u8], condition: &str) -> Result<bool, DbError> {
         let name = kv_key(key);
@@ -236,7 +266,7 @@ impl RedisStore {
 
     /// Loads every script once, so no measured call pays for sending its text.
     async fn load_scripts(&self) -> Result<(), DbError> {
-        let mut held = self.conn().await?;
+        let mut conn = self.setup_conn().await?;
         for script in [
             &self.read_order,
             &self.set_if_exists,
@@ -245,7 +275,7 @@ impl RedisStore {
         ] {
             script
                 .prepare_invoke()
-                .load_async(&mut held.conn)
+                .load_async(&mut conn)
                 .await
                 .map_err(classify)?;
         }
@@ -253,8 +283,8 @@ impl RedisStore {
     }
 
     async fn marker_exists(&self) -> Result<bool, DbError> {
-        let mut held = self.conn().await?;
-        held.conn.exists(MARKER).await.map_err(classify)
+        let mut conn = self.setup_conn().await?;
+        conn.exists(MARKER).await.map_err(classify)
     }
 
     /// Every hash of `keys`, fetched in pipelined batches.
@@ -285,7 +315,8 @@ impl Store for RedisStore {
     }
 
     async fn setup(&self, owner: &Ownership) -> Result<(), DbError> {
-        let ours = self.scan("hatshop:*").await?;
+        let mut conn = self.setup_conn().await?;
+        let ours = scan(&mut conn, "hatshop:*").await?;
         let mut existing: Vec<String> = Vec::new();
         if self.marker_exists().await? {
             existing.push(MARKER.to_string());
@@ -293,11 +324,10 @@ impl Store for RedisStore {
             existing.push(format!("{} keys under hatshop:", ours.len()));
         }
         owner.may_drop(&self.target, &existing)?;
-        let mut held = self.conn().await?;
         for chunk in ours.chunks(1000) {
             let _: () = redis::cmd("UNLINK")
                 .arg(chunk)
-                .query_async(&mut held.conn)
+                .query_async(&mut conn)
                 .await
                 .map_err(classify)?;
         }
@@ -305,17 +335,17 @@ impl Store for RedisStore {
             .atomic()
             .del(MARKER)
             .hset(MARKER, "made_by", &owner.note)
-            .query_async(&mut held.conn)
+            .query_async(&mut conn)
             .await
             .map_err(classify)?;
-        drop(held);
+        drop(conn);
         self.load_scripts().await?;
         self.open_lean().await
     }
 
     async fn check_owned(&self) -> Result<Marker, DbError> {
-        let mut held = self.conn().await?;
-        let made_by: Option<String> = held.conn.hget(MARKER, "made_by").await.map_err(classify)?;
+        let mut conn = self.setup_conn().await?;
+        let made_by: Option<String> = conn.hget(MARKER, "made_by").await.map_err(classify)?;
         match made_by {
             Some(made_by) => Ok(Marker { made_by }),
             None => Err(ownership::not_ours(&self.target)),
