@@ -30,31 +30,7 @@ pub fn claim_empty(dir: &Path, what: &str) -> Result<()> {
     if !path.exists() && !holds_nothing_else(dir) {
         return Err(not_empty(dir, what));
     }
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(cannot)?;
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(TryLockError::WouldBlock) => {
-            let mut holder = String::new();
-            let _ = file.read_to_string(&mut holder);
-            let holder = holder.trim();
-            let holder = if holder.is_empty() {
-                "another hatshop".to_string()
-            } else {
-                holder.to_string()
-            };
-            bail!(
-                "{what} folder {} is being written by {holder}: choose another with --out",
-                dir.display()
-            );
-        }
-        Err(TryLockError::Error(e)) => return Err(cannot(e)),
-    }
+    let mut file = lock(dir, what, "choose another with --out")?;
     // Checked again under the lock: a run that held it before may have written.
     if !holds_nothing_else(dir) {
         return Err(not_empty(dir, what));
@@ -75,17 +51,24 @@ pub fn claim_empty(dir: &Path, what: &str) -> Result<()> {
 /// command that writes into it (`recover`, `report`, `verify`, `export`): refused,
 /// naming the holder, while another command writes it.
 pub fn claim_existing(dir: &Path, what: &str) -> Result<()> {
-    let path = dir.join(NAME);
+    let file = lock(dir, what, "try again once it is done")?;
+    HELD.lock().unwrap_or_else(|p| p.into_inner()).push(file);
+    Ok(())
+}
+
+/// Opens `dir`'s lock file (made if need be) and takes its lock; refused, naming the
+/// holder and saying what to do (`then`), while another process holds it.
+fn lock(dir: &Path, what: &str, then: &str) -> Result<File> {
     let cannot = |e: std::io::Error| anyhow!("cannot lock {what} folder {}: {e}", dir.display());
     let mut file = OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
-        .open(&path)
+        .open(dir.join(NAME))
         .map_err(cannot)?;
     match file.try_lock() {
-        Ok(()) => {}
+        Ok(()) => Ok(file),
         Err(TryLockError::WouldBlock) => {
             let mut holder = String::new();
             let _ = file.read_to_string(&mut holder);
@@ -94,14 +77,12 @@ pub fn claim_existing(dir: &Path, what: &str) -> Result<()> {
                 named => named,
             };
             bail!(
-                "{what} folder {} is being written by {holder}: try again once it is done",
+                "{what} folder {} is being written by {holder}: {then}",
                 dir.display()
             );
         }
-        Err(TryLockError::Error(e)) => return Err(cannot(e)),
+        Err(TryLockError::Error(e)) => Err(cannot(e)),
     }
-    HELD.lock().unwrap_or_else(|p| p.into_inner()).push(file);
-    Ok(())
 }
 
 /// Whether a process holds `dir`'s lock now (this one included); `None` where the

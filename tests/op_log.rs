@@ -58,21 +58,34 @@ fn export_report_and_compare_refuse_a_part_changed_added_or_lost() {
     }
 }
 
-#[test]
-fn a_killed_runs_damaged_journal_is_recovered_up_to_the_damage_and_kept() {
-    let tmp = TempDir::new().unwrap();
+/// A SQLite run killed with SIGKILL once its journal holds some rows: its folder.
+fn killed_run(tmp: &TempDir) -> std::path::PathBuf {
     let out = tmp.path().join("killed");
-    let out_arg = out.to_str().unwrap();
     let mut child = spawn(
         tmp.path(),
         &[
-            "run", "--quiet", "-c", "2", "--events", "50000000", "--out", out_arg,
+            "run",
+            "--quiet",
+            "-c",
+            "2",
+            "--events",
+            "50000000",
+            "--out",
+            out.to_str().unwrap(),
         ],
     );
-    let journal = op_journal(&out);
-    wait_for_bytes(&journal, 150_000);
+    wait_for_bytes(&op_journal(&out), 150_000);
     signal(&child, libc::SIGKILL);
     child.wait().unwrap();
+    out
+}
+
+#[test]
+fn a_killed_runs_damaged_journal_is_recovered_up_to_the_damage_and_kept() {
+    let tmp = TempDir::new().unwrap();
+    let out = killed_run(&tmp);
+    let out_arg = out.to_str().unwrap();
+    let journal = op_journal(&out);
 
     let mut bytes = std::fs::read(&journal).unwrap();
     let at = bytes.len() / 2;
@@ -125,18 +138,9 @@ fn a_killed_runs_damaged_journal_is_recovered_up_to_the_damage_and_kept() {
 #[test]
 fn a_recover_cut_short_after_its_record_is_finished_by_the_next() {
     let tmp = TempDir::new().unwrap();
-    let out = tmp.path().join("killed");
+    let out = killed_run(&tmp);
     let out_arg = out.to_str().unwrap();
-    let mut child = spawn(
-        tmp.path(),
-        &[
-            "run", "--quiet", "-c", "2", "--events", "50000000", "--out", out_arg,
-        ],
-    );
     let journal = op_journal(&out);
-    wait_for_bytes(&journal, 150_000);
-    signal(&child, libc::SIGKILL);
-    child.wait().unwrap();
     // As a recover killed after it wrote run.json and before it sealed the log: the
     // journal is still there beside the parts.
     let kept = std::fs::read(&journal).unwrap();

@@ -101,14 +101,22 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
         differing,
         interrupted,
     };
-    let code = write_up(&dir, repeated, args.repeat)?;
-    if code == std::process::ExitCode::SUCCESS && !over_bound.is_empty() {
-        for over in over_bound {
-            crate::console::err(&format!("error: {over}\n"));
-        }
-        return Ok(std::process::ExitCode::from(EXIT_TOO_MANY_ERRORS));
+    held_to_the_bound(write_up(&dir, repeated, args.repeat)?, over_bound)
+}
+
+/// A series that otherwise succeeded, with repeats over `--max-errors`: each said, and
+/// the exit of a run over it.
+fn held_to_the_bound(
+    code: std::process::ExitCode,
+    over_bound: Vec<String>,
+) -> Result<std::process::ExitCode> {
+    if code != std::process::ExitCode::SUCCESS || over_bound.is_empty() {
+        return Ok(code);
     }
-    Ok(code)
+    for over in over_bound {
+        crate::console::err(&format!("error: {over}\n"));
+    }
+    Ok(std::process::ExitCode::from(EXIT_TOO_MANY_ERRORS))
 }
 
 /// The runs' arguments, checked whole, and the folder they go in.

@@ -69,18 +69,8 @@ impl DbUrl {
             return Err(unknown_scheme(scheme, raw));
         };
         let password_spans = query_password_spans(rest);
-        // A file's path may hold an '@', but `user:password@host/…` there is a login a
-        // file store does not have: refused, and the password never echoed.
-        let first = rest.split(['/', '?']).next().unwrap_or_default();
-        if meta.own_file.is_some()
-            && let Some(at) = first.rfind('@')
-            && first[..at].contains(':')
-        {
-            return Err(format!(
-                "{} reads as a user and a password, which {scheme}:// has no use for (a \
-                 file's path goes there): leave them out",
-                shown(raw)
-            ));
+        if meta.own_file.is_some() {
+            refuse_login_in_file_path(scheme, rest, raw)?;
         }
         // A file's path may hold an '@': only a server's URL carries credentials there.
         let at = match meta.own_file {
@@ -377,6 +367,20 @@ fn percent_decode(text: &str) -> String {
         i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A file's path may hold an '@', but `user:password@host/…` there is a login a file
+/// store does not have: refused, and the password never echoed.
+fn refuse_login_in_file_path(scheme: &str, rest: &str, raw: &str) -> Result<(), String> {
+    let first = rest.split(['/', '?']).next().unwrap_or_default();
+    match first.rfind('@') {
+        Some(at) if first[..at].contains(':') => Err(format!(
+            "{} reads as a user and a password, which {scheme}:// has no use for (a file's \
+             path goes there): leave them out",
+            shown(raw)
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// A URL as a message may show it, parsed or not: the one redaction for URL text.

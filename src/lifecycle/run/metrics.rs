@@ -16,6 +16,7 @@ use tokio::sync::Mutex;
 
 use crate::config::RunConfig;
 use crate::db::{AnyStore, Store};
+use crate::result_dir::RunRecord;
 use crate::runner::Progress;
 use crate::stats::RunStats;
 use crate::workload::EventType;
@@ -71,17 +72,23 @@ fn metric_labels(config: &RunConfig, store: &AnyStore) -> String {
 }
 
 /// Serves the metrics of the run of `config` when `--metrics` asks, until dropped.
+/// Where it serves goes into `record`, and is said where the port was 0 (the kernel's
+/// choice, which only this line names) or progress is shown.
 pub(super) async fn serve_run(
     config: &RunConfig,
     store: &AnyStore,
     progress: Arc<Progress>,
+    record: &mut RunRecord,
 ) -> Result<Option<Metrics>> {
-    match config.metrics {
-        Some(addr) => Ok(Some(
-            serve(addr, metric_labels(config, store), progress).await?,
-        )),
-        None => Ok(None),
+    let Some(addr) = config.metrics else {
+        return Ok(None);
+    };
+    let served = serve(addr, metric_labels(config, store), progress).await?;
+    record.metrics = Some(served.addr.to_string());
+    if config.show_progress || addr.port() == 0 {
+        crate::console::note!("metrics: http://{}/metrics", served.addr);
     }
+    Ok(Some(served))
 }
 
 /// Binds `addr` and serves the run's metrics, labelled with `labels` (`key="value"`,

@@ -197,14 +197,7 @@ async fn measure(
     let plan = plan_of(config, &store);
     let (op_log, op_log_tx) = start_op_log(config, &store, clock)?;
     let progress = Arc::new(Progress::default());
-    let _metrics = metrics::serve_run(config, &store, progress.clone()).await?;
-    if let Some(served) = &_metrics {
-        record.metrics = Some(served.addr.to_string());
-        // Port 0 asked the kernel for one: only this line says which.
-        if config.show_progress || config.metrics.is_some_and(|asked| asked.port() == 0) {
-            crate::console::note!("metrics: http://{}/metrics", served.addr);
-        }
-    }
+    let _metrics = metrics::serve_run(config, &store, progress.clone(), record).await?;
     let bar = show_progress(config, progress.clone());
     say_running(config);
     let serving = serving_server(config);
