@@ -44,6 +44,10 @@ fn main() -> ExitCode {
     };
     let code = match runtime.block_on(hatshop::run(cli)) {
         Ok(code) => code,
+        Err(e) if e.downcast_ref::<hatshop::cli::UsageError>().is_some() => {
+            hatshop::console::err(&format!("error: {}\n", hatshop::one_line(&e)));
+            ExitCode::from(2)
+        }
         Err(e) => {
             hatshop::console::err(&format!("error: {}\n", hatshop::one_line(&e)));
             ExitCode::FAILURE

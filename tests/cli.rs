@@ -337,7 +337,7 @@ fn bad_input_gets_one_clear_line() {
         ),
         (
             &["run", "--duration", "-1"],
-            "invalid value '-1' for '--duration <TIME>': a time is a number with a unit",
+            "invalid value '-1' for '--duration <TIME>': a time cannot be negative",
         ),
         (
             &["run", "--seed", "-1"],
@@ -385,7 +385,7 @@ fn bad_input_gets_one_clear_line() {
         (&["generate", "-w", "bad.toml", "-o", "x.jsonl"], "line 3"),
         (&["verify", "no-such-dir"], "no result folder no-such-dir"),
         (&["report", "a-dir"], "a-dir is not a result folder"),
-        (&["run", "--duration=-1"], "a time is a number with a unit"),
+        (&["run", "--duration=-1"], "a time cannot be negative"),
         (
             &["run", "--duration", "1e20"],
             "--duration must be a number of seconds",
@@ -395,7 +395,7 @@ fn bad_input_gets_one_clear_line() {
             "--interval must be a number of seconds",
         ),
         (
-            &["run", "--op-timeout", "0"],
+            &["run", "--op-timeout", "0.0001"],
             "--op-timeout must be a number of seconds",
         ),
         (
@@ -522,6 +522,30 @@ fn a_bad_command_line_is_one_line_and_exits_2_and_a_failed_check_exits_1() {
             &["run", "--connections", "0"],
             "'--connections <N>': it must be at least 1",
         ),
+        // A span that cannot be empty or negative reads alike on every time flag.
+        (
+            &["run", "--duration", "0"],
+            "'--duration <TIME>': it must be above zero",
+        ),
+        (
+            &["run", "--interval", "0"],
+            "'--interval <TIME>': it must be above zero",
+        ),
+        (
+            &["run", "--duration", "-1s"],
+            "invalid value '-1s' for '--duration <TIME>': a time cannot be negative",
+        ),
+        (&["run", "--op-timeout", "0s"], "it must be above zero"),
+        (
+            &["run", "--find-max", "--p99-under", "0"],
+            "it must be above zero",
+        ),
+        // Flags that each read well but do not go together.
+        (
+            &["run", "--p99-under", "5"],
+            "--p99-under is the bound of --find-max: add --find-max",
+        ),
+        (&["run", "--find-max"], "--find-max needs --p99-under"),
     ];
     for (args, expected) in cases {
         let stderr = assert_one_line_error(tmp.path(), args, expected);
@@ -586,6 +610,12 @@ fn a_duration_without_events_runs_that_long() {
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", common::text(&output.stderr));
+    // --quiet leaves out the progress, its first line included.
+    assert!(
+        !common::text(&output.stderr).contains("running "),
+        "{}",
+        common::text(&output.stderr)
+    );
     assert!(started.elapsed().as_secs_f64() >= 1.5);
     let summary: serde_json::Value = json(&out.join("summary.json"));
     let measured = summary["elapsed_s"].as_f64().unwrap();
@@ -618,6 +648,92 @@ fn a_duration_without_events_runs_that_long() {
     assert!(output.status.success(), "{}", common::text(&output.stderr));
     let summary: serde_json::Value = json(&capped.join("summary.json"));
     assert_eq!(summary["ops"], 500);
+    // Two runs of one stream cut by their deadlines did the same work, as far as each
+    // went: compare says so, and warns of nothing.
+    let again = tmp.path().join("again");
+    let output = hatshop(tmp.path())
+        .args([
+            "run",
+            "--db",
+            "null://",
+            "--quiet",
+            "--duration",
+            "0.5s",
+            "-o",
+        ])
+        .arg(&again)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", common::text(&output.stderr));
+    let output = hatshop(tmp.path())
+        .arg("compare")
+        .args([&out, &again])
+        .output()
+        .unwrap();
+    let stdout = common::text(&output.stdout);
+    assert!(
+        stdout.contains("note: these runs replayed one event stream (one spec, one seed), each as far as its --duration let it (#1 "),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("warning"), "{stdout}");
+}
+
+/// A paced warm-up counted in events that takes the whole --duration would measure
+/// nothing: a run refuses it, and a --find-max search stops at the first rate where it
+/// would, with the steps it measured, never printing a sentinel as a latency.
+#[test]
+fn a_paced_warmup_that_outlasts_the_duration_is_refused_and_no_step_prints_a_sentinel() {
+    let tmp = TempDir::new().unwrap();
+    let stderr = assert_one_line_error(
+        tmp.path(),
+        &[
+            "run",
+            "--db",
+            "null://",
+            "--rate",
+            "1000",
+            "--warmup",
+            "1000",
+            "--duration",
+            "1s",
+        ],
+        "--warmup of 1,000 events at --rate 1000 takes 1.0 s, not less than --duration 1 s",
+    );
+    assert!(stderr.contains("nothing would be measured"), "{stderr}");
+    let search = tmp.path().join("search");
+    let output = hatshop(tmp.path())
+        .args([
+            "run",
+            "--db",
+            "null://",
+            "--find-max",
+            "--p99-under",
+            "1us",
+            "--warmup",
+            "1000",
+            "--duration",
+            "3s",
+            "-c",
+            "8",
+            "-o",
+        ])
+        .arg(&search)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (common::text(&output.stdout), common::text(&output.stderr));
+    assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("the search stopped short of its answer: rate 250 ops/s was not tried: --warmup of 1,000 events at --rate 250 takes 4.0 s"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("rate 1,000 ops/s: did 1,000 ops/s"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("rate 500 ops/s"), "{stdout}");
+    assert!(!stdout.contains("18,446"), "{stdout}");
+    let rows = common::csv_maps(&search.join("sweep.csv"));
+    assert_eq!(rows.iter().filter(|r| r["event_type"] == "all").count(), 2);
 }
 
 #[test]
@@ -1187,6 +1303,36 @@ fn percentiles_asked_for_are_the_tables_columns_and_join_the_summary() {
         assert!(ladder[label].as_f64().is_some(), "{label}: {summary}");
     }
     assert!(ladder["p99.5"].as_f64() <= ladder["p99.999"].as_f64());
+    // `show` prints the run's own table again; a percentile it did not store is read
+    // off latency.hlog, as the run would have read it, never printed as 0.
+    let header_of = |args: &[&str]| {
+        let output = hatshop(tmp.path()).args(args).output().unwrap();
+        assert!(output.status.success(), "{}", common::text(&output.stderr));
+        let stdout = common::text(&output.stdout);
+        let header = stdout
+            .lines()
+            .find(|l| l.starts_with("event "))
+            .unwrap()
+            .to_string();
+        let all = stdout
+            .lines()
+            .find(|l| l.starts_with("all "))
+            .unwrap()
+            .to_string();
+        (header, all)
+    };
+    let shown = header_of(&["show", out.to_str().unwrap()]);
+    assert_eq!(shown.0, header);
+    let (header, all) = header_of(&["show", out.to_str().unwrap(), "--percentiles", "50,99.9999"]);
+    assert!(header.contains("p99.9999"), "{header}");
+    let cells: Vec<&str> = all.split_whitespace().collect();
+    let p999999 = cells[5].trim_end_matches('*').replace(',', "");
+    let max = cells[6].replace(',', "");
+    assert_eq!(
+        p999999.parse::<f64>().unwrap(),
+        max.parse::<f64>().unwrap(),
+        "{all}"
+    );
     for (bad, expected) in [
         ("50,101", "101 is not a percentile above 0 and at most 100"),
         ("abc", "'abc' is not a percentile"),

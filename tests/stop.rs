@@ -468,7 +468,7 @@ fn a_run_cut_short_is_left_out_of_medians_and_sweep_charts() {
     assert_eq!(status("2000").as_deref(), Some("finished"));
     assert_eq!(status("50000000").as_deref(), Some("interrupted"));
     let page = std::fs::read_to_string(sweep.join("sweep.html")).unwrap();
-    assert!(page.contains("Left out of the charts, cut short: events=50000000"));
+    assert!(page.contains("Left out of the charts: events=50000000"));
 }
 
 #[test]

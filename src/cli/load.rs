@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::quantities::{count, duration, positive_count, seconds, share};
+use super::quantities::{above_zero_seconds, count, duration, positive_count, share};
 use super::run::db_help;
 use super::{RuntimeArgs, StoreArgs};
 
@@ -57,13 +57,13 @@ pub struct LoadArgs {
     #[arg(long, value_name = "SHARE", value_parser = share)]
     pub trace_sample: Option<f64>,
     /// Length of the report's time bins (batch latency mean and max per bin).
-    #[arg(long, value_name = "TIME", default_value = "1s", value_parser = seconds)]
+    #[arg(long, value_name = "TIME", default_value = "1s", value_parser = above_zero_seconds, allow_hyphen_values = true)]
     pub interval: f64,
     /// Longest wait for a connection, handshake and authentication included.
-    #[arg(long, value_name = "TIME", default_value = "10s", value_parser = seconds)]
+    #[arg(long, value_name = "TIME", default_value = "10s", value_parser = above_zero_seconds, allow_hyphen_values = true)]
     pub connect_timeout: f64,
     /// Longest one batch may take.
-    #[arg(long, value_name = "TIME", default_value = "120s", value_parser = seconds)]
+    #[arg(long, value_name = "TIME", default_value = "120s", value_parser = above_zero_seconds, allow_hyphen_values = true)]
     pub op_timeout: f64,
     /// Rows read back and compared after the load (0: count only).
     #[arg(long, value_name = "N", default_value_t = 1000, value_parser = count::<u64>)]

@@ -83,9 +83,23 @@ pub const EXIT_CODES: &str = "\
 Exit codes:
   0    the command did what it was asked
   1    it could not (bad input its own checks caught, a database out of reach, a failed run), or verify found differences
-  2    the command line is wrong (an unknown flag, a missing or malformed value): one line ending \"; see --help\"
+  2    the command line is wrong (an unknown flag, a missing or malformed value, flags that do not go together): one line ending \"; see --help\"
   3    the run ended with more failed operations than --max-errors allows
   130  interrupted by Ctrl-C or SIGTERM; the result folder is complete";
+
+/// Flags that each read well but do not go together (`--p99-under` without
+/// `--find-max`): the command line's fault, so it exits 2 with "; see --help", as a
+/// malformed value does.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}; see --help", self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
 
 /// How hatshop's own runtime is laid out, for the commands that run work.
 #[derive(Debug, Args, Clone)]

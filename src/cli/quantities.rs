@@ -44,9 +44,21 @@ pub fn seconds(text: &str) -> Result<f64, String> {
     time(text, 1.0).map_err(|e| format!("{e} (a bare number is seconds)"))
 }
 
-/// A latency bound, from a time or a bare number of milliseconds (`--p99-under 5`).
+/// Seconds of a span that cannot be empty (`--duration`, `--interval`, a timeout).
+pub fn above_zero_seconds(text: &str) -> Result<f64, String> {
+    match seconds(text)? {
+        0.0 => Err("it must be above zero".into()),
+        secs => Ok(secs),
+    }
+}
+
+/// A latency bound above zero, from a time or a bare number of milliseconds
+/// (`--p99-under 5`).
 pub fn latency(text: &str) -> Result<Duration, String> {
     let secs = time(text, 1e-3).map_err(|e| format!("{e} (a bare number is milliseconds)"))?;
+    if secs == 0.0 {
+        return Err("it must be above zero".into());
+    }
     Duration::try_from_secs_f64(secs).map_err(|_| format!("'{text}' is too long"))
 }
 
@@ -62,6 +74,9 @@ fn time(text: &str, bare: f64) -> Result<f64, String> {
     let bad = || TIME_FORMS.to_string();
     if text.is_empty() {
         return Err(bad());
+    }
+    if text.starts_with('-') {
+        return Err("a time cannot be negative".into());
     }
     if let Some(number) = plain_number(text) {
         return non_negative(number * bare).ok_or_else(bad);

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::quantities::seconds;
+use super::quantities::above_zero_seconds;
 
 /// `hatshop verify`: the result folder, and how to reach its database again.
 #[derive(Debug, Args)]
@@ -17,10 +17,10 @@ pub struct VerifyArgs {
     #[arg(long)]
     pub db: Option<String>,
     /// Longest wait for a connection, handshake and authentication included.
-    #[arg(long, value_name = "TIME", default_value = "10s", value_parser = seconds)]
+    #[arg(long, value_name = "TIME", default_value = "10s", value_parser = above_zero_seconds, allow_hyphen_values = true)]
     pub connect_timeout: f64,
     /// Longest wait for one page of data read back.
-    #[arg(long, value_name = "TIME", default_value = "60s", value_parser = seconds)]
+    #[arg(long, value_name = "TIME", default_value = "60s", value_parser = above_zero_seconds, allow_hyphen_values = true)]
     pub op_timeout: f64,
 }
 

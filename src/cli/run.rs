@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::RuntimeArgs;
-use super::quantities::{count, duration, latency, positive_count, seconds, share};
+use super::quantities::{
+    above_zero_seconds, count, duration, latency, positive_count, seconds, share,
+};
 use super::store_flags::StoreArgs;
 use super::stream::StreamArgs;
 use super::values::{PercentileList, RateArg, parse_rate};
@@ -58,16 +60,16 @@ pub struct RunArgs {
     pub concurrency: Option<usize>,
     /// Run the measured phase this long (10s, 5m, 1h; a bare number is seconds), with
     /// events generated until then unless --events bounds them too; a warm-up ends by then.
-    #[arg(long, value_name = "TIME", value_parser = seconds)]
+    #[arg(long, value_name = "TIME", value_parser = above_zero_seconds, allow_hyphen_values = true)]
     pub duration: Option<f64>,
     /// Length of the statistics intervals in seconds: latency over time and latency.hlog.
-    #[arg(long, value_name = "TIME", default_value = "1s", value_parser = seconds)]
+    #[arg(long, value_name = "TIME", default_value = "1s", value_parser = above_zero_seconds, allow_hyphen_values = true)]
     pub interval: f64,
     /// Longest wait for a connection, handshake and authentication included.
-    #[arg(long, value_name = "TIME", default_value = "10s", value_parser = seconds)]
+    #[arg(long, value_name = "TIME", default_value = "10s", value_parser = above_zero_seconds, allow_hyphen_values = true)]
     pub connect_timeout: f64,
     /// Longest one operation may take; it then counts as a timeout (outcome unknown).
-    #[arg(long, value_name = "TIME", default_value = "30s", value_parser = seconds)]
+    #[arg(long, value_name = "TIME", default_value = "30s", value_parser = above_zero_seconds, allow_hyphen_values = true)]
     pub op_timeout: f64,
     /// Repeat a failed call up to N times when a retry can cure it (timeout,
     /// unavailable, conflict, lost connection); retries are counted apart and the
@@ -91,7 +93,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub find_max: bool,
     /// The bound for --find-max, e.g. 10ms or 500us (a bare number is milliseconds).
-    #[arg(long, value_name = "TIME", value_parser = latency)]
+    #[arg(long, value_name = "TIME", value_parser = latency, allow_hyphen_values = true)]
     pub p99_under: Option<std::time::Duration>,
     /// Share (0-1) of measured order updates sent to a lane other than their order's,
     /// so two lanes race on one order [default: the spec's `conflicts`, else 0].
@@ -230,7 +232,7 @@ pub struct PrepareArgs {
     #[arg(long, env = "HATSHOP_DB", hide_env_values = true, long_help = db_help())]
     pub db: String,
     /// Longest wait for a connection, handshake and authentication included.
-    #[arg(long, value_name = "TIME", default_value = "10s", value_parser = seconds)]
+    #[arg(long, value_name = "TIME", default_value = "10s", value_parser = above_zero_seconds, allow_hyphen_values = true)]
     pub connect_timeout: f64,
     /// Drop tables (or a keyspace) of hatshop's names even if hatshop did not create them.
     #[arg(long)]

@@ -37,6 +37,7 @@ const MOST_STEPS: usize = 20;
 /// What one rate gave.
 struct Step {
     rate: f64,
+    measured_ops: u64,
     done_ops_s: f64,
     response_p99_us: f64,
 }
@@ -74,12 +75,12 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
         bail!("--find-max runs one search; repeat it by hand, or sweep rates with --repeat");
     }
     let Some(bound) = args.p99_under else {
-        bail!("--find-max needs --p99-under, the bound on response time p99 (e.g. 10ms)");
+        return Err(crate::cli::UsageError(
+            "--find-max needs --p99-under, the bound on response time p99 (e.g. 10ms)".into(),
+        )
+        .into());
     };
     let bound_us = bound.as_secs_f64() * 1e6;
-    if bound_us <= 0.0 {
-        bail!("--p99-under must be above zero");
-    }
     if args.shard.is_some() {
         bail!("--shard splits one run over client machines; --find-max runs on one");
     }
@@ -126,6 +127,8 @@ async fn search(
     let mut rows: Vec<SweepRow> = Vec::new();
     let mut interrupted = false;
     let mut tried: Vec<f64> = Vec::new();
+    // Why the search stopped before it found its answer, when it did.
+    let mut unanswered: Option<String> = None;
     for _ in 0..MOST_STEPS {
         let Some(rate) = next_whole_rate(good, bad, first, &tried) else {
             break;
@@ -135,12 +138,29 @@ async fn search(
         let mut run_args = template.clone();
         run_args.rate = Some(crate::cli::RateArg::fixed(rate));
         run_args.out = Some(run_dir.clone());
-        let config = RunConfig::from_args(&run_args)?.in_series();
+        // A lower rate stretches a warm-up counted in events past --duration.
+        let config = match RunConfig::from_args(&run_args) {
+            Ok(config) => config.in_series(),
+            Err(refused) => {
+                unanswered = Some(format!(
+                    "rate {} ops/s was not tried: {refused}",
+                    thousands(rate as u64)
+                ));
+                break;
+            }
+        };
         let code = execute(&config).await?;
         let (step, run_rows) = read_step(&run_dir, rate, config.db.scheme())?;
         let verdict = if !run_rows[0].ran_its_plan() {
             // A step cut short says nothing of its rate: it is neither under nor over.
             "cut short, not judged"
+        } else if step.measured_ops == 0 {
+            unanswered = Some(format!(
+                "rate {} ops/s measured nothing: the load and warm-up took the whole --duration; \
+                 give a longer --duration or a shorter --warmup",
+                thousands(rate as u64)
+            ));
+            "measured nothing, not judged"
         } else if step.passes(bound_us) {
             good = Some(rate);
             "under the bound"
@@ -152,15 +172,22 @@ async fn search(
                 "over the bound"
             }
         };
+        let p99 = if step.measured_ops == 0 {
+            "none".to_string()
+        } else {
+            format!("{} µs", format_us(step.response_p99_us))
+        };
         say!(
-            "rate {} ops/s: did {} ops/s, response p99 {} µs: {verdict}",
+            "rate {} ops/s: did {} ops/s, response p99 {p99}: {verdict}",
             thousands(rate as u64),
             thousands(step.done_ops_s.round() as u64),
-            format_us(step.response_p99_us)
         );
         rows.extend(run_rows);
         if code == std::process::ExitCode::from(EXIT_INTERRUPTED) || interrupt::requested() {
             interrupted = true;
+            break;
+        }
+        if unanswered.is_some() {
             break;
         }
     }
@@ -168,6 +195,9 @@ async fn search(
     if interrupted {
         note!("interrupted: the folder holds the runs that finished");
         return Ok(std::process::ExitCode::from(EXIT_INTERRUPTED));
+    }
+    if let Some(why) = unanswered {
+        bail!("the search stopped short of its answer: {why}");
     }
     Ok(std::process::ExitCode::SUCCESS)
 }
@@ -231,6 +261,7 @@ fn read_step(run_dir: &Path, rate: f64, database: &str) -> Result<(Step, Vec<Swe
     Ok((
         Step {
             rate,
+            measured_ops: summary.ops,
             done_ops_s: summary.throughput_ops_s,
             response_p99_us,
         },
@@ -271,6 +302,7 @@ mod tests {
     fn a_step_passes_under_the_bound_and_keeping_up() {
         let step = |done, p99| Step {
             rate: 1000.0,
+            measured_ops: 1000,
             done_ops_s: done,
             response_p99_us: p99,
         };

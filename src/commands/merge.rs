@@ -380,6 +380,7 @@ fn merged_record(
         .flat_map(|s| s.record.lane_last_seq.iter().copied())
         .collect();
     record.measured_ops = shards.iter().map(|s| s.record.summarised_ops()).sum();
+    record.cut_calls = shards.iter().map(|s| s.record.cut_calls).sum();
     // Every shard's load ended before its measured phase; one that never got there
     // leaves the merged run without that record.
     record.unmeasured = shards
@@ -395,10 +396,11 @@ fn merged_record(
     record.server_cpu = None;
     record.shard = None;
     record.shards = shards.iter().map(origin).collect();
-    if record.measured_ops != rows {
+    if record.measured_ops + record.cut_calls != rows {
         bail!(
-            "the shards' op logs hold {rows} rows but their run.json files count {} operations",
-            record.measured_ops
+            "the shards' op logs hold {rows} rows but their run.json files count {} operations and {} cut calls",
+            record.measured_ops,
+            record.cut_calls
         );
     }
     Ok(record)

@@ -135,7 +135,7 @@ fn rebuild(dir: &Path, mut record: RunRecord, log: &OpLog) -> Result<Recovery> {
         logged_failed_writes: replayed.failed_writes,
         logged_lane_last_seq: replayed.lane_last_seq,
         op_log_complete: record.recorded_its_end()
-            && record.measured_ops == replayed.measured
+            && record.measured_ops + record.cut_calls == replayed.measured
             && replayed.damage.is_none(),
         journal_damage: replayed.damage,
     };
@@ -144,6 +144,7 @@ fn rebuild(dir: &Path, mut record: RunRecord, log: &OpLog) -> Result<Recovery> {
     if !record.recorded_its_end() {
         record.status = "recovered".into();
     }
+    record.cut_calls = replayed.cut_calls;
     record.recovered = Some(recovery.clone());
     // The page is written from the record it will sit beside.
     let path = result_dir::file(dir, result_dir::RUN_JSON);
@@ -212,6 +213,8 @@ struct Replayed {
     lane_last_seq: Vec<Option<u64>>,
     measured: u64,
     failed_writes: u64,
+    /// Rows of calls the run cut while in flight (`cancelled`), among `measured`.
+    cut_calls: u64,
     /// Rows the kill cut as they were written.
     cut: u64,
     /// Where the journal is damaged: the rows after it are not in the rest.
@@ -242,7 +245,7 @@ fn replay_log(
         listed.insert(row.seq);
         failed.push(&row)?;
     }
-    let (mut measured, mut failed_writes) = (0u64, 0u64);
+    let (mut measured, mut failed_writes, mut cut_calls) = (0u64, 0u64, 0u64);
     let bad = || format!("the op log {} is not valid", log.dir().display());
     let read = log.for_each_until_damage(|_, row: LoggedOp| {
         let event = row.event().with_context(bad)?;
@@ -267,6 +270,9 @@ fn replay_log(
                 })?;
             }
         }
+        if row.was_cut() {
+            cut_calls += 1;
+        }
         measured += 1;
         Ok(())
     });
@@ -278,6 +284,7 @@ fn replay_log(
         lane_last_seq,
         measured,
         failed_writes,
+        cut_calls,
         cut: read.cut,
         damage: read.damage,
     })

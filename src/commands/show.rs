@@ -8,18 +8,13 @@ use crate::console::say;
 use crate::report::compare;
 use crate::report::load::LoadedRun;
 use crate::report::repeats::{self, RepeatSummary};
-use crate::report::run_text;
+use crate::report::{run_text, saved_percentiles};
 use crate::result_dir::{self, SUMMARY_JSON};
 use crate::stats::Summary;
 
 /// Prints each folder's text, a blank line between two; `--percentiles` picks a run's
-/// columns (a repeat folder's table has its own).
+/// columns, else the run's own (a repeat folder's table has its own).
 pub fn run(args: &ShowArgs) -> Result<()> {
-    let percentiles = args
-        .percentiles
-        .as_ref()
-        .map(|list| list.0.clone())
-        .unwrap_or_default();
     for (i, dir) in args.result_dirs.iter().enumerate() {
         if i > 0 {
             say!("");
@@ -44,7 +39,17 @@ pub fn run(args: &ShowArgs) -> Result<()> {
             continue;
         }
         let record = result_dir::load_complete(dir)?;
-        let summary: Summary = crate::files::read_json(&result_dir::file(dir, SUMMARY_JSON))?;
+        let mut summary: Summary = crate::files::read_json(&result_dir::file(dir, SUMMARY_JSON))?;
+        let percentiles = match &args.percentiles {
+            Some(list) => list.0.clone(),
+            None => summary
+                .run
+                .as_ref()
+                .map(|of| of.table_percentiles())
+                .unwrap_or_default(),
+        };
+        let log = result_dir::file(dir, result_dir::LATENCY_HLOG);
+        saved_percentiles::fill(&mut summary, &percentiles, &log)?;
         crate::console::out(&run_text::render(&record, &summary, &percentiles));
     }
     Ok(())

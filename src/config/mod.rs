@@ -22,7 +22,7 @@ use crate::db::{DbUrl, Settings};
 use crate::workload::{EventSource, Fault};
 use plan::{
     check_shardable, concurrency_of, conflicts_of, faults_of, max_errors_of, open_loop_length,
-    pace_of, shard_of, warmup_time_of,
+    pace_of, refuse_warmup_past_duration, shard_of, warmup_time_of,
 };
 use store::{store_of, trace_sample_of};
 use stream::{run_id, source_of, spec_concurrency};
@@ -126,7 +126,10 @@ pub struct RunConfig {
 /// `--p99-under` is the bound of `--find-max`, and means nothing without it.
 pub fn refuse_bound_without_search(args: &RunArgs) -> Result<()> {
     if args.p99_under.is_some() {
-        bail!("--p99-under is the bound of --find-max: add --find-max");
+        return Err(crate::cli::UsageError(
+            "--p99-under is the bound of --find-max: add --find-max".into(),
+        )
+        .into());
     }
     Ok(())
 }
@@ -170,6 +173,7 @@ impl RunConfig {
         let conflicts = conflicts_of(args, &source)?;
         let faults = faults_of(args, &source, max_duration)?;
         let warmup_time = warmup_time_of(args, max_duration)?;
+        refuse_warmup_past_duration(pace, &source, max_duration)?;
         let unbounded_length = match max_duration {
             Some(_) => None,
             None => open_loop_length(pace, &source, warmup_time)?,

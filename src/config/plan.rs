@@ -134,6 +134,34 @@ pub(super) fn open_loop_length(
     Ok(Some(Duration::from_secs_f64(total_s)))
 }
 
+/// An open loop whose warm-up (a count of events, paced like the rest) takes at least
+/// `--duration`, which bounds the warm-up too: refused, as it would measure nothing.
+pub(super) fn refuse_warmup_past_duration(
+    pace: crate::runner::Pace,
+    source: &EventSource,
+    max_duration: Option<Duration>,
+) -> Result<()> {
+    let (Some(rate), Some(limit)) = (pace.rate(), max_duration) else {
+        return Ok(());
+    };
+    let EventSource::Generated { workload } = source else {
+        return Ok(());
+    };
+    let warmup = workload.warmup;
+    let Some(warmup_s) = (warmup > 0).then(|| pace.due_s(warmup, false)).flatten() else {
+        return Ok(());
+    };
+    if warmup_s >= limit.as_secs_f64() {
+        bail!(
+            "--warmup of {} events at --rate {rate} takes {warmup_s:.1} s, not less than --duration {} s, which bounds a warm-up too: nothing would be measured (give --warmup as a time, e.g. --warmup {}s)",
+            crate::report::table::thousands(warmup),
+            limit.as_secs_f64(),
+            (limit.as_secs_f64() / 4.0).max(0.1)
+        );
+    }
+    Ok(())
+}
+
 /// A length in words: years past a year, else hours, minutes and seconds.
 pub fn years_or_time(secs: f64) -> String {
     const YEAR: f64 = 365.25 * 24.0 * 3600.0;

@@ -103,6 +103,7 @@ pub fn initial_record(
         unmeasured: None,
         lane_last_seq: Vec::new(),
         measured_ops: 0,
+        cut_calls: 0,
         op_log_rows: None,
         unmeasured_errors: 0,
         failed_writes: 0,

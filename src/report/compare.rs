@@ -309,10 +309,66 @@ pub(super) fn response_numbers(s: &LatencySummary, ratio: Option<f64>) -> [Strin
     ]
 }
 
-/// Whether the runs replayed different streams.
-pub fn plans_differ(runs: &[LoadedRun]) -> bool {
-    runs.iter()
-        .any(|r| r.record.plan_sha256 != runs[0].record.plan_sha256)
+/// How the compared runs' event streams relate.
+#[derive(Debug, PartialEq)]
+pub enum Streams {
+    /// The same events, hash for hash.
+    Same,
+    /// One generated stream (one spec, one seed) that each run replayed as far as its
+    /// `--duration` let it: the events each handed out, in run order.
+    OneCut(Vec<u64>),
+    /// Different events: the runs did different work.
+    Different,
+}
+
+impl Streams {
+    /// What the terminal says of them: a note for one stream cut in different places, a
+    /// warning for different work, nothing for the same stream.
+    pub fn sentence(&self) -> Option<String> {
+        match self {
+            Streams::Same => None,
+            Streams::OneCut(counts) => Some(format!(
+                "note: these runs replayed one event stream (one spec, one seed), each as far as its --duration let it ({})",
+                events_each(counts)
+            )),
+            Streams::Different => Some(
+                "warning: these runs replayed different event streams (plan_sha256 differ)".into(),
+            ),
+        }
+    }
+}
+
+/// `#1 55,284 events; #2 60,660 events`: counts with thousands separators cannot be
+/// listed with commas.
+pub fn events_each(counts: &[u64]) -> String {
+    counts
+        .iter()
+        .enumerate()
+        .map(|(i, n)| format!("#{} {} events", i + 1, thousands(*n)))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Whether the runs replayed the same stream, one stream cut short by their deadlines,
+/// or different streams.
+pub fn streams(runs: &[LoadedRun]) -> Streams {
+    if runs
+        .iter()
+        .all(|r| r.record.plan_sha256 == runs[0].record.plan_sha256)
+    {
+        return Streams::Same;
+    }
+    let spec = |run: &LoadedRun| match &run.record.events {
+        crate::workload::EventSource::Generated { workload } => serde_json::to_value(workload).ok(),
+        crate::workload::EventSource::File(_) => None,
+    };
+    let first = spec(&runs[0]);
+    let one_spec = first.is_some() && runs.iter().all(|r| spec(r) == first);
+    if one_spec && runs.iter().any(|r| !r.record.stream_complete) {
+        Streams::OneCut(runs.iter().map(|r| r.record.planned_events).collect())
+    } else {
+        Streams::Different
+    }
 }
 
 /// The file beside a comparison's page that names the runs it compared, so that
@@ -363,11 +419,8 @@ pub fn terminal(runs: &[LoadedRun]) -> String {
             );
         }
     }
-    if plans_differ(runs) {
-        let _ = writeln!(
-            out,
-            "warning: these runs replayed different event streams (plan_sha256 differ)"
-        );
+    if let Some(sentence) = streams(runs).sentence() {
+        let _ = writeln!(out, "{sentence}");
     }
     let _ = writeln!(
         out,

@@ -5,8 +5,8 @@ use std::fmt::Write;
 
 use super::charts::{spectrum, spectrum_figure};
 use super::compare::{
-    NUMBER_FIELDS, advice_of, compare, event_types, numbers, plans_differ, response_numbers,
-    response_rows, samples_named, summary_of,
+    NUMBER_FIELDS, Streams, advice_of, compare, event_types, events_each, numbers,
+    response_numbers, response_rows, samples_named, streams, summary_of,
 };
 use super::differences;
 use super::hlog;
@@ -22,8 +22,16 @@ pub fn page(runs: &[LoadedRun], file_name: &str) -> Page {
     body.push_str(&runs_list(runs));
     body.push_str(&differences_list(runs));
     let run_names = differences::run_names(runs);
-    if plans_differ(runs) {
-        body.push_str(r#"<p class="warning">These runs replayed <b>different event streams</b> (their plan_sha256 differ): the comparison is of different work.</p>"#);
+    match streams(runs) {
+        Streams::Same => {}
+        Streams::OneCut(counts) => {
+            let _ = write!(
+                body,
+                r#"<p class="note">These runs replayed one event stream (one spec, one seed), each as far as its --duration let it ({}).</p>"#,
+                events_each(&counts)
+            );
+        }
+        Streams::Different => body.push_str(r#"<p class="warning">These runs replayed <b>different event streams</b> (their plan_sha256 differ): the comparison is of different work.</p>"#),
     }
     let names = event_types(runs);
     body.push_str(&comparison_table(runs, &run_names, &names));

@@ -138,3 +138,13 @@ pub fn merged(logged: &Logged, tag: Option<&str>) -> Histogram<u64> {
     }
     all
 }
+
+/// The histograms of every tag that starts with `prefix` merged: all event types'
+/// response times, with [`RESPONSE_TAG`].
+pub fn merged_with_prefix(logged: &Logged, prefix: &str) -> Histogram<u64> {
+    let mut all = new_histogram();
+    for (_, h) in logged.by_tag.iter().filter(|(t, _)| t.starts_with(prefix)) {
+        all.add(h).expect("auto-resizing histograms always merge");
+    }
+    all
+}

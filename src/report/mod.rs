@@ -21,6 +21,7 @@ pub mod page;
 pub mod repeats;
 pub mod resources;
 pub mod run_text;
+pub mod saved_percentiles;
 pub mod significance;
 pub mod slowest;
 pub mod study;

@@ -63,6 +63,8 @@ impl Rebuilt {
                     .intended_start_ns
                     .map(|due| (row.sent_ns + latency_ns).saturating_sub(due)),
             },
+            // Cut by the run's own end, as the run counted it.
+            Some(_) if row.was_cut() => Outcome::Cut { retries },
             Some((kind, _)) => Outcome::Failed {
                 kind,
                 code: row.error_code.as_deref(),

@@ -34,19 +34,7 @@ pub fn heading(record: &RunRecord) -> String {
         let _ = writeln!(out, "{}", settings.join(" · "));
     }
     if let Some(server) = &record.database.server {
-        let facts: Vec<String> = server
-            .settings
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        let _ = writeln!(
-            out,
-            "server started by hatshop: {} of {} node{} ({})",
-            server.name,
-            server.nodes,
-            if server.nodes == 1 { "" } else { "s" },
-            facts.join(" · ")
-        );
+        let _ = writeln!(out, "server started by hatshop: {}", server.describe());
     }
     out
 }

@@ -121,6 +121,12 @@ impl SweepRow {
     pub fn ran_its_plan(&self) -> bool {
         crate::result_dir::ran_its_plan(&self.status)
     }
+
+    /// Whether its figures are a point of the charts: its run ran its plan and it
+    /// measured something (a row of no operations has no latency to draw, not 0 µs).
+    pub fn is_point(&self) -> bool {
+        self.ran_its_plan() && self.ops > 0
+    }
 }
 
 /// A chart of the sweep: title, unit, and the number it plots.
@@ -181,20 +187,21 @@ fn chart(
         &bars(rows, values, metric),
     )
 }
-/// The runs left out of the charts because they were cut short, in a sentence (empty
-/// when there are none).
+/// The runs left out of the charts because they were cut short or measured nothing, in
+/// a sentence (empty when there are none).
 fn cut_short_note(every_row: &[SweepRow], setting: &str) -> String {
     let cut_short: Vec<String> = every_row
         .iter()
-        .filter(|r| r.event_type == "all" && !r.ran_its_plan())
+        .filter(|r| r.event_type == "all" && !r.is_point())
         .map(|r| {
+            let why = if r.ran_its_plan() {
+                "measured nothing".to_string()
+            } else {
+                format!("{} after {} operations", r.status, thousands(r.ops))
+            };
             format!(
-                "{setting}={} on {} #{} ({} after {} operations)",
-                r.value,
-                r.database,
-                r.repeat,
-                r.status,
-                thousands(r.ops)
+                "{setting}={} on {} #{} ({why})",
+                r.value, r.database, r.repeat
             )
         })
         .collect();
@@ -202,7 +209,7 @@ fn cut_short_note(every_row: &[SweepRow], setting: &str) -> String {
         return String::new();
     }
     format!(
-        "<p class=\"note\">Left out of the charts, cut short: {}.</p>",
+        "<p class=\"note\">Left out of the charts: {}.</p>",
         escape(&cut_short.join("; "))
     )
 }
@@ -282,12 +289,9 @@ fn search_lead(body: &mut Page, all: &[SweepRow], answer: &SearchAnswer) {
 /// failures, conflicts and lost updates only where there were any), the mean latency
 /// of each event type, and the table of every row.
 pub fn html(title: &str, every_row: &[SweepRow], answer: Option<&SearchAnswer>) -> Page {
-    // A run cut short is no point of the sweep: the charts leave it out, the table says so.
-    let rows: Vec<SweepRow> = every_row
-        .iter()
-        .filter(|r| r.ran_its_plan())
-        .cloned()
-        .collect();
+    // A run cut short, or a row of no operations, is no point of the sweep: the charts
+    // leave it out, the table says so.
+    let rows: Vec<SweepRow> = every_row.iter().filter(|r| r.is_point()).cloned().collect();
     let rows = rows.as_slice();
     let values = distinct(rows, |r| &r.value);
     let setting = every_row.first().map_or("value", |r| r.setting.as_str());

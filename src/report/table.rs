@@ -8,7 +8,10 @@ use crate::stats::{LatencySummary, PERCENTILES, Summary};
 /// Microseconds with as many decimals as are meaningful at that size, and thousands
 /// separated as counts are (`12,345`).
 pub fn format_us(us: f64) -> String {
-    if us < 10.0 {
+    // No number stands for "none": an infinite or undefined latency prints as a dash.
+    if !us.is_finite() {
+        "-".into()
+    } else if us < 10.0 {
         format!("{us:.2}")
     } else if us < 1_000.0 {
         format!("{us:.1}")
@@ -176,7 +179,19 @@ fn notes(summary: &Summary) -> String {
             thousands(summary.overall.retries)
         );
     }
+    if summary.overall.cut > 0 {
+        let _ = writeln!(
+            out,
+            "{} still in flight when the run stopped, cut (outcome unknown): counted apart, not as ops or errors",
+            count_of(summary.overall.cut, "call")
+        );
+    }
     out
+}
+
+/// `1 call`, `2 calls`.
+fn count_of(n: u64, what: &str) -> String {
+    format!("{} {what}{}", thousands(n), if n == 1 { "" } else { "s" })
 }
 
 /// The errors of each event type (and node) by kind, with the server's codes.

@@ -124,20 +124,7 @@ fn database(r: &RunRecord) -> String {
         .database
         .server
         .as_ref()
-        .map(|server| {
-            let settings: Vec<String> = server
-                .settings
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect();
-            format!(
-                " · started by hatshop: {} of {} node{} ({})",
-                escape(&server.name),
-                server.nodes,
-                if server.nodes == 1 { "" } else { "s" },
-                escape(&settings.join(" · "))
-            )
-        })
+        .map(|server| format!(" · started by hatshop: {}", escape(&server.describe())))
         .unwrap_or_default();
     format!(
         "{} {} at <code>{}</code>{server}",

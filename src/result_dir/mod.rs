@@ -101,6 +101,10 @@ pub struct RunRecord {
     /// it ended (empty while it runs, and for a run that was killed).
     pub lane_last_seq: Vec<Option<u64>>,
     pub measured_ops: u64,
+    /// Calls still in flight when the run stopped, cut by it (Ctrl-C, or past
+    /// `--duration`'s grace): in the op log as `cancelled`, not in `measured_ops`.
+    #[serde(default, skip_serializing_if = "is_no_count")]
+    pub cut_calls: u64,
     pub op_log_rows: Option<u64>,
     /// Failures during load and warm-up.
     pub unmeasured_errors: u64,
@@ -239,6 +243,27 @@ pub struct ServerFacts {
     pub settings: std::collections::BTreeMap<String, String>,
 }
 
+impl ServerFacts {
+    /// "postgres of 1 node", then its settings in parentheses when it has any.
+    pub fn describe(&self) -> String {
+        let mut text = format!(
+            "{} of {} node{}",
+            self.name,
+            self.nodes,
+            if self.nodes == 1 { "" } else { "s" }
+        );
+        if !self.settings.is_empty() {
+            let settings: Vec<String> = self
+                .settings
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            text.push_str(&format!(" ({})", settings.join(" · ")));
+        }
+        text
+    }
+}
+
 /// How the run was paced and how many lanes it ran.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PlanRecord {
@@ -275,6 +300,10 @@ pub struct PlanRecord {
 
 fn is_zero(share: &f64) -> bool {
     *share == 0.0
+}
+
+fn is_no_count(count: &u64) -> bool {
+    *count == 0
 }
 
 fn one_second() -> f64 {
@@ -377,10 +406,11 @@ impl RunRecord {
         }
     }
 
-    /// Operations the folder's summary counts: the op log's rows, for a recovered run.
+    /// Operations the folder's summary counts: the op log's rows but the cut calls, for
+    /// a recovered run.
     pub fn summarised_ops(&self) -> u64 {
         match &self.recovered {
-            Some(recovery) => recovery.logged_ops,
+            Some(recovery) => recovery.logged_ops.saturating_sub(self.cut_calls),
             None => self.measured_ops,
         }
     }
@@ -407,6 +437,7 @@ pub fn summary_of(record: &RunRecord) -> crate::stats::SummaryOf {
         workload: record.events.name(),
         concurrency: record.plan.concurrency,
         plan_sha256: record.plan_sha256.clone(),
+        percentiles: Vec::new(),
     }
 }
 
@@ -503,4 +534,22 @@ pub struct FailedWriteRow {
     /// The order id, or the key index of a key-value event.
     pub target: u64,
     pub error_kind: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_without_settings_is_described_without_parentheses() {
+        let mut server = ServerFacts {
+            name: "postgres".into(),
+            nodes: 1,
+            settings: Default::default(),
+        };
+        assert_eq!(server.describe(), "postgres of 1 node");
+        server.nodes = 3;
+        server.settings.insert("rf".into(), "3".into());
+        assert_eq!(server.describe(), "postgres of 3 nodes (rf=3)");
+    }
 }

@@ -19,9 +19,13 @@ pub enum StopReason {
     Failed,
 }
 
-/// Tells every stage of a run to stop, and why; the gravest reason given stays.
+/// Tells every stage of a run to stop, and why; the gravest reason given stays. Calls in
+/// flight end with it, except at the deadline: they are let finish within a grace
+/// (`end_calls`), as pgbench -T and k6's graceful stop let them.
 pub struct StopSignal {
     flag: AtomicBool,
+    /// Calls in flight are to end now.
+    calls_end: AtomicBool,
     reason: Mutex<Option<StopReason>>,
     watch: watch::Sender<bool>,
 }
@@ -30,6 +34,7 @@ impl Default for StopSignal {
     fn default() -> Self {
         StopSignal {
             flag: AtomicBool::new(false),
+            calls_end: AtomicBool::new(false),
             reason: Mutex::new(None),
             watch: watch::channel(false).0,
         }
@@ -43,8 +48,21 @@ impl StopSignal {
         if current.is_none_or(|c| reason > c) {
             *current = Some(reason);
         }
+        if reason != StopReason::Deadline {
+            self.calls_end.store(true, Ordering::Release);
+        }
         self.flag.store(true, Ordering::Release);
         self.watch.send_replace(true);
+    }
+
+    /// Ends the calls still in flight after a stop at the deadline, their grace over.
+    pub fn end_calls(&self) {
+        self.calls_end.store(true, Ordering::Release);
+    }
+
+    /// Whether calls in flight are to end now.
+    pub fn calls_ended(&self) -> bool {
+        self.calls_end.load(Ordering::Acquire)
     }
 
     /// Whether a stop was asked for.
@@ -101,5 +119,18 @@ mod tests {
         assert_eq!(stop.reason(), Some(StopReason::Interrupted));
         stop.stop(StopReason::Failed);
         assert_eq!(stop.reason(), Some(StopReason::Failed));
+    }
+
+    #[test]
+    fn calls_in_flight_outlive_the_deadline_until_their_grace_is_over() {
+        let stop = StopSignal::default();
+        stop.stop(StopReason::Deadline);
+        assert!(stop.is_stopped());
+        assert!(!stop.calls_ended());
+        stop.end_calls();
+        assert!(stop.calls_ended());
+        let interrupted = StopSignal::default();
+        interrupted.stop(StopReason::Interrupted);
+        assert!(interrupted.calls_ended());
     }
 }

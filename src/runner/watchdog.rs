@@ -110,7 +110,7 @@ impl<F: Future> Future for Watched<'_, F> {
         // Registered before the flags are read: a stop or timeout after the reads
         // wakes this task.
         self.watch.waker.register(cx.waker());
-        if self.stop.is_stopped() {
+        if self.stop.calls_ended() {
             return Poll::Ready(Err(Ended::Stopped));
         }
         if self.watch.state.load(Ordering::Acquire) == TIMED_OUT {
@@ -134,23 +134,40 @@ pub fn spawn(lanes: Vec<Arc<CallWatch>>, op_timeout: Duration, stop: Arc<StopSig
     Watchdog(tokio::spawn(run(lanes, op_timeout, stop)))
 }
 
-/// Looks at every lane's call each tick until the run stops, then wakes them all.
+/// How long calls in flight when `--duration` runs out may still take to answer (each
+/// within its own `--op-timeout` too): answered, they count as any other; the rest are
+/// cut, and counted apart.
+pub const DEADLINE_GRACE: Duration = Duration::from_secs(2);
+
+/// Looks at every lane's call each tick until the run stops; past the deadline, until
+/// the calls in flight have answered or their grace is over; then ends and wakes them
+/// all.
 async fn run(lanes: Vec<Arc<CallWatch>>, op_timeout: Duration, stop: Arc<StopSignal>) {
     let limit_us = op_timeout.as_micros() as u64;
     let mut ticks = tokio::time::interval(tick(op_timeout));
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut grace_ends: Option<Instant> = None;
     let stopped = stop.stopped();
     let mut stopped = std::pin::pin!(stopped);
     loop {
+        if stop.is_stopped() {
+            let ends = *grace_ends.get_or_insert_with(|| Instant::now() + DEADLINE_GRACE);
+            let idle = lanes.iter().all(|lane| !lane.busy());
+            if stop.calls_ended() || idle || Instant::now() >= ends {
+                break;
+            }
+        }
         tokio::select! {
             _ = ticks.tick() => {}
-            _ = &mut stopped => break,
+            // Heard at once, not a tick late; once heard, only the ticks go on.
+            _ = &mut stopped, if grace_ends.is_none() => {}
         }
         for lane in &lanes {
             let now_us = lane.epoch.elapsed().as_micros() as u64;
             lane.expire(now_us, limit_us);
         }
     }
+    stop.end_calls();
     for lane in &lanes {
         lane.waker.wake();
     }

@@ -94,6 +94,9 @@ pub struct OpStats {
     first_messages: BTreeMap<&'static str, Vec<String>>,
     /// Attempts beyond the first (`--retries`); their time is inside the latencies.
     retries: u64,
+    /// Calls the run itself ended while in flight (Ctrl-C, or past `--duration`'s
+    /// grace): no failure of the store's, so counted apart, in no latency and no count.
+    cut: u64,
 }
 
 impl OpStats {
@@ -158,12 +161,17 @@ impl OpStats {
                 self.record_error(kind, code, latency_ns, message);
                 self.record_retries(retries);
             }
+            Outcome::Cut { retries } => {
+                self.cut += 1;
+                self.record_retries(retries);
+            }
         }
     }
 
     /// Adds another lane's or interval's statistics to these.
     pub fn merge(&mut self, other: &OpStats) {
         self.retries += other.retries;
+        self.cut += other.cut;
         self.latency_ns.add(&other.latency_ns);
         self.failed_ns.add(&other.failed_ns);
         self.response_ns.add(&other.response_ns);
@@ -210,6 +218,7 @@ impl OpStats {
         self.codes.clear();
         self.first_messages.clear();
         self.retries = 0;
+        self.cut = 0;
     }
 
     /// Failed operations by kind.
@@ -225,6 +234,11 @@ impl OpStats {
     /// Retries made.
     pub fn retries(&self) -> u64 {
         self.retries
+    }
+
+    /// Calls cut by the run's own end while in flight.
+    pub fn cut(&self) -> u64 {
+        self.cut
     }
 
     /// Service times of the successes, ns.
@@ -375,6 +389,11 @@ impl RunStats {
             .sum()
     }
 
+    /// Calls cut by the run's own end, of every event type.
+    pub fn total_cut(&self) -> u64 {
+        self.per_event.iter().map(OpStats::cut).sum()
+    }
+
     /// Numbers per event type (labelled by `names`) and overall, over `elapsed_s`.
     pub fn summary(&self, names: &[&str], elapsed_s: f64) -> Summary {
         self.summary_with(names, elapsed_s, &[])
@@ -448,6 +467,9 @@ pub enum Outcome<'a> {
         message: &'a str,
         retries: u64,
     },
+    /// The run ended the call while it was in flight (Ctrl-C, or past `--duration`'s
+    /// grace): its outcome is unknown, and it is no failure of the store's.
+    Cut { retries: u64 },
 }
 
 #[cfg(test)]

@@ -50,6 +50,20 @@ pub struct SummaryOf {
     /// sha256 of the events handed out, as run.json's `plan_sha256`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_sha256: Option<String>,
+    /// `--percentiles` of the run, in percent: its table's columns, which `show` prints
+    /// again (empty: the standard ladder).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub percentiles: Vec<f64>,
+}
+
+impl SummaryOf {
+    /// The run's own percentile columns, labelled as `--percentiles` labels them.
+    pub fn table_percentiles(&self) -> Vec<(String, f64)> {
+        self.percentiles
+            .iter()
+            .map(|p| (format!("p{p}"), *p))
+            .collect()
+    }
 }
 
 impl Summary {
@@ -104,6 +118,10 @@ pub struct LatencySummary {
     /// Attempts beyond the first (`--retries`); the latencies include their time.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub retries: u64,
+    /// Calls the run's own end cut while in flight (Ctrl-C, or past `--duration`'s
+    /// grace): outcome unknown, in neither `count` nor `errors`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cut: u64,
     /// The first few messages of each error kind.
     #[serde(default)]
     pub first_errors: BTreeMap<String, Vec<String>>,
@@ -164,7 +182,7 @@ impl LatencySummary {
     }
 
     /// Adds percentiles read off `h` (and marks those resting on few samples).
-    fn add_percentiles(&mut self, h: &Histogram<u64>, extra: &[(String, f64)]) {
+    pub fn add_percentiles(&mut self, h: &Histogram<u64>, extra: &[(String, f64)]) {
         for (label, p) in extra {
             let value = if h.is_empty() {
                 0.0
@@ -190,6 +208,7 @@ impl LatencySummary {
             ok: stats.ok(),
             errors: stats.error_count(),
             retries: stats.retries,
+            cut: stats.cut,
             errors_by_kind: stats
                 .errors
                 .iter()

@@ -105,6 +105,7 @@ pub(super) fn ended(
     record.finished_at = Some(rfc3339(SystemTime::now()));
     record.lane_last_seq = outcome.lane_last_seq.clone();
     record.measured_ops = outcome.stats.total_ops();
+    record.cut_calls = outcome.stats.total_cut();
     record.op_log_rows = op_log_rows;
     record.unmeasured_errors = outcome.unmeasured_errors;
     record.failed_writes = outcome.failed_writes.len() as u64;
@@ -131,12 +132,12 @@ pub(super) fn ended(
         ));
     }
     if let Some(rows) = op_log_rows
-        && rows != record.measured_ops
+        && rows != record.measured_ops + record.cut_calls
     {
         record.status = "failed".into();
         record.error = Some(format!(
-            "the op log has {rows} rows but {} operations were measured",
-            record.measured_ops
+            "the op log has {rows} rows but {} operations were measured and {} calls cut",
+            record.measured_ops, record.cut_calls
         ));
     }
 }
@@ -157,6 +158,7 @@ pub(super) fn write_outcome(
             EventSource::File(info) => Some(info.sha256.clone()),
             EventSource::Generated { .. } => None,
         }),
+        percentiles: config.percentiles.iter().map(|(_, p)| *p).collect(),
     };
     let heading = Heading {
         of,

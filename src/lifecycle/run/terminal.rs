@@ -12,9 +12,10 @@ use crate::stats::Summary;
 
 /// "running W on URL (concurrency C); results in DIR", and how long an open loop
 /// nothing bounds will take when that is long. A series (sweep, repeats) says its own
-/// line for each run, after its header.
+/// line for each run, after its header; `--quiet` leaves out the first line (it is
+/// progress), not the warning.
 pub(super) fn say_running(config: &RunConfig) {
-    if config.print_details {
+    if config.print_details && config.show_progress {
         note!(
             "running {} on {} (concurrency {}); results in {}",
             config.workload_name(),

@@ -104,6 +104,11 @@ impl LoggedOp {
         self.error.as_ref().map_or("", |(kind, _)| kind)
     }
 
+    /// Whether the run itself cut the call while in flight (`cancelled`): no failure.
+    pub fn was_cut(&self) -> bool {
+        self.error_kind() == crate::db::ErrorKind::Cancelled.as_str()
+    }
+
     /// The latency in microseconds, as tables and figures show it.
     pub fn latency_us(&self) -> f64 {
         self.latency_ns as f64 / 1_000.0

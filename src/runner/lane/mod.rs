@@ -3,8 +3,9 @@
 //! what keeps per-target order under any concurrency.
 //!
 //! Every call has a deadline (`op_timeout`: a timeout, outcome unknown) and stops the
-//! moment the run does (`cancelled`, outcome unknown), both kept by the watchdog, so
-//! neither a silent server nor a stuck call can hold a run past Ctrl-C or `--duration`.
+//! moment the run is interrupted, or once `--duration`'s grace is over (`cancelled`,
+//! outcome unknown, counted apart from failures), both kept by the watchdog, so neither
+//! a silent server nor a stuck call can hold a run past Ctrl-C or `--duration`.
 
 mod record;
 

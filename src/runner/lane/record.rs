@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::{Attempt, Lane, PROGRESS_EVERY, PROGRESS_LAG, Served};
-use crate::db::{DbError, Store};
+use crate::db::{DbError, ErrorKind, Store};
 use crate::runner::TracedOp;
 use crate::runner::stop::StopReason;
 use crate::stats::{OpBatch, OpRecord, Outcome};
@@ -65,6 +65,8 @@ impl<D: Store> Lane<D> {
                 retries,
                 response_ns: due.map(|due| end.saturating_duration_since(due).as_nanos() as u64),
             },
+            // Cut by the run's own end: no failure of the store's.
+            Err(e) if e.kind == ErrorKind::Cancelled => Outcome::Cut { retries },
             Err(e) => Outcome::Failed {
                 kind: e.kind.as_str(),
                 code: e.code.as_deref(),
@@ -72,6 +74,7 @@ impl<D: Store> Lane<D> {
                 retries,
             },
         };
+        let cut = matches!(stats_outcome, Outcome::Cut { .. });
         let offset_ns = self.measured_offset_ns(start);
         self.cx.intervals.record(offset_ns, |stats| {
             stats.record(
@@ -85,11 +88,16 @@ impl<D: Store> Lane<D> {
         let (error, error_code) = match outcome {
             Ok(()) => (None, None),
             Err(e) => {
-                self.pending_errors += 1;
+                if e.kind != ErrorKind::Cancelled {
+                    self.pending_errors += 1;
+                }
                 (Some((e.kind.as_str(), e.message)), e.code)
             }
         };
-        self.last_end = Some(end);
+        // A cut call's end is the run's, not an answer: it does not stretch the phase.
+        if !cut {
+            self.last_end = Some(end);
+        }
         self.pending_measured += 1;
         if self.cx.op_log.is_some() {
             self.log_batch.push(OpRecord {
