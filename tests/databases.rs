@@ -496,3 +496,35 @@ fn redis_set_up_waits_out_a_pause_whatever_the_op_timeout() {
     );
     assert_eq!(json(&out.join("run.json"))["status"], "finished");
 }
+
+/// Redis pointed at another database's port says so in one line: PostgreSQL drops the
+/// connection on a command it cannot read, MariaDB greets in its own protocol.
+#[test]
+#[ignore = "needs a live PostgreSQL and MariaDB: ./test.sh starts them"]
+fn redis_pointed_at_another_databases_port_asks_whether_it_is_redis() {
+    let tmp = TempDir::new().unwrap();
+    for var in ["HATSHOP_TEST_POSTGRES", "HATSHOP_TEST_MYSQL"] {
+        let url = common::url(var);
+        let host_port = url
+            .split_once('@')
+            .map_or(url.as_str(), |(_, rest)| rest)
+            .split('/')
+            .next()
+            .unwrap()
+            .to_string();
+        for workload in ["hatshop-random", "kv-50w-50r"] {
+            let redis = format!("redis://{host_port}/0");
+            common::assert_one_line_error(
+                tmp.path(),
+                &["run", "--db", &redis, "-w", workload, "--events", "10"],
+                &format!("{host_port} "),
+            );
+            let line = common::assert_one_line_error(
+                tmp.path(),
+                &["run", "--db", &redis, "-w", workload, "--events", "10"],
+                "is it a Redis server?",
+            );
+            assert!(line.len() < 400, "{line}");
+        }
+    }
+}

@@ -10,7 +10,7 @@ use super::svg::escape;
 use super::table::thousands;
 use crate::client_cost::ClientCost;
 use crate::result_dir::{Host, RunRecord, ShardOrigin};
-use crate::workload::EventSource;
+use crate::workload::{EventSource, WorkloadSpec};
 
 fn fact(out: &mut String, name: &str, value: &str) {
     let _ = write!(out, "<tr><td>{}</td><td>{}</td></tr>", escape(name), value);
@@ -21,7 +21,7 @@ fn fact(out: &mut String, name: &str, value: &str) {
 pub(super) fn section(run: &LoadedRun) -> String {
     let r = &run.record;
     let mut out = String::from(r#"<table class="facts">"#);
-    for (name, value) in events_facts(&r.events, r.plan.warmup_s) {
+    for (name, value) in events_facts(&r.events, r.plan.warmup_s, r.plan.concurrency) {
         fact(&mut out, name, &value);
     }
     fact(&mut out, "plan sha256", &plan_hash(r));
@@ -71,18 +71,35 @@ pub(super) fn section(run: &LoadedRun) -> String {
     out
 }
 
-/// The workload and seed, or the events file.
-fn events_facts(events: &EventSource, warmup_s: Option<f64>) -> Vec<(&'static str, String)> {
+/// The workload and seed, or the events file. The preset's description (which names its
+/// own counts) only where the run kept them all.
+fn events_facts(
+    events: &EventSource,
+    warmup_s: Option<f64>,
+    concurrency: usize,
+) -> Vec<(&'static str, String)> {
     let timed = warmup_s.map_or(String::new(), |s| format!(" (for {s} s)"));
     match events {
         EventSource::Generated { workload } => vec![
             (
                 "workload",
                 format!(
-                    "{} ({}): {} initial orders, {} warm-up{timed}, {}, {} keys",
+                    "{}{}: {}, {} warm-up{timed}, {}, {} keys",
                     escape(&workload.name),
-                    escape(&workload.description),
-                    thousands(workload.initial_orders),
+                    if as_preset(workload, concurrency) {
+                        format!(" ({})", escape(&workload.description))
+                    } else {
+                        String::new()
+                    },
+                    if workload.initial_records > 0 {
+                        format!(
+                            "{} initial records of {} bytes",
+                            thousands(workload.initial_records),
+                            thousands(u64::from(workload.value_size))
+                        )
+                    } else {
+                        format!("{} initial orders", thousands(workload.initial_orders))
+                    },
                     thousands(workload.warmup),
                     if workload.without_end() {
                         "measured events until --duration ended them".to_string()
@@ -234,10 +251,29 @@ fn host(h: &Host) -> String {
     )
 }
 
+/// Whether a run's spec is its preset's as shipped (the seed aside) at the preset's
+/// concurrency, so that the preset's description, which names its counts, holds.
+fn as_preset(workload: &WorkloadSpec, concurrency: usize) -> bool {
+    let Some(preset) = crate::workload::preset(&workload.name) else {
+        return false;
+    };
+    let counts = |spec: &WorkloadSpec| {
+        let mut value = serde_json::to_value(spec).unwrap_or_default();
+        if let Some(map) = value.as_object_mut() {
+            map.remove("seed");
+        }
+        value
+    };
+    counts(&preset) == counts(workload) && preset.concurrency.is_none_or(|c| c == concurrency)
+}
+
 /// How the run ended, and why when it failed.
 fn status(r: &RunRecord) -> String {
     match r.status.as_str() {
-        "finished" => r#"<span class="ok">finished</span>"#.to_string(),
+        // A run that ended at its --duration ran its plan, as one that finished.
+        status @ ("finished" | "stopped_at_deadline") => {
+            format!(r#"<span class="ok">{status}</span>"#)
+        }
         other => format!(
             r#"<span class="bad">{}</span>{}"#,
             escape(other),
@@ -301,4 +337,36 @@ fn lost_updates(v: &crate::verify::VerifyReport) -> String {
             String::new()
         }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_presets_description_stands_only_for_the_preset_as_shipped() {
+        let shipped = crate::workload::preset("kv-50w-50r").unwrap();
+        let concurrency = shipped.concurrency.unwrap();
+        assert!(as_preset(&shipped, concurrency));
+        let mut reseeded = shipped.clone();
+        reseeded.seed += 1;
+        assert!(
+            as_preset(&reseeded, concurrency),
+            "the seed is in no description"
+        );
+        assert!(
+            !as_preset(&shipped, 8),
+            "its description names concurrency 40"
+        );
+        let mut fewer = shipped.clone();
+        fewer.initial_records = 20_000;
+        assert!(!as_preset(&fewer, concurrency));
+        let facts = events_facts(&EventSource::Generated { workload: fewer }, None, 8);
+        assert!(
+            facts[0]
+                .1
+                .starts_with("kv-50w-50r: 20,000 initial records of 1,500 bytes"),
+            "{facts:?}"
+        );
+    }
 }

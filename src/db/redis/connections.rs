@@ -124,7 +124,34 @@ pub(super) fn refused(
     limit: std::time::Duration,
 ) -> DbError {
     let Some(tls) = &login.tls else {
-        return classify(error);
+        // Something that is not Redis (PostgreSQL, MySQL) takes the connection and drops
+        // it on a command it cannot read: "broken pipe" alone would not say so.
+        let what = if error.is_connection_dropped() {
+            "took the connection and closed it on hatshop's first command"
+        } else if matches!(
+            error.kind(),
+            redis::ErrorKind::Parse | redis::ErrorKind::UnexpectedReturnType
+        ) {
+            "answered in something other than Redis's protocol"
+        } else {
+            return classify(error);
+        };
+        let classified = classify(error);
+        return DbError::new(
+            ErrorKind::Connection,
+            format!(
+                "{}:{} {what} ({}): is it a Redis server?",
+                login.host,
+                login.port,
+                // The crate quotes the server's bytes: shown printable, and short.
+                classified
+                    .message
+                    .chars()
+                    .filter(|c| !c.is_control())
+                    .take(200)
+                    .collect::<String>()
+            ),
+        );
     };
     if let Some(tls_error) = crate::db::tls::tls_error_in(&error) {
         return crate::db::tls::describe(tls_error, tls);
