@@ -41,22 +41,26 @@ pub fn server_cpu_s(pid: u32) -> Option<f64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let reaped = reaped_children_cpu_s(&stat).unwrap_or(0.0);
     let mut total = stat_cpu_s(&stat)? + reaped;
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Some(child) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
-            continue; // ended meanwhile
-        };
-        if parent_of(&stat) == Some(pid) {
-            total += stat_cpu_s(&stat).unwrap_or(0.0);
-        }
+    for child in children_of(pid) {
+        total += process_cpu_s(child).unwrap_or(0.0);
     }
     Some(total)
+}
+
+/// The live child processes of `pid` (PostgreSQL's backends under its postmaster).
+pub fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&child| {
+            // Ended meanwhile: not a child any more.
+            std::fs::read_to_string(format!("/proc/{child}/stat"))
+                .is_ok_and(|stat| parent_of(&stat) == Some(pid))
+        })
+        .collect()
 }
 
 /// The parent's pid in a /proc `stat` line (field 4).

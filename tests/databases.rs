@@ -48,7 +48,17 @@ fn postgres_key_value_runs_go_over_hatshops_own_wire() {
     let _guard = lock(&POSTGRES);
     let tmp = TempDir::new().unwrap();
     let db = url("HATSHOP_TEST_POSTGRES");
-    assert_eq!(kv_wire(&key_value_run(&tmp, &db, &[])), "own");
+    let own = key_value_run(&tmp, &db, &[]);
+    assert_eq!(kv_wire(&own), "own");
+    // A connection per lane: no call waits for one, and the table tells of no queue.
+    let shown = common::hatshop(tmp.path())
+        .arg("show")
+        .arg(&own)
+        .output()
+        .unwrap();
+    let table = common::text(&shown.stdout);
+    assert!(table.contains("latencies in µs"), "{table}");
+    assert!(!table.contains("queue ("), "{table}");
     let orders = orders(&tmp, &db, &["-c", "4"]);
     assert_eq!(kv_wire(&orders), "tokio-postgres");
 }

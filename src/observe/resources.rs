@@ -69,14 +69,45 @@ struct ProcessReading {
     write_bytes: Option<u64>,
 }
 
-fn read_process(pid: u32) -> Option<ProcessReading> {
-    let cpu_s = crate::procfs::process_cpu_s(pid)?;
+/// A process as the sampler reads it; a server's with its child processes (each of
+/// PostgreSQL's connections is a backend of its own), so that its CPU, memory and disk
+/// are the server's, as its CPU in run.json is.
+fn read_process(pid: u32, with_children: bool) -> Option<ProcessReading> {
+    let cpu_s = match with_children {
+        true => crate::procfs::server_cpu_s(pid)?,
+        false => crate::procfs::process_cpu_s(pid)?,
+    };
+    let mut reading = ProcessReading {
+        cpu_s,
+        ..ProcessReading::default()
+    };
+    let children = match with_children {
+        true => crate::procfs::children_of(pid),
+        false => Vec::new(),
+    };
+    add_memory_and_disk(&mut reading, pid, children.len())?;
+    for child in children {
+        // A backend that ended meanwhile is left out of this second.
+        let _ = add_memory_and_disk(&mut reading, child, 1);
+    }
+    Some(reading)
+}
+
+/// Adds one process's memory and disk bytes to `reading`. Where others share its
+/// memory (`sharing` > 0: PostgreSQL's shared buffers are in every backend's RSS), its
+/// proportional share (Pss) counts, so the sum is the memory they hold together.
+fn add_memory_and_disk(reading: &mut ProcessReading, pid: u32, sharing: usize) -> Option<()> {
+    let kb = |text: &str, field: &str| -> Option<f64> {
+        text.lines()
+            .find_map(|l| l.strip_prefix(field))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    };
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let rss_kb: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0.0);
+    let pss = (sharing > 0)
+        .then(|| std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok())
+        .flatten()
+        .and_then(|rollup| kb(&rollup, "Pss:"));
+    reading.rss_mb += pss.or_else(|| kb(&status, "VmRSS:")).unwrap_or(0.0) / 1024.0;
     // /proc/PID/io needs the right to trace the process: without it, no disk figures.
     let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
     let field = |name: &str| {
@@ -84,12 +115,13 @@ fn read_process(pid: u32) -> Option<ProcessReading> {
             .find_map(|l| l.strip_prefix(name))
             .and_then(|v| v.trim().parse::<u64>().ok())
     };
-    Some(ProcessReading {
-        cpu_s,
-        rss_mb: rss_kb / 1024.0,
-        read_bytes: field("read_bytes:"),
-        write_bytes: field("write_bytes:"),
-    })
+    let add = |total: Option<u64>, more: Option<u64>| match (total, more) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    };
+    reading.read_bytes = add(reading.read_bytes, field("read_bytes:"));
+    reading.write_bytes = add(reading.write_bytes, field("write_bytes:"));
+    Some(())
 }
 
 /// The loopback interface's (received, sent) byte counters.
@@ -128,7 +160,8 @@ pub async fn sample(
     while next_sample(&mut tick, &mut over).await {
         let now = SystemTime::now();
         for (w, previous) in watched.iter().zip(last.iter_mut()) {
-            let Some(reading) = read_process(w.pid) else {
+            // Node 0 is the client: the servers it may have started are not its own.
+            let Some(reading) = read_process(w.pid, w.node > 0) else {
                 // Gone (killed, stopped): its line breaks off, and resumes if it returns.
                 *previous = None;
                 continue;
@@ -203,6 +236,39 @@ pub fn seconds_between(from: SystemTime, to: SystemTime) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_servers_node_counts_the_work_of_its_child_processes() {
+        // A parent that only waits, and a child that keeps one core busy: PostgreSQL's
+        // postmaster and a backend.
+        let mut server = std::process::Command::new("sh")
+            .args(["-c", "sh -c 'while :; do :; done' & wait"])
+            .spawn()
+            .unwrap();
+        let (done, over) = watch::channel(false);
+        let node = Watched {
+            node: 1,
+            pid: server.id(),
+        };
+        let sampler = tokio::spawn(sample(vec![node], over));
+        tokio::time::sleep(Duration::from_millis(2_300)).await;
+        done.send_replace(true);
+        let rows = sampler.await.unwrap();
+        for child in crate::procfs::children_of(server.id()) {
+            // SAFETY: a plain signal to a process this test started.
+            unsafe { libc::kill(child as i32, libc::SIGKILL) };
+        }
+        let _ = server.kill();
+        let _ = server.wait();
+        let node: Vec<&MetricsRow> = rows
+            .iter()
+            .map(|(_, r)| r)
+            .filter(|r| r.source == "node 1")
+            .collect();
+        assert!(!node.is_empty(), "{rows:?}");
+        assert!(node[0].cpu_pct.unwrap() > 50.0, "{node:?}");
+        assert!(node[0].rss_mb.unwrap() > 0.0, "{node:?}");
+    }
 
     #[tokio::test]
     async fn a_busy_process_shows_cpu_and_memory_every_second() {

@@ -162,7 +162,8 @@ fn notes(summary: &Summary) -> String {
             "* rests on fewer than 10 samples beyond it: run more operations to trust it"
         );
     }
-    if let Some(q) = &summary.overall.queue {
+    // Where no call ever waited (a connection per lane), there is no queue to tell of.
+    if let Some(q) = summary.overall.queue.as_ref().filter(|q| q.max_us > 0.0) {
         let _ = writeln!(
             out,
             "queue (waiting for a pooled connection, not in the latencies above): mean {}, p50 {}, p99 {}, max {} µs",

@@ -48,18 +48,20 @@ pub(super) fn show_progress(config: &RunConfig, progress: Arc<Progress>) -> Opti
     let ticker = tokio::spawn(async move {
         let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         let mut rate = RateWindow::new(every);
+        let mut measuring = false;
         let mut latency = LatencyShown::default();
         loop {
             tick.tick().await;
             let applied = progress.applied.load(Ordering::Relaxed);
             let measured = progress.measured.load(Ordering::Relaxed);
+            let ops_s = rate.of_phase(Instant::now(), applied, measured, &mut measuring);
             note!(
                 "progress: {:.1} s, {}, {}{} events, {} ops/s{}, {} measured, {} errors",
                 started.elapsed().as_secs_f64(),
                 phase(measured),
                 thousands(applied),
                 total.map_or(String::new(), |total| format!("/{}", thousands(total))),
-                thousands(rate.add(Instant::now(), applied) as u64),
+                thousands(ops_s as u64),
                 latency.text(&progress),
                 thousands(measured),
                 thousands(progress.errors.load(Ordering::Relaxed))
@@ -91,17 +93,19 @@ fn progress_bar(total: Option<u64>, progress: Arc<Progress>) -> Shown {
         let mut tick = tokio::time::interval(Duration::from_millis(250));
         // Over the last two seconds, so a steady rate reads steady.
         let mut rate = RateWindow::new(Duration::from_secs(2));
+        let mut measuring = false;
         let mut latency = LatencyShown::default();
         loop {
             tick.tick().await;
             let applied = progress.applied.load(Ordering::Relaxed);
             let measured = progress.measured.load(Ordering::Relaxed);
             let errors = progress.errors.load(Ordering::Relaxed);
+            let ops_s = rate.of_phase(Instant::now(), applied, measured, &mut measuring);
             shown.set_position(applied);
             shown.set_message(format!(
                 "{}, {} ops/s{}, {} measured, {} errors",
                 phase(measured),
-                thousands(rate.add(Instant::now(), applied) as u64),
+                thousands(ops_s as u64),
                 latency.text(&progress),
                 thousands(measured),
                 thousands(errors)
@@ -163,6 +167,19 @@ impl RateWindow {
         }
     }
 
+    /// The rate of the phase going: events applied during the load and warm-up, then
+    /// measured operations alone, the window started afresh when measuring began (at
+    /// the last reading, when none had been measured), so the first measured rate holds
+    /// none of the load's.
+    fn of_phase(&mut self, now: Instant, applied: u64, measured: u64, measuring: &mut bool) -> f64 {
+        if measured > 0 && !*measuring {
+            *measuring = true;
+            let last = self.seen.back().map_or(now, |&(at, _)| at);
+            self.seen = VecDeque::from([(last, 0)]);
+        }
+        self.add(now, if *measuring { measured } else { applied })
+    }
+
     /// Notes `count` at `now`; the rate since the oldest reading within the window
     /// (the reading just before it, so the window is always spanned).
     fn add(&mut self, now: Instant, count: u64) -> f64 {
@@ -183,6 +200,20 @@ impl RateWindow {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_measured_rate_holds_none_of_the_loads() {
+        let start = Instant::now();
+        let mut window = RateWindow::new(Duration::from_secs(10));
+        let mut measuring = false;
+        let at = |s: f64| start + Duration::from_secs_f64(s);
+        // 50,000 events loaded in the first second, then 1,000 measured a second.
+        window.of_phase(at(1.0), 50_000, 0, &mut measuring);
+        let rate = window.of_phase(at(2.0), 51_000, 1_000, &mut measuring);
+        assert!((rate - 1_000.0).abs() < 1.0, "{rate}");
+        let rate = window.of_phase(at(3.0), 52_000, 2_000, &mut measuring);
+        assert!((rate - 1_000.0).abs() < 1.0, "{rate}");
+    }
 
     #[test]
     fn a_steady_rate_reads_steady_whatever_the_ticks() {
