@@ -1043,6 +1043,15 @@ fn completions_and_the_man_page_know_every_subcommand() {
         "{run}"
     );
     assert!(run.contains("warmup"), "{run}");
+    // The sections a man reader looks for, the exit codes among them, not under EXTRA.
+    for section in [".SH \"EXIT STATUS\"", ".SH EXAMPLES", ".SH ENVIRONMENT"] {
+        assert!(run.contains(section), "{section}: {run}");
+    }
+    assert!(!run.contains(".SH EXTRA"), "{run}");
+    assert!(run.contains("HATSHOP_DB"), "{run}");
+    assert!(run.contains("HATSHOP_HOME"), "{run}");
+    assert!(run.contains("\\fB130\\fR"), "{run}");
+    assert!(run.contains("\\-\\-find\\-max"), "{run}");
     let start = hatshop(tmp.path())
         .args(["man", "server", "start"])
         .output()

@@ -5,6 +5,7 @@
 
 pub mod config_file;
 mod load;
+pub mod manual;
 pub mod quantities;
 mod results;
 mod run;

@@ -222,12 +222,19 @@ mod tests {
         assert_eq!(latency("5ms").unwrap(), Duration::from_millis(5));
         assert_eq!(latency("1s").unwrap(), Duration::from_secs(1));
         assert_eq!(duration("60").unwrap(), Duration::from_secs(60));
-        for bad in [
-            "", "s", "ten", "10x", "-1", "-1s", "inf", "nan", "1e400", "10s5", "1..2",
-        ] {
+        for bad in ["", "s", "ten", "10x", "inf", "nan", "1e400", "10s5", "1..2"] {
             let e = seconds(bad).unwrap_err();
             assert!(e.contains("500ms, 10s"), "{bad}: {e}");
         }
+        for negative in ["-1", "-1s", "-0.5ms"] {
+            let e = seconds(negative).unwrap_err();
+            assert!(e.contains("a time cannot be negative"), "{negative}: {e}");
+        }
+        assert_eq!(
+            above_zero_seconds("0").unwrap_err(),
+            "it must be above zero"
+        );
+        assert_eq!(latency("0ms").unwrap_err(), "it must be above zero");
     }
 
     #[test]

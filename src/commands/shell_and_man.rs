@@ -7,7 +7,9 @@ use anyhow::{Context, Result, anyhow};
 
 use clap::builder::PossibleValuesParser;
 
-use crate::cli::Cli;
+use clap_mangen::roff::{Roff, bold, roman};
+
+use crate::cli::{Cli, manual};
 use crate::console::note;
 
 /// Writes `shell`'s completion script for every subcommand and flag to standard output,
@@ -90,9 +92,7 @@ pub fn man(command: &[String], out: Option<&Path>) -> Result<()> {
         })?;
     }
     let mut text = Vec::new();
-    page_of(page)
-        .render(&mut text)
-        .context("cannot render the man page")?;
+    render(&page, &mut text).context("cannot render the man page")?;
     write_out(&text)
 }
 
@@ -102,6 +102,64 @@ fn page_of(command: clap::Command) -> clap_mangen::Man {
     clap_mangen::Man::new(command).source(format!("hatshop {}", env!("CARGO_PKG_VERSION")))
 }
 
+/// `command`'s page: clap's sections, then EXIT STATUS, EXAMPLES (where the command has
+/// some) and ENVIRONMENT, where clap would put the exit codes under EXTRA.
+fn render(command: &clap::Command, w: &mut Vec<u8>) -> std::io::Result<()> {
+    let man = page_of(command.clone());
+    man.render_title(w)?;
+    man.render_name_section(w)?;
+    man.render_synopsis_section(w)?;
+    man.render_description_section(w)?;
+    if command.get_arguments().any(|arg| !arg.is_hide_set()) {
+        man.render_options_section(w)?;
+    }
+    if command.has_subcommands() {
+        man.render_subcommands_section(w)?;
+    }
+    let mut roff = Roff::default();
+    roff.control("SH", ["EXIT STATUS"]);
+    for line in crate::cli::EXIT_CODES.lines().skip(1) {
+        if let Some((code, meaning)) = line.trim().split_once(' ') {
+            roff.control("TP", []);
+            roff.text([bold(code)]);
+            roff.text([roman(meaning.trim())]);
+        }
+    }
+    let name = command.get_display_name().unwrap_or(command.get_name());
+    let examples = manual::examples_of(name);
+    if !examples.is_empty() {
+        roff.control("SH", ["EXAMPLES"]);
+        for (line, what) in examples {
+            roff.control("TP", []);
+            roff.text([bold(*line)]);
+            roff.text([roman(*what)]);
+        }
+    }
+    roff.control("SH", ["ENVIRONMENT"]);
+    let own = command
+        .get_arguments()
+        .filter_map(|arg| {
+            let variable = arg.get_env()?.to_string_lossy().into_owned();
+            Some((variable, format!("the value of --{}", arg.get_long()?)))
+        })
+        .collect::<Vec<_>>();
+    let always = manual::ENVIRONMENT
+        .iter()
+        .map(|(variable, what)| (variable.to_string(), what.to_string()));
+    for (variable, what) in own.into_iter().chain(always) {
+        roff.control("TP", []);
+        roff.text([bold(variable)]);
+        roff.text([roman(what)]);
+    }
+    roff.control("PP", []);
+    roff.text([roman(manual::STORES_ENVIRONMENT)]);
+    roff.to_writer(w)?;
+    if command.get_version().is_some() {
+        man.render_version_section(w)?;
+    }
+    Ok(())
+}
+
 /// `command`'s page and its subcommands' into `dir`, each `<display name>.1`.
 fn write_pages(command: &clap::Command, dir: &Path) -> std::io::Result<()> {
     for sub in command.get_subcommands().filter(|sub| !sub.is_hide_set()) {
@@ -109,7 +167,7 @@ fn write_pages(command: &clap::Command, dir: &Path) -> std::io::Result<()> {
     }
     let name = command.get_display_name().unwrap_or(command.get_name());
     let mut text = Vec::new();
-    page_of(command.clone()).render(&mut text)?;
+    render(command, &mut text)?;
     std::fs::write(dir.join(format!("{name}.1")), text)
 }
 
