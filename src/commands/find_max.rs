@@ -48,6 +48,44 @@ impl Step {
     }
 }
 
+/// What one step says of its rate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Verdict {
+    Under,
+    Over,
+    BehindRate,
+    /// Neither under nor over: the step says nothing of its rate.
+    CutShort,
+    MeasuredNothing,
+}
+
+impl Verdict {
+    fn words(self) -> &'static str {
+        match self {
+            Verdict::Under => "under the bound",
+            Verdict::Over => "over the bound",
+            Verdict::BehindRate => "could not keep up",
+            Verdict::CutShort => "cut short, not judged",
+            Verdict::MeasuredNothing => "measured nothing, not judged",
+        }
+    }
+}
+
+/// The verdict on a step that ran its plan (`ran_its_plan`) or was cut short.
+fn judge(step: &Step, ran_its_plan: bool, bound_us: f64) -> Verdict {
+    if !ran_its_plan {
+        Verdict::CutShort
+    } else if step.measured_ops == 0 {
+        Verdict::MeasuredNothing
+    } else if step.passes(bound_us) {
+        Verdict::Under
+    } else if step.done_ops_s < step.rate * KEPT_UP {
+        Verdict::BehindRate
+    } else {
+        Verdict::Over
+    }
+}
+
 /// The next rate to try, from the rates that passed and failed so far; `None`: done.
 fn next_rate(good: Option<f64>, bad: Option<f64>, first: f64) -> Option<f64> {
     match (good, bad) {
@@ -151,27 +189,20 @@ async fn search(
         };
         let code = execute(&config).await?;
         let (step, run_rows) = read_step(&run_dir, rate, config.db.scheme())?;
-        let verdict = if !run_rows[0].ran_its_plan() {
-            // A step cut short says nothing of its rate: it is neither under nor over.
-            "cut short, not judged"
-        } else if step.measured_ops == 0 {
-            unanswered = Some(format!(
-                "rate {} ops/s measured nothing: the load and warm-up took the whole --duration; \
-                 give a longer --duration or a shorter --warmup",
-                thousands(rate as u64)
-            ));
-            "measured nothing, not judged"
-        } else if step.passes(bound_us) {
-            good = Some(rate);
-            "under the bound"
-        } else {
-            bad = Some(rate);
-            if step.done_ops_s < rate * KEPT_UP {
-                "could not keep up"
-            } else {
-                "over the bound"
+        let verdict = judge(&step, run_rows[0].ran_its_plan(), bound_us);
+        match verdict {
+            Verdict::Under => good = Some(rate),
+            Verdict::Over | Verdict::BehindRate => bad = Some(rate),
+            Verdict::MeasuredNothing => {
+                unanswered = Some(format!(
+                    "rate {} ops/s measured nothing: the load and warm-up took the whole --duration; \
+                     give a longer --duration or a shorter --warmup",
+                    thousands(rate as u64)
+                ))
             }
-        };
+            Verdict::CutShort => {}
+        }
+        let verdict = verdict.words();
         let p99 = if step.measured_ops == 0 {
             "none".to_string()
         } else {

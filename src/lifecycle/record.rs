@@ -69,28 +69,7 @@ pub fn initial_record(
             store: store.clone(),
             server: serving_server(config).as_ref().map(server_facts),
         },
-        plan: PlanRecord {
-            concurrency: plan.concurrency,
-            pace: plan.pace.name().into(),
-            rate_ops_s: plan.pace.rate(),
-            ramp_to_ops_s: match plan.pace {
-                Pace::Ramp { to, .. } => Some(to),
-                _ => None,
-            },
-            ramp_s: match plan.pace {
-                Pace::Ramp { over, .. } => Some(over.as_secs_f64()),
-                _ => None,
-            },
-            max_duration_s: plan.max_duration.map(|d| d.as_secs_f64()),
-            warmup_s: config.warmup_time.map(|d| d.as_secs_f64()),
-            connect_timeout_s: config.connect_timeout.as_secs_f64(),
-            op_timeout_s: plan.op_timeout.as_secs_f64(),
-            retries: plan.retries,
-            interval_s: config.interval.as_secs_f64(),
-            op_log: config.op_log,
-            check_reads: plan.check_reads,
-            conflicts: plan.dealing.conflicts,
-        },
+        plan: plan_record(config, plan),
         host: Host {
             lane_threads: plan.lane_threads,
             ..Host::probe()
@@ -116,5 +95,31 @@ pub fn initial_record(
         shards: Vec::new(),
         gc_log: None,
         db_time: None,
+    }
+}
+
+/// run.json's `plan`: how the run is paced, bounded and checked.
+fn plan_record(config: &RunConfig, plan: &RunPlan) -> PlanRecord {
+    PlanRecord {
+        concurrency: plan.concurrency,
+        pace: plan.pace.name().into(),
+        rate_ops_s: plan.pace.rate(),
+        ramp_to_ops_s: match plan.pace {
+            Pace::Ramp { to, .. } => Some(to),
+            _ => None,
+        },
+        ramp_s: match plan.pace {
+            Pace::Ramp { over, .. } => Some(over.as_secs_f64()),
+            _ => None,
+        },
+        max_duration_s: plan.max_duration.map(|d| d.as_secs_f64()),
+        warmup_s: config.warmup_time.map(|d| d.as_secs_f64()),
+        connect_timeout_s: config.connect_timeout.as_secs_f64(),
+        op_timeout_s: plan.op_timeout.as_secs_f64(),
+        retries: plan.retries,
+        interval_s: config.interval.as_secs_f64(),
+        op_log: config.op_log,
+        check_reads: plan.check_reads,
+        conflicts: plan.dealing.conflicts,
     }
 }
