@@ -174,6 +174,12 @@ pub fn exported_csv(dir: &Path) -> String {
     String::from_utf8(output.stdout).unwrap()
 }
 
+/// The calls a run's op log holds by its run.json: every measured operation, and every
+/// call the run's end cut while in flight (logged as `cancelled`, counted apart).
+pub fn logged_calls(run: &Value) -> u64 {
+    run["measured_ops"].as_u64().unwrap() + run["cut_calls"].as_u64().unwrap_or(0)
+}
+
 /// The op log's rows, through `hatshop export --csv`.
 pub fn op_rows(dir: &Path) -> Vec<OpRow> {
     csv::Reader::from_reader(exported_csv(dir).as_bytes())
