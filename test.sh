@@ -16,6 +16,8 @@ cd "$(dirname "$0")"
 suite_started=$(date +%s)
 step() { printf '\n== %s (%s, +%ss)\n' "$*" "$(date +%T)" "$(($(date +%s) - suite_started))"; }
 
+# Tables are cut to $COLUMNS where it is set; the tests read them whole.
+unset COLUMNS
 # Servers and downloads of the test suite live apart from a user's own.
 export HATSHOP_HOME=${HATSHOP_TEST_HOME:-${HOME:-/tmp}/.local/share/hatshop-test}
 # The servers set up by hand with TLS and password logins (tests/servers/secure.sh);

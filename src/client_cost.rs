@@ -364,8 +364,19 @@ fn thread_cpu() -> BTreeMap<u32, (String, f64)> {
 mod tests {
     use super::*;
 
+    /// The tests that keep a core busy take turns: each reads this process's threads,
+    /// where another's spinning would be the busiest.
+    static SPINNING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn spin_alone() -> std::sync::MutexGuard<'static, ()> {
+        SPINNING
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
     #[test]
     fn a_busy_thread_is_seen_busy_and_cpu_is_counted() {
+        let _alone = spin_alone();
         let start = CpuSnapshot::now();
         let spin = std::thread::Builder::new()
             .name("spinner".into())
@@ -393,6 +404,7 @@ mod tests {
     #[test]
     fn a_watched_server_process_has_its_cpu_counted() {
         // This test's own process stands in for the server: it is busy, then read.
+        let _alone = spin_alone();
         let start = CpuSnapshot::with_servers(&[std::process::id(), u32::MAX]);
         let until = Instant::now() + std::time::Duration::from_millis(200);
         let mut x = 0u64;
@@ -409,6 +421,7 @@ mod tests {
 
     #[test]
     fn a_living_threads_cpu_is_read_finer_than_a_clock_tick() {
+        let _alone = spin_alone();
         // Spin until 8–10 ms past a whole 10 ms: stat's clock ticks (100 a second)
         // would then lose 8 ms or more. About 30 ms of CPU; the deadline is for a
         // machine that gives this thread almost none.
@@ -461,6 +474,7 @@ mod tests {
 
     #[test]
     fn the_cpu_is_split_by_role_and_an_ended_thread_still_counts() {
+        let _alone = spin_alone();
         let start = CpuSnapshot::now();
         // The source ends before the cost is read, as a run's does; the op log lives.
         spin("event-source", 150, true).join().unwrap();

@@ -91,3 +91,30 @@ pub fn counted(n: impl Into<u64>, noun: &str) -> String {
         format!("{n} {noun}s")
     }
 }
+
+/// How many columns text for people may take: `$COLUMNS` where set (as `ls` reads it),
+/// else the width of the terminal it goes to, else no bound (a pipe, a file, a CI log).
+pub fn text_width() -> Option<usize> {
+    if let Some(columns) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|c| *c > 0)
+    {
+        return Some(columns);
+    }
+    let fd = if STDOUT_IS_DATA.load(Ordering::Relaxed) {
+        libc::STDERR_FILENO
+    } else {
+        libc::STDOUT_FILENO
+    };
+    let mut size = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ fills the winsize it is given and nothing else; on a file
+    // descriptor that is no terminal it fails and leaves it as it was.
+    let asked = unsafe { libc::ioctl(fd, libc::TIOCGWINSZ, &mut size) };
+    (asked == 0 && size.ws_col > 0).then_some(usize::from(size.ws_col))
+}

@@ -1171,6 +1171,7 @@ fn export_csv_and_markdown_carry_the_runs_table() {
             "errors",
             "ops_s",
             "mean_us",
+            "stddev_us",
             "p50_us",
             "p99_us",
             "max_us",
@@ -1184,19 +1185,25 @@ fn export_csv_and_markdown_carry_the_runs_table() {
         all[1].parse::<u64>().unwrap(),
         summary["ops"].as_u64().unwrap()
     );
-    let p99: f64 = all[6].parse().unwrap();
+    let p99: f64 = all[7].parse().unwrap();
     let recorded = summary["overall"]["percentiles_us"]["p99"]
         .as_f64()
         .unwrap();
     assert!((p99 - recorded).abs() < 0.001, "{p99} against {recorded}");
+    let stddev: f64 = all[5].parse().unwrap();
+    let recorded = summary["overall"]["stddev_us"].as_f64().unwrap();
+    assert!(
+        stddev > 0.0 && (stddev - recorded).abs() < 0.001,
+        "{stddev} against {recorded}"
+    );
     // Standard output carries the Markdown table alone; the terminal's goes to stderr.
     let markdown = common::text(&output.stdout);
     let lines: Vec<&str> = markdown.lines().collect();
     assert_eq!(
         lines[0],
-        "| event | count | errors | ops/s | mean µs | p50 µs | p99 µs | max µs |"
+        "| event | count | errors | ops/s | mean µs | stddev µs | p50 µs | p99 µs | max µs |"
     );
-    assert_eq!(lines[1], "|---|---:|---:|---:|---:|---:|---:|---:|");
+    assert_eq!(lines[1], "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     assert!(
         lines.iter().any(|l| l.starts_with("| all | 600 | 0 | ")),
         "{markdown}"
@@ -1303,7 +1310,7 @@ fn percentiles_asked_for_are_the_tables_columns_and_join_the_summary() {
     assert_eq!(
         columns,
         [
-            "event", "count", "errors", "mean", "p50", "p99.5", "p99.999", "max"
+            "event", "count", "errors", "mean", "stddev", "p50", "p99.5", "p99.999", "max"
         ]
     );
     let summary = json(&out.join("summary.json"));
@@ -1335,8 +1342,9 @@ fn percentiles_asked_for_are_the_tables_columns_and_join_the_summary() {
     let (header, all) = header_of(&["show", out.to_str().unwrap(), "--percentiles", "50,99.9999"]);
     assert!(header.contains("p99.9999"), "{header}");
     let cells: Vec<&str> = all.split_whitespace().collect();
-    let p999999 = cells[5].trim_end_matches('*').replace(',', "");
-    let max = cells[6].replace(',', "");
+    // all, count, errors, mean, stddev, p50, p99.9999, max
+    let p999999 = cells[6].trim_end_matches('*').replace(',', "");
+    let max = cells[7].replace(',', "");
     assert_eq!(
         p999999.parse::<f64>().unwrap(),
         max.parse::<f64>().unwrap(),
@@ -1730,6 +1738,184 @@ fn a_run_over_its_error_bound_exits_3_with_its_folder_complete() {
     );
 }
 
+/// On a terminal of 80 columns (`$COLUMNS`) the table keeps what fits and says what it
+/// left out; `--wide` and a pipe get every column, the standard deviation among them.
+#[test]
+fn the_table_fits_80_columns_where_the_terminal_is_that_narrow() {
+    let tmp = TempDir::new().unwrap();
+    let narrow = hatshop(tmp.path())
+        .env("COLUMNS", "80")
+        .args(["run", "--quiet", "--events", "3000", "-o", "narrow"])
+        .output()
+        .unwrap();
+    assert!(narrow.status.success(), "{}", common::text(&narrow.stderr));
+    let stdout = common::text(&narrow.stdout);
+    let table: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("event "))
+        .take_while(|l| !l.starts_with("latencies in"))
+        .collect();
+    assert_eq!(table.len(), 10, "{stdout}");
+    for line in &table {
+        assert!(
+            line.chars().count() <= 80,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
+    let columns: Vec<&str> = table[0].split_whitespace().collect();
+    assert_eq!(
+        columns,
+        [
+            "event", "count", "errors", "mean", "p50", "p99", "p99.9", "max"
+        ]
+    );
+    assert!(stdout.contains("--wide shows them"), "{stdout}");
+    let header = |args: &[&str], columns: Option<&str>| {
+        let mut show = hatshop(tmp.path());
+        if let Some(columns) = columns {
+            show.env("COLUMNS", columns);
+        }
+        let out = show.args(args).output().unwrap();
+        let text = common::text(&out.stdout);
+        text.lines()
+            .find(|l| l.starts_with("event "))
+            .unwrap()
+            .to_string()
+    };
+    for (args, columns) in [
+        (&["show", "narrow", "--wide"][..], Some("80")),
+        (&["show", "narrow"][..], None),
+    ] {
+        let header = header(args, columns);
+        assert!(
+            header.contains(" stddev ") && header.ends_with("p99.99       max"),
+            "{header}"
+        );
+    }
+}
+
+/// A run whose numbers break a `--threshold` exits 4 with its folder complete, says which
+/// bound broke by how much, and keeps every verdict in run.json; hatshop.toml takes a
+/// list of them, repeats are each held to them, and a bound with nothing to measure
+/// is broken, not passed.
+#[test]
+fn a_run_that_breaks_a_threshold_exits_4_with_its_folder_complete() {
+    let tmp = TempDir::new().unwrap();
+    let run = |name: &str, extra: &[&str]| {
+        hatshop(tmp.path())
+            .args(["run", "--quiet", "--events", "2000", "-o", name])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let bounds = [
+        "--threshold",
+        "p50 < 1us",
+        "--threshold",
+        "errors<1%",
+        "--threshold",
+        "read_order:throughput>1",
+    ];
+    let broken = run("broken", &bounds);
+    assert_eq!(
+        broken.status.code(),
+        Some(4),
+        "{}",
+        common::text(&broken.stderr)
+    );
+    let stderr = common::text(&broken.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("error: the run broke --threshold p50<1us: p50 of all was ")
+            && stderr.contains("× the bound (bound < 1.0 µs)"),
+        "{stderr}"
+    );
+    let stdout = common::text(&broken.stdout);
+    assert!(
+        stdout.contains("threshold errors<1% kept: error share of all was 0.0 %"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("threshold p50<1us broken: "), "{stdout}");
+    let dir = tmp.path().join("broken");
+    let record = json(&dir.join("run.json"));
+    assert_eq!(record["status"], "finished");
+    let verdicts = record["thresholds"].as_array().unwrap();
+    assert_eq!(verdicts.len(), 3, "{verdicts:?}");
+    assert_eq!(verdicts[0]["kept"], false);
+    assert!(verdicts[0]["measured"].as_f64().unwrap() > 1.0);
+    assert_eq!(
+        (&verdicts[1]["kept"], &verdicts[2]["kept"]),
+        (&true.into(), &true.into())
+    );
+    assert_eq!(op_rows(&dir).len(), 2000);
+    assert!(dir.join("report.html").exists() && dir.join("summary.json").exists());
+
+    // A percentile off the ladder is added to summary.json for the bound to read.
+    std::fs::write(
+        tmp.path().join("hatshop.toml"),
+        "[run]\nthreshold = [\"p99.95<1h\", \"max<=1h\"]\n",
+    )
+    .unwrap();
+    let kept = run("kept", &[]);
+    assert!(kept.status.success(), "{}", common::text(&kept.stderr));
+    let record = json(&tmp.path().join("kept/run.json"));
+    assert_eq!(
+        record["thresholds"].as_array().unwrap().len(),
+        2,
+        "{record}"
+    );
+    let summary = json(&tmp.path().join("kept/summary.json"));
+    assert!(
+        summary["overall"]["percentiles_us"]["p99.95"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    std::fs::remove_file(tmp.path().join("hatshop.toml")).unwrap();
+
+    // Nothing to measure: the creates workload has no delete_order.
+    let absent = run(
+        "absent",
+        &["-w", "creates", "--threshold", "delete_order:p99<1h"],
+    );
+    assert_eq!(absent.status.code(), Some(4));
+    assert!(
+        common::text(&absent.stderr).contains("no delete_order operation was measured"),
+        "{}",
+        common::text(&absent.stderr)
+    );
+
+    let repeated = run("repeated", &["--repeat", "2", "--threshold", "p50<1us"]);
+    assert_eq!(repeated.status.code(), Some(4));
+    let stderr = common::text(&repeated.stderr);
+    assert!(
+        stderr.contains("error: repeat-1: the run broke --threshold p50<1us")
+            && stderr.contains("error: repeat-2: the run broke --threshold p50<1us"),
+        "{stderr}"
+    );
+    assert_one_line_error(
+        tmp.path(),
+        &[
+            "sweep",
+            "--vary",
+            "concurrency=1,2",
+            "--threshold",
+            "p99<1s",
+        ],
+        "--threshold bounds one run or its --repeat",
+    );
+    let malformed = assert_one_line_error(
+        tmp.path(),
+        &["run", "--threshold", "p99 5ms"],
+        "has no < or >",
+    );
+    assert!(
+        malformed.trim_end().ends_with("; see --help"),
+        "{malformed}"
+    );
+}
+
 /// Every flag whose value has a shape (a number, a time, a share, a choice…) refuses a
 /// value of no shape as the command line's fault: one line ending "; see --help", exit
 /// 2, as the table of exit codes says. Flags that take any text (a path, a URL, a name)
@@ -1801,7 +1987,7 @@ fn the_exit_codes_in_the_docs_are_the_ones_help_prints() {
         .collect();
     assert_eq!(
         rows.iter().map(|(c, _)| c.as_str()).collect::<Vec<_>>(),
-        ["0", "1", "2", "3", "130"]
+        ["0", "1", "2", "3", "4", "130"]
     );
     for args in [&["--help"][..], &["run", "--help"]] {
         let help = hatshop(Path::new(".")).args(args).output().unwrap();

@@ -14,6 +14,7 @@ mod server;
 mod store_flags;
 mod stream;
 mod switches;
+mod threshold;
 mod values;
 mod vary;
 
@@ -86,6 +87,7 @@ Exit codes:
   1    it could not (bad input its own checks caught, a database out of reach, a failed run), or verify found differences
   2    the command line is wrong (an unknown flag, a missing or malformed value, flags that do not go together): one line ending \"; see --help\"
   3    the run ended with more failed operations than --max-errors allows
+  4    the run's numbers broke a --threshold (its folder is complete; run.json says by how much)
   130  interrupted by Ctrl-C or SIGTERM; the result folder is complete";
 
 /// Flags that each read well but do not go together (`--p99-under` without

@@ -56,6 +56,9 @@ pub struct ShowArgs {
     /// The percentiles of the table, e.g. 50,99,99.9 [default: 50,75,90,95,99,99.9,99.99].
     #[arg(long, value_name = "P,P,…")]
     pub percentiles: Option<super::PercentileList>,
+    /// Print every column of the table where the terminal is narrower than it.
+    #[arg(long)]
+    pub wide: bool,
 }
 
 /// `hatshop merge`: the shards' folders and the folder that joins them.

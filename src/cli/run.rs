@@ -11,6 +11,7 @@ use super::quantities::{
 };
 use super::store_flags::StoreArgs;
 use super::stream::StreamArgs;
+use super::threshold::threshold;
 use super::values::{PercentileList, RateArg, parse_rate};
 use crate::db::{STORES, schemes_where};
 
@@ -124,6 +125,13 @@ pub struct RunArgs {
     /// [default: 1%, or 100% with faults, which fail operations on purpose].
     #[arg(long, value_name = "SHARE", value_parser = share)]
     pub max_errors: Option<f64>,
+    /// Exit 4 when the run's numbers break this bound, as k6's thresholds: e.g.
+    /// 'p99<5ms', 'create_order:mean<2ms', 'service.p99.9<=20ms', 'max<1s', 'errors<1%',
+    /// 'throughput>5000'. Repeatable. A latency is response time under --rate (service
+    /// time with `service.`); a bare number is milliseconds. The folder is written
+    /// whole, and run.json says what each bound measured (docs/runs.md).
+    #[arg(long, value_name = "BOUND", value_parser = threshold)]
+    pub threshold: Vec<crate::stats::threshold::Threshold>,
     /// Faults to inject: a TOML file of [[faults]] tables (at, action, node), in place
     /// of the spec's; they go to the server hatshop started that serves --db.
     #[arg(long, value_name = "FILE")]
@@ -161,6 +169,10 @@ pub struct RunArgs {
     /// Do not show progress: neither the bar on a terminal nor the plain lines elsewhere.
     #[arg(long)]
     pub quiet: bool,
+    /// Print every column of the table (stddev, the whole percentile ladder) where the
+    /// terminal is narrower than the table; it is cut to 80 columns otherwise.
+    #[arg(long)]
+    pub wide: bool,
     /// The percentiles of the printed table, e.g. 50,90,99,99.9,99.999; summary.json
     /// gets them beside its standard ladder [default: 50,75,90,95,99,99.9,99.99].
     #[arg(long, value_name = "P,P,…")]

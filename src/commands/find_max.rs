@@ -108,7 +108,7 @@ fn next_whole_rate(good: Option<f64>, bad: Option<f64>, first: f64, tried: &[f64
 /// `run --find-max`: the highest rate whose response time p99 stays under the bound.
 pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     refuse_export_in_series(args)?;
-    crate::lifecycle::run::refuse_max_errors_in(args, "--find-max")?;
+    crate::lifecycle::run::refuse_bounds_in(args, "--find-max")?;
     if args.repeat != 1 {
         bail!("--find-max runs one search; repeat it by hand, or sweep rates with --repeat");
     }

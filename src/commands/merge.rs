@@ -56,7 +56,7 @@ pub fn run(args: &MergeArgs) -> Result<()> {
         thousands(record.measured_ops),
         args.out.display()
     );
-    crate::console::out(&table::render(&summary, &[]));
+    crate::console::out(&table::render(&summary, &[], crate::console::text_width()));
     say!(
         "report: {}",
         result_dir::file(&args.out, result_dir::REPORT_HTML).display()

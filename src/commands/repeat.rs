@@ -13,8 +13,9 @@ use crate::config::{RunConfig, refuse_bound_without_search};
 use crate::console::{note, say};
 use crate::files::{read_json, write_json};
 use crate::lifecycle::run::{
-    EXIT_INTERRUPTED, EXIT_TOO_MANY_ERRORS, VerifyDifferences, errors_over_bound,
-    execute_in_series, refuse_export_in_series, verified_note,
+    EXIT_INTERRUPTED, EXIT_THRESHOLD_BROKEN, EXIT_TOO_MANY_ERRORS, VerifyDifferences,
+    errors_over_bound, execute_in_series, refuse_export_in_series, thresholds_broken,
+    verified_note,
 };
 use crate::report::repeats::{self, repeat_dir};
 use crate::report::table::{format_us, thousands};
@@ -31,6 +32,7 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     // Each repeat runs without it (a series); the repeats are held to it once all ran.
     let bound = RunConfig::from_args(&template)?.max_errors;
     let mut over_bound = Vec::new();
+    let mut thresholds = Vec::new();
     let mut summaries: Vec<Summary> = Vec::new();
     let mut runs = Vec::new();
     let mut interrupted = false;
@@ -77,7 +79,10 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
             verified_note(&run_dir)
         );
         if let Some(over) = errors_over_bound(bound, &summary) {
-            over_bound.push(format!("repeat-{i}: {over}"));
+            over_bound.push(format!("error: repeat-{i}: {over}\n"));
+        }
+        if let Some(broken) = thresholds_broken(&record) {
+            thresholds.push(broken.replace("error: ", &format!("error: repeat-{i}: ")));
         }
         if record.ran_its_plan() {
             summaries.push(summary);
@@ -101,22 +106,30 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
         differing,
         interrupted,
     };
-    held_to_the_bound(write_up(&dir, repeated, args.repeat)?, over_bound)
+    let code = write_up(&dir, repeated, args.repeat)?;
+    Ok(held_to_the_bounds(code, &over_bound, &thresholds))
 }
 
-/// A series that otherwise succeeded, with repeats over `--max-errors`: each said, and
-/// the exit of a run over it.
-fn held_to_the_bound(
+/// A series that otherwise succeeded, with repeats over `--max-errors` or breaking a
+/// `--threshold`: each said, and the exit of a run that did so (errors first).
+fn held_to_the_bounds(
     code: std::process::ExitCode,
-    over_bound: Vec<String>,
-) -> Result<std::process::ExitCode> {
-    if code != std::process::ExitCode::SUCCESS || over_bound.is_empty() {
-        return Ok(code);
+    over_bound: &[String],
+    thresholds: &[String],
+) -> std::process::ExitCode {
+    if code != std::process::ExitCode::SUCCESS {
+        return code;
     }
-    for over in over_bound {
-        crate::console::err(&format!("error: {over}\n"));
+    for line in over_bound.iter().chain(thresholds) {
+        crate::console::err(line);
     }
-    Ok(std::process::ExitCode::from(EXIT_TOO_MANY_ERRORS))
+    if !over_bound.is_empty() {
+        std::process::ExitCode::from(EXIT_TOO_MANY_ERRORS)
+    } else if !thresholds.is_empty() {
+        std::process::ExitCode::from(EXIT_THRESHOLD_BROKEN)
+    } else {
+        code
+    }
 }
 
 /// The runs' arguments, checked whole, and the folder they go in.

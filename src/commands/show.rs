@@ -50,7 +50,8 @@ pub fn run(args: &ShowArgs) -> Result<()> {
         };
         let log = result_dir::file(dir, result_dir::LATENCY_HLOG);
         saved_percentiles::fill(&mut summary, &percentiles, &log)?;
-        crate::console::out(&run_text::render(&record, &summary, &percentiles));
+        let width = crate::console::text_width().filter(|_| !args.wide);
+        crate::console::out(&run_text::render(&record, &summary, &percentiles, width));
     }
     Ok(())
 }

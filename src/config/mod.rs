@@ -19,6 +19,7 @@ pub use stream::resolve_spec;
 
 use crate::cli::RunArgs;
 use crate::db::{DbUrl, Settings};
+use crate::stats::threshold::Threshold;
 use crate::workload::{EventSource, Fault};
 use plan::{
     check_shardable, concurrency_of, conflicts_of, faults_of, max_errors_of, open_loop_length,
@@ -97,6 +98,8 @@ pub struct RunConfig {
     /// The share of failed measured operations above which a run exits 3
     /// (`--max-errors`; `None`: no bound).
     pub max_errors: Option<f64>,
+    /// `--threshold`: bounds the run's numbers must keep (exit 4 otherwise).
+    pub thresholds: Vec<Threshold>,
     /// `--home`, for the servers faults go to.
     pub home: Option<PathBuf>,
     pub out_dir: PathBuf,
@@ -119,6 +122,8 @@ pub struct RunConfig {
     pub export_csv: Option<PathBuf>,
     pub export_markdown: Option<PathBuf>,
     pub show_progress: bool,
+    /// `--wide`: the whole table, however narrow the terminal.
+    pub wide: bool,
     /// Print the table and paths when the run ends (a sweep prints its own line).
     pub print_details: bool,
 }
@@ -203,6 +208,7 @@ impl RunConfig {
             shard,
             trace_sample,
             max_errors: max_errors_of(args.max_errors, &faults),
+            thresholds: args.threshold.clone(),
             faults,
             home: args.home.clone(),
             out_dir,
@@ -224,6 +230,7 @@ impl RunConfig {
                 .then(|| seconds("--progress-interval", args.progress_interval, 0.1))
                 .transpose()?,
             show_progress: !args.quiet,
+            wide: args.wide,
             print_details: true,
         })
     }
@@ -234,6 +241,21 @@ impl RunConfig {
         self.print_details = false;
         self.max_errors = None;
         self
+    }
+
+    /// The percentiles summary.json holds beyond the standard ladder: `--percentiles`,
+    /// and any a `--threshold` reads.
+    pub fn summary_percentiles(&self) -> Vec<(String, f64)> {
+        let mut all = self.percentiles.clone();
+        for (label, p) in self.thresholds.iter().filter_map(Threshold::percentile) {
+            let held = |l: &str| l == label;
+            if !all.iter().any(|(l, _)| held(l))
+                && !crate::stats::PERCENTILES.iter().any(|(l, _)| held(l))
+            {
+                all.push((label, p));
+            }
+        }
+        all
     }
 
     /// The preset's name, or the events file's path: what the run replays.

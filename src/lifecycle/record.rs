@@ -88,6 +88,7 @@ pub fn initial_record(
         failed_writes: 0,
         recovered: None,
         metrics: None,
+        thresholds: Vec::new(),
         faults: Vec::new(),
         client: None,
         server_cpu: None,

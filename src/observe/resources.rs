@@ -266,7 +266,9 @@ mod tests {
             .filter(|r| r.source == "node 1")
             .collect();
         assert!(!node.is_empty(), "{rows:?}");
-        assert!(node[0].cpu_pct.unwrap() > 50.0, "{node:?}");
+        // A busy core, of which a machine under other load may give it half: an idle
+        // parent alone reads about 0.
+        assert!(node[0].cpu_pct.unwrap() > 25.0, "{node:?}");
         assert!(node[0].rss_mb.unwrap() > 0.0, "{node:?}");
     }
 
@@ -297,8 +299,9 @@ mod tests {
             .collect();
         assert!(!client.is_empty(), "{rows:?}");
         assert!(client.iter().all(|r| r.rss_mb.unwrap() > 1.0));
-        // The busy thread ran through the sampled second.
-        assert!(client[0].cpu_pct.unwrap() > 50.0, "{client:?}");
+        // The busy thread ran through the sampled second (on a shared machine, with
+        // at least a quarter of a core).
+        assert!(client[0].cpu_pct.unwrap() > 25.0, "{client:?}");
         assert!(rows.iter().any(|(_, r)| r.source == LOOPBACK));
     }
 }

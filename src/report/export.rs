@@ -28,7 +28,7 @@ fn rows(summary: &Summary) -> impl Iterator<Item = &LatencySummary> {
 /// column `<p>_samples_thin` marking a percentile that rests on too few samples.
 pub fn csv(summary: &Summary, percentiles: &[(String, f64)]) -> String {
     let columns = columns(percentiles);
-    let mut out = String::from("event_type,count,errors,ops_s,mean_us");
+    let mut out = String::from("event_type,count,errors,ops_s,mean_us,stddev_us");
     for label in &columns {
         let _ = write!(out, ",{label}_us");
     }
@@ -43,12 +43,13 @@ pub fn csv(summary: &Summary, percentiles: &[(String, f64)]) -> String {
         };
         let _ = write!(
             out,
-            "{},{},{},{:.1},{}",
+            "{},{},{},{:.1},{},{}",
             row.event_type,
             row.count,
             row.errors,
             row.throughput_ops_s,
-            latency(row.mean_us)
+            latency(row.mean_us),
+            latency(row.stddev_us)
         );
         for label in &columns {
             let _ = write!(out, ",{}", latency(row.percentile(label)));
@@ -67,12 +68,12 @@ pub fn csv(summary: &Summary, percentiles: &[(String, f64)]) -> String {
 /// a percentile that rests on too few samples.
 pub fn markdown(summary: &Summary, percentiles: &[(String, f64)]) -> String {
     let columns = columns(percentiles);
-    let mut out = String::from("| event | count | errors | ops/s | mean µs |");
+    let mut out = String::from("| event | count | errors | ops/s | mean µs | stddev µs |");
     for label in &columns {
         let _ = write!(out, " {label} µs |");
     }
     out.push_str(" max µs |\n|---|");
-    for _ in 0..columns.len() + 5 {
+    for _ in 0..columns.len() + 6 {
         out.push_str("---:|");
     }
     out.push('\n');
@@ -86,12 +87,13 @@ pub fn markdown(summary: &Summary, percentiles: &[(String, f64)]) -> String {
         };
         let _ = write!(
             out,
-            "| {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} |",
             row.event_type,
             thousands(row.count),
             thousands(row.errors),
             thousands(row.throughput_ops_s.round() as u64),
-            latency(row.mean_us)
+            latency(row.mean_us),
+            latency(row.stddev_us)
         );
         for label in &columns {
             let mark = if row.is_thin(label) { "*" } else { "" };

@@ -39,11 +39,24 @@ pub fn heading(record: &RunRecord) -> String {
     out
 }
 
-/// The heading, the table (its columns `percentiles`, else the standard ladder) and
-/// what the client and server spent.
-pub fn render(record: &RunRecord, summary: &Summary, percentiles: &[(String, f64)]) -> String {
+/// The heading, the table (its columns `percentiles`, else the standard ladder, cut to
+/// fit `width`) and what the client and server spent.
+pub fn render(
+    record: &RunRecord,
+    summary: &Summary,
+    percentiles: &[(String, f64)],
+    width: Option<usize>,
+) -> String {
     let mut out = heading(record);
-    out.push_str(&super::table::render(summary, percentiles));
+    out.push_str(&super::table::render(summary, percentiles, width));
+    for verdict in &record.thresholds {
+        let held = if verdict.kept { "kept" } else { "broken" };
+        let _ = writeln!(
+            out,
+            "threshold {} {held}: {}",
+            verdict.threshold, verdict.said
+        );
+    }
     if let Some(client) = &record.client {
         let (line, warning) = client.report(&record.database.store.name, in_process(record));
         let _ = writeln!(out, "{line}");

@@ -49,25 +49,6 @@ pub fn latency_text(s: &LatencySummary, us: f64) -> String {
     if s.ok == 0 { "-".into() } else { format_us(us) }
 }
 
-fn row(out: &mut String, columns: &[&str], s: &LatencySummary) {
-    let _ = write!(
-        out,
-        "{:<14} {:>9} {:>7} {:>9}",
-        s.event_type,
-        thousands(s.count),
-        thousands(s.errors),
-        latency_text(s, s.mean_us)
-    );
-    for &label in columns {
-        let mut text = latency_text(s, s.percentile(label));
-        if s.is_thin(label) {
-            text.push('*');
-        }
-        let _ = write!(out, " {text:>9}");
-    }
-    let _ = writeln!(out, " {:>9}", latency_text(s, s.max_us));
-}
-
 /// The percentile columns: those asked for (`--percentiles`), else the standard ladder.
 pub fn columns(percentiles: &[(String, f64)]) -> Vec<&str> {
     if percentiles.is_empty() {
@@ -80,42 +61,124 @@ pub fn columns(percentiles: &[(String, f64)]) -> Vec<&str> {
     }
 }
 
+/// Which columns the table shows, and how wide the first three are.
+struct Layout<'a> {
+    percentiles: Vec<&'a str>,
+    stddev: bool,
+    /// Widths of the event, count and errors columns.
+    widths: [usize; 3],
+}
+
+/// Latency columns' width, without the space before each.
+const LATENCY_WIDTH: usize = 9;
+/// The default ladder's columns kept where the terminal is too narrow for them all.
+const NARROW_LADDER: [&str; 3] = ["p50", "p99", "p99.9"];
+
+impl<'a> Layout<'a> {
+    /// Every column: those asked for (`--percentiles`), else the standard ladder, and
+    /// the standard deviation beside the mean.
+    fn full(percentiles: &'a [(String, f64)]) -> Self {
+        Layout {
+            percentiles: columns(percentiles),
+            stddev: true,
+            widths: [14, 9, 7],
+        }
+    }
+
+    /// What fits 80 columns: the mean, p50, p99, p99.9 and max.
+    fn narrow() -> Self {
+        Layout {
+            percentiles: NARROW_LADDER.to_vec(),
+            stddev: false,
+            widths: [13, 9, 6],
+        }
+    }
+
+    /// Characters in one line of the table.
+    fn width(&self) -> usize {
+        let latencies = self.percentiles.len() + 2 + usize::from(self.stddev);
+        self.widths[0] + self.widths[1] + self.widths[2] + 2 + latencies * (LATENCY_WIDTH + 1)
+    }
+
+    /// The table's first columns and its latency columns, from `cells`.
+    fn line(&self, out: &mut String, first: [&str; 3], latencies: &[String]) {
+        let [event, count, errors] = self.widths;
+        let _ = write!(
+            out,
+            "{:<event$} {:>count$} {:>errors$}",
+            first[0], first[1], first[2]
+        );
+        for text in latencies {
+            let _ = write!(out, " {text:>LATENCY_WIDTH$}");
+        }
+        out.push('\n');
+    }
+
+    fn header(&self, out: &mut String) {
+        let mut names = vec!["mean".to_string()];
+        if self.stddev {
+            names.push("stddev".into());
+        }
+        names.extend(self.percentiles.iter().map(|l| l.to_string()));
+        names.push("max".into());
+        self.line(out, ["event", "count", "errors"], &names);
+    }
+
+    fn row(&self, out: &mut String, s: &LatencySummary) {
+        let mut cells = vec![latency_text(s, s.mean_us)];
+        if self.stddev {
+            cells.push(latency_text(s, s.stddev_us));
+        }
+        for &label in &self.percentiles {
+            let mut text = latency_text(s, s.percentile(label));
+            if s.is_thin(label) {
+                text.push('*');
+            }
+            cells.push(text);
+        }
+        cells.push(latency_text(s, s.max_us));
+        let (count, errors) = (thousands(s.count), thousands(s.errors));
+        self.line(out, [&s.event_type, &count, &errors], &cells);
+    }
+}
+
 /// The whole table, ending with a newline: the rows, the notes under them, and the
 /// errors by kind. Its percentile columns are `percentiles` (`--percentiles`), else
-/// the standard ladder.
-pub fn render(summary: &Summary, percentiles: &[(String, f64)]) -> String {
-    let columns = columns(percentiles);
-    let mut out = rows(summary, &columns);
+/// the standard ladder; where that is wider than `width` (a terminal's), the ladder is
+/// cut to what fits 80 columns and a line says how to see the rest.
+pub fn render(summary: &Summary, percentiles: &[(String, f64)], width: Option<usize>) -> String {
+    let full = Layout::full(percentiles);
+    let narrowed = percentiles.is_empty() && width.is_some_and(|w| w < full.width());
+    let layout = if narrowed { Layout::narrow() } else { full };
+    let mut out = rows(summary, &layout);
     out.push_str(&notes(summary));
+    if narrowed {
+        let _ = writeln!(
+            out,
+            "(stddev, p75, p90, p95 and p99.99 left out to fit the terminal: --wide shows them)"
+        );
+    }
     out.push_str(&errors(summary));
     out
 }
 
 /// The header and a row per event type, the total, per node when there were several,
 /// and response time under --rate.
-fn rows(summary: &Summary, columns: &[&str]) -> String {
+fn rows(summary: &Summary, layout: &Layout) -> String {
     let mut out = String::new();
-    let _ = write!(
-        out,
-        "{:<14} {:>9} {:>7} {:>9}",
-        "event", "count", "errors", "mean"
-    );
-    for label in columns {
-        let _ = write!(out, " {label:>9}");
-    }
-    let _ = writeln!(out, " {:>9}", "max");
+    layout.header(&mut out);
     let width = out.trim_end().len();
     let _ = writeln!(out, "{:-<width$}", "");
     for event in &summary.events {
-        row(&mut out, columns, event);
+        layout.row(&mut out, event);
     }
     let _ = writeln!(out, "{:-<width$}", "");
-    row(&mut out, columns, &summary.overall);
+    layout.row(&mut out, &summary.overall);
     // The same operations by the node that served them, when there were several.
     if summary.nodes.len() > 1 {
         let _ = writeln!(out, "{:-<width$}", "");
         for node in &summary.nodes {
-            row(&mut out, columns, node);
+            layout.row(&mut out, node);
         }
     }
     // Open loop: the same operations again, timed from when each was due.
@@ -127,7 +190,7 @@ fn rows(summary: &Summary, columns: &[&str]) -> String {
         );
         for event in summary.events.iter().chain([&summary.overall]) {
             if let Some(response) = &event.response {
-                row(&mut out, columns, response);
+                layout.row(&mut out, response);
             }
         }
     }

@@ -117,6 +117,9 @@ pub struct RunRecord {
     /// Where `--metrics` served the run's metrics (the port the kernel gave for 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics: Option<String>,
+    /// `--threshold`: each bound, what it measured and whether the run kept it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<crate::stats::threshold::ThresholdVerdict>,
     /// The faults injected, as they happened (also in faults.csv).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<crate::runner::faults::FaultRecord>,

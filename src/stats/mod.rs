@@ -9,6 +9,7 @@ mod histogram;
 mod interval;
 mod op_hand_off;
 mod summary;
+pub mod threshold;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;

@@ -134,6 +134,9 @@ pub struct LatencySummary {
     /// there were none (see [`Summary::to_json`]), 0 in memory, where `ok` says so.
     #[serde(deserialize_with = "zero_if_null")]
     pub mean_us: f64,
+    /// Standard deviation of the same latencies (absent in folders written before it).
+    #[serde(default, deserialize_with = "zero_if_null")]
+    pub stddev_us: f64,
     #[serde(deserialize_with = "zero_if_null")]
     pub min_us: f64,
     /// p50 … p99.99, keyed as in [`PERCENTILES`].
@@ -227,6 +230,7 @@ impl LatencySummary {
             throughput_ops_s: per_second(count, elapsed_s),
             ok_throughput_ops_s: per_second(stats.ok(), elapsed_s),
             mean_us: if empty { 0.0 } else { h.mean() / 1_000.0 },
+            stddev_us: if empty { 0.0 } else { h.stdev() / 1_000.0 },
             min_us: if empty { 0.0 } else { us(h.min()) },
             percentiles_us: PERCENTILES
                 .iter()
@@ -288,7 +292,7 @@ fn zeros_if_null<'de, D: serde::Deserializer<'de>>(
 /// empty histogram has no latency, and a reader must not take one for zero.
 fn null_empty_latencies(row: &mut serde_json::Value) {
     if row["ok"].as_u64() == Some(0) {
-        for field in ["mean_us", "min_us", "max_us"] {
+        for field in ["mean_us", "stddev_us", "min_us", "max_us"] {
             row[field] = serde_json::Value::Null;
         }
         if let Some(percentiles) = row["percentiles_us"].as_object_mut() {

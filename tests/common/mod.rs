@@ -45,7 +45,10 @@ pub const SMALL_KV: &[&str] = &["-w", "kv-50w-50r", "--records", "100", "--warmu
 /// `hatshop` run in `dir`, without a HATSHOP_DB from the environment.
 pub fn hatshop(dir: &Path) -> Command {
     let mut cmd = Command::cargo_bin("hatshop").unwrap();
-    cmd.current_dir(dir).env_remove("HATSHOP_DB");
+    // A table is cut to `$COLUMNS`: the tests read it whole unless they set it.
+    cmd.current_dir(dir)
+        .env_remove("HATSHOP_DB")
+        .env_remove("COLUMNS");
     cmd
 }
 

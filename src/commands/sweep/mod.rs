@@ -172,7 +172,7 @@ fn folder_name(keys: &[String], values: &[String], target: Option<&str>, repeat:
 pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
     let steps = Steps::parse(&args.vary)?;
     refuse_export_in_series(&args.run)?;
-    crate::lifecycle::run::refuse_max_errors_in(&args.run, "a sweep")?;
+    crate::lifecycle::run::refuse_bounds_in(&args.run, "a sweep")?;
     if args.run.find_max || args.run.p99_under.is_some() {
         bail!("--find-max searches on its own: use it with hatshop run, not sweep");
     }

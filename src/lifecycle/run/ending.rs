@@ -18,7 +18,7 @@ use crate::report::{Heading, html, write_statistics};
 use crate::result_dir::{self, RunRecord};
 use crate::runner::{RunClock, RunOutcome, StopReason, StopSignal};
 use crate::stamp::rfc3339;
-use crate::stats::SummaryOf;
+use crate::stats::{Summary, SummaryOf};
 use crate::workload::EventSource;
 use crate::workload::file_sha256;
 
@@ -65,7 +65,12 @@ pub(super) async fn write_files(
             &record.faults,
         )?;
     }
-    write_outcome(config, outcome, clock)?;
+    let summary = write_outcome(config, outcome, clock)?;
+    record.thresholds = config
+        .thresholds
+        .iter()
+        .map(|t| t.judge(&summary))
+        .collect();
     record.gc_log = observer
         .finish(
             &config.out_dir,
@@ -142,12 +147,12 @@ pub(super) fn ended(
     }
 }
 
-/// summary.json, intervals.csv, latency.hlog and failed_writes.csv.
+/// summary.json, intervals.csv, latency.hlog and failed_writes.csv; the summary.
 pub(super) fn write_outcome(
     config: &RunConfig,
     outcome: &RunOutcome,
     clock: RunClock,
-) -> Result<()> {
+) -> Result<Summary> {
     let of = SummaryOf {
         run_id: config.run_id.clone(),
         tag: config.tag.clone(),
@@ -162,14 +167,14 @@ pub(super) fn write_outcome(
     };
     let heading = Heading {
         of,
-        percentiles: config.percentiles.clone(),
+        percentiles: config.summary_percentiles(),
         comment: format!(
             "hatshop {} run {}",
             env!("CARGO_PKG_VERSION"),
             config.run_id
         ),
     };
-    write_statistics(
+    let summary = write_statistics(
         &config.out_dir,
         heading,
         &outcome.intervals,
@@ -180,5 +185,6 @@ pub(super) fn write_outcome(
     write_csv(
         &result_dir::file(&config.out_dir, result_dir::FAILED_WRITES_CSV),
         &failed_write_rows(&outcome.failed_writes),
-    )
+    )?;
+    Ok(summary)
 }

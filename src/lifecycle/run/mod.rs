@@ -45,6 +45,8 @@ use crate::workload::EventSource;
 pub const EXIT_INTERRUPTED: u8 = interrupt::EXIT_CODE as u8;
 /// A run that ended with more failed operations than `--max-errors` allows.
 pub const EXIT_TOO_MANY_ERRORS: u8 = 3;
+/// A run whose numbers broke a `--threshold`.
+pub const EXIT_THRESHOLD_BROKEN: u8 = 4;
 
 /// A run whose verify found the database differing from the stream (its folder is
 /// complete: a sweep goes on and says so at the end).
@@ -77,12 +79,18 @@ pub fn refuse_export_in_series(args: &RunArgs) -> Result<()> {
     Ok(())
 }
 
-/// Refuses `--max-errors` in a series that does not apply it (a sweep, `--find-max`):
-/// one line, rather than a bound passed over in silence.
-pub fn refuse_max_errors_in(args: &RunArgs, series: &str) -> Result<()> {
+/// Refuses `--max-errors` and `--threshold` in a series that does not apply them (a
+/// sweep, `--find-max`): one line, rather than a bound passed over in silence.
+pub fn refuse_bounds_in(args: &RunArgs, series: &str) -> Result<()> {
     if args.max_errors.is_some() {
         bail!(
             "--max-errors bounds one run or its --repeat; {series} reports every run's errors \
+             in its table: leave it out"
+        );
+    }
+    if !args.threshold.is_empty() {
+        bail!(
+            "--threshold bounds one run or its --repeat; {series} reports every run's numbers \
              in its table: leave it out"
         );
     }
@@ -306,7 +314,27 @@ async fn finish(
         crate::console::err(&format!("error: {over}\n"));
         return Ok(std::process::ExitCode::from(EXIT_TOO_MANY_ERRORS));
     }
+    if let Some(broken) = thresholds_broken(record) {
+        crate::console::err(&broken);
+        return Ok(std::process::ExitCode::from(EXIT_THRESHOLD_BROKEN));
+    }
     Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// An error line for each `--threshold` the run broke, or `None` when it kept them all.
+pub fn thresholds_broken(record: &RunRecord) -> Option<String> {
+    let lines: String = record
+        .thresholds
+        .iter()
+        .filter(|verdict| !verdict.kept)
+        .map(|verdict| {
+            format!(
+                "error: the run broke --threshold {}: {}\n",
+                verdict.threshold, verdict.said
+            )
+        })
+        .collect();
+    (!lines.is_empty()).then_some(lines)
 }
 
 /// With `--verify`, after a run that ended as planned: the verdict, printed, and

@@ -37,7 +37,13 @@ const LONG_PLAN: Duration = Duration::from_secs(3600);
 
 /// The header, the table and any warning, on stdout.
 pub(super) fn print_result(config: &RunConfig, record: &RunRecord, summary: &Summary) {
-    crate::console::out(&run_text::render(record, summary, &config.percentiles));
+    let width = crate::console::text_width().filter(|_| !config.wide);
+    crate::console::out(&run_text::render(
+        record,
+        summary,
+        &config.percentiles,
+        width,
+    ));
     if summary.ops == 0 && !config.without_end() {
         say!(
             "warning: no operation was measured, so there is no latency or throughput to \
