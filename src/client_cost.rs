@@ -195,6 +195,61 @@ pub struct ClientCost {
     /// rest), from the kernel's per-thread counters; the parts add up to the whole.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub us_per_op_by_role: BTreeMap<String, f64>,
+    /// Under `--rate`: how late the lanes woke for operations they were waiting for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wakeups: Option<Wakeups>,
+}
+
+/// A lane sent later than its operation was due than this, though it was idle and
+/// waiting for it: the client, not the database, made the operation wait.
+pub const LATE_WAKEUP: std::time::Duration = std::time::Duration::from_millis(1);
+/// The share of late wake-ups past which a run is warned of a starved client.
+const LATE_SHARE: f64 = 0.01;
+
+/// Under `--rate`, the measured operations a lane was idle and waiting for (it sends
+/// them when due), and how late it sent them: lateness there is the client's alone
+/// (its threads starved of CPU, or its timers coarse), where lateness after a busy lane
+/// is the database's backlog.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct Wakeups {
+    /// Operations sent by a lane that was waiting for them.
+    pub waited_for: u64,
+    /// Of those, sent more than [`LATE_WAKEUP`] after they were due.
+    pub late: u64,
+    /// The latest any of them was sent after it was due, ms.
+    pub latest_ms: f64,
+}
+
+impl Wakeups {
+    /// One operation a lane waited for, sent `late` after it was due.
+    pub fn sent(&mut self, late: std::time::Duration) {
+        self.waited_for += 1;
+        if late > LATE_WAKEUP {
+            self.late += 1;
+        }
+        self.latest_ms = self.latest_ms.max(late.as_secs_f64() * 1e3);
+    }
+
+    /// Both lanes' counts.
+    pub fn add(&mut self, other: &Wakeups) {
+        self.waited_for += other.waited_for;
+        self.late += other.late;
+        self.latest_ms = self.latest_ms.max(other.latest_ms);
+    }
+
+    /// The warning when the client starved: more than 1 % of the operations it waited
+    /// for went out over 1 ms late.
+    pub fn starved(&self) -> Option<String> {
+        let share = self.late as f64 / self.waited_for.max(1) as f64;
+        (share > LATE_SHARE).then(|| {
+            format!(
+                "the client woke late: {:.1} % of the operations its lanes were waiting for went out more than {} ms after they were due (the latest {:.1} ms): its threads were starved of CPU, and response times include that delay; give hatshop more CPU, or fewer lanes",
+                share * 100.0,
+                LATE_WAKEUP.as_millis(),
+                self.latest_ms
+            )
+        })
+    }
 }
 
 impl ClientCost {
@@ -217,6 +272,7 @@ impl ClientCost {
                 .into_iter()
                 .map(|(role, cpu)| (role.key().to_string(), per_op(cpu)))
                 .collect(),
+            wakeups: None,
         }
     }
 
@@ -261,13 +317,15 @@ impl ClientCost {
         self.busiest_share > BUSY_SHARE
     }
 
-    /// The line and, when the client set the pace, the warning, for a run on `store`
-    /// (a database inside hatshop, `in_process`, is busy on hatshop's threads: no
-    /// warning then).
-    pub fn report(&self, store: &str, in_process: bool) -> (String, Option<String>) {
+    /// The line and, when the client set the pace or starved, the warnings, for a run
+    /// on `store` (a database inside hatshop, `in_process`, is busy on hatshop's
+    /// threads: no busy warning then).
+    pub fn report(&self, store: &str, in_process: bool) -> (String, Vec<String>) {
+        let busy = (self.client_bound() && !in_process).then(|| self.bottleneck());
+        let starved = self.wakeups.as_ref().and_then(Wakeups::starved);
         (
             self.describe(in_process.then_some(store)),
-            (self.client_bound() && !in_process).then(|| self.bottleneck()),
+            busy.into_iter().chain(starved).collect(),
         )
     }
 }
@@ -450,6 +508,7 @@ mod tests {
             busiest_thread: Some(RUNTIME_THREADS.into()),
             busiest_share: share,
             us_per_op_by_role: BTreeMap::new(),
+            wakeups: None,
         };
         assert!(cost(0.85).client_bound());
         assert!(!cost(0.5).client_bound());

@@ -1,5 +1,5 @@
 //! The open loop seen from the outside: a sweep over rates, the search for the highest
-//! rate under a p99 bound, and a ramp along its rate line.
+//! rate under a p99 bound, a ramp along its rate line, and stages along theirs.
 
 mod common;
 
@@ -190,4 +190,143 @@ fn a_ramp_climbs_along_its_rate_line() {
     assert!(text.contains("\nresponse time (--rate"), "{text}");
     let page = std::fs::read_to_string(tmp.path().join("c.html")).unwrap();
     assert!(page.contains(r#"<table id="response">"#));
+}
+
+/// `--stages` as k6 writes them: the rate moves in straight lines from stage to stage,
+/// each quarter second sends what its line holds, the stages are the run's length,
+/// and run.json and the report say what the stages were.
+#[test]
+fn stages_move_the_rate_along_their_lines_and_end_the_run() {
+    let _paced = lock(&PACED);
+    let tmp = TempDir::new().unwrap();
+    let out = tmp.path().join("stages");
+    let started = std::time::Instant::now();
+    hatshop(tmp.path())
+        .args([
+            "run",
+            "--quiet",
+            "--db",
+            "null://",
+            "--stages",
+            "0.5s:4000, 0.5s:4000, 0.5s:0",
+            "--interval",
+            "0.25",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    assert!(
+        started.elapsed().as_secs_f64() < 10.0,
+        "the stages end the run"
+    );
+    let mut reader = csv::Reader::from_path(out.join("intervals.csv")).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let rates: Vec<f64> = reader
+        .records()
+        .map(Result::unwrap)
+        .filter(|r| &r[column("event_type")] == "all")
+        .map(|r| r[column("throughput_ops_s")].parse().unwrap())
+        .collect();
+    // 0 → 4,000 over half a second, 4,000 flat, then back to 0: each quarter's mean.
+    let expected = [1000.0, 3000.0, 4000.0, 4000.0, 3000.0, 1000.0];
+    assert_eq!(rates.len(), expected.len(), "{rates:?}");
+    for (got, want) in rates.iter().zip(expected) {
+        assert!((got - want).abs() <= want * 0.08, "{rates:?}");
+    }
+    let run = json(&out.join("run.json"));
+    assert_eq!(run["status"], "stopped_at_deadline", "{run}");
+    let plan = &run["plan"];
+    assert_eq!(plan["max_duration_s"], 1.5, "{plan}");
+    assert_eq!(plan["rate_ops_s"], 0.0, "{plan}");
+    assert_eq!(plan["stages"][1]["to_ops_s"], 4000.0, "{plan}");
+    assert_eq!(plan["stages"][2]["length_s"], 0.5, "{plan}");
+    // Exactly the operations the lines hold: 1,000 + 2,000 + 1,000.
+    let measured = run["measured_ops"].as_u64().unwrap();
+    assert!((3_960..=4_000).contains(&measured), "{measured}");
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        report.contains("open loop in stages from 0 ops/s: to 4,000 ops/s over 0.5 s"),
+        "the report says what ran"
+    );
+
+    for (flags, expected) in [
+        (
+            &["--stages", "1s:100", "--duration", "5"][..],
+            "leave out --duration",
+        ),
+        (
+            &["--stages", "1s:100", "--ramp", "1s", "--rate", "1..2"],
+            "leave out --ramp",
+        ),
+        (&["--stages", "5s"], "'5s' is not TIME:RATE"),
+    ] {
+        let output = hatshop(tmp.path()).arg("run").args(flags).output().unwrap();
+        let stderr = common::text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{flags:?}: {stderr}");
+        assert!(stderr.contains(expected), "{flags:?}: {stderr}");
+    }
+    common::assert_one_line_error(
+        tmp.path(),
+        &["run", "--stages", "1s:0"],
+        "every stage's rate is 0",
+    );
+}
+
+/// A client starved of CPU (hatshop at nice 19 on a core another process keeps busy)
+/// sends the operations its lanes wait for late: the run says so, in its table, its
+/// report and run.json, as the client's delay rather than the database's.
+#[test]
+fn a_starved_client_says_its_wakeups_were_late() {
+    let _paced = lock(&PACED);
+    let tmp = TempDir::new().unwrap();
+    let hatshop_bin = assert_cmd::cargo::cargo_bin("hatshop");
+    let run = |name: &str, starved: bool| {
+        let mut command = std::process::Command::new("taskset");
+        command.args(["-c", "0"]);
+        if starved {
+            command.args(["nice", "-n", "19"]);
+        }
+        let output = command
+            .arg(&hatshop_bin)
+            .current_dir(tmp.path())
+            .env_remove("HATSHOP_DB")
+            .env_remove("COLUMNS")
+            .args([
+                "run", "--quiet", "--db", "null://", "--rate", "2000", "-c", "4",
+            ])
+            .args(["--duration", "2", "-o", name])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", common::text(&output.stderr));
+        let wakeups = json(&tmp.path().join(name).join("run.json"))["client"]["wakeups"].clone();
+        (common::text(&output.stdout), wakeups)
+    };
+    let (_, fed) = run("fed", false);
+    let mut hog = std::process::Command::new("taskset")
+        .args(["-c", "0", "sh", "-c", "while :; do :; done"])
+        .spawn()
+        .unwrap();
+    let (stdout, starved) = run("starved", true);
+    let _ = hog.kill();
+    let _ = hog.wait();
+    let share = |w: &serde_json::Value| {
+        w["late"].as_f64().unwrap() / w["waited_for"].as_f64().unwrap().max(1.0)
+    };
+    assert!(fed["waited_for"].as_u64().unwrap() > 1_000, "{fed}");
+    assert!(
+        share(&starved) > 0.2 && share(&starved) > share(&fed),
+        "{starved} {fed}"
+    );
+    assert!(starved["latest_ms"].as_f64().unwrap() > 1.0, "{starved}");
+    assert!(
+        stdout.contains("warning: the client woke late: "),
+        "{stdout}"
+    );
+    let report = std::fs::read_to_string(tmp.path().join("starved/report.html")).unwrap();
+    assert!(
+        report.contains("the client woke late"),
+        "the report says so too"
+    );
 }

@@ -12,7 +12,7 @@ use super::quantities::{
 use super::store_flags::StoreArgs;
 use super::stream::StreamArgs;
 use super::threshold::threshold;
-use super::values::{PercentileList, RateArg, parse_rate};
+use super::values::{PercentileList, RateArg, StagesArg, parse_rate, parse_stages};
 use crate::db::{STORES, schemes_where};
 
 pub(super) fn db_help() -> String {
@@ -88,6 +88,12 @@ pub struct RunArgs {
     /// bare number is seconds; the warm-up runs at FROM; after the ramp, TO).
     #[arg(long, value_name = "TIME", value_parser = duration)]
     pub ramp: Option<std::time::Duration>,
+    /// Open loop in stages, as k6's ramping arrival rate: TIME:RATE, comma-separated
+    /// (e.g. 30s:1000,1m:5000,30s:0); the rate moves in a straight line to each
+    /// stage's RATE over its TIME, from --rate (0 if not given). The stages are the
+    /// measured phase's length; the warm-up runs at the first rate above 0.
+    #[arg(long, value_name = "TIME:RATE,…", value_parser = parse_stages)]
+    pub stages: Option<StagesArg>,
     /// Search for the highest --rate whose response time p99 stays under --p99-under:
     /// one run per rate (--duration each, 10 s if not given), doubling from --rate
     /// (1000 if not given), then halving the gap; sweep.csv and sweep.html draw the knee.

@@ -97,6 +97,29 @@ pub(super) fn parse_rate(text: &str) -> Result<RateArg, String> {
     }
 }
 
+/// `--stages`: each stage's length and the rate it reaches, as written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StagesArg(pub Vec<(std::time::Duration, f64)>);
+
+/// `30s:1000,1m:5k,30s:0`, k6's stages: TIME:RATE, comma-separated.
+pub(super) fn parse_stages(text: &str) -> Result<StagesArg, String> {
+    let forms = "stages are TIME:RATE, comma-separated, e.g. 30s:1000,1m:5k,30s:0";
+    text.split(',')
+        .map(|stage| {
+            let (length, rate) = stage
+                .split_once(':')
+                .ok_or_else(|| format!("'{}' is not TIME:RATE; {forms}", stage.trim()))?;
+            let length = quantities::duration(length).map_err(|e| format!("{e}; {forms}"))?;
+            let rate = match rate.trim() {
+                "0" => 0.0,
+                rate => quantities::rate(rate).map_err(|e| format!("{e}; {forms}"))?,
+            };
+            Ok((length, rate))
+        })
+        .collect::<Result<_, String>>()
+        .map(StagesArg)
+}
+
 /// `cassandra:3=URL` as `--server-url` takes it.
 pub(super) fn parse_server_url(text: &str) -> Result<(String, usize, String), String> {
     let bad = || {

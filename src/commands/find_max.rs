@@ -122,8 +122,10 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     if args.shard.is_some() {
         bail!("--shard splits one run over client machines; --find-max runs on one");
     }
-    if args.rate.is_some_and(|r| r.is_ramp()) || args.ramp.is_some() {
-        bail!("--find-max chooses its own rates: give --rate one starting rate, and no --ramp");
+    if args.rate.is_some_and(|r| r.is_ramp()) || args.ramp.is_some() || args.stages.is_some() {
+        bail!(
+            "--find-max chooses its own rates: give --rate one starting rate, and no --ramp or --stages"
+        );
     }
     let first = args.rate.map_or(FIRST_RATE, |r| r.from);
     let mut template = args.clone();

@@ -164,24 +164,27 @@ impl RunConfig {
         let (db, settings) = store_of(args)?;
         let source = source_of(args, &db, &settings)?;
         let concurrency = concurrency_of(args, spec_concurrency(&source), &db, &settings)?;
-        let max_duration = args
-            .duration
-            .map(|secs| seconds("--duration", secs, 0.001))
-            .transpose()?;
+        let pace = pace_of(args)?;
+        let max_duration = match &pace {
+            crate::runner::Pace::Stages(stages) => Some(stages.length()),
+            _ => args
+                .duration
+                .map(|secs| seconds("--duration", secs, 0.001))
+                .transpose()?,
+        };
         let interval = seconds("--interval", args.interval, 0.001)?;
         let connect_timeout = seconds("--connect-timeout", args.connect_timeout, 0.1)?;
         let op_timeout = seconds("--op-timeout", args.op_timeout, 0.001)?;
-        let pace = pace_of(args)?;
         if args.retries > 100 {
             bail!("--retries must be at most 100, got {}", args.retries);
         }
         let conflicts = conflicts_of(args, &source)?;
         let faults = faults_of(args, &source, max_duration)?;
         let warmup_time = warmup_time_of(args, max_duration)?;
-        refuse_warmup_past_duration(pace, &source, max_duration)?;
+        refuse_warmup_past_duration(&pace, &source, max_duration)?;
         let unbounded_length = match max_duration {
             Some(_) => None,
-            None => open_loop_length(pace, &source, warmup_time)?,
+            None => open_loop_length(&pace, &source, warmup_time)?,
         };
         let shard = shard_of(args)?;
         if let Some(shard) = shard {

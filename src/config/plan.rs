@@ -106,7 +106,7 @@ pub(super) fn shard_of(args: &RunArgs) -> Result<Option<crate::runner::Shard>> {
 /// load aside (it is not paced); refused when longer than any run may take, so that a
 /// typo in a rate cannot start a run that never ends.
 pub(super) fn open_loop_length(
-    pace: crate::runner::Pace,
+    pace: &crate::runner::Pace,
     source: &EventSource,
     warmup_time: Option<Duration>,
 ) -> Result<Option<Duration>> {
@@ -134,10 +134,30 @@ pub(super) fn open_loop_length(
     Ok(Some(Duration::from_secs_f64(total_s)))
 }
 
+/// `--stages`, from `--rate` (one rate) or 0; they set the measured phase's length.
+fn staged(args: &RunArgs, stages: &[(Duration, f64)]) -> Result<crate::runner::Pace> {
+    let together = |flag: &str| {
+        anyhow::Error::new(crate::cli::UsageError(format!(
+            "--stages sets the rate over the whole measured phase and its length: leave out {flag}"
+        )))
+    };
+    if args.ramp.is_some() || args.rate.is_some_and(|r| r.is_ramp()) {
+        return Err(together(
+            "--ramp and --rate FROM..TO (--rate R is the rate the stages start from)",
+        ));
+    }
+    if args.duration.is_some() {
+        return Err(together("--duration"));
+    }
+    let from = args.rate.map_or(0.0, |rate| rate.from);
+    let stages = crate::runner::Stages::new(from, stages).map_err(|e| anyhow::anyhow!(e))?;
+    Ok(crate::runner::Pace::Stages(stages))
+}
+
 /// An open loop whose warm-up (a count of events, paced like the rest) takes at least
 /// `--duration`, which bounds the warm-up too: refused, as it would measure nothing.
 pub(super) fn refuse_warmup_past_duration(
-    pace: crate::runner::Pace,
+    pace: &crate::runner::Pace,
     source: &EventSource,
     max_duration: Option<Duration>,
 ) -> Result<()> {
@@ -241,9 +261,12 @@ pub(super) fn check_shardable(
     Ok(())
 }
 
-/// The pace `--rate` and `--ramp` ask for, checked.
+/// The pace `--rate` and `--ramp` (or `--stages`) ask for, checked.
 pub(super) fn pace_of(args: &RunArgs) -> Result<crate::runner::Pace> {
     use crate::runner::Pace;
+    if let Some(stages) = &args.stages {
+        return staged(args, &stages.0);
+    }
     let Some(rate) = args.rate else {
         if args.ramp.is_some() {
             bail!("--ramp needs --rate FROM..TO, the rates it climbs between");

@@ -15,7 +15,8 @@ pub(super) fn source_of(args: &RunArgs, db: &DbUrl, settings: &Settings) -> Resu
             let mut workload = resolve_spec(&args.stream)?;
             // `--duration` is how long the run lasts, as the peers' own tools read it: the
             // spec's count no longer ends it, only `--events` given beside it.
-            if args.duration.is_some() && args.stream.events.is_none() {
+            // So do `--stages`, which set it.
+            if (args.duration.is_some() || args.stages.is_some()) && args.stream.events.is_none() {
                 workload.events = WorkloadSpec::WITHOUT_END;
             }
             EventSource::Generated { workload }

@@ -5,7 +5,7 @@ use std::time::SystemTime;
 
 use crate::cluster::Home;
 use crate::config::RunConfig;
-use crate::result_dir::{self, DatabaseRecord, Host, PlanRecord, RunRecord};
+use crate::result_dir::{self, DatabaseRecord, Host, PlanRecord, RunRecord, StageRecord};
 use crate::runner::{Pace, RunPlan};
 use crate::stamp::rfc3339;
 use crate::workload::EventSource;
@@ -112,6 +112,13 @@ fn plan_record(config: &RunConfig, plan: &RunPlan) -> PlanRecord {
         ramp_s: match plan.pace {
             Pace::Ramp { over, .. } => Some(over.as_secs_f64()),
             _ => None,
+        },
+        stages: match &plan.pace {
+            Pace::Stages(stages) => stages
+                .each()
+                .map(|(length_s, to_ops_s)| StageRecord { length_s, to_ops_s })
+                .collect(),
+            _ => Vec::new(),
         },
         max_duration_s: plan.max_duration.map(|d| d.as_secs_f64()),
         warmup_s: config.warmup_time.map(|d| d.as_secs_f64()),

@@ -58,9 +58,9 @@ pub fn render(
         );
     }
     if let Some(client) = &record.client {
-        let (line, warning) = client.report(&record.database.store.name, in_process(record));
+        let (line, warnings) = client.report(&record.database.store.name, in_process(record));
         let _ = writeln!(out, "{line}");
-        if let Some(warning) = warning {
+        for warning in warnings {
             let _ = writeln!(out, "warning: {warning}");
         }
     }

@@ -151,9 +151,9 @@ fn database(r: &RunRecord) -> String {
     )
 }
 
-/// What the client spent, and a warning when it set the pace.
+/// What the client spent, and a warning when it set the pace or starved.
 fn client_cost(r: &RunRecord, client: &ClientCost) -> String {
-    let (line, warning) = client.report(&r.database.store.name, in_process(r));
+    let (line, warnings) = client.report(&r.database.store.name, in_process(r));
     let mut text = escape(&line);
     match r.host.client_threads {
         0 => {}
@@ -169,7 +169,7 @@ fn client_cost(r: &RunRecord, client: &ClientCost) -> String {
             let _ = write!(text, " · the lanes on {n} threads of their own");
         }
     }
-    if let Some(warning) = warning {
+    for warning in warnings {
         let _ = write!(
             text,
             r#" · <span class="warning">{}</span>"#,
@@ -186,6 +186,20 @@ fn plan(run: &LoadedRun) -> String {
         "concurrency {}, {}{}, intervals of {} s, operation timeout {} s, connect timeout {} s{}",
         r.plan.concurrency,
         match (r.plan.rate_ops_s, r.plan.ramp_to_ops_s, r.plan.ramp_s) {
+            (Some(from), _, _) if !r.plan.stages.is_empty() => format!(
+                "open loop in stages from {} ops/s: {} (each a straight line to its rate; each operation sent when due, however slowly answers came)",
+                thousands(from.round() as u64),
+                r.plan
+                    .stages
+                    .iter()
+                    .map(|s| format!(
+                        "to {} ops/s over {} s",
+                        thousands(s.to_ops_s.round() as u64),
+                        s.length_s
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             (Some(from), Some(to), Some(over)) => format!(
                 "open loop climbing from {} to {} ops/s over the first {over} s of the measured phase (the warm-up at {0}; each operation sent when due, however slowly answers came)",
                 thousands(from.round() as u64),

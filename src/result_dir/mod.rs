@@ -161,6 +161,13 @@ impl RunRecord {
     }
 }
 
+/// One of `--stages`, as run.json keeps it.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct StageRecord {
+    pub length_s: f64,
+    pub to_ops_s: f64,
+}
+
 /// One shard of a merged folder, as run.json lists it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ShardOrigin {
@@ -280,6 +287,9 @@ pub struct PlanRecord {
     pub ramp_to_ops_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ramp_s: Option<f64>,
+    /// `--stages`: each stage's length and the rate it reaches, from `rate_ops_s`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<StageRecord>,
     pub max_duration_s: Option<f64>,
     /// `--warmup` as a time; the events it came to are the workload's `warmup`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

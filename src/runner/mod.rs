@@ -14,6 +14,7 @@ mod progress;
 mod races;
 mod reach;
 mod source;
+mod stages;
 mod stop;
 mod stream;
 mod watchdog;
@@ -27,7 +28,7 @@ use tokio::runtime::Handle;
 use tokio::sync::mpsc;
 use watchers::Watchers;
 
-use crate::client_cost::{ClientCost, ServerCpu};
+use crate::client_cost::{ClientCost, ServerCpu, Wakeups};
 use crate::db::{ErrorKind, Store};
 use crate::stats::{IntervalCollector, RunStats, total};
 use crate::workload::EventType;
@@ -39,6 +40,7 @@ pub use phase_clock::{BeforeMeasuring, PhaseClock, UNMEASURED_FAILURES_TOLERATED
 pub use plan::{Dealing, Dealt, Pace, RunPlan, Shard, lane_of};
 pub use progress::{IntervalLatency, Progress};
 pub use source::EventStream;
+pub use stages::{MOST_STAGES, Stages};
 pub use stop::{StopReason, StopSignal};
 pub use stream::open_stream;
 
@@ -261,7 +263,7 @@ fn spawn_lanes<D: Store>(
                 failed_writes: shared.failed_writes.clone(),
                 races: shared.races.clone(),
                 max_duration: plan.max_duration,
-                pace: plan.pace,
+                pace: plan.pace.clone(),
                 pacer: shared.pacer.clone(),
                 op_timeout: plan.op_timeout,
                 retries: plan.retries,
@@ -293,6 +295,7 @@ struct LanesEnded {
     last_seq: Vec<Option<u64>>,
     unmeasured_errors: u64,
     last_end: Option<Instant>,
+    wakeups: Wakeups,
 }
 
 async fn lanes_ended(
@@ -302,6 +305,7 @@ async fn lanes_ended(
         last_seq: Vec::with_capacity(lanes.len()),
         unmeasured_errors: 0,
         last_end: None,
+        wakeups: Wakeups::default(),
     };
     for lane in lanes {
         // A lane that panicked dropped its sender unanswered.
@@ -309,6 +313,7 @@ async fn lanes_ended(
         ended.last_seq.push(report.last_seq);
         ended.unmeasured_errors += report.unmeasured_errors;
         ended.last_end = ended.last_end.max(report.last_end);
+        ended.wakeups.add(&report.wakeups);
     }
     Ok(ended)
 }
@@ -340,10 +345,11 @@ fn outcome(
     }
     let intervals = shared.intervals.take();
     let stats = total(&intervals, EventType::ALL.len());
-    let client = phases
-        .measure_cpu
-        .get()
-        .map(|start| ClientCost::since(start, stats.total_ops()));
+    let paced = cx.plan.pace.rate().is_some();
+    let client = phases.measure_cpu.get().map(|start| ClientCost {
+        wakeups: paced.then_some(lanes.wakeups),
+        ..ClientCost::since(start, stats.total_ops())
+    });
     let server_cpu = phases
         .measure_cpu
         .get()

@@ -3,10 +3,11 @@
 
 use std::time::Duration;
 
+use super::stages::Stages;
 use crate::workload::{EventType, Phase, splitmix64};
 
 /// How lanes issue requests.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Pace {
     /// Each lane sends its next request as soon as the previous one is answered:
     /// a slow answer delays the requests behind it (coordinated omission).
@@ -17,32 +18,38 @@ pub enum Pace {
     /// `over` of the measured phase, then stays at `to` (`--rate A..B --ramp T`); the
     /// warm-up runs at `from`.
     Ramp { from: f64, to: f64, over: Duration },
+    /// Open loop whose rate moves in straight lines from stage to stage over the
+    /// measured phase (`--stages`); the warm-up runs at its first rate above 0.
+    Stages(Stages),
 }
 
 impl Pace {
     /// The rate an open loop starts at.
-    pub fn rate(self) -> Option<f64> {
-        match self {
+    pub fn rate(&self) -> Option<f64> {
+        match *self {
             Pace::ClosedLoop => None,
             Pace::Rate(ops_s) | Pace::Ramp { from: ops_s, .. } => Some(ops_s),
+            Pace::Stages(ref stages) => Some(stages.from()),
         }
     }
 
     /// As run.json and the report name it.
-    pub fn name(self) -> &'static str {
+    pub fn name(&self) -> &'static str {
         match self {
             Pace::ClosedLoop => "closed_loop",
-            Pace::Rate(_) | Pace::Ramp { .. } => "open_loop",
+            Pace::Rate(_) | Pace::Ramp { .. } | Pace::Stages(_) => "open_loop",
         }
     }
 
     /// When the `slot`-th operation of a phase is due, in seconds after the phase
     /// began; `None` in a closed loop.
-    pub fn due_s(self, slot: u64, measured: bool) -> Option<f64> {
+    pub fn due_s(&self, slot: u64, measured: bool) -> Option<f64> {
         let k = slot as f64;
-        match self {
+        match *self {
             Pace::ClosedLoop => None,
             Pace::Rate(rate) => Some(k / rate),
+            Pace::Stages(ref stages) if !measured => Some(k / stages.warmup_rate()),
+            Pace::Stages(ref stages) => Some(stages.due_s(slot)),
             Pace::Ramp { from, .. } if !measured => Some(k / from),
             Pace::Ramp { from, to, over } => {
                 let ramp_s = over.as_secs_f64();

@@ -20,7 +20,7 @@ pub(super) fn plan_of(config: &RunConfig, store: &AnyStore) -> RunPlan {
     RunPlan {
         concurrency: config.concurrency,
         lane_threads: lane_threads_of(config, store),
-        pace: config.pace,
+        pace: config.pace.clone(),
         max_duration: config.max_duration,
         op_timeout: config.op_timeout,
         retries: config.retries,

@@ -24,6 +24,7 @@ use super::source::{LaneEvent, LaneMsg, Role, SpentBatches};
 use super::stop::{StopReason, StopSignal};
 use super::watchdog::{CallWatch, Ended};
 use super::{FailedWrite, TracedOp};
+use crate::client_cost::Wakeups;
 use crate::db::{Applied, DbError, ErrorKind, Store};
 use crate::db::{CallNotes, observe};
 use crate::stats::{IntervalCollector, OpBatchSender, OpRecord};
@@ -66,6 +67,8 @@ pub struct LaneReport {
     pub unmeasured_errors: u64,
     /// When its last measured operation was answered.
     pub last_end: Option<Instant>,
+    /// Under `--rate`: how late it sent the measured operations it waited for.
+    pub wakeups: Wakeups,
 }
 
 /// The calls made for one operation.
@@ -142,6 +145,7 @@ pub struct Lane<D> {
     last_seq: Option<u64>,
     unmeasured_errors: u64,
     last_end: Option<Instant>,
+    wakeups: Wakeups,
     pending_measured: u64,
     pending_errors: u64,
     pending_applied: u64,
@@ -171,6 +175,7 @@ impl<D: Store> Lane<D> {
             last_seq: None,
             unmeasured_errors: 0,
             last_end: None,
+            wakeups: Wakeups::default(),
             pending_measured: 0,
             pending_errors: 0,
             pending_applied: 0,
@@ -219,6 +224,7 @@ impl<D: Store> Lane<D> {
             last_seq: self.last_seq,
             unmeasured_errors: self.unmeasured_errors,
             last_end: self.last_end,
+            wakeups: self.wakeups,
         }
     }
 
@@ -284,10 +290,16 @@ impl<D: Store> Lane<D> {
         if let (Some(due), Some(pacer)) = (due, &self.cx.pacer) {
             // Early: wait for the slot. Late (the lane was busy): send at once; the
             // response time counts from the slot, not from now.
+            let waited = Instant::now() < due;
             let wake = self.deadline(phase).map_or(due, |d| d.min(due));
             tokio::select! {
                 _ = pacer.until(wake) => {}
                 _ = self.stop_rx.wait_for(|&stopped| stopped) => return false,
+            }
+            // Sent late though the lane was idle: the client's own delay.
+            if waited && phase == Phase::Measure && !self.past_deadline(phase) {
+                self.wakeups
+                    .sent(Instant::now().saturating_duration_since(due));
             }
         }
         if self.past_deadline(phase) {
