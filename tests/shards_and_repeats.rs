@@ -206,7 +206,17 @@ fn repeats_give_medians_with_their_spread_and_compare_tests_across_them() {
             figure["max"].as_f64().unwrap(),
         );
         assert!(lo <= mid && mid <= hi && lo > 0.0, "{figure}");
+        // Mean ± σ beside them: the mean within the range, σ no wider than it.
+        let (mean, sd) = (
+            figure["mean"].as_f64().unwrap(),
+            figure["stddev"].as_f64().unwrap(),
+        );
+        assert!(
+            lo <= mean && mean <= hi && sd >= 0.0 && sd <= hi - lo,
+            "{figure}"
+        );
     }
+    assert!(stdout.contains("mean ± σ of all: "), "{stdout}");
     // Each repeat is a complete folder on its own fresh tables, and verifies.
     for i in 1..=3 {
         hatshop(dir)
