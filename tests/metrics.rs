@@ -116,6 +116,8 @@ fn prometheus_scrapes_a_run_and_answers_with_what_it_did() {
         .args([
             "--metrics",
             &format!("127.0.0.1:{metrics_port}"),
+            "--tag",
+            "watched run",
             "-o",
             "watched",
         ])
@@ -141,6 +143,36 @@ fn prometheus_scrapes_a_run_and_answers_with_what_it_did() {
     )
     .expect("Prometheus holds the run's latency");
     assert!(p99 > 0.0 && p99 <= 0.01, "p99 of null:// {p99} s");
+    // Buckets from 1 µs resolve null://'s few microseconds; under --rate the response
+    // time has a histogram of its own, never below the service time's.
+    let p50 = scraped(
+        "histogram_quantile(0.5, sum by (le) (max_over_time(hatshop_latency_seconds_bucket{run_id=\"watched\"}[5m])))",
+    )
+    .unwrap();
+    assert!(p50 > 0.0 && p50 < 0.0001, "p50 of null:// {p50} s");
+    let response_p99 = scraped(
+        "histogram_quantile(0.99, sum by (le) (max_over_time(hatshop_response_seconds_bucket{run_id=\"watched\"}[5m])))",
+    )
+    .expect("Prometheus holds the run's response time");
+    assert!(response_p99 >= p99 * 0.99, "{response_p99} < {p99}");
+    // Every error series is there from the start, at 0 for a run that failed nothing.
+    let error_series = scraped(
+        "count(max_over_time(hatshop_operations_total{run_id=\"watched\",outcome=\"error\",event_type=\"read_order\"}[5m]))",
+    );
+    assert_eq!(error_series, Some(11.0), "one series per error kind");
+    assert_eq!(
+        scraped(
+            "sum(max_over_time(hatshop_operations_total{run_id=\"watched\",outcome=\"error\"}[5m]))"
+        ),
+        Some(0.0)
+    );
+    // What ran, as an info metric.
+    assert_eq!(
+        scraped(
+            "max_over_time(hatshop_run_info{run_id=\"watched\",workload=\"hatshop-random\",pace=\"open_loop\",tag=\"watched run\"}[5m])"
+        ),
+        Some(1.0)
+    );
     assert_eq!(
         scraped("count(max_over_time(hatshop_in_flight{run_id=\"watched\",store=\"null\"}[5m]))"),
         Some(1.0)

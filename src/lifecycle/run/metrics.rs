@@ -3,6 +3,7 @@
 //! shard of a run on Kubernetes: deploy/prometheus.yml). Read from the interval
 //! statistics the lanes record anyway, so serving adds nothing to their work.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -15,16 +16,17 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Mutex;
 
 use crate::config::RunConfig;
-use crate::db::{AnyStore, Store};
+use crate::db::{AnyStore, ErrorKind, Store};
 use crate::result_dir::RunRecord;
 use crate::runner::Progress;
 use crate::stats::RunStats;
 use crate::workload::EventType;
 
-/// Latency buckets' upper bounds, in seconds: 100 µs to 10 s.
-const BUCKETS: [f64; 16] = [
-    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
-    5.0, 10.0,
+/// Latency buckets' upper bounds, in seconds: 1 µs to 10 s, so an in-memory store's
+/// reads (a few µs) fall in buckets of their own rather than all in the first.
+const BUCKETS: [f64; 22] = [
+    0.000001, 0.0000025, 0.000005, 0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001,
+    0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
 
 /// The longest a scraper may take to send its request, or to take the answer.
@@ -71,6 +73,20 @@ fn metric_labels(config: &RunConfig, store: &AnyStore) -> String {
     labels.join(",")
 }
 
+/// `hatshop_run_info`'s own labels: what ran, beside the labels of every metric.
+fn run_info(config: &RunConfig) -> String {
+    let mut labels = vec![
+        label("workload", &config.workload_name()),
+        label("concurrency", &config.concurrency.to_string()),
+        label("pace", config.pace.name()),
+        label("version", env!("CARGO_PKG_VERSION")),
+    ];
+    if let Some(tag) = &config.tag {
+        labels.push(label("tag", tag));
+    }
+    labels.join(",")
+}
+
 /// Serves the metrics of the run of `config` when `--metrics` asks, until dropped.
 /// Where it serves goes into `record`, and is said where the port was 0 (the kernel's
 /// choice, which only this line names) or progress is shown.
@@ -83,7 +99,11 @@ pub(super) async fn serve_run(
     let Some(addr) = config.metrics else {
         return Ok(None);
     };
-    let served = serve(addr, metric_labels(config, store), progress).await?;
+    let labels = Labels {
+        every: metric_labels(config, store),
+        info: run_info(config),
+    };
+    let served = serve(addr, labels, progress).await?;
     record.metrics = Some(served.addr.to_string());
     if config.show_progress || addr.port() == 0 {
         crate::console::note!("metrics: http://{}/metrics", served.addr);
@@ -91,13 +111,17 @@ pub(super) async fn serve_run(
     Ok(Some(served))
 }
 
-/// Binds `addr` and serves the run's metrics, labelled with `labels` (`key="value"`,
-/// already escaped), until the returned [`Metrics`] is dropped.
-pub(super) async fn serve(
-    addr: SocketAddr,
-    labels: String,
-    progress: Arc<Progress>,
-) -> Result<Metrics> {
+/// The labels a run's metrics carry (`key="value"`, already escaped).
+struct Labels {
+    /// On every metric: the run's id, store and shard.
+    every: String,
+    /// On `hatshop_run_info` besides: what ran.
+    info: String,
+}
+
+/// Binds `addr` and serves the run's metrics, labelled with `labels`, until the
+/// returned [`Metrics`] is dropped.
+async fn serve(addr: SocketAddr, labels: Labels, progress: Arc<Progress>) -> Result<Metrics> {
     let listener = TcpListener::bind(addr)
         .await
         .with_context(|| format!("--metrics {addr}: cannot serve there"))?;
@@ -125,7 +149,7 @@ async fn answer(
     mut stream: TcpStream,
     progress: &Progress,
     totals: &Mutex<Totals>,
-    labels: &str,
+    labels: &Labels,
 ) -> std::io::Result<()> {
     let mut head = Vec::with_capacity(1024);
     let mut buffer = [0u8; 1024];
@@ -178,7 +202,8 @@ async fn answer(
 
 /// The metrics as OpenMetrics text, the intervals done since the last scrape added to
 /// the totals first.
-fn exposition(progress: &Progress, totals: &mut Totals, labels: &str) -> String {
+fn exposition(progress: &Progress, totals: &mut Totals, run: &Labels) -> String {
+    let labels = run.every.as_str();
     if let Some(intervals) = progress.intervals.get() {
         let (done, next) = intervals.done_from(totals.from);
         totals.from = next;
@@ -190,6 +215,13 @@ fn exposition(progress: &Progress, totals: &mut Totals, labels: &str) -> String 
         }
     }
     let mut out = String::new();
+    family(
+        &mut out,
+        "hatshop_run_info",
+        "gauge",
+        "1, labelled with what runs: workload, concurrency, pace, tag and hatshop's version.",
+    );
+    let _ = writeln!(out, "hatshop_run_info{{{labels},{}}} 1", run.info);
     let load =
         |counter: &std::sync::atomic::AtomicU64| counter.load(std::sync::atomic::Ordering::Relaxed);
     family(
@@ -221,16 +253,28 @@ fn exposition(progress: &Progress, totals: &mut Totals, labels: &str) -> String 
         "Measured operations by event type and outcome, in the intervals done (about a second behind).",
     );
     let events = totals.stats.as_ref().map_or(&[][..], RunStats::events);
-    for (event, stats) in EventType::ALL.iter().zip(events) {
+    // Every outcome of an event type that ran, from 0: a rate over a series that
+    // appears at its first error misses that error.
+    let ran = || {
+        EventType::ALL
+            .iter()
+            .zip(events)
+            .filter(|(_, stats)| stats.ok() + stats.error_count() > 0)
+    };
+    for (event, stats) in ran() {
         let of = format!("{labels},event_type=\"{}\"", event.as_str());
-        if stats.ok() > 0 {
-            let _ = writeln!(
-                out,
-                "hatshop_operations_total{{{of},outcome=\"ok\"}} {}",
-                stats.ok()
-            );
-        }
-        for (kind, n) in stats.errors_by_kind() {
+        let _ = writeln!(
+            out,
+            "hatshop_operations_total{{{of},outcome=\"ok\"}} {}",
+            stats.ok()
+        );
+        let failed: BTreeMap<&str, u64> = stats.errors_by_kind().collect();
+        for kind in ErrorKind::ALL
+            .iter()
+            .filter(|k| **k != ErrorKind::Cancelled)
+        {
+            let kind = kind.as_str();
+            let n = failed.get(kind).copied().unwrap_or(0);
             let _ = writeln!(
                 out,
                 "hatshop_operations_total{{{of},outcome=\"error\",error_kind=\"{kind}\"}} {n}"
@@ -243,10 +287,23 @@ fn exposition(progress: &Progress, totals: &mut Totals, labels: &str) -> String 
         "histogram",
         "Service time of the successful measured operations (sent to answered).",
     );
-    for (event, stats) in EventType::ALL.iter().zip(events) {
-        if stats.ok() > 0 {
+    for (event, stats) in ran().filter(|(_, stats)| stats.ok() > 0) {
+        let of = format!("{labels},event_type=\"{}\"", event.as_str());
+        histogram(&mut out, "hatshop_latency_seconds", &of, &stats.histogram());
+    }
+    // Under --rate, the same operations from when each was due: what a user in line saw.
+    let responses = || ran().filter(|(_, stats)| !stats.response_histogram().is_empty());
+    if responses().next().is_some() {
+        family(
+            &mut out,
+            "hatshop_response_seconds",
+            "histogram",
+            "Response time of the successful measured operations under --rate (due to answered).",
+        );
+        for (event, stats) in responses() {
             let of = format!("{labels},event_type=\"{}\"", event.as_str());
-            histogram(&mut out, &of, &stats.histogram());
+            let response = stats.response_histogram();
+            histogram(&mut out, "hatshop_response_seconds", &of, &response);
         }
     }
     out.push_str("# EOF\n");
@@ -258,21 +315,15 @@ fn family(out: &mut String, name: &str, kind: &str, help: &str) {
 }
 
 /// A histogram's cumulative buckets, count and sum, from the HdrHistogram in ns.
-fn histogram(out: &mut String, of: &str, latency_ns: &Histogram<u64>) {
+fn histogram(out: &mut String, name: &str, of: &str, latency_ns: &Histogram<u64>) {
     for (le, below) in BUCKETS.iter().zip(cumulative_buckets(latency_ns)) {
-        let _ = writeln!(
-            out,
-            "hatshop_latency_seconds_bucket{{{of},le=\"{le}\"}} {below}"
-        );
+        let _ = writeln!(out, "{name}_bucket{{{of},le=\"{le}\"}} {below}");
     }
     let count = latency_ns.len();
-    let _ = writeln!(
-        out,
-        "hatshop_latency_seconds_bucket{{{of},le=\"+Inf\"}} {count}"
-    );
-    let _ = writeln!(out, "hatshop_latency_seconds_count{{{of}}} {count}");
+    let _ = writeln!(out, "{name}_bucket{{{of},le=\"+Inf\"}} {count}");
+    let _ = writeln!(out, "{name}_count{{{of}}} {count}");
     let sum = latency_ns.mean() * count as f64 / 1e9;
-    let _ = writeln!(out, "hatshop_latency_seconds_sum{{{of}}} {sum}");
+    let _ = writeln!(out, "{name}_sum{{{of}}} {sum}");
 }
 
 /// How many recorded latencies are at most each of `BUCKETS`, in one pass over the
@@ -314,7 +365,8 @@ mod tests {
     fn buckets_count_the_latencies_at_most_their_bound() {
         let mut latency_ns = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).unwrap();
         let recorded = [
-            (50_000, 3),
+            (2_000, 5),
+            (40_000, 3),
             (90_000, 1),
             (150_000, 2),
             (2_000_000, 1),
@@ -333,8 +385,11 @@ mod tests {
                 .sum();
             assert_eq!(count, expected, "le {le}");
         }
-        assert_eq!(counts[0], 4, "50 µs ×3 and 90 µs");
-        assert_eq!(counts[1], 6, "and 150 µs ×2");
-        assert_eq!(counts[BUCKETS.len() - 1], 11, "all but the 20 s one");
+        assert_eq!(counts[0], 0, "none at 1 µs");
+        assert_eq!(counts[1], 5, "2 µs ×5");
+        assert_eq!(counts[5], 8, "and 40 µs ×3");
+        assert_eq!(counts[6], 9, "and 90 µs");
+        assert_eq!(counts[7], 11, "and 150 µs ×2");
+        assert_eq!(counts[BUCKETS.len() - 1], 16, "all but the 20 s one");
     }
 }
