@@ -626,7 +626,9 @@ fn a_duration_without_events_runs_that_long() {
     let run: serde_json::Value = json(&out.join("run.json"));
     assert_eq!(run["status"], "stopped_at_deadline");
     let page = std::fs::read_to_string(out.join("report.html")).unwrap();
-    assert!(page.contains("measured events until --duration ended them"));
+    assert!(
+        page.contains("measured events until the run's length (--duration or --stages) ended them")
+    );
     assert!(!page.contains("It stopped at its --duration deadline"));
     // With --events beside it, --duration is a cap again.
     let capped = tmp.path().join("capped");
@@ -1849,7 +1851,13 @@ fn a_run_that_breaks_a_threshold_exits_4_with_its_folder_complete() {
         (&true.into(), &true.into())
     );
     assert_eq!(op_rows(&dir).len(), 2000);
-    assert!(dir.join("report.html").exists() && dir.join("summary.json").exists());
+    assert!(dir.join("summary.json").exists());
+    let report = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(
+        report.contains(r#"<div class="warning">broken · p50&lt;1us: p50 of all was "#)
+            && report.contains("<div>kept · errors&lt;1%: error share of all was 0.0 %"),
+        "the report lists each threshold"
+    );
 
     // A percentile off the ladder is added to summary.json for the bound to read.
     std::fs::write(

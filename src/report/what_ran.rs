@@ -66,6 +66,9 @@ pub(super) fn section(run: &LoadedRun) -> String {
         )),
     );
     fact(&mut out, "status", &status(r));
+    if !r.thresholds.is_empty() {
+        fact(&mut out, "thresholds", &thresholds(r));
+    }
     fact(&mut out, "verify", &verified(run.verify.as_ref()));
     out.push_str("</table>");
     out
@@ -102,7 +105,8 @@ fn events_facts(
                     },
                     thousands(workload.warmup),
                     if workload.without_end() {
-                        "measured events until --duration ended them".to_string()
+                        "measured events until the run's length (--duration or --stages) ended them"
+                            .to_string()
                     } else {
                         format!("{} measured events", thousands(workload.events))
                     },
@@ -151,6 +155,21 @@ fn database(r: &RunRecord) -> String {
     )
 }
 
+/// Each `--threshold` and what it measured, a broken one as a warning.
+fn thresholds(r: &RunRecord) -> String {
+    r.thresholds
+        .iter()
+        .map(|verdict| {
+            let line = escape(&format!("{}: {}", verdict.threshold, verdict.said));
+            if verdict.kept {
+                format!("<div>kept · {line}</div>")
+            } else {
+                format!(r#"<div class="warning">broken · {line}</div>"#)
+            }
+        })
+        .collect()
+}
+
 /// What the client spent, and a warning when it set the pace or starved.
 fn client_cost(r: &RunRecord, client: &ClientCost) -> String {
     let (line, warnings) = client.report(&r.database.store.name, in_process(r));
@@ -169,12 +188,9 @@ fn client_cost(r: &RunRecord, client: &ClientCost) -> String {
             let _ = write!(text, " · the lanes on {n} threads of their own");
         }
     }
+    // A block of its own: a long warning wraps inside its box.
     for warning in warnings {
-        let _ = write!(
-            text,
-            r#" · <span class="warning">{}</span>"#,
-            escape(&warning)
-        );
+        let _ = write!(text, r#"<div class="warning">{}</div>"#, escape(&warning));
     }
     text
 }
