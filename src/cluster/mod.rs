@@ -295,6 +295,85 @@ impl Default for StartOptions {
 /// The key a server's record keeps `--tls` under.
 pub const TLS_SETTING: &str = "tls";
 
+/// Options the server cannot start with: a node count beyond its own, TLS where its
+/// store has none.
+fn refuse_options(kind: &'static ServerMeta, options: &StartOptions) -> Result<()> {
+    if options.nodes == 0 || options.nodes > kind.max_nodes {
+        bail!(
+            "{} runs 1{} node{}, not {}",
+            kind.name,
+            if kind.max_nodes > 1 {
+                format!(" to {}", kind.max_nodes)
+            } else {
+                String::new()
+            },
+            if kind.max_nodes > 1 { "s" } else { "" },
+            options.nodes
+        );
+    }
+    if options.tls {
+        let store = crate::db::store_meta(kind.store);
+        if let Some(why) = store.and_then(|s| s.no_tls) {
+            bail!("{} cannot start with --tls: {why}", kind.name);
+        }
+    }
+    Ok(())
+}
+
+/// A server that runs already, as asked: refused where it runs otherwise (no TLS, a
+/// different size); a new CPU budget applied, which needs no restart.
+fn already_running(
+    home: &Home,
+    kind: &'static ServerMeta,
+    options: &StartOptions,
+    record: ServerRecord,
+) -> Result<ServerRecord> {
+    let has_tls = record
+        .settings
+        .get(TLS_SETTING)
+        .is_some_and(|on| on == "on");
+    if options.tls && !has_tls {
+        bail!(
+            "{} already runs without TLS: stop it first (`hatshop server stop {}`)",
+            kind.name,
+            kind.name
+        );
+    }
+    if record.nodes.len() != options.nodes && options.nodes != 1 {
+        bail!(
+            "{} already runs with {} nodes: stop it first (`hatshop server stop {}`)",
+            kind.name,
+            record.nodes.len(),
+            kind.name
+        );
+    }
+    // A budget is the kernel's to change at any time: no restart needed.
+    if options.cpu_per_node.is_some() && options.cpu_per_node != record.cpu_per_node() {
+        return budget(home, kind, options.cpu_per_node);
+    }
+    Ok(record)
+}
+
+/// A stopped server of another size starts afresh; of the same size, from its data.
+/// Its nodes' old data would tell them of a ring that no longer is (a node that thinks
+/// it has peers it never sees answers nothing), so it goes.
+fn wipe_another_size(home: &Home, kind: &'static ServerMeta, nodes: usize) -> Result<()> {
+    if let Some(stopped) = home.record(kind)
+        && stopped.nodes.len() != nodes
+    {
+        crate::console::note!(
+            "{}: the stopped server of {} node{} is wiped; {} node{} start afresh",
+            kind.name,
+            stopped.nodes.len(),
+            if stopped.nodes.len() == 1 { "" } else { "s" },
+            nodes,
+            if nodes == 1 { "" } else { "s" }
+        );
+        wipe(home, kind)?;
+    }
+    Ok(())
+}
+
 /// Starts a server unless it runs already; returns its record and whether it was started now.
 pub fn start(
     home: &Home,
@@ -302,68 +381,12 @@ pub fn start(
     options: &StartOptions,
 ) -> Result<(ServerRecord, bool)> {
     let meta = kind;
-    if options.nodes == 0 || options.nodes > meta.max_nodes {
-        bail!(
-            "{} runs 1{} node{}, not {}",
-            kind.name,
-            if meta.max_nodes > 1 {
-                format!(" to {}", meta.max_nodes)
-            } else {
-                String::new()
-            },
-            if meta.max_nodes > 1 { "s" } else { "" },
-            options.nodes
-        );
-    }
-    if options.tls {
-        let store = crate::db::store_meta(meta.store);
-        if let Some(why) = store.and_then(|s| s.no_tls) {
-            bail!("{} cannot start with --tls: {why}", kind.name);
-        }
-    }
+    refuse_options(kind, options)?;
     if let Some(record) = home.running(kind) {
-        let has_tls = record
-            .settings
-            .get(TLS_SETTING)
-            .is_some_and(|on| on == "on");
-        if options.tls && !has_tls {
-            bail!(
-                "{} already runs without TLS: stop it first (`hatshop server stop {}`)",
-                kind.name,
-                kind.name
-            );
-        }
-        if record.nodes.len() != options.nodes && options.nodes != 1 {
-            bail!(
-                "{} already runs with {} nodes: stop it first (`hatshop server stop {}`)",
-                kind.name,
-                record.nodes.len(),
-                kind.name
-            );
-        }
-        // A budget is the kernel's to change at any time: no restart needed.
-        if options.cpu_per_node.is_some() && options.cpu_per_node != record.cpu_per_node() {
-            return Ok((budget(home, kind, options.cpu_per_node)?, false));
-        }
-        return Ok((record, false));
+        return Ok((already_running(home, kind, options, record)?, false));
     }
     let dir = home.server_dir(kind);
-    // A stopped server of another size starts afresh; of the same size, from its data.
-    // Its nodes' old data would tell them of a ring that no longer is (a node that
-    // thinks it has peers it never sees answers nothing), so it goes.
-    if let Some(stopped) = home.record(kind)
-        && stopped.nodes.len() != options.nodes
-    {
-        crate::console::note!(
-            "{}: the stopped server of {} node{} is wiped; {} node{} start afresh",
-            kind.name,
-            stopped.nodes.len(),
-            if stopped.nodes.len() == 1 { "" } else { "s" },
-            options.nodes,
-            if options.nodes == 1 { "" } else { "s" }
-        );
-        wipe(home, kind)?;
-    }
+    wipe_another_size(home, kind, options.nodes)?;
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let previous = home.record(kind);
     let launch = Launch {

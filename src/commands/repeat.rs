@@ -19,8 +19,8 @@ use crate::lifecycle::run::{
 };
 use crate::report::repeats::{self, repeat_dir};
 use crate::report::table::{format_us, thousands};
-use crate::result_dir;
 use crate::result_dir::folder::{create_empty_folder, unique_dir};
+use crate::result_dir::{self, RunRecord};
 use crate::stats::Summary;
 
 /// `hatshop run --repeat N`: the same run N times into repeat-K folders, and the
@@ -31,13 +31,8 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     let (template, dir) = prepare(args)?;
     // Each repeat runs without it (a series); the repeats are held to it once all ran.
     let bound = RunConfig::from_args(&template)?.max_errors;
-    let mut over_bound = Vec::new();
-    let mut thresholds = Vec::new();
-    let mut summaries: Vec<Summary> = Vec::new();
-    let mut runs = Vec::new();
-    let mut interrupted = false;
-    let mut differing = Vec::new();
-    let mut left_out = Vec::new();
+    let mut repeated = Repeated::default();
+    let mut broke = Broke::default();
     for i in 1..=args.repeat {
         let run_dir = repeat_dir(&dir, i);
         let mut run_args = template.clone();
@@ -45,11 +40,11 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
         let code = match execute_in_series(&run_args).await {
             Ok((code, differs)) => {
                 if differs {
-                    differing.push(run_dir.display().to_string());
+                    repeated.differing.push(run_dir.display().to_string());
                 }
                 code
             }
-            Err(e) if summaries.is_empty() => {
+            Err(e) if repeated.summaries.is_empty() => {
                 let _ = std::fs::remove_dir_all(&dir);
                 return Err(e);
             }
@@ -63,51 +58,55 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
         };
         let summary: Summary = read_json(&result_dir::file(&run_dir, result_dir::SUMMARY_JSON))?;
         let record = result_dir::load_complete(&run_dir)?;
-        let cut_short = if record.ran_its_plan() {
-            String::new()
-        } else {
-            format!(" ({}: left out of the medians)", record.status)
-        };
-        say!(
-            "repeat {i}/{}: {:.2} s, {:.0} ops/s, mean {} µs, p99 {} µs, {} errors{}{cut_short}",
-            args.repeat,
-            summary.elapsed_s,
-            summary.throughput_ops_s,
-            format_us(summary.overall.mean_us),
-            format_us(summary.overall.percentile("p99")),
-            summary.errors,
-            verified_note(&run_dir)
-        );
-        if let Some(over) = errors_over_bound(bound, &summary) {
-            over_bound.push(format!("error: repeat-{i}: {over}\n"));
-        }
-        if let Some(broken) = thresholds_broken(&record) {
-            thresholds.push(broken.replace("error: ", &format!("error: repeat-{i}: ")));
-        }
-        if record.ran_its_plan() {
-            summaries.push(summary);
-            runs.push(format!("repeat-{i}"));
-        } else {
-            left_out.push(format!(
-                "repeat-{i} ({} after {} operations)",
-                record.status,
-                thousands(record.summarised_ops())
-            ));
-        }
+        say_repeat(i, args.repeat, &summary, &record, &run_dir);
+        broke.held_to(i, bound, &summary, &record);
+        repeated.take(i, summary, &record);
         if code == std::process::ExitCode::from(EXIT_INTERRUPTED) {
-            interrupted = true;
+            repeated.interrupted = true;
             break;
         }
     }
-    let repeated = Repeated {
-        summaries,
-        runs,
-        left_out,
-        differing,
-        interrupted,
-    };
     let code = write_up(&dir, repeated, args.repeat)?;
-    Ok(held_to_the_bounds(code, &over_bound, &thresholds))
+    Ok(held_to_the_bounds(code, &broke.errors, &broke.thresholds))
+}
+
+/// `repeat 2/3: 1.02 s, 1,960 ops/s, mean 510 µs, p99 2,004 µs, 0 errors`.
+fn say_repeat(i: usize, of: usize, summary: &Summary, record: &RunRecord, run_dir: &Path) {
+    let cut_short = if record.ran_its_plan() {
+        String::new()
+    } else {
+        format!(" ({}: left out of the medians)", record.status)
+    };
+    say!(
+        "repeat {i}/{of}: {:.2} s, {:.0} ops/s, mean {} µs, p99 {} µs, {} errors{}{cut_short}",
+        summary.elapsed_s,
+        summary.throughput_ops_s,
+        format_us(summary.overall.mean_us),
+        format_us(summary.overall.percentile("p99")),
+        summary.errors,
+        verified_note(run_dir)
+    );
+}
+
+/// The error lines of repeats over `--max-errors`, and of those that broke a
+/// `--threshold`.
+#[derive(Default)]
+struct Broke {
+    errors: Vec<String>,
+    thresholds: Vec<String>,
+}
+
+impl Broke {
+    /// Repeat `i` held to `bound` and to its thresholds.
+    fn held_to(&mut self, i: usize, bound: Option<f64>, summary: &Summary, record: &RunRecord) {
+        if let Some(over) = errors_over_bound(bound, summary) {
+            self.errors.push(format!("error: repeat-{i}: {over}\n"));
+        }
+        if let Some(broken) = thresholds_broken(record) {
+            let named = broken.replace("error: ", &format!("error: repeat-{i}: "));
+            self.thresholds.push(named);
+        }
+    }
 }
 
 /// A series that otherwise succeeded, with repeats over `--max-errors` or breaking a
@@ -166,6 +165,7 @@ fn prepare(args: &RunArgs) -> Result<(RunArgs, std::path::PathBuf)> {
 }
 
 /// What the repeats that ran left.
+#[derive(Default)]
 struct Repeated {
     summaries: Vec<Summary>,
     runs: Vec<String>,
@@ -173,6 +173,22 @@ struct Repeated {
     left_out: Vec<String>,
     differing: Vec<String>,
     interrupted: bool,
+}
+
+impl Repeated {
+    /// Repeat `i`'s summary among the figures, or left out where it was cut short.
+    fn take(&mut self, i: usize, summary: Summary, record: &RunRecord) {
+        if record.ran_its_plan() {
+            self.summaries.push(summary);
+            self.runs.push(format!("repeat-{i}"));
+        } else {
+            self.left_out.push(format!(
+                "repeat-{i} ({} after {} operations)",
+                record.status,
+                thousands(record.summarised_ops())
+            ));
+        }
+    }
 }
 
 /// The summary of the repeats, its table, and how the command ends.

@@ -22,11 +22,16 @@ fn chosen(
 }
 
 fn node_action(home: &Home, args: &NodeArgs, action: NodeAction) -> Result<()> {
-    say!(
-        "{}: {}",
-        args.kind.name,
-        cluster::act(home, args.kind, args.node, action)?
-    );
+    act_on_node(home, args.kind, args.node, action)
+}
+
+fn act_on_node(
+    home: &Home,
+    kind: &'static ServerMeta,
+    node: usize,
+    action: NodeAction,
+) -> Result<()> {
+    say!("{}: {}", kind.name, cluster::act(home, kind, node, action)?);
     Ok(())
 }
 
@@ -41,13 +46,7 @@ pub fn run(args: &ServerArgs) -> Result<()> {
             kind,
             node: Some(node),
             ..
-        } => {
-            say!(
-                "{}: {}",
-                kind.name,
-                cluster::act(&home, kind, *node, NodeAction::Start)?
-            );
-        }
+        } => act_on_node(&home, kind, *node, NodeAction::Start)?,
         ServerAction::Start {
             kind,
             nodes,
@@ -83,13 +82,7 @@ pub fn run(args: &ServerArgs) -> Result<()> {
             kind: Some(kind),
             node: Some(node),
             ..
-        } => {
-            say!(
-                "{}: {}",
-                kind.name,
-                cluster::act(&home, kind, *node, NodeAction::Stop)?
-            );
-        }
+        } => act_on_node(&home, kind, *node, NodeAction::Stop)?,
         ServerAction::Stop { kind, all, .. } => {
             for kind in chosen(&home, *kind, *all)? {
                 if cluster::stop(&home, kind)? {

@@ -153,6 +153,17 @@ pub fn chosen_client_threads(args: &RunArgs) -> Option<usize> {
     (db.store().client_threads)(concurrency)
 }
 
+/// How long the measured phase may last: `--stages`' length, else `--duration`.
+fn max_duration_of(args: &RunArgs, pace: &crate::runner::Pace) -> Result<Option<Duration>> {
+    match pace {
+        crate::runner::Pace::Stages(stages) => Ok(Some(stages.length())),
+        _ => args
+            .duration
+            .map(|secs| seconds("--duration", secs, 0.001))
+            .transpose(),
+    }
+}
+
 impl RunConfig {
     /// The flags resolved and checked: every problem one line, before anything runs.
     pub fn from_args(args: &RunArgs) -> Result<RunConfig> {
@@ -165,13 +176,7 @@ impl RunConfig {
         let source = source_of(args, &db, &settings)?;
         let concurrency = concurrency_of(args, spec_concurrency(&source), &db, &settings)?;
         let pace = pace_of(args)?;
-        let max_duration = match &pace {
-            crate::runner::Pace::Stages(stages) => Some(stages.length()),
-            _ => args
-                .duration
-                .map(|secs| seconds("--duration", secs, 0.001))
-                .transpose()?,
-        };
+        let max_duration = max_duration_of(args, &pace)?;
         let interval = seconds("--interval", args.interval, 0.001)?;
         let connect_timeout = seconds("--connect-timeout", args.connect_timeout, 0.1)?;
         let op_timeout = seconds("--op-timeout", args.op_timeout, 0.001)?;

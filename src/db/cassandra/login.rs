@@ -42,19 +42,9 @@ pub fn login(
     settings: &Settings,
     cqlshrc: Option<PathBuf>,
 ) -> Result<CqlLogin, DbError> {
-    let rc = cqlshrc.as_ref().and_then(|path| {
-        let text = std::fs::read_to_string(path).ok()?;
-        Some((path.clone(), sections(&text)))
-    });
-    let get = |section: &str, key: &str| -> Option<String> {
-        rc.as_ref()?.1.get(section)?.get(key).cloned()
-    };
-    let rc_name = |section: &str| {
-        rc.as_ref()
-            .map(|(path, _)| format!("{} [{section}]", path.display()))
-    };
+    let rc = Rc::read(cqlshrc);
     // A credentials file, as cqlsh 4.1 and later keep the password apart.
-    let credentials = get("authentication", "credentials").and_then(|path| {
+    let credentials = rc.get("authentication", "credentials").and_then(|path| {
         let path = named_file("credentials", &path).path;
         let text = std::fs::read_to_string(&path).ok()?;
         let section = sections(&text).remove("plaintextauthprovider")?;
@@ -63,46 +53,78 @@ pub fn login(
     let user = address
         .user
         .clone()
-        .or_else(|| get("authentication", "username"))
+        .or_else(|| rc.get("authentication", "username"))
         .or_else(|| credentials.as_ref()?.1.get("username").cloned());
     let (password, password_from) = match &address.password {
         Some(password) => (Some(password.clone()), Some("URL".to_string())),
-        None => match (&credentials, get("authentication", "password")) {
+        None => match (&credentials, rc.get("authentication", "password")) {
             (Some((path, section)), _) if section.contains_key("password") => (
                 section.get("password").cloned(),
                 Some(format!("{} [PlainTextAuthProvider]", path.display())),
             ),
-            (_, Some(password)) => (Some(password), rc_name("authentication")),
+            (_, Some(password)) => (Some(password), rc.name("authentication")),
             _ => (None, None),
         },
     };
     if let Some(password) = &password {
         crate::secrets::register(password);
     }
+    Ok(CqlLogin {
+        user,
+        password,
+        password_from,
+        tls: tls_of(settings, &rc),
+    })
+}
+
+/// An ini file's sections, each its keys and values.
+type Sections = BTreeMap<String, BTreeMap<String, String>>;
+
+/// cqlshrc as read: its path and its sections, when there is one to read.
+struct Rc(Option<(PathBuf, Sections)>);
+
+impl Rc {
+    fn read(path: Option<PathBuf>) -> Rc {
+        Rc(path.and_then(|path| {
+            let text = std::fs::read_to_string(&path).ok()?;
+            Some((path, sections(&text)))
+        }))
+    }
+
+    fn get(&self, section: &str, key: &str) -> Option<String> {
+        self.0.as_ref()?.1.get(section)?.get(key).cloned()
+    }
+
+    /// `/root/.cassandra/cqlshrc [authentication]`.
+    fn name(&self, section: &str) -> Option<String> {
+        self.0
+            .as_ref()
+            .map(|(path, _)| format!("{} [{section}]", path.display()))
+    }
+}
+
+/// Whether and how TLS is spoken: the `ssl*` settings, else cqlshrc's `[connection]`
+/// and `[ssl]`.
+fn tls_of(settings: &Settings, rc: &Rc) -> TlsSettings {
     let truthy = |v: Option<String>| {
         v.is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "true" | "yes" | "1" | "on"))
     };
     let ssl = match settings.given_text(SSL.name) {
         Some(on) => on == "true",
-        None => truthy(get("connection", "ssl")),
+        None => truthy(rc.get("connection", "ssl")),
     };
     if !ssl {
-        return Ok(CqlLogin {
-            user,
-            password,
-            password_from,
-            tls: TlsSettings::disabled(),
-        });
+        return TlsSettings::disabled();
     }
     let file = |name: &'static str, rc_key: &str| -> Option<NamedFile> {
         let path = settings
             .given_text(name)
             .map(str::to_string)
-            .or_else(|| get("ssl", rc_key))?;
+            .or_else(|| rc.get("ssl", rc_key))?;
         Some(named_file(name, &path))
     };
     let ca = file("ssl_ca", "certfile");
-    let validate = get("ssl", "validate").map(|v| truthy(Some(v)));
+    let validate = rc.get("ssl", "validate").map(|v| truthy(Some(v)));
     let (mode, mode_source) = match settings.given_text(SSL_VERIFY.name) {
         Some("full") => (TlsMode::VerifyFull, "ssl_verify=full".to_string()),
         Some("ca") => (TlsMode::VerifyCa, "ssl_verify=ca".to_string()),
@@ -112,18 +134,13 @@ pub fn login(
         }
         None => (TlsMode::Require, "ssl".to_string()),
     };
-    Ok(CqlLogin {
-        user,
-        password,
-        password_from,
-        tls: TlsSettings {
-            mode,
-            mode_source,
-            ca: ca.filter(|_| mode != TlsMode::Require),
-            cert: file("ssl_cert", "usercert"),
-            key: file("ssl_key", "userkey"),
-        },
-    })
+    TlsSettings {
+        mode,
+        mode_source,
+        ca: ca.filter(|_| mode != TlsMode::Require),
+        cert: file("ssl_cert", "usercert"),
+        key: file("ssl_key", "userkey"),
+    }
 }
 
 /// cqlsh's file: $CQLSH_RC, else `~/.cassandra/cqlshrc`.
@@ -135,7 +152,7 @@ pub fn cqlshrc() -> Option<PathBuf> {
 }
 
 /// An INI file's sections (names in lower case) and their `key = value` lines.
-fn sections(text: &str) -> BTreeMap<String, BTreeMap<String, String>> {
+fn sections(text: &str) -> Sections {
     let mut out: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
     let mut current = String::new();
     for line in text.lines() {

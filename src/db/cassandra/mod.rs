@@ -100,28 +100,8 @@ impl StoreKind for CassandraStore {
         let address = url
             .address(9042)
             .map_err(|e| DbError::new(ErrorKind::Connection, e))?;
-        let keyspace = address.name.clone().unwrap_or_else(|| "hatshop".into());
-        if keyspace.is_empty()
-            || !keyspace
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_')
-        {
-            return Err(other(format!(
-                "keyspace '{keyspace}': use letters, digits and _"
-            )));
-        }
-        // No silent retries by default: a failure is counted where it happened, and
-        // --retries repeats it in the open, counted apart.
-        let retry_policy: Arc<dyn RetryPolicy> = if cassandra.driver_retries {
-            Arc::new(DefaultRetryPolicy::new())
-        } else {
-            Arc::new(FallthroughRetryPolicy::new())
-        };
-        let profile = ExecutionProfile::builder()
-            .request_timeout(Some(options.op_timeout))
-            .retry_policy(retry_policy);
-        let watched = profile.clone().request_timeout(None).build().into_handle();
-        let profile = profile.build();
+        let keyspace = keyspace_of(address.name.as_deref())?;
+        let (profile, watched) = profiles(&cassandra, options);
         let login = login::login(&address, &options.settings, login::cqlshrc())?;
         let (first_host, first_port) = &address.hosts[0];
         let tls = login.tls.client(first_host, *first_port)?;
@@ -152,16 +132,7 @@ impl StoreKind for CassandraStore {
             Some(tls) => crate::db::tls::explain(&e, tls),
             None => DbError::new(ErrorKind::Connection, e.to_string()),
         })?;
-        let version = session
-            .query_unpaged("SELECT release_version FROM system.local", ())
-            .await
-            .map_err(classify)?
-            .into_rows_result()
-            .map_err(other)?
-            .maybe_first_row::<(Option<String>,)>()
-            .map_err(other)?
-            .and_then(|(v,)| v)
-            .unwrap_or_default();
+        let version = release_version(&session).await?;
         let nodes = number_nodes(&address.hosts, &session);
         Ok(CassandraStore {
             session,
@@ -180,6 +151,55 @@ impl StoreKind for CassandraStore {
             password_from: login.password_from,
         })
     }
+}
+
+/// The keyspace a URL names (`hatshop` when it names none), refused unless CQL
+/// takes it unquoted.
+fn keyspace_of(name: Option<&str>) -> Result<String, DbError> {
+    let keyspace = name.unwrap_or("hatshop");
+    if keyspace.is_empty()
+        || !keyspace
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return Err(other(format!(
+            "keyspace '{keyspace}': use letters, digits and _"
+        )));
+    }
+    Ok(keyspace.to_string())
+}
+
+/// The profile timed operations run under, and the one schema work and checks
+/// run under (no request timeout: a schema change takes what it takes).
+fn profiles(
+    cassandra: &CassandraOptions,
+    options: &ConnectOptions,
+) -> (ExecutionProfile, ExecutionProfileHandle) {
+    // No silent retries by default: a failure is counted where it happened, and
+    // --retries repeats it in the open, counted apart.
+    let retry_policy: Arc<dyn RetryPolicy> = if cassandra.driver_retries {
+        Arc::new(DefaultRetryPolicy::new())
+    } else {
+        Arc::new(FallthroughRetryPolicy::new())
+    };
+    let profile = ExecutionProfile::builder()
+        .request_timeout(Some(options.op_timeout))
+        .retry_policy(retry_policy);
+    let watched = profile.clone().request_timeout(None).build().into_handle();
+    (profile.build(), watched)
+}
+
+async fn release_version(session: &Session) -> Result<String, DbError> {
+    Ok(session
+        .query_unpaged("SELECT release_version FROM system.local", ())
+        .await
+        .map_err(classify)?
+        .into_rows_result()
+        .map_err(other)?
+        .maybe_first_row::<(Option<String>,)>()
+        .map_err(other)?
+        .and_then(|(v,)| v)
+        .unwrap_or_default())
 }
 
 impl CassandraStore {

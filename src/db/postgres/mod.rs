@@ -166,22 +166,8 @@ impl StoreKind for PostgresStore {
         let (host, port) = address.hosts[0].clone();
         let login = libpq::login(&address, &options.settings, &libpq::ProcessEnvironment)?;
         let tls = login.tls.client(&host, port)?;
-        let mut config = tokio_postgres::Config::new();
-        config
-            .host(&host)
-            .port(port)
-            .user(&login.user)
-            .dbname(address.name.as_deref().unwrap_or("hatshop"))
-            .connect_timeout(options.connect_timeout)
-            .keepalives(true)
-            .ssl_mode(match tls.as_ref().map(|tls| tls.mode) {
-                None => tokio_postgres::config::SslMode::Disable,
-                Some(crate::db::tls::TlsMode::Prefer) => tokio_postgres::config::SslMode::Prefer,
-                Some(_) => tokio_postgres::config::SslMode::Require,
-            });
-        if let Some(password) = &login.password {
-            config.password(password);
-        }
+        let database = address.name.as_deref().unwrap_or("hatshop");
+        let config = driver_config((&host, port, database), &login, tls.as_ref(), options);
         let pgbench = pgbench::TABLE.chosen(&options.settings);
         let mut sql = Statements::new(Placeholders::Dollar);
         if pgbench {
@@ -228,24 +214,54 @@ impl StoreKind for PostgresStore {
             lean,
             pgbench,
         };
-        let version: String = {
-            let conn = store.conn().await?;
-            let row = conn
-                .client
-                .query_one("SHOW server_version", &[])
-                .await
-                .map_err(classify)?;
-            get(&row, 0)?
-        };
-        store.version = format!(
-            "PostgreSQL {}",
-            version.split_whitespace().next().unwrap_or(&version)
-        );
+        store.version = store.server_version().await?;
         Ok(store)
     }
 }
 
+/// The driver's settings for the server at `(host, port, database)`, with the login
+/// and TLS asked.
+fn driver_config(
+    (host, port, database): (&str, u16, &str),
+    login: &libpq::PgLogin,
+    tls: Option<&crate::db::tls::Tls>,
+    options: &ConnectOptions,
+) -> tokio_postgres::Config {
+    let mut config = tokio_postgres::Config::new();
+    config
+        .host(host)
+        .port(port)
+        .user(&login.user)
+        .dbname(database)
+        .connect_timeout(options.connect_timeout)
+        .keepalives(true)
+        .ssl_mode(match tls.map(|tls| tls.mode) {
+            None => tokio_postgres::config::SslMode::Disable,
+            Some(crate::db::tls::TlsMode::Prefer) => tokio_postgres::config::SslMode::Prefer,
+            Some(_) => tokio_postgres::config::SslMode::Require,
+        });
+    if let Some(password) = &login.password {
+        config.password(password);
+    }
+    config
+}
+
 impl PostgresStore {
+    /// `PostgreSQL 17.2`, as the server names its version.
+    async fn server_version(&self) -> Result<String, DbError> {
+        let conn = self.conn().await?;
+        let row = conn
+            .client
+            .query_one("SHOW server_version", &[])
+            .await
+            .map_err(classify)?;
+        let version: String = get(&row, 0)?;
+        Ok(format!(
+            "PostgreSQL {}",
+            version.split_whitespace().next().unwrap_or(&version)
+        ))
+    }
+
     /// The key as the key-value statements bind it.
     fn key_param<'a>(&self, key: &'a KeyText) -> Result<KeyParam<'a>, DbError> {
         if !self.pgbench {

@@ -19,7 +19,7 @@ use crate::config::RunConfig;
 use crate::db::{AnyStore, ErrorKind, Store};
 use crate::result_dir::RunRecord;
 use crate::runner::Progress;
-use crate::stats::RunStats;
+use crate::stats::{OpStats, RunStats};
 use crate::workload::EventType;
 
 /// Latency buckets' upper bounds, in seconds: 1 µs to 10 s, so an in-memory store's
@@ -203,40 +203,59 @@ async fn answer(
 /// The metrics as OpenMetrics text, the intervals done since the last scrape added to
 /// the totals first.
 fn exposition(progress: &Progress, totals: &mut Totals, run: &Labels) -> String {
-    let labels = run.every.as_str();
-    if let Some(intervals) = progress.intervals.get() {
-        let (done, next) = intervals.done_from(totals.from);
-        totals.from = next;
+    totals.catch_up(progress);
+    let mut out = String::new();
+    gauges(&mut out, progress, run);
+    let events = totals.stats.as_ref().map_or(&[][..], RunStats::events);
+    // Only event types that ran: one that has not is no series yet.
+    let ran: Vec<(EventType, &OpStats)> = EventType::ALL
+        .into_iter()
+        .zip(events)
+        .filter(|(_, stats)| stats.ok() + stats.error_count() > 0)
+        .collect();
+    operations(&mut out, &run.every, &ran);
+    latencies(&mut out, &run.every, &ran);
+    out.push_str("# EOF\n");
+    out
+}
+
+impl Totals {
+    /// Adds the intervals done since the last scrape.
+    fn catch_up(&mut self, progress: &Progress) {
+        let Some(intervals) = progress.intervals.get() else {
+            return;
+        };
+        let (done, next) = intervals.done_from(self.from);
+        self.from = next;
         if let Some(done) = done {
-            match &mut totals.stats {
+            match &mut self.stats {
                 Some(stats) => stats.merge(&done),
-                None => totals.stats = Some(done),
+                None => self.stats = Some(done),
             }
         }
     }
-    let mut out = String::new();
+}
+
+/// What runs, events applied and operations in flight: read live, not per interval.
+fn gauges(out: &mut String, progress: &Progress, run: &Labels) {
+    let labels = run.every.as_str();
     family(
-        &mut out,
+        out,
         "hatshop_run_info",
         "gauge",
         "1, labelled with what runs: workload, concurrency, pace, tag and hatshop's version.",
     );
     let _ = writeln!(out, "hatshop_run_info{{{labels},{}}} 1", run.info);
-    let load =
-        |counter: &std::sync::atomic::AtomicU64| counter.load(std::sync::atomic::Ordering::Relaxed);
     family(
-        &mut out,
+        out,
         "hatshop_events_applied",
         "counter",
         "Events applied, in every phase (load and warm-up too).",
     );
-    let _ = writeln!(
-        out,
-        "hatshop_events_applied_total{{{labels}}} {}",
-        load(&progress.applied)
-    );
+    let applied = progress.applied.load(std::sync::atomic::Ordering::Relaxed);
+    let _ = writeln!(out, "hatshop_events_applied_total{{{labels}}} {applied}");
     family(
-        &mut out,
+        out,
         "hatshop_in_flight",
         "gauge",
         "Operations sent and not yet answered.",
@@ -246,22 +265,18 @@ fn exposition(progress: &Progress, totals: &mut Totals, run: &Labels) -> String 
         "hatshop_in_flight{{{labels}}} {}",
         progress.in_flight()
     );
+}
+
+/// Measured operations by event type and outcome: every outcome of an event type that
+/// ran, from 0, since a rate over a series that appears at its first error misses it.
+fn operations(out: &mut String, labels: &str, ran: &[(EventType, &OpStats)]) {
     family(
-        &mut out,
+        out,
         "hatshop_operations",
         "counter",
         "Measured operations by event type and outcome, in the intervals done (about a second behind).",
     );
-    let events = totals.stats.as_ref().map_or(&[][..], RunStats::events);
-    // Every outcome of an event type that ran, from 0: a rate over a series that
-    // appears at its first error misses that error.
-    let ran = || {
-        EventType::ALL
-            .iter()
-            .zip(events)
-            .filter(|(_, stats)| stats.ok() + stats.error_count() > 0)
-    };
-    for (event, stats) in ran() {
+    for (event, stats) in ran {
         let of = format!("{labels},event_type=\"{}\"", event.as_str());
         let _ = writeln!(
             out,
@@ -281,33 +296,39 @@ fn exposition(progress: &Progress, totals: &mut Totals, run: &Labels) -> String 
             );
         }
     }
+}
+
+/// Service time of the successes, and under --rate their response time (from when
+/// each was due: what a user in line saw).
+fn latencies(out: &mut String, labels: &str, ran: &[(EventType, &OpStats)]) {
     family(
-        &mut out,
+        out,
         "hatshop_latency_seconds",
         "histogram",
         "Service time of the successful measured operations (sent to answered).",
     );
-    for (event, stats) in ran().filter(|(_, stats)| stats.ok() > 0) {
+    for (event, stats) in ran.iter().filter(|(_, stats)| stats.ok() > 0) {
         let of = format!("{labels},event_type=\"{}\"", event.as_str());
-        histogram(&mut out, "hatshop_latency_seconds", &of, &stats.histogram());
+        histogram(out, "hatshop_latency_seconds", &of, &stats.histogram());
     }
-    // Under --rate, the same operations from when each was due: what a user in line saw.
-    let responses = || ran().filter(|(_, stats)| !stats.response_histogram().is_empty());
-    if responses().next().is_some() {
-        family(
-            &mut out,
-            "hatshop_response_seconds",
-            "histogram",
-            "Response time of the successful measured operations under --rate (due to answered).",
-        );
-        for (event, stats) in responses() {
-            let of = format!("{labels},event_type=\"{}\"", event.as_str());
-            let response = stats.response_histogram();
-            histogram(&mut out, "hatshop_response_seconds", &of, &response);
-        }
+    let responses: Vec<_> = ran
+        .iter()
+        .map(|(event, stats)| (event, stats.response_histogram()))
+        .filter(|(_, response)| !response.is_empty())
+        .collect();
+    if responses.is_empty() {
+        return;
     }
-    out.push_str("# EOF\n");
-    out
+    family(
+        out,
+        "hatshop_response_seconds",
+        "histogram",
+        "Response time of the successful measured operations under --rate (due to answered).",
+    );
+    for (event, response) in responses {
+        let of = format!("{labels},event_type=\"{}\"", event.as_str());
+        histogram(out, "hatshop_response_seconds", &of, &response);
+    }
 }
 
 fn family(out: &mut String, name: &str, kind: &str, help: &str) {
