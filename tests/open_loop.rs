@@ -152,26 +152,17 @@ fn a_ramp_climbs_along_its_rate_line() {
         .arg(&out)
         .assert()
         .success();
-    let mut reader = csv::Reader::from_path(out.join("intervals.csv")).unwrap();
-    let headers = reader.headers().unwrap().clone();
-    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
-    let rates: Vec<f64> = reader
-        .records()
-        .map(Result::unwrap)
-        .filter(|r| &r[column("event_type")] == "all")
-        .map(|r| r[column("throughput_ops_s")].parse().unwrap())
-        .collect();
+    let rates = rates_of(&out);
     // The rate line's mean over each quarter second, then 6,000 flat.
     let expected = [2500.0, 3500.0, 4500.0, 5500.0, 6000.0, 6000.0];
-    assert_eq!(rates.len(), expected.len(), "{rates:?}");
-    for (got, want) in rates.iter().zip(expected) {
-        assert!((got - want).abs() <= want * 0.05, "{rates:?}");
-    }
+    assert_rates_near(&rates, &expected, 0.05);
     let plan = &json(&out.join("run.json"))["plan"];
     assert_eq!(plan["ramp_to_ops_s"], 6000.0, "{plan}");
     assert_eq!(plan["ramp_s"], 1.0, "{plan}");
     // Response time over time too: in intervals.csv, latency.hlog and compare.
     let mut reader = csv::Reader::from_path(out.join("intervals.csv")).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
     for row in reader.records().map(Result::unwrap) {
         let response: f64 = row[column("response_max_us")].parse().unwrap();
         let service: f64 = row[column("max_us")].parse().unwrap();
@@ -220,21 +211,10 @@ fn stages_move_the_rate_along_their_lines_and_end_the_run() {
         started.elapsed().as_secs_f64() < 10.0,
         "the stages end the run"
     );
-    let mut reader = csv::Reader::from_path(out.join("intervals.csv")).unwrap();
-    let headers = reader.headers().unwrap().clone();
-    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
-    let rates: Vec<f64> = reader
-        .records()
-        .map(Result::unwrap)
-        .filter(|r| &r[column("event_type")] == "all")
-        .map(|r| r[column("throughput_ops_s")].parse().unwrap())
-        .collect();
+    let rates = rates_of(&out);
     // 0 → 4,000 over half a second, 4,000 flat, then back to 0: each quarter's mean.
     let expected = [1000.0, 3000.0, 4000.0, 4000.0, 3000.0, 1000.0];
-    assert_eq!(rates.len(), expected.len(), "{rates:?}");
-    for (got, want) in rates.iter().zip(expected) {
-        assert!((got - want).abs() <= want * 0.08, "{rates:?}");
-    }
+    assert_rates_near(&rates, &expected, 0.08);
     let run = json(&out.join("run.json"));
     assert_eq!(run["status"], "stopped_at_deadline", "{run}");
     let plan = &run["plan"];
@@ -329,4 +309,25 @@ fn a_starved_client_says_its_wakeups_were_late() {
         report.contains("the client woke late"),
         "the report says so too"
     );
+}
+
+/// Each interval's throughput over all event types, from a run's intervals.csv.
+fn rates_of(out: &std::path::Path) -> Vec<f64> {
+    let mut reader = csv::Reader::from_path(out.join("intervals.csv")).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    reader
+        .records()
+        .map(Result::unwrap)
+        .filter(|r| &r[column("event_type")] == "all")
+        .map(|r| r[column("throughput_ops_s")].parse().unwrap())
+        .collect()
+}
+
+/// Each rate within `share` of the one expected, and as many of them.
+fn assert_rates_near(rates: &[f64], expected: &[f64], share: f64) {
+    assert_eq!(rates.len(), expected.len(), "{rates:?}");
+    for (got, want) in rates.iter().zip(expected) {
+        assert!((got - want).abs() <= want * share, "{rates:?}");
+    }
 }
