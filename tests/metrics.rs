@@ -127,17 +127,26 @@ fn prometheus_scrapes_a_run_and_answers_with_what_it_did() {
     let measured = json(&tmp.path().join("watched/run.json"))["measured_ops"]
         .as_u64()
         .unwrap() as f64;
-    // The run is over and its endpoint gone: what was scraped while it ran, by series.
+    // The run is over and its endpoint gone: what was scraped, by series. The endpoint
+    // stayed up after the run until Prometheus had read the totals: every operation.
     let scraped = |promql: &str| query(prometheus_port, promql);
     let counted = scraped(
         "sum(max_over_time(hatshop_operations_total{run_id=\"watched\",outcome=\"ok\"}[5m]))",
     )
     .expect("Prometheus holds the run's operations");
-    // Scraped every second, about a second behind: most of the run, never more.
-    assert!(
-        counted >= measured * 0.4 && counted <= measured,
+    assert_eq!(
+        counted, measured,
         "Prometheus counted {counted} of {measured}"
     );
+    for phase in ["measure", "done"] {
+        assert_eq!(
+            scraped(&format!(
+                "max_over_time(hatshop_phase{{run_id=\"watched\",hatshop_phase=\"{phase}\"}}[5m])"
+            )),
+            Some(1.0),
+            "Prometheus saw the phase {phase}"
+        );
+    }
     let p99 = scraped(
         "histogram_quantile(0.99, sum by (le) (max_over_time(hatshop_latency_seconds_bucket{run_id=\"watched\"}[5m])))",
     )
@@ -206,7 +215,14 @@ fn a_metrics_port_of_0_is_named_where_it_was_given() {
     let tmp = TempDir::new().unwrap();
     let ran = hatshop(tmp.path())
         .args(["run", "--quiet", "--db", "null://", "--events", "2000"])
-        .args(["--metrics", "127.0.0.1:0", "-o", "served"])
+        .args([
+            "--metrics",
+            "127.0.0.1:0",
+            "--metrics-linger",
+            "0",
+            "-o",
+            "served",
+        ])
         .output()
         .unwrap();
     let stderr = text(&ran.stderr);
@@ -221,4 +237,73 @@ fn a_metrics_port_of_0_is_named_where_it_was_given() {
         stderr.contains(&format!("metrics: http://{served}/metrics")),
         "{stderr}"
     );
+}
+
+/// Once the run is over the endpoint serves its final totals, every measured operation
+/// counted and the phase `done`, until a scraper has read them; then the run exits,
+/// well before `--metrics-linger` is up.
+#[test]
+fn the_endpoint_serves_the_totals_after_the_run_until_they_are_read() {
+    use std::io::BufRead;
+    let tmp = TempDir::new().unwrap();
+    let mut run = common::spawn(
+        tmp.path(),
+        &[
+            "run",
+            "--quiet",
+            "--db",
+            "null://",
+            "--events",
+            "20000",
+            "--metrics",
+            "127.0.0.1:0",
+            "--metrics-linger",
+            "60s",
+            "-o",
+            "lingered",
+        ],
+    );
+    let mut stderr = std::io::BufReader::new(run.stderr.take().unwrap());
+    let mut line = String::new();
+    let port: u16 = loop {
+        line.clear();
+        assert_ne!(stderr.read_line(&mut line).unwrap(), 0, "no metrics line");
+        if let Some(rest) = line.trim().strip_prefix("metrics: http://127.0.0.1:") {
+            break rest.strip_suffix("/metrics").unwrap().parse().unwrap();
+        }
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let body = loop {
+        assert!(Instant::now() < deadline, "the run never ended");
+        if let Some(body) = get(port, "/metrics")
+            && body.contains("hatshop_phase=\"done\"} 1")
+        {
+            break body;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let read_at = Instant::now();
+    let status = run.wait().unwrap();
+    assert!(status.success());
+    assert!(
+        read_at.elapsed() < Duration::from_secs(20),
+        "the run waited {:?} after its totals were read",
+        read_at.elapsed()
+    );
+    let measured = json(&tmp.path().join("lingered/run.json"))["measured_ops"]
+        .as_u64()
+        .unwrap();
+    let served: u64 = body
+        .lines()
+        .filter(|l| l.starts_with("hatshop_operations_total{") && l.contains("outcome=\"ok\""))
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(served, measured, "{body}");
+    for phase in ["load", "warmup", "measure"] {
+        assert!(
+            body.contains(&format!("hatshop_phase=\"{phase}\"}} 0")),
+            "{body}"
+        );
+    }
+    assert!(body.contains("# TYPE hatshop_phase stateset"), "{body}");
 }

@@ -155,6 +155,11 @@ pub struct RunArgs {
     /// (e.g. 127.0.0.1:9464; 0.0.0.0:9464 for a scraper on another machine).
     #[arg(long, value_name = "ADDR", value_parser = listen_address)]
     pub metrics: Option<std::net::SocketAddr>,
+    /// After the run, keep --metrics serving the final totals until a scraper has read
+    /// them, this long at most (Prometheus's default scrape interval; 0: end at once).
+    /// Runs of a sweep or --repeat do not wait.
+    #[arg(long, value_name = "TIME", default_value = "15s", value_parser = duration, requires = "metrics")]
+    pub metrics_linger: std::time::Duration,
     /// Result folder [default: results/<run-id>].
     #[arg(short, long, value_name = "DIR")]
     pub out: Option<PathBuf>,

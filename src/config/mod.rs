@@ -108,6 +108,8 @@ pub struct RunConfig {
     pub tag: Option<String>,
     /// `--metrics`: where the run's metrics are served while it runs.
     pub metrics: Option<std::net::SocketAddr>,
+    /// `--metrics-linger`: how long the endpoint waits for a last scrape after the run.
+    pub metrics_linger: Duration,
     pub op_log: bool,
     pub verify: bool,
     pub recreate: bool,
@@ -223,6 +225,7 @@ impl RunConfig {
             run_id,
             tag: args.tag.clone(),
             metrics: args.metrics,
+            metrics_linger: args.metrics_linger,
             op_log: !args.no_op_log,
             verify: args.verify,
             recreate: args.recreate,
@@ -248,6 +251,8 @@ impl RunConfig {
     pub fn in_series(mut self) -> RunConfig {
         self.print_details = false;
         self.max_errors = None;
+        // The next run serves at once: no run of a series waits on a scraper.
+        self.metrics_linger = Duration::ZERO;
         self
     }
 

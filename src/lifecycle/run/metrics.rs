@@ -1,24 +1,27 @@
 //! `--metrics ADDR`: the run's counters and latency served as OpenMetrics text at
 //! `http://ADDR/metrics` while it runs, for a Prometheus that scrapes it (one target per
 //! shard of a run on Kubernetes: deploy/prometheus.yml). Read from the interval
-//! statistics the lanes record anyway, so serving adds nothing to their work.
+//! statistics the lanes record anyway, so serving adds nothing to their work. Once the
+//! run is over the endpoint serves its totals until a scraper has read them, for
+//! `--metrics-linger` at most: without that, Prometheus never sees the last second.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use hdrhistogram::Histogram;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, Notify};
 
 use crate::config::RunConfig;
 use crate::db::{AnyStore, ErrorKind, Store};
 use crate::result_dir::RunRecord;
-use crate::runner::Progress;
+use crate::runner::{PhaseClock, Progress, StopSignal};
 use crate::stats::{OpStats, RunStats};
 use crate::workload::EventType;
 
@@ -37,6 +40,59 @@ pub(super) struct Metrics {
     task: tokio::task::JoinHandle<()>,
     /// Where it listens: the port the kernel gave, where `--metrics` asked for 0.
     pub addr: SocketAddr,
+    served: Arc<Served>,
+}
+
+/// What every answer reads.
+struct Served {
+    progress: Arc<Progress>,
+    totals: Mutex<Totals>,
+    labels: Labels,
+    /// When the phases began, once the run loop has them.
+    phases: OnceLock<Arc<PhaseClock>>,
+    /// Set once the run's totals are final.
+    ended: AtomicBool,
+    /// Set, and told, once a scraper has been answered with the final totals.
+    final_read: AtomicBool,
+    read_after_end: Notify,
+}
+
+/// The phases of a run, as `hatshop_phase` names them.
+const PHASES: [&str; 4] = ["load", "warmup", "measure", "done"];
+
+impl Metrics {
+    /// Hands the endpoint the run's phase clock, so that it can say the phase.
+    pub(super) fn watch_phases(&self, phases: Arc<PhaseClock>) {
+        let _ = self.served.phases.set(phases);
+    }
+
+    /// The run's final statistics, served from now on in place of what the intervals
+    /// had come to (the last one, cut short by the end, among them).
+    pub(super) async fn ended(&self, stats: &RunStats) {
+        let mut totals = self.served.totals.lock().await;
+        totals.stats = Some(stats.clone());
+        self.served.ended.store(true, Ordering::Release);
+    }
+
+    /// Keeps serving the final totals until a scraper has read them, `linger` at most;
+    /// Ctrl-C ends the wait.
+    pub(super) async fn linger(self, linger: Duration, stop: &StopSignal) {
+        let read = self.served.read_after_end.notified();
+        tokio::pin!(read);
+        // Listening from here: a read between this check and the wait is not missed.
+        read.as_mut().enable();
+        if linger.is_zero()
+            || !self.served.ended.load(Ordering::Acquire)
+            || self.served.final_read.load(Ordering::Acquire)
+        {
+            return;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(linger) => {}
+            _ = read => {}
+            _ = stop.interrupted() => {}
+        }
+    }
 }
 
 impl Drop for Metrics {
@@ -45,7 +101,8 @@ impl Drop for Metrics {
     }
 }
 
-/// What the endpoint has added up so far: the intervals done before `from`.
+/// What the endpoint has added up so far: the intervals done before `from`, or the
+/// run's final statistics once it has ended.
 struct Totals {
     from: u64,
     stats: Option<RunStats>,
@@ -128,29 +185,34 @@ async fn serve(addr: SocketAddr, labels: Labels, progress: Arc<Progress>) -> Res
     let addr = listener
         .local_addr()
         .with_context(|| format!("--metrics {addr}: cannot serve there"))?;
-    let totals = Arc::new(Mutex::new(Totals {
-        from: 0,
-        stats: None,
-    }));
-    let labels = Arc::new(labels);
-    let task = tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let (progress, totals, labels) = (progress.clone(), totals.clone(), labels.clone());
-            tokio::spawn(async move {
-                let _ = answer(stream, &progress, &totals, &labels).await;
-            });
-        }
+    let served = Arc::new(Served {
+        progress,
+        totals: Mutex::new(Totals {
+            from: 0,
+            stats: None,
+        }),
+        labels,
+        phases: OnceLock::new(),
+        ended: AtomicBool::new(false),
+        final_read: AtomicBool::new(false),
+        read_after_end: Notify::new(),
     });
-    Ok(Metrics { task, addr })
+    let task = {
+        let served = served.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let served = served.clone();
+                tokio::spawn(async move {
+                    let _ = answer(stream, &served).await;
+                });
+            }
+        })
+    };
+    Ok(Metrics { task, addr, served })
 }
 
 /// Reads one request and answers it: the metrics for `GET /metrics`, else 404.
-async fn answer(
-    mut stream: TcpStream,
-    progress: &Progress,
-    totals: &Mutex<Totals>,
-    labels: &Labels,
-) -> std::io::Result<()> {
+async fn answer(mut stream: TcpStream, served: &Served) -> std::io::Result<()> {
     let mut head = Vec::with_capacity(1024);
     let mut buffer = [0u8; 1024];
     let read = tokio::time::timeout(REQUEST_DEADLINE, async {
@@ -169,43 +231,54 @@ async fn answer(
     }
     let line = String::from_utf8_lossy(head.split(|&b| b == b'\r').next().unwrap_or(&[]));
     let path = line.split(' ').nth(1).unwrap_or("");
-    let (status, content_type, body) =
-        if line.starts_with("GET ") && path.split('?').next() == Some("/metrics") {
-            let mut totals = totals.lock().await;
-            (
-                "200 OK",
-                "application/openmetrics-text; version=1.0.0; charset=utf-8",
-                exposition(progress, &mut totals, labels),
-            )
-        } else {
-            (
-                "404 Not Found",
-                "text/plain; charset=utf-8",
-                "hatshop serves /metrics only\n".to_string(),
-            )
-        };
+    let metrics = line.starts_with("GET ") && path.split('?').next() == Some("/metrics");
+    // Read before the totals are: an answer begun before the end holds none of it.
+    let final_totals = served.ended.load(Ordering::Acquire);
+    let (status, content_type, body) = if metrics {
+        let mut totals = served.totals.lock().await;
+        (
+            "200 OK",
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            exposition(served, &mut totals),
+        )
+    } else {
+        (
+            "404 Not Found",
+            "text/plain; charset=utf-8",
+            "hatshop serves /metrics only\n".to_string(),
+        )
+    };
     let response = format!(
         "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()
     );
     // A scraper that stops reading is given up on, as one that stops sending is.
-    match tokio::time::timeout(REQUEST_DEADLINE, async {
+    let written = match tokio::time::timeout(REQUEST_DEADLINE, async {
         stream.write_all(response.as_bytes()).await?;
         stream.shutdown().await
     })
     .await
     {
         Ok(written) => written,
-        Err(_) => Ok(()),
+        Err(_) => return Ok(()),
+    };
+    if metrics && final_totals && written.is_ok() {
+        served.final_read.store(true, Ordering::Release);
+        served.read_after_end.notify_waiters();
     }
+    written
 }
 
 /// The metrics as OpenMetrics text, the intervals done since the last scrape added to
 /// the totals first.
-fn exposition(progress: &Progress, totals: &mut Totals, run: &Labels) -> String {
-    totals.catch_up(progress);
+fn exposition(served: &Served, totals: &mut Totals) -> String {
+    let run = &served.labels;
+    if !served.ended.load(Ordering::Acquire) {
+        totals.catch_up(&served.progress);
+    }
     let mut out = String::new();
-    gauges(&mut out, progress, run);
+    gauges(&mut out, &served.progress, run);
+    phase(&mut out, served);
     let events = totals.stats.as_ref().map_or(&[][..], RunStats::events);
     // Only event types that ran: one that has not is no series yet.
     let ran: Vec<(EventType, &OpStats)> = EventType::ALL
@@ -265,6 +338,34 @@ fn gauges(out: &mut String, progress: &Progress, run: &Labels) {
         "hatshop_in_flight{{{labels}}} {}",
         progress.in_flight()
     );
+}
+
+/// The phase the run is in, as an OpenMetrics state set: 1 for the phase it is in, 0
+/// for the others.
+fn phase(out: &mut String, served: &Served) {
+    let now = if served.ended.load(Ordering::Acquire) {
+        "done"
+    } else {
+        match served.phases.get() {
+            Some(phases) if phases.measure.get().is_some() => "measure",
+            Some(phases) if phases.warmup.get().is_some() => "warmup",
+            _ => "load",
+        }
+    };
+    family(
+        out,
+        "hatshop_phase",
+        "stateset",
+        "The run's phase: load, warmup, measure, then done (the totals final).",
+    );
+    for phase in PHASES {
+        let _ = writeln!(
+            out,
+            "hatshop_phase{{{},hatshop_phase=\"{phase}\"}} {}",
+            served.labels.every,
+            u8::from(phase == now)
+        );
+    }
 }
 
 /// Measured operations by event type and outcome: every outcome of an event type that

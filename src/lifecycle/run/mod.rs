@@ -32,7 +32,7 @@ use crate::config::RunConfig;
 use crate::console::{note, say};
 use crate::db::{AnyStore, Store};
 use crate::interrupt;
-use crate::report::table::thousands;
+use crate::report::table::{elapsed_text, thousands};
 use crate::report::{OpLogWriter, html};
 use crate::result_dir::folder::{claim_result_folder, missing_folders, remove_folders};
 use crate::result_dir::{self, RunRecord};
@@ -168,18 +168,24 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
     )
     .await;
     let result = match result {
-        Ok(()) => run_json.finish(&record).inspect_err(|e| {
-            if record.op_log_rows.is_some() {
-                record.unwritten = Some(format!("{e:#}"));
-            }
-        }),
-        failed => failed,
+        Ok(metrics) => run_json
+            .finish(&record)
+            .inspect_err(|e| {
+                if record.op_log_rows.is_some() {
+                    record.unwritten = Some(format!("{e:#}"));
+                }
+            })
+            .map(|()| metrics),
+        Err(e) => Err(e),
     };
-    if let Err(e) = result {
-        let e = record_failure(config, &run_json, &mut record, e);
-        crate::db::close_within(&*store).await;
-        return Err(e);
-    }
+    let metrics = match result {
+        Ok(metrics) => metrics,
+        Err(e) => {
+            let e = record_failure(config, &run_json, &mut record, e);
+            crate::db::close_within(&*store).await;
+            return Err(e);
+        }
+    };
     // Requests a store still has in flight land before verify reads (bounded, and
     // Ctrl-C skips the wait).
     tokio::select! {
@@ -187,12 +193,29 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
         _ = stop.interrupted() => {}
     }
     let finished = finish(config, &store, &record, &stop).await;
+    if let Some(metrics) = metrics {
+        linger(config, metrics, &stop).await;
+    }
     interrupt::clear_last_words();
     crate::db::close_within(&*store).await;
     finished
 }
 
-/// The measured part: the runner, then every file of the folder.
+/// Keeps the metrics endpoint up for a last scrape of the run's totals, saying so
+/// where the run's lines are printed.
+async fn linger(config: &RunConfig, metrics: metrics::Metrics, stop: &StopSignal) {
+    if config.print_details && !config.metrics_linger.is_zero() {
+        note!(
+            "metrics: serving the totals at http://{}/metrics until a scraper reads them ({} at most; Ctrl-C ends it)",
+            metrics.addr,
+            elapsed_text(config.metrics_linger.as_secs_f64())
+        );
+    }
+    metrics.linger(config.metrics_linger, stop).await;
+}
+
+/// The measured part: the runner, then every file of the folder; the metrics endpoint,
+/// still serving, where `--metrics` asked for one.
 async fn measure(
     config: &RunConfig,
     store: Arc<AnyStore>,
@@ -201,11 +224,11 @@ async fn measure(
     timeline: Option<Timeline>,
     record: &mut RunRecord,
     run_json: &RunJson,
-) -> Result<()> {
+) -> Result<Option<metrics::Metrics>> {
     let plan = plan_of(config, &store);
     let (op_log, op_log_tx) = start_op_log(config, &store, clock)?;
     let progress = Arc::new(Progress::default());
-    let _metrics = metrics::serve_run(config, &store, progress.clone(), record).await?;
+    let metrics = metrics::serve_run(config, &store, progress.clone(), record).await?;
     let bar = show_progress(config, progress.clone());
     say_running(config);
     let serving = serving_server(config);
@@ -220,6 +243,9 @@ async fn measure(
             timed_warmup.clone(),
         ),
     );
+    if let Some(metrics) = &metrics {
+        metrics.watch_phases(phases.clone());
+    }
     let (run_over, over) = tokio::sync::watch::channel(false);
     let observer = crate::observe::Observer::start(serving, over.clone());
     let faults = timeline
@@ -252,6 +278,9 @@ async fn measure(
         bar.end();
     }
     let outcome = outcome?;
+    if let Some(metrics) = &metrics {
+        metrics.ended(&outcome.stats).await;
+    }
     let op_log_rows = op_log.map(OpLogWriter::finish).transpose();
     // What ran goes into the record before any file is written: a file that cannot be
     // written (a full disk) must not make the folder forget what reached the store.
@@ -269,7 +298,7 @@ async fn measure(
     {
         record.unwritten = Some(format!("{e:#}"));
     }
-    written
+    written.map(|()| metrics)
 }
 
 /// Prints the table, verifies if asked, writes the report; the exit code.
