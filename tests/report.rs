@@ -108,6 +108,39 @@ fn the_report_shows_the_numbers_of_summary_json() {
     );
 }
 
+/// Each lane's share of the measured work, as sysbench's "threads fairness": run.json
+/// keeps the spread of the lanes' operations (adding up to the run's) and busy time,
+/// and the report says it.
+#[test]
+fn the_lanes_share_of_the_work_is_in_run_json_and_the_report() {
+    let tmp = TempDir::new().unwrap();
+    let out = run(&tmp, "lanes", &["--events", "4000", "-c", "4"]);
+    let record = json(&out.join("run.json"));
+    let fairness = &record["fairness"];
+    assert_eq!(fairness["lanes"], 4, "{fairness}");
+    let ops = &fairness["ops"];
+    let mean = ops["mean"].as_f64().unwrap();
+    assert_eq!(
+        mean * 4.0,
+        record["measured_ops"].as_f64().unwrap(),
+        "{fairness}"
+    );
+    assert!(ops["min"].as_f64().unwrap() <= mean && mean <= ops["max"].as_f64().unwrap());
+    assert!(ops["stddev"].as_f64().unwrap() >= 0.0);
+    let busy = &fairness["busy_s"];
+    assert!(busy["min"].as_f64().unwrap() > 0.0, "{fairness}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let said = html
+        .split("4 lanes: ")
+        .nth(1)
+        .expect("the report says how the 4 lanes shared the work");
+    let said = &said[..said.find('<').unwrap()];
+    assert!(
+        said.contains(" measured operations each (") && said.ends_with("% of the measured phase"),
+        "{said}"
+    );
+}
+
 #[test]
 fn verify_brings_the_folders_page_up_to_date() {
     let tmp = TempDir::new().unwrap();

@@ -393,6 +393,8 @@ fn merged_record(
     record.failed_writes = failed_writes;
     record.recovered = recovery(shards);
     record.client = None;
+    // Each shard's lanes are counted apart, and a shard's spread is not the whole's.
+    record.fairness = None;
     record.server_cpu = None;
     record.shard = None;
     record.shards = shards.iter().map(origin).collect();

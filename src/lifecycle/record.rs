@@ -91,6 +91,7 @@ pub fn initial_record(
         thresholds: Vec::new(),
         faults: Vec::new(),
         client: None,
+        fairness: None,
         server_cpu: None,
         shard: config.shard,
         shards: Vec::new(),

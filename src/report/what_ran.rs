@@ -10,6 +10,7 @@ use super::svg::escape;
 use super::table::thousands;
 use crate::client_cost::ClientCost;
 use crate::result_dir::{Host, RunRecord, ShardOrigin};
+use crate::stats::fairness::Fairness;
 use crate::workload::{EventSource, WorkloadSpec};
 
 fn fact(out: &mut String, name: &str, value: &str) {
@@ -38,6 +39,13 @@ pub(super) fn section(run: &LoadedRun) -> String {
         fact(&mut out, "client cost", &client_cost(r, client));
     }
     fact(&mut out, "plan", &plan(run));
+    if let Some(fairness) = &r.fairness {
+        fact(
+            &mut out,
+            "lanes",
+            &escape(&lanes(fairness, run.summary.elapsed_s)),
+        );
+    }
     if let Some(shard) = r.shard {
         fact(
             &mut out,
@@ -191,6 +199,34 @@ fn client_cost(r: &RunRecord, client: &ClientCost) -> String {
     // A block of its own: a long warning wraps inside its box.
     for warning in warnings {
         let _ = write!(text, r#"<div class="warning">{}</div>"#, escape(&warning));
+    }
+    text
+}
+
+/// How evenly the lanes shared the work, as sysbench's "threads fairness": `8 lanes:
+/// 1,250 ± 12 measured operations each (1,230–1,270), busy 97 ± 1 % of the measured
+/// phase` (a lane busy far less than the others waited on the client, or its pace).
+fn lanes(fairness: &Fairness, measured_s: f64) -> String {
+    let whole = |v: f64| thousands(v.round() as u64);
+    let lanes = match fairness.lanes {
+        1 => "1 lane".to_string(),
+        n => format!("{n} lanes"),
+    };
+    let mut text = format!(
+        "{lanes}: {} ± {} measured operations each ({}–{})",
+        whole(fairness.ops.mean),
+        whole(fairness.ops.stddev),
+        whole(fairness.ops.min),
+        whole(fairness.ops.max),
+    );
+    if measured_s > 0.0 {
+        let share = |s: f64| s / measured_s * 100.0;
+        let _ = write!(
+            text,
+            ", busy {:.0} ± {:.0} % of the measured phase",
+            share(fairness.busy_s.mean),
+            share(fairness.busy_s.stddev)
+        );
     }
     text
 }

@@ -127,6 +127,10 @@ pub struct RunRecord {
     /// busiest thread (a recovered run has none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<crate::client_cost::ClientCost>,
+    /// How evenly the lanes shared the measured operations: each lane's count and busy
+    /// seconds, their mean, spread and range (sysbench's "threads fairness").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fairness: Option<crate::stats::fairness::Fairness>,
     /// What the servers hatshop started for this database spent over the same window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpu: Option<crate::client_cost::ServerCpu>,

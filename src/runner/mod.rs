@@ -30,6 +30,7 @@ use watchers::Watchers;
 
 use crate::client_cost::{ClientCost, ServerCpu, Wakeups};
 use crate::db::{ErrorKind, Store};
+use crate::stats::fairness::{Fairness, LaneWork};
 use crate::stats::{IntervalCollector, RunStats, total};
 use crate::workload::EventType;
 
@@ -103,6 +104,8 @@ pub struct RunOutcome {
     pub measure_offset: Option<Duration>,
     /// Per lane, the seq of the last event it applied: the exact prefix that reached the store.
     pub lane_last_seq: Vec<Option<u64>>,
+    /// How evenly the lanes shared the measured operations.
+    pub fairness: Option<Fairness>,
     /// From the first measured event handed out to the last measured answer.
     pub measured_elapsed: Duration,
     /// sha256 of the events handed out (all of them when `stream_complete`).
@@ -296,6 +299,7 @@ struct LanesEnded {
     unmeasured_errors: u64,
     last_end: Option<Instant>,
     wakeups: Wakeups,
+    work: Vec<LaneWork>,
 }
 
 async fn lanes_ended(
@@ -306,6 +310,7 @@ async fn lanes_ended(
         unmeasured_errors: 0,
         last_end: None,
         wakeups: Wakeups::default(),
+        work: Vec::with_capacity(lanes.len()),
     };
     for lane in lanes {
         // A lane that panicked dropped its sender unanswered.
@@ -314,6 +319,7 @@ async fn lanes_ended(
         ended.unmeasured_errors += report.unmeasured_errors;
         ended.last_end = ended.last_end.max(report.last_end);
         ended.wakeups.add(&report.wakeups);
+        ended.work.push(report.work);
     }
     Ok(ended)
 }
@@ -365,6 +371,7 @@ fn outcome(
             .get()
             .map(|s| s.duration_since(cx.clock.instant)),
         lane_last_seq: lanes.last_seq,
+        fairness: Fairness::of(&lanes.work),
         measured_elapsed,
         plan_sha256: source_report.plan_sha256,
         planned_events: source_report.planned_events,

@@ -5,9 +5,11 @@
 //! Depends on nothing else of ours: event types are small indices, error kinds are
 //! names, and the caller supplies the labels when it asks for a summary.
 
+pub mod fairness;
 mod histogram;
 mod interval;
 mod op_hand_off;
+mod spread;
 mod summary;
 pub mod threshold;
 
@@ -20,6 +22,7 @@ use histogram::LazyHistogram;
 pub use histogram::new_histogram;
 pub use interval::{IntervalCollector, total};
 pub use op_hand_off::{OpBatchSender, TAKE_EVERY};
+pub use spread::Spread;
 pub use summary::{LatencyBrief, LatencySummary, Summary, SummaryOf};
 
 /// Distinct error messages kept per kind, for reports (the op log has them all).

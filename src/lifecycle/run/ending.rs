@@ -115,6 +115,7 @@ pub(super) fn ended(
     record.unmeasured_errors = outcome.unmeasured_errors;
     record.failed_writes = outcome.failed_writes.len() as u64;
     record.client = outcome.client.clone();
+    record.fairness = outcome.fairness.clone();
     record.server_cpu = outcome.server_cpu.clone();
     let failure = [
         &outcome.not_measured,

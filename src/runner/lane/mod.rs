@@ -27,6 +27,7 @@ use super::{FailedWrite, TracedOp};
 use crate::client_cost::Wakeups;
 use crate::db::{Applied, DbError, ErrorKind, Store};
 use crate::db::{CallNotes, observe};
+use crate::stats::fairness::LaneWork;
 use crate::stats::{IntervalCollector, OpBatchSender, OpRecord};
 use crate::workload::kv::fill_value;
 use crate::workload::{KeyText, Operation, OrderEvent, Phase};
@@ -69,6 +70,8 @@ pub struct LaneReport {
     pub last_end: Option<Instant>,
     /// Under `--rate`: how late it sent the measured operations it waited for.
     pub wakeups: Wakeups,
+    /// Its measured operations and the time it spent in them.
+    pub work: LaneWork,
 }
 
 /// The calls made for one operation.
@@ -146,6 +149,7 @@ pub struct Lane<D> {
     unmeasured_errors: u64,
     last_end: Option<Instant>,
     wakeups: Wakeups,
+    work: LaneWork,
     pending_measured: u64,
     pending_errors: u64,
     pending_applied: u64,
@@ -176,6 +180,7 @@ impl<D: Store> Lane<D> {
             unmeasured_errors: 0,
             last_end: None,
             wakeups: Wakeups::default(),
+            work: LaneWork::default(),
             pending_measured: 0,
             pending_errors: 0,
             pending_applied: 0,
@@ -225,6 +230,7 @@ impl<D: Store> Lane<D> {
             unmeasured_errors: self.unmeasured_errors,
             last_end: self.last_end,
             wakeups: self.wakeups,
+            work: self.work,
         }
     }
 

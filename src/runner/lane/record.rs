@@ -97,6 +97,7 @@ impl<D: Store> Lane<D> {
         // A cut call's end is the run's, not an answer: it does not stretch the phase.
         if !cut {
             self.last_end = Some(end);
+            self.work.did(end.duration_since(start).as_nanos() as u64);
         }
         self.pending_measured += 1;
         if self.cx.op_log.is_some() {
