@@ -197,6 +197,14 @@ fn latency_hlog_round_trips_to_the_summary_counts() {
     assert_eq!(all_ops, summary["ops"].as_u64().unwrap());
 }
 
+/// Run #2's line under compare's "throughput of all operations against #1".
+fn throughput_line(text: &str) -> &str {
+    text.lines()
+        .skip_while(|l| !l.starts_with("throughput of all operations against #1"))
+        .find(|l| l.trim_start().starts_with("#2 "))
+        .unwrap_or_default()
+}
+
 #[test]
 fn compare_finds_no_difference_with_itself_and_a_real_one_with_fsync() {
     let tmp = TempDir::new().unwrap();
@@ -225,7 +233,11 @@ fn compare_finds_no_difference_with_itself_and_a_real_one_with_fsync() {
         .unwrap();
     assert!(same.status.success());
     let text = String::from_utf8(same.stdout).unwrap();
-    let second_rows: Vec<&str> = text.lines().filter(|l| l.contains(" #2 ")).collect();
+    // The latency table's rows (the throughput lines below it are indented).
+    let second_rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(" #2 ") && !l.starts_with("  #"))
+        .collect();
     assert_eq!(second_rows.len(), 7, "{text}"); // six event types and all
     for line in second_rows {
         assert!(
@@ -238,8 +250,16 @@ fn compare_finds_no_difference_with_itself_and_a_real_one_with_fsync() {
         text.contains("what differs: nothing run.json records"),
         "{text}"
     );
+    // Throughput is tested too, its ratio given with its interval.
+    let throughput = throughput_line(&text);
+    assert!(
+        throughput.contains("1.00×, no significant difference (p = 1.000, 95 % CI "),
+        "{text}"
+    );
     let page = std::fs::read_to_string(tmp.path().join("same.html")).unwrap();
     assert!(page.contains(r#"<td data-field="ratio">1.00</td>"#));
+    assert!(page.contains(r#"<table id="throughput">"#), "{page}");
+    assert!(page.contains("Throughput over time, all operations"));
 
     let compare_apart = |fast: &Path, slow: &Path| {
         let apart = hatshop(tmp.path())
@@ -257,14 +277,22 @@ fn compare_finds_no_difference_with_itself_and_a_real_one_with_fsync() {
             .skip_while(|l| !l.starts_with("all "))
             .nth(1)
             .unwrap_or_default();
-        // `significant: 7.41× slower`; a few percent between like runs can be
-        // significant too, so the size counts as well.
+        // `significant: 7.41× slower (95 % CI 6.90–7.95×)`; a few percent between
+        // like runs can be significant too, so the size counts as well.
         let times = all_row
             .split("significant: ")
             .nth(1)
-            .and_then(|rest| rest.strip_suffix("× slower"))
-            .and_then(|times| times.parse::<f64>().ok());
-        !all_row.contains("no significant") && times.is_some_and(|times| times > 2.0)
+            .and_then(|rest| rest.split_once("× slower"))
+            .and_then(|(times, _)| times.parse::<f64>().ok());
+        // And run #2's throughput, significantly below run #1's, with its interval.
+        let throughput = throughput_line(text)
+            .split("significant: ")
+            .nth(1)
+            .and_then(|rest| rest.split_once("× run #1's throughput (p "))
+            .and_then(|(times, rest)| Some((times.parse::<f64>().ok()?, rest)));
+        !all_row.contains("no significant")
+            && times.is_some_and(|times| times > 2.0)
+            && throughput.is_some_and(|(times, rest)| times < 0.5 && rest.contains("95 % CI"))
     };
     // The machine is shared: a stall of a second or two during one run (CI's servers
     // flushing) can leave too few independent intervals to test, so a real difference

@@ -5,9 +5,10 @@
 
 use std::fmt::Write;
 
+use super::compare_throughput;
 use super::differences;
 use super::load::LoadedRun;
-use super::significance::{ALPHA, MIN_EFFECTIVE, TTest, effective_samples, welch};
+use super::significance::{ALPHA, MIN_EFFECTIVE, TTest, effective_samples, ratio_interval, welch};
 use super::table::{latency_text, thousands};
 use crate::stats::LatencySummary;
 
@@ -19,6 +20,8 @@ pub struct Comparison<'a> {
     /// no successful operation, so no mean to divide.
     pub ratio: Option<f64>,
     pub test: Option<TTest>,
+    /// The ratio's 95 % confidence interval, from the test's samples.
+    pub interval: Option<(f64, f64)>,
     /// Without a test: the runs (1-based) with too few effective intervals, and theirs.
     pub too_few: Vec<(usize, f64)>,
     /// The independent samples the test stood on, run #1's and this run's, and what
@@ -102,13 +105,32 @@ impl Comparison<'_> {
                         whole(this)
                     )
                 } else {
-                    "no significant difference".into()
+                    match self.interval {
+                        Some((low, high)) => {
+                            format!("no significant difference (ratio {low:.2}–{high:.2} at 95 %)")
+                        }
+                        None => "no significant difference".into(),
+                    }
                 }
             }
-            Some(_) if ratio >= 1.0 => format!("significant: {ratio:.2}× slower"),
-            Some(_) => format!("significant: {:.2}× faster", 1.0 / ratio),
+            Some(_) if ratio >= 1.0 => format!(
+                "significant: {ratio:.2}× slower{}",
+                interval_text(self.interval)
+            ),
+            Some(_) => format!(
+                "significant: {:.2}× faster{}",
+                1.0 / ratio,
+                interval_text(self.interval.map(|(low, high)| (1.0 / high, 1.0 / low)))
+            ),
         }
     }
+}
+
+/// ` (95 % CI 1.10–1.31×)`, or nothing without an interval.
+fn interval_text(interval: Option<(f64, f64)>) -> String {
+    interval.map_or_else(String::new, |(low, high)| {
+        format!(" (95 % CI {low:.2}–{high:.2}×)")
+    })
 }
 
 /// What to do about a verdict that cannot say much: the rows it is for, and the advice.
@@ -230,32 +252,41 @@ pub fn compare<'a>(runs: &'a [LoadedRun], event_type: &str) -> Vec<Comparison<'a
             let summary = summary_of(run, event_type)?;
             let ratio = (base.ok > 0 && summary.ok > 0).then(|| summary.mean_us / base.mean_us);
             let repeats = repeat_means(run, event_type);
-            let (test, too_few, samples) = if base_repeats.len() >= 2 && repeats.len() >= 2 {
-                let samples = (
-                    effective_samples(&base_repeats),
-                    effective_samples(&repeats),
-                    "repeats",
-                );
-                (welch(&base_repeats, &repeats), Vec::new(), samples)
-            } else {
-                let these = interval_means(run, event_type);
-                let too_few = [(1, &base_samples), (i + 1, &these)]
-                    .into_iter()
-                    .map(|(run, xs)| (run, effective_samples(xs)))
-                    .filter(|(_, n)| *n < MIN_EFFECTIVE)
-                    .collect();
-                let samples = (
-                    effective_samples(&base_samples),
-                    effective_samples(&these),
-                    "intervals",
-                );
-                (welch(&base_samples, &these), too_few, samples)
-            };
+            let (test, interval, too_few, samples) =
+                if base_repeats.len() >= 2 && repeats.len() >= 2 {
+                    let samples = (
+                        effective_samples(&base_repeats),
+                        effective_samples(&repeats),
+                        "repeats",
+                    );
+                    let interval = ratio.and_then(|r| ratio_interval(&base_repeats, &repeats, r));
+                    (
+                        welch(&base_repeats, &repeats),
+                        interval,
+                        Vec::new(),
+                        samples,
+                    )
+                } else {
+                    let these = interval_means(run, event_type);
+                    let too_few = [(1, &base_samples), (i + 1, &these)]
+                        .into_iter()
+                        .map(|(run, xs)| (run, effective_samples(xs)))
+                        .filter(|(_, n)| *n < MIN_EFFECTIVE)
+                        .collect();
+                    let samples = (
+                        effective_samples(&base_samples),
+                        effective_samples(&these),
+                        "intervals",
+                    );
+                    let interval = ratio.and_then(|r| ratio_interval(&base_samples, &these, r));
+                    (welch(&base_samples, &these), interval, too_few, samples)
+                };
             Some(Comparison {
                 run: i,
                 summary,
                 ratio,
                 test,
+                interval,
                 too_few,
                 samples,
             })
@@ -452,6 +483,20 @@ pub fn terminal(runs: &[LoadedRun]) -> String {
     for line in advice_of(advice.into_iter()) {
         let _ = writeln!(out, "{line}");
     }
+    let _ = writeln!(
+        out,
+        "\nthroughput of all operations against #1; Welch's t-test on {}:",
+        compare_throughput::samples_named(runs)
+    );
+    for c in compare_throughput::compare_throughput(runs) {
+        let _ = writeln!(
+            out,
+            "  #{:<3} {:>12} ops/s  {}",
+            c.run + 1,
+            thousands(c.ops_s.round() as u64),
+            c.verdict(runs)
+        );
+    }
     let responses = response_rows(runs);
     if !responses.is_empty() {
         let _ = writeln!(
@@ -494,6 +539,7 @@ mod tests {
             summary: &summary,
             ratio: Some(0.6),
             test,
+            interval: None,
             too_few,
             samples,
         }

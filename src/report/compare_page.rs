@@ -8,11 +8,13 @@ use super::compare::{
     NUMBER_FIELDS, Streams, advice_of, compare, event_types, events_each, numbers,
     response_numbers, response_rows, samples_named, streams, summary_of,
 };
+use super::compare_throughput::{compare_throughput, samples_named as throughput_samples_named};
 use super::differences;
 use super::hlog;
 use super::load::LoadedRun;
 use super::page::Page;
 use super::svg::{self, Axis, Bars, Series, escape};
+use super::table::thousands;
 
 /// The comparison page, to be written as `file_name`: the runs, what differs between
 /// them, the table with its verdicts, response time under open loop, and the charts.
@@ -35,6 +37,7 @@ pub fn page(runs: &[LoadedRun], file_name: &str) -> Page {
     }
     let names = event_types(runs);
     body.push_str(&comparison_table(runs, &run_names, &names));
+    body.push_str(&throughput_table(runs, &run_names));
     body.push_str(&response_table(runs));
     charts(&mut body, runs, &run_names, &names);
     body
@@ -135,6 +138,29 @@ fn comparison_table(runs: &[LoadedRun], run_names: &[String], names: &[String]) 
     body
 }
 
+/// Each run's throughput of all operations, with its ratio and test against run #1.
+fn throughput_table(runs: &[LoadedRun], run_names: &[String]) -> String {
+    let mut body = String::from(
+        r#"<h2>Throughput</h2><table id="throughput"><tr><th>run</th><th>ops/s</th><th style="text-align:left">against #1</th></tr>"#,
+    );
+    for c in compare_throughput(runs) {
+        let _ = write!(
+            body,
+            r#"<tr data-run="{}"><td style="min-width:10em">{}</td><td data-field="throughput_ops_s">{}</td><td style="text-align:left" data-field="verdict">{}</td></tr>"#,
+            c.run + 1,
+            escape(&run_names[c.run]).replace('-', "\u{2011}"),
+            thousands(c.ops_s.round() as u64),
+            escape(&c.verdict(runs))
+        );
+    }
+    let _ = write!(
+        body,
+        "</table><p class=\"note\">All operations per second over the measured phase. Welch's t-test on {}.</p>",
+        throughput_samples_named(runs)
+    );
+    body
+}
+
 /// Response time (from when each operation was due), for open-loop runs.
 fn response_table(runs: &[LoadedRun]) -> String {
     let mut body = String::new();
@@ -159,7 +185,7 @@ fn response_table(runs: &[LoadedRun]) -> String {
     body
 }
 
-/// Mean and p99 per event type, the percentile spectrum, and p99 over time.
+/// Mean and p99 per event type, the percentile spectrum, p99 and throughput over time.
 fn charts(body: &mut Page, runs: &[LoadedRun], run_names: &[String], names: &[String]) {
     for (title, pick) in [
         ("Mean latency per event type", "mean"),
@@ -223,5 +249,23 @@ fn charts(body: &mut Page, runs: &[LoadedRun], run_names: &[String], names: &[St
         &Axis::linear("time since the measured phase began (s)"),
         &Axis::log("latency (µs)"),
         &over_time,
+    ));
+    let throughput: Vec<Series> = runs
+        .iter()
+        .zip(run_names)
+        .map(|(run, name)| Series {
+            name: name.clone(),
+            points: run
+                .series("all")
+                .iter()
+                .map(|r| (r.start_s, r.throughput_ops_s))
+                .collect(),
+        })
+        .collect();
+    body.figure(svg::line_chart(
+        "Throughput over time, all operations",
+        &Axis::linear("time since the measured phase began (s)"),
+        &Axis::linear("operations per second"),
+        &throughput,
     ));
 }

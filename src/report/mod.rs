@@ -8,6 +8,7 @@ pub mod charts;
 pub mod compare;
 pub mod compare_export;
 pub mod compare_page;
+pub mod compare_throughput;
 pub mod differences;
 pub mod export;
 pub mod figure;

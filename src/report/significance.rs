@@ -68,6 +68,46 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<TTest> {
     Some(TTest { t, df, p_value })
 }
 
+/// The interval, at 1 − [`ALPHA`], of `b`'s mean over `a`'s set around `ratio` (the
+/// ratio of the runs' own means): the samples' relative standard errors, each side as
+/// its effective sample size, taken on the log of the ratio (so the interval is
+/// symmetric in "× faster" and "× slower"), with Welch's degrees of freedom. `None`
+/// where the test would have too few samples or a mean of 0.
+pub fn ratio_interval(a: &[f64], b: &[f64], ratio: f64) -> Option<(f64, f64)> {
+    let (na, nb) = (effective_samples(a), effective_samples(b));
+    if a.len() < 2 || b.len() < 2 || na < MIN_EFFECTIVE || nb < MIN_EFFECTIVE {
+        return None;
+    }
+    let (ma, va) = mean_and_variance(a);
+    let (mb, vb) = mean_and_variance(b);
+    if ma <= 0.0 || mb <= 0.0 || !ratio.is_finite() || ratio <= 0.0 {
+        return None;
+    }
+    let (ua, ub) = (va / (na * ma * ma), vb / (nb * mb * mb));
+    if ua + ub == 0.0 {
+        return Some((ratio, ratio));
+    }
+    let df = (ua + ub).powi(2) / (ua * ua / (na - 1.0) + ub * ub / (nb - 1.0));
+    let half = t_critical(df, ALPHA) * (ua + ub).sqrt();
+    Some((ratio * (-half).exp(), ratio * half.exp()))
+}
+
+/// Student's t with `df` degrees of freedom beyond which a two-sided test has
+/// probability `alpha`: found by bisection on the p-value.
+pub fn t_critical(df: f64, alpha: f64) -> f64 {
+    let p = |t: f64| incomplete_beta(df / 2.0, 0.5, df / (df + t * t));
+    let (mut low, mut high) = (0.0, 1e4);
+    for _ in 0..200 {
+        let mid = (low + high) / 2.0;
+        if p(mid) > alpha {
+            low = mid;
+        } else {
+            high = mid;
+        }
+    }
+    (low + high) / 2.0
+}
+
 fn ln_gamma(x: f64) -> f64 {
     // Lanczos approximation (g = 7, n = 9).
     const COEFFICIENTS: [f64; 9] = [
@@ -162,6 +202,32 @@ mod tests {
         // Two-sided p for t = 2.0 with 10 degrees of freedom is 0.0734; t = 2.228 is the 5 % point.
         assert!((incomplete_beta(5.0, 0.5, 10.0 / 14.0) - 0.0734).abs() < 5e-4);
         assert!((incomplete_beta(5.0, 0.5, 10.0 / (10.0 + 2.228f64.powi(2))) - 0.05).abs() < 5e-4);
+    }
+
+    #[test]
+    fn t_critical_values_match_student_t_tables() {
+        for (df, t) in [(1.0, 12.706), (4.0, 2.776), (10.0, 2.228), (30.0, 2.042)] {
+            assert!((t_critical(df, 0.05) - t).abs() < 1e-3, "df {df}");
+        }
+    }
+
+    #[test]
+    fn a_ratio_s_interval_holds_it_and_narrows_with_the_noise() {
+        let a = [10.0, 12.0, 11.0, 13.0, 9.0, 10.5, 11.5, 10.0];
+        let b: Vec<f64> = a.iter().map(|x| x * 2.0).collect();
+        let (low, high) = ratio_interval(&a, &b, 2.0).unwrap();
+        assert!(low < 2.0 && 2.0 < high, "{low}–{high}");
+        // As wide on either side in "× slower" as in "× faster".
+        assert!(((2.0 / low) - (high / 2.0)).abs() < 1e-9);
+        let quiet: Vec<f64> = a.iter().map(|x| 11.0 + (x - 11.0) / 10.0).collect();
+        let quiet_b: Vec<f64> = quiet.iter().map(|x| x * 2.0).collect();
+        let (q_low, q_high) = ratio_interval(&quiet, &quiet_b, 2.0).unwrap();
+        assert!(q_high - q_low < (high - low) / 5.0, "{q_low}–{q_high}");
+        assert!(ratio_interval(&a, &[1.0], 2.0).is_none());
+        assert_eq!(
+            ratio_interval(&[5.0, 5.0], &[10.0, 10.0], 2.0),
+            Some((2.0, 2.0))
+        );
     }
 
     #[test]
