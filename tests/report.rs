@@ -412,6 +412,18 @@ fn a_sweep_of_two_values_and_two_repeats_makes_four_runs() {
         10,
         "(4 charts of all operations + 1 per event type) × 2 values"
     );
+    // The page opens with what ran and ends with the table of its numbers.
+    let what_ran = &html[html.find(r#"<table class="facts" id="what-ran">"#).unwrap()..];
+    let what_ran = &what_ran[..what_ran.find("</table>").unwrap()];
+    for said in [
+        "<b>events</b>: 200, 400",
+        "2 per value and database (4 in all)",
+        "creates",
+    ] {
+        assert!(what_ran.contains(said), "{said}: {what_ran}");
+    }
+    assert!(html.find("what-ran") < html.find("<svg"));
+    assert!(html.rfind("<svg") < html.find(r#"<table id="sweep">"#));
 }
 
 #[test]

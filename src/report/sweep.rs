@@ -10,6 +10,7 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use super::figure::Figure;
+use super::load::LoadedRun;
 use super::page::Page;
 use super::svg::{self, Axis, Bars, Series, escape};
 use super::table::{format_us, thousands};
@@ -302,6 +303,7 @@ pub fn html(title: &str, every_row: &[SweepRow], answer: Option<&SearchAnswer>) 
         .collect();
     let mut body = Page::new("sweep.html");
     let _ = write!(body, "<h1>{}</h1>", escape(title));
+    body.push_str(&what_ran(every_row, setting));
     body.push_str(&cut_short_note(every_row, setting));
     if let Some(answer) = answer {
         search_lead(&mut body, &all, answer);
@@ -347,6 +349,24 @@ pub fn html(title: &str, every_row: &[SweepRow], answer: Option<&SearchAnswer>) 
     }
     body.push_str(&table(every_row));
     body
+}
+
+/// What the sweep ran, from its first run's folder; nothing where that cannot be read.
+fn what_ran(rows: &[SweepRow], setting: &str) -> String {
+    let Some(first) = rows.first() else {
+        return String::new();
+    };
+    let Ok(run) = LoadedRun::load(Path::new(&first.run_dir)) else {
+        return String::new();
+    };
+    let repeats = rows.iter().map(|r| r.repeat).max().unwrap_or(1).max(1);
+    super::what_ran::sweep_section(
+        &run,
+        setting,
+        &distinct(rows, |r| &r.value),
+        &distinct(rows, |r| &r.database),
+        repeats,
+    )
 }
 
 const TOTAL_TIME: &str = "Total time of the measured phase";

@@ -82,6 +82,48 @@ pub(super) fn section(run: &LoadedRun) -> String {
     out
 }
 
+/// What a sweep ran, for the top of its page: the swept setting and its values, each
+/// database, the runs per value, and the workload, plan and host of its first run (the
+/// swept setting aside, every run shares them).
+pub(super) fn sweep_section(
+    first: &LoadedRun,
+    setting: &str,
+    values: &[String],
+    databases: &[String],
+    repeats: usize,
+) -> String {
+    let r = &first.record;
+    let mut out = String::from(r#"<table class="facts" id="what-ran">"#);
+    fact(
+        &mut out,
+        "swept",
+        &format!("<b>{}</b>: {}", escape(setting), escape(&values.join(", "))),
+    );
+    fact(&mut out, "databases", &escape(&databases.join(", ")));
+    fact(
+        &mut out,
+        "runs",
+        &format!(
+            "{} per value and database ({} in all)",
+            repeats,
+            values.len() * databases.len().max(1) * repeats
+        ),
+    );
+    for (name, value) in events_facts(&r.events, r.plan.warmup_s, r.plan.concurrency) {
+        fact(&mut out, name, &value);
+    }
+    fact(&mut out, "plan", &plan(first));
+    fact(&mut out, "client host", &escape(&host(&r.host)));
+    out.push_str("</table>");
+    let _ = write!(
+        out,
+        r#"<p class="note">The workload, plan and host are run #1's (<code>{}</code>); every run shares them but for {}, as the table at the end says.</p>"#,
+        escape(&first.dir.display().to_string()),
+        escape(setting)
+    );
+    out
+}
+
 /// The workload and seed, or the events file. The preset's description (which names its
 /// own counts) only where the run kept them all.
 fn events_facts(
