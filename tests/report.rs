@@ -567,11 +567,13 @@ fn every_page_lays_out_in_chromium_with_nothing_clipped_or_overlapping() {
         ])
         .assert()
         .success();
+    let repeated = run(&tmp, "repeated", &[&short[..], &["--repeat", "2"]].concat());
     let pages = [
         ("report", a.join("report.html")),
         ("compare", tmp.path().join("cmp/compare.html")),
         ("sweep", tmp.path().join("sweep/sweep.html")),
         ("load", tmp.path().join("load/report.html")),
+        ("repeats", repeated.join("report.html")),
     ];
     let mut found = Vec::new();
     for (name, page) in &pages {

@@ -217,6 +217,24 @@ fn repeats_give_medians_with_their_spread_and_compare_tests_across_them() {
         );
     }
     assert!(stdout.contains("mean ± σ of all: "), "{stdout}");
+    // The folder has a page of its own: what ran, the table, each repeat's throughput
+    // and p99 (their numbers beside it), and a link to each repeat's report.
+    let page = std::fs::read_to_string(dir.join("r/report.html")).unwrap();
+    for said in [
+        r#"<table class="facts">"#,
+        r#"<table id="repeats""#,
+        "Median (min–max) over 3 repeats",
+        "mean ± σ of all: ",
+        r#"<a href="repeat-3/report.html">"#,
+    ] {
+        assert!(page.contains(said), "{said}");
+    }
+    assert!(!page.contains("))"), "a range closes once");
+    let mut bars = csv::Reader::from_path(
+        dir.join("r/figures/report-01-throughput-of-each-repeat-all-operations.csv"),
+    )
+    .unwrap();
+    assert_eq!(bars.records().count(), 3);
     // Each repeat is a complete folder on its own fresh tables, and verifies.
     for i in 1..=3 {
         hatshop(dir)

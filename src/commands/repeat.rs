@@ -17,7 +17,9 @@ use crate::lifecycle::run::{
     errors_over_bound, execute_in_series, refuse_export_in_series, thresholds_broken,
     verified_note,
 };
+use crate::report::load::LoadedRun;
 use crate::report::repeats::{self, repeat_dir};
+use crate::report::repeats_page;
 use crate::report::table::{format_us, thousands};
 use crate::result_dir::folder::{create_empty_folder, unique_dir};
 use crate::result_dir::{self, RunRecord};
@@ -216,7 +218,11 @@ fn write_up(dir: &Path, repeated: Repeated, repeat: usize) -> Result<std::proces
     let spread = repeats::summarize(&summaries, runs, left_out);
     write_json(&result_dir::file(dir, result_dir::SUMMARY_JSON), &spread)?;
     crate::console::out(&repeats::render(&spread));
+    let first = LoadedRun::load(&dir.join(&spread.runs[0])).ok();
+    let page =
+        repeats_page::page(&spread, &summaries, first.as_ref()).write(dir, repeats_page::TITLE)?;
     say!("results: {}", dir.display());
+    say!("report: {}", page.display());
     say!(
         "compare: hatshop compare {} OTHER (tests across repeats when both have them)",
         dir.display()

@@ -20,6 +20,7 @@ pub mod oplog;
 pub mod oplog_stats;
 pub mod page;
 pub mod repeats;
+pub mod repeats_page;
 pub mod resources;
 pub mod run_text;
 pub mod saved_percentiles;

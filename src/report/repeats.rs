@@ -178,21 +178,15 @@ fn cell(s: &Spread, us: bool) -> String {
     }
 }
 
-/// The terminal table: each figure as median (min–max).
-pub fn render(summary: &RepeatSummary) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "median (min–max) over {}; latencies in µs (successful ops)",
-        crate::console::counted(summary.repeats as u64, "repeat")
-    );
-    if !summary.left_out.is_empty() {
-        let _ = writeln!(out, "left out, cut short: {}", summary.left_out.join(", "));
-    }
-    let header = [
-        "event", "ops/s", "errors", "mean", "p50", "p99", "p99.9", "max",
-    ];
-    let rows: Vec<Vec<String>> = summary
+/// The columns of the repeats' table.
+pub(super) const HEADER: [&str; 8] = [
+    "event", "ops/s", "errors", "mean", "p50", "p99", "p99.9", "max",
+];
+
+/// Each event type's row of the repeats' table, then all operations': every figure as
+/// median (min–max).
+pub(super) fn table_rows(summary: &RepeatSummary) -> Vec<Vec<String>> {
+    summary
         .events
         .iter()
         .chain(std::iter::once(&summary.overall))
@@ -208,7 +202,22 @@ pub fn render(summary: &RepeatSummary) -> String {
             }
             cells
         })
-        .collect();
+        .collect()
+}
+
+/// The terminal table: each figure as median (min–max).
+pub fn render(summary: &RepeatSummary) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "median (min–max) over {}; latencies in µs (successful ops)",
+        crate::console::counted(summary.repeats as u64, "repeat")
+    );
+    if !summary.left_out.is_empty() {
+        let _ = writeln!(out, "left out, cut short: {}", summary.left_out.join(", "));
+    }
+    let header = HEADER;
+    let rows = table_rows(summary);
     let widths: Vec<usize> = (0..header.len())
         .map(|i| {
             rows.iter()
@@ -245,7 +254,7 @@ pub fn render(summary: &RepeatSummary) -> String {
 
 /// `mean ± σ of all: 43,107 ± 2,310 ops/s, mean 22.2 ± 1.10 µs, …`: the repeats'
 /// mean and sample standard deviation, as hyperfine and pgbench users read a spread.
-fn mean_line(all: &RepeatRow) -> String {
+pub(super) fn mean_line(all: &RepeatRow) -> String {
     let plus_minus = |s: &Spread, us: bool| {
         if us {
             format!("{} ± {}", format_us(s.mean), format_us(s.stddev))

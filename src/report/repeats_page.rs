@@ -1,0 +1,126 @@
+//! A repeat folder's page (`run --repeat N`): what ran, every figure as median
+//! (min–max) over the repeats with the mean ± σ of all operations, and each repeat's
+//! throughput and p99 side by side, linked to its own report.
+
+use std::fmt::Write;
+
+use super::load::LoadedRun;
+use super::page::Page;
+use super::repeats::{HEADER, RepeatSummary, mean_line, table_rows};
+use super::svg::{self, Axis, Bars, escape};
+use super::what_ran;
+use crate::stats::Summary;
+
+/// The page's title.
+pub const TITLE: &str = "hatshop repeats";
+
+/// The page of a repeat folder: `summaries` are the repeats counted (`spread.runs`
+/// names their folders), `first` the first of them, loaded, for what ran.
+pub fn page(spread: &RepeatSummary, summaries: &[Summary], first: Option<&LoadedRun>) -> Page {
+    let mut body = Page::new("report.html");
+    let label = first.map_or_else(String::new, LoadedRun::label);
+    let _ = write!(
+        body,
+        "<h1>{TITLE}: {} × {}</h1>",
+        escape(&label),
+        spread.repeats
+    );
+    if let Some(first) = first {
+        body.push_str(&what_ran::section(first));
+        let _ = write!(
+            body,
+            r#"<p class="note">What ran is {}'s; every repeat ran the same plan on fresh tables.</p>"#,
+            escape(&spread.runs[0])
+        );
+    }
+    if !spread.left_out.is_empty() {
+        let _ = write!(
+            body,
+            r#"<p class="warning">Left out, cut short: {}.</p>"#,
+            escape(&spread.left_out.join(", "))
+        );
+    }
+    body.push_str(&table(spread));
+    let names: Vec<String> = spread.runs.clone();
+    for (title, axis, pick) in [
+        (
+            "Throughput of each repeat, all operations",
+            "operations per second",
+            (|s: &Summary| s.overall.throughput_ops_s) as fn(&Summary) -> f64,
+        ),
+        (
+            "p99 latency of each repeat, all operations",
+            "latency (µs)",
+            |s: &Summary| s.overall.percentile("p99"),
+        ),
+    ] {
+        body.figure(svg::bar_chart(
+            title,
+            "repeat",
+            &names,
+            &Axis::linear(axis),
+            &[Bars {
+                name: "all operations".into(),
+                values: summaries.iter().map(pick).collect(),
+                whiskers: None,
+                marked: Vec::new(),
+            }],
+        ));
+    }
+    body.push_str(&repeat_links(spread));
+    body
+}
+
+/// Every figure as median (min–max) over the repeats, then mean ± σ of all operations.
+fn table(spread: &RepeatSummary) -> String {
+    let mut out = String::from(r#"<table id="repeats"><tr>"#);
+    for name in HEADER {
+        let _ = write!(out, "<th>{name}</th>");
+    }
+    out.push_str("</tr>");
+    for row in table_rows(spread) {
+        let total = row[0] == "all";
+        out.push_str(if total {
+            r#"<tr class="total">"#
+        } else {
+            "<tr>"
+        });
+        for cell in row {
+            // A narrow column breaks between the median and its range, never inside.
+            let parts = cell
+                .split_once(" (")
+                .and_then(|(median, range)| Some((median, range.strip_suffix(')')?)));
+            match parts {
+                Some((median, range)) => {
+                    let _ = write!(
+                        out,
+                        r#"<td>{} <span style="white-space:nowrap">({})</span></td>"#,
+                        escape(median),
+                        escape(range)
+                    );
+                }
+                None => {
+                    let _ = write!(out, "<td>{}</td>", escape(&cell));
+                }
+            }
+        }
+        out.push_str("</tr>");
+    }
+    let _ = write!(
+        out,
+        r#"</table><p class="note">Median (min–max) over {} repeats; latencies in µs, of successful operations. {}</p>"#,
+        spread.repeats,
+        escape(mean_line(&spread.overall).trim_end())
+    );
+    out
+}
+
+/// Each repeat's own report.
+fn repeat_links(spread: &RepeatSummary) -> String {
+    let links: Vec<String> = spread
+        .runs
+        .iter()
+        .map(|run| format!(r#"<a href="{0}/report.html">{0}</a>"#, escape(run)))
+        .collect();
+    format!("<p>Each repeat's own report: {}.</p>", links.join(" · "))
+}
