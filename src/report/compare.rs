@@ -428,6 +428,24 @@ pub fn read_record(folder: &std::path::Path) -> Option<anyhow::Result<CompareRec
     path.exists().then(|| crate::files::read_json(&path))
 }
 
+/// Each run's throughput against run #1's, a line each under a line that says the test.
+fn throughput_lines(runs: &[LoadedRun]) -> String {
+    let mut out = format!(
+        "\nthroughput of all operations against #1; Welch's t-test on {}:\n",
+        compare_throughput::samples_named(runs)
+    );
+    for c in compare_throughput::compare_throughput(runs) {
+        let _ = writeln!(
+            out,
+            "  #{:<3} {:>12} ops/s  {}",
+            c.run + 1,
+            thousands(c.ops_s.round() as u64),
+            c.verdict(runs)
+        );
+    }
+    out
+}
+
 /// The comparison as a table for the terminal.
 pub fn terminal(runs: &[LoadedRun]) -> String {
     let mut out = String::new();
@@ -483,20 +501,7 @@ pub fn terminal(runs: &[LoadedRun]) -> String {
     for line in advice_of(advice.into_iter()) {
         let _ = writeln!(out, "{line}");
     }
-    let _ = writeln!(
-        out,
-        "\nthroughput of all operations against #1; Welch's t-test on {}:",
-        compare_throughput::samples_named(runs)
-    );
-    for c in compare_throughput::compare_throughput(runs) {
-        let _ = writeln!(
-            out,
-            "  #{:<3} {:>12} ops/s  {}",
-            c.run + 1,
-            thousands(c.ops_s.round() as u64),
-            c.verdict(runs)
-        );
-    }
+    out.push_str(&throughput_lines(runs));
     let responses = response_rows(runs);
     if !responses.is_empty() {
         let _ = writeln!(

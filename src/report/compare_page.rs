@@ -11,6 +11,7 @@ use super::compare::{
 use super::compare_throughput::{compare_throughput, samples_named as throughput_samples_named};
 use super::differences;
 use super::hlog;
+use super::intervals::IntervalRow;
 use super::load::LoadedRun;
 use super::page::Page;
 use super::svg::{self, Axis, Bars, Series, escape};
@@ -232,40 +233,45 @@ fn charts(body: &mut Page, runs: &[LoadedRun], run_names: &[String], names: &[St
         "Percentile spectrum, all operations",
         &spectra,
     ));
-    let over_time: Vec<Series> = runs
-        .iter()
-        .zip(run_names)
-        .map(|(run, name)| Series {
-            name: format!("{name} p99"),
-            points: run
-                .series("all")
-                .iter()
-                .map(|r| (r.start_s, r.p99_us))
-                .collect(),
-        })
-        .collect();
+    over_time_charts(body, runs, run_names);
+}
+
+/// p99 latency and throughput of all operations over time, a line per run.
+fn over_time_charts(body: &mut Page, runs: &[LoadedRun], run_names: &[String]) {
+    let time = Axis::linear("time since the measured phase began (s)");
+    let p99 = |r: &IntervalRow| r.p99_us;
     body.figure(svg::line_chart(
         "p99 latency over time, all operations",
-        &Axis::linear("time since the measured phase began (s)"),
+        &time,
         &Axis::log("latency (µs)"),
-        &over_time,
+        &lines(runs, run_names, " p99", p99),
     ));
-    let throughput: Vec<Series> = runs
-        .iter()
+    let throughput = |r: &IntervalRow| r.throughput_ops_s;
+    body.figure(svg::line_chart(
+        "Throughput over time, all operations",
+        &time,
+        &Axis::linear("operations per second"),
+        &lines(runs, run_names, "", throughput),
+    ));
+}
+
+/// One line per run of `pick` over its intervals of all operations, named by the run
+/// and `suffix`.
+fn lines(
+    runs: &[LoadedRun],
+    run_names: &[String],
+    suffix: &str,
+    pick: impl Fn(&IntervalRow) -> f64,
+) -> Vec<Series> {
+    runs.iter()
         .zip(run_names)
         .map(|(run, name)| Series {
-            name: name.clone(),
+            name: format!("{name}{suffix}"),
             points: run
                 .series("all")
                 .iter()
-                .map(|r| (r.start_s, r.throughput_ops_s))
+                .map(|r| (r.start_s, pick(r)))
                 .collect(),
         })
-        .collect();
-    body.figure(svg::line_chart(
-        "Throughput over time, all operations",
-        &Axis::linear("time since the measured phase began (s)"),
-        &Axis::linear("operations per second"),
-        &throughput,
-    ));
+        .collect()
 }

@@ -39,7 +39,7 @@ use crate::result_dir::{self, RunRecord};
 use crate::runner::faults::{self, Timeline};
 use crate::runner::{self, Progress, RunClock, RunContext, StopReason, StopSignal};
 use crate::stats::Summary;
-use crate::workload::EventSource;
+use crate::workload::{EventSource, WarmupCount};
 
 /// Exit code of a run stopped by a signal, as shells expect.
 pub const EXIT_INTERRUPTED: u8 = interrupt::EXIT_CODE as u8;
@@ -201,6 +201,20 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
     finished
 }
 
+/// What the load and warm-up came to, into the record once the runner is done.
+fn record_unmeasured(
+    record: &mut RunRecord,
+    run_json: &RunJson,
+    timed_warmup: Option<WarmupCount>,
+) {
+    // What was put on disk before measuring stays in every later record.
+    record.unmeasured = run_json.unmeasured();
+    // The stream is gone with the runner: a timed warm-up's count is final.
+    if let (Some(count), EventSource::Generated { workload }) = (timed_warmup, &mut record.events) {
+        workload.warmup = count.get();
+    }
+}
+
 /// Keeps the metrics endpoint up for a last scrape of the run's totals, saying so
 /// where the run's lines are printed.
 async fn linger(config: &RunConfig, metrics: metrics::Metrics, stop: &StopSignal) {
@@ -265,12 +279,7 @@ async fn measure(
     )
     .await;
     run_over.send_replace(true);
-    // What was put on disk before measuring stays in every later record.
-    record.unmeasured = run_json.unmeasured();
-    // The stream is gone with the runner: a timed warm-up's count is final.
-    if let (Some(count), EventSource::Generated { workload }) = (timed_warmup, &mut record.events) {
-        workload.warmup = count.get();
-    }
+    record_unmeasured(record, run_json, timed_warmup);
     if let Some(faults) = faults {
         record.faults = faults.await.unwrap_or_default();
     }
