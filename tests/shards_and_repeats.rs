@@ -64,6 +64,14 @@ fn shards_of_one_sqlite_run_merge_and_verify_exactly() {
     assert_eq!(record["plan"]["concurrency"], 6);
     assert_eq!(record["shards"].as_array().unwrap().len(), 2);
     assert_eq!(record["lane_last_seq"].as_array().unwrap().len(), 6);
+    // Each shard says how its lanes shared the work; the merge, whose lanes were
+    // counted apart, does not.
+    assert!(
+        records
+            .iter()
+            .all(|r| r["fairness"]["lanes"].as_u64().is_some())
+    );
+    assert!(record["fairness"].is_null(), "{}", record["fairness"]);
     // The histograms add up exactly: counts are sums, the max is the larger max.
     let summary = json(&merged.join("summary.json"));
     assert_eq!(summary["ops"], 3000);

@@ -156,7 +156,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "ADDR", value_parser = listen_address)]
     pub metrics: Option<std::net::SocketAddr>,
     /// After the run, keep --metrics serving the final totals until a scraper has read
-    /// them, this long at most (Prometheus's default scrape interval; 0: end at once).
+    /// them, this long at most (the scrape interval of Prometheus's example settings;
+    /// 0: end at once).
     /// Runs of a sweep or --repeat do not wait.
     #[arg(long, value_name = "TIME", default_value = "15s", value_parser = duration, requires = "metrics")]
     pub metrics_linger: std::time::Duration,

@@ -440,7 +440,7 @@ fn throughput_lines(runs: &[LoadedRun]) -> String {
             "  #{:<3} {:>12} ops/s  {}",
             c.run + 1,
             thousands(c.ops_s.round() as u64),
-            c.verdict(runs)
+            c.verdict()
         );
     }
     out

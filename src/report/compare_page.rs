@@ -151,7 +151,7 @@ fn throughput_table(runs: &[LoadedRun], run_names: &[String]) -> String {
             c.run + 1,
             escape(&run_names[c.run]).replace('-', "\u{2011}"),
             thousands(c.ops_s.round() as u64),
-            escape(&c.verdict(runs))
+            escape(&c.verdict())
         );
     }
     let _ = write!(
@@ -239,19 +239,17 @@ fn charts(body: &mut Page, runs: &[LoadedRun], run_names: &[String], names: &[St
 /// p99 latency and throughput of all operations over time, a line per run.
 fn over_time_charts(body: &mut Page, runs: &[LoadedRun], run_names: &[String]) {
     let time = Axis::linear("time since the measured phase began (s)");
-    let p99 = |r: &IntervalRow| r.p99_us;
     body.figure(svg::line_chart(
         "p99 latency over time, all operations",
         &time,
         &Axis::log("latency (µs)"),
-        &lines(runs, run_names, " p99", p99),
+        &lines(runs, run_names, " p99", |r| r.p99_us),
     ));
-    let throughput = |r: &IntervalRow| r.throughput_ops_s;
     body.figure(svg::line_chart(
         "Throughput over time, all operations",
         &time,
         &Axis::linear("operations per second"),
-        &lines(runs, run_names, "", throughput),
+        &lines(runs, run_names, "", |r| r.throughput_ops_s),
     ));
 }
 

@@ -16,11 +16,18 @@ pub struct ThroughputComparison {
     pub test: Option<TTest>,
     /// The ratio's 95 % confidence interval, from the test's samples.
     pub interval: Option<(f64, f64)>,
+    /// The independent samples the test had: run #1's and this run's.
+    pub samples: (f64, f64),
+}
+
+/// Whether the test is across repeats: only where every run was repeated.
+fn by_repeat(runs: &[LoadedRun]) -> bool {
+    runs.iter().all(|r| r.repeats.len() >= 2)
 }
 
 /// What the test's samples are, for the line that says it.
 pub fn samples_named(runs: &[LoadedRun]) -> &'static str {
-    if runs.iter().all(|r| r.repeats.len() >= 2) {
+    if by_repeat(runs) {
         "each repeat's throughput"
     } else {
         "each interval's throughput but the last, which the run's end cut short"
@@ -44,7 +51,7 @@ fn samples(run: &LoadedRun, by_repeat: bool) -> Vec<f64> {
 
 /// Every run's throughput against run #1's.
 pub fn compare_throughput(runs: &[LoadedRun]) -> Vec<ThroughputComparison> {
-    let by_repeat = runs.iter().all(|r| r.repeats.len() >= 2);
+    let by_repeat = by_repeat(runs);
     let base = samples(&runs[0], by_repeat);
     let base_ops_s = runs[0].summary.overall.throughput_ops_s;
     runs.iter()
@@ -59,6 +66,7 @@ pub fn compare_throughput(runs: &[LoadedRun]) -> Vec<ThroughputComparison> {
                 ratio,
                 test: welch(&base, &these),
                 interval: ratio.and_then(|r| ratio_interval(&base, &these, r)),
+                samples: (effective_samples(&base), effective_samples(&these)),
             }
         })
         .collect()
@@ -67,7 +75,7 @@ pub fn compare_throughput(runs: &[LoadedRun]) -> Vec<ThroughputComparison> {
 impl ThroughputComparison {
     /// `significant: 0.52× run #1's throughput (p < 0.001, 95 % CI 0.49–0.55×)`, or
     /// why it cannot say.
-    pub fn verdict(&self, runs: &[LoadedRun]) -> String {
+    pub fn verdict(&self) -> String {
         if self.run == 0 {
             return "baseline".into();
         }
@@ -83,20 +91,12 @@ impl ThroughputComparison {
             format!("({})", parts.join(", "))
         };
         match self.test {
-            None => {
-                let by_repeat = runs.iter().all(|r| r.repeats.len() >= 2);
-                let counts: Vec<String> = [0, self.run]
-                    .iter()
-                    .map(|&i| {
-                        let n = effective_samples(&samples(&runs[i], by_repeat));
-                        format!("#{} has {}", i + 1, n.floor() as u64)
-                    })
-                    .collect();
-                format!(
-                    "{ratio:.2}×, too short to test ({} independent samples; 2 needed)",
-                    counts.join(", ")
-                )
-            }
+            None => format!(
+                "{ratio:.2}×, too short to test (#1 has {}, #{} has {} independent samples; 2 needed)",
+                self.samples.0.floor() as u64,
+                self.run + 1,
+                self.samples.1.floor() as u64
+            ),
             Some(t) if t.p_value >= ALPHA => {
                 format!("{ratio:.2}×, no significant difference {}", why(&t))
             }

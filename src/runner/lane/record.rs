@@ -55,9 +55,9 @@ impl<D: Store> Lane<D> {
         outcome: Result<(), DbError>,
         served: Served,
     ) {
+        let window_ns = end.duration_since(start).as_nanos() as u64;
         // Service time: the pool wait, if any, is measured apart as queue time.
-        let latency_ns = (end.duration_since(start).as_nanos() as u64)
-            .saturating_sub(served.queued_ns.unwrap_or(0));
+        let latency_ns = window_ns.saturating_sub(served.queued_ns.unwrap_or(0));
         let event_type = event.op.event_type();
         let retries = u64::from(served.attempts.saturating_sub(1));
         let stats_outcome = match &outcome {
@@ -97,7 +97,7 @@ impl<D: Store> Lane<D> {
         // A cut call's end is the run's, not an answer: it does not stretch the phase.
         if !cut {
             self.last_end = Some(end);
-            self.work.did(end.duration_since(start).as_nanos() as u64);
+            self.work.did(window_ns);
         }
         self.pending_measured += 1;
         if self.cx.op_log.is_some() {
