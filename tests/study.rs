@@ -142,6 +142,29 @@ fn a_study_interrupted_keeps_its_finished_cells_and_resumes_to_one_page() {
     for event in ["create_order", "read_order", "update_order", "delete_order"] {
         assert!(sentence.contains(&format!("{event}: ")), "{sentence}");
     }
+    // Each figure's table says what each number rests on, and a winner is named only
+    // beside the test that found it.
+    assert!(
+        rows.iter()
+            .all(|r| r["rests on"].ends_with("of one run") || r["rests on"].ends_with("repeats")),
+        "{rows:?}"
+    );
+    let findings: Vec<&str> = html
+        .split("<p class=\"finding\">")
+        .skip(1)
+        .filter_map(|rest| rest.split("</p>").next())
+        .collect();
+    for finding in &findings {
+        for clause in finding.split("; ") {
+            let names_one = [" faster on ", " the throughput on ", "best ", "worst "]
+                .iter()
+                .any(|w| clause.contains(w) && !clause.contains("to tell the"));
+            if names_one && !clause.contains("no single") {
+                assert!(clause.contains(", p ") || clause.contains(" (p "), "{clause}");
+            }
+        }
+        assert!(!finding.contains("from 0 at") && !finding.contains("it still"), "{finding}");
+    }
     // Whether either server is saturated at the count the comparisons run at.
     let in_flight = csv_maps(&dir.join("figures/study-02-throughput-by-operations-in-flight.csv"));
     assert_eq!(in_flight.len(), 6, "1, 4 and 16 in flight on each store");

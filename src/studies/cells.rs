@@ -215,6 +215,14 @@ impl Cell {
                 .ok()
                 .map(|r| CellFacts::of_load(&r)),
         };
+        // A cell's spread within its run, for the figures' tests; a load has none.
+        let intervals = match self.verb {
+            Verb::Run if !rows.is_empty() => {
+                let path = result_dir::file(&dir, result_dir::INTERVALS_CSV);
+                crate::report::intervals::read(&path).unwrap_or_default()
+            }
+            _ => Vec::new(),
+        };
         CellResult {
             id: self.id.clone(),
             part: self.part.into(),
@@ -225,6 +233,7 @@ impl Cell {
             status,
             rows,
             facts,
+            intervals,
         }
     }
 }

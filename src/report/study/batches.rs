@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::cells::CellResult;
-use super::finding::capital;
+use super::finding::{capital, nothing_drawn};
 use super::points::mean;
 use super::spec::{FigureSpec, Shape};
 use crate::report::figure::Figure;
@@ -42,7 +42,7 @@ pub(super) fn batches(spec: &FigureSpec, cells: &[CellResult], dir: &Path) -> (F
     };
     let figure = svg::line_chart(spec.title, &x, &Axis::linear("batch time (ms)"), &series);
     let said = if clauses.is_empty() {
-        "No cell of this figure has finished yet.".to_string()
+        nothing_drawn(spec, cells)
     } else {
         format!("{}.", capital(&clauses.join("; ")))
     };

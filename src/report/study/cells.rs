@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use super::facts::CellFacts;
+use crate::report::intervals::IntervalRow;
 use crate::stats::{LatencySummary, Summary};
 
 /// One event type (or `all`) of a finished cell.
@@ -66,6 +67,9 @@ pub struct CellResult {
     pub rows: Vec<MetricRow>,
     /// What its run.json says of where and how it ran (none for a cell not run).
     pub facts: Option<CellFacts>,
+    /// Its intervals.csv (none for a load): what a point's spread within one run is
+    /// tested on.
+    pub intervals: Vec<IntervalRow>,
 }
 
 impl CellResult {

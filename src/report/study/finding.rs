@@ -2,29 +2,20 @@
 //! numbers (ratios between stores with Welch's p-value, a line's first and last points,
 //! where a single series does best and worst).
 
-use std::path::Path;
-
 use super::cells::CellResult;
+use super::evidence::{Evidence, Verdict, evidence, judge};
 use super::points::{Points, THIN, axis_name, mean};
 use super::spec::{Dim, FigureSpec, Metric, Shape};
-use crate::report::load::LoadedRun;
-use crate::report::significance::ALPHA;
 
 /// The sentence under a figure: what it shows, from its numbers.
-pub(super) fn sentence(
-    spec: &FigureSpec,
-    points: &Points,
-    cells: &[CellResult],
-    dir: &Path,
-) -> String {
+pub(super) fn sentence(spec: &FigureSpec, points: &Points, cells: &[CellResult]) -> String {
     if points.values.is_empty() {
-        return "No cell of this figure has finished yet.".into();
+        return nothing_drawn(spec, cells);
     }
     let figure = Finding {
         spec,
         points,
         cells,
-        dir,
     };
     let metric = capital(spec.metric.name());
     let one_series = points.series.len() == 1;
@@ -40,6 +31,26 @@ pub(super) fn sentence(
         _ => format!("{metric}: {}.", figure.best_and_worst_by_group().join("; ")),
     };
     said + &figure.against_seed_max() + &figure.thin()
+}
+
+/// Why a figure has no point: none of its cells finished, or those that did hold
+/// nothing it draws.
+pub(super) fn nothing_drawn(spec: &FigureSpec, cells: &[CellResult]) -> String {
+    let finished = cells
+        .iter()
+        .filter(|c| spec.draws(&c.part) && c.counted && c.matches(spec.only))
+        .count();
+    match finished {
+        0 => "No cell of this figure has finished yet.".into(),
+        n => format!(
+            "Nothing to draw: {} finished, and {} none of this figure's numbers.",
+            match n {
+                1 => "its one cell".to_string(),
+                n => format!("its {n} cells"),
+            },
+            if n == 1 { "it holds" } else { "they hold" }
+        ),
+    }
 }
 
 /// Two values `ratio` apart in words a person would use, beside the number.
@@ -60,7 +71,6 @@ struct Finding<'a> {
     spec: &'a FigureSpec,
     points: &'a Points,
     cells: &'a [CellResult],
-    dir: &'a Path,
 }
 
 impl Finding<'_> {
@@ -77,9 +87,20 @@ impl Finding<'_> {
         }
     }
 
-    /// Two series: per group, which wins and by how much.
+    /// What the point at `key` rests on.
+    fn evidence(&self, key: (usize, usize)) -> Evidence {
+        evidence(self.spec, self.points, self.cells, key)
+    }
+
+    /// Whether the points at `a` and `b`, named as a sentence names them, stand apart.
+    fn judge(&self, a: (usize, usize), b: (usize, usize), names: [&str; 2]) -> Verdict {
+        judge(&self.evidence(a), &self.evidence(b), names)
+    }
+
+    /// Two series: per group, which wins and by how much, where the samples can say.
     fn two_series(&self) -> Vec<String> {
         let metric = self.spec.metric;
+        let series = &self.points.series;
         let mut clauses = Vec::new();
         for (x, name) in self.points.xs.iter().enumerate() {
             let (Some(a), Some(b)) = (self.value(x, 0), self.value(x, 1)) else {
@@ -97,9 +118,8 @@ impl Finding<'_> {
                 Metric::Seconds => "faster overall",
                 _ => "faster",
             };
-            let p = p_value(self.spec, self.points, self.cells, self.dir, x);
             // No winner the numbers cannot carry: a tail resting on too few operations,
-            // a test that finds no difference, or repeats whose ranges overlap.
+            // too few samples to test, or a test that finds no difference.
             let thin = |s: usize| self.points.beyond.get(&(x, s)).is_some_and(|n| *n < THIN);
             if thin(0) || thin(1) {
                 clauses.push(format!(
@@ -108,49 +128,25 @@ impl Finding<'_> {
                 ));
                 continue;
             }
-            if p.contains("within the noise") || self.repeats_overlap(x) {
-                clauses.push(format!(
-                    "{name}: {ratio:.2}× apart, within the noise{}",
-                    if p.is_empty() {
-                        " (the repeats' ranges overlap)".to_string()
-                    } else {
-                        p.replace(": within the noise", "")
+            clauses.push(
+                match self.judge((x, 0), (x, 1), [&series[0], &series[1]]) {
+                    Verdict::TooShort(why) => {
+                        format!("{name}: {ratio:.2}× apart, too short to tell ({why})")
                     }
-                ));
-                continue;
-            }
-            if ratio < 1.1 {
-                clauses.push(format!("{name}: about the same ({ratio:.2}× apart){p}"));
-                continue;
-            }
-            clauses.push(format!(
-                "{name}: {ratio:.2}× {word}{} on {}{p}",
-                roughly(ratio),
-                self.points.series[win]
-            ));
+                    Verdict::Noise(test) => format!(
+                        "{name}: {ratio:.2}× apart, within the noise ({})",
+                        Verdict::p(&test)
+                    ),
+                    Verdict::Apart(test) => format!(
+                        "{name}: {ratio:.2}× {word}{} on {} ({})",
+                        roughly(ratio),
+                        series[win],
+                        Verdict::p(&test)
+                    ),
+                },
+            );
         }
         clauses
-    }
-
-    /// Whether the points of both series at `x` stand on repeats (cells of their own,
-    /// one value each) whose ranges overlap.
-    fn repeats_overlap(&self, x: usize) -> bool {
-        let range = |s: usize| {
-            let values = self.points.values.get(&(x, s))?;
-            let cells = self.points.cells.get(&(x, s))?;
-            let mut distinct = cells.clone();
-            distinct.sort_unstable();
-            distinct.dedup();
-            (distinct.len() > 1 && distinct.len() == values.len()).then(|| {
-                let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
-                let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                (lo, hi)
-            })
-        };
-        match (range(0), range(1)) {
-            (Some((lo_a, hi_a)), Some((lo_b, hi_b))) => lo_a <= hi_b && lo_b <= hi_a,
-            _ => false,
-        }
     }
 
     /// A series' points in x order, where x is a number.
@@ -167,7 +163,7 @@ impl Finding<'_> {
 
     /// Where a series stops helping: the first x from which no later point is more
     /// than [`HELPS`] better. `None` where x is not a number or there are too few.
-    fn knee(&self, s: usize) -> Option<String> {
+    fn knee(&self, s: usize) -> Option<Knee> {
         let present = self.numeric(s);
         if present.len() < 3 {
             return None;
@@ -192,14 +188,14 @@ impl Finding<'_> {
             _ => ("still helping", "stops helping"),
         };
         Some(if at + 1 == present.len() {
-            format!("{gaining} at {axis} {}", present[at].1)
+            Knee::Still(format!("{gaining} at {axis} {}", present[at].1))
         } else {
-            format!(
+            Knee::Stops(format!(
                 "{stops} from {axis} {} on ({}; no later point more than {:.0} % better)",
                 present[at].1,
                 self.spec.metric.say(present[at].2),
                 HELPS * 100.0
-            )
+            ))
         })
     }
 
@@ -207,6 +203,7 @@ impl Finding<'_> {
     /// steady it is across x.
     fn lines(&self) -> Vec<String> {
         let metric = self.spec.metric;
+        let axis = axis_name(self.spec.x);
         let mut clauses = Vec::new();
         for (s, name) in self.points.series.iter().enumerate() {
             let present: Vec<Place> = (0..self.points.xs.len())
@@ -215,15 +212,31 @@ impl Finding<'_> {
             let (Some(first), Some(last)) = (present.first(), present.last()) else {
                 continue;
             };
+            let at = |p: &Place| format!("{axis} {}", self.points.xs[p.0]);
+            if present.len() == 1 {
+                clauses.push(format!("{name} has one point, {} at {}", metric.say(first.1), at(first)));
+                continue;
+            }
             let values: Vec<f64> = present.iter().map(|p| p.1).collect();
+            if values.iter().all(|v| *v == first.1) {
+                clauses.push(format!(
+                    "{name} stays at {} from {} to {}",
+                    metric.say(first.1),
+                    at(first),
+                    at(last)
+                ));
+                continue;
+            }
             let mean = mean(&values);
             let spread = values
                 .iter()
                 .map(|v| (v / mean - 1.0).abs())
                 .fold(0.0, f64::max);
-            // How consistent it is across x, so two lines can be set side by side.
+            // How consistent it is across x, so two lines can be set side by side; a
+            // share of a mean near 0 says nothing.
             let steadiness = match present.len() {
                 0..=2 => String::new(),
+                _ if metric == Metric::Conflicts => String::new(),
                 _ if spread < HELPS => format!(
                     ", steady (every point within {:.0} % of its mean)",
                     spread * 100.0
@@ -233,42 +246,51 @@ impl Finding<'_> {
             let knee = match metric {
                 Metric::OpsPerSecond | Metric::Seconds => self
                     .knee(s)
-                    .map_or(String::new(), |knee| format!(", {knee}")),
+                    .map_or(String::new(), |knee| format!(", {}", knee.in_a_line())),
                 _ => String::new(),
             };
             clauses.push(format!(
-                "{name} goes from {} at {axis} {} to {} at {axis} {}{steadiness}{knee}",
+                "{name} goes from {} at {} to {} at {}{steadiness}{knee}",
                 metric.say(first.1),
-                self.points.xs[first.0],
+                at(first),
                 metric.say(last.1),
-                self.points.xs[last.0],
-                axis = axis_name(self.spec.x),
+                at(last),
             ));
         }
         clauses.extend(self.two_lines_apart());
         clauses
     }
 
-    /// Two lines over the same x: how far apart they are on average, in words.
+    /// Two lines over the same x: how far apart they are on average, and at how many
+    /// points that stands beyond the noise.
     fn two_lines_apart(&self) -> Option<String> {
         if self.points.series.len() != 2 {
             return None;
         }
-        let ratios: Vec<f64> = (0..self.points.xs.len())
-            .filter_map(|x| Some(self.value(x, 0)? / self.value(x, 1)?))
-            .filter(|r| r.is_finite() && *r > 0.0)
+        let both: Vec<(usize, f64)> = (0..self.points.xs.len())
+            .filter_map(|x| Some((x, self.value(x, 0)? / self.value(x, 1)?)))
+            .filter(|(_, r)| r.is_finite() && *r > 0.0)
             .collect();
-        if ratios.len() < 2 {
+        if both.len() < 2 {
             return None;
         }
-        let ratio = mean(&ratios);
+        let ratio = mean(&both.iter().map(|(_, r)| *r).collect::<Vec<_>>());
         let (high, low) = if ratio >= 1.0 { (0, 1) } else { (1, 0) };
+        let series = &self.points.series;
+        let apart = both
+            .iter()
+            .filter(|(x, _)| {
+                let names = [series[0].as_str(), series[1].as_str()];
+                matches!(self.judge((*x, 0), (*x, 1), names), Verdict::Apart(_))
+            })
+            .count();
         let ratio = ratio.max(1.0 / ratio);
         Some(format!(
-            "at the {} points both ran, {} is {ratio:.2}× {}{} on average",
-            ratios.len(),
-            self.points.series[high],
-            self.points.series[low],
+            "at the {} points both ran, {} is {ratio:.2}× {}{} on average, beyond the noise \
+             at {apart} of them",
+            both.len(),
+            series[high],
+            series[low],
             roughly(ratio)
         ))
     }
@@ -307,83 +329,171 @@ impl Finding<'_> {
         )
     }
 
-    /// One series at two places: the two, and how far apart.
+    /// One series at two places: the two, how far apart, and whether beyond the noise.
     fn two_places(&self) -> String {
         let metric = self.spec.metric;
         let xs = &self.points.xs;
-        match (self.value(0, 0), self.value(1, 0)) {
-            (Some(a), Some(b)) => format!(
-                "{} {} against {} {}, {:.2}× apart",
-                xs[0],
-                metric.say(a),
-                xs[1],
-                metric.say(b),
-                a.max(b) / a.min(b)
-            ),
-            _ => String::new(),
-        }
+        let (Some(a), Some(b)) = (self.value(0, 0), self.value(1, 0)) else {
+            return String::new();
+        };
+        let verdict = match self.judge((0, 0), (1, 0), [&xs[0], &xs[1]]) {
+            Verdict::Apart(test) => Verdict::p(&test),
+            Verdict::Noise(test) => format!("within the noise, {}", Verdict::p(&test)),
+            Verdict::TooShort(why) => format!("too short to tell: {why}"),
+        };
+        format!(
+            "{} {} against {} {}, {:.2}× apart ({verdict})",
+            xs[0],
+            metric.say(a),
+            xs[1],
+            metric.say(b),
+            a.max(b) / a.min(b)
+        )
     }
 
-    /// One series: where along x it does best and worst.
+    /// One series: where along x it does best and worst, where the samples can say.
     fn one_series(&self) -> Vec<String> {
-        let metric = self.spec.metric;
-        let present: Vec<Place> = (0..self.points.xs.len())
-            .filter_map(|x| Some((x, self.value(x, 0)?)))
-            .collect();
-        let Some((best, worst)) = extremes(&present, |a, b| self.better(a, b)) else {
-            return Vec::new();
-        };
         let axis = axis_name(self.spec.x);
+        let present: Vec<Named> = (0..self.points.xs.len())
+            .filter_map(|x| {
+                Some(Named {
+                    label: format!("{axis} {}", self.points.xs[x]),
+                    key: (x, 0),
+                    value: self.value(x, 0)?,
+                })
+            })
+            .collect();
         let mut clauses = vec![format!(
-            "{} does best at {axis} {} ({}) and worst at {axis} {} ({})",
+            "{}: {}",
             self.points.series[0],
-            self.points.xs[best.0],
-            metric.say(best.1),
-            self.points.xs[worst.0],
-            metric.say(worst.1)
+            self.ends(present).join("; ")
         )];
-        clauses.extend(self.knee(0).map(|knee| format!("it {knee}")));
+        clauses.extend(self.knee(0).map(|knee| format!("it {}", knee.on_its_own())));
         clauses
     }
 
-    /// Several series: per group, the best and the worst.
+    /// Several series: per group, the best and the worst, where the samples can say.
     fn best_and_worst_by_group(&self) -> Vec<String> {
-        let metric = self.spec.metric;
         let series = &self.points.series;
         let mut clauses = Vec::new();
         for (x, name) in self.points.xs.iter().enumerate() {
-            let present: Vec<Place> = (0..series.len())
-                .filter_map(|s| Some((s, self.value(x, s)?)))
+            let present: Vec<Named> = (0..series.len())
+                .filter_map(|s| {
+                    Some(Named {
+                        label: series[s].clone(),
+                        key: (x, s),
+                        value: self.value(x, s)?,
+                    })
+                })
                 .collect();
-            if let Some((best, worst)) = extremes(&present, |a, b| self.better(a, b)) {
-                clauses.push(format!(
-                    "{name}: best {} ({}), worst {} ({})",
-                    series[best.0],
-                    metric.say(best.1),
-                    series[worst.0],
-                    metric.say(worst.1)
-                ));
+            if present.len() > 1 {
+                clauses.push(format!("{name}: {}", self.ends(present).join("; ")));
             }
         }
         clauses
+    }
+
+    /// The best and the worst of several points, each said against its nearest rival:
+    /// named only where the two stand apart beyond the noise.
+    fn ends(&self, mut present: Vec<Named>) -> Vec<String> {
+        present.sort_by(|a, b| {
+            if self.better(a.value, b.value) {
+                std::cmp::Ordering::Less
+            } else if self.better(b.value, a.value) {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        });
+        if let [one] = present.as_slice() {
+            return vec![format!("only {} ({})", one.label, self.spec.metric.say(one.value))];
+        }
+        let best: Vec<&Named> = present.iter().collect();
+        let worst: Vec<&Named> = present.iter().rev().collect();
+        [self.end("best", &best), self.end("worst", &worst)]
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
+    /// Whether two series do the same work, so neither may be called better.
+    fn alike(&self, a: &str, b: &str) -> bool {
+        self.spec
+            .alike
+            .iter()
+            .any(|group| group.contains(&a) && group.contains(&b))
+    }
+
+    /// "best 16 (…; beyond the noise of 8, p = 0.003)", or why no best is named:
+    /// `ranked` from that end, its first set against the next that does other work.
+    fn end(&self, word: &str, ranked: &[&Named]) -> Option<String> {
+        let (top, rest) = ranked.split_first()?;
+        let rival = rest.iter().find(|n| !self.alike(&top.label, &n.label))?;
+        let twins: Vec<&str> = rest
+            .iter()
+            .filter(|n| self.alike(&top.label, &n.label))
+            .map(|n| n.label.as_str())
+            .collect();
+        let with = match twins.as_slice() {
+            [] => String::new(),
+            _ => format!(", with {} doing the same work", twins.join(" and ")),
+        };
+        let metric = self.spec.metric;
+        let top_said = format!("{} ({}{with}", top.label, metric.say(top.value));
+        let rival_said = format!("{} ({})", rival.label, metric.say(rival.value));
+        Some(match self.judge(top.key, rival.key, [&top.label, &rival.label]) {
+            Verdict::Apart(test) => format!(
+                "{word} {top_said}; beyond the noise of {}, {})",
+                rival.label,
+                Verdict::p(&test)
+            ),
+            Verdict::Noise(test) => format!(
+                "no single {word}: {top_said}) and {rival_said} are within the noise of each \
+                 other ({})",
+                Verdict::p(&test)
+            ),
+            Verdict::TooShort(why) => {
+                format!("too short to tell the {word}: {top_said}) against {rival_said} ({why})")
+            }
+        })
+    }
+}
+
+/// A point as a sentence names it.
+struct Named {
+    label: String,
+    key: (usize, usize),
+    value: f64,
+}
+
+/// Where a series stops gaining, said inside a line's clause or as a clause of its own.
+enum Knee {
+    /// Still gaining at its last point: "still growing at in flight 64".
+    Still(String),
+    /// Gaining no more from a point on: "is saturated from in flight 16 on (…)".
+    Stops(String),
+}
+
+impl Knee {
+    /// After "cassandra goes from … to …,".
+    fn in_a_line(&self) -> String {
+        match self {
+            Knee::Still(said) => said.clone(),
+            Knee::Stops(said) => format!("and {said}"),
+        }
+    }
+
+    /// After "it".
+    fn on_its_own(&self) -> String {
+        match self {
+            Knee::Still(said) => format!("is {said}"),
+            Knee::Stops(said) => said.clone(),
+        }
     }
 }
 
 /// A place on a figure's axis and its value there.
 type Place = (usize, f64);
-
-/// The best and the worst of `present`, by `better`.
-fn extremes(present: &[Place], better: impl Fn(f64, f64) -> bool) -> Option<(Place, Place)> {
-    let best = present
-        .iter()
-        .copied()
-        .reduce(|a, b| if better(b.1, a.1) { b } else { a })?;
-    let worst = present
-        .iter()
-        .copied()
-        .reduce(|a, b| if better(b.1, a.1) { a } else { b })?;
-    Some((best, worst))
-}
 
 pub(super) fn capital(text: &str) -> String {
     let mut chars = text.chars();
@@ -391,36 +501,4 @@ pub(super) fn capital(text: &str) -> String {
         .next()
         .map(|c| c.to_uppercase().chain(chars).collect())
         .unwrap_or_default()
-}
-
-/// " (p = 0.0001)" for a mean by event type with one run on each side: Welch's test on
-/// the runs' interval means, as `hatshop compare` does.
-pub(super) fn p_value(
-    spec: &FigureSpec,
-    points: &Points,
-    cells: &[CellResult],
-    dir: &Path,
-    x: usize,
-) -> String {
-    if spec.metric != Metric::Mean || spec.x != Dim::EventType {
-        return String::new();
-    }
-    let (Some([a]), Some([b])) = (
-        points.cells.get(&(x, 0)).map(Vec::as_slice),
-        points.cells.get(&(x, 1)).map(Vec::as_slice),
-    ) else {
-        return String::new();
-    };
-    let load = |i: usize| LoadedRun::load(&dir.join(&cells[i].dir)).ok();
-    let (Some(a), Some(b)) = (load(*a), load(*b)) else {
-        return String::new();
-    };
-    let runs = [a, b];
-    let compared = crate::report::compare::compare(&runs, &points.xs[x]);
-    match compared.get(1).and_then(|c| c.test) {
-        Some(test) if test.p_value < 0.0001 => " (p < 0.0001)".into(),
-        Some(test) if test.p_value < ALPHA => format!(" (p = {:.4})", test.p_value),
-        Some(test) => format!(" (p = {:.2}: within the noise)", test.p_value),
-        None => String::new(),
-    }
 }

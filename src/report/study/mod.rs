@@ -4,6 +4,7 @@
 
 mod batches;
 mod cells;
+mod evidence;
 mod facts;
 mod finding;
 mod over_time;
@@ -106,7 +107,7 @@ pub fn page(view: &StudyView) -> Page {
                 Shape::OverTime | Shape::BatchTimes | Shape::ServerMeanMax
             ) {
                 let (figure, said) = match spec.shape {
-                    Shape::OverTime => over_time(spec, view.cells, view.dir),
+                    Shape::OverTime => over_time(spec, view.cells),
                     _ => batches::batches(spec, view.cells, view.dir),
                 };
                 page.figure(figure);
@@ -115,8 +116,8 @@ pub fn page(view: &StudyView) -> Page {
                 continue;
             }
             let points = points(spec, view.cells);
-            let said = sentence(spec, &points, view.cells, view.dir);
-            page.figure(draw(spec, &points));
+            let said = sentence(spec, &points, view.cells);
+            page.figure(draw(spec, &points, view.cells));
             let _ = write!(page, "<p class=\"finding\">{}</p>", escape(&said));
             seed_words(&mut page, spec);
             page.push_str(&seed_table(view, spec, &points));
@@ -185,7 +186,31 @@ mod tests {
                 },
             ],
             facts: None,
+            intervals: Vec::new(),
         }
+    }
+
+    /// `cell` with an interval per value of `means` (µs, 100 operations each) for
+    /// each of its rows' event types, at 100 operations a second.
+    fn timed(mut cell: CellResult, means: &[f64]) -> CellResult {
+        for row in &cell.rows {
+            for (i, mean) in means.iter().enumerate() {
+                cell.intervals.push(crate::report::intervals::IntervalRow {
+                    start_s: i as f64,
+                    event_type: row.event_type.clone(),
+                    ops: 100,
+                    throughput_ops_s: 100.0,
+                    mean_us: *mean,
+                    ..Default::default()
+                });
+            }
+        }
+        cell
+    }
+
+    /// Twelve interval means around `mean`, a few µs apart.
+    fn around(mean: f64) -> Vec<f64> {
+        (0..12).map(|i| mean + (i % 3) as f64 * 10.0).collect()
     }
 
     const BARS: FigureSpec = FigureSpec {
@@ -205,6 +230,7 @@ mod tests {
         seed_says: "",
         seed_max: None,
         also: &[],
+        alike: &[],
     };
 
     /// Throughput by a numeric label, from the cells' `all` rows.
@@ -219,21 +245,24 @@ mod tests {
 
     /// The sentence under `spec` drawn from `cells`.
     fn said(spec: &FigureSpec, cells: &[CellResult]) -> String {
-        sentence(spec, &points(spec, cells), cells, Path::new("/nonexistent"))
+        sentence(spec, &points(spec, cells), cells)
     }
 
     #[test]
     fn two_stores_are_said_as_a_ratio_from_the_numbers() {
         let cells = [
-            cell("cassandra", "100", 2200.0, 1.0),
-            cell("mariadb", "100", 1000.0, 1.0),
+            timed(cell("cassandra", "100", 2200.0, 1.0), &around(2200.0)),
+            timed(cell("mariadb", "100", 1000.0, 1.0), &around(1000.0)),
         ];
         let points = points(&BARS, &cells);
-        let said = sentence(&BARS, &points, &cells, Path::new("/nonexistent"));
+        let said = sentence(&BARS, &points, &cells);
         assert_eq!(
             said,
-            "Mean latency: read_order: 2.20× faster (roughly double) on mariadb."
+            "Mean latency: read_order: 2.20× faster (roughly double) on mariadb (p < 0.0001)."
         );
+        let figure = draw(&BARS, &points, &cells);
+        assert_eq!(figure.table.columns.last().unwrap(), "rests on");
+        assert_eq!(figure.table.rows[0].last().unwrap(), "12 batches of one run");
         let view = StudyView {
             name: "t",
             title: "t",
@@ -272,7 +301,7 @@ mod tests {
             c.rows[1].p9999_us = c.rows[1].mean_us * 3.0;
         }
         let points = points(&spec, &cells);
-        let said = sentence(&spec, &points, &cells, Path::new("/nonexistent"));
+        let said = sentence(&spec, &points, &cells);
         assert!(
             said.contains("Marked *: 2 of these values rest on fewer than 10 operations"),
             "{said}"
@@ -282,10 +311,10 @@ mod tests {
             !said.contains("faster on"),
             "no winner on a thin tail: {said}"
         );
-        let figure = draw(&spec, &points);
+        let figure = draw(&spec, &points, &cells);
         assert!(figure.svg.contains(">*<title>"), "the bars carry the mark");
-        assert_eq!(figure.table.columns.last().unwrap(), "samples beyond");
-        assert_eq!(figure.table.rows[0].last().unwrap(), "0");
+        let beyond = figure.table.columns.iter().position(|c| c == "samples beyond");
+        assert_eq!(figure.table.rows[0][beyond.expect("the column")], "0");
     }
 
     #[test]
@@ -306,12 +335,7 @@ mod tests {
             c.rows[0].elapsed_s = seconds;
             cells.push(c);
         }
-        let said = sentence(
-            &spec,
-            &points(&spec, &cells),
-            &cells,
-            Path::new("/nonexistent"),
-        );
+        let said = sentence(&spec, &points(&spec, &cells), &cells);
         assert!(
             said.contains(
                 "stops helping from events 4 on (62.0 s; no later point more than 10 % better)"
@@ -321,7 +345,8 @@ mod tests {
     }
 
     #[test]
-    fn repeats_that_overlap_name_no_winner() {
+    fn no_winner_without_enough_samples_on_each_side() {
+        // Two repeats a side: too few for the test to find all but huge differences.
         let cells = [
             cell("cassandra", "100", 1.0, 900.0),
             cell("cassandra", "100", 1.0, 1100.0),
@@ -330,7 +355,80 @@ mod tests {
         ];
         assert_eq!(
             said(&BY_EVENTS, &cells),
-            "Throughput: 100: 1.02× apart, within the noise (the repeats' ranges overlap)."
+            "Throughput: 100: 1.02× apart, too short to tell (cassandra rests on 2 repeats, \
+             mariadb rests on 2 repeats; a winner needs at least 3 repeats on each side)."
+        );
+        // One run a side, two seconds each: one sub-second window is no A/B.
+        let cells = [
+            timed(cell("cassandra", "100", 2200.0, 1.0), &[2000.0, 2400.0]),
+            timed(cell("mariadb", "100", 1000.0, 1.0), &[900.0, 1100.0]),
+        ];
+        assert_eq!(
+            said(&BARS, &cells),
+            "Mean latency: read_order: 2.20× apart, too short to tell (cassandra rests on 2 \
+             batches of one run, mariadb rests on 2 batches of one run; a winner needs at \
+             least 10 batches on each side)."
+        );
+        // Three repeats a side whose values overlap: within the noise.
+        let cells = [
+            cell("cassandra", "100", 1.0, 900.0),
+            cell("cassandra", "100", 1.0, 1100.0),
+            cell("cassandra", "100", 1.0, 1000.0),
+            cell("mariadb", "100", 1.0, 1000.0),
+            cell("mariadb", "100", 1.0, 1050.0),
+            cell("mariadb", "100", 1.0, 980.0),
+        ];
+        let said = said(&BY_EVENTS, &cells);
+        assert!(said.starts_with("Throughput: 100: 1.01× apart, within the noise (p = 0."), "{said}");
+    }
+
+    #[test]
+    fn a_best_and_a_worst_are_named_only_beyond_the_noise_of_the_next() {
+        let spec = FigureSpec {
+            x: Dim::Label("store"),
+            series: Dim::Label("events"),
+            events: &["read_order"],
+            only: &[],
+            seed: &[],
+            ..BARS
+        };
+        let cells = [
+            timed(cell("cassandra", "100", 2000.0, 1.0), &around(2000.0)),
+            timed(cell("mariadb", "100", 900.0, 1.0), &around(900.0)),
+            timed(cell("redis", "100", 902.0, 1.0), &around(902.0)),
+        ];
+        let spec = FigureSpec {
+            x: Dim::Label("events"),
+            series: Dim::Label("store"),
+            ..spec
+        };
+        let said = said(&spec, &cells);
+        assert!(
+            said.starts_with(
+                "Mean latency: 100: no single best: mariadb (900 µs) and redis (902 µs) are \
+                 within the noise of each other (p = 0."
+            ),
+            "{said}"
+        );
+        assert!(
+            said.contains("; worst cassandra (2.00 ms; beyond the noise of redis, p < 0.0001)."),
+            "{said}"
+        );
+        // Two settings that do the same work are never set against each other.
+        let spec = FigureSpec {
+            alike: &[&["mariadb", "redis"]],
+            ..spec
+        };
+        let cells = [
+            timed(cell("cassandra", "100", 900.0, 1.0), &around(900.0)),
+            timed(cell("mariadb", "100", 2000.0, 1.0), &around(2000.0)),
+            timed(cell("redis", "100", 2100.0, 1.0), &around(2100.0)),
+        ];
+        assert_eq!(
+            self::said(&spec, &cells),
+            "Mean latency: 100: best cassandra (900 µs; beyond the noise of mariadb, \
+             p < 0.0001); worst redis (2.10 ms, with mariadb doing the same work; beyond the \
+             noise of cassandra, p < 0.0001)."
         );
     }
 
@@ -346,29 +444,82 @@ mod tests {
             cell("mariadb", "1000", 1.0, 50.0),
         ];
         let points = points(&spec, &cells);
-        let said = sentence(&spec, &points, &cells, Path::new("/nonexistent"));
+        let said = sentence(&spec, &points, &cells);
         assert_eq!(
             said,
             "Throughput: cassandra goes from 900 ops/s at events 100 to 1,800 ops/s at events \
-             1000; mariadb goes from 50 ops/s at events 1000 to 50 ops/s at events 1000."
+             1000; mariadb has one point, 50 ops/s at events 1000."
         );
-        let figure = draw(&spec, &points);
+        let figure = draw(&spec, &points, &cells);
         assert_eq!(figure.legend, ["cassandra", "mariadb"]);
         assert_eq!(figure.table.rows.len(), 3);
     }
 
     #[test]
     fn one_series_is_said_where_it_does_best_and_worst() {
+        // Throughput from twelve whole intervals a cell (the thirteenth, cut short by the
+        // run's end, is left out).
+        let rate = |c: CellResult, ops_s: f64| {
+            let mut c = timed(c, &[1.0; 13]);
+            for (i, r) in c.intervals.iter_mut().enumerate() {
+                r.throughput_ops_s = ops_s + (i % 3) as f64 * 10.0;
+            }
+            c
+        };
         let cells = [
-            cell("mariadb", "1", 1.0, 900.0),
-            cell("mariadb", "2", 1.0, 1800.0),
-            cell("mariadb", "4", 1.0, 1700.0),
+            rate(cell("mariadb", "1", 1.0, 900.0), 900.0),
+            rate(cell("mariadb", "2", 1.0, 1800.0), 1800.0),
+            rate(cell("mariadb", "4", 1.0, 1700.0), 1700.0),
         ];
         assert_eq!(
             said(&BY_EVENTS, &cells),
-            "Throughput: mariadb does best at events 2 (1,800 ops/s) and worst at events 1 \
-             (900 ops/s); it grows no further from events 2 on (1,800 ops/s; no later point \
-             more than 10 % better)."
+            "Throughput: mariadb: best events 2 (1,800 ops/s; beyond the noise of events 4, \
+             p < 0.0001); worst events 1 (900 ops/s; beyond the noise of events 4, p < 0.0001); \
+             it grows no further from events 2 on (1,800 ops/s; no later point more than 10 % \
+             better)."
+        );
+    }
+
+    #[test]
+    fn a_line_that_does_not_move_and_a_count_of_one_read_as_a_person_would_say_them() {
+        let spec = FigureSpec {
+            shape: Shape::Lines,
+            metric: Metric::Conflicts,
+            ..BY_EVENTS
+        };
+        let cells = [cell("galera", "1", 1.0, 1.0), cell("galera", "5", 1.0, 1.0)];
+        assert_eq!(said(&spec, &cells), "Conflicts: galera stays at 0 from events 1 to events 5.");
+        let spec = FigureSpec {
+            metric: Metric::Seconds,
+            ..BY_EVENTS
+        };
+        let mut cells: Vec<CellResult> = ["1", "2", "4"]
+            .iter()
+            .map(|events| cell("mariadb", events, 1.0, 1.0))
+            .collect();
+        for (c, seconds) in cells.iter_mut().zip([30.0, 20.0, 10.0]) {
+            c.rows[0].elapsed_s = seconds;
+        }
+        let said = said(&spec, &cells);
+        assert!(said.contains("; it is still helping at events 4."), "{said}");
+        assert!(
+            said.contains("too short to tell the best: events 4 (10.0 s) against events 2 (20.0 s) \
+                 (events 4 rests on one run, events 2 rests on one run; a winner needs at least 3 \
+                 repeats on each side)"),
+            "{said}"
+        );
+    }
+
+    #[test]
+    fn a_figure_whose_finished_cells_hold_nothing_says_so() {
+        let cells = [cell("cassandra", "100", 1.0, 1.0)];
+        let spec = FigureSpec {
+            events: &["no_such_event"],
+            ..BARS
+        };
+        assert_eq!(
+            said(&spec, &cells),
+            "Nothing to draw: its one cell finished, and it holds none of this figure's numbers."
         );
     }
 

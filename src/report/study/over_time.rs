@@ -1,18 +1,17 @@
 //! A figure over the seconds of each cell's run, from its intervals.csv: how steady a
 //! metric was, and how far it dipped.
 
-use std::path::Path;
-
 use super::cells::{CellResult, MetricRow};
-use super::finding::capital;
+use super::evidence::{MIN_BATCHES, plural};
+use super::finding::{capital, nothing_drawn};
 use super::points::mean;
-use super::spec::{Dim, FigureSpec};
+use super::spec::{Dim, FigureSpec, Metric};
 use crate::report::figure::Figure;
 use crate::report::intervals::IntervalRow;
 use crate::report::svg::{self, Axis, Series};
 
 /// A line per cell of the figure over its run's seconds, and how steady each was.
-pub(super) fn over_time(spec: &FigureSpec, cells: &[CellResult], dir: &Path) -> (Figure, String) {
+pub(super) fn over_time(spec: &FigureSpec, cells: &[CellResult]) -> (Figure, String) {
     let metric = spec.metric;
     let mut series = Vec::new();
     let mut clauses = Vec::new();
@@ -20,8 +19,6 @@ pub(super) fn over_time(spec: &FigureSpec, cells: &[CellResult], dir: &Path) -> 
         .iter()
         .filter(|c| spec.draws(&c.part) && c.counted && c.matches(spec.only))
     {
-        let path = crate::result_dir::file(&dir.join(&cell.dir), crate::result_dir::INTERVALS_CSV);
-        let rows: Vec<IntervalRow> = crate::report::load::read_rows(&path).unwrap_or_default();
         let row_of = |r: &IntervalRow| MetricRow {
             event_type: r.event_type.clone(),
             ops: r.ops,
@@ -31,38 +28,51 @@ pub(super) fn over_time(spec: &FigureSpec, cells: &[CellResult], dir: &Path) -> 
             max_us: r.max_us,
             ..MetricRow::default()
         };
-        let points: Vec<(f64, f64)> = rows
+        let mut whole: Vec<&IntervalRow> = cell
+            .intervals
             .iter()
-            .filter(|r| r.event_type == "all" && r.ops > 0)
+            .filter(|r| r.event_type == "all")
+            .collect();
+        // The last interval is cut short by the run's end: its rate is not a second's.
+        if metric == Metric::OpsPerSecond {
+            whole.pop();
+        }
+        let points: Vec<(f64, f64)> = whole
+            .iter()
+            .filter(|r| r.ops > 0)
             .map(|r| (r.start_s, metric.of(&row_of(r))))
             .collect();
         let name = match spec.series {
             Dim::Label(key) => cell.label(key).unwrap_or(&cell.id).to_string(),
             Dim::EventType => cell.name(),
         };
-        if points.len() >= 2 {
-            let values: Vec<f64> = points.iter().map(|p| p.1).collect();
-            let mean = mean(&values);
-            let low = values.iter().copied().fold(f64::INFINITY, f64::min);
-            let high = values.iter().copied().fold(0.0, f64::max);
+        if points.len() < MIN_BATCHES {
             clauses.push(format!(
-                "{name} averages {} over {} intervals, from {} ({:.0} % below the mean) to {}",
-                metric.say(mean),
-                values.len(),
-                metric.say(low),
-                (1.0 - low / mean) * 100.0,
-                metric.say(high)
+                "{name} ran {}, too few to say how steady it was (at least {MIN_BATCHES}); \
+                 not drawn",
+                plural(points.len(), "whole interval")
             ));
-        } else {
-            clauses.push(format!("{name} ran too short for more than one interval"));
+            continue;
         }
+        let values: Vec<f64> = points.iter().map(|p| p.1).collect();
+        let mean = mean(&values);
+        let low = values.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = values.iter().copied().fold(0.0, f64::max);
+        clauses.push(format!(
+            "{name} averages {} over {} intervals, from {} ({:.0} % below the mean) to {}",
+            metric.say(mean),
+            values.len(),
+            metric.say(low),
+            (1.0 - low / mean) * 100.0,
+            metric.say(high)
+        ));
         series.push(Series { name, points });
     }
     let x = Axis::linear("time into the run (s)");
     let y = Axis::linear(&format!("{} ({})", metric.name(), metric.unit()));
     let figure = svg::line_chart(spec.title, &x, &y, &series);
     let said = if clauses.is_empty() {
-        "No cell of this figure has finished yet.".to_string()
+        nothing_drawn(spec, cells)
     } else {
         format!("{}: {}.", capital(metric.name()), clauses.join("; "))
     };

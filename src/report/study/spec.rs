@@ -139,6 +139,9 @@ pub struct FigureSpec {
     /// A bound the study gave for every point of it ("even the slowest data point was
     /// less than 15 ms"), in the figure's unit: ours is said beside it.
     pub seed_max: Option<f64>,
+    /// Groups of series that do the same work (at RF 3, CL TWO and QUORUM each wait for
+    /// two replicas): no best or worst is named between two of one group.
+    pub alike: &'static [&'static [&'static str]],
 }
 
 impl FigureSpec {
@@ -162,6 +165,7 @@ pub const FIGURE: FigureSpec = FigureSpec {
     seed: &[],
     seed_says: "",
     seed_max: None,
+    alike: &[],
 };
 
 /// A part of a study: a question and the cells that answer it.

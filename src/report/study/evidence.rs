@@ -1,0 +1,261 @@
+//! What a figure's point rests on, and whether two points stand apart beyond the noise.
+//! A point with cells of its own (repeats) rests on their values; a point of one cell
+//! on batch means of that cell's intervals, batches of about equal operation counts
+//! (so an interval that held five operations weighs as little as it should). A winner
+//! is named only where Welch's test on enough of them on each side says so.
+
+use super::cells::CellResult;
+use super::points::Points;
+use super::spec::{Dim, FigureSpec, Metric};
+use crate::report::intervals::IntervalRow;
+use crate::report::significance::{ALPHA, TTest, welch};
+
+/// Fewer batches than this on a side and no winner is named: a run too short for its
+/// own spread to be known.
+pub(super) const MIN_BATCHES: usize = 10;
+/// Fewer repeats than this on a side and no winner is named: two repeats give Welch's
+/// test one or two degrees of freedom, too few to find all but huge differences.
+pub(super) const MIN_REPEATS: usize = 3;
+/// At most this many batches from one run: more would make each too short to be
+/// independent of the next.
+const MAX_BATCHES: usize = 30;
+
+/// What a point's value rests on.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Evidence {
+    /// One value per repeat (a cell of its own each).
+    Repeats(Vec<f64>),
+    /// Batch means of one run's intervals.
+    Batches(Vec<f64>),
+    /// One run whose spread within it this metric cannot give (a total time, a max,
+    /// a percentile of its few slowest operations).
+    OneRun,
+}
+
+impl Evidence {
+    /// "3 repeats", "12 batches of one run", "one run": for the figure's table.
+    pub(super) fn said(&self) -> String {
+        match self {
+            Evidence::Repeats(v) => plural(v.len(), "repeat"),
+            Evidence::Batches(v) if v.is_empty() => "one run without intervals".into(),
+            Evidence::Batches(v) => format!("{} of one run", plural(v.len(), "batch")),
+            Evidence::OneRun => "one run".into(),
+        }
+    }
+
+    /// Whether a test may stand on it.
+    fn enough(&self) -> bool {
+        match self {
+            Evidence::Repeats(v) => v.len() >= MIN_REPEATS,
+            Evidence::Batches(v) => v.len() >= MIN_BATCHES,
+            Evidence::OneRun => false,
+        }
+    }
+}
+
+/// "1 batch", "2 batches", "0 repeats".
+pub(super) fn plural(n: usize, word: &str) -> String {
+    match (n, word.ends_with("ch") || word.ends_with('s')) {
+        (1, _) => format!("1 {word}"),
+        (_, true) => format!("{n} {word}es"),
+        _ => format!("{n} {word}s"),
+    }
+}
+
+/// Whether two points differ beyond the noise.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Verdict {
+    /// Welch's test found a difference.
+    Apart(TTest),
+    /// It found none.
+    Noise(TTest),
+    /// There is not enough to test, and why.
+    TooShort(String),
+}
+
+impl Verdict {
+    /// The p-value in a sentence's parentheses: "p < 0.0001", "p = 0.0123", "p = 0.41".
+    pub(super) fn p(test: &TTest) -> String {
+        match test.p_value {
+            p if p < 0.0001 => "p < 0.0001".into(),
+            p if p < ALPHA => format!("p = {p:.4}"),
+            p => format!("p = {p:.2}"),
+        }
+    }
+}
+
+/// Tests `a` against `b`, named `names` where a sentence must say which is short.
+pub(super) fn judge(a: &Evidence, b: &Evidence, names: [&str; 2]) -> Verdict {
+    let kinds_differ = std::mem::discriminant(a) != std::mem::discriminant(b);
+    if kinds_differ && !matches!((a, b), (Evidence::OneRun, _) | (_, Evidence::OneRun)) {
+        return Verdict::TooShort("one was repeated and the other not".into());
+    }
+    let short: Vec<String> = [a, b]
+        .iter()
+        .zip(names)
+        .filter(|(e, _)| !e.enough())
+        .map(|(e, name)| format!("{name} rests on {}", e.said()))
+        .collect();
+    if !short.is_empty() {
+        let need = match (a, b) {
+            (Evidence::Batches(_), Evidence::Batches(_)) => {
+                format!("at least {MIN_BATCHES} batches on each side")
+            }
+            _ => format!("at least {MIN_REPEATS} repeats on each side"),
+        };
+        return Verdict::TooShort(format!("{}; a winner needs {need}", short.join(", ")));
+    }
+    let (Evidence::Repeats(x) | Evidence::Batches(x), Evidence::Repeats(y) | Evidence::Batches(y)) =
+        (a, b)
+    else {
+        unreachable!("both sides are enough, so neither is one run");
+    };
+    match welch(x, y) {
+        Some(test) if test.p_value < ALPHA => Verdict::Apart(test),
+        Some(test) => Verdict::Noise(test),
+        None => Verdict::TooShort(
+            "their batches move together, worth fewer than two independent samples".into(),
+        ),
+    }
+}
+
+/// What the point at `key` rests on.
+pub(super) fn evidence(
+    spec: &FigureSpec,
+    points: &Points,
+    cells: &[CellResult],
+    key: (usize, usize),
+) -> Evidence {
+    let (Some(values), Some(indexes)) = (points.values.get(&key), points.cells.get(&key)) else {
+        return Evidence::OneRun;
+    };
+    let mut distinct = indexes.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    if distinct.len() > 1 && distinct.len() == values.len() {
+        return Evidence::Repeats(values.clone());
+    }
+    let (Some(event_type), [index]) = (event_type(spec, points, key), distinct.as_slice())
+    else {
+        return Evidence::OneRun;
+    };
+    let series: Vec<&IntervalRow> = cells[*index]
+        .intervals
+        .iter()
+        .filter(|r| r.event_type == event_type)
+        .collect();
+    match spec.metric {
+        Metric::Mean => Evidence::Batches(batch_means(&series)),
+        // The last interval is cut short by the run's end: its rate is not a second's.
+        Metric::OpsPerSecond => Evidence::Batches(
+            series[..series.len().saturating_sub(1)]
+                .iter()
+                .map(|r| r.throughput_ops_s)
+                .collect(),
+        ),
+        _ => Evidence::OneRun,
+    }
+}
+
+/// The event type behind a point: the x or the series where either is one, else the
+/// figure's one event type (or `all`).
+fn event_type<'p>(spec: &'p FigureSpec, points: &'p Points, key: (usize, usize)) -> Option<&'p str> {
+    match (spec.x, spec.series, spec.events) {
+        (Dim::EventType, _, _) => Some(&points.xs[key.0]),
+        (_, Dim::EventType, _) => Some(&points.series[key.1]),
+        (_, _, []) => Some("all"),
+        (_, _, [one]) => Some(one),
+        _ => None,
+    }
+}
+
+/// The mean latency of consecutive runs of intervals holding about equal numbers of
+/// successful operations, as many as [`MAX_BATCHES`] (fewer where the run had fewer
+/// intervals). Intervals with no success hold no latency and are passed over.
+fn batch_means(series: &[&IntervalRow]) -> Vec<f64> {
+    let timed: Vec<(f64, f64)> = series
+        .iter()
+        .map(|r| ((r.ops - r.errors.min(r.ops)) as f64, r.mean_us))
+        .filter(|(ok, _)| *ok > 0.0)
+        .collect();
+    let total: f64 = timed.iter().map(|(ok, _)| ok).sum();
+    let batches = timed.len().min(MAX_BATCHES);
+    if batches == 0 {
+        return Vec::new();
+    }
+    let each = total / batches as f64;
+    let mut means = Vec::new();
+    let (mut ops, mut sum) = (0.0, 0.0);
+    for (ok, mean) in timed {
+        ops += ok;
+        sum += ok * mean;
+        // A batch closes once it holds its share; what is left at the end joins the
+        // last one rather than standing as a short batch of its own.
+        if ops >= each * 0.999 && means.len() + 1 < batches {
+            means.push(sum / ops);
+            (ops, sum) = (0.0, 0.0);
+        }
+    }
+    if ops > 0.0 {
+        means.push(sum / ops);
+    }
+    means
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn interval(ops: u64, mean_us: f64) -> IntervalRow {
+        IntervalRow {
+            event_type: "all".into(),
+            ops,
+            mean_us,
+            throughput_ops_s: ops as f64,
+            ..IntervalRow::default()
+        }
+    }
+
+    #[test]
+    fn batches_hold_about_equal_operations_and_a_tiny_interval_weighs_little() {
+        let rows = [interval(1000, 10.0), interval(5, 1000.0), interval(995, 10.0)];
+        let refs: Vec<&IntervalRow> = rows.iter().collect();
+        let means = batch_means(&refs);
+        // Batches of about 667 operations: intervals are not split, so the five slow
+        // operations join the next interval's batch and move its mean by a few µs.
+        assert_eq!(means.len(), 2);
+        assert!(means.iter().all(|m| *m < 20.0), "{means:?}");
+    }
+
+    #[test]
+    fn no_winner_on_too_few_samples_and_one_on_enough() {
+        let few = Evidence::Batches(vec![1.0, 2.0]);
+        let many_low = Evidence::Batches((0..12).map(|i| 100.0 + (i % 3) as f64).collect());
+        let many_high = Evidence::Batches((0..12).map(|i| 200.0 + (i % 3) as f64).collect());
+        match judge(&few, &many_high, ["a", "b"]) {
+            Verdict::TooShort(why) => assert_eq!(
+                why,
+                "a rests on 2 batches of one run; a winner needs at least 10 batches on each side"
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(judge(&many_low, &many_high, ["a", "b"]), Verdict::Apart(_)));
+        assert!(matches!(judge(&many_low, &many_low, ["a", "b"]), Verdict::Noise(_)));
+        match judge(&Evidence::OneRun, &Evidence::OneRun, ["a", "b"]) {
+            Verdict::TooShort(why) => assert_eq!(
+                why,
+                "a rests on one run, b rests on one run; a winner needs at least 3 repeats \
+                 on each side"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn counts_are_said_with_their_plural() {
+        assert_eq!(plural(1, "batch"), "1 batch");
+        assert_eq!(plural(0, "batch"), "0 batches");
+        assert_eq!(plural(2, "repeat"), "2 repeats");
+        assert_eq!(Evidence::Repeats(vec![1.0]).said(), "1 repeat");
+    }
+}
