@@ -62,10 +62,6 @@ pub trait ServerKind {
     const SETTINGS_FILE: Option<&'static str> = None;
     /// Whether it is built from a source archive (`server start --source`).
     const FROM_SOURCE: bool = false;
-    /// How long a fresh server of it must be loaded before it answers at its steady
-    /// speed (a JVM compiling its hot code): a study warms it that long first, at
-    /// every scale.
-    const WARM_UP: Option<Duration> = None;
     /// Whether its nodes answer nodetool: ring status, thread pools and compactions are
     /// read from it, and its GC log is kept.
     const NODETOOL: bool = false;
@@ -93,8 +89,6 @@ pub struct ServerMeta {
     pub from_source: bool,
     /// See [`ServerKind::NODETOOL`].
     pub nodetool: bool,
-    /// See [`ServerKind::WARM_UP`].
-    pub warm_up: Option<Duration>,
     stop_signal: i32,
     retry_start: bool,
     start: fn(&Launch) -> Result<ServerRecord>,
@@ -113,7 +107,6 @@ impl ServerMeta {
             settings_file: T::SETTINGS_FILE,
             from_source: T::FROM_SOURCE,
             nodetool: T::NODETOOL,
-            warm_up: T::WARM_UP,
             stop_signal: T::STOP_SIGNAL,
             retry_start: T::RETRY_START,
             start: T::start,

@@ -4,7 +4,7 @@
 //! back; one the user gave by URL (machines of their own) is only used. A budget per
 //! node is set before each run that asks for one, and a fresh JVM server is warmed.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
@@ -163,15 +163,6 @@ impl ServerGuard {
         tokio::task::spawn_blocking(move || cluster::budget(&home, kind, cores)).await??;
         self.budget = cores;
         Ok(())
-    }
-
-    /// How long to warm it up before its first run: a fresh JVM compiling its hot
-    /// code answers slower than it will.
-    pub fn warm_up(&self) -> Option<Duration> {
-        if self.warmed {
-            return None;
-        }
-        self.kind.warm_up
     }
 
     /// Its name, as `hatshop server` takes it.

@@ -149,10 +149,10 @@ pub(super) const STUDY: Study = Study {
             "warm-up",
             "not given",
             Ours::Text(
-                "20 s of the first cell's load on each fresh Cassandra ring before its \
-                 first cell, at every scale",
+                "20 s of the first cell's load on each fresh Cassandra ring and Galera \
+                 cluster before its first cell, at every scale",
             ),
-            "a cold JVM answers slower than it will",
+            "a cold server answers slower than it will",
         ),
     ],
     parts: &[

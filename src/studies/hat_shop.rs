@@ -68,10 +68,12 @@ pub(super) const STUDY: Study = Study {
             "warm-up",
             "none said",
             Ours::Text(
-                "20 s of the first cell's load on a fresh Cassandra before its first \
-                 cell, at every scale; then each cell's own warm-up events",
+                "20 s of the first cell's load on each fresh server (Cassandra and \
+                 MariaDB alike) before its first cell, at every scale; then each cell's \
+                 own warm-up events",
             ),
-            "a cold JVM is measured as slow as it starts, not as it runs",
+            "a cold server (a JVM compiling, a buffer pool filling) is measured as \
+             slow as it starts, not as it runs",
         ),
         row(
             "logging",

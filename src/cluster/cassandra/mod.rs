@@ -89,7 +89,6 @@ impl ServerKind for Cassandra {
     const MAX_NODES: usize = 5;
     const SETTINGS_FILE: Option<&'static str> = Some("cassandra.yaml");
     const NODETOOL: bool = true;
-    const WARM_UP: Option<Duration> = Some(Duration::from_secs(20));
 
     fn start(launch: &Launch) -> Result<ServerRecord> {
         let version = match launch.previous {

@@ -43,7 +43,6 @@ impl ServerKind for Voldemort {
     const MAX_NODES: usize = 5;
     const SETTINGS_FILE: Option<&'static str> = Some("quorums");
     const FROM_SOURCE: bool = true;
-    const WARM_UP: Option<Duration> = Some(Duration::from_secs(20));
 
     fn start(launch: &Launch) -> Result<ServerRecord> {
         let (home, options) = (launch.home, launch.options);

@@ -87,6 +87,14 @@ impl Finding<'_> {
         }
     }
 
+    /// An x value as a sentence names a place: "events 100", "read_order".
+    fn place(&self, x: &str) -> String {
+        match x.parse::<f64>() {
+            Ok(_) => format!("{} {x}", axis_name(self.spec.x)),
+            Err(_) => x.to_string(),
+        }
+    }
+
     /// What the point at `key` rests on.
     fn evidence(&self, key: (usize, usize)) -> Evidence {
         evidence(self.spec, self.points, self.cells, key)
@@ -102,6 +110,8 @@ impl Finding<'_> {
         let metric = self.spec.metric;
         let series = &self.points.series;
         let mut clauses = Vec::new();
+        // Groups too short to test, as ("2.00× at read_order", why): said once per reason.
+        let mut short: Vec<(String, String)> = Vec::new();
         for (x, name) in self.points.xs.iter().enumerate() {
             let (Some(a), Some(b)) = (self.value(x, 0), self.value(x, 1)) else {
                 continue;
@@ -131,7 +141,8 @@ impl Finding<'_> {
             clauses.push(
                 match self.judge((x, 0), (x, 1), [&series[0], &series[1]]) {
                     Verdict::TooShort(why) => {
-                        format!("{name}: {ratio:.2}× apart, too short to tell ({why})")
+                        short.push((format!("{ratio:.2}× at {}", self.place(name)), why));
+                        continue;
                     }
                     Verdict::Noise(test) => format!(
                         "{name}: {ratio:.2}× apart, within the noise ({})",
@@ -145,6 +156,21 @@ impl Finding<'_> {
                     ),
                 },
             );
+        }
+        let mut reasons: Vec<&String> = Vec::new();
+        for (_, why) in &short {
+            if !reasons.contains(&why) {
+                reasons.push(why);
+            }
+        }
+        for why in reasons {
+            let apart: Vec<&str> = short
+                .iter()
+                .filter(|(_, w)| w == why)
+                .map(|(name, _)| name.as_str())
+                .collect();
+            let apart = apart.join(", ").replacen("× at ", "× apart at ", 1);
+            clauses.push(format!("{apart}: too short to tell ({why})"));
         }
         clauses
     }
@@ -285,9 +311,13 @@ impl Finding<'_> {
             })
             .count();
         let ratio = ratio.max(1.0 / ratio);
+        let beyond = match apart {
+            0 => "at none of them beyond the noise".to_string(),
+            n if n == both.len() => "beyond the noise at every one".to_string(),
+            n => format!("beyond the noise at {n} of them"),
+        };
         Some(format!(
-            "at the {} points both ran, {} is {ratio:.2}× {}{} on average, beyond the noise \
-             at {apart} of them",
+            "at the {} points both ran, {} is {ratio:.2}× {}{} on average, {beyond}",
             both.len(),
             series[high],
             series[low],

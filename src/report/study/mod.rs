@@ -355,8 +355,8 @@ mod tests {
         ];
         assert_eq!(
             said(&BY_EVENTS, &cells),
-            "Throughput: 100: 1.02× apart, too short to tell (cassandra rests on 2 repeats, \
-             mariadb rests on 2 repeats; a winner needs at least 3 repeats on each side)."
+            "Throughput: 1.02× apart at events 100: too short to tell (cassandra rests on 2 \
+             repeats, mariadb rests on 2 repeats; a winner needs at least 3 repeats on each side)."
         );
         // One run a side, two seconds each: one sub-second window is no A/B.
         let cells = [
@@ -365,7 +365,7 @@ mod tests {
         ];
         assert_eq!(
             said(&BARS, &cells),
-            "Mean latency: read_order: 2.20× apart, too short to tell (cassandra rests on 2 \
+            "Mean latency: 2.20× apart at read_order: too short to tell (cassandra rests on 2 \
              batches of one run, mariadb rests on 2 batches of one run; a winner needs at \
              least 10 batches on each side)."
         );
