@@ -160,10 +160,16 @@ fn a_study_interrupted_keeps_its_finished_cells_and_resumes_to_one_page() {
                 .iter()
                 .any(|w| clause.contains(w) && !clause.contains("to tell the"));
             if names_one && !clause.contains("no single") {
-                assert!(clause.contains(", p ") || clause.contains(" (p "), "{clause}");
+                assert!(
+                    clause.contains(", p ") || clause.contains(" (p "),
+                    "{clause}"
+                );
             }
         }
-        assert!(!finding.contains("from 0 at") && !finding.contains("it still"), "{finding}");
+        assert!(
+            !finding.contains("from 0 at") && !finding.contains("it still"),
+            "{finding}"
+        );
     }
     // Whether either server is saturated at the count the comparisons run at.
     let in_flight = csv_maps(&dir.join("figures/study-02-throughput-by-operations-in-flight.csv"));

@@ -14,6 +14,8 @@ pub struct MetricRow {
     pub ops: u64,
     pub errors: u64,
     pub conflicts: u64,
+    /// The errors by kind ("conflict", "timeout"), as the cells' table explains them.
+    pub errors_by_kind: Vec<(String, u64)>,
     pub elapsed_s: f64,
     pub ops_s: f64,
     pub mean_us: f64,
@@ -30,6 +32,11 @@ impl MetricRow {
             ops: s.count,
             errors: s.errors,
             conflicts: s.errors_by_kind.get("conflict").copied().unwrap_or(0),
+            errors_by_kind: s
+                .errors_by_kind
+                .iter()
+                .map(|(k, n)| (k.clone(), *n))
+                .collect(),
             elapsed_s: summary.elapsed_s,
             ops_s: s.throughput_ops_s,
             mean_us: s.mean_us,

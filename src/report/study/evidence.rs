@@ -7,6 +7,7 @@
 use super::cells::CellResult;
 use super::points::Points;
 use super::spec::{Dim, FigureSpec, Metric};
+use crate::report::figure::Figure;
 use crate::report::intervals::IntervalRow;
 use crate::report::significance::{ALPHA, TTest, welch};
 
@@ -135,8 +136,7 @@ pub(super) fn evidence(
     if distinct.len() > 1 && distinct.len() == values.len() {
         return Evidence::Repeats(values.clone());
     }
-    let (Some(event_type), [index]) = (event_type(spec, points, key), distinct.as_slice())
-    else {
+    let (Some(event_type), [index]) = (event_type(spec, points, key), distinct.as_slice()) else {
         return Evidence::OneRun;
     };
     let series: Vec<&IntervalRow> = cells[*index]
@@ -159,7 +159,11 @@ pub(super) fn evidence(
 
 /// The event type behind a point: the x or the series where either is one, else the
 /// figure's one event type (or `all`).
-fn event_type<'p>(spec: &'p FigureSpec, points: &'p Points, key: (usize, usize)) -> Option<&'p str> {
+fn event_type<'p>(
+    spec: &'p FigureSpec,
+    points: &'p Points,
+    key: (usize, usize),
+) -> Option<&'p str> {
     match (spec.x, spec.series, spec.events) {
         (Dim::EventType, _, _) => Some(&points.xs[key.0]),
         (_, Dim::EventType, _) => Some(&points.series[key.1]),
@@ -202,6 +206,29 @@ fn batch_means(series: &[&IntervalRow]) -> Vec<f64> {
     means
 }
 
+/// A column with what each point rests on ("12 batches of one run", "3 repeats"),
+/// the samples its sentence's test was given.
+pub(super) fn with_evidence(
+    figure: &mut Figure,
+    spec: &FigureSpec,
+    points: &Points,
+    cells: &[CellResult],
+) {
+    figure.table.columns.push("rests on".into());
+    let number = |text: &str| text.replace(',', "").parse::<f64>().ok();
+    for row in &mut figure.table.rows {
+        let s = points.series.iter().position(|s| Some(s) == row.first());
+        let x = points.xs.iter().position(|x| {
+            Some(x) == row.get(1)
+                || number(x).is_some_and(|n| row.get(1).and_then(|r| number(r)) == Some(n))
+        });
+        let said = x.zip(s).map_or(String::new(), |key| {
+            evidence(spec, points, cells, key).said()
+        });
+        row.push(said);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,7 +245,11 @@ mod tests {
 
     #[test]
     fn batches_hold_about_equal_operations_and_a_tiny_interval_weighs_little() {
-        let rows = [interval(1000, 10.0), interval(5, 1000.0), interval(995, 10.0)];
+        let rows = [
+            interval(1000, 10.0),
+            interval(5, 1000.0),
+            interval(995, 10.0),
+        ];
         let refs: Vec<&IntervalRow> = rows.iter().collect();
         let means = batch_means(&refs);
         // Batches of about 667 operations: intervals are not split, so the five slow
@@ -239,8 +270,14 @@ mod tests {
             ),
             other => panic!("{other:?}"),
         }
-        assert!(matches!(judge(&many_low, &many_high, ["a", "b"]), Verdict::Apart(_)));
-        assert!(matches!(judge(&many_low, &many_low, ["a", "b"]), Verdict::Noise(_)));
+        assert!(matches!(
+            judge(&many_low, &many_high, ["a", "b"]),
+            Verdict::Apart(_)
+        ));
+        assert!(matches!(
+            judge(&many_low, &many_low, ["a", "b"]),
+            Verdict::Noise(_)
+        ));
         match judge(&Evidence::OneRun, &Evidence::OneRun, ["a", "b"]) {
             Verdict::TooShort(why) => assert_eq!(
                 why,

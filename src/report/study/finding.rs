@@ -138,24 +138,22 @@ impl Finding<'_> {
                 ));
                 continue;
             }
-            clauses.push(
-                match self.judge((x, 0), (x, 1), [&series[0], &series[1]]) {
-                    Verdict::TooShort(why) => {
-                        short.push((format!("{ratio:.2}× at {}", self.place(name)), why));
-                        continue;
-                    }
-                    Verdict::Noise(test) => format!(
-                        "{name}: {ratio:.2}× apart, within the noise ({})",
-                        Verdict::p(&test)
-                    ),
-                    Verdict::Apart(test) => format!(
-                        "{name}: {ratio:.2}× {word}{} on {} ({})",
-                        roughly(ratio),
-                        series[win],
-                        Verdict::p(&test)
-                    ),
-                },
-            );
+            clauses.push(match self.judge((x, 0), (x, 1), [&series[0], &series[1]]) {
+                Verdict::TooShort(why) => {
+                    short.push((format!("{ratio:.2}× at {}", self.place(name)), why));
+                    continue;
+                }
+                Verdict::Noise(test) => format!(
+                    "{name}: {ratio:.2}× apart, within the noise ({})",
+                    Verdict::p(&test)
+                ),
+                Verdict::Apart(test) => format!(
+                    "{name}: {ratio:.2}× {word}{} on {} ({})",
+                    roughly(ratio),
+                    series[win],
+                    Verdict::p(&test)
+                ),
+            });
         }
         let mut reasons: Vec<&String> = Vec::new();
         for (_, why) in &short {
@@ -240,7 +238,11 @@ impl Finding<'_> {
             };
             let at = |p: &Place| format!("{axis} {}", self.points.xs[p.0]);
             if present.len() == 1 {
-                clauses.push(format!("{name} has one point, {} at {}", metric.say(first.1), at(first)));
+                clauses.push(format!(
+                    "{name} has one point, {} at {}",
+                    metric.say(first.1),
+                    at(first)
+                ));
                 continue;
             }
             let values: Vec<f64> = present.iter().map(|p| p.1).collect();
@@ -253,6 +255,15 @@ impl Finding<'_> {
                 ));
                 continue;
             }
+            // A count is small and uneven: each point said, never a share of its mean.
+            if metric == Metric::Conflicts {
+                let each: Vec<String> = present
+                    .iter()
+                    .map(|p| format!("{} at {}", metric.say(p.1), at(p)))
+                    .collect();
+                clauses.push(format!("{name} counts {}", each.join(", ")));
+                continue;
+            }
             let mean = mean(&values);
             let spread = values
                 .iter()
@@ -262,7 +273,6 @@ impl Finding<'_> {
             // share of a mean near 0 says nothing.
             let steadiness = match present.len() {
                 0..=2 => String::new(),
-                _ if metric == Metric::Conflicts => String::new(),
                 _ if spread < HELPS => format!(
                     ", steady (every point within {:.0} % of its mean)",
                     spread * 100.0
@@ -303,17 +313,23 @@ impl Finding<'_> {
         let ratio = mean(&both.iter().map(|(_, r)| *r).collect::<Vec<_>>());
         let (high, low) = if ratio >= 1.0 { (0, 1) } else { (1, 0) };
         let series = &self.points.series;
-        let apart = both
+        let verdicts: Vec<Verdict> = both
             .iter()
-            .filter(|(x, _)| {
-                let names = [series[0].as_str(), series[1].as_str()];
-                matches!(self.judge((*x, 0), (*x, 1), names), Verdict::Apart(_))
-            })
+            .map(|(x, _)| self.judge((*x, 0), (*x, 1), [&series[0], &series[1]]))
+            .collect();
+        let apart = verdicts
+            .iter()
+            .filter(|v| matches!(v, Verdict::Apart(_)))
+            .count();
+        let short = verdicts
+            .iter()
+            .filter(|v| matches!(v, Verdict::TooShort(_)))
             .count();
         let ratio = ratio.max(1.0 / ratio);
         let beyond = match apart {
-            0 => "at none of them beyond the noise".to_string(),
             n if n == both.len() => "beyond the noise at every one".to_string(),
+            0 if short == both.len() => "though every point is too short to test".to_string(),
+            0 => "beyond the noise at none of them".to_string(),
             n => format!("beyond the noise at {n} of them"),
         };
         Some(format!(
@@ -436,7 +452,11 @@ impl Finding<'_> {
             }
         });
         if let [one] = present.as_slice() {
-            return vec![format!("only {} ({})", one.label, self.spec.metric.say(one.value))];
+            return vec![format!(
+                "only {} ({})",
+                one.label,
+                self.spec.metric.say(one.value)
+            )];
         }
         let best: Vec<&Named> = present.iter().collect();
         let worst: Vec<&Named> = present.iter().rev().collect();
@@ -471,21 +491,25 @@ impl Finding<'_> {
         let metric = self.spec.metric;
         let top_said = format!("{} ({}{with}", top.label, metric.say(top.value));
         let rival_said = format!("{} ({})", rival.label, metric.say(rival.value));
-        Some(match self.judge(top.key, rival.key, [&top.label, &rival.label]) {
-            Verdict::Apart(test) => format!(
-                "{word} {top_said}; beyond the noise of {}, {})",
-                rival.label,
-                Verdict::p(&test)
-            ),
-            Verdict::Noise(test) => format!(
-                "no single {word}: {top_said}) and {rival_said} are within the noise of each \
+        Some(
+            match self.judge(top.key, rival.key, [&top.label, &rival.label]) {
+                Verdict::Apart(test) => format!(
+                    "{word} {top_said}; beyond the noise of {}, {})",
+                    rival.label,
+                    Verdict::p(&test)
+                ),
+                Verdict::Noise(test) => format!(
+                    "no single {word}: {top_said}) and {rival_said} are within the noise of each \
                  other ({})",
-                Verdict::p(&test)
-            ),
-            Verdict::TooShort(why) => {
-                format!("too short to tell the {word}: {top_said}) against {rival_said} ({why})")
-            }
-        })
+                    Verdict::p(&test)
+                ),
+                Verdict::TooShort(why) => {
+                    format!(
+                        "too short to tell the {word}: {top_said}) against {rival_said} ({why})"
+                    )
+                }
+            },
+        )
     }
 }
 

@@ -20,6 +20,7 @@ use anyhow::Result;
 use super::page::Page;
 use super::svg::escape;
 pub use cells::{CellResult, MetricRow, cell_name};
+use evidence::with_evidence;
 pub use facts::{CellFacts, Fact};
 use finding::sentence;
 use over_time::over_time;
@@ -117,7 +118,9 @@ pub fn page(view: &StudyView) -> Page {
             }
             let points = points(spec, view.cells);
             let said = sentence(spec, &points, view.cells);
-            page.figure(draw(spec, &points, view.cells));
+            let mut figure = draw(spec, &points);
+            with_evidence(&mut figure, spec, &points, view.cells);
+            page.figure(figure);
             let _ = write!(page, "<p class=\"finding\">{}</p>", escape(&said));
             seed_words(&mut page, spec);
             page.push_str(&seed_table(view, spec, &points));
@@ -260,9 +263,13 @@ mod tests {
             said,
             "Mean latency: read_order: 2.20× faster (roughly double) on mariadb (p < 0.0001)."
         );
-        let figure = draw(&BARS, &points, &cells);
+        let mut figure = draw(&BARS, &points);
+        with_evidence(&mut figure, &BARS, &points, &cells);
         assert_eq!(figure.table.columns.last().unwrap(), "rests on");
-        assert_eq!(figure.table.rows[0].last().unwrap(), "12 batches of one run");
+        assert_eq!(
+            figure.table.rows[0].last().unwrap(),
+            "12 batches of one run"
+        );
         let view = StudyView {
             name: "t",
             title: "t",
@@ -311,9 +318,13 @@ mod tests {
             !said.contains("faster on"),
             "no winner on a thin tail: {said}"
         );
-        let figure = draw(&spec, &points, &cells);
+        let figure = draw(&spec, &points);
         assert!(figure.svg.contains(">*<title>"), "the bars carry the mark");
-        let beyond = figure.table.columns.iter().position(|c| c == "samples beyond");
+        let beyond = figure
+            .table
+            .columns
+            .iter()
+            .position(|c| c == "samples beyond");
         assert_eq!(figure.table.rows[0][beyond.expect("the column")], "0");
     }
 
@@ -379,7 +390,10 @@ mod tests {
             cell("mariadb", "100", 1.0, 980.0),
         ];
         let said = said(&BY_EVENTS, &cells);
-        assert!(said.starts_with("Throughput: 100: 1.01× apart, within the noise (p = 0."), "{said}");
+        assert!(
+            said.starts_with("Throughput: 100: 1.01× apart, within the noise (p = 0."),
+            "{said}"
+        );
     }
 
     #[test]
@@ -450,7 +464,7 @@ mod tests {
             "Throughput: cassandra goes from 900 ops/s at events 100 to 1,800 ops/s at events \
              1000; mariadb has one point, 50 ops/s at events 1000."
         );
-        let figure = draw(&spec, &points, &cells);
+        let figure = draw(&spec, &points);
         assert_eq!(figure.legend, ["cassandra", "mariadb"]);
         assert_eq!(figure.table.rows.len(), 3);
     }
@@ -488,7 +502,17 @@ mod tests {
             ..BY_EVENTS
         };
         let cells = [cell("galera", "1", 1.0, 1.0), cell("galera", "5", 1.0, 1.0)];
-        assert_eq!(said(&spec, &cells), "Conflicts: galera stays at 0 from events 1 to events 5.");
+        assert_eq!(
+            said(&spec, &cells),
+            "Conflicts: galera stays at 0 from events 1 to events 5."
+        );
+        let mut cells = cells.to_vec();
+        cells.push(cell("galera", "3", 1.0, 1.0));
+        cells[2].rows[0].conflicts = 1;
+        assert_eq!(
+            said(&spec, &cells),
+            "Conflicts: galera counts 0 at events 1, 1 at events 3, 0 at events 5."
+        );
         let spec = FigureSpec {
             metric: Metric::Seconds,
             ..BY_EVENTS
@@ -501,11 +525,16 @@ mod tests {
             c.rows[0].elapsed_s = seconds;
         }
         let said = said(&spec, &cells);
-        assert!(said.contains("; it is still helping at events 4."), "{said}");
         assert!(
-            said.contains("too short to tell the best: events 4 (10.0 s) against events 2 (20.0 s) \
+            said.contains("; it is still helping at events 4."),
+            "{said}"
+        );
+        assert!(
+            said.contains(
+                "too short to tell the best: events 4 (10.0 s) against events 2 (20.0 s) \
                  (events 4 rests on one run, events 2 rests on one run; a winner needs at least 3 \
-                 repeats on each side)"),
+                 repeats on each side)"
+            ),
             "{said}"
         );
     }

@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 
 use super::cells::{CellResult, MetricRow};
-use super::evidence::evidence;
 use super::spec::{Dim, FigureSpec, Shape};
 use crate::report::figure::Figure;
 use crate::report::svg::{self, Axis, Bars, Series};
@@ -138,14 +137,7 @@ pub(super) fn axis_name(dim: Dim) -> String {
 }
 
 /// The chart of a figure and the table it was drawn from.
-pub(super) fn draw(spec: &FigureSpec, points: &Points, cells: &[CellResult]) -> Figure {
-    let mut figure = chart(spec, points);
-    with_evidence(&mut figure, spec, points, cells);
-    figure
-}
-
-/// The chart alone, and the table of its points.
-fn chart(spec: &FigureSpec, points: &Points) -> Figure {
+pub(super) fn draw(spec: &FigureSpec, points: &Points) -> Figure {
     let y = Axis::linear(&format!("{} ({})", spec.metric.name(), spec.metric.unit()));
     match spec.shape {
         Shape::Bars => {
@@ -213,23 +205,6 @@ fn chart(spec: &FigureSpec, points: &Points) -> Figure {
             };
             svg::line_chart(spec.title, &x, &y, &series)
         }
-    }
-}
-
-/// A column with what each point rests on ("12 batches of one run", "3 repeats"),
-/// the samples its sentence's test was given.
-fn with_evidence(figure: &mut Figure, spec: &FigureSpec, points: &Points, cells: &[CellResult]) {
-    figure.table.columns.push("rests on".into());
-    let number = |text: &str| text.replace(',', "").parse::<f64>().ok();
-    for row in &mut figure.table.rows {
-        let s = points.series.iter().position(|s| Some(s) == row.first());
-        let x = points.xs.iter().position(|x| {
-            Some(x) == row.get(1) || number(x).is_some_and(|n| row.get(1).and_then(|r| number(r)) == Some(n))
-        });
-        let said = x
-            .zip(s)
-            .map_or(String::new(), |key| evidence(spec, points, cells, key).said());
-        row.push(said);
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::cells::CellResult;
+use super::cells::{CellResult, MetricRow};
 use super::facts::Fact;
 use super::points::{Points, axis_name, mean};
 use super::spec::{FigureSpec, Metric, Ours, SeedValue};
@@ -287,7 +287,7 @@ pub(super) fn cells_table(page: &mut Page, cells: &[CellResult]) {
             escape(&cell.name()),
             escape(&cell.status),
             all.map_or(String::new(), |r| thousands(r.ops)),
-            all.map_or(String::new(), |r| thousands(r.errors)),
+            all.map_or(String::new(), errors_explained),
             if cell.counted {
                 format!(
                     "<a href=\"{}\">{}</a>",
@@ -304,4 +304,18 @@ pub(super) fn cells_table(page: &mut Page, cells: &[CellResult]) {
         let _ = writeln!(page, "{:>3}  {}", i + 1, escape(&cell.command));
     }
     page.push_str("</pre></details>");
+}
+
+/// A cell's errors with their kinds: "7 (5 conflict, 2 timeout)".
+fn errors_explained(row: &MetricRow) -> String {
+    let kinds: Vec<String> = row
+        .errors_by_kind
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(kind, n)| format!("{} {kind}", thousands(*n)))
+        .collect();
+    match kinds.as_slice() {
+        [] => thousands(row.errors),
+        _ => escape(&format!("{} ({})", thousands(row.errors), kinds.join(", "))),
+    }
 }
