@@ -8,7 +8,7 @@
 
 use super::cells::{Cell, ServerNeed, scaled};
 use super::{CASSANDRA, GALERA, Study, fact, labels, need, row};
-use crate::report::study::{Dim, FIGURE, Fact, FigureSpec, Metric, Ours, PartSpec, Shape};
+use crate::report::study::{Dim, FIGURE, Fact, FigureSpec, Metric, Ours, PartSpec, Premise, Shape};
 
 /// In flight, as the study's client: the hat shop's pool of threads.
 const IN_FLIGHT: &str = "4";
@@ -60,6 +60,7 @@ const fn by_nodes(
         events: event,
         only,
         seed_says,
+        premises: &[Premise::NodesAddCapacity],
         ..FIGURE
     }
 }
@@ -287,6 +288,7 @@ pub(super) const STUDY: Study = Study {
             shape: Shape::Lines,
             x: Dim::Label("nodes"),
             metric: Metric::OpsPerSecond,
+            premises: &[Premise::NodesAddCapacity],
             ..FIGURE
         },
         FigureSpec {

@@ -3,7 +3,9 @@
 
 use super::cells::{Cell, scaled};
 use super::{CASSANDRA, Study, VOLDEMORT, fact, labels, need, row};
-use crate::report::study::{Dim, FIGURE, Fact, FigureSpec, Metric, Ours, PartSpec, SeedValue};
+use crate::report::study::{
+    Dim, FIGURE, Fact, FigureSpec, Metric, Ours, PartSpec, Premise, SeedValue,
+};
 
 const MIXES: [(&str, &str); 4] = [
     ("kv-50w-50r", "50 % write / 50 % read"),
@@ -43,6 +45,7 @@ const fn heavy_rewrite_tail(
     FigureSpec {
         seed,
         seed_says,
+        premises: &[Premise::DataBeyondCache],
         ..mix_figure(
             title,
             metric,

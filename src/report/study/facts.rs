@@ -57,11 +57,22 @@ pub struct CellFacts {
     pub warmup: String,
     pub loaded: String,
     pub value_size: u32,
+    /// The values loaded before the run, bytes (records × value size; 0 where the
+    /// workload loads orders, or nothing).
+    pub data_bytes: u64,
+    /// The client machine's memory, bytes: on one host, what a node may cache.
+    pub memory_bytes: u64,
 }
 
 impl CellFacts {
     /// The facts of a run's record.
     pub fn of(record: &RunRecord) -> CellFacts {
+        let data_bytes = match &record.events {
+            EventSource::Generated { workload } => {
+                workload.initial_records * u64::from(workload.value_size)
+            }
+            EventSource::File(_) => 0,
+        };
         let (events, warmup, loaded, value_size) = match &record.events {
             EventSource::Generated { workload } => (
                 workload.events,
@@ -80,6 +91,7 @@ impl CellFacts {
             warmup,
             loaded,
             value_size,
+            data_bytes,
             ..CellFacts::of_place(&record.host, &record.database)
         }
     }
@@ -112,6 +124,7 @@ impl CellFacts {
                 host.memory_bytes as f64 / (1u64 << 30) as f64
             ),
             cores: host.cores,
+            memory_bytes: host.memory_bytes,
             server_version: database.store.server_version.clone(),
             nodes: server.map_or_else(|| hosts.split(',').count(), |s| s.nodes),
             server_settings: server.map(|s| s.settings.clone()).unwrap_or_default(),

@@ -9,6 +9,7 @@ mod facts;
 mod finding;
 mod over_time;
 mod points;
+mod premise;
 mod spec;
 mod tables;
 
@@ -25,7 +26,9 @@ pub use facts::{CellFacts, Fact};
 use finding::sentence;
 use over_time::over_time;
 use points::{draw, points};
-pub use spec::{Dim, FIGURE, FigureSpec, Metric, Ours, PartSpec, SeedValue, SetupRow, Shape};
+pub use spec::{
+    Dim, FIGURE, FigureSpec, Metric, Ours, PartSpec, Premise, SeedValue, SetupRow, Shape,
+};
 use tables::{budgets, cells_table, own_reports, seed_table, setup_table};
 
 /// Everything a study page shows.
@@ -117,7 +120,20 @@ pub fn page(view: &StudyView) -> Page {
                 continue;
             }
             let points = points(spec, view.cells);
-            let said = sentence(spec, &points, view.cells);
+            let mut said = sentence(spec, &points, view.cells);
+            // A premise that failed is said above the figure and marks its sentence.
+            let checked = premise::check(spec, view.cells);
+            for premise in &checked {
+                let class = if premise.held {
+                    "premise"
+                } else {
+                    "warn premise"
+                };
+                let _ = write!(page, "<p class=\"{class}\">{}</p>", escape(&premise.said));
+            }
+            if checked.iter().any(|p| !p.held) {
+                said = format!("Its premise failed (above), so read with care: {said}");
+            }
             let mut figure = draw(spec, &points);
             with_evidence(&mut figure, spec, &points, view.cells);
             page.figure(figure);
@@ -234,6 +250,7 @@ mod tests {
         seed_max: None,
         also: &[],
         alike: &[],
+        premises: &[],
     };
 
     /// Throughput by a numeric label, from the cells' `all` rows.
@@ -270,7 +287,16 @@ mod tests {
             figure.table.rows[0].last().unwrap(),
             "12 batches of one run"
         );
-        let view = StudyView {
+        let table = seed_table(&view(&cells), &BARS, &points);
+        // The study's number stands beside ours, never divided by it.
+        assert!(table.contains("the study's (µs, a 4-core PC)"), "{table}");
+        assert!(table.contains("<td>500</td><td>1k</td></tr>"), "{table}");
+        assert!(!table.contains("2.00×"), "{table}");
+    }
+
+    /// A study page's view of `cells`, with nothing else.
+    fn view(cells: &[CellResult]) -> StudyView<'_> {
+        StudyView {
             name: "t",
             title: "t",
             question: "",
@@ -282,21 +308,15 @@ mod tests {
             setup: &[],
             parts: &[],
             figures: &[],
-            cells: &cells,
+            cells,
             dir: Path::new("/nonexistent"),
-        };
-        let table = seed_table(&view, &BARS, &points);
-        // The study's number stands beside ours, never divided by it.
-        assert!(table.contains("the study's (µs, a 4-core PC)"), "{table}");
-        assert!(table.contains("<td>500</td><td>1k</td></tr>"), "{table}");
-        assert!(!table.contains("2.00×"), "{table}");
+        }
     }
 
     #[test]
     fn a_tail_percentile_on_too_few_operations_is_marked() {
         let spec = FigureSpec {
             metric: Metric::P9999,
-            seed: &[],
             only: &[],
             ..BARS
         };
@@ -320,6 +340,10 @@ mod tests {
         );
         let figure = draw(&spec, &points);
         assert!(figure.svg.contains(">*<title>"), "the bars carry the mark");
+        // Beside the study's number too.
+        let table = seed_table(&view(&cells), &spec, &points);
+        assert!(table.contains(" * (0 beyond)</td>"), "{table}");
+        assert!(table.contains("fewer than 10 operations beyond"), "{table}");
         let beyond = figure
             .table
             .columns

@@ -142,6 +142,20 @@ pub struct FigureSpec {
     /// Groups of series that do the same work (at RF 3, CL TWO and QUORUM each wait for
     /// two replicas): no best or worst is named between two of one group.
     pub alike: &'static [&'static [&'static str]],
+    /// What must hold for the figure to answer the study's question, checked from its
+    /// own cells.
+    pub premises: &'static [Premise],
+}
+
+/// What a figure rests on beyond its numbers, checked from its cells.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Premise {
+    /// Each node added (at its CPU budget) adds capacity, as another machine would:
+    /// no series' throughput falls from its fewest nodes to its most.
+    NodesAddCapacity,
+    /// The data set exceeds what a node may cache, so reads wait on the disk as the
+    /// study's did.
+    DataBeyondCache,
 }
 
 impl FigureSpec {
@@ -166,6 +180,7 @@ pub const FIGURE: FigureSpec = FigureSpec {
     seed_says: "",
     seed_max: None,
     alike: &[],
+    premises: &[],
 };
 
 /// A part of a study: a question and the cells that answer it.

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use super::cells::{CellResult, MetricRow};
 use super::facts::Fact;
-use super::points::{Points, axis_name, mean};
+use super::points::{Points, THIN, axis_name, mean};
 use super::spec::{FigureSpec, Metric, Ours, SeedValue};
 use super::{StudyView, percent};
 use crate::report::page::Page;
@@ -21,21 +21,41 @@ pub(super) fn seed_table(view: &StudyView, spec: &FigureSpec, points: &Points) -
     let Some(first) = spec.seed.first() else {
         return String::new();
     };
-    let ours_of = |x: &str, series: &str| {
+    let key_of = |x: &str, series: &str| {
         points
             .xs
             .iter()
             .position(|v| v == x)
             .zip(points.series.iter().position(|s| s == series))
+    };
+    let ours_of = |x: &str, series: &str| {
+        key_of(x, series)
             .and_then(|key| points.values.get(&key))
             .map(|v| mean(v))
     };
+    // A tail resting on fewer than THIN operations beyond it, as the figure marks it.
+    let thin_at = |x: &str, series: &str| {
+        key_of(x, series)
+            .and_then(|key| points.beyond.get(&key))
+            .copied()
+            .filter(|n| *n < THIN)
+    };
     let columns = SeedColumns::of(view, spec, ours_of(first.x, first.series));
     let mut html = columns.header(view, spec);
+    let mut marked = false;
     for seed in spec.seed {
-        columns.row(&mut html, seed, ours_of(seed.x, seed.series));
+        let thin = thin_at(seed.x, seed.series);
+        marked |= thin.is_some();
+        columns.row(&mut html, seed, ours_of(seed.x, seed.series), thin);
     }
     html.push_str("</table>");
+    if marked {
+        let _ = write!(
+            html,
+            "<p class=\"note\">* Ours rests on fewer than {THIN} operations beyond the \
+             percentile (the count beside it): not a number to set beside the study's.</p>"
+        );
+    }
     if spec.metric == Metric::Seconds && view.scale < 1.0 {
         let _ = write!(
             html,
@@ -107,7 +127,7 @@ impl SeedColumns {
     }
 
     /// One of the study's values, and ours for the same point ("not run" without).
-    fn row(&self, html: &mut String, seed: &SeedValue, ours: Option<f64>) {
+    fn row(&self, html: &mut String, seed: &SeedValue, ours: Option<f64>, thin: Option<u64>) {
         let _ = write!(
             html,
             "<tr><td>{}</td><td>{}</td><td>{}</td>",
@@ -121,9 +141,10 @@ impl SeedColumns {
         if let Some(cores) = self.per_core {
             let _ = write!(html, "<td>{}</td>", svg::short(seed.value / cores));
         }
+        let mark = thin.map_or(String::new(), |n| format!(" * ({n} beyond)"));
         let _ = write!(
             html,
-            "<td>{}</td>",
+            "<td>{}{mark}</td>",
             ours.map_or("not run".into(), svg::short)
         );
         if self.relative {
