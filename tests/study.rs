@@ -114,8 +114,8 @@ fn a_study_interrupted_keeps_its_finished_cells_and_resumes_to_one_page() {
         "the versions the cells ran"
     );
     // Fig 4's numbers: a mean per event type per store, both stores 4 in flight, and
-    // the sentence computed from them says of each which is faster, or that they are
-    // about the same.
+    // the sentence computed from them says of each which is faster, or why it cannot
+    // tell (at this scale each run lasts about a second: too short).
     let rows = csv_maps(
         &dir.join("figures/study-01-fig-4-mean-latency-by-event-type-both-stores-4-in.csv"),
     );
@@ -135,12 +135,12 @@ fn a_study_interrupted_keeps_its_finished_cells_and_resumes_to_one_page() {
         .nth(1)
         .and_then(|rest| rest.split("</p>").next())
         .unwrap();
-    assert!(
-        sentence.starts_with("Mean latency: create_order: "),
-        "{sentence}"
-    );
+    assert!(sentence.starts_with("Mean latency: "), "{sentence}");
     for event in ["create_order", "read_order", "update_order", "delete_order"] {
-        assert!(sentence.contains(&format!("{event}: ")), "{sentence}");
+        assert!(
+            sentence.contains(&format!("{event}: ")) || sentence.contains(&format!("at {event}")),
+            "{sentence}"
+        );
     }
     // Each figure's table says what each number rests on, and a winner is named only
     // beside the test that found it.

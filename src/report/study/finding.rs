@@ -1,6 +1,8 @@
 //! The sentence under a figure: what it shows, in plain words, computed from its
-//! numbers (ratios between stores with Welch's p-value, a line's first and last points,
-//! where a single series does best and worst).
+//! numbers (ratios between stores, a line's first and last points, where a series does
+//! best and worst). A winner, a best or a worst is named only where the samples behind
+//! both points stand apart by Welch's test (`evidence`); otherwise the sentence says
+//! why it cannot tell.
 
 use super::cells::CellResult;
 use super::evidence::{Evidence, Verdict, evidence, judge};
