@@ -44,6 +44,14 @@ impl Evidence {
         }
     }
 
+    /// The samples a test takes; none for one run.
+    fn samples(&self) -> Option<&[f64]> {
+        match self {
+            Evidence::Repeats(v) | Evidence::Batches(v) => Some(v),
+            Evidence::OneRun => None,
+        }
+    }
+
     /// Whether a test may stand on it.
     fn enough(&self) -> bool {
         match self {
@@ -106,10 +114,8 @@ pub(super) fn judge(a: &Evidence, b: &Evidence, names: [&str; 2]) -> Verdict {
         };
         return Verdict::TooShort(format!("{}; a winner needs {need}", short.join(", ")));
     }
-    let (Evidence::Repeats(x) | Evidence::Batches(x), Evidence::Repeats(y) | Evidence::Batches(y)) =
-        (a, b)
-    else {
-        unreachable!("both sides are enough, so neither is one run");
+    let (Some(x), Some(y)) = (a.samples(), b.samples()) else {
+        return Verdict::TooShort("one run has no samples to test".into());
     };
     match welch(x, y) {
         Some(test) if test.p_value < ALPHA => Verdict::Apart(test),
