@@ -242,7 +242,8 @@ fn run_result(dir: &Path) -> (String, Vec<MetricRow>) {
     let Ok(summary) = read_json::<Summary>(&result_dir::file(dir, SUMMARY_JSON)) else {
         return ("no summary.json".into(), Vec::new());
     };
-    let status = match read_json::<VerifyReport>(&result_dir::file(dir, VERIFY_JSON)) {
+    let verified = read_json::<VerifyReport>(&result_dir::file(dir, VERIFY_JSON));
+    let status = match &verified {
         Ok(report) if report.is_exact() => "finished, verify exact".to_string(),
         Ok(report) => format!(
             "finished, verify found {} differences",
@@ -250,7 +251,11 @@ fn run_result(dir: &Path) -> (String, Vec<MetricRow>) {
         ),
         Err(_) => "finished, not verified".to_string(),
     };
-    (status, MetricRow::rows_of(&summary))
+    let mut rows = MetricRow::rows_of(&summary);
+    if let (Ok(report), Some(all)) = (&verified, rows.first_mut()) {
+        all.lost_silently = report.lost_updates + report.resurrected_orders;
+    }
+    (status, rows)
 }
 
 /// A load's batches as the study page draws them: every batch as hatshop timed it,

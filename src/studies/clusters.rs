@@ -302,6 +302,17 @@ pub(super) const STUDY: Study = Study {
                         where two nodes tried to edit the same data at the same time.",
             ..FIGURE
         },
+        // Fig 7's other side: where Galera reports a conflict, a last-write-wins ring
+        // loses one write silently; verify counts them.
+        FigureSpec {
+            part: "nodes",
+            title: "Writes lost without an error by nodes: lost updates and deleted orders \
+                    written back, as verify found them (beside Fig 7)",
+            shape: Shape::Lines,
+            x: Dim::Label("nodes"),
+            metric: Metric::LostSilently,
+            ..FIGURE
+        },
         FigureSpec {
             part: "rf",
             title: "Fig 3: mean latency by event type and RF (5 nodes, CL ONE)",

@@ -16,6 +16,9 @@ pub struct MetricRow {
     pub conflicts: u64,
     /// The errors by kind ("conflict", "timeout"), as the cells' table explains them.
     pub errors_by_kind: Vec<(String, u64)>,
+    /// Of `all`: verify's lost updates and resurrected deletes, writes lost without an
+    /// error (0 where verify did not run).
+    pub lost_silently: u64,
     pub elapsed_s: f64,
     pub ops_s: f64,
     pub mean_us: f64,
@@ -44,6 +47,7 @@ impl MetricRow {
             p999_us: s.percentile("p99.9"),
             p9999_us: s.percentile("p99.99"),
             max_us: s.max_us,
+            lost_silently: 0,
         }
     }
 

@@ -127,6 +127,7 @@ impl Finding<'_> {
             let word = match metric {
                 Metric::OpsPerSecond => "the throughput",
                 Metric::Conflicts => "fewer conflicts",
+                Metric::LostSilently => "fewer writes lost",
                 Metric::Seconds => "faster overall",
                 _ => "faster",
             };
@@ -258,7 +259,7 @@ impl Finding<'_> {
                 continue;
             }
             // A count is small and uneven: each point said, never a share of its mean.
-            if metric == Metric::Conflicts {
+            if metric.is_count() {
                 let each: Vec<String> = present
                     .iter()
                     .map(|p| format!("{} at {}", metric.say(p.1), at(p)))

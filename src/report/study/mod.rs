@@ -537,6 +537,20 @@ mod tests {
             said(&spec, &cells),
             "Conflicts: galera counts 0 at events 1, 1 at events 3, 0 at events 5."
         );
+        // What a last-write-wins store lost silently, beside them.
+        let spec = FigureSpec {
+            metric: Metric::LostSilently,
+            ..spec
+        };
+        let mut cells = vec![
+            cell("cassandra", "1", 1.0, 1.0),
+            cell("cassandra", "5", 1.0, 1.0),
+        ];
+        cells[1].rows[0].lost_silently = 7;
+        assert_eq!(
+            said(&spec, &cells),
+            "Writes lost silently: cassandra counts 0 at events 1, 7 at events 5."
+        );
         let spec = FigureSpec {
             metric: Metric::Seconds,
             ..BY_EVENTS

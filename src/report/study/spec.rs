@@ -26,6 +26,10 @@ pub enum Metric {
     /// The measured phase's wall time.
     Seconds,
     Conflicts,
+    /// Writes lost without an error: verify's lost updates and deleted orders a racing
+    /// update wrote back (what a last-write-wins store does where Galera reports a
+    /// conflict).
+    LostSilently,
 }
 
 impl Metric {
@@ -39,6 +43,7 @@ impl Metric {
             Metric::OpsPerSecond => "throughput",
             Metric::Seconds => "total time",
             Metric::Conflicts => "conflicts",
+            Metric::LostSilently => "writes lost silently",
         }
     }
 
@@ -46,7 +51,7 @@ impl Metric {
         match self {
             Metric::OpsPerSecond => "ops/s",
             Metric::Seconds => "s",
-            Metric::Conflicts => "count",
+            Metric::Conflicts | Metric::LostSilently => "count",
             _ => "µs",
         }
     }
@@ -60,6 +65,11 @@ impl Metric {
             Metric::P9999 => Some(0.0001),
             _ => None,
         }
+    }
+
+    /// Whether it counts events (said point by point, never as a share of a mean).
+    pub(super) fn is_count(self) -> bool {
+        matches!(self, Metric::Conflicts | Metric::LostSilently)
     }
 
     pub(super) fn higher_is_better(self) -> bool {
@@ -76,6 +86,7 @@ impl Metric {
             Metric::OpsPerSecond => row.ops_s,
             Metric::Seconds => row.elapsed_s,
             Metric::Conflicts => row.conflicts as f64,
+            Metric::LostSilently => row.lost_silently as f64,
         }
     }
 
@@ -84,7 +95,7 @@ impl Metric {
         match self {
             Metric::OpsPerSecond => format!("{} ops/s", thousands(value.round() as u64)),
             Metric::Seconds => format!("{value:.1} s"),
-            Metric::Conflicts => thousands(value.round() as u64),
+            Metric::Conflicts | Metric::LostSilently => thousands(value.round() as u64),
             _ if value >= 1_000_000.0 => format!("{:.2} s", value / 1_000_000.0),
             _ if value >= 1000.0 => format!("{:.2} ms", value / 1000.0),
             _ => format!("{value:.0} µs"),
