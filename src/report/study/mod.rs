@@ -106,45 +106,56 @@ pub fn page(view: &StudyView) -> Page {
             escape(part.about)
         );
         for spec in view.figures.iter().filter(|f| f.part == part.id) {
-            if matches!(
-                spec.shape,
-                Shape::OverTime | Shape::BatchTimes | Shape::ServerMeanMax
-            ) {
-                let (figure, said) = match spec.shape {
-                    Shape::OverTime => over_time(spec, view.cells),
-                    _ => batches::batches(spec, view.cells, view.dir),
-                };
-                page.figure(figure);
-                let _ = write!(page, "<p class=\"finding\">{}</p>", escape(&said));
-                seed_words(&mut page, spec);
-                continue;
-            }
-            let points = points(spec, view.cells);
-            let mut said = sentence(spec, &points, view.cells);
-            // A premise that failed is said above the figure and marks its sentence.
-            let checked = premise::check(spec, view.cells);
-            for premise in &checked {
-                let class = if premise.held {
-                    "premise"
-                } else {
-                    "warn premise"
-                };
-                let _ = write!(page, "<p class=\"{class}\">{}</p>", escape(&premise.said));
-            }
-            if checked.iter().any(|p| !p.held) {
-                said = format!("Its premise failed (above), so read with care: {said}");
-            }
-            let mut figure = draw(spec, &points);
-            with_evidence(&mut figure, spec, &points, view.cells);
-            page.figure(figure);
-            let _ = write!(page, "<p class=\"finding\">{}</p>", escape(&said));
-            seed_words(&mut page, spec);
-            page.push_str(&seed_table(view, spec, &points));
+            figure_section(&mut page, view, spec);
         }
         own_reports(&mut page, view.cells, part.id);
     }
     cells_table(&mut page, view.cells);
     page
+}
+
+/// One figure: its premises, its chart, the sentence under it, the study's words and
+/// the study's numbers beside ours.
+fn figure_section(page: &mut Page, view: &StudyView, spec: &FigureSpec) {
+    if matches!(
+        spec.shape,
+        Shape::OverTime | Shape::BatchTimes | Shape::ServerMeanMax
+    ) {
+        let (figure, said) = match spec.shape {
+            Shape::OverTime => over_time(spec, view.cells),
+            _ => batches::batches(spec, view.cells, view.dir),
+        };
+        page.figure(figure);
+        let _ = write!(page, "<p class=\"finding\">{}</p>", escape(&said));
+        seed_words(page, spec);
+        return;
+    }
+    let points = points(spec, view.cells);
+    let mut said = sentence(spec, &points, view.cells);
+    if !premises_said(page, spec, view.cells) {
+        said = format!("Its premise failed (above), so read with care: {said}");
+    }
+    let mut figure = draw(spec, &points);
+    with_evidence(&mut figure, spec, &points, view.cells);
+    page.figure(figure);
+    let _ = write!(page, "<p class=\"finding\">{}</p>", escape(&said));
+    seed_words(page, spec);
+    page.push_str(&seed_table(view, spec, &points));
+}
+
+/// Each premise of `spec` as its cells bear it out, above the figure; false when one
+/// failed.
+fn premises_said(page: &mut Page, spec: &FigureSpec, cells: &[CellResult]) -> bool {
+    let checked = premise::check(spec, cells);
+    for premise in &checked {
+        let class = if premise.held {
+            "premise"
+        } else {
+            "warn premise"
+        };
+        let _ = write!(page, "<p class=\"{class}\">{}</p>", escape(&premise.said));
+    }
+    checked.iter().all(|p| p.held)
 }
 
 /// What the study itself said of a figure, quoted.
