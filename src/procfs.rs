@@ -96,6 +96,16 @@ pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |cores| cores.get())
 }
 
+/// This machine's memory, bytes (0 where `/proc/meminfo` does not say).
+pub fn memory_bytes() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

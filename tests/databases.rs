@@ -275,11 +275,13 @@ fn node_pid(home: &std::path::Path) -> String {
         .to_string()
 }
 
-/// A node's CPU budget: the kernel's quota on a group of its own, set at start, changed
-/// live, kept when the node is started again, recorded in run.json, gone with the node.
+/// A node's budget: the kernel's CPU quota and memory limit on groups of its own, set
+/// at start, changed live, kept when the node is started again, recorded in run.json,
+/// gone with the node. The memory limit is the budget less what the node held before
+/// it moved in.
 #[test]
-#[ignore = "needs redis-server and root (the kernel's CPU quota): ./test.sh runs it"]
-fn a_node_keeps_its_cpu_budget_for_its_life() {
+#[ignore = "needs redis-server and root (the kernel's CPU and memory controllers): ./test.sh runs it"]
+fn a_node_keeps_its_budget_for_its_life() {
     let home = OwnHome(TempDir::new().unwrap());
     let path = home.0.path();
     let started = server(path, &["start", "redis", "--cpu-per-node", "0.2"]);
@@ -300,6 +302,20 @@ fn a_node_keeps_its_cpu_budget_for_its_life() {
     );
     assert_eq!(node_pid(path), pid);
     assert_eq!(cpu_quota_of(&pid), Some(5_000));
+    // A memory budget beside it, then changed: the CPU budget stays.
+    for size in ["128M", "256M"] {
+        let given = server(path, &["start", "redis", "--memory-per-node", size]);
+        assert!(given.status.success(), "{}", text(&given.stderr));
+    }
+    let limit = memory_limit_of(&pid).expect("the node is in a memory group");
+    // What redis held before the cap (a few MiB) is taken off the group's limit.
+    assert!(limit < 256 << 20 && limit > 224 << 20, "limit {limit}");
+    assert_eq!(cpu_quota_of(&pid), Some(5_000));
+    let status = text(&server(path, &["status"]).stdout);
+    assert!(
+        status.contains("memory_per_node=256M") && status.contains("of 256 MiB memory"),
+        "{status}"
+    );
     // Killed and started again: the same budget on the new process.
     assert!(
         server(path, &["kill", "redis", "--node", "1"])
@@ -314,26 +330,41 @@ fn a_node_keeps_its_cpu_budget_for_its_life() {
     let again = node_pid(path);
     assert_ne!(again, pid);
     assert_eq!(cpu_quota_of(&again), Some(5_000));
+    let limit = memory_limit_of(&again).unwrap();
+    assert!(limit < 256 << 20 && limit > 224 << 20, "limit {limit}");
     let tmp = TempDir::new().unwrap();
     let home_arg = ["--events", "300", "--home", path.to_str().unwrap()];
     let out = run_and_verify(&tmp, &url, &[SMALL_KV, &home_arg].concat());
-    assert_eq!(
-        json(&out.join("run.json"))["database"]["server"]["settings"]["cpu_per_node"],
-        "0.5"
-    );
-    common::assert_one_line_error(
-        path,
-        &[
-            "server",
-            "start",
-            "redis",
-            "--cpu-per-node",
-            "99",
-            "--home",
-            path.to_str().unwrap(),
-        ],
-        "--cpu-per-node must be from 0.1 to",
-    );
+    let settings = &json(&out.join("run.json"))["database"]["server"]["settings"];
+    assert_eq!(settings["cpu_per_node"], "0.5");
+    assert_eq!(settings["memory_per_node"], "256M");
+    for (flag, value, says) in [
+        ("--cpu-per-node", "99", "--cpu-per-node must be from 0.1 to"),
+        (
+            "--memory-per-node",
+            "1M",
+            "--memory-per-node must be from 64 MiB to",
+        ),
+        (
+            "--memory-per-node",
+            "lots",
+            "--memory-per-node takes a size such as 768M",
+        ),
+    ] {
+        common::assert_one_line_error(
+            path,
+            &[
+                "server",
+                "start",
+                "redis",
+                flag,
+                value,
+                "--home",
+                path.to_str().unwrap(),
+            ],
+            says,
+        );
+    }
     assert!(server(path, &["stop", "redis"]).status.success());
     let groups: Vec<String> = std::fs::read_dir("/sys/fs/cgroup/cpu/hatshop")
         .map(|d| {
@@ -346,6 +377,19 @@ fn a_node_keeps_its_cpu_budget_for_its_life() {
         !groups.iter().any(|g| g.ends_with(&format!("pid{again}"))),
         "the stopped node's group is gone: {groups:?}"
     );
+}
+
+/// The memory limit of the group process `pid` is in under the memory controller.
+fn memory_limit_of(pid: &str) -> Option<u64> {
+    let groups = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+    let path = groups
+        .lines()
+        .find_map(|l| l.split_once(":memory:").map(|(_, p)| p.to_string()))?;
+    std::fs::read_to_string(format!("/sys/fs/cgroup/memory{path}/memory.limit_in_bytes"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// Starts a run in the background against `url`, waits until it measures, runs

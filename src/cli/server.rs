@@ -70,6 +70,13 @@ pub enum ServerAction {
         /// server it changes the budget of every node at once.
         #[arg(long, value_name = "CORES")]
         cpu_per_node: Option<f64>,
+        /// Give each node this much memory, its page cache included (768M, 1.5G), so
+        /// that data beyond it is read from the disk as on a machine of that size: the
+        /// kernel's memory controller, set once the nodes are up (needs root). A node
+        /// that needs more than its budget is stopped by the kernel, as a machine out of
+        /// memory would be. On a running server it changes every node's budget at once.
+        #[arg(long, value_name = "SIZE")]
+        memory_per_node: Option<String>,
     },
     /// Stop a server cleanly (every node, or one with --node), or all of them.
     Stop {

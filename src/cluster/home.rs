@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-use super::{SERVERS, ServerKind, ServerMeta, process, server_meta};
+use super::{NodeBudget, SERVERS, ServerKind, ServerMeta, process, server_meta};
 
 /// `server.json`: one running (or stopped) server and every node of it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -28,9 +28,6 @@ pub struct ServerRecord {
     pub nodes: Vec<NodeRecord>,
 }
 
-/// The key a server's record keeps its nodes' CPU budget under (cores per node).
-pub const CPU_PER_NODE: &str = "cpu_per_node";
-
 impl ServerRecord {
     /// The record of a server of kind `T` started just now, with no settings to keep.
     pub fn of<T: ServerKind>(url: String, version: String, nodes: Vec<NodeRecord>) -> ServerRecord {
@@ -45,9 +42,9 @@ impl ServerRecord {
         }
     }
 
-    /// Each node's share of the host's CPU, in cores, if it is capped.
-    pub fn cpu_per_node(&self) -> Option<f64> {
-        self.settings.get(CPU_PER_NODE)?.parse().ok()
+    /// What each node may use of the host, as it was last set.
+    pub fn budget(&self) -> NodeBudget {
+        NodeBudget::of(&self.settings)
     }
 
     /// Whether it was started with a server setting (`--set key=value`), however its

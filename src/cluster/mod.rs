@@ -9,9 +9,9 @@
 //! A server hatshop can run is one file here implementing [`ServerKind`], and one line
 //! in the `servers!` list.
 
+pub mod budget;
 mod cassandra;
 mod certs;
-pub mod cpu_budget;
 mod galera;
 mod home;
 mod mariadb;
@@ -28,7 +28,8 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-pub use home::{CPU_PER_NODE, Home, NodeRecord, ServerRecord, node_record};
+pub use budget::NodeBudget;
+pub use home::{Home, NodeRecord, ServerRecord, node_record};
 pub use node::act;
 
 /// The address a server whose nodes differ by port listens on (a Cassandra or Galera
@@ -211,9 +212,9 @@ pub struct StartOptions {
     /// Voldemort: the source to build (a folder, an archive or a git URL; `None`: the
     /// upstream archive hatshop carries).
     pub source: Option<String>,
-    /// Each node's share of the host's CPU, in cores ([`cpu_budget`]): set once the
-    /// nodes have started (`None`: no cap, the nodes share the host's cores).
-    pub cpu_per_node: Option<f64>,
+    /// What each node may use of the host ([`budget`]): set once the nodes have started
+    /// (no cap: the nodes share the host's cores and memory).
+    pub budget: NodeBudget,
     /// TLS on and required, from a CA made in the server's folder ([`certs`]).
     pub tls: bool,
 }
@@ -279,7 +280,7 @@ impl Default for StartOptions {
             install: false,
             config: Vec::new(),
             source: None,
-            cpu_per_node: None,
+            budget: NodeBudget::NONE,
             tls: false,
         }
     }
@@ -341,8 +342,12 @@ fn already_running(
         );
     }
     // A budget is the kernel's to change at any time: no restart needed.
-    if options.cpu_per_node.is_some() && options.cpu_per_node != record.cpu_per_node() {
-        return budget(home, kind, options.cpu_per_node);
+    let asked = NodeBudget {
+        cores: options.budget.cores.or(record.budget().cores),
+        memory: options.budget.memory.or(record.budget().memory),
+    };
+    if asked != record.budget() {
+        return budget(home, kind, asked);
     }
     Ok(record)
 }
@@ -405,31 +410,27 @@ pub fn start(
         record.settings.insert(TLS_SETTING.into(), "on".into());
     }
     home.save(&record)?;
-    let record = match options.cpu_per_node {
-        Some(_) => budget(home, kind, options.cpu_per_node)?,
-        None => record,
+    let record = if options.budget.is_none() {
+        record
+    } else {
+        budget(home, kind, options.budget)?
     };
     Ok((record, true))
 }
 
-/// Caps every running node of a server at `cores` of the host's CPU (`None`: lifts the
-/// cap), and records it, so that a node started again later gets the same.
-pub fn budget(home: &Home, kind: &'static ServerMeta, cores: Option<f64>) -> Result<ServerRecord> {
+/// Gives every running node of a server the budget `given` (no cap: lifts it), and
+/// records it, so that a node started again later gets the same.
+pub fn budget(home: &Home, kind: &'static ServerMeta, given: NodeBudget) -> Result<ServerRecord> {
     let Some(mut record) = home.running(kind) else {
         bail!("{} is not running", kind.name);
     };
     // Groups of nodes gone since (a stopped ring's) are removed once the kernel has let
     // go of their processes.
-    cpu_budget::remove_empty(kind.name);
+    budget::remove_empty(kind.name);
     for node in record.nodes.iter().filter(|n| n.alive()) {
-        cpu_budget::apply(kind.name, node.node, node.pid, cores)?;
+        given.apply(kind.name, node.node, node.pid)?;
     }
-    match cores {
-        Some(cores) => record
-            .settings
-            .insert(CPU_PER_NODE.to_string(), format!("{cores}")),
-        None => record.settings.remove(CPU_PER_NODE),
-    };
+    given.record(&mut record.settings);
     home.save(&record)?;
     Ok(record)
 }
@@ -444,7 +445,7 @@ pub fn stop(home: &Home, kind: &'static ServerMeta) -> Result<bool> {
         let _ = process::signal(node.pid, libc::SIGCONT);
         process::stop_pid(node.pid, kind.stop_signal, Duration::from_secs(90))?;
     }
-    cpu_budget::remove_empty(kind.name);
+    budget::remove_empty(kind.name);
     Ok(true)
 }
 

@@ -39,9 +39,10 @@ pub fn act(
             let fresh = (kind.restart_node)(home, &record, node)?;
             let pid = fresh.pid;
             // A node started again is the same machine: its budget stays.
-            if let Some(cores) = record.cpu_per_node() {
-                super::cpu_budget::apply(kind.name, node, pid, Some(cores))?;
-                super::cpu_budget::remove_empty(kind.name);
+            let budget = record.budget();
+            if !budget.is_none() {
+                budget.apply(kind.name, node, pid)?;
+                super::budget::remove_empty(kind.name);
             }
             record.nodes[index] = fresh;
             home.save(&record)?;

@@ -22,6 +22,11 @@ pub fn alive(pid: u32) -> bool {
 
 /// Resident memory in MiB, if the process exists.
 pub fn rss_mib(pid: u32) -> Option<u64> {
+    Some(rss_bytes(pid)? >> 20)
+}
+
+/// Resident memory in bytes, if the process exists.
+pub fn rss_bytes(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let kb: u64 = status
         .lines()
@@ -31,7 +36,7 @@ pub fn rss_mib(pid: u32) -> Option<u64> {
         .trim()
         .parse()
         .ok()?;
-    Some(kb / 1024)
+    Some(kb * 1024)
 }
 
 /// Sends `signal` to `pid`; a process that is gone is an error that says so.

@@ -60,12 +60,19 @@ pub fn run(args: &ServerArgs) -> Result<()> {
             config,
             source,
             cpu_per_node,
+            memory_per_node,
             tls,
         } => {
             check_start_flags(kind, config, source.as_deref())?;
             let options = StartOptions {
                 tls: *tls,
-                cpu_per_node: cpu_per_node.map(cluster::cpu_budget::check).transpose()?,
+                budget: cluster::NodeBudget {
+                    cores: cpu_per_node.map(cluster::budget::cpu::check).transpose()?,
+                    memory: memory_per_node
+                        .as_deref()
+                        .map(cluster::budget::memory::check)
+                        .transpose()?,
+                },
                 config: config.clone(),
                 version: version.clone(),
                 heap: heap.clone(),
@@ -214,7 +221,7 @@ fn status(home: &Home) {
                 process::rss_mib(node.pid)
                     .filter(|_| node.alive())
                     .map_or("-".into(), |m| m.to_string()),
-                held_back(kind, &record, node)
+                budget_used(kind, &record, node)
             );
         }
         if kind.nodetool && record.nodes.len() > 1 && running > 0 {
@@ -241,22 +248,41 @@ fn servers_where(has: impl Fn(&cluster::ServerMeta) -> bool) -> String {
     crate::db::listed(&names)
 }
 
-/// How far a node's CPU budget held it back, for its status line.
-fn held_back(
+/// What a node's budget let it use, for its status line: how far its CPU quota held
+/// it back, and what it holds of its memory.
+fn budget_used(
     kind: &'static ServerMeta,
     record: &cluster::ServerRecord,
     node: &cluster::NodeRecord,
 ) -> String {
-    let Some(cores) = record.cpu_per_node() else {
-        return String::new();
-    };
-    match cluster::cpu_budget::throttled(kind.name, node.node, node.pid) {
-        Some(t) if t.periods > 0 => format!(
-            "  {cores} core: held back in {} of {} periods ({:.1} s)",
-            crate::report::table::thousands(t.throttled_periods),
-            crate::report::table::thousands(t.periods),
-            t.throttled_s
-        ),
-        _ => format!("  {cores} core"),
+    use crate::report::table::thousands;
+    use cluster::budget::{cpu, memory};
+    let budget = record.budget();
+    let mut said = Vec::new();
+    if let Some(cores) = budget.cores {
+        said.push(match cpu::throttled(kind.name, node.node, node.pid) {
+            Some(t) if t.periods > 0 => format!(
+                "{cores} core: held back in {} of {} periods ({:.1} s)",
+                thousands(t.throttled_periods),
+                thousands(t.periods),
+                t.throttled_s
+            ),
+            _ => format!("{cores} core"),
+        });
     }
+    if let Some(bytes) = budget.memory {
+        said.push(match memory::used(kind.name, node.node, node.pid) {
+            Some(used) => format!(
+                "{} of {} memory ({} page cache)",
+                memory::said(used.bytes),
+                memory::said(bytes),
+                memory::said(used.cache_bytes)
+            ),
+            None => format!("{} memory", memory::said(bytes)),
+        });
+    }
+    if said.is_empty() {
+        return String::new();
+    }
+    format!("  {}", said.join("; "))
 }

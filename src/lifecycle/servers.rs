@@ -1,6 +1,6 @@
 //! The servers a series of runs stands on, and what becomes of each at the end: one
 //! started here is stopped (and wiped, when it was started fresh for a sweep's step),
-//! whatever happened; one found running is left as it was found, its CPU budget given
+//! whatever happened; one found running is left as it was found, its budget given
 //! back; one the user gave by URL (machines of their own) is only used. A budget per
 //! node is set before each run that asks for one, and a fresh JVM server is warmed.
 
@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use crate::cluster::{self, Home, ServerMeta, ServerRecord, StartOptions, server_meta};
+use crate::cluster::{self, Home, NodeBudget, ServerMeta, ServerRecord, StartOptions, server_meta};
 use crate::console::note;
 use crate::interrupt;
 
@@ -32,9 +32,9 @@ pub struct ServerGuard {
     end: End,
     /// Given by URL: machines of the user's, which no budget caps.
     given: bool,
-    /// Each node's CPU budget now, and as the guard found it.
-    budget: Option<f64>,
-    found_budget: Option<f64>,
+    /// Each node's budget now, and as the guard found it.
+    budget: NodeBudget,
+    found_budget: NodeBudget,
     /// Whether it has been warmed up.
     pub warmed: bool,
     /// The URL to give `--db`.
@@ -56,8 +56,8 @@ impl ServerGuard {
             set: &[],
             end,
             given: false,
-            budget: None,
-            found_budget: None,
+            budget: NodeBudget::NONE,
+            found_budget: NodeBudget::NONE,
             warmed: false,
             url,
         }
@@ -114,7 +114,7 @@ impl ServerGuard {
             refuse_other_size_or_settings(home, kind, &record, nodes, set)?;
             let mut guard = ServerGuard::new(home, kind, nodes, End::Leave, record.url.clone());
             guard.set = set;
-            guard.budget = record.cpu_per_node();
+            guard.budget = record.budget();
             guard.found_budget = guard.budget;
             return Ok(guard);
         }
@@ -153,15 +153,15 @@ impl ServerGuard {
         self.kind.name == name && self.nodes == nodes && self.set == set
     }
 
-    /// Gives every node a budget of `cores` of the host's CPU (none: no cap), unless the
-    /// machines are the user's own.
-    pub async fn budget(&mut self, cores: Option<f64>) -> Result<()> {
-        if self.given || self.budget == cores {
+    /// Gives every node the budget `given` (none: no cap), unless the machines are the
+    /// user's own.
+    pub async fn budget(&mut self, given: NodeBudget) -> Result<()> {
+        if self.given || self.budget == given {
             return Ok(());
         }
         let (home, kind) = (self.home.clone(), self.kind);
-        tokio::task::spawn_blocking(move || cluster::budget(&home, kind, cores)).await??;
-        self.budget = cores;
+        tokio::task::spawn_blocking(move || cluster::budget(&home, kind, given)).await??;
+        self.budget = given;
         Ok(())
     }
 

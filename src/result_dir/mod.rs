@@ -360,19 +360,13 @@ impl Host {
             .find_map(|l| l.strip_prefix("model name").and_then(|r| r.split_once(':')))
             .map(|(_, v)| v.trim().to_string())
             .unwrap_or_else(|| std::env::consts::ARCH.to_string());
-        let memory_bytes = read("/proc/meminfo")
-            .lines()
-            .find_map(|l| l.strip_prefix("MemTotal:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            .map(|kb| kb * 1024)
-            .unwrap_or(0);
         Host {
             hostname: procfs::hostname(),
             os,
             kernel: read("/proc/sys/kernel/osrelease").trim().to_string(),
             cpu,
             cores: procfs::cores(),
-            memory_bytes,
+            memory_bytes: procfs::memory_bytes(),
             client_threads: tokio::runtime::Handle::try_current()
                 .map_or(0, |runtime| runtime.metrics().num_workers()),
             lane_threads: 0,

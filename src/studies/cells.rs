@@ -3,10 +3,12 @@
 
 use std::path::Path;
 
+use crate::cluster::NodeBudget;
 use crate::files::read_json;
-use crate::report::study::{CellFacts, CellResult, MetricRow};
+use crate::report::load::read_rows;
+use crate::report::study::{CellFacts, CellResult, MetricRow, NodesSeen};
 use crate::result_dir::load_record::{BATCH_TRACES_CSV, BatchTrace, LOAD_JSON, LoadRecord};
-use crate::result_dir::{self, SUMMARY_JSON, VERIFY_JSON};
+use crate::result_dir::{self, SERVER_METRICS_CSV, SUMMARY_JSON, VERIFY_JSON};
 use crate::stats::Summary;
 use crate::verify::VerifyReport;
 
@@ -36,9 +38,9 @@ pub struct ServerNeed {
     pub query: String,
     /// Server settings it must be started with (`hatshop server start --set`).
     pub set: &'static [(&'static str, &'static str)],
-    /// Each node's share of the host's CPU, in cores: a machine of its own in all but
-    /// the network (`None`: the nodes share the host's cores).
-    pub cpu_per_node: Option<f64>,
+    /// What each node may use of the host: a machine of its own in all but the network
+    /// (no cap: the nodes share the host's cores and memory).
+    pub budget: NodeBudget,
 }
 
 /// One run of a study.
@@ -158,8 +160,8 @@ impl Cell {
         if self.need.nodes > 1 {
             db.push_str(&format!(", {} nodes", self.need.nodes));
         }
-        if let Some(cores) = self.need.cpu_per_node {
-            db.push_str(&format!(", {cores} core each"));
+        if !self.need.budget.is_none() {
+            db.push_str(&format!(", {} each", self.need.budget.said()));
         }
         db.push('>');
         if !self.need.query.is_empty() {
@@ -172,14 +174,14 @@ impl Cell {
         )
     }
 
-    /// The cell's name in progress lines: as its page names it, and its nodes' CPU
-    /// budget where they have one.
+    /// The cell's name in progress lines: as its page names it, and its nodes' budget
+    /// where they have one.
     pub fn name(&self) -> String {
         let name = crate::report::study::cell_name(&self.labels);
-        match self.need.cpu_per_node {
-            Some(cores) => format!("{name} · {cores} core per node"),
-            None => name,
+        if self.need.budget.is_none() {
+            return name;
         }
+        format!("{name} · {} per node", self.need.budget.said())
     }
 
     /// Whether its folder holds a finished run (verified) or load (checked), so that a
@@ -210,7 +212,12 @@ impl Cell {
             }
         };
         let facts = match self.verb {
-            Verb::Run => result_dir::load(&dir).ok().map(|r| CellFacts::of(&r)),
+            Verb::Run => result_dir::load(&dir).ok().map(|r| CellFacts {
+                nodes_seen: read_rows(&result_dir::file(&dir, SERVER_METRICS_CSV))
+                    .ok()
+                    .and_then(|rows| NodesSeen::of(&rows)),
+                ..CellFacts::of(&r)
+            }),
             Verb::Load => read_json::<LoadRecord>(&dir.join(LOAD_JSON))
                 .ok()
                 .map(|r| CellFacts::of_load(&r)),
@@ -328,7 +335,7 @@ mod tests {
                 nodes: 1,
                 query: "connections=4".into(),
                 set: &[],
-                cpu_per_node: None,
+                budget: NodeBudget::NONE,
             },
             verb: Verb::Run,
             args: vec!["-w".into(), "hatshop-random".into()],

@@ -8,6 +8,7 @@
 
 use super::cells::{Cell, ServerNeed, scaled};
 use super::{CASSANDRA, GALERA, Study, fact, labels, need, row};
+use crate::cluster::NodeBudget;
 use crate::report::study::{Dim, FIGURE, Fact, FigureSpec, Metric, Ours, PartSpec, Premise, Shape};
 
 /// In flight, as the study's client: the hat shop's pool of threads.
@@ -388,7 +389,10 @@ fn random(
 /// `need` with each node at `budget` cores.
 fn budgeted(need: ServerNeed, budget: Option<f64>) -> ServerNeed {
     ServerNeed {
-        cpu_per_node: budget,
+        budget: NodeBudget {
+            cores: budget,
+            memory: None,
+        },
         ..need
     }
 }
@@ -524,7 +528,7 @@ mod tests {
         let cells = clusters_cells(0.05);
         for cell in &cells {
             assert_eq!(
-                cell.need.cpu_per_node.is_none(),
+                cell.need.budget.cores.is_none(),
                 cell.part == "colocated",
                 "{}",
                 cell.id

@@ -10,6 +10,7 @@ mod clusters;
 mod hat_shop;
 mod kv_mixes;
 
+use crate::cluster::NodeBudget;
 use crate::report::study::{Fact, FigureSpec, Ours, PartSpec, SetupRow};
 use cells::{Cell, ServerNeed};
 
@@ -101,7 +102,7 @@ fn need(server: &'static str, nodes: usize, query: &str) -> ServerNeed {
         nodes,
         query: query.into(),
         set: &[],
-        cpu_per_node: None,
+        budget: NodeBudget::NONE,
     }
 }
 

@@ -266,7 +266,7 @@ async fn ready_server(
         }
     }
     let serving = server.as_mut().expect("started above");
-    serving.budget(need.cpu_per_node).await?;
+    serving.budget(need.budget).await?;
     let url = serving.url_with(&need.query);
     if !serving.warmed {
         if !warm_up(serving.name(), cell, &url, dir, home, WARM_UP).await {

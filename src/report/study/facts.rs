@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::cluster::NodeBudget;
+use crate::observe::resources::MetricsRow;
 use crate::report::table::thousands;
 use crate::result_dir::load_record::LoadRecord;
 use crate::result_dir::{DatabaseRecord, Host, RunRecord};
@@ -62,6 +64,46 @@ pub struct CellFacts {
     pub data_bytes: u64,
     /// The client machine's memory, bytes: on one host, what a node may cache.
     pub memory_bytes: u64,
+    /// Each node's memory budget, bytes, where hatshop gave its nodes one.
+    pub node_memory_bytes: Option<u64>,
+    /// What the nodes did with memory and disk while the cell was measured, where the
+    /// sampler saw them.
+    pub nodes_seen: Option<NodesSeen>,
+}
+
+/// The nodes' memory and disk in the measured window, from server-metrics.csv.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct NodesSeen {
+    /// The most any node's processes held resident (page cache not included).
+    pub rss_bytes: u64,
+    /// Bytes the nodes read from storage, all of them together.
+    pub disk_read_bytes: u64,
+}
+
+impl NodesSeen {
+    /// From the samples of a run's server-metrics.csv; `None` where no node was
+    /// sampled while measuring.
+    pub fn of(rows: &[MetricsRow]) -> Option<NodesSeen> {
+        let nodes = || rows.iter().filter(|r| r.source.starts_with("node "));
+        let rss_mb = nodes()
+            .filter(|r| r.at_s >= 0.0)
+            .filter_map(|r| r.rss_mb)
+            .reduce(f64::max)?;
+        // A rate is over the time since the node's sample before: bytes are the rate
+        // times that time, counted from the measured phase's start.
+        let mut last_at: BTreeMap<&str, f64> = BTreeMap::new();
+        let mut read = 0.0;
+        for row in nodes() {
+            let since = last_at.insert(&row.source, row.at_s).unwrap_or(row.at_s);
+            if row.at_s > 0.0 {
+                read += row.disk_read_bytes_s.unwrap_or(0.0) * (row.at_s - since.max(0.0));
+            }
+        }
+        Some(NodesSeen {
+            rss_bytes: (rss_mb * (1u64 << 20) as f64) as u64,
+            disk_read_bytes: read as u64,
+        })
+    }
 }
 
 impl CellFacts {
@@ -125,6 +167,7 @@ impl CellFacts {
             ),
             cores: host.cores,
             memory_bytes: host.memory_bytes,
+            node_memory_bytes: server.and_then(|s| NodeBudget::of(&s.settings).memory),
             server_version: database.store.server_version.clone(),
             nodes: server.map_or_else(|| hosts.split(',').count(), |s| s.nodes),
             server_settings: server.map(|s| s.settings.clone()).unwrap_or_default(),

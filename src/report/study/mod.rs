@@ -22,7 +22,7 @@ use super::page::Page;
 use super::svg::escape;
 pub use cells::{CellResult, MetricRow, cell_name};
 use evidence::with_evidence;
-pub use facts::{CellFacts, Fact};
+pub use facts::{CellFacts, Fact, NodesSeen};
 use finding::sentence;
 use over_time::over_time;
 use points::{draw, points};

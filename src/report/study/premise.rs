@@ -96,37 +96,83 @@ fn nodes_add_capacity(spec: &FigureSpec, drawn: &[&CellResult]) -> Option<Checke
     })
 }
 
-/// The values loaded against the memory of the host every node runs on: with no node
-/// given a memory budget, a data set smaller than the host's memory is read from the
-/// page cache, and a disk-bound tail cannot arise.
+/// The values loaded against the room a node had to cache them in: its memory (its
+/// budget, or the host's where it has none) less what its own processes held while
+/// measured. Data beyond that room cannot all be served from memory, and the nodes'
+/// reads from the disk while measured say whether they were.
 fn data_beyond_cache(drawn: &[&CellResult]) -> Option<Checked> {
     let facts: Vec<_> = drawn.iter().filter_map(|c| c.facts.as_ref()).collect();
-    let data = facts.iter().map(|f| f.data_bytes).max()?;
-    let memory = facts.iter().map(|f| f.memory_bytes).max()?;
-    if data == 0 || memory == 0 {
+    let data = facts.iter().map(|f| f.data_bytes).min()?;
+    // Machines given by URL are the user's: their memory is not this host's to read.
+    if data == 0 || facts.iter().any(|f| !f.started_here) {
         return None;
     }
-    let (data_said, memory_said) = (bytes_said(data), bytes_said(memory));
-    Some(if data > memory {
+    // The cell with the most room decides: data beyond its room is beyond every node's.
+    let (room, memory_said) = facts
+        .iter()
+        .filter_map(|f| {
+            let memory = f.node_memory_bytes.unwrap_or(f.memory_bytes);
+            let held = f.nodes_seen.map_or(0, |seen| seen.rss_bytes);
+            (memory > 0).then(|| (memory.saturating_sub(held), memory_of(f, held)))
+        })
+        .max_by_key(|(room, _)| *room)?;
+    let budgeted = facts.iter().all(|f| f.node_memory_bytes.is_some());
+    let read = facts
+        .iter()
+        .filter_map(|f| f.nodes_seen)
+        .map(|seen| seen.disk_read_bytes)
+        .min();
+    let (data_said, room_said) = (bytes_said(data), bytes_said(room));
+    let read_said = read.map_or(String::new(), |bytes| {
+        format!(
+            " The nodes read {} from the disk while measured (the cell that read least).",
+            bytes_said(bytes)
+        )
+    });
+    Some(if data > room {
         Checked {
             held: true,
             said: format!(
-                "Premise held: the data ({data_said} of values) exceeds the host's memory \
-                 ({memory_said}), so reads reach the disk as the study's did."
+                "Premise held: the data ({data_said} of values) exceeds the {room_said} a \
+                 node had left to cache it ({memory_said}), so reads reach the disk as the \
+                 study's did.{read_said}"
             ),
         }
     } else {
+        let instead = if budgeted {
+            "a larger --scale loads more than that"
+        } else {
+            "no node had a memory budget; `hatshop server start --memory-per-node` \
+             gives one"
+        };
         Checked {
             held: false,
             said: format!(
                 "Premise failed: the study's reads waited on the disk, its data beyond what a \
-                 node could cache; here the data ({data_said} of values) fits in the host's \
-                 memory ({memory_said}) and no node has a memory budget, so every read is \
-                 served from memory and the study's disk-bound tails cannot occur at this \
-                 scale. Read these tails as an in-memory store's, not as the study's."
+                 node could cache; here the data ({data_said} of values) fits in the \
+                 {room_said} a node had left to cache it ({memory_said}), so reads can be \
+                 served from memory and the study's disk-bound tails need not occur \
+                 ({instead}).{read_said} Read these tails as an in-memory store's, not as \
+                 the study's."
             ),
         }
     })
+}
+
+/// Where a node's room came from: "a memory budget of 768 MiB, 600 MiB of it held by
+/// the node's processes".
+fn memory_of(facts: &super::CellFacts, held: u64) -> String {
+    let memory = match facts.node_memory_bytes {
+        Some(budget) => format!("a memory budget of {}", bytes_said(budget)),
+        None => format!("the host's {} of memory", bytes_said(facts.memory_bytes)),
+    };
+    if held == 0 {
+        return memory;
+    }
+    format!(
+        "{memory}, {} of it held by the node's processes",
+        bytes_said(held)
+    )
 }
 
 /// "1 node", "5 nodes".
@@ -138,11 +184,15 @@ fn nodes_said(n: u64) -> String {
     }
 }
 
-/// "12 MB", "24 GiB".
+/// "12 MB", "768 MiB", "1.5 GiB", "24 GiB".
 fn bytes_said(bytes: u64) -> String {
     let gib = bytes as f64 / (1u64 << 30) as f64;
-    if gib >= 1.0 {
+    if gib >= 10.0 {
         format!("{gib:.0} GiB")
+    } else if gib >= 1.0 {
+        format!("{gib:.1} GiB")
+    } else if bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
     } else {
         format!("{:.0} MB", bytes as f64 / 1e6)
     }
@@ -151,7 +201,7 @@ fn bytes_said(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::study::{CellFacts, FIGURE, Metric, MetricRow, Shape};
+    use crate::report::study::{CellFacts, FIGURE, Metric, MetricRow, NodesSeen, Shape};
 
     fn ring(nodes: &str, ops_s: f64) -> CellResult {
         CellResult {
@@ -174,6 +224,7 @@ mod tests {
             facts: Some(CellFacts {
                 data_bytes: 12_000_000,
                 memory_bytes: 24 << 30,
+                started_here: true,
                 ..CellFacts::default()
             }),
             intervals: Vec::new(),
@@ -214,11 +265,61 @@ mod tests {
         assert_eq!(checked.len(), 1);
         assert!(!checked[0].held);
         assert!(
-            checked[0]
-                .said
-                .contains("here the data (12 MB of values) fits in the host's memory (24 GiB)"),
+            checked[0].said.contains(
+                "here the data (12 MB of values) fits in the 24 GiB a node had left to cache \
+                 it (the host's 24 GiB of memory)"
+            ),
             "{}",
             checked[0].said
+        );
+        assert!(checked[0].said.contains("no node had a memory budget"));
+    }
+
+    /// A 3-node cell whose nodes had `budget` each, held `held` themselves, read `read`
+    /// from the disk, with `data` of values loaded.
+    fn budgeted(data: u64, budget: u64, held: u64, read: u64) -> CellResult {
+        let mut cell = ring("3", 1.0);
+        cell.facts = Some(CellFacts {
+            data_bytes: data,
+            memory_bytes: 24 << 30,
+            started_here: true,
+            node_memory_bytes: Some(budget),
+            nodes_seen: Some(NodesSeen {
+                rss_bytes: held,
+                disk_read_bytes: read,
+            }),
+            ..CellFacts::default()
+        });
+        cell
+    }
+
+    #[test]
+    fn data_beyond_what_a_budgeted_node_has_left_holds_the_premise() {
+        let checked = check(
+            &BY_NODES,
+            &[budgeted(600_000_000, 768 << 20, 600 << 20, 2_000_000_000)],
+        );
+        assert!(checked[0].held, "{}", checked[0].said);
+        assert!(
+            checked[0].said.contains(
+                "the data (600 MB of values) exceeds the 168 MiB a node had left to cache it \
+                 (a memory budget of 768 MiB, 600 MiB of it held by the node's processes)"
+            ),
+            "{}",
+            checked[0].said
+        );
+        assert!(
+            checked[0]
+                .said
+                .contains("The nodes read 1.9 GiB from the disk")
+        );
+        // The same budget with less data: the room holds it all.
+        let checked = check(&BY_NODES, &[budgeted(100_000_000, 768 << 20, 600 << 20, 0)]);
+        assert!(!checked[0].held);
+        assert!(
+            checked[0]
+                .said
+                .contains("a larger --scale loads more than that")
         );
     }
 }
