@@ -314,12 +314,12 @@ async fn warm_up(
 ) -> bool {
     match cell.verb {
         cells::Verb::Run => note!(
-            "warming {server} up: {} s of {}'s load first",
+            "warming {server} up first: {} s of the load of {}",
             length.as_secs(),
             cell.name()
         ),
         cells::Verb::Load => note!(
-            "warming {server} up: one pass of {}'s load first",
+            "warming {server} up first: one pass of the load of {}",
             cell.name()
         ),
     }

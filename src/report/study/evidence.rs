@@ -182,7 +182,7 @@ fn event_type<'p>(
 /// The mean latency of consecutive runs of intervals holding about equal numbers of
 /// successful operations, as many as [`MAX_BATCHES`] (fewer where the run had fewer
 /// intervals). Intervals with no success hold no latency and are passed over.
-fn batch_means(series: &[&IntervalRow]) -> Vec<f64> {
+pub(super) fn batch_means(series: &[&IntervalRow]) -> Vec<f64> {
     let timed: Vec<(f64, f64)> = series
         .iter()
         .map(|r| ((r.ops - r.errors.min(r.ops)) as f64, r.mean_us))

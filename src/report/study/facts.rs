@@ -69,6 +69,9 @@ pub struct CellFacts {
     /// What the nodes did with memory and disk while the cell was measured, where the
     /// sampler saw them.
     pub nodes_seen: Option<NodesSeen>,
+    /// The client's busiest thread while measured, and its share of the wall time (1.0:
+    /// busy all the time), where the run says.
+    pub client_busiest: Option<(String, f64)>,
 }
 
 /// The nodes' memory and disk in the measured window, from server-metrics.csv.
@@ -128,6 +131,10 @@ impl CellFacts {
             EventSource::File(info) => (info.measured_events, String::new(), String::new(), 0),
         };
         CellFacts {
+            client_busiest: record
+                .client
+                .as_ref()
+                .and_then(|c| Some((c.busiest_thread.clone()?, c.busiest_share))),
             concurrency: record.plan.concurrency,
             events,
             warmup,
