@@ -315,3 +315,43 @@ fn cassandra_keyspaces_hatshop_did_not_make_are_left_alone() {
         "refusing to drop keyspace system_auth",
     );
 }
+
+/// A study's wait for a settled server: the suite's idle node reads as at rest within
+/// the deadline; a node that does not answer is said, never waited on as if busy.
+#[test]
+#[ignore = "needs a live Cassandra: ./test.sh starts one"]
+fn a_settled_node_reads_as_quiet_and_an_unreachable_one_is_said() {
+    use hatshop::observe::settle::{Settled, settle};
+    use hatshop::observe::thread_pools::Node;
+    use std::time::Duration;
+    let _guard = lock(&CASSANDRA);
+    let base = common::url("HATSHOP_TEST_CASSANDRA");
+    let host = base
+        .trim_start_matches("cassandra://")
+        .split(['/', ',', '?'])
+        .next()
+        .unwrap()
+        .to_string();
+    let address = if host.contains(':') {
+        host
+    } else {
+        format!("{host}:9042")
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let live = Node {
+        node: 1,
+        address: address.parse().unwrap(),
+    };
+    match runtime.block_on(settle(vec![live], Duration::from_secs(60))) {
+        Settled::Quiet(took) => assert!(took < Duration::from_secs(60)),
+        other => panic!("the suite's node did not settle: {other:?}"),
+    }
+    let gone = Node {
+        node: 2,
+        address: "127.0.0.1:1".parse().unwrap(),
+    };
+    match runtime.block_on(settle(vec![gone], Duration::from_secs(5))) {
+        Settled::Unknown(why) => assert!(why.starts_with("node 2: "), "{why}"),
+        other => panic!("an unreachable node was not said: {other:?}"),
+    }
+}

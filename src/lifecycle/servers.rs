@@ -4,13 +4,18 @@
 //! back; one the user gave by URL (machines of their own) is only used. A budget per
 //! node is set before each run that asks for one, and a fresh JVM server is warmed.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
 use crate::cluster::{self, Home, NodeBudget, ServerMeta, ServerRecord, StartOptions, server_meta};
 use crate::console::note;
 use crate::interrupt;
+use crate::observe::settle::{self, Settled};
+use crate::observe::thread_pools;
+
+/// The longest a cell waits for a server's background work to end before it runs.
+const SETTLE_DEADLINE: Duration = Duration::from_secs(60);
 
 /// What becomes of a server when its guard goes.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -163,6 +168,36 @@ impl ServerGuard {
         tokio::task::spawn_blocking(move || cluster::budget(&home, kind, given)).await??;
         self.budget = given;
         Ok(())
+    }
+
+    /// Waits until the nodes have no background work left (Cassandra's compactions and
+    /// flushes, what the cell before may have left), at most [`SETTLE_DEADLINE`], unless
+    /// the machines are the user's; says what it found where there was any wait.
+    pub async fn settle(&self) {
+        if self.given {
+            return;
+        }
+        let Some(nodes) = self
+            .home
+            .running(self.kind)
+            .as_ref()
+            .and_then(thread_pools::nodes_of)
+        else {
+            return;
+        };
+        let name = self.kind.name;
+        match settle::settle(nodes, SETTLE_DEADLINE).await {
+            Settled::Quiet(took) if took >= Duration::from_secs(1) => note!(
+                "{name} settled in {:.0} s (no compaction or flush left)",
+                took.as_secs_f64()
+            ),
+            Settled::Quiet(_) => {}
+            Settled::Busy(what) => note!(
+                "{name} still busy after {} s ({what}); the cell runs on what it finds",
+                SETTLE_DEADLINE.as_secs()
+            ),
+            Settled::Unknown(why) => note!("cannot tell whether {name} has settled ({why})"),
+        }
     }
 
     /// Its name, as `hatshop server` takes it.

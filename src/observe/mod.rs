@@ -6,6 +6,7 @@
 pub mod compactions;
 pub mod gc_log;
 pub mod resources;
+pub mod settle;
 pub mod thread_pools;
 
 use std::path::Path;
@@ -50,20 +51,10 @@ impl Observer {
                 pid: n.pid,
             }));
         }
-        let pools = server.as_ref().filter(|s| s.kind.nodetool).map(|s| {
-            let nodes = s
-                .nodes
-                .iter()
-                .filter_map(|n| {
-                    let address = format!("{}:{}", n.host, n.port).parse().ok()?;
-                    Some(thread_pools::Node {
-                        node: n.node,
-                        address,
-                    })
-                })
-                .collect();
-            tokio::spawn(thread_pools::sample(nodes, over.clone()))
-        });
+        let pools = server
+            .as_ref()
+            .and_then(thread_pools::nodes_of)
+            .map(|nodes| tokio::spawn(thread_pools::sample(nodes, over.clone())));
         Observer {
             server,
             sampler: tokio::spawn(resources::sample(watched, over)),

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
 use super::resources::{every_second, next_sample};
+use crate::cluster::ServerRecord;
 
 /// Cassandra's thread pools, one row per pool and sample.
 pub const THREAD_POOLS_CSV: &str = "thread-pools.csv";
@@ -53,6 +54,25 @@ pub struct PoolRow {
 pub struct Node {
     pub node: usize,
     pub address: SocketAddr,
+}
+
+/// The nodes of `server` whose pools can be read (Cassandra's), by CQL address.
+pub fn nodes_of(server: &ServerRecord) -> Option<Vec<Node>> {
+    if !server.kind.nodetool {
+        return None;
+    }
+    let nodes = server
+        .nodes
+        .iter()
+        .filter_map(|n| {
+            let address = format!("{}:{}", n.host, n.port).parse().ok()?;
+            Some(Node {
+                node: n.node,
+                address,
+            })
+        })
+        .collect();
+    Some(nodes)
 }
 
 /// Samples every node's pools until `over` turns true. A node that cannot be reached
@@ -115,7 +135,7 @@ pub async fn sample(
     (rows, notes)
 }
 
-async fn connect(address: SocketAddr) -> Result<Session, String> {
+pub(super) async fn connect(address: SocketAddr) -> Result<Session, String> {
     let only = AllowListHostFilter::new([address]).map_err(|e| e.to_string())?;
     let builder = SessionBuilder::new()
         .known_node_addr(address)
@@ -132,15 +152,15 @@ async fn connect(address: SocketAddr) -> Result<Session, String> {
 }
 
 /// One pool as read.
-struct Reading {
-    pool: String,
-    active: i64,
-    pending: i64,
+pub(super) struct Reading {
+    pub(super) pool: String,
+    pub(super) active: i64,
+    pub(super) pending: i64,
     blocked: i64,
     completed: i64,
 }
 
-async fn read_pools(session: &Session) -> Option<Vec<Reading>> {
+pub(super) async fn read_pools(session: &Session) -> Option<Vec<Reading>> {
     let result = session
         .query_unpaged(
             "SELECT name, active_tasks, pending_tasks, blocked_tasks, completed_tasks \

@@ -230,9 +230,10 @@ impl Study {
     }
 }
 
-/// Makes `server` the one `cell` needs, within its CPU budget and warmed up where the
-/// server wants it, and gives the cell's URL; `None` when interrupted. The last server
-/// is stopped before the next starts: they share the cores.
+/// Makes `server` the one `cell` needs, within its budget, warmed up and settled (no
+/// background work left from the cell before), and gives the cell's URL; `None` when
+/// interrupted. The last server is stopped before the next starts: they share the
+/// cores.
 async fn ready_server(
     server: &mut Option<ServerGuard>,
     cell: &Cell,
@@ -273,6 +274,10 @@ async fn ready_server(
             return Ok(None);
         }
         serving.warmed = true;
+    }
+    serving.settle().await;
+    if interrupt::requested() {
+        return Ok(None);
     }
     Ok(Some(url))
 }
