@@ -94,6 +94,7 @@ impl Controller {
         })
     }
 
+    /// Whether it is cgroup v1's, whose files are named otherwise than v2's.
     pub fn is_v1(&self) -> bool {
         matches!(self, Controller::V1(_))
     }

@@ -52,6 +52,7 @@ impl NodeBudget {
         keep(MEMORY_PER_NODE, self.memory.map(memory::kept));
     }
 
+    /// Whether it caps nothing.
     pub fn is_none(&self) -> bool {
         *self == NodeBudget::NONE
     }
