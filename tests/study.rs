@@ -181,7 +181,7 @@ fn a_study_interrupted_keeps_its_finished_cells_and_resumes_to_one_page() {
     assert!(!html.contains("ours ÷ the study's"));
     // MariaDB's pool: one bar per pool size, and where it stops helping.
     let pool =
-        csv_maps(&dir.join("figures/study-05-fig-2-total-time-of-50-000-creates-by-pool-size.csv"));
+        csv_maps(&dir.join("figures/study-05-fig-2-total-time-of-the-creates-by-pool-size.csv"));
     let sizes: Vec<&str> = pool.iter().map(|r| r["connections"].as_str()).collect();
     assert_eq!(sizes, ["1", "2", "4", "8", "16", "30"]);
     assert!(

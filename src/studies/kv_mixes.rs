@@ -163,7 +163,7 @@ pub(super) const STUDY: Study = Study {
         row(
             "memory per node",
             "not given; 4 GB of heap against 75 GB of 15 KB values",
-            Ours::Fact(Fact::ServerSetting("memory_per_node")),
+            Ours::Fact(Fact::NodeMemory),
             "a budget of the kernel's memory controller, page cache included",
         ),
         fact("client threads", "40", Fact::Concurrency),

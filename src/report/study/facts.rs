@@ -33,6 +33,8 @@ pub enum Fact {
     Loaded,
     /// Bytes of each key-value record.
     ValueSize,
+    /// Each node's memory budget, page cache included.
+    NodeMemory,
     /// The machines the server ran on: hatshop's own, or those a URL named.
     Machines,
 }
@@ -204,6 +206,10 @@ impl CellFacts {
             Fact::Events => thousands(self.events),
             Fact::Warmup => self.warmup.clone(),
             Fact::Loaded => self.loaded.clone(),
+            Fact::NodeMemory => self
+                .node_memory_bytes
+                .map(crate::cluster::budget::memory::said)
+                .unwrap_or_default(),
             Fact::ValueSize => match self.value_size {
                 0 => String::new(),
                 bytes => format!("{} B", thousands(u64::from(bytes))),
