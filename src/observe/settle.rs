@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 
 use super::thread_pools::{self, Node};
 
+/// How long one node may take to answer one read.
+const READ_TIMEOUT: Duration = Duration::from_secs(2);
 /// The pools whose work a cell would share the nodes with.
 const BACKGROUND: [&str; 2] = ["CompactionExecutor", "MemtableFlushWriter"];
 
@@ -35,7 +37,8 @@ pub async fn settle(nodes: Vec<Node>, deadline: Duration) -> Settled {
     loop {
         let mut busy = Vec::new();
         for (node, session) in &sessions {
-            let Some(pools) = thread_pools::read_pools(session).await else {
+            let read = tokio::time::timeout(READ_TIMEOUT, thread_pools::read_pools(session));
+            let Ok(Some(pools)) = read.await else {
                 busy.push(format!("node {node} did not answer"));
                 continue;
             };

@@ -18,7 +18,7 @@ const MIXES: [(&str, &str); 4] = [
 const FIFTEEN_KB: &[(&str, &str)] = &[("value size", "15 KB")];
 
 /// Each node's memory, its page cache included: its heap, what the JVM holds beside it,
-/// and about 250 MiB to cache data in. Measured on 3-node rings at 40 in flight, 90 %
+/// and 150–280 MiB to cache data in. Measured on 3-node rings at 40 in flight, 90 %
 /// rewrites of 15 KB values: Cassandra's nodes (heap 512 MB) held 1,001–1,012 MiB
 /// themselves with 215–277 MiB of page cache; Voldemort's (heap 256 MB) 603–611 MiB
 /// with 152–160 MiB.
@@ -107,7 +107,7 @@ pub(super) const STUDY: Study = Study {
         "The study's data (75 GB at 15 KB values) was far beyond what a node could \
          cache, so its reads waited on the disk. Here each node has a memory budget, its \
          page cache included (1.25 GiB for Cassandra, 768 MiB for Voldemort: the heap, \
-         the JVM beside it and about 250 MiB to cache in), so that the 15 KB values are \
+         the JVM beside it and 150–280 MiB to cache in), so that the 15 KB values are \
          beyond it too; the tail figures check it from their cells.",
         "Server settings differ from the study's, so that six JVMs fit on this host \
          beside the client: heap 512 MB (Cassandra) and 256 MB (Voldemort) against 4 GB; \
