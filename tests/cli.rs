@@ -674,10 +674,77 @@ fn a_duration_without_events_runs_that_long() {
         .unwrap();
     let stdout = common::text(&output.stdout);
     assert!(
-        stdout.contains("note: these runs replayed one event stream (one spec, one seed), each as far as its --duration let it (#1 "),
+        stdout.contains("note: these runs replayed one event stream (one spec, one seed), each as far as its --duration or --min-duration took it (#1 "),
         "{stdout}"
     );
     assert!(!stdout.contains("warning"), "{stdout}");
+}
+
+/// `--min-duration` is a floor, not a cap: a run goes on past its count until it has
+/// measured that long, and stops at its count when the time has passed by then; either
+/// way the events that ran are hashed as `generate` writes them, and verify is exact.
+#[test]
+fn a_floor_runs_past_its_count_until_its_time_and_keeps_the_streams_contract() {
+    let tmp = TempDir::new().unwrap();
+    let out = run_ok(
+        &tmp,
+        "floored",
+        &[
+            "--events",
+            "200",
+            "--min-duration",
+            "1s",
+            "--seed",
+            "5",
+            "--verify",
+        ],
+    );
+    let run = json(&out.join("run.json"));
+    let summary = json(&out.join("summary.json"));
+    assert_eq!(run["status"], "finished");
+    assert_eq!(run["plan"]["min_events"], 200);
+    assert_eq!(run["plan"]["min_duration_s"], 1.0);
+    assert!(summary["elapsed_s"].as_f64().unwrap() >= 1.0, "{summary}");
+    let ops = summary["ops"].as_u64().unwrap();
+    assert!(ops > 200, "the floor kept the stream going: {ops} ops");
+    let verify = json(&out.join("verify.json"));
+    assert_eq!(verify["orders_found"], verify["orders_expected"]);
+    assert_eq!(verify["missing_orders"], 0);
+    assert_eq!(verify["differing_orders"], 0);
+    hatshop(tmp.path())
+        .args(["generate", "--seed", "5", "--events"])
+        .arg(ops.to_string())
+        .args(["-o", "same.jsonl"])
+        .assert()
+        .success();
+    assert_eq!(
+        run["plan_sha256"],
+        sha256_of(&tmp.path().join("same.jsonl"))
+    );
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(page.contains("at least 200 measured events and 1 s of them (--min-duration"));
+    assert!(page.contains("where --min-duration ended the stream"));
+
+    // A time already passed leaves the count in charge.
+    let counted = run_ok(
+        &tmp,
+        "counted",
+        &[
+            "--events",
+            "20000",
+            "--min-duration",
+            "0.05s",
+            "--seed",
+            "5",
+        ],
+    );
+    assert_eq!(json(&counted.join("summary.json"))["ops"], 20_000);
+
+    assert_one_line_error(
+        tmp.path(),
+        &["run", "--min-duration", "1s", "--duration", "5s"],
+        "--min-duration",
+    );
 }
 
 /// A paced warm-up counted in events that takes the whole --duration would measure

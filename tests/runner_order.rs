@@ -21,6 +21,7 @@ fn plan(lanes: usize, check_reads: bool) -> RunPlan {
         lane_threads: 0,
         pace: Pace::ClosedLoop,
         max_duration: None,
+        floor: None,
         op_timeout: Duration::from_secs(30),
         retries: 0,
         check_reads,

@@ -115,7 +115,7 @@ fn a_study_interrupted_keeps_its_finished_cells_and_resumes_to_one_page() {
     );
     // Fig 4's numbers: a mean per event type per store, both stores 4 in flight, and
     // the sentence computed from them says of each which is faster, or why it cannot
-    // tell (at this scale each run lasts about a second: too short).
+    // tell (each run measures 20 s at least, its floor, whatever the scale).
     let rows = csv_maps(
         &dir.join("figures/study-01-fig-4-mean-latency-by-event-type-both-stores-4-in.csv"),
     );
@@ -149,6 +149,15 @@ fn a_study_interrupted_keeps_its_finished_cells_and_resumes_to_one_page() {
             .all(|r| r["rests on"].ends_with("of one run") || r["rests on"].ends_with("repeats")),
         "{rows:?}"
     );
+    // The cells' time floor gives every side the 10 batches a winner needs, at 2 %.
+    for row in &rows {
+        let batches: usize = row["rests on"]
+            .split(' ')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        assert!(batches >= 10, "{row:?}");
+    }
     let findings: Vec<&str> = html
         .split("<p class=\"finding\">")
         .skip(1)

@@ -63,6 +63,13 @@ pub struct RunArgs {
     /// events generated until then unless --events bounds them too; a warm-up ends by then.
     #[arg(long, value_name = "TIME", value_parser = above_zero_seconds, allow_hyphen_values = true)]
     pub duration: Option<f64>,
+    /// Measure at least this long (10s, 1m; a bare number is seconds): events go on past
+    /// --events (or the spec's count) until the measured phase has lasted TIME, so that
+    /// a short run still carries its statistics intervals; the events that ran are
+    /// recorded and hashed as ever.
+    #[arg(long, value_name = "TIME", value_parser = above_zero_seconds, allow_hyphen_values = true,
+          conflicts_with_all = ["duration", "stages", "events_file", "find_max", "shard"])]
+    pub min_duration: Option<f64>,
     /// Length of the statistics intervals in seconds: latency over time and latency.hlog.
     #[arg(long, value_name = "TIME", default_value = "1s", value_parser = above_zero_seconds, allow_hyphen_values = true)]
     pub interval: f64,

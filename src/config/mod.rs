@@ -20,7 +20,7 @@ pub use stream::resolve_spec;
 use crate::cli::RunArgs;
 use crate::db::{DbUrl, Settings};
 use crate::stats::threshold::Threshold;
-use crate::workload::{EventSource, Fault};
+use crate::workload::{EventSource, Fault, WorkloadSpec};
 use plan::{
     check_shardable, concurrency_of, conflicts_of, faults_of, max_errors_of, open_loop_length,
     pace_of, refuse_warmup_past_duration, shard_of, warmup_time_of,
@@ -77,6 +77,9 @@ pub struct RunConfig {
     /// runtime; `None`: the store's choice).
     pub lane_threads: Option<usize>,
     pub max_duration: Option<Duration>,
+    /// `--min-duration`: the count and time the measured phase lasts at least (the
+    /// stream then has no end of its own).
+    pub floor: Option<crate::runner::MeasureFloor>,
     /// How long an open loop takes to send its events, when `--duration` does not bound
     /// it (said before the run when it is long).
     pub unbounded_length: Option<Duration>,
@@ -166,6 +169,26 @@ fn max_duration_of(args: &RunArgs, pace: &crate::runner::Pace) -> Result<Option<
     }
 }
 
+/// `--min-duration`: the stream's count becomes the floor's, and the stream endless.
+fn measure_floor_of(
+    args: &RunArgs,
+    mut source: EventSource,
+) -> Result<(EventSource, Option<crate::runner::MeasureFloor>)> {
+    let Some(secs) = args.min_duration else {
+        return Ok((source, None));
+    };
+    let duration = seconds("--min-duration", secs, 0.001)?;
+    let EventSource::Generated { workload } = &mut source else {
+        bail!("--min-duration lengthens a generated stream; an events file has the length it has");
+    };
+    let floor = crate::runner::MeasureFloor {
+        events: workload.events,
+        duration,
+    };
+    workload.events = WorkloadSpec::WITHOUT_END;
+    Ok((source, Some(floor)))
+}
+
 impl RunConfig {
     /// The flags resolved and checked: every problem one line, before anything runs.
     pub fn from_args(args: &RunArgs) -> Result<RunConfig> {
@@ -193,6 +216,7 @@ impl RunConfig {
             Some(_) => None,
             None => open_loop_length(&pace, &source, warmup_time)?,
         };
+        let (source, floor) = measure_floor_of(args, source)?;
         let shard = shard_of(args)?;
         if let Some(shard) = shard {
             check_shardable(shard, &db, conflicts, &faults, args.verify)?;
@@ -207,6 +231,7 @@ impl RunConfig {
             concurrency,
             lane_threads: args.lane_threads,
             max_duration,
+            floor,
             warmup_time,
             unbounded_length,
             interval,

@@ -122,6 +122,8 @@ fn plan_record(config: &RunConfig, plan: &RunPlan) -> PlanRecord {
             _ => Vec::new(),
         },
         max_duration_s: plan.max_duration.map(|d| d.as_secs_f64()),
+        min_duration_s: plan.floor.map(|floor| floor.duration.as_secs_f64()),
+        min_events: plan.floor.map(|floor| floor.events),
         warmup_s: config.warmup_time.map(|d| d.as_secs_f64()),
         connect_timeout_s: config.connect_timeout.as_secs_f64(),
         op_timeout_s: plan.op_timeout.as_secs_f64(),

@@ -359,7 +359,7 @@ impl Streams {
         match self {
             Streams::Same => None,
             Streams::OneCut(counts) => Some(format!(
-                "note: these runs replayed one event stream (one spec, one seed), each as far as its --duration let it ({})",
+                "note: these runs replayed one event stream (one spec, one seed), each as far as its --duration or --min-duration took it ({})",
                 events_each(counts)
             )),
             Streams::Different => Some(

@@ -30,7 +30,7 @@ pub fn page(runs: &[LoadedRun], file_name: &str) -> Page {
         Streams::OneCut(counts) => {
             let _ = write!(
                 body,
-                r#"<p class="note">These runs replayed one event stream (one spec, one seed), each as far as its --duration let it ({}).</p>"#,
+                r#"<p class="note">These runs replayed one event stream (one spec, one seed), each as far as its --duration or --min-duration took it ({}).</p>"#,
                 events_each(&counts)
             );
         }

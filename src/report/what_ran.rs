@@ -9,7 +9,7 @@ use super::run_text::in_process;
 use super::svg::escape;
 use super::table::thousands;
 use crate::client_cost::ClientCost;
-use crate::result_dir::{Host, RunRecord, ShardOrigin};
+use crate::result_dir::{Host, PlanRecord, RunRecord, ShardOrigin};
 use crate::stats::fairness::Fairness;
 use crate::workload::{EventSource, WorkloadSpec};
 
@@ -22,7 +22,7 @@ fn fact(out: &mut String, name: &str, value: &str) {
 pub(super) fn section(run: &LoadedRun) -> String {
     let r = &run.record;
     let mut out = String::from(r#"<table class="facts">"#);
-    for (name, value) in events_facts(&r.events, r.plan.warmup_s, r.plan.concurrency) {
+    for (name, value) in events_facts(&r.events, &r.plan) {
         fact(&mut out, name, &value);
     }
     fact(&mut out, "plan sha256", &plan_hash(r));
@@ -109,7 +109,7 @@ pub(super) fn sweep_section(
             values.len() * databases.len().max(1) * repeats
         ),
     );
-    for (name, value) in events_facts(&r.events, r.plan.warmup_s, r.plan.concurrency) {
+    for (name, value) in events_facts(&r.events, &r.plan) {
         fact(&mut out, name, &value);
     }
     fact(&mut out, "plan", &plan(first));
@@ -126,12 +126,11 @@ pub(super) fn sweep_section(
 
 /// The workload and seed, or the events file. The preset's description (which names its
 /// own counts) only where the run kept them all.
-fn events_facts(
-    events: &EventSource,
-    warmup_s: Option<f64>,
-    concurrency: usize,
-) -> Vec<(&'static str, String)> {
-    let timed = warmup_s.map_or(String::new(), |s| format!(" (for {s} s)"));
+fn events_facts(events: &EventSource, plan: &PlanRecord) -> Vec<(&'static str, String)> {
+    let concurrency = plan.concurrency;
+    let timed = plan
+        .warmup_s
+        .map_or(String::new(), |s| format!(" (for {s} s)"));
     match events {
         EventSource::Generated { workload } => vec![
             (
@@ -154,7 +153,13 @@ fn events_facts(
                         format!("{} initial orders", thousands(workload.initial_orders))
                     },
                     thousands(workload.warmup),
-                    if workload.without_end() {
+                    if let (Some(events), Some(secs)) = (plan.min_events, plan.min_duration_s) {
+                        format!(
+                            "at least {} measured events and {secs} s of them (--min-duration: \
+                             the stream went on until both were met)",
+                            thousands(events)
+                        )
+                    } else if workload.without_end() {
                         "measured events until the run's length (--duration or --stages) ended them"
                             .to_string()
                     } else {
@@ -175,6 +180,11 @@ fn events_facts(
 fn plan_hash(r: &RunRecord) -> String {
     let coverage = if r.stream_complete {
         "the whole stream".to_string()
+    } else if r.plan.min_duration_s.is_some() && r.status == "finished" {
+        format!(
+            "the first {} events, where --min-duration ended the stream",
+            thousands(r.planned_events)
+        )
     } else {
         format!(
             "the first {} events: the run stopped",
@@ -469,7 +479,11 @@ mod tests {
         let mut fewer = shipped.clone();
         fewer.initial_records = 20_000;
         assert!(!as_preset(&fewer, concurrency));
-        let facts = events_facts(&EventSource::Generated { workload: fewer }, None, 8);
+        let plan: PlanRecord = serde_json::from_value(serde_json::json!({
+            "concurrency": 8, "pace": "closed_loop", "op_log": true, "check_reads": true,
+        }))
+        .unwrap();
+        let facts = events_facts(&EventSource::Generated { workload: fewer }, &plan);
         assert!(
             facts[0]
                 .1

@@ -295,6 +295,12 @@ pub struct PlanRecord {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stages: Vec<StageRecord>,
     pub max_duration_s: Option<f64>,
+    /// `--min-duration`: the measured phase lasted at least this long and at least
+    /// `min_events` events, its stream going on past the workload's count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_duration_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_events: Option<u64>,
     /// `--warmup` as a time; the events it came to are the workload's `warmup`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup_s: Option<f64>,

@@ -38,7 +38,7 @@ pub use expect::Expectations;
 pub use lane::UNLOGGED_PER_LANE;
 pub use lane_threads::LaneThreads;
 pub use phase_clock::{BeforeMeasuring, PhaseClock, UNMEASURED_FAILURES_TOLERATED, Unmeasured};
-pub use plan::{Dealing, Dealt, Pace, RunPlan, Shard, lane_of};
+pub use plan::{Dealing, Dealt, MeasureFloor, Pace, RunPlan, Shard, lane_of};
 pub use progress::{IntervalLatency, Progress};
 pub use source::EventStream;
 pub use stages::{MOST_STAGES, Stages};
@@ -212,6 +212,7 @@ pub async fn run<D: Store>(
             .map_or(0, |shard| shard.first_lane(plan.concurrency)),
         races: shared.races.clone(),
         phases: cx.phases.clone(),
+        floor: plan.floor,
         progress: cx.progress.clone(),
         failed_writes: shared.failed_writes.clone(),
     };

@@ -79,6 +79,8 @@ pub struct RunPlan {
     pub pace: Pace,
     /// Stop the measured phase (and a warm-up) after this long, even if events remain.
     pub max_duration: Option<Duration>,
+    /// Measure at least this much: the stream goes on past its count until both are met.
+    pub floor: Option<MeasureFloor>,
     /// The longest one operation may take before it counts as a timeout.
     pub op_timeout: Duration,
     /// Calls an operation may repeat after a failure that a retry can cure (timeouts,
@@ -97,6 +99,25 @@ pub struct RunPlan {
     /// End the run as failed when operations fail to reach the store and none has for
     /// this long (`None`: never, as when faults are played on purpose).
     pub give_up_unreached: Option<Duration>,
+}
+
+/// `--min-duration`: the measured phase ends once it has handed out `events` events and
+/// lasted `duration`, whichever comes later; the stream itself has no end.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MeasureFloor {
+    pub events: u64,
+    pub duration: Duration,
+}
+
+impl MeasureFloor {
+    /// Whether the measured phase, begun at `began` with `handed_out` events so far, has
+    /// reached both. The clock is read only once the count is met, and then every 32
+    /// events: the source's hot path stays a count.
+    pub fn reached(&self, handed_out: u64, began: Option<&std::time::Instant>) -> bool {
+        handed_out >= self.events
+            && (handed_out == self.events || handed_out.is_multiple_of(32))
+            && began.is_some_and(|began| began.elapsed() >= self.duration)
+    }
 }
 
 /// One client's part of a run spread over several (`--shard I/N`): every shard reads

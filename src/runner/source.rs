@@ -12,7 +12,7 @@ use tokio::sync::{Barrier, mpsc};
 
 use super::FailedWrite;
 use super::phase_clock::{PhaseClock, Unmeasured};
-use super::plan::Dealing;
+use super::plan::{Dealing, MeasureFloor};
 use super::progress::Progress;
 use super::races::Races;
 use super::stop::{StopReason, StopSignal};
@@ -104,6 +104,8 @@ pub struct Source {
     pub races: Option<Arc<Races>>,
     /// Set when the first warm-up and the first measured event are about to be handed out.
     pub phases: Arc<PhaseClock>,
+    /// `--min-duration`: where an endless stream's measured phase ends.
+    pub floor: Option<MeasureFloor>,
     /// What the lanes counted and noted, read once they have applied the load and
     /// warm-up.
     pub progress: Arc<Progress>,
@@ -161,6 +163,15 @@ impl Source {
             let sent = self.hand_out(&mut batches, event, slot, batch);
             slot += 1;
             if !sent {
+                complete = false;
+                break;
+            }
+            if phase == Phase::Measure
+                && self
+                    .floor
+                    .is_some_and(|floor| floor.reached(slot, self.phases.measure.get()))
+            {
+                // The stream has no end: the floor is where this run's part of it ends.
                 complete = false;
                 break;
             }

@@ -61,8 +61,15 @@ pub struct Cell {
     pub faults: Option<String>,
 }
 
+/// How long a run cell measures at least, whatever the scale: 20 of the runs' 1 s
+/// intervals, so that each side of a comparison has the 10 batches a named winner
+/// needs. Batches hold about equal operations, so a run whose throughput moves makes
+/// fewer batches than intervals: 13 intervals of a Cassandra still speeding up made 9.
+pub const CELL_FLOOR: &str = "20s";
+
 impl Cell {
-    /// A `hatshop run` cell: `events` events of `workload`, then the `extra` flags.
+    /// A `hatshop run` cell: `events` events of `workload` and at least [`CELL_FLOOR`]
+    /// of them, then the `extra` flags.
     pub fn run(
         id: String,
         part: &'static str,
@@ -74,6 +81,7 @@ impl Cell {
     ) -> Cell {
         let mut args = vec!["-w".to_string(), workload.into(), "--events".into()];
         args.push(events.to_string());
+        args.extend(["--min-duration".into(), CELL_FLOOR.into()]);
         args.extend(extra.iter().map(|flag| flag.to_string()));
         Cell {
             id,
@@ -87,6 +95,15 @@ impl Cell {
         }
     }
 
+    /// The cell without the time floor: its figure measures its length (the total time
+    /// of a count of events, a run as long as its `--duration`).
+    pub fn without_floor(mut self) -> Cell {
+        if let Some(at) = self.args.iter().position(|arg| arg == "--min-duration") {
+            self.args.drain(at..at + 2);
+        }
+        self
+    }
+
     /// What warms a fresh server up with this cell's own load, unmeasured and
     /// unverified, into `dir` (thrown away after): a run of it for `secs`, or one pass
     /// of its load.
@@ -97,6 +114,7 @@ impl Cell {
                 "--events",
                 "--warmup",
                 "--duration",
+                "--min-duration",
                 "--interval",
                 "--faults",
             ],
@@ -352,6 +370,51 @@ mod tests {
         assert_eq!(
             cell.shown(),
             "hatshop run -w hatshop-random --db '<mariadb>?connections=4'"
+        );
+    }
+
+    #[test]
+    fn a_run_cell_measures_at_least_its_floor_unless_its_length_is_the_point() {
+        let need = ServerNeed {
+            server: "mariadb",
+            nodes: 1,
+            query: String::new(),
+            set: &[],
+            budget: NodeBudget::NONE,
+        };
+        let cell = Cell::run(
+            "c".into(),
+            "p",
+            vec![],
+            need,
+            "creates",
+            1_000,
+            &["-c", "4"],
+        );
+        assert_eq!(
+            cell.args,
+            [
+                "-w",
+                "creates",
+                "--events",
+                "1000",
+                "--min-duration",
+                CELL_FLOOR,
+                "-c",
+                "4"
+            ]
+        );
+        // The warm-up runs for a time of its own: a floor beside its --duration would
+        // be refused.
+        let warm_up = cell.warm_up_argv("mysql://x", Path::new("w"), Path::new("/h"), 20);
+        assert!(
+            !warm_up.contains(&"--min-duration".to_string()),
+            "{warm_up:?}"
+        );
+        let counted = cell.without_floor();
+        assert_eq!(
+            counted.args,
+            ["-w", "creates", "--events", "1000", "-c", "4"]
         );
     }
 

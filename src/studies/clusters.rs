@@ -443,7 +443,8 @@ fn node_killed(scale: f64, budget: Option<f64>) -> Cell {
         labels(&[("store", "Cassandra RF 3, QUORUM".into())]),
         budgeted(need(CASSANDRA, 3, "rf=3&cl=QUORUM"), budget),
         &["--duration", &seconds.to_string(), "--retries", "3"],
-    );
+    )
+    .without_floor();
     // What the time-left estimate weighs: about what the other cells run in that time.
     cell.work = seconds * 300;
     cell.faults = Some(node_killed_faults(seconds as f64));

@@ -262,7 +262,8 @@ fn hat_shop_cells(scale: f64) -> Vec<Cell> {
             "totals",
             IN_FLIGHT,
             &["--no-op-log"],
-        );
+        )
+        .without_floor();
         total.labels.push(("logging".into(), "op log off".into()));
         cells.push(total);
         cells.extend(update_runs(scale, server, store, query));
@@ -291,6 +292,7 @@ fn update_runs(scale: f64, server: &'static str, store: &str, query: &str) -> Ve
                 events,
                 &["--concurrency", &IN_FLIGHT.to_string()],
             )
+            .without_floor()
         })
         .collect()
 }
@@ -325,19 +327,22 @@ fn pool_sizes(scale: f64) -> Vec<Cell> {
     let mut cells = Vec::new();
     for connections in [1, 2, 4, 8, 16, 30] {
         for repeat in 1..=repeats {
-            cells.push(Cell::run(
-                format!("connections-{connections}-r{repeat}"),
-                "connections",
-                labels(&[
-                    ("store", "MariaDB".into()),
-                    ("connections", connections.to_string()),
-                    ("repeat", repeat.to_string()),
-                ]),
-                need(MARIADB, 1, &format!("connections={connections}")),
-                "creates",
-                events,
-                &["--concurrency", "30"],
-            ));
+            cells.push(
+                Cell::run(
+                    format!("connections-{connections}-r{repeat}"),
+                    "connections",
+                    labels(&[
+                        ("store", "MariaDB".into()),
+                        ("connections", connections.to_string()),
+                        ("repeat", repeat.to_string()),
+                    ]),
+                    need(MARIADB, 1, &format!("connections={connections}")),
+                    "creates",
+                    events,
+                    &["--concurrency", "30"],
+                )
+                .without_floor(),
+            );
         }
     }
     cells

@@ -22,6 +22,7 @@ pub(super) fn plan_of(config: &RunConfig, store: &AnyStore) -> RunPlan {
         lane_threads: lane_threads_of(config, store),
         pace: config.pace.clone(),
         max_duration: config.max_duration,
+        floor: config.floor,
         op_timeout: config.op_timeout,
         retries: config.retries,
         check_reads: store.holds_data(),

@@ -57,7 +57,11 @@ pub struct CellFacts {
     pub hosts: String,
     pub store_settings: BTreeMap<String, String>,
     pub concurrency: usize,
+    /// Measured events: the count asked for, or where `--min-duration` lengthened the
+    /// stream, its floor's count.
     pub events: u64,
+    /// `--min-duration`: the measured phase lasted at least this long, seconds.
+    pub floor_s: Option<f64>,
     pub warmup: String,
     pub loaded: String,
     pub value_size: u32,
@@ -122,7 +126,7 @@ impl CellFacts {
         };
         let (events, warmup, loaded, value_size) = match &record.events {
             EventSource::Generated { workload } => (
-                workload.events,
+                record.plan.min_events.unwrap_or(workload.events),
                 match record.plan.warmup_s {
                     Some(s) => format!("{s} s"),
                     None => format!("{} events", thousands(workload.warmup)),
@@ -138,6 +142,7 @@ impl CellFacts {
                 .as_ref()
                 .and_then(|c| Some((c.busiest_thread.clone()?, c.busiest_share))),
             concurrency: record.plan.concurrency,
+            floor_s: record.plan.min_duration_s,
             events,
             warmup,
             loaded,
@@ -203,7 +208,10 @@ impl CellFacts {
             Fact::ServerSetting(key) => self.server_settings.get(key).cloned().unwrap_or_default(),
             Fact::StoreSetting(key) => self.store_settings.get(key).cloned().unwrap_or_default(),
             Fact::Concurrency => self.concurrency.to_string(),
-            Fact::Events => thousands(self.events),
+            Fact::Events => match self.floor_s {
+                Some(secs) => format!("{}, {secs} s at least", thousands(self.events)),
+                None => thousands(self.events),
+            },
             Fact::Warmup => self.warmup.clone(),
             Fact::Loaded => self.loaded.clone(),
             Fact::NodeMemory => self

@@ -70,9 +70,10 @@ pub fn page(view: &StudyView) -> Page {
         let _ = write!(
             page,
             "<p class=\"warn\">Scaled to {} of the study's work (events, records, \
-             repeats) with <code>--scale {}</code>: a quick look, not the study's numbers.</p>",
+             repeats) with <code>--scale {}</code>: a quick look, not the study's numbers.{}</p>",
             percent(view.scale),
-            view.scale
+            view.scale,
+            floor_said(view.cells)
         );
     }
     let unfinished = view.cells.iter().filter(|c| !c.counted).count();
@@ -182,6 +183,23 @@ pub(super) fn percent(fraction: f64) -> String {
 pub fn write(view: &StudyView) -> Result<PathBuf> {
     let title = format!("hatshop study {}: {}", view.name, view.title);
     page(view).write(view.dir, &title)
+}
+
+/// What the cells' time floor kept at a small scale, from their records.
+fn floor_said(cells: &[CellResult]) -> String {
+    let floor = cells
+        .iter()
+        .filter_map(|cell| cell.facts.as_ref()?.floor_s)
+        .fold(None, |most: Option<f64>, secs| {
+            Some(most.map_or(secs, |m| m.max(secs)))
+        });
+    floor.map_or(String::new(), |secs| {
+        format!(
+            " A run measured {secs} s at least (<code>--min-duration</code>: its events went \
+             on past the scaled count until then), but where its figure is a count's total \
+             time or a run's length."
+        )
+    })
 }
 
 #[cfg(test)]
