@@ -78,6 +78,9 @@ pub struct CellFacts {
     /// The client's busiest thread while measured, and its share of the wall time (1.0:
     /// busy all the time), where the run says.
     pub client_busiest: Option<(String, f64)>,
+    /// CPU the server's processes spent per measured operation, µs, where hatshop
+    /// started and watched them.
+    pub server_cpu_us_per_op: Option<f64>,
 }
 
 /// The nodes' memory and disk in the measured window, from server-metrics.csv.
@@ -143,6 +146,7 @@ impl CellFacts {
                 .and_then(|c| Some((c.busiest_thread.clone()?, c.busiest_share))),
             concurrency: record.plan.concurrency,
             floor_s: record.plan.min_duration_s,
+            server_cpu_us_per_op: record.server_cpu.as_ref().map(|cpu| cpu.cpu_us_per_op),
             events,
             warmup,
             loaded,

@@ -15,10 +15,13 @@ pub(super) fn over_time(spec: &FigureSpec, cells: &[CellResult]) -> (Figure, Str
     let metric = spec.metric;
     let mut series = Vec::new();
     let mut clauses = Vec::new();
-    for cell in cells
-        .iter()
-        .filter(|c| spec.draws(&c.part) && c.counted && c.matches(spec.only))
-    {
+    // A line per cell, of its first repeat: three lines of one name would read as one.
+    for cell in cells.iter().filter(|c| {
+        spec.draws(&c.part)
+            && c.counted
+            && c.matches(spec.only)
+            && c.label("repeat").is_none_or(|r| r == "1")
+    }) {
         let row_of = |r: &IntervalRow| MetricRow {
             event_type: r.event_type.clone(),
             ops: r.ops,

@@ -116,10 +116,21 @@ fn client_spare(drawn: &[&CellResult]) -> Option<Checked> {
     })
 }
 
+/// A ring's throughput at one size, and what an operation cost its servers' CPU.
+struct NodesPoint {
+    nodes: u64,
+    ops_s: f64,
+    cpu_us_per_op: Option<f64>,
+}
+
+/// CPU per operation this many times higher at the most nodes than at the fewest: the
+/// ring's own work, not the operations', took the nodes' CPU.
+const COSTLIER: f64 = 1.5;
+
 /// Each series' throughput at its fewest nodes against its most: a node that adds
 /// capacity never leaves the ring slower.
 fn nodes_add_capacity(spec: &FigureSpec, drawn: &[&CellResult]) -> Option<Checked> {
-    let mut by_series: BTreeMap<String, Vec<(u64, f64)>> = BTreeMap::new();
+    let mut by_series: BTreeMap<String, Vec<NodesPoint>> = BTreeMap::new();
     for cell in drawn {
         let nodes: u64 = cell.label("nodes")?.parse().ok()?;
         let series = match spec.series {
@@ -127,33 +138,45 @@ fn nodes_add_capacity(spec: &FigureSpec, drawn: &[&CellResult]) -> Option<Checke
             Dim::EventType => cell.name(),
         };
         let all = cell.rows.iter().find(|r| r.event_type == "all")?;
-        by_series
-            .entry(series)
-            .or_default()
-            .push((nodes, all.ops_s));
+        by_series.entry(series).or_default().push(NodesPoint {
+            nodes,
+            ops_s: all.ops_s,
+            cpu_us_per_op: cell.facts.as_ref().and_then(|f| f.server_cpu_us_per_op),
+        });
     }
     let mut fell = Vec::new();
     let mut grew = Vec::new();
+    let mut costlier = false;
     for (series, mut points) in by_series {
-        points.sort_by_key(|(nodes, _)| *nodes);
+        points.sort_by_key(|p| p.nodes);
         let (Some(first), Some(last)) = (points.first(), points.last()) else {
             continue;
         };
-        if first.0 == last.0 {
+        if first.nodes == last.nodes {
             continue;
         }
-        let said = format!(
+        let mut said = format!(
             "{series}: {} ops/s on {} against {} on {}",
-            thousands(first.1.round() as u64),
-            nodes_said(first.0),
-            thousands(last.1.round() as u64),
-            nodes_said(last.0)
+            thousands(first.ops_s.round() as u64),
+            nodes_said(first.nodes),
+            thousands(last.ops_s.round() as u64),
+            nodes_said(last.nodes)
         );
-        if last.1 < first.1 {
-            fell.push(said);
-        } else {
+        if last.ops_s >= first.ops_s {
             grew.push(said);
+            continue;
         }
+        if let (Some(few), Some(many)) = (first.cpu_us_per_op, last.cpu_us_per_op)
+            && many >= few * COSTLIER
+        {
+            costlier = true;
+            said.push_str(&format!(
+                ", the servers spending {} µs of CPU per operation against {}",
+                thousands(few.round() as u64),
+                thousands(many.round() as u64)
+            ));
+        }
+        fell.push(said);
     }
     if fell.is_empty() && grew.is_empty() {
         return None;
@@ -172,11 +195,17 @@ fn nodes_add_capacity(spec: &FigureSpec, drawn: &[&CellResult]) -> Option<Checke
             held: false,
             said: format!(
                 "Premise failed: each node was to add capacity as another machine would, \
-                 but throughput fell as nodes were added ({}). The nodes share this host's \
-                 disk and kernel, so these latencies are of a ring that loses capacity as \
-                 it grows, not of the study's machines; run the study with --server-url \
-                 against machines of their own for that.",
-                fell.join("; ")
+                 but throughput fell as nodes were added ({}). {}These latencies are of a \
+                 ring that loses capacity as it grows, not of the study's machines; run the \
+                 study with --server-url against machines of their own for that.",
+                fell.join("; "),
+                if costlier {
+                    "Each operation cost the ring more CPU the more nodes it had: a node \
+                     spent its share on work that grows with the nodes, not with the \
+                     operations. "
+                } else {
+                    "The nodes share this host's disk and kernel. "
+                }
             ),
         }
     })
@@ -341,8 +370,44 @@ mod tests {
             "{}",
             checked[0].said
         );
+        assert!(
+            checked[0]
+                .said
+                .contains("share this host's disk and kernel")
+        );
         let checked = check(&BY_NODES, &[ring("1", 356.0), ring("5", 900.0)]);
         assert!(checked[0].held, "{}", checked[0].said);
+
+        // The servers' CPU per operation says where the capacity went.
+        let with_cpu = |nodes, ops_s, cpu| {
+            let mut cell = ring(nodes, ops_s);
+            if let Some(facts) = cell.facts.as_mut() {
+                facts.server_cpu_us_per_op = Some(cpu);
+            }
+            cell
+        };
+        let checked = check(
+            &BY_NODES,
+            &[with_cpu("1", 682.0, 411.0), with_cpu("5", 124.0, 9_465.0)],
+        );
+        assert!(
+            checked[0].said.contains(
+                "(Cassandra: 682 ops/s on 1 node against 124 on 5 nodes, the servers spending \
+                 411 µs of CPU per operation against 9,465). Each operation cost the ring more \
+                 CPU the more nodes it had"
+            ),
+            "{}",
+            checked[0].said
+        );
+        let checked = check(
+            &BY_NODES,
+            &[with_cpu("1", 682.0, 400.0), with_cpu("5", 124.0, 450.0)],
+        );
+        assert!(
+            !checked[0].said.contains("µs of CPU"),
+            "{}",
+            checked[0].said
+        );
     }
 
     #[test]
