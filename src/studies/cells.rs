@@ -38,8 +38,8 @@ pub struct ServerNeed {
     pub query: String,
     /// Server settings it must be started with (`hatshop server start --set`).
     pub set: &'static [(&'static str, &'static str)],
-    /// What each node may use of the host: a machine of its own in all but the network
-    /// (no cap: the nodes share the host's cores and memory).
+    /// What each node may use of the host: cores and memory it cannot exceed, as on a
+    /// machine of its own (no cap: the nodes share the host's cores and memory).
     pub budget: NodeBudget,
 }
 

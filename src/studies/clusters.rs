@@ -3,7 +3,7 @@
 //! everything (its Fig 1 and 2: the nodes "end up competing for the same limited
 //! hardware resources of the host"), and moved to a machine per node for Fig 3 to 7.
 //! Here Fig 1 and 2 stay on one machine's shared cores, as the study's did; Fig 3 to 7
-//! give each node a fixed CPU budget, a machine of its own in all but the network (or
+//! give each node a fixed CPU budget, cores it cannot exceed as on a machine of its own (or
 //! run on the user's own machines, `--server-url`).
 
 use super::cells::{Cell, ServerNeed, scaled};
@@ -79,10 +79,13 @@ pub(super) const STUDY: Study = Study {
     caveats: &[
         "Fig 1 and 2 put every node on this machine's shared cores, as the study's own \
          first try did; Fig 3 to 7 cap each node at a fixed share of the host's CPU (the \
-         kernel's CPU quota), so that adding a node adds capacity as another machine \
-         would, up to the host's cores: the figures that ask \"does it scale\" measure \
-         what the study's separate machines measured, in kind, at the budget the table \
-         above gives (the study's nodes had one vCPU each).",
+         kernel's CPU quota), so that a node cannot borrow its neighbours' cores, as on \
+         a machine of its own. Whether an added node then adds capacity is checked from \
+         the cells, not assumed: a Cassandra node at a third of a core spends much of it \
+         on work that does not serve operations (its JIT compiler, still compiling \
+         minutes after start, and request workers that wait by spinning), so a ring of \
+         them can lose capacity as it grows where the study's nodes, a vCPU each, did \
+         not. The figures' premises say which held.",
         "A node at its budget is held back by the kernel once it has spent its share of \
          each 10 ms: where the throughput by nodes grows, an added node added capacity. A \
          request still crosses its coordinator and its replicas (and a logged batch the \
@@ -101,9 +104,9 @@ pub(super) const STUDY: Study = Study {
             "a machine per node: AWS EC2 free tier, 1 vCPU and 1 GB each (Fig 1 \
                    and 2: Docker containers on one development PC)",
             Ours::Fact(Fact::Machines),
-            "one host here: each node is capped at its share of the cores, a \
-                  machine of its own in all but the network (Fig 1 and 2 uncapped, as \
-                  the study's first try)",
+            "one host here: each node is capped at its share of the cores, which \
+                  it cannot exceed as on a machine of its own, but a small share (Fig 1 \
+                  and 2 uncapped, as the study's first try)",
         ),
         row(
             "client machine",

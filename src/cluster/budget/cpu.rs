@@ -1,8 +1,9 @@
 //! A node's share of the host's CPU: the kernel's CFS quota on the node's group, set
 //! once the node has started (start-up and JIT under a small quota are slow). A node
-//! added is then capacity added, as a separate machine's would be, up to the host's
-//! cores; without it every node of a ring competes for the same cores, the setup study
-//! 001's own Fig 1 and 2 found "unrealistic".
+//! then cannot take its neighbours' cores, as a separate machine could not; without it
+//! every node of a ring competes for the same cores, the setup study 001's own Fig 1
+//! and 2 found "unrealistic". Whether a node added adds capacity is the node's own
+//! affair: work it does whatever the load (a JVM's compiler) takes a small share first.
 
 use anyhow::{Result, bail};
 
