@@ -63,8 +63,8 @@ pub struct Cell {
 
 /// How long a run cell measures at least, whatever the scale: 20 of the runs' 1 s
 /// intervals, so that each side of a comparison has the 10 batches a named winner
-/// needs. Batches hold about equal operations, so a run whose throughput moves makes
-/// fewer batches than intervals: 13 intervals of a Cassandra still speeding up made 9.
+/// needs. Batches hold about equal operations, so a run whose throughput climbs makes
+/// fewer batches than intervals (a third's climb over 13 intervals can leave 9).
 pub const CELL_FLOOR: &str = "20s";
 
 impl Cell {

@@ -127,9 +127,12 @@ struct NodesPoint {
 /// ring's own work, not the operations', took the nodes' CPU.
 const COSTLIER: f64 = 1.5;
 
-/// Each series' throughput at its fewest nodes against its most: a node that adds
-/// capacity never leaves the ring slower.
-fn nodes_add_capacity(spec: &FigureSpec, drawn: &[&CellResult]) -> Option<Checked> {
+/// The drawn cells as rings of each series, by size; `None` where a cell has no node
+/// count or no numbers (the figure is then not by nodes).
+fn rings_by_series(
+    spec: &FigureSpec,
+    drawn: &[&CellResult],
+) -> Option<BTreeMap<String, Vec<NodesPoint>>> {
     let mut by_series: BTreeMap<String, Vec<NodesPoint>> = BTreeMap::new();
     for cell in drawn {
         let nodes: u64 = cell.label("nodes")?.parse().ok()?;
@@ -144,6 +147,13 @@ fn nodes_add_capacity(spec: &FigureSpec, drawn: &[&CellResult]) -> Option<Checke
             cpu_us_per_op: cell.facts.as_ref().and_then(|f| f.server_cpu_us_per_op),
         });
     }
+    Some(by_series)
+}
+
+/// Each series' throughput at its fewest nodes against its most: a node that adds
+/// capacity never leaves the ring slower.
+fn nodes_add_capacity(spec: &FigureSpec, drawn: &[&CellResult]) -> Option<Checked> {
+    let by_series = rings_by_series(spec, drawn)?;
     let mut fell = Vec::new();
     let mut grew = Vec::new();
     let mut costlier = false;
