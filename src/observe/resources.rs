@@ -64,9 +64,45 @@ pub struct MetricsRow {
 #[derive(Debug, Clone, Copy, Default)]
 struct ProcessReading {
     cpu_s: f64,
-    rss_mb: f64,
+    memory: Memory,
     read_bytes: Option<u64>,
     write_bytes: Option<u64>,
+}
+
+/// The resident memory of a process and its children, from the three parts
+/// `/proc/PID/status` splits it into. Each process's anonymous memory is its own; its
+/// shared memory (PostgreSQL's shared buffers, in every backend's RSS) and its mapped
+/// files (the server's binary and libraries) are mostly the same pages in every process,
+/// so the largest any one of them holds is what they hold together, at least.
+/// Proportional shares (`smaps_rollup`'s Pss) would be exact, but the kernel walks every
+/// page of every process to give them: a second's read of 128 PostgreSQL backends cost
+/// the client a quarter of a core (bench/NOTES.md).
+#[derive(Debug, Clone, Copy, Default)]
+struct Memory {
+    anon_kb: f64,
+    shared_kb: f64,
+    files_kb: f64,
+}
+
+impl Memory {
+    /// Adds one process's parts, read from its `status`; None when a part is missing.
+    fn add(&mut self, status: &str) -> Option<()> {
+        let kb = |field: &str| -> Option<f64> {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(field))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        };
+        let (anon, shared, files) = (kb("RssAnon:")?, kb("RssShmem:")?, kb("RssFile:")?);
+        self.anon_kb += anon;
+        self.shared_kb = self.shared_kb.max(shared);
+        self.files_kb = self.files_kb.max(files);
+        Some(())
+    }
+
+    fn mb(&self) -> f64 {
+        (self.anon_kb + self.shared_kb + self.files_kb) / 1024.0
+    }
 }
 
 /// A process as the sampler reads it; a server's with its child processes (each of
@@ -85,29 +121,18 @@ fn read_process(pid: u32, with_children: bool) -> Option<ProcessReading> {
         true => crate::procfs::children_of(pid),
         false => Vec::new(),
     };
-    add_memory_and_disk(&mut reading, pid, children.len())?;
+    add_memory_and_disk(&mut reading, pid)?;
     for child in children {
         // A backend that ended meanwhile is left out of this second.
-        let _ = add_memory_and_disk(&mut reading, child, 1);
+        let _ = add_memory_and_disk(&mut reading, child);
     }
     Some(reading)
 }
 
-/// Adds one process's memory and disk bytes to `reading`. Where others share its
-/// memory (`sharing` > 0: PostgreSQL's shared buffers are in every backend's RSS), its
-/// proportional share (Pss) counts, so the sum is the memory they hold together.
-fn add_memory_and_disk(reading: &mut ProcessReading, pid: u32, sharing: usize) -> Option<()> {
-    let kb = |text: &str, field: &str| -> Option<f64> {
-        text.lines()
-            .find_map(|l| l.strip_prefix(field))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-    };
+/// Adds one process's memory ([`Memory`]) and disk bytes to `reading`.
+fn add_memory_and_disk(reading: &mut ProcessReading, pid: u32) -> Option<()> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let pss = (sharing > 0)
-        .then(|| std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok())
-        .flatten()
-        .and_then(|rollup| kb(&rollup, "Pss:"));
-    reading.rss_mb += pss.or_else(|| kb(&status, "VmRSS:")).unwrap_or(0.0) / 1024.0;
+    reading.memory.add(&status)?;
     // /proc/PID/io needs the right to trace the process: without it, no disk figures.
     let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
     let field = |name: &str| {
@@ -177,7 +202,7 @@ pub async fn sample(
                             source: source_name(w.node),
                             pid: Some(w.pid),
                             cpu_pct: Some((reading.cpu_s - before.cpu_s).max(0.0) / wall * 100.0),
-                            rss_mb: Some(reading.rss_mb),
+                            rss_mb: Some(reading.memory.mb()),
                             disk_read_bytes_s: rate(reading.read_bytes, before.read_bytes),
                             disk_write_bytes_s: rate(reading.write_bytes, before.write_bytes),
                             ..MetricsRow::default()
@@ -270,6 +295,24 @@ mod tests {
         // parent alone reads about 0.
         assert!(node[0].cpu_pct.unwrap() > 25.0, "{node:?}");
         assert!(node[0].rss_mb.unwrap() > 0.0, "{node:?}");
+    }
+
+    #[test]
+    fn shared_pages_count_once_and_each_process_its_own_memory() {
+        let status = |anon: u32, shared: u32, files: u32| {
+            format!(
+                "Name:\tpostgres\nVmRSS:\t{} kB\nRssAnon:\t{anon} kB\nRssFile:\t{files} kB\nRssShmem:\t{shared} kB\n",
+                anon + shared + files
+            )
+        };
+        let mut memory = Memory::default();
+        // The server, and two backends that touched more of the shared buffers.
+        memory.add(&status(4096, 1024, 8192)).unwrap();
+        memory.add(&status(1024, 65536, 6144)).unwrap();
+        memory.add(&status(1024, 32768, 6144)).unwrap();
+        assert_eq!(memory.mb(), (6144.0 + 65536.0 + 8192.0) / 1024.0);
+        // A status without the parts (a kernel thread's) is no reading.
+        assert!(memory.add("Name:\tkthreadd\n").is_none());
     }
 
     #[tokio::test]
