@@ -3,7 +3,7 @@
 # tool, on the same work and the same server, at each in-flight count, hatshop and
 # the peer alternating who goes first.
 #
-#   bench/race.sh [--conns 1,4,16,64,256] [--repeats 3] [--ops 200000]
+#   bench/race.sh [--conns 1,8,32,128,256] [--repeats 3] [--ops 200000]
 #                 [--stores "cassandra mariadb postgres redis voldemort"] [--tls]
 #
 # --tls races on the setup users have: servers started with `hatshop server start
@@ -51,7 +51,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-conns=1,4,16,64,256
+conns=1,8,32,128,256
 repeats=3
 ops=200000
 stores="cassandra mariadb postgres redis voldemort"

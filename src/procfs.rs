@@ -38,17 +38,28 @@ pub fn process_cpu_s(pid: u32) -> Option<f64> {
 /// connection from a backend process of its own, alive (read here) or ended (then in
 /// the parent's count of its reaped children). A server of one process is its own.
 pub fn server_cpu_s(pid: u32) -> Option<f64> {
+    server_cpu_over(pid, &children_of(pid))
+}
+
+/// [`server_cpu_s`] over the children already listed.
+pub fn server_cpu_over(pid: u32, children: &[u32]) -> Option<f64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let reaped = reaped_children_cpu_s(&stat).unwrap_or(0.0);
     let mut total = stat_cpu_s(&stat)? + reaped;
-    for child in children_of(pid) {
+    for &child in children {
         total += process_cpu_s(child).unwrap_or(0.0);
     }
     Some(total)
 }
 
-/// The live child processes of `pid` (PostgreSQL's backends under its postmaster).
+/// The live child processes of `pid` (PostgreSQL's backends under its postmaster): the
+/// kernel's lists of each of its threads' children, one read a thread, where reading
+/// every process's parent from its `stat` (the way left where the kernel keeps no such
+/// list) read a few hundred files, twice a second while sampling a server.
 pub fn children_of(pid: u32) -> Vec<u32> {
+    if let Some(children) = listed_children(pid) {
+        return children;
+    }
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -61,6 +72,28 @@ pub fn children_of(pid: u32) -> Vec<u32> {
                 .is_ok_and(|stat| parent_of(&stat) == Some(pid))
         })
         .collect()
+}
+
+/// The children the kernel lists under each thread of `pid`; None where it lists none
+/// (a kernel without `CONFIG_PROC_CHILDREN`) or the process is gone.
+fn listed_children(pid: u32) -> Option<Vec<u32>> {
+    let mut children = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .ok()?
+        .flatten()
+    {
+        let list = std::fs::read_to_string(task.path().join("children"));
+        match list {
+            Ok(list) => children.extend(
+                list.split_whitespace()
+                    .filter_map(|c| c.parse::<u32>().ok()),
+            ),
+            // A thread that ended meanwhile has no list: the others still count.
+            Err(_) if task.path().exists() => return None,
+            Err(_) => {}
+        }
+    }
+    Some(children)
 }
 
 /// The parent's pid in a /proc `stat` line (field 4).
@@ -138,6 +171,9 @@ mod tests {
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         };
+        // Spawned from a test's thread, not the main one: listed all the same.
+        assert!(listed_children(me).is_some_and(|listed| listed.contains(&child.id())));
+        assert!(children_of(me).contains(&child.id()));
         let alone = process_cpu_s(me).unwrap();
         let with_children = server_cpu_s(me).unwrap();
         child.kill().unwrap();

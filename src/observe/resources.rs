@@ -109,17 +109,17 @@ impl Memory {
 /// PostgreSQL's connections is a backend of its own), so that its CPU, memory and disk
 /// are the server's, as its CPU in run.json is.
 fn read_process(pid: u32, with_children: bool) -> Option<ProcessReading> {
+    let children = match with_children {
+        true => crate::procfs::children_of(pid),
+        false => Vec::new(),
+    };
     let cpu_s = match with_children {
-        true => crate::procfs::server_cpu_s(pid)?,
+        true => crate::procfs::server_cpu_over(pid, &children)?,
         false => crate::procfs::process_cpu_s(pid)?,
     };
     let mut reading = ProcessReading {
         cpu_s,
         ..ProcessReading::default()
-    };
-    let children = match with_children {
-        true => crate::procfs::children_of(pid),
-        false => Vec::new(),
     };
     add_memory_and_disk(&mut reading, pid)?;
     for child in children {
