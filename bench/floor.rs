@@ -8,8 +8,8 @@
 //!
 //! The store's tables are set up (refusing what hatshop did not make), then each
 //! caller writes its share of RECORDS records (10,000 unless given) of 84 bytes and
-//! reads OPS ÷ CONNS keys drawn uniformly from them. `shared`: the callers are tasks of one runtime with a
-//! thread per core (`shared:N`: N threads). `threaded`: each caller is a thread with an
+//! reads OPS ÷ CONNS keys drawn uniformly from them. `shared`: the callers are tasks
+//! of one runtime with a thread per core (`shared:N`: N threads). `threaded`: each caller is a thread with an
 //! event loop of its own. `spread`: the callers are spread over a thread per core,
 //! each with an event loop, as a run's lane threads are. A store's own protocol
 //! clients move a connection to the loop of the caller using it; a driver's
@@ -51,7 +51,7 @@ const USAGE: &str = "usage: floor URL CONNS OPS shared|shared:THREADS|threaded|s
                      [driver|notes|clock] [RECORDS]";
 
 /// What each read carries besides the store's client code; each step adds a piece.
-#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 enum Step {
     /// The store's read alone.
     Driver,

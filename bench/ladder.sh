@@ -82,11 +82,11 @@ steps=(driver notes clock no-log run)
 for store in $stores; do
   case $store in
     postgres)
-      url=$("$bin" server start postgres 2>/dev/null)
+      url=$(timeout "$limit" "$bin" server start postgres 2>/dev/null)
       url="${url%%\?*}?kv_table=pgbench_accounts" preset=race-pg-select layout=spread rows=100000
       ;;
     cassandra)
-      url=$("$bin" server start cassandra 2>/dev/null)
+      url=$(timeout "$limit" "$bin" server start cassandra 2>/dev/null)
       url="$url?cl=ONE" preset=race-cql-read layout=shared:1 rows=300000
       ;;
     *) echo "ladder: no ladder for $store (postgres, cassandra)" >&2; exit 2 ;;

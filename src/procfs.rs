@@ -74,14 +74,16 @@ pub fn children_of(pid: u32) -> Vec<u32> {
         .collect()
 }
 
-/// The children the kernel lists under each thread of `pid`; None where it lists none
-/// (a kernel without `CONFIG_PROC_CHILDREN`) or the process is gone.
+/// The children the kernel lists under each thread of `pid` (none once the process is
+/// gone); None where it keeps no such lists (a kernel without `CONFIG_PROC_CHILDREN`).
 fn listed_children(pid: u32) -> Option<Vec<u32>> {
     let mut children = Vec::new();
-    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
-        .ok()?
-        .flatten()
-    {
+    // Every live process has its task folder: without one, it is gone, and scanning
+    // /proc for its children would find none, at the scan's cost each second.
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Some(children);
+    };
+    for task in tasks.flatten() {
         let list = std::fs::read_to_string(task.path().join("children"));
         match list {
             Ok(list) => children.extend(
@@ -174,6 +176,7 @@ mod tests {
         // Spawned from a test's thread, not the main one: listed all the same.
         assert!(listed_children(me).is_some_and(|listed| listed.contains(&child.id())));
         assert!(children_of(me).contains(&child.id()));
+        assert_eq!(listed_children(u32::MAX), Some(Vec::new()));
         let alone = process_cpu_s(me).unwrap();
         let with_children = server_cpu_s(me).unwrap();
         child.kill().unwrap();

@@ -109,13 +109,12 @@ impl Memory {
 /// PostgreSQL's connections is a backend of its own), so that its CPU, memory and disk
 /// are the server's, as its CPU in run.json is.
 fn read_process(pid: u32, with_children: bool) -> Option<ProcessReading> {
-    let children = match with_children {
-        true => crate::procfs::children_of(pid),
-        false => Vec::new(),
-    };
-    let cpu_s = match with_children {
-        true => crate::procfs::server_cpu_over(pid, &children)?,
-        false => crate::procfs::process_cpu_s(pid)?,
+    let (cpu_s, children) = match with_children {
+        true => {
+            let children = crate::procfs::children_of(pid);
+            (crate::procfs::server_cpu_over(pid, &children)?, children)
+        }
+        false => (crate::procfs::process_cpu_s(pid)?, Vec::new()),
     };
     let mut reading = ProcessReading {
         cpu_s,
