@@ -287,8 +287,8 @@ fn a_run_of_no_operations_says_so_and_reads_as_no_latency() {
         .success();
 }
 
-#[test]
-fn bad_input_gets_one_clear_line() {
+/// Files of bad input the cases below name, in a folder of their own.
+fn bad_input_folder() -> TempDir {
     let tmp = TempDir::new().unwrap();
     let dir = tmp.path();
     std::fs::write(dir.join("bad.toml"), "name = \"x\"\nevents = 5\n[mix\n").unwrap();
@@ -309,145 +309,74 @@ fn bad_input_gets_one_clear_line() {
     .unwrap();
     std::fs::write(dir.join("plain-file"), "").unwrap();
     std::fs::create_dir(dir.join("a-dir")).unwrap();
-    let cases: &[(&[&str], &str)] = &[
-        (
-            &["run", "-w", "bad.toml"],
-            "bad.toml is not a valid spec: line 3",
-        ),
-        (
-            &["run", "-w", "neg.toml"],
-            "neg.toml: line 5: mix.read_order must be a non-negative number",
-        ),
-        (
-            &["run", "-w", "zero.toml"],
-            "zero.toml: line 3: concurrency must be at least 1",
-        ),
-        (
-            &["run", "--events-file", "bad.jsonl"],
-            "bad.jsonl:2: not a valid event",
-        ),
-        (&["run", "--rate", "0"], "a rate is above zero"),
-        (
-            &["run", "--rate", "-10"],
-            "invalid value '-10' for '--rate <OPS>': a rate is operations per second",
-        ),
-        (
-            &["run", "--rate", "2e7"],
-            "--rate must be operations per second above 0 and at most 10,000,000",
-        ),
-        (
-            &["run", "--duration", "-1"],
-            "invalid value '-1' for '--duration <TIME>': a time cannot be negative",
-        ),
-        (
-            &["run", "--seed", "-1"],
-            "invalid value '-1' for '--seed <SEED>'",
-        ),
-        (&["run", "--rate", "NaN"], "a rate is operations per second"),
-        (
-            &["run", "--rate", "1000..2000"],
-            "--rate 1000..2000 needs --ramp",
-        ),
-        (
-            &["run", "--rate", "1000", "--ramp", "10s"],
-            "--ramp needs --rate FROM..TO",
-        ),
-        (
-            &["run", "-w", "no-such-preset"],
-            "unknown workload 'no-such-preset'",
-        ),
-        (
-            &["run", "-w", "a-dir"],
-            "cannot read workload file a-dir: Is a directory (os error 21)",
-        ),
-        (
-            &["run", "--db", "oracle://scott:tiger@h/db"],
-            "unknown database URL scheme 'oracle'",
-        ),
-        (
-            // A port that is not one is bad input, never a connection that failed.
-            &["run", "--db", "mysql://root@:notaport/x"],
-            "error: bad port in mysql://***@:***/x",
-        ),
-        (
-            // Text that may be a password is never echoed, even in a URL that did not parse.
-            &["run", "--db", "mysql://u:SECRETX@/db"],
-            "error: mysql://***@/db names no host after its '@'",
-        ),
-        (
-            &["run", "--db", "mysql://u:SECRETX"],
-            "error: bad port in mysql://u:***",
-        ),
-        (
-            &["run", "--out", "plain-file/run"],
-            "cannot create result folder plain-file/run",
-        ),
-        (&["generate", "-w", "bad.toml", "-o", "x.jsonl"], "line 3"),
-        (&["verify", "no-such-dir"], "no result folder no-such-dir"),
-        (&["report", "a-dir"], "a-dir is not a result folder"),
-        (&["run", "--duration=-1"], "a time cannot be negative"),
-        (
-            &["run", "--duration", "1e20"],
-            "--duration must be a number of seconds",
-        ),
-        (
-            &["run", "--interval", "1e30"],
-            "--interval must be a number of seconds",
-        ),
-        (
-            &["run", "--op-timeout", "0.0001"],
-            "--op-timeout must be a number of seconds",
-        ),
-        (
-            &["run", "--value-size", "8", "-w", "kv-50w-50r"],
-            "value_size must be between 16",
-        ),
-        (
-            &["run", "--cl", "ONE"],
-            "--cl is a setting of cassandra, not of sqlite://",
-        ),
-        (
-            // `--pool` is the old name of `--connections`.
-            &["run", "--pool", "2"],
-            "--connections is a setting of mysql and postgres",
-        ),
-        (
-            &["run", "--db", "mysql://root@127.0.0.1:1/x?pool=0"],
-            "mysql setting connections=0: expected at least 1",
-        ),
-        (
-            &["run", "--db", "sqlite://x.db?cl=ONE"],
-            "unknown setting 'cl' for sqlite://",
-        ),
-        (
-            &["run", "--db", "cassandra://h/ks", "--read-cl", "ANY"],
-            "ANY is for writes only",
-        ),
-        (
-            &["sweep", "--vary", "nonsense=1,2"],
-            "'nonsense' is not something a run takes",
-        ),
-        // Every name a user types gets the nearest one it may have meant.
-        (
-            &["run", "-w", "hatshop-randm"],
-            "unknown workload 'hatshop-randm' (did you mean 'hatshop-random'?)",
-        ),
-        (
-            &["run", "--db", "sqlit://x.db"],
-            "unknown database URL scheme 'sqlit' (did you mean 'sqlite'?)",
-        ),
-        (
-            &["run", "--db", "mysql://root@127.0.0.1:1/x?connectons=2"],
-            "unknown setting 'connectons' (did you mean 'connections'?) for mysql://",
-        ),
-        (
-            &["study", "hat-shp"],
-            "no study named 'hat-shp' (did you mean 'hat-shop'?)",
-        ),
-    ];
-    for (args, expected) in cases {
-        assert_one_line_error(dir, args, expected);
-    }
+    tmp
+}
+
+/// Each case its own test: `hatshop ARGS…`, run in [`bad_input_folder`], fails with one
+/// line holding what is expected.
+macro_rules! one_clear_line {
+    ($($name:ident: [$($arg:expr),*] => $expected:expr;)*) => {
+        mod bad_input_gets_one_clear_line {
+            use super::*;
+            $(
+                #[test]
+                fn $name() {
+                    let tmp = bad_input_folder();
+                    assert_one_line_error(tmp.path(), &[$($arg),*], $expected);
+                }
+            )*
+        }
+    };
+}
+
+one_clear_line! {
+    spec_that_does_not_parse: ["run", "-w", "bad.toml"] => "bad.toml is not a valid spec: line 3";
+    negative_mix_weight: ["run", "-w", "neg.toml"] => "neg.toml: line 5: mix.read_order must be a non-negative number";
+    zero_concurrency_in_a_spec: ["run", "-w", "zero.toml"] => "zero.toml: line 3: concurrency must be at least 1";
+    events_file_cut_mid_line: ["run", "--events-file", "bad.jsonl"] => "bad.jsonl:2: not a valid event";
+    rate_of_zero: ["run", "--rate", "0"] => "a rate is above zero";
+    negative_rate: ["run", "--rate", "-10"] => "invalid value '-10' for '--rate <OPS>': a rate is operations per second";
+    rate_beyond_ten_million: ["run", "--rate", "2e7"] => "--rate must be operations per second above 0 and at most 10,000,000";
+    negative_duration: ["run", "--duration", "-1"] => "invalid value '-1' for '--duration <TIME>': a time cannot be negative";
+    negative_seed: ["run", "--seed", "-1"] => "invalid value '-1' for '--seed <SEED>'";
+    rate_not_a_number: ["run", "--rate", "NaN"] => "a rate is operations per second";
+    rate_range_without_ramp: ["run", "--rate", "1000..2000"] => "--rate 1000..2000 needs --ramp";
+    ramp_without_rate_range: ["run", "--rate", "1000", "--ramp", "10s"] => "--ramp needs --rate FROM..TO";
+    unknown_workload: ["run", "-w", "no-such-preset"] => "unknown workload 'no-such-preset'";
+    workload_that_is_a_folder: ["run", "-w", "a-dir"] => "cannot read workload file a-dir: Is a directory (os error 21)";
+    unknown_scheme: ["run", "--db", "oracle://scott:tiger@h/db"] => "unknown database URL scheme 'oracle'";
+    // A port that is not one is bad input, never a connection that failed.
+    port_that_is_not_one: ["run", "--db", "mysql://root@:notaport/x"] => "error: bad port in mysql://***@:***/x";
+    // Text that may be a password is never echoed, even in a URL that did not parse.
+    password_in_url_without_host: ["run", "--db", "mysql://u:SECRETX@/db"] => "error: mysql://***@/db names no host after its '@'";
+    password_in_url_without_port: ["run", "--db", "mysql://u:SECRETX"] => "error: bad port in mysql://u:***";
+    out_under_a_plain_file: ["run", "--out", "plain-file/run"] => "cannot create result folder plain-file/run";
+    generate_from_a_bad_spec: ["generate", "-w", "bad.toml", "-o", "x.jsonl"] => "line 3";
+    verify_a_folder_not_there: ["verify", "no-such-dir"] => "no result folder no-such-dir";
+    report_a_folder_not_a_result: ["report", "a-dir"] => "a-dir is not a result folder";
+    duration_negative_after_equals: ["run", "--duration=-1"] => "a time cannot be negative";
+    duration_beyond_range: ["run", "--duration", "1e20"] => "--duration must be a number of seconds";
+    interval_beyond_range: ["run", "--interval", "1e30"] => "--interval must be a number of seconds";
+    op_timeout_below_a_millisecond: ["run", "--op-timeout", "0.0001"] => "--op-timeout must be a number of seconds";
+    value_size_too_small: ["run", "--value-size", "8", "-w", "kv-50w-50r"] => "value_size must be between 16";
+    cl_on_a_store_without_it: ["run", "--cl", "ONE"] => "--cl is a setting of cassandra, not of sqlite://";
+    // `--pool` is the old name of `--connections`.
+    old_pool_flag: ["run", "--pool", "2"] => "--connections is a setting of mysql and postgres";
+    zero_connections_in_url: ["run", "--db", "mysql://root@127.0.0.1:1/x?pool=0"] => "mysql setting connections=0: expected at least 1";
+    setting_a_store_does_not_take: ["run", "--db", "sqlite://x.db?cl=ONE"] => "unknown setting 'cl' for sqlite://";
+    any_for_reads: ["run", "--db", "cassandra://h/ks", "--read-cl", "ANY"] => "ANY is for writes only";
+    sweep_of_unknown_setting: ["sweep", "--vary", "nonsense=1,2"] => "'nonsense' is not something a run takes";
+    // Every name a user types gets the nearest one it may have meant.
+    mistyped_workload: ["run", "-w", "hatshop-randm"] => "unknown workload 'hatshop-randm' (did you mean 'hatshop-random'?)";
+    mistyped_scheme: ["run", "--db", "sqlit://x.db"] => "unknown database URL scheme 'sqlit' (did you mean 'sqlite'?)";
+    mistyped_setting: ["run", "--db", "mysql://root@127.0.0.1:1/x?connectons=2"] => "unknown setting 'connectons' (did you mean 'connections'?) for mysql://";
+    mistyped_study: ["study", "hat-shp"] => "no study named 'hat-shp' (did you mean 'hat-shop'?)";
+}
+
+#[test]
+fn a_password_in_a_bad_url_is_never_echoed_and_a_failed_sweep_leaves_no_folder() {
+    let tmp = TempDir::new().unwrap();
+    let dir = tmp.path();
     let output = hatshop(dir)
         .args(["run", "--db", "oracle://scott:tiger@h/db"])
         .output()
