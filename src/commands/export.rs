@@ -6,9 +6,9 @@ use anyhow::{Result, bail};
 use crate::cli::ExportArgs;
 use crate::console::note;
 use crate::files::{OutStream, closed_pipe};
+use crate::numbers::thousands;
+use crate::op_log::{self, OpLog};
 use crate::report::load::check_op_log;
-use crate::report::oplog::{self, OpLog};
-use crate::report::table::thousands;
 use crate::result_dir;
 
 /// Writes the op log of `args.result_dir` as CSV where `--out` says.
@@ -36,7 +36,7 @@ pub fn run(args: &ExportArgs) -> Result<()> {
             OutStream::open_own(&dir.join("ops.csv"))?
         }
     };
-    let rows = match oplog::export_csv(dir, &mut out.writer, &out.name) {
+    let rows = match op_log::export_csv(dir, &mut out.writer, &out.name) {
         Ok(rows) => rows,
         Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(closed_pipe) => {
             return Ok(());

@@ -15,8 +15,8 @@ use crate::console::{note, say};
 use crate::files::read_json;
 use crate::interrupt;
 use crate::lifecycle::run::{EXIT_INTERRUPTED, execute, refuse_export_in_series};
+use crate::numbers::{format_us, thousands};
 use crate::report::sweep::{self, RunPlace, SearchAnswer, SweepRow};
-use crate::report::table::{format_us, thousands};
 use crate::result_dir;
 use crate::result_dir::folder::{
     create_empty_folder, missing_folders, remove_if_unused, unique_dir,
@@ -302,7 +302,7 @@ fn read_step(run_dir: &Path, rate: f64, database: &str) -> Result<(Step, Vec<Swe
         database,
         repeat: 1,
         run_dir: &run_dir.display().to_string(),
-        status: &status,
+        status,
     };
     let rows = sweep::rows_of(&place, &summary, None);
     Ok((

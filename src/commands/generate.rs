@@ -6,7 +6,7 @@ use crate::cli::{GenerateArgs, WarmupArg};
 use crate::config::resolve_spec;
 use crate::console::note;
 use crate::files::{OutStream, closed_pipe};
-use crate::report::table::thousands;
+use crate::numbers::thousands;
 use crate::workload::{Generator, write_events};
 
 /// Writes the stream to a JSON Lines file (or standard output), and its sha256.

@@ -14,10 +14,12 @@ use crate::cli::MergeArgs;
 use crate::console::say;
 use crate::files::{CsvRows, write_json};
 use crate::interrupt;
-use crate::report::oplog::{OpLog, PartWriter};
-use crate::report::oplog_stats::Rebuilt;
-use crate::report::table::{self, thousands};
+use crate::numbers::thousands;
+use crate::op_log::Rebuilt;
+use crate::op_log::{OpLog, PartWriter};
+use crate::report::table;
 use crate::report::{Heading, html, write_statistics};
+use crate::result_dir::RunStatus;
 use crate::result_dir::folder::create_empty_folder;
 use crate::result_dir::{self, FailedWriteRow, PlanRecord, Recovery, RunRecord, ShardOrigin};
 use crate::runner::Shard;
@@ -262,21 +264,12 @@ fn concatenate_op_logs(shards: &[ShardDir], out: &Path, rebuilt: &mut Rebuilt) -
 }
 
 /// A merged run is as finished as its least finished shard.
-fn worst_status(shards: &[ShardDir]) -> &str {
-    // Worst first.
-    const STATUSES: &[&str] = &[
-        "failed",
-        "interrupted",
-        "recovered",
-        "stopped_at_deadline",
-        "finished",
-    ];
-    let rank = |status: &str| STATUSES.iter().position(|s| *s == status).unwrap_or(0);
+fn worst_status(shards: &[ShardDir]) -> RunStatus {
     shards
         .iter()
-        .map(|s| s.record.status.as_str())
-        .min_by_key(|status| rank(status))
-        .unwrap_or("finished")
+        .map(|s| s.record.status)
+        .min_by_key(|status| status.finish_rank())
+        .unwrap_or(RunStatus::Finished)
 }
 
 /// When any shard was recovered: the merged folder's recovery, over every shard's
@@ -293,15 +286,12 @@ fn recovery(shards: &[ShardDir]) -> Option<Recovery> {
     }
     let killed = shards.iter().find(|s| !s.record.recorded_its_end());
     Some(Recovery {
-        from_status: killed.map_or_else(
-            || "merged".into(),
-            |s| {
-                s.record
-                    .recovered
-                    .as_ref()
-                    .map_or_else(|| s.record.status.clone(), |r| r.from_status.clone())
-            },
-        ),
+        from_status: killed.map_or(RunStatus::Merged, |s| {
+            s.record
+                .recovered
+                .as_ref()
+                .map_or(s.record.status, |r| r.from_status)
+        }),
         at: recovered
             .iter()
             .map(|r| r.at.clone())
@@ -328,7 +318,7 @@ fn origin(s: &ShardDir) -> ShardOrigin {
         index: s.shard.index,
         run_id: s.record.run_id.clone(),
         dir: s.dir.display().to_string(),
-        status: s.record.status.clone(),
+        status: s.record.status,
         host: s.record.host.clone(),
         measure_started_at: s.record.measure_started_at.clone(),
         finished_at: s.record.finished_at.clone(),
@@ -356,7 +346,7 @@ fn merged_record(
 ) -> Result<RunRecord> {
     let mut record = shards[0].record.clone();
     record.run_id = merged_run_id(out);
-    record.status = worst_status(shards).to_string();
+    record.status = worst_status(shards);
     record.interrupted = shards.iter().any(|s| s.record.interrupted);
     record.error = shards.iter().find_map(|s| s.record.error.clone());
     record.stream_complete = shards.iter().all(|s| s.record.stream_complete);

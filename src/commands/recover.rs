@@ -18,9 +18,10 @@ use anyhow::{Context, Result, bail};
 use crate::console::say;
 use crate::files::{CsvRows, Rollback, write_json};
 use crate::interrupt;
-use crate::report::oplog::{self, LoggedOp, OpLog, Sealed};
-use crate::report::oplog_stats::Rebuilt;
+use crate::op_log::Rebuilt;
+use crate::op_log::{self, LoggedOp, OpLog, Sealed};
 use crate::report::{Heading, html, write_statistics};
+use crate::result_dir::RunStatus;
 use crate::result_dir::{self, FailedWriteRow, Recovery, RunRecord};
 use crate::stamp::rfc3339;
 use crate::workload::Phase;
@@ -43,9 +44,9 @@ pub fn run(dir: &Path) -> Result<()> {
     // One recover at a time, and none while the run (or another command) writes the
     // folder: its lock says so, for a copy of a running folder too (no one holds it).
     result_dir::folder::claim_for_writing(dir)?;
-    if record.recovered.is_some() && record.plan.op_log && oplog::needs_sealing(dir)? {
+    if record.recovered.is_some() && record.plan.op_log && op_log::needs_sealing(dir)? {
         // Cut short after run.json recorded the recovery: only the sealing is left.
-        let sealed = oplog::seal(dir)?;
+        let sealed = op_log::seal(dir)?;
         say!("finished sealing the op log of {}", dir.display());
         return damage_kept(sealed);
     }
@@ -77,7 +78,7 @@ pub fn run(dir: &Path) -> Result<()> {
     })?;
     rollback.keep();
     // Every reader then finds every row in the log's parts.
-    let sealed = oplog::seal(dir)?;
+    let sealed = op_log::seal(dir)?;
     say!(
         "recovered {} operations from {} ({} cut row{} dropped)",
         recovered.logged_ops,
@@ -128,7 +129,7 @@ fn rebuild(dir: &Path, mut record: RunRecord, log: &OpLog) -> Result<Recovery> {
     };
     write_statistics(dir, heading, &intervals, interval, elapsed, start)?;
     let recovery = Recovery {
-        from_status: record.status.clone(),
+        from_status: record.status,
         at: rfc3339(SystemTime::now()),
         dropped_lines: replayed.cut,
         logged_ops: replayed.measured,
@@ -142,7 +143,7 @@ fn rebuild(dir: &Path, mut record: RunRecord, log: &OpLog) -> Result<Recovery> {
     // A run killed before it could record its end is over now, as recovered; a run
     // that recorded it keeps its own status.
     if !record.recorded_its_end() {
-        record.status = "recovered".into();
+        record.status = RunStatus::Recovered;
     }
     record.cut_calls = replayed.cut_calls;
     record.recovered = Some(recovery.clone());

@@ -17,10 +17,10 @@ use crate::lifecycle::run::{
     errors_over_bound, execute_in_series, refuse_export_in_series, thresholds_broken,
     verified_note,
 };
+use crate::numbers::{format_us, thousands};
 use crate::report::load::LoadedRun;
 use crate::report::repeats::{self, repeat_dir};
 use crate::report::repeats_page;
-use crate::report::table::{format_us, thousands};
 use crate::result_dir::folder::{create_empty_folder, unique_dir};
 use crate::result_dir::{self, RunRecord};
 use crate::stats::Summary;

@@ -255,7 +255,7 @@ fn budget_used(
     record: &cluster::ServerRecord,
     node: &cluster::NodeRecord,
 ) -> String {
-    use crate::report::table::thousands;
+    use crate::numbers::thousands;
     use cluster::budget::{cpu, memory};
     let budget = record.budget();
     let mut said = Vec::new();

@@ -174,7 +174,7 @@ pub(super) fn refuse_warmup_past_duration(
     if warmup_s >= limit.as_secs_f64() {
         bail!(
             "--warmup of {} events at --rate {rate} takes {warmup_s:.1} s, not less than --duration {} s, which bounds a warm-up too: nothing would be measured (give --warmup as a time, e.g. --warmup {}s)",
-            crate::report::table::thousands(warmup),
+            crate::numbers::thousands(warmup),
             limit.as_secs_f64(),
             (limit.as_secs_f64() / 4.0).max(0.1)
         );
@@ -188,10 +188,7 @@ pub fn years_or_time(secs: f64) -> String {
     if !secs.is_finite() || secs > YEAR {
         let years = secs / YEAR;
         return if years.is_finite() && years < 1e15 {
-            format!(
-                "about {} years",
-                crate::report::table::thousands(years as u64)
-            )
+            format!("about {} years", crate::numbers::thousands(years as u64))
         } else {
             "longer than the universe has existed".into()
         };

@@ -312,6 +312,54 @@ mod tests {
     }
 
     #[test]
+    fn answers_in_pieces_and_the_end_are_each_heard() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        let (handle, thread) = start();
+        let rounds = 2_000u32;
+        let answers = handle.spawn(async move {
+            let std = std::net::TcpStream::connect(address).unwrap();
+            std.set_nonblocking(true).unwrap();
+            let mut tcp = LoopTcp::adopt(std).unwrap();
+            let mut heard = Vec::new();
+            for round in 0..rounds {
+                tcp.write_all(&round.to_le_bytes()).await.unwrap();
+                // Room for more than the answer: reads come back short.
+                let mut answer = [0; 64];
+                let mut got = 0;
+                while got < 4 {
+                    got += tcp.read(&mut answer[got..]).await.unwrap();
+                }
+                heard.push(u32::from_le_bytes(answer[..4].try_into().unwrap()));
+            }
+            // The end, once the server closes, reads as 0 bytes and stays so.
+            assert_eq!(tcp.read(&mut [0; 8]).await.unwrap(), 0);
+            assert_eq!(tcp.read(&mut [0; 8]).await.unwrap(), 0);
+            heard
+        });
+        let (mut server, _) = listener.accept().unwrap();
+        for round in 0..rounds {
+            let mut request = [0; 4];
+            server.read_exact(&mut request).unwrap();
+            let answer = u32::from_le_bytes(request) + 1;
+            // Half the answers come in two pieces, the second after the client may
+            // have read the first and found no more.
+            if round % 2 == 0 {
+                server.write_all(&answer.to_le_bytes()).unwrap();
+            } else {
+                server.write_all(&answer.to_le_bytes()[..1]).unwrap();
+                std::thread::sleep(Duration::from_micros(200));
+                server.write_all(&answer.to_le_bytes()[1..]).unwrap();
+            }
+        }
+        drop(server);
+        let heard = answers.blocking_recv().unwrap();
+        assert_eq!(heard, (1..=rounds).collect::<Vec<_>>());
+        handle.release();
+        thread.join().unwrap().unwrap();
+    }
+
+    #[test]
     fn a_panicking_task_ends_alone_and_release_drops_the_unfinished() {
         let (handle, thread) = start();
         let panicked = handle.spawn(async { panic!("on purpose") });

@@ -5,6 +5,7 @@ use std::time::SystemTime;
 
 use crate::cluster::Home;
 use crate::config::RunConfig;
+use crate::result_dir::RunStatus;
 use crate::result_dir::{self, DatabaseRecord, Host, PlanRecord, RunRecord, StageRecord};
 use crate::runner::{Pace, RunPlan};
 use crate::stamp::rfc3339;
@@ -48,7 +49,7 @@ pub fn initial_record(
         stream_version: STREAM_VERSION,
         run_id: config.run_id.clone(),
         tag: config.tag.clone(),
-        status: "running".into(),
+        status: RunStatus::Running,
         interrupted: false,
         error: None,
         unwritten: None,

@@ -11,6 +11,7 @@ use anyhow::Result;
 
 use crate::files::{Reserve, write_json};
 use crate::report::html;
+use crate::result_dir::RunStatus;
 use crate::result_dir::{self, RunRecord};
 use crate::stamp::rfc3339;
 
@@ -95,14 +96,14 @@ impl RunJson {
         if let Some(reserve) = state.reserve.take() {
             reserve.release();
         }
-        if state.written.status != "running" {
+        if state.written.status != RunStatus::Running {
             if html::write_report(&state.dir).is_ok() {
                 crate::console::note!("{} is complete, with its report", state.dir.display());
             }
             return;
         }
         let mut aborted = state.written.clone();
-        aborted.status = "aborted".into();
+        aborted.status = RunStatus::Aborted;
         aborted.interrupted = true;
         aborted.finished_at = Some(rfc3339(SystemTime::now()));
         if write_json(

@@ -17,6 +17,7 @@ mod manifest;
 mod names;
 mod parts;
 mod reader;
+mod rebuilt;
 mod seal;
 mod writer;
 
@@ -31,10 +32,14 @@ pub use csv::export_csv;
 pub use journal::JournalDamage;
 pub use parts::PartWriter;
 pub use reader::{LogRead, OpLog, RunOf};
+pub use rebuilt::Rebuilt;
 pub use seal::{DAMAGED_JOURNAL, Sealed, needs_sealing, seal};
 pub use writer::{OpLogSender, OpLogWriter};
 
-pub use crate::result_dir::OPS_DIR;
+/// Every operation, one row each: the op log's folder of Parquet parts in a result
+/// folder.
+pub const OPS_DIR: &str = "ops";
+
 use crate::stats::OpRecord;
 use crate::workload::EventType;
 

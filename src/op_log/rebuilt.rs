@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
-use super::oplog::LoggedOp;
+use super::LoggedOp;
 use crate::stats::{IntervalCollector, Outcome, RunStats};
 use crate::workload::EventType;
 

@@ -12,8 +12,8 @@ use super::load::read_rows;
 use super::page::Page;
 use super::resources;
 use super::svg::{self, Axis, Series, escape};
-use super::table::thousands;
 use crate::files::read_json;
+use crate::numbers::thousands;
 use crate::observe::compactions::Compaction;
 use crate::observe::gc_log::GcPause;
 use crate::observe::resources::MetricsRow;
@@ -76,7 +76,7 @@ fn render(record: &LoadRecord, folder: &Folder) -> Page {
         thousands(p.total_rows()),
         escape(&record.database.store.server_version),
         escape(&record.started_at),
-        escape(&record.status)
+        record.status
     );
     if let Some(error) = &record.error {
         let _ = write!(out, "<p class=\"warning\">{}</p>", escape(error));

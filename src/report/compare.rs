@@ -9,7 +9,8 @@ use super::compare_throughput;
 use super::differences;
 use super::load::LoadedRun;
 use super::significance::{ALPHA, MIN_EFFECTIVE, TTest, effective_samples, ratio_interval, welch};
-use super::table::{latency_text, thousands};
+use super::table::latency_text;
+use crate::numbers::thousands;
 use crate::stats::LatencySummary;
 
 /// One cell of the comparison: a run's numbers for one event type, against run #1.

@@ -15,7 +15,7 @@ use super::intervals::IntervalRow;
 use super::load::LoadedRun;
 use super::page::Page;
 use super::svg::{self, Axis, Bars, Series, escape};
-use super::table::thousands;
+use crate::numbers::thousands;
 
 /// The comparison page, to be written as `file_name`: the runs, what differs between
 /// them, the table with its verdicts, response time under open loop, and the charts.

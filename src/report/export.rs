@@ -6,7 +6,8 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::table::{columns, format_us, thousands};
+use super::table::columns;
+use crate::numbers::{format_us, thousands};
 use crate::stats::{LatencySummary, Summary};
 
 /// An export (`--export-csv FILE` and the like) written through whatever `to` is

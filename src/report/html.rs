@@ -10,7 +10,9 @@ use super::charts;
 use super::load::LoadedRun;
 use super::page::{Page, fill};
 use super::svg::escape;
-use super::table::{latency_text, thousands};
+use super::table::latency_text;
+use crate::numbers::thousands;
+use crate::result_dir::RunStatus;
 use crate::result_dir::{self, RunRecord};
 use crate::stats::LatencySummary;
 use crate::workload::EventSource;
@@ -119,10 +121,10 @@ fn queue_section(run: &LoadedRun) -> String {
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&event.event_type),
-            super::table::format_us(q.mean_us),
-            super::table::format_us(q.p50_us),
-            super::table::format_us(q.p99_us),
-            super::table::format_us(q.max_us)
+            crate::numbers::format_us(q.mean_us),
+            crate::numbers::format_us(q.p50_us),
+            crate::numbers::format_us(q.p99_us),
+            crate::numbers::format_us(q.max_us)
         );
     }
     out.push_str(
@@ -148,10 +150,10 @@ fn errors_section(run: &LoadedRun) -> String {
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 escape(&event.event_type),
                 thousands(event.errors),
-                super::table::format_us(f.mean_us),
-                super::table::format_us(f.p50_us),
-                super::table::format_us(f.p99_us),
-                super::table::format_us(f.max_us)
+                crate::numbers::format_us(f.mean_us),
+                crate::numbers::format_us(f.p50_us),
+                crate::numbers::format_us(f.p99_us),
+                crate::numbers::format_us(f.max_us)
             );
         }
     }
@@ -279,18 +281,18 @@ fn heading(run: &LoadedRun) -> String {
         thousands(run.summary.throughput_ops_s.round() as u64),
         thousands(run.summary.errors)
     );
-    let warning = match run.record.status.as_str() {
-        "finished" => None,
+    let warning = match run.record.status {
+        RunStatus::Finished => None,
         // A run whose --duration is its length did what it was asked.
-        "stopped_at_deadline" if ran_for_its_time(&run.record.events) => None,
-        "stopped_at_deadline" => Some("It stopped at its --duration deadline.".to_string()),
-        "interrupted" => Some("It was interrupted (Ctrl-C or SIGTERM).".to_string()),
-        "recovered" => Some(
+        RunStatus::StoppedAtDeadline if ran_for_its_time(&run.record.events) => None,
+        RunStatus::StoppedAtDeadline => Some("It stopped at its --duration deadline.".to_string()),
+        RunStatus::Interrupted => Some("It was interrupted (Ctrl-C or SIGTERM).".to_string()),
+        RunStatus::Recovered => Some(
             "It was killed before it finished; hatshop recover rebuilt it from the op log \
              (what the last moments did may be missing)."
                 .to_string(),
         ),
-        "failed" => Some(format!(
+        RunStatus::Failed => Some(format!(
             "It failed: {}.",
             run.record.error.as_deref().unwrap_or("see run.json")
         )),
@@ -400,7 +402,7 @@ pub fn write_unfinished(dir: &Path, record: &RunRecord) -> Result<PathBuf> {
         store = escape(&record.database.store.name),
         id = escape(&record.run_id),
         started = escape(&record.started_at),
-        status = escape(&record.status),
+        status = record.status,
         hint = escape(&result_dir::rebuild_hint(dir, record)),
     );
     let title = format!(

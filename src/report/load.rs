@@ -9,8 +9,8 @@ use anyhow::{Context, Result, bail};
 
 use super::hlog::{self, Logged};
 use super::intervals::{self, IntervalRow};
-use super::oplog::OpLog;
 use crate::files::read_json;
+use crate::op_log::OpLog;
 use crate::result_dir::{self, RunRecord};
 use crate::stats::Summary;
 use crate::verify::VerifyReport;
@@ -169,7 +169,7 @@ impl LoadedRun {
         format!(
             "{} after {} operations",
             self.record.status,
-            super::table::thousands(self.record.summarised_ops())
+            crate::numbers::thousands(self.record.summarised_ops())
         )
     }
 

@@ -1,7 +1,7 @@
-//! What a run leaves for people and other tools: the op log (`ops/`),
-//! `summary.json`, `intervals.csv`, `latency.hlog`, the terminal table and the HTML
-//! report. Reads and writes result folders only;
-//! never talks to a database.
+//! What a run leaves for people and other tools: `summary.json`, `intervals.csv`,
+//! `latency.hlog`, the terminal table and the HTML report, and the pages and texts
+//! made from finished folders. Reads and writes result folders only; never talks to a
+//! database.
 
 pub mod bulk;
 pub mod charts;
@@ -16,8 +16,6 @@ pub mod hlog;
 pub mod html;
 pub mod intervals;
 pub mod load;
-pub mod oplog;
-pub mod oplog_stats;
 pub mod page;
 pub mod repeats;
 pub mod repeats_page;
@@ -37,8 +35,6 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use anyhow::Result;
-
-pub use oplog::{OpLogSender, OpLogWriter};
 
 use crate::files::{write_csv, write_json};
 use crate::result_dir;

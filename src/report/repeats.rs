@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::table::format_us;
+use crate::numbers::format_us;
 use crate::result_dir;
 use crate::stats::Spread;
 use crate::stats::{LatencySummary, Summary};
@@ -168,7 +168,7 @@ fn cell(s: &Spread, us: bool) -> String {
         if us {
             format_us(v)
         } else {
-            super::table::thousands(v.round() as u64)
+            crate::numbers::thousands(v.round() as u64)
         }
     };
     if s.min == s.max {
@@ -259,7 +259,7 @@ pub(super) fn mean_line(all: &RepeatRow) -> String {
         if us {
             format!("{} ± {}", format_us(s.mean), format_us(s.stddev))
         } else {
-            let whole = |v: f64| super::table::thousands(v.round() as u64);
+            let whole = |v: f64| crate::numbers::thousands(v.round() as u64);
             format!("{} ± {}", whole(s.mean), whole(s.stddev))
         }
     };

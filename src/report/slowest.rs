@@ -10,9 +10,9 @@ use std::fmt::Write;
 use anyhow::{Context, Result};
 
 use super::load::LoadedRun;
-use super::oplog::OpLog;
 use super::svg::escape;
 use crate::observe::resources::seconds_between;
+use crate::op_log::OpLog;
 
 /// How long after a fault began its effects are counted (a killed node's requests
 /// time out, clients reconnect).

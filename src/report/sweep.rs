@@ -13,8 +13,9 @@ use super::figure::Figure;
 use super::load::LoadedRun;
 use super::page::Page;
 use super::svg::{self, Axis, Bars, Series, escape};
-use super::table::{format_us, thousands};
 use crate::files::write_csv;
+use crate::numbers::{format_us, thousands};
+use crate::result_dir::RunStatus;
 use crate::stats::{LatencySummary, Summary};
 use crate::verify::VerifyReport;
 
@@ -31,7 +32,7 @@ pub struct SweepRow {
     pub run_dir: String,
     /// How the run ended (run.json's `status`): only `finished` and
     /// `stopped_at_deadline` ran their plan; a run cut short is left out of the charts.
-    pub status: String,
+    pub status: RunStatus,
     /// An event type, or `all`.
     pub event_type: String,
     pub ops: u64,
@@ -67,7 +68,7 @@ pub struct RunPlace<'a> {
     pub repeat: usize,
     pub run_dir: &'a str,
     /// run.json's `status`.
-    pub status: &'a str,
+    pub status: RunStatus,
 }
 
 /// The rows of one run: `all` first, then each event type that ran.
@@ -78,7 +79,7 @@ pub fn rows_of(place: &RunPlace, summary: &Summary, races: Option<&VerifyReport>
         database: place.database.into(),
         repeat: place.repeat,
         run_dir: place.run_dir.into(),
-        status: place.status.into(),
+        status: place.status,
         event_type: s.event_type.clone(),
         ops: s.count,
         errors: s.errors,
@@ -120,7 +121,7 @@ pub fn rows_of(place: &RunPlace, summary: &Summary, races: Option<&VerifyReport>
 impl SweepRow {
     /// Whether its run ran its plan, so that its figures are a point of the sweep.
     pub fn ran_its_plan(&self) -> bool {
-        crate::result_dir::ran_its_plan(&self.status)
+        self.status.ran_its_plan()
     }
 
     /// Whether its figures are a point of the charts: its run ran its plan and it
@@ -463,7 +464,7 @@ fn table(rows: &[SweepRow]) -> String {
             format_us(r.p999_us),
             format_us(r.max_us),
             escape(&r.error_kinds),
-            escape(&r.status)
+            r.status.as_str()
         );
     }
     out.push_str(
@@ -486,7 +487,7 @@ mod tests {
             event_type: "all".into(),
             ops: 100,
             elapsed_s,
-            status: "finished".into(),
+            status: RunStatus::Finished,
             ..SweepRow::default()
         }
     }

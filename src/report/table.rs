@@ -3,46 +3,8 @@
 
 use std::fmt::Write;
 
+use crate::numbers::{elapsed_text, format_us, thousands};
 use crate::stats::{LatencySummary, PERCENTILES, Summary};
-
-/// Microseconds with as many decimals as are meaningful at that size, and thousands
-/// separated as counts are (`12,345`).
-pub fn format_us(us: f64) -> String {
-    // No number stands for "none": an infinite or undefined latency prints as a dash.
-    if !us.is_finite() {
-        "-".into()
-    } else if us < 10.0 {
-        format!("{us:.2}")
-    } else if us < 1_000.0 {
-        format!("{us:.1}")
-    } else {
-        thousands(us.round() as u64)
-    }
-}
-
-/// A run's length as a person reads it: `44 ms` under a second, else `4.04 s`.
-pub fn elapsed_text(secs: f64) -> String {
-    if secs < 0.01 {
-        format!("{:.1} ms", secs * 1e3)
-    } else if secs < 1.0 {
-        format!("{:.0} ms", secs * 1e3)
-    } else {
-        format!("{secs:.2} s")
-    }
-}
-
-/// 1234567 → "1,234,567".
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
 
 /// A latency, or "-" when no operation of the row succeeded (there is none to show).
 pub fn latency_text(s: &LatencySummary, us: f64) -> String {
@@ -303,31 +265,4 @@ pub fn code_counts(codes: &std::collections::BTreeMap<String, u64>) -> String {
         .map(|(code, n)| format!("{code}: {}", thousands(*n)))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn thousands_groups_digits() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1_000), "1,000");
-        assert_eq!(thousands(1_234_567), "1,234,567");
-    }
-
-    #[test]
-    fn microseconds_keep_meaningful_decimals() {
-        assert_eq!(format_us(1.23456), "1.23");
-        assert_eq!(format_us(123.456), "123.5");
-        assert_eq!(format_us(12_345.6), "12,346");
-    }
-
-    #[test]
-    fn a_short_run_reads_in_milliseconds() {
-        assert_eq!(elapsed_text(0.0044), "4.4 ms");
-        assert_eq!(elapsed_text(0.044), "44 ms");
-        assert_eq!(elapsed_text(4.044), "4.04 s");
-    }
 }

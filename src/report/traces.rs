@@ -185,10 +185,10 @@ fn compared_table(by: &BTreeMap<String, Compared>, traces: &[TraceRow], explains
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(event),
             c.ops,
-            super::table::format_us(c.client_mean),
-            c.server_mean.map_or("-".into(), super::table::format_us),
+            crate::numbers::format_us(c.client_mean),
+            c.server_mean.map_or("-".into(), crate::numbers::format_us),
             c.server_mean
-                .map_or("-".into(), |s| super::table::format_us(c.client_mean - s)),
+                .map_or("-".into(), |s| crate::numbers::format_us(c.client_mean - s)),
         );
     }
     let over = traces
@@ -232,7 +232,7 @@ fn statements_table(times: &[StatementTime]) -> String {
             },
             escape(&t.statement),
             t.calls,
-            super::table::format_us(t.total_us / t.calls.max(1) as f64),
+            crate::numbers::format_us(t.total_us / t.calls.max(1) as f64),
             t.total_us / 1_000.0,
         );
     }

@@ -7,8 +7,9 @@ use std::fmt::Write;
 use super::load::LoadedRun;
 use super::run_text::in_process;
 use super::svg::escape;
-use super::table::thousands;
 use crate::client_cost::ClientCost;
+use crate::numbers::thousands;
+use crate::result_dir::RunStatus;
 use crate::result_dir::{Host, PlanRecord, RunRecord, ShardOrigin};
 use crate::stats::fairness::Fairness;
 use crate::workload::{EventSource, WorkloadSpec};
@@ -180,7 +181,7 @@ fn events_facts(events: &EventSource, plan: &PlanRecord) -> Vec<(&'static str, S
 fn plan_hash(r: &RunRecord) -> String {
     let coverage = if r.stream_complete {
         "the whole stream".to_string()
-    } else if r.plan.min_duration_s.is_some() && r.status == "finished" {
+    } else if r.plan.min_duration_s.is_some() && r.status == RunStatus::Finished {
         format!(
             "the first {} events, where --min-duration ended the stream",
             thousands(r.planned_events)
@@ -387,14 +388,11 @@ fn as_preset(workload: &WorkloadSpec, concurrency: usize) -> bool {
 
 /// How the run ended, and why when it failed.
 fn status(r: &RunRecord) -> String {
-    match r.status.as_str() {
-        // A run that ended at its --duration ran its plan, as one that finished.
-        status @ ("finished" | "stopped_at_deadline") => {
-            format!(r#"<span class="ok">{status}</span>"#)
-        }
+    // A run that ended at its --duration ran its plan, as one that finished.
+    match r.status {
+        status if status.ran_its_plan() => format!(r#"<span class="ok">{status}</span>"#),
         other => format!(
-            r#"<span class="bad">{}</span>{}"#,
-            escape(other),
+            r#"<span class="bad">{other}</span>{}"#,
             r.error
                 .as_deref()
                 .map(|e| format!(": {}", escape(e)))

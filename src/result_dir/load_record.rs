@@ -118,8 +118,8 @@ pub struct LoadPlan {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LoadRecord {
     pub hatshop_version: String,
-    /// running, finished, interrupted or failed.
-    pub status: String,
+    /// Running, finished, interrupted or failed.
+    pub status: super::RunStatus,
     pub interrupted: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

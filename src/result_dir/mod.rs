@@ -4,6 +4,9 @@
 
 pub mod folder;
 pub mod load_record;
+mod status;
+
+pub use status::RunStatus;
 
 use std::path::{Path, PathBuf};
 
@@ -16,8 +19,8 @@ use crate::workload::EventSource;
 
 /// What ran, against what, when, and how it ended.
 pub const RUN_JSON: &str = crate::files::RUN_RECORD;
-/// Every operation, one row each: the op log's folder of Parquet parts.
-pub const OPS_DIR: &str = "ops";
+/// See [`crate::op_log::OPS_DIR`].
+pub const OPS_DIR: &str = crate::op_log::OPS_DIR;
 /// Latency percentiles and counts per event type.
 pub const SUMMARY_JSON: &str = "summary.json";
 /// What `hatshop verify` found.
@@ -58,10 +61,7 @@ pub struct RunRecord {
     /// `--tag`: the name the run was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
-    /// running (only while its process lives), finished, stopped_at_deadline,
-    /// interrupted, failed, aborted (a second signal: the folder needs
-    /// `hatshop recover`), recovered.
-    pub status: String,
+    pub status: RunStatus,
     pub interrupted: bool,
     /// Why the run failed, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -179,7 +179,7 @@ pub struct ShardOrigin {
     pub run_id: String,
     /// The shard's own folder, as given to `hatshop merge`.
     pub dir: String,
-    pub status: String,
+    pub status: RunStatus,
     pub host: Host,
     pub measure_started_at: Option<String>,
     pub finished_at: Option<String>,
@@ -207,7 +207,7 @@ pub struct UnmeasuredRecord {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Recovery {
     /// The status the folder had when recover found it.
-    pub from_status: String,
+    pub from_status: RunStatus,
     /// When recover rebuilt it.
     #[serde(default)]
     pub at: String,
@@ -394,18 +394,17 @@ impl RunRecord {
 
     /// Whether a stopped folder's summary was written.
     pub fn complete(&self) -> bool {
-        !matches!(self.status.as_str(), "running" | "aborted")
+        self.status.wrote_its_end()
     }
 
     /// Whether the run recorded its own ending (its lanes' last events, its failed
     /// writes), however it ended; false for a run killed (or aborted by a second
     /// signal) before it could, recovered or not.
     pub fn recorded_its_end(&self) -> bool {
-        let status = match &self.recovered {
-            Some(recovery) => recovery.from_status.as_str(),
-            None => self.status.as_str(),
-        };
-        !matches!(status, "running" | "aborted")
+        match &self.recovered {
+            Some(recovery) => recovery.from_status.wrote_its_end(),
+            None => self.status.wrote_its_end(),
+        }
     }
 
     /// Whether the folder's files are all there: written by the run, or rebuilt by
@@ -435,14 +434,8 @@ impl RunRecord {
     /// Whether the run ended as its plan says (its stream, or its `--duration`), not
     /// cut short by a signal, a kill or a failure: only such runs are comparable whole.
     pub fn ran_its_plan(&self) -> bool {
-        ran_its_plan(&self.status)
+        self.status.ran_its_plan()
     }
-}
-
-/// Whether a run that ended with `status` ran its plan (its stream, or its
-/// `--duration`), not cut short by a signal, a kill or a failure.
-pub fn ran_its_plan(status: &str) -> bool {
-    matches!(status, "finished" | "stopped_at_deadline")
 }
 
 /// What a summary.json written from this record is of.
@@ -463,16 +456,16 @@ pub fn summary_of(record: &RunRecord) -> crate::stats::SummaryOf {
 /// Ctrl-C, a full disk), with what can be done about it.
 pub fn load_complete(dir: &Path) -> Result<RunRecord> {
     let record = load(dir)?;
-    match record.status.as_str() {
-        "running" if record.writer_alive(dir) => bail!(
+    match record.status {
+        RunStatus::Running if record.writer_alive(dir) => bail!(
             "{} is still running (pid {}): wait for it, or stop it with Ctrl-C",
             dir.display(),
             record.pid
         ),
-        "running" | "aborted" => bail!(
+        RunStatus::Running | RunStatus::Aborted => bail!(
             "the run in {} did not finish ({}): {}",
             dir.display(),
-            if record.status == "aborted" {
+            if record.status == RunStatus::Aborted {
                 "stopped at once by a second signal"
             } else {
                 "its process is gone: killed, or the machine stopped"

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{LatencySummary, Summary};
+use crate::numbers::{percent, time_text};
 
 /// One bound: `scope:stat op bound`, kept as the user wrote it for every message.
 #[derive(Debug, Clone, PartialEq)]
@@ -208,27 +209,6 @@ impl Op {
             Op::Above => ">",
             Op::AtLeast => ">=",
         }
-    }
-}
-
-/// A share as a percentage with the digits a small share needs (`0.25 %`).
-fn percent(share: f64) -> String {
-    let p = share * 100.0;
-    if p != 0.0 && p < 1.0 {
-        format!("{p:.2} %")
-    } else {
-        format!("{p:.1} %")
-    }
-}
-
-/// A time in µs as a person reads it: `850 µs`, `7.20 ms`, `1.25 s`.
-fn time_text(us: f64) -> String {
-    if us < 1_000.0 {
-        format!("{us:.1} µs")
-    } else if us < 1_000_000.0 {
-        format!("{:.2} ms", us / 1e3)
-    } else {
-        format!("{:.2} s", us / 1e6)
     }
 }
 

@@ -7,6 +7,7 @@ use crate::cluster::NodeBudget;
 use crate::files::read_json;
 use crate::report::load::read_rows;
 use crate::report::study::{CellFacts, CellResult, MetricRow, NodesSeen};
+use crate::result_dir::RunStatus;
 use crate::result_dir::load_record::{BATCH_TRACES_CSV, BatchTrace, LOAD_JSON, LoadRecord};
 use crate::result_dir::{self, SERVER_METRICS_CSV, SUMMARY_JSON, VERIFY_JSON};
 use crate::stats::Summary;
@@ -210,9 +211,8 @@ impl Cell {
                 result_dir::load_complete(dir).is_ok_and(|r| r.ran_its_plan())
                     && result_dir::file(dir, VERIFY_JSON).exists()
             }
-            Verb::Load => {
-                read_json::<LoadRecord>(&dir.join(LOAD_JSON)).is_ok_and(|r| r.status == "finished")
-            }
+            Verb::Load => read_json::<LoadRecord>(&dir.join(LOAD_JSON))
+                .is_ok_and(|r| r.status == RunStatus::Finished),
         }
     }
 

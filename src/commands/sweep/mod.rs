@@ -25,8 +25,8 @@ use crate::lifecycle::run::{
     EXIT_INTERRUPTED, execute_in_series, refuse_export_in_series, verified_note,
 };
 use crate::lifecycle::servers::ServerGuard;
+use crate::numbers::format_us;
 use crate::report::sweep::{self, RunPlace, SweepRow};
-use crate::report::table::format_us;
 use crate::result_dir;
 use crate::result_dir::folder::{
     create_empty_folder, missing_folders, remove_if_unused, unique_dir,
@@ -401,7 +401,7 @@ impl Plan<'_> {
             database: &label,
             repeat,
             run_dir: &run_dir.display().to_string(),
-            status: &status,
+            status,
         };
         let run_rows = rows_of_run(&place, &run_dir)?;
         let all = &run_rows[0];

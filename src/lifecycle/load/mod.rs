@@ -28,7 +28,8 @@ use crate::db::{
 };
 use crate::files::write_json;
 use crate::interrupt;
-use crate::report::table::thousands;
+use crate::numbers::thousands;
+use crate::result_dir::RunStatus;
 use crate::result_dir::folder::{
     create_empty_folder, missing_folders, remove_if_unused, unique_dir,
 };
@@ -88,21 +89,20 @@ pub async fn run(args: &LoadArgs) -> Result<ExitCode> {
         (None, None) => None,
     };
     record.status = match (stop.reason(), &failure) {
-        (_, Some(_)) => "failed",
-        (Some(StopReason::Interrupted), None) => "interrupted",
-        _ => "finished",
-    }
-    .into();
+        (_, Some(_)) => RunStatus::Failed,
+        (Some(StopReason::Interrupted), None) => RunStatus::Interrupted,
+        _ => RunStatus::Finished,
+    };
     record.error = failure;
-    if record.status == "finished" && !args.no_verify && store.holds_data() {
+    if record.status == RunStatus::Finished && !args.no_verify && store.holds_data() {
         read_back(&mut record, &store, &plan, args, options.op_timeout, &stop).await;
     }
     crate::db::close_within(&*store).await;
-    record.interrupted = record.status == "interrupted";
+    record.interrupted = record.status == RunStatus::Interrupted;
     write_json(&out.join(LOAD_JSON), &record)?;
     let report = crate::report::bulk::write_report(&out)?;
     print_table(&record, &out, &report);
-    if record.status == "failed" {
+    if record.status == RunStatus::Failed {
         return Err(anyhow!(record.error.clone().unwrap_or_default()));
     }
     Ok(match (&record.check, record.interrupted) {
@@ -122,7 +122,7 @@ fn started(
 ) -> LoadRecord {
     LoadRecord {
         hatshop_version: env!("CARGO_PKG_VERSION").into(),
-        status: "running".into(),
+        status: RunStatus::Running,
         interrupted: false,
         error: None,
         plan: plan.clone(),
@@ -257,7 +257,11 @@ async fn read_back(
         Err(e) => {
             // Said in load.json too: the folder stays valid.
             let interrupted = stop.reason() == Some(StopReason::Interrupted);
-            record.status = if interrupted { "interrupted" } else { "failed" }.into();
+            record.status = if interrupted {
+                RunStatus::Interrupted
+            } else {
+                RunStatus::Failed
+            };
             record.error = Some(format!("cannot read the loaded rows back: {e:#}"));
         }
     }

@@ -15,6 +15,7 @@ use crate::db::AnyStore;
 use crate::files::write_csv;
 use crate::interrupt;
 use crate::report::{Heading, html, write_statistics};
+use crate::result_dir::RunStatus;
 use crate::result_dir::{self, RunRecord};
 use crate::runner::{RunClock, RunOutcome, StopReason, StopSignal};
 use crate::stamp::rfc3339;
@@ -30,7 +31,7 @@ pub(super) fn record_failure(
     record: &mut RunRecord,
     e: anyhow::Error,
 ) -> anyhow::Error {
-    record.status = "failed".into();
+    record.status = RunStatus::Failed;
     record.error = Some(format!("{e:#}"));
     record
         .finished_at
@@ -92,12 +93,11 @@ pub(super) fn ended(
     clock: RunClock,
 ) {
     record.status = match outcome.stop_reason {
-        None => "finished",
-        Some(StopReason::Deadline) => "stopped_at_deadline",
-        Some(StopReason::Interrupted) => "interrupted",
-        Some(StopReason::Failed) => "failed",
-    }
-    .into();
+        None => RunStatus::Finished,
+        Some(StopReason::Deadline) => RunStatus::StoppedAtDeadline,
+        Some(StopReason::Interrupted) => RunStatus::Interrupted,
+        Some(StopReason::Failed) => RunStatus::Failed,
+    };
     record.interrupted = outcome.stop_reason == Some(StopReason::Interrupted);
     if let Some(hash) = &outcome.plan_sha256 {
         record.plan_sha256 = Some(hash.clone());
@@ -125,13 +125,13 @@ pub(super) fn ended(
     .into_iter()
     .find_map(Option::as_ref);
     if let Some(error) = failure {
-        record.status = "failed".into();
+        record.status = RunStatus::Failed;
         record.error = Some(error.clone());
     }
     if let EventSource::File(info) = &config.source
         && file_sha256(&info.path).ok().as_ref() != Some(&info.sha256)
     {
-        record.status = "failed".into();
+        record.status = RunStatus::Failed;
         record.error = Some(format!(
             "events file {} changed during the run",
             info.path.display()
@@ -140,7 +140,7 @@ pub(super) fn ended(
     if let Some(rows) = op_log_rows
         && rows != record.measured_ops + record.cut_calls
     {
-        record.status = "failed".into();
+        record.status = RunStatus::Failed;
         record.error = Some(format!(
             "the op log has {rows} rows but {} operations were measured and {} calls cut",
             record.measured_ops, record.cut_calls

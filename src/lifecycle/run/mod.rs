@@ -32,8 +32,10 @@ use crate::config::RunConfig;
 use crate::console::{note, say};
 use crate::db::{AnyStore, Store};
 use crate::interrupt;
-use crate::report::table::{elapsed_text, thousands};
-use crate::report::{OpLogWriter, html};
+use crate::numbers::{elapsed_text, thousands};
+use crate::op_log::OpLogWriter;
+use crate::report::html;
+use crate::result_dir::RunStatus;
 use crate::result_dir::folder::{claim_result_folder, missing_folders, remove_folders};
 use crate::result_dir::{self, RunRecord};
 use crate::runner::faults::{self, Timeline};
@@ -332,7 +334,7 @@ async fn finish(
         say!("report: {}", report.display());
     }
     export_results(config, &summary)?;
-    if record.status == "failed" {
+    if record.status == RunStatus::Failed {
         bail!(
             "the run failed: {}; the result folder holds every operation that ran",
             record.error.as_deref().unwrap_or("unknown error")
@@ -384,7 +386,7 @@ async fn verify_if_asked(
     record: &RunRecord,
     stop: &StopSignal,
 ) -> Result<bool> {
-    if !config.verify || !matches!(record.status.as_str(), "finished" | "stopped_at_deadline") {
+    if !config.verify || !record.ran_its_plan() {
         return Ok(true);
     }
     let verdict = result_dir::file(&config.out_dir, result_dir::VERIFY_JSON);

@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::config::RunConfig;
 use crate::console::note;
-use crate::report::table::{format_us, thousands};
+use crate::numbers::{format_us, thousands};
 use crate::runner::{IntervalLatency, Progress};
 
 /// Progress while a run goes: a bar on a terminal, else a plain line on stderr every

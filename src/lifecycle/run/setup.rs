@@ -9,7 +9,7 @@ use anyhow::Result;
 use crate::cluster::{Home, ServerRecord};
 use crate::config::RunConfig;
 use crate::db::{AnyStore, Store};
-use crate::report::OpLogWriter;
+use crate::op_log::OpLogWriter;
 use crate::result_dir;
 use crate::runner::faults::Timeline;
 use crate::runner::{self, BeforeMeasuring, Dealing, PhaseClock, RunClock, RunPlan, open_stream};
@@ -104,7 +104,7 @@ pub(super) fn start_op_log(
     config: &RunConfig,
     store: &AnyStore,
     clock: RunClock,
-) -> Result<(Option<OpLogWriter>, Option<crate::report::OpLogSender>)> {
+) -> Result<(Option<OpLogWriter>, Option<crate::op_log::OpLogSender>)> {
     if !config.op_log {
         return Ok((None, None));
     }

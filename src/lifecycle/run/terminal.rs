@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use crate::config::RunConfig;
 use crate::console::{note, say};
+use crate::numbers::thousands;
 use crate::report::run_text;
-use crate::report::table::thousands;
 use crate::result_dir::RunRecord;
+use crate::result_dir::RunStatus;
 use crate::stats::Summary;
 
 /// "running W on URL (concurrency C); results in DIR", and how long an open loop
@@ -57,7 +58,7 @@ pub(super) fn print_result(config: &RunConfig, record: &RunRecord, summary: &Sum
             thousands(record.unmeasured_errors)
         );
     }
-    if record.status == "stopped_at_deadline" && record.measured_ops == 0 {
+    if record.status == RunStatus::StoppedAtDeadline && record.measured_ops == 0 {
         say!("warning: --duration ran out before anything was measured (in the load or warm-up)");
     }
 }

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use crate::cluster::NodeBudget;
+use crate::numbers::thousands;
 use crate::observe::resources::MetricsRow;
-use crate::report::table::thousands;
 use crate::result_dir::load_record::LoadRecord;
 use crate::result_dir::{DatabaseRecord, Host, RunRecord};
 use crate::workload::EventSource;

@@ -9,9 +9,10 @@ use super::cells::CellResult;
 use super::evidence::{MIN_BATCHES, Verdict, batch_means, plural};
 use super::points::mean;
 use super::spec::{Dim, FigureSpec, Premise};
+use crate::console::counted;
+use crate::numbers::{bytes_text, thousands};
 use crate::report::intervals::IntervalRow;
 use crate::report::significance::{ALPHA, welch};
-use crate::report::table::thousands;
 
 /// A premise checked: whether it held, and the sentence that says so.
 pub(super) struct Checked {
@@ -168,9 +169,9 @@ fn nodes_add_capacity(spec: &FigureSpec, drawn: &[&CellResult]) -> Option<Checke
         let mut said = format!(
             "{series}: {} ops/s on {} against {} on {}",
             thousands(first.ops_s.round() as u64),
-            nodes_said(first.nodes),
+            counted(first.nodes, "node"),
             thousands(last.ops_s.round() as u64),
-            nodes_said(last.nodes)
+            counted(last.nodes, "node")
         );
         if last.ops_s >= first.ops_s {
             grew.push(said);
@@ -247,11 +248,11 @@ fn data_beyond_cache(drawn: &[&CellResult]) -> Option<Checked> {
         .filter_map(|f| f.nodes_seen)
         .map(|seen| seen.disk_read_bytes)
         .min();
-    let (data_said, room_said) = (bytes_said(data), bytes_said(room));
+    let (data_said, room_said) = (bytes_text(data), bytes_text(room));
     let read_said = read.map_or(String::new(), |bytes| {
         format!(
             " The nodes read {} from the disk while measured (the cell that read least).",
-            bytes_said(bytes)
+            bytes_text(bytes)
         )
     });
     Some(if data > room {
@@ -288,40 +289,16 @@ fn data_beyond_cache(drawn: &[&CellResult]) -> Option<Checked> {
 /// the node's processes".
 fn memory_of(facts: &super::CellFacts, held: u64) -> String {
     let memory = match facts.node_memory_bytes {
-        Some(budget) => format!("a memory budget of {}", bytes_said(budget)),
-        None => format!("the host's {} of memory", bytes_said(facts.memory_bytes)),
+        Some(budget) => format!("a memory budget of {}", bytes_text(budget)),
+        None => format!("the host's {} of memory", bytes_text(facts.memory_bytes)),
     };
     if held == 0 {
         return memory;
     }
     format!(
         "{memory}, {} of it held by the node's processes",
-        bytes_said(held)
+        bytes_text(held)
     )
-}
-
-/// "1 node", "5 nodes".
-fn nodes_said(n: u64) -> String {
-    if n == 1 {
-        "1 node".into()
-    } else {
-        format!("{n} nodes")
-    }
-}
-
-/// "12 MB", "768 MiB", "1.25 GiB", "24 GiB".
-fn bytes_said(bytes: u64) -> String {
-    let gib = bytes as f64 / (1u64 << 30) as f64;
-    if gib >= 10.0 {
-        format!("{gib:.0} GiB")
-    } else if gib >= 1.0 {
-        let two = format!("{gib:.2}");
-        format!("{} GiB", two.trim_end_matches('0').trim_end_matches('.'))
-    } else if bytes.is_multiple_of(1 << 20) {
-        format!("{} MiB", bytes >> 20)
-    } else {
-        format!("{:.0} MB", bytes as f64 / 1e6)
-    }
 }
 
 #[cfg(test)]

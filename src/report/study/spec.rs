@@ -3,7 +3,7 @@
 
 use super::cells::MetricRow;
 use super::facts::Fact;
-use crate::report::table::thousands;
+use crate::numbers::thousands;
 
 /// What a figure puts along its x axis or draws as its series.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -9,9 +9,9 @@ use super::facts::Fact;
 use super::points::{Points, THIN, axis_name, mean};
 use super::spec::{FigureSpec, Metric, Ours, SeedValue};
 use super::{StudyView, percent};
+use crate::numbers::thousands;
 use crate::report::page::Page;
 use crate::report::svg::{self, escape};
-use crate::report::table::thousands;
 
 /// The study's numbers beside ours, as an HTML table. Numbers measured on other
 /// hardware are never divided by ours: each side is set beside its own first value
