@@ -17,7 +17,7 @@ use crate::interrupt;
 use crate::numbers::thousands;
 use crate::op_log::Rebuilt;
 use crate::op_log::{OpLog, PartWriter};
-use crate::report::table;
+use crate::report::run_table;
 use crate::report::{Heading, html, write_statistics};
 use crate::result_dir::RunStatus;
 use crate::result_dir::folder::create_empty_folder;
@@ -58,7 +58,11 @@ pub fn run(args: &MergeArgs) -> Result<()> {
         thousands(record.measured_ops),
         args.out.display()
     );
-    crate::console::out(&table::render(&summary, &[], crate::console::text_width()));
+    crate::console::out(&run_table::render(
+        &summary,
+        &[],
+        crate::console::text_width(),
+    ));
     say!(
         "report: {}",
         result_dir::file(&args.out, result_dir::REPORT_HTML).display()

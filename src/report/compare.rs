@@ -8,8 +8,9 @@ use std::fmt::Write;
 use super::compare_throughput;
 use super::differences;
 use super::load::LoadedRun;
+use super::run_table::latency_text;
 use super::significance::{ALPHA, MIN_EFFECTIVE, TTest, effective_samples, ratio_interval, welch};
-use super::table::latency_text;
+use super::table::{self, Cell, Column, Form, Table, Value};
 use crate::numbers::thousands;
 use crate::stats::LatencySummary;
 
@@ -429,6 +430,103 @@ pub fn read_record(folder: &std::path::Path) -> Option<anyhow::Result<CompareRec
     path.exists().then(|| crate::files::read_json(&path))
 }
 
+/// The comparison's table: a row per event type and run, the baseline first; and the
+/// advice each row's verdict leaves for under the table.
+pub fn table(runs: &[LoadedRun]) -> (Table, Vec<Option<Advice>>) {
+    let latency = |title: &str| Column::number(title, Some("µs"), &format!("{title}_us"));
+    let mut table = Table::new(vec![
+        Column::text("event", "event_type"),
+        Column::text("run", "run"),
+        Column::text("dir", "dir").only(&[Form::Csv]),
+        Column::text("label", "label").only(&[Form::Csv]),
+        Column::number("ops/s", None, "ops_s"),
+        latency("mean"),
+        latency("p50"),
+        latency("p99"),
+        latency("p99.9"),
+        latency("p99.99"),
+        latency("max"),
+        Column::number("ratio", None, "ratio"),
+        Column::number("p-value", None, "p_value"),
+        Column::text("verdict", "verdict"),
+        Column::text("thin", "thin_percentiles").only(&[Form::Csv]),
+    ]);
+    let (mut rows, mut advice) = (Vec::new(), Vec::new());
+    for event_type in event_types(runs) {
+        for c in compare(runs, &event_type) {
+            rows.push(row(&runs[c.run], &event_type, &c));
+            advice.push(c.verdict_and_advice().1);
+        }
+    }
+    table.section(rows);
+    (table, advice)
+}
+
+/// One run's row for one event type: the numbers as [`numbers`] shows them, as data
+/// the latencies to the nanosecond, and no ratio or p-value for the baseline.
+fn row(run: &LoadedRun, event_type: &str, c: &Comparison) -> Vec<Cell> {
+    const LADDER: [&str; 4] = ["p50", "p99", "p99.9", "p99.99"];
+    let s = c.summary;
+    let latency = |us: f64| match s.ok {
+        0 => Value::None,
+        _ => Value::Number(us, 3),
+    };
+    let against = |value: Option<f64>| match value {
+        Some(value) if c.run > 0 => Value::Number(value, 4),
+        _ => Value::None,
+    };
+    let values = [Value::Number(s.throughput_ops_s, 1), latency(s.mean_us)]
+        .into_iter()
+        .chain(LADDER.map(|label| latency(s.percentile(label))))
+        .chain([
+            latency(s.max_us),
+            against(c.ratio),
+            against(c.test.map(|t| t.p_value)),
+        ]);
+    let shown = if c.run == 0 { event_type } else { "" };
+    let mut cells = vec![
+        Cell::shown_as(shown, Value::Text(event_type.into())),
+        Cell::shown_as(format!("#{}", c.run + 1), Value::Count(c.run as u64 + 1)),
+        Cell::text(run.dir.display().to_string()),
+        Cell::text(run.label()),
+    ];
+    cells.extend(
+        numbers(c)
+            .into_iter()
+            .zip(values)
+            .map(|(text, value)| Cell::shown_as(text, value)),
+    );
+    let thin: Vec<&str> = LADDER
+        .into_iter()
+        .filter(|label| s.is_thin(label))
+        .collect();
+    cells.push(Cell::shown_as(
+        c.verdict_and_advice().0,
+        Value::Text(c.verdict()),
+    ));
+    cells.push(Cell::text(thin.join(" ")));
+    cells
+}
+
+/// Response times under `--rate`, for the terminal: a row per event type and run.
+fn response_table(responses: Vec<(String, usize, &LatencySummary, Option<f64>)>) -> Table {
+    let titles = ["ops/s", "mean", "p50", "p99", "p99.9", "max", "ratio"];
+    let mut columns = vec![Column::text("event", "event"), Column::text("run", "run")];
+    columns.extend(titles.map(|title| Column::number(title, None, title)));
+    let mut table = Table::new(columns);
+    let mut last = String::new();
+    let mut rows = Vec::new();
+    for (event_type, run, summary, ratio) in responses {
+        let shown = if event_type == last { "" } else { &event_type };
+        let mut row = vec![Cell::text(shown), Cell::text(format!("#{}", run + 1))];
+        row.extend(response_numbers(summary, ratio).map(Cell::text));
+        rows.push(row);
+        last = event_type;
+    }
+    table.section(rows);
+    table
+}
+
 /// Each run's throughput against run #1's, a line each under a line that says the test.
 fn throughput_lines(runs: &[LoadedRun]) -> String {
     let mut out = format!(
@@ -472,28 +570,9 @@ pub fn terminal(runs: &[LoadedRun]) -> String {
     if let Some(sentence) = streams(runs).sentence() {
         let _ = writeln!(out, "{sentence}");
     }
-    let _ = writeln!(
-        out,
-        "\n{:<14} {:>4} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  verdict",
-        "event", "run", "ops/s", "mean", "p50", "p99", "p99.9", "p99.99", "max", "ratio", "p-value"
-    );
-    let mut advice = Vec::new();
-    for event_type in event_types(runs) {
-        for c in compare(runs, &event_type) {
-            let _ = write!(
-                out,
-                "{:<14} {:>4}",
-                if c.run == 0 { event_type.as_str() } else { "" },
-                format!("#{}", c.run + 1)
-            );
-            for value in numbers(&c) {
-                let _ = write!(out, " {value:>9}");
-            }
-            let (verdict, why) = c.verdict_and_advice();
-            let _ = writeln!(out, "  {verdict}");
-            advice.push(why);
-        }
-    }
+    let (table, advice) = table(runs);
+    out.push('\n');
+    out.push_str(&table::terminal(&table));
     let _ = writeln!(
         out,
         "latencies in µs (* rests on fewer than 10 samples beyond it); ratio = mean latency / run #1's; p-value of Welch's t-test on {} (significant below {ALPHA})",
@@ -505,21 +584,10 @@ pub fn terminal(runs: &[LoadedRun]) -> String {
     out.push_str(&throughput_lines(runs));
     let responses = response_rows(runs);
     if !responses.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nresponse time (--rate: from when each operation was due to its answer; the table above is service time)\n{:<14} {:>4} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-            "event", "run", "ops/s", "mean", "p50", "p99", "p99.9", "max", "ratio"
+        out.push_str(
+            "\nresponse time (--rate: from when each operation was due to its answer; the table above is service time)\n",
         );
-        let mut last = String::new();
-        for (event_type, run, summary, ratio) in responses {
-            let shown = if event_type == last { "" } else { &event_type };
-            let _ = write!(out, "{shown:<14} {:>4}", format!("#{}", run + 1));
-            for value in response_numbers(summary, ratio) {
-                let _ = write!(out, " {value:>9}");
-            }
-            let _ = writeln!(out);
-            last = event_type;
-        }
+        out.push_str(&table::terminal(&response_table(responses)));
     }
     out
 }

@@ -9,8 +9,8 @@ use anyhow::Result;
 use super::charts;
 use super::load::LoadedRun;
 use super::page::{Page, fill};
+use super::run_table::latency_text;
 use super::svg::escape;
-use super::table::latency_text;
 use crate::numbers::thousands;
 use crate::result_dir::RunStatus;
 use crate::result_dir::{self, RunRecord};
@@ -194,7 +194,7 @@ fn errors_section(run: &LoadedRun) -> String {
                     &event
                         .errors_by_code
                         .get(kind)
-                        .map(super::table::code_counts)
+                        .map(super::run_table::code_counts)
                         .unwrap_or_default()
                 ),
                 messages.join("<br>")

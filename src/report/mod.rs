@@ -20,6 +20,7 @@ pub mod page;
 pub mod repeats;
 pub mod repeats_page;
 pub mod resources;
+pub mod run_table;
 pub mod run_text;
 pub mod saved_percentiles;
 pub mod significance;

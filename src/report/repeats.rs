@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::table::{self, Cell, Column, Table};
 use crate::numbers::format_us;
 use crate::result_dir;
 use crate::stats::Spread;
@@ -216,38 +217,22 @@ pub fn render(summary: &RepeatSummary) -> String {
     if !summary.left_out.is_empty() {
         let _ = writeln!(out, "left out, cut short: {}", summary.left_out.join(", "));
     }
-    let header = HEADER;
-    let rows = table_rows(summary);
-    let widths: Vec<usize> = (0..header.len())
-        .map(|i| {
-            rows.iter()
-                .map(|r| r[i].chars().count())
-                .chain([header[i].len()])
-                .max()
-                .unwrap_or(0)
-        })
+    let mut columns = vec![Column::text(HEADER[0], HEADER[0])];
+    columns.extend(
+        HEADER[1..]
+            .iter()
+            .map(|title| Column::number(title, None, title)),
+    );
+    let mut table = Table::new(columns);
+    let mut rows: Vec<Vec<Cell>> = table_rows(summary)
+        .into_iter()
+        .map(|row| row.into_iter().map(Cell::text).collect())
         .collect();
-    let line = |cells: &[&str]| {
-        let mut text = String::new();
-        for (i, c) in cells.iter().enumerate() {
-            if i == 0 {
-                let _ = write!(text, "{c:<w$}", w = widths[0]);
-            } else {
-                let _ = write!(text, "  {c:>w$}", w = widths[i]);
-            }
-        }
-        text + "\n"
-    };
-    out.push_str(&line(&header));
-    let width: usize = widths.iter().sum::<usize>() + 2 * (widths.len() - 1);
-    let _ = writeln!(out, "{:-<width$}", "");
-    for (i, r) in rows.iter().enumerate() {
-        if i == rows.len() - 1 {
-            let _ = writeln!(out, "{:-<width$}", "");
-        }
-        let cells: Vec<&str> = r.iter().map(String::as_str).collect();
-        out.push_str(&line(&cells));
-    }
+    // The last row is all of them, under a rule of its own.
+    let all = rows.pop();
+    table.section(rows);
+    table.section(all.into_iter().collect());
+    out.push_str(&table::terminal(&table));
     out.push_str(&mean_line(&summary.overall));
     out
 }

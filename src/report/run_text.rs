@@ -48,7 +48,7 @@ pub fn render(
     width: Option<usize>,
 ) -> String {
     let mut out = heading(record);
-    out.push_str(&super::table::render(summary, percentiles, width));
+    out.push_str(&super::run_table::render(summary, percentiles, width));
     for verdict in &record.thresholds {
         let held = if verdict.kept { "kept" } else { "broken" };
         let _ = writeln!(

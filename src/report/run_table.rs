@@ -1,8 +1,10 @@
-//! The terminal table printed at the end of a run: one row per event type, the
-//! percentile ladder in microseconds, then the totals.
+//! A run's table: one row per event type, the percentile ladder in microseconds, then
+//! the totals; printed at the end of a run with the notes and errors under it, and
+//! exported (`--export-csv`, `--export-markdown`).
 
 use std::fmt::Write;
 
+use super::table::{self, Cell, Column, Form, Table, Value};
 use crate::numbers::{elapsed_text, format_us, thousands};
 use crate::stats::{LatencySummary, PERCENTILES, Summary};
 
@@ -23,96 +25,102 @@ pub fn columns(percentiles: &[(String, f64)]) -> Vec<&str> {
     }
 }
 
-/// Which columns the table shows, and how wide the first three are.
-struct Layout<'a> {
-    percentiles: Vec<&'a str>,
-    stddev: bool,
-    /// Widths of the event, count and errors columns.
-    widths: [usize; 3],
-}
-
-/// Latency columns' width, without the space before each.
-const LATENCY_WIDTH: usize = 9;
 /// The default ladder's columns kept where the terminal is too narrow for them all.
 const NARROW_LADDER: [&str; 3] = ["p50", "p99", "p99.9"];
 
-impl<'a> Layout<'a> {
-    /// Every column: those asked for (`--percentiles`), else the standard ladder, and
-    /// the standard deviation beside the mean.
-    fn full(percentiles: &'a [(String, f64)]) -> Self {
-        Layout {
-            percentiles: columns(percentiles),
-            stddev: true,
-            widths: [14, 9, 7],
-        }
+/// The run's table: a row per event type, then all of them, then (in the terminal
+/// alone) the same operations by node where there were several, and their response
+/// times under `--rate`. Its percentile columns are `ladder`; the standard deviation
+/// stands beside the mean where `stddev`.
+pub fn table(summary: &Summary, ladder: &[&str], stddev: bool) -> Table {
+    let latency = |title: &str| Column::number(title, Some("µs"), &format!("{title}_us"));
+    let mut columns = vec![
+        Column::text("event", "event_type"),
+        Column::number("count", None, "count"),
+        Column::number("errors", None, "errors"),
+        Column::number("ops/s", None, "ops_s").only(&[Form::Markdown, Form::Csv]),
+        latency("mean"),
+    ];
+    if stddev {
+        columns.push(latency("stddev"));
     }
-
-    /// What fits 80 columns: the mean, p50, p99, p99.9 and max.
-    fn narrow() -> Self {
-        Layout {
-            percentiles: NARROW_LADDER.to_vec(),
-            stddev: false,
-            widths: [13, 9, 6],
-        }
+    columns.extend(ladder.iter().map(|label| latency(label)));
+    columns.push(latency("max"));
+    columns.push(Column::text("thin", "thin_percentiles").only(&[Form::Csv]));
+    let mut table = Table::new(columns);
+    let row = |s: &LatencySummary| row(s, ladder, stddev);
+    table.section(summary.events.iter().map(row).collect());
+    table.section(vec![row(&summary.overall)]);
+    if summary.nodes.len() > 1 {
+        table
+            .section(summary.nodes.iter().map(row).collect())
+            .terminal_only = true;
     }
-
-    /// Characters in one line of the table.
-    fn width(&self) -> usize {
-        let latencies = self.percentiles.len() + 2 + usize::from(self.stddev);
-        self.widths[0] + self.widths[1] + self.widths[2] + 2 + latencies * (LATENCY_WIDTH + 1)
-    }
-
-    /// The table's first columns and its latency columns, from `cells`.
-    fn line(&self, out: &mut String, first: [&str; 3], latencies: &[String]) {
-        let [event, count, errors] = self.widths;
-        let _ = write!(
-            out,
-            "{:<event$} {:>count$} {:>errors$}",
-            first[0], first[1], first[2]
+    // Open loop: the same operations again, timed from when each was due.
+    if summary.overall.response.is_some() {
+        let responses = summary.events.iter().chain([&summary.overall]);
+        let section = table.section(
+            responses
+                .filter_map(|e| e.response.as_deref())
+                .map(row)
+                .collect(),
         );
-        for text in latencies {
-            let _ = write!(out, " {text:>LATENCY_WIDTH$}");
-        }
-        out.push('\n');
+        section.caption =
+            Some("response time: from when each operation was due (--rate) to its answer".into());
+        section.terminal_only = true;
     }
-
-    fn header(&self, out: &mut String) {
-        let mut names = vec!["mean".to_string()];
-        if self.stddev {
-            names.push("stddev".into());
-        }
-        names.extend(self.percentiles.iter().map(|l| l.to_string()));
-        names.push("max".into());
-        self.line(out, ["event", "count", "errors"], &names);
-    }
-
-    fn row(&self, out: &mut String, s: &LatencySummary) {
-        let mut cells = vec![latency_text(s, s.mean_us)];
-        if self.stddev {
-            cells.push(latency_text(s, s.stddev_us));
-        }
-        for &label in &self.percentiles {
-            let mut text = latency_text(s, s.percentile(label));
-            if s.is_thin(label) {
-                text.push('*');
-            }
-            cells.push(text);
-        }
-        cells.push(latency_text(s, s.max_us));
-        let (count, errors) = (thousands(s.count), thousands(s.errors));
-        self.line(out, [&s.event_type, &count, &errors], &cells);
-    }
+    table
 }
 
-/// The whole table, ending with a newline: the rows, the notes under them, and the
-/// errors by kind. Its percentile columns are `percentiles` (`--percentiles`), else
-/// the standard ladder; where that is wider than `width` (a terminal's), the ladder is
-/// cut to what fits 80 columns and a line says how to see the rest.
+/// One row: counts, throughput, and latencies marked `*` where they rest on too few
+/// samples (listed as data in the last cell).
+fn row(s: &LatencySummary, ladder: &[&str], stddev: bool) -> Vec<Cell> {
+    let latency = |us: f64, thin: bool| {
+        let mut text = latency_text(s, us);
+        if thin {
+            text.push('*');
+        }
+        let value = if s.ok == 0 {
+            Value::None
+        } else {
+            Value::Number(us, 3)
+        };
+        Cell::shown_as(text, value)
+    };
+    let mut cells = vec![
+        Cell::text(&s.event_type),
+        Cell::count(s.count),
+        Cell::count(s.errors),
+        Cell::shown_as(
+            thousands(s.throughput_ops_s.round() as u64),
+            Value::Number(s.throughput_ops_s, 1),
+        ),
+        latency(s.mean_us, false),
+    ];
+    if stddev {
+        cells.push(latency(s.stddev_us, false));
+    }
+    for label in ladder {
+        cells.push(latency(s.percentile(label), s.is_thin(label)));
+    }
+    cells.push(latency(s.max_us, false));
+    let thin: Vec<&str> = ladder.iter().copied().filter(|l| s.is_thin(l)).collect();
+    cells.push(Cell::text(thin.join(" ")));
+    cells
+}
+
+/// The whole table for the terminal, ending with a newline: the rows, the notes under
+/// them, and the errors by kind. Its percentile columns are `percentiles`
+/// (`--percentiles`), else the standard ladder; where that is wider than `width` (a
+/// terminal's), the ladder is cut to what fits 80 columns and a line says how to see
+/// the rest.
 pub fn render(summary: &Summary, percentiles: &[(String, f64)], width: Option<usize>) -> String {
-    let full = Layout::full(percentiles);
-    let narrowed = percentiles.is_empty() && width.is_some_and(|w| w < full.width());
-    let layout = if narrowed { Layout::narrow() } else { full };
-    let mut out = rows(summary, &layout);
+    let mut out = table::terminal(&table(summary, &columns(percentiles), true));
+    let widest = out.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    let narrowed = percentiles.is_empty() && width.is_some_and(|w| w < widest);
+    if narrowed {
+        out = table::terminal(&table(summary, &NARROW_LADDER, false));
+    }
     out.push_str(&notes(summary));
     if narrowed {
         let _ = writeln!(
@@ -121,41 +129,6 @@ pub fn render(summary: &Summary, percentiles: &[(String, f64)], width: Option<us
         );
     }
     out.push_str(&errors(summary));
-    out
-}
-
-/// The header and a row per event type, the total, per node when there were several,
-/// and response time under --rate.
-fn rows(summary: &Summary, layout: &Layout) -> String {
-    let mut out = String::new();
-    layout.header(&mut out);
-    let width = out.trim_end().len();
-    let _ = writeln!(out, "{:-<width$}", "");
-    for event in &summary.events {
-        layout.row(&mut out, event);
-    }
-    let _ = writeln!(out, "{:-<width$}", "");
-    layout.row(&mut out, &summary.overall);
-    // The same operations by the node that served them, when there were several.
-    if summary.nodes.len() > 1 {
-        let _ = writeln!(out, "{:-<width$}", "");
-        for node in &summary.nodes {
-            layout.row(&mut out, node);
-        }
-    }
-    // Open loop: the same operations again, timed from when each was due.
-    if summary.overall.response.is_some() {
-        let _ = writeln!(
-            out,
-            "{:-<width$}\nresponse time: from when each operation was due (--rate) to its answer",
-            ""
-        );
-        for event in summary.events.iter().chain([&summary.overall]) {
-            if let Some(response) = &event.response {
-                layout.row(&mut out, response);
-            }
-        }
-    }
     out
 }
 

@@ -1,0 +1,78 @@
+use super::*;
+
+/// Two sections, a column for CSV alone and a section for the terminal alone.
+fn sample() -> Table {
+    let mut table = Table::new(vec![
+        Column::text("event", "event_type"),
+        Column::number("count", None, "count"),
+        Column::number("p99", Some("µs"), "p99_us"),
+        Column::text("thin", "thin_percentiles").only(&[Form::Csv]),
+    ]);
+    let row = |event: &str, count: u64, p99: f64, thin: &str| {
+        vec![
+            Cell::text(event),
+            Cell::count(count),
+            Cell::shown_as(
+                format!("{p99:.1}{}", if thin.is_empty() { "" } else { "*" }),
+                Value::Number(p99, 3),
+            ),
+            Cell::text(thin),
+        ]
+    };
+    table.section(vec![
+        row("create_order", 12_345, 1234.5678, ""),
+        row("read", 7, 2.0, "p99"),
+    ]);
+    table.section(vec![row("all", 12_352, 1200.0, "")]);
+    table
+        .section(vec![row("node 1", 12_352, 1200.0, "")])
+        .terminal_only = true;
+    table
+}
+
+#[test]
+fn the_terminal_sizes_each_column_to_its_content() {
+    let text = terminal(&sample());
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "event         count    p99");
+    assert_eq!(lines[1], "-".repeat(lines[2].chars().count()));
+    assert_eq!(lines[2], "create_order 12,345 1234.6");
+    assert_eq!(lines[3], "read              7   2.0*");
+    assert_eq!(lines[4], lines[1]);
+    assert_eq!(lines[5], "all          12,352 1200.0");
+    assert_eq!(lines[7], "node 1       12,352 1200.0");
+    assert_eq!(lines.len(), 8, "{text}");
+}
+
+#[test]
+fn markdown_carries_units_in_headers_and_keeps_marks_as_text() {
+    let text = markdown(&sample());
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "| event | count | p99 µs |");
+    assert_eq!(lines[1], "|---|---:|---:|");
+    assert_eq!(lines[3], "| read | 7 | 2.0\\* |");
+    assert_eq!(
+        lines.len(),
+        5,
+        "the terminal's own section stays out: {text}"
+    );
+}
+
+#[test]
+fn csv_carries_values_as_data() {
+    let mut table = sample();
+    table.section(vec![vec![
+        Cell::text("a, \"quoted\" name"),
+        Cell::shown_as("-", Value::None),
+        Cell::shown_as("-", Value::Number(f64::NAN, 3)),
+        Cell::text(""),
+    ]]);
+    assert_eq!(
+        csv(&table),
+        "event_type,count,p99_us,thin_percentiles\n\
+         create_order,12345,1234.568,\n\
+         read,7,2.000,p99\n\
+         all,12352,1200.000,\n\
+         \"a, \"\"quoted\"\" name\",,,\n"
+    );
+}
