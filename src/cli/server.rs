@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use super::values::parse_key_value;
-use crate::cluster::ServerMeta;
+use crate::cluster::ServerDeclarations;
 
 /// `hatshop server`: the data folder, and what to do.
 #[derive(Debug, Args)]
@@ -24,7 +24,7 @@ pub enum ServerAction {
     /// Start a server (once: a second start says where it already runs) and print its
     /// URL; with --node, start one stopped or killed node of it again.
     Start {
-        kind: &'static ServerMeta,
+        kind: &'static ServerDeclarations,
         /// Nodes: a Cassandra ring or a Galera cluster of 1-5.
         #[arg(long, default_value_t = 1)]
         nodes: usize,
@@ -81,7 +81,7 @@ pub enum ServerAction {
     /// Stop a server cleanly (every node, or one with --node), or all of them.
     Stop {
         #[arg(required_unless_present = "all")]
-        kind: Option<&'static ServerMeta>,
+        kind: Option<&'static ServerDeclarations>,
         #[arg(long, conflicts_with = "kind")]
         all: bool,
         /// Stop only this node.
@@ -97,7 +97,7 @@ pub enum ServerAction {
     /// Stop a server (or all) and delete its data, to start from scratch.
     Wipe {
         #[arg(required_unless_present = "all")]
-        kind: Option<&'static ServerMeta>,
+        kind: Option<&'static ServerDeclarations>,
         #[arg(long, conflicts_with = "kind")]
         all: bool,
     },
@@ -105,7 +105,7 @@ pub enum ServerAction {
     Status,
     /// The end of a node's log.
     Logs {
-        kind: &'static ServerMeta,
+        kind: &'static ServerDeclarations,
         /// Which node.
         #[arg(long, value_name = "K", default_value_t = 1)]
         node: usize,
@@ -118,7 +118,7 @@ pub enum ServerAction {
 /// A server and one of its nodes.
 #[derive(Debug, Args)]
 pub struct NodeArgs {
-    pub kind: &'static ServerMeta,
+    pub kind: &'static ServerDeclarations,
     /// Which node (1, 2, …).
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub node: usize,

@@ -18,7 +18,7 @@ use super::mariadb::{
     write_cnf,
 };
 use super::{
-    Home, Launch, NodeRecord, ServerKind, ServerRecord, TLS_SETTING, ensure_packages, process,
+    DeclaredServer, Home, Launch, NodeRecord, ServerRecord, TLS_SETTING, ensure_packages, process,
     wait_until,
 };
 
@@ -30,7 +30,7 @@ const SYNC_TIMEOUT: Duration = Duration::from_secs(300);
 /// A MariaDB Galera cluster of 1-5 nodes on loopback addresses.
 pub struct Galera;
 
-impl ServerKind for Galera {
+impl DeclaredServer for Galera {
     const NAME: &'static str = "galera";
     const ABOUT: &'static str = "a MariaDB Galera cluster (--nodes 1-5) from Debian's galera-4";
     const STORE: &'static str = "mysql";

@@ -8,12 +8,14 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-use super::{NodeBudget, SERVERS, ServerKind, ServerMeta, process, server_meta};
+use super::{
+    DeclaredServer, NodeBudget, SERVERS, ServerDeclarations, process, server_declarations,
+};
 
 /// `server.json`: one running (or stopped) server and every node of it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ServerRecord {
-    pub kind: &'static ServerMeta,
+    pub kind: &'static ServerDeclarations,
     /// The URL to give `--db`: every node's address.
     pub url: String,
     pub version: String,
@@ -30,9 +32,13 @@ pub struct ServerRecord {
 
 impl ServerRecord {
     /// The record of a server of kind `T` started just now, with no settings to keep.
-    pub fn of<T: ServerKind>(url: String, version: String, nodes: Vec<NodeRecord>) -> ServerRecord {
+    pub fn of<T: DeclaredServer>(
+        url: String,
+        version: String,
+        nodes: Vec<NodeRecord>,
+    ) -> ServerRecord {
         ServerRecord {
-            kind: server_meta(T::NAME).expect("every server kind is listed"),
+            kind: server_declarations(T::NAME).expect("every server kind is listed"),
             url,
             version,
             started_at: crate::stamp::now(),
@@ -143,7 +149,7 @@ impl Home {
     }
 
     /// Where one server's nodes keep their data, logs and record.
-    pub fn server_dir(&self, kind: &'static ServerMeta) -> PathBuf {
+    pub fn server_dir(&self, kind: &'static ServerDeclarations) -> PathBuf {
         self.root.join("servers").join(kind.folder)
     }
 
@@ -152,12 +158,12 @@ impl Home {
         self.root.join("cache")
     }
 
-    fn record_path(&self, kind: &'static ServerMeta) -> PathBuf {
+    fn record_path(&self, kind: &'static ServerDeclarations) -> PathBuf {
         self.server_dir(kind).join("server.json")
     }
 
     /// The record of a server started here, if it was.
-    pub fn record(&self, kind: &'static ServerMeta) -> Option<ServerRecord> {
+    pub fn record(&self, kind: &'static ServerDeclarations) -> Option<ServerRecord> {
         let text = std::fs::read_to_string(self.record_path(kind)).ok()?;
         serde_json::from_str(&text).ok()
     }
@@ -170,7 +176,7 @@ impl Home {
     }
 
     /// The record of a server with at least one node alive.
-    pub fn running(&self, kind: &'static ServerMeta) -> Option<ServerRecord> {
+    pub fn running(&self, kind: &'static ServerDeclarations) -> Option<ServerRecord> {
         self.record(kind)
             .filter(|r| r.nodes.iter().any(NodeRecord::alive))
     }

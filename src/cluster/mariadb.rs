@@ -13,14 +13,14 @@ use anyhow::{Context, Result};
 
 use super::certs::{self, ServerCerts};
 use super::{
-    Home, LOOPBACK, Launch, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages,
-    node_record, process, wait_for_port,
+    DeclaredServer, Home, LOOPBACK, Launch, NodeRecord, ServerRecord, StartOptions,
+    ensure_packages, node_record, process, wait_for_port,
 };
 
 /// MariaDB serves the `mysql` store.
 pub struct Mariadb;
 
-impl ServerKind for Mariadb {
+impl DeclaredServer for Mariadb {
     const NAME: &'static str = "mariadb";
     const ALIASES: &'static [&'static str] = &["mysql"];
     // Its first name: servers started before the rename are found where they are.

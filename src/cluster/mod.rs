@@ -6,7 +6,7 @@
 //! (kill, stop, start, pause, resume one node) acts on a node's own pid, never on a
 //! broad process match.
 //!
-//! A server hatshop can run is one file here implementing [`ServerKind`], and one line
+//! A server hatshop can run is one file here implementing [`DeclaredServer`], and one line
 //! in the `servers!` list.
 
 pub mod budget;
@@ -42,7 +42,7 @@ pub fn ring_status(home: &Home, record: &ServerRecord) -> Option<String> {
 }
 
 /// A server hatshop can start.
-pub trait ServerKind {
+pub trait DeclaredServer {
     /// Its name on the command line.
     const NAME: &'static str;
     /// Other names for it on the command line.
@@ -76,19 +76,19 @@ pub trait ServerKind {
 }
 
 /// A server's declarations, as data.
-pub struct ServerMeta {
+pub struct ServerDeclarations {
     pub name: &'static str,
     pub aliases: &'static [&'static str],
-    /// See [`ServerKind::FOLDER`].
+    /// See [`DeclaredServer::FOLDER`].
     pub folder: &'static str,
     pub about: &'static str,
     pub store: &'static str,
     pub max_nodes: usize,
-    /// See [`ServerKind::SETTINGS_FILE`].
+    /// See [`DeclaredServer::SETTINGS_FILE`].
     pub settings_file: Option<&'static str>,
-    /// See [`ServerKind::FROM_SOURCE`].
+    /// See [`DeclaredServer::FROM_SOURCE`].
     pub from_source: bool,
-    /// See [`ServerKind::NODETOOL`].
+    /// See [`DeclaredServer::NODETOOL`].
     pub nodetool: bool,
     stop_signal: i32,
     retry_start: bool,
@@ -96,9 +96,9 @@ pub struct ServerMeta {
     restart_node: fn(&Home, &ServerRecord, usize) -> Result<NodeRecord>,
 }
 
-impl ServerMeta {
-    const fn of<T: ServerKind>() -> ServerMeta {
-        ServerMeta {
+impl ServerDeclarations {
+    const fn of<T: DeclaredServer>() -> ServerDeclarations {
+        ServerDeclarations {
             name: T::NAME,
             aliases: T::ALIASES,
             folder: T::FOLDER,
@@ -119,9 +119,9 @@ impl ServerMeta {
 macro_rules! servers {
     ($($server:ty),* $(,)?) => {
         /// Every server hatshop can run, in the order help lists them.
-        pub static SERVERS: &[ServerMeta] = &[$(ServerMeta::of::<$server>()),*];
+        pub static SERVERS: &[ServerDeclarations] = &[$(ServerDeclarations::of::<$server>()),*];
         /// The same, as the handles clap offers.
-        static HANDLES: &[&ServerMeta] = &{
+        static HANDLES: &[&ServerDeclarations] = &{
             let mut handles = [&SERVERS[0]; [$(stringify!($server)),*].len()];
             let mut i = 0;
             while i < handles.len() {
@@ -143,28 +143,28 @@ servers! {
 }
 
 /// The server a name (or one of its aliases) names.
-pub fn server_meta(name: &str) -> Option<&'static ServerMeta> {
+pub fn server_declarations(name: &str) -> Option<&'static ServerDeclarations> {
     SERVERS
         .iter()
         .find(|m| m.name == name || m.aliases.contains(&name))
 }
 
 // A server is one by its name; it shows, saves and reads as that name.
-impl PartialEq for ServerMeta {
+impl PartialEq for ServerDeclarations {
     fn eq(&self, other: &Self) -> bool {
         self.name == other.name
     }
 }
 
-impl Eq for ServerMeta {}
+impl Eq for ServerDeclarations {}
 
-impl std::fmt::Debug for ServerMeta {
+impl std::fmt::Debug for ServerDeclarations {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name)
     }
 }
 
-impl clap::ValueEnum for &'static ServerMeta {
+impl clap::ValueEnum for &'static ServerDeclarations {
     fn value_variants<'a>() -> &'a [Self] {
         HANDLES
     }
@@ -178,16 +178,16 @@ impl clap::ValueEnum for &'static ServerMeta {
     }
 }
 
-impl Serialize for ServerMeta {
+impl Serialize for ServerDeclarations {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.name)
     }
 }
 
-impl<'de> Deserialize<'de> for &'static ServerMeta {
+impl<'de> Deserialize<'de> for &'static ServerDeclarations {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let name = String::deserialize(deserializer)?;
-        server_meta(&name)
+        server_declarations(&name)
             .ok_or_else(|| serde::de::Error::custom(format!("unknown server '{name}'")))
     }
 }
@@ -291,7 +291,7 @@ pub const TLS_SETTING: &str = "tls";
 
 /// Options the server cannot start with: a node count beyond its own, TLS where its
 /// store has none.
-fn refuse_options(kind: &'static ServerMeta, options: &StartOptions) -> Result<()> {
+fn refuse_options(kind: &'static ServerDeclarations, options: &StartOptions) -> Result<()> {
     if options.nodes == 0 || options.nodes > kind.max_nodes {
         bail!(
             "{} runs 1{} node{}, not {}",
@@ -306,7 +306,7 @@ fn refuse_options(kind: &'static ServerMeta, options: &StartOptions) -> Result<(
         );
     }
     if options.tls {
-        let store = crate::db::store_meta(kind.store);
+        let store = crate::db::store_declarations(kind.store);
         if let Some(why) = store.and_then(|s| s.no_tls) {
             bail!("{} cannot start with --tls: {why}", kind.name);
         }
@@ -318,7 +318,7 @@ fn refuse_options(kind: &'static ServerMeta, options: &StartOptions) -> Result<(
 /// different size); a new CPU budget applied, which needs no restart.
 fn already_running(
     home: &Home,
-    kind: &'static ServerMeta,
+    kind: &'static ServerDeclarations,
     options: &StartOptions,
     record: ServerRecord,
 ) -> Result<ServerRecord> {
@@ -355,7 +355,7 @@ fn already_running(
 /// A stopped server of another size starts afresh; of the same size, from its data.
 /// Its nodes' old data would tell them of a ring that no longer is (a node that thinks
 /// it has peers it never sees answers nothing), so it goes.
-fn wipe_another_size(home: &Home, kind: &'static ServerMeta, nodes: usize) -> Result<()> {
+fn wipe_another_size(home: &Home, kind: &'static ServerDeclarations, nodes: usize) -> Result<()> {
     if let Some(stopped) = home.record(kind)
         && stopped.nodes.len() != nodes
     {
@@ -375,7 +375,7 @@ fn wipe_another_size(home: &Home, kind: &'static ServerMeta, nodes: usize) -> Re
 /// Starts a server unless it runs already; returns its record and whether it was started now.
 pub fn start(
     home: &Home,
-    kind: &'static ServerMeta,
+    kind: &'static ServerDeclarations,
     options: &StartOptions,
 ) -> Result<(ServerRecord, bool)> {
     let meta = kind;
@@ -420,7 +420,11 @@ pub fn start(
 
 /// Gives every running node of a server the budget `given` (no cap: lifts it), and
 /// records it, so that a node started again later gets the same.
-pub fn budget(home: &Home, kind: &'static ServerMeta, given: NodeBudget) -> Result<ServerRecord> {
+pub fn budget(
+    home: &Home,
+    kind: &'static ServerDeclarations,
+    given: NodeBudget,
+) -> Result<ServerRecord> {
     let Some(mut record) = home.running(kind) else {
         bail!("{} is not running", kind.name);
     };
@@ -436,7 +440,7 @@ pub fn budget(home: &Home, kind: &'static ServerMeta, given: NodeBudget) -> Resu
 }
 
 /// Stops every node of a server (the last first); returns whether any ran.
-pub fn stop(home: &Home, kind: &'static ServerMeta) -> Result<bool> {
+pub fn stop(home: &Home, kind: &'static ServerDeclarations) -> Result<bool> {
     let Some(record) = home.running(kind) else {
         return Ok(false);
     };
@@ -450,7 +454,7 @@ pub fn stop(home: &Home, kind: &'static ServerMeta) -> Result<bool> {
 }
 
 /// Stops a server and deletes its folder and data; downloads in the cache stay.
-pub fn wipe(home: &Home, kind: &'static ServerMeta) -> Result<()> {
+pub fn wipe(home: &Home, kind: &'static ServerDeclarations) -> Result<()> {
     stop(home, kind)?;
     let dir = home.server_dir(kind);
     // PostgreSQL run as root keeps its data outside the server folder.
@@ -476,7 +480,7 @@ fn remove_all(dir: &Path) -> Result<()> {
 }
 
 /// Every server that has a folder, running or not.
-pub fn known(home: &Home) -> Vec<(&'static ServerMeta, Option<ServerRecord>)> {
+pub fn known(home: &Home) -> Vec<(&'static ServerDeclarations, Option<ServerRecord>)> {
     SERVERS
         .iter()
         .filter(|k| home.server_dir(k).exists())
@@ -581,7 +585,7 @@ mod tests {
         let mut names = Vec::new();
         for kind in SERVERS {
             assert!(
-                crate::db::store_meta(kind.store).is_some(),
+                crate::db::store_declarations(kind.store).is_some(),
                 "server {} serves no store",
                 kind.name
             );
@@ -590,6 +594,6 @@ mod tests {
                 names.push(name);
             }
         }
-        assert_eq!(server_meta("mariadb"), server_meta("mysql"));
+        assert_eq!(server_declarations("mariadb"), server_declarations("mysql"));
     }
 }

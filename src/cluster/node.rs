@@ -4,14 +4,14 @@
 
 use std::time::Duration;
 
-use super::{Home, ServerMeta, process};
+use super::{Home, ServerDeclarations, process};
 use crate::workload::NodeAction;
 use anyhow::{Result, bail};
 
 /// Does `action` to `node` (1-based) of the server; returns what happened, in words.
 pub fn act(
     home: &Home,
-    kind: &'static ServerMeta,
+    kind: &'static ServerDeclarations,
     node: usize,
     action: NodeAction,
 ) -> Result<String> {

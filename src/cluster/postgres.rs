@@ -12,7 +12,7 @@ use anyhow::{Context, Result, bail};
 
 use super::certs::{ServerCerts, server_certs};
 use super::{
-    Home, LOOPBACK, Launch, NodeRecord, ServerKind, ServerRecord, TLS_SETTING, ensure_packages,
+    DeclaredServer, Home, LOOPBACK, Launch, NodeRecord, ServerRecord, TLS_SETTING, ensure_packages,
     node_record, process,
 };
 
@@ -47,7 +47,7 @@ fn as_owner(program: &Path) -> Command {
 /// A PostgreSQL cluster of its own, run as the postgres user.
 pub struct Postgres;
 
-impl ServerKind for Postgres {
+impl DeclaredServer for Postgres {
     const NAME: &'static str = "postgres";
     const ALIASES: &'static [&'static str] = &["postgresql"];
     const ABOUT: &'static str = "PostgreSQL from Debian's postgresql";

@@ -9,14 +9,14 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use super::{
-    Home, LOOPBACK, Launch, NodeRecord, ServerKind, ServerRecord, StartOptions, certs,
+    DeclaredServer, Home, LOOPBACK, Launch, NodeRecord, ServerRecord, StartOptions, certs,
     ensure_packages, node_record, process, wait_for_port,
 };
 
 /// One Redis server, with the persistence asked for.
 pub struct Redis;
 
-impl ServerKind for Redis {
+impl DeclaredServer for Redis {
     const NAME: &'static str = "redis";
     const ABOUT: &'static str =
         "Redis from Debian's redis-server (--persistence none|aof-everysec|aof-always)";

@@ -3,7 +3,7 @@
 use anyhow::{Result, bail};
 
 use crate::cli::{NodeArgs, ServerAction, ServerArgs};
-use crate::cluster::{self, Home, SERVERS, ServerMeta, StartOptions, process};
+use crate::cluster::{self, Home, SERVERS, ServerDeclarations, StartOptions, process};
 use crate::console::{note, say};
 use crate::interrupt;
 use crate::workload::NodeAction;
@@ -11,9 +11,9 @@ use crate::workload::NodeAction;
 /// The server named, or with `--all` every server that has a folder.
 fn chosen(
     home: &Home,
-    kind: Option<&'static ServerMeta>,
+    kind: Option<&'static ServerDeclarations>,
     all: bool,
-) -> Result<Vec<&'static ServerMeta>> {
+) -> Result<Vec<&'static ServerDeclarations>> {
     match kind {
         Some(kind) => Ok(vec![kind]),
         None if all => Ok(cluster::known(home).into_iter().map(|(k, _)| k).collect()),
@@ -27,7 +27,7 @@ fn node_action(home: &Home, args: &NodeArgs, action: NodeAction) -> Result<()> {
 
 fn act_on_node(
     home: &Home,
-    kind: &'static ServerMeta,
+    kind: &'static ServerDeclarations,
     node: usize,
     action: NodeAction,
 ) -> Result<()> {
@@ -116,7 +116,7 @@ pub fn run(args: &ServerArgs) -> Result<()> {
 
 /// `--set` and `--source` only where the server takes them.
 fn check_start_flags(
-    kind: &'static ServerMeta,
+    kind: &'static ServerDeclarations,
     config: &[(String, String)],
     source: Option<&str>,
 ) -> Result<()> {
@@ -133,7 +133,7 @@ fn check_start_flags(
 }
 
 /// Starts the server (or finds it running) and prints the URL to give `--db`.
-fn start(home: &Home, kind: &'static ServerMeta, options: &StartOptions) -> Result<()> {
+fn start(home: &Home, kind: &'static ServerDeclarations, options: &StartOptions) -> Result<()> {
     let (record, started) = cluster::start(home, kind, options)?;
     let pids: Vec<String> = record.nodes.iter().map(|n| n.pid.to_string()).collect();
     if started {
@@ -151,7 +151,7 @@ fn start(home: &Home, kind: &'static ServerMeta, options: &StartOptions) -> Resu
 }
 
 /// The end of one node's log.
-fn logs(home: &Home, kind: &'static ServerMeta, node: usize, lines: usize) -> Result<()> {
+fn logs(home: &Home, kind: &'static ServerDeclarations, node: usize, lines: usize) -> Result<()> {
     let Some(record) = home.record(kind) else {
         bail!(
             "{} has never been started under {}",
@@ -235,7 +235,7 @@ fn status(home: &Home) {
 
 /// The servers `has` holds for, with what `--set` sets where it sets anything:
 /// "cassandra (cassandra.yaml) and voldemort (quorums)".
-fn servers_where(has: impl Fn(&cluster::ServerMeta) -> bool) -> String {
+fn servers_where(has: impl Fn(&cluster::ServerDeclarations) -> bool) -> String {
     let names: Vec<String> = SERVERS
         .iter()
         .filter(|meta| has(meta))
@@ -251,7 +251,7 @@ fn servers_where(has: impl Fn(&cluster::ServerMeta) -> bool) -> String {
 /// What a node's budget let it use, for its status line: how far its CPU quota held
 /// it back, and what it holds of its memory.
 fn budget_used(
-    kind: &'static ServerMeta,
+    kind: &'static ServerDeclarations,
     record: &cluster::ServerRecord,
     node: &cluster::NodeRecord,
 ) -> String {

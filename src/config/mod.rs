@@ -145,7 +145,7 @@ pub fn refuse_bound_without_search(args: &RunArgs) -> Result<()> {
 }
 
 /// The runtime threads a run's store chooses for its concurrency
-/// (`StoreKind::client_threads`), read from the flags before the runtime is built.
+/// (`DeclaredStore::client_threads`), read from the flags before the runtime is built.
 /// `None` where the store leaves it to the runtime, or where the flags do not resolve
 /// (the run itself then says what is wrong). An events file is not read for it.
 pub fn chosen_client_threads(args: &RunArgs) -> Option<usize> {
@@ -345,7 +345,7 @@ impl RunConfig {
 mod tests {
     use super::*;
     use crate::cli::StoreArgs;
-    use crate::db::store_meta;
+    use crate::db::store_declarations;
 
     /// What each store chooses, from the flags alone (nothing connects).
     #[test]
@@ -406,7 +406,7 @@ mod tests {
     #[test]
     fn a_store_flag_on_the_wrong_store_is_one_line_that_names_its_stores() {
         let url = DbUrl::parse("sqlite://x.db").unwrap();
-        let meta = store_meta("sqlite").unwrap();
+        let meta = store_declarations("sqlite").unwrap();
         let flags = StoreArgs {
             given: vec![("cl".into(), "ONE".into())],
         };
@@ -424,9 +424,13 @@ mod tests {
             "{err}"
         );
         let url = DbUrl::parse("mysql://h/db?pool=0").unwrap();
-        let err = store_settings(store_meta("mysql").unwrap(), &url, &StoreArgs::default())
-            .unwrap_err()
-            .to_string();
+        let err = store_settings(
+            store_declarations("mysql").unwrap(),
+            &url,
+            &StoreArgs::default(),
+        )
+        .unwrap_err()
+        .to_string();
         // `pool` is the old name of `connections`.
         assert_eq!(err, "mysql setting connections=0: expected at least 1");
     }

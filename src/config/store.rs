@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Result, bail};
 
 use crate::cli::{RunArgs, StoreArgs};
-use crate::db::{DbUrl, STORES, Settings, StoreMeta, listed};
+use crate::db::{DbUrl, STORES, Settings, StoreDeclarations, listed};
 
 /// The one store of a run and its settings (URL parameters and flags), checked.
 pub(super) fn store_of(args: &RunArgs) -> Result<(DbUrl, Settings)> {
@@ -52,7 +52,11 @@ pub fn in_result_folder(db: DbUrl, out_dir: &Path) -> DbUrl {
 
 /// URL settings, then flags over them, checked against what the store declares. A
 /// flag the store does not take is refused with one line that names who takes it.
-pub fn store_settings(meta: &StoreMeta, url: &DbUrl, flags: &StoreArgs) -> Result<Settings> {
+pub fn store_settings(
+    meta: &StoreDeclarations,
+    url: &DbUrl,
+    flags: &StoreArgs,
+) -> Result<Settings> {
     let mut given: BTreeMap<String, String> = url
         .params()
         .into_iter()

@@ -1,8 +1,10 @@
-//! Stores behind one small trait in domain words, one folder per store.
+//! Stores in domain words, one folder per store.
 //!
-//! A store is one folder: it implements [`Store`] (what it does) and [`StoreKind`]
-//! (its URL scheme, settings, default concurrency, how it connects), and takes one line
-//! in the `stores!` list below. Bindings never see a clock or a histogram: the
+//! A store is one folder: it implements [`Store`] (what it does), [`DeclaredStore`]
+//! (its URL scheme, settings, default concurrency, how it connects), [`BulkLoad`] and
+//! [`DbTiming`] (empty where it does neither), notes what a call met on the way in
+//! [`CallNotes`], and takes one line in the `stores!` list below (docs/stores.md has
+//! the whole contract). Bindings never see a clock or a histogram: the
 //! runner times each call from the outside. Driver crates are used only in their file.
 
 mod bulk;
@@ -53,7 +55,7 @@ pub use ownership::{Marker, Ownership};
 pub use settings::{
     RENAMED as RENAMED_SETTINGS, Setting, Settings, Value, current_name as current_setting_name,
 };
-pub use stores::{StoreMeta, listed, schemes_where, store_meta};
+pub use stores::{StoreDeclarations, listed, schemes_where, store_declarations};
 pub use timing::{DbTime, DbTiming, StatementTime};
 pub use tls::is_tls_setting;
 pub use url::{DbUrl, NetworkParts, TLS_SWITCH, UrlError, shown as shown_url};
@@ -75,7 +77,7 @@ pub fn declare_secret_user_info() {
 }
 
 // The one list of stores, in the order help lists them. A new store is its folder
-// (implementing `Store` and `StoreKind`), its `mod` line above and one line here.
+// (implementing `Store` and `DeclaredStore`), its `mod` line above and one line here.
 stores::stores! {
     Sqlite => sqlite::SqliteStore,
     Null => null::NullStore,
@@ -307,7 +309,7 @@ pub trait Store: BulkLoad + DbTiming + Send + Sync + 'static {
 }
 
 /// What a store declares about itself; `stores!` lists the types that implement it.
-pub trait StoreKind: Store + Sized {
+pub trait DeclaredStore: Store + Sized {
     /// The URL scheme, and the store's one name everywhere.
     const SCHEME: &'static str;
     /// Other schemes that mean this store (accepted in URLs, never shown).

@@ -4,15 +4,15 @@
 use std::collections::BTreeMap;
 
 use super::{
-    Applied, BulkLoad, ConnectOptions, DbError, DbUrl, ErrorKind, KvPage, LoadBatch, LoadError,
-    LoadShape, Marker, Ownership, Setting, Settings, Snapshot, Store, StoreFacts, StoreKind,
+    Applied, BulkLoad, ConnectOptions, DbError, DbUrl, DeclaredStore, ErrorKind, KvPage, LoadBatch,
+    LoadError, LoadShape, Marker, Ownership, Setting, Settings, Snapshot, Store, StoreFacts,
 };
 use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderUpdate, StatusUpdate};
 
 /// A store that answers every call at once: it measures hatshop alone.
 pub struct NullStore;
 
-impl StoreKind for NullStore {
+impl DeclaredStore for NullStore {
     const SCHEME: &'static str = "null";
     const ABOUT: &'static str = "does nothing, at once: what hatshop itself costs";
     const EXAMPLE: &'static str = "null://";

@@ -1,47 +1,47 @@
 //! What the one list of stores (in `db/mod.rs`) makes: each store's declarations as
 //! data, [`STORES`], and [`AnyStore`]. The compiler refuses a line whose type does not
-//! implement both `Store` and `StoreKind` (scheme, settings, help, default
+//! implement both `Store` and `DeclaredStore` (scheme, settings, help, default
 //! concurrency, connect).
 
-use super::{DbError, DbTime, STORES, Setting, Settings, StoreKind};
+use super::{DbError, DbTime, DeclaredStore, STORES, Setting, Settings};
 
 /// A store's declarations, as data: what the CLI, help and config read.
-pub struct StoreMeta {
+pub struct StoreDeclarations {
     pub scheme: &'static str,
     pub aliases: &'static [&'static str],
-    /// See [`StoreKind::TLS_SCHEME`].
+    /// See [`DeclaredStore::TLS_SCHEME`].
     pub tls_scheme: Option<&'static str>,
-    /// See [`StoreKind::NO_TLS`].
+    /// See [`DeclaredStore::NO_TLS`].
     pub no_tls: Option<&'static str>,
     pub about: &'static str,
     pub example: &'static str,
     pub settings: &'static [Setting],
     /// The database runs inside hatshop (SQLite): its CPU is the client's.
     pub in_process: bool,
-    /// See [`StoreKind::LOGIN`].
+    /// See [`DeclaredStore::LOGIN`].
     pub login: bool,
-    /// See [`StoreKind::LONE_USER_IS_PASSWORD`].
+    /// See [`DeclaredStore::LONE_USER_IS_PASSWORD`].
     pub lone_user_is_password: bool,
-    /// See [`StoreKind::OWN_FILE`].
+    /// See [`DeclaredStore::OWN_FILE`].
     pub own_file: Option<&'static str>,
-    /// See [`StoreKind::IN_MEMORY`].
+    /// See [`DeclaredStore::IN_MEMORY`].
     pub in_memory: Option<&'static str>,
     /// See [`DbTiming::DB_TIME`].
     pub db_time: Option<DbTime>,
-    /// See [`StoreKind::TRACES_BATCHES`].
+    /// See [`DeclaredStore::TRACES_BATCHES`].
     pub traces_batches: Option<&'static str>,
     pub default_concurrency: fn(&Settings) -> usize,
-    /// See [`StoreKind::client_threads`].
+    /// See [`DeclaredStore::client_threads`].
     pub client_threads: fn(usize) -> Option<usize>,
     pub check: fn(&Settings) -> Result<(), DbError>,
-    /// See [`StoreKind::check_value_size`].
+    /// See [`DeclaredStore::check_value_size`].
     pub check_value_size: fn(&Settings, usize) -> Result<(), DbError>,
 }
 
-impl StoreMeta {
+impl StoreDeclarations {
     /// What `T` declares, as data.
-    pub(super) const fn of<T: StoreKind>() -> StoreMeta {
-        StoreMeta {
+    pub(super) const fn of<T: DeclaredStore>() -> StoreDeclarations {
+        StoreDeclarations {
             scheme: T::SCHEME,
             aliases: T::ALIASES,
             tls_scheme: T::TLS_SCHEME,
@@ -70,7 +70,7 @@ impl StoreMeta {
 }
 
 /// The schemes of the stores `has` holds for, as `a://, b://` for messages and help.
-pub fn schemes_where(has: impl Fn(&StoreMeta) -> bool) -> String {
+pub fn schemes_where(has: impl Fn(&StoreDeclarations) -> bool) -> String {
     let schemes: Vec<String> = STORES
         .iter()
         .filter(|m| has(m))
@@ -89,7 +89,7 @@ pub fn listed(names: &[&str]) -> String {
 }
 
 /// The store a URL scheme (or one of its aliases, or its scheme for TLS) names.
-pub fn store_meta(scheme: &str) -> Option<&'static StoreMeta> {
+pub fn store_declarations(scheme: &str) -> Option<&'static StoreDeclarations> {
     STORES
         .iter()
         .find(|m| m.scheme == scheme || m.aliases.contains(&scheme) || m.tls_scheme == Some(scheme))
@@ -100,7 +100,7 @@ pub fn store_meta(scheme: &str) -> Option<&'static StoreMeta> {
 macro_rules! stores {
     ($($variant:ident => $module:ident :: $store:ident),* $(,)?) => {
         /// Every store this build can talk to, in the order help lists them.
-        pub static STORES: &[StoreMeta] = &[$(StoreMeta::of::<$module::$store>()),*];
+        pub static STORES: &[StoreDeclarations] = &[$(StoreDeclarations::of::<$module::$store>()),*];
 
         /// The store picked by the URL: an enum at the edge, generic code inside.
         pub enum AnyStore {
@@ -111,8 +111,8 @@ macro_rules! stores {
             /// Opens the store the URL names (its settings are checked already).
             pub async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<AnyStore, DbError> {
                 $(
-                    if url.scheme() == <$module::$store as StoreKind>::SCHEME {
-                        let store = <$module::$store as StoreKind>::connect(url, options).await?;
+                    if url.scheme() == <$module::$store as DeclaredStore>::SCHEME {
+                        let store = <$module::$store as DeclaredStore>::connect(url, options).await?;
                         return Ok(AnyStore::$variant(Box::new(store)));
                     }
                 )*

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
-use super::stores::{StoreMeta, store_meta};
+use super::stores::{StoreDeclarations, store_declarations};
 use crate::secrets::{self, MASK};
 
 /// The switch a store's TLS scheme sets (`rediss://` is `redis://…?tls=true`).
@@ -65,7 +65,7 @@ impl DbUrl {
                 shown(raw)
             ));
         };
-        let Some(meta) = store_meta(scheme) else {
+        let Some(meta) = store_declarations(scheme) else {
             return Err(unknown_scheme(scheme, raw));
         };
         let password_spans = query_password_spans(rest);
@@ -158,8 +158,8 @@ impl DbUrl {
     }
 
     /// What the store declares about itself: every question about a store goes here.
-    pub fn store(&self) -> &'static StoreMeta {
-        store_meta(self.scheme).expect("a parsed URL names a known store")
+    pub fn store(&self) -> &'static StoreDeclarations {
+        store_declarations(self.scheme).expect("a parsed URL names a known store")
     }
 
     /// The part between `scheme://` (and any credentials) and `?`: hosts and name, or a path.

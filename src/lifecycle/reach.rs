@@ -126,7 +126,7 @@ pub async fn until<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::db::{Settings, store_meta};
+    use crate::db::{Settings, store_declarations};
     use crate::runner::StopReason;
 
     #[tokio::test]
@@ -134,7 +134,7 @@ mod tests {
         let dir = tempfile::TempDir::new().unwrap();
         let file = dir.path().join("kept.db");
         let url = DbUrl::parse(&format!("sqlite://{}", file.display())).unwrap();
-        let meta = store_meta("sqlite").unwrap();
+        let meta = store_declarations("sqlite").unwrap();
         let options = ConnectOptions {
             concurrency: 1,
             settings: Settings::checked("sqlite", meta.settings, Default::default()).unwrap(),

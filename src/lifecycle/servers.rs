@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::cluster::{self, Home, NodeBudget, ServerMeta, ServerRecord, StartOptions, server_meta};
+use crate::cluster::{
+    self, Home, NodeBudget, ServerDeclarations, ServerRecord, StartOptions, server_declarations,
+};
 use crate::console::note;
 use crate::interrupt;
 use crate::observe::settle::{self, Settled};
@@ -31,7 +33,7 @@ enum End {
 /// A server some runs stand on, guarded until they are done.
 pub struct ServerGuard {
     home: Home,
-    kind: &'static ServerMeta,
+    kind: &'static ServerDeclarations,
     nodes: usize,
     set: &'static [(&'static str, &'static str)],
     end: End,
@@ -49,7 +51,7 @@ pub struct ServerGuard {
 impl ServerGuard {
     fn new(
         home: &Home,
-        kind: &'static ServerMeta,
+        kind: &'static ServerDeclarations,
         nodes: usize,
         end: End,
         url: String,
@@ -72,7 +74,7 @@ impl ServerGuard {
     /// before it starts, and stopped and wiped at the end.
     pub async fn fresh(
         home: &Home,
-        kind: &'static ServerMeta,
+        kind: &'static ServerDeclarations,
         nodes: usize,
     ) -> Result<ServerGuard> {
         let began = Instant::now();
@@ -102,7 +104,7 @@ impl ServerGuard {
         install: bool,
         given: Option<&str>,
     ) -> Result<ServerGuard> {
-        let kind = server_meta(name).with_context(|| format!("no server named {name}"))?;
+        let kind = server_declarations(name).with_context(|| format!("no server named {name}"))?;
         if let Some(url) = given {
             note!(
                 "{} with {nodes} node{}: the machines at {}",
@@ -238,7 +240,7 @@ impl Drop for ServerGuard {
 /// touched, and the line says how to stop it.
 fn refuse_other_size_or_settings(
     home: &Home,
-    kind: &'static ServerMeta,
+    kind: &'static ServerDeclarations,
     record: &ServerRecord,
     nodes: usize,
     set: &[(&str, &str)],
@@ -272,7 +274,7 @@ fn refuse_other_size_or_settings(
 /// wiped again if it fails to start).
 async fn start(
     home: &Home,
-    kind: &'static ServerMeta,
+    kind: &'static ServerDeclarations,
     options: StartOptions,
     fresh: bool,
 ) -> Result<ServerRecord> {

@@ -80,5 +80,5 @@ pub fn seed_of(source: &EventSource) -> String {
 
 /// Whether the run's store ran inside hatshop, so that its CPU was the client's.
 pub fn in_process(record: &RunRecord) -> bool {
-    crate::db::store_meta(&record.database.store.name).is_some_and(|meta| meta.in_process)
+    crate::db::store_declarations(&record.database.store.name).is_some_and(|meta| meta.in_process)
 }

@@ -138,7 +138,7 @@ pub fn section(out: &mut Page, run: &LoadedRun) {
             return;
         }
     };
-    let explains = crate::db::store_meta(&run.record.database.store.name)
+    let explains = crate::db::store_declarations(&run.record.database.store.name)
         .and_then(|meta| meta.db_time)
         .map_or("", |time| time.explains);
     let by = if traces.is_empty() {

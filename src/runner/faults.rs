@@ -10,14 +10,14 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::{PhaseClock, StopSignal};
-use crate::cluster::{self, Home, SERVERS, ServerMeta, server_meta};
+use crate::cluster::{self, Home, SERVERS, ServerDeclarations, server_declarations};
 use crate::workload::Fault;
 
 /// The faults of a run and the server they go to.
 #[derive(Debug, Clone)]
 pub struct Timeline {
     pub home: Home,
-    pub kind: &'static ServerMeta,
+    pub kind: &'static ServerDeclarations,
     pub faults: Vec<Fault>,
 }
 
@@ -36,7 +36,7 @@ impl Timeline {
         let named = faults.iter().find_map(|f| f.server.clone());
         let record = match &named {
             Some(name) => {
-                let kind = server_meta(name).expect("checked");
+                let kind = server_declarations(name).expect("checked");
                 home.running(kind).with_context(|| {
                     format!(
                         "faults name server {name}, which is not running under {}",
@@ -185,7 +185,7 @@ async fn measure_started(
 /// what happened, in words.
 async fn apply(
     home: &Home,
-    kind: &'static ServerMeta,
+    kind: &'static ServerDeclarations,
     fault: &Fault,
     stop: &StopSignal,
 ) -> (bool, String) {
@@ -219,7 +219,7 @@ pub fn check_servers(faults: &[Fault]) -> Result<(), String> {
         .enumerate()
         .filter_map(|(i, fault)| Some((i + 1, fault.server.as_ref()?)))
     {
-        if server_meta(server).is_none() {
+        if server_declarations(server).is_none() {
             let names: Vec<&str> = SERVERS.iter().map(|k| k.name).collect();
             return Err(format!(
                 "fault {number}: server = \"{server}\" is not one of {}",

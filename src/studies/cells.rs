@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::cluster::NodeBudget;
 use crate::files::read_json;
 use crate::report::load::read_rows;
-use crate::report::study::{CellFacts, CellResult, MetricRow, NodesSeen};
+use crate::report::study::{CellFacts, CellResult, CellStatus, MetricRow, NodesSeen};
 use crate::result_dir::RunStatus;
 use crate::result_dir::load_record::{BATCH_TRACES_CSV, BatchTrace, LOAD_JSON, LoadRecord};
 use crate::result_dir::{self, SERVER_METRICS_CSV, SUMMARY_JSON, VERIFY_JSON};
@@ -220,9 +220,9 @@ impl Cell {
     pub fn result(&self, study_dir: &Path) -> CellResult {
         let dir = study_dir.join(&self.id);
         let (status, rows) = if !dir.exists() {
-            ("not run".to_string(), Vec::new())
+            (CellStatus::NotRun, Vec::new())
         } else if !self.finished(&dir) {
-            ("cut short: runs again on resume".to_string(), Vec::new())
+            (CellStatus::CutShort, Vec::new())
         } else {
             match self.verb {
                 Verb::Run => run_result(&dir),
@@ -263,19 +263,12 @@ impl Cell {
     }
 }
 
-fn run_result(dir: &Path) -> (String, Vec<MetricRow>) {
+fn run_result(dir: &Path) -> (CellStatus, Vec<MetricRow>) {
     let Ok(summary) = read_json::<Summary>(&result_dir::file(dir, SUMMARY_JSON)) else {
-        return ("no summary.json".into(), Vec::new());
+        return (CellStatus::Lacks(SUMMARY_JSON), Vec::new());
     };
     let verified = read_json::<VerifyReport>(&result_dir::file(dir, VERIFY_JSON));
-    let status = match &verified {
-        Ok(report) if report.is_exact() => "finished, verify exact".to_string(),
-        Ok(report) => format!(
-            "finished, verify found {} differences",
-            report.differences()
-        ),
-        Err(_) => "finished, not verified".to_string(),
-    };
+    let status = CellStatus::Ran(verified.as_ref().ok().map(VerifyReport::verdict));
     let mut rows = MetricRow::rows_of(&summary);
     if let (Ok(report), Some(all)) = (&verified, rows.first_mut()) {
         all.lost_silently = report.lost_updates + report.resurrected_orders;
@@ -285,9 +278,9 @@ fn run_result(dir: &Path) -> (String, Vec<MetricRow>) {
 
 /// A load's batches as the study page draws them: every batch as hatshop timed it,
 /// and the traced ones as hatshop and as the server timed them.
-fn load_result(dir: &Path) -> (String, Vec<MetricRow>) {
+fn load_result(dir: &Path) -> (CellStatus, Vec<MetricRow>) {
     let Ok(record) = read_json::<LoadRecord>(&dir.join(LOAD_JSON)) else {
-        return ("no load.json".into(), Vec::new());
+        return (CellStatus::Lacks(LOAD_JSON), Vec::new());
     };
     let latency = &record.totals.latency_ms;
     let mut rows = vec![MetricRow {
@@ -320,11 +313,7 @@ fn load_result(dir: &Path) -> (String, Vec<MetricRow>) {
             t.server_us.unwrap_or_default()
         }));
     }
-    let status = match &record.check {
-        Some(check) if check.ok => "finished, rows read back".to_string(),
-        Some(_) => "finished, rows read back differ".to_string(),
-        None => "finished".to_string(),
-    };
+    let status = CellStatus::Loaded(record.check.as_ref().map(|check| check.ok));
     (status, rows)
 }
 

@@ -13,4 +13,4 @@ mod report;
 pub use expected::Expected;
 pub use keys::KeyCheck;
 pub use orders::{compare_orders, describe, row_of};
-pub use report::VerifyReport;
+pub use report::{Verdict, VerifyReport};

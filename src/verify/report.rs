@@ -13,6 +13,17 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// What a verify came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The store holds what the stream says (where an outcome was known).
+    Exact,
+    /// So many orders, items and records differ.
+    Differs(u64),
+    /// Verify could not finish: nothing is known of the store.
+    Unfinished,
+}
+
 /// What `verify` found: counts of what was expected, found, missing, extra or different.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct VerifyReport {
@@ -101,9 +112,18 @@ impl VerifyReport {
             + self.differing_keys
     }
 
+    /// What it came to.
+    pub fn verdict(&self) -> Verdict {
+        match (&self.error, self.differences()) {
+            (Some(_), _) => Verdict::Unfinished,
+            (None, 0) => Verdict::Exact,
+            (None, n) => Verdict::Differs(n),
+        }
+    }
+
     /// Whether the store holds exactly what the stream says.
     pub fn is_exact(&self) -> bool {
-        self.error.is_none() && self.differences() == 0
+        self.verdict() == Verdict::Exact
     }
 
     /// The verdict of a verify that could not finish, reading `database`.
@@ -215,5 +235,24 @@ fn uncertain(n: u64) -> String {
         String::new()
     } else {
         format!(", {n} uncertain (a write with an unknown outcome; not judged)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_verify_that_could_not_finish_is_neither_exact_nor_counted() {
+        let failed = VerifyReport::failed("db".into(), "now".into(), "gone".into());
+        assert_eq!(failed.verdict(), Verdict::Unfinished);
+        assert!(!failed.is_exact());
+        let differing = VerifyReport {
+            missing_orders: 2,
+            stale_keys: 1,
+            ..VerifyReport::default()
+        };
+        assert_eq!(differing.verdict(), Verdict::Differs(3));
+        assert_eq!(VerifyReport::default().verdict(), Verdict::Exact);
     }
 }

@@ -22,7 +22,7 @@ use anyhow::{Context, Result, bail};
 
 use super::certs::{ServerCerts, server_certs};
 use super::{
-    Home, Launch, NodeRecord, ServerKind, ServerRecord, StartOptions, node_record, process,
+    DeclaredServer, Home, Launch, NodeRecord, ServerRecord, StartOptions, node_record, process,
     wait_until,
 };
 
@@ -80,7 +80,7 @@ pub fn jars(home: &Home, version: &str) -> Result<PathBuf> {
 /// A Cassandra ring of 1-5 nodes, in one or two data centres.
 pub struct Cassandra;
 
-impl ServerKind for Cassandra {
+impl DeclaredServer for Cassandra {
     const NAME: &'static str = "cassandra";
     const ABOUT: &'static str =
         "Apache Cassandra from Maven Central (--nodes 1-5 for a ring, --dcs 2)";

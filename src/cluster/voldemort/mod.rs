@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use super::{
-    Home, LOOPBACK, Launch, NodeRecord, ServerKind, ServerRecord, StartOptions, ensure_packages,
-    node_record, process, wait_for_port,
+    DeclaredServer, Home, LOOPBACK, Launch, NodeRecord, ServerRecord, StartOptions,
+    ensure_packages, node_record, process, wait_for_port,
 };
 
 const STORE: &str = "hatshop";
@@ -34,7 +34,7 @@ const QUORUM_SETTINGS: [&str; 3] = ["replication_factor", "required_reads", "req
 /// A Voldemort cluster of 1-5 nodes, built from source.
 pub struct Voldemort;
 
-impl ServerKind for Voldemort {
+impl DeclaredServer for Voldemort {
     const NAME: &'static str = "voldemort";
     const ABOUT: &'static str =
         "Project Voldemort built from source with javac (--nodes 1-5, --source PATH|GIT-URL)";

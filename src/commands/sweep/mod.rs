@@ -18,7 +18,7 @@ use crate::cli::{RUN_KEYS, RunArgs, SweepArgs, Vary, all_settings};
 use crate::cluster::Home;
 use crate::config::RunConfig;
 use crate::console::{note, say};
-use crate::db::StoreMeta;
+use crate::db::StoreDeclarations;
 use crate::files::read_json;
 use crate::interrupt;
 use crate::lifecycle::run::{
@@ -84,7 +84,7 @@ fn read<T>(key: &str, value: &str, grammar: impl Fn(&str) -> Result<T, String>) 
 
 /// Sets `key` to `value` in a run's arguments: a run flag, or a store setting (which a
 /// database that does not take it runs without: `rf` varies Cassandra beside Galera).
-fn apply(args: &mut RunArgs, key: &str, value: &str, store: &StoreMeta) -> Result<()> {
+fn apply(args: &mut RunArgs, key: &str, value: &str, store: &StoreDeclarations) -> Result<()> {
     let setting = crate::db::current_setting_name(key);
     match key {
         // The server's size: the sweep starts it, the run only uses it.

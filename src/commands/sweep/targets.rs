@@ -3,8 +3,8 @@
 
 use anyhow::{Result, bail};
 
-use crate::cluster::{SERVERS, ServerMeta, server_meta};
-use crate::db::{DbUrl, StoreMeta, store_meta};
+use crate::cluster::{SERVERS, ServerDeclarations, server_declarations};
+use crate::db::{DbUrl, StoreDeclarations, store_declarations};
 
 /// A database a sweep runs on.
 #[derive(Debug, Clone)]
@@ -12,7 +12,7 @@ pub(super) enum Target {
     Url(String),
     /// A server the sweep starts at each size, with URL settings for its runs.
     Server {
-        kind: &'static ServerMeta,
+        kind: &'static ServerDeclarations,
         query: String,
     },
 }
@@ -28,7 +28,7 @@ impl Target {
             .filter(|k| k.max_nodes > 1)
             .map(|k| k.name)
             .collect();
-        match server_meta(name) {
+        match server_declarations(name) {
             Some(kind) if kind.max_nodes > 1 => Ok(Target::Server {
                 kind,
                 query: query.to_string(),
@@ -78,12 +78,12 @@ impl Target {
     }
 
     /// The store its runs use.
-    pub(super) fn store(&self) -> Result<&'static StoreMeta> {
+    pub(super) fn store(&self) -> Result<&'static StoreDeclarations> {
         let scheme = match self {
             Target::Url(url) => DbUrl::parse(url)?.scheme(),
             Target::Server { kind, .. } => kind.store,
         };
-        Ok(store_meta(scheme).expect("a known store"))
+        Ok(store_declarations(scheme).expect("a known store"))
     }
 
     /// A URL of the right store for checking a run's flags before servers start.

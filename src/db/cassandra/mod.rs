@@ -41,8 +41,8 @@ use self::options::{CassandraOptions, Schema};
 use self::statements::{Prepared, table_ddl};
 use super::ownership::{self, MARKER, Marker, Ownership};
 use super::{
-    Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KvPage, OrderRow, Setting, Settings,
-    Snapshot, Store, StoreFacts, StoreKind,
+    Applied, ConnectOptions, DbError, DbUrl, DeclaredStore, ErrorKind, KvPage, OrderRow, Setting,
+    Settings, Snapshot, Store, StoreFacts,
 };
 use crate::workload::{ItemsUpdate, KeyText, LineItem, Order, OrderId, OrderUpdate, StatusUpdate};
 
@@ -72,7 +72,7 @@ pub struct CassandraStore {
     password_from: Option<String>,
 }
 
-impl StoreKind for CassandraStore {
+impl DeclaredStore for CassandraStore {
     const SCHEME: &'static str = "cassandra";
     const ABOUT: &'static str = "Apache Cassandra (CQL); several hosts: a ring";
     const EXAMPLE: &'static str = "cassandra://127.0.0.1:9042/hatshop?rf=1&cl=QUORUM";

@@ -20,12 +20,14 @@ use crate::db::sql::{Placeholders, Statements};
 use crate::db::tls::{
     FILE_SETTINGS, Tls, TlsFacts, TlsMode, describe, server_refused, tls_error_in,
 };
-use crate::db::{ConnectOptions, DbError, DbUrl, ErrorKind, Setting, Settings, StoreKind, Value};
+use crate::db::{
+    ConnectOptions, DbError, DbUrl, DeclaredStore, ErrorKind, Setting, Settings, Value,
+};
 
 /// Connections per host for setup and reading back, apart from the operations' own.
 const ADMIN_POOL: usize = 2;
 
-impl StoreKind for MysqlStore {
+impl DeclaredStore for MysqlStore {
     const SCHEME: &'static str = "mysql";
     const ALIASES: &'static [&'static str] = &["mariadb"];
     const ABOUT: &'static str = "MySQL or MariaDB (what the server says it is goes in run.json)";

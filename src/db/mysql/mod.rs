@@ -39,7 +39,9 @@ use super::peer_table;
 use super::sql::{
     ITEM_COLUMNS, ORDER_COLUMNS, Statements, order_from_joined, setup_statements, snapshot_from,
 };
-use super::{Applied, DbError, ErrorKind, KV_PAGE, KvPage, Snapshot, Store, StoreFacts, StoreKind};
+use super::{
+    Applied, DbError, DeclaredStore, ErrorKind, KV_PAGE, KvPage, Snapshot, Store, StoreFacts,
+};
 use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderUpdate, StatusUpdate};
 use errors::classify;
 use rows::{cell, line_item, order_row};

@@ -37,8 +37,8 @@ use super::sql::{
     snapshot_from,
 };
 use super::{
-    Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, Setting, Settings,
-    Snapshot, Store, StoreFacts, StoreKind, Value,
+    Applied, ConnectOptions, DbError, DbUrl, DeclaredStore, ErrorKind, KV_PAGE, KvPage, Setting,
+    Settings, Snapshot, Store, StoreFacts, Value,
 };
 use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderUpdate, StatusUpdate};
 
@@ -120,7 +120,7 @@ pub struct PostgresStore {
     pgbench: bool,
 }
 
-impl StoreKind for PostgresStore {
+impl DeclaredStore for PostgresStore {
     const SCHEME: &'static str = "postgres";
     const ALIASES: &'static [&'static str] = &["postgresql"];
     const ABOUT: &'static str = "PostgreSQL";

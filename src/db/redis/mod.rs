@@ -37,8 +37,8 @@ use self::wire::{LeanConn, Login, Reply};
 use super::ownership::{self, MARKER, Marker, Ownership};
 use super::wire::LaneSlots;
 use super::{
-    Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, Setting, Settings,
-    Snapshot, Store, StoreFacts, StoreKind, Value,
+    Applied, ConnectOptions, DbError, DbUrl, DeclaredStore, ErrorKind, KV_PAGE, KvPage, Setting,
+    Settings, Snapshot, Store, StoreFacts, Value,
 };
 use crate::workload::{ItemsUpdate, KeyText, LineItem, Order, OrderId, OrderUpdate, StatusUpdate};
 
@@ -75,7 +75,7 @@ pub struct RedisStore {
     connect_timeout: std::time::Duration,
 }
 
-impl StoreKind for RedisStore {
+impl DeclaredStore for RedisStore {
     const SCHEME: &'static str = "redis";
     const ABOUT: &'static str =
         "Redis (keys under hatshop:; `hatshop server start redis` runs one)";

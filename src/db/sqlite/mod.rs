@@ -17,8 +17,8 @@ mod load;
 use crate::db::ownership::{self, Marker, Ownership, TABLES};
 use crate::db::sql::{ITEM_COLUMNS, ORDER_COLUMNS, setup_statements, unknown_status};
 use crate::db::{
-    Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, OrderRow, Setting,
-    Settings, Snapshot, Store, StoreFacts, StoreKind, Value,
+    Applied, ConnectOptions, DbError, DbUrl, DeclaredStore, ErrorKind, KV_PAGE, KvPage, OrderRow,
+    Setting, Settings, Snapshot, Store, StoreFacts, Value,
 };
 use crate::workload::{
     ItemsUpdate, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate, StatusUpdate,
@@ -65,7 +65,7 @@ pub struct SqliteStore {
     load: crate::db::LoadSetup,
 }
 
-impl StoreKind for SqliteStore {
+impl DeclaredStore for SqliteStore {
     const SCHEME: &'static str = "sqlite";
     const ABOUT: &'static str = "SQLite, embedded: no server (the default; `sqlite://` alone puts hatshop.db in the result folder)";
     const EXAMPLE: &'static str = "sqlite://shop.db?synchronous=full";

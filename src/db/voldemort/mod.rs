@@ -31,8 +31,8 @@ use self::ring::Ring;
 use self::route::Cluster;
 use super::ownership::{self, MARKER, Marker, Ownership};
 use super::{
-    Applied, ConnectOptions, DbError, DbUrl, ErrorKind, KV_PAGE, KvPage, OrderRow, Setting,
-    Settings, Snapshot, Store, StoreFacts, StoreKind,
+    Applied, ConnectOptions, DbError, DbUrl, DeclaredStore, ErrorKind, KV_PAGE, KvPage, OrderRow,
+    Setting, Settings, Snapshot, Store, StoreFacts,
 };
 use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderUpdate, StatusUpdate};
 
@@ -48,7 +48,7 @@ pub struct VoldemortStore {
     listed: Mutex<Option<Arc<Vec<Vec<u8>>>>>,
 }
 
-impl StoreKind for VoldemortStore {
+impl DeclaredStore for VoldemortStore {
     const SCHEME: &'static str = "voldemort";
     const ABOUT: &'static str = "Project Voldemort, routed client-side like its Java client (`hatshop server start voldemort` builds and runs one)";
     const EXAMPLE: &'static str = "voldemort://127.0.0.1:6666/hatshop";

@@ -50,7 +50,8 @@ pub(super) fn record_failure(
 }
 
 /// The files made from what the runner measured and observed: faults, statistics,
-/// failed writes, server metrics and server times.
+/// failed writes, server metrics and server times; the summary, for the run's end to
+/// print and judge without reading it back.
 pub(super) async fn write_files(
     config: &RunConfig,
     store: &AnyStore,
@@ -59,7 +60,7 @@ pub(super) async fn write_files(
     observer: crate::observe::Observer,
     stop: &Arc<StopSignal>,
     record: &mut RunRecord,
-) -> Result<()> {
+) -> Result<Summary> {
     if !config.faults.is_empty() {
         write_csv(
             &result_dir::file(&config.out_dir, result_dir::FAULTS_CSV),
@@ -79,7 +80,8 @@ pub(super) async fn write_files(
             clock.wall + outcome.measure_offset.unwrap_or_default(),
         )
         .await?;
-    db_time::write(config, store, &outcome.traced, stop).await
+    db_time::write(config, store, &outcome.traced, stop).await?;
+    Ok(summary)
 }
 
 /// What the run came to, into run.json's record: how it ended, what it measured, and

@@ -41,6 +41,7 @@ use crate::result_dir::{self, RunRecord};
 use crate::runner::faults::{self, Timeline};
 use crate::runner::{self, Progress, RunClock, RunContext, StopReason, StopSignal};
 use crate::stats::Summary;
+use crate::verify::Verdict;
 use crate::workload::{EventSource, WarmupCount};
 
 /// Exit code of a run stopped by a signal, as shells expect.
@@ -103,13 +104,15 @@ pub fn refuse_bounds_in(args: &RunArgs, series: &str) -> Result<()> {
 /// number of differences, or nothing where it did not run.
 pub fn verified_note(run_dir: &Path) -> String {
     let path = result_dir::file(run_dir, result_dir::VERIFY_JSON);
-    match crate::files::read_json::<crate::verify::VerifyReport>(&path) {
-        Ok(report) if report.is_exact() => ", verify exact".to_string(),
-        Ok(report) => format!(
+    let read = crate::files::read_json::<crate::verify::VerifyReport>(&path);
+    match read.map(|report| report.verdict()) {
+        Ok(Verdict::Exact) => ", verify exact".to_string(),
+        Ok(Verdict::Differs(n)) => format!(
             ", verify: {} differences (see {})",
-            thousands(report.differences()),
+            thousands(n),
             path.display()
         ),
+        Ok(Verdict::Unfinished) => format!(", verify could not finish (see {})", path.display()),
         Err(_) => String::new(),
     }
 }
@@ -170,18 +173,18 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
     )
     .await;
     let result = match result {
-        Ok(metrics) => run_json
+        Ok(ran) => run_json
             .finish(&record)
             .inspect_err(|e| {
                 if record.op_log_rows.is_some() {
                     record.unwritten = Some(format!("{e:#}"));
                 }
             })
-            .map(|()| metrics),
+            .map(|()| ran),
         Err(e) => Err(e),
     };
-    let metrics = match result {
-        Ok(metrics) => metrics,
+    let (metrics, summary) = match result {
+        Ok(ran) => ran,
         Err(e) => {
             let e = record_failure(config, &run_json, &mut record, e);
             crate::db::close_within(&*store).await;
@@ -194,7 +197,7 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
         _ = tokio::time::timeout(config.op_timeout, store.settle()) => {}
         _ = stop.interrupted() => {}
     }
-    let finished = finish(config, &store, &record, &stop).await;
+    let finished = finish(config, &store, &record, &summary, &stop).await;
     if let Some(metrics) = metrics {
         linger(config, metrics, &stop).await;
     }
@@ -240,7 +243,7 @@ async fn measure(
     timeline: Option<Timeline>,
     record: &mut RunRecord,
     run_json: &RunJson,
-) -> Result<Option<metrics::Metrics>> {
+) -> Result<(Option<metrics::Metrics>, Summary)> {
     let plan = plan_of(config, &store);
     let (op_log, op_log_tx) = start_op_log(config, &store, clock)?;
     let progress = Arc::new(Progress::default());
@@ -309,7 +312,7 @@ async fn measure(
     {
         record.unwritten = Some(format!("{e:#}"));
     }
-    written.map(|()| metrics)
+    written.map(|summary| (metrics, summary))
 }
 
 /// Prints the table, verifies if asked, writes the report; the exit code.
@@ -317,12 +320,11 @@ async fn finish(
     config: &RunConfig,
     store: &AnyStore,
     record: &RunRecord,
+    summary: &Summary,
     stop: &StopSignal,
 ) -> Result<std::process::ExitCode> {
-    let summary: Summary =
-        crate::files::read_json(&result_dir::file(&config.out_dir, result_dir::SUMMARY_JSON))?;
     if config.print_details {
-        print_result(config, record, &summary);
+        print_result(config, record, summary);
     }
     let exact = verify_if_asked(config, store, record, stop).await?;
     let report = html::write_report(&config.out_dir)?;
@@ -333,7 +335,7 @@ async fn finish(
         }
         say!("report: {}", report.display());
     }
-    export_results(config, &summary)?;
+    export_results(config, summary)?;
     if record.status == RunStatus::Failed {
         bail!(
             "the run failed: {}; the result folder holds every operation that ran",
@@ -350,7 +352,7 @@ async fn finish(
     if !exact {
         return Err(VerifyDifferences.into());
     }
-    if let Some(over) = errors_over_bound(config.max_errors, &summary) {
+    if let Some(over) = errors_over_bound(config.max_errors, summary) {
         crate::console::err(&format!("error: {over}\n"));
         return Ok(std::process::ExitCode::from(EXIT_TOO_MANY_ERRORS));
     }

@@ -4,8 +4,10 @@
 use std::path::PathBuf;
 
 use super::facts::CellFacts;
+use crate::numbers::thousands;
 use crate::report::intervals::IntervalRow;
 use crate::stats::{LatencySummary, Summary};
+use crate::verify::Verdict;
 
 /// One event type (or `all`) of a finished cell.
 #[derive(Debug, Clone, Default)]
@@ -60,6 +62,42 @@ impl MetricRow {
     }
 }
 
+/// Where a study's cell stands, as its page says it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CellStatus {
+    NotRun,
+    /// Its folder holds no finished run or load: a resumed study runs it again.
+    CutShort,
+    /// Its folder lacks the file its numbers come from (named).
+    Lacks(&'static str),
+    /// A run that finished, and what verify said of its store (`None`: not verified).
+    Ran(Option<Verdict>),
+    /// A load that finished, and whether the rows read back matched (`None`: not read
+    /// back).
+    Loaded(Option<bool>),
+}
+
+impl std::fmt::Display for CellStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CellStatus::NotRun => f.write_str("not run"),
+            CellStatus::CutShort => f.write_str("cut short: runs again on resume"),
+            CellStatus::Lacks(file) => write!(f, "no {file}"),
+            CellStatus::Ran(None) => f.write_str("finished, not verified"),
+            CellStatus::Ran(Some(Verdict::Exact)) => f.write_str("finished, verify exact"),
+            CellStatus::Ran(Some(Verdict::Differs(n))) => {
+                write!(f, "finished, verify found {} differences", thousands(*n))
+            }
+            CellStatus::Ran(Some(Verdict::Unfinished)) => {
+                f.write_str("finished, verify could not finish")
+            }
+            CellStatus::Loaded(None) => f.write_str("finished"),
+            CellStatus::Loaded(Some(true)) => f.write_str("finished, rows read back"),
+            CellStatus::Loaded(Some(false)) => f.write_str("finished, rows read back differ"),
+        }
+    }
+}
+
 /// One cell of a study as its page shows it.
 #[derive(Debug, Clone)]
 pub struct CellResult {
@@ -71,8 +109,7 @@ pub struct CellResult {
     pub command: String,
     /// Its result folder, relative to the study's.
     pub dir: PathBuf,
-    /// finished and verified, verify found differences, cut short, not run, …
-    pub status: String,
+    pub status: CellStatus,
     /// Whether its numbers stand in the figures (it ran its plan).
     pub counted: bool,
     pub rows: Vec<MetricRow>,
@@ -120,4 +157,31 @@ pub fn cell_name(labels: &[(String, String)]) -> String {
         })
         .collect::<Vec<_>>()
         .join(" · ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cell_says_what_verify_came_to() {
+        let said = |status: CellStatus| status.to_string();
+        assert_eq!(
+            said(CellStatus::Ran(Some(Verdict::Exact))),
+            "finished, verify exact"
+        );
+        assert_eq!(
+            said(CellStatus::Ran(Some(Verdict::Differs(1_204)))),
+            "finished, verify found 1,204 differences"
+        );
+        assert_eq!(
+            said(CellStatus::Ran(Some(Verdict::Unfinished))),
+            "finished, verify could not finish"
+        );
+        assert_eq!(said(CellStatus::Lacks("load.json")), "no load.json");
+        assert_eq!(
+            said(CellStatus::Loaded(Some(false))),
+            "finished, rows read back differ"
+        );
+    }
 }

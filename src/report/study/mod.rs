@@ -20,7 +20,7 @@ use anyhow::Result;
 
 use super::page::Page;
 use super::svg::escape;
-pub use cells::{CellResult, MetricRow, cell_name};
+pub use cells::{CellResult, CellStatus, MetricRow, cell_name};
 use evidence::with_evidence;
 pub use facts::{CellFacts, Fact, NodesSeen};
 use finding::sentence;
@@ -205,6 +205,7 @@ fn floor_said(cells: &[CellResult]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::verify::Verdict;
 
     fn cell(store: &str, events: &str, mean_read: f64, ops_s: f64) -> CellResult {
         CellResult {
@@ -216,7 +217,7 @@ mod tests {
             ],
             command: format!("hatshop run --events {events}"),
             dir: PathBuf::from(format!("{store}-{events}")),
-            status: "verified".into(),
+            status: CellStatus::Ran(Some(Verdict::Exact)),
             counted: true,
             rows: vec![
                 MetricRow {

@@ -304,7 +304,10 @@ fn memory_of(facts: &super::CellFacts, held: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::study::{CellFacts, FIGURE, Metric, MetricRow, NodesSeen, Shape};
+    use crate::report::study::{
+        CellFacts, CellStatus, FIGURE, Metric, MetricRow, NodesSeen, Shape,
+    };
+    use crate::verify::Verdict;
 
     fn ring(nodes: &str, ops_s: f64) -> CellResult {
         CellResult {
@@ -316,7 +319,7 @@ mod tests {
             ],
             command: String::new(),
             dir: "d".into(),
-            status: "finished".into(),
+            status: CellStatus::Ran(Some(Verdict::Exact)),
             counted: true,
             rows: vec![MetricRow {
                 event_type: "all".into(),

@@ -306,7 +306,7 @@ pub(super) fn cells_table(page: &mut Page, cells: &[CellResult]) {
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             i + 1,
             escape(&cell.name()),
-            escape(&cell.status),
+            escape(&cell.status.to_string()),
             all.map_or(String::new(), |r| thousands(r.ops)),
             all.map_or(String::new(), errors_explained),
             if cell.counted {

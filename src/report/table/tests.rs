@@ -1,3 +1,6 @@
+//! The table model drawn in each form: the same table, sized, escaped and quoted as each
+//! form needs.
+
 use super::*;
 
 /// Two sections, a column for CSV alone and a section for the terminal alone.
