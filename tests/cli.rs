@@ -2205,6 +2205,31 @@ fn compare_exports_its_table_as_csv_and_markdown() {
         "{markdown}"
     );
     assert!(markdown.contains("| all | #1 |"), "{markdown}");
+    // JSON carries the CSV's rows: numbers as numbers, the baseline's ratio as null.
+    let exported = hatshop(tmp.path())
+        .args(["compare", "-o", "cmp-json", "--export-json", "-"])
+        .args([&a, &b])
+        .output()
+        .unwrap();
+    assert!(
+        exported.status.success(),
+        "{}",
+        common::text(&exported.stderr)
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&exported.stdout).unwrap();
+    let all: Vec<&serde_json::Value> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["event_type"] == "all")
+        .collect();
+    assert_eq!(all.len(), 2, "{rows}");
+    assert!(all[0]["ratio"].is_null() && all[0]["run"] == 1, "{rows}");
+    assert!(all[1]["ratio"].as_f64().unwrap() > 0.0, "{rows}");
+    assert!(
+        all[1]["verdict"].as_str().is_some_and(|v| !v.is_empty()),
+        "{rows}"
+    );
     let shown = hatshop(tmp.path()).args(["show", "cmp"]).output().unwrap();
     assert!(shown.status.success(), "{}", common::text(&shown.stderr));
     let shown = common::text(&shown.stdout);

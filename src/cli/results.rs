@@ -90,6 +90,10 @@ pub struct CompareArgs {
     /// or a wiki; `-`: standard output.
     #[arg(long, value_name = "FILE")]
     pub export_markdown: Option<PathBuf>,
+    /// Also write the comparison's table to FILE as JSON (the CSV's rows as objects,
+    /// numbers as numbers, null where the CSV is empty); `-`: standard output.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
 }
 
 impl CompareArgs {

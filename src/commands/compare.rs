@@ -17,13 +17,16 @@ pub fn run(args: &CompareArgs) -> Result<()> {
     let exports = [
         ("--export-csv", &args.export_csv),
         ("--export-markdown", &args.export_markdown),
+        ("--export-json", &args.export_json),
     ];
     let to_stdout = exports
         .iter()
         .filter(|(_, to)| to.as_deref() == Some(Path::new("-")))
         .count();
     if to_stdout > 1 {
-        bail!("--export-csv - and --export-markdown -: standard output carries one export");
+        bail!(
+            "standard output carries one export: give the others a file (--export-csv -, --export-markdown -, --export-json -)"
+        );
     }
     for (flag, to) in exports {
         if let Some(to) = to.as_deref().filter(|to| *to != Path::new("-")) {
@@ -73,6 +76,9 @@ pub fn run(args: &CompareArgs) -> Result<()> {
     }
     if let Some(to) = &args.export_markdown {
         crate::report::export::write(to, &compare_export::markdown(&runs))?;
+    }
+    if let Some(to) = &args.export_json {
+        crate::report::export::write(to, &compare_export::json(&runs))?;
     }
     Ok(())
 }

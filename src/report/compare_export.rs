@@ -16,6 +16,12 @@ pub fn csv(runs: &[LoadedRun]) -> String {
     table::csv(&compare::table(runs).0)
 }
 
+/// The same rows and columns as JSON: an array of objects, numbers as numbers and an
+/// empty cell (the baseline's ratio and p-value) as null.
+pub fn json(runs: &[LoadedRun]) -> String {
+    table::json(&compare::table(runs).0)
+}
+
 /// A Markdown table as a person reads it (the terminal's numbers, `*` on a percentile
 /// that rests on too few samples), the runs named above it and the advice below.
 pub fn markdown(runs: &[LoadedRun]) -> String {

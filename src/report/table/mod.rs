@@ -1,13 +1,16 @@
 //! One model for the tables hatshop prints and exports (a run's, a comparison's) and a
 //! renderer per form, as hyperfine has one exporter per format: the terminal's, whose
-//! columns are as wide as their content; Markdown's, for a pull request; CSV's, plain
-//! numbers for a script. A builder says each cell once, as people read it and as data.
+//! columns are as wide as their content; Markdown's, for a pull request; CSV's and
+//! JSON's, plain numbers for a script. A builder says each cell once, as people read
+//! it and as data.
 
 mod csv;
+mod json;
 mod markdown;
 mod terminal;
 
 pub use csv::csv;
+pub use json::json;
 pub use markdown::markdown;
 pub use terminal::terminal;
 
@@ -16,6 +19,7 @@ pub use terminal::terminal;
 pub enum Form {
     Terminal,
     Markdown,
+    /// CSV, and JSON, which carries the same columns and rows.
     Csv,
 }
 

@@ -62,6 +62,23 @@ fn markdown_carries_units_in_headers_and_keeps_marks_as_text() {
 }
 
 #[test]
+fn json_carries_the_csv_rows_as_typed_values() {
+    let rows: serde_json::Value = serde_json::from_str(&json(&sample())).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(
+        rows.len(),
+        3,
+        "the terminal's own section stays out: {rows:?}"
+    );
+    assert_eq!(
+        rows[1],
+        serde_json::json!({"event_type": "read", "count": 7, "p99_us": 2.0, "thin_percentiles": "p99"})
+    );
+    let keys: Vec<&String> = rows[0].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["event_type", "count", "p99_us", "thin_percentiles"]);
+}
+
+#[test]
 fn csv_carries_values_as_data() {
     let mut table = sample();
     table.section(vec![vec![
