@@ -15,13 +15,13 @@ use crate::console::say;
 use crate::files::{CsvRows, write_json};
 use crate::interrupt;
 use crate::numbers::thousands;
-use crate::op_log::Rebuilt;
-use crate::op_log::{OpLog, PartWriter};
+use crate::op_log::{OpLog, PartWriter, Rebuilt};
 use crate::report::run_table;
 use crate::report::{Heading, html, write_statistics};
-use crate::result_dir::RunStatus;
 use crate::result_dir::folder::create_empty_folder;
-use crate::result_dir::{self, FailedWriteRow, PlanRecord, Recovery, RunRecord, ShardOrigin};
+use crate::result_dir::{
+    self, FailedWriteRow, PlanRecord, Recovery, RunRecord, RunStatus, ShardOrigin,
+};
 use crate::runner::Shard;
 use crate::stamp::rfc3339;
 

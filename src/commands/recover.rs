@@ -18,11 +18,9 @@ use anyhow::{Context, Result, bail};
 use crate::console::say;
 use crate::files::{CsvRows, Rollback, write_json};
 use crate::interrupt;
-use crate::op_log::Rebuilt;
-use crate::op_log::{self, LoggedOp, OpLog, Sealed};
+use crate::op_log::{self, LoggedOp, OpLog, Rebuilt, Sealed};
 use crate::report::{Heading, html, write_statistics};
-use crate::result_dir::RunStatus;
-use crate::result_dir::{self, FailedWriteRow, Recovery, RunRecord};
+use crate::result_dir::{self, FailedWriteRow, Recovery, RunRecord, RunStatus};
 use crate::stamp::rfc3339;
 use crate::workload::Phase;
 

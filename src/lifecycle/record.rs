@@ -5,8 +5,9 @@ use std::time::SystemTime;
 
 use crate::cluster::Home;
 use crate::config::RunConfig;
-use crate::result_dir::RunStatus;
-use crate::result_dir::{self, DatabaseRecord, Host, PlanRecord, RunRecord, StageRecord};
+use crate::result_dir::{
+    self, DatabaseRecord, Host, PlanRecord, RunRecord, RunStatus, StageRecord,
+};
 use crate::runner::{Pace, RunPlan};
 use crate::stamp::rfc3339;
 use crate::workload::EventSource;

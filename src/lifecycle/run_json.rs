@@ -11,8 +11,7 @@ use anyhow::Result;
 
 use crate::files::{Reserve, write_json};
 use crate::report::html;
-use crate::result_dir::RunStatus;
-use crate::result_dir::{self, RunRecord};
+use crate::result_dir::{self, RunRecord, RunStatus};
 use crate::stamp::rfc3339;
 
 /// Room for the last run.json beside its lanes' positions: what ran, the error,

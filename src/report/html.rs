@@ -12,8 +12,7 @@ use super::page::{Page, fill};
 use super::run_table::latency_text;
 use super::svg::escape;
 use crate::numbers::thousands;
-use crate::result_dir::RunStatus;
-use crate::result_dir::{self, RunRecord};
+use crate::result_dir::{self, RunRecord, RunStatus};
 use crate::stats::LatencySummary;
 use crate::workload::EventSource;
 

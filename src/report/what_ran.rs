@@ -9,8 +9,7 @@ use super::run_text::in_process;
 use super::svg::escape;
 use crate::client_cost::ClientCost;
 use crate::numbers::thousands;
-use crate::result_dir::RunStatus;
-use crate::result_dir::{Host, PlanRecord, RunRecord, ShardOrigin};
+use crate::result_dir::{Host, PlanRecord, RunRecord, RunStatus, ShardOrigin};
 use crate::stats::fairness::Fairness;
 use crate::workload::{EventSource, WorkloadSpec};
 

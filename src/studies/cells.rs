@@ -7,9 +7,8 @@ use crate::cluster::NodeBudget;
 use crate::files::read_json;
 use crate::report::load::read_rows;
 use crate::report::study::{CellFacts, CellResult, CellStatus, MetricRow, NodesSeen};
-use crate::result_dir::RunStatus;
 use crate::result_dir::load_record::{BATCH_TRACES_CSV, BatchTrace, LOAD_JSON, LoadRecord};
-use crate::result_dir::{self, SERVER_METRICS_CSV, SUMMARY_JSON, VERIFY_JSON};
+use crate::result_dir::{self, RunStatus, SERVER_METRICS_CSV, SUMMARY_JSON, VERIFY_JSON};
 use crate::stats::Summary;
 use crate::verify::VerifyReport;
 

@@ -29,7 +29,6 @@ use crate::db::{
 use crate::files::write_json;
 use crate::interrupt;
 use crate::numbers::thousands;
-use crate::result_dir::RunStatus;
 use crate::result_dir::folder::{
     create_empty_folder, missing_folders, remove_if_unused, unique_dir,
 };
@@ -37,7 +36,7 @@ use crate::result_dir::load_record::{
     BATCH_TRACES_CSV, BATCHES_CSV, BatchLatency, BatchTrace, LOAD_JSON, LoadCheck, LoadPlan,
     LoadRecord, LoadTotals,
 };
-use crate::result_dir::{DatabaseRecord, Host};
+use crate::result_dir::{DatabaseRecord, Host, RunStatus};
 use crate::runner::{StopReason, StopSignal};
 use crate::stamp::rfc3339;
 

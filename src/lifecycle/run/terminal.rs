@@ -7,8 +7,7 @@ use crate::config::RunConfig;
 use crate::console::{note, say};
 use crate::numbers::thousands;
 use crate::report::run_text;
-use crate::result_dir::RunRecord;
-use crate::result_dir::RunStatus;
+use crate::result_dir::{RunRecord, RunStatus};
 use crate::stats::Summary;
 
 /// "running W on URL (concurrency C); results in DIR", and how long an open loop
