@@ -8,7 +8,7 @@ use std::fmt::Write;
 use super::compare_throughput;
 use super::differences;
 use super::load::LoadedRun;
-use super::run_table::latency_text;
+use super::run_table::{self, latency_text};
 use super::significance::{ALPHA, MIN_EFFECTIVE, TTest, effective_samples, ratio_interval, welch};
 use super::table::{self, Cell, Column, Form, Table, Value};
 use crate::numbers::thousands;
@@ -163,33 +163,6 @@ pub(super) fn advice_of(verdicts: impl Iterator<Item = Option<Advice>>) -> Vec<S
         .collect()
 }
 
-/// The numbers of a comparison row, named as in [`numbers`].
-pub(super) const NUMBER_FIELDS: [&str; 9] = [
-    "ops_s", "mean", "p50", "p99", "p99.9", "p99.99", "max", "ratio", "p_value",
-];
-
-/// One row's numbers, formatted once for the terminal, the page and Markdown alike.
-pub(super) fn numbers(c: &Comparison) -> [String; 9] {
-    let s = c.summary;
-    // Marked as the run's own table marks them: fewer than 10 samples beyond.
-    let percentile = |label: &str| {
-        let text = latency_text(s, s.percentile(label));
-        if s.is_thin(label) { text + "*" } else { text }
-    };
-    [
-        thousands(s.throughput_ops_s.round() as u64),
-        latency_text(s, s.mean_us),
-        percentile("p50"),
-        percentile("p99"),
-        percentile("p99.9"),
-        percentile("p99.99"),
-        latency_text(s, s.max_us),
-        c.ratio.map_or("-".to_string(), |r| format!("{r:.2}")),
-        c.test
-            .map_or("-".to_string(), |t| format!("{:.4}", t.p_value)),
-    ]
-}
-
 /// Event types present in any run, in the order of the first, then `all`.
 pub fn event_types(runs: &[LoadedRun]) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
@@ -329,19 +302,6 @@ pub(super) fn response_rows(
     rows
 }
 
-/// The response-time numbers of a row: ops/s, mean, p50, p99, p99.9, max, ratio.
-pub(super) fn response_numbers(s: &LatencySummary, ratio: Option<f64>) -> [String; 7] {
-    [
-        thousands(s.throughput_ops_s.round() as u64),
-        latency_text(s, s.mean_us),
-        latency_text(s, s.percentile("p50")),
-        latency_text(s, s.percentile("p99")),
-        latency_text(s, s.percentile("p99.9")),
-        latency_text(s, s.max_us),
-        ratio.map_or("-".into(), |r| format!("{r:.2}")),
-    ]
-}
-
 /// How the compared runs' event streams relate.
 #[derive(Debug, PartialEq)]
 pub enum Streams {
@@ -436,7 +396,9 @@ pub fn table(runs: &[LoadedRun]) -> (Table, Vec<Option<Advice>>) {
     let latency = |title: &str| Column::number(title, Some("µs"), &format!("{title}_us"));
     let mut table = Table::new(vec![
         Column::text("event", "event_type"),
-        Column::text("run", "run"),
+        Column::text("run", "run").only(&[Form::Terminal, Form::Markdown, Form::Csv]),
+        // A page has room for each run's name, which says what it is.
+        Column::text("run", "name").only(&[Form::Html]),
         Column::text("dir", "dir").only(&[Form::Csv]),
         Column::text("label", "label").only(&[Form::Csv]),
         Column::number("ops/s", None, "ops_s"),
@@ -452,9 +414,10 @@ pub fn table(runs: &[LoadedRun]) -> (Table, Vec<Option<Advice>>) {
         Column::text("thin", "thin_percentiles").only(&[Form::Csv]),
     ]);
     let (mut rows, mut advice) = (Vec::new(), Vec::new());
+    let names = differences::run_names(runs);
     for event_type in event_types(runs) {
         for c in compare(runs, &event_type) {
-            rows.push(row(&runs[c.run], &event_type, &c));
+            rows.push(row(&runs[c.run], &names[c.run], &event_type, &c));
             advice.push(c.verdict_and_advice().1);
         }
     }
@@ -462,64 +425,98 @@ pub fn table(runs: &[LoadedRun]) -> (Table, Vec<Option<Advice>>) {
     (table, advice)
 }
 
-/// One run's row for one event type: the numbers as [`numbers`] shows them, as data
-/// the latencies to the nanosecond, and no ratio or p-value for the baseline.
-fn row(run: &LoadedRun, event_type: &str, c: &Comparison) -> Vec<Cell> {
+/// One run's row for one event type (`name` the run's): latencies marked `*` as the
+/// run's own table marks them, to the nanosecond as data, and no ratio or p-value for
+/// the baseline.
+fn row(run: &LoadedRun, name: &str, event_type: &str, c: &Comparison) -> Vec<Cell> {
     const LADDER: [&str; 4] = ["p50", "p99", "p99.9", "p99.99"];
     let s = c.summary;
-    let latency = |us: f64| match s.ok {
-        0 => Value::None,
-        _ => Value::Number(us, 3),
+    let latency = |us: f64, thin: bool| {
+        let value = match s.ok {
+            0 => Value::None,
+            _ => Value::Number(us, 3),
+        };
+        if thin {
+            Cell::shown_as(latency_text(s, us) + "*", value).noted(run_table::THIN)
+        } else {
+            Cell::shown_as(latency_text(s, us), value)
+        }
     };
-    let against = |value: Option<f64>| match value {
-        Some(value) if c.run > 0 => Value::Number(value, 4),
-        _ => Value::None,
+    // Run #1's ratio to itself is shown, but is no datum.
+    let against = |value: Option<f64>, decimals: usize| match value {
+        Some(v) if c.run > 0 => {
+            Cell::shown_as(format!("{v:.decimals$}"), Value::Number(v, decimals))
+        }
+        Some(v) => Cell::shown_as(format!("{v:.decimals$}"), Value::None),
+        None => Cell::shown_as("-", Value::None),
     };
-    let values = [Value::Number(s.throughput_ops_s, 1), latency(s.mean_us)]
-        .into_iter()
-        .chain(LADDER.map(|label| latency(s.percentile(label))))
-        .chain([
-            latency(s.max_us),
-            against(c.ratio),
-            against(c.test.map(|t| t.p_value)),
-        ]);
     let shown = if c.run == 0 { event_type } else { "" };
     let mut cells = vec![
         Cell::shown_as(shown, Value::Text(event_type.into())),
         Cell::shown_as(format!("#{}", c.run + 1), Value::Count(c.run as u64 + 1)),
+        // A name breaks between its parts, but not inside `#1 hatshop-random`.
+        Cell::shown_as(
+            name.replacen(' ', "\u{a0}", 1).replace('-', "\u{2011}"),
+            Value::Text(name.into()),
+        ),
         Cell::text(run.dir.display().to_string()),
         Cell::text(run.label()),
+        Cell::shown_as(
+            thousands(s.throughput_ops_s.round() as u64),
+            Value::Number(s.throughput_ops_s, 1),
+        ),
+        latency(s.mean_us, false),
     ];
-    cells.extend(
-        numbers(c)
-            .into_iter()
-            .zip(values)
-            .map(|(text, value)| Cell::shown_as(text, value)),
-    );
-    let thin: Vec<&str> = LADDER
-        .into_iter()
-        .filter(|label| s.is_thin(label))
-        .collect();
+    cells.extend(LADDER.map(|label| latency(s.percentile(label), s.is_thin(label))));
+    cells.push(latency(s.max_us, false));
+    cells.push(against(c.ratio, 2));
+    cells.push(against(c.test.map(|t| t.p_value), 4));
     cells.push(Cell::shown_as(
         c.verdict_and_advice().0,
         Value::Text(c.verdict()),
     ));
+    let thin: Vec<&str> = LADDER
+        .into_iter()
+        .filter(|label| s.is_thin(label))
+        .collect();
     cells.push(Cell::text(thin.join(" ")));
     cells
 }
 
-/// Response times under `--rate`, for the terminal: a row per event type and run.
-fn response_table(responses: Vec<(String, usize, &LatencySummary, Option<f64>)>) -> Table {
-    let titles = ["ops/s", "mean", "p50", "p99", "p99.9", "max", "ratio"];
-    let mut columns = vec![Column::text("event", "event"), Column::text("run", "run")];
-    columns.extend(titles.map(|title| Column::number(title, None, title)));
+/// Response times under `--rate`: a row per event type and run, the ratio of its mean
+/// to run #1's.
+pub(super) fn response_table(
+    responses: Vec<(String, usize, &LatencySummary, Option<f64>)>,
+) -> Table {
+    let latency = |title: &str| Column::number(title, None, &format!("{title}_us"));
+    let mut columns = vec![
+        Column::text("event", "event_type"),
+        Column::text("run", "run"),
+        Column::number("ops/s", None, "ops_s"),
+    ];
+    columns.extend(["mean", "p50", "p99", "p99.9", "max"].map(latency));
+    columns.push(Column::number("ratio", None, "ratio"));
     let mut table = Table::new(columns);
     let mut last = String::new();
     let mut rows = Vec::new();
-    for (event_type, run, summary, ratio) in responses {
+    for (event_type, run, s, ratio) in responses {
         let shown = if event_type == last { "" } else { &event_type };
-        let mut row = vec![Cell::text(shown), Cell::text(format!("#{}", run + 1))];
-        row.extend(response_numbers(summary, ratio).map(Cell::text));
+        let latency = |us: f64| Cell::shown_as(latency_text(s, us), Value::Number(us, 3));
+        let mut row = vec![
+            Cell::shown_as(shown, Value::Text(event_type.clone())),
+            Cell::shown_as(format!("#{}", run + 1), Value::Count(run as u64 + 1)),
+            Cell::shown_as(
+                thousands(s.throughput_ops_s.round() as u64),
+                Value::Number(s.throughput_ops_s, 1),
+            ),
+            latency(s.mean_us),
+        ];
+        row.extend(["p50", "p99", "p99.9"].map(|label| latency(s.percentile(label))));
+        row.push(latency(s.max_us));
+        row.push(match ratio {
+            Some(r) => Cell::shown_as(format!("{r:.2}"), Value::Number(r, 2)),
+            None => Cell::shown_as("-", Value::None),
+        });
         rows.push(row);
         last = event_type;
     }

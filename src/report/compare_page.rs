@@ -5,8 +5,8 @@ use std::fmt::Write;
 
 use super::charts::{spectrum, spectrum_figure};
 use super::compare::{
-    NUMBER_FIELDS, Streams, advice_of, compare, event_types, events_each, numbers,
-    response_numbers, response_rows, samples_named, streams, summary_of,
+    self, Streams, advice_of, event_types, events_each, response_rows, samples_named, streams,
+    summary_of,
 };
 use super::compare_throughput::{compare_throughput, samples_named as throughput_samples_named};
 use super::differences;
@@ -15,6 +15,7 @@ use super::intervals::IntervalRow;
 use super::load::LoadedRun;
 use super::page::Page;
 use super::svg::{self, Axis, Bars, Series, escape};
+use super::table;
 use crate::numbers::thousands;
 
 /// The comparison page, to be written as `file_name`: the runs, what differs between
@@ -37,7 +38,7 @@ pub fn page(runs: &[LoadedRun], file_name: &str) -> Page {
         Streams::Different => body.push_str(r#"<p class="warning">These runs replayed <b>different event streams</b> (their plan_sha256 differ): the comparison is of different work.</p>"#),
     }
     let names = event_types(runs);
-    body.push_str(&comparison_table(runs, &run_names, &names));
+    body.push_str(&comparison_table(runs));
     body.push_str(&throughput_table(runs, &run_names));
     body.push_str(&response_table(runs));
     charts(&mut body, runs, &run_names, &names);
@@ -97,40 +98,12 @@ fn differences_list(runs: &[LoadedRun]) -> String {
 }
 
 /// Each event type's numbers per run, with the ratio and verdict against run #1.
-fn comparison_table(runs: &[LoadedRun], run_names: &[String], names: &[String]) -> String {
-    let mut body = String::new();
-    body.push_str(r#"<table id="comparison"><tr><th>event</th><th>run</th><th>ops/s</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>p99.99</th><th>max</th><th>ratio</th><th>p-value</th><th>verdict</th></tr>"#);
-    let mut advice = Vec::new();
-    for event_type in names {
-        for c in compare(runs, event_type) {
-            let _ = write!(
-                body,
-                r#"<tr data-event="{}" data-run="{}"><td>{}</td><td style="min-width:10em">{}</td>"#,
-                escape(event_type),
-                c.run + 1,
-                if c.run == 0 {
-                    escape(event_type)
-                } else {
-                    String::new()
-                },
-                // A name breaks between its parts, not inside `hatshop-random`.
-                escape(&run_names[c.run]).replace('-', "\u{2011}")
-            );
-            for (field, value) in NUMBER_FIELDS.iter().zip(numbers(&c)) {
-                let _ = write!(body, r#"<td data-field="{field}">{value}</td>"#);
-            }
-            let (verdict, why) = c.verdict_and_advice();
-            let _ = write!(
-                body,
-                r#"<td style="text-align:left;min-width:14em" data-field="verdict">{}</td></tr>"#,
-                escape(&verdict)
-            );
-            advice.push(why);
-        }
-    }
+fn comparison_table(runs: &[LoadedRun]) -> String {
+    let (table, advice) = compare::table(runs);
+    let mut body = table::html(&table, "comparison");
     let _ = write!(
         body,
-        "</table><p class=\"note\">Latencies in µs. Ratio: mean latency over run #1's. p-value: Welch's t-test on {}.</p>",
+        "<p class=\"note\">Latencies in µs. Ratio: mean latency over run #1's. p-value: Welch's t-test on {}.</p>",
         samples_named(runs)
     );
     for line in advice_of(advice.into_iter()) {
@@ -164,25 +137,16 @@ fn throughput_table(runs: &[LoadedRun], run_names: &[String]) -> String {
 
 /// Response time (from when each operation was due), for open-loop runs.
 fn response_table(runs: &[LoadedRun]) -> String {
-    let mut body = String::new();
     let responses = response_rows(runs);
-    if !responses.is_empty() {
-        body.push_str(r#"<h2>Response time</h2><table id="response"><tr><th>event</th><th>run</th><th>ops/s</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>ratio</th></tr>"#);
-        for (event_type, run, summary, ratio) in responses {
-            let _ = write!(
-                body,
-                "<tr><td>{}</td><td>#{}</td>",
-                escape(&event_type),
-                run + 1
-            );
-            for value in response_numbers(summary, ratio) {
-                let _ = write!(body, "<td>{value}</td>");
-            }
-            body.push_str("</tr>");
-        }
-        body.push_str("</table><p class=\"note\">Open loop (--rate): the same successful operations timed from when each was due, what a client waiting in line sees; the table above is service time (sent → answered).</p>");
+    if responses.is_empty() {
+        return String::new();
     }
-
+    let mut body = String::from("<h2>Response time</h2>");
+    body.push_str(&table::html(
+        &compare::response_table(responses),
+        "response",
+    ));
+    body.push_str("<p class=\"note\">Open loop (--rate): the same successful operations timed from when each was due, what a client waiting in line sees; the table above is service time (sent → answered). Latencies in µs.</p>");
     body
 }
 

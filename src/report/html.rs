@@ -9,8 +9,9 @@ use anyhow::Result;
 use super::charts;
 use super::load::LoadedRun;
 use super::page::{Page, fill};
-use super::run_table::latency_text;
+use super::run_table;
 use super::svg::escape;
+use super::table::{self, Column};
 use crate::numbers::thousands;
 use crate::result_dir::{self, RunRecord, RunStatus};
 use crate::stats::LatencySummary;
@@ -46,53 +47,20 @@ fn faults_section(run: &LoadedRun) -> String {
     out
 }
 
-fn cell(out: &mut String, s: &LatencySummary, field: &str, value: f64) {
-    let thin = s.is_thin(field);
-    let _ = write!(
-        out,
-        r#"<td data-field="{field}" data-value="{value:.3}"{}>{}{}</td>"#,
-        if thin {
-            r#" class="thin" title="fewer than 10 samples beyond this percentile""#
-        } else {
-            ""
-        },
-        latency_text(s, value),
-        if thin { "*" } else { "" }
+/// A latency table of the page, its rows named by `first` (event types, nodes).
+fn latency_table(
+    id: &str,
+    first: Column,
+    rows: &[LatencySummary],
+    total: &LatencySummary,
+) -> String {
+    let ladder = run_table::columns(&[]);
+    let mut out = table::html(
+        &run_table::latency_table(first, rows, total, &ladder, false),
+        id,
     );
-}
-
-fn latency_row(out: &mut String, s: &LatencySummary, total: bool) {
-    let _ = write!(
-        out,
-        r#"<tr{} data-event="{}"><td>{}</td><td data-field="count" data-value="{}">{}</td><td data-field="errors" data-value="{}">{}</td><td data-field="throughput_ops_s" data-value="{:.3}">{}</td>"#,
-        if total { r#" class="total""# } else { "" },
-        escape(&s.event_type),
-        escape(&s.event_type),
-        s.count,
-        thousands(s.count),
-        s.errors,
-        thousands(s.errors),
-        s.throughput_ops_s,
-        thousands(s.throughput_ops_s.round() as u64)
-    );
-    cell(out, s, "mean_us", s.mean_us);
-    for p in ["p50", "p90", "p99", "p99.9", "p99.99"] {
-        cell(out, s, p, s.percentile(p));
-    }
-    cell(out, s, "max_us", s.max_us);
-    out.push_str("</tr>");
-}
-
-fn latency_table(id: &str, label: &str, rows: &[LatencySummary], total: &LatencySummary) -> String {
-    let mut out = format!(
-        r#"<table id="{id}"><tr><th>{label}</th><th>count</th><th>errors</th><th>ops/s</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>p99.99</th><th>max</th></tr>"#,
-    );
-    for row in rows {
-        latency_row(&mut out, row, false);
-    }
-    latency_row(&mut out, total, true);
     out.push_str(
-        "</table><p class=\"note\">Latencies in µs, of successful operations; ops/s counts \
+        "<p class=\"note\">Latencies in µs, of successful operations; ops/s counts \
          every operation, failed ones too. * rests on fewer than 10 samples beyond it \
          (p99.99 of 1,000 operations is the maximum).</p>",
     );
@@ -326,9 +294,10 @@ fn latency_tables(run: &LoadedRun) -> String {
     } else {
         "<h2>Latency per event type</h2>"
     });
+    let event = || Column::text("event", "event_type");
     body.push_str(&latency_table(
         "latency",
-        "event",
+        event(),
         &run.summary.events,
         &run.summary.overall,
     ));
@@ -344,13 +313,13 @@ fn latency_tables(run: &LoadedRun) -> String {
             .iter()
             .filter_map(|e| e.response.as_deref().cloned())
             .collect();
-        body.push_str(&latency_table("response", "event", &rows, overall));
+        body.push_str(&latency_table("response", event(), &rows, overall));
     }
     if run.summary.nodes.len() > 1 {
         body.push_str("<h2>Latency per node</h2>");
         body.push_str(&latency_table(
             "latency-by-node",
-            "node",
+            Column::text("node", "node"),
             &run.summary.nodes,
             &run.summary.overall,
         ));

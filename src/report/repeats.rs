@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::table::{self, Cell, Column, Table};
+use super::table::{self, Cell, Column, Table, Value};
 use crate::numbers::format_us;
 use crate::result_dir;
 use crate::stats::Spread;
@@ -164,7 +164,8 @@ pub fn median_summary(summaries: &[Summary]) -> Summary {
     median
 }
 
-fn cell(s: &Spread, us: bool) -> String {
+/// A figure as median (min–max), the median as data.
+fn cell(s: &Spread, us: bool) -> Cell {
     let f = |v: f64| {
         if us {
             format_us(v)
@@ -172,38 +173,44 @@ fn cell(s: &Spread, us: bool) -> String {
             crate::numbers::thousands(v.round() as u64)
         }
     };
+    let value = Value::Number(s.median, if us { 3 } else { 1 });
     if s.min == s.max {
-        f(s.median)
+        Cell::shown_as(f(s.median), value)
     } else {
-        format!("{} ({}–{})", f(s.median), f(s.min), f(s.max))
+        let range = format!("{} ({}–{})", f(s.median), f(s.min), f(s.max));
+        Cell::shown_as(range, value)
     }
 }
 
-/// The columns of the repeats' table.
-pub(super) const HEADER: [&str; 8] = [
-    "event", "ops/s", "errors", "mean", "p50", "p99", "p99.9", "max",
-];
-
-/// Each event type's row of the repeats' table, then all operations': every figure as
+/// The repeats' table: each event type's row, then all operations', every figure as
 /// median (min–max).
-pub(super) fn table_rows(summary: &RepeatSummary) -> Vec<Vec<String>> {
-    summary
-        .events
-        .iter()
-        .chain(std::iter::once(&summary.overall))
-        .map(|r| {
-            let mut cells = vec![
-                r.event_type.clone(),
-                cell(&r.throughput_ops_s, false),
-                cell(&r.errors, false),
-                cell(&r.mean_us, true),
-            ];
-            for label in ["p50", "p99", "p99.9", "max"] {
-                cells.push(cell(&r.latency_us[label], true));
-            }
-            cells
-        })
-        .collect()
+pub(super) fn table(summary: &RepeatSummary) -> Table {
+    let latency = |title: &str| Column::number(title, None, &format!("{title}_us"));
+    let mut columns = vec![
+        Column::text("event", "event_type"),
+        Column::number("ops/s", None, "ops_s"),
+        Column::number("errors", None, "errors"),
+        latency("mean"),
+    ];
+    let ladder = ["p50", "p99", "p99.9"];
+    columns.extend(ladder.map(latency));
+    columns.push(latency("max"));
+    let row = |r: &RepeatRow| {
+        let mut cells = vec![
+            Cell::text(&r.event_type),
+            cell(&r.throughput_ops_s, false),
+            cell(&r.errors, false),
+            cell(&r.mean_us, true),
+        ];
+        for label in ladder.iter().chain(&["max"]) {
+            cells.push(cell(&r.latency_us[*label], true));
+        }
+        cells
+    };
+    let mut table = Table::new(columns);
+    table.section(summary.events.iter().map(row).collect());
+    table.section(vec![row(&summary.overall)]).total = true;
+    table
 }
 
 /// The terminal table: each figure as median (min–max).
@@ -217,22 +224,7 @@ pub fn render(summary: &RepeatSummary) -> String {
     if !summary.left_out.is_empty() {
         let _ = writeln!(out, "left out, cut short: {}", summary.left_out.join(", "));
     }
-    let mut columns = vec![Column::text(HEADER[0], HEADER[0])];
-    columns.extend(
-        HEADER[1..]
-            .iter()
-            .map(|title| Column::number(title, None, title)),
-    );
-    let mut table = Table::new(columns);
-    let mut rows: Vec<Vec<Cell>> = table_rows(summary)
-        .into_iter()
-        .map(|row| row.into_iter().map(Cell::text).collect())
-        .collect();
-    // The last row is all of them, under a rule of its own.
-    let all = rows.pop();
-    table.section(rows);
-    table.section(all.into_iter().collect());
-    out.push_str(&table::terminal(&table));
+    out.push_str(&table::terminal(&table(summary)));
     out.push_str(&mean_line(&summary.overall));
     out
 }

@@ -6,8 +6,9 @@ use std::fmt::Write;
 
 use super::load::LoadedRun;
 use super::page::Page;
-use super::repeats::{HEADER, RepeatSummary, mean_line, table_rows};
+use super::repeats::{self, RepeatSummary, mean_line};
 use super::svg::{self, Axis, Bars, escape};
+use super::table;
 use super::what_ran;
 use crate::stats::Summary;
 
@@ -73,42 +74,10 @@ pub fn page(spread: &RepeatSummary, summaries: &[Summary], first: Option<&Loaded
 
 /// Every figure as median (min–max) over the repeats, then mean ± σ of all operations.
 fn table(spread: &RepeatSummary) -> String {
-    let mut out = String::from(r#"<table id="repeats"><tr>"#);
-    for name in HEADER {
-        let _ = write!(out, "<th>{name}</th>");
-    }
-    out.push_str("</tr>");
-    for row in table_rows(spread) {
-        let total = row[0] == "all";
-        out.push_str(if total {
-            r#"<tr class="total">"#
-        } else {
-            "<tr>"
-        });
-        for cell in row {
-            // A narrow column breaks between the median and its range, never inside.
-            let parts = cell
-                .split_once(" (")
-                .and_then(|(median, range)| Some((median, range.strip_suffix(')')?)));
-            match parts {
-                Some((median, range)) => {
-                    let _ = write!(
-                        out,
-                        r#"<td>{} <span style="white-space:nowrap">({})</span></td>"#,
-                        escape(median),
-                        escape(range)
-                    );
-                }
-                None => {
-                    let _ = write!(out, "<td>{}</td>", escape(&cell));
-                }
-            }
-        }
-        out.push_str("</tr>");
-    }
+    let mut out = table::html(&repeats::table(spread), "repeats");
     let _ = write!(
         out,
-        r#"</table><p class="note">Median (min–max) over {} repeats; latencies in µs, of successful operations. {}</p>"#,
+        r#"<p class="note">Median (min–max) over {} repeats; latencies in µs, of successful operations. {}</p>"#,
         spread.repeats,
         escape(mean_line(&spread.overall).trim_end())
     );

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::table::{self, Cell, Column, Form, Table, Value};
+use super::table::{self, Cell, Column, Form, Section, Table, Value};
 use crate::numbers::{elapsed_text, format_us, thousands};
 use crate::stats::{LatencySummary, PERCENTILES, Summary};
 
@@ -33,12 +33,41 @@ const NARROW_LADDER: [&str; 3] = ["p50", "p99", "p99.9"];
 /// times under `--rate`. Its percentile columns are `ladder`; the standard deviation
 /// stands beside the mean where `stddev`.
 pub fn table(summary: &Summary, ladder: &[&str], stddev: bool) -> Table {
+    let mut table = latency_table(
+        Column::text("event", "event_type"),
+        &summary.events,
+        &summary.overall,
+        ladder,
+        stddev,
+    );
+    if summary.nodes.len() > 1 {
+        let row = |s: &LatencySummary| row(s, ladder, stddev);
+        table
+            .section(summary.nodes.iter().map(row).collect())
+            .terminal_only = true;
+    }
+    // Open loop: the same operations again, timed from when each was due.
+    if let Some(section) = response_rows(summary, ladder, stddev) {
+        table.sections.push(section);
+    }
+    table
+}
+
+/// A latency table whose rows are named by the column `first` (event types, nodes): a
+/// row per summary of `rows`, then `total`.
+pub fn latency_table(
+    first: Column,
+    rows: &[LatencySummary],
+    total: &LatencySummary,
+    ladder: &[&str],
+    stddev: bool,
+) -> Table {
     let latency = |title: &str| Column::number(title, Some("µs"), &format!("{title}_us"));
     let mut columns = vec![
-        Column::text("event", "event_type"),
+        first,
         Column::number("count", None, "count"),
         Column::number("errors", None, "errors"),
-        Column::number("ops/s", None, "ops_s").only(&[Form::Markdown, Form::Csv]),
+        Column::number("ops/s", None, "ops_s").only(&[Form::Markdown, Form::Csv, Form::Html]),
         latency("mean"),
     ];
     if stddev {
@@ -49,43 +78,46 @@ pub fn table(summary: &Summary, ladder: &[&str], stddev: bool) -> Table {
     columns.push(Column::text("thin", "thin_percentiles").only(&[Form::Csv]));
     let mut table = Table::new(columns);
     let row = |s: &LatencySummary| row(s, ladder, stddev);
-    table.section(summary.events.iter().map(row).collect());
-    table.section(vec![row(&summary.overall)]);
-    if summary.nodes.len() > 1 {
-        table
-            .section(summary.nodes.iter().map(row).collect())
-            .terminal_only = true;
-    }
-    // Open loop: the same operations again, timed from when each was due.
-    if summary.overall.response.is_some() {
-        let responses = summary.events.iter().chain([&summary.overall]);
-        let section = table.section(
-            responses
-                .filter_map(|e| e.response.as_deref())
-                .map(row)
-                .collect(),
-        );
-        section.caption =
-            Some("response time: from when each operation was due (--rate) to its answer".into());
-        section.terminal_only = true;
-    }
+    table.section(rows.iter().map(row).collect());
+    table.section(vec![row(total)]).total = true;
     table
 }
+
+/// Response times under `--rate`, for the terminal: the rows of every event type and
+/// of all of them, timed from when each operation was due.
+fn response_rows(summary: &Summary, ladder: &[&str], stddev: bool) -> Option<Section> {
+    summary.overall.response.as_ref()?;
+    let responses = summary.events.iter().chain([&summary.overall]);
+    Some(Section {
+        caption: Some(
+            "response time: from when each operation was due (--rate) to its answer".into(),
+        ),
+        rows: responses
+            .filter_map(|e| e.response.as_deref())
+            .map(|s| row(s, ladder, stddev))
+            .collect(),
+        terminal_only: true,
+        total: false,
+    })
+}
+
+/// What a `*` beside a percentile means.
+pub const THIN: &str = "fewer than 10 samples beyond this percentile";
 
 /// One row: counts, throughput, and latencies marked `*` where they rest on too few
 /// samples (listed as data in the last cell).
 fn row(s: &LatencySummary, ladder: &[&str], stddev: bool) -> Vec<Cell> {
     let latency = |us: f64, thin: bool| {
-        let mut text = latency_text(s, us);
-        if thin {
-            text.push('*');
-        }
         let value = if s.ok == 0 {
             Value::None
         } else {
             Value::Number(us, 3)
         };
-        Cell::shown_as(text, value)
+        if thin {
+            Cell::shown_as(latency_text(s, us) + "*", value).noted(THIN)
+        } else {
+            Cell::shown_as(latency_text(s, us), value)
+        }
     };
     let mut cells = vec![
         Cell::text(&s.event_type),

@@ -1,15 +1,17 @@
-//! One model for the tables hatshop prints and exports (a run's, a comparison's) and a
-//! renderer per form, as hyperfine has one exporter per format: the terminal's, whose
-//! columns are as wide as their content; Markdown's, for a pull request; CSV's and
-//! JSON's, plain numbers for a script. A builder says each cell once, as people read
-//! it and as data.
+//! One model for the tables hatshop prints, exports and puts on its pages (a run's, a
+//! comparison's, a repeat's) and a renderer per form, as hyperfine has one exporter per
+//! format: the terminal's, whose columns are as wide as their content; Markdown's, for
+//! a pull request; CSV's and JSON's, plain numbers for a script; HTML's, for a page. A
+//! builder says each cell once, as people read it and as data.
 
 mod csv;
+mod html;
 mod json;
 mod markdown;
 mod terminal;
 
 pub use csv::csv;
+pub use html::html;
 pub use json::json;
 pub use markdown::markdown;
 pub use terminal::terminal;
@@ -21,6 +23,8 @@ pub enum Form {
     Markdown,
     /// CSV, and JSON, which carries the same columns and rows.
     Csv,
+    /// A page's table.
+    Html,
 }
 
 /// Which side a column's cells lean to in the forms people read.
@@ -44,7 +48,7 @@ pub struct Column {
 }
 
 /// Every form.
-const EVERY_FORM: &[Form] = &[Form::Terminal, Form::Markdown, Form::Csv];
+const EVERY_FORM: &[Form] = &[Form::Terminal, Form::Markdown, Form::Csv, Form::Html];
 
 impl Column {
     /// A column of numbers, right-aligned, in every form; `key` is its CSV header.
@@ -93,6 +97,8 @@ pub enum Value {
 pub struct Cell {
     pub text: String,
     pub value: Value,
+    /// What a mark in the text means, where a page can say it (a tooltip).
+    pub note: Option<&'static str>,
 }
 
 impl Cell {
@@ -102,6 +108,7 @@ impl Cell {
         Cell {
             value: Value::Text(text.clone()),
             text,
+            note: None,
         }
     }
 
@@ -110,6 +117,7 @@ impl Cell {
         Cell {
             text: crate::numbers::thousands(n),
             value: Value::Count(n),
+            note: None,
         }
     }
 
@@ -118,6 +126,15 @@ impl Cell {
         Cell {
             text: text.into(),
             value,
+            note: None,
+        }
+    }
+
+    /// The same cell, its mark explained by `note` where a page can.
+    pub fn noted(self, note: &'static str) -> Cell {
+        Cell {
+            note: Some(note),
+            ..self
         }
     }
 }
@@ -131,6 +148,8 @@ pub struct Section {
     /// Shown in the terminal alone (a run's rows by node, its response times): the
     /// exports keep to the rows every form has.
     pub terminal_only: bool,
+    /// Its rows total the ones above: a page sets them apart (the terminal's rule does).
+    pub total: bool,
 }
 
 /// A table: its columns and its sections of rows, a cell per column in each row.

@@ -96,3 +96,30 @@ fn csv_carries_values_as_data() {
          \"a, \"\"quoted\"\" name\",,,\n"
     );
 }
+
+#[test]
+fn a_page_gets_each_number_as_data_its_marks_explained_and_its_total_set_apart() {
+    let mut table = sample();
+    table.sections[0].rows[1][2] = table.sections[0].rows[1][2].clone().noted("few <samples>");
+    table.sections[1].total = true;
+    table.sections[0].rows[0][0] = Cell::text("a\"<b>");
+    let page = html(&table, "latency");
+    assert!(page.starts_with(
+        r#"<table id="latency"><tr><th style="text-align:left">event</th><th>count</th><th>p99</th></tr>"#
+    ));
+    assert!(page.contains(
+        r#"<tr data-row="a&quot;&lt;b&gt;"><td data-field="event_type" style="text-align:left">a&quot;&lt;b&gt;</td><td data-field="count" data-value="12345">12,345</td><td data-field="p99_us" data-value="1234.568">1234.6</td></tr>"#
+    ), "{page}");
+    assert!(page.contains(
+        r#"<td data-field="p99_us" data-value="2.000" class="noted" title="few &lt;samples&gt;">2.0*</td>"#
+    ), "{page}");
+    assert!(
+        page.contains(r#"<tr data-row="all" class="total">"#),
+        "{page}"
+    );
+    // The CSV's own column and the terminal's own section stay off the page.
+    assert!(
+        !page.contains("thin_percentiles") && !page.contains("node 1"),
+        "{page}"
+    );
+}
