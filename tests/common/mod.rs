@@ -21,6 +21,41 @@ pub fn url(var: &str) -> String {
         .unwrap_or_else(|_| panic!("{var} is not set: run ./test.sh, which starts the servers"))
 }
 
+/// `db` once for each client stack its store can carry key-value operations on: as
+/// given (hatshop's own wire, the default) and with each other `kv_wire` the store
+/// declares (its driver), so a check of key-value runs holds for both stacks.
+pub fn each_client_stack(db: &str) -> Vec<String> {
+    let scheme = db.split("://").next().unwrap();
+    let store = hatshop::db::STORES
+        .iter()
+        .find(|s| s.scheme == scheme || s.tls_scheme == Some(scheme))
+        .unwrap_or_else(|| panic!("no store of {scheme}://"));
+    let wires = store.settings.iter().find(|s| s.name == "kv_wire");
+    let mut urls = vec![db.to_string()];
+    if let Some(hatshop::db::Setting {
+        value: hatshop::db::Value::Choice(wires),
+        default,
+        ..
+    }) = wires
+    {
+        let joiner = if db.contains('?') { '&' } else { '?' };
+        for wire in wires.iter().filter(|w| *w != default) {
+            urls.push(format!("{db}{joiner}kv_wire={wire}"));
+        }
+    }
+    urls
+}
+
+/// A run whose URL asked for a `kv_wire` says in run.json that it ran on that one.
+pub fn assert_ran_on_the_asked_wire(out: &Path, db: &str) {
+    if let Some((_, wire)) = db.split_once("kv_wire=") {
+        let wire = wire.split('&').next().unwrap();
+        let run = json(&out.join("run.json"));
+        let settings = &run["database"]["store"]["settings"];
+        assert_eq!(settings["kv_wire"], wire, "{db}: {settings}");
+    }
+}
+
 /// The suite's Cassandra with another keyspace (each test its own, so none sees
 /// another's tables).
 pub fn cassandra(keyspace: &str) -> String {

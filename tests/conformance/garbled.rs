@@ -13,7 +13,8 @@ use tempfile::TempDir;
 
 use super::common::garbling_proxy::{GarblingProxy, Spoil};
 use super::common::{
-    json, lock, logged_calls, op_journal, op_rows, spawn, text, url, wait_for_bytes,
+    each_client_stack, json, lock, logged_calls, op_journal, op_rows, spawn, text, url,
+    wait_for_bytes,
 };
 
 /// The first `host:port` of a server URL.
@@ -110,21 +111,26 @@ fn a_run_behind_a_garbling_proxy_ends_whole(db: &str, spoil: Spoil) {
 #[ignore = "needs a live MariaDB: ./test.sh starts one"]
 fn mysql_answers_garbled_end_the_run_whole() {
     let _guard = lock(&super::MYSQL);
-    a_run_behind_a_garbling_proxy_ends_whole(&url("HATSHOP_TEST_MYSQL"), Spoil::FlipBit);
+    for db in each_client_stack(&url("HATSHOP_TEST_MYSQL")) {
+        a_run_behind_a_garbling_proxy_ends_whole(&db, Spoil::FlipBit);
+    }
 }
 
 #[test]
 #[ignore = "needs a live PostgreSQL: ./test.sh starts one"]
 fn postgres_answers_garbled_end_the_run_whole() {
     let _guard = lock(&super::POSTGRES);
-    a_run_behind_a_garbling_proxy_ends_whole(&url("HATSHOP_TEST_POSTGRES"), Spoil::FlipBit);
+    for db in each_client_stack(&url("HATSHOP_TEST_POSTGRES")) {
+        a_run_behind_a_garbling_proxy_ends_whole(&db, Spoil::FlipBit);
+    }
 }
 
 #[test]
 #[ignore = "needs a live Redis: ./test.sh starts one"]
 fn redis_answers_garbled_end_the_run_whole() {
     let _guard = lock(&super::REDIS);
-    let db = url("HATSHOP_TEST_REDIS");
-    a_run_behind_a_garbling_proxy_ends_whole(&db, Spoil::FlipBit);
-    a_run_behind_a_garbling_proxy_ends_whole(&db, Spoil::CrlfFirst);
+    for db in each_client_stack(&url("HATSHOP_TEST_REDIS")) {
+        a_run_behind_a_garbling_proxy_ends_whole(&db, Spoil::FlipBit);
+        a_run_behind_a_garbling_proxy_ends_whole(&db, Spoil::CrlfFirst);
+    }
 }

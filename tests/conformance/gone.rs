@@ -4,7 +4,8 @@
 use std::time::{Duration, Instant};
 
 use super::common::{
-    OwnHome, hatshop, json, logged_calls, op_journal, op_rows, server, spawn, text, wait_for_bytes,
+    OwnHome, each_client_stack, hatshop, json, logged_calls, op_journal, op_rows, server, spawn,
+    text, wait_for_bytes,
 };
 use tempfile::TempDir;
 
@@ -46,9 +47,23 @@ fn every_server_store_out_of_reach_is_one_line_within_the_connect_timeout() {
 
 /// A `kind` server of the test's own, killed mid-run, that does not come back: once no
 /// operation has reached it for three connect timeouts, the run ends as failed, in one
-/// line, its folder whole.
+/// line, its folder whole; over each client stack the store has, a server each.
 fn a_server_gone_for_good_ends_the_run(kind: &str) {
-    let (home, url) = OwnHome::with_server(&[kind]);
+    let mut stack = 0;
+    loop {
+        let (home, url) = OwnHome::with_server(&[kind]);
+        let stacks = each_client_stack(&url);
+        killed_mid_run(&home, kind, &stacks[stack]);
+        stack += 1;
+        if stack == stacks.len() {
+            break;
+        }
+    }
+}
+
+/// Runs on `url` until a run is under way, kills the `kind` server of `home`, and
+/// checks how the run ends.
+fn killed_mid_run(home: &OwnHome, kind: &str, url: &str) {
     let tmp = TempDir::new().unwrap();
     let out = tmp.path().join("run");
     let out_arg = out.to_str().unwrap();
@@ -58,7 +73,7 @@ fn a_server_gone_for_good_ends_the_run(kind: &str) {
             "run",
             "--quiet",
             "--db",
-            &url,
+            url,
             "-w",
             "kv-50w-50r",
             "--records",
@@ -85,24 +100,24 @@ fn a_server_gone_for_good_ends_the_run(kind: &str) {
         }
         if since_kill.elapsed() > Duration::from_secs(60) {
             child.kill().unwrap();
-            panic!("{kind}: the run went on for a minute against a dead server");
+            panic!("{url}: the run went on for a minute against a dead server");
         }
         std::thread::sleep(Duration::from_millis(100));
     };
     // Three connect timeouts of 1 s, and the calls in flight.
     assert!(
         since_kill.elapsed() < Duration::from_secs(15),
-        "{kind}: {:?}",
+        "{url}: {:?}",
         since_kill.elapsed()
     );
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
-    assert_eq!(status.code(), Some(1), "{kind}: {stderr}");
+    assert_eq!(status.code(), Some(1), "{url}: {stderr}");
     let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
-    assert_eq!(errors.len(), 1, "{kind}: {stderr}");
+    assert_eq!(errors.len(), 1, "{url}: {stderr}");
     assert!(
         errors[0].starts_with("error: the run failed: no operation reached the store for 3 s"),
-        "{kind}: {stderr}"
+        "{url}: {stderr}"
     );
     let run = json(&out.join("run.json"));
     assert_eq!(run["status"], "failed", "{run}");

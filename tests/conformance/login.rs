@@ -7,19 +7,28 @@ use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
-use super::common::{OwnHome, assert_one_line_error, run_ok, url};
+use super::common::{
+    OwnHome, assert_one_line_error, assert_ran_on_the_asked_wire, each_client_stack, run_ok, url,
+};
 use super::drivers::{block_on, mysql_sql, postgres_sql};
 
 const RIGHT: &str = "Right-pass-1";
 const WRONG: &str = "Wrong-pass-2";
 
-/// Runs as `user` with the right password (of orders, and of key-value records,
-/// which some stores send over hatshop's own wire), then one with the wrong password.
+/// Runs as `user` with the right password (of orders, and of key-value records over
+/// each client stack the store has), then one with the wrong password.
 fn only_the_right_password_runs(right: &str, expected: &str) {
     let tmp = TempDir::new().unwrap();
     run_ok(&tmp, "right", &["--db", right, "--events", "100"]);
     let kv = ["-w", "kv-50w-50r", "--records", "50", "--events", "100"];
-    run_ok(&tmp, "right-kv", &[&["--db", right][..], &kv].concat());
+    for (i, db) in each_client_stack(right).iter().enumerate() {
+        let out = run_ok(
+            &tmp,
+            &format!("right-kv-{i}"),
+            &[&["--db", db][..], &kv].concat(),
+        );
+        assert_ran_on_the_asked_wire(&out, db);
+    }
     let wrong = right.replace(RIGHT, WRONG);
     let stderr = assert_one_line_error(
         tmp.path(),

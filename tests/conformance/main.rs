@@ -10,6 +10,10 @@
 //! - `tls`: servers as production runs them (TLS required, password logins) are
 //!   reached, with credentials from where each store's tools keep them.
 //!
+//! Where a store has two client stacks (its driver, and hatshop's own wire for runs of
+//! key-value events alone, `kv_wire`), every check that makes key-value runs makes them
+//! over both (`common::each_client_stack`).
+//!
 //! `null://` and SQLite run in every `cargo test`; the servers' checks need the servers
 //! `./test.sh` starts (their URLs in HATSHOP_TEST_*), and fail, never skip, without
 //! them. A store added to the one list is held at once to the checks that read that

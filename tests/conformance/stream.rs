@@ -1,11 +1,13 @@
 //! What every store keeps: order events created, read, updated and deleted, and
-//! key-value writes, rewrites and reads, each verified exactly, with an op log whose
-//! rows, read by column name, agree with the summary.
+//! key-value writes, rewrites and reads (over each client stack the store has), each
+//! verified exactly, with an op log whose rows, read by column name, agree with the
+//! summary.
 
 use std::path::Path;
 
 use super::common::{
-    cassandra as cassandra_url, hatshop, json, lock, op_maps, run_and_verify, url,
+    assert_ran_on_the_asked_wire, cassandra as cassandra_url, each_client_stack, hatshop, json,
+    lock, op_maps, run_and_verify, url,
 };
 use super::{MYSQL, POSTGRES, REDIS, VOLDEMORT};
 use tempfile::TempDir;
@@ -84,10 +86,13 @@ macro_rules! store_keeps_what_the_stream_says {
             fn key_value_records_verify_exactly() {
                 let _guard = $guard;
                 let tmp = TempDir::new().unwrap();
-                let out = run_and_verify(&tmp, &$db("kv"), KEY_VALUE);
-                op_log_agrees_with_summary(&out);
-                let verify = json(&out.join("verify.json"));
-                assert!(verify["keys_found"].as_u64().unwrap() >= 300, "{verify}");
+                for db in each_client_stack(&$db("kv")) {
+                    let out = run_and_verify(&tmp, &db, KEY_VALUE);
+                    assert_ran_on_the_asked_wire(&out, &db);
+                    op_log_agrees_with_summary(&out);
+                    let verify = json(&out.join("verify.json"));
+                    assert!(verify["keys_found"].as_u64().unwrap() >= 300, "{db}: {verify}");
+                }
             }
         }
     };
@@ -144,4 +149,23 @@ fn the_null_store_logs_every_operation_and_keeps_nothing() {
         .assert()
         .failure()
         .stderr(predicates::str::contains("keeps no data"));
+}
+
+#[test]
+fn a_store_with_two_client_stacks_is_checked_on_each() {
+    for (db, stacks) in [
+        ("mysql://127.0.0.1/hatshop", 2),
+        ("postgres://127.0.0.1/hatshop?sslmode=disable", 2),
+        ("rediss://127.0.0.1/0", 2),
+        ("cassandra://127.0.0.1/hatshop", 1),
+        ("sqlite://", 1),
+    ] {
+        let urls = each_client_stack(db);
+        assert_eq!(urls.len(), stacks, "{urls:?}");
+        assert_eq!(urls[0], db);
+    }
+    assert_eq!(
+        each_client_stack("postgres://127.0.0.1/hatshop?sslmode=disable")[1],
+        "postgres://127.0.0.1/hatshop?sslmode=disable&kv_wire=tokio-postgres"
+    );
 }

@@ -11,7 +11,10 @@ use std::path::{Path, PathBuf};
 
 use tempfile::TempDir;
 
-use super::common::{OwnHome, assert_one_line_error, hatshop, json, lock, text, url};
+use super::common::{
+    OwnHome, assert_one_line_error, assert_ran_on_the_asked_wire, each_client_stack, hatshop, json,
+    lock, text, url,
+};
 
 fn password() -> String {
     url("HATSHOP_TEST_SECURE_PASSWORD")
@@ -90,11 +93,17 @@ fn store_settings(folder: &Path) -> serde_json::Value {
     json(&folder.join("run.json"))["database"]["store"]["settings"].clone()
 }
 
-fn assert_own_wire_over_tls(folder: &Path, mode: &str) {
+/// A key-value run over TLS under `mode` went over the wire `db` asked for; the own
+/// wire (the default) also says which TLS it spoke.
+fn assert_wire_over_tls(folder: &Path, db: &str, mode: &str) {
+    assert_ran_on_the_asked_wire(folder, db);
     let settings = store_settings(folder);
-    assert_eq!(settings["kv_wire"], "own", "{settings}");
     let tls = settings["tls"].as_str().unwrap();
-    assert!(tls.starts_with("TLSv1.") && tls.contains(mode), "{tls}");
+    assert!(tls.contains(mode), "{tls}");
+    if !db.contains("kv_wire=") {
+        assert_eq!(settings["kv_wire"], "own", "{settings}");
+        assert!(tls.starts_with("TLSv1."), "{tls}");
+    }
 }
 
 #[test]
@@ -124,7 +133,7 @@ fn postgres_over_tls_with_scram_and_md5_logins() {
         ],
         &[("PGPASSWORD", &pw)],
     );
-    assert_own_wire_over_tls(&race, "sslmode=verify-full");
+    assert_wire_over_tls(&race, &db, "sslmode=verify-full");
     assert_eq!(store_settings(&race)["password_from"], "PGPASSWORD");
     // Orders, through the driver over TLS, the password from a password file and the
     // TLS settings from libpq's variables.
@@ -162,22 +171,27 @@ fn postgres_over_tls_with_scram_and_md5_logins() {
     let md5 = bare
         .replace("bench@", &format!("bench_md5:{pw}@"))
         .replace("/hatshop", "/hatshop_md5");
-    let md5_run = run_verified(
-        tmp.path(),
-        "md5",
-        &[
-            "--db",
-            &format!("{md5}?sslmode=require"),
-            "-w",
-            "kv-50w-50r",
-            "--records",
-            "200",
-            "--events",
-            "2000",
-        ],
-        &[],
-    );
-    assert_own_wire_over_tls(&md5_run, "sslmode=require");
+    for (i, db) in each_client_stack(&format!("{md5}?sslmode=require"))
+        .iter()
+        .enumerate()
+    {
+        let md5_run = run_verified(
+            tmp.path(),
+            &format!("md5-{i}"),
+            &[
+                "--db",
+                db,
+                "-w",
+                "kv-50w-50r",
+                "--records",
+                "200",
+                "--events",
+                "2000",
+            ],
+            &[],
+        );
+        assert_wire_over_tls(&md5_run, db, "sslmode=require");
+    }
 }
 
 fn set_private(path: &Path) {
@@ -244,7 +258,7 @@ fn mysql_over_tls_with_ed25519_and_native_logins() {
         ],
         &[],
     );
-    assert_own_wire_over_tls(&race, "ssl-mode=VERIFY_IDENTITY");
+    assert_wire_over_tls(&race, &db, "ssl-mode=VERIFY_IDENTITY");
     // Orders as the native user, the login and TLS from ~/.my.cnf's [client].
     let home = tmp.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
@@ -278,26 +292,29 @@ fn mysql_over_tls_with_ed25519_and_native_logins() {
         "{settings}"
     );
     // MYSQL_PWD, for a key-value run on the own wire as the native user.
-    let kv = run_verified(
-        tmp.path(),
-        "kv",
-        &[
-            "--db",
-            &format!(
-                "mysql://bench_native@{}/hatshop?ssl-mode=REQUIRED",
-                super::garbled::first_host(&db)
-            ),
-            "-w",
-            "kv-50w-50r",
-            "--records",
-            "200",
-            "--events",
-            "2000",
-        ],
-        &[("MYSQL_PWD", &pw), ("HOME", tmp.path().to_str().unwrap())],
+    let native = format!(
+        "mysql://bench_native@{}/hatshop?ssl-mode=REQUIRED",
+        super::garbled::first_host(&db)
     );
-    assert_own_wire_over_tls(&kv, "ssl-mode=REQUIRED");
-    assert_eq!(store_settings(&kv)["password_from"], "MYSQL_PWD");
+    for (i, db) in each_client_stack(&native).iter().enumerate() {
+        let kv = run_verified(
+            tmp.path(),
+            &format!("kv-{i}"),
+            &[
+                "--db",
+                db,
+                "-w",
+                "kv-50w-50r",
+                "--records",
+                "200",
+                "--events",
+                "2000",
+            ],
+            &[("MYSQL_PWD", &pw), ("HOME", tmp.path().to_str().unwrap())],
+        );
+        assert_wire_over_tls(&kv, db, "ssl-mode=REQUIRED");
+        assert_eq!(store_settings(&kv)["password_from"], "MYSQL_PWD");
+    }
 }
 
 #[test]
@@ -352,7 +369,7 @@ fn redis_over_tls_with_an_acl_user() {
         ],
         &[("REDISCLI_AUTH", &pw)],
     );
-    assert_own_wire_over_tls(&race, "rediss://");
+    assert_wire_over_tls(&race, &db, "rediss://");
     assert_eq!(store_settings(&race)["password_from"], "REDISCLI_AUTH");
     assert!(
         json(&race.join("run.json"))["database"]["url"]
@@ -374,21 +391,24 @@ fn redis_over_tls_with_an_acl_user() {
         with_password.replace("ca.pem", "other-ca.pem")
     );
     for (name, db) in [("client-cert", client), ("insecure", insecure)] {
-        run_verified(
-            tmp.path(),
-            name,
-            &[
-                "--db",
-                &db,
-                "-w",
-                "kv-50w-50r",
-                "--records",
-                "100",
-                "--events",
-                "500",
-            ],
-            &[],
-        );
+        for (i, db) in each_client_stack(&db).iter().enumerate() {
+            let kv = run_verified(
+                tmp.path(),
+                &format!("{name}-{i}"),
+                &[
+                    "--db",
+                    db,
+                    "-w",
+                    "kv-50w-50r",
+                    "--records",
+                    "100",
+                    "--events",
+                    "500",
+                ],
+                &[],
+            );
+            assert_ran_on_the_asked_wire(&kv, db);
+        }
     }
     let orders = run_verified(
         tmp.path(),

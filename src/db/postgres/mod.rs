@@ -134,6 +134,12 @@ impl DeclaredStore for PostgresStore {
             default: "kv",
             help: "key-value records in hatshop's table (k TEXT, v BYTEA) or in pgbench's pgbench_accounts shape (aid INT, bid INT, abalance INT, filler BYTEA holding the value, at most 84 bytes), for the race with pgbench",
         },
+        Setting {
+            name: "kv_wire",
+            value: Value::Choice(&["own", "tokio-postgres"]),
+            default: "own",
+            help: "in runs of key-value events alone, send the statements over hatshop's own lean client of the extended query protocol (TLS, and trust, password, MD5 or SCRAM-SHA-256 logins) or through tokio-postgres, as every other run does",
+        },
         libpq::SETTINGS[0],
         libpq::SETTINGS[1],
         libpq::SETTINGS[2],
@@ -174,7 +180,8 @@ impl DeclaredStore for PostgresStore {
             pgbench::statements(&mut sql);
         }
         let tls_seen = tls::Seen::default();
-        let lean = match options.key_value_only {
+        let own_wire = options.key_value_only && options.settings.choice("kv_wire") == "own";
+        let lean = match own_wire {
             true => {
                 let login = wire::Login {
                     host: host.clone(),

@@ -90,6 +90,12 @@ impl DeclaredStore for RedisStore {
             default: "1",
             help: "lanes that share one connection, their requests written back to back (Redis pipelining); 1: a connection per lane",
         },
+        Setting {
+            name: "kv_wire",
+            value: Value::Choice(&["own", "redis-rs"]),
+            default: "own",
+            help: "in runs of key-value events alone without pipelining, send the commands over hatshop's own lean client of RESP2 (TLS, and AUTH logins) or through the redis crate's connection manager, as every other run does",
+        },
         TLS_SETTINGS[0],
         TLS_SETTINGS[1],
         TLS_SETTINGS[2],
@@ -115,7 +121,8 @@ impl DeclaredStore for RedisStore {
             .set_connection_timeout(Some(options.connect_timeout))
             .set_response_timeout(Some(options.op_timeout))
             .set_number_of_retries(1);
-        let own_wire = options.key_value_only && pipeline == 1;
+        let own_wire =
+            options.key_value_only && pipeline == 1 && options.settings.choice("kv_wire") == "own";
         let lean = own_wire.then(|| LaneSlots::new(options.concurrency));
         let count = match own_wire {
             true => 1,
