@@ -97,7 +97,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Report(args) => {
-            report::load::LoadedRun::load_checked(&args.result_dir)?;
+            report::loaded_run::LoadedRun::load_checked(&args.result_dir)?;
             result_dir::folder::claim_for_writing(&args.result_dir)?;
             let path = report::html::write_report(&args.result_dir)?;
             say!("{}", path.display());

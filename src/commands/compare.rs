@@ -9,7 +9,7 @@ use crate::console::say;
 use crate::report::compare::{self, terminal};
 use crate::report::compare_export;
 use crate::report::compare_page::{TITLE, page};
-use crate::report::load::LoadedRun;
+use crate::report::loaded_run::LoadedRun;
 
 /// Loads every folder (each checked whole), prints the table, writes the page and the
 /// exports asked for.

@@ -8,7 +8,7 @@ use crate::console::note;
 use crate::files::{OutStream, closed_pipe};
 use crate::numbers::thousands;
 use crate::op_log::{self, OpLog};
-use crate::report::load::check_op_log;
+use crate::report::loaded_run::check_op_log;
 use crate::result_dir;
 
 /// Writes the op log of `args.result_dir` as CSV where `--out` says.

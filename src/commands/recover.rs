@@ -237,7 +237,7 @@ fn replay_log(
     let first_lane = record.shard.map_or(0, |shard| shard.first_lane(lanes));
     let failed_path = result_dir::file(dir, result_dir::FAILED_WRITES_CSV);
     // The rows it holds now: none where there is no such file.
-    let known: Vec<FailedWriteRow> = crate::report::load::read_rows(&failed_path)?;
+    let known: Vec<FailedWriteRow> = crate::report::loaded_run::read_rows(&failed_path)?;
     let mut failed = CsvRows::create(&failed_path)?;
     let mut listed = HashSet::with_capacity(known.len());
     for row in known {

@@ -18,7 +18,7 @@ use crate::lifecycle::run::{
     verified_note,
 };
 use crate::numbers::{format_us, thousands};
-use crate::report::load::LoadedRun;
+use crate::report::loaded_run::LoadedRun;
 use crate::report::repeats::{self, repeat_dir};
 use crate::report::repeats_page;
 use crate::result_dir::folder::{create_empty_folder, unique_dir};

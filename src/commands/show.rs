@@ -6,7 +6,7 @@ use anyhow::Result;
 use crate::cli::ShowArgs;
 use crate::console::say;
 use crate::report::compare;
-use crate::report::load::LoadedRun;
+use crate::report::loaded_run::LoadedRun;
 use crate::report::repeats::{self, RepeatSummary};
 use crate::report::{run_text, saved_percentiles};
 use crate::result_dir::{self, SUMMARY_JSON};

@@ -321,7 +321,7 @@ fn failed_writes(dir: &Path, record: &RunRecord) -> Result<HashMap<u64, (Target,
         record.unmeasured.as_ref().map_or(0, |u| u.failed_writes)
     };
     let path = result_dir::file(dir, result_dir::FAILED_WRITES_CSV);
-    let rows: Vec<FailedWriteRow> = crate::report::load::read_rows(&path)?;
+    let rows: Vec<FailedWriteRow> = crate::report::loaded_run::read_rows(&path)?;
     let mut out = HashMap::with_capacity(rows.len());
     for row in rows {
         let kind = ErrorKind::parse(&row.error_kind).unwrap_or(ErrorKind::Other);

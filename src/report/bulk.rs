@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::load::read_rows;
+use super::loaded_run::read_rows;
 use super::page::Page;
 use super::resources;
 use super::svg::{self, Axis, Series, escape};

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use super::figure::Figure;
 use super::intervals::IntervalRow;
-use super::load::LoadedRun;
+use super::loaded_run::LoadedRun;
 use super::svg::{self, Axis, Bars, Mark, Scale, Series};
 use crate::report::hlog;
 

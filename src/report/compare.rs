@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use super::compare_throughput;
 use super::differences;
-use super::load::LoadedRun;
+use super::loaded_run::LoadedRun;
 use super::run_table::{self, latency_text};
 use super::significance::{ALPHA, MIN_EFFECTIVE, TTest, effective_samples, ratio_interval, welch};
 use super::table::{self, Cell, Column, Form, Table, Value};

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::compare::{self, advice_of};
-use super::load::LoadedRun;
+use super::loaded_run::LoadedRun;
 use super::significance::ALPHA;
 use super::table;
 

@@ -12,7 +12,7 @@ use super::compare_throughput::{compare_throughput, samples_named as throughput_
 use super::differences;
 use super::hlog;
 use super::intervals::IntervalRow;
-use super::load::LoadedRun;
+use super::loaded_run::LoadedRun;
 use super::page::Page;
 use super::svg::{self, Axis, Bars, Series, escape};
 use super::table;

@@ -3,7 +3,7 @@
 //! interval's throughput of all operations, or on each repeat's throughput when both
 //! runs were repeated, and the ratio with its 95 % interval.
 
-use super::load::LoadedRun;
+use super::loaded_run::LoadedRun;
 use super::significance::{ALPHA, TTest, effective_samples, ratio_interval, welch};
 
 /// One run's throughput against run #1's.

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use super::load::LoadedRun;
+use super::loaded_run::LoadedRun;
 
 /// Settings that name a run's own files, not how it ran.
 const RUN_OWN: [&str; 2] = ["path", "file"];

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::charts;
-use super::load::LoadedRun;
+use super::loaded_run::LoadedRun;
 use super::page::{Page, fill};
 use super::run_table;
 use super::svg::escape;

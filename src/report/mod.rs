@@ -15,7 +15,7 @@ pub mod figure;
 pub mod hlog;
 pub mod html;
 pub mod intervals;
-pub mod load;
+pub mod loaded_run;
 pub mod page;
 pub mod repeats;
 pub mod repeats_page;

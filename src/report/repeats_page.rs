@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::load::LoadedRun;
+use super::loaded_run::LoadedRun;
 use super::page::Page;
 use super::repeats::{self, RepeatSummary, mean_line};
 use super::svg::{self, Axis, Bars, escape};

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::load::LoadedRun;
+use super::loaded_run::LoadedRun;
 use super::page::Page;
 use super::svg::{self, Axis, Series, escape};
 use crate::observe::compactions::Compaction;

@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 use anyhow::{Context, Result};
 
-use super::load::LoadedRun;
+use super::loaded_run::LoadedRun;
 use super::svg::escape;
 use crate::observe::resources::seconds_between;
 use crate::op_log::OpLog;

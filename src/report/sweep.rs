@@ -10,7 +10,7 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use super::figure::Figure;
-use super::load::LoadedRun;
+use super::loaded_run::LoadedRun;
 use super::page::Page;
 use super::svg::{self, Axis, Bars, Series, escape};
 use crate::files::write_csv;

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::load::{LoadedRun, read_rows};
+use super::loaded_run::{LoadedRun, read_rows};
 use super::page::Page;
 use super::svg::{self, Axis, Bars, escape};
 use crate::db::StatementTime;

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::load::LoadedRun;
+use super::loaded_run::LoadedRun;
 use super::run_text::in_process;
 use super::svg::escape;
 use crate::client_cost::ClientCost;

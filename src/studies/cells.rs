@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::cluster::NodeBudget;
 use crate::files::read_json;
-use crate::report::load::read_rows;
+use crate::report::loaded_run::read_rows;
 use crate::report::study::{CellFacts, CellResult, CellStatus, MetricRow, NodesSeen};
 use crate::result_dir::load_record::{BATCH_TRACES_CSV, BatchTrace, LOAD_JSON, LoadRecord};
 use crate::result_dir::{self, RunStatus, SERVER_METRICS_CSV, SUMMARY_JSON, VERIFY_JSON};
@@ -294,7 +294,7 @@ fn load_result(dir: &Path) -> (CellStatus, Vec<MetricRow>) {
         ..MetricRow::default()
     }];
     let traces: Vec<BatchTrace> =
-        crate::report::load::read_rows(&dir.join(BATCH_TRACES_CSV)).unwrap_or_default();
+        crate::report::loaded_run::read_rows(&dir.join(BATCH_TRACES_CSV)).unwrap_or_default();
     let traced: Vec<&BatchTrace> = traces.iter().filter(|t| t.server_us.is_some()).collect();
     let side = |name: &str, of: &dyn Fn(&BatchTrace) -> f64| {
         let values: Vec<f64> = traced.iter().map(|t| of(t)).collect();

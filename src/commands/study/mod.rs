@@ -347,7 +347,7 @@ async fn run_one(argv: &[String]) -> Result<(ExitCode, bool)> {
     let cli = Cli::from_command_line(argv).map_err(|e| anyhow::anyhow!("{e}"))?;
     match &cli.command {
         Command::Run(args) => crate::lifecycle::run::execute_in_series(args).await,
-        Command::Load(args) => crate::lifecycle::load::run(args)
+        Command::Load(args) => crate::lifecycle::bulk_load::run(args)
             .await
             .map(|code| (code, false)),
         _ => unreachable!("a cell runs or loads"),

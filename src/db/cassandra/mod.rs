@@ -10,10 +10,10 @@
 //! item: the naive design the seeds started from. hatshop owns the keyspace: it drops
 //! it only when it holds hatshop's marker table.
 
+mod bulk_load;
 mod columns;
 mod db_time;
 mod errors;
-mod load;
 mod login;
 mod options;
 mod read_back;
@@ -65,7 +65,7 @@ pub struct CassandraStore {
     /// longer than an operation is allowed to).
     watched: ExecutionProfileHandle,
     /// The bulk load's insert, once `load_setup` made its table.
-    load: std::sync::OnceLock<load::LoadInsert>,
+    load: std::sync::OnceLock<bulk_load::LoadInsert>,
     /// The TLS the connections speak, as run.json says it.
     tls: String,
     /// Where the password came from (not the password).

@@ -23,11 +23,11 @@ use mysql_async::{Conn, Params, Pool, Row, Value as SqlValue};
 use conns::{Held, HostConns, Kv};
 use wire::Param;
 
+mod bulk_load;
 mod connect;
 mod conns;
 mod db_time;
 mod errors;
-mod load;
 mod login;
 mod option_file;
 mod rows;

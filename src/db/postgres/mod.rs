@@ -7,10 +7,10 @@
 //! log in as libpq would (libpq.rs: the URL, the PG* variables, ~/.pgpass; TLS by
 //! sslmode, tls.rs for the driver).
 
+mod bulk_load;
 mod errors;
 mod lean;
 mod libpq;
-mod load;
 mod pgbench;
 mod pool;
 mod rows;

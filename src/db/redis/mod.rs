@@ -15,9 +15,9 @@
 //! keeps one connection, for setup and verify. How a lane takes its connection:
 //! connections.rs.
 
+mod bulk_load;
 mod connections;
 mod errors;
-mod load;
 mod rows;
 mod scripts;
 mod wire;

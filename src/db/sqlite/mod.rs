@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
-mod load;
+mod bulk_load;
 
 use crate::db::ownership::{self, Marker, Ownership, TABLES};
 use crate::db::sql::{ITEM_COLUMNS, ORDER_COLUMNS, setup_statements, unknown_status};

@@ -10,7 +10,7 @@ use super::finding::{capital, nothing_drawn};
 use super::points::mean;
 use super::spec::{FigureSpec, Shape};
 use crate::report::figure::Figure;
-use crate::report::load::read_rows;
+use crate::report::loaded_run::read_rows;
 use crate::report::svg::{self, Axis, Series};
 use crate::result_dir::load_record::{BATCH_TRACES_CSV, BATCHES_CSV, BatchRow, BatchTrace};
 
