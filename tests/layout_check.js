@@ -1,7 +1,7 @@
 // Measures a page as the browser laid it out and writes what a reader would see go
 // wrong into <pre id="layout-check">, as JSON: a chart's text outside its picture,
 // two texts of a chart on top of each other, a legend entry outside its figure, and
-// anything wider than the page. tests/report.rs appends this to a copy of a page and
+// anything wider than the page. tests/reports/report.rs appends this to a copy of a page and
 // reads the DOM that headless Chromium dumps.
 (function () {
   const problems = [];

@@ -3,21 +3,17 @@
 //! delay to every request, or holds all requests for a while (a stall). What the proxy adds
 //! must show in hatshop's numbers, and where it must.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use common::{errors_of, json, op_journal, op_rows, run_ok, signal, spawn, text, wait_for_file};
 use tempfile::TempDir;
-
-/// One test at a time: the MariaDB ones share its tables, and every test measures
-/// time, which another test's load on the two cores would disturb.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// What the proxy does to requests (client → server bytes); answers pass untouched.
 #[derive(Default)]
@@ -185,10 +181,6 @@ fn exactly(length: Duration) {
     }
 }
 
-fn lock() -> MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// The test MariaDB's URL, split around its `host:port`.
 fn mysql_url() -> (String, String, String) {
     let url = std::env::var("HATSHOP_TEST_MYSQL")
@@ -209,7 +201,7 @@ fn proxied() -> (Arc<Proxy>, String) {
 #[test]
 #[ignore = "needs a live MariaDB: ./test.sh starts one"]
 fn five_ms_added_per_request_shows_as_five_ms_at_p50() {
-    let _guard = lock();
+    let _guard = crate::one_at_a_time();
     let (proxy, db) = proxied();
     let added = read_order_rise(&proxy, &db, "0", "1000");
     println!("MariaDB: read_order p50 rose by {added:.0} µs with 5 ms added per request");
@@ -222,7 +214,7 @@ fn five_ms_added_per_request_shows_as_five_ms_at_p50() {
 #[test]
 #[ignore = "needs a live MariaDB: ./test.sh starts one"]
 fn five_ms_added_per_request_shows_as_five_ms_at_p50_on_mysqls_own_wire() {
-    let _guard = lock();
+    let _guard = crate::one_at_a_time();
     let (proxy, db) = proxied();
     // Key-value events alone: the statements go over hatshop's own wire (kv_wire=own).
     let workload = ["-w", "kv-50w-50r", "--warmup", "0", "--records", "50"];
@@ -237,7 +229,7 @@ fn five_ms_added_per_request_shows_as_five_ms_at_p50_on_mysqls_own_wire() {
 #[test]
 #[ignore = "needs a live MariaDB: ./test.sh starts one"]
 fn five_ms_added_per_request_shows_as_five_ms_at_p50_on_a_lane_threads_event_loop() {
-    let _guard = lock();
+    let _guard = crate::one_at_a_time();
     let (proxy, db) = proxied();
     // hatshop's own wire, its lane on a lane thread's event loop rather than a runtime.
     let workload = [
@@ -261,7 +253,7 @@ fn five_ms_added_per_request_shows_as_five_ms_at_p50_on_a_lane_threads_event_loo
 #[test]
 #[ignore = "needs a live Cassandra: ./test.sh starts one"]
 fn five_ms_added_per_request_shows_as_five_ms_at_p50_on_cassandra() {
-    let _guard = lock();
+    let _guard = crate::one_at_a_time();
     let (proxy, db) = cassandra_proxied("hatshop_timing");
     // A node fresh from start-up still warms (its p50 fell from 3.7 to 1.6 ms over
     // the first runs here, and one run in CI rose 5.55 ms): 3 s of reads first, and
@@ -380,7 +372,7 @@ fn median(xs: &mut [f64]) -> f64 {
 #[test]
 #[ignore = "needs a live MariaDB: ./test.sh starts one"]
 fn a_one_second_stall_shows_in_response_time_not_in_service_time() {
-    let _guard = lock();
+    let _guard = crate::one_at_a_time();
     let (proxy, db) = proxied();
     stall_shows_in_response_only(&proxy, &db);
 }
@@ -388,7 +380,7 @@ fn a_one_second_stall_shows_in_response_time_not_in_service_time() {
 #[test]
 #[ignore = "needs a live Cassandra: ./test.sh starts one"]
 fn a_one_second_stall_shows_in_response_time_not_in_service_time_on_cassandra() {
-    let _guard = lock();
+    let _guard = crate::one_at_a_time();
     let (proxy, db) = cassandra_proxied("hatshop_stall");
     stall_shows_in_response_only(&proxy, &db);
 }
@@ -444,7 +436,7 @@ fn stall_shows_in_response_only(proxy: &Arc<Proxy>, db: &str) {
 #[test]
 #[ignore = "needs a live MariaDB: ./test.sh starts one"]
 fn calls_given_up_on_mysqls_own_wire_leave_their_connections_and_the_run_goes_on() {
-    let _guard = lock();
+    let _guard = crate::one_at_a_time();
     let (proxy, db) = proxied();
     let run = calls_given_up_and_the_run_goes_on(&proxy, &db);
     assert_eq!(run["database"]["store"]["settings"]["kv_wire"], "own");
@@ -455,7 +447,7 @@ fn calls_given_up_on_mysqls_own_wire_leave_their_connections_and_the_run_goes_on
 #[test]
 #[ignore = "needs a live Cassandra: ./test.sh starts one"]
 fn calls_past_the_deadline_on_cassandra_time_out_and_the_run_goes_on() {
-    let _guard = lock();
+    let _guard = crate::one_at_a_time();
     let (proxy, db) = cassandra_proxied("hatshop_given_up");
     calls_given_up_and_the_run_goes_on(&proxy, &db);
 }
@@ -521,7 +513,7 @@ fn calls_given_up_and_the_run_goes_on(proxy: &Arc<Proxy>, db: &str) -> serde_jso
 #[test]
 #[ignore = "needs a live MariaDB: ./test.sh starts one"]
 fn calls_in_flight_at_the_deadline_answer_within_its_grace_and_fail_nothing() {
-    let _guard = lock();
+    let _guard = crate::one_at_a_time();
     let (proxy, db) = proxied();
     let tmp = TempDir::new().unwrap();
     let slow = slow_after_setup(&proxy, &tmp, "graced", Duration::from_millis(300));
@@ -544,7 +536,7 @@ fn calls_in_flight_at_the_deadline_answer_within_its_grace_and_fail_nothing() {
 #[test]
 #[ignore = "needs a live MariaDB: ./test.sh starts one"]
 fn calls_in_flight_past_the_deadlines_grace_are_cut_and_counted_apart() {
-    let _guard = lock();
+    let _guard = crate::one_at_a_time();
     let (proxy, db) = proxied();
     let tmp = TempDir::new().unwrap();
     let slow = slow_after_setup(&proxy, &tmp, "cut", Duration::from_secs(4));
@@ -625,7 +617,7 @@ fn caught_by(out: &Path, stall: &Stall) -> usize {
 #[test]
 #[ignore = "needs a live MariaDB: ./test.sh starts one"]
 fn a_signal_before_or_while_the_tables_are_emptied_says_what_it_left() {
-    let _guard = lock();
+    let _guard = crate::one_at_a_time();
     let tmp = TempDir::new().unwrap();
     let direct = std::env::var("HATSHOP_TEST_MYSQL").unwrap();
     let first = run_ok(&tmp, "first", &["--db", &direct, "--events", "2000"]);

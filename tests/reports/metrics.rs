@@ -1,7 +1,7 @@
 //! `run --metrics`: a real Prometheus (Debian's) scrapes a run with the scrape settings
 //! of deploy/prometheus/by-hand.yml, and its HTTP API answers with what the run did.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -2,7 +2,7 @@
 //! another tool would: the HTML's numbers, the HdrHistogram log, the CSVs, and the page
 //! as headless Chromium renders it.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;

@@ -1,19 +1,14 @@
 //! The open loop seen from the outside: a sweep over rates, the search for the highest
 //! rate under a p99 bound, a ramp along its rate line, and stages along theirs.
 
-mod common;
+use crate::common;
 
-use std::sync::Mutex;
-
-use common::{hatshop, json, lock};
+use common::{hatshop, json};
 use tempfile::TempDir;
-
-/// These runs check achieved rates: one at a time, so none paces against another.
-static PACED: Mutex<()> = Mutex::new(());
 
 #[test]
 fn a_rate_sweep_reports_response_time_at_each_rate() {
-    let _paced = lock(&PACED);
+    let _paced = crate::one_at_a_time();
     let tmp = TempDir::new().unwrap();
     let out = tmp.path().join("rates");
     hatshop(tmp.path())
@@ -57,7 +52,7 @@ fn a_rate_sweep_reports_response_time_at_each_rate() {
 
 #[test]
 fn find_max_halves_below_a_bound_no_rate_meets_and_says_so() {
-    let _paced = lock(&PACED);
+    let _paced = crate::one_at_a_time();
     let tmp = TempDir::new().unwrap();
     let out = tmp.path().join("search");
     let output = hatshop(tmp.path())
@@ -128,7 +123,7 @@ fn find_max_halves_below_a_bound_no_rate_meets_and_says_so() {
 
 #[test]
 fn a_ramp_climbs_along_its_rate_line() {
-    let _paced = lock(&PACED);
+    let _paced = crate::one_at_a_time();
     let tmp = TempDir::new().unwrap();
     let out = tmp.path().join("ramp");
     hatshop(tmp.path())
@@ -188,7 +183,7 @@ fn a_ramp_climbs_along_its_rate_line() {
 /// and run.json and the report say what the stages were.
 #[test]
 fn stages_move_the_rate_along_their_lines_and_end_the_run() {
-    let _paced = lock(&PACED);
+    let _paced = crate::one_at_a_time();
     let tmp = TempDir::new().unwrap();
     let out = tmp.path().join("stages");
     let started = std::time::Instant::now();
@@ -259,7 +254,7 @@ fn stages_move_the_rate_along_their_lines_and_end_the_run() {
 /// report and run.json, as the client's delay rather than the database's.
 #[test]
 fn a_starved_client_says_its_wakeups_were_late() {
-    let _paced = lock(&PACED);
+    let _paced = crate::one_at_a_time();
     let tmp = TempDir::new().unwrap();
     let hatshop_bin = assert_cmd::cargo::cargo_bin("hatshop");
     let run = |name: &str, starved: bool| {

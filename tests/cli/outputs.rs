@@ -1,7 +1,7 @@
 //! What hatshop writes where the user says: never over a file of a result folder, and
 //! never a quiet exit 0 when it could not be written.
 
-mod common;
+use crate::common;
 
 use std::process::Command as StdCommand;
 

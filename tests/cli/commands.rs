@@ -1,7 +1,7 @@
 //! Black-box tests of the `hatshop` binary against SQLite in a temporary folder: the
 //! stream, the op log, verify, and bad input.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! adversarial user, against the binary (SQLite, and silent listeners that stand in
 //! for servers that accept a connection and never answer: our own test code).
 
-mod common;
+use crate::common;
 
 use std::net::TcpListener;
 use std::path::Path;

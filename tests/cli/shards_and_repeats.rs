@@ -1,7 +1,7 @@
 //! Runs made of several runs, against SQLite in a temporary folder: the shards of one
 //! run merged into one folder, and repeats with their medians and spread.
 
-mod common;
+use crate::common;
 
 use common::{assert_one_line_error, hatshop, json, run_shards};
 use tempfile::TempDir;

@@ -3,7 +3,7 @@
 //! database, hatshop never replaces what it did not make, and no typo shows a
 //! password. Each test is a probe that once fooled hatshop (SQLite and `null://`).
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;

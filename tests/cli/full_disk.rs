@@ -3,7 +3,7 @@
 //! the amount, the folder must stay readable (run.json whole), and the database must
 //! verify exactly, after `recover` where a file could not be written.
 
-mod common;
+use crate::common;
 
 use std::ffi::CString;
 use std::path::{Path, PathBuf};

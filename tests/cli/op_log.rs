@@ -2,7 +2,7 @@
 //! the journal is refused by name, a lost log is called lost, and `recover` keeps what
 //! it could not read.
 
-mod common;
+use crate::common;
 
 use common::{assert_one_line_error, hatshop, json, op_journal, run_ok, signal, spawn, text};
 use common::{exported_csv, wait_for_bytes};
