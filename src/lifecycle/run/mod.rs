@@ -247,7 +247,6 @@ async fn measure(
     let (op_log, op_log_tx) = start_op_log(config, &store, clock)?;
     let progress = Arc::new(Progress::default());
     let metrics = metrics::serve_run(config, &store, progress.clone(), record).await?;
-    let bar = show_progress(config, progress.clone());
     say_running(config);
     let serving = serving_server(config);
     let warmup_began = Arc::default();
@@ -261,6 +260,7 @@ async fn measure(
             timed_warmup.clone(),
         ),
     );
+    let bar = show_progress(config, progress.clone(), phases.clone());
     if let Some(metrics) = &metrics {
         metrics.watch_phases(phases.clone());
     }

@@ -12,7 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::config::RunConfig;
 use crate::console::note;
 use crate::numbers::{format_us, thousands};
-use crate::runner::{IntervalLatency, Progress};
+use crate::runner::{IntervalLatency, PhaseClock, Progress};
 
 /// Progress while a run goes: a bar on a terminal, else a plain line on stderr every
 /// `--progress-interval` seconds (a CI log then shows the run moving).
@@ -31,8 +31,13 @@ impl Shown {
     }
 }
 
-/// Starts showing progress, unless `--quiet` (or a plain line is asked never).
-pub(super) fn show_progress(config: &RunConfig, progress: Arc<Progress>) -> Option<Shown> {
+/// Starts showing progress, unless `--quiet` (or a plain line is asked never); the
+/// measured rate counts from when `phases` says measuring began.
+pub(super) fn show_progress(
+    config: &RunConfig,
+    progress: Arc<Progress>,
+    phases: Arc<PhaseClock>,
+) -> Option<Shown> {
     if !config.show_progress {
         return None;
     }
@@ -41,7 +46,7 @@ pub(super) fn show_progress(config: &RunConfig, progress: Arc<Progress>) -> Opti
     let shards = config.shard.map_or(1, |shard| shard.count) as u64;
     let total = (!config.without_end()).then(|| config.total_events().div_ceil(shards));
     if std::io::stderr().is_terminal() {
-        return Some(progress_bar(total, progress));
+        return Some(progress_bar(total, progress, phases));
     }
     let every = config.progress_interval?;
     let started = Instant::now();
@@ -54,7 +59,8 @@ pub(super) fn show_progress(config: &RunConfig, progress: Arc<Progress>) -> Opti
             tick.tick().await;
             let applied = progress.applied.load(Ordering::Relaxed);
             let measured = progress.measured.load(Ordering::Relaxed);
-            let ops_s = rate.of_phase(Instant::now(), applied, measured, &mut measuring);
+            let began = phases.measure.get().copied();
+            let ops_s = rate.of_phase(Instant::now(), applied, (measured, began), &mut measuring);
             note!(
                 "progress: {:.1} s, {}, {}{} events, {} ops/s{}, {} measured, {} errors",
                 started.elapsed().as_secs_f64(),
@@ -72,7 +78,7 @@ pub(super) fn show_progress(config: &RunConfig, progress: Arc<Progress>) -> Opti
 }
 
 /// The bar on a terminal, redrawn four times a second; without a total, a count.
-fn progress_bar(total: Option<u64>, progress: Arc<Progress>) -> Shown {
+fn progress_bar(total: Option<u64>, progress: Arc<Progress>, phases: Arc<PhaseClock>) -> Shown {
     let (bar, template) = match total {
         Some(total) => (
             ProgressBar::new(total),
@@ -100,7 +106,8 @@ fn progress_bar(total: Option<u64>, progress: Arc<Progress>) -> Shown {
             let applied = progress.applied.load(Ordering::Relaxed);
             let measured = progress.measured.load(Ordering::Relaxed);
             let errors = progress.errors.load(Ordering::Relaxed);
-            let ops_s = rate.of_phase(Instant::now(), applied, measured, &mut measuring);
+            let began = phases.measure.get().copied();
+            let ops_s = rate.of_phase(Instant::now(), applied, (measured, began), &mut measuring);
             shown.set_position(applied);
             shown.set_message(format!(
                 "{}, {} ops/s{}, {} measured, {} errors",
@@ -168,14 +175,20 @@ impl RateWindow {
     }
 
     /// The rate of the phase going: events applied during the load and warm-up, then
-    /// measured operations alone, the window started afresh when measuring began (at
-    /// the last reading, when none had been measured), so the first measured rate holds
-    /// none of the load's.
-    fn of_phase(&mut self, now: Instant, applied: u64, measured: u64, measuring: &mut bool) -> f64 {
+    /// measured operations alone, `(count, when measuring began)`: the window starts
+    /// afresh there (at the last reading, where that is not known), so the first
+    /// measured rate holds none of the load's and no time before it.
+    fn of_phase(
+        &mut self,
+        now: Instant,
+        applied: u64,
+        (measured, began): (u64, Option<Instant>),
+        measuring: &mut bool,
+    ) -> f64 {
         if measured > 0 && !*measuring {
             *measuring = true;
             let last = self.seen.back().map_or(now, |&(at, _)| at);
-            self.seen = VecDeque::from([(last, 0)]);
+            self.seen = VecDeque::from([(began.filter(|&b| b < now).unwrap_or(last), 0)]);
         }
         self.add(now, if *measuring { measured } else { applied })
     }
@@ -208,11 +221,23 @@ mod tests {
         let mut measuring = false;
         let at = |s: f64| start + Duration::from_secs_f64(s);
         // 50,000 events loaded in the first second, then 1,000 measured a second.
-        window.of_phase(at(1.0), 50_000, 0, &mut measuring);
-        let rate = window.of_phase(at(2.0), 51_000, 1_000, &mut measuring);
+        window.of_phase(at(1.0), 50_000, (0, None), &mut measuring);
+        let rate = window.of_phase(at(2.0), 51_000, (1_000, None), &mut measuring);
         assert!((rate - 1_000.0).abs() < 1.0, "{rate}");
-        let rate = window.of_phase(at(3.0), 52_000, 2_000, &mut measuring);
+        let rate = window.of_phase(at(3.0), 52_000, (2_000, None), &mut measuring);
         assert!((rate - 1_000.0).abs() < 1.0, "{rate}");
+    }
+
+    #[test]
+    fn the_first_measured_rate_counts_from_when_measuring_began() {
+        let start = Instant::now();
+        let mut window = RateWindow::new(Duration::from_secs(10));
+        let mut measuring = false;
+        let at = |s: f64| start + Duration::from_secs_f64(s);
+        // Lines 10 s apart; the warm-up ends at 8 s, then 30,000 measured a second.
+        window.of_phase(at(0.5), 1_000, (0, None), &mut measuring);
+        let rate = window.of_phase(at(10.0), 150_000, (60_000, Some(at(8.0))), &mut measuring);
+        assert!((rate - 30_000.0).abs() < 1.0, "{rate}");
     }
 
     #[test]
