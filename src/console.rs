@@ -82,16 +82,6 @@ macro_rules! note {
 
 pub(crate) use {note, say};
 
-/// `n` and its noun, plural unless `n` is 1: "1 repeat", "4 repeats".
-pub fn counted(n: impl Into<u64>, noun: &str) -> String {
-    let n = n.into();
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
-
 /// How many columns text for people may take: `$COLUMNS` where set (as `ls` reads it),
 /// else the width of the terminal it goes to, else no bound (a pipe, a file, a CI log).
 pub fn text_width() -> Option<usize> {

@@ -15,6 +15,17 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// A count and its noun, the noun plural but for one: "1 repeat", "12,000 calls",
+/// "2 batches".
+pub fn counted(n: impl Into<u64>, noun: &str) -> String {
+    let n = n.into();
+    match (n, noun.ends_with("ch") || noun.ends_with('s')) {
+        (1, _) => format!("1 {noun}"),
+        (_, true) => format!("{} {noun}es", thousands(n)),
+        _ => format!("{} {noun}s", thousands(n)),
+    }
+}
+
 /// Microseconds with as many decimals as are meaningful at that size, and thousands
 /// separated as counts are (`12,345`).
 pub fn format_us(us: f64) -> String {
@@ -80,6 +91,13 @@ pub fn bytes_text(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_are_said_with_their_plural() {
+        assert_eq!(counted(1u64, "batch"), "1 batch");
+        assert_eq!(counted(0u64, "batch"), "0 batches");
+        assert_eq!(counted(12_000u64, "repeat"), "12,000 repeats");
+    }
 
     #[test]
     fn thousands_groups_digits() {

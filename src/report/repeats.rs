@@ -219,7 +219,7 @@ pub fn render(summary: &RepeatSummary) -> String {
     let _ = writeln!(
         out,
         "median (min–max) over {}; latencies in µs (successful ops)",
-        crate::console::counted(summary.repeats as u64, "repeat")
+        crate::numbers::counted(summary.repeats as u64, "repeat")
     );
     if !summary.left_out.is_empty() {
         let _ = writeln!(out, "left out, cut short: {}", summary.left_out.join(", "));

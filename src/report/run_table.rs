@@ -214,15 +214,10 @@ fn notes(summary: &Summary) -> String {
         let _ = writeln!(
             out,
             "{} still in flight when the run stopped, cut (outcome unknown): counted apart, not as ops or errors",
-            count_of(summary.overall.cut, "call")
+            crate::numbers::counted(summary.overall.cut, "call")
         );
     }
     out
-}
-
-/// `1 call`, `2 calls`.
-fn count_of(n: u64, what: &str) -> String {
-    format!("{} {what}{}", thousands(n), if n == 1 { "" } else { "s" })
 }
 
 /// The errors of each event type (and node) by kind, with the server's codes.

@@ -434,16 +434,13 @@ impl Plan<'_> {
 
     /// What the sweep will do, where.
     fn announce(&self) {
-        let steps = self.steps.values.len();
-        let targets = self.targets.len();
-        let repeats = self.args.run.repeat;
-        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        let count = |n: usize, noun| crate::numbers::counted(n as u64, noun);
         note!(
-            "sweep of {} over {steps} step{} × {targets} database{} × {repeats} repeat{} into {}",
+            "sweep of {} over {} × {} × {} into {}",
             self.key_label,
-            plural(steps),
-            plural(targets),
-            plural(repeats),
+            count(self.steps.values.len(), "step"),
+            count(self.targets.len(), "database"),
+            count(self.args.run.repeat, "repeat"),
             self.dir.display()
         );
     }

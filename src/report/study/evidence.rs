@@ -7,6 +7,7 @@
 use super::cells::CellResult;
 use super::points::Points;
 use super::spec::{Dim, FigureSpec, Metric};
+use crate::numbers::counted;
 use crate::report::figure::Figure;
 use crate::report::intervals::IntervalRow;
 use crate::report::significance::{ALPHA, TTest, welch};
@@ -37,9 +38,9 @@ impl Evidence {
     /// "3 repeats", "12 batches of one run", "one run": for the figure's table.
     pub(super) fn said(&self) -> String {
         match self {
-            Evidence::Repeats(v) => plural(v.len(), "repeat"),
+            Evidence::Repeats(v) => counted(v.len() as u64, "repeat"),
             Evidence::Batches(v) if v.is_empty() => "one run without intervals".into(),
-            Evidence::Batches(v) => format!("{} of one run", plural(v.len(), "batch")),
+            Evidence::Batches(v) => format!("{} of one run", counted(v.len() as u64, "batch")),
             Evidence::OneRun => "one run".into(),
         }
     }
@@ -59,15 +60,6 @@ impl Evidence {
             Evidence::Batches(v) => v.len() >= MIN_BATCHES,
             Evidence::OneRun => false,
         }
-    }
-}
-
-/// "1 batch", "2 batches", "0 repeats".
-pub(super) fn plural(n: usize, word: &str) -> String {
-    match (n, word.ends_with("ch") || word.ends_with('s')) {
-        (1, _) => format!("1 {word}"),
-        (_, true) => format!("{n} {word}es"),
-        _ => format!("{n} {word}s"),
     }
 }
 
@@ -239,6 +231,11 @@ pub(super) fn with_evidence(
 mod tests {
     use super::*;
 
+    #[test]
+    fn evidence_is_said_with_its_count() {
+        assert_eq!(Evidence::Repeats(vec![1.0]).said(), "1 repeat");
+    }
+
     fn interval(ops: u64, mean_us: f64) -> IntervalRow {
         IntervalRow {
             event_type: "all".into(),
@@ -292,13 +289,5 @@ mod tests {
             ),
             other => panic!("{other:?}"),
         }
-    }
-
-    #[test]
-    fn counts_are_said_with_their_plural() {
-        assert_eq!(plural(1, "batch"), "1 batch");
-        assert_eq!(plural(0, "batch"), "0 batches");
-        assert_eq!(plural(2, "repeat"), "2 repeats");
-        assert_eq!(Evidence::Repeats(vec![1.0]).said(), "1 repeat");
     }
 }

@@ -2,7 +2,7 @@
 //! metric was, and how far it dipped.
 
 use super::cells::{CellResult, MetricRow};
-use super::evidence::{MIN_BATCHES, plural};
+use super::evidence::MIN_BATCHES;
 use super::finding::{capital, nothing_drawn};
 use super::points::mean;
 use super::spec::{Dim, FigureSpec, Metric};
@@ -53,7 +53,7 @@ pub(super) fn over_time(spec: &FigureSpec, cells: &[CellResult]) -> (Figure, Str
             clauses.push(format!(
                 "{name} ran {}, too few to say how steady it was (at least {MIN_BATCHES}); \
                  not drawn",
-                plural(points.len(), "whole interval")
+                crate::numbers::counted(points.len() as u64, "whole interval")
             ));
             continue;
         }

@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 
 use super::cells::CellResult;
-use super::evidence::{MIN_BATCHES, Verdict, batch_means, plural};
+use super::evidence::{MIN_BATCHES, Verdict, batch_means};
 use super::points::mean;
 use super::spec::{Dim, FigureSpec, Premise};
-use crate::console::counted;
+use crate::numbers::counted;
 use crate::numbers::{bytes_text, thousands};
 use crate::report::intervals::IntervalRow;
 use crate::report::significance::{ALPHA, welch};
@@ -82,7 +82,7 @@ fn server_warm(drawn: &[&CellResult]) -> Option<Checked> {
             "Premise failed: a cell is to measure a warm server, but the mean latency of \
              {} fell by a quarter or more while it was measured ({}). The server was still \
              warming up: those numbers mix a cold server's with a warm one's.",
-            plural(warming.len(), "cell"),
+            counted(warming.len() as u64, "cell"),
             warming.join("; ")
         ),
     })
@@ -110,7 +110,7 @@ fn client_spare(drawn: &[&CellResult]) -> Option<Checked> {
             "Premise failed: the client is to have CPU to spare, but in {} a client thread \
              was busy {:.0} % of the measured time or more ({}). There the throughput may be \
              the client's limit, not the server's.",
-            plural(busy.len(), "cell"),
+            counted(busy.len() as u64, "cell"),
             CLIENT_BUSY * 100.0,
             busy.join("; ")
         ),
