@@ -38,8 +38,14 @@ pub fn with_file_settings(args: Vec<OsString>) -> Result<Vec<OsString>, String> 
     let sub = command.find_subcommand(name).expect("a parsed subcommand");
     let mut extended = args;
     for (key, value) in table {
-        let id = key.replace('-', "_");
-        let Some(arg) = sub.get_arguments().find(|a| a.get_id() == id.as_str()) else {
+        // A flag's name, or a name it had before (still read, as on the command line).
+        let named = |a: &&clap::Arg| {
+            a.get_long() == Some(key.as_str())
+                || a.get_all_aliases()
+                    .is_some_and(|old| old.contains(&key.as_str()))
+                || a.get_id() == key.replace('-', "_").as_str()
+        };
+        let Some(arg) = sub.get_arguments().find(named) else {
             let flags = sub.get_arguments().filter_map(|a| a.get_long());
             return Err(format!(
                 "{}: [{name}] has no setting '{key}'{} (the flags of `hatshop {name} --help`, without --)",

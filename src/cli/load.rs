@@ -35,9 +35,10 @@ pub struct LoadArgs {
     /// (cassandra-stress: batchtype).
     #[arg(long, value_enum, default_value = "unlogged")]
     pub batch_type: crate::db::BatchKind,
-    /// With --batch-type none: single-row writes in flight at once.
-    #[arg(long, value_name = "N", default_value_t = 64, value_parser = positive_count::<usize>)]
-    pub in_flight: usize,
+    /// With --batch-type none: the rows of a batch written at once, each a single-row
+    /// write (`-c` counts batches). Once `--in-flight`, still read.
+    #[arg(long, alias = "in-flight", value_name = "N", default_value_t = 64, value_parser = positive_count::<usize>)]
+    pub rows_in_flight: usize,
     /// Batches in flight at once.
     #[arg(short, long, value_name = "N", default_value_t = 1, value_parser = positive_count::<usize>)]
     pub concurrency: usize,

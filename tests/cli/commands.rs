@@ -1372,6 +1372,28 @@ fn percentiles_asked_for_are_the_tables_columns_and_join_the_summary() {
     }
 }
 
+/// A settings file names a flag as `--help` does, or by the name it had before, as the
+/// command line still reads it.
+#[test]
+fn a_settings_file_takes_a_flags_old_name_too() {
+    let tmp = TempDir::new().unwrap();
+    let dir = tmp.path();
+    for (i, (key, n)) in [("rows-in-flight", 9), ("in-flight", 7)].iter().enumerate() {
+        std::fs::write(
+            dir.join("hatshop.toml"),
+            format!("[load]\n{key} = {n}\nrows = 100\n"),
+        )
+        .unwrap();
+        let out = format!("load-{i}");
+        hatshop(dir)
+            .args(["load", "--db", "sqlite://", "--out", &out])
+            .assert()
+            .success();
+        let plan = &json(&dir.join(&out).join("load.json"))["plan"];
+        assert_eq!(plan["in_flight"], *n, "{key}: {plan}");
+    }
+}
+
 /// A settings file fills in what neither the command line nor the environment gave:
 /// flag > environment > file > default.
 #[test]

@@ -48,7 +48,7 @@ impl LoadPlan {
             value_size: args.value_size.unwrap_or(base.value_size),
             batch_size: args.batch_size.unwrap_or(base.batch_size),
             batch: args.batch_type,
-            in_flight: args.in_flight,
+            in_flight: args.rows_in_flight,
             concurrency: args.concurrency,
             every_s: args.every.or(base.every).map(|d| d.as_secs_f64()),
             repeat: args.repeat.unwrap_or(base.repeat),
@@ -66,7 +66,7 @@ impl LoadPlan {
             ("--columns", self.columns as u64, 64),
             ("--value-size", self.value_size as u64, 16 << 20),
             ("--batch-size", self.batch_size, 10_000_000),
-            ("--in-flight", self.in_flight as u64, 4096),
+            ("--rows-in-flight", self.in_flight as u64, 4096),
             ("--concurrency", self.concurrency as u64, 256),
             ("--repeat", self.repeat, 1_000_000),
         ] {
