@@ -133,11 +133,6 @@ impl OpLog {
         &self.dir
     }
 
-    /// Whether a journal holds rows no closed part does: the run was killed.
-    pub fn has_journal(&self) -> bool {
-        self.journal.is_some()
-    }
-
     /// The index the next closed part takes.
     pub fn next_part(&self) -> u32 {
         self.parts.last().map_or(0, |(_, sum)| sum.index + 1)
