@@ -61,6 +61,9 @@ fn postgres_key_value_runs_go_over_hatshops_own_wire() {
     assert!(!table.contains("queue ("), "{table}");
     let orders = orders(&tmp, &db, &["-c", "4"]);
     assert_eq!(kv_wire(&orders), "tokio-postgres");
+    // The driver, when asked.
+    let driver = key_value_run(&tmp, &db, &["--kv-wire", "tokio-postgres"]);
+    assert_eq!(kv_wire(&driver), "tokio-postgres");
 }
 
 /// `kv_table=pgbench_accounts`: records in pgbench's shape, over hatshop's own wire and,
@@ -135,6 +138,8 @@ fn redis_key_value_runs_go_over_hatshops_own_wire() {
     assert_eq!(kv_wire(&pipelined), "redis-rs");
     let orders = orders(&tmp, &db, &["-c", "4"]);
     assert_eq!(kv_wire(&orders), "redis-rs");
+    let driver = key_value_run(&tmp, &db, &["--kv-wire", "redis-rs"]);
+    assert_eq!(kv_wire(&driver), "redis-rs");
 }
 
 /// A verified run of writes, rewrites and reads on 500 keys, 4 in flight.

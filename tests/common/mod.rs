@@ -367,9 +367,12 @@ pub const KV_PRESETS: [&str; 4] = [
     "kv-90rw-10r",
 ];
 
-/// Every key-value preset, small, on one store.
+/// Every key-value preset, small, on one store, over each client stack it has.
 pub fn key_value_presets(db: &str, extra: &[&str]) {
-    for preset in KV_PRESETS {
+    for (preset, db) in KV_PRESETS
+        .iter()
+        .flat_map(|p| each_client_stack(db).into_iter().map(move |db| (p, db)))
+    {
         let tmp = TempDir::new().unwrap();
         let mut args = vec![
             "-w",
@@ -384,11 +387,12 @@ pub fn key_value_presets(db: &str, extra: &[&str]) {
             "8",
         ];
         args.extend_from_slice(extra);
-        let out = run_and_verify(&tmp, db, &args);
+        let out = run_and_verify(&tmp, &db, &args);
+        assert_ran_on_the_asked_wire(&out, &db);
         let verify = json(&out.join("verify.json"));
         assert!(
             verify["keys_found"].as_u64().unwrap() >= 600,
-            "{preset}: {verify}"
+            "{preset} on {db}: {verify}"
         );
     }
 }

@@ -16,6 +16,9 @@ use super::common::{
     lock, text, url,
 };
 
+/// A key-value run of a few thousand operations, half of them reads.
+const KEY_VALUE: [&str; 6] = ["-w", "kv-50w-50r", "--records", "200", "--events", "2000"];
+
 fn password() -> String {
     url("HATSHOP_TEST_SECURE_PASSWORD")
 }
@@ -178,16 +181,7 @@ fn postgres_over_tls_with_scram_and_md5_logins() {
         let md5_run = run_verified(
             tmp.path(),
             &format!("md5-{i}"),
-            &[
-                "--db",
-                db,
-                "-w",
-                "kv-50w-50r",
-                "--records",
-                "200",
-                "--events",
-                "2000",
-            ],
+            &[&["--db", db][..], &KEY_VALUE].concat(),
             &[],
         );
         assert_wire_over_tls(&md5_run, db, "sslmode=require");
@@ -300,16 +294,7 @@ fn mysql_over_tls_with_ed25519_and_native_logins() {
         let kv = run_verified(
             tmp.path(),
             &format!("kv-{i}"),
-            &[
-                "--db",
-                db,
-                "-w",
-                "kv-50w-50r",
-                "--records",
-                "200",
-                "--events",
-                "2000",
-            ],
+            &[&["--db", db][..], &KEY_VALUE].concat(),
             &[("MYSQL_PWD", &pw), ("HOME", tmp.path().to_str().unwrap())],
         );
         assert_wire_over_tls(&kv, db, "ssl-mode=REQUIRED");
