@@ -495,3 +495,6 @@ impl<D: Store> Lane<D> {
             });
     }
 }
+
+#[cfg(test)]
+mod tests;
