@@ -4,8 +4,8 @@
 use std::time::{Duration, Instant};
 
 use super::common::{
-    OwnHome, each_client_stack, hatshop, json, logged_calls, op_journal, op_rows, server, spawn,
-    text, wait_for_bytes,
+    OwnHome, assert_ran_on_the_asked_wire, each_client_stack, hatshop, json, logged_calls,
+    op_journal, op_rows, server, spawn, text, wait_for_bytes,
 };
 use tempfile::TempDir;
 
@@ -121,6 +121,7 @@ fn killed_mid_run(home: &OwnHome, kind: &str, url: &str) {
     );
     let run = json(&out.join("run.json"));
     assert_eq!(run["status"], "failed", "{run}");
+    assert_ran_on_the_asked_wire(&out, url);
     let measured = run["measured_ops"].as_u64().unwrap();
     assert_eq!(op_rows(&out).len() as u64, logged_calls(&run), "{kind}");
     assert!(measured < 50_000_000);
