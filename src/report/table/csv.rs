@@ -19,7 +19,7 @@ pub fn csv(table: &Table) -> String {
 }
 
 /// A CSV field, quoted where it holds a comma, a quote or a line break.
-fn field(value: &Value) -> String {
+pub(super) fn field(value: &Value) -> String {
     match value {
         Value::None => String::new(),
         Value::Count(n) => n.to_string(),

@@ -36,14 +36,13 @@ pub fn html(table: &Table, id: &str) -> String {
             for (i, column) in &columns {
                 let cell = &row[*i];
                 let _ = write!(out, r#"<td data-field="{}""#, escape(&column.key));
-                match cell.value {
-                    Value::Count(n) => write!(out, r#" data-value="{n}""#),
-                    Value::Number(x, decimals) if x.is_finite() => {
-                        write!(out, r#" data-value="{x:.decimals$}""#)
+                // A number as the CSV holds it; a blank one (none, not finite) has none.
+                if let Value::Count(_) | Value::Number(..) = cell.value {
+                    let value = super::csv::field(&cell.value);
+                    if !value.is_empty() {
+                        let _ = write!(out, r#" data-value="{value}""#);
                     }
-                    _ => Ok(()),
                 }
-                .expect("writing to a String");
                 if let Some(note) = cell.note {
                     let _ = write!(out, r#" class="noted" title="{}""#, escape(note));
                 }
