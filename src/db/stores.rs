@@ -107,6 +107,15 @@ macro_rules! stores {
             $($variant(Box<$module::$store>)),*
         }
 
+        /// Each store's scheme and the sizes of its key-value calls' futures.
+        #[cfg(test)]
+        fn kv_call_sizes() -> Vec<(&'static str, [usize; 4])> {
+            vec![$((
+                <$module::$store as DeclaredStore>::SCHEME,
+                stores::kv_call_sizes_of::<$module::$store>(),
+            )),*]
+        }
+
         impl AnyStore {
             /// Opens the store the URL names (its settings are checked already).
             pub async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<AnyStore, DbError> {
@@ -245,6 +254,21 @@ macro_rules! stores {
 }
 pub(super) use stores;
 
+/// The sizes of `S`'s four key-value calls' futures: write, rewrite, read, delete.
+#[cfg(test)]
+pub(super) fn kv_call_sizes_of<S: super::Store>() -> [usize; 4] {
+    use crate::workload::KeyText;
+    fn size<'a, S: 'a, F>(_call: impl Fn(&'a S, &'a KeyText) -> F) -> usize {
+        std::mem::size_of::<F>()
+    }
+    [
+        size(|s: &S, k| s.kv_write(k, b"")),
+        size(|s: &S, k| s.kv_rewrite(k, b"")),
+        size(|s: &S, k| s.kv_read(k)),
+        size(|s: &S, k| s.kv_delete(k)),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,6 +307,26 @@ mod tests {
                 Settings::checked(meta.scheme, meta.settings, Default::default()).unwrap();
             assert!((meta.default_concurrency)(&defaults) >= 1);
         }
+    }
+
+    /// `AnyStore` copies each call's future into the heap: a store's own wire keeps its
+    /// key-value calls small enough for glibc's per-thread cache (1,032 bytes) by
+    /// boxing what is rare (opening a connection) or not its own (the driver's path).
+    #[test]
+    fn an_own_wires_key_value_calls_stay_small() {
+        let mut checked = 0;
+        for (scheme, sizes) in super::super::kv_call_sizes() {
+            let declared = store_declarations(scheme).unwrap();
+            if !declared.takes("kv_wire") {
+                continue;
+            }
+            checked += 1;
+            assert!(
+                sizes.iter().all(|&n| n <= 1024),
+                "{scheme}: {sizes:?} bytes"
+            );
+        }
+        assert!(checked >= 3, "stores with an own wire: {checked}");
     }
 
     /// A setting several stores take is one flag: of one kind and one default

@@ -483,7 +483,10 @@ impl<C: LaneConn> LaneSlots<C> {
         };
         if guard.as_ref().is_none_or(C::busy) {
             *guard = None;
-            *guard = Some(open().await?);
+            // Boxed: opening (a handshake, a login) is rare, and inline its future
+            // would be part of every call's, which is copied whole into the heap on
+            // each call (`AnyStore`).
+            *guard = Some(Box::pin(open()).await?);
         }
         Ok(guard)
     }

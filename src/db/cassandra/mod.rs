@@ -205,8 +205,16 @@ async fn release_version(session: &Session) -> Result<String, DbError> {
 impl CassandraStore {
     async fn statements(&self) -> Result<&Prepared, DbError> {
         self.prepared
+            // Boxed: preparing happens once, and inline its future would be part of
+            // every call's, which is copied whole into the heap on each call
+            // (`AnyStore`).
             .get_or_try_init(|| {
-                Prepared::new(&self.session, &self.keyspace, &self.options, &self.watched)
+                Box::pin(Prepared::new(
+                    &self.session,
+                    &self.keyspace,
+                    &self.options,
+                    &self.watched,
+                ))
             })
             .await
     }

@@ -101,34 +101,8 @@ impl Held {
                 };
                 conn.execute(statement, params).await.map_err(classify)
             }
-            Open::Driver { conn, kv } => {
-                let statement = match &kv[which as usize] {
-                    Some(statement) => statement.clone(),
-                    None => {
-                        let statement = conn.prep(sql).await.map_err(classify)?;
-                        kv[which as usize].insert(statement).clone()
-                    }
-                };
-                let params = Params::Positional(
-                    params
-                        .iter()
-                        .map(|param| match *param {
-                            Param::Int(n) => SqlValue::Int(n),
-                            Param::Bytes(bytes) => SqlValue::from(bytes),
-                        })
-                        .collect(),
-                );
-                if which == Kv::Select {
-                    let value = conn.exec_first(&statement, params).await;
-                    let value = value.map_err(classify)?;
-                    return Ok(Reply { affected: 0, value });
-                }
-                conn.exec_drop(&statement, params).await.map_err(classify)?;
-                Ok(Reply {
-                    affected: conn.affected_rows(),
-                    value: None,
-                })
-            }
+            // Boxed, as opening is: mysql_async's futures are the larger part.
+            Open::Driver { conn, kv } => Box::pin(kv_on_driver(conn, kv, which, sql, params)).await,
         }
     }
 
@@ -145,6 +119,42 @@ impl Held {
                 .collect()),
         }
     }
+}
+
+/// Runs key-value statement `which` over mysql_async, as [`Held::kv`] does.
+async fn kv_on_driver(
+    conn: &mut Conn,
+    kv: &mut [Option<Statement>; 4],
+    which: Kv,
+    sql: &str,
+    params: &[Param<'_>],
+) -> Result<Reply, DbError> {
+    let statement = match &kv[which as usize] {
+        Some(statement) => statement.clone(),
+        None => {
+            let statement = conn.prep(sql).await.map_err(classify)?;
+            kv[which as usize].insert(statement).clone()
+        }
+    };
+    let params = Params::Positional(
+        params
+            .iter()
+            .map(|param| match *param {
+                Param::Int(n) => SqlValue::Int(n),
+                Param::Bytes(bytes) => SqlValue::from(bytes),
+            })
+            .collect(),
+    );
+    if which == Kv::Select {
+        let value = conn.exec_first(&statement, params).await;
+        let value = value.map_err(classify)?;
+        return Ok(Reply { affected: 0, value });
+    }
+    conn.exec_drop(&statement, params).await.map_err(classify)?;
+    Ok(Reply {
+        affected: conn.affected_rows(),
+        value: None,
+    })
 }
 
 impl Drop for Held {
@@ -199,7 +209,9 @@ impl HostConns {
             None => self.slots[start % n].clone().lock_owned().await,
         };
         if guard.is_none() {
-            *guard = Some(self.open().await?);
+            // Boxed: opening is rare, and inline its future would be part of every
+            // call's, which is copied whole into the heap on each call (`AnyStore`).
+            *guard = Some(Box::pin(self.open()).await?);
         }
         Ok(Held(guard))
     }

@@ -30,6 +30,7 @@ use self::errors::classify;
 use self::lean::{Kv, LeanConns, lean_conns};
 use self::pool::PgConn;
 use self::rows::{get, line_item, order_row};
+use self::wire::Reply;
 use super::ownership::{self, Marker, Ownership};
 use super::peer_table;
 use super::sql::{
@@ -288,6 +289,47 @@ impl PostgresStore {
         }
         Ok(value)
     }
+
+    /// A key-value statement, over hatshop's own wire where it carries them, else over
+    /// tokio-postgres (`on_driver`: the same parameters as it binds them).
+    async fn kv(
+        &self,
+        which: Kv,
+        params: &[&[u8]],
+        on_driver: &[&(dyn ToSql + Sync)],
+    ) -> Result<Reply, DbError> {
+        match &self.lean {
+            Some(lean) => lean.run(which, params).await,
+            // Boxed: inline, tokio-postgres's future made every key-value call's future
+            // several times the own wire's, and each call copies its whole future
+            // into the heap (`AnyStore`), the own wire's calls too (bench/NOTES.md).
+            None => Box::pin(self.kv_on_driver(which, on_driver)).await,
+        }
+    }
+
+    /// A key-value statement over tokio-postgres.
+    async fn kv_on_driver(
+        &self,
+        which: Kv,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Reply, DbError> {
+        let mut conn = self.conn().await?;
+        let statement = conn.statement(self.sql.kv()[which as usize]).await?;
+        if let Kv::Select = which {
+            let row = conn.client.query_opt(&statement, params).await;
+            let value = row.map_err(classify)?.map(|r| get::<Vec<u8>>(&r, 0));
+            let value = value.transpose()?;
+            return Ok(Reply {
+                rows: u64::from(value.is_some()),
+                value,
+            });
+        }
+        let rows = conn.client.execute(&statement, params).await;
+        Ok(Reply {
+            rows: rows.map_err(classify)?,
+            value: None,
+        })
+    }
 }
 
 impl Store for PostgresStore {
@@ -466,63 +508,29 @@ impl Store for PostgresStore {
 
     async fn kv_write(&self, key: &KeyText, value: &[u8]) -> Result<(), DbError> {
         let (key, value) = (self.key_param(key)?, self.value_param(value)?);
-        if let Some(lean) = &self.lean {
-            return lean.run(Kv::Insert, &[key.wire(), value]).await.map(|_| ());
-        }
-        let mut conn = self.conn().await?;
-        let statement = conn.statement(&self.sql.kv_insert).await?;
-        conn.client
-            .execute(&statement, &[key.sql(), &value])
-            .await
-            .map_err(classify)?;
-        Ok(())
+        let params = [key.wire(), value];
+        let on_driver: [&(dyn ToSql + Sync); 2] = [key.sql(), &value];
+        self.kv(Kv::Insert, &params, &on_driver).await.map(|_| ())
     }
 
     async fn kv_rewrite(&self, key: &KeyText, value: &[u8]) -> Result<Applied, DbError> {
         let (key, value) = (self.key_param(key)?, self.value_param(value)?);
-        if let Some(lean) = &self.lean {
-            let reply = lean.run(Kv::Update, &[value, key.wire()]).await?;
-            return Ok(Applied::from_rows(reply.rows));
-        }
-        let mut conn = self.conn().await?;
-        let statement = conn.statement(&self.sql.kv_update).await?;
-        let rows = conn
-            .client
-            .execute(&statement, &[&value, key.sql()])
-            .await
-            .map_err(classify)?;
-        Ok(Applied::from_rows(rows))
+        let params = [value, key.wire()];
+        let on_driver: [&(dyn ToSql + Sync); 2] = [&value, key.sql()];
+        let reply = self.kv(Kv::Update, &params, &on_driver).await?;
+        Ok(Applied::from_rows(reply.rows))
     }
 
     async fn kv_read(&self, key: &KeyText) -> Result<Option<Vec<u8>>, DbError> {
         let key = self.key_param(key)?;
-        if let Some(lean) = &self.lean {
-            return Ok(lean.run(Kv::Select, &[key.wire()]).await?.value);
-        }
-        let mut conn = self.conn().await?;
-        let statement = conn.statement(&self.sql.kv_select).await?;
-        let row = conn
-            .client
-            .query_opt(&statement, &[key.sql()])
-            .await
-            .map_err(classify)?;
-        row.map(|r| get::<Vec<u8>>(&r, 0)).transpose()
+        let reply = self.kv(Kv::Select, &[key.wire()], &[key.sql()]).await?;
+        Ok(reply.value)
     }
 
     async fn kv_delete(&self, key: &KeyText) -> Result<Applied, DbError> {
         let key = self.key_param(key)?;
-        if let Some(lean) = &self.lean {
-            let reply = lean.run(Kv::Delete, &[key.wire()]).await?;
-            return Ok(Applied::from_rows(reply.rows));
-        }
-        let mut conn = self.conn().await?;
-        let statement = conn.statement(&self.sql.kv_delete).await?;
-        let rows = conn
-            .client
-            .execute(&statement, &[key.sql()])
-            .await
-            .map_err(classify)?;
-        Ok(Applied::from_rows(rows))
+        let reply = self.kv(Kv::Delete, &[key.wire()], &[key.sql()]).await?;
+        Ok(Applied::from_rows(reply.rows))
     }
 
     async fn snapshot(&self) -> Result<Snapshot, DbError> {
