@@ -101,7 +101,8 @@ impl Held {
                 };
                 conn.execute(statement, params).await.map_err(classify)
             }
-            // Boxed, as opening is: mysql_async's futures are the larger part.
+            // Boxed, as opening is: inline, mysql_async's futures would be part of
+            // every key-value call's future, the own wire's calls too.
             Open::Driver { conn, kv } => Box::pin(kv_on_driver(conn, kv, which, sql, params)).await,
         }
     }
