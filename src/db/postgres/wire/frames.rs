@@ -52,10 +52,16 @@ pub fn first_column(body: &[u8]) -> Result<Option<Vec<u8>>, DbError> {
 
 /// The rows a CommandComplete tag counts: its last word ("SELECT 1", "INSERT 0 1").
 pub fn command_rows(body: &[u8]) -> u64 {
-    let text = String::from_utf8_lossy(body);
-    text.trim_end_matches('\0')
-        .rsplit(' ')
+    let end = body
+        .iter()
+        .rposition(|&b| b != 0)
+        .map_or(0, |last| last + 1);
+    let last_word = body[..end]
+        .rsplit(|&b| b == b' ')
         .next()
+        .unwrap_or_default();
+    std::str::from_utf8(last_word)
+        .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(0)
 }
@@ -118,6 +124,10 @@ mod tests {
         assert_eq!(command_rows(b"SELECT 1\0"), 1);
         assert_eq!(command_rows(b"INSERT 0 1\0"), 1);
         assert_eq!(command_rows(b"DELETE 0\0"), 0);
+        assert_eq!(command_rows(b"UPDATE 12"), 12);
+        for garbled in [&b""[..], b"\0\0", b"SELECT \xff1\0", b"SELECT x\0"] {
+            assert_eq!(command_rows(garbled), 0, "{garbled:?}");
+        }
         let mut row = 1i16.to_be_bytes().to_vec();
         row.extend_from_slice(&3i32.to_be_bytes());
         row.extend_from_slice(b"abc");
