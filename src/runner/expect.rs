@@ -41,9 +41,6 @@ pub struct Expectations {
     orders: HashMap<OrderId, Recent>,
     /// Targets whose last write failed: the store's state is unknown, reads not judged.
     uncertain: HashSet<Target>,
-
-    /// Scratch space for regenerating a value to compare a read with.
-    scratch: Vec<u8>,
 }
 
 impl Expectations {
@@ -133,7 +130,7 @@ impl Expectations {
             return Ok(());
         }
         let text = KeyText::of(key);
-        match kv::judge_read(key, version, got, &mut self.scratch) {
+        match kv::judge_read(key, version, got) {
             ReadVerdict::Current => Ok(()),
             ReadVerdict::Stale { version: old } => Err(DbError::new(
                 ErrorKind::Stale,

@@ -3,14 +3,13 @@
 
 use super::{Expected, VerifyReport};
 use crate::workload::KeyText;
-use crate::workload::kv::{fill_value, header_version};
+use crate::workload::kv::intact_version;
 
 /// Checks records read back, a page at a time; `seen` marks keys met so far (a scan
 /// may return a key twice).
 pub struct KeyCheck<'a> {
     expected: &'a Expected,
     seen: Vec<u64>,
-    scratch: Vec<u8>,
 }
 
 impl<'a> KeyCheck<'a> {
@@ -19,7 +18,6 @@ impl<'a> KeyCheck<'a> {
         KeyCheck {
             expected,
             seen: vec![0; expected.keys.len().div_ceil(64)],
-            scratch: Vec::new(),
         }
     }
 
@@ -58,7 +56,7 @@ impl<'a> KeyCheck<'a> {
             unwritten(text, report);
             return;
         }
-        match self.intact_version(key, value) {
+        match intact_version(key, value) {
             Some(v) if v == want => {}
             Some(v) if v < want => {
                 report.stale_keys += 1;
@@ -76,14 +74,6 @@ impl<'a> KeyCheck<'a> {
         }
     }
 
-    /// The version a record's header names, if every byte is what that version writes.
-    fn intact_version(&mut self, key: u64, value: &[u8]) -> Option<u32> {
-        header_version(key, value).filter(|&v| {
-            fill_value(&mut self.scratch, key, v, value.len() as u32);
-            self.scratch == value
-        })
-    }
-
     /// A record written after its lane's last logged event: any version it passed
     /// through from there is right.
     fn record_past_log(
@@ -94,7 +84,7 @@ impl<'a> KeyCheck<'a> {
         versions: &[u32],
         report: &mut VerifyReport,
     ) {
-        match self.intact_version(key, value) {
+        match intact_version(key, value) {
             Some(v) if versions.contains(&v) => {}
             _ if versions.iter().all(|&v| v == 0) => {
                 unwritten(text, report);
