@@ -42,8 +42,9 @@ impl KeyText {
         if hex.len() != 16 {
             return None;
         }
-        // Digit by digit: a store keyed by index (pgbench's, sysbench's tables) reads
-        // every key this way, where `from_str_radix` cost four times as much.
+        // Byte by byte: a store keyed by index (pgbench's, sysbench's tables) reads
+        // every key this way, and `from_str_radix`, decoding chars, cost about half
+        // as much again.
         let mut n = 0u64;
         for &digit in hex.as_bytes() {
             let value = match digit {
@@ -113,12 +114,14 @@ pub fn intact_version(key: KeyId, bytes: &[u8]) -> Option<u32> {
 /// They are made again word by word as they are compared, not written out first: every
 /// read a run checks comes through here.
 fn body_is(key: KeyId, version: u32, bytes: &[u8]) -> bool {
+    let Some(body) = bytes.get(HEADER..) else {
+        return false;
+    };
     let mut rng = body_rng(key, version);
-    let mut words = bytes[HEADER..].chunks_exact(8);
-    // As numbers: compared as slices, each word was a call to memcmp.
+    let mut words = body.chunks_exact(8);
     let whole = words
         .by_ref()
-        .all(|word| u64::from_le_bytes(word.try_into().expect("8 bytes")) == rng.next_u64());
+        .all(|word| *word == rng.next_u64().to_le_bytes());
     let tail = words.remainder();
     whole && *tail == rng.next_u64().to_le_bytes()[..tail.len()]
 }
