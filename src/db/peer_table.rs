@@ -28,8 +28,8 @@ impl PeerTable {
 
     /// The row id of a key: its index.
     pub fn id(&self, key: &KeyText) -> Result<i64, DbError> {
-        KeyText::parse(key.as_str())
-            .and_then(|id| i32::try_from(id).ok())
+        i32::try_from(key.index())
+            .ok()
             .map(i64::from)
             .ok_or_else(|| {
                 DbError::new(

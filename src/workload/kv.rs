@@ -14,9 +14,15 @@ pub const HEADER: usize = 16;
 /// Values are at most this large (a MariaDB MEDIUMBLOB holds 16 MiB).
 pub const MAX_VALUE_SIZE: u32 = 8 << 20;
 
-/// The text form of a key, on the stack: `user` + 16 hex digits.
+/// The text form of a key, on the stack: `user` + 16 hex digits, and the index it
+/// was made from.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub struct KeyText([u8; 20]);
+pub struct KeyText {
+    text: [u8; 20],
+    /// Kept beside the text: a store keyed by index (pgbench's, sysbench's tables)
+    /// would otherwise parse every key back from its text.
+    index: KeyId,
+}
 
 impl KeyText {
     /// The key's text: `user` and 16 hex digits of the scrambled id, YCSB's key shape.
@@ -28,12 +34,17 @@ impl KeyText {
             *slot = HEX[(n & 0xF) as usize];
             n >>= 4;
         }
-        KeyText(text)
+        KeyText { text, index: key }
     }
 
     /// The key's text.
     pub fn as_str(&self) -> &str {
-        std::str::from_utf8(&self.0).expect("ASCII")
+        std::str::from_utf8(&self.text).expect("ASCII")
+    }
+
+    /// The index the key was made from: what [`Self::parse`] reads from its text.
+    pub fn index(&self) -> KeyId {
+        self.index
     }
 
     /// The key a text names, if it is one of ours.
@@ -42,9 +53,8 @@ impl KeyText {
         if hex.len() != 16 {
             return None;
         }
-        // Byte by byte: a store keyed by index (pgbench's, sysbench's tables) reads
-        // every key this way, and `from_str_radix`, decoding chars, cost about half
-        // as much again.
+        // Byte by byte: `from_str_radix`, decoding chars, cost about half as much
+        // again (bench/NOTES.md), and `verify` reads every key a store holds this way.
         let mut n = 0u64;
         for &digit in hex.as_bytes() {
             let value = match digit {
@@ -196,6 +206,7 @@ mod tests {
             let text = KeyText::of(key);
             assert_eq!(text.as_str().len(), 20);
             assert_eq!(KeyText::parse(text.as_str()), Some(key));
+            assert_eq!(text.index(), key);
         }
         assert_ne!(KeyText::of(1).as_str()[4..6], KeyText::of(2).as_str()[4..6]);
         assert_eq!(KeyText::parse("order17"), None);

@@ -60,9 +60,13 @@ pub fn command_rows(body: &[u8]) -> u64 {
         .rsplit(|&b| b == b' ')
         .next()
         .unwrap_or_default();
-    std::str::from_utf8(last_word)
-        .ok()
-        .and_then(|n| n.parse().ok())
+    // Digit by digit, with no pass through text: this runs on every read's tag.
+    last_word
+        .iter()
+        .try_fold(0u64, |n, &b| {
+            let digit = b.is_ascii_digit().then(|| u64::from(b - b'0'))?;
+            n.checked_mul(10)?.checked_add(digit)
+        })
         .unwrap_or(0)
 }
 
@@ -125,6 +129,7 @@ mod tests {
         assert_eq!(command_rows(b"INSERT 0 1\0"), 1);
         assert_eq!(command_rows(b"DELETE 0\0"), 0);
         assert_eq!(command_rows(b"UPDATE 12"), 12);
+        assert_eq!(command_rows(b"UPDATE 18446744073709551616\0"), 0);
         for garbled in [&b""[..], b"\0\0", b"SELECT \xff1\0", b"SELECT x\0"] {
             assert_eq!(command_rows(garbled), 0, "{garbled:?}");
         }
