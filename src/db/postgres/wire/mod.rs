@@ -122,17 +122,16 @@ impl LeanConn {
         };
         let mut failed = None;
         loop {
-            // Read where it arrived: copying each row and tag out first cost two
-            // allocations a read (bench/NOTES.md).
+            // Read in place: `message` would copy each row and tag out, two
+            // allocations a read.
             let (tag, whole) = self.whole_message().await?;
             let body = &self.socket.inbox.unread()[5..whole];
             match tag {
-                b'2' | b'N' => {}
+                b'2' | b'N' | b'Z' => {}
                 b'D' if reply.value.is_none() => reply.value = first_column(body)?,
                 b'D' => {}
                 b'C' => reply.rows = command_rows(body),
                 b'E' => failed = Some(server_error(body)),
-                b'Z' => {}
                 _ => return Err(unexpected(tag, "execute")),
             }
             self.socket.inbox.take(whole);
