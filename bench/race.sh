@@ -26,8 +26,10 @@
 # description (`hatshop workloads`).
 #
 # Servers come from `hatshop server start` under $HATSHOP_HOME (reused when running).
-# Each race runs once unrecorded to warm the server, then REPEATS recorded rounds per
-# in-flight count. One table per race: per count, the medians of ops/s, p50 and p99
+# Each race runs unrecorded rounds until the server is warm (both tools' throughput
+# within a tenth of their round before, at most RACE_WARM_MAX rounds, 6 unless set;
+# the output says how many it took, or that the server never settled), then REPEATS
+# recorded rounds per in-flight count. One table per race: per count, the medians of ops/s, p50 and p99
 # (µs), client CPU µs/op (user + system of the client ÷ ops), client peak RSS, server
 # CPU µs/op (/proc of the server process), and hatshop ÷ peer; then the floor, what the
 # store's own client code costs per read with nothing around it (bench/floor.rs, on
@@ -70,6 +72,8 @@ IFS=, read -ra counts <<<"$conns"
 if [ -n "$tls" ]; then
   stores=$(tr ' ' '\n' <<<"$stores" | grep -Ex 'mariadb|postgres|redis' | tr '\n' ' ')
 fi
+# The most unrecorded warm-up rounds a race runs before it is recorded (warm_up).
+warm_max=${RACE_WARM_MAX:-6}
 # The short round's operations: a quarter of a long round's.
 short=$((ops / 4 > 0 ? ops / 4 : 1))
 export HATSHOP_HOME=${HATSHOP_HOME:-$HOME/.local/share/hatshop}
@@ -274,12 +278,9 @@ record() {
 # COUNT fills the array `peer` with the peer's command at COUNT in flight.
 race() {
   local name=$1 peer_name=$2 server=$3 parse=$4 preset=$5 url=$6 fresh=$7 command=$8
-  step "$name: warm-up round (not recorded)"
   "$command" "${counts[0]}"
   printf '  %-9s %s\n' "$peer_name:" "${peer[*]}" "hatshop:" "$bin run -w $preset -c ${counts[0]} --events $ops --db '$url'" >>"$tmp/commands"
-  "$fresh"
-  measure_peer "$server" "$parse" "${peer[@]}" >/dev/null
-  measure_hatshop "$preset" "$url" "${counts[0]}" "$server" >/dev/null
+  warm_up
   for count in "${counts[@]}"; do
     step "$name: the peer's connections and start-up at $count in flight"
     peer_setup "$server" "$command" "$count"
@@ -299,6 +300,33 @@ race() {
     done
   done
 }
+
+# warm_up: unrecorded rounds of the peer and hatshop at the first count until each
+# tool's throughput is within a tenth of its round before (a freshly started server
+# runs its first rounds slower: Cassandra's got two to three times quicker over its
+# first minutes, bench/NOTES.md), at most $warm_max rounds. What it saw goes under the
+# race's table, and a server that never settled is said there (inside race).
+warm_up() {
+  local round line peer_rate hatshop_rate last_peer=0 last_hatshop=0 seen=()
+  for ((round = 1; round <= warm_max; round++)); do
+    step "$name: warm-up round $round (not recorded)"
+    "$fresh"
+    line=$(measure_peer "$server" "$parse" "${peer[@]}")
+    peer_rate=${line%% *}
+    line=$(measure_hatshop "$preset" "$url" "${counts[0]}" "$server")
+    hatshop_rate=${line%% *}
+    seen+=("$peer_rate/$hatshop_rate")
+    if ((round > 1)) && steady_rate "$peer_rate" "$last_peer" && steady_rate "$hatshop_rate" "$last_hatshop"; then
+      echo "$name settled after $round warm-up rounds at ${counts[0]} in flight (ops/s, $peer_name/hatshop: ${seen[*]})" >>"$tmp/warm"
+      return
+    fi
+    last_peer=$peer_rate last_hatshop=$hatshop_rate
+  done
+  echo "$name NOT settled after $warm_max warm-up rounds at ${counts[0]} in flight (ops/s, $peer_name/hatshop: ${seen[*]}): its cells may still measure the server warming up" >>"$tmp/warm"
+}
+
+# steady_rate NOW BEFORE: whether NOW is within a tenth of BEFORE.
+steady_rate() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(b > 0 && a > 0.9 * b && a < 1.1 * b) }'; }
 
 # pair ROUND SUFFIX: one round of the peer and hatshop at the current $ops, in the
 # order ROUND gives, recorded as TOOL$SUFFIX (inside race, whose locals it reads).
@@ -480,6 +508,8 @@ fi
 
 printf 'commands (%d operations each, %d repeats at each in-flight count, alternating who goes first; -c and the peer'"'"'s count set to each of %s%s):\n' "$ops" "$repeats" "$conns" "${tls:+; over TLS, logging in with a password}"
 cat "$tmp/commands"
+printf "\nwarm-up (unrecorded rounds until both tools' throughput holds within a tenth):\n"
+sed 's/^/  /' "$tmp/warm"
 python3 - "$tmp/rows" <<'EOF'
 import math, statistics, sys
 rows = {}
