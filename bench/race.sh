@@ -27,7 +27,7 @@
 #
 # Servers come from `hatshop server start` under $HATSHOP_HOME (reused when running).
 # Each race runs unrecorded rounds until the server is warm (both tools' throughput
-# within a tenth of their round before, at most RACE_WARM_MAX rounds, 6 unless set;
+# together within a tenth of the round before, at most RACE_WARM_MAX rounds, 6 unless set;
 # the output says how many it took, or that the server never settled), then REPEATS
 # recorded rounds per in-flight count. One table per race: per count, the medians of ops/s, p50 and p99
 # (µs), client CPU µs/op (user + system of the client ÷ ops), client peak RSS, server
@@ -301,13 +301,15 @@ race() {
   done
 }
 
-# warm_up: unrecorded rounds of the peer and hatshop at the first count until each
-# tool's throughput is within a tenth of its round before (a freshly started server
-# runs its first rounds slower: Cassandra's got two to three times quicker over its
-# first minutes, bench/NOTES.md), at most $warm_max rounds. What it saw goes under the
-# race's table, and a server that never settled is said there (inside race).
+# warm_up: unrecorded rounds of the peer and hatshop at the first count until the
+# two tools' throughput together (their geometric mean) is within a tenth of the round
+# before, at most $warm_max rounds: a freshly started server runs its first rounds
+# slower (Cassandra's got two to three times quicker over its first minutes,
+# bench/NOTES.md), and one tool's rounds alone stray by a tenth on this machine. What
+# it saw goes under the race's table, and a server that never settled is said there
+# (inside race).
 warm_up() {
-  local round line peer_rate hatshop_rate last_peer=0 last_hatshop=0 seen=()
+  local round line peer_rate hatshop_rate both last=0 seen=()
   for ((round = 1; round <= warm_max; round++)); do
     step "$name: warm-up round $round (not recorded)"
     "$fresh"
@@ -316,17 +318,15 @@ warm_up() {
     line=$(measure_hatshop "$preset" "$url" "${counts[0]}" "$server")
     hatshop_rate=${line%% *}
     seen+=("$peer_rate/$hatshop_rate")
-    if ((round > 1)) && steady_rate "$peer_rate" "$last_peer" && steady_rate "$hatshop_rate" "$last_hatshop"; then
+    both=$(awk -v a="$peer_rate" -v b="$hatshop_rate" 'BEGIN { print sqrt(a * b) }')
+    if awk -v now="$both" -v before="$last" 'BEGIN { exit !(before > 0 && now > 0.9 * before && now < 1.1 * before) }'; then
       echo "$name settled after $round warm-up rounds at ${counts[0]} in flight (ops/s, $peer_name/hatshop: ${seen[*]})" >>"$tmp/warm"
       return
     fi
-    last_peer=$peer_rate last_hatshop=$hatshop_rate
+    last=$both
   done
   echo "$name NOT settled after $warm_max warm-up rounds at ${counts[0]} in flight (ops/s, $peer_name/hatshop: ${seen[*]}): its cells may still measure the server warming up" >>"$tmp/warm"
 }
-
-# steady_rate NOW BEFORE: whether NOW is within a tenth of BEFORE.
-steady_rate() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(b > 0 && a > 0.9 * b && a < 1.1 * b) }'; }
 
 # pair ROUND SUFFIX: one round of the peer and hatshop at the current $ops, in the
 # order ROUND gives, recorded as TOOL$SUFFIX (inside race, whose locals it reads).
@@ -508,7 +508,7 @@ fi
 
 printf 'commands (%d operations each, %d repeats at each in-flight count, alternating who goes first; -c and the peer'"'"'s count set to each of %s%s):\n' "$ops" "$repeats" "$conns" "${tls:+; over TLS, logging in with a password}"
 cat "$tmp/commands"
-printf "\nwarm-up (unrecorded rounds until both tools' throughput holds within a tenth):\n"
+printf "\nwarm-up (unrecorded rounds until both tools' throughput together holds within a tenth):\n"
 sed 's/^/  /' "$tmp/warm"
 python3 - "$tmp/rows" <<'EOF'
 import math, statistics, sys
