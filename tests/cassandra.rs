@@ -76,6 +76,12 @@ fn a_cassandra_run_samples_the_node_and_reads_its_gc_log() {
     let run = json(&out.join("run.json"));
     let gc = run["gc_log"].as_str().unwrap();
     assert!(gc.contains(" on 1 node during the run"), "{gc}");
+    // Before measuring, it waited until the node had no flush or compaction left.
+    let work = &run["unmeasured"]["server_work"];
+    assert!(
+        work["waited_s"].as_f64().unwrap() < 30.0 && work.get("left").is_none(),
+        "{work}"
+    );
     assert!(out.join("gc.csv").exists());
     // Compactions were read from the node's system.log (none is a valid result).
     let compactions = std::fs::read_to_string(out.join("compactions.csv")).unwrap();

@@ -1,12 +1,15 @@
 //! A server at rest before a cell is measured: Cassandra's nodes with no compaction or
 //! flush running or waiting (`system_views.thread_pools`), so that a cell does not pay
-//! for the background work the one before it left. Read once a second, up to a
-//! deadline; a server that stays busy is said, and the cell runs on what it finds.
+//! for the background work the one before it left. Read five times a second, up to a
+//! deadline; a server that stays busy is said, and the cell runs on what it finds. A
+//! run waits for it the same way between its load and its measured phase.
 
 use std::time::{Duration, Instant};
 
 use super::thread_pools::{self, Node};
 
+/// How often the nodes are read: a flush the load left ends about a second after it.
+const POLL: Duration = Duration::from_millis(200);
 /// How long one node may take to answer one read.
 const READ_TIMEOUT: Duration = Duration::from_secs(2);
 /// The pools whose work a cell would share the nodes with.
@@ -60,6 +63,6 @@ pub async fn settle(nodes: Vec<Node>, deadline: Duration) -> Settled {
         if began.elapsed() >= deadline || crate::interrupt::requested() {
             return Settled::Busy(busy.join("; "));
         }
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        tokio::time::sleep(POLL).await;
     }
 }

@@ -51,6 +51,7 @@ pub struct PoolRow {
 }
 
 /// One node to read: its number and CQL address.
+#[derive(Debug, Clone)]
 pub struct Node {
     pub node: usize,
     pub address: SocketAddr,

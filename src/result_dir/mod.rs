@@ -200,6 +200,22 @@ pub struct UnmeasuredRecord {
     /// Writes among them that failed, each in failed_writes.csv from then on.
     pub failed_writes: u64,
     pub at: String,
+    /// The server's own work left from the load when measuring began, where hatshop
+    /// started the server and can read it (Cassandra).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_work: Option<ServerWork>,
+}
+
+/// The background work (Cassandra's flushes and compactions) of a server hatshop
+/// started, when measuring began, after the run waited for it (at most 30 s).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ServerWork {
+    /// How long the run waited for it.
+    pub waited_s: f64,
+    /// What still ran or waited when the run stopped waiting ("node 1:
+    /// CompactionExecutor 1 running, 0 waiting"); none: the server had settled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left: Option<String>,
 }
 
 /// What `hatshop recover` rebuilt from the op log, beside what the run recorded (which

@@ -9,6 +9,7 @@ mod before_measuring;
 mod ending;
 mod metrics;
 mod progress;
+mod server_settled;
 mod setup;
 mod terminal;
 
@@ -20,6 +21,7 @@ use anyhow::{Context, Result, bail};
 use self::before_measuring::keep_unmeasured;
 use self::ending::{ended, record_failure, write_files};
 use self::progress::show_progress;
+use self::server_settled::settle_server;
 use self::setup::{fault_timeline, phase_clock, plan_of, start_op_log, stream_of};
 use self::terminal::{print_result, say_running};
 use super::db_time;
@@ -258,6 +260,7 @@ async fn measure(
             config.out_dir.clone(),
             run_json.clone(),
             timed_warmup.clone(),
+            settle_server(serving.as_ref(), tokio::runtime::Handle::current()),
         ),
     );
     let bar = show_progress(config, progress.clone(), phases.clone());
