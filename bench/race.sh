@@ -27,14 +27,15 @@
 #
 # Servers come from `hatshop server start` under $HATSHOP_HOME (reused when running).
 # Each race runs unrecorded rounds until the server is warm (both tools' throughput
-# together within a tenth of the round before, at most RACE_WARM_MAX rounds, 6 unless set;
-# the output says how many it took, or that the server never settled), then REPEATS
-# recorded rounds per in-flight count. One table per race: per count, the medians of ops/s, p50 and p99
-# (µs), client CPU µs/op (user + system of the client ÷ ops), client peak RSS, server
-# CPU µs/op (/proc of the server process), and hatshop ÷ peer; then the floor, what the
-# store's own client code costs per read with nothing around it (bench/floor.rs, on
-# one runtime thread, on a runtime of one thread per core, and spread over a thread
-# per core with an event loop each). The command lines are printed first.
+# together within a tenth of the round before, at most RACE_WARM_MAX rounds, 6 unless
+# set; the output says how many it took, or that the server never settled), then
+# REPEATS recorded rounds per in-flight count. One table per race: per count, the
+# medians of ops/s, p50 and p99 (µs), client CPU µs/op (user + system of the client ÷
+# ops), client peak RSS, server CPU µs/op (/proc of the server process), and hatshop ÷
+# peer; then the floor, what the store's own client code costs per read with nothing
+# around it (bench/floor.rs, on one runtime thread, on a runtime of one thread per
+# core, and spread over a thread per core with an event loop each). The command lines
+# are printed first.
 #
 # Where the numbers come from: a peer's CPU and RSS are its whole process (GNU time);
 # its server CPU is the server's /proc delta around it, less what the same command

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::thread_pools::{self, Node};
 
-/// How often the nodes are read: a flush the load left ends about a second after it.
+/// How often the nodes are read: a flush a load leaves runs for about a second.
 const POLL: Duration = Duration::from_millis(200);
 /// How long one node may take to answer one read.
 const READ_TIMEOUT: Duration = Duration::from_secs(2);

@@ -260,7 +260,11 @@ async fn measure(
             config.out_dir.clone(),
             run_json.clone(),
             timed_warmup.clone(),
-            settle_server(serving.as_ref(), tokio::runtime::Handle::current()),
+            settle_server(
+                serving.as_ref(),
+                tokio::runtime::Handle::current(),
+                stop.clone(),
+            ),
         ),
     );
     let bar = show_progress(config, progress.clone(), phases.clone());
