@@ -275,10 +275,11 @@ record() {
   echo "$race $count $tool $line" >>"$tmp/rows"
 }
 
-# race NAME PEER SERVER_PID PARSER PRESET URL FRESH PEER_COMMAND_FN: PEER_COMMAND_FN
-# COUNT fills the array `peer` with the peer's command at COUNT in flight.
+# race NAME PEER SERVER_PID PARSER PRESET URL FRESH PEER_COMMAND_FN EMPTY: PEER_COMMAND_FN
+# COUNT fills the array `peer` with the peer's command at COUNT in flight; EMPTY runs
+# before each tool's round (empty_tables or keep_tables).
 race() {
-  local name=$1 peer_name=$2 server=$3 parse=$4 preset=$5 url=$6 fresh=$7 command=$8
+  local name=$1 peer_name=$2 server=$3 parse=$4 preset=$5 url=$6 fresh=$7 command=$8 empty=$9
   "$command" "${counts[0]}"
   printf '  %-9s %s\n' "$peer_name:" "${peer[*]}" "hatshop:" "$bin run -w $preset -c ${counts[0]} --events $ops --db '$url'" >>"$tmp/commands"
   warm_up
@@ -313,9 +314,11 @@ warm_up() {
   local round line peer_rate hatshop_rate both last=0 seen=()
   for ((round = 1; round <= warm_max; round++)); do
     step "$name: warm-up round $round (not recorded)"
+    "$empty"
     "$fresh"
     line=$(measure_peer "$server" "$parse" "${peer[@]}")
     peer_rate=${line%% *}
+    "$empty"
     line=$(measure_hatshop "$preset" "$url" "${counts[0]}" "$server")
     hatshop_rate=${line%% *}
     seen+=("$peer_rate/$hatshop_rate")
@@ -333,15 +336,22 @@ warm_up() {
 # order ROUND gives, recorded as TOOL$SUFFIX (inside race, whose locals it reads).
 pair() {
   if (($1 % 2)); then
+    "$empty"
     "$fresh"
     record "$name" "$count" "$peer_name$2" measure_peer "$server" "$parse" "${peer[@]}"
+    "$empty"
     record "$name" "$count" "hatshop$2" measure_hatshop "$preset" "$url" "$count" "$server"
   else
+    "$empty"
     record "$name" "$count" "hatshop$2" measure_hatshop "$preset" "$url" "$count" "$server"
+    "$empty"
     "$fresh"
     record "$name" "$count" "$peer_name$2" measure_peer "$server" "$parse" "${peer[@]}"
   fi
 }
+
+# keep_tables: each tool's tables stay on the server through the other's round.
+keep_tables() { :; }
 
 # floor NAME URL: the floor's rows for race NAME at each count.
 floor_rows() {
@@ -366,8 +376,16 @@ if wants cassandra; then
   # makes and loads its own in each run. Outside the peer's timing.
   fresh_cql_table() { env -C "$tmp" latte schema "$workload" "$cql_host" >/dev/null 2>&1; }
   fresh_cql_rows() { fresh_cql_table; env -C "$tmp" latte load "$workload" -P rows=300000 "$cql_host" >/dev/null 2>&1; }
-  race cql-insert latte "$(cat "$tmp/cassandra.pid")" parse_latte race-cql-insert "$cql_url" fresh_cql_table latte_insert
-  race cql-read latte "$(cat "$tmp/cassandra.pid")" parse_latte race-cql-read "$cql_url" fresh_cql_rows latte_read
+  # Before each tool's round both tools' tables are emptied, so that each reads and
+  # writes on a node that holds its own rows alone: right after latte's 300,000 rows,
+  # hatshop's reads ran about a fifth slower than on a node emptied of them
+  # (bench/NOTES.md), and in three rounds one tool goes second twice.
+  empty_tables() {
+    bounded "$bin" prepare --db "$cql_url"
+    fresh_cql_table
+  }
+  race cql-insert latte "$(cat "$tmp/cassandra.pid")" parse_latte race-cql-insert "$cql_url" fresh_cql_table latte_insert empty_tables
+  race cql-read latte "$(cat "$tmp/cassandra.pid")" parse_latte race-cql-read "$cql_url" fresh_cql_rows latte_read empty_tables
   floor_rows cql-read "$cql_url"
 fi
 
@@ -408,8 +426,8 @@ if wants mariadb; then
     "${sysbench[@]}" oltp_point_select $sb cleanup >"$tmp/fresh" || { cat "$tmp/fresh" >&2; exit 1; }
     "${sysbench[@]}" oltp_point_select $sb prepare >"$tmp/fresh" || { cat "$tmp/fresh" >&2; exit 1; }
   }
-  race sql-select sysbench "$(cat "$tmp/mariadb.pid")" parse_sysbench race-sql-select "$sql_url" fresh_sbtest sysbench_select
-  race sql-insert sysbench "$(cat "$tmp/mariadb.pid")" parse_sysbench race-sql-insert "$sql_url" fresh_sbtest sysbench_insert
+  race sql-select sysbench "$(cat "$tmp/mariadb.pid")" parse_sysbench race-sql-select "$sql_url" fresh_sbtest sysbench_select keep_tables
+  race sql-insert sysbench "$(cat "$tmp/mariadb.pid")" parse_sysbench race-sql-insert "$sql_url" fresh_sbtest sysbench_insert keep_tables
   floor_rows sql-select "$sql_url"
 fi
 
@@ -439,7 +457,7 @@ if wants postgres; then
     peer=(pgbench "${pg[@]}" -n -S -M prepared -c "$1" -j "$jobs" -t $((ops / $1 > 0 ? ops / $1 : 1)) -l --log-prefix="$tmp/pgbench_log" pgbench)
   }
   fresh_pgbench() { pgbench "${pg[@]}" -i -q -s 1 pgbench >/dev/null 2>&1; }
-  race pg-select pgbench "$(cat "$tmp/postgres.pid")" parse_pgbench race-pg-select "$pg_url" fresh_pgbench pgbench_select
+  race pg-select pgbench "$(cat "$tmp/postgres.pid")" parse_pgbench race-pg-select "$pg_url" fresh_pgbench pgbench_select keep_tables
   floor_rows pg-select "$pg_url"
 fi
 
@@ -466,8 +484,8 @@ if wants redis; then
     redis-cli "${cli[@]}" -n 5 FLUSHDB 2>/dev/null >"$tmp/fresh" || { cat "$tmp/fresh" >&2; exit 1; }
     redis-benchmark "${cli[@]}" --dbnum 5 -d 100 -r 100000 -n 300000 -c 50 -t set -q >"$tmp/fresh" 2>&1 || { cat "$tmp/fresh" >&2; exit 1; }
   }
-  race redis-get redis-benchmark "$(cat "$tmp/redis.pid")" parse_redis_benchmark race-redis-get "$redis_url" fresh_redis_keys redis_get
-  race redis-set redis-benchmark "$(cat "$tmp/redis.pid")" parse_redis_benchmark race-redis-set "$redis_url" fresh_redis_keys redis_set
+  race redis-get redis-benchmark "$(cat "$tmp/redis.pid")" parse_redis_benchmark race-redis-get "$redis_url" fresh_redis_keys redis_get keep_tables
+  race redis-set redis-benchmark "$(cat "$tmp/redis.pid")" parse_redis_benchmark race-redis-set "$redis_url" fresh_redis_keys redis_set keep_tables
   floor_rows redis-get "$redis_url"
 fi
 
@@ -504,7 +522,7 @@ EOF
   # leaves it out, as it leaves out hatshop's load.
   vold_read() { peer=(java -cp "$tmp/vperf/classes:$vold_cp" voldemort.performance.benchmark.Benchmark --url "tcp://$vold_host:$vold_port" --store-name bench --record-count 100000 --ops-count "$ops" -r 100 --threads "$1" --value-size 100); }
   fresh_vold() { :; }
-  race vold-read voldemort-bench "$(cat "$tmp/voldemort.pid")" parse_vold_benchmark race-vold-read "$vold_url" fresh_vold vold_read
+  race vold-read voldemort-bench "$(cat "$tmp/voldemort.pid")" parse_vold_benchmark race-vold-read "$vold_url" fresh_vold vold_read keep_tables
 fi
 
 printf 'commands (%d operations each, %d repeats at each in-flight count, alternating who goes first; -c and the peer'"'"'s count set to each of %s%s):\n' "$ops" "$repeats" "$conns" "${tls:+; over TLS, logging in with a password}"
