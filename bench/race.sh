@@ -275,9 +275,9 @@ record() {
   echo "$race $count $tool $line" >>"$tmp/rows"
 }
 
-# race NAME PEER SERVER_PID PARSER PRESET URL FRESH PEER_COMMAND_FN EMPTY: PEER_COMMAND_FN
-# COUNT fills the array `peer` with the peer's command at COUNT in flight; EMPTY runs
-# before each tool's round (empty_tables or keep_tables).
+# race NAME PEER SERVER_PID PARSER PRESET URL FRESH PEER_COMMAND_FN EMPTY:
+# PEER_COMMAND_FN COUNT fills the array `peer` with the peer's command at COUNT in
+# flight; EMPTY runs before each tool's round (empty_tables or keep_tables).
 race() {
   local name=$1 peer_name=$2 server=$3 parse=$4 preset=$5 url=$6 fresh=$7 command=$8 empty=$9
   "$command" "${counts[0]}"
