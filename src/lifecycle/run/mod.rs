@@ -40,7 +40,9 @@ use crate::report::html;
 use crate::result_dir::folder::{claim_result_folder, missing_folders, remove_folders};
 use crate::result_dir::{self, RunRecord, RunStatus};
 use crate::runner::faults::{self, Timeline};
-use crate::runner::{self, Progress, RunClock, RunContext, StopReason, StopSignal};
+use crate::runner::{
+    self, BeforeMeasuring, Progress, RunClock, RunContext, StopReason, StopSignal,
+};
 use crate::stats::Summary;
 use crate::verify::Verdict;
 use crate::workload::{EventSource, WarmupCount};
@@ -234,6 +236,29 @@ async fn linger(config: &RunConfig, metrics: metrics::Metrics, stop: &StopSignal
     metrics.linger(config.metrics_linger, stop).await;
 }
 
+/// What happens on the source's thread just before the first measured event: the
+/// server (one hatshop started) waited for until it settles, then what the load and
+/// warm-up came to put on disk.
+fn before_measuring(
+    config: &RunConfig,
+    run_json: &RunJson,
+    timed_warmup: &Option<WarmupCount>,
+    serving: &Option<crate::cluster::ServerRecord>,
+    stop: &Arc<StopSignal>,
+) -> BeforeMeasuring {
+    let settle = settle_server(
+        serving.as_ref(),
+        tokio::runtime::Handle::current(),
+        stop.clone(),
+    );
+    keep_unmeasured(
+        config.out_dir.clone(),
+        run_json.clone(),
+        timed_warmup.clone(),
+        settle,
+    )
+}
+
 /// The measured part: the runner, then every file of the folder; the metrics endpoint,
 /// still serving, where `--metrics` asked for one.
 async fn measure(
@@ -253,20 +278,8 @@ async fn measure(
     let serving = serving_server(config);
     let warmup_began = Arc::default();
     let (stream, timed_warmup) = stream_of(config, &warmup_began)?;
-    let phases = phase_clock(
-        serving.as_ref(),
-        warmup_began,
-        keep_unmeasured(
-            config.out_dir.clone(),
-            run_json.clone(),
-            timed_warmup.clone(),
-            settle_server(
-                serving.as_ref(),
-                tokio::runtime::Handle::current(),
-                stop.clone(),
-            ),
-        ),
-    );
+    let before_measuring = before_measuring(config, run_json, &timed_warmup, &serving, stop);
+    let phases = phase_clock(serving.as_ref(), warmup_began, before_measuring);
     let bar = show_progress(config, progress.clone(), phases.clone());
     if let Some(metrics) = &metrics {
         metrics.watch_phases(phases.clone());
