@@ -66,6 +66,41 @@ fn postgres_key_value_runs_go_over_hatshops_own_wire() {
     assert_eq!(kv_wire(&driver), "tokio-postgres");
 }
 
+/// What the load wrote is vacuumed and analyzed before measuring, as `pgbench -i`
+/// ends its load: the run says so in run.json, and the server's statistics show it.
+#[test]
+#[ignore = "needs a live PostgreSQL: ./test.sh starts one"]
+fn postgres_vacuums_the_loaded_tables_before_measuring() {
+    let _guard = lock(&POSTGRES);
+    let tmp = TempDir::new().unwrap();
+    let out = key_value_run(&tmp, &url("HATSHOP_TEST_POSTGRES"), &[]);
+    let tidied = &json(&out.join("run.json"))["unmeasured"]["tidied"];
+    assert_eq!(
+        tidied["done"], "VACUUM (ANALYZE) orders, line_items, kv",
+        "{tidied}"
+    );
+    assert!(tidied["took_s"].as_f64().unwrap() >= 0.0, "{tidied}");
+    assert!(tidied.get("failed").is_none(), "{tidied}");
+    // The run's setup made the table anew, so its statistics are this run's alone.
+    let (vacuums, analyzes) = tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let (client, connection) =
+            tokio_postgres::connect(&url("HATSHOP_TEST_POSTGRES"), tokio_postgres::NoTls)
+                .await
+                .unwrap();
+        tokio::spawn(connection);
+        let row = client
+            .query_one(
+                "SELECT vacuum_count, analyze_count FROM pg_stat_user_tables \
+                 WHERE relname = 'kv'",
+                &[],
+            )
+            .await
+            .unwrap();
+        (row.get::<_, i64>(0), row.get::<_, i64>(1))
+    });
+    assert_eq!((vacuums, analyzes), (1, 1));
+}
+
 /// `kv_table=pgbench_accounts`: records in pgbench's shape, over hatshop's own wire and,
 /// in a run with orders, through tokio-postgres, verified exactly; a value longer than
 /// pgbench's filler is refused before the run starts, in one line.

@@ -286,6 +286,14 @@ pub trait Store: BulkLoad + DbTiming + Send + Sync + 'static {
         async {}
     }
 
+    /// Tidies what the load and warm-up left in the store's tables, just before
+    /// measuring begins, where the server would otherwise do it in the background while
+    /// the measured operations run: what it did, for run.json, or `None` where the
+    /// store has nothing to tidy.
+    fn tidy_loaded(&self) -> impl Future<Output = Result<Option<&'static str>, DbError>> + Send {
+        async { Ok(None) }
+    }
+
     /// Ends every connection the way the server expects (MySQL's COM_QUIT): dropped
     /// unannounced, each is an `Aborted connection` warning in MariaDB's error log.
     fn close(&self) -> impl Future<Output = ()> + Send {

@@ -202,6 +202,10 @@ macro_rules! stores {
                 match self { $(AnyStore::$variant(db) => db.settle().await,)* }
             }
 
+            async fn tidy_loaded(&self) -> Result<Option<&'static str>, DbError> {
+                match self { $(AnyStore::$variant(db) => db.tidy_loaded().await,)* }
+            }
+
             fn holds_data(&self) -> bool {
                 match self { $(AnyStore::$variant(db) => db.holds_data(),)* }
             }

@@ -204,6 +204,23 @@ pub struct UnmeasuredRecord {
     /// started the server and can read it (Cassandra).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_work: Option<ServerWork>,
+    /// What the store did with what the load left in its tables, just before measuring
+    /// (PostgreSQL's VACUUM (ANALYZE)), where it has such work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tidied: Option<Tidied>,
+}
+
+/// The store's tidying of its loaded tables before measuring.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Tidied {
+    /// How long it took, or ran until it failed.
+    pub took_s: f64,
+    /// What it ran, when it finished ("VACUUM (ANALYZE) orders, line_items, kv").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub done: Option<String>,
+    /// Why it did not finish (an error, its deadline): measuring began anyway.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
 }
 
 /// The background work (Cassandra's flushes and compactions) of a server hatshop

@@ -16,6 +16,7 @@ mod pool;
 mod rows;
 mod statement_times;
 mod tls;
+mod vacuum;
 mod wire;
 
 use std::collections::BTreeMap;
@@ -365,6 +366,11 @@ impl Store for PostgresStore {
     async fn use_existing(&self) -> Result<(), DbError> {
         self.check_owned().await?;
         self.prepare_everywhere().await
+    }
+
+    /// VACUUM (ANALYZE) of hatshop's tables (`vacuum`).
+    async fn tidy_loaded(&self) -> Result<Option<&'static str>, DbError> {
+        vacuum::vacuum_loaded(self).await.map(Some)
     }
 
     async fn check_owned(&self) -> Result<Marker, DbError> {

@@ -6,6 +6,7 @@ use std::time::SystemTime;
 
 use super::super::run_json::RunJson;
 use super::server_settled::SettleServer;
+use super::tidy_loaded::TidyLoaded;
 use crate::files::write_csv;
 use crate::result_dir::{self, UnmeasuredRecord};
 use crate::runner::{BeforeMeasuring, FailedWrite, Unmeasured};
@@ -13,17 +14,20 @@ use crate::stamp::rfc3339;
 use crate::workload::{EventSource, WarmupCount};
 
 /// What the load and warm-up came to, put on disk before any measured operation,
-/// once the server has finished what the load left it (`settle`): their failed
-/// writes into failed_writes.csv, then into run.json the seq every lane had applied,
-/// a timed warm-up's count and the server's work left. A run killed while measuring
+/// once the store has tidied its loaded tables (`tidy`) and the server has finished
+/// what the load left it (`settle`): their failed writes into failed_writes.csv, then
+/// into run.json the seq every lane had applied, a timed warm-up's count, the tidying
+/// and the server's work left. A run killed while measuring
 /// is verified from there; a run that cannot write them does not measure.
 pub(super) fn keep_unmeasured(
     dir: PathBuf,
     run_json: RunJson,
     timed_warmup: Option<WarmupCount>,
+    tidy: TidyLoaded,
     settle: SettleServer,
 ) -> BeforeMeasuring {
     Box::new(move |unmeasured: &Unmeasured| {
+        let tidied = tidy();
         let server_work = settle();
         let cannot = |e: anyhow::Error| {
             format!("cannot keep what the load did on disk before measuring: {e:#}")
@@ -40,6 +44,7 @@ pub(super) fn keep_unmeasured(
             failed_writes: unmeasured.failed_writes.len() as u64,
             at: rfc3339(SystemTime::now()),
             server_work,
+            tidied,
         };
         let warmup = timed_warmup.as_ref().map(WarmupCount::get);
         run_json

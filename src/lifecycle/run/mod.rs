@@ -12,6 +12,7 @@ mod progress;
 mod server_settled;
 mod setup;
 mod terminal;
+mod tidy_loaded;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -24,6 +25,7 @@ use self::progress::show_progress;
 use self::server_settled::settle_server;
 use self::setup::{fault_timeline, phase_clock, plan_of, start_op_log, stream_of};
 use self::terminal::{print_result, say_running};
+use self::tidy_loaded::tidy_loaded;
 use super::db_time;
 use super::reach::connect_and_set_up;
 use super::record::{initial_record, serving_server};
@@ -237,15 +239,22 @@ async fn linger(config: &RunConfig, metrics: metrics::Metrics, stop: &StopSignal
 }
 
 /// What happens on the source's thread just before the first measured event: the
-/// server (one hatshop started) waited for until it settles, then what the load and
-/// warm-up came to put on disk.
+/// store's loaded tables tidied, the server (one hatshop started) waited for until it
+/// settles, then what the load and warm-up came to put on disk.
 fn before_measuring(
     config: &RunConfig,
+    store: &Arc<AnyStore>,
     run_json: &RunJson,
     timed_warmup: &Option<WarmupCount>,
     serving: &Option<crate::cluster::ServerRecord>,
     stop: &Arc<StopSignal>,
 ) -> BeforeMeasuring {
+    // A shard's tables are the other shards' too, which may be measuring by then.
+    let tidy = tidy_loaded(
+        config.shard.is_none().then(|| store.clone()),
+        tokio::runtime::Handle::current(),
+        stop.clone(),
+    );
     let settle = settle_server(
         serving.as_ref(),
         tokio::runtime::Handle::current(),
@@ -255,6 +264,7 @@ fn before_measuring(
         config.out_dir.clone(),
         run_json.clone(),
         timed_warmup.clone(),
+        tidy,
         settle,
     )
 }
@@ -278,7 +288,8 @@ async fn measure(
     let serving = serving_server(config);
     let warmup_began = Arc::default();
     let (stream, timed_warmup) = stream_of(config, &warmup_began)?;
-    let before_measuring = before_measuring(config, run_json, &timed_warmup, &serving, stop);
+    let before_measuring =
+        before_measuring(config, &store, run_json, &timed_warmup, &serving, stop);
     let phases = phase_clock(serving.as_ref(), warmup_began, before_measuring);
     let bar = show_progress(config, progress.clone(), phases.clone());
     if let Some(metrics) = &metrics {
