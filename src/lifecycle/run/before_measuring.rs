@@ -17,8 +17,8 @@ use crate::workload::{EventSource, WarmupCount};
 /// once the store has tidied its loaded tables (`tidy`) and the server has finished
 /// what the load left it (`settle`): their failed writes into failed_writes.csv, then
 /// into run.json the seq every lane had applied, a timed warm-up's count, the tidying
-/// and the server's work left. A run killed while measuring
-/// is verified from there; a run that cannot write them does not measure.
+/// and the server's work left. A run killed while measuring is verified from there; a
+/// run that cannot write them does not measure.
 pub(super) fn keep_unmeasured(
     dir: PathBuf,
     run_json: RunJson,
