@@ -257,10 +257,10 @@ EOF
   rm -rf "$out"
 }
 
-# measure_floor URL CONNS LAYOUT: "ops_s nan nan cpu_us nan nan nan ops nan".
+# measure_floor URL CONNS LAYOUT RECORDS: "ops_s nan nan cpu_us nan nan nan ops nan".
 measure_floor() {
   local line
-  line=$(timeout "$limit" "$floor" "$1" "$2" "$ops" "$3") || exit 1
+  line=$(timeout "$limit" "$floor" "$1" "$2" "$ops" "$3" notes "$4") || exit 1
   read -r ops_s cpu <<<"$line"
   echo "$ops_s nan nan $cpu nan nan nan $ops nan"
 }
@@ -353,13 +353,14 @@ pair() {
 # keep_tables: each tool's tables stay on the server through the other's round.
 keep_tables() { :; }
 
-# floor NAME URL: the floor's rows for race NAME at each count.
+# floor NAME URL RECORDS: the floor's rows for race NAME at each count, reading a
+# table of as many records as the race's.
 floor_rows() {
   for count in "${counts[@]}"; do
     step "$1: the floor at $count in flight"
-    record "$1" "$count" "floor:1" measure_floor "$2" "$count" shared:1
-    record "$1" "$count" "floor:N" measure_floor "$2" "$count" shared
-    record "$1" "$count" "floor:T" measure_floor "$2" "$count" spread
+    record "$1" "$count" "floor:1" measure_floor "$2" "$count" shared:1 "$3"
+    record "$1" "$count" "floor:N" measure_floor "$2" "$count" shared "$3"
+    record "$1" "$count" "floor:T" measure_floor "$2" "$count" spread "$3"
   done
 }
 
@@ -386,7 +387,7 @@ if wants cassandra; then
   }
   race cql-insert latte "$(cat "$tmp/cassandra.pid")" parse_latte race-cql-insert "$cql_url" fresh_cql_table latte_insert empty_tables
   race cql-read latte "$(cat "$tmp/cassandra.pid")" parse_latte race-cql-read "$cql_url" fresh_cql_rows latte_read empty_tables
-  floor_rows cql-read "$cql_url"
+  floor_rows cql-read "$cql_url" 300000
 fi
 
 if wants mariadb; then
@@ -428,7 +429,7 @@ if wants mariadb; then
   }
   race sql-select sysbench "$(cat "$tmp/mariadb.pid")" parse_sysbench race-sql-select "$sql_url" fresh_sbtest sysbench_select keep_tables
   race sql-insert sysbench "$(cat "$tmp/mariadb.pid")" parse_sysbench race-sql-insert "$sql_url" fresh_sbtest sysbench_insert keep_tables
-  floor_rows sql-select "$sql_url"
+  floor_rows sql-select "$sql_url" 100000
 fi
 
 if wants postgres; then
@@ -458,7 +459,7 @@ if wants postgres; then
   }
   fresh_pgbench() { pgbench "${pg[@]}" -i -q -s 1 pgbench >/dev/null 2>&1; }
   race pg-select pgbench "$(cat "$tmp/postgres.pid")" parse_pgbench race-pg-select "$pg_url" fresh_pgbench pgbench_select keep_tables
-  floor_rows pg-select "$pg_url"
+  floor_rows pg-select "$pg_url" 100000
 fi
 
 if wants redis; then
@@ -486,7 +487,7 @@ if wants redis; then
   }
   race redis-get redis-benchmark "$(cat "$tmp/redis.pid")" parse_redis_benchmark race-redis-get "$redis_url" fresh_redis_keys redis_get keep_tables
   race redis-set redis-benchmark "$(cat "$tmp/redis.pid")" parse_redis_benchmark race-redis-set "$redis_url" fresh_redis_keys redis_set keep_tables
-  floor_rows redis-get "$redis_url"
+  floor_rows redis-get "$redis_url" 100000
 fi
 
 if wants voldemort; then
