@@ -82,23 +82,11 @@ fn postgres_vacuums_the_loaded_tables_before_measuring() {
     assert!(tidied["took_s"].as_f64().unwrap() >= 0.0, "{tidied}");
     assert!(tidied.get("failed").is_none(), "{tidied}");
     // The run's setup made the table anew, so its statistics are this run's alone.
-    let (vacuums, analyzes) = tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let (client, connection) =
-            tokio_postgres::connect(&url("HATSHOP_TEST_POSTGRES"), tokio_postgres::NoTls)
-                .await
-                .unwrap();
-        tokio::spawn(connection);
-        let row = client
-            .query_one(
-                "SELECT vacuum_count, analyze_count FROM pg_stat_user_tables \
-                 WHERE relname = 'kv'",
-                &[],
-            )
-            .await
-            .unwrap();
-        (row.get::<_, i64>(0), row.get::<_, i64>(1))
-    });
-    assert_eq!((vacuums, analyzes), (1, 1));
+    let counts = postgres_rows(
+        "SELECT vacuum_count, analyze_count FROM pg_stat_user_tables WHERE relname = 'kv'",
+    );
+    let counts: Vec<(i64, i64)> = counts.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(counts, [(1, 1)]);
 }
 
 /// `kv_table=pgbench_accounts`: records in pgbench's shape, over hatshop's own wire and,
@@ -125,24 +113,13 @@ fn postgres_pgbench_shape_holds_the_records_and_refuses_longer_values() {
     let verify = json(&both.join("verify.json"));
     assert!(verify["keys_found"].as_u64().unwrap() >= 300, "{verify}");
 
-    let columns = tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let (client, connection) =
-            tokio_postgres::connect(&url("HATSHOP_TEST_POSTGRES"), tokio_postgres::NoTls)
-                .await
-                .unwrap();
-        tokio::spawn(connection);
-        let rows = client
-            .query(
-                "SELECT column_name::text, data_type::text FROM information_schema.columns \
-                 WHERE table_name = 'kv' ORDER BY ordinal_position",
-                &[],
-            )
-            .await
-            .unwrap();
-        rows.iter()
-            .map(|r| format!("{} {}", r.get::<_, String>(0), r.get::<_, String>(1)))
-            .collect::<Vec<_>>()
-    });
+    let columns: Vec<String> = postgres_rows(
+        "SELECT column_name::text, data_type::text FROM information_schema.columns \
+         WHERE table_name = 'kv' ORDER BY ordinal_position",
+    )
+    .iter()
+    .map(|r| format!("{} {}", r.get::<_, String>(0), r.get::<_, String>(1)))
+    .collect();
     assert_eq!(
         columns,
         [
@@ -175,6 +152,18 @@ fn redis_key_value_runs_go_over_hatshops_own_wire() {
     assert_eq!(kv_wire(&orders), "redis-rs");
     let driver = key_value_run(&tmp, &db, &["--kv-wire", "redis-rs"]);
     assert_eq!(kv_wire(&driver), "redis-rs");
+}
+
+/// The rows `sql` reads from the suite's PostgreSQL, asked the server directly.
+fn postgres_rows(sql: &str) -> Vec<tokio_postgres::Row> {
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let (client, connection) =
+            tokio_postgres::connect(&url("HATSHOP_TEST_POSTGRES"), tokio_postgres::NoTls)
+                .await
+                .unwrap();
+        tokio::spawn(connection);
+        client.query(sql, &[]).await.unwrap()
+    })
 }
 
 /// A verified run of writes, rewrites and reads on 500 keys, 4 in flight.

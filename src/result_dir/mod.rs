@@ -215,12 +215,19 @@ pub struct UnmeasuredRecord {
 pub struct Tidied {
     /// How long it took, or ran until it failed.
     pub took_s: f64,
-    /// What it ran, when it finished ("VACUUM (ANALYZE) orders, line_items, kv").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub done: Option<String>,
+    /// Beside `took_s` in run.json: `done` or `failed`.
+    #[serde(flatten)]
+    pub outcome: TidyOutcome,
+}
+
+/// How the tidying ended.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub enum TidyOutcome {
+    /// What it ran ("VACUUM (ANALYZE) orders, line_items, kv").
+    Done(String),
     /// Why it did not finish (an error, its deadline): measuring began anyway.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failed: Option<String>,
+    Failed(String),
 }
 
 /// The background work (Cassandra's flushes and compactions) of a server hatshop

@@ -87,6 +87,15 @@ impl StopSignal {
         let _ = rx.wait_for(|&stopped| stopped).await;
     }
 
+    /// `work`'s output, or `None` once `stop` has been called first (the work is then
+    /// dropped where it stands).
+    pub async fn unless_stopped<T>(&self, work: impl Future<Output = T>) -> Option<T> {
+        tokio::select! {
+            done = work => Some(done),
+            _ = self.stopped() => None,
+        }
+    }
+
     /// Resolves once the run is stopped by Ctrl-C, SIGTERM or a failure (never by
     /// its deadline alone): for work that should finish after a normal end.
     pub async fn interrupted(&self) {

@@ -37,12 +37,7 @@ pub(super) fn settle_server(
     let nodes = serving.and_then(thread_pools::nodes_of);
     Box::new(move || {
         let nodes = nodes.clone()?;
-        let settled = runtime.block_on(async {
-            tokio::select! {
-                settled = settle(nodes, SETTLE_LIMIT) => Some(settled),
-                _ = stop.stopped() => None,
-            }
-        })?;
+        let settled = runtime.block_on(stop.unless_stopped(settle(nodes, SETTLE_LIMIT)))?;
         match settled {
             Settled::Quiet(took) => {
                 if took >= Duration::from_secs(1) {

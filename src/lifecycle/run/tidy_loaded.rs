@@ -10,7 +10,7 @@ use tokio::runtime::Handle;
 
 use crate::console::note;
 use crate::db::{AnyStore, Store};
-use crate::result_dir::Tidied;
+use crate::result_dir::{Tidied, TidyOutcome};
 use crate::runner::StopSignal;
 
 /// The longest a run waits for it, a little past the server's own limit on the work
@@ -33,35 +33,24 @@ pub(super) fn tidy_loaded(
     Box::new(move || {
         let store = store.as_ref()?;
         let began = Instant::now();
-        let answer = runtime.block_on(async {
-            tokio::select! {
-                answer = tokio::time::timeout(TIDY_LIMIT, store.tidy_loaded()) => Some(answer),
-                _ = stop.stopped() => None,
-            }
-        })?;
+        // The timer is made inside the runtime: this thread is not one of its own.
+        let tidying = async { tokio::time::timeout(TIDY_LIMIT, store.tidy_loaded()).await };
+        let answer = runtime.block_on(stop.unless_stopped(tidying))?;
         let took_s = began.elapsed().as_secs_f64();
-        let failed = |why: String| {
-            note!("the store's tables were not tidied before measuring ({why}): measuring anyway");
-            Some(Tidied {
-                took_s,
-                done: None,
-                failed: Some(why),
-            })
-        };
-        match answer {
-            Ok(Ok(None)) => None,
+        let outcome = match answer {
+            Ok(Ok(None)) => return None,
             Ok(Ok(Some(done))) => {
                 if took_s >= 1.0 {
                     note!("{done} took {took_s:.1} s before measuring");
                 }
-                Some(Tidied {
-                    took_s,
-                    done: Some(done.to_string()),
-                    failed: None,
-                })
+                TidyOutcome::Done(done.to_string())
             }
-            Ok(Err(e)) => failed(e.message),
-            Err(_) => failed(format!("no answer within {} s", TIDY_LIMIT.as_secs())),
+            Ok(Err(e)) => TidyOutcome::Failed(e.message),
+            Err(_) => TidyOutcome::Failed(format!("no answer within {} s", TIDY_LIMIT.as_secs())),
+        };
+        if let TidyOutcome::Failed(why) = &outcome {
+            note!("the store's tables were not tidied before measuring ({why}): measuring anyway");
         }
+        Some(Tidied { took_s, outcome })
     })
 }
