@@ -34,8 +34,13 @@
 # ops), client peak RSS, server CPU µs/op (/proc of the server process), and hatshop ÷
 # peer; then the floor, what the store's own client code costs per read with nothing
 # around it (bench/floor.rs, on one runtime thread, on a runtime of one thread per
-# core, and spread over a thread per core with an event loop each). The command lines
-# are printed first.
+# core, and spread over a thread per core with an event loop each); then, where both
+# tools ran two rounds or more with the server's CPU read, hatshop ÷ peer in client CPU
+# per operation at the same server CPU per operation: a round's client CPU follows what
+# the server spent on it that round (on two shared cores the server's cost per
+# operation moves by more than the tools' gap between rounds), so both tools' long
+# rounds are fitted as client = a + b × server, one slope for both, and read at the
+# median server figure. The command lines are printed first.
 #
 # Where the numbers come from: a peer's CPU and RSS are its whole process (GNU time);
 # its server CPU is the server's /proc delta around it, less what the same command
@@ -553,6 +558,24 @@ def steady(tools, tool, field):
     figure = cpu * 1e6 / ops
     doubtful = len(rounds) < 2 or figure <= 0 or max(rounds) - min(rounds) > 0.25 * figure
     return figure, doubtful
+def same_server_cost(hatshop, peer):
+    """hatshop ÷ peer in client CPU per operation at the same server CPU per operation: a
+    round's client CPU follows what the server spent on it that round, so both tools'
+    long rounds are fitted as client = a_tool + b × server, one slope for both, and read
+    at the median of their rounds' server figures. None without two rounds a tool,
+    server figures, or a spread of them to fit."""
+    groups = [[(r[5], r[3]) for r in runs] for runs in (hatshop, peer)]
+    if any(len(g) < 2 or any(math.isnan(x) for x, _ in g) for g in groups):
+        return None
+    means = [(statistics.fmean(x for x, _ in g), statistics.fmean(y for _, y in g)) for g in groups]
+    sxx = sum((x - mx) ** 2 for g, (mx, _) in zip(groups, means) for x, _ in g)
+    sxy = sum((x - mx) * (y - my) for g, (mx, my) in zip(groups, means) for x, y in g)
+    if sxx <= 0:
+        return None
+    slope = sxy / sxx
+    at = statistics.median(x for g in groups for x, _ in g)
+    hatshop_at, peer_at = (my + slope * (at - mx) for mx, my in means)
+    return (hatshop_at / peer_at, at, slope) if peer_at > 0 else None
 def show(v, doubtful):
     mark = "?" if doubtful else " "
     return f"{v:>11}{mark}" if math.isnan(v) else f"{v:>11,.1f}{mark}"
@@ -577,6 +600,11 @@ for race, by_count in rows.items():
                 rounds = [h[0] / p[0] for h, p in zip(tools["hatshop"], tools[peer_tool])]
                 spread = f"{min(rounds):.2f}–{max(rounds):.2f} ×"
             print(f"{count:>9} {tool:<15} " + " ".join(show(v, d) for v, d in zip(m, doubts[tool])) + f" {ratio:>41}  {spread:>14}")
+        same = peer_tool and "hatshop" in tools and same_server_cost(tools["hatshop"], tools[peer_tool])
+        if same:
+            ratio, at, slope = same
+            print(f"{count:>9} at the same server cost ({at:.1f} µs/op; client = a + {slope:.2f} × server"
+                  f" over both tools' rounds): hatshop ÷ {peer_tool} {ratio:.2f} × in client µs/op")
 print("\nmedians of the repeats; ops/s, p50, p99 as each tool reports them (Voldemort's tool")
 print("in whole milliseconds); client µs/op: hatshop's measured window, the peer's whole")
 print("process; steady client and server: the client's whole process, and the server around")
@@ -587,4 +615,7 @@ print("own client code reading with nothing around it, on one runtime thread, on
 print("core, and on a thread per core with an event loop each; ? marks a steady figure that")
 print("rests on too little: one round, or rounds whose own figures (each long round less")
 print("the short round beside it) spread by more than a quarter of the median")
+print("at the same server cost: each round's client CPU follows what the server spent on")
+print("it that round; both tools' rounds fitted as client µs/op = a + b × server µs/op, one")
+print("slope for both, and each tool's line read at the median of their server figures")
 EOF
