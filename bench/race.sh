@@ -40,7 +40,8 @@
 # the server spent on it that round (on two shared cores the server's cost per
 # operation moves by more than the tools' gap between rounds), so both tools' long
 # rounds are fitted as client = a + b × server, one slope for both, and read at the
-# median server figure. The command lines are printed first.
+# median server figure (? when a tool's rounds, moved along the slope to it, still
+# spread by more than a quarter of their median). The command lines are printed first.
 #
 # Where the numbers come from: a peer's CPU and RSS are its whole process (GNU time);
 # its server CPU is the server's /proc delta around it, less what the same command
@@ -562,8 +563,10 @@ def same_server_cost(hatshop, peer):
     """hatshop ÷ peer in client CPU per operation at the same server CPU per operation: a
     round's client CPU follows what the server spent on it that round, so both tools'
     long rounds are fitted as client = a_tool + b × server, one slope for both, and read
-    at the median of their rounds' server figures. None without two rounds a tool,
-    server figures, or a spread of them to fit."""
+    at the median of their rounds' server figures; doubtful, as a steady figure is, when
+    either tool's rounds, each moved along the slope to that server figure, spread by
+    more than a quarter of their median. None without two rounds a tool, server
+    figures, or a spread of them to fit."""
     groups = [[(r[5], r[3]) for r in runs] for runs in (hatshop, peer)]
     if any(len(g) < 2 or any(math.isnan(x) for x, _ in g) for g in groups):
         return None
@@ -575,7 +578,9 @@ def same_server_cost(hatshop, peer):
     slope = sxy / sxx
     at = statistics.median(x for g in groups for x, _ in g)
     hatshop_at, peer_at = (my + slope * (at - mx) for mx, my in means)
-    return (hatshop_at / peer_at, at, slope) if peer_at > 0 else None
+    moved = [[y + slope * (at - x) for x, y in g] for g in groups]
+    doubtful = any(max(m) - min(m) > 0.25 * statistics.median(m) for m in moved)
+    return (hatshop_at / peer_at, doubtful, at, slope) if peer_at > 0 else None
 def show(v, doubtful):
     mark = "?" if doubtful else " "
     return f"{v:>11}{mark}" if math.isnan(v) else f"{v:>11,.1f}{mark}"
@@ -602,9 +607,10 @@ for race, by_count in rows.items():
             print(f"{count:>9} {tool:<15} " + " ".join(show(v, d) for v, d in zip(m, doubts[tool])) + f" {ratio:>41}  {spread:>14}")
         same = peer_tool and "hatshop" in tools and same_server_cost(tools["hatshop"], tools[peer_tool])
         if same:
-            ratio, at, slope = same
+            ratio, doubtful, at, slope = same
             print(f"{count:>9} at the same server cost ({at:.1f} µs/op; client = a + {slope:.2f} × server"
-                  f" over both tools' rounds): hatshop ÷ {peer_tool} {ratio:.2f} × in client µs/op")
+                  f" over both tools' rounds): hatshop ÷ {peer_tool} {ratio:.2f} ×{'?' if doubtful else ''}"
+                  " in client µs/op")
 print("\nmedians of the repeats; ops/s, p50, p99 as each tool reports them (Voldemort's tool")
 print("in whole milliseconds); client µs/op: hatshop's measured window, the peer's whole")
 print("process; steady client and server: the client's whole process, and the server around")
@@ -617,5 +623,7 @@ print("rests on too little: one round, or rounds whose own figures (each long ro
 print("the short round beside it) spread by more than a quarter of the median")
 print("at the same server cost: each round's client CPU follows what the server spent on")
 print("it that round; both tools' rounds fitted as client µs/op = a + b × server µs/op, one")
-print("slope for both, and each tool's line read at the median of their server figures")
+print("slope for both, and each tool's line read at the median of their server figures;")
+print("? when either tool's rounds, moved along the slope to it, spread by more than a")
+print("quarter of their median")
 EOF
