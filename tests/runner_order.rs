@@ -19,6 +19,7 @@ fn plan(lanes: usize, check_reads: bool) -> RunPlan {
     RunPlan {
         concurrency: lanes,
         lane_threads: 0,
+        load_batch: 1000,
         pace: Pace::ClosedLoop,
         max_duration: None,
         floor: None,

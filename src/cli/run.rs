@@ -218,6 +218,12 @@ pub struct RunArgs {
     /// store's choice for the concurrency, see docs/workloads.md].
     #[arg(long, value_name = "N", value_parser = count::<usize>)]
     pub lane_threads: Option<usize>,
+    /// Orders or records each lane writes at once in the initial load, through the
+    /// store's bulk path (PostgreSQL's COPY, MariaDB's multi-row INSERT, Redis's
+    /// pipeline, SQLite's one transaction, Cassandra's and Voldemort's many writes in
+    /// flight); 1 writes them one at a time.
+    #[arg(long, value_name = "ROWS", value_parser = positive_count::<usize>, default_value_t = crate::db::DEFAULT_LOAD_BATCH)]
+    pub load_batch: usize,
     #[command(flatten)]
     pub runtime: RuntimeArgs,
     #[command(flatten)]

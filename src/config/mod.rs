@@ -76,6 +76,8 @@ pub struct RunConfig {
     /// `--lane-threads`: threads of their own the lanes run on (0: tasks of the shared
     /// runtime; `None`: the store's choice).
     pub lane_threads: Option<usize>,
+    /// `--load-batch`: orders or records a lane writes at once in the initial load.
+    pub load_batch: usize,
     pub max_duration: Option<Duration>,
     /// `--min-duration`: the count and time the measured phase lasts at least (the
     /// stream then has no end of its own).
@@ -230,6 +232,7 @@ impl RunConfig {
             settings,
             concurrency,
             lane_threads: args.lane_threads,
+            load_batch: args.load_batch,
             max_duration,
             floor,
             warmup_time,

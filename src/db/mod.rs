@@ -13,6 +13,7 @@ mod classify;
 mod error;
 #[cfg(test)]
 mod fuzz;
+mod initial_load;
 mod ownership;
 mod peer_table;
 mod settings;
@@ -51,6 +52,10 @@ pub use call_notes::{
     traced, tracing_wanted,
 };
 pub use error::{DbError, ErrorKind};
+pub use initial_load::{
+    DEFAULT_LOAD_BATCH, InitialBatch, LOAD_BATCH_BYTES, LOAD_REQUESTS_IN_FLIGHT, by_single_writes,
+    partly_written,
+};
 pub use ownership::{Marker, Ownership};
 pub use settings::{
     RENAMED as RENAMED_SETTINGS, Setting, Settings, Value, current_name as current_setting_name,
@@ -266,6 +271,17 @@ pub trait Store: BulkLoad + DbTiming + Send + Sync + 'static {
 
     /// Removes a key.
     fn kv_delete(&self, key: &KeyText) -> impl Future<Output = Result<Applied, DbError>> + Send;
+
+    /// Writes a batch of the initial load through the store's bulk path: all or nothing
+    /// where that path is one statement or transaction; where it is not, a failure
+    /// comes back as an unknown outcome ([`partly_written`]). The default sends the
+    /// batch's rows as single writes, `batch.in_flight` at a time.
+    fn load_initial(
+        &self,
+        batch: &InitialBatch<'_>,
+    ) -> impl Future<Output = Result<(), DbError>> + Send {
+        by_single_writes(self, batch)
+    }
 
     /// Reads every order and line item back, for `verify`.
     fn snapshot(&self) -> impl Future<Output = Result<Snapshot, DbError>> + Send;

@@ -185,6 +185,10 @@ macro_rules! stores {
                 match self { $(AnyStore::$variant(db) => Box::pin(db.kv_delete(key)).await,)* }
             }
 
+            async fn load_initial(&self, batch: &InitialBatch<'_>) -> Result<(), DbError> {
+                match self { $(AnyStore::$variant(db) => Box::pin(db.load_initial(batch)).await,)* }
+            }
+
             async fn snapshot(&self) -> Result<Snapshot, DbError> {
                 match self { $(AnyStore::$variant(db) => db.snapshot().await,)* }
             }

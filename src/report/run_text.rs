@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use crate::numbers::thousands;
 use crate::result_dir::RunRecord;
 use crate::stats::Summary;
 use crate::workload::EventSource;
@@ -57,6 +58,9 @@ pub fn render(
             verdict.threshold, verdict.said
         );
     }
+    if let Some(load) = record.unmeasured.as_ref().and_then(|u| u.load.as_ref()) {
+        let _ = writeln!(out, "{}", load_line(load));
+    }
     if let Some(client) = &record.client {
         let (line, warnings) = client.report(&record.database.store.name, in_process(record));
         let _ = writeln!(out, "{line}");
@@ -68,6 +72,17 @@ pub fn render(
         let _ = writeln!(out, "{}", server.describe());
     }
     out
+}
+
+/// The initial load in one line: its rows, time and rate, and its batches.
+pub fn load_line(load: &crate::result_dir::LoadRecord) -> String {
+    format!(
+        "load (before measuring, not in the latencies above): {} rows in {} = {} rows/s, in batches of {} rows per lane",
+        thousands(load.rows),
+        crate::numbers::elapsed_text(load.took_s),
+        thousands(load.rows_per_s.round() as u64),
+        thousands(load.batch as u64)
+    )
 }
 
 /// The seed of a generated stream, or where a replayed one came from.

@@ -208,6 +208,19 @@ pub struct UnmeasuredRecord {
     /// (PostgreSQL's VACUUM (ANALYZE)), where it has such work.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tidied: Option<Tidied>,
+    /// The initial load, where the stream had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<LoadRecord>,
+}
+
+/// How the initial load went: its rows (orders and records), how long every lane took
+/// to write them, and the batches they went in (`--load-batch`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LoadRecord {
+    pub rows: u64,
+    pub took_s: f64,
+    pub rows_per_s: f64,
+    pub batch: usize,
 }
 
 /// The store's tidying of its loaded tables before measuring.

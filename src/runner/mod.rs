@@ -35,9 +35,11 @@ use crate::stats::{IntervalCollector, RunStats, total};
 use crate::workload::EventType;
 
 pub use expect::Expectations;
-pub use lane::UNLOGGED_PER_LANE;
+pub use lane::{LoadBatching, UNLOGGED_PER_LANE};
 pub use lane_threads::LaneThreads;
-pub use phase_clock::{BeforeMeasuring, PhaseClock, UNMEASURED_FAILURES_TOLERATED, Unmeasured};
+pub use phase_clock::{
+    BeforeMeasuring, LoadTook, PhaseClock, UNMEASURED_FAILURES_TOLERATED, Unmeasured,
+};
 pub use plan::{Dealing, Dealt, MeasureFloor, Pace, RunPlan, Shard, lane_of};
 pub use progress::{IntervalLatency, Progress};
 pub use source::EventStream;
@@ -276,6 +278,12 @@ fn spawn_lanes<D: Store>(
                 trace_sample: plan.trace_sample,
                 traced: shared.traced.clone(),
                 spent: spent.clone(),
+                load: LoadBatching {
+                    rows: plan.load_batch.max(1),
+                    in_flight: (crate::db::LOAD_REQUESTS_IN_FLIGHT / plan.concurrency.max(1))
+                        .max(1),
+                },
+                runtime: Handle::current(),
             },
             cx.stop.subscribe(),
             watch,

@@ -25,6 +25,17 @@ pub struct Unmeasured {
     pub first_error: Option<String>,
     /// The writes among them that failed (what `verify` must know).
     pub failed_writes: Vec<FailedWrite>,
+    /// The initial load, where the stream has one: its operations and how long every
+    /// lane took to apply them.
+    pub load: Option<LoadTook>,
+}
+
+/// How long the initial load took, from its first event handed out until every lane
+/// had applied the last.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadTook {
+    pub operations: u64,
+    pub took: std::time::Duration,
 }
 
 impl Unmeasured {
@@ -52,6 +63,10 @@ pub type BeforeMeasuring = Box<dyn Fn(&Unmeasured) -> Result<(), String> + Send 
 /// When phases began, shared by the lanes and the source.
 #[derive(Default)]
 pub struct PhaseClock {
+    /// When the first load event was handed out.
+    pub load: OnceLock<Instant>,
+    /// When every lane had applied the load, and the operations applied by then.
+    pub loaded: OnceLock<(Instant, u64)>,
     /// Shared with a warm-up given as a time, which ends that long after it.
     pub warmup: Arc<OnceLock<Instant>>,
     pub measure: OnceLock<Instant>,

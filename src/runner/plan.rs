@@ -76,6 +76,9 @@ pub struct RunPlan {
     pub concurrency: usize,
     /// Threads of their own the lanes run on (0: tasks of the calling runtime).
     pub lane_threads: usize,
+    /// Orders or records a lane writes at once through the store's bulk path in the
+    /// initial load (`--load-batch`).
+    pub load_batch: usize,
     pub pace: Pace,
     /// Stop the measured phase (and a warm-up) after this long, even if events remain.
     pub max_duration: Option<Duration>,

@@ -11,7 +11,7 @@ use tokio::runtime::Handle;
 use tokio::sync::{Barrier, mpsc};
 
 use super::FailedWrite;
-use super::phase_clock::{PhaseClock, Unmeasured};
+use super::phase_clock::{LoadTook, PhaseClock, Unmeasured};
 use super::plan::{Dealing, MeasureFloor};
 use super::progress::Progress;
 use super::races::Races;
@@ -145,6 +145,13 @@ impl Source {
                     complete = false;
                     break;
                 }
+                if phase == Phase::Load && self.phases.load.get().is_some() {
+                    let applied = self
+                        .progress
+                        .applied
+                        .load(std::sync::atomic::Ordering::Relaxed);
+                    let _ = self.phases.loaded.set((Instant::now(), applied));
+                }
                 phase = event.phase;
                 slot = 0;
             }
@@ -199,7 +206,9 @@ impl Source {
     /// measuring must not begin.
     fn mark(&self, phase: Phase, last_unmeasured: Option<u64>) -> Result<(), String> {
         match phase {
-            Phase::Load => {}
+            Phase::Load => {
+                self.phases.load.get_or_init(Instant::now);
+            }
             Phase::Warmup => {
                 self.phases.warmup.get_or_init(Instant::now);
             }
@@ -242,6 +251,13 @@ impl Source {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .clone(),
+            load: match (self.phases.load.get(), self.phases.loaded.get()) {
+                (Some(began), Some((ended, operations))) => Some(LoadTook {
+                    operations: *operations,
+                    took: ended.saturating_duration_since(*began),
+                }),
+                _ => None,
+            },
         }
     }
 

@@ -28,6 +28,7 @@ mod connect;
 mod conns;
 mod db_time;
 mod errors;
+mod initial_load;
 mod login;
 mod option_file;
 mod rows;
@@ -308,6 +309,11 @@ impl Store for MysqlStore {
         let inserts = 1 + order.items.len().div_ceil(MAX_ITEMS_PER_INSERT);
         self.done(held, inserts + 2);
         Ok(())
+    }
+
+    /// Multi-row INSERTs, a transaction per batch (initial_load.rs).
+    async fn load_initial(&self, batch: &super::InitialBatch<'_>) -> Result<(), DbError> {
+        self.insert_initial(batch).await
     }
 
     async fn read_order(&self, order_id: OrderId) -> Result<Option<Order>, DbError> {

@@ -9,6 +9,7 @@
 
 mod bulk_load;
 mod errors;
+mod initial_load;
 mod lean;
 mod libpq;
 mod pgbench;
@@ -39,8 +40,8 @@ use super::sql::{
     snapshot_from,
 };
 use super::{
-    Applied, ConnectOptions, DbError, DbUrl, DeclaredStore, ErrorKind, KV_PAGE, KvPage, Setting,
-    Settings, Snapshot, Store, StoreFacts, Value,
+    Applied, ConnectOptions, DbError, DbUrl, DeclaredStore, ErrorKind, InitialBatch, KV_PAGE,
+    KvPage, Setting, Settings, Snapshot, Store, StoreFacts, Value,
 };
 use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderUpdate, StatusUpdate};
 
@@ -430,6 +431,11 @@ impl Store for PostgresStore {
             tx.execute(&insert_items, &params).await.map_err(classify)?;
         }
         tx.commit().await.map_err(classify)
+    }
+
+    /// COPY, a transaction per batch (initial_load.rs).
+    async fn load_initial(&self, batch: &InitialBatch<'_>) -> Result<(), DbError> {
+        self.copy_initial(batch).await
     }
 
     async fn read_order(&self, order_id: OrderId) -> Result<Option<Order>, DbError> {

@@ -18,6 +18,7 @@
 mod bulk_load;
 mod connections;
 mod errors;
+mod initial_load;
 mod rows;
 mod scripts;
 mod wire;
@@ -31,7 +32,7 @@ use tokio::sync::Semaphore;
 
 use self::connections::{Slot, TLS_SETTINGS, client_of, login_of};
 use self::errors::classify;
-use self::rows::{fields, item_key, items_key, kv_key, line_item, order_key, order_row};
+use self::rows::{fields, items_key, kv_key, line_item, order_key, order_row};
 use self::scripts::{DELETE_ORDER, READ_ORDER, SET_IF_EXISTS, UPDATE_ITEMS};
 use self::wire::{LeanConn, Login, Reply};
 use super::ownership::{self, MARKER, Marker, Ownership};
@@ -368,37 +369,15 @@ impl Store for RedisStore {
     async fn create_order(&self, order: &Order) -> Result<(), DbError> {
         let mut pipe = redis::pipe();
         pipe.atomic();
-        let key = order_key(order.order_id);
-        pipe.hset_multiple(
-            &key,
-            &[
-                (ORDER_FIELDS[0], order.client_id.to_string()),
-                (ORDER_FIELDS[1], order.customer.clone()),
-                (ORDER_FIELDS[2], order.address.clone()),
-                (ORDER_FIELDS[3], order.created_at_ms.to_string()),
-                (ORDER_FIELDS[4], order.status.as_str().to_string()),
-                (ORDER_FIELDS[5], order.subtotal_cents.to_string()),
-            ],
-        );
-        let items = items_key(order.order_id);
-        pipe.del(&items);
-        for item in &order.items {
-            pipe.rpush(&items, item.line_item_id);
-            pipe.hset_multiple(
-                item_key(item.line_item_id),
-                &[
-                    ("order_id", order.order_id.to_string()),
-                    ("product", item.product.to_string()),
-                    ("colour", item.colour.to_string()),
-                    ("size", item.size.to_string()),
-                    ("quantity", item.quantity.to_string()),
-                    ("unit_price_cents", item.unit_price_cents.to_string()),
-                ],
-            );
-        }
+        initial_load::order_commands(&mut pipe, order);
         let mut held = self.conn().await?;
         let _: () = pipe.query_async(&mut held.conn).await.map_err(classify)?;
         Ok(())
+    }
+
+    /// One pipeline per batch (initial_load.rs).
+    async fn load_initial(&self, batch: &super::InitialBatch<'_>) -> Result<(), DbError> {
+        self.pipeline_initial(batch).await
     }
 
     async fn read_order(&self, order_id: OrderId) -> Result<Option<Order>, DbError> {

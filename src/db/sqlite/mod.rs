@@ -13,6 +13,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
 mod bulk_load;
+mod initial_load;
 
 use crate::db::ownership::{self, Marker, Ownership, TABLES};
 use crate::db::sql::{ITEM_COLUMNS, ORDER_COLUMNS, setup_statements, unknown_status};
@@ -292,43 +293,13 @@ impl Store for SqliteStore {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(classify)?;
-        {
-            let mut insert_order = tx
-                .prepare_cached(&format!(
-                    "INSERT INTO orders ({ORDER_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
-                ))
-                .map_err(classify)?;
-            insert_order
-                .execute(params![
-                    order.order_id as i64,
-                    order.client_id as i64,
-                    order.customer,
-                    order.address,
-                    order.created_at_ms,
-                    order.status.as_str(),
-                    order.subtotal_cents
-                ])
-                .map_err(classify)?;
-            let mut insert_item = tx
-                .prepare_cached(&format!(
-                    "INSERT INTO line_items ({ITEM_COLUMNS}, order_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
-                ))
-                .map_err(classify)?;
-            for item in &order.items {
-                insert_item
-                    .execute(params![
-                        item.line_item_id as i64,
-                        item.product,
-                        item.colour,
-                        item.size,
-                        item.quantity,
-                        item.unit_price_cents,
-                        order.order_id as i64,
-                    ])
-                    .map_err(classify)?;
-            }
-        }
+        initial_load::insert_order(&tx, order)?;
         tx.commit().map_err(classify)
+    }
+
+    /// One transaction per batch (initial_load.rs).
+    async fn load_initial(&self, batch: &crate::db::InitialBatch<'_>) -> Result<(), DbError> {
+        initial_load::insert_batch(&mut self.connection(), batch)
     }
 
     async fn read_order(&self, order_id: OrderId) -> Result<Option<Order>, DbError> {

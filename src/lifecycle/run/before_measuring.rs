@@ -8,7 +8,7 @@ use super::super::run_json::RunJson;
 use super::server_settled::SettleServer;
 use super::tidy_loaded::TidyLoaded;
 use crate::files::write_csv;
-use crate::result_dir::{self, UnmeasuredRecord};
+use crate::result_dir::{self, LoadRecord, UnmeasuredRecord};
 use crate::runner::{BeforeMeasuring, FailedWrite, Unmeasured};
 use crate::stamp::rfc3339;
 use crate::workload::{EventSource, WarmupCount};
@@ -21,6 +21,7 @@ use crate::workload::{EventSource, WarmupCount};
 /// run that cannot write them does not measure.
 pub(super) fn keep_unmeasured(
     dir: PathBuf,
+    load_batch: usize,
     run_json: RunJson,
     timed_warmup: Option<WarmupCount>,
     tidy: TidyLoaded,
@@ -45,6 +46,15 @@ pub(super) fn keep_unmeasured(
             at: rfc3339(SystemTime::now()),
             server_work,
             tidied,
+            load: unmeasured.load.map(|load| {
+                let took_s = load.took.as_secs_f64();
+                LoadRecord {
+                    rows: load.operations,
+                    took_s,
+                    rows_per_s: load.operations as f64 / took_s.max(1e-9),
+                    batch: load_batch,
+                }
+            }),
         };
         let warmup = timed_warmup.as_ref().map(WarmupCount::get);
         run_json

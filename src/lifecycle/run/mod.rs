@@ -262,6 +262,7 @@ fn before_measuring(
     );
     keep_unmeasured(
         config.out_dir.clone(),
+        config.load_batch,
         run_json.clone(),
         timed_warmup.clone(),
         tidy,

@@ -64,7 +64,7 @@ pub(super) fn show_progress(
             note!(
                 "progress: {:.1} s, {}, {}{} events, {} ops/s{}, {} measured, {} errors",
                 started.elapsed().as_secs_f64(),
-                phase(measured),
+                phase(&phases, measured),
                 thousands(applied),
                 total.map_or(String::new(), |total| format!("/{}", thousands(total))),
                 thousands(ops_s as u64),
@@ -111,7 +111,7 @@ fn progress_bar(total: Option<u64>, progress: Arc<Progress>, phases: Arc<PhaseCl
             shown.set_position(applied);
             shown.set_message(format!(
                 "{}, {} ops/s{}, {} measured, {} errors",
-                phase(measured),
+                phase(&phases, measured),
                 thousands(ops_s as u64),
                 latency.text(&progress),
                 thousands(measured),
@@ -126,11 +126,13 @@ fn progress_bar(total: Option<u64>, progress: Arc<Progress>, phases: Arc<PhaseCl
 }
 
 /// Which part of the run is going: nothing is measured before the load and warm-up end.
-fn phase(measured: u64) -> &'static str {
-    if measured == 0 {
-        "load/warm-up"
-    } else {
+fn phase(phases: &PhaseClock, measured: u64) -> &'static str {
+    if measured > 0 || phases.measure.get().is_some() {
         "measuring"
+    } else if phases.load.get().is_some() && phases.loaded.get().is_none() {
+        "load"
+    } else {
+        "warm-up"
     }
 }
 

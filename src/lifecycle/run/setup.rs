@@ -20,6 +20,7 @@ pub(super) fn plan_of(config: &RunConfig, store: &AnyStore) -> RunPlan {
     RunPlan {
         concurrency: config.concurrency,
         lane_threads: lane_threads_of(config, store),
+        load_batch: config.load_batch,
         pace: config.pace.clone(),
         max_duration: config.max_duration,
         floor: config.floor,

@@ -7,6 +7,7 @@
 //! outcome unknown, counted apart from failures), both kept by the watchdog, so neither
 //! a silent server nor a stuck call can hold a run past Ctrl-C or `--duration`.
 
+mod load;
 mod record;
 
 use std::sync::{Arc, Mutex};
@@ -14,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
+pub use self::load::LoadBatching;
 use self::record::traced;
 use super::call::{Reply, call, retry_cures, timed_out};
 use super::expect::Expectations;
@@ -129,6 +131,10 @@ pub struct LaneContext<D> {
     pub traced: Arc<Mutex<Vec<TracedOp>>>,
     /// Where the lane hands back each batch it has applied.
     pub spent: SpentBatches,
+    /// How the lane batches its part of the initial load.
+    pub load: LoadBatching,
+    /// The shared runtime, where a load batch's bulk call runs.
+    pub runtime: tokio::runtime::Handle,
 }
 
 /// One lane: it applies its events in order, times each call and checks each read.
@@ -156,6 +162,8 @@ pub struct Lane<D> {
     pending_answered: u64,
     /// When the lane last added its pending counts to the shared ones.
     flushed_at: Instant,
+    /// Load events gathered for the store's bulk path, not yet written.
+    gathered: load::Gathered,
 }
 
 impl<D: Store> Lane<D> {
@@ -186,6 +194,7 @@ impl<D: Store> Lane<D> {
             pending_applied: 0,
             pending_answered: 0,
             flushed_at: Instant::now(),
+            gathered: load::Gathered::default(),
         }
     }
 
@@ -193,6 +202,13 @@ impl<D: Store> Lane<D> {
     pub async fn run(mut self, mut inbox: mpsc::Receiver<LaneMsg>) -> LaneReport {
         'lane: while let Some(msg) = inbox.recv().await {
             match msg {
+                LaneMsg::Events(mut events)
+                    if events.first().is_some_and(|e| e.event.phase == Phase::Load) =>
+                {
+                    // A message never spans two phases: the source ends each first.
+                    self.load(&mut events).await;
+                    let _ = self.cx.spent.send(events);
+                }
                 LaneMsg::Events(events) => {
                     for LaneEvent { event, role, slot } in &events {
                         if self.cx.stop.is_stopped() {
@@ -212,6 +228,7 @@ impl<D: Store> Lane<D> {
                     let _ = self.cx.spent.send(events);
                 }
                 LaneMsg::PhaseEnd(barrier) => {
+                    self.write_gathered().await;
                     self.flush_progress();
                     tokio::select! {
                         _ = barrier.wait() => {}
@@ -221,6 +238,8 @@ impl<D: Store> Lane<D> {
             }
         }
         drop(inbox);
+        // A stream that ends in its load (no measured events) leaves a batch gathered.
+        self.write_gathered().await;
         self.flush_progress();
         if !self.log_batch.is_empty() {
             self.send_log_batch().await;

@@ -73,6 +73,11 @@ async fn lane(
         trace_sample: 0.0,
         traced: Arc::default(),
         spent,
+        load: super::LoadBatching {
+            rows: 100,
+            in_flight: 4,
+        },
+        runtime: tokio::runtime::Handle::current(),
     };
     let watch = Arc::new(CallWatch::new(epoch));
     (
