@@ -374,10 +374,17 @@ async fn finish(
         );
     }
     if record.interrupted || stop.reason() == Some(StopReason::Interrupted) {
-        note!(
-            "interrupted after {} measured operations; the result folder holds all of them",
-            thousands(record.measured_ops)
-        );
+        match (&record.unmeasured, record.lane_last_seq.iter().flatten().max()) {
+            (None, Some(last)) => note!(
+                "interrupted in the load or warm-up, before measuring: the lanes had applied \
+                 the stream as far as event {} (run.json's lane_last_seq), which verify checks",
+                thousands(*last)
+            ),
+            _ => note!(
+                "interrupted after {} measured operations; the result folder holds all of them",
+                thousands(record.measured_ops)
+            ),
+        }
         return Ok(std::process::ExitCode::from(EXIT_INTERRUPTED));
     }
     if !exact {
