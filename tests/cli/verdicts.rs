@@ -143,6 +143,11 @@ fn a_load_that_fails_stops_the_run_before_measuring() {
             && stderr.contains("nothing was measured"),
         "{stderr}"
     );
+    // The refusal names the batch the server refused, and why.
+    assert!(
+        stderr.contains("the load's batch of") && stderr.contains("UNIQUE"),
+        "{stderr}"
+    );
     let run = json(&tmp.path().join("again/run.json"));
     assert_eq!(run["status"], "failed");
     assert_eq!(run["measured_ops"], 0);

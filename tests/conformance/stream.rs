@@ -38,6 +38,23 @@ const KEY_VALUE: &[&str] = &[
     "4",
 ];
 
+/// An initial load of orders and records together, each lane's share in several
+/// batches of the store's bulk path and a last one part full.
+const MIXED_LOAD: &[&str] = &[
+    "-w",
+    "hatshop-random",
+    "--orders",
+    "2000",
+    "--records",
+    "1500",
+    "--events",
+    "500",
+    "--load-batch",
+    "128",
+    "-c",
+    "4",
+];
+
 /// The op log, read by column name, holds one row per measured operation of the summary,
 /// each of a known event type, none failed.
 fn op_log_agrees_with_summary(out: &Path) {
@@ -78,6 +95,23 @@ macro_rules! store_keeps_what_the_stream_says {
                 let out = run_and_verify(&tmp, &$db("orders"), ORDERS);
                 op_log_agrees_with_summary(&out);
                 let verify = json(&out.join("verify.json"));
+                assert!(verify["orders_found"].as_u64().unwrap() > 0, "{verify}");
+            }
+
+            #[test]
+            $(#[$ignore])?
+            fn a_load_in_many_batches_verifies_exactly() {
+                let _guard = $guard;
+                let tmp = TempDir::new().unwrap();
+                let out = run_and_verify(&tmp, &$db("load"), MIXED_LOAD);
+                let run = json(&out.join("run.json"));
+                let load = &run["unmeasured"]["load"];
+                assert_eq!(load["rows"], 3500, "{run}");
+                assert_eq!(load["batch"], 128, "{run}");
+                assert!(load["rows_per_s"].as_f64().unwrap() > 0.0, "{run}");
+                let verify = json(&out.join("verify.json"));
+                // The measured events are order events alone: the records stay as loaded.
+                assert_eq!(verify["keys_found"], 1500, "{verify}");
                 assert!(verify["orders_found"].as_u64().unwrap() > 0, "{verify}");
             }
 
