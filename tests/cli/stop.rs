@@ -59,6 +59,56 @@ fn sigint_and_sigterm_end_a_four_lane_sqlite_run_within_a_second() {
     }
 }
 
+/// Ctrl-C in the initial load ends it within a second; the folder says how far the
+/// lanes got, and verify finds the database holding that, batches in flight included.
+#[test]
+fn a_run_interrupted_in_its_load_ends_at_once_and_verifies() {
+    let tmp = TempDir::new().unwrap();
+    let out = tmp.path().join("in-load");
+    let child = spawn(
+        tmp.path(),
+        &[
+            "run",
+            "--quiet",
+            "-c",
+            "2",
+            "--orders",
+            "50000000",
+            "--load-batch",
+            "500",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    common::wait_for_file(&out.join("hatshop.db-wal"));
+    std::thread::sleep(Duration::from_millis(500));
+    let sent = Instant::now();
+    signal(&child, libc::SIGINT);
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130));
+    assert!(sent.elapsed() < Duration::from_secs(1));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("interrupted in the load or warm-up, before measuring"),
+        "{stderr}"
+    );
+    let run = json(&out.join("run.json"));
+    assert_eq!(run["status"], "interrupted");
+    assert!(
+        run["lane_last_seq"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|seq| seq.as_u64() > Some(0)),
+        "{run}"
+    );
+    hatshop(tmp.path())
+        .arg("verify")
+        .arg(&out)
+        .assert()
+        .success();
+}
+
 #[test]
 fn a_deadline_ends_the_run_within_a_second_whatever_the_event_count() {
     let tmp = TempDir::new().unwrap();

@@ -374,7 +374,10 @@ async fn finish(
         );
     }
     if record.interrupted || stop.reason() == Some(StopReason::Interrupted) {
-        match (&record.unmeasured, record.lane_last_seq.iter().flatten().max()) {
+        match (
+            &record.unmeasured,
+            record.lane_last_seq.iter().flatten().max(),
+        ) {
             (None, Some(last)) => note!(
                 "interrupted in the load or warm-up, before measuring: the lanes had applied \
                  the stream as far as event {} (run.json's lane_last_seq), which verify checks",
