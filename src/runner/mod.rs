@@ -215,6 +215,7 @@ pub async fn run<D: Store>(
         races: shared.races.clone(),
         phases: cx.phases.clone(),
         floor: plan.floor,
+        pace: plan.pace.clone(),
         progress: cx.progress.clone(),
         failed_writes: shared.failed_writes.clone(),
     };

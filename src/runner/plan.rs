@@ -114,12 +114,27 @@ pub struct MeasureFloor {
 
 impl MeasureFloor {
     /// Whether the measured phase, begun at `began` with `handed_out` events so far, has
-    /// reached both. The clock is read only once the count is met, and then every 32
-    /// events: the source's hot path stays a count.
-    pub fn reached(&self, handed_out: u64, began: Option<&std::time::Instant>) -> bool {
-        handed_out >= self.events
-            && (handed_out == self.events || handed_out.is_multiple_of(32))
-            && began.is_some_and(|began| began.elapsed() >= self.duration)
+    /// reached both. Under `--rate` the time is the next event's due time (`next_due_s`):
+    /// the source runs ahead of paced lanes, so the clock would end the stream only
+    /// long after the lanes are done with the floor. In a closed loop the clock is read
+    /// only once the count is met, and then every 32 events: the source's hot path
+    /// stays a count.
+    pub fn reached(
+        &self,
+        handed_out: u64,
+        began: Option<&std::time::Instant>,
+        next_due_s: impl FnOnce() -> Option<f64>,
+    ) -> bool {
+        if handed_out < self.events {
+            return false;
+        }
+        match next_due_s() {
+            Some(due_s) => due_s >= self.duration.as_secs_f64(),
+            None => {
+                (handed_out == self.events || handed_out.is_multiple_of(32))
+                    && began.is_some_and(|began| began.elapsed() >= self.duration)
+            }
+        }
     }
 }
 
@@ -246,6 +261,22 @@ impl Dealing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_paced_floor_ends_at_the_event_due_at_its_time() {
+        let floor = MeasureFloor {
+            events: 10,
+            duration: Duration::from_secs(1),
+        };
+        let pace = Pace::Rate(50.0);
+        let began = std::time::Instant::now();
+        let reached = |n: u64| floor.reached(n, Some(&began), || pace.due_s(n, true));
+        assert!(!reached(9), "the count first");
+        assert!(!reached(49), "the 50th event is due at 0.98 s");
+        assert!(reached(50), "the next would be due at 1 s");
+        // A closed loop reads the clock: not yet a second.
+        assert!(!floor.reached(50, Some(&began), || None));
+    }
 
     #[test]
     fn a_ramp_sends_the_operations_its_rate_line_holds() {

@@ -12,7 +12,7 @@ use tokio::sync::{Barrier, mpsc};
 
 use super::FailedWrite;
 use super::phase_clock::{LoadTook, PhaseClock, Unmeasured};
-use super::plan::{Dealing, MeasureFloor};
+use super::plan::{Dealing, MeasureFloor, Pace};
 use super::progress::Progress;
 use super::races::Races;
 use super::stop::{StopReason, StopSignal};
@@ -106,6 +106,9 @@ pub struct Source {
     pub phases: Arc<PhaseClock>,
     /// `--min-duration`: where an endless stream's measured phase ends.
     pub floor: Option<MeasureFloor>,
+    /// When each measured event is due (a closed loop: never), which ends a paced
+    /// floor.
+    pub pace: Pace,
     /// What the lanes counted and noted, read once they have applied the load and
     /// warm-up.
     pub progress: Arc<Progress>,
@@ -174,9 +177,11 @@ impl Source {
                 break;
             }
             if phase == Phase::Measure
-                && self
-                    .floor
-                    .is_some_and(|floor| floor.reached(slot, self.phases.measure.get()))
+                && self.floor.is_some_and(|floor| {
+                    floor.reached(slot, self.phases.measure.get(), || {
+                        self.pace.due_s(slot, true)
+                    })
+                })
             {
                 // The stream has no end: the floor is where this run's part of it ends.
                 complete = false;

@@ -669,6 +669,15 @@ fn a_floor_runs_past_its_count_until_its_time_and_keeps_the_streams_contract() {
     );
     assert_eq!(json(&counted.join("summary.json"))["ops"], 20_000);
 
+    // Paced, the floor ends at the event due at its time, not when the source, which
+    // runs ahead of paced lanes, next reads the clock.
+    let paced = run_ok(
+        &tmp,
+        "paced",
+        &["--events", "10", "--min-duration", "1s", "--rate", "50"],
+    );
+    assert_eq!(json(&paced.join("summary.json"))["ops"], 50);
+
     assert_one_line_error(
         tmp.path(),
         &["run", "--min-duration", "1s", "--duration", "5s"],
