@@ -104,6 +104,14 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+/// Returns a [`UsageError`] from the function: flags that do not go together.
+macro_rules! usage_bail {
+    ($($arg:tt)*) => {
+        return Err(anyhow::Error::new($crate::cli::UsageError(format!($($arg)*))))
+    };
+}
+pub(crate) use usage_bail;
+
 /// How hatshop's own runtime is laid out, for the commands that run work.
 #[derive(Debug, Args, Clone)]
 pub struct RuntimeArgs {

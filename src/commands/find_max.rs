@@ -110,7 +110,9 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     refuse_export_in_series(args)?;
     crate::lifecycle::run::refuse_bounds_in(args, "--find-max")?;
     if args.repeat != 1 {
-        bail!("--find-max runs one search; repeat it by hand, or sweep rates with --repeat");
+        crate::cli::usage_bail!(
+            "--find-max runs one search; repeat it by hand, or sweep rates with --repeat"
+        );
     }
     let Some(bound) = args.p99_under else {
         return Err(crate::cli::UsageError(
@@ -120,10 +122,12 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     };
     let bound_us = bound.as_secs_f64() * 1e6;
     if args.shard.is_some() {
-        bail!("--shard splits one run over client machines; --find-max runs on one");
+        crate::cli::usage_bail!(
+            "--shard splits one run over client machines; --find-max runs on one"
+        );
     }
     if args.rate.is_some_and(|r| r.is_ramp()) || args.ramp.is_some() || args.stages.is_some() {
-        bail!(
+        crate::cli::usage_bail!(
             "--find-max chooses its own rates: give --rate one starting rate, and no --ramp or --stages"
         );
     }

@@ -139,7 +139,7 @@ fn prepare(args: &RunArgs) -> Result<(RunArgs, std::path::PathBuf)> {
         bail!("--repeat must be at least 1");
     }
     if args.shard.is_some() {
-        bail!(
+        crate::cli::usage_bail!(
             "--repeat with --shard: each repeat needs fresh tables from `hatshop prepare`; repeat the sharded run by hand"
         );
     }

@@ -181,7 +181,9 @@ fn measure_floor_of(
     };
     let duration = seconds("--min-duration", secs, 0.001)?;
     let EventSource::Generated { workload } = &mut source else {
-        bail!("--min-duration lengthens a generated stream; an events file has the length it has");
+        crate::cli::usage_bail!(
+            "--min-duration lengthens a generated stream; an events file has the length it has"
+        );
     };
     let floor = crate::runner::MeasureFloor {
         events: workload.events,

@@ -238,7 +238,7 @@ pub(super) fn check_shardable(
     verify: bool,
 ) -> Result<()> {
     if verify {
-        bail!(
+        crate::cli::usage_bail!(
             "--shard {shard}: a shard cannot verify alone (the others write to the same \
              tables); verify the folder `hatshop merge` makes"
         );
@@ -250,10 +250,14 @@ pub(super) fn check_shardable(
         );
     }
     if conflicts > 0.0 {
-        bail!("--shard {shard}: conflicts race lanes of one client; run them without --shard");
+        crate::cli::usage_bail!(
+            "--shard {shard}: conflicts race lanes of one client; run them without --shard"
+        );
     }
     if !faults.is_empty() {
-        bail!("--shard {shard}: a sharded run injects no faults (each shard would inject them)");
+        crate::cli::usage_bail!(
+            "--shard {shard}: a sharded run injects no faults (each shard would inject them)"
+        );
     }
     Ok(())
 }

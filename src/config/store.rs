@@ -14,7 +14,7 @@ pub(super) fn store_of(args: &RunArgs) -> Result<(DbUrl, Settings)> {
     let db = match args.db.as_slice() {
         [one] => one,
         [] => crate::db::DEFAULT_URL,
-        _ => bail!("a run takes one --db (a sweep takes several)"),
+        _ => crate::cli::usage_bail!("a run takes one --db (a sweep takes several)"),
     };
     let db = DbUrl::parse(db)?;
     let settings = store_settings(db.store(), &db, &args.store)?;

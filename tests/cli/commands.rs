@@ -475,6 +475,28 @@ fn a_bad_command_line_is_one_line_and_exits_2_and_a_failed_check_exits_1() {
             "--p99-under is the bound of --find-max: add --find-max",
         ),
         (&["run", "--find-max"], "--find-max needs --p99-under"),
+        (
+            &["run", "--find-max", "--p99-under", "5ms", "--repeat", "3"],
+            "--find-max runs one search",
+        ),
+        (
+            &["run", "--db", "sqlite://", "--db", "null://"],
+            "a run takes one --db",
+        ),
+        (
+            &[
+                "sweep",
+                "--vary",
+                "concurrency=1,2",
+                "--threshold",
+                "p99<1ms",
+            ],
+            "--threshold bounds one run or its --repeat",
+        ),
+        (
+            &["run", "--shard", "0/2", "--verify", "--db", "null://"],
+            "a shard cannot verify alone",
+        ),
     ];
     for (args, expected) in cases {
         let stderr = assert_one_line_error(tmp.path(), args, expected);

@@ -174,13 +174,15 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
     refuse_export_in_series(&args.run)?;
     crate::lifecycle::run::refuse_bounds_in(&args.run, "a sweep")?;
     if args.run.find_max || args.run.p99_under.is_some() {
-        bail!("--find-max searches on its own: use it with hatshop run, not sweep");
+        crate::cli::usage_bail!(
+            "--find-max searches on its own: use it with hatshop run, not sweep"
+        );
     }
     if args.run.repeat == 0 {
         bail!("--repeat must be at least 1");
     }
     if args.run.shard.is_some() {
-        bail!("--shard splits one run over client machines; a sweep runs on one");
+        crate::cli::usage_bail!("--shard splits one run over client machines; a sweep runs on one");
     }
     let nodes_sweep = steps.keys.iter().any(|k| k == "nodes");
     let dbs = match args.run.db.as_slice() {

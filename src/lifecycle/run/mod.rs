@@ -91,13 +91,13 @@ pub fn refuse_export_in_series(args: &RunArgs) -> Result<()> {
 /// sweep, `--find-max`): one line, rather than a bound passed over in silence.
 pub fn refuse_bounds_in(args: &RunArgs, series: &str) -> Result<()> {
     if args.max_errors.is_some() {
-        bail!(
+        crate::cli::usage_bail!(
             "--max-errors bounds one run or its --repeat; {series} reports every run's errors \
              in its table: leave it out"
         );
     }
     if !args.threshold.is_empty() {
-        bail!(
+        crate::cli::usage_bail!(
             "--threshold bounds one run or its --repeat; {series} reports every run's numbers \
              in its table: leave it out"
         );
