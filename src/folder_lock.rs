@@ -60,13 +60,7 @@ pub fn claim_existing(dir: &Path, what: &str) -> Result<()> {
 /// holder and saying what to do (`then`), while another process holds it.
 fn lock(dir: &Path, what: &str, then: &str) -> Result<File> {
     let cannot = |e: std::io::Error| anyhow!("cannot lock {what} folder {}: {e}", dir.display());
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(dir.join(NAME))
-        .map_err(cannot)?;
+    let mut file = open_lock_file(dir, true).map_err(cannot)?;
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(TryLockError::WouldBlock) => {
@@ -88,13 +82,42 @@ fn lock(dir: &Path, what: &str, then: &str) -> Result<File> {
 /// Whether a process holds `dir`'s lock now (this one included); `None` where the
 /// folder has no lock file.
 pub fn held(dir: &Path) -> Option<bool> {
-    let file = File::open(dir.join(NAME)).ok()?;
+    let file = open_lock_file(dir, false).ok()?;
     match file.try_lock_shared() {
         // Let go at once: only asked.
         Ok(()) => Some(false),
         Err(TryLockError::WouldBlock) => Some(true),
         Err(TryLockError::Error(_)) => None,
     }
+}
+
+/// Opens (with `create`, makes) `dir`'s lock file as what it must be: a regular file
+/// of the folder's own, never through a link (whose target the lock's holder line
+/// would overwrite), a FIFO or a device (whose open or write could block or fill).
+fn open_lock_file(dir: &Path, create: bool) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = dir.join(NAME);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(create)
+        .create(create)
+        .truncate(false)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => std::io::Error::other(format!(
+                "{} is a link: hatshop follows no link in a result folder",
+                path.display()
+            )),
+            _ => e,
+        })?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other(format!(
+            "{} is not a regular file",
+            path.display()
+        )));
+    }
+    Ok(file)
 }
 
 fn not_empty(dir: &Path, what: &str) -> anyhow::Error {
@@ -105,11 +128,12 @@ fn not_empty(dir: &Path, what: &str) -> anyhow::Error {
 }
 
 /// Whether `dir` holds nothing but its lock (or nothing at all): work that claimed it
-/// never wrote into it.
+/// never wrote into it. A lock that is not a regular file (a link, a FIFO) is something
+/// else.
 pub fn holds_nothing_else(dir: &Path) -> bool {
     std::fs::read_dir(dir).is_ok_and(|entries| {
-        entries
-            .filter_map(|entry| entry.ok())
-            .all(|entry| entry.file_name() == NAME)
+        entries.filter_map(|entry| entry.ok()).all(|entry| {
+            entry.file_name() == NAME && entry.file_type().is_ok_and(|kind| kind.is_file())
+        })
     })
 }

@@ -341,6 +341,50 @@ fn a_killed_run_whose_database_was_emptied_does_not_verify() {
 
 /// Runs started together into one folder: exactly one writes it; each other is refused
 /// in one line, and the folder holds one run's operations, whole.
+/// The lock is made and opened as a regular file of the folder's own: a link in its
+/// place is never written through (its target keeps its bytes), and a FIFO never
+/// blocks the run; either is refused in one line, by `run` and `--repeat` alike.
+#[test]
+fn a_lock_that_is_a_link_or_a_fifo_is_refused_and_nothing_is_written_through() {
+    let tmp = TempDir::new().unwrap();
+    let victim = tmp.path().join("victim");
+    std::fs::write(&victim, "keep").unwrap();
+    for (name, expected) in [
+        ("link", "is a link"),
+        ("dangling", "not empty"),
+        ("fifo", "not a regular file"),
+    ] {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        let lock = dir.join(".hatshop.lock");
+        match name {
+            "link" => std::os::unix::fs::symlink("../victim", &lock).unwrap(),
+            "dangling" => std::os::unix::fs::symlink("../nowhere", &lock).unwrap(),
+            _ => {
+                let path = std::ffi::CString::new(lock.to_str().unwrap()).unwrap();
+                assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+            }
+        }
+        for extra in [&[][..], &["--repeat", "2"][..]] {
+            let mut args = vec![
+                "run",
+                "--quiet",
+                "--events",
+                "100",
+                "-o",
+                dir.to_str().unwrap(),
+            ];
+            args.extend(extra);
+            assert_one_line_error(tmp.path(), &args, expected);
+        }
+        assert!(
+            !tmp.path().join("nowhere").exists(),
+            "{name}: written through"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+}
+
 #[test]
 fn a_result_folder_has_one_writer() {
     let tmp = TempDir::new().unwrap();
