@@ -10,10 +10,12 @@
 //! puts the files it changed back ([`Rollback`]), and files outside hatshop's folders
 //! are written through, never replaced ([`write_out`]).
 
+mod bounded;
 mod outside;
 mod reserve;
 mod rollback;
 
+pub use bounded::{SETTINGS_FILE_LIMIT, read_bounded, read_bounded_text, read_settings_file};
 pub use outside::{
     OutStream, RUN_RECORD, check_out, closed_pipe, is_plain_file, refuse_result_file, write_out,
 };

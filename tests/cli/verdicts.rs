@@ -513,3 +513,66 @@ fn no_password_from_a_typo() {
         "a URL became a folder"
     );
 }
+
+/// Every certificate, key, password and option file is read as a regular file of
+/// bounded size: a device or a FIFO in its place is one line at once (no hang, no
+/// memory filled), whichever store's setting or credential file names it.
+#[test]
+fn certificate_key_and_credential_files_are_read_as_regular_files() {
+    let tmp = TempDir::new().unwrap();
+    let fifo = tmp.path().join("fifo");
+    let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    let fifo = fifo.to_str().unwrap();
+    // Nothing listens on port 1: the files are read before anything connects.
+    for (file, kind) in [("/dev/zero", "is a device"), (fifo, "is a FIFO")] {
+        for url in [
+            format!("postgres://u@127.0.0.1:1/x?sslmode=verify-full&sslrootcert={file}"),
+            format!("postgres://u@127.0.0.1:1/x?sslmode=require&sslcert={file}&sslkey={file}"),
+            format!("mysql://u@127.0.0.1:1/x?ssl-mode=VERIFY_CA&ssl-ca={file}"),
+            format!("rediss://127.0.0.1:1/0?cacert={file}"),
+            format!("cassandra://127.0.0.1:1/x?ssl=true&ssl_ca={file}"),
+        ] {
+            let started = std::time::Instant::now();
+            assert_one_line_error(tmp.path(), &["run", "--events", "10", "--db", &url], kind);
+            assert!(started.elapsed() < Duration::from_secs(5), "{url}");
+        }
+    }
+    // Credential files the stores' own tools read: said, left out, never waited on.
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(home.join(".cassandra")).unwrap();
+    std::os::unix::fs::symlink(fifo, home.join(".my.cnf")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", home.join(".cassandra/cqlshrc")).unwrap();
+    for (env, url) in [
+        ("PGPASSFILE", "postgres://u@127.0.0.1:1/x"),
+        ("HOME", "mysql://u@127.0.0.1:1/x"),
+        ("HOME", "cassandra://127.0.0.1:1/x"),
+    ] {
+        let value = if env == "HOME" {
+            home.to_str().unwrap()
+        } else {
+            fifo
+        };
+        let started = std::time::Instant::now();
+        let output = hatshop(tmp.path())
+            .env(env, value)
+            .args([
+                "run",
+                "--events",
+                "10",
+                "--connect-timeout",
+                "1s",
+                "--db",
+                url,
+            ])
+            .output()
+            .unwrap();
+        assert!(!output.status.success());
+        assert!(started.elapsed() < Duration::from_secs(10), "{url}");
+        let stderr = text(&output.stderr);
+        assert!(
+            stderr.contains("not a regular file") || stderr.contains("not read"),
+            "{url}: {stderr}"
+        );
+    }
+}

@@ -46,7 +46,7 @@ pub fn login(
     // A credentials file, as cqlsh 4.1 and later keep the password apart.
     let credentials = rc.get("authentication", "credentials").and_then(|path| {
         let path = named_file("credentials", &path).path;
-        let text = std::fs::read_to_string(&path).ok()?;
+        let text = crate::files::read_settings_file(&path)?;
         let section = sections(&text).remove("plaintextauthprovider")?;
         Some((path, section))
     });
@@ -86,7 +86,7 @@ struct Rc(Option<(PathBuf, Sections)>);
 impl Rc {
     fn read(path: Option<PathBuf>) -> Rc {
         Rc(path.and_then(|path| {
-            let text = std::fs::read_to_string(&path).ok()?;
+            let text = crate::files::read_settings_file(&path)?;
             Some((path, sections(&text)))
         }))
     }

@@ -126,7 +126,7 @@ fn client_group(path: &Path) -> Option<BTreeMap<String, String>> {
         );
         return None;
     }
-    let text = std::fs::read_to_string(path).ok()?;
+    let text = crate::files::read_settings_file(path)?;
     Some(parse_client_group(&text))
 }
 

@@ -195,11 +195,18 @@ fn password_file(
     Ok(None)
 }
 
-/// The file's text, unless group or others may read it (then libpq ignores it; so
-/// does hatshop, with a line saying so).
+/// The file's text, unless it is not a plain file or group or others may read it
+/// (then libpq ignores it; so does hatshop, with a line saying so).
 fn read_private(path: &Path) -> std::io::Result<String> {
     use std::os::unix::fs::PermissionsExt;
     let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        crate::console::note!(
+            "warning: password file {} is not a plain file: not read",
+            path.display()
+        );
+        return Err(std::io::ErrorKind::InvalidInput.into());
+    }
     if meta.permissions().mode() & 0o077 != 0 {
         crate::console::note!(
             "warning: password file {} has group or world access; permissions should be u=rw (0600) or less: not read",
@@ -207,7 +214,7 @@ fn read_private(path: &Path) -> std::io::Result<String> {
         );
         return Err(std::io::ErrorKind::PermissionDenied.into());
     }
-    std::fs::read_to_string(path)
+    crate::files::read_bounded_text(path, crate::files::SETTINGS_FILE_LIMIT)
 }
 
 /// A password file line's fields: `:` separates, `\` escapes the next character.

@@ -183,12 +183,14 @@ pub(super) fn client_of(login: &Login) -> Result<redis::Client, DbError> {
         let Some(file) = file else {
             return Ok(None);
         };
-        std::fs::read(&file.path).map(Some).map_err(|e| {
-            DbError::new(
-                ErrorKind::Connection,
-                format!("{}={}: {e}", file.setting, file.path.display()),
-            )
-        })
+        crate::files::read_bounded(&file.path, crate::files::SETTINGS_FILE_LIMIT)
+            .map(Some)
+            .map_err(|e| {
+                DbError::new(
+                    ErrorKind::Connection,
+                    format!("{}={}: {e}", file.setting, file.path.display()),
+                )
+            })
     };
     let settings = &login.tls_settings;
     let client_tls = match (pem(&settings.cert)?, pem(&settings.key)?) {

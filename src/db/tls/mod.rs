@@ -202,8 +202,8 @@ pub fn provider() -> Arc<CryptoProvider> {
 /// The certificates of a PEM file; none, or a file that cannot be read, is one line.
 pub fn certificates(file: &NamedFile) -> Result<Vec<CertificateDer<'static>>, DbError> {
     let named = |what: String| bad(format!("{}={}: {what}", file.setting, file.path.display()));
-    let read = CertificateDer::pem_file_iter(&file.path)
-        .map_err(|e| named(pem_error(&e)))?
+    let bytes = read_file(file)?;
+    let read = CertificateDer::pem_slice_iter(&bytes)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| named(pem_error(&e)))?;
     if read.is_empty() {
@@ -212,8 +212,20 @@ pub fn certificates(file: &NamedFile) -> Result<Vec<CertificateDer<'static>>, Db
     Ok(read)
 }
 
+/// A certificate or key file's bytes, read as a regular file of bounded size.
+fn read_file(file: &NamedFile) -> Result<Vec<u8>, DbError> {
+    crate::files::read_bounded(&file.path, crate::files::SETTINGS_FILE_LIMIT).map_err(|e| {
+        bad(format!(
+            "{}={}: {}",
+            file.setting,
+            file.path.display(),
+            io_words(&e)
+        ))
+    })
+}
+
 fn private_key(file: &NamedFile) -> Result<PrivateKeyDer<'static>, DbError> {
-    PrivateKeyDer::from_pem_file(&file.path).map_err(|e| {
+    PrivateKeyDer::from_pem_slice(&read_file(file)?).map_err(|e| {
         bad(format!(
             "{}={}: {}",
             file.setting,
