@@ -12,6 +12,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use crate::db::{DbError, DbUrl, ErrorKind, Marker, Store};
 use crate::files::write_json;
 use crate::interrupt;
+use crate::numbers::thousands;
 use crate::result_dir::{self, FailedWriteRow, RunRecord};
 use crate::runner::open_stream;
 use crate::verify::{Expected, KeyCheck, VerifyReport, compare_orders, describe};
@@ -102,7 +103,7 @@ fn expected_state(
         .map(|(_, (target, _))| target.id())
         .collect();
     let mut expected = Expected::new(whole_ids);
-    replay(record, reach, |event, fate, races| {
+    replay(record, reach, PlanCheck::Hash, |event, fate, races| {
         if races && !matches!(fate, Fate::NotApplied) {
             expected.raced(event);
         }
@@ -221,11 +222,23 @@ enum Fate {
     NotApplied,
 }
 
+/// Whether a replay checks the regenerated stream against the run's `plan_sha256`.
+#[derive(Clone, Copy, PartialEq)]
+enum PlanCheck {
+    Hash,
+    /// An earlier replay of this verify checked it.
+    Done,
+}
+
 /// Replays the run's stream as far as its lanes reached, telling each event's fate and
-/// whether it raced another lane (`conflicts`).
+/// whether it raced another lane (`conflicts`). With [`PlanCheck::Hash`], a generated
+/// stream is first proved to be the one the run hashed: regenerated as far as the
+/// run handed it out, it must give run.json's `plan_sha256`, or a changed seed or
+/// spec would be blamed on the database.
 fn replay(
     record: &RunRecord,
     reach: &Reach,
+    check: PlanCheck,
     mut visit: impl FnMut(&OrderEvent, Fate, bool),
 ) -> Result<()> {
     if let EventSource::File(info) = &record.events {
@@ -246,23 +259,37 @@ fn replay(
     };
     let window = reach.unlogged;
     let mut past_last = vec![0u64; lanes];
-    // Nothing past this seq can have been applied: the replay stops there, not at the
-    // end of a planned stream that may be billions of events long.
     let last_applied = reach.lane_last_seq.iter().flatten().max().copied();
     let horizon = match (last_applied, window) {
-        (None, 0) => return Ok(()),
-        (last, _) => last
-            .unwrap_or(0)
-            .saturating_add(window.saturating_mul(lanes as u64)),
+        (None, 0) => None,
+        (last, _) => Some(
+            last.unwrap_or(0)
+                .saturating_add(window.saturating_mul(lanes as u64)),
+        ),
     };
+    let mut hasher = (check == PlanCheck::Hash)
+        .then(|| planned(record))
+        .flatten()
+        .map(|(events, sha256)| (events, sha256, crate::workload::PlanHasher::new()));
     for event in open_stream(&record.events)? {
         let event = event?;
-        if event.seq > horizon {
-            break;
-        }
         // Replaying is work on this thread: it listens for Ctrl-C itself.
         if event.seq % 4096 == 0 && interrupt::requested() {
             bail!("verify interrupted");
+        }
+        if let Some((events, _, hasher)) = hasher.as_mut()
+            && hasher.events() < *events
+        {
+            hasher.add(&event);
+        }
+        if horizon.is_none_or(|horizon| event.seq > horizon) {
+            // Nothing past the horizon can have been applied: the replay ends there,
+            // not at the end of a planned stream that may be billions of events long,
+            // once the events the run hashed are hashed again.
+            match &hasher {
+                Some((events, _, h)) if h.events() < *events => continue,
+                _ => break,
+            }
         }
         let dealt = dealing.deal(
             event.seq,
@@ -282,7 +309,33 @@ fn replay(
         };
         visit(&event, fate, dealt.own.is_some());
     }
+    if let Some((events, sha256, hasher)) = hasher {
+        let got = hasher.events();
+        let regenerated = hasher.finish();
+        if got != events || regenerated != sha256 {
+            bail!(
+                "run.json does not describe the stream this run replayed: regenerated from \
+                 its spec and seed, the first {} events hash to {regenerated}, and the run \
+                 recorded plan_sha256 {sha256} for {} (run.json was changed after the run?): \
+                 nothing is compared",
+                thousands(got),
+                thousands(events)
+            );
+        }
+    }
     Ok(())
+}
+
+/// The events a generated stream's run hashed and their hash, where it recorded them
+/// (a run killed before its end recorded none; an events file is checked by its own
+/// sha256).
+fn planned(record: &RunRecord) -> Option<(u64, String)> {
+    match &record.events {
+        EventSource::Generated { .. } if record.planned_events > 0 => {
+            Some((record.planned_events, record.plan_sha256.clone()?))
+        }
+        _ => None,
+    }
 }
 
 /// The whole expected state of a few orders: a second replay that keeps only them.
@@ -293,7 +346,7 @@ fn whole_orders(
     failures: &HashMap<u64, (Target, ErrorKind)>,
 ) -> Result<BTreeMap<OrderId, crate::workload::Order>> {
     let mut book = OrderBook::new();
-    replay(record, reach, |event, fate, _| {
+    replay(record, reach, PlanCheck::Done, |event, fate, _| {
         let definite = failures
             .get(&event.seq)
             .is_some_and(|(_, kind)| !kind.outcome_unknown());

@@ -576,3 +576,32 @@ fn certificate_key_and_credential_files_are_read_as_regular_files() {
         );
     }
 }
+
+/// verify first proves that run.json still describes the stream the run hashed: a
+/// changed seed or a zeroed plan_sha256 is refused by name, never blamed on an exact
+/// database.
+#[test]
+fn verify_refuses_a_run_json_whose_stream_is_not_the_one_hashed() {
+    let tmp = TempDir::new().unwrap();
+    let out = run_ok(&tmp, "exact", &["--events", "2000"]);
+    hatshop(tmp.path())
+        .arg("verify")
+        .arg(&out)
+        .assert()
+        .success();
+    let record = std::fs::read_to_string(out.join("run.json")).unwrap();
+    let run: Value = serde_json::from_str(&record).unwrap();
+    let sha = run["plan_sha256"].as_str().unwrap().to_string();
+    for (name, changed) in [
+        ("seed", record.replace("\"seed\": 42", "\"seed\": 43")),
+        ("zeroed", record.replace(&sha, &"0".repeat(64))),
+    ] {
+        assert_ne!(changed, record, "{name}");
+        std::fs::write(out.join("run.json"), &changed).unwrap();
+        assert_one_line_error(
+            tmp.path(),
+            &["verify", out.to_str().unwrap()],
+            "run.json does not describe the stream this run replayed",
+        );
+    }
+}
