@@ -89,6 +89,53 @@ fn postgres_vacuums_the_loaded_tables_before_measuring() {
     assert_eq!(counts, [(1, 1)]);
 }
 
+/// A run whose load goes in first makes its tables bare and builds their keys once
+/// the load is in, as `pgbench -i` does; the tables end as a keyed setup makes them,
+/// and the load verifies exactly.
+#[test]
+#[ignore = "needs a live PostgreSQL: ./test.sh starts one"]
+fn postgres_builds_the_loaded_tables_keys_after_the_load() {
+    let _guard = lock(&POSTGRES);
+    let tmp = TempDir::new().unwrap();
+    let db = url("HATSHOP_TEST_POSTGRES");
+    let constraints = || -> Vec<String> {
+        postgres_rows(
+            "SELECT conname::text || ' ' || contype::text FROM pg_constraint c \
+             JOIN pg_class t ON t.oid = c.conrelid \
+             WHERE t.relname IN ('orders', 'line_items', 'kv') ORDER BY 1",
+        )
+        .iter()
+        .map(|r| r.get::<_, String>(0))
+        .collect()
+    };
+    let keyed = [
+        "kv_pkey p",
+        "line_items_order_id_fkey f",
+        "line_items_pkey p",
+        "orders_pkey p",
+    ];
+    // No load: the keys come with the tables.
+    run_and_verify(&tmp, &db, &["--orders", "0", "--events", "500"]);
+    assert_eq!(constraints(), keyed);
+    let out = run_and_verify(
+        &tmp,
+        &db,
+        &["--orders", "3000", "--events", "500", "--load-batch", "200"],
+    );
+    assert_eq!(constraints(), keyed);
+    let indexes: Vec<String> = postgres_rows(
+        "SELECT indexname::text FROM pg_indexes WHERE tablename = 'line_items' ORDER BY 1",
+    )
+    .iter()
+    .map(|r| r.get::<_, String>(0))
+    .collect();
+    assert_eq!(indexes, ["line_items_by_order", "line_items_pkey"]);
+    assert_eq!(
+        json(&out.join("run.json"))["unmeasured"]["load"]["rows"],
+        3000
+    );
+}
+
 /// `kv_table=pgbench_accounts`: records in pgbench's shape, over hatshop's own wire and,
 /// in a run with orders, through tokio-postgres, verified exactly; a value longer than
 /// pgbench's filler is refused before the run starts, in one line.

@@ -11,7 +11,7 @@ use crate::config::{seconds, store_settings};
 use crate::console::say;
 use crate::db::{ConnectOptions, DbUrl, Ownership};
 use crate::interrupt;
-use crate::lifecycle::reach::{SETUP_TIMEOUT, connect, set_up};
+use crate::lifecycle::reach::{Keys, SETUP_TIMEOUT, connect, set_up};
 use crate::runner::{StopReason, StopSignal};
 
 /// `hatshop prepare`: makes the tables empty once, for shards that then use them as they are.
@@ -44,7 +44,7 @@ pub async fn run(args: &PrepareArgs) -> Result<()> {
         recreate: args.recreate,
         note: format!("hatshop {} prepare", env!("CARGO_PKG_VERSION")),
     };
-    set_up(&store, &url, &owner, &stop).await?;
+    set_up(&store, &url, &owner, Keys::Now, &stop).await?;
     crate::db::close_within(&store).await;
     say!("{url}: hatshop's tables are empty and ready for `hatshop run --shard I/N --db …`");
     Ok(())

@@ -205,6 +205,23 @@ pub trait Store: BulkLoad + DbTiming + Send + Sync + 'static {
     /// Drops only tables that carry hatshop's marker, unless `owner.recreate` says so.
     fn setup(&self, owner: &Ownership) -> impl Future<Output = Result<(), DbError>> + Send;
 
+    /// [`Store::setup`] for a run whose initial load goes in before anything reads the
+    /// tables: without the keys and indexes a bulk load is faster without, which
+    /// [`Store::key_loaded`] adds once the load is in, as `pgbench -i` builds its key
+    /// after its COPY. The default is `setup`.
+    fn setup_for_load(
+        &self,
+        owner: &Ownership,
+    ) -> impl Future<Output = Result<(), DbError>> + Send {
+        self.setup(owner)
+    }
+
+    /// Adds what [`Store::setup_for_load`] left out, once the load is in: what it did,
+    /// for the terminal, or `None` where nothing was left out.
+    fn key_loaded(&self) -> impl Future<Output = Result<Option<&'static str>, DbError>> + Send {
+        async { Ok(None) }
+    }
+
     /// hatshop's marker, which names who set the tables up; an error where the store
     /// holds no hatshop tables (what `verify` reads back).
     fn check_owned(&self) -> impl Future<Output = Result<Marker, DbError>> + Send;

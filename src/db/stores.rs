@@ -134,6 +134,14 @@ macro_rules! stores {
                 match self { $(AnyStore::$variant(db) => db.setup(owner).await,)* }
             }
 
+            async fn setup_for_load(&self, owner: &Ownership) -> Result<(), DbError> {
+                match self { $(AnyStore::$variant(db) => db.setup_for_load(owner).await,)* }
+            }
+
+            async fn key_loaded(&self) -> Result<Option<&'static str>, DbError> {
+                match self { $(AnyStore::$variant(db) => db.key_loaded().await,)* }
+            }
+
             async fn check_owned(&self) -> Result<Marker, DbError> {
                 match self { $(AnyStore::$variant(db) => db.check_owned().await,)* }
             }

@@ -47,8 +47,25 @@ pub async fn connect_and_set_up(config: &RunConfig, stop: &StopSignal) -> Result
             })?;
         return Ok(store);
     }
-    set_up(&store, &config.db, &owner, stop).await?;
+    // A generated stream's load goes in before anything reads: its keys can follow it.
+    let keys = match &config.source {
+        EventSource::Generated { workload }
+            if workload.initial_orders + workload.initial_records > 0 =>
+        {
+            Keys::AfterLoad
+        }
+        _ => Keys::Now,
+    };
+    set_up(&store, &config.db, &owner, keys, stop).await?;
     Ok(store)
+}
+
+/// When a setup makes the tables' keys: at once, or once the initial load is in
+/// (`Store::setup_for_load`, then `Store::key_loaded`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Keys {
+    Now,
+    AfterLoad,
 }
 
 /// Opens the store `url` names within `options.connect_timeout` and a second, hearing
@@ -74,6 +91,7 @@ pub async fn set_up(
     store: &AnyStore,
     url: &DbUrl,
     owner: &Ownership,
+    keys: Keys,
     stop: &StopSignal,
 ) -> Result<()> {
     if stop.is_stopped() || crate::interrupt::requested() {
@@ -87,7 +105,12 @@ pub async fn set_up(
             "interrupted while emptying hatshop's tables in {url}: they may be left part-emptied; \
              `hatshop prepare --db URL` sets them all up again"
         ),
-        store.setup(owner),
+        async {
+            match keys {
+                Keys::Now => store.setup(owner).await,
+                Keys::AfterLoad => store.setup_for_load(owner).await,
+            }
+        },
     )
     .await;
     if stop.is_stopped() {
@@ -149,12 +172,16 @@ mod tests {
         };
         let stop = StopSignal::default();
         let store = connect(&url, &options, &stop).await.unwrap();
-        set_up(&store, &url, &owner, &stop).await.unwrap();
+        set_up(&store, &url, &owner, Keys::Now, &stop)
+            .await
+            .unwrap();
         let db = rusqlite::Connection::open(&file).unwrap();
         db.execute("INSERT INTO kv (k, v) VALUES ('kept', x'00')", [])
             .unwrap();
         stop.stop(StopReason::Interrupted);
-        let err = set_up(&store, &url, &owner, &stop).await.unwrap_err();
+        let err = set_up(&store, &url, &owner, Keys::Now, &stop)
+            .await
+            .unwrap_err();
         assert!(
             format!("{err:#}").contains("nothing was changed"),
             "{err:#}"

@@ -38,7 +38,7 @@ pub use expect::Expectations;
 pub use lane::{LoadBatching, UNLOGGED_PER_LANE};
 pub use lane_threads::LaneThreads;
 pub use phase_clock::{
-    BeforeMeasuring, LoadTook, PhaseClock, UNMEASURED_FAILURES_TOLERATED, Unmeasured,
+    AfterLoad, BeforeMeasuring, LoadTook, PhaseClock, UNMEASURED_FAILURES_TOLERATED, Unmeasured,
 };
 pub use plan::{Dealing, Dealt, MeasureFloor, Pace, RunPlan, Shard, lane_of};
 pub use progress::{IntervalLatency, Progress};

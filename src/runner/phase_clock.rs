@@ -60,6 +60,11 @@ impl Unmeasured {
 /// is measured. An error stops the run there.
 pub type BeforeMeasuring = Box<dyn Fn(&Unmeasured) -> Result<(), String> + Send + Sync>;
 
+/// Called once on the source's thread when every lane has applied the initial load
+/// (or at once, where the stream has none), before any later event is handed out:
+/// what must follow the load before anything reads it. An error stops the run there.
+pub type AfterLoad = Box<dyn Fn() -> Result<(), String> + Send + Sync>;
+
 /// When phases began, shared by the lanes and the source.
 #[derive(Default)]
 pub struct PhaseClock {
@@ -76,6 +81,7 @@ pub struct PhaseClock {
     /// started for this run's database).
     pub server_pids: Vec<u32>,
     pub before_measuring: Option<BeforeMeasuring>,
+    pub after_load: Option<AfterLoad>,
 }
 
 #[cfg(test)]

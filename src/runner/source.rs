@@ -148,12 +148,13 @@ impl Source {
                     complete = false;
                     break;
                 }
-                if phase == Phase::Load && self.phases.load.get().is_some() {
-                    let applied = self
-                        .progress
-                        .applied
-                        .load(std::sync::atomic::Ordering::Relaxed);
-                    let _ = self.phases.loaded.set((Instant::now(), applied));
+                if phase == Phase::Load
+                    && let Err(why) = self.after_load()
+                {
+                    not_measured = Some(why);
+                    self.stop.stop(StopReason::Failed);
+                    complete = false;
+                    break;
                 }
                 phase = event.phase;
                 slot = 0;
@@ -188,7 +189,16 @@ impl Source {
                 break;
             }
         }
-        if !self.stop.is_stopped() {
+        if self.stop.is_stopped() {
+        } else if phase == Phase::Load && error.is_none() {
+            // The stream ended in its load: what follows the load still comes.
+            if self.end_phase(&mut batches)
+                && let Err(why) = self.after_load()
+            {
+                not_measured = Some(why);
+                self.stop.stop(StopReason::Failed);
+            }
+        } else {
             self.flush(&mut batches);
         }
         // Lanes see their channels close once these senders are gone.
@@ -233,6 +243,22 @@ impl Source {
                 });
                 self.phases.measure.get_or_init(Instant::now);
             }
+        }
+        Ok(())
+    }
+
+    /// Once every lane has applied the load: what must follow it (the keys a setup
+    /// for the load left out), then the load's end noted, keys included.
+    fn after_load(&self) -> Result<(), String> {
+        if let Some(after) = &self.phases.after_load {
+            after()?;
+        }
+        if self.phases.load.get().is_some() {
+            let applied = self
+                .progress
+                .applied
+                .load(std::sync::atomic::Ordering::Relaxed);
+            let _ = self.phases.loaded.set((Instant::now(), applied));
         }
         Ok(())
     }

@@ -16,6 +16,7 @@ mod pgbench;
 mod pool;
 mod rows;
 mod statement_times;
+mod tables;
 mod tls;
 mod vacuum;
 mod wire;
@@ -36,42 +37,13 @@ use self::wire::Reply;
 use super::ownership::{self, Marker, Ownership};
 use super::peer_table;
 use super::sql::{
-    ITEM_COLUMNS, ORDER_COLUMNS, Placeholders, Statements, order_from_joined, setup_statements,
-    snapshot_from,
+    ITEM_COLUMNS, ORDER_COLUMNS, Placeholders, Statements, order_from_joined, snapshot_from,
 };
 use super::{
     Applied, ConnectOptions, DbError, DbUrl, DeclaredStore, ErrorKind, InitialBatch, KV_PAGE,
     KvPage, Setting, Settings, Snapshot, Store, StoreFacts, Value,
 };
 use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderUpdate, StatusUpdate};
-
-const CREATE: &[&str] = &[
-    "CREATE TABLE orders (
-        order_id BIGINT PRIMARY KEY,
-        client_id BIGINT NOT NULL,
-        customer TEXT NOT NULL,
-        address TEXT NOT NULL,
-        created_at_ms BIGINT NOT NULL,
-        status TEXT NOT NULL,
-        subtotal_cents BIGINT NOT NULL
-    )",
-    "CREATE TABLE line_items (
-        line_item_id BIGINT PRIMARY KEY,
-        order_id BIGINT NOT NULL REFERENCES orders (order_id),
-        product TEXT NOT NULL,
-        colour TEXT NOT NULL,
-        size TEXT NOT NULL,
-        quantity INT NOT NULL,
-        unit_price_cents BIGINT NOT NULL
-    )",
-    "CREATE INDEX line_items_by_order ON line_items (order_id)",
-];
-
-/// hatshop's own key-value table (`kv_table=kv`); `pgbench::CREATE` is the other shape.
-/// Keys are opaque, so they are compared byte by byte ("C") rather than by the
-/// database's collation: a point read then cost the server about 1.3 µs less of its 35
-/// at 64 in flight (bench/NOTES.md).
-const CREATE_KV: &str = "CREATE TABLE kv (k TEXT COLLATE \"C\" PRIMARY KEY, v BYTEA NOT NULL)";
 
 /// A key as the key-value statements bind it: its text, or pgbench_accounts' INT aid.
 enum KeyParam<'a> {
@@ -110,6 +82,8 @@ pub struct PostgresStore {
     next: AtomicUsize,
     /// Set once setup made the tables: new connections then prepare every statement.
     tables_ready: AtomicBool,
+    /// Set while the tables wait for the keys a setup for a load left out.
+    keys_deferred: AtomicBool,
     target: String,
     version: String,
     sql: Statements,
@@ -216,6 +190,7 @@ impl DeclaredStore for PostgresStore {
                 .collect(),
             next: AtomicUsize::new(0),
             tables_ready: AtomicBool::new(false),
+            keys_deferred: AtomicBool::new(false),
             target: url.to_string(),
             version: String::new(),
             sql,
@@ -344,24 +319,16 @@ impl Store for PostgresStore {
     }
 
     async fn setup(&self, owner: &Ownership) -> Result<(), DbError> {
-        {
-            let conn = self.conn().await?;
-            let existing = self.existing_tables(&conn).await?;
-            let kv = if self.pgbench {
-                pgbench::CREATE
-            } else {
-                CREATE_KV
-            };
-            let create: Vec<&str> = CREATE.iter().copied().chain([kv]).collect();
-            let statements = setup_statements(&self.target, owner, &existing, &create, "TEXT")?;
-            conn.client
-                .batch_execute(&statements.join(";\n"))
-                .await
-                .map_err(classify)?;
-        }
-        // Statements prepared against the old tables are stale now; prepare them again
-        // on every connection before anything is measured.
-        self.prepare_everywhere().await
+        self.make_tables(owner, tables::Keys::Now).await
+    }
+
+    /// The tables without their keys (tables.rs), which `key_loaded` adds.
+    async fn setup_for_load(&self, owner: &Ownership) -> Result<(), DbError> {
+        self.make_tables(owner, tables::Keys::AfterLoad).await
+    }
+
+    async fn key_loaded(&self) -> Result<Option<&'static str>, DbError> {
+        self.add_keys().await
     }
 
     async fn use_existing(&self) -> Result<(), DbError> {

@@ -17,7 +17,7 @@ use hdrhistogram::Histogram;
 use tokio::sync::mpsc;
 
 use self::send::{Senders, Sent};
-use super::reach::{SETUP_TIMEOUT, connect, set_up, until};
+use super::reach::{Keys, SETUP_TIMEOUT, connect, set_up, until};
 use super::record::{server_facts, server_serving};
 use crate::cli::LoadArgs;
 use crate::config::{in_result_folder, seconds, store_settings};
@@ -191,7 +191,7 @@ async fn ready(
         recreate: args.recreate,
         note: format!("hatshop {} load", env!("CARGO_PKG_VERSION")),
     };
-    set_up(&store, url, &owner, stop).await?;
+    set_up(&store, url, &owner, Keys::Now, stop).await?;
     let shape = LoadShape {
         columns: plan.columns,
         kind: plan.batch,

@@ -7,6 +7,7 @@
 
 mod before_measuring;
 mod ending;
+mod key_loaded;
 mod metrics;
 mod progress;
 mod server_settled;
@@ -291,7 +292,15 @@ async fn measure(
     let (stream, timed_warmup) = stream_of(config, &warmup_began)?;
     let before_measuring =
         before_measuring(config, &store, run_json, &timed_warmup, &serving, stop);
-    let phases = phase_clock(serving.as_ref(), warmup_began, before_measuring);
+    // A shard's tables came keyed from `hatshop prepare`.
+    let after_load = config.shard.is_none().then(|| {
+        key_loaded::key_loaded(
+            store.clone(),
+            tokio::runtime::Handle::current(),
+            stop.clone(),
+        )
+    });
+    let phases = phase_clock(serving.as_ref(), warmup_began, after_load, before_measuring);
     let bar = show_progress(config, progress.clone(), phases.clone());
     if let Some(metrics) = &metrics {
         metrics.watch_phases(phases.clone());

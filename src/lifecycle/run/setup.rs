@@ -12,7 +12,9 @@ use crate::db::{AnyStore, Store};
 use crate::op_log::OpLogWriter;
 use crate::result_dir;
 use crate::runner::faults::Timeline;
-use crate::runner::{self, BeforeMeasuring, Dealing, PhaseClock, RunClock, RunPlan, open_stream};
+use crate::runner::{
+    self, AfterLoad, BeforeMeasuring, Dealing, PhaseClock, RunClock, RunPlan, open_stream,
+};
 use crate::workload::{EventSource, TimedWarmup, WarmupCount};
 
 /// How the runner runs this config against this store.
@@ -72,6 +74,7 @@ pub(super) fn fault_timeline(config: &RunConfig) -> Result<Option<Timeline>> {
 pub(super) fn phase_clock(
     serving: Option<&ServerRecord>,
     warmup: Arc<OnceLock<Instant>>,
+    after_load: Option<AfterLoad>,
     before_measuring: BeforeMeasuring,
 ) -> Arc<PhaseClock> {
     Arc::new(PhaseClock {
@@ -81,6 +84,7 @@ pub(super) fn phase_clock(
             .flat_map(|server| server.nodes.iter().map(|node| node.pid))
             .collect(),
         before_measuring: Some(before_measuring),
+        after_load,
         ..PhaseClock::default()
     })
 }
