@@ -94,10 +94,30 @@ pub struct DbError {
     pub code: Option<String>,
 }
 
+/// The longest message an error keeps: a server's message is input, and one of
+/// megabytes would fill the terminal, run.json and every page that shows it.
+const MESSAGE_LIMIT: usize = 2000;
+
+/// `message` cut to [`MESSAGE_LIMIT`] bytes (at a character's edge), saying so.
+fn bounded(mut message: String) -> String {
+    if message.len() <= MESSAGE_LIMIT {
+        return message;
+    }
+    let total = message.len();
+    let mut end = MESSAGE_LIMIT;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    message.truncate(end);
+    message.push_str(&format!("… (cut: the message was {total} bytes)"));
+    message
+}
+
 impl DbError {
-    /// The message is scrubbed of registered passwords: it may come from a driver.
+    /// The message is scrubbed of registered passwords (it may come from a driver) and
+    /// cut to a length a person reads.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        let message = message.into();
+        let message = bounded(message.into());
         let message = match crate::secrets::redact(&message) {
             std::borrow::Cow::Borrowed(_) => message,
             std::borrow::Cow::Owned(clean) => clean,
@@ -137,5 +157,27 @@ impl DbError {
             message: format!("{context}: {}", self.message),
             ..self
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_huge_message_is_cut_and_says_so() {
+        let huge = "é".repeat(3_000_000);
+        let error = DbError::new(ErrorKind::Other, huge);
+        assert!(
+            error.message.len() < MESSAGE_LIMIT + 100,
+            "{}",
+            error.message.len()
+        );
+        assert!(
+            error
+                .message
+                .ends_with("(cut: the message was 6000000 bytes)")
+        );
+        assert_eq!(DbError::other("short").message, "short");
     }
 }

@@ -84,6 +84,8 @@ pub struct PostgresStore {
     tables_ready: AtomicBool,
     /// Set while the tables wait for the keys a setup for a load left out.
     keys_deferred: AtomicBool,
+    /// Load batches written at once: one per core (initial_load.rs).
+    load_turns: tokio::sync::Semaphore,
     target: String,
     version: String,
     sql: Statements,
@@ -191,6 +193,7 @@ impl DeclaredStore for PostgresStore {
             next: AtomicUsize::new(0),
             tables_ready: AtomicBool::new(false),
             keys_deferred: AtomicBool::new(false),
+            load_turns: tokio::sync::Semaphore::new(crate::procfs::cores()),
             target: url.to_string(),
             version: String::new(),
             sql,
