@@ -59,7 +59,11 @@ pub fn render(
         );
     }
     if let Some(load) = record.unmeasured.as_ref().and_then(|u| u.load.as_ref()) {
-        let _ = writeln!(out, "{}", load_line(load));
+        let _ = writeln!(
+            out,
+            "load (before measuring, not in the latencies above): {}",
+            load_facts(load)
+        );
     }
     if let Some(client) = &record.client {
         let (line, warnings) = client.report(&record.database.store.name, in_process(record));
@@ -74,10 +78,10 @@ pub fn render(
     out
 }
 
-/// The initial load in one line: its rows, time and rate, and its batches.
-pub fn load_line(load: &crate::result_dir::LoadRecord) -> String {
+/// The initial load: its rows, time and rate, and its batches.
+pub fn load_facts(load: &crate::result_dir::LoadRecord) -> String {
     format!(
-        "load (before measuring, not in the latencies above): {} rows in {} = {} rows/s, in batches of {} rows per lane",
+        "{} rows in {} = {} rows/s, in batches of {} rows per lane",
         thousands(load.rows),
         crate::numbers::elapsed_text(load.took_s),
         thousands(load.rows_per_s.round() as u64),

@@ -39,6 +39,14 @@ pub(super) fn section(run: &LoadedRun) -> String {
         fact(&mut out, "client cost", &client_cost(r, client));
     }
     fact(&mut out, "plan", &plan(run));
+    if let Some(load) = r.unmeasured.as_ref().and_then(|u| u.load.as_ref()) {
+        let facts = super::run_text::load_facts(load);
+        fact(
+            &mut out,
+            "load",
+            &escape(&format!("{facts}; before measuring, in no latency")),
+        );
+    }
     if let Some(fairness) = &r.fairness {
         fact(
             &mut out,

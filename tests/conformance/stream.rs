@@ -109,6 +109,8 @@ macro_rules! store_keeps_what_the_stream_says {
                 assert_eq!(load["rows"], 3500, "{run}");
                 assert_eq!(load["batch"], 128, "{run}");
                 assert!(load["rows_per_s"].as_f64().unwrap() > 0.0, "{run}");
+                let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+                assert!(page.contains("<td>load</td><td>3,500 rows in "), "the page says the load");
                 let verify = json(&out.join("verify.json"));
                 // The measured events are order events alone: the records stay as loaded.
                 assert_eq!(verify["keys_found"], 1500, "{verify}");
