@@ -3,7 +3,9 @@
 # tool, on the same server and the same row count, the two alternating who goes first.
 #
 #   bench/load-race.sh [--rows 1000000] [--repeats 3]
-#                      [--stores "postgres mariadb redis cassandra"]
+#                      [--stores "postgres mariadb redis cassandra"] [--bin PATH]
+#
+# --bin races a hatshop binary built before (default: the release build, built first).
 #
 # The peers, as their users load with them, at their defaults:
 #   PostgreSQL  pgbench -i -s ROWS/100000 (pgbench_accounts, COPY, then VACUUM and the
@@ -27,11 +29,13 @@ cd "$(dirname "$0")/.."
 rows=1000000
 repeats=3
 stores="postgres mariadb redis cassandra"
+bin=
 while [ $# -gt 0 ]; do
   case $1 in
     --rows) rows=$2; shift 2 ;;
     --repeats) repeats=$2; shift 2 ;;
     --stores) stores=$2; shift 2 ;;
+    --bin) bin=$2; shift 2 ;;
     *) echo "load-race: unknown argument $1 (see the top of bench/load-race.sh)" >&2; exit 2 ;;
   esac
 done
@@ -56,8 +60,10 @@ fi
 if wants cassandra; then
   command -v latte >/dev/null || cargo install latte-cli --version 0.29.0 --locked
 fi
-cargo build --release --locked --quiet
-bin=target/release/hatshop
+if [ -z "$bin" ]; then
+  cargo build --release --locked --quiet
+  bin=target/release/hatshop
+fi
 
 # The server's URL, started if it is not running.
 start() { "$bin" server start "$1" 2>"$tmp/$1.log" || { cat "$tmp/$1.log" >&2; exit 1; }; }
