@@ -232,9 +232,9 @@ enum PlanCheck {
 
 /// Replays the run's stream as far as its lanes reached, telling each event's fate and
 /// whether it raced another lane (`conflicts`). With [`PlanCheck::Hash`], a generated
-/// stream is first proved to be the one the run hashed: regenerated as far as the
-/// run handed it out, it must give run.json's `plan_sha256`, or a changed seed or
-/// spec would be blamed on the database.
+/// stream is proved to be the one the run hashed before anything is compared:
+/// regenerated as far as the run handed it out, it must give run.json's
+/// `plan_sha256`, or a changed seed or spec would be blamed on the database.
 fn replay(
     record: &RunRecord,
     reach: &Reach,

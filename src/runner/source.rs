@@ -189,17 +189,18 @@ impl Source {
                 break;
             }
         }
-        if self.stop.is_stopped() {
-        } else if phase == Phase::Load && error.is_none() {
-            // The stream ended in its load: what follows the load still comes.
-            if self.end_phase(&mut batches)
-                && let Err(why) = self.after_load()
-            {
-                not_measured = Some(why);
-                self.stop.stop(StopReason::Failed);
+        if !self.stop.is_stopped() {
+            if phase == Phase::Load && error.is_none() {
+                // The stream ended in its load: what follows the load still comes.
+                if self.end_phase(&mut batches)
+                    && let Err(why) = self.after_load()
+                {
+                    not_measured = Some(why);
+                    self.stop.stop(StopReason::Failed);
+                }
+            } else {
+                self.flush(&mut batches);
             }
-        } else {
-            self.flush(&mut batches);
         }
         // Lanes see their channels close once these senders are gone.
         self.lanes.clear();
