@@ -20,13 +20,14 @@ pub const TABLE: PeerTable = PeerTable {
 };
 
 /// The table, under hatshop's name for its key-value records, with the columns of
-/// `pgbench -i`'s (whose fillfactor, 100, is PostgreSQL's default), and its key.
+/// `pgbench -i`'s (whose fillfactor, 100, is PostgreSQL's default).
 pub const CREATE: &str = "CREATE TABLE kv (
         aid INT NOT NULL,
         bid INT NOT NULL,
         abalance INT NOT NULL,
         filler BYTEA NOT NULL
     )";
+/// Its key, made with the table or after the load (tables.rs).
 pub const KEY: &str = "ALTER TABLE kv ADD PRIMARY KEY (aid)";
 
 /// The `kv` statements of `sql`, for this shape.
