@@ -43,6 +43,27 @@ fn bulk(event: &OrderEvent, role: Role) -> bool {
 }
 
 impl<D: Store> Lane<D> {
+    /// Sends the batch once, on the shared runtime, within the call deadline and until
+    /// the run stops.
+    async fn write_batch_once(&mut self, events: &Arc<Vec<OrderEvent>>) -> Result<(), DbError> {
+        let db = self.cx.db.clone();
+        let in_flight = self.cx.load.in_flight;
+        let notes = self.notes.clone();
+        let batch_events = events.clone();
+        let task = AbortOnDrop(self.cx.runtime.spawn(observe(notes, false, async move {
+            write_batch(&*db, &batch_events, in_flight).await
+        })));
+        match self.watch.watch(Instant::now(), &self.cx.stop, task).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(_)) => Err(DbError::other("the load batch's task panicked")),
+            Err(Ended::TimedOut) => Err(timed_out(self.cx.op_timeout)),
+            Err(Ended::Stopped) => Err(DbError::new(
+                ErrorKind::Cancelled,
+                "the run stopped while a load batch was in flight",
+            )),
+        }
+    }
+
     /// Applies a message of load events: gathers those the bulk path takes, writing a
     /// batch whenever one is full, and applies the others alone once what was gathered
     /// before them is written. The events are taken out of `events`.
@@ -82,22 +103,13 @@ impl<D: Store> Lane<D> {
         }
         let events = Arc::new(std::mem::take(&mut self.gathered.events));
         self.gathered.value_bytes = 0;
-        let db = self.cx.db.clone();
-        let in_flight = self.cx.load.in_flight;
-        let notes = self.notes.clone();
-        let batch_events = events.clone();
-        let task = AbortOnDrop(self.cx.runtime.spawn(observe(notes, false, async move {
-            write_batch(&*db, &batch_events, in_flight).await
-        })));
-        let start = Instant::now();
-        let result = match self.watch.watch(start, &self.cx.stop, task).await {
-            Ok(Ok(result)) => result,
-            Ok(Err(_)) => Err(DbError::other("the load batch's task panicked")),
-            Err(Ended::TimedOut) => Err(timed_out(self.cx.op_timeout)),
-            Err(Ended::Stopped) => Err(DbError::new(
-                ErrorKind::Cancelled,
-                "the run stopped while a load batch was in flight",
-            )),
+        let mut tries = 0;
+        let result = loop {
+            tries += 1;
+            match self.write_batch_once(&events).await {
+                Err(e) if e.kind == ErrorKind::Conflict && tries <= LOAD_CONFLICT_RETRIES => {}
+                result => break result,
+            }
         };
         let end = Instant::now();
         let result = result.map_err(|e| e.context(batch_name(&events)));
@@ -117,6 +129,12 @@ impl<D: Store> Lane<D> {
         }
     }
 }
+
+/// Times a load batch is sent again after a conflict (a deadlock, a Galera
+/// certification failure): the server rolled it back whole, so sending it again is
+/// safe, and batches side by side on several nodes meet such conflicts where single
+/// orders did not.
+const LOAD_CONFLICT_RETRIES: u32 = 5;
 
 /// Writes `events` (new orders and records only) as one batch.
 async fn write_batch<D: Store>(
