@@ -25,16 +25,14 @@ impl MysqlStore {
             statements.push(self.records_insert(batch)?);
         }
         let mut held = self.conn().await?;
-        let mut admin;
-        // A run of key-value events alone keeps its connections for its own wire's
-        // statements: the load then takes one of the driver's.
-        let conn = match held.driver() {
-            Ok(conn) => conn,
-            Err(_) => {
-                admin = self.admin_conn().await?;
-                &mut admin
-            }
-        };
+        if held.driver().is_err() {
+            // A run of key-value events alone keeps its connections for its own wire's
+            // statements, and loads on them row by row: a connection of the driver's
+            // opened per batch cost a slow server a login each.
+            drop(held);
+            return crate::db::by_single_writes(self, batch).await;
+        }
+        let conn = held.driver()?;
         let mut tx = conn
             .start_transaction(mysql_async::TxOpts::default())
             .await
