@@ -310,18 +310,25 @@ fn replay(
         visit(&event, fate, dealt.own.is_some());
     }
     if let Some((events, sha256, hasher)) = hasher {
-        let got = hasher.events();
-        let regenerated = hasher.finish();
-        if got != events || regenerated != sha256 {
-            bail!(
-                "run.json does not describe the stream this run replayed: regenerated from \
-                 its spec and seed, the first {} events hash to {regenerated}, and the run \
-                 recorded plan_sha256 {sha256} for {} (run.json was changed after the run?): \
-                 nothing is compared",
-                thousands(got),
-                thousands(events)
-            );
-        }
+        prove_plan(events, &sha256, hasher)?;
+    }
+    Ok(())
+}
+
+/// The stream regenerated for verify, hashed as far as the run handed it out
+/// (`hasher`), against what the run recorded.
+fn prove_plan(events: u64, sha256: &str, hasher: crate::workload::PlanHasher) -> Result<()> {
+    let got = hasher.events();
+    let regenerated = hasher.finish();
+    if got != events || regenerated != sha256 {
+        bail!(
+            "run.json does not describe the stream this run replayed: regenerated from \
+             its spec and seed, the first {} events hash to {regenerated}, and the run \
+             recorded plan_sha256 {sha256} for {} (run.json was changed after the run?): \
+             nothing is compared",
+            thousands(got),
+            thousands(events)
+        );
     }
     Ok(())
 }

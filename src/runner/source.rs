@@ -190,16 +190,10 @@ impl Source {
             }
         }
         if !self.stop.is_stopped() {
-            if phase == Phase::Load && error.is_none() {
-                // The stream ended in its load: what follows the load still comes.
-                if self.end_phase(&mut batches)
-                    && let Err(why) = self.after_load()
-                {
-                    not_measured = Some(why);
-                    self.stop.stop(StopReason::Failed);
-                }
-            } else {
-                self.flush(&mut batches);
+            let in_load = phase == Phase::Load && error.is_none();
+            if let Err(why) = self.end_stream(in_load, &mut batches) {
+                not_measured = Some(why);
+                self.stop.stop(StopReason::Failed);
             }
         }
         // Lanes see their channels close once these senders are gone.
@@ -244,6 +238,19 @@ impl Source {
                 });
                 self.phases.measure.get_or_init(Instant::now);
             }
+        }
+        Ok(())
+    }
+
+    /// Hands out what the lanes' batches still hold; where the stream ended in its load
+    /// (`in_load`), waits for the lanes and runs what follows the load all the same.
+    fn end_stream(&mut self, in_load: bool, batches: &mut [Vec<LaneEvent>]) -> Result<(), String> {
+        if !in_load {
+            self.flush(batches);
+            return Ok(());
+        }
+        if self.end_phase(batches) {
+            self.after_load()?;
         }
         Ok(())
     }
