@@ -144,26 +144,20 @@ impl Source {
                 break;
             }
             if event.phase != phase {
-                if !self.end_phase(&mut batches) {
+                slot = 0;
+            }
+            match self.enter(&mut phase, event.phase, last_unmeasured, &mut batches) {
+                Ok(true) => {}
+                Ok(false) => {
                     complete = false;
                     break;
                 }
-                if phase == Phase::Load
-                    && let Err(why) = self.after_load()
-                {
+                Err(why) => {
                     not_measured = Some(why);
                     self.stop.stop(StopReason::Failed);
                     complete = false;
                     break;
                 }
-                phase = event.phase;
-                slot = 0;
-            }
-            if let Err(why) = self.mark(phase, last_unmeasured) {
-                not_measured = Some(why);
-                self.stop.stop(StopReason::Failed);
-                complete = false;
-                break;
             }
             if phase != Phase::Measure {
                 last_unmeasured = Some(event.seq);
@@ -240,6 +234,29 @@ impl Source {
             }
         }
         Ok(())
+    }
+
+    /// Moves to the phase of the next event (`next`): the one before ended on every
+    /// lane, and after the load what follows it; then marks when it began. False when
+    /// the run stopped meanwhile; the error says why measuring must not begin.
+    fn enter(
+        &mut self,
+        phase: &mut Phase,
+        next: Phase,
+        last_unmeasured: Option<u64>,
+        batches: &mut [Vec<LaneEvent>],
+    ) -> Result<bool, String> {
+        if next != *phase {
+            if !self.end_phase(batches) {
+                return Ok(false);
+            }
+            if *phase == Phase::Load {
+                self.after_load()?;
+            }
+            *phase = next;
+        }
+        self.mark(*phase, last_unmeasured)?;
+        Ok(true)
     }
 
     /// Hands out what the lanes' batches still hold; where the stream ended in its load
