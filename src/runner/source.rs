@@ -171,13 +171,7 @@ impl Source {
                 complete = false;
                 break;
             }
-            if phase == Phase::Measure
-                && self.floor.is_some_and(|floor| {
-                    floor.reached(slot, self.phases.measure.get(), || {
-                        self.pace.due_s(slot, true)
-                    })
-                })
-            {
+            if phase == Phase::Measure && self.floor_reached(slot) {
                 // The stream has no end: the floor is where this run's part of it ends.
                 complete = false;
                 break;
@@ -234,6 +228,16 @@ impl Source {
             }
         }
         Ok(())
+    }
+
+    /// Whether `--min-duration`'s floor ends the measured phase after `handed_out`
+    /// events.
+    fn floor_reached(&self, handed_out: u64) -> bool {
+        self.floor.is_some_and(|floor| {
+            floor.reached(handed_out, self.phases.measure.get(), || {
+                self.pace.due_s(handed_out, true)
+            })
+        })
     }
 
     /// Moves to the phase of the next event (`next`): the one before ended on every
