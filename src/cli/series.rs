@@ -26,12 +26,20 @@ pub struct SweepArgs {
 /// `hatshop study`: which study, how much of it, and where.
 #[derive(Debug, Args)]
 pub struct StudyArgs {
-    /// The study to run (see --list).
-    #[arg(required_unless_present = "list")]
+    /// The study to run: a built-in study's name (see --list) or a study file
+    /// (docs/studies.md); `show NAME` prints a built-in study's file, to copy.
+    #[arg(required_unless_present = "list", value_name = "NAME|FILE")]
     pub name: Option<String>,
+    /// With `show`: the built-in study whose file to print (said in NAME's help).
+    #[arg(value_name = "NAME", hide = true)]
+    pub shown: Option<String>,
     /// Name every study, one a line, name first.
     #[arg(long, conflicts_with = "name")]
     pub list: bool,
+    /// Print each cell's folder and command, in the order they would run, and run
+    /// nothing: what a study file makes, checked before a server starts.
+    #[arg(long)]
+    pub dry_run: bool,
     /// A fraction of the study's work (events, records, repeats) for a quick look, e.g.
     /// 0.05; the page says so. The swept values (nodes, connections, sizes) stay.
     #[arg(long, value_name = "F", default_value_t = 1.0)]

@@ -41,7 +41,10 @@ fn with_workloads_to_complete(command: clap::Command) -> clap::Command {
 
 /// `command` with the studies' names offered for `study NAME`.
 fn with_studies_to_complete(command: clap::Command) -> clap::Command {
-    let names: Vec<&str> = crate::studies::STUDIES.iter().map(|s| s.name).collect();
+    let names: Vec<&str> = crate::studies::BUILT_IN
+        .iter()
+        .map(|(name, _)| *name)
+        .collect();
     command.mut_subcommand("study", |sub| {
         sub.mut_arg("name", |arg| {
             arg.value_parser(PossibleValuesParser::new(names))

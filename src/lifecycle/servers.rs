@@ -35,7 +35,7 @@ pub struct ServerGuard {
     home: Home,
     kind: &'static ServerDeclarations,
     nodes: usize,
-    set: &'static [(&'static str, &'static str)],
+    set: Vec<(String, String)>,
     end: End,
     /// Given by URL: machines of the user's, which no budget caps.
     given: bool,
@@ -60,7 +60,7 @@ impl ServerGuard {
             home: home.clone(),
             kind,
             nodes,
-            set: &[],
+            set: Vec::new(),
             end,
             given: false,
             budget: NodeBudget::NONE,
@@ -100,7 +100,7 @@ impl ServerGuard {
         home: &Home,
         name: &str,
         nodes: usize,
-        set: &'static [(&'static str, &'static str)],
+        set: &[(String, String)],
         install: bool,
         given: Option<&str>,
     ) -> Result<ServerGuard> {
@@ -120,7 +120,7 @@ impl ServerGuard {
         if let Some(record) = home.running(kind) {
             refuse_other_size_or_settings(home, kind, &record, nodes, set)?;
             let mut guard = ServerGuard::new(home, kind, nodes, End::Leave, record.url.clone());
-            guard.set = set;
+            guard.set = set.to_vec();
             guard.budget = record.budget();
             guard.found_budget = guard.budget;
             return Ok(guard);
@@ -137,10 +137,7 @@ impl ServerGuard {
         );
         let options = StartOptions {
             nodes,
-            config: set
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
+            config: set.to_vec(),
             install,
             ..StartOptions::default()
         };
@@ -151,12 +148,12 @@ impl ServerGuard {
             began.elapsed().as_secs_f64()
         );
         let mut guard = ServerGuard::new(home, kind, nodes, End::Stop, record.url);
-        guard.set = set;
+        guard.set = set.to_vec();
         Ok(guard)
     }
 
     /// Whether it is the server `name` at `nodes` nodes with the settings `set`.
-    pub fn serves(&self, name: &str, nodes: usize, set: &[(&str, &str)]) -> bool {
+    pub fn serves(&self, name: &str, nodes: usize, set: &[(String, String)]) -> bool {
         self.kind.name == name && self.nodes == nodes && self.set == set
     }
 
@@ -243,7 +240,7 @@ fn refuse_other_size_or_settings(
     kind: &'static ServerDeclarations,
     record: &ServerRecord,
     nodes: usize,
-    set: &[(&str, &str)],
+    set: &[(String, String)],
 ) -> Result<()> {
     if record.nodes.len() != nodes {
         bail!(

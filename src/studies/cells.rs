@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+use serde::Deserialize;
+
 use crate::cluster::NodeBudget;
 use crate::files::read_json;
 use crate::report::loaded_run::read_rows;
@@ -13,7 +15,8 @@ use crate::stats::Summary;
 use crate::verify::VerifyReport;
 
 /// The command a cell runs.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Verb {
     Run,
     Load,
@@ -32,12 +35,14 @@ impl Verb {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerNeed {
     /// A name `hatshop server start` takes.
-    pub server: &'static str,
+    pub server: String,
+    /// The user's own server at this URL, which the study neither starts nor stops.
+    pub url: Option<String>,
     pub nodes: usize,
     /// Store settings added to the server's URL (`rf=3&cl=QUORUM`).
     pub query: String,
     /// Server settings it must be started with (`hatshop server start --set`).
-    pub set: &'static [(&'static str, &'static str)],
+    pub set: Vec<(String, String)>,
     /// What each node may use of the host: cores and memory it cannot exceed, as on a
     /// machine of its own (no cap: the nodes share the host's cores and memory).
     pub budget: NodeBudget,
@@ -48,7 +53,7 @@ pub struct ServerNeed {
 pub struct Cell {
     /// Its folder's name, unique in the study.
     pub id: String,
-    pub part: &'static str,
+    pub part: String,
     /// What it is, most telling first: store, workload, the swept values.
     pub labels: Vec<(String, String)>,
     pub need: ServerNeed,
@@ -61,49 +66,14 @@ pub struct Cell {
     pub faults: Option<String>,
 }
 
-/// How long a run cell measures at least, whatever the scale: 20 of the runs' 1 s
-/// intervals, so that each side of a comparison has the 10 batches a named winner
-/// needs. Batches hold about equal operations, so a run whose throughput climbs makes
-/// fewer batches than intervals (a third's climb over 13 intervals can leave 9).
+/// How long a run cell measures at least, whatever the scale, unless its file says
+/// otherwise: 20 of the runs' 1 s intervals, so that each side of a comparison has the
+/// 10 batches a named winner needs. Batches hold about equal operations, so a run whose
+/// throughput climbs makes fewer batches than intervals (a third's climb over 13
+/// intervals can leave 9).
 pub const CELL_FLOOR: &str = "20s";
 
 impl Cell {
-    /// A `hatshop run` cell: `events` events of `workload` and at least [`CELL_FLOOR`]
-    /// of them, then the `extra` flags.
-    pub fn run(
-        id: String,
-        part: &'static str,
-        labels: Vec<(String, String)>,
-        need: ServerNeed,
-        workload: &str,
-        events: u64,
-        extra: &[&str],
-    ) -> Cell {
-        let mut args = vec!["-w".to_string(), workload.into(), "--events".into()];
-        args.push(events.to_string());
-        args.extend(["--min-duration".into(), CELL_FLOOR.into()]);
-        args.extend(extra.iter().map(|flag| flag.to_string()));
-        Cell {
-            id,
-            part,
-            labels,
-            need,
-            verb: Verb::Run,
-            args,
-            work: events,
-            faults: None,
-        }
-    }
-
-    /// The cell without the time floor: its figure measures its length (the total time
-    /// of a count of events, a run as long as its `--duration`).
-    pub fn without_floor(mut self) -> Cell {
-        if let Some(at) = self.args.iter().position(|arg| arg == "--min-duration") {
-            self.args.drain(at..at + 2);
-        }
-        self
-    }
-
     /// What warms a fresh server up with this cell's own load, unmeasured and
     /// unverified, into `dir` (thrown away after): a run of it for `secs`, or one pass
     /// of its load.
@@ -249,7 +219,7 @@ impl Cell {
         };
         CellResult {
             id: self.id.clone(),
-            part: self.part.into(),
+            part: self.part.clone(),
             labels: self.labels.clone(),
             command: self.shown(),
             dir: self.id.clone().into(),
@@ -321,11 +291,6 @@ pub fn faults_file(dir: &Path) -> std::path::PathBuf {
     dir.with_extension("faults.toml")
 }
 
-/// `n` scaled down, never below `floor`.
-pub fn scaled(n: u64, scale: f64, floor: u64) -> u64 {
-    ((n as f64 * scale).round() as u64).max(floor.min(n))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -334,13 +299,14 @@ mod tests {
     fn a_cell_runs_with_its_server_and_folder_and_shows_the_server_by_name() {
         let cell = Cell {
             id: "random-mariadb".into(),
-            part: "random",
+            part: "random".into(),
             labels: vec![("store".into(), "mariadb".into())],
             need: ServerNeed {
-                server: "mariadb",
+                server: "mariadb".into(),
+                url: None,
                 nodes: 1,
                 query: "connections=4".into(),
-                set: &[],
+                set: Vec::new(),
                 budget: NodeBudget::NONE,
             },
             verb: Verb::Run,
@@ -359,57 +325,5 @@ mod tests {
             cell.shown(),
             "hatshop run -w hatshop-random --db '<mariadb>?connections=4'"
         );
-    }
-
-    #[test]
-    fn a_run_cell_measures_at_least_its_floor_unless_its_length_is_the_point() {
-        let need = ServerNeed {
-            server: "mariadb",
-            nodes: 1,
-            query: String::new(),
-            set: &[],
-            budget: NodeBudget::NONE,
-        };
-        let cell = Cell::run(
-            "c".into(),
-            "p",
-            vec![],
-            need,
-            "creates",
-            1_000,
-            &["-c", "4"],
-        );
-        assert_eq!(
-            cell.args,
-            [
-                "-w",
-                "creates",
-                "--events",
-                "1000",
-                "--min-duration",
-                CELL_FLOOR,
-                "-c",
-                "4"
-            ]
-        );
-        // The warm-up runs for a time of its own: a floor beside its --duration would
-        // be refused.
-        let warm_up = cell.warm_up_argv("mysql://x", Path::new("w"), Path::new("/h"), 20);
-        assert!(
-            !warm_up.contains(&"--min-duration".to_string()),
-            "{warm_up:?}"
-        );
-        let counted = cell.without_floor();
-        assert_eq!(
-            counted.args,
-            ["-w", "creates", "--events", "1000", "-c", "4"]
-        );
-    }
-
-    #[test]
-    fn work_scales_down_to_a_floor() {
-        assert_eq!(scaled(200_000, 0.05, 100), 10_000);
-        assert_eq!(scaled(500, 0.02, 100), 100);
-        assert_eq!(scaled(50, 0.02, 100), 50);
     }
 }

@@ -1,109 +1,92 @@
-//! The five published studies hatshop reproduces, as data: each one's question, parts,
-//! figures (the study's own axes, grouping and metrics, with the numbers it printed),
-//! and the cells that fill them, sized by `--scale`. `hatshop study` runs them; the
-//! completions offer their names.
+//! Studies as files: a study (TOML) says its question, its candidates, the cells that
+//! answer it and the figures that draw them. The five published studies hatshop
+//! reproduces are the first such files (`studies/*.toml`), built into the binary;
+//! `hatshop study` runs them or a file of the user's. docs/studies.md is the format.
 
-mod bulk_insert;
-mod cassandra_throughput;
 pub mod cells;
-mod clusters;
-mod hat_shop;
-mod kv_mixes;
+mod expand;
+mod file;
+mod settings;
 
-use crate::cluster::NodeBudget;
-use crate::report::study::{Fact, FigureSpec, Ours, PartSpec, SetupRow};
-use cells::{Cell, ServerNeed};
+use indexmap::IndexMap;
+use serde::Deserialize;
 
-/// One study.
+use crate::report::study::{FigureSpec, PartSpec, SetupRow};
+use expand::CellGroup;
+use settings::Settings;
+
+pub use file::open;
+
+/// One study, as its file says it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Study {
-    pub name: &'static str,
-    /// The published study, as its title reads.
-    pub seed: &'static str,
-    pub title: &'static str,
-    pub question: &'static str,
+    pub name: String,
+    pub title: String,
+    pub question: String,
+    /// The published study it reproduces, as its title reads (none for a shop's own).
+    #[serde(default)]
+    pub seed: String,
     /// Where the published study ran, as its numbers beside ours say.
-    pub seed_machine: &'static str,
+    #[serde(default)]
+    pub seed_machine: String,
     /// Its cores, where it said: a throughput is then also set beside ours per core.
     pub seed_cores: Option<u32>,
     /// How this machine differs from the study's, said plainly on the page.
-    pub caveats: &'static [&'static str],
+    #[serde(default)]
+    pub caveats: Vec<String>,
     /// The study's setup against ours, row by row: the table the page opens with.
-    pub setup: &'static [SetupRow],
-    pub parts: &'static [PartSpec],
-    pub figures: &'static [FigureSpec],
-    /// Its cells at a scale, servers grouped: the cells of one server stand together.
-    pub cells: fn(f64) -> Vec<Cell>,
+    #[serde(default)]
+    pub setup: Vec<SetupRow>,
+    pub parts: Vec<PartSpec>,
+    #[serde(default)]
+    pub figures: Vec<FigureSpec>,
+    /// What the cells compare, by the names the file gives them.
+    candidates: IndexMap<String, Candidate>,
+    /// Settings every cell starts from.
+    #[serde(default)]
+    set: Settings,
+    /// Groups of cells, each a part's.
+    cells: Vec<CellGroup>,
 }
 
-/// Every study, in the order of the published studies.
-pub static STUDIES: &[Study] = &[
-    hat_shop::STUDY,
-    clusters::STUDY,
-    bulk_insert::STUDY,
-    cassandra_throughput::STUDY,
-    kv_mixes::STUDY,
-];
-
-// The servers the studies compare, by the names `hatshop server start` takes: a study
-// names them, as its published text does (the one place outside db/ and cluster/ that
-// may; no code here decides anything by them).
-const CASSANDRA: &str = "cassandra";
-const MARIADB: &str = "mariadb";
-const GALERA: &str = "galera";
-const VOLDEMORT: &str = "voldemort";
-
-/// The six order event types, as figures by event type draw them.
-const ORDER_EVENT_TYPES: &[&str] = &[
-    "create_order",
-    "read_order",
-    "update_order",
-    "update_items",
-    "update_status",
-    "delete_order",
-];
-
-/// A study by name.
-pub fn find(name: &str) -> Option<&'static Study> {
-    STUDIES.iter().find(|s| s.name == name)
+/// A database the study compares: a server hatshop starts (and stops), or the user's
+/// own at a URL.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Candidate {
+    /// A name `hatshop server start` takes.
+    server: String,
+    /// The user's own server of that kind: hatshop neither starts nor stops it.
+    url: Option<String>,
+    /// What its cells' `store` label says [default: the candidate's name].
+    label: Option<String>,
+    /// Settings of its every cell.
+    #[serde(default)]
+    set: Settings,
 }
 
-/// Labels from pairs.
-fn labels(pairs: &[(&str, String)]) -> Vec<(String, String)> {
-    pairs
+/// The studies built into the binary, in the order of the published studies.
+pub const BUILT_IN: &[(&str, &str)] = &[
+    ("hat-shop", include_str!("../../studies/hat-shop.toml")),
+    ("clusters", include_str!("../../studies/clusters.toml")),
+    (
+        "bulk-insert",
+        include_str!("../../studies/bulk-insert.toml"),
+    ),
+    (
+        "cassandra-throughput",
+        include_str!("../../studies/cassandra-throughput.toml"),
+    ),
+    ("kv-mixes", include_str!("../../studies/kv-mixes.toml")),
+];
+
+/// A built-in study's file, by name.
+pub fn built_in(name: &str) -> Option<&'static str> {
+    BUILT_IN
         .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
-}
-
-/// Flags from words.
-fn args(flags: &[&str]) -> Vec<String> {
-    flags.iter().map(|f| f.to_string()).collect()
-}
-
-/// A row of the setup table: the study's `seed` against ours, and why ours differs.
-const fn row(what: &'static str, seed: &'static str, ours: Ours, why: &'static str) -> SetupRow {
-    SetupRow {
-        what,
-        seed,
-        ours,
-        why,
-    }
-}
-
-/// A row of the setup table whose "here" each cell's record says, as the study had it.
-const fn fact(what: &'static str, seed: &'static str, fact: Fact) -> SetupRow {
-    row(what, seed, Ours::Fact(fact), "")
-}
-
-/// A server of `nodes` nodes, with store settings, sharing the host's cores.
-fn need(server: &'static str, nodes: usize, query: &str) -> ServerNeed {
-    ServerNeed {
-        server,
-        nodes,
-        query: query.into(),
-        set: &[],
-        budget: NodeBudget::NONE,
-    }
+        .find(|(n, _)| *n == name)
+        .map(|(_, text)| *text)
 }
 
 #[cfg(test)]
@@ -111,29 +94,20 @@ mod tests {
     use super::*;
     use crate::cli::Cli;
 
+    fn every_study() -> Vec<Study> {
+        BUILT_IN
+            .iter()
+            .map(|(name, text)| file::parse(text, name).unwrap_or_else(|e| panic!("{e:#}")))
+            .collect()
+    }
+
     #[test]
     fn every_cell_of_every_study_is_a_command_hatshop_takes() {
-        for study in STUDIES {
-            let cells = (study.cells)(0.05);
+        for study in every_study() {
+            let cells = study.cells(0.05).unwrap();
             assert!(!cells.is_empty(), "{}", study.name);
-            let mut ids: Vec<&str> = cells.iter().map(|c| c.id.as_str()).collect();
-            ids.sort();
-            ids.dedup();
-            assert_eq!(
-                ids.len(),
-                cells.len(),
-                "{}: cell ids are unique",
-                study.name
-            );
             for cell in &cells {
-                let argv = cell.argv(
-                    "sqlite://",
-                    std::path::Path::new("x"),
-                    std::path::Path::new("h"),
-                );
-                Cli::from_command_line(&argv)
-                    .unwrap_or_else(|e| panic!("{}: {}: {e}", study.name, cell.id));
-                // So is what warms its server up.
+                // What warms its server up is one too.
                 let warm = cell.warm_up_argv(
                     "sqlite://",
                     std::path::Path::new("w"),
@@ -142,18 +116,11 @@ mod tests {
                 );
                 Cli::from_command_line(&warm)
                     .unwrap_or_else(|e| panic!("{}: warming {}: {e}", study.name, cell.id));
-                assert!(
-                    study.parts.iter().any(|p| p.id == cell.part),
-                    "{}: {} has no part",
-                    study.name,
-                    cell.id
-                );
             }
-            for figure in study.figures {
-                assert!(study.parts.iter().any(|p| p.id == figure.part));
+            for figure in &study.figures {
                 // A figure that keeps only some cells keeps at least one.
                 let kept = cells.iter().filter(|cell| {
-                    (figure.part == cell.part || figure.also.contains(&cell.part))
+                    figure.draws(&cell.part)
                         && figure.only.iter().all(|(key, wanted)| {
                             cell.labels
                                 .iter()
@@ -172,10 +139,17 @@ mod tests {
 
     #[test]
     fn a_smaller_scale_makes_smaller_cells() {
-        for study in STUDIES {
-            let full: u64 = (study.cells)(1.0).iter().map(|c| c.work).sum();
-            let small: u64 = (study.cells)(0.05).iter().map(|c| c.work).sum();
+        for study in every_study() {
+            let full: u64 = study.cells(1.0).unwrap().iter().map(|c| c.work).sum();
+            let small: u64 = study.cells(0.05).unwrap().iter().map(|c| c.work).sum();
             assert!(small < full, "{}", study.name);
+        }
+    }
+
+    #[test]
+    fn each_built_in_study_is_named_as_its_file_names_it() {
+        for (name, study) in BUILT_IN.iter().zip(every_study()) {
+            assert_eq!(name.0, study.name);
         }
     }
 }

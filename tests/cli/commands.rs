@@ -1110,7 +1110,7 @@ fn completions_and_the_man_page_know_every_subcommand() {
     // A value the command cannot do without is shown as required (`<FILE>`).
     for (command, usage) in [
         ("generate", "Usage: hatshop generate [OPTIONS] <FILE>"),
-        ("study", "Usage: hatshop study [OPTIONS] <NAME>"),
+        ("study", "Usage: hatshop study [OPTIONS] <NAME|FILE>"),
     ] {
         let help = hatshop(tmp.path())
             .args([command, "--help"])

@@ -1,8 +1,10 @@
-//! `hatshop study NAME`: one published study, reproduced. Its cells (one `hatshop run`
-//! or `load` each) run in one folder, each in its own, grouped by the server they need
-//! (started and stopped by the study unless one runs already); each run is verified;
-//! then `study.html` draws the study's figures from them. A folder that holds an
+//! `hatshop study NAME|FILE`: one study, a built-in one (the published studies hatshop
+//! reproduces) or a file of the user's. Its cells (one `hatshop run` or `load` each)
+//! run in one folder, each in its own, grouped by the server they need (started and
+//! stopped by the study unless one runs already); each run is verified; then
+//! `study.html` draws the study's figures from them. A folder that holds an
 //! interrupted study resumes it: finished cells are kept, the others run again.
+//! `hatshop study show NAME` prints a built-in study's file, to copy.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -20,7 +22,7 @@ use crate::interrupt;
 use crate::lifecycle::servers::ServerGuard;
 use crate::report::study::StudyView;
 use crate::studies::cells::{self, Cell};
-use crate::studies::{self as catalog, STUDIES, Study};
+use crate::studies::{self as catalog, Study};
 
 /// `study.json`: which study a folder holds, at which scale, and the command each of
 /// its cells runs.
@@ -44,20 +46,18 @@ const WARM_UP: Duration = Duration::from_secs(20);
 /// `hatshop study`.
 pub async fn run(args: &StudyArgs) -> Result<ExitCode> {
     if args.list {
-        for study in STUDIES {
+        for (name, _) in catalog::BUILT_IN {
+            let (study, _) = catalog::open(name)?;
             say!("{:<22} {} ({})", study.name, study.title, study.seed);
         }
         return Ok(ExitCode::SUCCESS);
     }
     let name = args.name.as_deref().unwrap_or_default();
-    let Some(study) = catalog::find(name) else {
-        let names: Vec<&str> = STUDIES.iter().map(|s| s.name).collect();
-        bail!(
-            "no study named '{name}'{}: the studies are {}",
-            crate::suggest::did_you_mean(name, names.iter().copied()),
-            names.join(", ")
-        );
-    };
+    if name == "show" {
+        return show(args.shown.as_deref());
+    }
+    let (study, _) = catalog::open(name)?;
+    let study = &study;
     if !(args.scale > 0.0 && args.scale <= 1.0) {
         bail!(
             "--scale {}: give a fraction of the study's work above 0 and at most 1 (e.g. 0.05)",
@@ -69,7 +69,17 @@ pub async fn run(args: &StudyArgs) -> Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("results").join(format!("study-{}", study.name)));
     let home = Home::resolve(args.home.as_deref())?;
-    let cells = in_server_order((study.cells)(args.scale));
+    let cells = in_server_order(
+        study
+            .cells(args.scale)
+            .map_err(|e| anyhow::anyhow!("{name}: {e}"))?,
+    );
+    if args.dry_run {
+        for cell in &cells {
+            say!("{}: {}", cell.id, cell.shown());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     claim_folder(&dir, study, args.scale, &cells)?;
     let outcome = Study::run_cells(study, &cells, &dir, &home, args).await;
     // The page is written whatever happened, from the cells that finished.
@@ -90,11 +100,26 @@ pub async fn run(args: &StudyArgs) -> Result<ExitCode> {
     }
 }
 
+/// `hatshop study show NAME`: a built-in study's file, as it is built in.
+fn show(name: Option<&str>) -> Result<ExitCode> {
+    let name = name.unwrap_or_default();
+    let Some(text) = catalog::built_in(name) else {
+        let names = catalog::BUILT_IN.iter().map(|(n, _)| *n);
+        bail!(
+            "no built-in study named '{name}'{}: they are {}",
+            crate::suggest::did_you_mean(name, names.clone()),
+            names.collect::<Vec<_>>().join(", ")
+        );
+    };
+    say!("{}", text.trim_end());
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Makes the study's folder, or checks that it holds this study at this scale. A cell
 /// whose command has changed since it ran (a newer hatshop) runs again.
 fn claim_folder(dir: &Path, study: &Study, scale: f64, cells: &[Cell]) -> Result<()> {
     let record = StudyRecord {
-        study: study.name.into(),
+        study: study.name.clone(),
         scale,
         commands: cells.iter().map(|c| (c.id.clone(), c.shown())).collect(),
     };
@@ -244,19 +269,20 @@ async fn ready_server(
     let need = &cell.need;
     if !server
         .as_ref()
-        .is_some_and(|s| s.serves(need.server, need.nodes, need.set))
+        .is_some_and(|s| s.serves(&need.server, need.nodes, &need.set))
     {
         drop(server.take());
-        let given = args
-            .server_url
-            .iter()
-            .find(|(name, nodes, _)| name == need.server && *nodes == need.nodes)
-            .map(|(_, _, url)| url.as_str());
+        let given = need.url.as_deref().or_else(|| {
+            args.server_url
+                .iter()
+                .find(|(name, nodes, _)| *name == need.server && *nodes == need.nodes)
+                .map(|(_, _, url)| url.as_str())
+        });
         let found = ServerGuard::find_or_start(
             home,
-            need.server,
+            &need.server,
             need.nodes,
-            need.set,
+            &need.set,
             args.install,
             given,
         );
@@ -403,17 +429,17 @@ impl Estimate {
 fn write_page(study: &Study, cells: &[Cell], dir: &Path, scale: f64) -> Result<PathBuf> {
     let results: Vec<_> = cells.iter().map(|c| c.result(dir)).collect();
     let view = StudyView {
-        name: study.name,
-        title: study.title,
-        question: study.question,
-        seed: study.seed,
-        seed_machine: study.seed_machine,
+        name: &study.name,
+        title: &study.title,
+        question: &study.question,
+        seed: &study.seed,
+        seed_machine: &study.seed_machine,
         seed_cores: study.seed_cores,
         scale,
-        caveats: study.caveats,
-        setup: study.setup,
-        parts: study.parts,
-        figures: study.figures,
+        caveats: &study.caveats,
+        setup: &study.setup,
+        parts: &study.parts,
+        figures: &study.figures,
         cells: &results,
         dir,
     };
@@ -426,8 +452,9 @@ mod tests {
 
     #[test]
     fn the_cells_of_one_server_stand_together() {
-        let cells = in_server_order((catalog::find("hat-shop").unwrap().cells)(0.05));
-        let servers: Vec<&str> = cells.iter().map(|c| c.need.server).collect();
+        let (study, _) = catalog::open("hat-shop").unwrap();
+        let cells = in_server_order(study.cells(0.05).unwrap());
+        let servers: Vec<&str> = cells.iter().map(|c| c.need.server.as_str()).collect();
         let mut changes = servers.windows(2).filter(|w| w[0] != w[1]).count();
         changes += 1;
         assert_eq!(changes, 2, "{servers:?}");

@@ -20,7 +20,7 @@ pub(super) fn batches(spec: &FigureSpec, cells: &[CellResult], dir: &Path) -> (F
     let mut clauses = Vec::new();
     for cell in cells
         .iter()
-        .filter(|c| spec.draws(&c.part) && c.counted && c.matches(spec.only))
+        .filter(|c| spec.draws(&c.part) && c.counted && c.matches(&spec.only))
     {
         let folder = dir.join(&cell.dir);
         let traces: Vec<BatchTrace> = read_rows(&folder.join(BATCH_TRACES_CSV)).unwrap_or_default();
@@ -40,7 +40,7 @@ pub(super) fn batches(spec: &FigureSpec, cells: &[CellResult], dir: &Path) -> (F
         Shape::BatchTimes => Axis::linear("time into the load (s)"),
         _ => Axis::linear("pass"),
     };
-    let figure = svg::line_chart(spec.title, &x, &Axis::linear("batch time (ms)"), &series);
+    let figure = svg::line_chart(&spec.title, &x, &Axis::linear("batch time (ms)"), &series);
     let said = if clauses.is_empty() {
         nothing_drawn(spec, cells)
     } else {

@@ -130,7 +130,7 @@ impl CellResult {
 
     /// Whether the cell has every label a figure's `only` asks for (a value may list
     /// alternatives, `A|B`).
-    pub(super) fn matches(&self, only: &[(&str, &str)]) -> bool {
+    pub(super) fn matches(&self, only: &[(String, String)]) -> bool {
         only.iter().all(|(key, wanted)| {
             self.label(key)
                 .is_some_and(|value| wanted.split('|').any(|w| w == value))

@@ -162,7 +162,7 @@ fn event_type<'p>(
     points: &'p Points,
     key: (usize, usize),
 ) -> Option<&'p str> {
-    match (spec.x, spec.series, spec.events) {
+    match (&spec.x, &spec.series, spec.events.as_slice()) {
         (Dim::EventType, _, _) => Some(&points.xs[key.0]),
         (_, Dim::EventType, _) => Some(&points.series[key.1]),
         (_, _, []) => Some("all"),

@@ -10,8 +10,8 @@ use crate::result_dir::load_record::LoadRecord;
 use crate::result_dir::{DatabaseRecord, Host, RunRecord};
 use crate::workload::EventSource;
 
-/// A fact a cell's run.json holds.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A fact a cell's run.json holds; a study file names it as [`Fact::NAMES`] do.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Fact {
     /// The client machine: CPU model and cores.
     Machine,
@@ -20,9 +20,9 @@ pub enum Fact {
     /// Nodes of the server the cell ran on.
     Nodes,
     /// A setting of the server hatshop started (`heap`, `cpu_per_node`, …).
-    ServerSetting(&'static str),
+    ServerSetting(String),
     /// A store setting of the cell's URL or flags (`rf`, `cl`, `connections`, …).
-    StoreSetting(&'static str),
+    StoreSetting(String),
     /// Operations in flight.
     Concurrency,
     /// Measured events.
@@ -37,6 +37,46 @@ pub enum Fact {
     NodeMemory,
     /// The machines the server ran on: hatshop's own, or those a URL named.
     Machines,
+}
+
+impl Fact {
+    /// The facts without a key, as a study file names them.
+    const NAMES: [(&'static str, Fact); 10] = [
+        ("machine", Fact::Machine),
+        ("machines", Fact::Machines),
+        ("server version", Fact::ServerVersion),
+        ("nodes", Fact::Nodes),
+        ("in flight", Fact::Concurrency),
+        ("events", Fact::Events),
+        ("warm-up", Fact::Warmup),
+        ("loaded", Fact::Loaded),
+        ("value size", Fact::ValueSize),
+        ("memory per node", Fact::NodeMemory),
+    ];
+}
+
+impl std::str::FromStr for Fact {
+    type Err = String;
+
+    /// `machine`, `server setting: heap`, `store setting: rf`, …
+    fn from_str(said: &str) -> Result<Fact, String> {
+        if let Some(key) = said.strip_prefix("server setting:") {
+            return Ok(Fact::ServerSetting(key.trim().into()));
+        }
+        if let Some(key) = said.strip_prefix("store setting:") {
+            return Ok(Fact::StoreSetting(key.trim().into()));
+        }
+        if let Some((_, fact)) = Fact::NAMES.iter().find(|(name, _)| *name == said) {
+            return Ok(fact.clone());
+        }
+        let names = Fact::NAMES.iter().map(|(name, _)| *name);
+        Err(format!(
+            "no fact of a cell's record is named '{said}'{}: give one of {}, \
+             'server setting: KEY' or 'store setting: KEY'",
+            crate::suggest::did_you_mean(said, names.clone()),
+            names.collect::<Vec<_>>().join(", ")
+        ))
+    }
 }
 
 /// What a cell's run.json says of where and how it ran: the "ours" of a study's setup
@@ -204,13 +244,21 @@ impl CellFacts {
     }
 
     /// The value of a fact, as the setup table shows it (empty: not known).
-    pub fn get(&self, fact: Fact) -> String {
+    pub fn get(&self, fact: &Fact) -> String {
         match fact {
             Fact::Machine => self.machine.clone(),
             Fact::ServerVersion => self.server_version.clone(),
             Fact::Nodes => self.nodes.to_string(),
-            Fact::ServerSetting(key) => self.server_settings.get(key).cloned().unwrap_or_default(),
-            Fact::StoreSetting(key) => self.store_settings.get(key).cloned().unwrap_or_default(),
+            Fact::ServerSetting(key) => self
+                .server_settings
+                .get(key.as_str())
+                .cloned()
+                .unwrap_or_default(),
+            Fact::StoreSetting(key) => self
+                .store_settings
+                .get(key.as_str())
+                .cloned()
+                .unwrap_or_default(),
             Fact::Concurrency => self.concurrency.to_string(),
             Fact::Events => match self.floor_s {
                 Some(secs) => format!("{}, {secs} s at least", thousands(self.events)),

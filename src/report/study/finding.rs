@@ -40,7 +40,7 @@ pub(super) fn sentence(spec: &FigureSpec, points: &Points, cells: &[CellResult])
 pub(super) fn nothing_drawn(spec: &FigureSpec, cells: &[CellResult]) -> String {
     let finished = cells
         .iter()
-        .filter(|c| spec.draws(&c.part) && c.counted && c.matches(spec.only))
+        .filter(|c| spec.draws(&c.part) && c.counted && c.matches(&spec.only))
         .count();
     match finished {
         0 => "No cell of this figure has finished yet.".into(),
@@ -92,7 +92,7 @@ impl Finding<'_> {
     /// An x value as a sentence names a place: "events 100", "read_order".
     fn place(&self, x: &str) -> String {
         match x.parse::<f64>() {
-            Ok(_) => format!("{} {x}", axis_name(self.spec.x)),
+            Ok(_) => format!("{} {x}", axis_name(&self.spec.x)),
             Err(_) => x.to_string(),
         }
     }
@@ -207,10 +207,12 @@ impl Finding<'_> {
                 .iter()
                 .all(|later| gain(present[i].2, later.2) < HELPS)
         })?;
-        let axis = axis_name(self.spec.x);
+        let axis = axis_name(&self.spec.x);
         // More in flight that adds no throughput only queues: the server is saturated.
-        let (gaining, stops) = match (self.spec.metric, self.spec.x) {
-            (Metric::OpsPerSecond, Dim::Label("in flight")) => ("still growing", "is saturated"),
+        let (gaining, stops) = match (self.spec.metric, &self.spec.x) {
+            (Metric::OpsPerSecond, Dim::Label(x)) if x == "in flight" => {
+                ("still growing", "is saturated")
+            }
             (Metric::OpsPerSecond, _) => ("still growing", "grows no further"),
             _ => ("still helping", "stops helping"),
         };
@@ -230,7 +232,7 @@ impl Finding<'_> {
     /// steady it is across x.
     fn lines(&self) -> Vec<String> {
         let metric = self.spec.metric;
-        let axis = axis_name(self.spec.x);
+        let axis = axis_name(&self.spec.x);
         let mut clauses = Vec::new();
         for (s, name) in self.points.series.iter().enumerate() {
             let present: Vec<Place> = (0..self.points.xs.len())
@@ -402,7 +404,7 @@ impl Finding<'_> {
 
     /// One series: where along x it does best and worst, where the samples can say.
     fn one_series(&self) -> Vec<String> {
-        let axis = axis_name(self.spec.x);
+        let axis = axis_name(&self.spec.x);
         let present: Vec<Named> = (0..self.points.xs.len())
             .filter_map(|x| {
                 Some(Named {
@@ -474,7 +476,7 @@ impl Finding<'_> {
         self.spec
             .alike
             .iter()
-            .any(|group| group.contains(&a) && group.contains(&b))
+            .any(|group| group.iter().any(|s| s == a) && group.iter().any(|s| s == b))
     }
 
     /// "best 16 (…; beyond the noise of 8, p = 0.003)", or why no best is named:

@@ -26,9 +26,7 @@ pub use facts::{CellFacts, Fact, NodesSeen};
 use finding::sentence;
 use over_time::over_time;
 use points::{draw, points};
-pub use spec::{
-    Dim, FIGURE, FigureSpec, Metric, Ours, PartSpec, Premise, SeedValue, SetupRow, Shape,
-};
+pub use spec::{Dim, FigureSpec, Metric, Ours, PartSpec, Premise, SeedValue, SetupRow, Shape};
 use tables::{budgets, cells_table, own_reports, seed_table, setup_table};
 
 /// Everything a study page shows.
@@ -43,7 +41,7 @@ pub struct StudyView<'a> {
     pub seed_cores: Option<u32>,
     pub scale: f64,
     /// What differs from the study's own setting (hardware, sizes), said plainly.
-    pub caveats: &'a [&'a str],
+    pub caveats: &'a [String],
     /// The study's setup against ours, row by row.
     pub setup: &'a [SetupRow],
     pub parts: &'a [PartSpec],
@@ -98,18 +96,18 @@ pub fn page(view: &StudyView) -> Page {
         let _ = write!(
             page,
             "<h2>{}{}</h2><p>{}</p>",
-            escape(part.title),
+            escape(&part.title),
             if part.addition {
                 " <span class=\"addition\">hatshop's own addition, not in the study</span>"
             } else {
                 ""
             },
-            escape(part.about)
+            escape(&part.about)
         );
         for spec in view.figures.iter().filter(|f| f.part == part.id) {
             figure_section(&mut page, view, spec);
         }
-        own_reports(&mut page, view.cells, part.id);
+        own_reports(&mut page, view.cells, &part.id);
     }
     cells_table(&mut page, view.cells);
     page
@@ -165,7 +163,7 @@ fn seed_words(page: &mut Page, spec: &FigureSpec) {
         let _ = write!(
             page,
             "<p class=\"seed-says\">The study: “{}”</p>",
-            escape(spec.seed_says)
+            escape(&spec.seed_says)
         );
     }
 }
@@ -262,36 +260,40 @@ mod tests {
         (0..12).map(|i| mean + (i % 3) as f64 * 10.0).collect()
     }
 
-    const BARS: FigureSpec = FigureSpec {
-        part: "p",
-        title: "mean by event type",
-        shape: Shape::Bars,
-        x: Dim::EventType,
-        series: Dim::Label("store"),
-        metric: Metric::Mean,
-        events: &["read_order"],
-        only: &[("events", "100")],
-        seed: &[SeedValue {
-            x: "read_order",
-            series: "mariadb",
-            value: 500.0,
-        }],
-        seed_says: "",
-        seed_max: None,
-        also: &[],
-        alike: &[],
-        premises: &[],
-    };
+    fn bars() -> FigureSpec {
+        FigureSpec {
+            part: "p".into(),
+            title: "mean by event type".into(),
+            shape: Shape::Bars,
+            x: Dim::EventType,
+            series: Dim::Label("store".into()),
+            metric: Metric::Mean,
+            events: vec!["read_order".into()],
+            only: vec![("events".into(), "100".into())],
+            seed: vec![SeedValue {
+                x: "read_order".into(),
+                series: "mariadb".into(),
+                value: 500.0,
+            }],
+            seed_says: String::new(),
+            seed_max: None,
+            also: vec![],
+            alike: vec![],
+            premises: vec![],
+        }
+    }
 
     /// Throughput by a numeric label, from the cells' `all` rows.
-    const BY_EVENTS: FigureSpec = FigureSpec {
-        x: Dim::Label("events"),
-        metric: Metric::OpsPerSecond,
-        events: &[],
-        only: &[],
-        seed: &[],
-        ..BARS
-    };
+    fn by_events() -> FigureSpec {
+        FigureSpec {
+            x: Dim::Label("events".into()),
+            metric: Metric::OpsPerSecond,
+            events: vec![],
+            only: vec![],
+            seed: vec![],
+            ..bars()
+        }
+    }
 
     /// The sentence under `spec` drawn from `cells`.
     fn said(spec: &FigureSpec, cells: &[CellResult]) -> String {
@@ -304,20 +306,20 @@ mod tests {
             timed(cell("cassandra", "100", 2200.0, 1.0), &around(2200.0)),
             timed(cell("mariadb", "100", 1000.0, 1.0), &around(1000.0)),
         ];
-        let points = points(&BARS, &cells);
-        let said = sentence(&BARS, &points, &cells);
+        let points = points(&bars(), &cells);
+        let said = sentence(&bars(), &points, &cells);
         assert_eq!(
             said,
             "Mean latency: read_order: 2.20× faster (roughly double) on mariadb (p < 0.0001)."
         );
-        let mut figure = draw(&BARS, &points);
-        with_evidence(&mut figure, &BARS, &points, &cells);
+        let mut figure = draw(&bars(), &points);
+        with_evidence(&mut figure, &bars(), &points, &cells);
         assert_eq!(figure.table.columns.last().unwrap(), "rests on");
         assert_eq!(
             figure.table.rows[0].last().unwrap(),
             "12 batches of one run"
         );
-        let table = seed_table(&view(&cells), &BARS, &points);
+        let table = seed_table(&view(&cells), &bars(), &points);
         // The study's number stands beside ours, never divided by it.
         assert!(table.contains("the study's (µs, a 4-core PC)"), "{table}");
         assert!(table.contains("<td>500</td><td>1k</td></tr>"), "{table}");
@@ -347,8 +349,8 @@ mod tests {
     fn a_tail_percentile_on_too_few_operations_is_marked() {
         let spec = FigureSpec {
             metric: Metric::P9999,
-            only: &[],
-            ..BARS
+            only: vec![],
+            ..bars()
         };
         let mut cells = [
             cell("cassandra", "100", 2200.0, 1.0),
@@ -386,7 +388,7 @@ mod tests {
     fn where_a_series_stops_gaining_is_said() {
         let spec = FigureSpec {
             metric: Metric::Seconds,
-            ..BY_EVENTS
+            ..by_events()
         };
         let mut cells = Vec::new();
         for (size, seconds) in [
@@ -419,7 +421,7 @@ mod tests {
             cell("mariadb", "100", 1.0, 1050.0),
         ];
         assert_eq!(
-            said(&BY_EVENTS, &cells),
+            said(&by_events(), &cells),
             "Throughput: 1.02× apart at events 100: too short to tell (cassandra rests on 2 \
              repeats, mariadb rests on 2 repeats; a winner needs at least 3 repeats on each side)."
         );
@@ -429,7 +431,7 @@ mod tests {
             timed(cell("mariadb", "100", 1000.0, 1.0), &[900.0, 1100.0]),
         ];
         assert_eq!(
-            said(&BARS, &cells),
+            said(&bars(), &cells),
             "Mean latency: 2.20× apart at read_order: too short to tell (cassandra rests on 2 \
              batches of one run, mariadb rests on 2 batches of one run; a winner needs at \
              least 10 batches on each side)."
@@ -443,7 +445,7 @@ mod tests {
             cell("mariadb", "100", 1.0, 1050.0),
             cell("mariadb", "100", 1.0, 980.0),
         ];
-        let said = said(&BY_EVENTS, &cells);
+        let said = said(&by_events(), &cells);
         assert!(
             said.starts_with("Throughput: 100: 1.01× apart, within the noise (p = 0."),
             "{said}"
@@ -453,12 +455,12 @@ mod tests {
     #[test]
     fn a_best_and_a_worst_are_named_only_beyond_the_noise_of_the_next() {
         let spec = FigureSpec {
-            x: Dim::Label("store"),
-            series: Dim::Label("events"),
-            events: &["read_order"],
-            only: &[],
-            seed: &[],
-            ..BARS
+            x: Dim::Label("store".into()),
+            series: Dim::Label("events".into()),
+            events: vec!["read_order".into()],
+            only: vec![],
+            seed: vec![],
+            ..bars()
         };
         let cells = [
             timed(cell("cassandra", "100", 2000.0, 1.0), &around(2000.0)),
@@ -466,8 +468,8 @@ mod tests {
             timed(cell("redis", "100", 902.0, 1.0), &around(902.0)),
         ];
         let spec = FigureSpec {
-            x: Dim::Label("events"),
-            series: Dim::Label("store"),
+            x: Dim::Label("events".into()),
+            series: Dim::Label("store".into()),
             ..spec
         };
         let said = said(&spec, &cells);
@@ -484,7 +486,7 @@ mod tests {
         );
         // Two settings that do the same work are never set against each other.
         let spec = FigureSpec {
-            alike: &[&["mariadb", "redis"]],
+            alike: vec![vec!["mariadb".into(), "redis".into()]],
             ..spec
         };
         let cells = [
@@ -504,7 +506,7 @@ mod tests {
     fn a_line_is_said_from_its_first_to_its_last_point() {
         let spec = FigureSpec {
             shape: Shape::Lines,
-            ..BY_EVENTS
+            ..by_events()
         };
         let cells = [
             cell("cassandra", "100", 1.0, 900.0),
@@ -540,7 +542,7 @@ mod tests {
             rate(cell("mariadb", "4", 1.0, 1700.0), 1700.0),
         ];
         assert_eq!(
-            said(&BY_EVENTS, &cells),
+            said(&by_events(), &cells),
             "Throughput: mariadb: best events 2 (1,800 ops/s; beyond the noise of events 4, \
              p < 0.0001); worst events 1 (900 ops/s; beyond the noise of events 4, p < 0.0001); \
              it grows no further from events 2 on (1,800 ops/s; no later point more than 10 % \
@@ -553,7 +555,7 @@ mod tests {
         let spec = FigureSpec {
             shape: Shape::Lines,
             metric: Metric::Conflicts,
-            ..BY_EVENTS
+            ..by_events()
         };
         let cells = [cell("galera", "1", 1.0, 1.0), cell("galera", "5", 1.0, 1.0)];
         assert_eq!(
@@ -583,7 +585,7 @@ mod tests {
         );
         let spec = FigureSpec {
             metric: Metric::Seconds,
-            ..BY_EVENTS
+            ..by_events()
         };
         let mut cells: Vec<CellResult> = ["1", "2", "4"]
             .iter()
@@ -611,8 +613,8 @@ mod tests {
     fn a_figure_whose_finished_cells_hold_nothing_says_so() {
         let cells = [cell("cassandra", "100", 1.0, 1.0)];
         let spec = FigureSpec {
-            events: &["no_such_event"],
-            ..BARS
+            events: vec!["no_such_event".into()],
+            ..bars()
         };
         assert_eq!(
             said(&spec, &cells),
@@ -624,7 +626,7 @@ mod tests {
     fn a_cell_cut_short_stays_out_of_the_figures() {
         let mut short = cell("cassandra", "100", 1.0, 1.0);
         short.counted = false;
-        let points = points(&BARS, &[short]);
+        let points = points(&bars(), &[short]);
         assert!(points.values.is_empty());
     }
 }

@@ -19,7 +19,7 @@ pub(super) fn over_time(spec: &FigureSpec, cells: &[CellResult]) -> (Figure, Str
     for cell in cells.iter().filter(|c| {
         spec.draws(&c.part)
             && c.counted
-            && c.matches(spec.only)
+            && c.matches(&spec.only)
             && c.label("repeat").is_none_or(|r| r == "1")
     }) {
         let row_of = |r: &IntervalRow| MetricRow {
@@ -45,7 +45,7 @@ pub(super) fn over_time(spec: &FigureSpec, cells: &[CellResult]) -> (Figure, Str
             .filter(|r| r.ops > 0)
             .map(|r| (r.start_s, metric.of(&row_of(r))))
             .collect();
-        let name = match spec.series {
+        let name = match &spec.series {
             Dim::Label(key) => cell.label(key).unwrap_or(&cell.id).to_string(),
             Dim::EventType => cell.name(),
         };
@@ -73,7 +73,7 @@ pub(super) fn over_time(spec: &FigureSpec, cells: &[CellResult]) -> (Figure, Str
     }
     let x = Axis::linear("time into the run (s)");
     let y = Axis::linear(&format!("{} ({})", metric.name(), metric.unit()));
-    let figure = svg::line_chart(spec.title, &x, &y, &series);
+    let figure = svg::line_chart(&spec.title, &x, &y, &series);
     let said = if clauses.is_empty() {
         nothing_drawn(spec, cells)
     } else {

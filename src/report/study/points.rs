@@ -33,7 +33,11 @@ impl Points {
     }
 }
 
-pub(super) fn dim_value<'c>(dim: Dim, cell: &'c CellResult, row: &'c MetricRow) -> Option<&'c str> {
+pub(super) fn dim_value<'c>(
+    dim: &Dim,
+    cell: &'c CellResult,
+    row: &'c MetricRow,
+) -> Option<&'c str> {
     match dim {
         Dim::EventType => Some(&row.event_type),
         Dim::Label(key) => cell.label(key),
@@ -59,21 +63,21 @@ pub(super) fn points(spec: &FigureSpec, cells: &[CellResult]) -> Points {
         beyond: BTreeMap::new(),
     };
     for (index, cell) in cells.iter().enumerate() {
-        if !spec.draws(&cell.part) || !cell.counted || !cell.matches(spec.only) {
+        if !spec.draws(&cell.part) || !cell.counted || !cell.matches(&spec.only) {
             continue;
         }
         for row in &cell.rows {
             let wanted = if spec.events.is_empty() {
                 row.event_type == "all"
             } else {
-                spec.events.contains(&row.event_type.as_str())
+                spec.events.contains(&row.event_type)
             };
             if !wanted || row.ops == 0 {
                 continue;
             }
             let (Some(x), Some(series)) = (
-                dim_value(spec.x, cell, row),
-                dim_value(spec.series, cell, row),
+                dim_value(&spec.x, cell, row),
+                dim_value(&spec.series, cell, row),
             ) else {
                 continue;
             };
@@ -129,7 +133,7 @@ pub(super) fn mean(values: &[f64]) -> f64 {
     values.iter().sum::<f64>() / values.len() as f64
 }
 
-pub(super) fn axis_name(dim: Dim) -> String {
+pub(super) fn axis_name(dim: &Dim) -> String {
     match dim {
         Dim::EventType => "event type".into(),
         Dim::Label(key) => key.replace('_', " "),
@@ -169,7 +173,8 @@ pub(super) fn draw(spec: &FigureSpec, points: &Points) -> Figure {
                     }
                 })
                 .collect();
-            let mut figure = svg::bar_chart(spec.title, &axis_name(spec.x), &points.xs, &y, &bars);
+            let mut figure =
+                svg::bar_chart(&spec.title, &axis_name(&spec.x), &points.xs, &y, &bars);
             with_samples_beyond(&mut figure, spec, points);
             figure
         }
@@ -199,11 +204,11 @@ pub(super) fn draw(spec: &FigureSpec, points: &Points) -> Figure {
             let low = xs.iter().copied().fold(f64::INFINITY, f64::min);
             let high = xs.iter().copied().fold(0.0, f64::max);
             let x = if low > 0.0 && high / low >= 100.0 {
-                Axis::log(&axis_name(spec.x))
+                Axis::log(&axis_name(&spec.x))
             } else {
-                Axis::linear(&axis_name(spec.x))
+                Axis::linear(&axis_name(&spec.x))
             };
-            svg::line_chart(spec.title, &x, &y, &series)
+            svg::line_chart(&spec.title, &x, &y, &series)
         }
     }
 }

@@ -32,7 +32,7 @@ const CLIENT_BUSY: f64 = 0.8;
 pub(super) fn check(spec: &FigureSpec, cells: &[CellResult]) -> Vec<Checked> {
     let drawn: Vec<&CellResult> = cells
         .iter()
-        .filter(|c| spec.draws(&c.part) && c.counted && c.matches(spec.only))
+        .filter(|c| spec.draws(&c.part) && c.counted && c.matches(&spec.only))
         .collect();
     let declared = spec.premises.iter().filter_map(|premise| match premise {
         Premise::NodesAddCapacity => nodes_add_capacity(spec, &drawn),
@@ -137,7 +137,7 @@ fn rings_by_series(
     let mut by_series: BTreeMap<String, Vec<NodesPoint>> = BTreeMap::new();
     for cell in drawn {
         let nodes: u64 = cell.label("nodes")?.parse().ok()?;
-        let series = match spec.series {
+        let series = match &spec.series {
             Dim::Label(key) => cell.label(key).unwrap_or(&cell.id).to_string(),
             Dim::EventType => cell.name(),
         };
@@ -304,9 +304,7 @@ fn memory_of(facts: &super::CellFacts, held: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::study::{
-        CellFacts, CellStatus, FIGURE, Metric, MetricRow, NodesSeen, Shape,
-    };
+    use crate::report::study::{CellFacts, CellStatus, Metric, MetricRow, NodesSeen, Shape};
     use crate::verify::Verdict;
 
     fn ring(nodes: &str, ops_s: f64) -> CellResult {
@@ -337,19 +335,21 @@ mod tests {
         }
     }
 
-    const BY_NODES: FigureSpec = FigureSpec {
-        part: "nodes",
-        shape: Shape::Lines,
-        x: Dim::Label("nodes"),
-        metric: Metric::Mean,
-        premises: &[Premise::NodesAddCapacity, Premise::DataBeyondCache],
-        ..FIGURE
-    };
+    fn by_nodes() -> FigureSpec {
+        FigureSpec {
+            part: "nodes".into(),
+            shape: Shape::Lines,
+            x: Dim::Label("nodes".into()),
+            metric: Metric::Mean,
+            premises: vec![Premise::NodesAddCapacity, Premise::DataBeyondCache],
+            ..FigureSpec::default()
+        }
+    }
 
     #[test]
     fn a_ring_that_slows_as_it_grows_fails_the_premise_that_nodes_add_capacity() {
         let checked = check(
-            &BY_NODES,
+            &by_nodes(),
             &[ring("1", 356.0), ring("3", 200.0), ring("5", 125.0)],
         );
         assert!(!checked[0].held);
@@ -365,7 +365,7 @@ mod tests {
                 .said
                 .contains("share this host's disk and kernel")
         );
-        let checked = check(&BY_NODES, &[ring("1", 356.0), ring("5", 900.0)]);
+        let checked = check(&by_nodes(), &[ring("1", 356.0), ring("5", 900.0)]);
         assert!(checked[0].held, "{}", checked[0].said);
 
         // The servers' CPU per operation says where the capacity went.
@@ -377,7 +377,7 @@ mod tests {
             cell
         };
         let checked = check(
-            &BY_NODES,
+            &by_nodes(),
             &[with_cpu("1", 682.0, 411.0), with_cpu("5", 124.0, 9_465.0)],
         );
         assert!(
@@ -390,7 +390,7 @@ mod tests {
             checked[0].said
         );
         let checked = check(
-            &BY_NODES,
+            &by_nodes(),
             &[with_cpu("1", 682.0, 400.0), with_cpu("5", 124.0, 450.0)],
         );
         assert!(
@@ -402,7 +402,7 @@ mod tests {
 
     #[test]
     fn data_that_fits_in_memory_fails_the_premise_of_disk_bound_tails() {
-        let checked = check(&BY_NODES, &[ring("1", 1.0)]);
+        let checked = check(&by_nodes(), &[ring("1", 1.0)]);
         // One node count: nothing to say of capacity; the data premise alone.
         assert_eq!(checked.len(), 1);
         assert!(!checked[0].held);
@@ -438,7 +438,7 @@ mod tests {
     #[test]
     fn data_beyond_what_a_budgeted_node_has_left_holds_the_premise() {
         let checked = check(
-            &BY_NODES,
+            &by_nodes(),
             &[budgeted(600_000_000, 768 << 20, 600 << 20, 2_000_000_000)],
         );
         assert!(checked[0].held, "{}", checked[0].said);
@@ -456,7 +456,10 @@ mod tests {
                 .contains("The nodes read 1.86 GiB from the disk")
         );
         // The same budget with less data: the room holds it all.
-        let checked = check(&BY_NODES, &[budgeted(100_000_000, 768 << 20, 600 << 20, 0)]);
+        let checked = check(
+            &by_nodes(),
+            &[budgeted(100_000_000, 768 << 20, 600 << 20, 0)],
+        );
         assert!(!checked[0].held);
         assert!(
             checked[0]
@@ -484,11 +487,13 @@ mod tests {
         cell
     }
 
-    const PLAIN: FigureSpec = FigureSpec {
-        part: "nodes",
-        premises: &[],
-        ..BY_NODES
-    };
+    fn plain() -> FigureSpec {
+        FigureSpec {
+            part: "nodes".into(),
+            premises: vec![],
+            ..by_nodes()
+        }
+    }
 
     #[test]
     fn a_server_still_warming_and_a_busy_client_are_said_where_they_failed_only() {
@@ -497,7 +502,7 @@ mod tests {
         let cooling: Vec<f64> = (0..12)
             .map(|i| 3.5 - 1.5 * (i as f64 / 11.0) + 0.05 * (i % 2) as f64)
             .collect();
-        let checked = check(&PLAIN, &[measured(&cooling, 0.95)]);
+        let checked = check(&plain(), &[measured(&cooling, 0.95)]);
         assert_eq!(checked.len(), 2);
         assert!(checked.iter().all(|c| !c.held));
         assert!(
@@ -522,8 +527,8 @@ mod tests {
         );
         // Steady, with a client to spare: nothing to say.
         let steady: Vec<f64> = (0..12).map(|i| 2.0 + 0.1 * (i % 3) as f64).collect();
-        assert!(check(&PLAIN, &[measured(&steady, 0.3)]).is_empty());
+        assert!(check(&plain(), &[measured(&steady, 0.3)]).is_empty());
         // Too few batches to judge warmth.
-        assert!(check(&PLAIN, &[measured(&cooling[..6], 0.3)]).is_empty());
+        assert!(check(&plain(), &[measured(&cooling[..6], 0.3)]).is_empty());
     }
 }

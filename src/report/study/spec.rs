@@ -1,27 +1,46 @@
 //! What a study's figure is, as data: what it puts along x and draws as series, the
-//! number it shows, how it draws, and the numbers the published study gave.
+//! number it shows, how it draws, and the numbers the published study gave. A study
+//! file (`studies/*.toml`) writes them as they are named here.
+
+use serde::Deserialize;
 
 use super::cells::MetricRow;
 use super::facts::Fact;
 use crate::numbers::thousands;
 
-/// What a figure puts along its x axis or draws as its series.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// What a figure puts along its x axis or draws as its series: in a study file,
+/// `"event type"` or a label's name.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(from = "String")]
 pub enum Dim {
     /// The event type (create_order, read, …).
     EventType,
     /// One of the cells' labels (store, events, connections, …).
-    Label(&'static str),
+    Label(String),
+}
+
+impl From<String> for Dim {
+    fn from(name: String) -> Dim {
+        if name == "event type" {
+            Dim::EventType
+        } else {
+            Dim::Label(name)
+        }
+    }
 }
 
 /// The number a figure shows.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Metric {
     Mean,
     P99,
+    #[serde(rename = "p99.9")]
     P999,
+    #[serde(rename = "p99.99")]
     P9999,
     Max,
+    #[serde(rename = "throughput")]
     OpsPerSecond,
     /// The measured phase's wall time.
     Seconds,
@@ -104,7 +123,8 @@ impl Metric {
 }
 
 /// How a figure draws.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Shape {
     /// A group per x value, a bar per series (the mean of its cells, whiskers min to max).
     Bars,
@@ -120,46 +140,51 @@ pub enum Shape {
 }
 
 /// A number the published study gave, in the figure's unit.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SeedValue {
-    pub x: &'static str,
-    pub series: &'static str,
+    pub x: String,
+    pub series: String,
     pub value: f64,
 }
 
-/// One figure of a study, as data.
-#[derive(Debug, Clone, Copy)]
+/// One figure of a study, as data; a study file writes only what differs from the
+/// default (bars of the mean latency by event type, a series per store).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct FigureSpec {
     /// The part it stands in, and whose cells it draws.
-    pub part: &'static str,
+    pub part: String,
     /// Other parts whose cells it draws too (a baseline run once for several figures).
-    pub also: &'static [&'static str],
-    pub title: &'static str,
+    pub also: Vec<String>,
+    pub title: String,
     pub shape: Shape,
     pub x: Dim,
     pub series: Dim,
     pub metric: Metric,
     /// The event types it draws (none: `all`, the whole run).
-    pub events: &'static [&'static str],
+    pub events: Vec<String>,
     /// Only cells with these labels; a value may list alternatives, `A|B`.
-    pub only: &'static [(&'static str, &'static str)],
+    #[serde(deserialize_with = "label_pairs")]
+    pub only: Vec<(String, String)>,
     /// The study's own numbers for this figure, where it gave any.
-    pub seed: &'static [SeedValue],
+    pub seed: Vec<SeedValue>,
     /// What the study itself said of it.
-    pub seed_says: &'static str,
+    pub seed_says: String,
     /// A bound the study gave for every point of it ("even the slowest data point was
     /// less than 15 ms"), in the figure's unit: ours is said beside it.
     pub seed_max: Option<f64>,
     /// Groups of series that do the same work (at RF 3, CL TWO and QUORUM each wait for
     /// two replicas): no best or worst is named between two of one group.
-    pub alike: &'static [&'static [&'static str]],
+    pub alike: Vec<Vec<String>>,
     /// What must hold for the figure to answer the study's question, checked from its
     /// own cells.
-    pub premises: &'static [Premise],
+    pub premises: Vec<Premise>,
 }
 
 /// What a figure rests on beyond its numbers, checked from its cells.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Premise {
     /// Each node added (at its CPU budget) adds capacity, as another machine would:
     /// no series' throughput falls from its fewest nodes to its most.
@@ -171,56 +196,107 @@ pub enum Premise {
 
 impl FigureSpec {
     /// Whether it draws the cells of `part`.
-    pub(super) fn draws(&self, part: &str) -> bool {
-        self.part == part || self.also.contains(&part)
+    pub fn draws(&self, part: &str) -> bool {
+        self.part == part || self.also.iter().any(|also| also == part)
     }
 }
 
-/// A figure with nothing chosen: catalogs write only what differs from it.
-pub const FIGURE: FigureSpec = FigureSpec {
-    part: "",
-    also: &[],
-    title: "",
-    shape: Shape::Bars,
-    x: Dim::EventType,
-    series: Dim::Label("store"),
-    metric: Metric::Mean,
-    events: &[],
-    only: &[],
-    seed: &[],
-    seed_says: "",
-    seed_max: None,
-    alike: &[],
-    premises: &[],
-};
+/// A figure with nothing chosen: a study file writes only what differs from it.
+impl Default for FigureSpec {
+    fn default() -> FigureSpec {
+        FigureSpec {
+            part: String::new(),
+            also: Vec::new(),
+            title: String::new(),
+            shape: Shape::Bars,
+            x: Dim::EventType,
+            series: Dim::Label("store".into()),
+            metric: Metric::Mean,
+            events: Vec::new(),
+            only: Vec::new(),
+            seed: Vec::new(),
+            seed_says: String::new(),
+            seed_max: None,
+            alike: Vec::new(),
+            premises: Vec::new(),
+        }
+    }
+}
+
+/// Labels a figure keeps, in the order the file gives them (`{ store = "A|B" }`).
+fn label_pairs<'de, D: serde::Deserializer<'de>>(
+    given: D,
+) -> Result<Vec<(String, String)>, D::Error> {
+    let pairs = indexmap::IndexMap::<String, String>::deserialize(given)?;
+    Ok(pairs.into_iter().collect())
+}
 
 /// A part of a study: a question and the cells that answer it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PartSpec {
-    pub id: &'static str,
-    pub title: &'static str,
-    pub about: &'static str,
+    pub id: String,
+    pub title: String,
+    pub about: String,
     /// hatshop's own addition, not an experiment of the published study: the page
     /// marks it so.
+    #[serde(default)]
     pub addition: bool,
 }
 
 /// One row of the table a study's page opens with: the published study's setup
 /// against ours, ours filled from the cells' own records where they hold it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(try_from = "SetupLine")]
 pub struct SetupRow {
-    pub what: &'static str,
-    pub seed: &'static str,
+    pub what: String,
+    pub seed: String,
     pub ours: Ours,
     /// Why ours differs, where we had to change it.
-    pub why: &'static str,
+    pub why: String,
 }
 
 /// Where a setup row's "ours" comes from.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum Ours {
     /// Said once for the whole study.
-    Text(&'static str),
+    Text(String),
     /// Read from every cell's run.json: each value its cells had.
     Fact(Fact),
+}
+
+/// A setup row as a study file writes it: ours is a fact every cell's record holds
+/// (`here`) or words said once (`text`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SetupLine {
+    what: String,
+    seed: String,
+    here: Option<String>,
+    text: Option<String>,
+    #[serde(default)]
+    why: String,
+}
+
+impl TryFrom<SetupLine> for SetupRow {
+    type Error = String;
+
+    fn try_from(line: SetupLine) -> Result<SetupRow, String> {
+        let ours = match (line.here, line.text) {
+            (Some(fact), None) => Ours::Fact(fact.parse()?),
+            (None, Some(text)) => Ours::Text(text),
+            _ => {
+                return Err(format!(
+                    "setup row '{}': give either `here` (a fact of each cell's record) or `text`",
+                    line.what
+                ));
+            }
+        };
+        Ok(SetupRow {
+            what: line.what,
+            seed: line.seed,
+            ours,
+            why: line.why,
+        })
+    }
 }

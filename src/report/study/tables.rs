@@ -40,13 +40,13 @@ pub(super) fn seed_table(view: &StudyView, spec: &FigureSpec, points: &Points) -
             .copied()
             .filter(|n| *n < THIN)
     };
-    let columns = SeedColumns::of(view, spec, ours_of(first.x, first.series));
+    let columns = SeedColumns::of(view, spec, ours_of(&first.x, &first.series));
     let mut html = columns.header(view, spec);
     let mut marked = false;
-    for seed in spec.seed {
-        let thin = thin_at(seed.x, seed.series);
+    for seed in &spec.seed {
+        let thin = thin_at(&seed.x, &seed.series);
         marked |= thin.is_some();
-        columns.row(&mut html, seed, ours_of(seed.x, seed.series), thin);
+        columns.row(&mut html, seed, ours_of(&seed.x, &seed.series), thin);
     }
     html.push_str("</table>");
     if marked {
@@ -102,7 +102,7 @@ impl SeedColumns {
         let unit = spec.metric.unit();
         let mut html = format!(
             "<table class=\"seed\"><tr><th>{}</th><th>series</th><th>the study's ({unit}, {})</th>",
-            escape(&axis_name(spec.x)),
+            escape(&axis_name(&spec.x)),
             escape(view.seed_machine)
         );
         if self.relative {
@@ -131,8 +131,8 @@ impl SeedColumns {
         let _ = write!(
             html,
             "<tr><td>{}</td><td>{}</td><td>{}</td>",
-            escape(seed.x),
-            escape(seed.series),
+            escape(&seed.x),
+            escape(&seed.series),
             svg::short(seed.value)
         );
         if self.relative {
@@ -261,24 +261,24 @@ pub(super) fn setup_table(page: &mut Page, view: &StudyView) {
          <th>the study</th><th>here</th><th>why it differs</th></tr>",
     );
     for row in view.setup {
-        let ours = match row.ours {
+        let ours = match &row.ours {
             Ours::Text(text) => text.to_string(),
             Ours::Fact(fact) => facts_said(view.cells, fact),
         };
         let _ = write!(
             page,
             "<tr><th>{}</th><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(row.what),
-            escape(row.seed),
+            escape(&row.what),
+            escape(&row.seed),
             escape(&ours),
-            escape(row.why)
+            escape(&row.why)
         );
     }
     page.push_str("</table>");
 }
 
 /// Every value the cells' records hold for a fact, in the order the cells ran.
-pub(super) fn facts_said(cells: &[CellResult], fact: Fact) -> String {
+pub(super) fn facts_said(cells: &[CellResult], fact: &Fact) -> String {
     let mut values: Vec<String> = Vec::new();
     for facts in cells.iter().filter_map(|c| c.facts.as_ref()) {
         let value = facts.get(fact);
