@@ -51,6 +51,61 @@ fn study_lists_every_study_and_refuses_what_it_cannot_run() {
     );
 }
 
+/// The example of docs/studies.md, as a shop would copy it.
+fn docs_example() -> String {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/studies.md"))
+        .unwrap();
+    let block = doc.split("```toml\n").nth(1).expect("a toml block");
+    block.split("```").next().unwrap().to_string()
+}
+
+#[test]
+fn a_study_file_runs_the_cells_its_built_in_study_runs_and_a_bad_one_says_where() {
+    let tmp = TempDir::new().unwrap();
+    let dry_run = |study: &str| {
+        let out = hatshop(tmp.path())
+            .args(["study", study, "--dry-run", "--scale", "0.05"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{study}: {}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    for name in ["hat-shop", "clusters", "bulk-insert", "cassandra-throughput", "kv-mixes"] {
+        let shown = hatshop(tmp.path()).args(["study", "show", name]).output().unwrap();
+        assert!(shown.status.success());
+        let file = tmp.path().join(format!("{name}.toml"));
+        std::fs::write(&file, &shown.stdout).unwrap();
+        let built_in = dry_run(name);
+        assert!(built_in.lines().count() > 0, "{name}");
+        assert_eq!(built_in, dry_run(file.to_str().unwrap()), "{name}");
+    }
+    // The docs' example is a study hatshop takes: three candidates, three rates, three
+    // repeats, a round at a time.
+    let example = tmp.path().join("orders.toml");
+    std::fs::write(&example, docs_example()).unwrap();
+    let cells = dry_run(example.to_str().unwrap());
+    assert_eq!(cells.lines().count(), 27, "{cells}");
+    assert!(cells.starts_with("rate-1000-mariadb-today-r1: hatshop run -w hatshop-random"));
+    assert!(cells.contains("--rate 3000 --db '<postgres>'"), "{cells}");
+    // A mistyped key and a mistyped flag are named before anything runs.
+    let typo = tmp.path().join("typo.toml");
+    std::fs::write(&typo, docs_example().replace("part = \"rates\"\nid", "prat = \"rates\"\nid"))
+        .unwrap();
+    common::assert_one_line_error(
+        tmp.path(),
+        &["study", "typo.toml"],
+        "typo.toml: line 47: unknown key 'prat' (did you mean 'part'?)",
+    );
+    std::fs::write(&typo, docs_example().replace("concurrency = 16", "concurency = 16")).unwrap();
+    common::assert_one_line_error(
+        tmp.path(),
+        &["study", "typo.toml"],
+        "cell rate-1000-mariadb-today-r1: hatshop run refuses it: error: unexpected argument \
+         '--concurency'",
+    );
+    assert!(!tmp.path().join("results").exists(), "nothing ran");
+}
+
 /// The cells of study.html's table whose status says they finished and verified.
 fn verified_cells(page: &Path) -> usize {
     std::fs::read_to_string(page)
