@@ -53,8 +53,8 @@ fn study_lists_every_study_and_refuses_what_it_cannot_run() {
 
 /// The example of docs/studies.md, as a shop would copy it.
 fn docs_example() -> String {
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/studies.md"))
-        .unwrap();
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/studies.md")).unwrap();
     let block = doc.split("```toml\n").nth(1).expect("a toml block");
     block.split("```").next().unwrap().to_string()
 }
@@ -70,8 +70,17 @@ fn a_study_file_runs_the_cells_its_built_in_study_runs_and_a_bad_one_says_where(
         assert!(out.status.success(), "{study}: {}", text(&out.stderr));
         text(&out.stdout)
     };
-    for name in ["hat-shop", "clusters", "bulk-insert", "cassandra-throughput", "kv-mixes"] {
-        let shown = hatshop(tmp.path()).args(["study", "show", name]).output().unwrap();
+    for name in [
+        "hat-shop",
+        "clusters",
+        "bulk-insert",
+        "cassandra-throughput",
+        "kv-mixes",
+    ] {
+        let shown = hatshop(tmp.path())
+            .args(["study", "show", name])
+            .output()
+            .unwrap();
         assert!(shown.status.success());
         let file = tmp.path().join(format!("{name}.toml"));
         std::fs::write(&file, &shown.stdout).unwrap();
@@ -89,14 +98,21 @@ fn a_study_file_runs_the_cells_its_built_in_study_runs_and_a_bad_one_says_where(
     assert!(cells.contains("--rate 3000 --db '<postgres>'"), "{cells}");
     // A mistyped key and a mistyped flag are named before anything runs.
     let typo = tmp.path().join("typo.toml");
-    std::fs::write(&typo, docs_example().replace("part = \"rates\"\nid", "prat = \"rates\"\nid"))
-        .unwrap();
+    std::fs::write(
+        &typo,
+        docs_example().replace("part = \"rates\"\nid", "prat = \"rates\"\nid"),
+    )
+    .unwrap();
     common::assert_one_line_error(
         tmp.path(),
         &["study", "typo.toml"],
         "typo.toml: line 47: unknown key 'prat' (did you mean 'part'?)",
     );
-    std::fs::write(&typo, docs_example().replace("concurrency = 16", "concurency = 16")).unwrap();
+    std::fs::write(
+        &typo,
+        docs_example().replace("concurrency = 16", "concurency = 16"),
+    )
+    .unwrap();
     common::assert_one_line_error(
         tmp.path(),
         &["study", "typo.toml"],

@@ -10,13 +10,14 @@ use anyhow::{Result, anyhow, bail};
 use super::{BUILT_IN, Study, built_in};
 use crate::cli::Cli;
 
-/// The study `name_or_path` names, and the file's text: a path to a TOML file, or a
-/// built-in study's name.
+/// The study `name_or_path` names, and the file's text: a built-in study's name, or a
+/// study file (a path with a '/' or ending in .toml, or any other path that exists).
 pub fn open(name_or_path: &str) -> Result<(Study, String)> {
     let path = Path::new(name_or_path);
+    let looks_like_a_file = name_or_path.contains('/') || name_or_path.ends_with(".toml");
     let text = match built_in(name_or_path) {
-        Some(text) if !path.exists() => text.to_string(),
-        _ if path.extension().is_some_and(|e| e == "toml") || path.exists() => {
+        Some(text) if !looks_like_a_file => text.to_string(),
+        _ if looks_like_a_file || path.exists() => {
             crate::files::read_bounded_text(path, crate::files::SETTINGS_FILE_LIMIT)
                 .map_err(|e| anyhow!("cannot read {name_or_path}: {e}"))?
         }

@@ -240,15 +240,7 @@ impl WorkloadSpec {
                 "zipf_exponent must be a positive number".into(),
             );
         }
-        if !(HEADER as u32..=MAX_VALUE_SIZE).contains(&self.value_size) {
-            return problem(
-                "value_size",
-                format!(
-                    "value_size must be between {HEADER} and {MAX_VALUE_SIZE} bytes, got {}",
-                    self.value_size
-                ),
-            );
-        }
+        self.check_value_size()?;
         if !(0.0..=1.0).contains(&self.conflicts) {
             return problem(
                 "conflicts",
@@ -268,6 +260,41 @@ impl WorkloadSpec {
             return problem("events", "the stream is too long".into());
         }
         Ok(())
+    }
+
+    /// value_size within what a record can hold, and given only where records are
+    /// written.
+    fn check_value_size(&self) -> Result<(), FieldProblem> {
+        let problem = |field: &'static str, problem: String| Err(FieldProblem { field, problem });
+        if !(HEADER as u32..=MAX_VALUE_SIZE).contains(&self.value_size) {
+            return problem(
+                "value_size",
+                format!(
+                    "value_size must be between {HEADER} and {MAX_VALUE_SIZE} bytes, got {}",
+                    self.value_size
+                ),
+            );
+        }
+        // An order's size is its items (about 100 B, and 60 B an item), never
+        // value_size: a size asked of a stream with no records would be recorded in
+        // run.json and do nothing.
+        if self.value_size != default_value_size() && !self.writes_records() {
+            return problem(
+                "value_size",
+                format!(
+                    "value_size = {} sets the size of key-value records, and this workload \
+                     writes none: an order's size is set by items_per_order",
+                    self.value_size
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// Whether any event, preloaded or measured, writes a key-value record: what
+    /// value_size sizes.
+    fn writes_records(&self) -> bool {
+        self.mix.write > 0.0 || self.mix.rewrite > 0.0 || self.initial_records > 0
     }
 
     /// Whether every event, preloaded or measured, is a key-value one.
@@ -355,6 +382,18 @@ fn describe_toml_error(text: &str, error: &toml::de::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_size_is_refused_where_no_record_is_written() {
+        let mut orders = crate::workload::presets::find("hatshop-random").unwrap();
+        orders.value_size = 1024;
+        let error = orders.validate().unwrap_err().to_string();
+        assert!(error.contains("value_size = 1024"), "{error}");
+        assert!(error.contains("items_per_order"), "{error}");
+        let mut records = crate::workload::presets::find("kv-50w-50r").unwrap();
+        records.value_size = 1024;
+        records.validate().unwrap();
+    }
 
     #[test]
     fn a_syntax_error_names_its_line() {
