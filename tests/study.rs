@@ -95,7 +95,11 @@ fn a_study_file_runs_the_cells_its_built_in_study_runs_and_a_bad_one_says_where(
     let cells = dry_run(example.to_str().unwrap());
     assert_eq!(cells.lines().count(), 27, "{cells}");
     assert!(cells.starts_with("rate-1000-mariadb-today-r1: hatshop run -w hatshop-random"));
-    assert!(cells.contains("--rate 3000 --db '<postgres>'"), "{cells}");
+    assert!(
+        cells
+            .contains("--rate 3000 --threshold p99<20ms --threshold errors<0.1% --db '<postgres>'"),
+        "{cells}"
+    );
     // A mistyped key and a mistyped flag are named before anything runs.
     let typo = tmp.path().join("typo.toml");
     std::fs::write(
@@ -106,7 +110,7 @@ fn a_study_file_runs_the_cells_its_built_in_study_runs_and_a_bad_one_says_where(
     common::assert_one_line_error(
         tmp.path(),
         &["study", "typo.toml"],
-        "typo.toml: line 47: unknown key 'prat' (did you mean 'part'?)",
+        "typo.toml: line 48: unknown key 'prat' (did you mean 'part'?)",
     );
     std::fs::write(
         &typo,
@@ -290,4 +294,100 @@ fn a_study_interrupted_keeps_its_finished_cells_and_resumes_to_one_page() {
     assert!(found.is_empty(), "{}", found.join("\n"));
     let png = screenshot(&page, "study", &tmp.path().join("profile-shot"));
     println!("study: {}", png.display());
+}
+
+/// A shop's question with an objective, paced, two candidates on the suite's MariaDB.
+const WITH_AN_OBJECTIVE: &str = r#"
+name = "pool-slo"
+title = "MariaDB's pool against our p99"
+question = "Does a pool of 2 or of 8 keep our p99 under 20 ms at 400 order events a second?"
+slo = ["p99<20ms", "errors<1%"]
+
+[[parts]]
+id = "pool"
+title = "Two pool sizes at 400/s"
+about = "The hat shop's order events, paced at 400 a second."
+
+[[figures]]
+part = "pool"
+title = "p99 latency by pool size"
+x = "connections"
+metric = "p99"
+
+[candidates.small]
+server = "mariadb"
+label = "MariaDB, pool of 2"
+set = { db = { connections = 2 } }
+
+[candidates.big]
+server = "mariadb"
+label = "MariaDB, pool of 8"
+set = { db = { connections = 8 } }
+
+[set]
+workload = "hatshop-random"
+events = 1200
+rate = 400
+concurrency = 8
+min-duration = false
+
+[[cells]]
+part = "pool"
+id = "pool-{candidate}"
+labels = ["connections: {db.connections}"]
+repeats = 2
+"#;
+
+#[test]
+#[ignore = "needs the suite's MariaDB: ./test.sh starts it"]
+fn a_study_with_an_objective_opens_with_its_verdict_from_its_cells_response_times() {
+    let tmp = TempDir::new().unwrap();
+    std::fs::write(tmp.path().join("slo.toml"), WITH_AN_OBJECTIVE).unwrap();
+    let ran = hatshop(tmp.path())
+        .args(["study", "slo.toml", "-o", "slo"])
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{}", text(&ran.stderr));
+    let dir = tmp.path().join("slo");
+    let html = std::fs::read_to_string(dir.join("study.html")).unwrap();
+    // The verdict comes before the figures, and names the objective.
+    let verdict_at = html.find("The verdict").expect("a verdict");
+    assert!(verdict_at < html.find("Two pool sizes at 400/s").unwrap());
+    assert!(
+        html.contains("<code>p99&lt;20ms, errors&lt;1%</code>"),
+        "{html}"
+    );
+    // Paced runs are drawn as response times, as they are judged.
+    assert!(html.contains("p99 response time (µs)"), "{html}");
+    let rows = csv_maps(&dir.join("figures/study-01-verdict.csv"));
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    for (row, candidate) in rows.iter().zip(["small", "big"]) {
+        let verdict = &row["verdict"];
+        assert!(
+            ["meets", "misses", "too close to call"].contains(&verdict.as_str()),
+            "{row:?}"
+        );
+        // Its mean is the mean of its repeats' response p99, from their own summaries.
+        let p99s: Vec<f64> = (1..=2)
+            .map(|r| {
+                let summary: serde_json::Value = serde_json::from_str(
+                    &std::fs::read_to_string(
+                        dir.join(format!("pool-{candidate}-r{r}/summary.json")),
+                    )
+                    .unwrap(),
+                )
+                .unwrap();
+                summary["overall"]["response"]["percentiles_us"]["p99"]
+                    .as_f64()
+                    .unwrap()
+            })
+            .collect();
+        let mean_ms = (p99s[0] + p99s[1]) / 2.0 / 1000.0;
+        let judged = &row["p99<20ms"];
+        assert!(
+            judged.contains(&format!("{mean_ms:.2} ms")),
+            "{judged} against {mean_ms}"
+        );
+        assert!(judged.contains("2 runs"), "{judged}");
+    }
 }

@@ -14,7 +14,7 @@ mod server;
 mod store_flags;
 mod stream;
 mod switches;
-mod threshold;
+pub mod threshold;
 mod values;
 mod vary;
 

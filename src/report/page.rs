@@ -76,6 +76,22 @@ impl Page {
         self.tables.push((file, figure.table));
     }
 
+    /// Appends a link to `table` as a CSV beside the page, named after `title`: the
+    /// numbers of a table that is not a figure's.
+    pub fn numbers(&mut self, title: &str, table: Table) {
+        let file = format!(
+            "{}-{:02}-{}.csv",
+            self.stem,
+            self.tables.len() + 1,
+            slug(title)
+        );
+        let _ = write!(
+            self.body,
+            r#"<p><a class="numbers" href="{FIGURES}/{file}">numbers (CSV)</a></p>"#
+        );
+        self.tables.push((file, table));
+    }
+
     /// Writes the page into `dir` under its file name and its figures' CSVs into
     /// `dir/figures/`, replacing what an earlier version of the page left there.
     /// Returns the page's path.

@@ -154,6 +154,7 @@ impl CellGroup {
                 }
                 let cell = self
                     .cell(name, candidate, &settings, &values, scale, repeat)
+                    .map(|cell| cell.judged_by(&study.slo))
                     .map_err(|e| format!("part {}, candidate {name}: {e}", self.part))?;
                 cells.push(cell);
             }
@@ -265,6 +266,19 @@ impl CellGroup {
             out.push(text);
         }
         Ok(Some(out.join("\n")))
+    }
+}
+
+impl Cell {
+    /// The cell, a run of it judged by the objective `slo`: its run.json keeps the
+    /// verdict, and its summary the percentiles the objective reads.
+    fn judged_by(mut self, slo: &[String]) -> Cell {
+        if self.verb == Verb::Run {
+            for bound in slo {
+                self.args.extend(["--threshold".to_string(), bound.clone()]);
+            }
+        }
+        self
     }
 }
 

@@ -78,6 +78,9 @@ impl Study {
     /// That its parts, candidates and figures agree, and that its cells are commands
     /// hatshop takes, at full scale and at a small one.
     fn check(&self) -> Result<(), String> {
+        for bound in &self.slo {
+            crate::cli::threshold::threshold(bound).map_err(|e| format!("slo: {e}"))?;
+        }
         let parts: Vec<&str> = self.parts.iter().map(|p| p.id.as_str()).collect();
         let known_part = |part: &str, what: &str| {
             if parts.contains(&part) {

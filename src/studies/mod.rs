@@ -35,6 +35,11 @@ pub struct Study {
     /// How this machine differs from the study's, said plainly on the page.
     #[serde(default)]
     pub caveats: Vec<String>,
+    /// The service-level objective, in `--threshold`'s words (`p99<20ms`,
+    /// `errors<0.1%`): every run cell is judged by it, and the page opens with the
+    /// verdict.
+    #[serde(default)]
+    slo: Vec<String>,
     /// The study's setup against ours, row by row: the table the page opens with.
     #[serde(default)]
     pub setup: Vec<SetupRow>,
@@ -64,6 +69,16 @@ struct Candidate {
     /// Settings of its every cell.
     #[serde(default)]
     set: Settings,
+}
+
+impl Study {
+    /// The objective, read (a study file's is checked when it is read).
+    pub fn slo(&self) -> Vec<crate::stats::threshold::Threshold> {
+        self.slo
+            .iter()
+            .filter_map(|bound| crate::cli::threshold::threshold(bound).ok())
+            .collect()
+    }
 }
 
 /// The studies built into the binary, in the order of the published studies.

@@ -437,6 +437,7 @@ fn write_page(study: &Study, cells: &[Cell], dir: &Path, scale: f64) -> Result<P
         seed_cores: study.seed_cores,
         scale,
         caveats: &study.caveats,
+        slo: &study.slo(),
         setup: &study.setup,
         parts: &study.parts,
         figures: &study.figures,

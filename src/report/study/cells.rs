@@ -13,6 +13,9 @@ use crate::verify::Verdict;
 #[derive(Debug, Clone, Default)]
 pub struct MetricRow {
     pub event_type: String,
+    /// Its latencies are response times (the run was paced, `--rate`): from when each
+    /// operation was due, the queue included, as an objective under a rate is judged.
+    pub response: bool,
     pub ops: u64,
     pub errors: u64,
     pub conflicts: u64,
@@ -32,8 +35,10 @@ pub struct MetricRow {
 
 impl MetricRow {
     fn of(summary: &Summary, s: &LatencySummary) -> MetricRow {
+        let times = s.response.as_deref().unwrap_or(s);
         MetricRow {
             event_type: s.event_type.clone(),
+            response: s.response.is_some(),
             ops: s.count,
             errors: s.errors,
             conflicts: s.errors_by_kind.get("conflict").copied().unwrap_or(0),
@@ -44,11 +49,11 @@ impl MetricRow {
                 .collect(),
             elapsed_s: summary.elapsed_s,
             ops_s: s.throughput_ops_s,
-            mean_us: s.mean_us,
-            p99_us: s.percentile("p99"),
-            p999_us: s.percentile("p99.9"),
-            p9999_us: s.percentile("p99.99"),
-            max_us: s.max_us,
+            mean_us: times.mean_us,
+            p99_us: times.percentile("p99"),
+            p999_us: times.percentile("p99.9"),
+            p9999_us: times.percentile("p99.99"),
+            max_us: times.max_us,
             lost_silently: 0,
         }
     }

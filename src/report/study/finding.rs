@@ -21,16 +21,25 @@ pub(super) fn sentence(spec: &FigureSpec, points: &Points, cells: &[CellResult])
     };
     let metric = capital(spec.metric.name());
     let one_series = points.series.len() == 1;
-    let said = match spec.shape {
-        Shape::Bars if points.series.len() == 2 => {
-            format!("{metric}: {}.", figure.two_series().join("; "))
-        }
-        Shape::Lines => format!("{metric}: {}.", figure.lines().join("; ")),
+    let clauses = match spec.shape {
+        Shape::Bars if points.series.len() == 2 => figure.two_series(),
+        Shape::Lines => figure.lines(),
         _ if one_series && points.xs.len() == 2 => {
-            format!("{metric} of {}: {}.", points.series[0], figure.two_places())
+            return format!("{metric} of {}: {}.", points.series[0], figure.two_places())
+                + &figure.against_seed_max()
+                + &figure.thin();
         }
-        _ if one_series => format!("{metric}: {}.", figure.one_series().join("; ")),
-        _ => format!("{metric}: {}.", figure.best_and_worst_by_group().join("; ")),
+        _ if one_series => figure.one_series(),
+        _ => figure.best_and_worst_by_group(),
+    };
+    // Series that stand at no x together are not set against each other.
+    let said = if clauses.is_empty() {
+        format!(
+            "{metric}: no two series stand at one {} to be set side by side.",
+            axis_name(&spec.x)
+        )
+    } else {
+        format!("{metric}: {}.", clauses.join("; "))
     };
     said + &figure.against_seed_max() + &figure.thin()
 }

@@ -12,6 +12,7 @@ mod points;
 mod premise;
 mod spec;
 mod tables;
+mod verdict;
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -42,6 +43,8 @@ pub struct StudyView<'a> {
     pub scale: f64,
     /// What differs from the study's own setting (hardware, sizes), said plainly.
     pub caveats: &'a [String],
+    /// The service-level objective the page opens its verdict with (none: no verdict).
+    pub slo: &'a [crate::stats::threshold::Threshold],
     /// The study's setup against ours, row by row.
     pub setup: &'a [SetupRow],
     pub parts: &'a [PartSpec],
@@ -54,14 +57,18 @@ pub struct StudyView<'a> {
 /// The page, and the CSVs of its figures.
 pub fn page(view: &StudyView) -> Page {
     let mut page = Page::new("study.html");
+    let reproduces = if view.seed.is_empty() {
+        String::new()
+    } else {
+        format!("Reproduces <em>{}</em>. ", escape(view.seed))
+    };
     let _ = write!(
         page,
-        "<h1>{}</h1><p class=\"question\">{}</p><p>Reproduces <em>{}</em>. \
+        "<h1>{}</h1><p class=\"question\">{}</p><p>{reproduces}\
          Every cell ran on this machine with <code>hatshop study {}</code>; each was \
          verified against its event stream.</p>",
         escape(view.title),
         escape(view.question),
-        escape(view.seed),
         escape(view.name)
     );
     if view.scale < 1.0 {
@@ -83,6 +90,7 @@ pub fn page(view: &StudyView) -> Page {
             view.cells.len()
         );
     }
+    verdict::verdict(&mut page, view.slo, view.cells, view.dir);
     setup_table(&mut page, view);
     budgets(&mut page, view.cells);
     if !view.caveats.is_empty() {
@@ -337,6 +345,7 @@ mod tests {
             seed_cores: None,
             scale: 1.0,
             caveats: &[],
+            slo: &[],
             setup: &[],
             parts: &[],
             figures: &[],

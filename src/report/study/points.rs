@@ -17,6 +17,8 @@ pub(super) struct Points {
     pub(super) cells: BTreeMap<(usize, usize), Vec<usize>>,
     /// For a tail percentile: the fewest operations beyond it among the point's cells.
     pub(super) beyond: BTreeMap<(usize, usize), u64>,
+    /// Whether its latencies are response times: its runs were paced.
+    pub(super) response: bool,
 }
 
 /// Fewer operations than this beyond a tail percentile, and the value is marked.
@@ -61,6 +63,7 @@ pub(super) fn points(spec: &FigureSpec, cells: &[CellResult]) -> Points {
         values: BTreeMap::new(),
         cells: BTreeMap::new(),
         beyond: BTreeMap::new(),
+        response: false,
     };
     for (index, cell) in cells.iter().enumerate() {
         if !spec.draws(&cell.part) || !cell.counted || !cell.matches(&spec.only) {
@@ -91,6 +94,7 @@ pub(super) fn points(spec: &FigureSpec, cells: &[CellResult]) -> Points {
                 .or_default()
                 .push(spec.metric.of(row));
             points.cells.entry(key).or_default().push(index);
+            points.response |= row.response;
             if let Some(share) = spec.metric.beyond_share() {
                 let beyond = (row.ops as f64 * share).floor() as u64;
                 let fewest = points.beyond.entry(key).or_insert(beyond);
@@ -119,6 +123,7 @@ fn in_numeric_order(points: Points) -> Points {
         values: moved(points.values, &new_of),
         cells: moved(points.cells, &new_of),
         beyond: moved(points.beyond, &new_of),
+        response: points.response,
     }
 }
 
@@ -142,7 +147,11 @@ pub(super) fn axis_name(dim: &Dim) -> String {
 
 /// The chart of a figure and the table it was drawn from.
 pub(super) fn draw(spec: &FigureSpec, points: &Points) -> Figure {
-    let y = Axis::linear(&format!("{} ({})", spec.metric.name(), spec.metric.unit()));
+    let name = match spec.metric.unit() {
+        "µs" if points.response => spec.metric.name().replace("latency", "response time"),
+        _ => spec.metric.name().to_string(),
+    };
+    let y = Axis::linear(&format!("{name} ({})", spec.metric.unit()));
     match spec.shape {
         Shape::Bars => {
             let bars: Vec<Bars> = points
