@@ -261,3 +261,40 @@ fn repeats_give_medians_with_their_spread_and_compare_tests_across_them() {
     assert!(text.contains("each repeat's mean latency"), "{text}");
     assert!(text.contains("no significant difference"), "{text}");
 }
+
+#[test]
+fn a_sweeps_repeats_take_turns_a_round_of_every_step_at_a_time() {
+    let tmp = TempDir::new().unwrap();
+    let out = hatshop(tmp.path())
+        .args([
+            "sweep",
+            "--db",
+            "sqlite://s.db",
+            "--vary",
+            "concurrency=1,2",
+            "--repeat",
+            "2",
+            "--events",
+            "300",
+            "-o",
+            "out",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::text(&out.stderr));
+    let said = common::text(&out.stdout) + &common::text(&out.stderr);
+    let runs: Vec<String> = said
+        .lines()
+        .filter(|line| line.starts_with("concurrency="))
+        .map(|line| line.split(':').next().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            "concurrency=1 #1",
+            "concurrency=2 #1",
+            "concurrency=1 #2",
+            "concurrency=2 #2"
+        ]
+    );
+}

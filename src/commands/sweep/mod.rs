@@ -325,37 +325,48 @@ struct Tally {
 }
 
 impl Plan<'_> {
-    /// Every step × target × repeat, one run each, then sweep.csv and sweep.html.
+    /// Every step × target × repeat, one run each, then sweep.csv and sweep.html. The
+    /// repeats take turns, a round of every step and target at a time, so that a burst
+    /// of the host's load lands on every step alike; where each step starts its own
+    /// servers, a step's repeats run together on its start.
     async fn sweep(&self) -> Result<std::process::ExitCode> {
         let mut tally = Tally::default();
         let mut interrupted = false;
-        'sweep: for (step, values) in self.steps.values.iter().enumerate() {
-            for target in self.targets {
-                let server = match (target, self.steps.nodes(step)) {
-                    (Target::Server { kind, .. }, Some(nodes)) => {
-                        let nodes = read("nodes", nodes, positive_count::<usize>)?;
-                        match ServerGuard::fresh(self.home, kind, nodes).await {
-                            Ok(server) => Some(server),
-                            Err(_) if interrupt::requested() => {
-                                interrupted = true;
-                                break 'sweep;
+        // The repeats of each round.
+        let repeats = 1..=self.args.run.repeat;
+        let rounds: Vec<Vec<usize>> = match self.steps.keys.iter().any(|k| k == "nodes") {
+            true => vec![repeats.collect()],
+            false => repeats.map(|repeat| vec![repeat]).collect(),
+        };
+        'sweep: for round in &rounds {
+            for (step, values) in self.steps.values.iter().enumerate() {
+                for target in self.targets {
+                    let server = match (target, self.steps.nodes(step)) {
+                        (Target::Server { kind, .. }, Some(nodes)) => {
+                            let nodes = read("nodes", nodes, positive_count::<usize>)?;
+                            match ServerGuard::fresh(self.home, kind, nodes).await {
+                                Ok(server) => Some(server),
+                                Err(_) if interrupt::requested() => {
+                                    interrupted = true;
+                                    break 'sweep;
+                                }
+                                Err(e) => return Err(e),
                             }
-                            Err(e) => return Err(e),
+                        }
+                        _ => None,
+                    };
+                    for &repeat in round {
+                        let url = target.url(server.as_ref().map(|s| s.url.as_str()));
+                        if self
+                            .run_one(&mut tally, target, url, values, repeat)
+                            .await?
+                        {
+                            interrupted = true;
+                            break 'sweep;
                         }
                     }
-                    _ => None,
-                };
-                for repeat in 1..=self.args.run.repeat {
-                    let url = target.url(server.as_ref().map(|s| s.url.as_str()));
-                    if self
-                        .run_one(&mut tally, target, url, values, repeat)
-                        .await?
-                    {
-                        interrupted = true;
-                        break 'sweep;
-                    }
+                    drop(server);
                 }
-                drop(server);
             }
         }
         self.write_up(tally, interrupted)
