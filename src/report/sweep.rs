@@ -223,6 +223,9 @@ pub struct SearchAnswer {
     pub highest_under: Option<f64>,
     /// The lowest rate tried above it that missed.
     pub lowest_over: Option<f64>,
+    /// A rate that kept the bound above one that broke it (kept, broke): the curve
+    /// is not monotonic, and the answer is the highest rate tried, not a knee.
+    pub not_monotonic: Option<(f64, f64)>,
     pub bound_us: f64,
 }
 
@@ -255,6 +258,15 @@ fn search_lead(body: &mut Page, all: &[SweepRow], answer: &SearchAnswer) {
             thousands(under as u64)
         ),
         (None, _) => format!("No rate tried kept response p99 under {bound} µs."),
+    };
+    let sentence = match answer.not_monotonic {
+        Some((kept, broke)) => format!(
+            "{sentence} The curve is not monotonic: {} ops/s kept the bound above {} ops/s, \
+             which broke it; a rate between them may break it too.",
+            thousands(kept as u64),
+            thousands(broke as u64)
+        ),
+        None => sentence,
     };
     let _ = write!(
         body,

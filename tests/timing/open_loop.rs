@@ -51,6 +51,72 @@ fn a_rate_sweep_reports_response_time_at_each_rate() {
 }
 
 #[test]
+fn find_max_searches_each_database_a_round_at_a_time_into_one_table() {
+    let _paced = crate::one_at_a_time();
+    let tmp = TempDir::new().unwrap();
+    let out = tmp.path().join("searches");
+    let output = hatshop(tmp.path())
+        .args([
+            "run",
+            "--find-max",
+            "--p99-under",
+            "1ns",
+            "--rate",
+            "4",
+            "--duration",
+            "0.2",
+            "--db",
+            "null://",
+            "--db",
+            "sqlite://s.db",
+            "--repeat",
+            "2",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let order: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("searching "))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "searching null (repeat 1 of 2)",
+            "searching sqlite (repeat 1 of 2)",
+            "searching null (repeat 2 of 2)",
+            "searching sqlite (repeat 2 of 2)",
+        ]
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("  null: no rate tried kept the bound"),
+        "{stdout}"
+    );
+    // One table: a row per database and repeat, each search in its own folder.
+    let table = std::fs::read_to_string(out.join("findmax.csv")).unwrap();
+    let rows: Vec<&str> = table.lines().skip(1).collect();
+    assert_eq!(
+        rows,
+        ["null,1,,1,", "null,2,,1,", "sqlite,1,,1,", "sqlite,2,,1,"]
+    );
+    for search in ["null-r1", "null-r2", "sqlite-r1", "sqlite-r2"] {
+        assert!(
+            out.join(search)
+                .join("rate=4")
+                .join("summary.json")
+                .exists(),
+            "{search}"
+        );
+        assert!(out.join(search).join("rate=1").exists(), "{search}");
+    }
+    assert!(out.join("sweep.html").exists());
+}
+
+#[test]
 fn find_max_halves_below_a_bound_no_rate_meets_and_says_so() {
     let _paced = crate::one_at_a_time();
     let tmp = TempDir::new().unwrap();

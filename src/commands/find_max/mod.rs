@@ -4,6 +4,13 @@
 //! (default 1,000) until a run misses (p99 over the bound, or it could not keep up),
 //! then the gap between the last good rate and the first bad one is halved until they
 //! are within 5 %. `sweep.csv` and `sweep.html` hold every run, drawn by rate: the knee.
+//! Several `--db` and `--repeat N` search each database N times, the searches taking
+//! turns (a round of every database at a time), each in a folder of its own, and end
+//! in one table: each database's highest rate under the bound, with its repeats'
+//! spread (`findmax.csv`). A search whose curve is not monotonic (a rate kept the bound
+//! above one that broke it) says so, with both.
+
+mod each;
 
 use std::path::Path;
 
@@ -109,10 +116,8 @@ fn next_whole_rate(good: Option<f64>, bad: Option<f64>, first: f64, tried: &[f64
 pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     refuse_export_in_series(args)?;
     crate::lifecycle::run::refuse_bounds_in(args, "--find-max")?;
-    if args.repeat != 1 {
-        crate::cli::usage_bail!(
-            "--find-max runs one search; repeat it by hand, or sweep rates with --repeat"
-        );
+    if args.repeat == 0 {
+        crate::cli::usage_bail!("--repeat must be at least 1");
     }
     let Some(bound) = args.p99_under else {
         return Err(crate::cli::UsageError(
@@ -135,10 +140,25 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     let mut template = args.clone();
     template.quiet = true;
     template.find_max = false;
+    template.repeat = 1;
     template.duration = Some(args.duration.unwrap_or(STEP_SECONDS));
     template.rate = Some(crate::cli::RateArg::fixed(first));
-    // The whole configuration must be valid before anything runs.
-    RunConfig::from_args(&template)?;
+    // One template a database; the whole configuration of each must be valid before
+    // anything runs.
+    let templates: Vec<RunArgs> = match args.db.len() {
+        0 | 1 => vec![template],
+        _ => args
+            .db
+            .iter()
+            .map(|db| RunArgs {
+                db: vec![db.clone()],
+                ..template.clone()
+            })
+            .collect(),
+    };
+    for template in &templates {
+        RunConfig::from_args(template)?;
+    }
     let dir = match &args.out {
         Some(dir) => dir.clone(),
         None => unique_dir(
@@ -148,19 +168,80 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     };
     let made = missing_folders(&dir);
     create_empty_folder(&dir, "search")?;
-    let result = search(&template, &dir, first, bound_us).await;
+    let result = match (templates.as_slice(), args.repeat) {
+        ([template], 1) => one_search(template, &dir, first, bound_us).await,
+        _ => each::searches(&templates, args.repeat, &dir, first, bound_us).await,
+    };
     if result.is_err() {
         remove_if_unused(&dir, &made);
     }
     result
 }
 
-async fn search(
+/// One search into `dir`: its steps, its answer said and written, its exit.
+async fn one_search(
     template: &RunArgs,
     dir: &Path,
     first: f64,
     bound_us: f64,
 ) -> Result<std::process::ExitCode> {
+    let mut searched = search(template, dir, first, bound_us).await?;
+    write_answer(template, dir, &mut searched, bound_us)?;
+    searched.exit()
+}
+
+/// What one search found.
+pub(super) struct Searched {
+    /// The highest rate under the bound, the last rate over it.
+    pub(super) good: Option<f64>,
+    pub(super) bad: Option<f64>,
+    /// A rate that kept the bound above one that broke it: (kept, broke).
+    pub(super) not_monotonic: Option<(f64, f64)>,
+    pub(super) interrupted: bool,
+    /// Why it stopped before its answer, where it did.
+    pub(super) unanswered: Option<String>,
+    pub(super) rows: Vec<SweepRow>,
+}
+
+impl Searched {
+    /// How the search ends the command.
+    pub(super) fn exit(self) -> Result<std::process::ExitCode> {
+        if self.interrupted {
+            note!("interrupted: the folder holds the runs that finished");
+            return Ok(std::process::ExitCode::from(EXIT_INTERRUPTED));
+        }
+        if let Some(why) = self.unanswered {
+            bail!("the search stopped short of its answer: {why}");
+        }
+        Ok(std::process::ExitCode::SUCCESS)
+    }
+}
+
+/// A rate that kept the bound above a rate that broke it, from the steps' verdicts:
+/// the highest such kept rate, and the lowest broken rate under it.
+fn not_monotonic(steps: &[(f64, Verdict)]) -> Option<(f64, f64)> {
+    let broke = |v: &Verdict| matches!(v, Verdict::Over | Verdict::BehindRate);
+    steps
+        .iter()
+        .filter(|(_, v)| *v == Verdict::Under)
+        .filter_map(|(kept, _)| {
+            let lowest_broken = steps
+                .iter()
+                .filter(|(rate, v)| broke(v) && rate < kept)
+                .map(|(rate, _)| *rate)
+                .min_by(f64::total_cmp)?;
+            Some((*kept, lowest_broken))
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+}
+
+/// The steps of one search into `dir`, from `first` ops/s.
+pub(super) async fn search(
+    template: &RunArgs,
+    dir: &Path,
+    first: f64,
+    bound_us: f64,
+) -> Result<Searched> {
     note!(
         "finding the highest rate with response p99 under {} µs ({} s a rate) into {}",
         format_us(bound_us),
@@ -171,6 +252,7 @@ async fn search(
     let mut rows: Vec<SweepRow> = Vec::new();
     let mut interrupted = false;
     let mut tried: Vec<f64> = Vec::new();
+    let mut verdicts: Vec<(f64, Verdict)> = Vec::new();
     // Why the search stopped before it found its answer, when it did.
     let mut unanswered: Option<String> = None;
     for _ in 0..MOST_STEPS {
@@ -202,6 +284,7 @@ async fn search(
             Verdict::CutShort => {}
         }
         say_step(rate, &step, verdict);
+        verdicts.push((rate, verdict));
         rows.extend(run_rows);
         if code == std::process::ExitCode::from(EXIT_INTERRUPTED) || interrupt::requested() {
             interrupted = true;
@@ -211,15 +294,22 @@ async fn search(
             break;
         }
     }
-    write_answer(template, dir, &mut rows, good, bad, bound_us)?;
-    if interrupted {
-        note!("interrupted: the folder holds the runs that finished");
-        return Ok(std::process::ExitCode::from(EXIT_INTERRUPTED));
+    let not_monotonic = not_monotonic(&verdicts);
+    if let Some((kept, broke)) = not_monotonic {
+        note!(
+            "not monotonic: {} ops/s kept the bound above {} ops/s, which broke it",
+            thousands(kept as u64),
+            thousands(broke as u64)
+        );
     }
-    if let Some(why) = unanswered {
-        bail!("the search stopped short of its answer: {why}");
-    }
-    Ok(std::process::ExitCode::SUCCESS)
+    Ok(Searched {
+        good,
+        bad,
+        not_monotonic,
+        interrupted,
+        unanswered,
+        rows,
+    })
 }
 
 /// The run of one rate, in the step's folder; why not, where that rate's config is
@@ -258,11 +348,11 @@ fn say_step(rate: f64, step: &Step, verdict: Verdict) {
 fn write_answer(
     template: &RunArgs,
     dir: &Path,
-    rows: &mut [SweepRow],
-    good: Option<f64>,
-    bad: Option<f64>,
+    searched: &mut Searched,
     bound_us: f64,
 ) -> Result<()> {
+    let (good, bad) = (searched.good, searched.bad);
+    let rows = &mut searched.rows;
     rows.sort_by(|a, b| {
         let rate = |r: &SweepRow| r.value.parse::<f64>().unwrap_or(0.0);
         rate(a).total_cmp(&rate(b))
@@ -284,6 +374,7 @@ fn write_answer(
     let answer = SearchAnswer {
         highest_under: good,
         lowest_over: bad.filter(|over| good.is_none_or(|under| over > &under)),
+        not_monotonic: searched.not_monotonic,
         bound_us,
     };
     let (table, chart) = sweep::write(dir, &title, rows, Some(&answer))?;
@@ -332,6 +423,26 @@ mod tests {
         assert_eq!(next_rate(Some(6000.0), Some(6200.0), 1000.0), None);
         assert_eq!(next_rate(None, Some(1000.0), 1000.0), Some(500.0));
         assert_eq!(next_rate(None, Some(1.0), 1000.0), None);
+    }
+
+    #[test]
+    fn a_rate_that_keeps_the_bound_above_one_that_broke_it_is_not_monotonic() {
+        use Verdict::*;
+        let monotonic = [
+            (1000.0, Under),
+            (2000.0, Under),
+            (4000.0, Over),
+            (3000.0, Under),
+        ];
+        assert_eq!(not_monotonic(&monotonic), None);
+        // As Cassandra did: 3,125 over, 3,250 over, 3,500 under.
+        let bent = [
+            (3125.0, Over),
+            (3250.0, BehindRate),
+            (3500.0, Under),
+            (4000.0, Over),
+        ];
+        assert_eq!(not_monotonic(&bent), Some((3500.0, 3125.0)));
     }
 
     #[test]
