@@ -110,7 +110,7 @@ impl Study {
                         cell.id
                     ));
                 }
-                let argv = cell.argv("sqlite://", Path::new("x"), Path::new("h"));
+                let argv = cell.argv(crate::db::DEFAULT_URL, Path::new("x"), Path::new("h"));
                 Cli::from_command_line(&argv).map_err(|e| {
                     let said = e.to_string();
                     let first = said.lines().next().unwrap_or_default().to_string();

@@ -97,6 +97,7 @@ impl Word {
 pub struct Said(pub IndexMap<String, Word>);
 
 impl Said {
+    /// The setting `key` as words, if given.
     pub fn text(&self, key: &str) -> Option<String> {
         self.0.get(key).map(Word::text)
     }

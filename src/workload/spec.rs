@@ -385,14 +385,14 @@ mod tests {
 
     #[test]
     fn a_value_size_is_refused_where_no_record_is_written() {
-        let mut orders = crate::workload::presets::find("hatshop-random").unwrap();
-        orders.value_size = 1024;
-        let error = orders.validate().unwrap_err().to_string();
+        let orders = "name = \"o\"\nevents = 10\nvalue_size = 1024\n[mix]\ncreate_order = 1\n";
+        let error = WorkloadSpec::from_toml(orders, "o.toml")
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("value_size = 1024"), "{error}");
         assert!(error.contains("items_per_order"), "{error}");
-        let mut records = crate::workload::presets::find("kv-50w-50r").unwrap();
-        records.value_size = 1024;
-        records.validate().unwrap();
+        let records = orders.replace("create_order", "write");
+        WorkloadSpec::from_toml(&records, "r.toml").unwrap();
     }
 
     #[test]
