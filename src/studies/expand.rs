@@ -134,6 +134,13 @@ impl CellGroup {
         } else {
             self.candidates.iter().collect()
         };
+        if let Some(other) = self.per_candidate.keys().find(|k| !names.contains(k)) {
+            return Err(format!(
+                "part {}: [cells.for.{other}] names no candidate of the group{}",
+                self.part,
+                crate::suggest::did_you_mean(other, names.iter().map(|n| n.as_str()))
+            ));
+        }
         let mut cells = Vec::new();
         for name in names {
             let candidate = study.candidates.get(name).ok_or_else(|| {

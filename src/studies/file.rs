@@ -175,6 +175,24 @@ set = { workload = "kv-read", events = 1000 }
     }
 
     #[test]
+    fn a_candidates_own_settings_are_laid_last_and_one_for_no_candidate_is_refused() {
+        let own = format!("{SMALL}\n[cells.for.pg]\nconcurrency = 3\n");
+        let cells = parse(&own, "mine.toml").unwrap().cells(1.0).unwrap();
+        assert!(
+            cells[0].shown().contains("--concurrency 3"),
+            "{}",
+            cells[0].shown()
+        );
+        let stray = format!("{SMALL}\n[cells.for.pgg]\nconcurrency = 3\n");
+        let error = parse(&stray, "mine.toml").unwrap_err().to_string();
+        assert!(
+            error.contains("[cells.for.pgg] names no candidate"),
+            "{error}"
+        );
+        assert!(error.contains("did you mean 'pg'"), "{error}");
+    }
+
+    #[test]
     fn a_cell_of_a_part_the_study_lacks_is_refused() {
         let other = SMALL.replace("part = \"reads\"\nset", "part = \"read\"\nset");
         let error = parse(&other, "mine.toml").unwrap_err().to_string();
