@@ -10,9 +10,9 @@ use anyhow::{Result, anyhow, bail};
 use super::{BUILT_IN, Study, built_in};
 use crate::cli::Cli;
 
-/// The study `name_or_path` names, and the file's text: a built-in study's name, or a
-/// study file (a path with a '/' or ending in .toml, or any other path that exists).
-pub fn open(name_or_path: &str) -> Result<(Study, String)> {
+/// The study `name_or_path` names: a built-in study's name, or a study file (a path
+/// with a '/' or ending in .toml, or any other path that exists).
+pub fn open(name_or_path: &str) -> Result<Study> {
     let path = Path::new(name_or_path);
     let looks_like_a_file = name_or_path.contains('/') || name_or_path.ends_with(".toml");
     let text = match built_in(name_or_path) {
@@ -31,8 +31,7 @@ pub fn open(name_or_path: &str) -> Result<(Study, String)> {
             );
         }
     };
-    let study = parse(&text, name_or_path)?;
-    Ok((study, text))
+    parse(&text, name_or_path)
 }
 
 /// A study from its file's `text`; `origin` names the file in errors.

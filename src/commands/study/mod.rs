@@ -47,7 +47,7 @@ const WARM_UP: Duration = Duration::from_secs(20);
 pub async fn run(args: &StudyArgs) -> Result<ExitCode> {
     if args.list {
         for (name, _) in catalog::BUILT_IN {
-            let (study, _) = catalog::open(name)?;
+            let study = catalog::open(name)?;
             say!("{:<22} {} ({})", study.name, study.title, study.seed);
         }
         return Ok(ExitCode::SUCCESS);
@@ -56,7 +56,7 @@ pub async fn run(args: &StudyArgs) -> Result<ExitCode> {
     if name == "show" {
         return show(args.shown.as_deref());
     }
-    let (study, _) = catalog::open(name)?;
+    let study = catalog::open(name)?;
     let study = &study;
     if !(args.scale > 0.0 && args.scale <= 1.0) {
         bail!(
@@ -453,7 +453,7 @@ mod tests {
 
     #[test]
     fn the_cells_of_one_server_stand_together() {
-        let (study, _) = catalog::open("hat-shop").unwrap();
+        let study = catalog::open("hat-shop").unwrap();
         let cells = in_server_order(study.cells(0.05).unwrap());
         let servers: Vec<&str> = cells.iter().map(|c| c.need.server.as_str()).collect();
         let mut changes = servers.windows(2).filter(|w| w[0] != w[1]).count();

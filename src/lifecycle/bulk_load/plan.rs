@@ -172,7 +172,7 @@ mod tests {
     #[test]
     fn the_bulk_insert_study_traces_at_least_ten_batches_at_every_scale() {
         use crate::cli::{Cli, Command};
-        let (study, _) = crate::studies::open("bulk-insert").unwrap();
+        let study = crate::studies::open("bulk-insert").unwrap();
         for scale in [0.01, 0.02, 0.05, 0.25, 1.0] {
             let cell = &study.cells(scale).unwrap()[0];
             let argv = cell.argv("cassandra://127.0.0.1", "x".as_ref(), "h".as_ref());
