@@ -24,7 +24,7 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 pub use load::LoadArgs;
 pub use results::{CompareArgs, ExportArgs, MergeArgs, ReportArgs, ShowArgs, VerifyArgs};
 pub use run::{PrepareArgs, RunArgs};
-pub use series::{StudyArgs, SweepArgs};
+pub use series::{StudyArgs, StudyShow, SweepArgs};
 pub use server::{NodeArgs, ServerAction, ServerArgs};
 pub use store_flags::{StoreArgs, all_settings};
 pub use stream::{GenerateArgs, StreamArgs, WorkloadsAction, WorkloadsArgs};
@@ -212,9 +212,12 @@ pub enum Command {
     /// Run one workload several times while one setting varies, and chart the result.
     #[command(allow_negative_numbers = true)]
     Sweep(SweepArgs),
-    /// Reproduce a published study: start its servers, run and verify every cell, and
-    /// write one study.html with its figures (`hatshop study --list` names them).
-    #[command(override_usage = "hatshop study [OPTIONS] <NAME>\n       hatshop study --list")]
+    /// Run a study, a built-in one or a file of yours: start its servers, run and verify
+    /// every cell, and write one study.html with its verdict and figures (`hatshop study
+    /// --list` names the built-in ones)
+    #[command(
+        override_usage = "hatshop study [OPTIONS] <NAME|FILE>\n       hatshop study show <NAME>\n       hatshop study --list"
+    )]
     Study(StudyArgs),
     /// List the preset workloads, or print one as TOML.
     Workloads(WorkloadsArgs),

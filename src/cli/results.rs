@@ -94,6 +94,12 @@ pub struct CompareArgs {
     /// numbers as numbers, null where the CSV is empty); `-`: standard output.
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
+    /// Judge each run (a repeat folder: its repeats together) by this bound, in
+    /// --threshold's words (p99<20ms, errors<0.1%): meets, misses or too close to call,
+    /// from a 95 % interval over its repeats; the page and the terminal open with it.
+    /// Repeat it for each bound.
+    #[arg(long, value_name = "BOUND", value_parser = super::threshold::threshold)]
+    pub slo: Vec<crate::stats::threshold::Threshold>,
 }
 
 impl CompareArgs {

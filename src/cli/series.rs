@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::Args;
+use clap::{Args, Subcommand};
 
 use super::run::RunArgs;
 use super::values::parse_server_url;
@@ -23,16 +23,26 @@ pub struct SweepArgs {
     pub run: RunArgs,
 }
 
+/// `hatshop study show NAME`.
+#[derive(Debug, Subcommand)]
+pub enum StudyShow {
+    /// Print a built-in study's file, to copy and change (`> mine.toml`).
+    Show {
+        /// A built-in study's name (see --list).
+        name: String,
+    },
+}
+
 /// `hatshop study`: which study, how much of it, and where.
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct StudyArgs {
+    #[command(subcommand)]
+    pub show: Option<StudyShow>,
     /// The study to run: a built-in study's name (see --list) or a study file
-    /// (docs/studies.md); `show NAME` prints a built-in study's file, to copy.
+    /// (docs/studies.md).
     #[arg(required_unless_present = "list", value_name = "NAME|FILE")]
     pub name: Option<String>,
-    /// With `show`: the built-in study whose file to print (said in NAME's help).
-    #[arg(value_name = "NAME", hide = true)]
-    pub shown: Option<String>,
     /// Name every study, one a line, name first.
     #[arg(long, conflicts_with = "name")]
     pub list: bool,

@@ -53,11 +53,18 @@ pub fn run(args: &CompareArgs) -> Result<()> {
         .map(|dir| LoadedRun::load_checked(dir))
         .collect::<Result<Vec<_>>>()?;
     crate::console::out(&terminal(&runs));
+    if !args.slo.is_empty() {
+        let judged = crate::report::compare_page::judged(&runs, &args.slo);
+        crate::console::out("the verdict:\n");
+        for line in crate::report::slo::verdict_lines(&args.slo, &judged) {
+            crate::console::out(&format!("  {line}\n"));
+        }
+    }
     let file_name = path.file_name().map_or_else(
         || "compare.html".into(),
         |name| name.to_string_lossy().into_owned(),
     );
-    let beside = page(&runs, &file_name).write_out(&path, TITLE)?;
+    let beside = page(&runs, &file_name, &args.slo).write_out(&path, TITLE)?;
     say!("page: {}", path.display());
     if beside {
         // What `hatshop show` reads to print this table again.

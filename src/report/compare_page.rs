@@ -14,16 +14,29 @@ use super::hlog;
 use super::intervals::IntervalRow;
 use super::loaded_run::LoadedRun;
 use super::page::Page;
+use super::slo::Judged;
 use super::svg::{self, Axis, Bars, Series, escape};
 use super::table;
 use crate::numbers::thousands;
+use crate::stats::threshold::Threshold;
 
 /// The comparison page, to be written as `file_name`: the runs, what differs between
 /// them, the table with its verdicts, response time under open loop, and the charts.
-pub fn page(runs: &[LoadedRun], file_name: &str) -> Page {
+pub fn page(runs: &[LoadedRun], file_name: &str, slo: &[Threshold]) -> Page {
     let mut body = Page::new(file_name);
     body.push_str("<h1>hatshop comparison</h1>");
     body.push_str(&runs_list(runs));
+    if !slo.is_empty() {
+        let bounds: Vec<&str> = slo.iter().map(|b| b.text.as_str()).collect();
+        let _ = write!(
+            body,
+            "<h2>The verdict</h2><p>The objective: <code>{}</code>, judged on response time \
+             where a run was paced (<code>--rate</code>) and on service time otherwise; a \
+             repeat folder's repeats give a 95 % interval of their mean.</p>",
+            escape(&bounds.join(", "))
+        );
+        crate::report::slo::verdict_table(&mut body, slo, &judged(runs, slo), "run");
+    }
     body.push_str(&differences_list(runs));
     let run_names = differences::run_names(runs);
     match streams(runs) {
@@ -43,6 +56,22 @@ pub fn page(runs: &[LoadedRun], file_name: &str) -> Page {
     body.push_str(&response_table(runs));
     charts(&mut body, runs, &run_names, &names);
     body
+}
+
+/// Each run judged by `slo`, named as the page names it: a repeat folder's repeats
+/// together.
+pub fn judged(runs: &[LoadedRun], slo: &[Threshold]) -> Vec<(String, Vec<Option<Judged>>)> {
+    let names = differences::run_names(runs);
+    runs.iter()
+        .zip(names)
+        .map(|(run, name)| {
+            let summaries = match run.repeats.is_empty() {
+                true => std::slice::from_ref(&run.summary),
+                false => run.repeats.as_slice(),
+            };
+            (name, crate::report::slo::judge_runs(slo, summaries))
+        })
+        .collect()
 }
 
 /// The comparison page's title.

@@ -24,6 +24,7 @@ pub mod run_table;
 pub mod run_text;
 pub mod saved_percentiles;
 pub mod significance;
+pub mod slo;
 pub mod slowest;
 pub mod study;
 pub mod svg;

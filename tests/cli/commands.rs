@@ -476,10 +476,6 @@ fn a_bad_command_line_is_one_line_and_exits_2_and_a_failed_check_exits_1() {
         ),
         (&["run", "--find-max"], "--find-max needs --p99-under"),
         (
-            &["run", "--find-max", "--p99-under", "5ms", "--repeat", "0"],
-            "--repeat must be at least 1",
-        ),
-        (
             &["run", "--db", "sqlite://", "--db", "null://"],
             "a run takes one --db",
         ),

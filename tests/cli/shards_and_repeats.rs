@@ -298,3 +298,64 @@ fn a_sweeps_repeats_take_turns_a_round_of_every_step_at_a_time() {
         ]
     );
 }
+
+#[test]
+fn compare_with_an_objective_judges_each_run_and_a_repeat_folder_over_its_repeats() {
+    let tmp = TempDir::new().unwrap();
+    for (out, extra) in [("one", &[][..]), ("three", &["--repeat", "3"][..])] {
+        let ran = hatshop(tmp.path())
+            .args([
+                "run",
+                "--db",
+                &format!("sqlite://{out}.db"),
+                "--events",
+                "300",
+            ])
+            .args(["--rate", "300", "--quiet", "-o", out])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(ran.status.success(), "{}", common::text(&ran.stderr));
+    }
+    let compared = hatshop(tmp.path())
+        .args([
+            "compare",
+            "one",
+            "three",
+            "--slo",
+            "p99<10s",
+            "--slo",
+            "errors<1%",
+            "-o",
+            "c",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        compared.status.success(),
+        "{}",
+        common::text(&compared.stderr)
+    );
+    let said = common::text(&compared.stdout);
+    // Far inside a 10 s bound: one run is called, three repeats give an interval.
+    assert!(said.contains("#1 one: meets (p99<10s: meets: "), "{said}");
+    assert!(
+        said.contains("one run: called only beyond half or twice the bound"),
+        "{said}"
+    );
+    assert!(said.contains("#2 three: meets ("), "{said}");
+    assert!(said.contains(", 3 runs)"), "{said}");
+    let table =
+        std::fs::read_to_string(tmp.path().join("c/figures/compare-01-verdict.csv")).unwrap();
+    assert!(
+        table.starts_with("run,verdict,p99<10s,errors<1%\n#1 one,meets,"),
+        "{table}"
+    );
+    let page = std::fs::read_to_string(tmp.path().join("c/compare.html")).unwrap();
+    assert!(page.contains("The verdict"), "{page}");
+    assert_one_line_error(
+        tmp.path(),
+        &["compare", "one", "three", "--slo", "p99"],
+        "has no < or >",
+    );
+}

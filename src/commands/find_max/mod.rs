@@ -116,9 +116,6 @@ fn next_whole_rate(good: Option<f64>, bad: Option<f64>, first: f64, tried: &[f64
 pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     refuse_export_in_series(args)?;
     crate::lifecycle::run::refuse_bounds_in(args, "--find-max")?;
-    if args.repeat == 0 {
-        crate::cli::usage_bail!("--repeat must be at least 1");
-    }
     let Some(bound) = args.p99_under else {
         return Err(crate::cli::UsageError(
             "--find-max needs --p99-under, the bound on response time p99 (e.g. 10ms)".into(),

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{Cli, Command, StudyArgs};
+use crate::cli::{Cli, Command, StudyArgs, StudyShow};
 use crate::cluster::Home;
 use crate::console::{note, say};
 use crate::files::{read_json, write_json};
@@ -52,10 +52,10 @@ pub async fn run(args: &StudyArgs) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let name = args.name.as_deref().unwrap_or_default();
-    if name == "show" {
-        return show(args.shown.as_deref());
+    if let Some(StudyShow::Show { name }) = &args.show {
+        return show(name);
     }
+    let name = args.name.as_deref().unwrap_or_default();
     let study = catalog::open(name)?;
     let study = &study;
     if !(args.scale > 0.0 && args.scale <= 1.0) {
@@ -101,8 +101,7 @@ pub async fn run(args: &StudyArgs) -> Result<ExitCode> {
 }
 
 /// `hatshop study show NAME`: a built-in study's file, as it is built in.
-fn show(name: Option<&str>) -> Result<ExitCode> {
-    let name = name.unwrap_or_default();
+fn show(name: &str) -> Result<ExitCode> {
     let Some(text) = catalog::built_in(name) else {
         let names = catalog::BUILT_IN.iter().map(|(n, _)| *n);
         bail!(
@@ -428,6 +427,10 @@ impl Estimate {
 /// study.html from whatever the cells' folders hold.
 fn write_page(study: &Study, cells: &[Cell], dir: &Path, scale: f64) -> Result<PathBuf> {
     let results: Vec<_> = cells.iter().map(|c| c.result(dir)).collect();
+    let slo = study.slo();
+    for line in crate::report::study::verdict_said(&slo, &results, dir) {
+        say!("{line}");
+    }
     let view = StudyView {
         name: &study.name,
         title: &study.title,
@@ -437,7 +440,7 @@ fn write_page(study: &Study, cells: &[Cell], dir: &Path, scale: f64) -> Result<P
         seed_cores: study.seed_cores,
         scale,
         caveats: &study.caveats,
-        slo: &study.slo(),
+        slo: &slo,
         setup: &study.setup,
         parts: &study.parts,
         figures: &study.figures,

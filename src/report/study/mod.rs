@@ -29,6 +29,7 @@ use over_time::over_time;
 use points::{draw, points};
 pub use spec::{Dim, FigureSpec, Metric, Ours, PartSpec, Premise, SeedValue, SetupRow, Shape};
 use tables::{budgets, cells_table, own_reports, seed_table, setup_table};
+pub use verdict::verdict_said;
 
 /// Everything a study page shows.
 pub struct StudyView<'a> {
