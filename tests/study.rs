@@ -391,3 +391,54 @@ fn a_study_with_an_objective_opens_with_its_verdict_from_its_cells_response_time
         assert!(judged.contains("2 runs"), "{judged}");
     }
 }
+
+#[test]
+fn a_cell_that_cannot_run_is_recorded_with_why_and_the_study_goes_on() {
+    let tmp = TempDir::new().unwrap();
+    // Nothing listens on port 1: neither candidate's cells can run.
+    let study = r#"
+name = "unreachable"
+title = "Two servers that are not there"
+question = "Does the study go on past a cell that cannot run?"
+
+[[parts]]
+id = "p"
+title = "Reads"
+about = "Point reads."
+
+[candidates.first]
+server = "postgres"
+url = "postgres://postgres@127.0.0.1:1/hatshop"
+
+[candidates.second]
+server = "mariadb"
+url = "mysql://root@127.0.0.1:1/hatshop"
+
+[set]
+workload = "kv-read"
+events = 100
+connect-timeout = "1s"
+min-duration = false
+
+[[cells]]
+part = "p"
+"#;
+    std::fs::write(tmp.path().join("unreachable.toml"), study).unwrap();
+    let out = hatshop(tmp.path())
+        .args(["study", "unreachable.toml", "-o", "s"])
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    // Both cells were tried: the first's failure did not end the study.
+    assert!(stderr.contains("p-first: failed ("), "{stderr}");
+    assert!(stderr.contains("p-second: failed ("), "{stderr}");
+    assert!(
+        stderr.contains("2 cells failed: see s/study.html"),
+        "{stderr}"
+    );
+    let page = std::fs::read_to_string(tmp.path().join("s/study.html")).unwrap();
+    assert!(page.contains("failed: "), "{page}");
+    assert!(page.contains("runs again on resume"), "{page}");
+    assert!(tmp.path().join("s/p-first.failed.txt").exists());
+}

@@ -188,7 +188,10 @@ impl Cell {
     /// The cell as its page shows it, read from its folder (`study_dir/id`).
     pub fn result(&self, study_dir: &Path) -> CellResult {
         let dir = study_dir.join(&self.id);
-        let (status, rows) = if !dir.exists() {
+        let failed = std::fs::read_to_string(failure_file(&dir)).ok();
+        let (status, rows) = if let Some(why) = failed {
+            (CellStatus::Failed(why.trim().to_string()), Vec::new())
+        } else if !dir.exists() {
             (CellStatus::NotRun, Vec::new())
         } else if !self.finished(&dir) {
             (CellStatus::CutShort, Vec::new())
@@ -284,6 +287,11 @@ fn load_result(dir: &Path) -> (CellStatus, Vec<MetricRow>) {
     }
     let status = CellStatus::Loaded(record.check.as_ref().map(|check| check.ok));
     (status, rows)
+}
+
+/// Where a cell that failed keeps why, beside its folder, until it runs again.
+pub fn failure_file(dir: &Path) -> std::path::PathBuf {
+    dir.with_extension("failed.txt")
 }
 
 /// Where a cell's fault timeline is written: beside its folder.

@@ -87,10 +87,21 @@ pub async fn run(args: &StudyArgs) -> Result<ExitCode> {
     let outcome = outcome?;
     say!("{}", page.display());
     match outcome {
-        Outcome::Done { differing: 0 } => Ok(ExitCode::SUCCESS),
-        Outcome::Done { differing } => bail!(
-            "verify found differences in {differing} cell{}: see {}",
-            if differing == 1 { "" } else { "s" },
+        Outcome::Done {
+            differing: 0,
+            failed: 0,
+        } => Ok(ExitCode::SUCCESS),
+        Outcome::Done { differing, failed } => bail!(
+            "{}: see {}",
+            [
+                (failed, "failed"),
+                (differing, "found differences in verify")
+            ]
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!("{n} cell{} {what}", if *n == 1 { "" } else { "s" }))
+            .collect::<Vec<_>>()
+            .join(", "),
             page.display()
         ),
         Outcome::Interrupted => {
@@ -181,7 +192,7 @@ fn in_server_order(cells: Vec<Cell>) -> Vec<Cell> {
 
 /// How the cells ended.
 enum Outcome {
-    Done { differing: usize },
+    Done { differing: usize, failed: usize },
     Interrupted,
 }
 
@@ -197,7 +208,7 @@ impl Study {
         self.announce(cells, dir);
         let mut clock = Estimate::new(cells);
         let mut server: Option<ServerGuard> = None;
-        let mut differing = 0;
+        let (mut differing, mut failed) = (0, 0);
         for (i, cell) in cells.iter().enumerate() {
             let cell_dir = dir.join(&cell.id);
             if cell.finished(&cell_dir) {
@@ -219,8 +230,20 @@ impl Study {
                 cell.name(),
                 clock.left()
             );
-            let Some((code, differs)) = run_cell(cell, &url, &cell_dir, home).await? else {
-                return Ok(Outcome::Interrupted);
+            let (code, differs) = match run_cell(cell, &url, &cell_dir, home).await {
+                Ok(Some(ended)) => ended,
+                Ok(None) => return Ok(Outcome::Interrupted),
+                Err(_) if interrupt::requested() => return Ok(Outcome::Interrupted),
+                // One cell that cannot run (a ring not answering at its consistency)
+                // is recorded with why, and the study goes on to the next.
+                Err(e) => {
+                    let why = format!("{e:#}");
+                    note!("{}: failed ({why}); the study goes on", cell.id);
+                    crate::files::write_atomic(&cells::failure_file(&cell_dir), why.as_bytes())?;
+                    failed += 1;
+                    clock.done(cell, began.elapsed());
+                    continue;
+                }
             };
             clock.done(cell, began.elapsed());
             if differs {
@@ -231,7 +254,7 @@ impl Study {
                 return Ok(Outcome::Interrupted);
             }
         }
-        Ok(Outcome::Done { differing })
+        Ok(Outcome::Done { differing, failed })
     }
 
     /// Says what the study runs, and how many cells an earlier run of it finished.
@@ -320,6 +343,7 @@ async fn run_cell(
         std::fs::remove_dir_all(cell_dir)
             .with_context(|| format!("cannot clear {}", cell_dir.display()))?;
     }
+    let _ = std::fs::remove_file(cells::failure_file(cell_dir));
     if let Some(faults) = &cell.faults {
         crate::files::write_atomic(&cells::faults_file(cell_dir), faults.as_bytes())?;
     }

@@ -73,6 +73,9 @@ pub enum CellStatus {
     NotRun,
     /// Its folder holds no finished run or load: a resumed study runs it again.
     CutShort,
+    /// It failed, for the reason given (its first line), and the study went on; a
+    /// resumed study runs it again.
+    Failed(String),
     /// Its folder lacks the file its numbers come from (named).
     Lacks(&'static str),
     /// A run that finished, and what verify said of its store (`None`: not verified).
@@ -87,6 +90,7 @@ impl std::fmt::Display for CellStatus {
         match self {
             CellStatus::NotRun => f.write_str("not run"),
             CellStatus::CutShort => f.write_str("cut short: runs again on resume"),
+            CellStatus::Failed(why) => write!(f, "failed: {why}; runs again on resume"),
             CellStatus::Lacks(file) => write!(f, "no {file}"),
             CellStatus::Ran(None) => f.write_str("finished, not verified"),
             CellStatus::Ran(Some(Verdict::Exact)) => f.write_str("finished, verify exact"),
