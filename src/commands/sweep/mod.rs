@@ -65,9 +65,21 @@ impl Steps {
             columns.push(values.clone());
         }
         let steps = columns.first().map_or(0, Vec::len);
-        let values = (0..steps)
+        let values: Vec<Vec<String>> = (0..steps)
             .map(|step| columns.iter().map(|c| c[step].clone()).collect())
             .collect();
+        // Each step is a folder of its own: the same step twice is a repeat.
+        if let Some(twice) = (1..values.len()).find(|&i| values[..i].contains(&values[i])) {
+            let said: Vec<String> = keys
+                .iter()
+                .zip(&values[twice])
+                .map(|(key, value)| format!("{key}={value}"))
+                .collect();
+            crate::cli::usage_bail!(
+                "--vary gives {} twice: a step runs once, and --repeat N runs each N times",
+                said.join(" ")
+            );
+        }
         Ok(Steps { keys, values })
     }
 
@@ -495,6 +507,19 @@ mod tests {
             key: key.into(),
             values: values.iter().map(|v| v.to_string()).collect(),
         }
+    }
+
+    #[test]
+    fn a_step_given_twice_is_refused_as_a_repeat() {
+        let error = Steps::parse(&[vary("concurrency", &["2", "2"])])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("--vary gives concurrency=2 twice"),
+            "{error}"
+        );
+        // In step, a value may come again where its partner differs.
+        Steps::parse(&[vary("nodes", &["1", "2"]), vary("rf", &["1", "1"])]).unwrap();
     }
 
     #[test]
