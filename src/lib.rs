@@ -96,6 +96,13 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
             say!("{}", path.display());
             Ok(ExitCode::SUCCESS)
         }
+        Command::Report(args) if report::repeats::repeat_dirs(&args.result_dir).is_some() => {
+            report::loaded_run::LoadedRun::load_checked(&args.result_dir)?;
+            result_dir::folder::claim_for_writing(&args.result_dir)?;
+            let path = report::repeats_page::write_report(&args.result_dir)?;
+            say!("{}", path.display());
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Report(args) => {
             report::loaded_run::LoadedRun::load_checked(&args.result_dir)?;
             result_dir::folder::claim_for_writing(&args.result_dir)?;

@@ -15,6 +15,24 @@ use crate::stats::Summary;
 /// The page's title.
 pub const TITLE: &str = "hatshop repeats";
 
+/// `hatshop report DIR` of a repeat folder: its page again, from its summary.json and
+/// the summaries of the repeats it counted. The page's path.
+pub fn write_report(dir: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
+    use crate::files::read_json;
+    use crate::result_dir::{self, SUMMARY_JSON};
+    let spread: RepeatSummary = read_json(&result_dir::file(dir, SUMMARY_JSON))?;
+    let summaries = spread
+        .runs
+        .iter()
+        .map(|run| read_json::<Summary>(&result_dir::file(&dir.join(run), SUMMARY_JSON)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let first = spread
+        .runs
+        .first()
+        .and_then(|run| LoadedRun::load(&dir.join(run)).ok());
+    page(&spread, &summaries, first.as_ref()).write(dir, TITLE)
+}
+
 /// The page of a repeat folder: `summaries` are the repeats counted (`spread.runs`
 /// names their folders), `first` the first of them, loaded, for what ran.
 pub fn page(spread: &RepeatSummary, summaries: &[Summary], first: Option<&LoadedRun>) -> Page {
