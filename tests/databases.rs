@@ -292,6 +292,12 @@ fn server_lifecycle_start_status_restart_stop() {
         .filter(|l| l.trim_start().starts_with("node ") && l.contains(" up "))
         .count();
     assert_eq!(nodes_up, 2, "{status}");
+    // Each node says where its data is.
+    let data = status
+        .lines()
+        .filter(|l| l.trim_start().starts_with("data /"))
+        .count();
+    assert_eq!(data, 2, "{status}");
     let stopped = text(&server(home, &["stop", "--all"]).stdout);
     assert!(
         stopped.contains("mariadb: stopped") && stopped.contains("redis: stopped"),

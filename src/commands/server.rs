@@ -223,6 +223,9 @@ fn status(home: &Home) {
                     .map_or("-".into(), |m| m.to_string()),
                 budget_used(kind, &record, node)
             );
+            // Not always under the home: a server run as another user keeps its
+            // data where that user can reach it.
+            say!("             data {}", node.data_dir.display());
         }
         if kind.nodetool && record.nodes.len() > 1 && running > 0 {
             match cluster::ring_status(home, &record) {
