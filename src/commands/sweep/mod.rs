@@ -471,10 +471,26 @@ impl Plan<'_> {
     }
 
     /// sweep.csv and sweep.html of the runs that finished, and how the sweep ends.
-    fn write_up(&self, tally: Tally, interrupted: bool) -> Result<std::process::ExitCode> {
+    fn write_up(&self, mut tally: Tally, interrupted: bool) -> Result<std::process::ExitCode> {
         if tally.rows.is_empty() {
             bail!("the sweep was interrupted before its first run ended");
         }
+        // The runs took turns; sweep.csv holds them by step, database and repeat.
+        let steps: Vec<String> = self.steps.values.iter().map(|v| v.join(",")).collect();
+        let mut databases: Vec<String> = Vec::new();
+        for row in &tally.rows {
+            if !databases.contains(&row.database) {
+                databases.push(row.database.clone());
+            }
+        }
+        let place = |list: &[String], of: &str| list.iter().position(|x| x == of);
+        tally.rows.sort_by_key(|row| {
+            (
+                place(&steps, &row.value),
+                place(&databases, &row.database),
+                row.repeat,
+            )
+        });
         let title = format!(
             "hatshop sweep: {} by {}",
             self.args.run.stream.workload, self.key_label
