@@ -48,7 +48,8 @@ fn located(error: &toml::de::Error, text: &str, origin: &str) -> anyhow::Error {
     let Some(span) = error.span() else {
         return anyhow!("{origin}: {message}");
     };
-    let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+    let before = text.get(..span.start).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
     let source = text.lines().nth(line - 1).unwrap_or_default();
     if let Some(unknown) = unknown_key(message) {
         return anyhow!("{origin}: line {line}: {unknown}");
