@@ -200,30 +200,34 @@ pub struct ClientCost {
     pub wakeups: Option<Wakeups>,
 }
 
-/// A lane sent later than its operation was due than this, though it was idle and
-/// waiting for it: the client, not the database, made the operation wait.
+/// A lane sent an operation later than this after it was free to (its slot had come
+/// and the database had answered its previous call): the client made it wait.
 pub const LATE_WAKEUP: std::time::Duration = std::time::Duration::from_millis(1);
-/// The share of late wake-ups past which a run is warned of a starved client.
+/// The share of late sends past which a run is warned of a starved client.
 const LATE_SHARE: f64 = 0.01;
 
-/// Under `--rate`, the measured operations a lane was idle and waiting for (it sends
-/// them when due), and how late it sent them: lateness there is the client's alone
-/// (its threads starved of CPU, or its timers coarse), where lateness after a busy lane
-/// is the database's backlog.
+/// Under `--rate`, how late the lanes sent the measured operations after they were
+/// free to: after the operation's slot, or after the database answered the lane's
+/// previous call if that came later. Lateness there is the client's alone (its threads
+/// starved of CPU, or its timers coarse), where the time a lane waits for an answer is
+/// the database's backlog. A client behind from its first operation is judged too,
+/// though it never waits for a slot.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
 pub struct Wakeups {
-    /// Operations sent by a lane that was waiting for them.
-    pub waited_for: u64,
-    /// Of those, sent more than [`LATE_WAKEUP`] after they were due.
+    /// Measured operations sent under `--rate` (older run.json files counted only those
+    /// a lane waited for).
+    #[serde(alias = "waited_for")]
+    pub sent: u64,
+    /// Of those, sent more than [`LATE_WAKEUP`] after the lane was free to.
     pub late: u64,
-    /// The latest any of them was sent after it was due, ms.
+    /// The latest any of them was sent after the lane was free to, ms.
     pub latest_ms: f64,
 }
 
 impl Wakeups {
-    /// One operation a lane waited for, sent `late` after it was due.
+    /// One operation sent `late` after the lane was free to send it.
     pub fn sent(&mut self, late: std::time::Duration) {
-        self.waited_for += 1;
+        self.sent += 1;
         if late > LATE_WAKEUP {
             self.late += 1;
         }
@@ -232,18 +236,18 @@ impl Wakeups {
 
     /// Both lanes' counts.
     pub fn add(&mut self, other: &Wakeups) {
-        self.waited_for += other.waited_for;
+        self.sent += other.sent;
         self.late += other.late;
         self.latest_ms = self.latest_ms.max(other.latest_ms);
     }
 
-    /// The warning when the client starved: more than 1 % of the operations it waited
-    /// for went out over 1 ms late.
+    /// The warning when the client starved: more than 1 % of the operations went out
+    /// over 1 ms after the lane was free to send them.
     pub fn starved(&self) -> Option<String> {
-        let share = self.late as f64 / self.waited_for.max(1) as f64;
+        let share = self.late as f64 / self.sent.max(1) as f64;
         (share > LATE_SHARE).then(|| {
             format!(
-                "the client woke late: {:.1} % of the operations its lanes were waiting for went out more than {} ms after they were due (the latest {:.1} ms): its threads were starved of CPU, and response times include that delay; give hatshop more CPU, or fewer lanes",
+                "the client woke late: {:.1} % of the operations went out more than {} ms after their lane was free to send them, its slot come and its previous answer back (the latest {:.1} ms): its threads were starved of CPU, and response times include that delay; give hatshop more CPU, or fewer lanes",
                 share * 100.0,
                 LATE_WAKEUP.as_millis(),
                 self.latest_ms

@@ -413,6 +413,14 @@ fn stall_shows_in_response_only(proxy: &Arc<Proxy>, db: &str) {
     // not p99: the database's own pauses elsewhere in the run can add a few slow
     // operations of their own.
     assert!(service_p95 < 100_000.0, "service p95 {service_p95} µs");
+    // The ~200 operations the stall held back went out late, behind their lanes' held
+    // calls: the database's delay, not the client's.
+    let wakeups = &json(&out.join("run.json"))["client"]["wakeups"];
+    let late = wakeups["late"].as_f64().unwrap();
+    assert!(
+        late < 0.05 * wakeups["sent"].as_f64().unwrap(),
+        "the stall was blamed on the client: {wakeups}"
+    );
     let caught = caught_by(&out, &stall);
     assert!(
         (1..=4).contains(&caught),

@@ -315,16 +315,17 @@ impl<D: Store> Lane<D> {
         if let (Some(due), Some(pacer)) = (due, &self.cx.pacer) {
             // Early: wait for the slot. Late (the lane was busy): send at once; the
             // response time counts from the slot, not from now.
-            let waited = Instant::now() < due;
             let wake = self.deadline(phase).map_or(due, |d| d.min(due));
             tokio::select! {
                 _ = pacer.until(wake) => {}
                 _ = self.stop_rx.wait_for(|&stopped| stopped) => return false,
             }
-            // Sent late though the lane was idle: the client's own delay.
-            if waited && phase == Phase::Measure && !self.past_deadline(phase) {
+            // The database holds the lane until its last answer; from then, or from the
+            // slot if that is later, any delay before sending is the client's own.
+            if phase == Phase::Measure && !self.past_deadline(phase) {
+                let free = self.last_end.map_or(due, |end| end.max(due));
                 self.wakeups
-                    .sent(Instant::now().saturating_duration_since(due));
+                    .sent(Instant::now().saturating_duration_since(free));
             }
         }
         if self.past_deadline(phase) {
