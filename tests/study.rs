@@ -89,15 +89,22 @@ fn a_study_file_runs_the_cells_its_built_in_study_runs_and_a_bad_one_says_where(
         assert_eq!(built_in, dry_run(file.to_str().unwrap()), "{name}");
     }
     // The docs' example is a study hatshop takes: three candidates, three rates, three
-    // repeats, a round at a time.
+    // repeats, a round at a time, and a search of each candidate's headroom.
     let example = tmp.path().join("orders.toml");
     std::fs::write(&example, docs_example()).unwrap();
     let cells = dry_run(example.to_str().unwrap());
-    assert_eq!(cells.lines().count(), 27, "{cells}");
+    assert_eq!(cells.lines().count(), 30, "{cells}");
     assert!(cells.starts_with("rate-1000-mariadb-today-r1: hatshop run -w hatshop-random"));
     assert!(
         cells
             .contains("--rate 3000 --threshold p99<20ms --threshold errors<0.1% --db '<postgres>'"),
+        "{cells}"
+    );
+    assert!(
+        cells.contains(
+            "headroom-pg: hatshop run -w hatshop-random --concurrency 16 --rate 3000 \
+             --duration 10s --find-max --p99-under 20000us --db '<postgres>'"
+        ),
         "{cells}"
     );
     // A mistyped key and a mistyped flag are named before anything runs.
@@ -122,6 +129,14 @@ fn a_study_file_runs_the_cells_its_built_in_study_runs_and_a_bad_one_says_where(
         &["study", "typo.toml"],
         "cell rate-1000-mariadb-today-r1: hatshop run refuses it: error: unexpected argument \
          '--concurency'",
+    );
+    // A search needs a p99 bound to search under.
+    std::fs::write(&typo, docs_example().replace("\"p99<20ms\", ", "")).unwrap();
+    common::assert_one_line_error(
+        tmp.path(),
+        &["study", "typo.toml"],
+        "part headroom, candidate mariadb-today: a search looks for the highest rate whose \
+         response p99 keeps the objective",
     );
     assert!(!tmp.path().join("results").exists(), "nothing ran");
 }
@@ -336,6 +351,16 @@ part = "pool"
 id = "pool-{candidate}"
 labels = ["connections: {db.connections}"]
 repeats = 2
+
+[[parts]]
+id = "headroom"
+title = "How far past 400/s"
+about = "The highest rate each pool keeps p99 under 20 ms at, each rate a second."
+
+[[cells]]
+part = "headroom"
+id = "headroom-{candidate}"
+set = { verb = "search", duration = "1s" }
 "#;
 
 #[test]
@@ -390,6 +415,27 @@ fn a_study_with_an_objective_opens_with_its_verdict_from_its_cells_response_time
         );
         assert!(judged.contains("2 runs"), "{judged}");
     }
+    // The headroom each search found, as its own folder keeps it.
+    let headroom = csv_maps(&dir.join("figures/study-02-headroom.csv"));
+    assert_eq!(headroom.len(), 2, "{headroom:?}");
+    for (row, candidate) in headroom.iter().zip(["small", "big"]) {
+        let cell = dir.join(format!("headroom-{candidate}"));
+        let answer: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(cell.join("search.json")).unwrap())
+                .unwrap();
+        assert_eq!(answer["bound_us"], 20_000.0, "{answer}");
+        let said = &row["highest rate under the bound"];
+        match answer["highest_under"].as_f64() {
+            Some(rate) => assert!(
+                said.starts_with(&format!("{} ops/s", thousands(rate as u64))),
+                "{said} against {answer}"
+            ),
+            None => assert_eq!(said, "no rate tried kept the bound"),
+        }
+        // Every rate it tried is a run of its own in the cell's folder.
+        assert!(cell.join("sweep.csv").exists());
+    }
+    assert!(html.find("Headroom").unwrap() < html.find("Two pool sizes at 400/s").unwrap());
 }
 
 #[test]
@@ -441,4 +487,17 @@ part = "p"
     assert!(page.contains("failed: "), "{page}");
     assert!(page.contains("runs again on resume"), "{page}");
     assert!(tmp.path().join("s/p-first.failed.txt").exists());
+}
+
+/// A whole number as the page writes it: `3,250`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

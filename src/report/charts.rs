@@ -177,6 +177,7 @@ pub fn nines_axis() -> Axis {
         ticks: Some(ticks),
         // The table says each point's percentile, not its place on the axis.
         value_at: |nines| 100.0 * (1.0 - 10f64.powf(-nines)),
+        level: None,
     }
 }
 

@@ -39,6 +39,9 @@ pub struct Axis {
     /// position itself, except on an axis that spreads its values (the percentile
     /// "nines").
     pub value_at: fn(f64) -> f64,
+    /// A bound drawn across the chart at this value, with its words (a service-level
+    /// objective on the charts it bounds); the axis reaches it.
+    pub level: Option<(f64, String)>,
 }
 
 impl Axis {
@@ -49,7 +52,14 @@ impl Axis {
             scale: Scale::Linear,
             ticks: None,
             value_at: |position| position,
+            level: None,
         }
+    }
+
+    /// The axis with a bound drawn across the chart at `value`.
+    pub fn with_level(mut self, value: f64, words: &str) -> Axis {
+        self.level = Some((value, words.to_string()));
+        self
     }
 
     /// The label as the chart shows it: a log axis says so, inside its unit's
@@ -69,6 +79,7 @@ impl Axis {
             scale: Scale::Log10,
             ticks: None,
             value_at: |position| position,
+            level: None,
         }
     }
 }
@@ -125,7 +136,11 @@ impl Domain {
     fn new(axis: &Axis, values: impl Iterator<Item = f64>, zero_based: bool) -> Domain {
         let mut lo = f64::INFINITY;
         let mut hi = f64::NEG_INFINITY;
-        for v in values.filter(|v| v.is_finite() && (axis.scale == Scale::Linear || *v > 0.0)) {
+        let level = axis.level.as_ref().map(|(value, _)| *value);
+        for v in values
+            .chain(level)
+            .filter(|v| v.is_finite() && (axis.scale == Scale::Linear || *v > 0.0))
+        {
             lo = lo.min(v);
             hi = hi.max(v);
         }
@@ -247,6 +262,23 @@ fn y_axis(out: &mut String, domain: &Domain, label: &str) {
     );
 }
 
+/// The axis's bound, if it has one: a dashed line across the plot, its words above it
+/// at the right.
+fn level(out: &mut String, domain: &Domain, axis: &Axis) {
+    let Some((value, words)) = &axis.level else {
+        return;
+    };
+    let y = TOP + plot_height() * (1.0 - domain.fraction(*value));
+    let _ = write!(
+        out,
+        r#"<line class="level" x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="black" stroke-width="1.5" stroke-dasharray="6 4"/><text x="{}" y="{:.1}" class="tick" text-anchor="end">{}</text>"#,
+        WIDTH - RIGHT,
+        WIDTH - RIGHT - 2.0,
+        y - 4.0,
+        escape(words)
+    );
+}
+
 fn x_label(out: &mut String, label: &str) {
     let _ = write!(
         out,
@@ -313,6 +345,7 @@ pub fn marked_line_chart(
             y.scale,
         ));
     }
+    level(&mut out, &ys, y);
     for (i, mark) in marks.iter().enumerate() {
         let px = LEFT + plot_width() * xs.fraction(mark.x);
         // Labels step down so that faults close in time stay readable.
@@ -489,6 +522,7 @@ pub fn bar_chart(
             }
         }
     }
+    level(&mut out, &ys, y);
     x_label(&mut out, x_axis);
     out.push_str("</svg>");
     Figure {

@@ -216,8 +216,12 @@ fn cut_short_note(every_row: &[SweepRow], setting: &str) -> String {
     )
 }
 
-/// What a `--find-max` search found, said first on its page.
-#[derive(Debug, Clone, Copy)]
+/// Where a search that reached its answer keeps it (a search cut short leaves none).
+pub const SEARCH_JSON: &str = "search.json";
+
+/// What a `--find-max` search found, said first on its page and kept in
+/// [`SEARCH_JSON`].
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct SearchAnswer {
     /// The highest rate tried whose response p99 stayed under the bound.
     pub highest_under: Option<f64>,
@@ -227,6 +231,38 @@ pub struct SearchAnswer {
     /// is not monotonic, and the answer is the highest rate tried, not a knee.
     pub not_monotonic: Option<(f64, f64)>,
     pub bound_us: f64,
+}
+
+/// Several searches' answers in a phrase: `3,000 ops/s, median of 3 searches (2,750 to
+/// 3,250)`.
+pub fn answers_said(answers: &[Option<f64>]) -> String {
+    let mut kept: Vec<f64> = answers.iter().flatten().copied().collect();
+    kept.sort_by(f64::total_cmp);
+    let missed = answers.len() - kept.len();
+    let said = match kept.as_slice() {
+        [] => return "no rate tried kept the bound".to_string(),
+        [one] => format!("{} ops/s (one search)", thousands(*one as u64)),
+        many => format!(
+            "{} ops/s, median of {} searches ({} to {})",
+            thousands(median(many) as u64),
+            many.len(),
+            thousands(many[0] as u64),
+            thousands(many[many.len() - 1] as u64)
+        ),
+    };
+    match missed {
+        0 => said,
+        n => format!("{said}; in {n} more no rate tried kept it"),
+    }
+}
+
+/// The middle of sorted `values` (the mean of the two middle ones for an even count).
+fn median(values: &[f64]) -> f64 {
+    let mid = values.len() / 2;
+    match values.len() % 2 {
+        1 => values[mid],
+        _ => (values[mid - 1] + values[mid]) / 2.0,
+    }
 }
 
 /// Writes `sweep.csv` and `sweep.html` of `rows` into `dir`; their paths. A search's
@@ -489,6 +525,20 @@ fn table(rows: &[SweepRow]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn searches_are_said_by_their_median_and_spread() {
+        assert_eq!(answers_said(&[Some(3000.0)]), "3,000 ops/s (one search)");
+        assert_eq!(
+            answers_said(&[Some(1.0), Some(9.0), Some(2.0), Some(4.0)]),
+            "3 ops/s, median of 4 searches (1 to 9)"
+        );
+        assert_eq!(
+            answers_said(&[Some(2000.0), None]),
+            "2,000 ops/s (one search); in 1 more no rate tried kept it"
+        );
+        assert_eq!(answers_said(&[None]), "no rate tried kept the bound");
+    }
 
     fn run_of(value: &str, elapsed_s: f64) -> SweepRow {
         SweepRow {

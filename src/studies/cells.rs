@@ -9,6 +9,7 @@ use crate::cluster::NodeBudget;
 use crate::files::read_json;
 use crate::report::loaded_run::read_rows;
 use crate::report::study::{CellFacts, CellResult, CellStatus, MetricRow, NodesSeen};
+use crate::report::sweep::{SEARCH_JSON, SearchAnswer};
 use crate::result_dir::load_record::{BATCH_TRACES_CSV, BatchTrace, LOAD_JSON, LoadRecord};
 use crate::result_dir::{self, RunStatus, SERVER_METRICS_CSV, SUMMARY_JSON, VERIFY_JSON};
 use crate::stats::Summary;
@@ -20,12 +21,15 @@ use crate::verify::VerifyReport;
 pub enum Verb {
     Run,
     Load,
+    /// `run --find-max`: the highest rate whose response p99 keeps the objective.
+    Search,
 }
 
 impl Verb {
+    /// hatshop's verb for it.
     fn word(self) -> &'static str {
         match self {
-            Verb::Run => "run",
+            Verb::Run | Verb::Search => "run",
             Verb::Load => "load",
         }
     }
@@ -78,15 +82,17 @@ impl Cell {
     /// unverified, into `dir` (thrown away after): a run of it for `secs`, or one pass
     /// of its load.
     pub fn warm_up_argv(&self, url: &str, dir: &Path, home: &Path, secs: u64) -> Vec<String> {
-        // The cell's workload and store flags, without what sets its length.
+        // The cell's workload and store flags, without what sets its length (or, for
+        // a search, makes it one).
         let length: &[&str] = match self.verb {
-            Verb::Run => &[
+            Verb::Run | Verb::Search => &[
                 "--events",
                 "--warmup",
                 "--duration",
                 "--min-duration",
                 "--interval",
                 "--faults",
+                "--p99-under",
             ],
             Verb::Load => &["--repeat", "--trace-sample"],
         };
@@ -95,15 +101,15 @@ impl Cell {
         while let Some(arg) = rest.next() {
             if length.contains(&arg.as_str()) {
                 rest.next();
-            } else if arg != "--no-op-log" {
-                // Added below for every run's warm-up.
+            } else if arg != "--no-op-log" && arg != "--find-max" {
+                // The op log is left out below for every run's warm-up.
                 args.push(arg.clone());
             }
         }
         let mut argv = vec!["hatshop".to_string(), self.verb.word().to_string()];
         argv.extend(args);
         match self.verb {
-            Verb::Run => {
+            Verb::Run | Verb::Search => {
                 argv.extend(
                     ["--events", "1000000000", "--warmup", "0", "--duration"].map(String::from),
                 );
@@ -118,7 +124,7 @@ impl Cell {
             home.display().to_string(),
             "--recreate".into(),
         ]);
-        if self.verb == Verb::Run {
+        if self.verb != Verb::Load {
             argv.extend(["--quiet", "--no-op-log"].map(String::from));
         }
         argv
@@ -134,10 +140,10 @@ impl Cell {
         if self.faults.is_some() {
             argv.extend(["--faults".into(), faults_file(dir).display().to_string()]);
         }
-        if self.verb == Verb::Run {
-            argv.extend(["--quiet".into(), "--recreate".into(), "--verify".into()]);
-        } else {
+        if self.verb == Verb::Load {
             argv.push("--recreate".into());
+        } else {
+            argv.extend(["--quiet".into(), "--recreate".into(), "--verify".into()]);
         }
         argv
     }
@@ -182,6 +188,7 @@ impl Cell {
             }
             Verb::Load => read_json::<LoadRecord>(&dir.join(LOAD_JSON))
                 .is_ok_and(|r| r.status == RunStatus::Finished),
+            Verb::Search => read_json::<SearchAnswer>(&dir.join(SEARCH_JSON)).is_ok(),
         }
     }
 
@@ -199,6 +206,7 @@ impl Cell {
             match self.verb {
                 Verb::Run => run_result(&dir),
                 Verb::Load => load_result(&dir),
+                Verb::Search => search_result(&dir),
             }
         };
         let facts = match self.verb {
@@ -211,6 +219,8 @@ impl Cell {
             Verb::Load => read_json::<LoadRecord>(&dir.join(LOAD_JSON))
                 .ok()
                 .map(|r| CellFacts::of_load(&r)),
+            // Each of a search's rates is a run of its own, with facts of its own.
+            Verb::Search => None,
         };
         // A cell's spread within its run, for the figures' tests; a load has none.
         let intervals = match self.verb {
@@ -246,6 +256,24 @@ fn run_result(dir: &Path) -> (CellStatus, Vec<MetricRow>) {
         all.lost_silently = report.lost_updates + report.resurrected_orders;
     }
     (status, rows)
+}
+
+/// A search's answer: its highest rate under the objective, as the cell's throughput.
+fn search_result(dir: &Path) -> (CellStatus, Vec<MetricRow>) {
+    let Ok(answer) = read_json::<SearchAnswer>(&dir.join(SEARCH_JSON)) else {
+        return (CellStatus::Lacks(SEARCH_JSON), Vec::new());
+    };
+    let rows = answer
+        .highest_under
+        .map(|rate| MetricRow {
+            event_type: "all".into(),
+            response: true,
+            ops_s: rate,
+            ..MetricRow::default()
+        })
+        .into_iter()
+        .collect();
+    (CellStatus::Searched(answer), rows)
 }
 
 /// A load's batches as the study page draws them: every batch as hatshop timed it,

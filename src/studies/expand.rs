@@ -161,7 +161,7 @@ impl CellGroup {
                 }
                 let cell = self
                     .cell(name, candidate, &settings, &values, scale, repeat)
-                    .map(|cell| cell.judged_by(&study.slo))
+                    .and_then(|cell| cell.judged_by(&study.slo))
                     .map_err(|e| format!("part {}, candidate {name}: {e}", self.part))?;
                 cells.push(cell);
             }
@@ -240,7 +240,8 @@ impl CellGroup {
         let verb = match said.text("verb").as_deref() {
             None | Some("run") => Verb::Run,
             Some("load") => Verb::Load,
-            Some(other) => return Err(format!("verb '{other}': give run or load")),
+            Some("search") => Verb::Search,
+            Some(other) => return Err(format!("verb '{other}': give run, search or load")),
         };
         let (args, work) = command(verb, &said)?;
         Ok(Cell {
@@ -277,16 +278,44 @@ impl CellGroup {
 }
 
 impl Cell {
-    /// The cell, a run of it judged by the objective `slo`: its run.json keeps the
-    /// verdict, and its summary the percentiles the objective reads.
-    fn judged_by(mut self, slo: &[String]) -> Cell {
-        if self.verb == Verb::Run {
-            for bound in slo {
-                self.args.extend(["--threshold".to_string(), bound.clone()]);
+    /// The cell, judged by the objective `slo`: a run's run.json keeps the verdict and
+    /// its summary the percentiles the objective reads; a search looks for the highest
+    /// rate that keeps the objective's response p99.
+    fn judged_by(mut self, slo: &[String]) -> Result<Cell, String> {
+        match self.verb {
+            Verb::Run => {
+                for bound in slo {
+                    self.args.extend(["--threshold".to_string(), bound.clone()]);
+                }
             }
+            Verb::Search => {
+                let bound_us = p99_bound_us(slo).ok_or(
+                    "a search looks for the highest rate whose response p99 keeps the objective: \
+                     give the study's slo a bound such as \"p99<20ms\"",
+                )?;
+                self.args.extend([
+                    "--find-max".to_string(),
+                    "--p99-under".to_string(),
+                    format!("{bound_us}us"),
+                ]);
+            }
+            Verb::Load => {}
         }
-        self
+        Ok(self)
     }
+}
+
+/// The objective's bound on all operations' response p99, µs.
+fn p99_bound_us(slo: &[String]) -> Option<f64> {
+    use crate::stats::threshold::{Clock, LatencyStat, Op, Stat};
+    slo.iter()
+        .filter_map(|bound| crate::cli::threshold::threshold(bound).ok())
+        .find(|t| {
+            t.scope == "all"
+                && matches!(t.op, Op::Below | Op::AtMost)
+                && matches!(&t.stat, Stat::Latency(Clock::Response, LatencyStat::Percentile(label, _)) if label == "p99")
+        })
+        .map(|t| t.bound)
 }
 
 impl AxisValue {
@@ -328,6 +357,14 @@ fn command(verb: Verb, said: &Said) -> Result<(Vec<String>, u64), String> {
     let mut args = Vec::new();
     let number = |key: &str| said.text(key).and_then(|n| n.parse::<u64>().ok());
     let work = match verb {
+        // Each rate it tries runs for its duration (10 s unless given), whatever the
+        // events a run cell is given: about ten rates.
+        Verb::Search => {
+            let workload = said.text("workload").ok_or("a search needs a workload")?;
+            args.extend(["-w".into(), workload]);
+            let step = said.text("duration").map_or(Ok(10.0), |t| seconds(&t))?;
+            step as u64 * 300 * 10
+        }
         Verb::Run => {
             let workload = said.text("workload").ok_or("a run needs a workload")?;
             let events = said.text("events").ok_or("a run needs events")?;

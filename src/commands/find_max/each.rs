@@ -12,7 +12,7 @@ use crate::cli::RunArgs;
 use crate::console::{note, say};
 use crate::interrupt;
 use crate::lifecycle::run::EXIT_INTERRUPTED;
-use crate::numbers::{format_us, thousands};
+use crate::numbers::format_us;
 use crate::report::figure::Table;
 
 /// One database's searches.
@@ -118,19 +118,8 @@ fn write_table(candidates: &[Candidate], dir: &Path, bound_us: f64) -> Result<()
         format_us(bound_us)
     );
     for candidate in candidates {
-        let mut answers: Vec<f64> = candidate.found.iter().filter_map(|s| s.good).collect();
-        answers.sort_by(f64::total_cmp);
-        let said = match answers.as_slice() {
-            [] => "no rate tried kept the bound".to_string(),
-            [one] => format!("{} ops/s (one search)", thousands(*one as u64)),
-            many => format!(
-                "{} ops/s, median of {} searches ({} to {})",
-                thousands(median(many) as u64),
-                many.len(),
-                thousands(many[0] as u64),
-                thousands(many[many.len() - 1] as u64)
-            ),
-        };
+        let answers: Vec<Option<f64>> = candidate.found.iter().map(|s| s.good).collect();
+        let said = crate::report::sweep::answers_said(&answers);
         say!("  {}: {said}", candidate.name);
         for (repeat, searched) in candidate.found.iter().enumerate() {
             let rate = |r: Option<f64>| r.map_or(String::new(), |r| format!("{r}"));
@@ -158,24 +147,4 @@ fn write_table(candidates: &[Candidate], dir: &Path, bound_us: f64) -> Result<()
     crate::files::write_atomic(&dir.join("findmax.csv"), &table.csv())?;
     say!("answers: {}", dir.join("findmax.csv").display());
     Ok(())
-}
-
-/// The middle of sorted `values` (the mean of the two middle ones for an even count).
-fn median(values: &[f64]) -> f64 {
-    let mid = values.len() / 2;
-    match values.len() % 2 {
-        1 => values[mid],
-        _ => (values[mid - 1] + values[mid]) / 2.0,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_median_of_an_even_count_is_between_its_middle_two() {
-        assert_eq!(median(&[1.0, 2.0, 9.0]), 2.0);
-        assert_eq!(median(&[1.0, 2.0, 4.0, 9.0]), 3.0);
-    }
 }

@@ -3,7 +3,8 @@
 //! by default) in a folder under the search's folder: the rate doubles from `--rate`
 //! (default 1,000) until a run misses (p99 over the bound, or it could not keep up),
 //! then the gap between the last good rate and the first bad one is halved until they
-//! are within 5 %. `sweep.csv` and `sweep.html` hold every run, drawn by rate: the knee.
+//! are within 5 %. `sweep.csv` and `sweep.html` hold every run, drawn by rate: the knee;
+//! `search.json` the answer, once the search reached one.
 //! Several `--db` and `--repeat N` search each database N times, the searches taking
 //! turns (a round of every database at a time), each in a folder of its own, and end
 //! in one table: each database's highest rate under the bound, with its repeats'
@@ -376,6 +377,10 @@ fn write_answer(
     };
     let (table, chart) = sweep::write(dir, &title, rows, Some(&answer))?;
     say!("table: {}\nchart: {}", table.display(), chart.display());
+    // Only an answer the search reached is kept: a study keeps the cell that has one.
+    if !searched.interrupted && searched.unanswered.is_none() {
+        crate::files::write_json(&dir.join(sweep::SEARCH_JSON), &answer)?;
+    }
     Ok(())
 }
 

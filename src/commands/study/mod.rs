@@ -367,7 +367,7 @@ async fn warm_up(
     length: Duration,
 ) -> bool {
     match cell.verb {
-        cells::Verb::Run => note!(
+        cells::Verb::Run | cells::Verb::Search => note!(
             "warming {server} up first: {} s of the load of {}",
             length.as_secs(),
             cell.name()
@@ -395,11 +395,14 @@ async fn warm_up(
 async fn run_one(argv: &[String]) -> Result<(ExitCode, bool)> {
     let cli = Cli::from_command_line(argv).map_err(|e| anyhow::anyhow!("{e}"))?;
     match &cli.command {
+        Command::Run(args) if args.find_max => crate::commands::find_max::run(args)
+            .await
+            .map(|code| (code, false)),
         Command::Run(args) => crate::lifecycle::run::execute_in_series(args).await,
         Command::Load(args) => crate::lifecycle::bulk_load::run(args)
             .await
             .map(|code| (code, false)),
-        _ => unreachable!("a cell runs or loads"),
+        _ => unreachable!("a cell runs, searches or loads"),
     }
 }
 

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use super::facts::CellFacts;
 use crate::numbers::thousands;
 use crate::report::intervals::IntervalRow;
+use crate::report::sweep::SearchAnswer;
 use crate::stats::{LatencySummary, Summary};
 use crate::verify::Verdict;
 
@@ -83,6 +84,8 @@ pub enum CellStatus {
     /// A load that finished, and whether the rows read back matched (`None`: not read
     /// back).
     Loaded(Option<bool>),
+    /// A search for the highest rate under the objective that reached its answer.
+    Searched(SearchAnswer),
 }
 
 impl std::fmt::Display for CellStatus {
@@ -103,6 +106,11 @@ impl std::fmt::Display for CellStatus {
             CellStatus::Loaded(None) => f.write_str("finished"),
             CellStatus::Loaded(Some(true)) => f.write_str("finished, rows read back"),
             CellStatus::Loaded(Some(false)) => f.write_str("finished, rows read back differ"),
+            CellStatus::Searched(answer) => write!(
+                f,
+                "searched: {}",
+                crate::report::sweep::answers_said(&[answer.highest_under])
+            ),
         }
     }
 }

@@ -26,7 +26,7 @@ use evidence::with_evidence;
 pub use facts::{CellFacts, Fact, NodesSeen};
 use finding::sentence;
 use over_time::over_time;
-use points::{draw, points};
+use points::{draw, objective_drawn, points};
 pub use spec::{Dim, FigureSpec, Metric, Ours, PartSpec, Premise, SeedValue, SetupRow, Shape};
 use tables::{budgets, cells_table, own_reports, seed_table, setup_table};
 pub use verdict::verdict_said;
@@ -143,7 +143,8 @@ fn figure_section(page: &mut Page, view: &StudyView, spec: &FigureSpec) {
     if !premises_said(page, spec, view.cells) {
         said = format!("Its premise failed (above), so read with care: {said}");
     }
-    let mut figure = draw(spec, &points);
+    let objective = objective_drawn(spec, view.slo, points.response);
+    let mut figure = draw(spec, &points, objective);
     with_evidence(&mut figure, spec, &points, view.cells);
     page.figure(figure);
     let _ = write!(page, "<p class=\"finding\">{}</p>", escape(&said));
@@ -321,7 +322,7 @@ mod tests {
             said,
             "Mean latency: read_order: 2.20× faster (roughly double) on mariadb (p < 0.0001)."
         );
-        let mut figure = draw(&bars(), &points);
+        let mut figure = draw(&bars(), &points, None);
         with_evidence(&mut figure, &bars(), &points, &cells);
         assert_eq!(figure.table.columns.last().unwrap(), "rests on");
         assert_eq!(
@@ -380,7 +381,7 @@ mod tests {
             !said.contains("faster on"),
             "no winner on a thin tail: {said}"
         );
-        let figure = draw(&spec, &points);
+        let figure = draw(&spec, &points, None);
         assert!(figure.svg.contains(">*<title>"), "the bars carry the mark");
         // Beside the study's number too.
         let table = seed_table(&view(&cells), &spec, &points);
@@ -392,6 +393,42 @@ mod tests {
             .iter()
             .position(|c| c == "samples beyond");
         assert_eq!(figure.table.rows[0][beyond.expect("the column")], "0");
+    }
+
+    #[test]
+    fn the_objective_is_drawn_on_the_whole_run_figures_it_bounds() {
+        let slo: Vec<_> = ["p99<20ms", "service.mean<5ms", "errors<1%"]
+            .iter()
+            .map(|b| crate::cli::threshold::threshold(b).unwrap())
+            .collect();
+        let p99 = FigureSpec {
+            metric: Metric::P99,
+            events: vec![],
+            only: vec![],
+            ..bars()
+        };
+        let drawn = objective_drawn(&p99, &slo, true);
+        assert_eq!(drawn, Some((20_000.0, "objective: p99<20ms".to_string())));
+        // Not on one event type's bars, nor on response time by a service-time bound.
+        assert_eq!(objective_drawn(&bars(), &slo, true), None);
+        let mean = FigureSpec {
+            metric: Metric::Mean,
+            ..p99.clone()
+        };
+        assert_eq!(objective_drawn(&mean, &slo, true), None);
+        assert!(objective_drawn(&mean, &slo, false).is_some());
+        let cells = [
+            cell("cassandra", "100", 2200.0, 1.0),
+            cell("mariadb", "100", 1000.0, 1.0),
+        ];
+        let figure = draw(&p99, &points(&p99, &cells), drawn);
+        assert!(
+            figure.svg.contains("objective: p99&lt;20ms"),
+            "{}",
+            figure.svg
+        );
+        assert_eq!(figure.table.columns.last().unwrap(), "objective: p99<20ms");
+        assert_eq!(figure.table.rows[0].last().unwrap(), "20000");
     }
 
     #[test]
@@ -530,7 +567,7 @@ mod tests {
             "Throughput: cassandra goes from 900 ops/s at events 100 to 1,800 ops/s at events \
              1000; mariadb has one point, 50 ops/s at events 1000."
         );
-        let figure = draw(&spec, &points);
+        let figure = draw(&spec, &points, None);
         assert_eq!(figure.legend, ["cassandra", "mariadb"]);
         assert_eq!(figure.table.rows.len(), 3);
     }

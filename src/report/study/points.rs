@@ -4,9 +4,10 @@
 use std::collections::BTreeMap;
 
 use super::cells::{CellResult, MetricRow};
-use super::spec::{Dim, FigureSpec, Shape};
+use super::spec::{Dim, FigureSpec, Metric, Shape};
 use crate::report::figure::Figure;
 use crate::report::svg::{self, Axis, Bars, Series};
+use crate::stats::threshold::{Clock, LatencyStat, Stat, Threshold};
 
 /// The points of a figure: (x, series) → values of its cells.
 pub(super) struct Points {
@@ -145,13 +146,60 @@ pub(super) fn axis_name(dim: &Dim) -> String {
     }
 }
 
-/// The chart of a figure and the table it was drawn from.
-pub(super) fn draw(spec: &FigureSpec, points: &Points) -> Figure {
+/// The bound of the objective `slo` that a figure draws as a line, with its words: one
+/// on the whole run's figure (no `events`) and on the time the figure draws (response
+/// time where the runs were paced).
+pub(super) fn objective_drawn(
+    spec: &FigureSpec,
+    slo: &[Threshold],
+    response: bool,
+) -> Option<(f64, String)> {
+    if !spec.events.is_empty() {
+        return None;
+    }
+    let bound = slo.iter().find(|t| {
+        t.scope == "all"
+            && match (&t.stat, spec.metric) {
+                (Stat::Throughput, Metric::OpsPerSecond) => true,
+                (Stat::Latency(clock, stat), metric) => {
+                    (*clock == Clock::Response || !response)
+                        && match (stat, metric) {
+                            (LatencyStat::Mean, Metric::Mean) => true,
+                            (LatencyStat::Max, Metric::Max) => true,
+                            (LatencyStat::Percentile(label, _), metric) => {
+                                metric.percentile_label() == Some(label.as_str())
+                            }
+                            _ => false,
+                        }
+                }
+                _ => false,
+            }
+    })?;
+    Some((bound.bound, format!("objective: {}", bound.text)))
+}
+
+/// The chart of a figure and the table it was drawn from, with the objective's bound
+/// drawn across it where it has one (and in its table).
+pub(super) fn draw(spec: &FigureSpec, points: &Points, objective: Option<(f64, String)>) -> Figure {
     let name = match spec.metric.unit() {
         "µs" if points.response => spec.metric.name().replace("latency", "response time"),
         _ => spec.metric.name().to_string(),
     };
-    let y = Axis::linear(&format!("{name} ({})", spec.metric.unit()));
+    let mut y = Axis::linear(&format!("{name} ({})", spec.metric.unit()));
+    if let Some((value, words)) = &objective {
+        y = y.with_level(*value, words);
+    }
+    let mut figure = chart(spec, points, &y);
+    if let Some((value, words)) = objective {
+        figure.table.columns.push(words);
+        for row in &mut figure.table.rows {
+            row.push(crate::report::figure::cell(value));
+        }
+    }
+    figure
+}
+
+fn chart(spec: &FigureSpec, points: &Points, y: &Axis) -> Figure {
     match spec.shape {
         Shape::Bars => {
             let bars: Vec<Bars> = points
@@ -182,8 +230,7 @@ pub(super) fn draw(spec: &FigureSpec, points: &Points) -> Figure {
                     }
                 })
                 .collect();
-            let mut figure =
-                svg::bar_chart(&spec.title, &axis_name(&spec.x), &points.xs, &y, &bars);
+            let mut figure = svg::bar_chart(&spec.title, &axis_name(&spec.x), &points.xs, y, &bars);
             with_samples_beyond(&mut figure, spec, points);
             figure
         }
@@ -217,7 +264,7 @@ pub(super) fn draw(spec: &FigureSpec, points: &Points) -> Figure {
             } else {
                 Axis::linear(&axis_name(&spec.x))
             };
-            svg::line_chart(&spec.title, &x, &y, &series)
+            svg::line_chart(&spec.title, &x, y, &series)
         }
     }
 }

@@ -66,6 +66,16 @@ impl Metric {
         }
     }
 
+    /// The label summary.json and `--threshold` give it, for a percentile.
+    pub(super) fn percentile_label(self) -> Option<&'static str> {
+        match self {
+            Metric::P99 => Some("p99"),
+            Metric::P999 => Some("p99.9"),
+            Metric::P9999 => Some("p99.99"),
+            _ => None,
+        }
+    }
+
     pub(super) fn unit(self) -> &'static str {
         match self {
             Metric::OpsPerSecond => "ops/s",
