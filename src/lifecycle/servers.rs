@@ -157,6 +157,15 @@ impl ServerGuard {
         self.kind.name == name && self.nodes == nodes && self.set == set
     }
 
+    /// Whether it stands for the user's machines at `given` (or, for `None`, a server
+    /// hatshop found or started).
+    pub fn is_at(&self, given: Option<&str>) -> bool {
+        match given {
+            Some(url) => self.given && self.url == url,
+            None => !self.given,
+        }
+    }
+
     /// Gives every node the budget `given` (none: no cap), unless the machines are the
     /// user's own.
     pub async fn budget(&mut self, given: NodeBudget) -> Result<()> {

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use super::compare_throughput;
+use super::compare_overall::{Overall, compare_overall, samples_named as overall_samples_named};
 use super::differences;
 use super::loaded_run::LoadedRun;
 use super::run_table::{self, latency_text};
@@ -524,20 +524,29 @@ pub(super) fn response_table(
     table
 }
 
-/// Each run's throughput against run #1's, a line each under a line that says the test.
-fn throughput_lines(runs: &[LoadedRun]) -> String {
-    let mut out = format!(
-        "\nthroughput of all operations against #1; Welch's t-test on {}:\n",
-        compare_throughput::samples_named(runs)
-    );
-    for c in compare_throughput::compare_throughput(runs) {
+/// Each run's throughput, and under `--rate` its response p99, against run #1's: a
+/// line each under a line that says the test.
+fn overall_lines(runs: &[LoadedRun]) -> String {
+    let mut out = String::new();
+    for of in [Overall::Throughput, Overall::ResponseP99] {
+        if !of.applies(runs) {
+            continue;
+        }
         let _ = writeln!(
             out,
-            "  #{:<3} {:>12} ops/s  {}",
-            c.run + 1,
-            thousands(c.ops_s.round() as u64),
-            c.verdict()
+            "\n{} of all operations against #1; Welch's t-test on {}:",
+            of.name(),
+            overall_samples_named(runs, of)
         );
+        for c in compare_overall(runs, of) {
+            let _ = writeln!(
+                out,
+                "  #{:<3} {:>12}  {}",
+                c.run + 1,
+                of.said(c.value),
+                c.verdict()
+            );
+        }
     }
     out
 }
@@ -578,7 +587,7 @@ pub fn terminal(runs: &[LoadedRun]) -> String {
     for line in advice_of(advice.into_iter()) {
         let _ = writeln!(out, "{line}");
     }
-    out.push_str(&throughput_lines(runs));
+    out.push_str(&overall_lines(runs));
     let responses = response_rows(runs);
     if !responses.is_empty() {
         out.push_str(

@@ -8,7 +8,7 @@ use super::compare::{
     self, Streams, advice_of, event_types, events_each, response_rows, samples_named, streams,
     summary_of,
 };
-use super::compare_throughput::{compare_throughput, samples_named as throughput_samples_named};
+use super::compare_overall::{Overall, compare_overall, samples_named as overall_samples_named};
 use super::differences;
 use super::hlog;
 use super::intervals::IntervalRow;
@@ -17,7 +17,6 @@ use super::page::Page;
 use super::slo::Judged;
 use super::svg::{self, Axis, Bars, Series, escape};
 use super::table;
-use crate::numbers::thousands;
 use crate::stats::threshold::Threshold;
 
 /// The comparison page, to be written as `file_name`: the runs, what differs between
@@ -52,8 +51,9 @@ pub fn page(runs: &[LoadedRun], file_name: &str, slo: &[Threshold]) -> Page {
     }
     let names = event_types(runs);
     body.push_str(&comparison_table(runs));
-    body.push_str(&throughput_table(runs, &run_names));
+    body.push_str(&overall_table(runs, &run_names, Overall::Throughput));
     body.push_str(&response_table(runs));
+    body.push_str(&overall_table(runs, &run_names, Overall::ResponseP99));
     charts(&mut body, runs, &run_names, &names);
     body
 }
@@ -141,25 +141,45 @@ fn comparison_table(runs: &[LoadedRun]) -> String {
     body
 }
 
-/// Each run's throughput of all operations, with its ratio and test against run #1.
-fn throughput_table(runs: &[LoadedRun], run_names: &[String]) -> String {
-    let mut body = String::from(
-        r#"<h2>Throughput</h2><table id="throughput"><tr><th>run</th><th>ops/s</th><th style="text-align:left">against #1</th></tr>"#,
+/// Each run's figure of all operations (throughput, or response p99), with its ratio
+/// and test against run #1; empty where the runs lack it.
+fn overall_table(runs: &[LoadedRun], run_names: &[String], of: Overall) -> String {
+    if !of.applies(runs) {
+        return String::new();
+    }
+    let (id, field, heading, about) = match of {
+        Overall::Throughput => (
+            "throughput",
+            "throughput_ops_s",
+            "<h2>Throughput</h2>",
+            "All operations per second over the measured phase.",
+        ),
+        Overall::ResponseP99 => (
+            "response-p99",
+            "response_p99_us",
+            "<h3>Response p99 against #1</h3>",
+            "All operations' response time p99, from when each was due: what an objective \
+             on a paced run bounds.",
+        ),
+    };
+    let mut body = format!(
+        r#"{heading}<table id="{id}"><tr><th>run</th><th>{}</th><th style="text-align:left">against #1</th></tr>"#,
+        of.name()
     );
-    for c in compare_throughput(runs) {
+    for c in compare_overall(runs, of) {
         let _ = write!(
             body,
-            r#"<tr data-run="{}"><td style="min-width:10em">{}</td><td data-field="throughput_ops_s">{}</td><td style="text-align:left" data-field="verdict">{}</td></tr>"#,
+            r#"<tr data-run="{}"><td style="min-width:10em">{}</td><td data-field="{field}">{}</td><td style="text-align:left" data-field="verdict">{}</td></tr>"#,
             c.run + 1,
             escape(&run_names[c.run]).replace('-', "\u{2011}"),
-            thousands(c.ops_s.round() as u64),
+            escape(&of.said(c.value)),
             escape(&c.verdict())
         );
     }
     let _ = write!(
         body,
-        "</table><p class=\"note\">All operations per second over the measured phase. Welch's t-test on {}.</p>",
-        throughput_samples_named(runs)
+        "</table><p class=\"note\">{about} Welch's t-test on {}.</p>",
+        overall_samples_named(runs, of)
     );
     body
 }

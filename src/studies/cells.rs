@@ -68,6 +68,8 @@ pub struct Cell {
     pub work: u64,
     /// A fault timeline (TOML) the run plays, written beside its folder.
     pub faults: Option<String>,
+    /// The round of repeats it belongs to (1 where its group does not repeat).
+    pub round: u64,
 }
 
 /// How long a run cell measures at least, whatever the scale, unless its file says
@@ -349,6 +351,7 @@ mod tests {
             args: vec!["-w".into(), "hatshop-random".into()],
             work: 10,
             faults: None,
+            round: 1,
         };
         let argv = cell.argv(
             "mysql://root@127.0.0.1:3306/hatshop?connections=4",

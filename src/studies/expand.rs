@@ -253,6 +253,7 @@ impl CellGroup {
             args,
             work,
             faults: self.faults_said(&said)?,
+            round: repeat.unwrap_or(1),
         })
     }
 

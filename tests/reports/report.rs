@@ -214,6 +214,70 @@ fn throughput_line(text: &str) -> &str {
         .unwrap_or_default()
 }
 
+/// Run #2's line under compare's "response p99 of all operations against #1".
+fn response_line(text: &str) -> &str {
+    text.lines()
+        .skip_while(|l| !l.starts_with("response p99 of all operations against #1"))
+        .find(|l| l.trim_start().starts_with("#2 "))
+        .unwrap_or_default()
+}
+
+#[test]
+fn compare_tests_paced_runs_on_their_response_p99() {
+    let tmp = TempDir::new().unwrap();
+    // At 400/s, SQLite with an fsync per commit queues far behind one without.
+    let paced = |name: &str, synchronous: &str| {
+        let db = format!("sqlite://{name}.db?synchronous={synchronous}");
+        let flags = ["--events", "2000", "--rate", "400", "--interval", "0.1"];
+        run(&tmp, name, &[&flags[..], &["--db", &db]].concat())
+    };
+    let (fast, slow) = (paced("fast", "off"), paced("slow", "full"));
+    let compare = |a: &Path, b: &Path| {
+        let out = hatshop(tmp.path())
+            .arg("compare")
+            .args([a, b])
+            .args(["-o", "paced.html"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let same = compare(&fast, &fast);
+    assert!(
+        response_line(&same).contains("1.00×, no significant difference (p = 1.000"),
+        "{same}"
+    );
+    let page = std::fs::read_to_string(tmp.path().join("paced.html")).unwrap();
+    assert!(page.contains(r#"<table id="response-p99">"#), "{page}");
+    let apart = compare(&fast, &slow);
+    let line = response_line(&apart);
+    let times = line
+        .split("significant: ")
+        .nth(1)
+        .and_then(|rest| rest.split_once("× run #1's response p99 (p "))
+        .and_then(|(times, _)| times.parse::<f64>().ok());
+    // The slow run's p99 is run #2's number, as its own summary gives it.
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(slow.join("summary.json")).unwrap()).unwrap();
+    let p99 = summary["overall"]["response"]["percentiles_us"]["p99"]
+        .as_f64()
+        .unwrap();
+    assert!(times.is_some_and(|t| t > 2.0), "{apart}");
+    let digits: String = line
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| *c != ',')
+        .collect();
+    let shown: f64 = digits.parse().unwrap_or(f64::NAN);
+    assert!((shown - p99).abs() <= 0.5 + p99 * 1e-3, "{p99}: {line}");
+}
+
 #[test]
 fn compare_finds_no_difference_with_itself_and_a_real_one_with_fsync() {
     let tmp = TempDir::new().unwrap();

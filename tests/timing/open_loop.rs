@@ -355,8 +355,10 @@ fn a_starved_client_says_its_wakeups_were_late() {
     let share =
         |w: &serde_json::Value| w["late"].as_f64().unwrap() / w["sent"].as_f64().unwrap().max(1.0);
     assert!(fed["sent"].as_u64().unwrap() > 1_000, "{fed}");
+    // Five times the share the warning needs: the starved client gets the core in
+    // slices far apart, and every operation due between them goes out late.
     assert!(
-        share(&starved) > 0.2 && share(&starved) > share(&fed),
+        share(&starved) > 0.05 && share(&starved) > share(&fed),
         "{starved} {fed}"
     );
     assert!(starved["latest_ms"].as_f64().unwrap() > 1.0, "{starved}");

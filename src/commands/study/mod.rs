@@ -69,7 +69,7 @@ pub async fn run(args: &StudyArgs) -> Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("results").join(format!("study-{}", study.name)));
     let home = Home::resolve(args.home.as_deref())?;
-    let cells = in_server_order(
+    let (cells, side_by_side) = in_run_order(
         study
             .cells(args.scale)
             .map_err(|e| anyhow::anyhow!("{name}: {e}"))?,
@@ -81,7 +81,7 @@ pub async fn run(args: &StudyArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     claim_folder(&dir, study, args.scale, &cells)?;
-    let outcome = Study::run_cells(study, &cells, &dir, &home, args).await;
+    let outcome = Study::run_cells(study, &cells, side_by_side, &dir, &home, args).await;
     // The page is written whatever happened, from the cells that finished.
     let page = write_page(study, &cells, &dir, args.scale)?;
     let outcome = outcome?;
@@ -173,9 +173,39 @@ fn claim_folder(dir: &Path, study: &Study, scale: f64, cells: &[Cell]) -> Result
     write_json(&path, &record)
 }
 
+/// The order the cells run in. Where repeats span several servers that can run side by
+/// side (no two of one kind at other sizes or settings), the servers stay up together
+/// and their rounds take turns (A B C, A B C), so that a burst of the host's load lands
+/// on every candidate alike; otherwise the cells of one server run together, each
+/// server started once, one after the other.
+fn in_run_order(cells: Vec<Cell>) -> (Vec<Cell>, bool) {
+    let same = |a: &Cell, b: &Cell| {
+        a.need.server == b.need.server && a.need.nodes == b.need.nodes && a.need.set == b.need.set
+    };
+    let clash = cells.iter().any(|a| {
+        cells
+            .iter()
+            .any(|b| a.need.server == b.need.server && !same(a, b))
+    });
+    let rounds_span_servers = cells
+        .iter()
+        .filter(|c| c.round > 1)
+        .any(|a| cells.iter().any(|b| b.round == a.round && !same(a, b)));
+    if clash || !rounds_span_servers {
+        return (by_server(cells), false);
+    }
+    let last = cells.iter().map(|c| c.round).max().unwrap_or(1);
+    let mut ordered = Vec::with_capacity(cells.len());
+    for round in 1..=last {
+        let of_round = cells.iter().filter(|c| c.round == round).cloned().collect();
+        ordered.extend(by_server(of_round));
+    }
+    (ordered, true)
+}
+
 /// The cells with those of one server together, each group where its first cell
-/// stood, so that each server starts once.
-fn in_server_order(cells: Vec<Cell>) -> Vec<Cell> {
+/// stood.
+fn by_server(cells: Vec<Cell>) -> Vec<Cell> {
     let mut groups: Vec<Vec<Cell>> = Vec::new();
     for cell in cells {
         match groups.iter_mut().find(|g| {
@@ -200,14 +230,20 @@ impl Study {
     async fn run_cells(
         &self,
         cells: &[Cell],
+        side_by_side: bool,
         dir: &Path,
         home: &Home,
         args: &StudyArgs,
     ) -> Result<Outcome> {
         let _listening = interrupt::Listening::new();
         self.announce(cells, dir);
+        if side_by_side {
+            note!(
+                "its repeats span several servers: they stay up side by side, and their rounds take turns"
+            );
+        }
         let mut clock = Estimate::new(cells);
-        let mut server: Option<ServerGuard> = None;
+        let mut servers: Vec<ServerGuard> = Vec::new();
         let (mut differing, mut failed) = (0, 0);
         for (i, cell) in cells.iter().enumerate() {
             let cell_dir = dir.join(&cell.id);
@@ -220,7 +256,8 @@ impl Study {
             }
             // The estimate counts server starts too: they are part of what is left.
             let began = Instant::now();
-            let Some(url) = ready_server(&mut server, cell, dir, home, args).await? else {
+            let Some(url) = ready_server(&mut servers, side_by_side, cell, dir, home, args).await?
+            else {
                 return Ok(Outcome::Interrupted);
             };
             note!(
@@ -277,44 +314,55 @@ impl Study {
     }
 }
 
-/// Makes `server` the one `cell` needs, within its budget, warmed up and settled (no
-/// background work left from the cell before), and gives the cell's URL; `None` when
-/// interrupted. The last server is stopped before the next starts: they share the
-/// cores.
+/// Makes a server of `servers` the one `cell` needs, within its budget, warmed up, and
+/// every server settled (no background work left from the cells before), and gives
+/// the cell's URL; `None` when interrupted. One after the other (`side_by_side`
+/// false), the last server is stopped before the next starts: they share the cores.
+/// Side by side, a server gives way only to one of its own kind.
 async fn ready_server(
-    server: &mut Option<ServerGuard>,
+    servers: &mut Vec<ServerGuard>,
+    side_by_side: bool,
     cell: &Cell,
     dir: &Path,
     home: &Home,
     args: &StudyArgs,
 ) -> Result<Option<String>> {
     let need = &cell.need;
-    if !server
-        .as_ref()
-        .is_some_and(|s| s.serves(&need.server, need.nodes, &need.set))
-    {
-        drop(server.take());
-        let given = need.url.as_deref().or_else(|| {
-            args.server_url
-                .iter()
-                .find(|(name, nodes, _)| *name == need.server && *nodes == need.nodes)
-                .map(|(_, _, url)| url.as_str())
-        });
-        let found = ServerGuard::find_or_start(
-            home,
-            &need.server,
-            need.nodes,
-            &need.set,
-            args.install,
-            given,
-        );
-        match found.await {
-            Ok(started) => *server = Some(started),
-            Err(_) if interrupt::requested() => return Ok(None),
-            Err(e) => return Err(e),
+    let given = need.url.as_deref().or_else(|| {
+        args.server_url
+            .iter()
+            .find(|(name, nodes, _)| *name == need.server && *nodes == need.nodes)
+            .map(|(_, _, url)| url.as_str())
+    });
+    let found = servers
+        .iter()
+        .position(|s| s.serves(&need.server, need.nodes, &need.set) && s.is_at(given));
+    let at = match found {
+        Some(at) => at,
+        None => {
+            // Stopped in the order they started.
+            let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(servers)
+                .into_iter()
+                .partition(|s| !side_by_side || s.name() == need.server);
+            drop(gone);
+            *servers = kept;
+            let found = ServerGuard::find_or_start(
+                home,
+                &need.server,
+                need.nodes,
+                &need.set,
+                args.install,
+                given,
+            );
+            match found.await {
+                Ok(started) => servers.push(started),
+                Err(_) if interrupt::requested() => return Ok(None),
+                Err(e) => return Err(e),
+            }
+            servers.len() - 1
         }
-    }
-    let serving = server.as_mut().expect("started above");
+    };
+    let serving = &mut servers[at];
     serving.budget(need.budget).await?;
     let url = serving.url_with(&need.query);
     if !serving.warmed {
@@ -323,7 +371,10 @@ async fn ready_server(
         }
         serving.warmed = true;
     }
-    serving.settle().await;
+    // A server idle beside this cell may still be compacting what its own cell left.
+    for server in servers.iter() {
+        server.settle().await;
+    }
     if interrupt::requested() {
         return Ok(None);
     }
@@ -484,11 +535,47 @@ mod tests {
     #[test]
     fn the_cells_of_one_server_stand_together() {
         let study = catalog::open("hat-shop").unwrap();
-        let cells = in_server_order(study.cells(0.05).unwrap());
+        let (cells, side_by_side) = in_run_order(study.cells(0.05).unwrap());
+        assert!(
+            !side_by_side,
+            "no round of hat-shop's repeats spans two servers"
+        );
         let servers: Vec<&str> = cells.iter().map(|c| c.need.server.as_str()).collect();
         let mut changes = servers.windows(2).filter(|w| w[0] != w[1]).count();
         changes += 1;
         assert_eq!(changes, 2, "{servers:?}");
         assert!(cells.iter().all(|c| c.verb == cells::Verb::Run));
+    }
+
+    #[test]
+    fn repeats_over_several_servers_take_turns_a_round_at_a_time() {
+        let doc = include_str!("../../../docs/studies.md");
+        let example = doc
+            .split("```toml\n")
+            .nth(1)
+            .unwrap()
+            .split("```")
+            .next()
+            .unwrap();
+        let file = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
+        std::fs::write(file.path(), example).unwrap();
+        let study = catalog::open(file.path().to_str().unwrap()).unwrap();
+        let (cells, side_by_side) = in_run_order(study.cells(1.0).unwrap());
+        assert!(side_by_side);
+        let order: Vec<(u64, &str)> = cells
+            .iter()
+            .map(|c| (c.round, c.need.server.as_str()))
+            .collect();
+        // Round 1 holds the headroom searches too: each server's cells of a round
+        // together, the servers in turn, round after round.
+        let expected: Vec<(u64, &str)> = (1..=3)
+            .flat_map(|round| {
+                let each = if round == 1 { 4 } else { 3 };
+                ["mariadb", "postgres", "cassandra"]
+                    .into_iter()
+                    .flat_map(move |server| std::iter::repeat_n((round, server), each))
+            })
+            .collect();
+        assert_eq!(order, expected);
     }
 }

@@ -324,8 +324,7 @@ impl<D: Store> Lane<D> {
             // slot if that is later, any delay before sending is the client's own.
             if phase == Phase::Measure && !self.past_deadline(phase) {
                 let free = self.last_end.map_or(due, |end| end.max(due));
-                self.wakeups
-                    .sent(Instant::now().saturating_duration_since(free));
+                self.wakeups.sent(due, free, Instant::now());
             }
         }
         if self.past_deadline(phase) {
