@@ -138,6 +138,15 @@ pub struct CellResult {
 }
 
 impl CellResult {
+    /// Its own page, relative to the study's folder: a run's report, a search's page of
+    /// its rates.
+    pub(super) fn own_page(&self) -> PathBuf {
+        match self.status {
+            CellStatus::Searched(_) => self.dir.join("sweep.html"),
+            _ => self.dir.join("report.html"),
+        }
+    }
+
     pub(super) fn label(&self, key: &str) -> Option<&str> {
         self.labels
             .iter()

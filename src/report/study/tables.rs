@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::cells::{CellResult, MetricRow};
+use super::cells::{CellResult, CellStatus, MetricRow};
 use super::facts::Fact;
 use super::points::{Points, THIN, axis_name, mean};
 use super::spec::{FigureSpec, Metric, Ours, SeedValue};
@@ -235,7 +235,7 @@ pub(super) fn own_reports(page: &mut Page, cells: &[CellResult], part: &str) {
         .map(|c| {
             format!(
                 "<a href=\"{}\">{}</a>",
-                escape(&c.dir.join("report.html").display().to_string()),
+                escape(&c.own_page().display().to_string()),
                 escape(&c.name())
             )
         })
@@ -299,8 +299,13 @@ pub(super) fn cells_table(page: &mut Page, cells: &[CellResult]) {
          <th>errors</th><th>report</th></tr>",
     );
     for (i, cell) in cells.iter().enumerate() {
-        let all = cell.rows.iter().find(|r| r.event_type == "all");
-        let report = cell.dir.join("report.html");
+        // A search's operations are its rates', each in its own run.
+        let all = cell
+            .rows
+            .iter()
+            .find(|r| r.event_type == "all")
+            .filter(|_| !matches!(cell.status, CellStatus::Searched(_)));
+        let report = cell.own_page();
         let _ = write!(
             page,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::cells::{CellResult, CellStatus};
 use crate::files::read_json;
-use crate::numbers::{format_us, thousands};
+use crate::numbers::{thousands, time_text};
 use crate::report::figure::Table;
 use crate::report::page::Page;
 use crate::report::slo::{Judged, judge_runs, verdict_lines, verdict_table};
@@ -96,10 +96,10 @@ fn headroom_table(page: &mut Page, cells: &[CellResult]) {
     };
     let _ = write!(
         page,
-        "<h3>Headroom</h3><p>The highest rate whose response p99 stayed under {} µs, \
+        "<h3>Headroom</h3><p>The highest rate whose response p99 stayed under {}, \
          each rate a run of its own: doubled until a run missed, then the gap halved to \
          within 5 %.</p>",
-        format_us(bound_us)
+        time_text(bound_us)
     );
     let mut table = Table::new(&["cell", "highest rate under the bound", "not monotonic"]);
     page.push_str(
