@@ -71,7 +71,7 @@ pub fn client_threads(cli: &Cli) -> Option<usize> {
 /// Runs one command; `main` prints the error, if any.
 pub async fn run(cli: Cli) -> Result<ExitCode> {
     match &cli.command {
-        Command::Run(args) if args.find_max => commands::find_max::run(args).await,
+        Command::Run(args) if args.find_max => lifecycle::find_max::run(args).await,
         Command::Run(args) if args.repeat != 1 => commands::repeat::run(args).await,
         Command::Run(args) => {
             if args.exports_to_stdout() > 0 {

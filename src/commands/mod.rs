@@ -3,7 +3,6 @@
 
 pub mod compare;
 pub mod export;
-pub mod find_max;
 pub mod generate;
 pub mod load;
 pub mod merge;

@@ -225,7 +225,7 @@ fn response_line(text: &str) -> &str {
 #[test]
 fn compare_tests_paced_runs_on_their_response_p99() {
     let tmp = TempDir::new().unwrap();
-    // At 400/s, SQLite with an fsync per commit queues far behind one without.
+    // At 400/s, SQLite with an fsync per commit, and without.
     let paced = |name: &str, synchronous: &str| {
         let db = format!("sqlite://{name}.db?synchronous={synchronous}");
         let flags = ["--events", "2000", "--rate", "400", "--interval", "0.1"];
@@ -253,29 +253,30 @@ fn compare_tests_paced_runs_on_their_response_p99() {
     );
     let page = std::fs::read_to_string(tmp.path().join("paced.html")).unwrap();
     assert!(page.contains(r#"<table id="response-p99">"#), "{page}");
+    // Each run's number is its own summary's response p99, and the ratio theirs.
+    let p99 = |dir: &Path| {
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap())
+                .unwrap();
+        summary["overall"]["response"]["percentiles_us"]["p99"]
+            .as_f64()
+            .unwrap()
+    };
     let apart = compare(&fast, &slow);
     let line = response_line(&apart);
-    let times = line
-        .split("significant: ")
-        .nth(1)
-        .and_then(|rest| rest.split_once("× run #1's response p99 (p "))
-        .and_then(|(times, _)| times.parse::<f64>().ok());
-    // The slow run's p99 is run #2's number, as its own summary gives it.
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(slow.join("summary.json")).unwrap()).unwrap();
-    let p99 = summary["overall"]["response"]["percentiles_us"]["p99"]
-        .as_f64()
-        .unwrap();
-    assert!(times.is_some_and(|t| t > 2.0), "{apart}");
-    let digits: String = line
+    let shown: f64 = line
         .split_whitespace()
         .nth(1)
         .unwrap_or_default()
-        .chars()
-        .filter(|c| *c != ',')
-        .collect();
-    let shown: f64 = digits.parse().unwrap_or(f64::NAN);
-    assert!((shown - p99).abs() <= 0.5 + p99 * 1e-3, "{p99}: {line}");
+        .replace(',', "")
+        .parse()
+        .unwrap_or(f64::NAN);
+    assert!(
+        (shown - p99(&slow)).abs() <= 0.5 + p99(&slow) * 1e-3,
+        "{line}"
+    );
+    let ratio = format!("{:.2}×", p99(&slow) / p99(&fast));
+    assert!(line.contains(&ratio), "{ratio}: {line}");
 }
 
 #[test]

@@ -446,7 +446,7 @@ async fn warm_up(
 async fn run_one(argv: &[String]) -> Result<(ExitCode, bool)> {
     let cli = Cli::from_command_line(argv).map_err(|e| anyhow::anyhow!("{e}"))?;
     match &cli.command {
-        Command::Run(args) if args.find_max => crate::commands::find_max::run(args)
+        Command::Run(args) if args.find_max => crate::lifecycle::find_max::run(args)
             .await
             .map(|code| (code, false)),
         Command::Run(args) => crate::lifecycle::run::execute_in_series(args).await,

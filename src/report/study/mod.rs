@@ -397,10 +397,27 @@ mod tests {
 
     #[test]
     fn the_objective_is_drawn_on_the_whole_run_figures_it_bounds() {
-        let slo: Vec<_> = ["p99<20ms", "service.mean<5ms", "errors<1%"]
-            .iter()
-            .map(|b| crate::cli::threshold::threshold(b).unwrap())
-            .collect();
+        use crate::stats::threshold::{Clock, LatencyStat, Op, Stat, Threshold};
+        let bound = |text: &str, stat: Stat, bound: f64| Threshold {
+            text: text.into(),
+            scope: "all".into(),
+            stat,
+            op: Op::Below,
+            bound,
+        };
+        let slo = [
+            bound(
+                "p99<20ms",
+                Stat::Latency(Clock::Response, LatencyStat::Percentile("p99".into(), 99.0)),
+                20_000.0,
+            ),
+            bound(
+                "service.mean<5ms",
+                Stat::Latency(Clock::Service, LatencyStat::Mean),
+                5_000.0,
+            ),
+            bound("errors<1%", Stat::ErrorShare, 0.01),
+        ];
         let p99 = FigureSpec {
             metric: Metric::P99,
             events: vec![],
