@@ -32,6 +32,7 @@ pub mod db;
 pub mod event_loop;
 pub mod files;
 pub mod folder_lock;
+pub mod host_load;
 pub mod interrupt;
 pub mod lifecycle;
 pub mod numbers;

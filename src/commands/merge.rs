@@ -390,6 +390,7 @@ fn merged_record(
     // Each shard's lanes are counted apart, and a shard's spread is not the whole's.
     record.fairness = None;
     record.server_cpu = None;
+    record.host_load = None;
     record.shard = None;
     record.shards = shards.iter().map(origin).collect();
     if record.measured_ops + record.cut_calls != rows {

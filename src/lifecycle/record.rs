@@ -95,6 +95,7 @@ pub fn initial_record(
         client: None,
         fairness: None,
         server_cpu: None,
+        host_load: None,
         shard: config.shard,
         shards: Vec::new(),
         gc_log: None,

@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use crate::client_cost::ClientCost;
 use crate::numbers::thousands;
 use crate::result_dir::RunRecord;
 use crate::stats::Summary;
@@ -66,7 +67,7 @@ pub fn render(
         );
     }
     if let Some(client) = &record.client {
-        let (line, warnings) = client.report(&record.database.store.name, in_process(record));
+        let (line, warnings) = client_said(record, client);
         let _ = writeln!(out, "{line}");
         for warning in warnings {
             let _ = writeln!(out, "warning: {warning}");
@@ -95,6 +96,15 @@ pub fn seed_of(source: &EventSource) -> String {
         EventSource::Generated { workload } => workload.seed.to_string(),
         EventSource::File(_) => "from file".into(),
     }
+}
+
+/// The client's line, and the warnings that the client set the pace or starved, or that
+/// the host was busy.
+pub fn client_said(record: &RunRecord, client: &ClientCost) -> (String, Vec<String>) {
+    let inside = in_process(record);
+    let (line, mut warnings) = client.report(&record.database.store.name, inside);
+    warnings.extend(record.host_load.as_ref().and_then(|h| h.busy(inside)));
+    (line, warnings)
 }
 
 /// Whether the run's store ran inside hatshop, so that its CPU was the client's.

@@ -240,7 +240,7 @@ fn thresholds(r: &RunRecord) -> String {
 
 /// What the client spent, and a warning when it set the pace or starved.
 fn client_cost(r: &RunRecord, client: &ClientCost) -> String {
-    let (line, warnings) = client.report(&r.database.store.name, in_process(r));
+    let (line, warnings) = super::run_text::client_said(r, client);
     let mut text = escape(&line);
     match r.host.client_threads {
         0 => {}

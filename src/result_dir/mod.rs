@@ -134,6 +134,9 @@ pub struct RunRecord {
     /// What the servers hatshop started for this database spent over the same window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpu: Option<crate::client_cost::ServerCpu>,
+    /// How busy the host was over the same window: other processes' CPU and steal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_load: Option<crate::host_load::HostLoad>,
     /// This folder holds one shard of a run (`--shard I/N`); `hatshop merge` joins them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::runner::Shard>,

@@ -30,6 +30,7 @@ use watchers::Watchers;
 
 use crate::client_cost::{ClientCost, ServerCpu, Wakeups};
 use crate::db::{ErrorKind, Store};
+use crate::host_load::HostLoad;
 use crate::stats::fairness::{Fairness, LaneWork};
 use crate::stats::{IntervalCollector, RunStats, total};
 use crate::workload::EventType;
@@ -99,6 +100,8 @@ pub struct RunOutcome {
     pub client: Option<ClientCost>,
     /// The CPU of the server processes hatshop started, over the same window.
     pub server_cpu: Option<ServerCpu>,
+    /// How busy the host was over the same window.
+    pub host_load: Option<HostLoad>,
     /// The same, per interval (index, statistics), in time order.
     pub intervals: Vec<(u64, RunStats)>,
     pub interval: Duration,
@@ -370,10 +373,17 @@ fn outcome(
         .measure_cpu
         .get()
         .and_then(|start| ServerCpu::since(start, stats.total_ops()));
+    let host_load = match (phases.measure_host.get(), &client) {
+        (Some(Some(start)), Some(client)) => {
+            HostLoad::since(start, client.cpu_s, server_cpu.as_ref().map(|s| s.cpu_s))
+        }
+        _ => None,
+    };
     RunOutcome {
         stats,
         client,
         server_cpu,
+        host_load,
         intervals,
         interval: cx.interval,
         measure_offset: phases

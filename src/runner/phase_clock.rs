@@ -77,6 +77,8 @@ pub struct PhaseClock {
     pub measure: OnceLock<Instant>,
     /// The client's (and watched servers') CPU counters when measuring began.
     pub measure_cpu: OnceLock<crate::client_cost::CpuSnapshot>,
+    /// The host's CPU counters when measuring began (none where /proc cannot say).
+    pub measure_host: OnceLock<Option<crate::host_load::HostTicks>>,
     /// Server processes whose CPU is counted over the measured phase (those hatshop
     /// started for this run's database).
     pub server_pids: Vec<u32>,

@@ -224,6 +224,9 @@ impl Source {
                 self.phases.measure_cpu.get_or_init(|| {
                     crate::client_cost::CpuSnapshot::with_servers(&self.phases.server_pids)
                 });
+                self.phases
+                    .measure_host
+                    .get_or_init(crate::host_load::HostTicks::now);
                 self.phases.measure.get_or_init(Instant::now);
             }
         }

@@ -315,6 +315,52 @@ fn stages_move_the_rate_along_their_lines_and_end_the_run() {
     );
 }
 
+/// Another process keeping a core busy while a run measures: run.json says how much of
+/// the host it took, and the table and the report warn that the host was busy; the
+/// same run on the quiet host is not warned.
+#[test]
+fn a_busy_host_is_said_and_a_quiet_one_is_not() {
+    let _alone = crate::one_at_a_time();
+    let tmp = TempDir::new().unwrap();
+    let run = |name: &str| {
+        let output = hatshop(tmp.path())
+            .env_remove("HATSHOP_DB")
+            .args([
+                "run",
+                "--events",
+                "20000",
+                "--min-duration",
+                "2s",
+                "-o",
+                name,
+            ])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", common::text(&output.stderr));
+        let load = json(&tmp.path().join(name).join("run.json"))["host_load"].clone();
+        (common::text(&output.stdout), load)
+    };
+    let (quiet_said, quiet) = run("quiet");
+    let mut hog = std::process::Command::new("sh")
+        .args(["-c", "while :; do :; done"])
+        .spawn()
+        .unwrap();
+    let (busy_said, busy) = run("busy");
+    let _ = hog.kill();
+    let _ = hog.wait();
+    let share = |load: &serde_json::Value| load["others_share"].as_f64().unwrap();
+    assert!(share(&quiet) < 0.2, "{quiet}");
+    assert!(!quiet_said.contains("the host was busy"), "{quiet_said}");
+    // One of the two cores, less what the run's own waits left it.
+    assert!(share(&busy) > 0.3, "{busy}");
+    assert!(
+        busy_said.contains("warning: the host was busy: other processes used "),
+        "{busy_said}"
+    );
+    let report = std::fs::read_to_string(tmp.path().join("busy/report.html")).unwrap();
+    assert!(report.contains("the host was busy"));
+}
+
 /// A client starved of CPU (hatshop at nice 19 on a core another process keeps busy)
 /// sends the operations its lanes wait for late: the run says so, in its table, its
 /// report and run.json, as the client's delay rather than the database's.

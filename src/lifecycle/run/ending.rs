@@ -118,6 +118,7 @@ pub(super) fn ended(
     record.client = outcome.client.clone();
     record.fairness = outcome.fairness.clone();
     record.server_cpu = outcome.server_cpu.clone();
+    record.host_load = outcome.host_load.clone();
     let failure = [
         &outcome.not_measured,
         &outcome.stream_error,
