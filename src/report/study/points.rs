@@ -199,6 +199,7 @@ pub(super) fn draw(spec: &FigureSpec, points: &Points, objective: Option<(f64, S
     figure
 }
 
+/// The figure's bars or lines over the y axis `y`.
 fn chart(spec: &FigureSpec, points: &Points, y: &Axis) -> Figure {
     match spec.shape {
         Shape::Bars => {
