@@ -4,6 +4,7 @@
 //! `--help` under the stores that take it.
 
 pub mod config_file;
+pub mod given;
 mod load;
 pub mod manual;
 pub mod quantities;
@@ -62,9 +63,18 @@ impl Cli {
         I: IntoIterator<Item = T>,
         T: Into<std::ffi::OsString> + Clone,
     {
+        let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
         let mut command = Cli::definitions();
-        let mut matches = command.try_get_matches_from_mut(args)?;
-        Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut command))
+        let mut matches = command.try_get_matches_from_mut(&args)?;
+        let mut cli =
+            Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut command))?;
+        if let Command::Sweep(sweep) = &mut cli.command {
+            sweep.argv = args
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+        }
+        Ok(cli)
     }
 
     /// Worker threads asked for the async runtime, by the commands that run work.

@@ -13,5 +13,6 @@ pub mod reach;
 pub mod record;
 pub mod run;
 mod run_json;
+pub mod series;
 pub mod servers;
 pub mod verify;

@@ -1,8 +1,8 @@
 //! The servers a series of runs stands on, and what becomes of each at the end: one
 //! started here is stopped (and wiped, when it was started fresh for a sweep's step),
 //! whatever happened; one found running is left as it was found, its budget given
-//! back; one the user gave by URL (machines of their own) is only used. A budget per
-//! node is set before each run that asks for one, and a fresh JVM server is warmed.
+//! back (the user's own, given by URL, never has a guard: it is only used). A budget
+//! per node is set before each run that asks for one.
 
 use std::time::{Duration, Instant};
 
@@ -22,7 +22,7 @@ const SETTLE_DEADLINE: Duration = Duration::from_secs(60);
 /// What becomes of a server when its guard goes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum End {
-    /// Found running, or the user's: left as it was found.
+    /// Found running: left as it was found.
     Leave,
     /// Started here: stopped.
     Stop,
@@ -37,8 +37,6 @@ pub struct ServerGuard {
     nodes: usize,
     set: Vec<(String, String)>,
     end: End,
-    /// Given by URL: machines of the user's, which no budget caps.
-    given: bool,
     /// Each node's budget now, and as the guard found it.
     budget: NodeBudget,
     found_budget: NodeBudget,
@@ -62,7 +60,6 @@ impl ServerGuard {
             nodes,
             set: Vec::new(),
             end,
-            given: false,
             budget: NodeBudget::NONE,
             found_budget: NodeBudget::NONE,
             warmed: false,
@@ -72,11 +69,8 @@ impl ServerGuard {
 
     /// A fresh server of `nodes` nodes, whatever ran before (a sweep's step): wiped
     /// before it starts, and stopped and wiped at the end.
-    pub async fn fresh(
-        home: &Home,
-        kind: &'static ServerDeclarations,
-        nodes: usize,
-    ) -> Result<ServerGuard> {
+    pub async fn fresh(home: &Home, name: &str, nodes: usize) -> Result<ServerGuard> {
+        let kind = server_declarations(name).with_context(|| format!("no server named {name}"))?;
         let began = Instant::now();
         let options = StartOptions {
             nodes,
@@ -92,31 +86,17 @@ impl ServerGuard {
         Ok(ServerGuard::new(home, kind, nodes, End::Wipe, record.url))
     }
 
-    /// The server `name` at `nodes` nodes, started with the server settings `set`: the
-    /// user's own where `given` names its URL; else one found running at that size
-    /// (refused at another size or without a setting); else started, and stopped at
-    /// the end.
+    /// The server `name` at `nodes` nodes, started with the server settings `set`: one
+    /// found running at that size (refused at another size or without a setting); else
+    /// started, and stopped at the end.
     pub async fn find_or_start(
         home: &Home,
         name: &str,
         nodes: usize,
         set: &[(String, String)],
         install: bool,
-        given: Option<&str>,
     ) -> Result<ServerGuard> {
         let kind = server_declarations(name).with_context(|| format!("no server named {name}"))?;
-        if let Some(url) = given {
-            note!(
-                "{} with {nodes} node{}: the machines at {}",
-                kind.name,
-                if nodes == 1 { "" } else { "s" },
-                crate::db::shown_url(url)
-            );
-            let mut guard = ServerGuard::new(home, kind, nodes, End::Leave, url.to_string());
-            guard.given = true;
-            guard.warmed = true;
-            return Ok(guard);
-        }
         if let Some(record) = home.running(kind) {
             refuse_other_size_or_settings(home, kind, &record, nodes, set)?;
             let mut guard = ServerGuard::new(home, kind, nodes, End::Leave, record.url.clone());
@@ -157,19 +137,9 @@ impl ServerGuard {
         self.kind.name == name && self.nodes == nodes && self.set == set
     }
 
-    /// Whether it stands for the user's machines at `given` (or, for `None`, a server
-    /// hatshop found or started).
-    pub fn is_at(&self, given: Option<&str>) -> bool {
-        match given {
-            Some(url) => self.given && self.url == url,
-            None => !self.given,
-        }
-    }
-
-    /// Gives every node the budget `given` (none: no cap), unless the machines are the
-    /// user's own.
+    /// Gives every node the budget `given` (none: no cap).
     pub async fn budget(&mut self, given: NodeBudget) -> Result<()> {
-        if self.given || self.budget == given {
+        if self.budget == given {
             return Ok(());
         }
         let (home, kind) = (self.home.clone(), self.kind);
@@ -179,12 +149,9 @@ impl ServerGuard {
     }
 
     /// Waits until the nodes have no background work left (Cassandra's compactions and
-    /// flushes, what the cell before may have left), at most [`SETTLE_DEADLINE`], unless
-    /// the machines are the user's; says what it found where there was any wait.
+    /// flushes, what the cell before may have left), at most [`SETTLE_DEADLINE`]; says
+    /// what it found where there was any wait.
     pub async fn settle(&self) {
-        if self.given {
-            return;
-        }
         let Some(nodes) = self
             .home
             .running(self.kind)
@@ -228,7 +195,7 @@ impl Drop for ServerGuard {
         let ended = match self.end {
             End::Stop => cluster::stop(&self.home, self.kind).map(|_| "stopped"),
             End::Wipe => cluster::wipe(&self.home, self.kind).map(|()| "stopped and wiped"),
-            End::Leave if !self.given && self.budget != self.found_budget => {
+            End::Leave if self.budget != self.found_budget => {
                 // A server found running gets back the budget it had.
                 cluster::budget(&self.home, self.kind, self.found_budget).map(|_| "left running")
             }

@@ -38,11 +38,15 @@ impl Verb {
 /// The server a cell runs against: started by the study unless it runs already.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerNeed {
-    /// A name `hatshop server start` takes.
+    /// A name `hatshop server start` takes, or, where `url` is given, the store's
+    /// scheme.
     pub server: String,
     /// The user's own server at this URL, which the study neither starts nor stops.
     pub url: Option<String>,
     pub nodes: usize,
+    /// Started fresh for its cells (wiped before, stopped and wiped after), never one
+    /// found running: a sweep's size of a cluster.
+    pub fresh: bool,
     /// Store settings added to the server's URL (`rf=3&cl=QUORUM`).
     pub query: String,
     /// Server settings it must be started with (`hatshop server start --set`).
@@ -152,6 +156,14 @@ impl Cell {
 
     /// The command as the page shows it: the server by name, not its address.
     pub fn shown(&self) -> String {
+        if let Some(url) = &self.need.url {
+            let db = crate::db::shown_url(&with_query(url, &self.need.query));
+            return format!(
+                "hatshop {} {} --db '{db}'",
+                self.verb.word(),
+                self.args.join(" ")
+            );
+        }
         let mut db = format!("<{}", self.need.server);
         if self.need.nodes > 1 {
             db.push_str(&format!(", {} nodes", self.need.nodes));
@@ -319,6 +331,23 @@ fn load_result(dir: &Path) -> (CellStatus, Vec<MetricRow>) {
     (status, rows)
 }
 
+/// `url` with the store settings `query` laid over its own: a setting both give takes
+/// `query`'s value.
+pub fn with_query(url: &str, query: &str) -> String {
+    if query.is_empty() {
+        return url.to_string();
+    }
+    let (base, own) = url.split_once('?').unwrap_or((url, ""));
+    let key = |pair: &str| pair.split('=').next().unwrap_or_default().to_string();
+    let over: Vec<String> = query.split('&').map(key).collect();
+    let mut pairs: Vec<&str> = own
+        .split('&')
+        .filter(|pair| !pair.is_empty() && !over.contains(&key(pair)))
+        .collect();
+    pairs.extend(query.split('&'));
+    format!("{base}?{}", pairs.join("&"))
+}
+
 /// Where a cell that failed keeps why, beside its folder, until it runs again.
 pub fn failure_file(dir: &Path) -> std::path::PathBuf {
     dir.with_extension("failed.txt")
@@ -334,6 +363,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_cells_settings_are_laid_over_the_urls_own() {
+        assert_eq!(with_query("sqlite://x.db", ""), "sqlite://x.db");
+        assert_eq!(
+            with_query("mysql://h/db?pool=2&tls=off", "pool=8"),
+            "mysql://h/db?tls=off&pool=8"
+        );
+        assert_eq!(with_query("redis://h", "pool=8"), "redis://h?pool=8");
+    }
+
+    #[test]
     fn a_cell_runs_with_its_server_and_folder_and_shows_the_server_by_name() {
         let cell = Cell {
             id: "random-mariadb".into(),
@@ -343,6 +382,7 @@ mod tests {
                 server: "mariadb".into(),
                 url: None,
                 nodes: 1,
+                fresh: false,
                 query: "connections=4".into(),
                 set: Vec::new(),
                 budget: NodeBudget::NONE,

@@ -432,6 +432,7 @@ fn need(candidate: &Candidate, said: &Said) -> Result<ServerNeed, String> {
         server: candidate.server.clone(),
         url: candidate.url.clone(),
         nodes,
+        fresh: false,
         query: query.join("&"),
         set: prefixed("server."),
         budget: NodeBudget { cores, memory },

@@ -65,18 +65,6 @@ impl Target {
         }
     }
 
-    /// The URL of a run: as given, or the started server's with the settings.
-    pub(super) fn url(&self, server: Option<&str>) -> String {
-        match (self, server) {
-            (Target::Url(url), _) => url.clone(),
-            (Target::Server { query, .. }, Some(url)) if !query.is_empty() => {
-                format!("{url}?{query}")
-            }
-            (Target::Server { .. }, Some(url)) => url.to_string(),
-            (Target::Server { kind, .. }, None) => unreachable!("{} is started first", kind.name),
-        }
-    }
-
     /// The store its runs use.
     pub(super) fn store(&self) -> Result<&'static StoreDeclarations> {
         let scheme = match self {
