@@ -47,7 +47,7 @@ fn study_lists_every_study_and_refuses_what_it_cannot_run() {
     common::assert_one_line_error(
         tmp.path(),
         &["study", "hat-shop", "-o", "busy"],
-        "busy is not empty and holds no study",
+        "study folder busy is not empty: choose another with --out",
     );
 }
 

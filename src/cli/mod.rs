@@ -68,8 +68,13 @@ impl Cli {
         let mut matches = command.try_get_matches_from_mut(&args)?;
         let mut cli =
             Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut command))?;
-        if let Command::Sweep(sweep) = &mut cli.command {
-            sweep.argv = args
+        let given = match &mut cli.command {
+            Command::Run(run) => Some(run),
+            Command::Sweep(sweep) => Some(&mut sweep.run),
+            _ => None,
+        };
+        if let Some(run) = given {
+            run.argv = args
                 .iter()
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect();

@@ -228,6 +228,10 @@ pub struct RunArgs {
     pub runtime: RuntimeArgs,
     #[command(flatten)]
     pub store: StoreArgs,
+    /// The command line as parsed (with a settings file's flags): the flags a series
+    /// (`--repeat`, a sweep) hands each of its runs as they were given.
+    #[arg(skip)]
+    pub argv: Vec<String>,
 }
 
 /// An address to listen on: HOST:PORT, the host by name or number.

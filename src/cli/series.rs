@@ -21,10 +21,6 @@ pub struct SweepArgs {
     /// Everything a run takes (--repeat: runs per value); --out names the sweep folder [default: results/sweep-<time>-<key>].
     #[command(flatten)]
     pub run: RunArgs,
-    /// The command line as parsed (with a settings file's flags): its run flags are
-    /// handed to each of the sweep's runs as they were given.
-    #[arg(skip)]
-    pub argv: Vec<String>,
 }
 
 /// `hatshop study show NAME`.

@@ -1,75 +1,160 @@
-//! `hatshop run --repeat N`: the same run N times, each on fresh tables (every run
-//! sets its schema up anew), into `repeat-1/ … repeat-N/` of one folder; then its
-//! `summary.json` and a table with every figure as median (min–max) over the repeats.
-//! Ctrl-C ends the repeat under way (its folder is complete, as any interrupted run's)
-//! and summarises the repeats that ran.
+//! `hatshop run --repeat N`: the same run N times, each a cell of a series
+//! (`lifecycle::series`, as a study's are) on fresh tables and verified, into
+//! `repeat-1/ … repeat-N/` of one folder; then its `summary.json` and a table with
+//! every figure as median (min–max) over the repeats. Ctrl-C ends the repeat under way
+//! (its folder is complete, as any interrupted run's) and summarises the repeats that
+//! ran; the same command again resumes the repeats.
 
+use std::cell::RefCell;
 use std::path::Path;
+use std::time::Duration;
 
 use anyhow::{Result, bail};
 
 use crate::cli::RunArgs;
+use crate::cluster::{Home, NodeBudget};
 use crate::config::{RunConfig, refuse_bound_without_search};
 use crate::console::{note, say};
 use crate::files::{read_json, write_json};
 use crate::lifecycle::run::{
     EXIT_INTERRUPTED, EXIT_THRESHOLD_BROKEN, EXIT_TOO_MANY_ERRORS, VerifyDifferences,
-    errors_over_bound, execute_in_series, refuse_export_in_series, thresholds_broken,
-    verified_note,
+    errors_over_bound, refuse_export_in_series, thresholds_broken, verified_note,
 };
+use crate::lifecycle::series::{Outcome, Series, Watch};
 use crate::numbers::{format_us, thousands};
 use crate::report::loaded_run::LoadedRun;
-use crate::report::repeats::{self, repeat_dir};
+use crate::report::repeats;
 use crate::report::repeats_page;
-use crate::result_dir::folder::{create_empty_folder, unique_dir};
+use crate::result_dir::folder::{missing_folders, remove_if_unused, unique_dir};
 use crate::result_dir::{self, RunRecord};
 use crate::stats::Summary;
+use crate::studies::cells::{Cell, ServerNeed, Verb};
+
+/// The flags of `run --repeat` that are not each repeat's: each gets its own.
+const NOT_HANDED_ON: &[&str] = &["db", "out", "repeat", "home", "quiet", "recreate", "verify"];
 
 /// `hatshop run --repeat N`: the same run N times into repeat-K folders, and the
 /// medians and spread of their summaries.
 pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     refuse_bound_without_search(args)?;
     refuse_export_in_series(args)?;
-    let (template, dir) = prepare(args)?;
-    // Each repeat runs without it (a series); the repeats are held to it once all ran.
-    let bound = RunConfig::from_args(&template)?.max_errors;
-    let mut repeated = Repeated::default();
-    let mut broke = Broke::default();
-    for i in 1..=args.repeat {
-        let run_dir = repeat_dir(&dir, i);
-        let mut run_args = template.clone();
-        run_args.out = Some(run_dir.clone());
-        let code = match execute_in_series(&run_args).await {
-            Ok((code, differs)) => {
-                if differs {
-                    repeated.differing.push(run_dir.display().to_string());
-                }
-                code
+    let (probe, dir) = prepare(args)?;
+    let home = Home::resolve(args.home.as_deref())?;
+    let url = args
+        .db
+        .first()
+        .cloned()
+        .unwrap_or_else(|| crate::db::DEFAULT_URL.to_string());
+    let flags = crate::cli::given::flags_without(&args.argv, "run", NOT_HANDED_ON);
+    let cells: Vec<Cell> = (1..=args.repeat as u64)
+        .map(|i| Cell {
+            id: format!("repeat-{i}"),
+            part: "repeat".into(),
+            labels: vec![
+                ("store".into(), probe.db.scheme().to_string()),
+                ("repeat".into(), i.to_string()),
+            ],
+            need: ServerNeed {
+                server: probe.db.scheme().to_string(),
+                url: Some(url.clone()),
+                nodes: 1,
+                fresh: false,
+                query: String::new(),
+                set: Vec::new(),
+                budget: NodeBudget::NONE,
+            },
+            verb: Verb::Run,
+            args: flags.clone(),
+            work: 1,
+            faults: None,
+            round: i,
+        })
+        .collect();
+    let series = Series {
+        name: &format!("{} × {}", args.repeat, probe.workload_name()),
+        scale: 1.0,
+        record: "repeat.json",
+        dir: &dir,
+        home: &home,
+        install: false,
+        server_url: &[],
+        warm_up: Duration::ZERO,
+        first_failure_ends: true,
+    };
+    let made = missing_folders(&dir);
+    series.claim_folder(&cells)?;
+    note!(
+        "{} × {} on {} into {}",
+        args.repeat,
+        probe.workload_name(),
+        probe.db.scheme(),
+        dir.display()
+    );
+    let said = Said {
+        of: args.repeat,
+        bound: probe.max_errors,
+        broke: RefCell::default(),
+    };
+    let outcome = match series.run(&cells, false, &said).await {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            if !cells.iter().any(|c| dir.join(&c.id).exists()) {
+                let _ = std::fs::remove_file(dir.join(series.record));
+                remove_if_unused(&dir, &made);
             }
-            Err(e) if repeated.summaries.is_empty() => {
-                let _ = std::fs::remove_dir_all(&dir);
-                return Err(e);
-            }
-            Err(e) => {
-                note!(
-                    "repeat {i} failed: {e:#}; summarising the {} before it",
-                    i - 1
-                );
-                break;
-            }
-        };
-        let summary: Summary = read_json(&result_dir::file(&run_dir, result_dir::SUMMARY_JSON))?;
-        let record = result_dir::load_complete(&run_dir)?;
-        say_repeat(i, args.repeat, &summary, &record, &run_dir);
-        broke.held_to(i, bound, &summary, &record);
-        repeated.take(i, summary, &record);
-        if code == std::process::ExitCode::from(EXIT_INTERRUPTED) {
-            repeated.interrupted = true;
-            break;
+            return Err(e);
+        }
+    };
+    let code = write_up(&dir, gathered(&cells, &dir, &outcome)?, args.repeat)?;
+    let broke = said.broke.into_inner();
+    Ok(held_to_the_bounds(code, &broke.errors, &broke.thresholds))
+}
+
+/// What `run --repeat` says as it goes: a line per repeat, each held to the bounds.
+struct Said {
+    of: usize,
+    /// `--max-errors`: each repeat runs without it (a series) and is held to it after.
+    bound: Option<f64>,
+    broke: RefCell<Broke>,
+}
+
+impl Watch for Said {
+    fn starting(&self, cells: &[Cell], kept: usize) {
+        if kept > 0 {
+            note!("{kept} of the {} repeats finished earlier, kept", cells.len());
         }
     }
-    let code = write_up(&dir, repeated, args.repeat)?;
-    Ok(held_to_the_bounds(code, &broke.errors, &broke.thresholds))
+
+    fn after(&self, cell: &Cell, dir: &Path) -> Result<()> {
+        let summary: Summary = read_json(&result_dir::file(dir, result_dir::SUMMARY_JSON))?;
+        let record = result_dir::load_complete(dir)?;
+        let i = cell.round as usize;
+        say_repeat(i, self.of, &summary, &record, dir);
+        self.broke
+            .borrow_mut()
+            .held_to(i, self.bound, &summary, &record);
+        Ok(())
+    }
+}
+
+/// The repeats' folders read back, in order, and whether the series was interrupted
+/// or found differences.
+fn gathered(cells: &[Cell], dir: &Path, outcome: &Outcome) -> Result<Repeated> {
+    let mut repeated = Repeated::default();
+    for cell in cells {
+        let run_dir = dir.join(&cell.id);
+        let Ok(record) = result_dir::load_complete(&run_dir) else {
+            continue;
+        };
+        let summary: Summary = read_json(&result_dir::file(&run_dir, result_dir::SUMMARY_JSON))?;
+        let verify = result_dir::file(&run_dir, result_dir::VERIFY_JSON);
+        if read_json::<crate::verify::VerifyReport>(&verify).is_ok_and(|v| !v.is_exact()) {
+            repeated.differing.push(run_dir.display().to_string());
+        }
+        repeated.take(cell.round as usize, summary, &record);
+    }
+    repeated.interrupted = matches!(outcome, Outcome::Interrupted);
+    Ok(repeated)
 }
 
 /// `repeat 2/3: 1.02 s, 1,960 ops/s, mean 510 µs, p99 2,004 µs, 0 errors`.
@@ -133,8 +218,8 @@ fn held_to_the_bounds(
     }
 }
 
-/// The runs' arguments, checked whole, and the folder they go in.
-fn prepare(args: &RunArgs) -> Result<(RunArgs, std::path::PathBuf)> {
+/// The run's configuration, checked whole, and the folder the repeats go in.
+fn prepare(args: &RunArgs) -> Result<(RunConfig, std::path::PathBuf)> {
     if args.repeat == 0 {
         bail!("--repeat must be at least 1");
     }
@@ -145,7 +230,6 @@ fn prepare(args: &RunArgs) -> Result<(RunArgs, std::path::PathBuf)> {
     }
     let mut template = args.clone();
     template.repeat = 1;
-    template.quiet = true;
     // The whole configuration must be valid before anything runs.
     let probe = RunConfig::from_args(&template)?;
     let dir = match &args.out {
@@ -155,15 +239,7 @@ fn prepare(args: &RunArgs) -> Result<(RunArgs, std::path::PathBuf)> {
             &format!("{}-x{}", probe.run_id, args.repeat),
         ),
     };
-    create_empty_folder(&dir, "result")?;
-    note!(
-        "{} × {} on {} into {}",
-        args.repeat,
-        probe.workload_name(),
-        probe.db.scheme(),
-        dir.display()
-    );
-    Ok((template, dir))
+    Ok((probe, dir))
 }
 
 /// What the repeats that ran left.

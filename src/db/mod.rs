@@ -381,6 +381,8 @@ pub trait DeclaredStore: Store + Sized {
     /// The location that names a database kept in memory, gone with the process (that
     /// only a run itself can verify).
     const IN_MEMORY: Option<&'static str> = None;
+    /// False for a store that keeps nothing (null://): its runs are not verified.
+    const HOLDS_DATA: bool = true;
     /// How `hatshop load --trace-sample` traces single batches on the server, if it can
     /// (for messages: "Cassandra (CQL tracing)").
     const TRACES_BATCHES: Option<&'static str> = None;

@@ -13,6 +13,7 @@ use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderUpdate, StatusU
 pub struct NullStore;
 
 impl DeclaredStore for NullStore {
+    const HOLDS_DATA: bool = false;
     const SCHEME: &'static str = "null";
     const ABOUT: &'static str = "does nothing, at once: what hatshop itself costs";
     const EXAMPLE: &'static str = "null://";
@@ -101,7 +102,7 @@ impl Store for NullStore {
     }
 
     fn holds_data(&self) -> bool {
-        false
+        Self::HOLDS_DATA
     }
 }
 

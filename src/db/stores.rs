@@ -26,6 +26,8 @@ pub struct StoreDeclarations {
     pub own_file: Option<&'static str>,
     /// See [`DeclaredStore::IN_MEMORY`].
     pub in_memory: Option<&'static str>,
+    /// See [`DeclaredStore::HOLDS_DATA`].
+    pub holds_data: bool,
     /// See [`DbTiming::DB_TIME`].
     pub db_time: Option<DbTime>,
     /// See [`DeclaredStore::TRACES_BATCHES`].
@@ -54,6 +56,7 @@ impl StoreDeclarations {
             lone_user_is_password: T::LONE_USER_IS_PASSWORD,
             own_file: T::OWN_FILE,
             in_memory: T::IN_MEMORY,
+            holds_data: T::HOLDS_DATA,
             db_time: T::DB_TIME,
             traces_batches: T::TRACES_BATCHES,
             default_concurrency: T::default_concurrency,

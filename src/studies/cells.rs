@@ -149,9 +149,20 @@ impl Cell {
         if self.verb == Verb::Load {
             argv.push("--recreate".into());
         } else {
-            argv.extend(["--quiet".into(), "--recreate".into(), "--verify".into()]);
+            argv.extend(["--quiet".into(), "--recreate".into()]);
+        }
+        if self.verified() {
+            argv.push("--verify".into());
         }
         argv
+    }
+
+    /// Whether its run is verified: every run's is, on a store that keeps data.
+    fn verified(&self) -> bool {
+        let server = self.need.server.as_str();
+        let scheme = crate::cluster::server_declarations(server).map_or(server, |k| k.store);
+        self.verb != Verb::Load
+            && crate::db::store_declarations(scheme).is_none_or(|store| store.holds_data)
     }
 
     /// The command as the page shows it: the server by name, not its address.
@@ -198,7 +209,7 @@ impl Cell {
         match self.verb {
             Verb::Run => {
                 result_dir::load_complete(dir).is_ok_and(|r| r.ran_its_plan())
-                    && result_dir::file(dir, VERIFY_JSON).exists()
+                    && (!self.verified() || result_dir::file(dir, VERIFY_JSON).exists())
             }
             Verb::Load => read_json::<LoadRecord>(&dir.join(LOAD_JSON))
                 .is_ok_and(|r| r.status == RunStatus::Finished),

@@ -219,7 +219,7 @@ fn cells(args: &SweepArgs, steps: &Steps, targets: &[Target], home: &Path) -> Re
         .collect();
     let mut left_out = NOT_HANDED_ON.to_vec();
     left_out.extend(&varied);
-    let handed_on = crate::cli::given::flags_without(&args.argv, "sweep", &left_out);
+    let handed_on = crate::cli::given::flags_without(&args.run.argv, "sweep", &left_out);
     let repeats = 1..=args.run.repeat as u64;
     let rounds: Vec<Vec<u64>> = match steps.nodes(0).is_some() {
         true => vec![repeats.collect()],

@@ -92,6 +92,8 @@ impl Series<'_> {
             commands: cells.iter().map(|c| (c.id.clone(), c.shown())).collect(),
         };
         let path = dir.join(self.record);
+        // What the folder is called in messages: study, sweep, repeat.
+        let kind = self.record.trim_end_matches(".json");
         if path.exists() {
             let found: SeriesRecord = read_json(&path)?;
             if found.study != record.study || found.scale != record.scale {
@@ -103,7 +105,7 @@ impl Series<'_> {
                     found.scale
                 );
             }
-            crate::folder_lock::claim_existing(dir, "series")?;
+            crate::folder_lock::claim_existing(dir, kind)?;
             for cell in cells {
                 let cell_dir = dir.join(&cell.id);
                 if found.commands.get(&cell.id) != record.commands.get(&cell.id)
@@ -119,16 +121,10 @@ impl Series<'_> {
             }
             return write_json(&path, &record);
         }
-        crate::result_dir::folder::refuse_url_as_folder(dir, "series")?;
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        if !crate::folder_lock::holds_nothing_else(dir) {
-            bail!(
-                "{} is not empty and holds no {}: give an empty or new folder with --out",
-                dir.display(),
-                self.record.trim_end_matches(".json")
-            );
-        }
-        crate::folder_lock::claim_empty(dir, "series")?;
+        crate::result_dir::folder::refuse_url_as_folder(dir, kind)?;
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        crate::folder_lock::claim_empty(dir, kind)?;
         write_json(&path, &record)
     }
 
