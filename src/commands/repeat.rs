@@ -73,7 +73,7 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
     let series = Series {
         name: &format!("{} × {}", args.repeat, probe.workload_name()),
         scale: 1.0,
-        record: "repeat.json",
+        kind: "repeat",
         dir: &dir,
         home: &home,
         install: false,
@@ -99,7 +99,7 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
         Ok(outcome) => outcome,
         Err(e) => {
             if !cells.iter().any(|c| dir.join(&c.id).exists()) {
-                let _ = std::fs::remove_file(dir.join(series.record));
+                let _ = std::fs::remove_file(series.record());
                 remove_if_unused(&dir, &made);
             }
             return Err(e);
@@ -121,7 +121,10 @@ struct Said {
 impl Watch for Said {
     fn starting(&self, cells: &[Cell], kept: usize) {
         if kept > 0 {
-            note!("{kept} of the {} repeats finished earlier, kept", cells.len());
+            note!(
+                "{kept} of the {} repeats finished earlier, kept",
+                cells.len()
+            );
         }
     }
 

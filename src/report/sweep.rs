@@ -233,6 +233,20 @@ pub struct SearchAnswer {
     pub bound_us: f64,
 }
 
+impl SearchAnswer {
+    /// Where the curve bends, in words: `3,500 ops/s kept the bound above 3,125 ops/s,
+    /// which broke it`.
+    pub fn bend(&self) -> Option<String> {
+        self.not_monotonic.map(|(kept, broke)| {
+            format!(
+                "{} ops/s kept the bound above {} ops/s, which broke it",
+                thousands(kept as u64),
+                thousands(broke as u64)
+            )
+        })
+    }
+}
+
 /// Several searches' answers in a phrase: `3,000 ops/s, median of 3 searches (2,750 to
 /// 3,250)`.
 pub fn answers_said(answers: &[Option<f64>]) -> String {

@@ -67,7 +67,7 @@ pub async fn run(args: &StudyArgs) -> Result<ExitCode> {
     let series = Series {
         name: &study.name,
         scale: args.scale,
-        record: "study.json",
+        kind: "study",
         dir: &dir,
         home: &home,
         install: args.install,

@@ -160,18 +160,16 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
         ),
     };
     let cells = cells(args, &steps, &targets, &home.root)?;
-    let name = format!(
-        "sweep of {}",
-        args.vary
-            .iter()
-            .map(|v| format!("{}={}", v.key, v.values.join(",")))
-            .collect::<Vec<_>>()
-            .join(" ")
-    );
+    let name = args
+        .vary
+        .iter()
+        .map(|v| format!("{}={}", v.key, v.values.join(",")))
+        .collect::<Vec<_>>()
+        .join(" ");
     let series = Series {
         name: &name,
         scale: 1.0,
-        record: "sweep.json",
+        kind: "sweep",
         dir: &dir,
         home: &home,
         install: false,
@@ -198,7 +196,7 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
         Err(e) => {
             // A sweep that could not run leaves no folder behind.
             if !cells.iter().any(|c| dir.join(&c.id).exists()) {
-                let _ = std::fs::remove_file(dir.join(series.record));
+                let _ = std::fs::remove_file(series.record());
                 remove_if_unused(&dir, &made);
             }
             return Err(e);

@@ -30,7 +30,10 @@ pub(super) struct Said {
 impl Watch for Said {
     fn starting(&self, cells: &[Cell], kept: usize) {
         if kept > 0 {
-            note!("{kept} of the sweep's {} runs finished earlier, kept", cells.len());
+            note!(
+                "{kept} of the sweep's {} runs finished earlier, kept",
+                cells.len()
+            );
         }
     }
 

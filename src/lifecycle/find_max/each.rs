@@ -1,111 +1,175 @@
-//! `--find-max` over several databases or repeats: each database searched once a
-//! round, every search in a folder of its own (`DB-rN`), then one table of each
+//! `--find-max` over several databases or repeats: every search a cell of a series
+//! (`lifecycle::series`, as a study's search cells are), each database searched once a
+//! round, each search in a folder of its own (`DB-rN`), then one table of each
 //! database's highest rate under the bound with its repeats' spread (`findmax.csv`),
 //! and `sweep.csv` and `sweep.html` of every step of every search.
 
 use std::path::Path;
+use std::time::Duration;
 
 use anyhow::Result;
 
-use super::{Searched, search};
 use crate::cli::RunArgs;
+use crate::cluster::{Home, NodeBudget};
 use crate::console::{note, say};
-use crate::interrupt;
+use crate::files::read_json;
 use crate::lifecycle::run::EXIT_INTERRUPTED;
+use crate::lifecycle::series::{Outcome, Series, Watch};
 use crate::numbers::format_us;
 use crate::report::figure::Table;
+use crate::report::loaded_run::read_rows;
+use crate::report::sweep::{SEARCH_JSON, SearchAnswer, SweepRow};
+use crate::result_dir::folder::{missing_folders, remove_if_unused};
+use crate::studies::cells::{Cell, ServerNeed, Verb};
 
-/// One database's searches.
-struct Candidate<'a> {
-    template: &'a RunArgs,
-    /// As its folders and the table name it.
-    name: String,
-    found: Vec<Searched>,
-}
+/// The flags of the command that are not each search's: each gets its own.
+const NOT_HANDED_ON: &[&str] = &["db", "out", "repeat", "home", "quiet", "recreate", "verify"];
 
-/// Every database searched `repeats` times into `dir`, a round at a time.
+/// Every database of `args` searched `args.repeat` times into `dir`, a round at a
+/// time.
 pub(super) async fn searches(
-    templates: &[RunArgs],
-    repeats: usize,
+    args: &RunArgs,
     dir: &Path,
-    first: f64,
     bound_us: f64,
 ) -> Result<std::process::ExitCode> {
-    let mut candidates: Vec<Candidate> = templates
-        .iter()
-        .enumerate()
-        .map(|(i, template)| Candidate {
-            template,
-            name: folder_name(templates, i),
-            found: Vec::new(),
-        })
-        .collect();
-    let mut stopped_short = None;
-    'rounds: for repeat in 1..=repeats {
-        for candidate in &mut candidates {
-            note!(
-                "searching {} (repeat {repeat} of {repeats})",
-                candidate.name
-            );
-            let into = dir.join(format!("{}-r{repeat}", candidate.name));
-            crate::result_dir::folder::create_empty_folder(&into, "search")?;
-            let searched = search(candidate.template, &into, first, bound_us).await?;
-            let interrupted = searched.interrupted;
-            if let Some(why) = &searched.unanswered {
-                stopped_short = Some(format!("{} repeat {repeat}: {why}", candidate.name));
-            }
-            candidate.found.push(searched);
-            if interrupted || interrupt::requested() || stopped_short.is_some() {
-                break 'rounds;
-            }
+    let dbs: Vec<String> = match args.db.as_slice() {
+        [] => vec![crate::db::DEFAULT_URL.to_string()],
+        given => given.to_vec(),
+    };
+    let names: Vec<String> = (0..dbs.len()).map(|i| folder_name(&dbs, i)).collect();
+    let flags = crate::cli::given::flags_without(&args.argv, "run", NOT_HANDED_ON);
+    let mut cells = Vec::new();
+    for repeat in 1..=args.repeat as u64 {
+        for (db, name) in dbs.iter().zip(&names) {
+            cells.push(Cell {
+                id: format!("{name}-r{repeat}"),
+                part: "search".into(),
+                labels: vec![
+                    ("store".into(), name.clone()),
+                    ("repeat".into(), repeat.to_string()),
+                ],
+                need: ServerNeed {
+                    server: scheme(db).to_string(),
+                    url: Some(db.clone()),
+                    nodes: 1,
+                    fresh: false,
+                    query: String::new(),
+                    set: Vec::new(),
+                    budget: NodeBudget::NONE,
+                },
+                verb: Verb::Search,
+                args: flags.clone(),
+                work: 1,
+                faults: None,
+                round: repeat,
+            });
         }
     }
-    write_table(&candidates, dir, bound_us)?;
-    let rows: Vec<_> = candidates
-        .iter_mut()
-        .flat_map(|c| c.found.iter_mut().flat_map(|s| s.rows.drain(..)))
-        .collect();
+    let home = Home::resolve(args.home.as_deref())?;
+    let series = Series {
+        name: "find-max",
+        scale: 1.0,
+        kind: "searches",
+        dir,
+        home: &home,
+        install: false,
+        server_url: &[],
+        warm_up: Duration::ZERO,
+        first_failure_ends: true,
+    };
+    let made = missing_folders(dir);
+    series.claim_folder(&cells)?;
+    let said = Said { of: args.repeat };
+    let outcome = match series.run(&cells, false, &said).await {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            if !cells.iter().any(|c| dir.join(&c.id).exists()) {
+                let _ = std::fs::remove_file(series.record());
+                remove_if_unused(dir, &made);
+            }
+            return Err(e);
+        }
+    };
+    write_table(&cells, &names, dir, bound_us)?;
+    let mut rows: Vec<SweepRow> = Vec::new();
+    for cell in &cells {
+        let of_search: Vec<SweepRow> =
+            read_rows(&dir.join(&cell.id).join("sweep.csv")).unwrap_or_default();
+        rows.extend(of_search.into_iter().map(|row| SweepRow {
+            database: cell.labels[0].1.clone(),
+            repeat: cell.round as usize,
+            ..row
+        }));
+    }
     let title = format!(
         "hatshop: the highest rate under {} µs, each database",
         format_us(bound_us)
     );
     let (table, chart) = crate::report::sweep::write(dir, &title, &rows, None)?;
     say!("table: {}\nchart: {}", table.display(), chart.display());
-    if interrupt::requested()
-        || candidates
-            .iter()
-            .any(|c| c.found.iter().any(|s| s.interrupted))
-    {
-        note!("interrupted: the folder holds the runs that finished");
-        return Ok(std::process::ExitCode::from(EXIT_INTERRUPTED));
+    match outcome {
+        Outcome::Interrupted => {
+            note!(
+                "interrupted: the folder holds the runs that finished; the same command again resumes it"
+            );
+            Ok(std::process::ExitCode::from(EXIT_INTERRUPTED))
+        }
+        Outcome::Done {
+            failed: 0,
+            differing: 0,
+        } => Ok(std::process::ExitCode::SUCCESS),
+        Outcome::Done { failed, differing } => anyhow::bail!(
+            "{failed} search{} stopped short of its answer and {differing} found differences in verify: see {}",
+            if failed == 1 { "" } else { "es" },
+            dir.display()
+        ),
     }
-    if let Some(why) = stopped_short {
-        anyhow::bail!("a search stopped short of its answer: {why}");
+}
+
+/// What the searches say as they go.
+struct Said {
+    of: usize,
+}
+
+impl Watch for Said {
+    fn starting(&self, cells: &[Cell], kept: usize) {
+        if kept > 0 {
+            note!(
+                "{kept} of the {} searches finished earlier, kept",
+                cells.len()
+            );
+        }
     }
-    Ok(std::process::ExitCode::SUCCESS)
+
+    fn before(&self, _i: usize, _n: usize, cell: &Cell, _left: &str) {
+        note!(
+            "searching {} (repeat {} of {})",
+            cell.labels[0].1,
+            cell.round,
+            self.of
+        );
+    }
+}
+
+/// A URL's scheme.
+fn scheme(url: &str) -> &str {
+    url.split("://").next().unwrap_or("db")
 }
 
 /// A database's folder name: its store's scheme, numbered where two share one.
-fn folder_name(templates: &[RunArgs], at: usize) -> String {
-    let scheme = |t: &RunArgs| {
-        let url = t.db.first().map_or(crate::db::DEFAULT_URL, String::as_str);
-        url.split("://").next().unwrap_or("db").to_string()
-    };
-    let mine = scheme(&templates[at]);
-    let same = templates.iter().filter(|t| scheme(t) == mine).count();
+fn folder_name(dbs: &[String], at: usize) -> String {
+    let mine = scheme(&dbs[at]);
+    let same = dbs.iter().filter(|db| scheme(db) == mine).count();
     if same == 1 {
-        return mine;
+        return mine.to_string();
     }
-    let nth = templates[..=at]
-        .iter()
-        .filter(|t| scheme(t) == mine)
-        .count();
+    let nth = dbs[..=at].iter().filter(|db| scheme(db) == mine).count();
     format!("{mine}-{nth}")
 }
 
 /// The answer: each database's highest rate under the bound, median of its repeats
 /// with their spread, on the terminal and in `findmax.csv`.
-fn write_table(candidates: &[Candidate], dir: &Path, bound_us: f64) -> Result<()> {
+fn write_table(cells: &[Cell], names: &[String], dir: &Path, bound_us: f64) -> Result<()> {
     let mut table = Table::new(&[
         "database",
         "repeat",
@@ -117,30 +181,27 @@ fn write_table(candidates: &[Candidate], dir: &Path, bound_us: f64) -> Result<()
         "highest rate with response p99 under {} µs, each database:",
         format_us(bound_us)
     );
-    for candidate in candidates {
-        let answers: Vec<Option<f64>> = candidate.found.iter().map(|s| s.good).collect();
+    for name in names {
+        let found: Vec<(u64, SearchAnswer)> = cells
+            .iter()
+            .filter(|c| &c.labels[0].1 == name)
+            .filter_map(|c| Some((c.round, read_json(&dir.join(&c.id).join(SEARCH_JSON)).ok()?)))
+            .collect();
+        let answers: Vec<Option<f64>> = found.iter().map(|(_, a)| a.highest_under).collect();
         let said = crate::report::sweep::answers_said(&answers);
-        say!("  {}: {said}", candidate.name);
-        for (repeat, searched) in candidate.found.iter().enumerate() {
+        say!("  {name}: {said}");
+        for (repeat, answer) in &found {
             let rate = |r: Option<f64>| r.map_or(String::new(), |r| format!("{r}"));
-            let bent = searched
-                .not_monotonic
-                .map_or(String::new(), |(kept, broke)| {
-                    format!("{kept} kept the bound above {broke}, which broke it")
-                });
-            if !bent.is_empty() {
-                say!("    repeat {}: not monotonic: {bent}", repeat + 1);
+            let bent = answer.bend();
+            if let Some(bent) = &bent {
+                say!("    repeat {repeat}: not monotonic: {bent}");
             }
             table.rows.push(vec![
-                candidate.name.clone(),
-                (repeat + 1).to_string(),
-                rate(searched.good),
-                rate(
-                    searched
-                        .bad
-                        .filter(|b| searched.good.is_none_or(|g| *b > g)),
-                ),
-                bent,
+                name.clone(),
+                repeat.to_string(),
+                rate(answer.highest_under),
+                rate(answer.lowest_over),
+                bent.unwrap_or_default(),
             ]);
         }
     }

@@ -164,12 +164,12 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
             &format!("findmax-{}", crate::stamp::for_names()),
         ),
     };
+    if templates.len() > 1 || args.repeat > 1 {
+        return each::searches(args, &dir, bound_us).await;
+    }
     let made = missing_folders(&dir);
     create_empty_folder(&dir, "search")?;
-    let result = match (templates.as_slice(), args.repeat) {
-        ([template], 1) => one_search(template, &dir, first, bound_us).await,
-        _ => each::searches(&templates, args.repeat, &dir, first, bound_us).await,
-    };
+    let result = one_search(&templates[0], &dir, first, bound_us).await;
     if result.is_err() {
         remove_if_unused(&dir, &made);
     }

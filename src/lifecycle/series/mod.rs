@@ -35,8 +35,9 @@ pub struct Series<'a> {
     pub name: &'a str,
     /// The share of its work it runs (`study --scale`), recorded beside its name.
     pub scale: f64,
-    /// The record's file in its folder.
-    pub record: &'a str,
+    /// What it is, in messages (study, sweep, repeat, searches): its folder's record
+    /// is `KIND.json`.
+    pub kind: &'a str,
     pub dir: &'a Path,
     pub home: &'a Home,
     /// Install the Debian packages a server it starts is missing.
@@ -81,6 +82,11 @@ struct SeriesRecord {
 }
 
 impl Series<'_> {
+    /// Its folder's record: what it is and the command of each cell.
+    pub fn record(&self) -> std::path::PathBuf {
+        self.dir.join(format!("{}.json", self.kind))
+    }
+
     /// Makes the folder and takes its lock, or checks that it holds this series at this
     /// scale. A cell whose command has changed since it ran (a newer hatshop) runs
     /// again.
@@ -91,18 +97,21 @@ impl Series<'_> {
             scale: self.scale,
             commands: cells.iter().map(|c| (c.id.clone(), c.shown())).collect(),
         };
-        let path = dir.join(self.record);
-        // What the folder is called in messages: study, sweep, repeat.
-        let kind = self.record.trim_end_matches(".json");
+        let path = self.record();
+        let kind = self.kind;
         if path.exists() {
             let found: SeriesRecord = read_json(&path)?;
             if found.study != record.study || found.scale != record.scale {
+                let scale = if found.scale == 1.0 {
+                    String::new()
+                } else {
+                    format!(" at scale {}", found.scale)
+                };
                 bail!(
-                    "{} holds {} at scale {}: resume it with the same command, or give \
+                    "{} holds {kind} {}{scale}: resume it with the same command, or give \
                      another --out",
                     dir.display(),
                     found.study,
-                    found.scale
                 );
             }
             crate::folder_lock::claim_existing(dir, kind)?;
@@ -122,8 +131,7 @@ impl Series<'_> {
             return write_json(&path, &record);
         }
         crate::result_dir::folder::refuse_url_as_folder(dir, kind)?;
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         crate::folder_lock::claim_empty(dir, kind)?;
         write_json(&path, &record)
     }
@@ -222,7 +230,8 @@ async fn run_cell(
 async fn run_one(argv: &[String]) -> Result<(ExitCode, bool)> {
     let cli = Cli::from_command_line(argv).map_err(|e| anyhow::anyhow!("{e}"))?;
     match &cli.command {
-        Command::Run(args) if args.find_max => crate::lifecycle::find_max::run(args)
+        // Boxed: a search over several databases is itself a series.
+        Command::Run(args) if args.find_max => Box::pin(crate::lifecycle::find_max::run(args))
             .await
             .map(|code| (code, false)),
         Command::Run(args) => crate::lifecycle::run::execute_in_series(args).await,

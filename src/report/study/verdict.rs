@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::cells::{CellResult, CellStatus};
 use crate::files::read_json;
-use crate::numbers::{thousands, time_text};
+use crate::numbers::time_text;
 use crate::report::figure::Table;
 use crate::report::page::Page;
 use crate::report::slo::{Judged, judge_runs, verdict_lines, verdict_table};
@@ -74,17 +74,7 @@ fn headroom(cells: &[CellResult]) -> Vec<(String, Vec<SearchAnswer>)> {
 /// A search cell's answers in words: the highest rate, and where a curve bent.
 fn headroom_said(answers: &[SearchAnswer]) -> (String, String) {
     let highest: Vec<Option<f64>> = answers.iter().map(|a| a.highest_under).collect();
-    let bent: Vec<String> = answers
-        .iter()
-        .filter_map(|a| a.not_monotonic)
-        .map(|(kept, broke)| {
-            format!(
-                "{} ops/s kept it above {} ops/s, which broke it",
-                thousands(kept as u64),
-                thousands(broke as u64)
-            )
-        })
-        .collect();
+    let bent: Vec<String> = answers.iter().filter_map(SearchAnswer::bend).collect();
     (answers_said(&highest), bent.join("; "))
 }
 
