@@ -243,6 +243,25 @@ fn repeats_give_medians_with_their_spread_and_compare_tests_across_them() {
     )
     .unwrap();
     assert_eq!(bars.records().count(), 3);
+    // Each repeat was verified as it ran, and the same command again keeps them.
+    for i in 1..=3 {
+        let verified = json(&dir.join(format!("r/repeat-{i}/verify.json")));
+        assert_eq!(verified["orders_found"], verified["orders_expected"], "{verified}");
+        assert_eq!(verified["first_differences"], serde_json::json!([]), "{verified}");
+    }
+    let again = hatshop(dir)
+        .args([
+            "run", "--quiet", "--repeat", "3", "--events", "2000", "-o", "r",
+        ])
+        .output()
+        .unwrap();
+    assert!(again.status.success(), "{}", common::text(&again.stderr));
+    assert!(
+        common::text(&again.stderr).contains("3 of the 3 repeats finished earlier, kept"),
+        "{}",
+        common::text(&again.stderr)
+    );
+    assert_eq!(json(&dir.join("r/summary.json")), summary);
     // Each repeat is a complete folder on its own fresh tables, and verifies.
     for i in 1..=3 {
         hatshop(dir)

@@ -498,6 +498,57 @@ fn a_sweep_of_two_values_and_two_repeats_makes_four_runs() {
     }
     assert!(html.find("what-ran") < html.find("<svg"));
     assert!(html.rfind("<svg") < html.find(r#"<table id="sweep">"#));
+
+    // The same command again resumes it: the four runs are kept as they are.
+    let first_run = std::fs::read(dir.join("events=200-r1/run.json")).unwrap();
+    let again = hatshop(tmp.path())
+        .args(["sweep", "-w", "creates", "--vary", "events=200,400"])
+        .args(["--repeat", "2", "--out", "sweep"])
+        .output()
+        .unwrap();
+    assert!(again.status.success());
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        stderr.contains("4 of the sweep's 4 runs finished earlier, kept"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(dir.join("events=200-r1/run.json")).unwrap(),
+        first_run
+    );
+    // Another sweep into its folder is refused, in one line.
+    let other = hatshop(tmp.path())
+        .args(["sweep", "--vary", "events=300", "--out", "sweep"])
+        .output()
+        .unwrap();
+    assert_eq!(other.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&other.stderr);
+    assert!(
+        stderr.contains("holds sweep events=200,400: resume it with the same command"),
+        "{stderr}"
+    );
+}
+
+/// A store that keeps nothing (null://) runs a sweep's cells unverified: there is
+/// nothing to verify, and no cell fails for it.
+#[test]
+fn a_sweep_on_a_store_that_keeps_nothing_runs_unverified() {
+    let tmp = TempDir::new().unwrap();
+    let output = hatshop(tmp.path())
+        .args(["sweep", "--db", "null://", "--vary", "concurrency=1,2"])
+        .args(["--events", "300", "--out", "sweep"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let dir = tmp.path().join("sweep");
+    for run in ["concurrency=1-r1", "concurrency=2-r1"] {
+        assert!(dir.join(run).join("run.json").exists(), "{run}");
+        assert!(!dir.join(run).join("verify.json").exists(), "{run}");
+    }
 }
 
 #[test]
