@@ -361,17 +361,32 @@ pub fn with_query(url: &str, query: &str) -> String {
 
 /// Where a cell that failed keeps why, beside its folder, until it runs again.
 pub fn failure_file(dir: &Path) -> std::path::PathBuf {
-    dir.with_extension("failed.txt")
+    beside(dir, "failed.txt")
 }
 
 /// Where a cell's fault timeline is written: beside its folder.
 pub fn faults_file(dir: &Path) -> std::path::PathBuf {
-    dir.with_extension("faults.toml")
+    beside(dir, "faults.toml")
+}
+
+/// `dir.ending` beside `dir`: the whole folder name kept, dots and all (`rate=0.5-r1`).
+fn beside(dir: &Path, ending: &str) -> std::path::PathBuf {
+    let mut name = dir.file_name().unwrap_or_default().to_os_string();
+    name.push(".");
+    name.push(ending);
+    dir.with_file_name(name)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_beside_a_cell_keep_its_whole_name() {
+        let dir = Path::new("s/events=0.5-r1");
+        assert_eq!(failure_file(dir), Path::new("s/events=0.5-r1.failed.txt"));
+        assert_eq!(faults_file(dir), Path::new("s/events=0.5-r1.faults.toml"));
+    }
 
     #[test]
     fn a_cells_settings_are_laid_over_the_urls_own() {

@@ -246,8 +246,15 @@ fn repeats_give_medians_with_their_spread_and_compare_tests_across_them() {
     // Each repeat was verified as it ran, and the same command again keeps them.
     for i in 1..=3 {
         let verified = json(&dir.join(format!("r/repeat-{i}/verify.json")));
-        assert_eq!(verified["orders_found"], verified["orders_expected"], "{verified}");
-        assert_eq!(verified["first_differences"], serde_json::json!([]), "{verified}");
+        assert_eq!(
+            verified["orders_found"], verified["orders_expected"],
+            "{verified}"
+        );
+        assert_eq!(
+            verified["first_differences"],
+            serde_json::json!([]),
+            "{verified}"
+        );
     }
     let again = hatshop(dir)
         .args([
