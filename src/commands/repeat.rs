@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 
 use crate::cli::RunArgs;
-use crate::cluster::{Home, NodeBudget};
+use crate::cluster::Home;
 use crate::config::{RunConfig, refuse_bound_without_search};
 use crate::console::{note, say};
 use crate::files::{read_json, write_json};
@@ -25,7 +25,7 @@ use crate::numbers::{format_us, thousands};
 use crate::report::loaded_run::LoadedRun;
 use crate::report::repeats;
 use crate::report::repeats_page;
-use crate::result_dir::folder::{missing_folders, remove_if_unused, unique_dir};
+use crate::result_dir::folder::unique_dir;
 use crate::result_dir::{self, RunRecord};
 use crate::stats::Summary;
 use crate::studies::cells::{Cell, ServerNeed, Verb};
@@ -54,15 +54,7 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
                 ("store".into(), probe.db.scheme().to_string()),
                 ("repeat".into(), i.to_string()),
             ],
-            need: ServerNeed {
-                server: probe.db.scheme().to_string(),
-                url: Some(url.clone()),
-                nodes: 1,
-                fresh: false,
-                query: String::new(),
-                set: Vec::new(),
-                budget: NodeBudget::NONE,
-            },
+            need: ServerNeed::given(probe.db.scheme(), &url),
             verb: Verb::Run,
             args: flags.clone(),
             work: 1,
@@ -81,30 +73,19 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
         warm_up: Duration::ZERO,
         first_failure_ends: true,
     };
-    let made = missing_folders(&dir);
-    series.claim_folder(&cells)?;
-    note!(
-        "{} × {} on {} into {}",
-        args.repeat,
-        probe.workload_name(),
-        probe.db.scheme(),
-        dir.display()
-    );
     let said = Said {
+        header: format!(
+            "{} × {} on {} into {}",
+            args.repeat,
+            probe.workload_name(),
+            probe.db.scheme(),
+            dir.display()
+        ),
         of: args.repeat,
         bound: probe.max_errors,
         broke: RefCell::default(),
     };
-    let outcome = match series.run(&cells, false, &said).await {
-        Ok(outcome) => outcome,
-        Err(e) => {
-            if !cells.iter().any(|c| dir.join(&c.id).exists()) {
-                let _ = std::fs::remove_file(series.record());
-                remove_if_unused(&dir, &made);
-            }
-            return Err(e);
-        }
-    };
+    let outcome = series.run(&cells, false, &said).await?;
     let code = write_up(&dir, gathered(&cells, &dir, &outcome)?, args.repeat)?;
     let broke = said.broke.into_inner();
     Ok(held_to_the_bounds(code, &broke.errors, &broke.thresholds))
@@ -112,6 +93,7 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
 
 /// What `run --repeat` says as it goes: a line per repeat, each held to the bounds.
 struct Said {
+    header: String,
     of: usize,
     /// `--max-errors`: each repeat runs without it (a series) and is held to it after.
     bound: Option<f64>,
@@ -120,6 +102,7 @@ struct Said {
 
 impl Watch for Said {
     fn starting(&self, cells: &[Cell], kept: usize) {
+        note!("{}", self.header);
         if kept > 0 {
             note!(
                 "{kept} of the {} repeats finished earlier, kept",

@@ -56,7 +56,22 @@ pub struct ServerNeed {
     pub budget: NodeBudget,
 }
 
-/// One run of a study.
+impl ServerNeed {
+    /// The user's own database at `url`, of store `scheme`: only used.
+    pub fn given(scheme: &str, url: &str) -> ServerNeed {
+        ServerNeed {
+            server: scheme.to_string(),
+            url: Some(url.to_string()),
+            nodes: 1,
+            fresh: false,
+            query: String::new(),
+            set: Vec::new(),
+            budget: NodeBudget::NONE,
+        }
+    }
+}
+
+/// One cell of a series: a run, search or load, and the server it needs.
 #[derive(Debug, Clone)]
 pub struct Cell {
     /// Its folder's name, unique in the study.

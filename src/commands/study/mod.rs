@@ -75,7 +75,6 @@ pub async fn run(args: &StudyArgs) -> Result<ExitCode> {
         warm_up: WARM_UP,
         first_failure_ends: false,
     };
-    series.claim_folder(&cells)?;
     let watch = Said {
         study,
         dir: &dir,

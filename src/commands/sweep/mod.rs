@@ -26,7 +26,7 @@ use crate::config::RunConfig;
 use crate::console::note;
 use crate::lifecycle::run::refuse_export_in_series;
 use crate::lifecycle::series::Series;
-use crate::result_dir::folder::{missing_folders, remove_if_unused, unique_dir};
+use crate::result_dir::folder::unique_dir;
 use crate::studies::cells::{Cell, ServerNeed, Verb, with_query};
 use said::{Said, write_up};
 use steps::Steps;
@@ -177,8 +177,6 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
         warm_up: Duration::ZERO,
         first_failure_ends: true,
     };
-    let made = missing_folders(&dir);
-    series.claim_folder(&cells)?;
     let watch = Said {
         header: format!(
             "sweep of {} over {} × {} × {} into {}",
@@ -191,17 +189,7 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
         several: targets.len() > 1,
         said_header: Once::new(false),
     };
-    let outcome = match series.run(&cells, false, &watch).await {
-        Ok(outcome) => outcome,
-        Err(e) => {
-            // A sweep that could not run leaves no folder behind.
-            if !cells.iter().any(|c| dir.join(&c.id).exists()) {
-                let _ = std::fs::remove_file(series.record());
-                remove_if_unused(&dir, &made);
-            }
-            return Err(e);
-        }
-    };
+    let outcome = series.run(&cells, false, &watch).await?;
     write_up(args, &steps, &cells, &dir, outcome)
 }
 
@@ -247,13 +235,8 @@ fn cells(args: &SweepArgs, steps: &Steps, targets: &[Target], home: &Path) -> Re
                 }
                 let need = match target {
                     Target::Url(url) => ServerNeed {
-                        server: store.scheme.to_string(),
-                        url: Some(url.clone()),
-                        nodes: 1,
-                        fresh: false,
                         query: query.join("&"),
-                        set: Vec::new(),
-                        budget: NodeBudget::NONE,
+                        ..ServerNeed::given(store.scheme, url)
                     },
                     Target::Server { kind, query: own } => ServerNeed {
                         server: kind.name.to_string(),

@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::cli::RunArgs;
-use crate::cluster::{Home, NodeBudget};
+use crate::cluster::Home;
 use crate::console::{note, say};
 use crate::files::read_json;
 use crate::lifecycle::run::EXIT_INTERRUPTED;
@@ -19,7 +19,6 @@ use crate::numbers::format_us;
 use crate::report::figure::Table;
 use crate::report::loaded_run::read_rows;
 use crate::report::sweep::{SEARCH_JSON, SearchAnswer, SweepRow};
-use crate::result_dir::folder::{missing_folders, remove_if_unused};
 use crate::studies::cells::{Cell, ServerNeed, Verb};
 
 /// The flags of the command that are not each search's: each gets its own.
@@ -48,15 +47,7 @@ pub(super) async fn searches(
                     ("store".into(), name.clone()),
                     ("repeat".into(), repeat.to_string()),
                 ],
-                need: ServerNeed {
-                    server: scheme(db).to_string(),
-                    url: Some(db.clone()),
-                    nodes: 1,
-                    fresh: false,
-                    query: String::new(),
-                    set: Vec::new(),
-                    budget: NodeBudget::NONE,
-                },
+                need: ServerNeed::given(scheme(db), db),
                 verb: Verb::Search,
                 args: flags.clone(),
                 work: 1,
@@ -77,19 +68,8 @@ pub(super) async fn searches(
         warm_up: Duration::ZERO,
         first_failure_ends: true,
     };
-    let made = missing_folders(dir);
-    series.claim_folder(&cells)?;
     let said = Said { of: args.repeat };
-    let outcome = match series.run(&cells, false, &said).await {
-        Ok(outcome) => outcome,
-        Err(e) => {
-            if !cells.iter().any(|c| dir.join(&c.id).exists()) {
-                let _ = std::fs::remove_file(series.record());
-                remove_if_unused(dir, &made);
-            }
-            return Err(e);
-        }
-    };
+    let outcome = series.run(&cells, false, &said).await?;
     write_table(&cells, &names, dir, bound_us)?;
     let mut rows: Vec<SweepRow> = Vec::new();
     for cell in &cells {

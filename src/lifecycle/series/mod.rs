@@ -24,6 +24,7 @@ use crate::console::note;
 use crate::files::{read_json, write_json};
 use crate::interrupt;
 use crate::lifecycle::servers::ServerGuard;
+use crate::result_dir::folder::{missing_folders, remove_if_unused};
 use crate::studies::cells::{self, Cell};
 use estimate::Estimate;
 
@@ -90,7 +91,7 @@ impl Series<'_> {
     /// Makes the folder and takes its lock, or checks that it holds this series at this
     /// scale. A cell whose command has changed since it ran (a newer hatshop) runs
     /// again.
-    pub fn claim_folder(&self, cells: &[Cell]) -> Result<()> {
+    fn claim_folder(&self, cells: &[Cell]) -> Result<()> {
         let dir = self.dir;
         let record = SeriesRecord {
             study: self.name.to_string(),
@@ -136,9 +137,30 @@ impl Series<'_> {
         write_json(&path, &record)
     }
 
-    /// Runs the cells in their order, those an earlier attempt finished kept.
-    /// `side_by_side`: their servers stay up together (see [`in_run_order`]).
+    /// Claims the folder, then runs the cells in their order, those an earlier attempt
+    /// finished kept. `side_by_side`: their servers stay up together (see
+    /// [`in_run_order`]). A series whose first failure ends it leaves no folder behind
+    /// when no cell made one.
     pub async fn run(
+        &self,
+        cells: &[Cell],
+        side_by_side: bool,
+        watch: &dyn Watch,
+    ) -> Result<Outcome> {
+        let made = missing_folders(self.dir);
+        self.claim_folder(cells)?;
+        let outcome = self.run_cells(cells, side_by_side, watch).await;
+        if outcome.is_err()
+            && self.first_failure_ends
+            && !cells.iter().any(|c| self.dir.join(&c.id).exists())
+        {
+            let _ = std::fs::remove_file(self.record());
+            remove_if_unused(self.dir, &made);
+        }
+        outcome
+    }
+
+    async fn run_cells(
         &self,
         cells: &[Cell],
         side_by_side: bool,
