@@ -88,6 +88,16 @@ pub fn bytes_text(bytes: u64) -> String {
     }
 }
 
+/// A test's p-value as a sentence gives it: `p < 0.0001`, four places under 0.05
+/// (what a finding rests on), two above.
+pub fn p_value_text(p: f64) -> String {
+    match p {
+        p if p < 0.0001 => "p < 0.0001".into(),
+        p if p < 0.05 => format!("p = {p:.4}"),
+        p => format!("p = {p:.2}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

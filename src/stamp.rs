@@ -7,6 +7,11 @@ pub fn rfc3339(at: SystemTime) -> String {
     humantime::format_rfc3339_millis(at).to_string()
 }
 
+/// A time [`rfc3339`] wrote, read back.
+pub fn parse(text: &str) -> Option<SystemTime> {
+    humantime::parse_rfc3339_weak(text).ok()
+}
+
 /// Now, as [`rfc3339`] writes it.
 pub fn now() -> String {
     rfc3339(SystemTime::now())

@@ -325,6 +325,26 @@ fn redis_persistence_lands_in_run_json() {
     );
     let status = text(&server(home.0.path(), &["status"]).stdout);
     assert!(status.contains("persistence=aof-everysec"), "{status}");
+    // A server seconds old is cold, and the run that measured it says so.
+    let cold = tmp.path().join("cold");
+    let output = hatshop(tmp.path())
+        .args(["run", "--db", &url, "--events", "300", "--home"])
+        .arg(home.0.path())
+        .args(SMALL_KV)
+        .arg("-o")
+        .arg(&cold)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let up = json(&cold.join("run.json"))["warmth"]["server_up_s"]
+        .as_f64()
+        .unwrap();
+    assert!(up < 45.0, "{up}");
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout.contains(&format!("warning: the server had been up {up:.0} s")),
+        "{stdout}"
+    );
 }
 
 /// The quota of the group the kernel keeps process `pid` in (cgroup v1's cpu

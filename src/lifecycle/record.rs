@@ -34,6 +34,7 @@ pub fn server_facts(record: &crate::cluster::ServerRecord) -> result_dir::Server
         name: record.kind.name.to_string(),
         nodes: record.nodes.len(),
         settings: record.settings.clone(),
+        started_at: Some(record.started_at.clone()),
     }
 }
 
@@ -96,6 +97,7 @@ pub fn initial_record(
         fairness: None,
         server_cpu: None,
         host_load: None,
+        warmth: None,
         shard: config.shard,
         shards: Vec::new(),
         gc_log: None,

@@ -175,6 +175,13 @@ impl ServerGuard {
         }
     }
 
+    /// How long it has been up, as its record says.
+    pub fn up_for(&self) -> Option<Duration> {
+        let record = self.home.running(self.kind)?;
+        let started = crate::stamp::parse(&record.started_at)?;
+        std::time::SystemTime::now().duration_since(started).ok()
+    }
+
     /// Its name, as `hatshop server` takes it.
     pub fn name(&self) -> &'static str {
         self.kind.name

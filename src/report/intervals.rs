@@ -95,3 +95,43 @@ pub fn read(path: &Path) -> Result<Vec<IntervalRow>> {
         .collect::<Result<Vec<IntervalRow>, _>>()
         .with_context(|| format!("{} is not valid", path.display()))
 }
+
+/// Fewer batches than this and a run is too short for its own spread to be known: no
+/// winner is named on them, no warming judged.
+pub const MIN_BATCHES: usize = 10;
+/// At most this many batches from one run: more would make each too short to be
+/// independent of the next.
+const MAX_BATCHES: usize = 30;
+
+/// The mean latency of consecutive runs of intervals holding about equal numbers of
+/// successful operations, as many as [`MAX_BATCHES`] (fewer where the run had fewer
+/// intervals). Intervals with no success hold no latency and are passed over.
+pub fn batch_means(series: &[&IntervalRow]) -> Vec<f64> {
+    let timed: Vec<(f64, f64)> = series
+        .iter()
+        .map(|r| ((r.ops - r.errors.min(r.ops)) as f64, r.mean_us))
+        .filter(|(ok, _)| *ok > 0.0)
+        .collect();
+    let total: f64 = timed.iter().map(|(ok, _)| ok).sum();
+    let batches = timed.len().min(MAX_BATCHES);
+    if batches == 0 {
+        return Vec::new();
+    }
+    let each = total / batches as f64;
+    let mut means = Vec::new();
+    let (mut ops, mut sum) = (0.0, 0.0);
+    for (ok, mean) in timed {
+        ops += ok;
+        sum += ok * mean;
+        // A batch closes once it holds its share; what is left at the end joins the
+        // last one rather than standing as a short batch of its own.
+        if ops >= each * 0.999 && means.len() + 1 < batches {
+            means.push(sum / ops);
+            (ops, sum) = (0.0, 0.0);
+        }
+    }
+    if ops > 0.0 {
+        means.push(sum / ops);
+    }
+    means
+}

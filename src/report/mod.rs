@@ -31,6 +31,7 @@ pub mod svg;
 pub mod sweep;
 pub mod table;
 pub mod traces;
+pub mod warming;
 pub mod what_ran;
 
 use std::path::Path;

@@ -104,6 +104,7 @@ pub fn client_said(record: &RunRecord, client: &ClientCost) -> (String, Vec<Stri
     let inside = in_process(record);
     let (line, mut warnings) = client.report(&record.database.store.name, inside);
     warnings.extend(record.host_load.as_ref().and_then(|h| h.busy(inside)));
+    warnings.extend(record.warmth.iter().flat_map(|w| w.warnings()));
     (line, warnings)
 }
 

@@ -5,6 +5,7 @@
 pub mod folder;
 pub mod load_record;
 mod status;
+pub mod warmth;
 
 pub use status::RunStatus;
 
@@ -137,6 +138,10 @@ pub struct RunRecord {
     /// How busy the host was over the same window: other processes' CPU and steal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_load: Option<crate::host_load::HostLoad>,
+    /// Whether the server measured was warm: how long it had been up, and whether
+    /// latency fell while measuring.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmth: Option<warmth::Warmth>,
     /// This folder holds one shard of a run (`--shard I/N`); `hatshop merge` joins them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::runner::Shard>,
@@ -311,6 +316,9 @@ pub struct ServerFacts {
     pub nodes: usize,
     /// Data centres, heap, persistence, … as `hatshop server status` shows them.
     pub settings: std::collections::BTreeMap<String, String>,
+    /// When it was started, as its record says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
 }
 
 impl ServerFacts {
@@ -612,6 +620,7 @@ mod tests {
             name: "postgres".into(),
             nodes: 1,
             settings: Default::default(),
+            started_at: None,
         };
         assert_eq!(server.describe(), "postgres of 1 node");
         server.nodes = 3;

@@ -21,10 +21,11 @@ use crate::report::study::StudyView;
 use crate::studies::cells::Cell;
 use crate::studies::{self as catalog, Study};
 
-/// How long every fresh server is loaded, unmeasured, before its first cell: a JVM
+/// How long every server is loaded, unmeasured, before its first cell, at least: a JVM
 /// compiles its hot code and MariaDB fills its buffer pool, and two stores compared
 /// must both be measured as they run, not as they start. The same for every server,
-/// at every scale.
+/// at every scale; one started less than 45 s before is warmed until it has been up
+/// that long (`lifecycle::series`).
 const WARM_UP: Duration = Duration::from_secs(20);
 
 /// `hatshop study`.

@@ -67,6 +67,7 @@ pub(super) async fn write_files(
         )?;
     }
     let summary = write_outcome(config, outcome, clock)?;
+    record.warmth = Some(warmth(config, record));
     record.thresholds = config
         .thresholds
         .iter()
@@ -81,6 +82,32 @@ pub(super) async fn write_files(
         .await?;
     db_time::write(config, store, &outcome.traced, stop).await?;
     Ok(summary)
+}
+
+/// Whether the run measured a warm server: how long the server hatshop started had
+/// been up when measuring began, and whether latency fell across the intervals just
+/// written.
+fn warmth(config: &RunConfig, record: &RunRecord) -> crate::result_dir::warmth::Warmth {
+    let up_at = |at: &Option<String>| at.as_deref().and_then(crate::stamp::parse);
+    let started = record
+        .database
+        .server
+        .as_ref()
+        .and_then(|s| up_at(&s.started_at));
+    let server_up_s = match (started, up_at(&record.measure_started_at)) {
+        (Some(started), Some(measuring)) => measuring
+            .duration_since(started)
+            .ok()
+            .map(|up| up.as_secs_f64()),
+        _ => None,
+    };
+    let intervals = result_dir::file(&config.out_dir, result_dir::INTERVALS_CSV);
+    crate::result_dir::warmth::Warmth {
+        server_up_s,
+        latency_fell: crate::report::intervals::read(&intervals)
+            .ok()
+            .and_then(|rows| crate::report::warming::latency_fell(&rows)),
+    }
 }
 
 /// What the run came to, into run.json's record: how it ended, what it measured, and

@@ -46,7 +46,9 @@ pub struct Series<'a> {
     /// The user's own machines for a server at a size: (server, nodes, URL).
     pub server_url: &'a [(String, usize, String)],
     /// How long a server it starts or finds is loaded, unmeasured, before its first
-    /// cell (zero: not at all).
+    /// cell, at least; a server that is still cold
+    /// ([`crate::result_dir::warmth::COLD_FOR_S`]) is warmed until it is not, whatever
+    /// this says.
     pub warm_up: Duration,
     /// Whether a cell that fails before any cell has run ends the series with its
     /// error (a database that cannot be reached fails every cell alike).

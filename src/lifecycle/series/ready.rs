@@ -69,8 +69,13 @@ pub(super) async fn ready_server(
     let serving = &mut servers[at];
     serving.budget(need.budget).await?;
     let url = serving.url_with(&need.query);
-    if !serving.warmed && !series.warm_up.is_zero() {
-        if !warm_up(series, serving.name(), cell, &url).await {
+    // At least the series' warm-up, and until the server has been up long enough not
+    // to be cold, so that its first cell does not measure a cold server.
+    let cold = Duration::from_secs_f64(crate::result_dir::warmth::COLD_FOR_S);
+    let up = serving.up_for().unwrap_or(cold);
+    let length = series.warm_up.max(cold.saturating_sub(up));
+    if !serving.warmed && !length.is_zero() {
+        if !warm_up(series, serving.name(), cell, &url, length).await {
             return Ok(None);
         }
         serving.warmed = true;
@@ -85,15 +90,21 @@ pub(super) async fn ready_server(
     Ok(Some(url))
 }
 
-/// Warms a fresh server up with `cell`'s own load for the series' warm-up, unmeasured,
+/// Warms a fresh server up with `cell`'s own load for `length`, unmeasured,
 /// into a folder thrown away after; false when interrupted. A warm-up that fails is
 /// said and the cells go on: they measure what they find.
-async fn warm_up(series: &Series<'_>, server: &str, cell: &Cell, url: &str) -> bool {
-    let length: Duration = series.warm_up;
+async fn warm_up(
+    series: &Series<'_>,
+    server: &str,
+    cell: &Cell,
+    url: &str,
+    length: Duration,
+) -> bool {
+    let secs = length.as_secs_f64().ceil().max(1.0) as u64;
     match cell.verb {
         Verb::Run | Verb::Search => note!(
             "warming {server} up first: {} s of the load of {}",
-            length.as_secs(),
+            secs,
             cell.name()
         ),
         Verb::Load => note!(
@@ -103,7 +114,7 @@ async fn warm_up(series: &Series<'_>, server: &str, cell: &Cell, url: &str) -> b
     }
     let scratch = series.dir.join(".warm-up");
     let _ = std::fs::remove_dir_all(&scratch);
-    let argv = cell.warm_up_argv(url, &scratch, &series.home.root, length.as_secs());
+    let argv = cell.warm_up_argv(url, &scratch, &series.home.root, secs);
     let ran = run_one(&argv).await;
     let _ = std::fs::remove_dir_all(&scratch);
     if interrupt::requested() {

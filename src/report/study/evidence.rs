@@ -10,17 +10,12 @@ use super::spec::{Dim, FigureSpec, Metric};
 use crate::numbers::counted;
 use crate::report::figure::Figure;
 use crate::report::intervals::IntervalRow;
+pub(super) use crate::report::intervals::{MIN_BATCHES, batch_means};
 use crate::report::significance::{ALPHA, TTest, welch};
 
-/// Fewer batches than this on a side and no winner is named: a run too short for its
-/// own spread to be known.
-pub(super) const MIN_BATCHES: usize = 10;
 /// Fewer repeats than this on a side and no winner is named: two repeats give Welch's
 /// test one or two degrees of freedom, too few to find all but huge differences.
 pub(super) const MIN_REPEATS: usize = 3;
-/// At most this many batches from one run: more would make each too short to be
-/// independent of the next.
-const MAX_BATCHES: usize = 30;
 
 /// What a point's value rests on.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,11 +72,7 @@ pub(super) enum Verdict {
 impl Verdict {
     /// The p-value in a sentence's parentheses: "p < 0.0001", "p = 0.0123", "p = 0.41".
     pub(super) fn p(test: &TTest) -> String {
-        match test.p_value {
-            p if p < 0.0001 => "p < 0.0001".into(),
-            p if p < ALPHA => format!("p = {p:.4}"),
-            p => format!("p = {p:.2}"),
-        }
+        crate::numbers::p_value_text(test.p_value)
     }
 }
 
@@ -169,39 +160,6 @@ fn event_type<'p>(
         (_, _, [one]) => Some(one),
         _ => None,
     }
-}
-
-/// The mean latency of consecutive runs of intervals holding about equal numbers of
-/// successful operations, as many as [`MAX_BATCHES`] (fewer where the run had fewer
-/// intervals). Intervals with no success hold no latency and are passed over.
-pub(super) fn batch_means(series: &[&IntervalRow]) -> Vec<f64> {
-    let timed: Vec<(f64, f64)> = series
-        .iter()
-        .map(|r| ((r.ops - r.errors.min(r.ops)) as f64, r.mean_us))
-        .filter(|(ok, _)| *ok > 0.0)
-        .collect();
-    let total: f64 = timed.iter().map(|(ok, _)| ok).sum();
-    let batches = timed.len().min(MAX_BATCHES);
-    if batches == 0 {
-        return Vec::new();
-    }
-    let each = total / batches as f64;
-    let mut means = Vec::new();
-    let (mut ops, mut sum) = (0.0, 0.0);
-    for (ok, mean) in timed {
-        ops += ok;
-        sum += ok * mean;
-        // A batch closes once it holds its share; what is left at the end joins the
-        // last one rather than standing as a short batch of its own.
-        if ops >= each * 0.999 && means.len() + 1 < batches {
-            means.push(sum / ops);
-            (ops, sum) = (0.0, 0.0);
-        }
-    }
-    if ops > 0.0 {
-        means.push(sum / ops);
-    }
-    means
 }
 
 /// A column with what each point rests on ("12 batches of one run", "3 repeats"),

@@ -6,13 +6,9 @@
 use std::collections::BTreeMap;
 
 use super::cells::CellResult;
-use super::evidence::{MIN_BATCHES, Verdict, batch_means};
-use super::points::mean;
 use super::spec::{Dim, FigureSpec, Premise};
 use crate::numbers::counted;
 use crate::numbers::{bytes_text, thousands};
-use crate::report::intervals::IntervalRow;
-use crate::report::significance::{ALPHA, welch};
 
 /// A premise checked: whether it held, and the sentence that says so.
 pub(super) struct Checked {
@@ -20,9 +16,6 @@ pub(super) struct Checked {
     pub(super) said: String,
 }
 
-/// A cell whose mean latency fell by this factor or more while it was measured (first
-/// third of its batches against its last) measured a server still warming up.
-const WARMING: f64 = 1.25;
 /// A client thread busy this share of the wall time or more may be the limit itself.
 const CLIENT_BUSY: f64 = 0.8;
 
@@ -47,35 +40,19 @@ pub(super) fn check(spec: &FigureSpec, cells: &[CellResult]) -> Vec<Checked> {
 /// Cells whose mean latency fell by a quarter or more from the first third of their
 /// measured batches to the last, beyond the noise: the server was still warming up.
 fn server_warm(drawn: &[&CellResult]) -> Option<Checked> {
-    let mut warming = Vec::new();
-    for cell in drawn {
-        let all: Vec<&IntervalRow> = cell
-            .intervals
-            .iter()
-            .filter(|r| r.event_type == "all")
-            .collect();
-        let means = batch_means(&all);
-        if means.len() < MIN_BATCHES {
-            continue;
-        }
-        let third = means.len() / 3;
-        let (first, last) = (&means[..third], &means[means.len() - third..]);
-        let (before, after) = (mean(first), mean(last));
-        if before < WARMING * after {
-            continue;
-        }
-        if let Some(test) = welch(first, last)
-            && test.p_value < ALPHA
-        {
-            warming.push(format!(
-                "{}: {:.2} ms in its first third, {:.2} ms in its last ({})",
+    let warming: Vec<String> = drawn
+        .iter()
+        .filter_map(|cell| {
+            let fell = crate::report::warming::latency_fell(&cell.intervals)?;
+            let p = crate::numbers::p_value_text(fell.p_value);
+            Some(format!(
+                "{}: {:.2} ms in its first third, {:.2} ms in its last ({p})",
                 cell.name(),
-                before / 1e3,
-                after / 1e3,
-                Verdict::p(&test)
-            ));
-        }
-    }
+                fell.first_third_us / 1e3,
+                fell.last_third_us / 1e3,
+            ))
+        })
+        .collect();
     (!warming.is_empty()).then(|| Checked {
         held: false,
         said: format!(
@@ -304,6 +281,7 @@ fn memory_of(facts: &super::CellFacts, held: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::intervals::IntervalRow;
     use crate::report::study::{CellFacts, CellStatus, Metric, MetricRow, NodesSeen, Shape};
     use crate::verify::Verdict;
 
