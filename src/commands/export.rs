@@ -36,7 +36,7 @@ pub fn run(args: &ExportArgs) -> Result<()> {
             OutStream::open_own(&dir.join("ops.csv"))?
         }
     };
-    let rows = match op_log::export_csv(dir, &mut out.writer, &out.name) {
+    let rows = match op_log::export_csv(dir, record.op_log_runs(), &mut out.writer, &out.name) {
         Ok(rows) => rows,
         Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(closed_pipe) => {
             return Ok(());

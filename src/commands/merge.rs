@@ -249,7 +249,7 @@ fn concatenate_op_logs(shards: &[ShardDir], out: &Path, rebuilt: &mut Rebuilt) -
     )?;
     let mut rows = 0u64;
     for s in shards {
-        let log = OpLog::open(&s.dir)?;
+        let log = OpLog::open(&s.dir)?.of_runs(s.record.op_log_runs());
         let bad = || format!("the op log {} is not valid", log.dir().display());
         log.for_each(|run, mut row| {
             if rows.is_multiple_of(4096) && interrupt::requested() {

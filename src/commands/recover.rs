@@ -65,7 +65,7 @@ pub fn run(dir: &Path) -> Result<()> {
     // The room a killed run kept for its last record is free for the rebuilt files.
     crate::files::Reserve::remove_left(dir);
     let rollback = Rollback::of(dir, REBUILT)?;
-    let log = OpLog::open(dir)?;
+    let log = OpLog::open(dir)?.of_runs(record.op_log_runs());
     let recovered = rebuild(dir, record, &log).map_err(|e| {
         anyhow::anyhow!(
             "{e:#}; recover changed nothing in {}: once the cause is mended (e.g. room freed), \

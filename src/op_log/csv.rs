@@ -46,10 +46,15 @@ struct OpRow<'a> {
 }
 
 /// Writes the op log of `run_dir` to `out` (named `target` in errors) as CSV; the rows
-/// written.
-pub fn export_csv(run_dir: &Path, out: &mut dyn Write, target: &str) -> Result<u64> {
+/// written, each of one of `runs` (the folder's run.json's).
+pub fn export_csv(
+    run_dir: &Path,
+    runs: Vec<String>,
+    out: &mut dyn Write,
+    target: &str,
+) -> Result<u64> {
     let cannot = || format!("cannot write {target}");
-    let log = OpLog::open(run_dir)?;
+    let log = OpLog::open(run_dir)?.of_runs(runs);
     let shards = log.has_shards()?;
     let header = crate::files::csv_header(&OpRow {
         shard: shards.then_some(0),

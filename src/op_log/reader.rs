@@ -34,6 +34,9 @@ pub struct OpLog {
     parts: Vec<(PathBuf, PartSum)>,
     /// The journal, where it holds rows no closed part does.
     journal: Option<PathBuf>,
+    /// The runs its rows may be of (the folder's own, or a merged folder's shards'):
+    /// a row of another is another folder's log. Empty: not checked.
+    runs: Vec<String>,
 }
 
 /// What reading a log found.
@@ -125,7 +128,43 @@ impl OpLog {
             dir,
             parts,
             journal,
+            runs: Vec::new(),
         })
+    }
+
+    /// The log, its every row to be of one of `runs`: the run.json's run id, or a
+    /// merged folder's shards'. A row of any other run fails the read, by name.
+    pub fn of_runs(mut self, runs: Vec<String>) -> OpLog {
+        self.runs = runs;
+        self
+    }
+
+    /// `visit`, behind the check that each row is of one of the log's runs.
+    fn checked<'a>(
+        &'a self,
+        mut visit: impl FnMut(&RunOf, LoggedOp) -> Result<()> + 'a,
+    ) -> impl FnMut(&RunOf, LoggedOp) -> Result<()> + 'a {
+        let mut last_run: Option<String> = None;
+        move |run: &RunOf, op: LoggedOp| {
+            if !self.runs.is_empty() && last_run.as_deref() != Some(run.run_id.as_str()) {
+                if !self.runs.contains(&run.run_id) {
+                    bail!(
+                        "{} holds rows of run {}, and its folder's run.json is of {}: it is \
+                         another run's log",
+                        self.dir.display(),
+                        // Another folder's bytes: cut and escaped.
+                        run.run_id
+                            .chars()
+                            .take(100)
+                            .collect::<String>()
+                            .escape_debug(),
+                        self.runs.join(", ")
+                    );
+                }
+                last_run = Some(run.run_id.clone());
+            }
+            visit(run, op)
+        }
     }
 
     /// The folder it is in.
@@ -156,16 +195,20 @@ impl OpLog {
         Ok(schema.columns().iter().any(|c| c.name() == "shard"))
     }
 
-    /// The rows it holds, and the cut ones left out: from the parts' footers, and a
-    /// pass over the journal.
+    /// The rows it holds, and the cut ones left out: from the parts' footers (each
+    /// part's first row checked to be of the log's runs), and a pass over the journal.
     pub fn count(&self) -> Result<LogRead> {
         let mut read = LogRead::default();
+        let mut check = self.checked(|_, _| Ok(()));
         for (path, sum) in &self.parts {
-            part_reader(path, sum)?;
+            let reader = part_reader(path, sum)?;
+            if let Some((run, op)) = first_row(path, &reader)? {
+                check(&run, op)?;
+            }
             read.rows += sum.rows;
         }
         if let Some(path) = &self.journal {
-            let journal = self.read_journal(path, &mut |_, _| Ok(()), false)?;
+            let journal = self.read_journal(path, &mut check, false)?;
             read.rows += journal.rows;
             read.cut += journal.cut;
         }
@@ -188,9 +231,10 @@ impl OpLog {
 
     fn read(
         &self,
-        mut visit: impl FnMut(&RunOf, LoggedOp) -> Result<()>,
+        visit: impl FnMut(&RunOf, LoggedOp) -> Result<()>,
         stop_at_damage: bool,
     ) -> Result<LogRead> {
+        let mut visit = self.checked(visit);
         let mut read = LogRead::default();
         for (path, sum) in &self.parts {
             read.rows += read_part(path, sum, &mut visit)?;
@@ -208,8 +252,9 @@ impl OpLog {
     /// damage.
     pub fn for_each_journal_row(
         &self,
-        mut visit: impl FnMut(&RunOf, LoggedOp) -> Result<()>,
+        visit: impl FnMut(&RunOf, LoggedOp) -> Result<()>,
     ) -> Result<LogRead> {
+        let mut visit = self.checked(visit);
         match &self.journal {
             Some(path) => self.read_journal(path, &mut visit, true),
             None => Ok(LogRead::default()),
@@ -335,6 +380,25 @@ fn read_part(
         }
     }
     Ok(rows)
+}
+
+/// A part's first row and the run it is of, where it has one.
+fn first_row(
+    path: &Path,
+    reader: &SerializedFileReader<File>,
+) -> Result<Option<(RunOf, LoggedOp)>> {
+    if reader.num_row_groups() == 0 || reader.metadata().file_metadata().num_rows() == 0 {
+        return Ok(None);
+    }
+    let bad = || format!("{} is not an op log part", path.display());
+    let group = reader.get_row_group(0).with_context(bad)?;
+    let mut batch = Batch::open(group.as_ref()).with_context(bad)?;
+    batch.read(1).with_context(bad)?;
+    let run = RunOf {
+        run_id: text(&batch.run_id[0]).to_string(),
+        database: text(&batch.database[0]).to_string(),
+    };
+    Ok(Some((run, batch.row(0).with_context(bad)?)))
 }
 
 fn text(value: &Option<ByteArray>) -> &str {

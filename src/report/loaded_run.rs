@@ -217,7 +217,7 @@ pub fn check_op_log(dir: &Path, record: &RunRecord) -> Result<()> {
             OpLog::dir_of(dir).display()
         );
     }
-    let log = OpLog::open(dir)?;
+    let log = OpLog::open(dir)?.of_runs(record.op_log_runs());
     let found = log.count()?;
     if found.rows != rows || found.cut > 0 {
         bail!(

@@ -130,7 +130,8 @@ fn tally(run: &LoadedRun, causes: &Causes) -> Result<BTreeMap<String, Tally>> {
         .map(|e| (e.event_type.as_str(), e.percentile("p95")))
         .collect();
     let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
-    OpLog::open(&run.dir)?.for_each(|_, row| {
+    let log = OpLog::open(&run.dir)?.of_runs(run.record.op_log_runs());
+    log.for_each(|_, row| {
         if !row.success() {
             return Ok(());
         }

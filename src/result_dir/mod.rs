@@ -163,6 +163,14 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
+    /// The runs the folder's op log may hold rows of: its own, or a merged folder's
+    /// shards'.
+    pub fn op_log_runs(&self) -> Vec<String> {
+        let mut runs = vec![self.run_id.clone()];
+        runs.extend(self.shards.iter().map(|s| s.run_id.clone()));
+        runs
+    }
+
     /// How the run dealt events to lanes (over every shard's lanes), for `verify` and
     /// `recover` to deal alike.
     pub fn dealing(&self) -> crate::runner::Dealing {

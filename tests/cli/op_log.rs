@@ -58,6 +58,33 @@ fn export_report_and_compare_refuse_a_part_changed_added_or_lost() {
     }
 }
 
+/// Another run's whole log, sound in itself and of the same length, is refused by the
+/// run id its rows carry: export, report and recover never read it as this run's.
+#[test]
+fn another_runs_whole_op_log_is_refused_by_its_run_id() {
+    let tmp = TempDir::new().unwrap();
+    let mine = run_ok(&tmp, "mine", &["--events", "2000", "--tag", "mine"]);
+    let other = run_ok(&tmp, "other", &["--events", "2000", "--tag", "other"]);
+    std::fs::remove_dir_all(mine.join("ops")).unwrap();
+    let copied = std::process::Command::new("cp")
+        .args(["-r"])
+        .arg(other.join("ops"))
+        .arg(mine.join("ops"))
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let other_id = json(&other.join("run.json"))["run_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let dir = mine.to_str().unwrap();
+    for args in [vec!["export", dir, "--csv", "-o", "-"], vec!["report", dir]] {
+        let said =
+            assert_one_line_error(tmp.path(), &args, &format!("holds rows of run {other_id}"));
+        assert!(said.contains("it is another run's log"), "{said}");
+    }
+}
+
 /// A SQLite run killed with SIGKILL once its journal holds some rows: its folder.
 fn killed_run(tmp: &TempDir) -> std::path::PathBuf {
     let out = tmp.path().join("killed");

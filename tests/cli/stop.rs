@@ -694,19 +694,29 @@ fn verify_names_the_database_it_reads_and_refuses_a_contradicting_environment() 
 fn report_and_compare_refuse_a_cut_op_log() {
     let tmp = TempDir::new().unwrap();
     let out = run_ok(&tmp, "cut", &["--events", "2000"]);
-    // The part of a shorter run in place of its own, its manifest too: rows are
-    // missing, though each part is what its manifest says.
-    let shorter = run_ok(&tmp, "shorter", &["--events", "1000"]);
-    for file in ["ops/part-000000.parquet", "ops/_parts"] {
-        std::fs::copy(shorter.join(file), out.join(file)).unwrap();
-    }
     let dir = out.to_str().unwrap();
+    // run.json counting rows the log does not hold.
+    let record = out.join("run.json");
+    let kept = std::fs::read(&record).unwrap();
+    let mut run = json(&record);
+    run["op_log_rows"] = 3000.into();
+    std::fs::write(&record, serde_json::to_string_pretty(&run).unwrap()).unwrap();
     for args in [vec!["report", dir], vec!["compare", dir, dir]] {
         assert_one_line_error(
             tmp.path(),
             &args,
-            "has 1000 rows but run.json says 2000: it was cut or changed",
+            "has 2000 rows but run.json says 3000: it was cut or changed",
         );
+    }
+    std::fs::write(&record, kept).unwrap();
+    // The part of a shorter run in place of its own, its manifest too: each part is
+    // what its manifest says, and its rows are another run's.
+    let shorter = run_ok(&tmp, "shorter", &["--events", "1000"]);
+    for file in ["ops/part-000000.parquet", "ops/_parts"] {
+        std::fs::copy(shorter.join(file), out.join(file)).unwrap();
+    }
+    for args in [vec!["report", dir], vec!["compare", dir, dir]] {
+        assert_one_line_error(tmp.path(), &args, "holds rows of run shorter");
     }
     // A part cut short fails its checksum.
     let part = out.join("ops/part-000000.parquet");
