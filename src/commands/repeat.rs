@@ -7,7 +7,6 @@
 
 use std::cell::RefCell;
 use std::path::Path;
-use std::time::Duration;
 
 use anyhow::{Result, bail};
 
@@ -62,17 +61,8 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
             round: i,
         })
         .collect();
-    let series = Series {
-        name: &format!("{} × {}", args.repeat, probe.workload_name()),
-        scale: 1.0,
-        kind: "repeat",
-        dir: &dir,
-        home: &home,
-        install: false,
-        server_url: &[],
-        warm_up: Duration::ZERO,
-        first_failure_ends: true,
-    };
+    let name = format!("{} × {}", args.repeat, probe.workload_name());
+    let series = Series::of_command("repeat", &name, &dir, &home);
     let said = Said {
         header: format!(
             "{} × {} on {} into {}",

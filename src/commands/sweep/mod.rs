@@ -15,7 +15,6 @@ mod targets;
 
 use std::cell::Cell as Once;
 use std::path::Path;
-use std::time::Duration;
 
 use anyhow::{Result, bail};
 
@@ -166,17 +165,7 @@ pub async fn run(args: &SweepArgs) -> Result<std::process::ExitCode> {
         .map(|v| format!("{}={}", v.key, v.values.join(",")))
         .collect::<Vec<_>>()
         .join(" ");
-    let series = Series {
-        name: &name,
-        scale: 1.0,
-        kind: "sweep",
-        dir: &dir,
-        home: &home,
-        install: false,
-        server_url: &[],
-        warm_up: Duration::ZERO,
-        first_failure_ends: true,
-    };
+    let series = Series::of_command("sweep", &name, &dir, &home);
     let watch = Said {
         header: format!(
             "sweep of {} over {} × {} × {} into {}",

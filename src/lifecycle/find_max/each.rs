@@ -5,7 +5,6 @@
 //! and `sweep.csv` and `sweep.html` of every step of every search.
 
 use std::path::Path;
-use std::time::Duration;
 
 use anyhow::Result;
 
@@ -13,8 +12,7 @@ use crate::cli::RunArgs;
 use crate::cluster::Home;
 use crate::console::{note, say};
 use crate::files::read_json;
-use crate::lifecycle::run::EXIT_INTERRUPTED;
-use crate::lifecycle::series::{Outcome, Series, Watch};
+use crate::lifecycle::series::{Series, Watch};
 use crate::numbers::format_us;
 use crate::report::figure::Table;
 use crate::report::loaded_run::read_rows;
@@ -57,17 +55,7 @@ pub(super) async fn searches(
         }
     }
     let home = Home::resolve(args.home.as_deref())?;
-    let series = Series {
-        name: "find-max",
-        scale: 1.0,
-        kind: "searches",
-        dir,
-        home: &home,
-        install: false,
-        server_url: &[],
-        warm_up: Duration::ZERO,
-        first_failure_ends: true,
-    };
+    let series = Series::of_command("searches", "find-max", dir, &home);
     let said = Said { of: args.repeat };
     let outcome = series.run(&cells, false, &said).await?;
     write_table(&cells, &names, dir, bound_us)?;
@@ -87,23 +75,11 @@ pub(super) async fn searches(
     );
     let (table, chart) = crate::report::sweep::write(dir, &title, &rows, None)?;
     say!("table: {}\nchart: {}", table.display(), chart.display());
-    match outcome {
-        Outcome::Interrupted => {
-            note!(
-                "interrupted: the folder holds the runs that finished; the same command again resumes it"
-            );
-            Ok(std::process::ExitCode::from(EXIT_INTERRUPTED))
-        }
-        Outcome::Done {
-            failed: 0,
-            differing: 0,
-        } => Ok(std::process::ExitCode::SUCCESS),
-        Outcome::Done { failed, differing } => anyhow::bail!(
-            "{failed} search{} stopped short of its answer and {differing} found differences in verify: see {}",
-            if failed == 1 { "" } else { "es" },
-            dir.display()
-        ),
-    }
+    outcome.exit(
+        "search",
+        dir,
+        "interrupted: the folder holds the runs that finished; the same command again resumes it",
+    )
 }
 
 /// What the searches say as they go.

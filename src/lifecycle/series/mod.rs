@@ -73,6 +73,37 @@ pub enum Outcome {
     Interrupted,
 }
 
+impl Outcome {
+    /// How the command ends: success, one line counting the `noun`s (run, cell,
+    /// search) that failed or found differences (see `see`), or interrupted with
+    /// `interrupted` said.
+    pub fn exit(self, noun: &str, see: &Path, interrupted: &str) -> Result<ExitCode> {
+        match self {
+            Outcome::Done {
+                differing: 0,
+                failed: 0,
+            } => Ok(ExitCode::SUCCESS),
+            Outcome::Done { differing, failed } => bail!(
+                "{}: see {}",
+                [
+                    (failed, "failed"),
+                    (differing, "found differences in verify")
+                ]
+                .iter()
+                .filter(|(n, _)| *n > 0)
+                .map(|(n, what)| crate::numbers::counted(*n as u64, noun) + " " + what)
+                .collect::<Vec<_>>()
+                .join(", "),
+                see.display()
+            ),
+            Outcome::Interrupted => {
+                note!("{interrupted}");
+                Ok(ExitCode::from(interrupt::EXIT_CODE as u8))
+            }
+        }
+    }
+}
+
 /// The series' record in its folder: what it is, at which scale, and the command each
 /// of its cells runs.
 #[derive(Debug, Serialize, Deserialize)]
@@ -84,7 +115,25 @@ struct SeriesRecord {
     commands: BTreeMap<String, String>,
 }
 
-impl Series<'_> {
+impl<'a> Series<'a> {
+    /// The series of a command that is not a study (a sweep, a repeat, a search) into
+    /// `dir`: no warm-up of its own (a server it starts is still warmed until it is
+    /// not cold), nothing installed, and a first cell that fails ends it, as a
+    /// database that cannot be reached would fail every cell.
+    pub fn of_command(kind: &'a str, name: &'a str, dir: &'a Path, home: &'a Home) -> Series<'a> {
+        Series {
+            name,
+            scale: 1.0,
+            kind,
+            dir,
+            home,
+            install: false,
+            server_url: &[],
+            warm_up: Duration::ZERO,
+            first_failure_ends: true,
+        }
+    }
+
     /// Its folder's record: what it is and the command of each cell.
     pub fn record(&self) -> std::path::PathBuf {
         self.dir.join(format!("{}.json", self.kind))
