@@ -15,8 +15,7 @@ use anyhow::{Result, bail};
 use crate::cli::{StudyArgs, StudyShow};
 use crate::cluster::Home;
 use crate::console::{note, say};
-use crate::interrupt;
-use crate::lifecycle::series::{Outcome, Series, Watch, in_run_order};
+use crate::lifecycle::series::{Series, Watch, in_run_order};
 use crate::report::study::StudyView;
 use crate::studies::cells::Cell;
 use crate::studies::{self as catalog, Study};
@@ -86,29 +85,11 @@ pub async fn run(args: &StudyArgs) -> Result<ExitCode> {
     let page = write_page(study, &cells, &dir, args.scale)?;
     let outcome = outcome?;
     say!("{}", page.display());
-    match outcome {
-        Outcome::Done {
-            differing: 0,
-            failed: 0,
-        } => Ok(ExitCode::SUCCESS),
-        Outcome::Done { differing, failed } => bail!(
-            "{}: see {}",
-            [
-                (failed, "failed"),
-                (differing, "found differences in verify")
-            ]
-            .iter()
-            .filter(|(n, _)| *n > 0)
-            .map(|(n, what)| format!("{n} cell{} {what}", if *n == 1 { "" } else { "s" }))
-            .collect::<Vec<_>>()
-            .join(", "),
-            page.display()
-        ),
-        Outcome::Interrupted => {
-            note!("interrupted: the finished cells are kept; run the same command again to resume");
-            Ok(ExitCode::from(interrupt::EXIT_CODE as u8))
-        }
-    }
+    outcome.exit(
+        "cell",
+        &page,
+        "interrupted: the finished cells are kept; run the same command again to resume",
+    )
 }
 
 /// `hatshop study show NAME`: a built-in study's file, as it is built in.

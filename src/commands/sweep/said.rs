@@ -10,7 +10,7 @@ use super::steps::Steps;
 use crate::cli::SweepArgs;
 use crate::console::{note, say};
 use crate::files::read_json;
-use crate::lifecycle::run::{EXIT_INTERRUPTED, verified_note};
+use crate::lifecycle::run::verified_note;
 use crate::lifecycle::series::{Outcome, Watch};
 use crate::numbers::format_us;
 use crate::report::sweep::{self, RunPlace, SweepRow};
@@ -152,31 +152,11 @@ pub(super) fn write_up(
     );
     let (table, chart) = sweep::write(dir, &title, &rows, None)?;
     say!("table: {}\nchart: {}", table.display(), chart.display());
-    match outcome {
-        Outcome::Done {
-            differing: 0,
-            failed: 0,
-        } => Ok(std::process::ExitCode::SUCCESS),
-        Outcome::Done { differing, failed } => bail!(
-            "{}: see {}",
-            [
-                (failed, "failed"),
-                (differing, "found differences in verify")
-            ]
-            .iter()
-            .filter(|(n, _)| *n > 0)
-            .map(|(n, what)| format!("{n} run{} {what}", if *n == 1 { "" } else { "s" }))
-            .collect::<Vec<_>>()
-            .join(", "),
-            dir.display()
-        ),
-        Outcome::Interrupted => {
-            note!(
-                "interrupted: the sweep holds the runs that finished; the same command again resumes it"
-            );
-            Ok(std::process::ExitCode::from(EXIT_INTERRUPTED))
-        }
-    }
+    outcome.exit(
+        "run",
+        dir,
+        "interrupted: the sweep holds the runs that finished; the same command again resumes it",
+    )
 }
 
 fn rows_of_run(place: &RunPlace, dir: &Path) -> Result<Vec<SweepRow>> {
