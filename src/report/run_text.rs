@@ -50,6 +50,10 @@ pub fn render(
     width: Option<usize>,
 ) -> String {
     let mut out = heading(record);
+    // A cold server is said before any number it bent.
+    for warning in record.warmth.iter().flat_map(|w| w.warnings()) {
+        let _ = writeln!(out, "warning: {warning}");
+    }
     out.push_str(&super::run_table::render(summary, percentiles, width));
     for verdict in &record.thresholds {
         let held = if verdict.kept { "kept" } else { "broken" };
@@ -104,7 +108,6 @@ pub fn client_said(record: &RunRecord, client: &ClientCost) -> (String, Vec<Stri
     let inside = in_process(record);
     let (line, mut warnings) = client.report(&record.database.store.name, inside);
     warnings.extend(record.host_load.as_ref().and_then(|h| h.busy(inside)));
-    warnings.extend(record.warmth.iter().flat_map(|w| w.warnings()));
     (line, warnings)
 }
 

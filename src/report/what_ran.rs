@@ -27,6 +27,15 @@ pub(super) fn section(run: &LoadedRun) -> String {
     }
     fact(&mut out, "plan sha256", &plan_hash(r));
     fact(&mut out, "database", &database(r));
+    let cold: String = r
+        .warmth
+        .iter()
+        .flat_map(|w| w.warnings())
+        .map(|warning| format!(r#"<div class="warning">{}</div>"#, escape(&warning)))
+        .collect();
+    if !cold.is_empty() {
+        fact(&mut out, "warm server", &cold);
+    }
     let settings: Vec<String> = r
         .database
         .store
