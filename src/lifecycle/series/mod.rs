@@ -1,7 +1,8 @@
 //! A series of cells (one `hatshop run`, search or `load` each) run one after another
-//! into one folder, each in its own: a study's, a sweep's. The servers they need are
-//! started once and stopped after (unless found running or given by URL), a fresh one
-//! warmed up; a cell that fails is recorded with why and the series goes on; Ctrl-C
+//! into one folder, each in its own: a study's, a sweep's, `run --repeat`'s, a search
+//! over several databases'. The servers they need are started once and stopped after
+//! (unless found running or given by URL), a cold one warmed up; a cell that fails is
+//! recorded with why and the series goes on; Ctrl-C
 //! ends the cell under way, which keeps its folder. A folder that holds an
 //! interrupted series of the same cells resumes it: finished cells are kept, the
 //! others run again.
