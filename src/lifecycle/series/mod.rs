@@ -201,7 +201,8 @@ impl<'a> Series<'a> {
     ) -> Result<Outcome> {
         let made = missing_folders(self.dir);
         self.claim_folder(cells)?;
-        let outcome = self.run_cells(cells, side_by_side, watch).await;
+        // Boxed: a cell's run is a deep future, and a series may hold one in each cell.
+        let outcome = Box::pin(self.run_cells(cells, side_by_side, watch)).await;
         if outcome.is_err()
             && self.first_failure_ends
             && !cells.iter().any(|c| self.dir.join(&c.id).exists())
