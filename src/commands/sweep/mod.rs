@@ -205,40 +205,7 @@ fn cells(args: &SweepArgs, steps: &Steps, targets: &[Target], home: &Path) -> Re
     for round in &rounds {
         for values in &steps.values {
             for target in targets {
-                let store = target.store()?;
-                let mut flags = handed_on.clone();
-                let mut query = Vec::new();
-                let mut nodes = 1;
-                for (key, value) in varied.iter().zip(values) {
-                    if *key == "nodes" {
-                        nodes = positive_count::<usize>(value).map_err(anyhow::Error::msg)?;
-                    } else if all_settings().iter().any(|(s, _)| s.name == *key) {
-                        // A database that does not take it runs without it: `rf`
-                        // varies Cassandra beside Galera.
-                        if store.takes(key) {
-                            query.push(format!("{key}={value}"));
-                        }
-                    } else {
-                        flags.extend([format!("--{}", key.replace('_', "-")), value.clone()]);
-                    }
-                }
-                let need = match target {
-                    Target::Url(url) => ServerNeed {
-                        query: query.join("&"),
-                        ..ServerNeed::given(store.scheme, url)
-                    },
-                    Target::Server { kind, query: own } => ServerNeed {
-                        server: kind.name.to_string(),
-                        url: None,
-                        nodes,
-                        fresh: true,
-                        query: with_query(&format!("?{own}"), &query.join("&"))
-                            .trim_start_matches('?')
-                            .to_string(),
-                        set: Vec::new(),
-                        budget: NodeBudget::NONE,
-                    },
-                };
+                let (flags, need) = step_on(target, &varied, values, &handed_on)?;
                 let label = target.label();
                 for &repeat in round {
                     let cell = Cell {
@@ -268,6 +235,52 @@ fn cells(args: &SweepArgs, steps: &Steps, targets: &[Target], home: &Path) -> Re
         }
     }
     Ok(cells)
+}
+
+/// One step on one database: the flags of its runs (the sweep's own, then the varied
+/// run settings) and the server it needs (the varied store settings on its URL, where
+/// the store takes them; the varied node count).
+fn step_on(
+    target: &Target,
+    varied: &[&str],
+    values: &[String],
+    handed_on: &[String],
+) -> Result<(Vec<String>, ServerNeed)> {
+    let store = target.store()?;
+    let mut flags = handed_on.to_vec();
+    let mut query = Vec::new();
+    let mut nodes = 1;
+    for (key, value) in varied.iter().zip(values) {
+        if *key == "nodes" {
+            nodes = positive_count::<usize>(value).map_err(anyhow::Error::msg)?;
+        } else if all_settings().iter().any(|(s, _)| s.name == *key) {
+            // A database that does not take it runs without it: `rf` varies Cassandra
+            // beside Galera.
+            if store.takes(key) {
+                query.push(format!("{key}={value}"));
+            }
+        } else {
+            flags.extend([format!("--{}", key.replace('_', "-")), value.clone()]);
+        }
+    }
+    let need = match target {
+        Target::Url(url) => ServerNeed {
+            query: query.join("&"),
+            ..ServerNeed::given(store.scheme, url)
+        },
+        Target::Server { kind, query: own } => ServerNeed {
+            server: kind.name.to_string(),
+            url: None,
+            nodes,
+            fresh: true,
+            query: with_query(&format!("?{own}"), &query.join("&"))
+                .trim_start_matches('?')
+                .to_string(),
+            set: Vec::new(),
+            budget: NodeBudget::NONE,
+        },
+    };
+    Ok((flags, need))
 }
 
 /// A cell's run must be valid before any runs: its command line parsed and its
