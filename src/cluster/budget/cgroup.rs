@@ -10,6 +10,9 @@ use anyhow::{Context, Result, bail};
 /// The folder of hatshop's groups under the controller's root.
 const GROUPS: &str = "hatshop";
 
+/// The longest a stopped node's group is waited on to be let go by the kernel.
+const LET_GO: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// A controller a budget is set through.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Resource {
@@ -106,16 +109,30 @@ impl Controller {
     }
 
     /// Removes the groups of `server` whose processes are gone (a stopped, killed or
-    /// restarted node's); a group still in use is left.
+    /// restarted node's); a group still in use is left. The kernel lets go of a process
+    /// that has just exited a moment after it is gone from `/proc`, so the group of a
+    /// node no longer alive is tried again for up to [`LET_GO`].
     pub fn remove_empty(&self, server: &str) {
         let Ok(entries) = std::fs::read_dir(self.root().join(GROUPS)) else {
             return;
         };
         let prefix = format!("{server}-node");
         for entry in entries.flatten() {
-            if entry.file_name().to_string_lossy().starts_with(&prefix) {
-                // The kernel refuses to remove a group that still holds a process.
-                let _ = std::fs::remove_dir(entry.path());
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !name.starts_with(&prefix) {
+                continue;
+            }
+            let gone = name
+                .rsplit_once("-pid")
+                .and_then(|(_, pid)| pid.parse::<u32>().ok())
+                .is_some_and(|pid| !crate::cluster::process::alive(pid));
+            let deadline = std::time::Instant::now() + LET_GO;
+            // The kernel refuses to remove a group that still holds a process.
+            while std::fs::remove_dir(entry.path()).is_err()
+                && gone
+                && std::time::Instant::now() < deadline
+            {
+                std::thread::sleep(std::time::Duration::from_millis(50));
             }
         }
     }
