@@ -5,7 +5,6 @@
 //! (its folder is complete, as any interrupted run's) and summarises the repeats that
 //! ran; the same command again resumes the repeats.
 
-use std::cell::RefCell;
 use std::path::Path;
 
 use anyhow::{Result, bail};
@@ -72,22 +71,19 @@ pub async fn run(args: &RunArgs) -> Result<std::process::ExitCode> {
             dir.display()
         ),
         of: args.repeat,
-        bound: probe.max_errors,
-        broke: RefCell::default(),
     };
     let outcome = series.run(&cells, false, &said).await?;
-    let code = write_up(&dir, gathered(&cells, &dir, &outcome)?, args.repeat)?;
-    let broke = said.broke.into_inner();
+    // Each repeat ran without --max-errors (a series); every one, kept from an
+    // earlier attempt or run now, is held to it and to the thresholds here.
+    let (repeated, broke) = gathered(&cells, &dir, &outcome, probe.max_errors)?;
+    let code = write_up(&dir, repeated, args.repeat)?;
     Ok(held_to_the_bounds(code, &broke.errors, &broke.thresholds))
 }
 
-/// What `run --repeat` says as it goes: a line per repeat, each held to the bounds.
+/// What `run --repeat` says as it goes: a line per repeat.
 struct Said {
     header: String,
     of: usize,
-    /// `--max-errors`: each repeat runs without it (a series) and is held to it after.
-    bound: Option<f64>,
-    broke: RefCell<Broke>,
 }
 
 impl Watch for Said {
@@ -104,19 +100,22 @@ impl Watch for Said {
     fn after(&self, cell: &Cell, dir: &Path) -> Result<()> {
         let summary: Summary = read_json(&result_dir::file(dir, result_dir::SUMMARY_JSON))?;
         let record = result_dir::load_complete(dir)?;
-        let i = cell.round as usize;
-        say_repeat(i, self.of, &summary, &record, dir);
-        self.broke
-            .borrow_mut()
-            .held_to(i, self.bound, &summary, &record);
+        say_repeat(cell.round as usize, self.of, &summary, &record, dir);
         Ok(())
     }
 }
 
 /// The repeats' folders read back, in order, and whether the series was interrupted
-/// or found differences.
-fn gathered(cells: &[Cell], dir: &Path, outcome: &Outcome) -> Result<Repeated> {
+/// or found differences; and each repeat held to `--max-errors` (`bound`) and its
+/// thresholds.
+fn gathered(
+    cells: &[Cell],
+    dir: &Path,
+    outcome: &Outcome,
+    bound: Option<f64>,
+) -> Result<(Repeated, Broke)> {
     let mut repeated = Repeated::default();
+    let mut broke = Broke::default();
     for cell in cells {
         let run_dir = dir.join(&cell.id);
         let Ok(record) = result_dir::load_complete(&run_dir) else {
@@ -127,10 +126,12 @@ fn gathered(cells: &[Cell], dir: &Path, outcome: &Outcome) -> Result<Repeated> {
         if read_json::<crate::verify::VerifyReport>(&verify).is_ok_and(|v| !v.is_exact()) {
             repeated.differing.push(run_dir.display().to_string());
         }
-        repeated.take(cell.round as usize, summary, &record);
+        let i = cell.round as usize;
+        broke.held_to(i, bound, &summary, &record);
+        repeated.take(i, summary, &record);
     }
     repeated.interrupted = matches!(outcome, Outcome::Interrupted);
-    Ok(repeated)
+    Ok((repeated, broke))
 }
 
 /// `repeat 2/3: 1.02 s, 1,960 ops/s, mean 510 µs, p99 2,004 µs, 0 errors`.

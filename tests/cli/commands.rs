@@ -1781,6 +1781,16 @@ fn a_run_over_its_error_bound_exits_3_with_its_folder_complete() {
         stderr.contains("error: repeat-1: 8 of 40") && stderr.contains("error: repeat-2: 8 of 40"),
         "{stderr}"
     );
+    // Resumed, the repeats kept from before are held to it as well.
+    let resumed = run("repeated", &["--repeat", "2", "--max-errors", "0%"]);
+    assert_eq!(resumed.status.code(), Some(3));
+    let stderr = common::text(&resumed.stderr);
+    assert!(
+        stderr.contains("2 of the 2 repeats finished earlier, kept")
+            && stderr.contains("error: repeat-1: 8 of 40")
+            && stderr.contains("error: repeat-2: 8 of 40"),
+        "{stderr}"
+    );
     assert!(
         run("repeated-loose", &["--repeat", "2", "--max-errors", "25%"])
             .status
