@@ -38,8 +38,19 @@ pub struct Generator {
 }
 
 impl Generator {
-    /// A generator at the stream's first event.
+    /// A generator at the stream's first event the database does not hold: the held
+    /// ones (`held_events`) are generated and passed over, so the rest are the events
+    /// one long run would have sent.
     pub fn new(spec: &WorkloadSpec) -> Self {
+        let mut generator = Self::from_start(spec);
+        while generator.seq < generator.spec.held_events {
+            generator.generate();
+        }
+        generator
+    }
+
+    /// A generator at event 0, the held events included (what `verify` replays).
+    pub fn from_start(spec: &WorkloadSpec) -> Self {
         let total = spec.mix.total();
         let mut cumulative_weights = [0.0; EventType::ALL.len()];
         let mut sum = 0.0;
@@ -60,9 +71,9 @@ impl Generator {
         }
     }
 
-    /// Events before the first warm-up event: the initial orders and records.
-    fn load_events(&self) -> u64 {
-        self.spec.initial_orders + self.spec.initial_records
+    /// Events before the first warm-up event: the load, or all the database holds.
+    fn first_unheld(&self) -> u64 {
+        self.spec.first_unheld()
     }
 
     /// Keeps the warm-up going until [`Generator::end_warmup`], whatever the spec's count.
@@ -78,7 +89,7 @@ impl Generator {
     /// Warm-up events given out so far.
     pub fn warmup_given(&self) -> u64 {
         self.seq
-            .saturating_sub(self.load_events())
+            .saturating_sub(self.first_unheld())
             .min(self.spec.warmup)
     }
 
@@ -90,11 +101,12 @@ impl Generator {
         self.spec.warmup
     }
 
+    /// An event's phase; a held one past the load is labelled warm-up, as no run
+    /// measures it again.
     fn phase_of(&self, seq: u64) -> Phase {
-        let load = self.load_events();
-        if seq < load {
+        if seq < self.spec.load_events() {
             Phase::Load
-        } else if seq < load + self.spec.warmup {
+        } else if seq < self.first_unheld() + self.spec.warmup {
             Phase::Warmup
         } else {
             Phase::Measure
@@ -322,10 +334,8 @@ impl Generator {
     }
 }
 
-impl Iterator for Generator {
-    type Item = OrderEvent;
-
-    fn next(&mut self) -> Option<OrderEvent> {
+impl Generator {
+    fn generate(&mut self) -> Option<OrderEvent> {
         if self.seq >= self.spec.total_events() {
             return None;
         }
@@ -334,6 +344,14 @@ impl Iterator for Generator {
         let phase = self.phase_of(seq);
         let op = self.next_operation(seq, phase);
         Some(OrderEvent { seq, phase, op })
+    }
+}
+
+impl Iterator for Generator {
+    type Item = OrderEvent;
+
+    fn next(&mut self) -> Option<OrderEvent> {
+        self.generate()
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -472,5 +490,38 @@ mod tests {
                 "{order:?}"
             );
         }
+    }
+
+    /// A run on a database that holds the first runs' events goes on with the events
+    /// one long run would have sent: the same seq, operation and state for each.
+    #[test]
+    fn a_held_stream_goes_on_where_the_whole_one_is() {
+        let mut whole = spec_with_events("hatshop-random", 700);
+        whole.initial_orders = 100;
+        whole.warmup = 200;
+        let mut held = whole.clone();
+        held.held_events = 100 + 200 + 300;
+        held.warmup = 50;
+        held.events = 350;
+        let tail: Vec<OrderEvent> = Generator::new(&whole).skip(600).collect();
+        let went_on: Vec<OrderEvent> = Generator::new(&held).collect();
+        assert_eq!(went_on.len(), 400);
+        for (a, b) in tail.iter().zip(&went_on) {
+            assert_eq!((a.seq, &a.op), (b.seq, &b.op));
+        }
+        assert!(went_on[..50].iter().all(|e| e.phase == Phase::Warmup));
+        assert!(went_on[50..].iter().all(|e| e.phase == Phase::Measure));
+        let from_start: Vec<OrderEvent> = Generator::from_start(&held).collect();
+        assert_eq!(from_start.len(), 1000);
+        assert_eq!(from_start[0].phase, Phase::Load);
+    }
+
+    #[test]
+    fn a_database_holds_the_whole_load_or_none_of_it() {
+        let mut spec = spec_with_events("hatshop-random", 10);
+        spec.initial_orders = 100;
+        spec.held_events = 99;
+        let error = spec.validate().unwrap_err().to_string();
+        assert!(error.contains("held_events = 99 is less than the load's 100"), "{error}");
     }
 }

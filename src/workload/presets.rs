@@ -19,6 +19,7 @@ fn preset(
         seed: 42,
         initial_orders,
         initial_records: 0,
+        held_events: 0,
         warmup: 0,
         events,
         mix,

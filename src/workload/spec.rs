@@ -21,6 +21,11 @@ pub struct WorkloadSpec {
     /// Key-value records written before anything is measured (after the orders).
     #[serde(default)]
     pub initial_records: u64,
+    /// Events of this stream the database already holds: its load and what earlier
+    /// runs on that load applied (`--reuse-load` sets it). The stream goes on from
+    /// there, so it is the same seeded stream as if one run had sent it all.
+    #[serde(default, skip_serializing_if = "is_none")]
+    pub held_events: u64,
     /// Events applied after the load and not recorded.
     #[serde(default)]
     pub warmup: u64,
@@ -51,6 +56,10 @@ pub struct WorkloadSpec {
 
 fn is_zero(share: &f64) -> bool {
     *share == 0.0
+}
+
+fn is_none(count: &u64) -> bool {
+    *count == 0
 }
 
 /// Relative weights of the event types (any non-negative numbers).
@@ -256,6 +265,17 @@ impl WorkloadSpec {
         if self.concurrency == Some(0) {
             return problem("concurrency", "concurrency must be at least 1".into());
         }
+        if self.held_events > 0 && self.held_events < self.load_events() {
+            return problem(
+                "held_events",
+                format!(
+                    "held_events = {} is less than the load's {} events: a database holds \
+                     the whole load or none of it",
+                    self.held_events,
+                    self.load_events()
+                ),
+            );
+        }
         if self.total_events() == u64::MAX {
             return problem("events", "the stream is too long".into());
         }
@@ -311,12 +331,39 @@ impl WorkloadSpec {
         self.events >= Self::WITHOUT_END
     }
 
-    /// Events in all phases: initial data, warm-up and measured.
+    /// The load's events: the initial orders, then the initial records.
+    pub fn load_events(&self) -> u64 {
+        self.initial_orders.saturating_add(self.initial_records)
+    }
+
+    /// The first event the database does not hold yet: past the load, and past what
+    /// earlier runs on it applied.
+    pub fn first_unheld(&self) -> u64 {
+        self.held_events.max(self.load_events())
+    }
+
+    /// Events in all phases: held (or initial data), warm-up and measured.
     pub fn total_events(&self) -> u64 {
-        self.initial_orders
-            .saturating_add(self.initial_records)
+        self.first_unheld()
             .saturating_add(self.warmup)
             .saturating_add(self.events)
+    }
+
+    /// What shapes this stream's events, whatever its counts: two specs of one shape
+    /// give the same events, seq for seq, so a run of one can go on where a run of the
+    /// other left the database (`--reuse-load`). Its hash names the shape.
+    pub fn shape(&self) -> WorkloadSpec {
+        WorkloadSpec {
+            name: String::new(),
+            description: String::new(),
+            held_events: 0,
+            warmup: 0,
+            events: 0,
+            concurrency: None,
+            conflicts: 0.0,
+            faults: Vec::new(),
+            ..self.clone()
+        }
     }
 }
 
