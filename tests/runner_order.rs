@@ -52,6 +52,7 @@ async fn run_with<D: Store>(
             progress: Arc::new(Progress::default()),
             phases: Arc::new(PhaseClock::default()),
             op_log: None,
+            held_orders: Vec::new(),
         },
     )
     .await

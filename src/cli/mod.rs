@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 pub use load::LoadArgs;
 pub use results::{CompareArgs, ExportArgs, MergeArgs, ReportArgs, ShowArgs, VerifyArgs};
-pub use run::{PrepareArgs, RunArgs};
+pub use run::{PrepareArgs, ReuseLoad, RunArgs};
 pub use series::{StudyArgs, StudyShow, SweepArgs};
 pub use server::{NodeArgs, ServerAction, ServerArgs};
 pub use store_flags::{StoreArgs, all_settings};

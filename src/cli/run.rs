@@ -185,6 +185,11 @@ pub struct RunArgs {
     /// Drop tables (or a keyspace) of hatshop's names even if hatshop did not create them.
     #[arg(long)]
     pub recreate: bool,
+    /// Go on from the database an earlier run of the same stream left whole, instead of
+    /// setting up and loading: the run sends the events that follow the ones it holds.
+    /// `if-held` loads where it does not hold one (what a series asks of every run).
+    #[arg(long, value_name = "WHEN", num_args = 0..=1, default_missing_value = "must", value_enum)]
+    pub reuse_load: Option<ReuseLoad>,
     /// Do not show progress: neither the bar on a terminal nor the plain lines elsewhere.
     #[arg(long)]
     pub quiet: bool,
@@ -280,4 +285,13 @@ pub struct PrepareArgs {
     pub recreate: bool,
     #[command(flatten)]
     pub store: StoreArgs,
+}
+
+/// When a run goes on from what the database holds (`--reuse-load`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReuseLoad {
+    /// Always: a database that holds no whole stream of this shape is refused.
+    Must,
+    /// Where the database holds one; else the run sets up and loads as any run does.
+    IfHeld,
 }

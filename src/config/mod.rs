@@ -118,6 +118,8 @@ pub struct RunConfig {
     pub op_log: bool,
     pub verify: bool,
     pub recreate: bool,
+    /// `--reuse-load`: go on from what the database holds instead of loading.
+    pub reuse_load: Option<crate::cli::ReuseLoad>,
     /// `--percentiles`: the table's columns and summary.json's extra percentiles
     /// (empty: the standard ladder alone).
     pub percentiles: Vec<(String, f64)>,
@@ -224,6 +226,11 @@ impl RunConfig {
         let shard = shard_of(args)?;
         if let Some(shard) = shard {
             check_shardable(shard, &db, conflicts, &faults, args.verify)?;
+            if args.reuse_load.is_some() {
+                crate::cli::usage_bail!(
+                    "--shard {shard}: a shard sends part of a stream into tables `hatshop prepare` made; --reuse-load goes on from one run's whole stream"
+                );
+            }
         }
         let trace_sample = trace_sample_of(args, &db)?;
         let (run_id, out_dir) = run_id_and_folder(args, &db, &source, shard)?;
@@ -259,6 +266,7 @@ impl RunConfig {
             op_log: !args.no_op_log,
             verify: args.verify,
             recreate: args.recreate,
+            reuse_load: args.reuse_load,
             export_json: export_target("--export-json", &args.export_json)?,
             export_csv: export_target("--export-csv", &args.export_csv)?,
             export_markdown: export_target("--export-markdown", &args.export_markdown)?,
@@ -314,15 +322,31 @@ impl RunConfig {
         }
     }
 
+    /// This config for a run that goes on from the stream's first `held` events,
+    /// which the database holds (`--reuse-load`).
+    pub fn going_on(&self, held: u64) -> RunConfig {
+        let mut config = self.clone();
+        if let EventSource::Generated { workload } = &mut config.source {
+            workload.held_events = held;
+        }
+        config
+    }
+
+    /// Whether the run goes on from events the database holds, and loads nothing.
+    pub fn goes_on(&self) -> bool {
+        matches!(&self.source, EventSource::Generated { workload } if workload.held_events > 0)
+    }
+
     /// Whether the measured phase has no count and ends with `--duration`.
     pub fn without_end(&self) -> bool {
         matches!(&self.source, EventSource::Generated { workload } if workload.without_end())
     }
 
-    /// Events in all phases: initial data, warm-up and measured.
+    /// Events the run sends, in all phases: initial data (none where it goes on from
+    /// what the database holds), warm-up and measured.
     pub fn total_events(&self) -> u64 {
         match &self.source {
-            EventSource::Generated { workload } => workload.total_events(),
+            EventSource::Generated { workload } => workload.total_events() - workload.held_events,
             EventSource::File(info) => info.events,
         }
     }

@@ -226,6 +226,14 @@ pub trait Store: BulkLoad + DbTiming + Send + Sync + 'static {
     /// holds no hatshop tables (what `verify` reads back).
     fn check_owned(&self) -> impl Future<Output = Result<Marker, DbError>> + Send;
 
+    /// The note hatshop keeps beside its marker of what its tables hold (how far the
+    /// seeded stream went in them: `--reuse-load` reads it), or `None` where none was
+    /// written since the tables were set up. Read as text the server sent: bound it.
+    fn holding(&self) -> impl Future<Output = Result<Option<String>, DbError>> + Send;
+
+    /// Writes that note in place of the last.
+    fn write_holding(&self, note: &str) -> impl Future<Output = Result<(), DbError>> + Send;
+
     /// Uses hatshop's tables as they are, dropping nothing: a shard of a run whose
     /// tables `hatshop prepare` made. Checks the marker and readies what `setup` readies
     /// (prepared statements, scripts).

@@ -45,6 +45,15 @@ impl Store for NullStore {
         Ok(Marker::default())
     }
 
+    /// Nothing is kept, so nothing is held for a later run to go on from.
+    async fn holding(&self) -> Result<Option<String>, DbError> {
+        Ok(None)
+    }
+
+    async fn write_holding(&self, _note: &str) -> Result<(), DbError> {
+        Ok(())
+    }
+
     async fn create_order(&self, _order: &Order) -> Result<(), DbError> {
         Ok(())
     }

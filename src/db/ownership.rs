@@ -65,6 +65,18 @@ impl Ownership {
 /// The statement that reads the marker's note in a SQL store.
 pub const READ_MARKER: &str = "SELECT made_by FROM hatshop_meta WHERE name = 'hatshop'";
 
+/// The statement that reads the note of what the tables hold (`Store::holding`) in a
+/// SQL store: a second row of the marker table, which setup makes anew.
+pub const READ_HOLDING: &str = "SELECT made_by FROM hatshop_meta WHERE name = 'holding'";
+
+/// Clears that note, before [`write_holding`] writes the new one.
+pub const CLEAR_HOLDING: &str = "DELETE FROM hatshop_meta WHERE name = 'holding'";
+
+/// Writes that note, its text bound to `placeholder` (`$1`, `?`).
+pub fn write_holding(placeholder: &str) -> String {
+    format!("INSERT INTO hatshop_meta (name, made_by) VALUES ('holding', {placeholder})")
+}
+
 /// Fine when `existing` (hatshop's table names found in `target`) holds the marker;
 /// else the error that the store holds nothing of hatshop's (`verify`, a shard).
 pub fn check_marked(target: &str, existing: &[String]) -> Result<(), DbError> {

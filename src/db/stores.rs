@@ -153,6 +153,14 @@ macro_rules! stores {
                 match self { $(AnyStore::$variant(db) => db.use_existing().await,)* }
             }
 
+            async fn holding(&self) -> Result<Option<String>, DbError> {
+                match self { $(AnyStore::$variant(db) => db.holding().await,)* }
+            }
+
+            async fn write_holding(&self, note: &str) -> Result<(), DbError> {
+                match self { $(AnyStore::$variant(db) => db.write_holding(note).await,)* }
+            }
+
             // The calls a run times are boxed arm by arm: a call then copies only its own
             // store's future into the heap (MariaDB's read: 1.6 KB), not the largest of
             // all the stores' (Cassandra's, 4.4 KB).

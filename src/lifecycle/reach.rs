@@ -5,16 +5,23 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 
+use super::held_load::{self, GoingOn};
+use crate::cli::ReuseLoad;
 use crate::config::RunConfig;
-use crate::db::{AnyStore, ConnectOptions, DbError, DbUrl, Marker, Ownership, Store};
+use crate::db::{AnyStore, ConnectOptions, DbUrl, Marker, Ownership, Store};
 use crate::runner::StopSignal;
 use crate::workload::EventSource;
 
 /// How long creating the schema may take (a keyspace on a ring agrees slowly).
 pub const SETUP_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// Connects and makes the schema, within their deadlines, hearing Ctrl-C.
-pub async fn connect_and_set_up(config: &RunConfig, stop: &StopSignal) -> Result<AnyStore> {
+/// Connects and makes the schema, within their deadlines, hearing Ctrl-C; or, with
+/// `--reuse-load` on a database that holds a whole stream of this run's shape, readies
+/// its tables as they are and says what the run goes on from.
+pub async fn connect_and_set_up(
+    config: &RunConfig,
+    stop: &StopSignal,
+) -> Result<(AnyStore, Option<GoingOn>)> {
     let options = ConnectOptions {
         concurrency: config.concurrency,
         settings: config.settings.clone(),
@@ -45,7 +52,12 @@ pub async fn connect_and_set_up(config: &RunConfig, stop: &StopSignal) -> Result
                     config.db
                 )
             })?;
-        return Ok(store);
+        return Ok((store, None));
+    }
+    if let Some(when) = config.reuse_load
+        && let Some(going_on) = go_on(&store, config, when, stop).await?
+    {
+        return Ok((store, Some(going_on)));
     }
     // A generated stream's load goes in before anything reads: its keys can follow it.
     let keys = match &config.source {
@@ -57,7 +69,40 @@ pub async fn connect_and_set_up(config: &RunConfig, stop: &StopSignal) -> Result
         _ => Keys::Now,
     };
     set_up(&store, &config.db, &owner, keys, stop).await?;
-    Ok(store)
+    Ok((store, None))
+}
+
+/// Goes on from what the store holds, where it can: its tables readied as they are,
+/// and a note that this run is going on in them, so no other run goes on from them
+/// until this one's end says it sent its whole stream.
+async fn go_on(
+    store: &AnyStore,
+    config: &RunConfig,
+    when: ReuseLoad,
+    stop: &StopSignal,
+) -> Result<Option<GoingOn>> {
+    let reading = held_load::going_on(store, config, when);
+    let Some(going_on) = within(SETUP_TIMEOUT, "read what it holds", stop, reading).await? else {
+        return Ok(None);
+    };
+    within(
+        SETUP_TIMEOUT,
+        "check the tables",
+        stop,
+        store.use_existing(),
+    )
+    .await?;
+    if let EventSource::Generated { workload } = &config.source {
+        let note = held_load::going_on_note(workload, going_on.events, config);
+        within(
+            SETUP_TIMEOUT,
+            "note what it holds",
+            stop,
+            held_load::write(store, &note),
+        )
+        .await?;
+    }
+    Ok(Some(going_on))
 }
 
 /// When a setup makes the tables' keys: at once, or once the initial load is in
@@ -120,26 +165,26 @@ pub async fn set_up(
 }
 
 /// Awaits `work` unless the deadline passes or the run is stopped first.
-pub async fn within<T>(
+pub async fn within<T, E: Into<anyhow::Error>>(
     limit: Duration,
     what: &str,
     stop: &StopSignal,
-    work: impl Future<Output = Result<T, DbError>>,
+    work: impl Future<Output = Result<T, E>>,
 ) -> Result<T> {
     until(limit, what, stop, "interrupted before the run began", work).await
 }
 
 /// [`within`], saying `interrupted` when stopped first.
-pub async fn until<T>(
+pub async fn until<T, E: Into<anyhow::Error>>(
     limit: Duration,
     what: &str,
     stop: &StopSignal,
     interrupted: &str,
-    work: impl Future<Output = Result<T, DbError>>,
+    work: impl Future<Output = Result<T, E>>,
 ) -> Result<T> {
     tokio::select! {
         result = tokio::time::timeout(limit, work) => match result {
-            Ok(result) => result.map_err(anyhow::Error::from),
+            Ok(result) => result.map_err(Into::into),
             Err(_) => Err(anyhow!("no answer within {} s (to {what})", limit.as_secs_f64())),
         },
         _ = stop.stopped() => Err(anyhow!("{interrupted}")),

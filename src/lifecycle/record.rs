@@ -102,6 +102,7 @@ pub fn initial_record(
         shards: Vec::new(),
         gc_log: None,
         db_time: None,
+        went_on_from: None,
     }
 }
 

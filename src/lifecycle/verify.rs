@@ -9,12 +9,13 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 
+use super::held_load::{self, Holding};
 use crate::db::{DbError, DbUrl, ErrorKind, Marker, Store};
 use crate::files::write_json;
 use crate::interrupt;
 use crate::numbers::thousands;
 use crate::result_dir::{self, FailedWriteRow, RunRecord};
-use crate::runner::open_stream;
+use crate::runner::open_whole_stream;
 use crate::verify::{Expected, KeyCheck, VerifyReport, compare_orders, describe};
 use crate::workload::check_events_file;
 use crate::workload::{EventSource, OrderBook, OrderEvent, OrderId, STREAM_VERSION, Target};
@@ -61,7 +62,11 @@ pub async fn verify_store<D: Store>(
     let marker = waiting(page_timeout, "check hatshop's marker", store.check_owned())
         .await
         .map_err(|e| anyhow!("{e:#}: nothing to verify"))?;
-    check_marker(&marker, url, record)?;
+    let holding = waiting(page_timeout, "read what the tables hold", async {
+        Ok(held_load::read(store).await)
+    })
+    .await?;
+    check_marker(&marker, holding.ok().flatten(), url, record)?;
     let reach = Reach::of(dir, record)?;
     let failures = failed_writes(dir, record)?;
     let expected = expected_state(record, &reach, &failures)?;
@@ -145,7 +150,34 @@ async fn check_records<D: Store>(
 
 /// The tables must be the ones this run set up: a later run (or `prepare`, or a load)
 /// that set them up again emptied what this one wrote.
-fn check_marker(marker: &Marker, url: &DbUrl, record: &RunRecord) -> Result<()> {
+fn check_marker(
+    marker: &Marker,
+    holding: Option<Holding>,
+    url: &DbUrl,
+    record: &RunRecord,
+) -> Result<()> {
+    // A run that went on from an earlier one's tables is named by the note it wrote
+    // in them, not by the marker; one that set them up, by both while no run has gone
+    // on from it.
+    let noted_by = holding.map(|holding| holding.run);
+    if let Some(other) = noted_by.as_ref().filter(|run| **run != record.run_id) {
+        bail!(
+            "{url} holds the events of run {other} too, which went on in these tables after \
+             run {}: the state this run left is not there alone, so there is nothing to \
+             verify (verify the last run of the series)",
+            record.run_id
+        );
+    }
+    if let Some(from) = &record.went_on_from {
+        if noted_by.is_none() {
+            bail!(
+                "{url} has no note of run {}, which went on there from run {from}: the tables \
+                 were set up again since, so there is nothing to verify",
+                record.run_id
+            );
+        }
+        return Ok(());
+    }
     // A merged run's shards used the tables `hatshop prepare` made.
     let this_run = Marker::of_run(
         &record.hatshop_version,
@@ -271,11 +303,20 @@ fn replay(
         .then(|| planned(record))
         .flatten()
         .map(|(events, sha256)| (events, sha256, crate::workload::PlanHasher::new()));
-    for event in open_stream(&record.events)? {
+    let held = match &record.events {
+        EventSource::Generated { workload } => workload.held_events,
+        EventSource::File(_) => 0,
+    };
+    for event in open_whole_stream(&record.events)? {
         let event = event?;
         // Replaying is work on this thread: it listens for Ctrl-C itself.
         if event.seq % 4096 == 0 && interrupt::requested() {
             bail!("verify interrupted");
+        }
+        // Events the tables held when the run began: earlier runs sent them all.
+        if event.seq < held {
+            visit(&event, Fate::Applied, false);
+            continue;
         }
         if let Some((events, _, hasher)) = hasher.as_mut()
             && hasher.events() < *events

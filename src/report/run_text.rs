@@ -70,6 +70,9 @@ pub fn render(
             load_facts(load)
         );
     }
+    if let Some(went_on) = went_on_facts(record) {
+        let _ = writeln!(out, "load: {went_on}");
+    }
     if let Some(client) = &record.client {
         let (line, warnings) = client_said(record, client);
         let _ = writeln!(out, "{line}");
@@ -81,6 +84,21 @@ pub fn render(
         let _ = writeln!(out, "{}", server.describe());
     }
     out
+}
+
+/// What a run that went on from an earlier run's tables stood on, in place of a load
+/// (`--reuse-load`).
+pub fn went_on_facts(record: &RunRecord) -> Option<String> {
+    let from = record.went_on_from.as_ref()?;
+    let EventSource::Generated { workload } = &record.events else {
+        return None;
+    };
+    Some(format!(
+        "none: the database held the first {} events of this stream (a load of {}), \
+         which run {from} left whole, and this run went on from there (--reuse-load)",
+        thousands(workload.held_events),
+        thousands(workload.load_events())
+    ))
 }
 
 /// The initial load: its rows, time and rate, and its batches.

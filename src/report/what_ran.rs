@@ -56,6 +56,9 @@ pub(super) fn section(run: &LoadedRun) -> String {
             &escape(&format!("{facts}; before measuring, in no latency")),
         );
     }
+    if let Some(went_on) = super::run_text::went_on_facts(r) {
+        fact(&mut out, "load", &escape(&went_on));
+    }
     if let Some(fairness) = &r.fairness {
         fact(
             &mut out,

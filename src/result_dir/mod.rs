@@ -112,6 +112,10 @@ pub struct RunRecord {
     /// Writes that failed, in any phase (listed in failed_writes.csv).
     #[serde(default)]
     pub failed_writes: u64,
+    /// The run whose whole stream the database held when this one began, and which
+    /// it went on from (`--reuse-load`): the two stand on one load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub went_on_from: Option<String>,
     /// Set when `hatshop recover` rebuilt the folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovered: Option<Recovery>,

@@ -84,6 +84,11 @@ impl Expectations {
         }
     }
 
+    /// Takes in an order the database held when the run began, in this state.
+    pub fn held(&mut self, order_id: OrderId, state: StateHash) {
+        self.orders.entry(order_id).or_default().push(state);
+    }
+
     /// Judges an order read against the stream.
     pub fn judge_order(&self, order_id: OrderId, got: Option<&Order>) -> Result<(), DbError> {
         if self.uncertain.contains(&Target::Order(order_id)) {

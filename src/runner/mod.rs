@@ -33,7 +33,7 @@ use crate::db::{ErrorKind, Store};
 use crate::host_load::HostLoad;
 use crate::stats::fairness::{Fairness, LaneWork};
 use crate::stats::{IntervalCollector, RunStats, total};
-use crate::workload::EventType;
+use crate::workload::{EventType, OrderId, StateHash};
 
 pub use expect::Expectations;
 pub use lane::{LoadBatching, UNLOGGED_PER_LANE};
@@ -46,7 +46,7 @@ pub use progress::{IntervalLatency, Progress};
 pub use source::EventStream;
 pub use stages::{MOST_STAGES, Stages};
 pub use stop::{StopReason, StopSignal};
-pub use stream::open_stream;
+pub use stream::{open_stream, open_whole_stream};
 
 /// Lane inbox depth in batches: the source may run this far ahead of a lane.
 const INBOX_BATCHES: usize = 8;
@@ -140,6 +140,9 @@ pub struct RunContext {
     pub progress: Arc<Progress>,
     pub phases: Arc<PhaseClock>,
     pub op_log: Option<crate::stats::OpBatchSender>,
+    /// The orders the database held when the run began (`held_events`) and the state
+    /// each is in: what the lanes expect to read of orders no lane of this run wrote.
+    pub held_orders: Vec<(OrderId, StateHash)>,
 }
 
 /// What the lanes of one run share, besides the store.
@@ -186,6 +189,7 @@ pub async fn run<D: Store>(
 ) -> Result<RunOutcome> {
     // The lanes hold the op log's only senders, so that it ends when they do.
     let op_log = cx.op_log.take();
+    let expected = held_expectations(&cx.plan, std::mem::take(&mut cx.held_orders));
     let plan = &cx.plan;
     let lane_threads = match plan.lane_threads {
         0 => None,
@@ -202,6 +206,7 @@ pub async fn run<D: Store>(
         watches,
         &spent,
         op_log,
+        expected,
         lane_threads.as_ref(),
     );
     let source = source::Source {
@@ -240,6 +245,26 @@ pub async fn run<D: Store>(
     })
 }
 
+/// What each lane expects of the held orders dealt to it, from the start.
+fn held_expectations(plan: &RunPlan, held: Vec<(OrderId, StateHash)>) -> Vec<Expectations> {
+    let mut expected: Vec<Expectations> = (0..plan.concurrency)
+        .map(|_| Expectations::default())
+        .collect();
+    let first = plan
+        .shard
+        .map_or(0, |shard| shard.first_lane(plan.concurrency));
+    for (order_id, state) in held {
+        let lane = lane_of(order_id, plan.dealing.lanes);
+        if let Some(expect) = lane
+            .checked_sub(first)
+            .and_then(|lane| expected.get_mut(lane))
+        {
+            expect.held(order_id, state);
+        }
+    }
+    expected
+}
+
 /// One lane per in-flight slot, each on its own task, of the lane threads if any, else
 /// of the calling runtime: their inboxes and handles.
 fn spawn_lanes<D: Store>(
@@ -249,6 +274,7 @@ fn spawn_lanes<D: Store>(
     watches: Vec<Arc<watchdog::CallWatch>>,
     spent: &source::SpentBatches,
     op_log: Option<crate::stats::OpBatchSender>,
+    expected: Vec<Expectations>,
     threads: Option<&LaneThreads>,
 ) -> (
     Vec<mpsc::Sender<source::LaneMsg>>,
@@ -257,7 +283,7 @@ fn spawn_lanes<D: Store>(
     let plan = &cx.plan;
     let mut senders = Vec::with_capacity(plan.concurrency);
     let mut lanes = Vec::with_capacity(plan.concurrency);
-    for (index, watch) in watches.into_iter().enumerate() {
+    for (index, (watch, expect)) in watches.into_iter().zip(expected).enumerate() {
         let (tx, rx) = mpsc::channel(INBOX_BATCHES);
         senders.push(tx);
         let lane = lane::Lane::new(
@@ -291,6 +317,7 @@ fn spawn_lanes<D: Store>(
             },
             cx.stop.subscribe(),
             watch,
+            expect,
         );
         lanes.push(match threads {
             Some(threads) => threads.spawn(index, lane.run(rx)),

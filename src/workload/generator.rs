@@ -9,7 +9,7 @@
 use super::catalogue::{CITIES, COLOURS, FIRST_NAMES, LAST_NAMES, PRODUCTS, SIZES, STREETS};
 use super::domain::{
     EventType, ItemChange, KeyId, LineItem, Operation, Order, OrderEvent, OrderId, OrderStatus,
-    Phase,
+    Phase, StateHash,
 };
 use super::live::LiveTable;
 use super::live_order::{Items, LiveItem, LiveOrder};
@@ -47,6 +47,15 @@ impl Generator {
             generator.generate();
         }
         generator
+    }
+
+    /// The live orders and the state each is in, at this point of the stream: what
+    /// a run that goes on from here expects to read of the orders it did not write.
+    pub fn order_states(&self) -> Vec<(OrderId, StateHash)> {
+        self.orders
+            .iter()
+            .map(|(order_id, order)| (order_id, order.state(order_id)))
+            .collect()
     }
 
     /// A generator at event 0, the held events included (what `verify` replays).
@@ -522,6 +531,9 @@ mod tests {
         spec.initial_orders = 100;
         spec.held_events = 99;
         let error = spec.validate().unwrap_err().to_string();
-        assert!(error.contains("held_events = 99 is less than the load's 100"), "{error}");
+        assert!(
+            error.contains("held_events = 99 is less than the load's 100"),
+            "{error}"
+        );
     }
 }

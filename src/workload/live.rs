@@ -113,6 +113,17 @@ impl<T> LiveTable<T> {
         (id, &mut self.values[slot])
     }
 
+    /// The live targets, oldest first: their ids and values.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, &T)> {
+        self.values
+            .iter()
+            .enumerate()
+            .filter_map(move |(slot, value)| match &self.index {
+                None => Some((self.first + slot as u64, value)),
+                Some(index) => index.is_alive(slot).then(|| (index.ids[slot], value)),
+            })
+    }
+
     /// Removes a target; an id that is not live changes nothing.
     pub fn remove(&mut self, id: u64) {
         let Some(slot) = self.slot_of(id) else {

@@ -54,6 +54,11 @@ impl TimedWarmup {
         (stream, count)
     }
 
+    /// The generator, where it stands now.
+    pub fn generator(&self) -> &Generator {
+        &self.generator
+    }
+
     fn end(&mut self) {
         self.count.set(self.generator.end_warmup());
         self.ended = true;

@@ -331,6 +331,32 @@ impl Store for CassandraStore {
         })
     }
 
+    async fn holding(&self) -> Result<Option<String>, DbError> {
+        let rows = self
+            .ddl(&format!(
+                "SELECT made_by FROM {}.{MARKER} WHERE name = 'holding'",
+                self.keyspace
+            ))
+            .await?
+            .into_rows_result()
+            .map_err(other)?;
+        Ok(rows
+            .maybe_first_row::<(String,)>()
+            .map_err(other)?
+            .map(|(note,)| note))
+    }
+
+    async fn write_holding(&self, note: &str) -> Result<(), DbError> {
+        // An upsert: the row's one cell is overwritten. CQL quotes a quote by doubling it.
+        self.ddl(&format!(
+            "INSERT INTO {}.{MARKER} (name, made_by) VALUES ('holding', '{}')",
+            self.keyspace,
+            note.replace('\'', "''")
+        ))
+        .await
+        .map(drop)
+    }
+
     async fn use_existing(&self) -> Result<(), DbError> {
         self.check_owned().await?;
         self.statements().await?;

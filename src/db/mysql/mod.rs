@@ -268,6 +268,23 @@ impl Store for MysqlStore {
         })
     }
 
+    async fn holding(&self) -> Result<Option<String>, DbError> {
+        let mut conn = self.admin_conn().await?;
+        conn.query_first(ownership::READ_HOLDING)
+            .await
+            .map_err(classify)
+    }
+
+    async fn write_holding(&self, note: &str) -> Result<(), DbError> {
+        let mut conn = self.admin_conn().await?;
+        conn.query_drop(ownership::CLEAR_HOLDING)
+            .await
+            .map_err(classify)?;
+        conn.exec_drop(ownership::write_holding("?"), (note,))
+            .await
+            .map_err(classify)
+    }
+
     async fn create_order(&self, order: &Order) -> Result<(), DbError> {
         let mut held = self.conn().await?;
         let mut tx = held.transaction().await?;

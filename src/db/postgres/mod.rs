@@ -360,6 +360,30 @@ impl Store for PostgresStore {
         })
     }
 
+    async fn holding(&self) -> Result<Option<String>, DbError> {
+        let conn = self.conn().await?;
+        let row = conn
+            .client
+            .query_opt(ownership::READ_HOLDING, &[])
+            .await
+            .map_err(classify)?;
+        row.map(|row| get(&row, 0)).transpose()
+    }
+
+    async fn write_holding(&self, note: &str) -> Result<(), DbError> {
+        let conn = self.conn().await?;
+        let write = ownership::write_holding("$1");
+        conn.client
+            .batch_execute(ownership::CLEAR_HOLDING)
+            .await
+            .map_err(classify)?;
+        conn.client
+            .execute(write.as_str(), &[&note])
+            .await
+            .map_err(classify)
+            .map(drop)
+    }
+
     async fn create_order(&self, order: &Order) -> Result<(), DbError> {
         let mut conn = self.conn().await?;
         let insert_order = conn.statement(&self.sql.insert_order).await?;

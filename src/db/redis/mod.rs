@@ -43,6 +43,8 @@ use super::{
 };
 use crate::workload::{ItemsUpdate, KeyText, LineItem, Order, OrderId, OrderUpdate, StatusUpdate};
 
+/// The marker hash's field that notes what the tables hold (`Store::holding`).
+const HOLDING_FIELD: &str = "holding";
 const ORDER_FIELDS: [&str; 6] = [
     "client_id",
     "customer",
@@ -358,6 +360,18 @@ impl Store for RedisStore {
             Some(made_by) => Ok(Marker { made_by }),
             None => Err(ownership::not_ours(&self.target)),
         }
+    }
+
+    async fn holding(&self) -> Result<Option<String>, DbError> {
+        let mut conn = self.setup_conn().await?;
+        conn.hget(MARKER, HOLDING_FIELD).await.map_err(classify)
+    }
+
+    async fn write_holding(&self, note: &str) -> Result<(), DbError> {
+        let mut conn = self.setup_conn().await?;
+        conn.hset(MARKER, HOLDING_FIELD, note)
+            .await
+            .map_err(classify)
     }
 
     async fn use_existing(&self) -> Result<(), DbError> {

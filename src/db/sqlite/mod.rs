@@ -288,6 +288,22 @@ impl Store for SqliteStore {
         })
     }
 
+    async fn holding(&self) -> Result<Option<String>, DbError> {
+        self.connection()
+            .query_row(ownership::READ_HOLDING, [], |row| row.get(0))
+            .optional()
+            .map_err(classify)
+    }
+
+    async fn write_holding(&self, note: &str) -> Result<(), DbError> {
+        let conn = self.connection();
+        conn.execute(ownership::CLEAR_HOLDING, [])
+            .map_err(classify)?;
+        conn.execute(&ownership::write_holding("?1"), [note])
+            .map(drop)
+            .map_err(classify)
+    }
+
     async fn create_order(&self, order: &Order) -> Result<(), DbError> {
         let mut conn = self.connection();
         let tx = conn

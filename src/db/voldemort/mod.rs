@@ -38,6 +38,8 @@ use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderUpdate, StatusU
 
 const DEFAULT_PORT: u16 = 6666;
 const ORDER_PREFIX: &[u8] = b"order:";
+/// The key that notes what the store holds (`Store::holding`), beside the marker.
+const HOLDING_KEY: &str = "hatshop_meta.holding";
 
 /// Project Voldemort over its protocol-buffers wire, routed by hatshop as its client does.
 pub struct VoldemortStore {
@@ -279,6 +281,17 @@ impl Store for VoldemortStore {
         }
     }
 
+    async fn holding(&self) -> Result<Option<String>, DbError> {
+        Ok(self
+            .value(HOLDING_KEY.as_bytes())
+            .await?
+            .map(|note| String::from_utf8_lossy(&note.value).into_owned()))
+    }
+
+    async fn write_holding(&self, note: &str) -> Result<(), DbError> {
+        self.put(HOLDING_KEY.as_bytes(), note.as_bytes()).await
+    }
+
     async fn create_order(&self, order: &Order) -> Result<(), DbError> {
         let value = serde_json::to_vec(order).map_err(|e| corrupt("an order", e))?;
         self.put(&order_key(order.order_id), &value).await
@@ -367,7 +380,11 @@ impl Store for VoldemortStore {
             (Some(keys), Some(_)) => keys,
             _ => {
                 let mut keys = self.all_keys(None).await?;
-                keys.retain(|k| !k.starts_with(ORDER_PREFIX) && k != MARKER.as_bytes());
+                keys.retain(|k| {
+                    !k.starts_with(ORDER_PREFIX)
+                        && k != MARKER.as_bytes()
+                        && k != HOLDING_KEY.as_bytes()
+                });
                 let keys = Arc::new(keys);
                 *self.listed.lock().expect("listed lock") = Some(keys.clone());
                 keys

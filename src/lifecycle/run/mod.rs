@@ -24,10 +24,11 @@ use self::before_measuring::keep_unmeasured;
 use self::ending::{ended, record_failure, write_files};
 use self::progress::show_progress;
 use self::server_settled::settle_server;
-use self::setup::{fault_timeline, phase_clock, plan_of, start_op_log, stream_of};
+use self::setup::{RunStream, fault_timeline, phase_clock, plan_of, start_op_log, stream_of};
 use self::terminal::{print_result, say_running};
 use self::tidy_loaded::tidy_loaded;
 use super::db_time;
+use super::held_load;
 use super::reach::connect_and_set_up;
 use super::record::{initial_record, serving_server};
 use super::run_json::RunJson;
@@ -154,15 +155,19 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
         e
     };
     let reserve = RunJson::keep_room(&config.out_dir, config.concurrency).map_err(never_began)?;
-    let store = Arc::new(
-        connect_and_set_up(config, &stop)
-            .await
-            .map_err(never_began)?,
-    );
+    let (store, going_on) = connect_and_set_up(config, &stop)
+        .await
+        .map_err(never_began)?;
+    let store = Arc::new(store);
+    let config = &match &going_on {
+        Some(going_on) => config.going_on(going_on.events),
+        None => config.clone(),
+    };
     let db_time_source = db_time::begin(config, &store, &stop).await;
     let clock = RunClock::now();
     let mut record = initial_record(config, &plan_of(config, &store), &store.facts(), clock.wall);
     record.db_time = db_time_source;
+    record.went_on_from = going_on.map(|going_on| going_on.from_run);
     let run_json = RunJson::create(&config.out_dir, &record, reserve)?;
     {
         let run_json = run_json.clone();
@@ -203,6 +208,7 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
         _ = tokio::time::timeout(config.op_timeout, store.settle()) => {}
         _ = stop.interrupted() => {}
     }
+    note_what_it_holds(config, &store, &record).await;
     let finished = finish(config, &store, &record, &summary, &stop).await;
     if let Some(metrics) = metrics {
         linger(config, metrics, &stop).await;
@@ -210,6 +216,28 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
     interrupt::clear_last_words();
     crate::db::close_within(&*store).await;
     finished
+}
+
+/// Leaves the note of what the tables hold for a run that may go on from them
+/// (`--reuse-load`): this run's whole stream, or why not. A note that cannot be written
+/// leaves none, or the going-on note, which no run goes on from: it is said, and the
+/// run stands.
+async fn note_what_it_holds(config: &RunConfig, store: &AnyStore, record: &RunRecord) {
+    if config.shard.is_some() || !store.holds_data() {
+        return;
+    }
+    let Some(holding) = held_load::left_by(record, config) else {
+        return;
+    };
+    let writing = held_load::write(store, &holding);
+    match tokio::time::timeout(config.op_timeout, writing).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => note!("cannot note what the tables hold, so no run goes on from them: {e}"),
+        Err(_) => note!(
+            "no answer within {} to noting what the tables hold, so no run goes on from them",
+            elapsed_text(config.op_timeout.as_secs_f64())
+        ),
+    }
 }
 
 /// What the load and warm-up came to, into the record once the runner is done.
@@ -289,7 +317,11 @@ async fn measure(
     say_running(config);
     let serving = serving_server(config);
     let warmup_began = Arc::default();
-    let (stream, timed_warmup) = stream_of(config, &warmup_began)?;
+    let RunStream {
+        events: stream,
+        timed_warmup,
+        held_orders,
+    } = stream_of(config, &warmup_began)?;
     let before_measuring =
         before_measuring(config, &store, run_json, &timed_warmup, &serving, stop);
     // A shard's tables came keyed from `hatshop prepare`.
@@ -320,6 +352,7 @@ async fn measure(
             progress,
             phases,
             op_log: op_log_tx,
+            held_orders,
         },
     )
     .await;

@@ -15,7 +15,7 @@ use crate::runner::faults::Timeline;
 use crate::runner::{
     self, AfterLoad, BeforeMeasuring, Dealing, PhaseClock, RunClock, RunPlan, open_stream,
 };
-use crate::workload::{EventSource, TimedWarmup, WarmupCount};
+use crate::workload::{EventSource, Generator, OrderId, StateHash, TimedWarmup, WarmupCount};
 
 /// How the runner runs this config against this store.
 pub(super) fn plan_of(config: &RunConfig, store: &AnyStore) -> RunPlan {
@@ -89,18 +89,50 @@ pub(super) fn phase_clock(
     })
 }
 
-/// The run's events, and with `--warmup 10s` where its warm-up count will be: the
-/// warm-up ends that long after `warmup_began`, which the source sets.
+/// The events a run sends, as the runner takes them.
+pub(super) struct RunStream {
+    pub events: runner::EventStream,
+    /// With `--warmup 10s`, where its warm-up count will be: the warm-up ends that
+    /// long after `warmup_began`, which the source sets.
+    pub timed_warmup: Option<WarmupCount>,
+    /// The orders the database holds where the run goes on from earlier runs' events,
+    /// with their states.
+    pub held_orders: Vec<(OrderId, StateHash)>,
+}
+
+/// The run's events from the first the database does not hold.
 pub(super) fn stream_of(
     config: &RunConfig,
     warmup_began: &Arc<OnceLock<Instant>>,
-) -> Result<(runner::EventStream, Option<WarmupCount>)> {
-    Ok(match (&config.source, config.warmup_time) {
-        (EventSource::Generated { workload }, Some(length)) => {
+) -> Result<RunStream> {
+    let EventSource::Generated { workload } = &config.source else {
+        return Ok(RunStream {
+            events: open_stream(&config.source)?,
+            timed_warmup: None,
+            held_orders: Vec::new(),
+        });
+    };
+    let held_orders = |generator: &Generator| match workload.held_events {
+        0 => Vec::new(),
+        _ => generator.order_states(),
+    };
+    Ok(match config.warmup_time {
+        Some(length) => {
             let (stream, count) = TimedWarmup::new(workload, length, warmup_began.clone());
-            (Box::new(stream.map(Ok)), Some(count))
+            RunStream {
+                held_orders: held_orders(stream.generator()),
+                events: Box::new(stream.map(Ok)),
+                timed_warmup: Some(count),
+            }
         }
-        _ => (open_stream(&config.source)?, None),
+        None => {
+            let generator = Generator::new(workload);
+            RunStream {
+                held_orders: held_orders(&generator),
+                events: Box::new(generator.map(Ok)),
+                timed_warmup: None,
+            }
+        }
     })
 }
 

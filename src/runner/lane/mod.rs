@@ -167,17 +167,19 @@ pub struct Lane<D> {
 }
 
 impl<D: Store> Lane<D> {
-    /// Lane `index` (0, 1, …) of the run.
+    /// Lane `index` (0, 1, …) of the run, expecting `expect` of the orders it reads
+    /// before writing them.
     pub fn new(
         index: usize,
         cx: LaneContext<D>,
         stop_rx: tokio::sync::watch::Receiver<bool>,
         watch: Arc<CallWatch>,
+        expect: Expectations,
     ) -> Self {
         let log_batch = cx.log_batch;
         Lane {
             cx,
-            expect: Expectations::default(),
+            expect,
             stop_rx,
             watch,
             value: Vec::new(),

@@ -1,0 +1,185 @@
+//! A run that goes on where an earlier run left the database (`--reuse-load`), so a
+//! series loads once. hatshop keeps a note beside its marker of how far the seeded
+//! stream went in its tables: a run that sent its whole stream, with no failed write
+//! and no raced update, leaves them holding exactly the stream's first events, and the
+//! next run of a stream of the same shape goes on from there instead of loading again.
+//! Its events are the ones one long run would have sent after them, so the stream's
+//! contract holds for the whole series, and verify replays the stream from its start.
+
+use anyhow::{Result, bail};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::cli::ReuseLoad;
+use crate::config::RunConfig;
+use crate::db::{AnyStore, DbError, Store};
+use crate::numbers::thousands;
+use crate::result_dir::{RunRecord, RunStatus};
+use crate::workload::{EventSource, STREAM_VERSION, WorkloadSpec};
+
+/// The note: what the tables hold, and who wrote it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Holding {
+    /// Names what shapes the stream and the tables ([`shape_of`]).
+    pub shape: String,
+    /// The stream's first events the tables hold.
+    pub events: u64,
+    /// The run that wrote the note.
+    pub run: String,
+    /// Why the tables do not hold exactly those events, where they do not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_whole: Option<String>,
+}
+
+/// The longest note read back: a server's answer is bounded before it is parsed.
+const MOST_NOTE_BYTES: usize = 4096;
+
+/// Names what makes two runs' streams and tables the same, whatever their counts: the
+/// stream's shape (seed, load, mix, sizes), the generator's version, hatshop's (its
+/// tables' layout) and the store's settings.
+pub fn shape_of(workload: &WorkloadSpec, config: &RunConfig) -> String {
+    let mut sha = Sha256::new();
+    let shape = serde_json::to_string(&workload.shape()).expect("a spec serialises");
+    let settings = serde_json::to_string(config.settings.given()).expect("settings serialise");
+    for part in [
+        env!("CARGO_PKG_VERSION"),
+        &STREAM_VERSION.to_string(),
+        &shape,
+        &settings,
+    ] {
+        sha.update(part.as_bytes());
+        sha.update([0]);
+    }
+    crate::workload::hex(&sha.finalize()[..16])
+}
+
+/// The note the store holds, if any; a note too long or not hatshop's reads as none
+/// that can be gone on from.
+pub async fn read(store: &impl Store) -> Result<Option<Holding>, String> {
+    let note = store.holding().await.map_err(|e| e.to_string())?;
+    let Some(note) = note else {
+        return Ok(None);
+    };
+    if note.len() > MOST_NOTE_BYTES {
+        return Err(format!(
+            "its note of what it holds is {} bytes, not hatshop's",
+            thousands(note.len() as u64)
+        ));
+    }
+    serde_json::from_str(&note)
+        .map(Some)
+        .map_err(|_| "its note of what it holds is not hatshop's".to_string())
+}
+
+/// Writes the note.
+pub async fn write(store: &AnyStore, holding: &Holding) -> Result<(), DbError> {
+    let note = serde_json::to_string(holding).expect("a note serialises");
+    store.write_holding(&note).await
+}
+
+/// What a run goes on from: the events the tables hold and the run that left them.
+#[derive(Debug, Clone)]
+pub struct GoingOn {
+    pub events: u64,
+    pub from_run: String,
+}
+
+/// Whether the run can go on from what the store holds: `Ok(Some)` where it holds a
+/// whole stream of this run's shape, `Ok(None)` where the run is to load (`if-held`),
+/// an error naming why it cannot (`must`).
+pub async fn going_on(
+    store: &AnyStore,
+    config: &RunConfig,
+    when: ReuseLoad,
+) -> Result<Option<GoingOn>> {
+    let why_not = match (&config.source, read(store).await) {
+        (EventSource::File(_), _) => {
+            "an events file is replayed whole, from its first event".to_string()
+        }
+        (_, Err(why)) => why,
+        (_, Ok(None)) => "hatshop has no note of a whole stream in it".to_string(),
+        (EventSource::Generated { workload }, Ok(Some(holding))) => {
+            match why_not_going_on(&holding, workload, config) {
+                None => {
+                    return Ok(Some(GoingOn {
+                        events: holding.events,
+                        from_run: holding.run,
+                    }));
+                }
+                Some(why) => why,
+            }
+        }
+    };
+    match when {
+        ReuseLoad::IfHeld => Ok(None),
+        ReuseLoad::Must => bail!(
+            "--reuse-load: {} cannot be gone on from: {why_not}; run without --reuse-load to \
+             load it",
+            config.db
+        ),
+    }
+}
+
+/// Why a note does not let this run go on, or `None` where it does.
+fn why_not_going_on(
+    holding: &Holding,
+    workload: &WorkloadSpec,
+    config: &RunConfig,
+) -> Option<String> {
+    if let Some(why) = &holding.not_whole {
+        return Some(format!("run {} left it {why}", holding.run));
+    }
+    if holding.shape != shape_of(workload, config) {
+        return Some(format!(
+            "it holds the stream of run {}, of another seed, load, mix, size or store setting",
+            holding.run
+        ));
+    }
+    if holding.events < workload.load_events() {
+        return Some(format!(
+            "it holds {} events, fewer than this run's load of {}",
+            thousands(holding.events),
+            thousands(workload.load_events())
+        ));
+    }
+    None
+}
+
+/// The note a run leaves at its end: the tables hold its whole stream, or why not.
+pub fn left_by(record: &RunRecord, config: &RunConfig) -> Option<Holding> {
+    let EventSource::Generated { workload } = &record.events else {
+        return None;
+    };
+    let not_whole = if record.status != RunStatus::Finished || !record.stream_complete {
+        Some(format!(
+            "{} before the end of its stream",
+            record.status.as_str()
+        ))
+    } else if record.failed_writes > 0 {
+        Some(format!(
+            "with {} failed writes",
+            thousands(record.failed_writes)
+        ))
+    } else if config.conflicts > 0.0 {
+        Some("with updates raced across lanes (--conflicts)".to_string())
+    } else {
+        None
+    };
+    Some(Holding {
+        shape: shape_of(workload, config),
+        events: workload.total_events(),
+        run: record.run_id.clone(),
+        not_whole,
+    })
+}
+
+/// The note a run that goes on from `held` events writes before it sends anything:
+/// until its end says otherwise, the tables hold no whole stream.
+pub fn going_on_note(workload: &WorkloadSpec, held: u64, config: &RunConfig) -> Holding {
+    Holding {
+        shape: shape_of(workload, config),
+        events: held,
+        run: config.run_id.clone(),
+        not_whole: Some("part-way through its stream (still running, or killed)".to_string()),
+    }
+}
