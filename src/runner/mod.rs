@@ -203,10 +203,9 @@ pub async fn run<D: Store>(
         &db,
         &cx,
         &shared,
-        watches,
+        watches.into_iter().zip(expected).collect(),
         &spent,
         op_log,
-        expected,
         lane_threads.as_ref(),
     );
     let source = source::Source {
@@ -265,16 +264,16 @@ fn held_expectations(plan: &RunPlan, held: Vec<(OrderId, StateHash)>) -> Vec<Exp
     expected
 }
 
-/// One lane per in-flight slot, each on its own task, of the lane threads if any, else
-/// of the calling runtime: their inboxes and handles.
+/// One lane per in-flight slot, each with its watch and what it expects of held orders,
+/// on its own task, of the lane threads if any, else of the calling runtime: their
+/// inboxes and handles.
 fn spawn_lanes<D: Store>(
     db: &Arc<D>,
     cx: &RunContext,
     shared: &LaneShared,
-    watches: Vec<Arc<watchdog::CallWatch>>,
+    starts: Vec<(Arc<watchdog::CallWatch>, Expectations)>,
     spent: &source::SpentBatches,
     op_log: Option<crate::stats::OpBatchSender>,
-    expected: Vec<Expectations>,
     threads: Option<&LaneThreads>,
 ) -> (
     Vec<mpsc::Sender<source::LaneMsg>>,
@@ -283,7 +282,7 @@ fn spawn_lanes<D: Store>(
     let plan = &cx.plan;
     let mut senders = Vec::with_capacity(plan.concurrency);
     let mut lanes = Vec::with_capacity(plan.concurrency);
-    for (index, (watch, expect)) in watches.into_iter().zip(expected).enumerate() {
+    for (index, (watch, expect)) in starts.into_iter().enumerate() {
         let (tx, rx) = mpsc::channel(INBOX_BATCHES);
         senders.push(tx);
         let lane = lane::Lane::new(

@@ -113,6 +113,13 @@ impl Store for FakeStore {
     async fn check_owned(&self) -> Result<Marker, DbError> {
         Ok(Marker::default())
     }
+    /// No run goes on from a fake's tables.
+    async fn holding(&self) -> Result<Option<String>, DbError> {
+        Ok(None)
+    }
+    async fn write_holding(&self, _note: &str) -> Result<(), DbError> {
+        Ok(())
+    }
     async fn create_order(&self, order: &Order) -> Result<(), DbError> {
         self.before().await?;
         if self.holds() {

@@ -81,7 +81,7 @@ async fn lane(
     };
     let watch = Arc::new(CallWatch::new(epoch));
     (
-        Lane::new(0, cx, stop.subscribe(), watch),
+        Lane::new(0, cx, stop.subscribe(), watch, Default::default()),
         intervals,
         spent_rx,
     )
