@@ -16,7 +16,7 @@ use crate::console::{note, say};
 use crate::files::{read_json, write_json};
 use crate::lifecycle::run::{
     EXIT_INTERRUPTED, EXIT_THRESHOLD_BROKEN, EXIT_TOO_MANY_ERRORS, VerifyDifferences,
-    errors_over_bound, refuse_export_in_series, thresholds_broken, verified_note,
+    errors_over_bound, load_note, refuse_export_in_series, thresholds_broken, verified_note,
 };
 use crate::lifecycle::series::{Outcome, Series, Watch};
 use crate::numbers::{format_us, thousands};
@@ -142,12 +142,13 @@ fn say_repeat(i: usize, of: usize, summary: &Summary, record: &RunRecord, run_di
         format!(" ({}: left out of the medians)", record.status)
     };
     say!(
-        "repeat {i}/{of}: {:.2} s, {:.0} ops/s, mean {} µs, p99 {} µs, {} errors{}{cut_short}",
+        "repeat {i}/{of}: {:.2} s, {:.0} ops/s, mean {} µs, p99 {} µs, {} errors{}{}{cut_short}",
         summary.elapsed_s,
         summary.throughput_ops_s,
         format_us(summary.overall.mean_us),
         format_us(summary.overall.percentile("p99")),
         summary.errors,
+        load_note(run_dir),
         verified_note(run_dir)
     );
 }

@@ -14,7 +14,7 @@ use crate::cli::ReuseLoad;
 use crate::config::RunConfig;
 use crate::db::{AnyStore, DbError, Store};
 use crate::numbers::thousands;
-use crate::result_dir::{RunRecord, RunStatus};
+use crate::result_dir::{RunRecord, RunStatus, WentOnFrom};
 use crate::workload::{EventSource, STREAM_VERSION, WorkloadSpec};
 
 /// The note: what the tables hold, and who wrote it.
@@ -24,8 +24,10 @@ pub struct Holding {
     pub shape: String,
     /// The stream's first events the tables hold.
     pub events: u64,
-    /// The run that wrote the note.
+    /// The run that wrote the note, and its result folder.
     pub run: String,
+    #[serde(default)]
+    pub folder: String,
     /// Why the tables do not hold exactly those events, where they do not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_whole: Option<String>,
@@ -66,9 +68,14 @@ pub async fn read(store: &impl Store) -> Result<Option<Holding>, String> {
             thousands(note.len() as u64)
         ));
     }
-    serde_json::from_str(&note)
-        .map(Some)
-        .map_err(|_| "its note of what it holds is not hatshop's".to_string())
+    let not_ours = || "its note of what it holds is not hatshop's".to_string();
+    let holding: Holding = serde_json::from_str(&note).map_err(|_| not_ours())?;
+    // Its names go to the terminal and the pages: no control character gets there.
+    let named = [&holding.shape, &holding.run, &holding.folder];
+    if named.iter().any(|text| text.chars().any(char::is_control)) {
+        return Err(not_ours());
+    }
+    Ok(Some(holding))
 }
 
 /// Writes the note.
@@ -81,7 +88,7 @@ pub async fn write(store: &AnyStore, holding: &Holding) -> Result<(), DbError> {
 #[derive(Debug, Clone)]
 pub struct GoingOn {
     pub events: u64,
-    pub from_run: String,
+    pub from: WentOnFrom,
 }
 
 /// Whether the run can go on from what the store holds: `Ok(Some)` where it holds a
@@ -92,7 +99,11 @@ pub async fn going_on(
     config: &RunConfig,
     when: ReuseLoad,
 ) -> Result<Option<GoingOn>> {
-    let why_not = match (&config.source, read(store).await) {
+    let held = match store.check_owned().await {
+        Ok(_) => read(store).await,
+        Err(_) => Err("it holds no tables of hatshop's".to_string()),
+    };
+    let why_not = match (&config.source, held) {
         (EventSource::File(_), _) => {
             "an events file is replayed whole, from its first event".to_string()
         }
@@ -103,7 +114,10 @@ pub async fn going_on(
                 None => {
                     return Ok(Some(GoingOn {
                         events: holding.events,
-                        from_run: holding.run,
+                        from: WentOnFrom {
+                            run: holding.run,
+                            folder: holding.folder,
+                        },
                     }));
                 }
                 Some(why) => why,
@@ -169,6 +183,7 @@ pub fn left_by(record: &RunRecord, config: &RunConfig) -> Option<Holding> {
         shape: shape_of(workload, config),
         events: workload.total_events(),
         run: record.run_id.clone(),
+        folder: folder_of(config),
         not_whole,
     })
 }
@@ -180,6 +195,15 @@ pub fn going_on_note(workload: &WorkloadSpec, held: u64, config: &RunConfig) -> 
         shape: shape_of(workload, config),
         events: held,
         run: config.run_id.clone(),
+        folder: folder_of(config),
         not_whole: Some("part-way through its stream (still running, or killed)".to_string()),
     }
+}
+
+/// The run's folder as the note names it: whole, so another run's line can point at it.
+fn folder_of(config: &RunConfig) -> String {
+    std::path::absolute(&config.out_dir)
+        .unwrap_or_else(|_| config.out_dir.clone())
+        .display()
+        .to_string()
 }

@@ -171,9 +171,10 @@ fn check_marker(
     if let Some(from) = &record.went_on_from {
         if noted_by.is_none() {
             bail!(
-                "{url} has no note of run {}, which went on there from run {from}: the tables \
+                "{url} has no note of run {}, which went on there from run {}: the tables \
                  were set up again since, so there is nothing to verify",
-                record.run_id
+                record.run_id,
+                from.run
             );
         }
         return Ok(());

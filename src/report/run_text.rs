@@ -95,9 +95,11 @@ pub fn went_on_facts(record: &RunRecord) -> Option<String> {
     };
     Some(format!(
         "none: the database held the first {} events of this stream (a load of {}), \
-         which run {from} left whole, and this run went on from there (--reuse-load)",
+         which run {} ({}) left whole, and this run went on from there (--reuse-load)",
         thousands(workload.held_events),
-        thousands(workload.load_events())
+        thousands(workload.load_events()),
+        from.run,
+        from.folder
     ))
 }
 

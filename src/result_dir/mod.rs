@@ -50,6 +50,14 @@ pub fn file(dir: &Path, name: &str) -> PathBuf {
     dir.join(name)
 }
 
+/// The run a run went on from (`--reuse-load`), as the database's note named it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WentOnFrom {
+    pub run: String,
+    /// Its result folder, as it was written there.
+    pub folder: String,
+}
+
 /// `run.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunRecord {
@@ -115,7 +123,7 @@ pub struct RunRecord {
     /// The run whose whole stream the database held when this one began, and which
     /// it went on from (`--reuse-load`): the two stand on one load.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub went_on_from: Option<String>,
+    pub went_on_from: Option<WentOnFrom>,
     /// Set when `hatshop recover` rebuilt the folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovered: Option<Recovery>,

@@ -161,10 +161,14 @@ impl Cell {
         if self.faults.is_some() {
             argv.extend(["--faults".into(), faults_file(dir).display().to_string()]);
         }
-        if self.verb == Verb::Load {
-            argv.push("--recreate".into());
-        } else {
-            argv.extend(["--quiet".into(), "--recreate".into()]);
+        match self.verb {
+            Verb::Load => argv.push("--recreate".into()),
+            // A run goes on from the tables the cell before it left, where that cell
+            // sent a whole stream of the same shape: the series loads once.
+            Verb::Run => {
+                argv.extend(["--quiet", "--recreate", "--reuse-load=if-held"].map(String::from))
+            }
+            Verb::Search => argv.extend(["--quiet".into(), "--recreate".into()]),
         }
         if self.verified() {
             argv.push("--verify".into());

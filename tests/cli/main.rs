@@ -7,7 +7,8 @@
 //! - `full_disk`: a result folder on a disk that fills up;
 //! - `shards_and_repeats`: shards merged into one folder, repeats and their spread;
 //! - `verdicts`: a verdict that cannot be fooled;
-//! - `stop`: never stuck, nothing lost, nothing leaked.
+//! - `stop`: never stuck, nothing lost, nothing leaked;
+//! - `reuse_load`: a series on one load, each run going on from the last.
 
 mod commands;
 #[path = "../common/mod.rs"]
@@ -16,6 +17,7 @@ mod full_disk;
 mod golden_stream;
 mod op_log;
 mod outputs;
+mod reuse_load;
 mod shards_and_repeats;
 mod stop;
 mod verdicts;

@@ -10,7 +10,7 @@ use super::steps::Steps;
 use crate::cli::SweepArgs;
 use crate::console::{note, say};
 use crate::files::read_json;
-use crate::lifecycle::run::verified_note;
+use crate::lifecycle::run::{load_note, verified_note};
 use crate::lifecycle::series::{Outcome, Watch};
 use crate::numbers::format_us;
 use crate::report::sweep::{self, RunPlace, SweepRow};
@@ -52,7 +52,7 @@ impl Watch for Said {
             format!(" ({}: left out of the charts)", place.status)
         };
         say!(
-            "{}={}{} #{}: {:.2} s, {:.0} ops/s, mean {} µs, p99 {} µs{}, {} errors{}{cut_short}",
+            "{}={}{} #{}: {:.2} s, {:.0} ops/s, mean {} µs, p99 {} µs{}, {} errors{}{}{cut_short}",
             place.setting,
             place.value,
             if self.several {
@@ -69,6 +69,7 @@ impl Watch for Said {
                 .map(|r| format!(" (response p99 {} µs)", format_us(r)))
                 .unwrap_or_default(),
             all.errors,
+            load_note(dir),
             verified_note(dir)
         );
         Ok(())

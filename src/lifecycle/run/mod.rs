@@ -107,6 +107,19 @@ pub fn refuse_bounds_in(args: &RunArgs, series: &str) -> Result<()> {
     Ok(())
 }
 
+/// Where a run of a series stood: `, on the tables FOLDER left` where it went on from what an
+/// earlier run left (`--reuse-load`), nothing where it loaded its own.
+pub fn load_note(run_dir: &Path) -> String {
+    let path = result_dir::file(run_dir, result_dir::RUN_JSON);
+    match crate::files::read_json::<RunRecord>(&path) {
+        Ok(RunRecord {
+            went_on_from: Some(from),
+            ..
+        }) => format!(", on the tables {} left", from.folder),
+        _ => String::new(),
+    }
+}
+
 /// What `--verify` found in a run of a series, for its line: `, verify exact`, the
 /// number of differences, or nothing where it did not run.
 pub fn verified_note(run_dir: &Path) -> String {
@@ -167,7 +180,7 @@ pub async fn execute(config: &RunConfig) -> Result<std::process::ExitCode> {
     let clock = RunClock::now();
     let mut record = initial_record(config, &plan_of(config, &store), &store.facts(), clock.wall);
     record.db_time = db_time_source;
-    record.went_on_from = going_on.map(|going_on| going_on.from_run);
+    record.went_on_from = going_on.map(|going_on| going_on.from);
     let run_json = RunJson::create(&config.out_dir, &record, reserve)?;
     {
         let run_json = run_json.clone();

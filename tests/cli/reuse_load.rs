@@ -1,0 +1,162 @@
+//! A series on one load, against SQLite in a temporary folder: a run goes on from the
+//! tables an earlier run of the same stream left whole (`--reuse-load`), its events are
+//! the ones one long run would have sent, and verify replays the stream from its start.
+
+use std::path::Path;
+use std::process::Command as StdCommand;
+
+use crate::common;
+
+use common::{assert_one_line_error, hatshop, json};
+use tempfile::TempDir;
+
+fn sha256_of(path: &Path) -> String {
+    let out = StdCommand::new("sha256sum").arg(path).output().unwrap();
+    String::from_utf8(out.stdout).unwrap()[..64].to_string()
+}
+
+const STREAM: [&str; 6] = ["--orders", "2000", "--warmup", "300", "--events", "3000"];
+
+fn run(dir: &Path, db: &str, out: &str, extra: &[&str]) -> std::process::Output {
+    let output = hatshop(dir)
+        .args(["run", "--db", db, "-o", out, "--verify", "-c", "4"])
+        .args(STREAM)
+        .args(extra)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{out}: {said}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+#[test]
+fn a_run_goes_on_from_the_whole_stream_an_earlier_run_left_and_verifies() {
+    let tmp = TempDir::new().unwrap();
+    let dir = tmp.path();
+    let db = format!("sqlite://{}", dir.join("one.db").display());
+    run(dir, &db, "first", &[]);
+    let first = json(&dir.join("first/run.json"));
+    let output = run(dir, &db, "second", &["--reuse-load"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("load: none: the database held the first 5,300 events"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("0 missing, 0 extra, 0 differing"),
+        "{stdout}"
+    );
+    let second = json(&dir.join("second/run.json"));
+    assert_eq!(second["events"]["workload"]["held_events"], 5300);
+    assert_eq!(second["went_on_from"]["run"], first["run_id"]);
+    // Reads of orders the first run wrote were judged, and none was wrong.
+    let summary = json(&dir.join("second/summary.json"));
+    assert_eq!(summary["errors"], 0, "{summary}");
+
+    // The stream's contract holds: the run's events are what `generate` writes for a
+    // spec whose database holds the first 5,300.
+    std::fs::write(
+        dir.join("held.toml"),
+        "name = \"held\"\nseed = 42\ninitial_orders = 2000\nheld_events = 5300\nwarmup = 300\n\
+         events = 3000\n[mix]\ncreate_order = 1\nread_order = 1\nupdate_order = 1\n\
+         update_items = 1\nupdate_status = 1\ndelete_order = 1\n",
+    )
+    .unwrap();
+    hatshop(dir)
+        .args(["generate", "-w", "held.toml", "-o", "held.jsonl"])
+        .assert()
+        .success();
+    assert_eq!(second["plan_sha256"], sha256_of(&dir.join("held.jsonl")));
+
+    // The first run's state is no longer there alone: its verify says so.
+    assert_one_line_error(
+        dir,
+        &["verify", "first"],
+        "went on in these tables after run",
+    );
+    hatshop(dir).args(["verify", "second"]).assert().success();
+}
+
+#[test]
+fn a_database_that_holds_no_whole_stream_of_this_shape_is_refused_or_loaded() {
+    let tmp = TempDir::new().unwrap();
+    let dir = tmp.path();
+    let db = format!("sqlite://{}", dir.join("one.db").display());
+    assert_one_line_error(
+        dir,
+        &["run", "--db", &db, "--events", "10", "--reuse-load"],
+        "it holds no tables of hatshop's",
+    );
+    run(dir, &db, "first", &[]);
+    assert_one_line_error(
+        dir,
+        &[
+            "run",
+            "--db",
+            &db,
+            "--orders",
+            "2000",
+            "--seed",
+            "7",
+            "--reuse-load",
+        ],
+        "of another seed, load, mix, size or store setting",
+    );
+    // A run stopped by its --duration leaves no whole stream to go on from.
+    hatshop(dir)
+        .args(["run", "--db", &db, "-o", "timed", "--reuse-load"])
+        .args(["--orders", "2000", "--warmup", "300", "--duration", "1s", "--rate", "500"])
+        .assert()
+        .success();
+    assert_one_line_error(
+        dir,
+        &["run", "--db", &db, "-o", "refused", "--reuse-load"],
+        "left it stopped_at_deadline before the end of its stream",
+    );
+    // `if-held` loads where it cannot go on, as a series' runs do.
+    let output = run(dir, &db, "loaded", &["--reuse-load=if-held"]);
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("load: none"));
+    assert!(
+        json(&dir.join("loaded/run.json"))
+            .get("went_on_from")
+            .is_none()
+    );
+}
+
+#[test]
+fn a_sweep_loads_once_and_its_later_steps_go_on() {
+    let tmp = TempDir::new().unwrap();
+    let dir = tmp.path();
+    let db = format!("sqlite://{}", dir.join("one.db").display());
+    let output = hatshop(dir)
+        .args([
+            "sweep",
+            "--db",
+            &db,
+            "-o",
+            "sweep",
+            "--vary",
+            "concurrency=1,2,4",
+        ])
+        .args(STREAM)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert_eq!(stdout.matches("verify exact").count(), 3, "{stdout}");
+    assert_eq!(stdout.matches(", on the tables ").count(), 2, "{stdout}");
+    let held: Vec<u64> = ["concurrency=1-r1", "concurrency=2-r1", "concurrency=4-r1"]
+        .iter()
+        .map(|step| {
+            json(&dir.join("sweep").join(step).join("run.json"))["events"]["workload"]
+                ["held_events"]
+                .as_u64()
+                .unwrap_or(0)
+        })
+        .collect();
+    assert_eq!(held, [0, 5300, 8600]);
+}
