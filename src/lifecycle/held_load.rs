@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 
 use crate::cli::ReuseLoad;
 use crate::config::RunConfig;
-use crate::db::{AnyStore, DbError, Store};
+use crate::db::{AnyStore, DbError, Marker, Store};
 use crate::numbers::thousands;
 use crate::result_dir::{RunRecord, RunStatus, WentOnFrom};
 use crate::workload::{EventSource, STREAM_VERSION, WorkloadSpec};
@@ -28,6 +28,10 @@ pub struct Holding {
     pub run: String,
     #[serde(default)]
     pub folder: String,
+    /// The run's process as hatshop's marker names one (`Marker::of_run`): run ids
+    /// repeat across folders, a process does not.
+    #[serde(default)]
+    pub by: String,
     /// Why the tables do not hold exactly those events, where they do not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_whole: Option<String>,
@@ -71,7 +75,7 @@ pub async fn read(store: &impl Store) -> Result<Option<Holding>, String> {
     let not_ours = || "its note of what it holds is not hatshop's".to_string();
     let holding: Holding = serde_json::from_str(&note).map_err(|_| not_ours())?;
     // Its names go to the terminal and the pages: no control character gets there.
-    let named = [&holding.shape, &holding.run, &holding.folder];
+    let named = [&holding.shape, &holding.run, &holding.folder, &holding.by];
     if named.iter().any(|text| text.chars().any(char::is_control)) {
         return Err(not_ours());
     }
@@ -184,6 +188,12 @@ pub fn left_by(record: &RunRecord, config: &RunConfig) -> Option<Holding> {
         events: workload.total_events(),
         run: record.run_id.clone(),
         folder: folder_of(config),
+        by: Marker::of_run(
+            &record.hatshop_version,
+            &record.run_id,
+            record.pid,
+            record.process_start,
+        ),
         not_whole,
     })
 }
@@ -196,6 +206,7 @@ pub fn going_on_note(workload: &WorkloadSpec, held: u64, config: &RunConfig) -> 
         events: held,
         run: config.run_id.clone(),
         folder: folder_of(config),
+        by: this_process(&config.run_id),
         not_whole: Some("part-way through its stream (still running, or killed)".to_string()),
     }
 }
@@ -206,4 +217,15 @@ fn folder_of(config: &RunConfig) -> String {
         .unwrap_or_else(|_| config.out_dir.clone())
         .display()
         .to_string()
+}
+
+/// How the marker names run `run_id` of this process.
+fn this_process(run_id: &str) -> String {
+    let pid = std::process::id();
+    Marker::of_run(
+        env!("CARGO_PKG_VERSION"),
+        run_id,
+        pid,
+        crate::procfs::process_start(pid).unwrap_or(0),
+    )
 }

@@ -156,36 +156,39 @@ fn check_marker(
     url: &DbUrl,
     record: &RunRecord,
 ) -> Result<()> {
-    // A run that went on from an earlier one's tables is named by the note it wrote
-    // in them, not by the marker; one that set them up, by both while no run has gone
-    // on from it.
-    let noted_by = holding.map(|holding| holding.run);
-    if let Some(other) = noted_by.as_ref().filter(|run| **run != record.run_id) {
-        bail!(
-            "{url} holds the events of run {other} too, which went on in these tables after \
-             run {}: the state this run left is not there alone, so there is nothing to \
-             verify (verify the last run of the series)",
-            record.run_id
-        );
-    }
-    if let Some(from) = &record.went_on_from {
-        if noted_by.is_none() {
-            bail!(
-                "{url} has no note of run {}, which went on there from run {}: the tables \
-                 were set up again since, so there is nothing to verify",
-                record.run_id,
-                from.run
-            );
-        }
-        return Ok(());
-    }
-    // A merged run's shards used the tables `hatshop prepare` made.
     let this_run = Marker::of_run(
         &record.hatshop_version,
         &record.run_id,
         record.pid,
         record.process_start,
     );
+    // A run that went on from an earlier one's tables is named by the note it wrote
+    // in them, not by the marker; one that set them up, by the marker, and then by
+    // the note too once it wrote one: a later run may have gone on from it.
+    if record.went_on_from.is_none() {
+        check_made_by(marker, &this_run, url, record)?;
+    }
+    match holding {
+        Some(holding) if holding.by != this_run => bail!(
+            "{url} holds the events of run {} ({}), which came after run {} in these tables \
+             (it went on from them, or set them up again): the state this run left is not \
+             there alone, so there is nothing to verify (verify the last run of a series)",
+            holding.run,
+            holding.folder,
+            record.run_id
+        ),
+        None if record.went_on_from.is_some() => bail!(
+            "{url} has no note of run {}, which went on in these tables: they were set up \
+             again since, so there is nothing to verify",
+            record.run_id
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// The marker must name the run that set the tables up.
+fn check_made_by(marker: &Marker, this_run: &str, url: &DbUrl, record: &RunRecord) -> Result<()> {
+    // A merged run's shards used the tables `hatshop prepare` made.
     let made_for_this_run = match marker.run_id() {
         Some(_) => record.shards.is_empty() && marker.made_by == this_run,
         None => !record.shards.is_empty(),

@@ -76,7 +76,7 @@ fn a_run_goes_on_from_the_whole_stream_an_earlier_run_left_and_verifies() {
     assert_one_line_error(
         dir,
         &["verify", "first"],
-        "went on in these tables after run",
+        "which came after run first in these tables",
     );
     hatshop(dir).args(["verify", "second"]).assert().success();
 }
@@ -109,7 +109,16 @@ fn a_database_that_holds_no_whole_stream_of_this_shape_is_refused_or_loaded() {
     // A run stopped by its --duration leaves no whole stream to go on from.
     hatshop(dir)
         .args(["run", "--db", &db, "-o", "timed", "--reuse-load"])
-        .args(["--orders", "2000", "--warmup", "300", "--duration", "1s", "--rate", "500"])
+        .args([
+            "--orders",
+            "2000",
+            "--warmup",
+            "300",
+            "--duration",
+            "1s",
+            "--rate",
+            "500",
+        ])
         .assert()
         .success();
     assert_one_line_error(
