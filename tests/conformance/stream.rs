@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use super::common::{
-    assert_ran_on_the_asked_wire, cassandra as cassandra_url, each_client_stack, hatshop, json,
-    lock, op_maps, run_and_verify, url,
+    assert_one_line_error, assert_ran_on_the_asked_wire, cassandra as cassandra_url,
+    each_client_stack, hatshop, json, lock, op_maps, run_and_verify, url,
 };
 use super::{MYSQL, POSTGRES, REDIS, VOLDEMORT};
 use tempfile::TempDir;
@@ -80,6 +80,38 @@ fn op_log_agrees_with_summary(out: &Path) {
     }
 }
 
+/// A run with `--reuse-load` goes on from the orders and records the run before it
+/// left, judges its reads of them, and verifies exactly; a database that lives in
+/// memory holds nothing for a second run, which says so in one line.
+fn goes_on_from_the_last(tmp: &TempDir, db: &str) {
+    if db.contains(":memory:") {
+        let said = assert_one_line_error(
+            tmp.path(),
+            &["run", "--db", db, "--reuse-load", "--events", "10"],
+            "it holds no tables of hatshop's",
+        );
+        assert!(said.contains("cannot be gone on from"), "{said}");
+        return;
+    }
+    // `sqlite://` alone is a file in each run's folder: both runs need the one file.
+    let db = match db {
+        "sqlite://" => format!("sqlite://{}", tmp.path().join("one.db").display()),
+        _ => db.to_string(),
+    };
+    let first = run_and_verify(tmp, &db, MIXED_LOAD);
+    let mut going_on = MIXED_LOAD.to_vec();
+    going_on.push("--reuse-load");
+    let second = run_and_verify(tmp, &db, &going_on);
+    let first = json(&first.join("run.json"));
+    let second = json(&second.join("run.json"));
+    assert_eq!(second["went_on_from"]["run"], first["run_id"], "{second}");
+    assert_eq!(
+        second["events"]["workload"]["held_events"], 4000,
+        "{second}"
+    );
+    assert!(second["unmeasured"]["load"].is_null(), "{second}");
+}
+
 /// The checks of a store that keeps data, run against `$db` (an expression, evaluated
 /// in each test so a missing server variable fails that test).
 macro_rules! store_keeps_what_the_stream_says {
@@ -115,6 +147,14 @@ macro_rules! store_keeps_what_the_stream_says {
                 // The measured events are order events alone: the records stay as loaded.
                 assert_eq!(verify["keys_found"], 1500, "{verify}");
                 assert!(verify["orders_found"].as_u64().unwrap() > 0, "{verify}");
+            }
+
+            #[test]
+            $(#[$ignore])?
+            fn a_run_goes_on_from_the_whole_stream_the_last_left() {
+                let _guard = $guard;
+                let tmp = TempDir::new().unwrap();
+                goes_on_from_the_last(&tmp, &$db("reuse"));
             }
 
             #[test]
