@@ -203,8 +203,10 @@ pub fn setup_statements(
         .map(|t| format!("DROP TABLE {t}"))
         .collect();
     statements.extend(create.iter().map(|s| s.to_string()));
+    // TEXT for the note: the note of what the tables hold (`Store::holding`) names a
+    // run's folder, longer than a VARCHAR(255) holds.
     statements.push(format!(
-        "CREATE TABLE {MARKER} (name {marker_type} PRIMARY KEY, made_by {marker_type} NOT NULL)"
+        "CREATE TABLE {MARKER} (name {marker_type} PRIMARY KEY, made_by TEXT NOT NULL)"
     ));
     statements.push(format!(
         "INSERT INTO {MARKER} (name, made_by) VALUES ('hatshop', '{}')",

@@ -211,13 +211,23 @@ pub fn going_on_note(workload: &WorkloadSpec, held: u64, config: &RunConfig) -> 
     }
 }
 
-/// The run's folder as the note names it: whole, so another run's line can point at it.
+/// The run's folder as the note names it: whole, so another run's line can point at
+/// it, and its end alone past [`MOST_FOLDER_CHARS`], so the note stays one a later run
+/// reads.
 fn folder_of(config: &RunConfig) -> String {
-    std::path::absolute(&config.out_dir)
+    let folder = std::path::absolute(&config.out_dir)
         .unwrap_or_else(|_| config.out_dir.clone())
         .display()
-        .to_string()
+        .to_string();
+    let chars = folder.chars().count();
+    match chars.checked_sub(MOST_FOLDER_CHARS) {
+        Some(over) if over > 0 => format!("…{}", folder.chars().skip(over + 1).collect::<String>()),
+        _ => folder,
+    }
 }
+
+/// The longest folder a note names, in characters.
+const MOST_FOLDER_CHARS: usize = 512;
 
 /// How the marker names run `run_id` of this process.
 fn this_process(run_id: &str) -> String {

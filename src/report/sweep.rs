@@ -58,6 +58,10 @@ pub struct SweepRow {
     pub lost_updates: Option<u64>,
     /// Deleted orders a racing update wrote back (verify with --conflicts).
     pub resurrected_orders: Option<u64>,
+    /// The folder of the run whose tables this run went on from (`--reuse-load`):
+    /// the two stood on one load. Empty where the run loaded its own.
+    #[serde(default)]
+    pub went_on_from: String,
 }
 
 /// Where a run sits in the sweep.
@@ -69,6 +73,8 @@ pub struct RunPlace<'a> {
     pub run_dir: &'a str,
     /// run.json's `status`.
     pub status: RunStatus,
+    /// run.json's `went_on_from`: the folder of the run it went on from.
+    pub went_on_from: Option<&'a str>,
 }
 
 /// The rows of one run: `all` first, then each event type that ran.
@@ -111,6 +117,7 @@ pub fn rows_of(place: &RunPlace, summary: &Summary, races: Option<&VerifyReport>
         response_p99_us: s.response.as_ref().map(|r| r.percentile("p99")),
         lost_updates: races.map(|v| v.lost_updates),
         resurrected_orders: races.map(|v| v.resurrected_orders),
+        went_on_from: place.went_on_from.unwrap_or_default().into(),
     };
     std::iter::once(&summary.overall)
         .chain(&summary.events)
@@ -429,7 +436,35 @@ fn what_ran(rows: &[SweepRow], setting: &str) -> String {
         &distinct(rows, |r| &r.value),
         &distinct(rows, |r| &r.database),
         repeats,
+        loads(rows).as_deref(),
     )
+}
+
+/// Which runs stood on the tables another run left (`--reuse-load`), by their
+/// folders' names: `2 loaded their own; rate=2000-r1 went on from rate=1000-r1, …`;
+/// nothing where every run loaded its own.
+fn loads(rows: &[SweepRow]) -> Option<String> {
+    let runs: Vec<&SweepRow> = rows.iter().filter(|r| r.event_type == "all").collect();
+    let name = |path: &str| {
+        Path::new(path)
+            .file_name()
+            .map_or(path.to_string(), |n| n.to_string_lossy().into_owned())
+    };
+    let went_on: Vec<String> = runs
+        .iter()
+        .filter(|r| !r.went_on_from.is_empty())
+        .map(|r| format!("{} on {}'s", name(&r.run_dir), name(&r.went_on_from)))
+        .collect();
+    if went_on.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{} of {} runs loaded their own tables; the others went on from the tables a \
+         run before them left (--reuse-load): {}",
+        runs.len() - went_on.len(),
+        runs.len(),
+        went_on.join(", ")
+    ))
 }
 
 const TOTAL_TIME: &str = "Total time of the measured phase";

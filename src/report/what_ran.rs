@@ -111,6 +111,7 @@ pub(super) fn sweep_section(
     values: &[String],
     databases: &[String],
     repeats: usize,
+    loads: Option<&str>,
 ) -> String {
     let r = &first.record;
     let mut out = String::from(r#"<table class="facts" id="what-ran">"#);
@@ -129,6 +130,9 @@ pub(super) fn sweep_section(
             values.len() * databases.len().max(1) * repeats
         ),
     );
+    if let Some(loads) = loads {
+        fact(&mut out, "loads", &escape(loads));
+    }
     for (name, value) in events_facts(&r.events, &r.plan) {
         fact(&mut out, name, &value);
     }

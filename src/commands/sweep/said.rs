@@ -84,6 +84,7 @@ struct Place {
     database: String,
     repeat: usize,
     status: result_dir::RunStatus,
+    went_on_from: Option<String>,
 }
 
 impl Place {
@@ -95,12 +96,13 @@ impl Place {
             repeat: self.repeat,
             run_dir: dir.to_str().unwrap_or_default(),
             status: self.status,
+            went_on_from: self.went_on_from.as_deref(),
         }
     }
 }
 
 fn place(cell: &Cell, dir: &Path) -> Option<Place> {
-    let status = result_dir::load_complete(dir).ok()?.status;
+    let record = result_dir::load_complete(dir).ok()?;
     let [(_, database), (setting, value), (_, repeat)] = &cell.labels[..] else {
         return None;
     };
@@ -109,7 +111,8 @@ fn place(cell: &Cell, dir: &Path) -> Option<Place> {
         value: value.clone(),
         database: database.clone(),
         repeat: repeat.parse().ok()?,
-        status,
+        status: record.status,
+        went_on_from: record.went_on_from.map(|from| from.folder),
     })
 }
 

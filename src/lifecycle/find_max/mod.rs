@@ -392,14 +392,16 @@ fn read_step(run_dir: &Path, rate: f64, database: &str) -> Result<(Step, Vec<Swe
         .as_ref()
         .map_or(f64::INFINITY, |r| r.percentile("p99"));
     let value = format!("{rate}");
-    let status = result_dir::load_complete(run_dir)?.status;
+    let record = result_dir::load_complete(run_dir)?;
+    let went_on_from = record.went_on_from.map(|from| from.folder);
     let place = RunPlace {
         setting: "rate",
         value: &value,
         database,
         repeat: 1,
         run_dir: &run_dir.display().to_string(),
-        status,
+        status: record.status,
+        went_on_from: went_on_from.as_deref(),
     };
     let rows = sweep::rows_of(&place, &summary, None);
     Ok((
