@@ -20,6 +20,9 @@ use tempfile::TempDir;
 
 static POSTGRES: Mutex<()> = Mutex::new(());
 static REDIS: Mutex<()> = Mutex::new(());
+/// Tests that start a server of their own in a home of their own take this lock: two
+/// at once can be handed the same free port.
+static OWN_SERVER: Mutex<()> = Mutex::new(());
 
 #[test]
 #[ignore = "needs a live PostgreSQL: ./test.sh starts one"]
@@ -257,6 +260,7 @@ fn redis_orders_and_key_value_presets_verify() {
 #[test]
 #[ignore = "needs mariadb-server and redis-server: ./test.sh installs them"]
 fn server_lifecycle_start_status_restart_stop() {
+    let _own = lock(&OWN_SERVER);
     let home = OwnHome(TempDir::new().unwrap());
     let home = home.0.path();
     for (kind, prefix) in [
@@ -310,6 +314,7 @@ fn server_lifecycle_start_status_restart_stop() {
 #[test]
 #[ignore = "needs redis-server: ./test.sh installs it"]
 fn redis_persistence_lands_in_run_json() {
+    let _own = lock(&OWN_SERVER);
     let home = OwnHome(TempDir::new().unwrap());
     let started = server(
         home.0.path(),
@@ -384,6 +389,7 @@ fn node_pid(home: &std::path::Path) -> String {
 #[test]
 #[ignore = "needs redis-server and root (the kernel's CPU and memory controllers): ./test.sh runs it"]
 fn a_node_keeps_its_budget_for_its_life() {
+    let _own = lock(&OWN_SERVER);
     let home = OwnHome(TempDir::new().unwrap());
     let path = home.0.path();
     let started = server(path, &["start", "redis", "--cpu-per-node", "0.2"]);
@@ -540,6 +546,7 @@ fn run_through(tmp: &TempDir, url: &str, fault: impl FnOnce()) -> PathBuf {
 #[test]
 #[ignore = "needs mariadb-server installed: ./test.sh installs it"]
 fn a_server_stopped_mid_run_ends_the_run_cleanly_with_every_operation_logged() {
+    let _own = lock(&OWN_SERVER);
     let home = OwnHome(TempDir::new().unwrap());
     let started = server(home.0.path(), &["start", "mariadb"]);
     assert!(started.status.success(), "{}", text(&started.stderr));
@@ -571,6 +578,7 @@ fn a_server_stopped_mid_run_ends_the_run_cleanly_with_every_operation_logged() {
 #[test]
 #[ignore = "needs postgresql installed: ./test.sh installs it"]
 fn postgres_reconnects_after_a_server_restart() {
+    let _own = lock(&OWN_SERVER);
     let home = OwnHome(TempDir::new().unwrap());
     let started = server(home.0.path(), &["start", "postgres"]);
     assert!(started.status.success(), "{}", text(&started.stderr));
