@@ -13,6 +13,7 @@ use super::significance::{ALPHA, MIN_EFFECTIVE, TTest, effective_samples, ratio_
 use super::table::{self, Cell, Column, Form, Table, Value};
 use crate::numbers::thousands;
 use crate::stats::LatencySummary;
+use crate::workload::{EventSource, WorkloadSpec};
 
 /// One cell of the comparison: a run's numbers for one event type, against run #1.
 pub struct Comparison<'a> {
@@ -310,6 +311,9 @@ pub enum Streams {
     /// One generated stream (one spec, one seed) that each run replayed as far as its
     /// `--duration` let it: the events each handed out, in run order.
     OneCut(Vec<u64>),
+    /// One seeded stream of one shape, each run a later stretch of it on the tables a
+    /// run before it left (`--reuse-load`): the same mix, not the same events.
+    OneGoingOn,
     /// Different events: the runs did different work.
     Different,
 }
@@ -324,12 +328,16 @@ impl Streams {
                 "note: these runs replayed one event stream (one spec, one seed), each as far as its --duration or --min-duration took it ({})",
                 events_each(counts)
             )),
+            Streams::OneGoingOn => Some(GOING_ON.into()),
             Streams::Different => Some(
                 "warning: these runs replayed different event streams (plan_sha256 differ)".into(),
             ),
         }
     }
 }
+
+/// What is said of runs that went on, one after the other, in one seeded stream.
+pub const GOING_ON: &str = "note: these runs replayed one seeded stream, each going on from where a run before it left the database (--reuse-load): the same mix on one load, not the same events";
 
 /// `#1 55,284 events; #2 60,660 events`: counts with thousands separators cannot be
 /// listed with commas.
@@ -351,14 +359,20 @@ pub fn streams(runs: &[LoadedRun]) -> Streams {
     {
         return Streams::Same;
     }
-    let spec = |run: &LoadedRun| match &run.record.events {
-        crate::workload::EventSource::Generated { workload } => serde_json::to_value(workload).ok(),
-        crate::workload::EventSource::File(_) => None,
+    let spec = |run: &LoadedRun, shape: fn(&WorkloadSpec) -> WorkloadSpec| match &run.record.events
+    {
+        EventSource::Generated { workload } => serde_json::to_value(shape(workload)).ok(),
+        EventSource::File(_) => None,
     };
-    let first = spec(&runs[0]);
-    let one_spec = first.is_some() && runs.iter().all(|r| spec(r) == first);
-    if one_spec && runs.iter().any(|r| !r.record.stream_complete) {
+    let one = |shape: fn(&WorkloadSpec) -> WorkloadSpec| {
+        let first = spec(&runs[0], shape);
+        first.is_some() && runs.iter().all(|r| spec(r, shape) == first)
+    };
+    let went_on = runs.iter().any(|r| r.record.went_on_from.is_some());
+    if one(WorkloadSpec::clone) && runs.iter().any(|r| !r.record.stream_complete) {
         Streams::OneCut(runs.iter().map(|r| r.record.planned_events).collect())
+    } else if went_on && one(WorkloadSpec::shape) {
+        Streams::OneGoingOn
     } else {
         Streams::Different
     }

@@ -5,8 +5,8 @@ use std::fmt::Write;
 
 use super::charts::{spectrum, spectrum_figure};
 use super::compare::{
-    self, Streams, advice_of, event_types, events_each, response_rows, samples_named, streams,
-    summary_of,
+    self, GOING_ON, Streams, advice_of, event_types, events_each, response_rows, samples_named,
+    streams, summary_of,
 };
 use super::compare_overall::{Overall, compare_overall, samples_named as overall_samples_named};
 use super::differences;
@@ -45,6 +45,13 @@ pub fn page(runs: &[LoadedRun], file_name: &str, slo: &[Threshold]) -> Page {
                 body,
                 r#"<p class="note">These runs replayed one event stream (one spec, one seed), each as far as its --duration or --min-duration took it ({}).</p>"#,
                 events_each(&counts)
+            );
+        }
+        Streams::OneGoingOn => {
+            let _ = write!(
+                body,
+                r#"<p class="note">{}</p>"#,
+                GOING_ON.trim_start_matches("note: ")
             );
         }
         Streams::Different => body.push_str(r#"<p class="warning">These runs replayed <b>different event streams</b> (their plan_sha256 differ): the comparison is of different work.</p>"#),

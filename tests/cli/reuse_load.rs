@@ -72,6 +72,16 @@ fn a_run_goes_on_from_the_whole_stream_an_earlier_run_left_and_verifies() {
         .success();
     assert_eq!(second["plan_sha256"], sha256_of(&dir.join("held.jsonl")));
 
+    // Compared, the two are said to be one stream's stretches on one load.
+    let compared = hatshop(dir)
+        .args(["compare", "first", "second"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&compared.stdout);
+    assert!(
+        said.contains("note: these runs replayed one seeded stream, each going on from where"),
+        "{said}"
+    );
     // The first run's state is no longer there alone: its verify says so.
     assert_one_line_error(
         dir,
