@@ -253,20 +253,21 @@ async fn answer(mut stream: TcpStream, served: &Served) -> std::io::Result<()> {
         body.len()
     );
     // A scraper that stops reading is given up on, as one that stops sending is.
-    let written = match tokio::time::timeout(REQUEST_DEADLINE, async {
-        stream.write_all(response.as_bytes()).await?;
-        stream.shutdown().await
-    })
-    .await
-    {
-        Ok(written) => written,
-        Err(_) => return Ok(()),
+    let sent = tokio::time::timeout(REQUEST_DEADLINE, stream.write_all(response.as_bytes())).await;
+    let Ok(sent) = sent else {
+        return Ok(());
     };
-    if metrics && final_totals && written.is_ok() {
+    sent?;
+    // The totals are sent whole once written: a scraper that closes as soon as it has
+    // read content-length bytes may make the shutdown below fail, and has read them.
+    if metrics && final_totals {
         served.final_read.store(true, Ordering::Release);
         served.read_after_end.notify_waiters();
     }
-    written
+    match tokio::time::timeout(REQUEST_DEADLINE, stream.shutdown()).await {
+        Ok(shut) => shut,
+        Err(_) => Ok(()),
+    }
 }
 
 /// The metrics as OpenMetrics text, the intervals done since the last scrape added to

@@ -121,6 +121,9 @@ pub struct CellFacts {
     /// CPU the server's processes spent per measured operation, µs, where hatshop
     /// started and watched them.
     pub server_cpu_us_per_op: Option<f64>,
+    /// The name of the folder of the run whose tables this one went on from
+    /// (`--reuse-load`), where it did not load its own.
+    pub went_on_from: Option<String>,
 }
 
 /// The nodes' memory and disk in the measured window, from server-metrics.csv.
@@ -192,6 +195,13 @@ impl CellFacts {
             loaded,
             value_size,
             data_bytes,
+            went_on_from: record.went_on_from.as_ref().map(|from| {
+                std::path::Path::new(&from.folder)
+                    .file_name()
+                    .map_or(from.folder.clone(), |name| {
+                        name.to_string_lossy().into_owned()
+                    })
+            }),
             ..CellFacts::of_place(&record.host, &record.database)
         }
     }

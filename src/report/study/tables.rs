@@ -296,7 +296,7 @@ pub(super) fn facts_said(cells: &[CellResult], fact: &Fact) -> String {
 pub(super) fn cells_table(page: &mut Page, cells: &[CellResult]) {
     page.push_str(
         "<h2>Cells</h2><table><tr><th>#</th><th>cell</th><th>status</th><th>ops</th>\
-         <th>errors</th><th>report</th></tr>",
+         <th>errors</th><th>load</th><th>report</th></tr>",
     );
     for (i, cell) in cells.iter().enumerate() {
         // A search's operations are its rates', each in its own run.
@@ -308,12 +308,13 @@ pub(super) fn cells_table(page: &mut Page, cells: &[CellResult]) {
         let report = cell.own_page();
         let _ = write!(
             page,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             i + 1,
             escape(&cell.name()),
             escape(&cell.status.to_string()),
             all.map_or(String::new(), |r| thousands(r.ops)),
             all.map_or(String::new(), errors_explained),
+            load_said(cell, cells),
             if cell.counted {
                 format!(
                     "<a href=\"{}\">{}</a>",
@@ -330,6 +331,23 @@ pub(super) fn cells_table(page: &mut Page, cells: &[CellResult]) {
         let _ = writeln!(page, "{:>3}  {}", i + 1, escape(&cell.command));
     }
     page.push_str("</pre></details>");
+}
+
+/// What a cell stood on: `own` where it loaded, `on #3` where it went on from the
+/// tables cell 3 left (`--reuse-load`), the run's folder where that is no cell of the
+/// study (an earlier study's, on the same server).
+fn load_said(cell: &CellResult, cells: &[CellResult]) -> String {
+    let Some(facts) = &cell.facts else {
+        return String::new();
+    };
+    let Some(from) = &facts.went_on_from else {
+        return "own".to_string();
+    };
+    let named = |other: &CellResult| other.dir.file_name().is_some_and(|name| *name == **from);
+    match cells.iter().position(named) {
+        Some(k) => format!("on #{}", k + 1),
+        None => format!("on {}", escape(from)),
+    }
 }
 
 /// A cell's errors with their kinds: "7 (5 conflict, 2 timeout)".
