@@ -164,9 +164,13 @@ impl Cell {
         match self.verb {
             Verb::Load => argv.push("--recreate".into()),
             // A run goes on from the tables the cell before it left, where that cell
-            // sent a whole stream of the same shape: the series loads once.
+            // sent a whole stream of the same shape: the series loads once. A
+            // `--reuse-load` the user gave the series is each run's own.
             Verb::Run => {
-                argv.extend(["--quiet", "--recreate", "--reuse-load=if-held"].map(String::from))
+                argv.extend(["--quiet", "--recreate"].map(String::from));
+                if !self.args.iter().any(|arg| arg.starts_with("--reuse-load")) {
+                    argv.push("--reuse-load=if-held".into());
+                }
             }
             Verb::Search => argv.extend(["--quiet".into(), "--recreate".into()]),
         }

@@ -178,4 +178,29 @@ fn a_sweep_loads_once_and_its_later_steps_go_on() {
         })
         .collect();
     assert_eq!(held, [0, 5300, 8600]);
+    // `--reuse-load` given to a series is each run's own: every repeat goes on.
+    let output = hatshop(dir)
+        .args([
+            "run",
+            "--db",
+            &db,
+            "-o",
+            "repeats",
+            "--repeat",
+            "2",
+            "--reuse-load",
+        ])
+        .args(STREAM)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("repeat 1/2: ") && stdout.contains("concurrency=4-r1 left"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("repeats/repeat-1 left, verify exact"),
+        "{stdout}"
+    );
 }
