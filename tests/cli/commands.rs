@@ -735,7 +735,7 @@ fn a_paced_warmup_that_outlasts_the_duration_is_refused_and_no_step_prints_a_sen
             "--p99-under",
             "1us",
             "--warmup",
-            "1000",
+            "2500",
             "--duration",
             "3s",
             "-c",
@@ -748,7 +748,10 @@ fn a_paced_warmup_that_outlasts_the_duration_is_refused_and_no_step_prints_a_sen
     let (stdout, stderr) = (common::text(&output.stdout), common::text(&output.stderr));
     assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
     assert!(
-        stderr.contains("the search stopped short of its answer: rate 250 ops/s was not tried: --warmup of 1,000 events at --rate 250 takes 4.0 s"),
+        stderr.contains(
+            "the search stopped short of its answer: rate 250 ops/s was not tried (a step is \
+             cut at 9 s, 3 times its length): --warmup of 2,500 events at --rate 250 takes 10.0 s"
+        ),
         "{stderr}"
     );
     assert!(

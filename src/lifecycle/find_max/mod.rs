@@ -1,6 +1,7 @@
 //! `hatshop run --find-max --p99-under 10ms`: the highest open-loop rate whose response
-//! time p99 stays under a bound. Each rate is a run of its own (`--duration` long, 10 s
-//! by default) in a folder under the search's folder: the rate doubles from `--rate`
+//! time p99 stays under a bound. Each rate is a run of its own (the rate's events for
+//! `--duration`, 10 s by default, each step going on from the tables the step before
+//! left: one load) in a folder under the search's folder: the rate doubles from `--rate`
 //! (default 1,000) until a run misses (p99 over the bound, or it could not keep up),
 //! then the gap between the last good rate and the first bad one is halved until they
 //! are within 5 %. `sweep.csv` and `sweep.html` hold every run, drawn by rate: the knee;
@@ -35,6 +36,8 @@ use crate::stats::Summary;
 const FIRST_RATE: f64 = 1_000.0;
 /// Each run's length without `--duration`.
 const STEP_SECONDS: f64 = 10.0;
+/// A step whose database falls behind its rate is cut at this many times its length.
+const STEP_CAP: f64 = 3.0;
 /// A run keeps up when it did at least this share of the rate asked.
 const KEPT_UP: f64 = 0.95;
 /// The search ends when the bad rate is within this factor of the good one.
@@ -312,15 +315,34 @@ pub(super) async fn search(
 
 /// The run of one rate, in the step's folder; why not, where that rate's config is
 /// refused (a lower rate stretches a warm-up counted in events past --duration).
+///
+/// A step is the rate's events for its `--duration` (without `--events`), not a time:
+/// a step that sends its whole stream leaves the tables holding it, and the next step
+/// goes on from there (`--reuse-load=if-held`), so the search loads once. A step whose
+/// database falls behind is cut at [`STEP_CAP`] times its length, and the step after it
+/// loads anew.
 fn step_config(template: &RunArgs, rate: f64, run_dir: &Path) -> Result<RunConfig, String> {
     let mut run_args = template.clone();
     run_args.rate = Some(crate::cli::RateArg::fixed(rate));
     run_args.out = Some(run_dir.to_path_buf());
+    let mut cut = String::new();
+    if template.stream.events.is_none() {
+        let secs = template.duration.unwrap_or(STEP_SECONDS);
+        run_args.stream.events = Some(((rate * secs).round() as u64).max(1));
+        run_args.duration = Some(secs * STEP_CAP);
+        cut = format!(
+            " (a step is cut at {} s, {STEP_CAP} times its length)",
+            secs * STEP_CAP
+        );
+    }
+    run_args
+        .reuse_load
+        .get_or_insert(crate::cli::ReuseLoad::IfHeld);
     RunConfig::from_args(&run_args)
         .map(RunConfig::in_series)
         .map_err(|refused| {
             format!(
-                "rate {} ops/s was not tried: {refused}",
+                "rate {} ops/s was not tried{cut}: {refused}",
                 thousands(rate as u64)
             )
         })
