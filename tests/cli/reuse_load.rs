@@ -204,3 +204,37 @@ fn a_sweep_loads_once_and_its_later_steps_go_on() {
         "{stdout}"
     );
 }
+
+#[test]
+fn a_search_loads_at_its_first_step_and_its_later_steps_go_on() {
+    let tmp = TempDir::new().unwrap();
+    let dir = tmp.path();
+    let db = format!("sqlite://{}", dir.join("one.db").display());
+    hatshop(dir)
+        .args(["run", "--find-max", "--p99-under", "1ns", "--rate", "40"])
+        .args([
+            "--duration",
+            "0.2",
+            "--orders",
+            "2000",
+            "--db",
+            &db,
+            "-o",
+            "search",
+        ])
+        .assert()
+        .success();
+    let went_on = |rate: &str| {
+        let run = json(
+            &dir.join("search")
+                .join(format!("rate={rate}"))
+                .join("run.json"),
+        );
+        assert_eq!(run["status"], "finished", "{run}");
+        run["went_on_from"]["run"].as_str().map(str::to_string)
+    };
+    // 40 ops/s missed the bound, then 20, 10, … 1: each step 0.2 s of its rate's events.
+    assert_eq!(went_on("40"), None);
+    assert_eq!(went_on("20").as_deref(), Some("rate=40"));
+    assert_eq!(went_on("1").as_deref(), Some("rate=2"));
+}
