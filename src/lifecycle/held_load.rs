@@ -1,10 +1,11 @@
 //! A run that goes on where an earlier run left the database (`--reuse-load`), so a
 //! series loads once. hatshop keeps a note beside its marker of how far the seeded
-//! stream went in its tables: a run that sent its whole stream, with no failed write
-//! and no raced update, leaves them holding exactly the stream's first events, and the
-//! next run of a stream of the same shape goes on from there instead of loading again.
-//! Its events are the ones one long run would have sent after them, so the stream's
-//! contract holds for the whole series, and verify replays the stream from its start.
+//! stream went in its tables: a run that finished (its stream's end, or its floor),
+//! with no failed write and no raced update, leaves them holding exactly the stream's
+//! first events up to the last it handed out, and the next run of a stream of the same
+//! shape goes on from there instead of loading again. Its events are the ones one long
+//! run would have sent after them, so the stream's contract holds for the whole series,
+//! and verify replays the stream from its start.
 
 use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
@@ -163,15 +164,32 @@ fn why_not_going_on(
     None
 }
 
-/// The note a run leaves at its end: the tables hold its whole stream, or why not.
+/// The note a run leaves at its end: the tables hold the stream's first events up to
+/// the last it handed out, or why not. A run that finished handed out a stream's end,
+/// or stopped handing out at its `--min-duration` floor and let its lanes apply all
+/// they had been dealt: either way, every event before its last was applied.
 pub fn left_by(record: &RunRecord, config: &RunConfig) -> Option<Holding> {
     let EventSource::Generated { workload } = &record.events else {
         return None;
     };
-    let not_whole = if record.status != RunStatus::Finished || !record.stream_complete {
+    // Events handed out start where the held ones end (at 0 for a run that loaded).
+    let end = workload.held_events + record.planned_events;
+    let applied_to = record
+        .lane_last_seq
+        .iter()
+        .flatten()
+        .max()
+        .map_or(0, |last| last + 1);
+    let not_whole = if record.status != RunStatus::Finished || record.cut_calls > 0 {
         Some(format!(
             "{} before the end of its stream",
             record.status.as_str()
+        ))
+    } else if applied_to != end {
+        Some(format!(
+            "with its lanes at event {} of the {} it handed out",
+            thousands(applied_to),
+            thousands(end)
         ))
     } else if record.failed_writes > 0 {
         Some(format!(
@@ -185,7 +203,7 @@ pub fn left_by(record: &RunRecord, config: &RunConfig) -> Option<Holding> {
     };
     Some(Holding {
         shape: shape_of(workload, config),
-        events: workload.total_events(),
+        events: end,
         run: record.run_id.clone(),
         folder: folder_of(config),
         by: Marker::of_run(

@@ -238,3 +238,42 @@ fn a_search_loads_at_its_first_step_and_its_later_steps_go_on() {
     assert_eq!(went_on("20").as_deref(), Some("rate=40"));
     assert_eq!(went_on("1").as_deref(), Some("rate=2"));
 }
+
+#[test]
+fn a_run_that_stops_at_its_floor_leaves_a_whole_stream() {
+    let tmp = TempDir::new().unwrap();
+    let dir = tmp.path();
+    let db = format!("sqlite://{}", dir.join("one.db").display());
+    let floor = [
+        "--orders",
+        "200",
+        "--events",
+        "100",
+        "--min-duration",
+        "0.3s",
+    ];
+    hatshop(dir)
+        .args(["run", "--db", &db, "-o", "floored", "--quiet", "-c", "4"])
+        .args(floor)
+        .assert()
+        .success();
+    let floored = json(&dir.join("floored/run.json"));
+    assert_eq!(floored["stream_complete"], false, "{floored}");
+    let handed_out = floored["planned_events"].as_u64().unwrap();
+    hatshop(dir)
+        .args([
+            "run",
+            "--db",
+            &db,
+            "-o",
+            "after",
+            "--verify",
+            "--reuse-load",
+        ])
+        .args(["--orders", "200", "--events", "300"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("0 missing, 0 extra, 0 differing"));
+    let after = json(&dir.join("after/run.json"));
+    assert_eq!(after["events"]["workload"]["held_events"], handed_out);
+}
