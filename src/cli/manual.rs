@@ -38,7 +38,7 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
             ),
             (
                 "hatshop run --repeat 3 --tag baseline --verify",
-                "three runs on fresh tables, each verified, given as median (min–max)",
+                "three runs on one load, each verified, given as median (min–max)",
             ),
         ],
     ),

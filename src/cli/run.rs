@@ -171,8 +171,8 @@ pub struct RunArgs {
     /// Result folder [default: results/<run-id>].
     #[arg(short, long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Run N times, each on fresh tables, into repeat-1 … repeat-N of the result
-    /// folder, whose summary.json and table give every figure as median (min–max)
+    /// Run N times, each going on from the tables the one before left (one load), into
+    /// repeat-1 … repeat-N of the result folder, whose summary.json and table give every figure as median (min–max)
     /// over the repeats; `compare` then tests across repeats. In a sweep: runs per value.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = positive_count::<usize>)]
     pub repeat: usize,

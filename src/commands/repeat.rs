@@ -1,5 +1,6 @@
 //! `hatshop run --repeat N`: the same run N times, each a cell of a series
-//! (`lifecycle::series`, as a study's are) on fresh tables and verified, into
+//! (`lifecycle::series`, as a study's are) going on from the tables the one before
+//! left (one load) and verified, into
 //! `repeat-1/ … repeat-N/` of one folder; then its `summary.json` and a table with
 //! every figure as median (min–max) over the repeats. Ctrl-C ends the repeat under way
 //! (its folder is complete, as any interrupted run's) and summarises the repeats that
@@ -273,8 +274,9 @@ fn write_up(dir: &Path, repeated: Repeated, repeat: usize) -> Result<std::proces
     write_json(&result_dir::file(dir, result_dir::SUMMARY_JSON), &spread)?;
     crate::console::out(&repeats::render(&spread));
     let first = LoadedRun::load(&dir.join(&spread.runs[0])).ok();
-    let page =
-        repeats_page::page(&spread, &summaries, first.as_ref()).write(dir, repeats_page::TITLE)?;
+    let tables = repeats_page::tables_said(dir, &spread);
+    let page = repeats_page::page(&spread, &summaries, first.as_ref(), &tables)
+        .write(dir, repeats_page::TITLE)?;
     say!("results: {}", dir.display());
     say!("report: {}", page.display());
     say!(

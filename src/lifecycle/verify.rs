@@ -148,8 +148,9 @@ async fn check_records<D: Store>(
     Ok(())
 }
 
-/// The tables must be the ones this run set up: a later run (or `prepare`, or a load)
-/// that set them up again emptied what this one wrote.
+/// The tables must be the ones this run set up or went on in, with no run after it:
+/// a later run (or `prepare`, or a load) that set them up again emptied what this one
+/// wrote, and one that went on from them wrote over it.
 fn check_marker(
     marker: &Marker,
     holding: Option<Holding>,

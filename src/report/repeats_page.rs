@@ -30,12 +30,41 @@ pub fn write_report(dir: &std::path::Path) -> anyhow::Result<std::path::PathBuf>
         .runs
         .first()
         .and_then(|run| LoadedRun::load(&dir.join(run)).ok());
-    page(&spread, &summaries, first.as_ref()).write(dir, TITLE)
+    let tables = tables_said(dir, &spread);
+    page(&spread, &summaries, first.as_ref(), &tables).write(dir, TITLE)
+}
+
+/// What tables the repeats ran on: fresh ones each, or those the repeat before left
+/// (`--reuse-load`), from each repeat's run.json.
+pub fn tables_said(dir: &std::path::Path, spread: &RepeatSummary) -> String {
+    let went_on: Vec<&str> = spread
+        .runs
+        .iter()
+        .filter(|run| {
+            crate::result_dir::load_complete(&dir.join(run))
+                .is_ok_and(|record| record.went_on_from.is_some())
+        })
+        .map(String::as_str)
+        .collect();
+    match went_on.as_slice() {
+        [] => "on fresh tables".to_string(),
+        some => format!(
+            "on one load: {} went on from the tables the run before left (--reuse-load), \
+             the same mix, not the same events",
+            some.join(", ")
+        ),
+    }
 }
 
 /// The page of a repeat folder: `summaries` are the repeats counted (`spread.runs`
-/// names their folders), `first` the first of them, loaded, for what ran.
-pub fn page(spread: &RepeatSummary, summaries: &[Summary], first: Option<&LoadedRun>) -> Page {
+/// names their folders), `first` the first of them, loaded, for what ran, and `tables`
+/// what they ran on ([`tables_said`]).
+pub fn page(
+    spread: &RepeatSummary,
+    summaries: &[Summary],
+    first: Option<&LoadedRun>,
+    tables: &str,
+) -> Page {
     let mut body = Page::new("report.html");
     let label = first.map_or_else(String::new, LoadedRun::label);
     let _ = write!(
@@ -48,8 +77,9 @@ pub fn page(spread: &RepeatSummary, summaries: &[Summary], first: Option<&Loaded
         body.push_str(&what_ran::section(first));
         let _ = write!(
             body,
-            r#"<p class="note">What ran is {}'s; every repeat ran the same plan on fresh tables.</p>"#,
-            escape(&spread.runs[0])
+            r#"<p class="note">What ran is {}'s; every repeat ran the same plan, {}.</p>"#,
+            escape(&spread.runs[0]),
+            escape(tables)
         );
     }
     if !spread.left_out.is_empty() {
