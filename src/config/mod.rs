@@ -225,12 +225,7 @@ impl RunConfig {
         let (source, floor) = measure_floor_of(args, source)?;
         let shard = shard_of(args)?;
         if let Some(shard) = shard {
-            check_shardable(shard, &db, conflicts, &faults, args.verify)?;
-            if args.reuse_load.is_some() {
-                crate::cli::usage_bail!(
-                    "--shard {shard}: a shard sends part of a stream into tables `hatshop prepare` made; --reuse-load goes on from one run's whole stream"
-                );
-            }
+            check_shardable(shard, args, &db, conflicts, &faults)?;
         }
         let trace_sample = trace_sample_of(args, &db)?;
         let (run_id, out_dir) = run_id_and_folder(args, &db, &source, shard)?;

@@ -229,15 +229,22 @@ pub(super) fn warmup_time_of(
 }
 
 /// What a shard cannot do alone: verify, use a database file inside its own folder,
-/// race lanes of other shards, or inject faults once for all.
+/// race lanes of other shards, inject faults once for all, or go on from one run's
+/// whole stream.
 pub(super) fn check_shardable(
     shard: crate::runner::Shard,
+    args: &RunArgs,
     db: &DbUrl,
     conflicts: f64,
     faults: &[Fault],
-    verify: bool,
 ) -> Result<()> {
-    if verify {
+    if args.reuse_load.is_some() {
+        crate::cli::usage_bail!(
+            "--shard {shard}: a shard sends part of a stream into tables `hatshop prepare` \
+             made; --reuse-load goes on from one run's whole stream"
+        );
+    }
+    if args.verify {
         crate::cli::usage_bail!(
             "--shard {shard}: a shard cannot verify alone (the others write to the same \
              tables); verify the folder `hatshop merge` makes"

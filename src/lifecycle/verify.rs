@@ -251,6 +251,22 @@ impl Reach {
     }
 }
 
+impl Reach {
+    /// The last event that may have been applied, or none where no lane applied any
+    /// and none may have: past it, the replay need not go.
+    fn horizon(&self) -> Option<u64> {
+        let lanes = self.lane_last_seq.len().max(1) as u64;
+        let last_applied = self.lane_last_seq.iter().flatten().max().copied();
+        match (last_applied, self.unlogged) {
+            (None, 0) => None,
+            (last, window) => Some(
+                last.unwrap_or(0)
+                    .saturating_add(window.saturating_mul(lanes)),
+            ),
+        }
+    }
+}
+
 /// What became of an event of the stream, as far as the run knows.
 enum Fate {
     Applied,
@@ -278,17 +294,7 @@ fn replay(
     check: PlanCheck,
     mut visit: impl FnMut(&OrderEvent, Fate, bool),
 ) -> Result<()> {
-    if let EventSource::File(info) = &record.events {
-        let now = check_events_file(&info.path)?;
-        if now.sha256 != info.sha256 {
-            bail!(
-                "events file {} changed since the run (sha256 {} then, {} now)",
-                info.path.display(),
-                info.sha256,
-                now.sha256
-            );
-        }
-    }
+    check_file_unchanged(&record.events)?;
     let lanes = reach.lane_last_seq.len().max(1);
     let dealing = crate::runner::Dealing {
         lanes,
@@ -296,14 +302,7 @@ fn replay(
     };
     let window = reach.unlogged;
     let mut past_last = vec![0u64; lanes];
-    let last_applied = reach.lane_last_seq.iter().flatten().max().copied();
-    let horizon = match (last_applied, window) {
-        (None, 0) => None,
-        (last, _) => Some(
-            last.unwrap_or(0)
-                .saturating_add(window.saturating_mul(lanes as u64)),
-        ),
-    };
+    let horizon = reach.horizon();
     let mut hasher = (check == PlanCheck::Hash)
         .then(|| planned(record))
         .flatten()
@@ -357,6 +356,22 @@ fn replay(
     }
     if let Some((events, sha256, hasher)) = hasher {
         prove_plan(events, &sha256, hasher)?;
+    }
+    Ok(())
+}
+
+/// An events file must be the one the run replayed.
+fn check_file_unchanged(events: &EventSource) -> Result<()> {
+    if let EventSource::File(info) = events {
+        let now = check_events_file(&info.path)?;
+        if now.sha256 != info.sha256 {
+            bail!(
+                "events file {} changed since the run (sha256 {} then, {} now)",
+                info.path.display(),
+                info.sha256,
+                now.sha256
+            );
+        }
     }
     Ok(())
 }

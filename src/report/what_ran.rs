@@ -17,6 +17,17 @@ fn fact(out: &mut String, name: &str, value: &str) {
     let _ = write!(out, "<tr><td>{}</td><td>{}</td></tr>", escape(name), value);
 }
 
+/// What the run stood on: its load, or the tables an earlier run left.
+fn load(r: &RunRecord) -> Option<String> {
+    match r.unmeasured.as_ref().and_then(|u| u.load.as_ref()) {
+        Some(load) => Some(format!(
+            "{}; before measuring, in no latency",
+            super::run_text::load_facts(load)
+        )),
+        None => super::run_text::went_on_facts(r),
+    }
+}
+
 /// The facts of a run, as a table: what ran, against what, how, where, and how it
 /// ended.
 pub(super) fn section(run: &LoadedRun) -> String {
@@ -48,16 +59,8 @@ pub(super) fn section(run: &LoadedRun) -> String {
         fact(&mut out, "client cost", &client_cost(r, client));
     }
     fact(&mut out, "plan", &plan(run));
-    if let Some(load) = r.unmeasured.as_ref().and_then(|u| u.load.as_ref()) {
-        let facts = super::run_text::load_facts(load);
-        fact(
-            &mut out,
-            "load",
-            &escape(&format!("{facts}; before measuring, in no latency")),
-        );
-    }
-    if let Some(went_on) = super::run_text::went_on_facts(r) {
-        fact(&mut out, "load", &escape(&went_on));
+    if let Some(load) = load(r) {
+        fact(&mut out, "load", &escape(&load));
     }
     if let Some(fairness) = &r.fairness {
         fact(

@@ -265,19 +265,25 @@ impl WorkloadSpec {
         if self.concurrency == Some(0) {
             return problem("concurrency", "concurrency must be at least 1".into());
         }
+        self.check_held()?;
+        if self.total_events() == u64::MAX {
+            return problem("events", "the stream is too long".into());
+        }
+        Ok(())
+    }
+
+    /// held_events past the load, or none: a database holds the whole load or none of it.
+    fn check_held(&self) -> Result<(), FieldProblem> {
         if self.held_events > 0 && self.held_events < self.load_events() {
-            return problem(
-                "held_events",
-                format!(
+            return Err(FieldProblem {
+                field: "held_events",
+                problem: format!(
                     "held_events = {} is less than the load's {} events: a database holds \
                      the whole load or none of it",
                     self.held_events,
                     self.load_events()
                 ),
-            );
-        }
-        if self.total_events() == u64::MAX {
-            return problem("events", "the stream is too long".into());
+            });
         }
         Ok(())
     }

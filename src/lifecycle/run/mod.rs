@@ -312,6 +312,23 @@ fn before_measuring(
     )
 }
 
+/// What happens on the source's thread once every lane has applied the load: the keys
+/// the load went without are built (not in a shard, whose tables came keyed from
+/// `hatshop prepare`).
+fn after_load(
+    config: &RunConfig,
+    store: &Arc<AnyStore>,
+    stop: &Arc<StopSignal>,
+) -> Option<crate::runner::AfterLoad> {
+    config.shard.is_none().then(|| {
+        key_loaded::key_loaded(
+            store.clone(),
+            tokio::runtime::Handle::current(),
+            stop.clone(),
+        )
+    })
+}
+
 /// The measured part: the runner, then every file of the folder; the metrics endpoint,
 /// still serving, where `--metrics` asked for one.
 async fn measure(
@@ -337,14 +354,7 @@ async fn measure(
     } = stream_of(config, &warmup_began)?;
     let before_measuring =
         before_measuring(config, &store, run_json, &timed_warmup, &serving, stop);
-    // A shard's tables came keyed from `hatshop prepare`.
-    let after_load = config.shard.is_none().then(|| {
-        key_loaded::key_loaded(
-            store.clone(),
-            tokio::runtime::Handle::current(),
-            stop.clone(),
-        )
-    });
+    let after_load = after_load(config, &store, stop);
     let phases = phase_clock(serving.as_ref(), warmup_began, after_load, before_measuring);
     let bar = show_progress(config, progress.clone(), phases.clone());
     if let Some(metrics) = &metrics {
