@@ -35,15 +35,23 @@ pub struct Generator {
     keys: LiveTable<u32>,
     next_key: KeyId,
     cumulative_weights: [f64; EventType::ALL.len()],
+    /// Ctrl-C was heard while the held events were passed over: the stream gives none.
+    interrupted: bool,
 }
 
 impl Generator {
     /// A generator at the stream's first event the database does not hold: the held
     /// ones (`held_events`) are generated and passed over, so the rest are the events
     /// one long run would have sent.
+    /// Passing over millions takes seconds, so it listens for Ctrl-C: heard, the
+    /// stream gives no event at all, and the run ends as interrupted before sending any.
     pub fn new(spec: &WorkloadSpec) -> Self {
         let mut generator = Self::from_start(spec);
         while generator.seq < generator.spec.held_events {
+            if generator.seq % 65_536 == 0 && crate::interrupt::requested() {
+                generator.interrupted = true;
+                break;
+            }
             generator.generate();
         }
         generator
@@ -77,6 +85,7 @@ impl Generator {
             keys: LiveTable::default(),
             next_key: 0,
             cumulative_weights,
+            interrupted: false,
         }
     }
 
@@ -345,7 +354,7 @@ impl Generator {
 
 impl Generator {
     fn generate(&mut self) -> Option<OrderEvent> {
-        if self.seq >= self.spec.total_events() {
+        if self.interrupted || self.seq >= self.spec.total_events() {
             return None;
         }
         let seq = self.seq;
