@@ -48,7 +48,7 @@ impl Generator {
     pub fn new(spec: &WorkloadSpec) -> Self {
         let mut generator = Self::from_start(spec);
         while generator.seq < generator.spec.held_events {
-            if generator.seq % 65_536 == 0 && crate::interrupt::requested() {
+            if generator.seq.is_multiple_of(65_536) && crate::interrupt::requested() {
                 generator.interrupted = true;
                 break;
             }
