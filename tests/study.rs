@@ -191,6 +191,9 @@ fn a_study_interrupted_keeps_its_finished_cells_and_resumes_to_one_page() {
         !said.contains("[1/24]") && said.contains("[24/24]"),
         "{said}"
     );
+    // A study without an objective judges nothing, and says no verdict.
+    let stdout = text(&second.stdout);
+    assert!(!stdout.contains("meets"), "{stdout}");
     let html = std::fs::read_to_string(&page).unwrap();
     assert_eq!(verified_cells(&page), 24, "every cell verified");
     assert!(!html.contains("no numbers yet"));

@@ -137,8 +137,12 @@ pub(super) fn verdict(page: &mut Page, slo: &[Threshold], cells: &[CellResult], 
     headroom_table(page, cells);
 }
 
-/// The verdict as terminal lines, a row a line, then the headroom searches found.
+/// The verdict as terminal lines, a row a line, then the headroom searches found; no
+/// line at all for a study without an objective, which judges nothing.
 pub fn verdict_said(slo: &[Threshold], cells: &[CellResult], dir: &Path) -> Vec<String> {
+    if slo.is_empty() {
+        return Vec::new();
+    }
     let mut lines = verdict_lines(slo, &rows(slo, cells, dir));
     for (name, answers) in headroom(cells) {
         let (highest, bent) = headroom_said(&answers);
