@@ -177,7 +177,10 @@ impl CellFacts {
                     Some(s) => format!("{s} s"),
                     None => format!("{} events", thousands(workload.warmup)),
                 },
-                loaded(workload.initial_orders, workload.initial_records),
+                match record.went_on_from {
+                    Some(_) => "on the tables the run before left".to_string(),
+                    None => loaded(workload.initial_orders, workload.initial_records),
+                },
                 workload.value_size,
             ),
             EventSource::File(info) => (info.measured_events, String::new(), String::new(), 0),
