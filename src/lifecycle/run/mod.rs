@@ -242,6 +242,11 @@ async fn note_what_it_holds(config: &RunConfig, store: &AnyStore, record: &RunRe
     let Some(holding) = held_load::left_by(record, config) else {
         return;
     };
+    // Tables this run set up hold no note, which says no whole stream already: a slow
+    // server is not asked for more. One that went on replaces its going-on note.
+    if holding.not_whole.is_some() && !config.goes_on() {
+        return;
+    }
     let writing = held_load::write(store, &holding);
     match tokio::time::timeout(config.op_timeout, writing).await {
         Ok(Ok(())) => {}
