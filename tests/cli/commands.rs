@@ -9,13 +9,8 @@ use std::process::Command as StdCommand;
 
 use predicates::prelude::*;
 
-use common::{assert_one_line_error, hatshop, json, op_rows, run_ok};
+use common::{assert_one_line_error, hatshop, json, op_rows, run_ok, sha256_of};
 use tempfile::TempDir;
-
-fn sha256_of(path: &Path) -> String {
-    let out = StdCommand::new("sha256sum").arg(path).output().unwrap();
-    String::from_utf8(out.stdout).unwrap()[..64].to_string()
-}
 
 #[test]
 fn generate_is_byte_identical_for_a_seed_and_differs_across_seeds() {

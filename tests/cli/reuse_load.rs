@@ -3,17 +3,11 @@
 //! the ones one long run would have sent, and verify replays the stream from its start.
 
 use std::path::Path;
-use std::process::Command as StdCommand;
 
 use crate::common;
 
-use common::{assert_one_line_error, hatshop, json};
+use common::{assert_one_line_error, hatshop, json, sha256_of};
 use tempfile::TempDir;
-
-fn sha256_of(path: &Path) -> String {
-    let out = StdCommand::new("sha256sum").arg(path).output().unwrap();
-    String::from_utf8(out.stdout).unwrap()[..64].to_string()
-}
 
 const STREAM: [&str; 6] = ["--orders", "2000", "--warmup", "300", "--events", "3000"];
 

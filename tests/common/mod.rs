@@ -418,3 +418,9 @@ impl Drop for OwnHome {
         server(self.0.path(), &["stop", "--all"]);
     }
 }
+
+/// The file's sha256 as `sha256sum` prints it: what a plan hash is checked against.
+pub fn sha256_of(path: &Path) -> String {
+    let out = StdCommand::new("sha256sum").arg(path).output().unwrap();
+    String::from_utf8(out.stdout).unwrap()[..64].to_string()
+}
