@@ -149,7 +149,12 @@ fn say_repeat(i: usize, of: usize, summary: &Summary, record: &RunRecord, run_di
         format_us(summary.overall.mean_us),
         format_us(summary.overall.percentile("p99")),
         summary.errors,
-        load_note(run_dir),
+        load_note(
+            record
+                .went_on_from
+                .as_ref()
+                .map(|from| from.folder.as_str())
+        ),
         verified_note(run_dir)
     );
 }

@@ -69,7 +69,7 @@ impl Watch for Said {
                 .map(|r| format!(" (response p99 {} µs)", format_us(r)))
                 .unwrap_or_default(),
             all.errors,
-            load_note(dir),
+            load_note(place.went_on_from.as_deref()),
             verified_note(dir)
         );
         Ok(())

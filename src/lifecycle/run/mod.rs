@@ -107,17 +107,13 @@ pub fn refuse_bounds_in(args: &RunArgs, series: &str) -> Result<()> {
     Ok(())
 }
 
-/// Where a run of a series stood: `, on the tables FOLDER left` where it went on from what an
-/// earlier run left (`--reuse-load`), nothing where it loaded its own.
-pub fn load_note(run_dir: &Path) -> String {
-    let path = result_dir::file(run_dir, result_dir::RUN_JSON);
-    match crate::files::read_json::<RunRecord>(&path) {
-        Ok(RunRecord {
-            went_on_from: Some(from),
-            ..
-        }) => format!(", on the tables {} left", from.folder),
-        _ => String::new(),
-    }
+/// Where a run of a series stood, from its record's `went_on_from`: `, on the tables
+/// FOLDER left` where it went on from what an earlier run left (`--reuse-load`),
+/// nothing where it loaded its own.
+pub fn load_note(went_on_from: Option<&str>) -> String {
+    went_on_from.map_or_else(String::new, |folder| {
+        format!(", on the tables {folder} left")
+    })
 }
 
 /// What `--verify` found in a run of a series, for its line: `, verify exact`, the
