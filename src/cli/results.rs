@@ -22,6 +22,10 @@ pub struct VerifyArgs {
     /// Longest wait for one page of data read back.
     #[arg(long, value_name = "TIME", default_value = "60s", value_parser = above_zero_seconds, allow_hyphen_values = true)]
     pub op_timeout: f64,
+    /// Read everything back, even where the run went on from tables verified exact
+    /// (by default only what its own events wrote is read back then).
+    #[arg(long)]
+    pub full: bool,
 }
 
 /// `hatshop report`: the result folder whose pages are written again.

@@ -120,7 +120,7 @@ async fn verify_database(
         .with_context(|| format!("cannot connect to {url}"))?;
     let to = own.then(|| result_dir::file(dir, result_dir::VERIFY_JSON));
     let report = tokio::select! {
-        report = verify_store(&store, url, dir, record, op_timeout, to.as_deref()) => report,
+        report = verify_store(&store, url, dir, record, op_timeout, to.as_deref(), args.full) => report,
         _ = interrupt::wait() => Err(anyhow!("verify interrupted")),
     };
     crate::db::close_within(&store).await;

@@ -36,6 +36,10 @@ pub struct Holding {
     /// Why the tables do not hold exactly those events, where they do not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_whole: Option<String>,
+    /// Whether verify read the tables back since and found them exact: a run going on
+    /// from them then has only its own writes read back.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub verified_exact: bool,
 }
 
 /// The longest note read back: a server's answer is bounded before it is parsed.
@@ -84,7 +88,7 @@ pub async fn read(store: &impl Store) -> Result<Option<Holding>, String> {
 }
 
 /// Writes the note.
-pub async fn write(store: &AnyStore, holding: &Holding) -> Result<(), DbError> {
+pub async fn write(store: &impl Store, holding: &Holding) -> Result<(), DbError> {
     let note = serde_json::to_string(holding).expect("a note serialises");
     store.write_holding(&note).await
 }
@@ -122,6 +126,7 @@ pub async fn going_on(
                         from: WentOnFrom {
                             run: holding.run,
                             folder: holding.folder,
+                            verified_exact: holding.verified_exact,
                         },
                     }));
                 }
@@ -213,6 +218,7 @@ pub fn left_by(record: &RunRecord, config: &RunConfig) -> Option<Holding> {
             record.process_start,
         ),
         not_whole,
+        verified_exact: false,
     })
 }
 
@@ -226,6 +232,7 @@ pub fn going_on_note(workload: &WorkloadSpec, held: u64, config: &RunConfig) -> 
         folder: folder_of(config),
         by: this_process(&config.run_id),
         not_whole: Some("part-way through its stream (still running, or killed)".to_string()),
+        verified_exact: false,
     }
 }
 

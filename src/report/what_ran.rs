@@ -438,10 +438,15 @@ fn verified(verify: Option<&crate::verify::VerifyReport>) -> String {
         ),
         Some(v) if v.is_exact() => {
             format!(
-                r#"<span class="ok">exact</span>: {} orders, {} line items, {} records as the stream says{}"#,
+                r#"<span class="ok">exact</span>: {} orders, {} line items, {} records as the stream says{}{}"#,
                 thousands(v.orders_found),
                 thousands(v.items_found),
                 thousands(v.keys_found),
+                v.rests_on.as_ref().map_or(String::new(), |r| format!(
+                    " (read back: what this run's own events wrote; the rest as run {} left \
+                     it, verified exact then)",
+                    escape(&r.run)
+                )),
                 if v.uncertain_orders + v.uncertain_keys > 0 {
                     format!(
                         "; {} uncertain (a write with an unknown outcome)",

@@ -56,6 +56,10 @@ pub struct WentOnFrom {
     pub run: String,
     /// Its result folder, as it was written there.
     pub folder: String,
+    /// Whether verify had found those tables exact: this run's verify then reads back
+    /// only what its own events wrote.
+    #[serde(default)]
+    pub verified_exact: bool,
 }
 
 /// `run.json`.

@@ -9,6 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::Touched;
 use crate::db::ErrorKind;
 use crate::workload::{KeyId, Operation, OrderBook, OrderEvent, OrderId, StateHash, Target, state};
 
@@ -201,6 +202,27 @@ impl Expected {
         ids.sort_unstable();
         ids.dedup();
         ids
+    }
+
+    /// Keeps only what `touched` names: the rest is taken as an earlier verdict saw it,
+    /// and neither counted nor judged.
+    pub fn narrow_to(&mut self, touched: &Touched) {
+        let orders = &touched.orders;
+        self.orders.retain(|id, _| orders.contains(id));
+        self.whole_ids.retain(|id| orders.contains(id));
+        self.uncertain_orders.retain(|id| orders.contains(id));
+        self.raced_orders.retain(|id| orders.contains(id));
+        self.past_log_orders.retain(|id, _| orders.contains(id));
+        let keys = &touched.keys;
+        let mut narrowed = vec![0; self.keys.len()];
+        for &key in keys {
+            if let Some(version) = self.keys.get(key as usize) {
+                narrowed[key as usize] = *version;
+            }
+        }
+        self.keys = narrowed;
+        self.uncertain_keys.retain(|key| keys.contains(key));
+        self.past_log_keys.retain(|key, _| keys.contains(key));
     }
 
     /// The version a key must hold (0: none).

@@ -94,6 +94,18 @@ pub struct VerifyReport {
     pub inconsistent_states: u64,
     /// The first differences, in words.
     pub first_differences: Vec<String>,
+    /// Where only what the run's own events wrote was read back: the verdict the rest
+    /// rests on. The counts above are of what was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rests_on: Option<RestsOn>,
+}
+
+/// The earlier verdict a verify that read back only a run's own writes rests on: the
+/// run whose tables this one went on from, verified exact.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct RestsOn {
+    pub run: String,
+    pub folder: String,
 }
 
 impl VerifyReport {
@@ -145,6 +157,14 @@ impl VerifyReport {
     /// A few lines for the terminal.
     pub fn render(&self) -> String {
         let mut out = String::new();
+        if let Some(rests_on) = &self.rests_on {
+            let _ = writeln!(
+                out,
+                "read back:  what this run's own events wrote; the rest as run {} left it, \
+                 verified exact then ({}); `hatshop verify --full` reads everything",
+                rests_on.run, rests_on.folder
+            );
+        }
         let orders = self.orders_expected + self.orders_found > 0;
         let keys = self.keys_expected + self.keys_found > 0;
         if orders || !keys {

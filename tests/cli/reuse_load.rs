@@ -271,3 +271,86 @@ fn a_run_that_stops_at_its_floor_leaves_a_whole_stream() {
     let after = json(&dir.join("after/run.json"));
     assert_eq!(after["events"]["workload"]["held_events"], handed_out);
 }
+
+#[test]
+fn a_run_on_tables_verified_exact_reads_back_only_its_own_writes() {
+    let tmp = TempDir::new().unwrap();
+    let dir = tmp.path();
+    let file = dir.join("one.db");
+    let db = format!("sqlite://{}", file.display());
+    let small = |out: &str, extra: &[&str]| {
+        let output = hatshop(dir)
+            .args(["run", "--db", &db, "-o", out, "--verify", "-c", "2"])
+            .args(["--orders", "4000", "--warmup", "0", "--events", "300"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{out}: {output:?}");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    small("first", &[]);
+    let said = small("second", &["--reuse-load"]);
+    assert!(
+        said.contains("read back:  what this run's own events wrote; the rest as run first"),
+        "{said}"
+    );
+    let verdict = json(&dir.join("second/verify.json"));
+    assert_eq!(verdict["rests_on"]["run"], "first");
+    let read = verdict["orders_expected"].as_u64().unwrap();
+    assert!(read > 0 && read < 1000, "{verdict}");
+
+    // An order the second run wrote, changed behind its back, is found; one it never
+    // wrote is the earlier verdict's, and only a full read finds it.
+    let db_file = rusqlite::Connection::open(&file).unwrap();
+    let written = |second: bool| -> i64 {
+        let order = if second { "DESC" } else { "ASC" };
+        db_file
+            .query_row(
+                &format!("SELECT order_id FROM orders ORDER BY order_id {order} LIMIT 1"),
+                [],
+                |row| row.get(0),
+            )
+            .unwrap()
+    };
+    // The stream's newest order is one the second run created; its oldest, one the load did.
+    let (theirs, loaded) = (written(true), written(false));
+    for id in [theirs, loaded] {
+        db_file
+            .execute(
+                "UPDATE orders SET customer = 'someone else' WHERE order_id = ?1",
+                [id],
+            )
+            .unwrap();
+    }
+    let scoped = hatshop(dir).args(["verify", "second"]).output().unwrap();
+    let scoped_said = String::from_utf8_lossy(&scoped.stdout);
+    assert!(!scoped.status.success());
+    assert!(
+        scoped_said.contains("0 missing, 0 extra, 1 differing"),
+        "{scoped_said}"
+    );
+    let full = hatshop(dir)
+        .args(["verify", "second", "--full"])
+        .output()
+        .unwrap();
+    let full_said = String::from_utf8_lossy(&full.stdout);
+    assert!(
+        full_said.contains("0 missing, 0 extra, 2 differing"),
+        "{full_said}"
+    );
+    assert!(!full_said.contains("read back:"), "{full_said}");
+
+    // Tables no verify found exact are read back whole.
+    let unverified = TempDir::new().unwrap();
+    let other = format!("sqlite://{}", unverified.path().join("two.db").display());
+    for (out, extra) in [("a", &[][..]), ("b", &["--reuse-load"][..])] {
+        hatshop(dir)
+            .args(["run", "--db", &other, "-o", out, "--quiet", "-c", "2"])
+            .args(["--orders", "4000", "--warmup", "0", "--events", "300"])
+            .args(extra)
+            .assert()
+            .success();
+    }
+    hatshop(dir).args(["verify", "b"]).assert().success();
+    assert!(json(&dir.join("b/verify.json")).get("rests_on").is_none());
+}

@@ -102,14 +102,36 @@ fn goes_on_from_the_last(tmp: &TempDir, db: &str) {
     let mut going_on = MIXED_LOAD.to_vec();
     going_on.push("--reuse-load");
     let second = run_and_verify(tmp, &db, &going_on);
+    // The first run was verified exact: the second reads back only what it wrote,
+    // through the store's own reads of one order and one record.
+    let verdict = json(&second.join("verify.json"));
     let first = json(&first.join("run.json"));
     let second = json(&second.join("run.json"));
     assert_eq!(second["went_on_from"]["run"], first["run_id"], "{second}");
+    assert_eq!(verdict["rests_on"]["run"], first["run_id"], "{verdict}");
+    assert!(verdict["orders_found"].as_u64().unwrap() > 0, "{verdict}");
+    assert!(second["unmeasured"]["load"].is_null(), "{second}");
     assert_eq!(
         second["events"]["workload"]["held_events"], 4000,
         "{second}"
     );
-    assert!(second["unmeasured"]["load"].is_null(), "{second}");
+
+    // Records, read back one by one the same way.
+    let records = [
+        "-w",
+        "kv-10w-40rw-50r",
+        "--records",
+        "4000",
+        "--warmup",
+        "0",
+        "--events",
+        "300",
+    ];
+    run_and_verify(tmp, &db, &records);
+    let going_on = run_and_verify(tmp, &db, &[&records[..], &["--reuse-load"]].concat());
+    let verdict = json(&going_on.join("verify.json"));
+    assert!(verdict["rests_on"].is_object(), "{verdict}");
+    assert!(verdict["keys_found"].as_u64().unwrap() > 0, "{verdict}");
 }
 
 /// The checks of a store that keeps data, run against `$db` (an expression, evaluated

@@ -507,6 +507,7 @@ async fn verify_if_asked(
             record,
             config.op_timeout,
             Some(&verdict),
+            false,
         ) => report?,
         _ = stop.interrupted() => {
             note!("verify interrupted");

@@ -3,6 +3,8 @@
 //! and what its load came to), the failed writes it recorded, and hatshop's marker,
 //! against what the store holds; within deadlines, hearing Ctrl-C.
 
+mod touched;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::time::Duration;
@@ -10,13 +12,13 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 
 use super::held_load::{self, Holding};
-use crate::db::{DbError, DbUrl, ErrorKind, Marker, Store};
+use crate::db::{DbError, DbUrl, ErrorKind, Marker, Snapshot, Store};
 use crate::files::write_json;
 use crate::interrupt;
 use crate::numbers::thousands;
 use crate::result_dir::{self, FailedWriteRow, RunRecord};
 use crate::runner::open_whole_stream;
-use crate::verify::{Expected, KeyCheck, VerifyReport, compare_orders, describe};
+use crate::verify::{Expected, KeyCheck, RestsOn, Touched, VerifyReport, compare_orders, describe};
 use crate::workload::check_events_file;
 use crate::workload::{EventSource, OrderBook, OrderEvent, OrderId, STREAM_VERSION, Target};
 
@@ -36,7 +38,8 @@ pub async fn waiting<T>(
 }
 
 /// Compares the store with the run's expected state; the verdict goes to `to`
-/// (verify.json of the run's own database), if given.
+/// (verify.json of the run's own database), if given. A run that went on from tables
+/// verified exact has only what its own events wrote read back, unless `full`.
 pub async fn verify_store<D: Store>(
     store: &D,
     url: &DbUrl,
@@ -44,6 +47,7 @@ pub async fn verify_store<D: Store>(
     record: &RunRecord,
     page_timeout: Duration,
     to: Option<&Path>,
+    full: bool,
 ) -> Result<VerifyReport> {
     if !store.holds_data() {
         bail!("{url} keeps no data: there is nothing to verify");
@@ -65,52 +69,122 @@ pub async fn verify_store<D: Store>(
     let holding = waiting(page_timeout, "read what the tables hold", async {
         Ok(held_load::read(store).await)
     })
-    .await?;
-    check_marker(&marker, holding.ok().flatten(), url, record)?;
+    .await?
+    .ok()
+    .flatten();
+    check_marker(&marker, holding.as_ref(), url, record)?;
     let reach = Reach::of(dir, record)?;
     let failures = failed_writes(dir, record)?;
-    let expected = expected_state(record, &reach, &failures)?;
+    let rests_on = (!full).then(|| rests_on(record)).flatten();
+    let (mut expected, touched) = expected_state(record, &reach, &failures, rests_on.is_some())?;
     let mut report = VerifyReport {
         database: url.to_string(),
         at,
         ..VerifyReport::default()
     };
-    let snapshot = waiting(page_timeout, "read the orders back", store.snapshot())
-        .await
-        .with_context(|| format!("cannot read back {url}"))?;
-    let differing = compare_orders(&expected, &snapshot, &mut report);
-    if !differing.is_empty() {
-        describe(
-            &whole_orders(record, &reach, &differing, &failures)?,
-            &snapshot,
-            &mut report,
-        );
+    match touched.filter(|touched| touched.worth_reading(&expected)) {
+        Some(touched) => {
+            expected.narrow_to(&touched);
+            report.rests_on = rests_on;
+            let snapshot = touched::read_orders(store, url, &touched, page_timeout).await?;
+            compare(record, &reach, &failures, &expected, &snapshot, &mut report)?;
+            drop(snapshot);
+            touched::check_keys(store, url, &expected, &touched, page_timeout, &mut report).await?;
+        }
+        None => {
+            let snapshot = waiting(page_timeout, "read the orders back", store.snapshot())
+                .await
+                .with_context(|| format!("cannot read back {url}"))?;
+            compare(record, &reach, &failures, &expected, &snapshot, &mut report)?;
+            drop(snapshot);
+            check_records(store, url, &expected, page_timeout, &mut report).await?;
+        }
     }
-    drop(snapshot);
-
-    check_records(store, url, &expected, page_timeout, &mut report).await?;
     if let Some(to) = to {
         write_json(to, &report)?;
+        if report.is_exact() {
+            say_verified(store, holding, page_timeout).await?;
+        }
     }
     Ok(report)
 }
 
+/// Compares the orders read back, and describes those that differ.
+fn compare(
+    record: &RunRecord,
+    reach: &Reach,
+    failures: &HashMap<u64, (Target, ErrorKind)>,
+    expected: &Expected,
+    snapshot: &Snapshot,
+    report: &mut VerifyReport,
+) -> Result<()> {
+    let differing = compare_orders(expected, snapshot, report);
+    if !differing.is_empty() {
+        describe(
+            &whole_orders(record, reach, &differing, failures)?,
+            snapshot,
+            report,
+        );
+    }
+    Ok(())
+}
+
+/// The verdict a read of only this run's own writes can rest on: the tables it went
+/// on from were verified exact.
+fn rests_on(record: &RunRecord) -> Option<RestsOn> {
+    let from = record.went_on_from.as_ref()?;
+    from.verified_exact.then(|| RestsOn {
+        run: from.run.clone(),
+        folder: from.folder.clone(),
+    })
+}
+
+/// Marks the tables' note verified exact, so that a run going on from them reads back
+/// only what it writes. Only this run's own note of a whole stream is marked
+/// ([`check_marker`] saw that the note is this run's).
+async fn say_verified<D: Store>(
+    store: &D,
+    holding: Option<Holding>,
+    page_timeout: Duration,
+) -> Result<()> {
+    let Some(mut holding) = holding.filter(|h| h.not_whole.is_none() && !h.verified_exact) else {
+        return Ok(());
+    };
+    holding.verified_exact = true;
+    waiting(
+        page_timeout,
+        "note that the tables were verified exact",
+        held_load::write(store, &holding),
+    )
+    .await
+}
+
 /// What the store must hold: the stream replayed as far as the lanes reached, each
-/// write as its fate says (orders whose writes failed for sure are rebuilt whole).
+/// write as its fate says (orders whose writes failed for sure are rebuilt whole); and,
+/// where `touched`, the orders and records the run's own events wrote.
 fn expected_state(
     record: &RunRecord,
     reach: &Reach,
     failures: &HashMap<u64, (Target, ErrorKind)>,
-) -> Result<Expected> {
+    touched: bool,
+) -> Result<(Expected, Option<Touched>)> {
     let whole_ids: HashSet<OrderId> = failures
         .iter()
         .filter(|(_, (target, kind))| !kind.outcome_unknown() && matches!(target, Target::Order(_)))
         .map(|(_, (target, _))| target.id())
         .collect();
     let mut expected = Expected::new(whole_ids);
+    let mut own = touched.then(Touched::default);
+    let held = held_events(record);
     replay(record, reach, PlanCheck::Hash, |event, fate, races| {
         if races && !matches!(fate, Fate::NotApplied) {
             expected.raced(event);
+        }
+        if let Some(own) = own.as_mut()
+            && event.seq >= held
+            && !matches!(fate, Fate::NotApplied)
+        {
+            own.note(event);
         }
         match fate {
             Fate::Applied => expected.apply(event, failures.get(&event.seq).map(|f| f.1)),
@@ -118,7 +192,7 @@ fn expected_state(
             Fate::NotApplied => {}
         }
     })?;
-    Ok(expected)
+    Ok((expected, own))
 }
 
 /// Reads the key-value records back a page at a time, each page within
@@ -153,7 +227,7 @@ async fn check_records<D: Store>(
 /// wrote, and one that went on from them wrote over it.
 fn check_marker(
     marker: &Marker,
-    holding: Option<Holding>,
+    holding: Option<&Holding>,
     url: &DbUrl,
     record: &RunRecord,
 ) -> Result<()> {
@@ -307,10 +381,7 @@ fn replay(
         .then(|| planned(record))
         .flatten()
         .map(|(events, sha256)| (events, sha256, crate::workload::PlanHasher::new()));
-    let held = match &record.events {
-        EventSource::Generated { workload } => workload.held_events,
-        EventSource::File(_) => 0,
-    };
+    let held = held_events(record);
     for event in open_whole_stream(&record.events)? {
         let event = event?;
         // Replaying is work on this thread: it listens for Ctrl-C itself.
@@ -358,6 +429,14 @@ fn replay(
         prove_plan(events, &sha256, hasher)?;
     }
     Ok(())
+}
+
+/// The stream's first events the tables held when the run began.
+fn held_events(record: &RunRecord) -> u64 {
+    match &record.events {
+        EventSource::Generated { workload } => workload.held_events,
+        EventSource::File(_) => 0,
+    }
 }
 
 /// An events file must be the one the run replayed.
