@@ -50,7 +50,7 @@ pub fn run(args: &MergeArgs) -> Result<()> {
     let record = merged?;
     std::fs::remove_file(&marker).with_context(|| format!("cannot remove {}", marker.display()))?;
     let summary: crate::stats::Summary =
-        crate::files::read_json(&result_dir::file(&args.out, result_dir::SUMMARY_JSON))?;
+        result_dir::seal::read_json(&args.out, result_dir::SUMMARY_JSON)?;
     say!(
         "merged {} shards (concurrency {}, {} measured operations) into {}",
         shards.len(),
@@ -383,6 +383,7 @@ fn merged_record(
         .then(|| shards[0].record.unmeasured.clone())
         .flatten();
     record.op_log_rows = Some(rows);
+    record.sealed = true;
     record.unmeasured_errors = shards.iter().map(|s| s.record.unmeasured_errors).sum();
     record.failed_writes = failed_writes;
     record.recovered = recovery(shards);

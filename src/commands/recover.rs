@@ -144,6 +144,7 @@ fn rebuild(dir: &Path, mut record: RunRecord, log: &OpLog) -> Result<Recovery> {
         record.status = RunStatus::Recovered;
     }
     record.cut_calls = replayed.cut_calls;
+    record.sealed = true;
     record.recovered = Some(recovery.clone());
     // The page is written from the record it will sit beside.
     let path = result_dir::file(dir, result_dir::RUN_JSON);

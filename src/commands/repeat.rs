@@ -99,7 +99,7 @@ impl Watch for Said {
     }
 
     fn after(&self, cell: &Cell, dir: &Path) -> Result<()> {
-        let summary: Summary = read_json(&result_dir::file(dir, result_dir::SUMMARY_JSON))?;
+        let summary: Summary = result_dir::seal::read_json(dir, result_dir::SUMMARY_JSON)?;
         let record = result_dir::load_complete(dir)?;
         say_repeat(cell.round as usize, self.of, &summary, &record, dir);
         Ok(())
@@ -122,7 +122,7 @@ fn gathered(
         let Ok(record) = result_dir::load_complete(&run_dir) else {
             continue;
         };
-        let summary: Summary = read_json(&result_dir::file(&run_dir, result_dir::SUMMARY_JSON))?;
+        let summary: Summary = result_dir::seal::read_json(&run_dir, result_dir::SUMMARY_JSON)?;
         let verify = result_dir::file(&run_dir, result_dir::VERIFY_JSON);
         if read_json::<crate::verify::VerifyReport>(&verify).is_ok_and(|v| !v.is_exact()) {
             repeated.differing.push(run_dir.display().to_string());
@@ -277,6 +277,7 @@ fn write_up(dir: &Path, repeated: Repeated, repeat: usize) -> Result<std::proces
     }
     let spread = repeats::summarize(&summaries, runs, left_out);
     write_json(&result_dir::file(dir, result_dir::SUMMARY_JSON), &spread)?;
+    result_dir::seal::write(dir, &[result_dir::SUMMARY_JSON])?;
     crate::console::out(&repeats::render(&spread));
     let first = LoadedRun::load(&dir.join(&spread.runs[0])).ok();
     let tables = repeats_page::tables_said(dir, &spread);

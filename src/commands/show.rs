@@ -33,13 +33,12 @@ pub fn run(args: &ShowArgs) -> Result<()> {
         // A --repeat folder keeps its medians (min–max) in its own summary.json, and
         // prints them as the repeats did when they ended.
         if repeats::repeat_dirs(dir).is_some() {
-            let spread: RepeatSummary =
-                crate::files::read_json(&result_dir::file(dir, SUMMARY_JSON))?;
+            let spread: RepeatSummary = result_dir::seal::read_json(dir, SUMMARY_JSON)?;
             crate::console::out(&repeats::render(&spread));
             continue;
         }
         let record = result_dir::load_complete(dir)?;
-        let mut summary: Summary = crate::files::read_json(&result_dir::file(dir, SUMMARY_JSON))?;
+        let mut summary: Summary = result_dir::seal::read_json(dir, SUMMARY_JSON)?;
         let percentiles = match &args.percentiles {
             Some(list) => list.0.clone(),
             None => summary
@@ -48,8 +47,7 @@ pub fn run(args: &ShowArgs) -> Result<()> {
                 .map(|of| of.table_percentiles())
                 .unwrap_or_default(),
         };
-        let log = result_dir::file(dir, result_dir::LATENCY_HLOG);
-        saved_percentiles::fill(&mut summary, &percentiles, &log)?;
+        saved_percentiles::fill(&mut summary, &percentiles, dir)?;
         let width = crate::console::text_width().filter(|_| !args.wide);
         crate::console::out(&run_text::render(&record, &summary, &percentiles, width));
     }

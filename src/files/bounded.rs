@@ -15,11 +15,28 @@ pub const SETTINGS_FILE_LIMIT: u64 = 1 << 20;
 /// The bytes of the regular file at `path`, at most `limit` of them; an error that
 /// says what the path is instead, or how large.
 pub fn read_bounded(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    read_opened(path, limit, 0)
+}
+
+/// The most one of a result folder's own files holds: a day-long run's intervals and
+/// histograms are tens of megabytes.
+pub const RESULT_FILE_LIMIT: u64 = 1 << 30;
+
+/// [`read_bounded`] for a file hatshop wrote into a result folder: a symbolic link in
+/// its place is refused, so that a folder cannot hand hatshop another file's bytes.
+pub fn read_own(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    read_opened(path, limit, libc::O_NOFOLLOW).map_err(|e| match e.raw_os_error() {
+        Some(libc::ELOOP) => io::Error::other("is a symbolic link, not a file hatshop wrote"),
+        _ => e,
+    })
+}
+
+fn read_opened(path: &Path, limit: u64, flags: i32) -> io::Result<Vec<u8>> {
     // Non-blocking, so that opening a FIFO with no writer returns at once; a regular
     // file reads as ever.
     let file = OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK)
+        .custom_flags(libc::O_NONBLOCK | flags)
         .open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {

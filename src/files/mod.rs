@@ -15,7 +15,10 @@ mod outside;
 mod reserve;
 mod rollback;
 
-pub use bounded::{SETTINGS_FILE_LIMIT, read_bounded, read_bounded_text, read_settings_file};
+pub use bounded::{
+    RESULT_FILE_LIMIT, SETTINGS_FILE_LIMIT, read_bounded, read_bounded_text, read_own,
+    read_settings_file,
+};
 pub use outside::{
     OutStream, RUN_RECORD, check_out, closed_pipe, is_plain_file, refuse_result_file, write_out,
 };
@@ -190,7 +193,12 @@ impl std::io::Write for Part {
 
 /// Reads JSON written by [`write_json`].
 pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("{} is not valid", path.display()))
+    let bytes = read_own(path, RESULT_FILE_LIMIT)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    parse_json(path, &bytes)
+}
+
+/// JSON read from `path`, parsed.
+pub fn parse_json<T: serde::de::DeserializeOwned>(path: &Path, bytes: &[u8]) -> Result<T> {
+    serde_json::from_slice(bytes).with_context(|| format!("{} is not valid", path.display()))
 }

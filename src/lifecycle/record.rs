@@ -103,6 +103,7 @@ pub fn initial_record(
         gc_log: None,
         db_time: None,
         went_on_from: None,
+        sealed: false,
     }
 }
 

@@ -95,9 +95,12 @@ pub fn write(
     crate::files::write_atomic(path, &out)
 }
 
-/// Reads latency.hlog back, by event type and interval.
-pub fn read(path: &Path) -> Result<Logged> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+/// Reads the folder's latency.hlog back, by event type and interval, checked against
+/// its seal.
+pub fn read(dir: &Path) -> Result<Logged> {
+    let name = crate::result_dir::LATENCY_HLOG;
+    let path = &dir.join(name);
+    let bytes = crate::result_dir::seal::read(dir, name)?;
     let mut deserializer = Deserializer::new();
     let mut logged = Logged::default();
     for entry in IntervalLogIterator::new(&bytes) {

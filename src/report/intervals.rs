@@ -87,10 +87,12 @@ pub fn rows(
     out
 }
 
-/// Reads intervals.csv back by column name.
-pub fn read(path: &Path) -> Result<Vec<IntervalRow>> {
-    let mut csv =
-        csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
+/// Reads the folder's intervals.csv back by column name, checked against its seal.
+pub fn read(dir: &Path) -> Result<Vec<IntervalRow>> {
+    let name = crate::result_dir::INTERVALS_CSV;
+    let path = dir.join(name);
+    let bytes = crate::result_dir::seal::read(dir, name)?;
+    let mut csv = csv::Reader::from_reader(bytes.as_slice());
     csv.deserialize()
         .collect::<Result<Vec<IntervalRow>, _>>()
         .with_context(|| format!("{} is not valid", path.display()))

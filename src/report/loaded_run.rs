@@ -93,13 +93,13 @@ impl LoadedRun {
     pub fn load(dir: &Path) -> Result<LoadedRun> {
         let file = |name| result_dir::file(dir, name);
         let record: RunRecord = result_dir::load_complete(dir)?;
-        let summary: Summary = read_json(&file(result_dir::SUMMARY_JSON))?;
+        let summary: Summary = result_dir::seal::read_json(dir, result_dir::SUMMARY_JSON)?;
         let intervals = match file(result_dir::INTERVALS_CSV) {
-            path if path.exists() => intervals::read(&path)?,
+            path if path.exists() => intervals::read(dir)?,
             _ => Vec::new(),
         };
         let histograms = match file(result_dir::LATENCY_HLOG) {
-            path if path.exists() => hlog::read(&path)?,
+            path if path.exists() => hlog::read(dir)?,
             _ => Logged::default(),
         };
         let verify = match file(result_dir::VERIFY_JSON) {

@@ -94,5 +94,13 @@ pub fn write_statistics(
         &names,
         &heading.comment,
     )?;
+    result_dir::seal::write(
+        dir,
+        &[
+            result_dir::SUMMARY_JSON,
+            result_dir::INTERVALS_CSV,
+            result_dir::LATENCY_HLOG,
+        ],
+    )?;
     Ok(summary)
 }

@@ -18,13 +18,13 @@ pub const TITLE: &str = "hatshop repeats";
 /// `hatshop report DIR` of a repeat folder: its page again, from its summary.json and
 /// the summaries of the repeats it counted. The page's path.
 pub fn write_report(dir: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
-    use crate::files::read_json;
-    use crate::result_dir::{self, SUMMARY_JSON};
-    let spread: RepeatSummary = read_json(&result_dir::file(dir, SUMMARY_JSON))?;
+    use crate::result_dir::SUMMARY_JSON;
+    use crate::result_dir::seal::read_json;
+    let spread: RepeatSummary = read_json(dir, SUMMARY_JSON)?;
     let summaries = spread
         .runs
         .iter()
-        .map(|run| read_json::<Summary>(&result_dir::file(&dir.join(run), SUMMARY_JSON)))
+        .map(|run| read_json::<Summary>(&dir.join(run), SUMMARY_JSON))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let first = spread
         .runs

@@ -10,9 +10,9 @@ use anyhow::Result;
 use super::hlog::{self, Logged, RESPONSE_TAG};
 use crate::stats::{LatencySummary, Summary};
 
-/// Adds to each row of `summary` the percentiles of `wanted` it lacks, from the log at
-/// `log` (read only when some row lacks one).
-pub fn fill(summary: &mut Summary, wanted: &[(String, f64)], log: &Path) -> Result<()> {
+/// Adds to each row of `summary` the percentiles of `wanted` it lacks, from the log of
+/// the folder `dir` (read only when some row lacks one).
+pub fn fill(summary: &mut Summary, wanted: &[(String, f64)], dir: &Path) -> Result<()> {
     let lacks = |row: &LatencySummary| {
         wanted
             .iter()
@@ -27,8 +27,8 @@ pub fn fill(summary: &mut Summary, wanted: &[(String, f64)], log: &Path) -> Resu
     {
         return Ok(());
     }
-    let logged = match log.exists() {
-        true => Some(hlog::read(log)?),
+    let logged = match dir.join(crate::result_dir::LATENCY_HLOG).exists() {
+        true => Some(hlog::read(dir)?),
         false => None,
     };
     for row in summary.events.iter_mut() {

@@ -4,6 +4,7 @@
 
 pub mod folder;
 pub mod load_record;
+pub mod seal;
 mod status;
 pub mod warmth;
 
@@ -128,6 +129,10 @@ pub struct RunRecord {
     /// it went on from (`--reuse-load`): the two stand on one load.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub went_on_from: Option<WentOnFrom>,
+    /// Whether the folder's statistics carry their sums ([`seal`]): once they do, a
+    /// folder without them is refused, not read as it is.
+    #[serde(default)]
+    pub sealed: bool,
     /// Set when `hatshop recover` rebuilt the folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovered: Option<Recovery>,

@@ -273,8 +273,7 @@ impl Cell {
         // A cell's spread within its run, for the figures' tests; a load has none.
         let intervals = match self.verb {
             Verb::Run if !rows.is_empty() => {
-                let path = result_dir::file(&dir, result_dir::INTERVALS_CSV);
-                crate::report::intervals::read(&path).unwrap_or_default()
+                crate::report::intervals::read(&dir).unwrap_or_default()
             }
             _ => Vec::new(),
         };
@@ -294,8 +293,12 @@ impl Cell {
 }
 
 fn run_result(dir: &Path) -> (CellStatus, Vec<MetricRow>) {
-    let Ok(summary) = read_json::<Summary>(&result_dir::file(dir, SUMMARY_JSON)) else {
-        return (CellStatus::Lacks(SUMMARY_JSON), Vec::new());
+    let summary = match result_dir::seal::read_json::<Summary>(dir, SUMMARY_JSON) {
+        Ok(summary) => summary,
+        Err(_) if !dir.join(SUMMARY_JSON).exists() => {
+            return (CellStatus::Lacks(SUMMARY_JSON), Vec::new());
+        }
+        Err(e) => return (CellStatus::Unreadable(format!("{e:#}")), Vec::new()),
     };
     let verified = read_json::<VerifyReport>(&result_dir::file(dir, VERIFY_JSON));
     let status = CellStatus::Ran(verified.as_ref().ok().map(VerifyReport::verdict));

@@ -8,7 +8,8 @@
 //! - `shards_and_repeats`: shards merged into one folder, repeats and their spread;
 //! - `verdicts`: a verdict that cannot be fooled;
 //! - `stop`: never stuck, nothing lost, nothing leaked;
-//! - `reuse_load`: a series on one load, each run going on from the last.
+//! - `reuse_load`: a series on one load, each run going on from the last;
+//! - `sealed`: a folder's statistics read only as hatshop wrote them.
 
 mod commands;
 #[path = "../common/mod.rs"]
@@ -18,6 +19,7 @@ mod golden_stream;
 mod op_log;
 mod outputs;
 mod reuse_load;
+mod sealed;
 mod shards_and_repeats;
 mod stop;
 mod verdicts;

@@ -179,7 +179,7 @@ fn latency_hlog_round_trips_to_the_summary_counts() {
         "{}",
         &text[..300]
     );
-    let logged = hlog::read(&out.join("latency.hlog")).unwrap();
+    let logged = hlog::read(&out).unwrap();
     let summary = json(&out.join("summary.json"));
     for event in summary["events"].as_array().unwrap() {
         let tag = event["event_type"].as_str().unwrap();

@@ -164,7 +164,7 @@ pub(super) fn write_up(
 }
 
 fn rows_of_run(place: &RunPlace, dir: &Path) -> Result<Vec<SweepRow>> {
-    let summary: Summary = read_json(&result_dir::file(dir, result_dir::SUMMARY_JSON))?;
+    let summary: Summary = result_dir::seal::read_json(dir, result_dir::SUMMARY_JSON)?;
     let verify = result_dir::file(dir, result_dir::VERIFY_JSON);
     let races = if verify.exists() {
         read_json::<VerifyReport>(&verify)

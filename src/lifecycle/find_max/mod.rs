@@ -21,7 +21,6 @@ use anyhow::{Result, bail};
 use crate::cli::RunArgs;
 use crate::config::RunConfig;
 use crate::console::{note, say};
-use crate::files::read_json;
 use crate::interrupt;
 use crate::lifecycle::run::{EXIT_INTERRUPTED, execute, refuse_export_in_series};
 use crate::numbers::{format_us, thousands};
@@ -407,7 +406,7 @@ fn write_answer(
 }
 
 fn read_step(run_dir: &Path, rate: f64, database: &str) -> Result<(Step, Vec<SweepRow>)> {
-    let summary: Summary = read_json(&result_dir::file(run_dir, result_dir::SUMMARY_JSON))?;
+    let summary: Summary = result_dir::seal::read_json(run_dir, result_dir::SUMMARY_JSON)?;
     let response_p99_us = summary
         .overall
         .response

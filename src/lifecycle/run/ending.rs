@@ -67,6 +67,7 @@ pub(super) async fn write_files(
         )?;
     }
     let summary = write_outcome(config, outcome, clock)?;
+    record.sealed = true;
     record.warmth = Some(warmth(config, record));
     record.thresholds = config
         .thresholds
@@ -101,10 +102,9 @@ fn warmth(config: &RunConfig, record: &RunRecord) -> crate::result_dir::warmth::
             .map(|up| up.as_secs_f64()),
         _ => None,
     };
-    let intervals = result_dir::file(&config.out_dir, result_dir::INTERVALS_CSV);
     crate::result_dir::warmth::Warmth {
         server_up_s,
-        latency_fell: crate::report::intervals::read(&intervals)
+        latency_fell: crate::report::intervals::read(&config.out_dir)
             .ok()
             .and_then(|rows| crate::report::warming::latency_fell(&rows)),
     }

@@ -18,7 +18,7 @@ mod tidy_loaded;
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 
 use self::before_measuring::keep_unmeasured;
 use self::ending::{ended, record_failure, write_files};
@@ -66,10 +66,8 @@ pub struct VerifyDifferences;
 
 /// `--export-json`: summary.json copied to `to`, or to standard output for `-`.
 fn export_summary(dir: &Path, to: &Path) -> Result<()> {
-    let from = result_dir::file(dir, result_dir::SUMMARY_JSON);
-    let text = std::fs::read_to_string(&from)
-        .with_context(|| format!("cannot read {}", from.display()))?;
-    crate::report::export::write(to, &text)
+    let bytes = result_dir::seal::read(dir, result_dir::SUMMARY_JSON)?;
+    crate::report::export::write(to, &String::from_utf8_lossy(&bytes))
 }
 
 /// `--export-json` names one run's file: a series writes a summary.json per run, in

@@ -79,6 +79,9 @@ pub enum CellStatus {
     Failed(String),
     /// Its folder lacks the file its numbers come from (named).
     Lacks(&'static str),
+    /// The file its numbers come from is there but cannot be read as hatshop wrote it
+    /// (changed since, or not a file): why, in one line.
+    Unreadable(String),
     /// A run that finished, and what verify said of its store (`None`: not verified).
     Ran(Option<Verdict>),
     /// A load that finished, and whether the rows read back matched (`None`: not read
@@ -95,6 +98,7 @@ impl std::fmt::Display for CellStatus {
             CellStatus::CutShort => f.write_str("cut short: runs again on resume"),
             CellStatus::Failed(why) => write!(f, "failed: {why}; runs again on resume"),
             CellStatus::Lacks(file) => write!(f, "no {file}"),
+            CellStatus::Unreadable(why) => write!(f, "not counted: {why}"),
             CellStatus::Ran(None) => f.write_str("finished, not verified"),
             CellStatus::Ran(Some(Verdict::Exact)) => f.write_str("finished, verify exact"),
             CellStatus::Ran(Some(Verdict::Differs(n))) => {

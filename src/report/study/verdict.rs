@@ -7,7 +7,6 @@ use std::fmt::Write;
 use std::path::Path;
 
 use super::cells::{CellResult, CellStatus};
-use crate::files::read_json;
 use crate::numbers::time_text;
 use crate::report::figure::Table;
 use crate::report::page::Page;
@@ -35,7 +34,7 @@ fn rows(slo: &[Threshold], cells: &[CellResult], dir: &Path) -> Vec<(String, Vec
     let mut groups: Vec<(Labels, Vec<Summary>)> = Vec::new();
     for cell in cells.iter().filter(|c| c.counted) {
         let Ok(summary) =
-            read_json::<Summary>(&result_dir::file(&dir.join(&cell.dir), SUMMARY_JSON))
+            result_dir::seal::read_json::<Summary>(&dir.join(&cell.dir), SUMMARY_JSON)
         else {
             continue;
         };
