@@ -86,7 +86,7 @@ pub fn with_file_settings(args: Vec<OsString>) -> Result<Vec<OsString>, String> 
 
 /// The settings file's tables, each of which must name a command.
 fn read_tables(path: &Path, command: &clap::Command) -> Result<toml::Table, String> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::files::read_bounded_text(path, crate::files::SETTINGS_FILE_LIMIT)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let tables: toml::Table = text.parse().map_err(|e: toml::de::Error| {
         let message = e.message().split_whitespace().collect::<Vec<_>>().join(" ");

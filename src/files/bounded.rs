@@ -3,7 +3,7 @@
 //! device given in their place is refused at once, never opened for a read that
 //! could block past Ctrl-C (a FIFO with no writer) or fill the memory (`/dev/zero`).
 
-use std::fs::OpenOptions;
+use std::fs::{File, OpenOptions};
 use std::io::{self, Read as _};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
@@ -15,7 +15,7 @@ pub const SETTINGS_FILE_LIMIT: u64 = 1 << 20;
 /// The bytes of the regular file at `path`, at most `limit` of them; an error that
 /// says what the path is instead, or how large.
 pub fn read_bounded(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-    read_opened(path, limit, 0)
+    read_whole(open_regular(path, 0)?, limit)
 }
 
 /// The most one of a result folder's own files holds: a day-long run's intervals and
@@ -25,13 +25,39 @@ pub const RESULT_FILE_LIMIT: u64 = 1 << 30;
 /// [`read_bounded`] for a file hatshop wrote into a result folder: a symbolic link in
 /// its place is refused, so that a folder cannot hand hatshop another file's bytes.
 pub fn read_own(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-    read_opened(path, limit, libc::O_NOFOLLOW).map_err(|e| match e.raw_os_error() {
+    read_whole(open_own(path)?, limit)
+}
+
+/// A file hatshop wrote into a result folder, opened for reading as it is read in
+/// parts (the op log's): a regular file, never a link, a FIFO or a device.
+pub fn open_own(path: &Path) -> io::Result<File> {
+    open_regular(path, libc::O_NOFOLLOW).map_err(|e| match e.raw_os_error() {
         Some(libc::ELOOP) => io::Error::other("is a symbolic link, not a file hatshop wrote"),
         _ => e,
     })
 }
 
-fn read_opened(path: &Path, limit: u64, flags: i32) -> io::Result<Vec<u8>> {
+/// The whole of `file`, at most `limit` bytes.
+fn read_whole(file: File, limit: u64) -> io::Result<Vec<u8>> {
+    let too_large = || {
+        io::Error::other(format!(
+            "is larger than a file of its kind may be ({limit} bytes)"
+        ))
+    };
+    let len = file.metadata()?.len();
+    if len > limit {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+/// The file at `path`, opened for reading where it is a regular file.
+fn open_regular(path: &Path, flags: i32) -> io::Result<File> {
     // Non-blocking, so that opening a FIFO with no writer returns at once; a regular
     // file reads as ever.
     let file = OpenOptions::new()
@@ -54,20 +80,7 @@ fn read_opened(path: &Path, limit: u64, flags: i32) -> io::Result<Vec<u8>> {
         };
         return Err(io::Error::other(format!("is {what}, not a regular file")));
     }
-    let too_large = || {
-        io::Error::other(format!(
-            "is larger than a file of its kind may be ({limit} bytes)"
-        ))
-    };
-    if meta.len() > limit {
-        return Err(too_large());
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(limit + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(too_large());
-    }
-    Ok(bytes)
+    Ok(file)
 }
 
 /// [`read_bounded`] as UTF-8 text.

@@ -16,7 +16,7 @@ mod reserve;
 mod rollback;
 
 pub use bounded::{
-    RESULT_FILE_LIMIT, SETTINGS_FILE_LIMIT, read_bounded, read_bounded_text, read_own,
+    RESULT_FILE_LIMIT, SETTINGS_FILE_LIMIT, open_own, read_bounded, read_bounded_text, read_own,
     read_settings_file,
 };
 pub use outside::{

@@ -219,7 +219,8 @@ impl std::error::Error for JournalDamage {}
 
 /// Opens the journal at `path`, and reads its header.
 pub fn open(path: &Path) -> Result<(JournalHead, JournalReader)> {
-    let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let file =
+        crate::files::open_own(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut reader = JournalReader {
         input: BufReader::with_capacity(1 << 20, file),
         path: path.to_path_buf(),

@@ -4,7 +4,6 @@
 //! writes them). Rewritten whole each time a part closes, before the part takes its
 //! readable name; `sha256sum ops/part-*.parquet` gives the same hashes.
 
-use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::Path;
 
@@ -36,11 +35,14 @@ pub struct Manifest {
 /// The manifest's last line once its writer finished.
 const END: &str = "end";
 
+/// The most a manifest holds: a line per part, and a long run has thousands.
+const MOST_MANIFEST_BYTES: u64 = 16 << 20;
+
 impl Manifest {
     /// The manifest in the op log folder `ops`; `None` where there is none.
     pub fn read(ops: &Path) -> Result<Option<Manifest>> {
         let path = ops.join(MANIFEST);
-        let text = match std::fs::read(&path) {
+        let text = match crate::files::read_own(&path, MOST_MANIFEST_BYTES) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
@@ -157,7 +159,7 @@ impl<W: Write> Write for Hashed<W> {
 /// The sha256 of the file at `path`.
 pub fn sha256_of(path: &Path) -> Result<String> {
     let cannot = || format!("cannot read {}", path.display());
-    let mut file = File::open(path).with_context(cannot)?;
+    let mut file = crate::files::open_own(path).with_context(cannot)?;
     let mut sha = Sha256::new();
     let mut buf = vec![0u8; 1 << 16];
     loop {
@@ -224,7 +226,7 @@ mod tests {
     fn the_hash_of_what_was_written_is_the_files() {
         let tmp = tempfile::TempDir::new().unwrap();
         let path = tmp.path().join("f");
-        let mut writer = Hashed::new(File::create(&path).unwrap());
+        let mut writer = Hashed::new(std::fs::File::create(&path).unwrap());
         writer.write_all(b"hatshop").unwrap();
         let (_, sha) = writer.finish();
         assert_eq!(sha, sha256_of(&path).unwrap());

@@ -324,7 +324,8 @@ fn part_reader(path: &Path, sum: &PartSum) -> Result<SerializedFileReader<File>>
             sum.sha256
         );
     }
-    let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let file =
+        crate::files::open_own(path).with_context(|| format!("cannot read {}", path.display()))?;
     let reader = SerializedFileReader::new(file)
         .with_context(|| format!("{} is not a valid Parquet file", path.display()))?;
     let rows = reader.metadata().file_metadata().num_rows();

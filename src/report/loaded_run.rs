@@ -194,8 +194,9 @@ pub fn read_rows<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> 
     if !path.exists() {
         return Ok(Vec::new());
     }
-    let mut reader =
-        csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = crate::files::read_own(path, crate::files::RESULT_FILE_LIMIT)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let mut reader = csv::Reader::from_reader(bytes.as_slice());
     reader
         .deserialize()
         .collect::<Result<Vec<T>, _>>()

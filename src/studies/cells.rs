@@ -243,7 +243,9 @@ impl Cell {
     /// The cell as its page shows it, read from its folder (`study_dir/id`).
     pub fn result(&self, study_dir: &Path) -> CellResult {
         let dir = study_dir.join(&self.id);
-        let failed = std::fs::read_to_string(failure_file(&dir)).ok();
+        let failed = crate::files::read_own(&failure_file(&dir), 1 << 20)
+            .ok()
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
         let (status, rows) = if let Some(why) = failed {
             (CellStatus::Failed(why.trim().to_string()), Vec::new())
         } else if !dir.exists() {

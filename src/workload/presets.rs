@@ -302,10 +302,11 @@ impl WorkloadSpec {
                 suggestion: crate::suggest::did_you_mean(name_or_path, names),
             });
         }
-        let text = std::fs::read_to_string(path).map_err(|e| SpecError::Read {
-            path: name_or_path.to_string(),
-            message: e.to_string(),
-        })?;
+        let text = crate::files::read_bounded_text(path, crate::files::SETTINGS_FILE_LIMIT)
+            .map_err(|e| SpecError::Read {
+                path: name_or_path.to_string(),
+                message: e.to_string(),
+            })?;
         Self::from_toml(&text, name_or_path)
     }
 }

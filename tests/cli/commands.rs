@@ -338,7 +338,7 @@ one_clear_line! {
     rate_range_without_ramp: ["run", "--rate", "1000..2000"] => "--rate 1000..2000 needs --ramp";
     ramp_without_rate_range: ["run", "--rate", "1000", "--ramp", "10s"] => "--ramp needs --rate FROM..TO";
     unknown_workload: ["run", "-w", "no-such-preset"] => "unknown workload 'no-such-preset'";
-    workload_that_is_a_folder: ["run", "-w", "a-dir"] => "cannot read workload file a-dir: Is a directory (os error 21)";
+    workload_that_is_a_folder: ["run", "-w", "a-dir"] => "cannot read workload file a-dir: is a folder, not a regular file";
     unknown_scheme: ["run", "--db", "oracle://scott:tiger@h/db"] => "unknown database URL scheme 'oracle'";
     // A port that is not one is bad input, never a connection that failed.
     port_that_is_not_one: ["run", "--db", "mysql://root@:notaport/x"] => "error: bad port in mysql://***@:***/x";

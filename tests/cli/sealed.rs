@@ -25,15 +25,7 @@ fn changed_linked_or_unsealed_statistics_are_refused_by_name() {
     let tmp = TempDir::new().unwrap();
     let dir = tmp.path();
     hatshop(dir)
-        .args([
-            "run",
-            "--quiet",
-            "--events",
-            "2000",
-            "--no-op-log",
-            "-o",
-            "run",
-        ])
+        .args(["run", "--quiet", "--events", "2000", "-o", "run"])
         .assert()
         .success();
     let run = dir.join("run");
@@ -69,6 +61,24 @@ fn changed_linked_or_unsealed_statistics_are_refused_by_name() {
     std::os::unix::fs::symlink(dir.join("elsewhere.json"), dir.join("linked/summary.json"))
         .unwrap();
     assert_one_line_error(dir, &["report", "linked"], "is a symbolic link");
+    copy(&run, &dir.join("zeros"));
+    std::fs::remove_file(dir.join("zeros/intervals.csv")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dir.join("zeros/intervals.csv")).unwrap();
+    assert_one_line_error(dir, &["report", "zeros"], "is a symbolic link");
+
+    // The op log's parts are read as files hatshop wrote, never through a link.
+    copy(&run, &dir.join("ops-linked"));
+    let ops = dir.join("ops-linked/ops");
+    std::fs::create_dir_all(&ops).unwrap();
+    for part in std::fs::read_dir(run.join("ops")).unwrap() {
+        let part = part.unwrap();
+        std::os::unix::fs::symlink(part.path(), ops.join(part.file_name())).unwrap();
+    }
+    assert_one_line_error(
+        dir,
+        &["export", "ops-linked", "--csv", "-o", "-"],
+        "is a symbolic link",
+    );
 
     copy(&run, &dir.join("unsealed"));
     std::fs::remove_file(dir.join("unsealed/SHA256SUMS")).unwrap();
