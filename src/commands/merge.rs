@@ -313,6 +313,7 @@ fn recovery(shards: &[ShardDir]) -> Option<Recovery> {
             .collect(),
         op_log_complete: recovered.iter().all(|r| r.op_log_complete),
         journal_damage: recovered.iter().find_map(|r| r.journal_damage.clone()),
+        lost_rows_at_most: recovered.iter().map(|r| r.lost_rows_at_most).sum(),
     })
 }
 

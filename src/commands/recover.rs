@@ -137,6 +137,7 @@ fn rebuild(dir: &Path, mut record: RunRecord, log: &OpLog) -> Result<Recovery> {
             && record.measured_ops + record.cut_calls == replayed.measured
             && replayed.damage.is_none(),
         journal_damage: replayed.damage,
+        lost_rows_at_most: replayed.lost_at_most,
     };
     // A run killed before it could record its end is over now, as recovered; a run
     // that recorded it keeps its own status.
@@ -219,6 +220,8 @@ struct Replayed {
     cut: u64,
     /// Where the journal is damaged: the rows after it are not in the rest.
     damage: Option<String>,
+    /// The most rows the damage may have taken.
+    lost_at_most: u64,
 }
 
 /// Reads every whole row of the op log into `rebuilt`, deals it to its lane, and adds
@@ -287,5 +290,6 @@ fn replay_log(
         cut_calls,
         cut: read.cut,
         damage: read.damage,
+        lost_at_most: read.lost_at_most,
     })
 }

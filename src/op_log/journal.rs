@@ -197,7 +197,29 @@ pub struct JournalDamage {
     pub at: u64,
     /// The whole rows before it.
     pub rows_before: u64,
+    /// The most rows the bytes from it to the file's end can have held: the rows the
+    /// damage may have taken.
+    pub rows_after_at_most: u64,
     pub what: &'static str,
+}
+
+/// No row's record is shorter: its frame, four 8-byte fields, its flags and its CRC
+/// (its other fields only add to it). Bytes past a damage hold at most this many rows
+/// each.
+const MIN_ROW_BYTES: u64 = (FRAME + 4 * 8 + 1 + 4) as u64;
+
+impl JournalDamage {
+    fn at(path: &Path, at: u64, rows_before: u64, what: &'static str) -> JournalDamage {
+        // Read from the file's length now: a journal is not written while it is read.
+        let len = std::fs::metadata(path).map_or(at, |m| m.len());
+        JournalDamage {
+            path: path.to_path_buf(),
+            at,
+            rows_before,
+            rows_after_at_most: len.saturating_sub(at).div_ceil(MIN_ROW_BYTES),
+            what,
+        }
+    }
 }
 
 const FAILS_CHECK: &str = "a record fails its checksum";
@@ -321,12 +343,7 @@ impl JournalReader {
 
     /// The record at `at` failed its checks.
     fn damage(&self, at: u64) -> JournalDamage {
-        JournalDamage {
-            path: self.path.clone(),
-            at,
-            rows_before: self.rows,
-            what: FAILS_CHECK,
-        }
+        JournalDamage::at(&self.path, at, self.rows, FAILS_CHECK)
     }
 
     /// The next row, or the end: the file's, or a row the kill cut. A record that

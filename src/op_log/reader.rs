@@ -48,6 +48,18 @@ pub struct LogRead {
     /// Where the journal failed its checks, for the readers that stop there rather
     /// than fail (the rows after it are not in `rows`).
     pub damage: Option<String>,
+    /// The most rows the damage may have taken.
+    pub lost_at_most: u64,
+}
+
+impl LogRead {
+    /// The read ended at the journal's damage `e`.
+    fn stopped_at(&mut self, e: &anyhow::Error) {
+        self.damage = Some(e.to_string());
+        self.lost_at_most = e
+            .downcast_ref::<JournalDamage>()
+            .map_or(0, |damage| damage.rows_after_at_most);
+    }
 }
 
 impl OpLog {
@@ -244,6 +256,7 @@ impl OpLog {
             read.rows += journal.rows;
             read.cut += journal.cut;
             read.damage = journal.damage;
+            read.lost_at_most = journal.lost_at_most;
         }
         Ok(read)
     }
@@ -276,7 +289,7 @@ impl OpLog {
         let (head, mut reader) = match journal::open(path) {
             Ok(opened) => opened,
             Err(e) if stop_at_damage && e.is::<JournalDamage>() => {
-                read.damage = Some(e.to_string());
+                read.stopped_at(&e);
                 return Ok(read);
             }
             Err(e) => return Err(e),
@@ -289,7 +302,7 @@ impl OpLog {
             let row = match reader.next() {
                 Ok(row) => row,
                 Err(e) if stop_at_damage && e.is::<JournalDamage>() => {
-                    read.damage = Some(e.to_string());
+                    read.stopped_at(&e);
                     return Ok(read);
                 }
                 Err(e) => return Err(e),

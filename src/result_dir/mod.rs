@@ -319,6 +319,15 @@ pub struct Recovery {
     /// recovered (the journal is kept beside the log).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub journal_damage: Option<String>,
+    /// The most rows the damage may have taken (from the bytes after it): `verify`
+    /// judges that many events past each lane's last logged one against every state
+    /// they allow, as it judges what a kill may have left unlogged.
+    #[serde(default, skip_serializing_if = "no_rows")]
+    pub lost_rows_at_most: u64,
+}
+
+fn no_rows(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The store a run used: URL (password masked), settings, file and server.

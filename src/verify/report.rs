@@ -98,6 +98,10 @@ pub struct VerifyReport {
     /// rests on. The counts above are of what was read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rests_on: Option<RestsOn>,
+    /// Where the op log's journal was damaged: what the damage leaves unknown, in
+    /// words. The targets it may hide writes to are judged past their lane's log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damaged_log: Option<String>,
 }
 
 /// The earlier verdict a verify that read back only a run's own writes rests on: the
@@ -229,6 +233,9 @@ impl VerifyReport {
                  its events give after them (an edited events file?); not counted as differences",
                 self.inconsistent_states
             );
+        }
+        if let Some(damage) = &self.damaged_log {
+            let _ = writeln!(out, "note: {damage}");
         }
         let listed = self.first_differences.len() as u64;
         if self.differences() > listed {

@@ -160,6 +160,26 @@ fn a_killed_runs_damaged_journal_is_recovered_up_to_the_damage_and_kept() {
         .assert()
         .success();
     assert_one_line_error(tmp.path(), &["recover", out_arg], "recovered already");
+
+    // The database is as the run left it: verify says what the damage leaves unknown,
+    // and blames nothing on the database.
+    let lost = run["recovered"]["lost_rows_at_most"].as_u64().unwrap();
+    assert!(lost > 0, "{run}");
+    let verified = hatshop(tmp.path())
+        .args(["verify", out_arg])
+        .output()
+        .unwrap();
+    let said = text(&verified.stdout);
+    assert!(
+        verified.status.success(),
+        "{said}{}",
+        text(&verified.stderr)
+    );
+    assert!(
+        said.contains("note: the op log's journal was damaged")
+            && said.contains("operations after it are not known"),
+        "{said}"
+    );
 }
 
 #[test]

@@ -80,6 +80,7 @@ pub async fn verify_store<D: Store>(
     let mut report = VerifyReport {
         database: url.to_string(),
         at,
+        damaged_log: damaged_log(record),
         ..VerifyReport::default()
     };
     match touched.filter(|touched| touched.worth_reading(&expected)) {
@@ -107,6 +108,19 @@ pub async fn verify_store<D: Store>(
         }
     }
     Ok(report)
+}
+
+/// What a damaged op log journal leaves unknown, where the run's recovery found one.
+fn damaged_log(record: &RunRecord) -> Option<String> {
+    let recovery = record.recovered.as_ref()?;
+    let damage = recovery.journal_damage.as_ref()?;
+    Some(format!(
+        "the op log's journal was damaged ({damage}): up to {} operations after it are not \
+         known, so each lane's last {} events past its last logged one are judged against \
+         every state they allow (past_log), not as differences",
+        thousands(recovery.lost_rows_at_most),
+        thousands(crate::runner::UNLOGGED_PER_LANE + recovery.lost_rows_at_most)
+    ))
 }
 
 /// Compares the orders read back, and describes those that differ.
@@ -320,7 +334,8 @@ impl Reach {
                 .iter()
                 .map(|logged| (*logged).max(floor))
                 .collect(),
-            unlogged: crate::runner::UNLOGGED_PER_LANE,
+            // A damaged journal's lost rows may be any lane's.
+            unlogged: crate::runner::UNLOGGED_PER_LANE + recovery.lost_rows_at_most,
         })
     }
 }
