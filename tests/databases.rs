@@ -311,6 +311,49 @@ fn server_lifecycle_start_status_restart_stop() {
     assert!(!status.contains("running"), "{status}");
 }
 
+/// The processes whose command line names `home`: servers started in it.
+fn processes_of(home: &std::path::Path) -> Vec<String> {
+    let home = home.to_str().unwrap();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| {
+            let cmdline = std::fs::read(entry.ok()?.path().join("cmdline")).ok()?;
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            (cmdline.contains(home) && !cmdline.contains("hatshop")).then_some(cmdline)
+        })
+        .collect()
+}
+
+#[test]
+#[ignore = "needs mariadb-server: ./test.sh installs it"]
+fn a_start_that_fails_once_its_server_is_up_leaves_none_running() {
+    let _own = lock(&OWN_SERVER);
+    let home = OwnHome(TempDir::new().unwrap());
+    let home = home.0.path();
+    // A `mariadb` client that refuses: the server is up, and the start fails after it
+    // (making its user), as a start does that meets a broken client install.
+    let bin = home.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let client = bin.join("mariadb");
+    std::fs::write(&client, "#!/bin/sh\necho refused >&2\nexit 1\n").unwrap();
+    std::fs::set_permissions(&client, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let started = StdCommand::new(assert_cmd::cargo::cargo_bin("hatshop"))
+        .args(["server", "start", "mariadb", "--home"])
+        .arg(home)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert!(!started.status.success(), "{}", text(&started.stdout));
+    assert!(
+        text(&started.stderr).contains("refused"),
+        "{}",
+        text(&started.stderr)
+    );
+    let left = processes_of(home);
+    assert!(left.is_empty(), "left running: {left:?}");
+}
+
 #[test]
 #[ignore = "needs redis-server: ./test.sh installs it"]
 fn redis_persistence_lands_in_run_json() {

@@ -45,7 +45,11 @@ impl DeclaredServer for Mariadb {
         if !dir.join("data/mysql").exists() {
             install_db(dir, &cnf)?;
         }
-        let pid = spawn(&mariadbd, dir, &cnf, &[])?;
+        // Killed unless the start gets to its end: a start that fails once the server
+        // is up (its user not made, its version not read) leaves none that no record
+        // names, holding the port.
+        let mut spawned = process::Spawned::default();
+        let pid = spawned.push(spawn(&mariadbd, dir, &cnf, &[])?);
         let log_file = dir.join("error.log");
         wait_for_port(
             LOOPBACK,
@@ -62,6 +66,7 @@ impl DeclaredServer for Mariadb {
             format!("mysql://root@{LOOPBACK}:{port}/hatshop"),
             tls.as_ref(),
         );
+        spawned.keep();
         Ok(ServerRecord::of::<Self>(url, version, vec![node]))
     }
 

@@ -90,7 +90,9 @@ impl DeclaredServer for Redis {
             .process_group(0)
             .spawn()
             .with_context(|| format!("cannot start {}", redis.display()))?;
-        let pid = child.id();
+        // Killed unless the start gets to its end (see `process::Spawned`).
+        let mut spawned = process::Spawned::default();
+        let pid = spawned.push(child.id());
         wait_for_port(
             LOOPBACK,
             port,
@@ -110,6 +112,7 @@ impl DeclaredServer for Redis {
             Some(certs) => format!("rediss://{LOOPBACK}:{port}/0?cacert={}", certs.ca.display()),
         };
         let version = format!("Redis {version}");
+        spawned.keep();
         Ok(ServerRecord {
             settings: [("persistence".to_string(), options.persistence.clone())].into(),
             ..ServerRecord::of::<Self>(url, version, vec![node])
