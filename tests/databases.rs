@@ -735,3 +735,71 @@ fn redis_pointed_at_another_databases_port_asks_whether_it_is_redis() {
         }
     }
 }
+
+#[test]
+#[ignore = "needs redis-server: ./test.sh installs it"]
+fn redis_url_with_a_lone_password_logs_in_as_the_default_user() {
+    let _own = lock(&OWN_SERVER);
+    let tmp = TempDir::new().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let password = "Lone-Pw-93";
+    let mut server = StdCommand::new("redis-server")
+        .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
+        .args([
+            "--requirepass",
+            password,
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ])
+        .current_dir(tmp.path())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let up = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(50));
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    let ran = up.then(|| {
+        hatshop(tmp.path())
+            .args([
+                "run",
+                "--quiet",
+                "-w",
+                "kv-50w-50r",
+                "--events",
+                "200",
+                "--verify",
+            ])
+            .args(["--db", &format!("redis://{password}@127.0.0.1:{port}/0")])
+            .args(["-o", "lone"])
+            .output()
+            .unwrap()
+    });
+    let wrong = up.then(|| {
+        common::assert_one_line_error(
+            tmp.path(),
+            &[
+                "run",
+                "--db",
+                &format!("redis://Not-{password}@127.0.0.1:{port}/0"),
+                "--events",
+                "10",
+            ],
+            "redis://***@127.0.0.1",
+        )
+    });
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(up, "redis-server did not start on {port}");
+    let ran = ran.unwrap();
+    assert!(ran.status.success(), "{}", text(&ran.stderr));
+    let record = std::fs::read_to_string(tmp.path().join("lone/run.json")).unwrap();
+    assert!(!record.contains(password), "the password is in run.json");
+    assert!(!wrong.unwrap().contains(password));
+}

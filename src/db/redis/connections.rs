@@ -88,7 +88,13 @@ pub(super) fn login_of(url: &DbUrl, options: &ConnectOptions) -> Result<Login, D
             DbError::other(format!("{url}: the database must be a number, got '{n}'"))
         })?,
     };
-    let (password, password_from) = match address.password {
+    // `redis://PASSWORD@host` is the default user's password, as redis-cli -u reads it.
+    let user = address.user.filter(|u| !u.is_empty());
+    let (user, url_password) = match (user, address.password) {
+        (Some(word), None) => (None, Some(word)),
+        given => given,
+    };
+    let (password, password_from) = match url_password {
         Some(password) => (Some(password), Some("URL")),
         None => match std::env::var("REDISCLI_AUTH")
             .ok()
@@ -106,7 +112,7 @@ pub(super) fn login_of(url: &DbUrl, options: &ConnectOptions) -> Result<Login, D
     Ok(Login {
         host,
         port,
-        user: address.user.filter(|u| !u.is_empty()),
+        user,
         password,
         password_from,
         db,
