@@ -100,10 +100,17 @@ pub fn login(
 
 /// sslmode and its files: the URL or flag, else the variable, else the default file.
 fn tls_settings(settings: &Settings, env: &impl Environment) -> Result<TlsSettings, DbError> {
+    let root = settings
+        .given_text("sslrootcert")
+        .map(str::to_string)
+        .or_else(|| env.var("PGSSLROOTCERT"));
+    // libpq 16's `sslrootcert=system`: the system's CAs, and verify-full by default.
+    let system = root.as_deref() == Some("system");
     let (mode_word, mode_source) = match settings.given_text("sslmode") {
         Some(mode) => (mode.to_ascii_lowercase(), format!("sslmode={mode}")),
         None => match env.var("PGSSLMODE") {
             Some(mode) => (mode.to_ascii_lowercase(), format!("PGSSLMODE={mode}")),
+            None if system => ("verify-full".into(), "sslrootcert=system".into()),
             None => ("prefer".into(), "sslmode=prefer".into()),
         },
     };
@@ -133,7 +140,13 @@ fn tls_settings(settings: &Settings, env: &impl Environment) -> Result<TlsSettin
         let path = env.home()?.join(".postgresql").join(name);
         path.is_file().then_some(NamedFile { setting, path })
     };
-    let ca = given("sslrootcert", "PGSSLROOTCERT").or_else(|| default("sslrootcert", "root.crt"));
+    let ca = match system {
+        true => None,
+        false => {
+            given("sslrootcert", "PGSSLROOTCERT").or_else(|| default("sslrootcert", "root.crt"))
+        }
+    };
+    check_root(mode, &mode_source, system, ca.is_some(), env)?;
     // libpq takes its default client files only as a pair.
     let (cert, key) = match (given("sslcert", "PGSSLCERT"), given("sslkey", "PGSSLKEY")) {
         (None, None) => match (
@@ -153,6 +166,37 @@ fn tls_settings(settings: &Settings, env: &impl Environment) -> Result<TlsSettin
         cert,
         key,
     })
+}
+
+/// A mode that checks the server's certificate needs a root to check it against, as
+/// libpq has it: the file given, `~/.postgresql/root.crt`, or the system's CAs asked for
+/// by name (`sslrootcert=system`, which libpq allows with verify-full alone); never the
+/// system's CAs unasked, which would take a certificate any public CA made out.
+fn check_root(
+    mode: TlsMode,
+    mode_source: &str,
+    system: bool,
+    has_file: bool,
+    env: &impl Environment,
+) -> Result<(), DbError> {
+    let refuse = |why: String| Err(DbError::new(ErrorKind::Other, why));
+    if system && mode != TlsMode::VerifyFull {
+        return refuse(format!(
+            "sslrootcert=system needs sslmode=verify-full, as libpq has it ({mode_source} given)"
+        ));
+    }
+    if matches!(mode, TlsMode::VerifyCa | TlsMode::VerifyFull) && !system && !has_file {
+        let default = env.home().map_or_else(
+            || "~/.postgresql/root.crt".to_string(),
+            |home| home.join(".postgresql/root.crt").display().to_string(),
+        );
+        return refuse(format!(
+            "{mode_source} checks the server's certificate, but root certificate file \
+             {default} does not exist: give sslrootcert=PATH, or sslrootcert=system for the \
+             system's CAs, as libpq asks"
+        ));
+    }
+    Ok(())
 }
 
 /// The password the password file gives for this login, and where: libpq's format
@@ -185,9 +229,10 @@ fn password_file(
         let [h, p, d, u, password] = fields.as_slice() else {
             continue;
         };
+        // The host as written: libpq takes a `localhost` line for a socket, never for
+        // 127.0.0.1.
         let matches = |field: &str, value: &str| field == "*" || field == value;
-        let host_matches = matches(h, host) || (h == "localhost" && host == "127.0.0.1");
-        if host_matches && matches(p, &port) && matches(d, database) && matches(u, user) {
+        if matches(h, host) && matches(p, &port) && matches(d, database) && matches(u, user) {
             let from = format!("{} line {}", path.display(), number + 1);
             return Ok(Some((password.clone(), from)));
         }
@@ -308,6 +353,22 @@ mod tests {
     }
 
     #[test]
+    fn a_password_file_line_for_localhost_is_not_taken_for_127_0_0_1() {
+        let home = tempfile::tempdir().unwrap();
+        private_file(
+            &home.path().join(".pgpass"),
+            "localhost:*:*:*:socket-only
+",
+        );
+        let env = Given {
+            vars: HashMap::new(),
+            home: home.path().to_path_buf(),
+        };
+        let login = login(&address(None, None), &settings(&[]), &env).unwrap();
+        assert_eq!(login.password, None);
+    }
+
+    #[test]
     fn a_password_file_others_can_read_is_not_read() {
         use std::os::unix::fs::PermissionsExt;
         let home = tempfile::tempdir().unwrap();
@@ -372,8 +433,39 @@ mod tests {
                 .unwrap()
                 .tls
         };
-        assert!(tls(&[("sslmode", "verify-ca")]).ca.is_none());
+        // A mode that checks the certificate needs a root, as psql does: "root
+        // certificate file … does not exist"; the system's CAs only when asked for.
+        for mode in ["verify-ca", "verify-full"] {
+            let refused = login(&address(None, None), &settings(&[("sslmode", mode)]), &env)
+                .err()
+                .unwrap();
+            assert!(
+                refused
+                    .message
+                    .contains(".postgresql/root.crt does not exist"),
+                "{}",
+                refused.message
+            );
+        }
+        let system = tls(&[("sslrootcert", "system")]);
+        assert_eq!(
+            (system.mode, system.ca.is_none()),
+            (TlsMode::VerifyFull, true)
+        );
+        let weaker = login(
+            &address(None, None),
+            &settings(&[("sslmode", "verify-ca"), ("sslrootcert", "system")]),
+            &env,
+        );
+        assert!(
+            weaker
+                .err()
+                .unwrap()
+                .message
+                .contains("needs sslmode=verify-full")
+        );
         std::fs::write(dir.join("root.crt"), "").unwrap();
+        assert!(tls(&[("sslmode", "verify-ca")]).ca.is_some());
         std::fs::write(dir.join("postgresql.crt"), "").unwrap();
         // A client certificate without its key is not taken.
         assert!(tls(&[("sslmode", "require")]).cert.is_none());
