@@ -127,8 +127,10 @@ impl TlsSettings {
             TlsMode::Disable | TlsMode::Prefer | TlsMode::Require => {
                 verify::any_certificate(provider)
             }
-            TlsMode::VerifyCa => verify::chain_only(self.roots()?, provider)?,
-            TlsMode::VerifyFull => verify::chain_and_name(self.roots()?, provider)?,
+            TlsMode::VerifyCa => verify::chain_only(self.roots()?, self.given_roots()?, provider)?,
+            TlsMode::VerifyFull => {
+                verify::chain_and_name(self.roots()?, self.given_roots()?, provider)?
+            }
         };
         let builder = builder
             .dangerous()
@@ -160,6 +162,11 @@ impl TlsSettings {
             }
         };
         Ok(config)
+    }
+
+    /// The certificates the CA file holds (none where none is given).
+    fn given_roots(&self) -> Result<Vec<CertificateDer<'static>>, DbError> {
+        self.ca.as_ref().map_or(Ok(Vec::new()), certificates)
     }
 
     /// The CA's certificates, else the system's.
