@@ -213,9 +213,19 @@ fn plan_hash(r: &RunRecord) -> String {
             thousands(r.planned_events)
         )
     } else {
+        // What the run handed out is hashed; its lanes may have applied fewer.
+        let applied = r
+            .lane_last_seq
+            .iter()
+            .flatten()
+            .max()
+            .map_or(0, |last| last + 1);
         format!(
-            "the first {} events: the run stopped",
-            thousands(r.planned_events)
+            "the first {} events, as far as the run handed them out before it stopped \
+             ({}); its lanes had applied the stream up to event {}",
+            thousands(r.planned_events),
+            r.status.as_str(),
+            thousands(applied)
         )
     };
     format!(

@@ -920,4 +920,19 @@ fn an_embedded_stores_report_has_no_wire_chart() {
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("Resident memory over time"));
     assert!(!html.contains("Bytes on the wire"));
+    // A run stopped by its --duration says how far its lanes got, beside what it hashed.
+    let record = json(&out.join("run.json"));
+    let applied = record["lane_last_seq"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(serde_json::Value::as_u64)
+        .max()
+        .unwrap()
+        + 1;
+    let said = format!(
+        "its lanes had applied the stream up to event {}",
+        thousands(applied)
+    );
+    assert!(html.contains(&said), "{said}");
 }
