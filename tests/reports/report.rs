@@ -932,7 +932,7 @@ fn an_embedded_stores_report_has_no_wire_chart() {
         + 1;
     let said = format!(
         "its lanes had applied the stream up to event {}",
-        thousands(applied)
+        hatshop::numbers::thousands(applied)
     );
     assert!(html.contains(&said), "{said}");
 }
