@@ -158,6 +158,9 @@ fn tls_settings(settings: &Settings, env: &impl Environment) -> Result<TlsSettin
         },
         pair => pair,
     };
+    if let Some(key) = &key {
+        check_key_private(key)?;
+    }
     // prefer never checks the certificate, whatever CA there is.
     Ok(TlsSettings {
         mode,
@@ -166,6 +169,31 @@ fn tls_settings(settings: &Settings, env: &impl Environment) -> Result<TlsSettin
         cert,
         key,
     })
+}
+
+/// A client key others may read is refused, as libpq refuses it: at most u=rw (0600),
+/// or u=rw,g=r (0640) where root owns it.
+fn check_key_private(key: &NamedFile) -> Result<(), DbError> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let Ok(meta) = std::fs::metadata(&key.path) else {
+        // One that cannot be read is said where it is read.
+        return Ok(());
+    };
+    let mode = meta.permissions().mode();
+    let allowed = if meta.uid() == 0 { 0o037 } else { 0o077 };
+    if meta.is_file() && mode & allowed != 0 {
+        return Err(DbError::new(
+            ErrorKind::Other,
+            format!(
+                "{}={} has group or world access ({:o}): it must be u=rw (0600) or less, \
+                 or u=rw,g=r (0640) or less where root owns it, as libpq asks",
+                key.setting,
+                key.path.display(),
+                mode & 0o777
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A mode that checks the server's certificate needs a root to check it against, as
@@ -353,6 +381,34 @@ mod tests {
     }
 
     #[test]
+    fn a_client_key_others_may_read_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let home = tempfile::tempdir().unwrap();
+        let key = home.path().join("client.key");
+        std::fs::write(&key, "").unwrap();
+        let env = Given {
+            vars: HashMap::new(),
+            home: home.path().to_path_buf(),
+        };
+        let with_key = |mode: u32| {
+            std::fs::set_permissions(&key, std::fs::Permissions::from_mode(mode)).unwrap();
+            let pairs = [
+                ("sslmode", "require"),
+                ("sslcert", "/c.pem"),
+                ("sslkey", key.to_str().unwrap()),
+            ];
+            login(&address(None, None), &settings(&pairs), &env)
+        };
+        let refused = with_key(0o644).err().unwrap();
+        assert!(
+            refused.message.contains("has group or world access (644)"),
+            "{}",
+            refused.message
+        );
+        assert!(with_key(0o600).is_ok());
+    }
+
+    #[test]
     fn a_password_file_line_for_localhost_is_not_taken_for_127_0_0_1() {
         let home = tempfile::tempdir().unwrap();
         private_file(
@@ -469,7 +525,7 @@ mod tests {
         std::fs::write(dir.join("postgresql.crt"), "").unwrap();
         // A client certificate without its key is not taken.
         assert!(tls(&[("sslmode", "require")]).cert.is_none());
-        std::fs::write(dir.join("postgresql.key"), "").unwrap();
+        private_file(&dir.join("postgresql.key"), "");
         let found = tls(&[("sslmode", "require")]);
         assert_eq!(found.ca.unwrap().path, dir.join("root.crt"));
         assert_eq!(found.cert.unwrap().path, dir.join("postgresql.crt"));
