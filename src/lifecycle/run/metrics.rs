@@ -200,16 +200,28 @@ async fn serve(addr: SocketAddr, labels: Labels, progress: Arc<Progress>) -> Res
     let task = {
         let served = served.clone();
         tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                let served = served.clone();
-                tokio::spawn(async move {
-                    let _ = answer(stream, &served).await;
-                });
+            loop {
+                match listener.accept().await {
+                    Ok((stream, _)) => {
+                        let served = served.clone();
+                        tokio::spawn(async move {
+                            let _ = answer(stream, &served).await;
+                        });
+                    }
+                    // A failed accept passes (no file descriptor free under many
+                    // scrapers, a connection aborted before it was taken): the endpoint
+                    // waits a moment and serves on, as hyper's server does, where ending
+                    // would leave the rest of the run unscraped.
+                    Err(_) => tokio::time::sleep(ACCEPT_AGAIN_AFTER).await,
+                }
             }
         })
     };
     Ok(Metrics { task, addr, served })
 }
+
+/// How long the endpoint waits after an accept that failed.
+const ACCEPT_AGAIN_AFTER: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Reads one request and answers it: the metrics for `GET /metrics`, else 404.
 async fn answer(mut stream: TcpStream, served: &Served) -> std::io::Result<()> {
