@@ -17,6 +17,7 @@ use hatshop::workload::{EventType, Generator, WorkloadSpec, preset};
 
 fn plan(lanes: usize, check_reads: bool) -> RunPlan {
     RunPlan {
+        drain_at_deadline: false,
         concurrency: lanes,
         lane_threads: 0,
         load_batch: 1000,

@@ -172,7 +172,8 @@ fn why_not_going_on(
 /// The note a run leaves at its end: the tables hold the stream's first events up to
 /// the last it handed out, or why not. A run that finished handed out a stream's end,
 /// or stopped handing out at its `--min-duration` floor and let its lanes apply all
-/// they had been dealt: either way, every event before its last was applied.
+/// they had been dealt; one its `--duration` stopped, and that drained, let them apply
+/// all it had handed out: either way, every event before its last was applied.
 pub fn left_by(record: &RunRecord, config: &RunConfig) -> Option<Holding> {
     let EventSource::Generated { workload } = &record.events else {
         return None;
@@ -185,7 +186,13 @@ pub fn left_by(record: &RunRecord, config: &RunConfig) -> Option<Holding> {
         .flatten()
         .max()
         .map_or(0, |last| last + 1);
-    let not_whole = if record.status != RunStatus::Finished || record.cut_calls > 0 {
+    // A run its --duration stopped is whole where its lanes drained what they had
+    // been dealt (a run asked to go on drains); the count below says whether they did.
+    let ended = matches!(
+        record.status,
+        RunStatus::Finished | RunStatus::StoppedAtDeadline
+    );
+    let not_whole = if !ended || record.cut_calls > 0 {
         Some(format!(
             "{} before the end of its stream",
             record.status.as_str()

@@ -104,6 +104,7 @@ pub fn initial_record(
         db_time: None,
         went_on_from: None,
         sealed: false,
+        drained_after_deadline: 0,
     }
 }
 

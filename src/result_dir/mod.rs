@@ -122,6 +122,10 @@ pub struct RunRecord {
     pub op_log_rows: Option<u64>,
     /// Failures during load and warm-up.
     pub unmeasured_errors: u64,
+    /// Events the lanes applied past `--duration`'s deadline, unmeasured, so that the
+    /// database holds the stream's first events whole (a run asked to go on drains).
+    #[serde(default, skip_serializing_if = "no_rows")]
+    pub drained_after_deadline: u64,
     /// Writes that failed, in any phase (listed in failed_writes.csv).
     #[serde(default)]
     pub failed_writes: u64,

@@ -126,6 +126,8 @@ pub struct RunOutcome {
     /// Why the run gave up on a store it could no longer reach, if it did.
     pub gave_up: Option<String>,
     pub unmeasured_errors: u64,
+    /// Events the lanes applied past `--duration`'s deadline, unmeasured (the drain).
+    pub drained: u64,
     pub failed_writes: Vec<FailedWrite>,
     pub traced: Vec<TracedOp>,
 }
@@ -225,6 +227,7 @@ pub async fn run<D: Store>(
         pace: plan.pace.clone(),
         progress: cx.progress.clone(),
         failed_writes: shared.failed_writes.clone(),
+        drain_at_deadline: plan.drain_at_deadline,
     };
     let source_thread = std::thread::Builder::new()
         .name("event-source".into())
@@ -313,6 +316,7 @@ fn spawn_lanes<D: Store>(
                         .max(1),
                 },
                 runtime: Handle::current(),
+                drain_at_deadline: plan.drain_at_deadline,
             },
             cx.stop.subscribe(),
             watch,
@@ -336,6 +340,7 @@ fn spawn_lanes<D: Store>(
 struct LanesEnded {
     last_seq: Vec<Option<u64>>,
     unmeasured_errors: u64,
+    drained: u64,
     last_end: Option<Instant>,
     wakeups: Wakeups,
     work: Vec<LaneWork>,
@@ -347,6 +352,7 @@ async fn lanes_ended(
     let mut ended = LanesEnded {
         last_seq: Vec::with_capacity(lanes.len()),
         unmeasured_errors: 0,
+        drained: 0,
         last_end: None,
         wakeups: Wakeups::default(),
         work: Vec::with_capacity(lanes.len()),
@@ -356,6 +362,7 @@ async fn lanes_ended(
         let report = lane.await.map_err(|_| anyhow!("a lane ended without its report (it panicked, or its lane thread's event loop failed)"))?;
         ended.last_seq.push(report.last_seq);
         ended.unmeasured_errors += report.unmeasured_errors;
+        ended.drained += report.drained;
         ended.last_end = ended.last_end.max(report.last_end);
         ended.wakeups.add(&report.wakeups);
         ended.work.push(report.work);
@@ -427,6 +434,7 @@ fn outcome(
         not_measured: source_report.not_measured,
         gave_up: None,
         unmeasured_errors: lanes.unmeasured_errors,
+        drained: lanes.drained,
         failed_writes: taken(&shared.failed_writes),
         traced: taken(&shared.traced),
     }

@@ -102,6 +102,11 @@ pub struct RunPlan {
     /// End the run as failed when operations fail to reach the store and none has for
     /// this long (`None`: never, as when faults are played on purpose).
     pub give_up_unreached: Option<Duration>,
+    /// At `--duration`'s deadline, the lanes apply, unmeasured, what they were dealt
+    /// and the source hands out what it had gathered, within the deadline's grace: the
+    /// database is left holding the stream's first events, whole, for a run that goes
+    /// on from it (`--reuse-load`).
+    pub drain_at_deadline: bool,
 }
 
 /// `--min-duration`: the measured phase ends once it has handed out `events` events and

@@ -113,6 +113,8 @@ pub struct Source {
     /// warm-up.
     pub progress: Arc<Progress>,
     pub failed_writes: Arc<Mutex<Vec<FailedWrite>>>,
+    /// See [`super::plan::RunPlan::drain_at_deadline`].
+    pub drain_at_deadline: bool,
 }
 
 impl Source {
@@ -183,6 +185,10 @@ impl Source {
                 not_measured = Some(why);
                 self.stop.stop(StopReason::Failed);
             }
+        } else if self.drain_at_deadline && self.stop.reason() == Some(StopReason::Deadline) {
+            // Every event hashed is handed out: the draining lanes apply them all, so
+            // the database holds the stream's first events up to the last hashed.
+            self.flush(&mut batches);
         }
         // Lanes see their channels close once these senders are gone.
         self.lanes.clear();

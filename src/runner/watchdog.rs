@@ -8,7 +8,7 @@
 
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -32,6 +32,9 @@ pub struct CallWatch {
     state: AtomicU64,
     waker: AtomicWaker,
     epoch: Instant,
+    /// The lane has applied all it will: a draining run's grace waits for this, not
+    /// for a moment between two calls.
+    done: AtomicBool,
 }
 
 /// How a watched call ended early.
@@ -48,7 +51,13 @@ impl CallWatch {
             state: AtomicU64::new(IDLE),
             waker: AtomicWaker::new(),
             epoch,
+            done: AtomicBool::new(false),
         }
+    }
+
+    /// The lane has applied all it will.
+    pub fn set_done(&self) {
+        self.done.store(true, Ordering::Release);
     }
 
     /// Whether a call is in flight.
@@ -130,8 +139,15 @@ impl Drop for Watchdog {
 }
 
 /// Starts the watchdog over `lanes`' calls.
-pub fn spawn(lanes: Vec<Arc<CallWatch>>, op_timeout: Duration, stop: Arc<StopSignal>) -> Watchdog {
-    Watchdog(tokio::spawn(run(lanes, op_timeout, stop)))
+/// `drain`: the lanes apply what they were dealt past the deadline (see
+/// `RunPlan::drain_at_deadline`), and the grace waits for them to be done.
+pub fn spawn(
+    lanes: Vec<Arc<CallWatch>>,
+    op_timeout: Duration,
+    stop: Arc<StopSignal>,
+    drain: bool,
+) -> Watchdog {
+    Watchdog(tokio::spawn(run(lanes, op_timeout, stop, drain)))
 }
 
 /// How long calls in flight when `--duration` runs out may still take to answer (each
@@ -142,7 +158,7 @@ pub const DEADLINE_GRACE: Duration = Duration::from_secs(2);
 /// Looks at every lane's call each tick until the run stops; past the deadline, until
 /// the calls in flight have answered or their grace is over; then ends and wakes them
 /// all.
-async fn run(lanes: Vec<Arc<CallWatch>>, op_timeout: Duration, stop: Arc<StopSignal>) {
+async fn run(lanes: Vec<Arc<CallWatch>>, op_timeout: Duration, stop: Arc<StopSignal>, drain: bool) {
     let limit_us = op_timeout.as_micros() as u64;
     let mut ticks = tokio::time::interval(tick(op_timeout));
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -152,7 +168,11 @@ async fn run(lanes: Vec<Arc<CallWatch>>, op_timeout: Duration, stop: Arc<StopSig
     loop {
         if stop.is_stopped() {
             let ends = *grace_ends.get_or_insert_with(|| Instant::now() + DEADLINE_GRACE);
-            let idle = lanes.iter().all(|lane| !lane.busy());
+            // A draining run's lanes go on calling past the deadline: between two of
+            // their calls they are not idle.
+            let idle = lanes
+                .iter()
+                .all(|lane| lane.done.load(Ordering::Acquire) || (!drain && !lane.busy()));
             if stop.calls_ended() || idle || Instant::now() >= ends {
                 break;
             }
@@ -190,6 +210,7 @@ mod tests {
             vec![lane.clone()],
             Duration::from_millis(50),
             stop.clone(),
+            false,
         ));
         let started = Instant::now();
         let ended = lane

@@ -30,7 +30,12 @@ impl Watchers {
             .map(|_| Arc::new(CallWatch::new(cx.clock.instant)))
             .collect();
         let _ = cx.progress.calls.set(watches.clone());
-        let watchdog = watchdog::spawn(watches.clone(), plan.op_timeout, cx.stop.clone());
+        let watchdog = watchdog::spawn(
+            watches.clone(),
+            plan.op_timeout,
+            cx.stop.clone(),
+            plan.drain_at_deadline,
+        );
         let reach = plan
             .give_up_unreached
             .map(|limit| tokio::spawn(reach::watch(cx.progress.clone(), limit, cx.stop.clone())));

@@ -110,25 +110,28 @@ fn a_database_that_holds_no_whole_stream_of_this_shape_is_refused_or_loaded() {
         ],
         "of another seed, load, mix, size or store setting",
     );
-    // A run stopped by its --duration leaves no whole stream to go on from.
+    // A run stopped by its --duration that was not asked to go on leaves no whole
+    // stream; one asked to (as a series' runs are) drains what it handed out, unmeasured,
+    // and the next goes on from it.
+    let timed = [
+        "--orders",
+        "2000",
+        "--warmup",
+        "300",
+        "--duration",
+        "1s",
+        "--rate",
+        "500",
+    ];
     hatshop(dir)
-        .args(["run", "--db", &db, "-o", "timed", "--reuse-load"])
-        .args([
-            "--orders",
-            "2000",
-            "--warmup",
-            "300",
-            "--duration",
-            "1s",
-            "--rate",
-            "500",
-        ])
+        .args(["run", "--db", &db, "-o", "timed", "--recreate"])
+        .args(timed)
         .assert()
         .success();
     assert_one_line_error(
         dir,
         &["run", "--db", &db, "-o", "refused", "--reuse-load"],
-        "left it stopped_at_deadline before the end of its stream",
+        "hatshop has no note of a whole stream in it",
     );
     // `if-held` loads where it cannot go on, as a series' runs do.
     let output = run(dir, &db, "loaded", &["--reuse-load=if-held"]);
@@ -138,6 +141,19 @@ fn a_database_that_holds_no_whole_stream_of_this_shape_is_refused_or_loaded() {
             .get("went_on_from")
             .is_none()
     );
+    hatshop(dir)
+        .args(["run", "--db", &db, "-o", "drained", "--reuse-load=if-held"])
+        .args(timed)
+        .assert()
+        .success();
+    let drained = json(&dir.join("drained/run.json"));
+    assert!(
+        drained["drained_after_deadline"].as_u64().unwrap() > 0,
+        "{drained}"
+    );
+    run(dir, &db, "after-drain", &["--reuse-load"]);
+    let after = json(&dir.join("after-drain/run.json"));
+    assert_eq!(after["went_on_from"]["run"], drained["run_id"], "{after}");
 }
 
 #[test]

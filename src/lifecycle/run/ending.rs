@@ -141,6 +141,7 @@ pub(super) fn ended(
     record.cut_calls = outcome.stats.total_cut();
     record.op_log_rows = op_log_rows;
     record.unmeasured_errors = outcome.unmeasured_errors;
+    record.drained_after_deadline = outcome.drained;
     record.failed_writes = outcome.failed_writes.len() as u64;
     record.client = outcome.client.clone();
     record.fairness = outcome.fairness.clone();

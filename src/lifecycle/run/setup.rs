@@ -42,6 +42,8 @@ pub(super) fn plan_of(config: &RunConfig, store: &AnyStore) -> RunPlan {
             .faults
             .is_empty()
             .then(|| config.connect_timeout * GIVE_UP_AFTER_CONNECT_TIMEOUTS),
+        // A series' runs ask to go on: each leaves a whole stream for the next.
+        drain_at_deadline: config.reuse_load.is_some() && config.shard.is_none(),
     }
 }
 

@@ -74,6 +74,8 @@ pub struct LaneReport {
     pub wakeups: Wakeups,
     /// Its measured operations and the time it spent in them.
     pub work: LaneWork,
+    /// Events it applied past `--duration`'s deadline, unmeasured.
+    pub drained: u64,
 }
 
 /// The calls made for one operation.
@@ -135,6 +137,8 @@ pub struct LaneContext<D> {
     pub load: LoadBatching,
     /// The shared runtime, where a load batch's bulk call runs.
     pub runtime: tokio::runtime::Handle,
+    /// See [`super::plan::RunPlan::drain_at_deadline`].
+    pub drain_at_deadline: bool,
 }
 
 /// One lane: it applies its events in order, times each call and checks each read.
@@ -164,6 +168,10 @@ pub struct Lane<D> {
     flushed_at: Instant,
     /// Load events gathered for the store's bulk path, not yet written.
     gathered: load::Gathered,
+    /// Past `--duration`'s deadline, applying what it was dealt, unmeasured.
+    draining: bool,
+    /// The events it so applied.
+    drained: u64,
 }
 
 impl<D: Store> Lane<D> {
@@ -197,6 +205,8 @@ impl<D: Store> Lane<D> {
             pending_answered: 0,
             flushed_at: Instant::now(),
             gathered: load::Gathered::default(),
+            draining: false,
+            drained: 0,
         }
     }
 
@@ -213,7 +223,7 @@ impl<D: Store> Lane<D> {
                 }
                 LaneMsg::Events(events) => {
                     for LaneEvent { event, role, slot } in &events {
-                        if self.cx.stop.is_stopped() {
+                        if self.cx.stop.is_stopped() && !self.drains() {
                             break 'lane;
                         }
                         match role {
@@ -240,6 +250,7 @@ impl<D: Store> Lane<D> {
             }
         }
         drop(inbox);
+        self.watch.set_done();
         // A stream that ends in its load (no measured events) leaves a batch gathered.
         self.write_gathered().await;
         self.flush_progress();
@@ -252,15 +263,30 @@ impl<D: Store> Lane<D> {
             last_end: self.last_end,
             wakeups: self.wakeups,
             work: self.work,
+            drained: self.drained,
         }
+    }
+
+    /// Whether the lane goes on applying what it was dealt though the run stopped: at
+    /// `--duration`'s deadline, where the run drains, until the grace ends the calls.
+    fn drains(&mut self) -> bool {
+        let drains = self.cx.drain_at_deadline
+            && self.cx.stop.reason() == Some(StopReason::Deadline)
+            && !self.cx.stop.calls_ended();
+        self.draining = drains;
+        drains
     }
 
     /// Applies one event; `races`: its target lives in another lane, which expects it.
     async fn apply(&mut self, event: &OrderEvent, slot: u64, races: bool) {
-        let measured = event.phase == Phase::Measure;
         let due = self.due(event.phase, slot);
-        if !self.wait_for_slot(event.phase, due).await {
+        // Past the deadline, a draining lane sends at once and measures nothing.
+        if !self.draining && !self.wait_for_slot(event.phase, due).await && !self.drains() {
             return;
+        }
+        let measured = event.phase == Phase::Measure && !self.draining;
+        if self.draining {
+            self.drained += 1;
         }
         let key = KeyText::of(event.op.target().id());
         if let Operation::Write { key: k, size } | Operation::Rewrite { key: k, size, .. } =

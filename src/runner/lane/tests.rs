@@ -78,6 +78,7 @@ async fn lane(
             in_flight: 4,
         },
         runtime: tokio::runtime::Handle::current(),
+        drain_at_deadline: false,
     };
     let watch = Arc::new(CallWatch::new(epoch));
     (
