@@ -3,6 +3,7 @@
 //! `--tls`, that port speaks TLS alone.
 
 use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -49,38 +50,11 @@ impl DeclaredServer for Redis {
         std::fs::create_dir_all(&data)
             .with_context(|| format!("cannot create {}", data.display()))?;
         let log_file = dir.join("redis.log");
-        let (appendonly, fsync) = match options.persistence.as_str() {
-            "aof-always" => ("yes", "always"),
-            "aof-everysec" => ("yes", "everysec"),
-            _ => ("no", "everysec"),
-        };
         let tls = match launch.tls() {
             true => Some(certs::server_certs(dir, &[LOOPBACK])?),
             false => None,
         };
-        let listen = match &tls {
-            None => format!("port {port}\n"),
-            Some(certs) => format!(
-                "port 0\ntls-port {port}\ntls-cert-file {}\ntls-key-file {}\n\
-                 tls-ca-cert-file {}\ntls-auth-clients no\n",
-                certs.cert.display(),
-                certs.key.display(),
-                certs.ca.display()
-            ),
-        };
-        let conf = dir.join("redis.conf");
-        std::fs::write(
-            &conf,
-            format!(
-                "bind {LOOPBACK}\n{listen}protected-mode yes\ndaemonize no\n\
-                 dir {data}\nlogfile {log}\npidfile {dir}/redis.pid\n\
-                 save \"\"\nappendonly {appendonly}\nappendfsync {fsync}\n",
-                data = data.display(),
-                log = log_file.display(),
-                dir = dir.display(),
-            ),
-        )
-        .with_context(|| format!("cannot write {}", conf.display()))?;
+        let conf = write_conf(dir, port, tls.as_ref(), &options.persistence)?;
         let child = Command::new(&redis)
             .arg(&conf)
             .stdin(Stdio::null())
@@ -118,4 +92,43 @@ impl DeclaredServer for Redis {
             ..ServerRecord::of::<Self>(url, version, vec![node])
         })
     }
+}
+
+/// The server's redis.conf in `dir`: where it listens (over TLS where `tls` is given),
+/// keeps its data and log, and how it persists.
+fn write_conf(
+    dir: &Path,
+    port: u16,
+    tls: Option<&certs::ServerCerts>,
+    persistence: &str,
+) -> Result<PathBuf> {
+    let (appendonly, fsync) = match persistence {
+        "aof-always" => ("yes", "always"),
+        "aof-everysec" => ("yes", "everysec"),
+        _ => ("no", "everysec"),
+    };
+    let listen = match tls {
+        None => format!("port {port}\n"),
+        Some(certs) => format!(
+            "port 0\ntls-port {port}\ntls-cert-file {}\ntls-key-file {}\n\
+             tls-ca-cert-file {}\ntls-auth-clients no\n",
+            certs.cert.display(),
+            certs.key.display(),
+            certs.ca.display()
+        ),
+    };
+    let conf = dir.join("redis.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "bind {LOOPBACK}\n{listen}protected-mode yes\ndaemonize no\n\
+             dir {data}\nlogfile {log}\npidfile {dir}/redis.pid\n\
+             save \"\"\nappendonly {appendonly}\nappendfsync {fsync}\n",
+            data = dir.join("data").display(),
+            log = dir.join("redis.log").display(),
+            dir = dir.display(),
+        ),
+    )
+    .with_context(|| format!("cannot write {}", conf.display()))?;
+    Ok(conf)
 }

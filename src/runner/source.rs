@@ -179,16 +179,10 @@ impl Source {
                 break;
             }
         }
-        if !self.stop.is_stopped() {
-            let in_load = phase == Phase::Load && error.is_none();
-            if let Err(why) = self.end_stream(in_load, &mut batches) {
-                not_measured = Some(why);
-                self.stop.stop(StopReason::Failed);
-            }
-        } else if self.drain_at_deadline && self.stop.reason() == Some(StopReason::Deadline) {
-            // Every event hashed is handed out: the draining lanes apply them all, so
-            // the database holds the stream's first events up to the last hashed.
-            self.flush(&mut batches);
+        if let Err(why) = self.hand_out_last(phase == Phase::Load && error.is_none(), &mut batches)
+        {
+            not_measured = Some(why);
+            self.stop.stop(StopReason::Failed);
         }
         // Lanes see their channels close once these senders are gone.
         self.lanes.clear();
@@ -270,6 +264,24 @@ impl Source {
         }
         self.mark(*phase, last_unmeasured)?;
         Ok(true)
+    }
+
+    /// After the last event read: what the lanes' batches still hold, handed out where
+    /// the stream ended (see [`Self::end_stream`]) or the run drains at its deadline.
+    fn hand_out_last(
+        &mut self,
+        in_load: bool,
+        batches: &mut [Vec<LaneEvent>],
+    ) -> Result<(), String> {
+        if !self.stop.is_stopped() {
+            return self.end_stream(in_load, batches);
+        }
+        if self.drain_at_deadline && self.stop.reason() == Some(StopReason::Deadline) {
+            // Every event hashed is handed out: the draining lanes apply them all, so
+            // the database holds the stream's first events up to the last hashed.
+            self.flush(batches);
+        }
+        Ok(())
     }
 
     /// Hands out what the lanes' batches still hold; where the stream ended in its load

@@ -223,6 +223,12 @@ impl VerifyReport {
                 past_log(self.past_log_keys)
             );
         }
+        self.render_notes(&mut out);
+        out
+    }
+
+    /// The first differences in words, and the notes on what was not judged.
+    fn render_notes(&self, out: &mut String) {
         for d in &self.first_differences {
             let _ = writeln!(out, "  {d}");
         }
@@ -241,7 +247,6 @@ impl VerifyReport {
         if self.differences() > listed {
             let _ = writeln!(out, "  … and {} more", self.differences() - listed);
         }
-        out
     }
 }
 

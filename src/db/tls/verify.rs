@@ -19,9 +19,10 @@ pub fn chain_and_name(
     given: Vec<CertificateDer<'static>>,
     provider: Arc<CryptoProvider>,
 ) -> Result<Arc<dyn ServerCertVerifier>, DbError> {
-    Ok(Arc::new(OwnRoot {
+    Ok(Arc::new(Checked {
         chain: web_pki(roots, provider)?,
         given,
+        name: true,
     }))
 }
 
@@ -31,21 +32,28 @@ pub fn chain_only(
     given: Vec<CertificateDer<'static>>,
     provider: Arc<CryptoProvider>,
 ) -> Result<Arc<dyn ServerCertVerifier>, DbError> {
-    Ok(Arc::new(ChainOnly(chain_and_name(roots, given, provider)?)))
+    Ok(Arc::new(Checked {
+        chain: web_pki(roots, provider)?,
+        given,
+        name: false,
+    }))
 }
 
-/// A server certificate the user gave as its own root: a self-signed one made as
-/// PostgreSQL's docs make one, which marks itself a CA. psql, mysql and redis-cli take
-/// it, where webpki refuses a CA's certificate as a server's own. It is taken where
-/// the server's certificate is byte for byte one of the roots given: webpki checked its
-/// dates before it refused it, and its name is checked here.
+/// The chain to the CA, and the name where `name` says so.
+///
+/// A server certificate the user gave as its own root (a self-signed one made as
+/// PostgreSQL's docs make one, which marks itself a CA) is taken too: psql, mysql and
+/// redis-cli take it, where webpki refuses a CA's certificate as a server's own. It is
+/// taken where the server's certificate is byte for byte one of the roots given: webpki
+/// checked its dates before it refused it, and its name is checked here.
 #[derive(Debug)]
-struct OwnRoot {
+struct Checked {
     chain: Arc<WebPkiServerVerifier>,
     given: Vec<CertificateDer<'static>>,
+    name: bool,
 }
 
-impl OwnRoot {
+impl Checked {
     /// Whether `end_entity`, refused as `error`, is a root the user gave, refused only
     /// for being a CA's.
     fn given_root_refused(&self, end_entity: &CertificateDer<'_>, error: &Error) -> bool {
@@ -60,7 +68,15 @@ impl OwnRoot {
     }
 }
 
-impl ServerCertVerifier for OwnRoot {
+/// A given root, presented as the server's own certificate: its name checked.
+fn own_root(end_entity: &CertificateDer<'_>, server_name: &ServerName<'_>) -> Result<(), Error> {
+    let cert = webpki::EndEntityCert::try_from(end_entity)
+        .map_err(|_| Error::InvalidCertificate(CertificateError::BadEncoding))?;
+    cert.verify_is_valid_for_subject_name(server_name)
+        .map_err(|_| Error::InvalidCertificate(CertificateError::NotValidForName))
+}
+
+impl ServerCertVerifier for Checked {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -69,7 +85,7 @@ impl ServerCertVerifier for OwnRoot {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, Error> {
-        match self.chain.verify_server_cert(
+        let checked = match self.chain.verify_server_cert(
             end_entity,
             intermediates,
             server_name,
@@ -77,12 +93,14 @@ impl ServerCertVerifier for OwnRoot {
             now,
         ) {
             Err(e) if self.given_root_refused(end_entity, &e) => {
-                let cert = webpki::EndEntityCert::try_from(end_entity)
-                    .map_err(|_| Error::InvalidCertificate(CertificateError::BadEncoding))?;
-                cert.verify_is_valid_for_subject_name(server_name)
-                    .map_err(|_| Error::InvalidCertificate(CertificateError::NotValidForName))?;
-                Ok(ServerCertVerified::assertion())
+                own_root(end_entity, server_name).map(|()| ServerCertVerified::assertion())
             }
+            checked => checked,
+        };
+        match checked {
+            Err(Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) if !self.name => Ok(ServerCertVerified::assertion()),
             checked => checked,
         }
     }
@@ -127,53 +145,6 @@ fn web_pki(
                 format!("TLS cannot check certificates: {e}"),
             )
         })
-}
-
-/// The chain to the CA, whatever name the certificate is made out to.
-#[derive(Debug)]
-struct ChainOnly(Arc<dyn ServerCertVerifier>);
-
-impl ServerCertVerifier for ChainOnly {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp_response: &[u8],
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
-            Err(Error::InvalidCertificate(
-                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
-            checked => checked,
-        }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
-    }
 }
 
 /// Any certificate: the connection is encrypted, the server not authenticated.
