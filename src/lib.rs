@@ -39,6 +39,7 @@ pub mod numbers;
 pub mod observe;
 pub mod op_log;
 pub mod procfs;
+pub mod regular_file;
 pub mod report;
 pub mod result_dir;
 pub mod runner;

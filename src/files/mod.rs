@@ -15,10 +15,10 @@ mod outside;
 mod reserve;
 mod rollback;
 
-pub use bounded::{
+pub use crate::regular_file::{
     RESULT_FILE_LIMIT, SETTINGS_FILE_LIMIT, open_own, read_bounded, read_bounded_text, read_own,
-    read_settings_file,
 };
+pub use bounded::read_settings_file;
 pub use outside::{
     OutStream, RUN_RECORD, check_out, closed_pipe, is_plain_file, refuse_result_file, write_out,
 };

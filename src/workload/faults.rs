@@ -133,8 +133,9 @@ pub fn check_all(entries: &[FaultEntry]) -> Result<Vec<Fault>, String> {
 
 /// Reads a `--faults` file: `[[faults]]` tables and nothing else.
 pub fn read_file(path: &Path) -> Result<Vec<FaultEntry>> {
-    let text = crate::files::read_bounded_text(path, crate::files::SETTINGS_FILE_LIMIT)
-        .with_context(|| format!("cannot read faults file {}", path.display()))?;
+    let text =
+        crate::regular_file::read_bounded_text(path, crate::regular_file::SETTINGS_FILE_LIMIT)
+            .with_context(|| format!("cannot read faults file {}", path.display()))?;
     let file: FaultsFile = toml::from_str(&text).map_err(|e| {
         let line = e
             .span()

@@ -302,11 +302,12 @@ impl WorkloadSpec {
                 suggestion: crate::suggest::did_you_mean(name_or_path, names),
             });
         }
-        let text = crate::files::read_bounded_text(path, crate::files::SETTINGS_FILE_LIMIT)
-            .map_err(|e| SpecError::Read {
-                path: name_or_path.to_string(),
-                message: e.to_string(),
-            })?;
+        let text =
+            crate::regular_file::read_bounded_text(path, crate::regular_file::SETTINGS_FILE_LIMIT)
+                .map_err(|e| SpecError::Read {
+                    path: name_or_path.to_string(),
+                    message: e.to_string(),
+                })?;
         Self::from_toml(&text, name_or_path)
     }
 }

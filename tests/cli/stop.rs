@@ -878,6 +878,43 @@ fn silent_listener() -> u16 {
     port
 }
 
+/// A server that answers every connection with one line that never ends, as fast as it
+/// can: the client must stop reading at a bound, never buffer it whole.
+#[test]
+fn a_redis_server_that_sends_an_endless_line_is_refused_at_a_bound() {
+    use std::io::Write;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let chunk = vec![b'a'; 64 * 1024];
+                let _ = stream.write_all(b"+");
+                while stream.write_all(&chunk).is_ok() {}
+            });
+        }
+    });
+    let tmp = TempDir::new().unwrap();
+    let started = Instant::now();
+    let said = assert_one_line_error(
+        tmp.path(),
+        &[
+            "run",
+            "--events",
+            "10",
+            "--db",
+            &format!("redis://127.0.0.1:{port}/0"),
+        ],
+        "a line of more than 65536 bytes",
+    );
+    assert!(said.contains("is it a Redis server?"), "{said}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
 #[test]
 fn a_silent_server_gives_one_line_within_the_connect_timeout() {
     let tmp = TempDir::new().unwrap();

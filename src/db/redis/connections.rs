@@ -12,7 +12,7 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 use super::RedisStore;
 use super::errors::classify;
 use super::wire::{LeanConn, Login, Reply};
-use crate::db::tls::{TlsMode, TlsSettings, named_file};
+use crate::db::tls::{TlsFacts, TlsMode, TlsSettings, named_file};
 use crate::db::wire::LaneSlots;
 use crate::db::{ConnectOptions, DbError, DbUrl, ErrorKind, Setting, Settings, Value};
 
@@ -120,6 +120,32 @@ pub(super) fn login_of(url: &DbUrl, options: &ConnectOptions) -> Result<Login, D
         tls,
         tls_settings,
     })
+}
+
+/// hatshop's own wire logs in first and asks PING, every reply bounded: a certificate
+/// or handshake that fails is said in one line that names why, which the crate's errors
+/// do not carry; a server that answers in no Redis protocol (another database's port, a
+/// line without end) is refused before the crate reads, and buffers, what it sends. The
+/// TLS spoken, for run.json.
+pub(super) async fn probe(login: &Login) -> Result<Option<TlsFacts>, DbError> {
+    let mut conn = LeanConn::open(login).await?;
+    let asked = crate::db::wire::within(login.connect_timeout, "PING", conn.answers_ping()).await;
+    match asked {
+        Ok(()) => Ok(conn.tls_facts()),
+        Err(e) => Err(DbError::new(
+            e.kind,
+            format!(
+                "{}:{} did not answer PING in Redis's protocol ({}): is it a Redis server?",
+                login.host,
+                login.port,
+                e.message
+                    .chars()
+                    .filter(|c| !c.is_control())
+                    .take(200)
+                    .collect::<String>()
+            ),
+        )),
+    }
 }
 
 /// A connection the `redis` crate could not open, as one line: a failed TLS

@@ -131,13 +131,7 @@ impl DeclaredStore for RedisStore {
             true => 1,
             false => options.concurrency.div_ceil(pipeline).max(1),
         };
-        // Over TLS, hatshop's own wire logs in first: a certificate or handshake that
-        // fails is then said in one line that names why, which the crate's errors do
-        // not carry; and run.json learns what TLS was spoken.
-        let tls_spoken = match &login.tls {
-            Some(_) => LeanConn::open(&login).await?.tls_facts(),
-            None => None,
-        };
+        let tls_spoken = connections::probe(&login).await?;
         let mut slots = Vec::with_capacity(count);
         for _ in 0..count {
             let conn = client

@@ -100,6 +100,22 @@ impl LeanConn {
         self.socket.tls_facts()
     }
 
+    /// Whether the server answers PING in Redis's protocol: a status, or an error reply
+    /// (NOAUTH is Redis's too); anything else, a line past [`MAX_LINE`] included, is
+    /// the error, read no further.
+    pub async fn answers_ping(&mut self) -> Result<()> {
+        encode(&mut self.socket.out, &[b"PING"]);
+        self.socket.send().await.map_err(io_error)?;
+        loop {
+            if let Some((_, len)) = decode(self.socket.inbox.unread())? {
+                self.socket.inbox.take(len);
+                self.socket.answered();
+                return Ok(());
+            }
+            self.socket.fill().await.map_err(io_error)?;
+        }
+    }
+
     /// Sends one command and reads its reply; a server error is the error.
     pub async fn command(&mut self, args: &[&[u8]]) -> Result<Reply> {
         encode(&mut self.socket.out, args);
