@@ -88,10 +88,12 @@ pub(super) fn login_of(url: &DbUrl, options: &ConnectOptions) -> Result<Login, D
             DbError::other(format!("{url}: the database must be a number, got '{n}'"))
         })?,
     };
-    // `redis://PASSWORD@host` is the default user's password, as redis-cli -u reads it.
+    // `redis://PASSWORD@host` is the default user's password, as redis-cli -u reads it;
+    // with REDISCLI_AUTH set, the word is the user that password is for.
     let user = address.user.filter(|u| !u.is_empty());
+    let from_env = std::env::var("REDISCLI_AUTH").is_ok_and(|p| !p.is_empty());
     let (user, url_password) = match (user, address.password) {
-        (Some(word), None) => (None, Some(word)),
+        (Some(word), None) if !from_env => (None, Some(word)),
         given => given,
     };
     let (password, password_from) = match url_password {
