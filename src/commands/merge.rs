@@ -220,13 +220,9 @@ fn write_merged(shards: &[ShardDir], out: &Path) -> Result<RunRecord> {
     let mut failed_writes = 0u64;
     for s in shards {
         let path = result_dir::file(&s.dir, result_dir::FAILED_WRITES_CSV);
-        if path.exists() {
-            let mut reader = csv::Reader::from_path(&path)
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            for row in reader.deserialize::<FailedWriteRow>() {
-                failed.push(&row.with_context(|| format!("{} is not valid", path.display()))?)?;
-                failed_writes += 1;
-            }
+        for row in crate::report::loaded_run::read_rows::<FailedWriteRow>(&path)? {
+            failed.push(&row)?;
+            failed_writes += 1;
         }
     }
     failed.finish()?;
