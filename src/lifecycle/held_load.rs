@@ -180,12 +180,7 @@ pub fn left_by(record: &RunRecord, config: &RunConfig) -> Option<Holding> {
     };
     // Events handed out start where the held ones end (at 0 for a run that loaded).
     let end = workload.held_events + record.planned_events;
-    let applied_to = record
-        .lane_last_seq
-        .iter()
-        .flatten()
-        .max()
-        .map_or(0, |last| last + 1);
+    let applied_to = record.applied_to();
     // A run its --duration stopped is whole where its lanes drained what they had
     // been dealt (a run asked to go on drains); the count below says whether they did.
     let ended = matches!(

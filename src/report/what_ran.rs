@@ -214,12 +214,7 @@ fn plan_hash(r: &RunRecord) -> String {
         )
     } else {
         // What the run handed out is hashed; its lanes may have applied fewer.
-        let applied = r
-            .lane_last_seq
-            .iter()
-            .flatten()
-            .max()
-            .map_or(0, |last| last + 1);
+        let applied = r.applied_to();
         format!(
             "the first {} events, as far as the run handed them out before it stopped \
              ({}); its lanes had applied the stream up to event {}",

@@ -503,6 +503,16 @@ impl RunRecord {
         self.status.wrote_its_end()
     }
 
+    /// How far its lanes applied the stream: one past the last event any lane applied
+    /// (0: none), as the run recorded it.
+    pub fn applied_to(&self) -> u64 {
+        self.lane_last_seq
+            .iter()
+            .flatten()
+            .max()
+            .map_or(0, |last| last + 1)
+    }
+
     /// Whether the run recorded its own ending (its lanes' last events, its failed
     /// writes), however it ended; false for a run killed (or aborted by a second
     /// signal) before it could, recovered or not.
