@@ -40,7 +40,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub stream: StreamArgs,
     /// Replay this JSON Lines events file instead of generating (see `hatshop generate`).
-    #[arg(long, conflicts_with_all = ["seed", "events", "warmup", "orders", "records", "value_size"])]
+    #[arg(long, conflicts_with_all = ["seed", "events", "warmup", "orders", "records", "value_size", "order_bytes"])]
     pub events_file: Option<PathBuf>,
     #[arg(
         long,

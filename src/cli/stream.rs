@@ -7,6 +7,7 @@ use clap::{Args, Subcommand};
 
 use super::quantities::count;
 use super::values::{WarmupArg, parse_warmup};
+use crate::workload::OrderBytes;
 
 /// Which events: a preset or spec file, with overrides.
 #[derive(Debug, Args, Clone)]
@@ -34,6 +35,10 @@ pub struct StreamArgs {
     /// Bytes of each key-value record (the spec's value_size; the study used 1500 and 15000).
     #[arg(long, value_name = "BYTES", value_parser = count::<u32>)]
     pub value_size: Option<u32>,
+    /// Bytes of each new order's payload column, fixed (500) or drawn from a range
+    /// (200..2000, 1k..4k) (the spec's order_bytes) [default: none].
+    #[arg(long, value_name = "BYTES|MIN..MAX", value_parser = OrderBytes::parse)]
+    pub order_bytes: Option<OrderBytes>,
 }
 
 /// `hatshop generate`: the stream, and the file it goes to.

@@ -7,7 +7,7 @@ use super::store_flags::all_settings;
 use super::values::parse_warmup;
 
 /// What `--vary` takes besides store settings.
-pub const RUN_KEYS: [&str; 12] = [
+pub const RUN_KEYS: [&str; 13] = [
     "nodes",
     "events",
     "warmup",
@@ -16,6 +16,7 @@ pub const RUN_KEYS: [&str; 12] = [
     "duration",
     "rate",
     "value_size",
+    "order_bytes",
     "records",
     "orders",
     "conflicts",
@@ -70,6 +71,7 @@ fn check_run_value(key: &str, value: &str) -> Result<(), String> {
         "events" | "records" | "orders" | "seed" => count::<u64>(value).map(drop),
         "value_size" | "retries" => count::<u32>(value).map(drop),
         "warmup" => parse_warmup(value).map(drop),
+        "order_bytes" => crate::workload::OrderBytes::parse(value).map(drop),
         "duration" => seconds(value).map(drop),
         "rate" => rate(value).map(drop),
         "conflicts" => share(value).map(drop),

@@ -61,6 +61,9 @@ pub fn resolve_spec(args: &StreamArgs) -> Result<WorkloadSpec> {
     if let Some(size) = args.value_size {
         spec.value_size = size;
     }
+    if let Some(range) = args.order_bytes {
+        spec.order_bytes = Some(range);
+    }
     spec.validate()?;
     Ok(spec)
 }

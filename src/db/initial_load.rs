@@ -9,14 +9,14 @@ use std::pin::Pin;
 use futures::StreamExt;
 
 use super::{DbError, ErrorKind, Store};
-use crate::workload::{KeyText, Order};
+use crate::workload::{KeyText, Order, payload};
 
 /// Rows (orders or records) of a load batch when `--load-batch` does not say: a store's
 /// bulk path gains little past it, and lanes × batch bounds what the client holds
 /// (bench/NOTES.md).
 pub const DEFAULT_LOAD_BATCH: usize = 1000;
 
-/// Bytes of values a batch holds at most, whatever its row count: values of 15 KB at
+/// Bytes of values and order payloads a batch holds at most, whatever its row count: values of 15 KB at
 /// the default batch would otherwise make a lane hold 15 MB, and a MariaDB INSERT of
 /// them, in hex, pass its 16 MiB `max_allowed_packet`.
 pub const LOAD_BATCH_BYTES: usize = 2 << 20;
@@ -100,9 +100,14 @@ pub async fn by_single_writes<S: Store + ?Sized>(
 ) -> Result<(), DbError> {
     // Boxed, so that the calls of both kinds are one type, made before any is sent.
     type Call<'c> = Pin<Box<dyn Future<Output = Result<(), DbError>> + Send + 'c>>;
+    let payloads: Vec<String> = batch
+        .orders
+        .iter()
+        .map(|order| payload::text(order.order_id, order.payload))
+        .collect();
     let mut writes: Vec<Call<'_>> = Vec::with_capacity(batch.rows());
-    for order in &batch.orders {
-        writes.push(Box::pin(store.create_order(order)));
+    for (order, payload) in batch.orders.iter().zip(&payloads) {
+        writes.push(Box::pin(store.create_order(order, payload)));
     }
     for (key, value) in batch.records() {
         writes.push(Box::pin(store.kv_write(key, value)));

@@ -40,7 +40,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::workload::{
-    ItemsUpdate, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate, StatusUpdate,
+    ItemsUpdate, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate, Payload, StatusUpdate,
 };
 
 pub use bulk::{
@@ -124,6 +124,8 @@ pub struct OrderRow {
     pub created_at_ms: i64,
     pub status: OrderStatus,
     pub subtotal_cents: i64,
+    /// The payload as read back: its length, and whether it is the order's own text.
+    pub payload: Payload,
 }
 
 /// Puts an order row and its items together.
@@ -137,6 +139,7 @@ pub fn order_of(row: OrderRow, items: Vec<LineItem>) -> Order {
         status: row.status,
         subtotal_cents: row.subtotal_cents,
         items,
+        payload: row.payload,
     }
 }
 
@@ -241,8 +244,13 @@ pub trait Store: BulkLoad + DbTiming + Send + Sync + 'static {
         async { self.check_owned().await.map(|_| ()) }
     }
 
-    /// Writes a new order and its line items, all or nothing.
-    fn create_order(&self, order: &Order) -> impl Future<Output = Result<(), DbError>> + Send;
+    /// Writes a new order and its line items, all or nothing; `payload` is the text of
+    /// its payload column (`workload::payload`), made before the call is timed.
+    fn create_order(
+        &self,
+        order: &Order,
+        payload: &str,
+    ) -> impl Future<Output = Result<(), DbError>> + Send;
 
     /// The order with its line items, or `None` where there is none.
     fn read_order(

@@ -54,7 +54,7 @@ impl Store for NullStore {
         Ok(())
     }
 
-    async fn create_order(&self, _order: &Order) -> Result<(), DbError> {
+    async fn create_order(&self, _order: &Order, _payload: &str) -> Result<(), DbError> {
         Ok(())
     }
 

@@ -9,14 +9,14 @@ use crate::workload::{EventType, LineItem, Order};
 
 /// The order row's columns, in the order every SQL statement names them.
 pub const ORDER_COLUMNS: &str =
-    "order_id, client_id, customer, address, created_at_ms, status, subtotal_cents";
+    "order_id, client_id, customer, address, created_at_ms, status, subtotal_cents, payload";
 /// A line item row's columns, in the order every SQL statement names them.
 pub const ITEM_COLUMNS: &str = "line_item_id, product, colour, size, quantity, unit_price_cents";
 
-/// One order with its items in one round trip: order columns 0–6, item columns 7–12
+/// One order with its items in one round trip: order columns 0–7, item columns 8–13
 /// (NULL when the order has no items).
 const READ_ORDER_JOINED: &str = "SELECT o.order_id, o.client_id, o.customer, o.address, \
-     o.created_at_ms, o.status, o.subtotal_cents, i.line_item_id, i.product, i.colour, i.size, \
+     o.created_at_ms, o.status, o.subtotal_cents, o.payload, i.line_item_id, i.product, i.colour, i.size, \
      i.quantity, i.unit_price_cents FROM orders o LEFT JOIN line_items i ON i.order_id = o.order_id \
      WHERE o.order_id = {P1} ORDER BY i.line_item_id";
 
@@ -91,7 +91,7 @@ impl Statements {
             style,
             insert_order: style.fill(
                 "INSERT INTO orders (order_id, client_id, customer, address, created_at_ms, status, \
-                 subtotal_cents) VALUES ({P1}, {P2}, {P3}, {P4}, {P5}, {P6}, {P7})",
+                 subtotal_cents, payload) VALUES ({P1}, {P2}, {P3}, {P4}, {P5}, {P6}, {P7}, {P8})",
             ),
             read_order: style.fill(READ_ORDER_JOINED),
             update_order: style.fill(
@@ -253,7 +253,7 @@ pub fn load_select_row(style: Placeholders, columns: usize) -> String {
 /// Rows a bulk load left, for its check at the end.
 pub const LOAD_COUNT: &str = "SELECT COUNT(*) FROM load_rows";
 
-/// The order of a joined read (order columns 0–6, item columns from 7 on), or `None`
+/// The order of a joined read (order columns 0–7, item columns from 8 on), or `None`
 /// when no row came back. Each store passes its own row readers.
 pub fn order_from_joined<R>(
     rows: &[R],
@@ -266,7 +266,7 @@ pub fn order_from_joined<R>(
     let header = order_row(first)?;
     let mut items = Vec::with_capacity(rows.len());
     for row in rows {
-        items.extend(line_item(row, 7)?);
+        items.extend(line_item(row, 8)?);
     }
     Ok(Some(super::order_of(header, items)))
 }

@@ -164,8 +164,8 @@ macro_rules! stores {
             // The calls a run times are boxed arm by arm: a call then copies only its own
             // store's future into the heap (MariaDB's read: 1.6 KB), not the largest of
             // all the stores' (Cassandra's, 4.4 KB).
-            async fn create_order(&self, order: &Order) -> Result<(), DbError> {
-                match self { $(AnyStore::$variant(db) => Box::pin(db.create_order(order)).await,)* }
+            async fn create_order(&self, order: &Order, payload: &str) -> Result<(), DbError> {
+                match self { $(AnyStore::$variant(db) => Box::pin(db.create_order(order, payload)).await,)* }
             }
 
             async fn read_order(&self, order_id: OrderId) -> Result<Option<Order>, DbError> {

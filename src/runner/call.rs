@@ -45,9 +45,12 @@ pub(super) async fn call<D: Store>(
     op: &Operation,
     key: &KeyText,
     value: &[u8],
+    payload: &str,
 ) -> Result<Reply, DbError> {
     match op {
-        Operation::CreateOrder { order } => db.create_order(order).await.map(|()| Reply::Done),
+        Operation::CreateOrder { order } => {
+            db.create_order(order, payload).await.map(|()| Reply::Done)
+        }
         Operation::ReadOrder { order_id } => db.read_order(*order_id).await.map(Reply::Order),
         Operation::UpdateOrder { .. } => {
             let update = op.order_update().expect("an order update");

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::{Expected, VerifyReport};
 use crate::db::{OrderRow, Snapshot};
-use crate::workload::{LineItem, Order, OrderId, state};
+use crate::workload::{LineItem, Order, OrderId, Payload, state};
 
 /// The orders a snapshot holds, whole, by id.
 fn orders_of(snapshot: &Snapshot) -> BTreeMap<OrderId, Order> {
@@ -252,7 +252,21 @@ fn row_differences(want: &Order, got: &Order) -> Vec<String> {
             got.client_id.to_string(),
             want.client_id.to_string(),
         ),
+        (
+            "payload",
+            payload_words(got.payload),
+            payload_words(want.payload),
+        ),
     ])
+}
+
+/// A payload as a difference names it: its length, and whether it is the order's text.
+fn payload_words(payload: Payload) -> String {
+    if payload.garbled {
+        format!("{} bytes, not the order's own text", payload.bytes)
+    } else {
+        format!("{} bytes", payload.bytes)
+    }
 }
 
 /// A line item's fields that differ, each with what was found and what was expected.
@@ -293,6 +307,7 @@ pub fn row_of(order: &Order) -> OrderRow {
         created_at_ms: order.created_at_ms,
         status: order.status,
         subtotal_cents: order.subtotal_cents,
+        payload: order.payload,
     }
 }
 

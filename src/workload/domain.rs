@@ -120,6 +120,58 @@ pub struct Order {
     pub status: OrderStatus,
     pub subtotal_cents: i64,
     pub items: Vec<LineItem>,
+    /// The workload's `order_bytes`: in the stream as its length (`payload_bytes`), left
+    /// out where there is none, so a stream without payloads is what it always was.
+    #[serde(
+        default,
+        rename = "payload_bytes",
+        skip_serializing_if = "Payload::is_none"
+    )]
+    pub payload: Payload,
+}
+
+/// An order's payload: `bytes` of text made from the order's id (see
+/// `super::payload`), so a stream names it by its length, as a key-value record's value
+/// is named by its size. In JSON: the length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Payload {
+    pub bytes: u32,
+    /// Read back as other text than the order's own of that length; never in a stream.
+    pub garbled: bool,
+}
+
+impl Payload {
+    /// An order with no payload, as every order of a workload without `order_bytes`.
+    pub fn is_none(&self) -> bool {
+        *self == Payload::default()
+    }
+
+    /// The payload of `bytes` made as the stream makes it.
+    pub fn of(bytes: u32) -> Payload {
+        Payload {
+            bytes,
+            garbled: false,
+        }
+    }
+}
+
+impl Serialize for Payload {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u32(self.bytes)
+    }
+}
+
+impl<'de> Deserialize<'de> for Payload {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let bytes = u32::deserialize(deserializer)?;
+        if bytes > super::payload::MAX_ORDER_BYTES {
+            return Err(serde::de::Error::custom(format!(
+                "payload_bytes must be at most {}",
+                super::payload::MAX_ORDER_BYTES
+            )));
+        }
+        Ok(Payload::of(bytes))
+    }
 }
 
 impl Order {

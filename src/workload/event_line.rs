@@ -148,6 +148,9 @@ impl Line<'_> {
         self.number_field("subtotal_cents", order.subtotal_cents);
         self.raw(",\"items\":");
         self.list(&order.items, Line::item);
+        if !order.payload.is_none() {
+            self.number_field("payload_bytes", order.payload.bytes);
+        }
         self.0.push(b'}');
     }
 
@@ -179,7 +182,7 @@ impl Line<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::{Generator, OrderStatus, Phase, WorkloadSpec};
+    use crate::workload::{Generator, OrderStatus, Payload, Phase, WorkloadSpec};
 
     fn serde_line(event: &OrderEvent) -> Vec<u8> {
         serde_json::to_vec(event).unwrap()
@@ -210,6 +213,7 @@ mod tests {
                 quantity: u32::MAX,
                 unit_price_cents: 999,
             }],
+            payload: Payload::default(),
         };
         let change = ItemChange {
             line_item_id: 2,
@@ -225,6 +229,12 @@ mod tests {
         let mut ops = vec![
             Operation::CreateOrder {
                 order: Box::new(order.clone()),
+            },
+            Operation::CreateOrder {
+                order: Box::new(Order {
+                    payload: Payload::of(1 << 20),
+                    ..order.clone()
+                }),
             },
             Operation::CreateOrder {
                 order: Box::new(Order {

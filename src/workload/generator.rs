@@ -9,7 +9,7 @@
 use super::catalogue::{CITIES, COLOURS, FIRST_NAMES, LAST_NAMES, PRODUCTS, SIZES, STREETS};
 use super::domain::{
     EventType, ItemChange, KeyId, LineItem, Operation, Order, OrderEvent, OrderId, OrderStatus,
-    Phase, StateHash,
+    Payload, Phase, StateHash,
 };
 use super::live::LiveTable;
 use super::live_order::{Items, LiveItem, LiveOrder};
@@ -189,6 +189,11 @@ impl Generator {
                 quantity: rng.between(1, 3) as u8,
             })
             .collect();
+        // Drawn only where the workload asks for payloads, so a stream without is the
+        // same draw for draw.
+        let payload_bytes = self.spec.order_bytes.map_or(0, |range| {
+            rng.between(range.min.into(), range.max.into()) as u32
+        });
         let live = LiveOrder {
             created_at_ms: EPOCH_MS + seq as i64 * 1000,
             client_id,
@@ -200,6 +205,7 @@ impl Generator {
             status: 0,
             discount_pct: 0,
             first_item_id: self.next_line_item_id,
+            payload_bytes,
             items: Items::new(&items),
         };
         self.next_line_item_id += count;
@@ -227,6 +233,7 @@ impl Generator {
                     }
                 })
                 .collect(),
+            payload: Payload::of(payload_bytes),
         };
         self.orders.push(order_id, live);
         Operation::CreateOrder {

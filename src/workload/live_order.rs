@@ -4,7 +4,7 @@
 
 use super::catalogue::{CITIES, COLOURS, FIRST_NAMES, LAST_NAMES, PRODUCTS, SIZES, STREETS};
 use super::domain::StateHash;
-use super::domain::{OrderId, OrderStatus};
+use super::domain::{OrderId, OrderStatus, Payload};
 use super::state::{Head, StateHasher};
 
 /// One item of a live order: catalogue indices and its quantity.
@@ -58,7 +58,7 @@ impl std::ops::DerefMut for Items {
 }
 
 /// What the generator remembers of a live order: enough to write its updates and to
-/// hash its state, about 56 bytes with up to five items inline.
+/// hash its state, about 56 bytes with up to five items inline, whatever its payload.
 pub(super) struct LiveOrder {
     pub(super) created_at_ms: i64,
     pub(super) client_id: u32,
@@ -70,6 +70,8 @@ pub(super) struct LiveOrder {
     pub(super) status: u8,
     pub(super) discount_pct: u8,
     pub(super) first_item_id: u64,
+    /// The payload's length: its text is made again from the order's id.
+    pub(super) payload_bytes: u32,
     pub(super) items: Items,
 }
 
@@ -124,6 +126,7 @@ impl LiveOrder {
             status: self.status().as_str(),
             subtotal_cents: self.subtotal_cents(),
             items: self.items.len(),
+            payload: Payload::of(self.payload_bytes),
         };
         h.order_head(
             &head,

@@ -13,6 +13,7 @@ mod keys;
 pub mod kv;
 mod live;
 mod live_order;
+pub mod payload;
 mod presets;
 mod rng;
 mod source;
@@ -23,7 +24,7 @@ mod timed_warmup;
 pub use book::{FillStates, OrderBook, lacks_state};
 pub use domain::{
     EventType, ItemChange, ItemsUpdate, KeyId, LineItem, Operation, Order, OrderEvent, OrderId,
-    OrderStatus, OrderUpdate, Phase, StateHash, StatusUpdate, Target,
+    OrderStatus, OrderUpdate, Payload, Phase, StateHash, StatusUpdate, Target,
 };
 pub use events_file::{check_events_file, file_sha256, open_regular};
 pub use faults::{Fault, FaultEntry, MAX_NODES, NodeAction};
@@ -34,7 +35,7 @@ pub use kv::{KeyText, ReadVerdict};
 pub use presets::{all as presets, find as preset};
 pub use rng::splitmix64;
 pub use source::{EventSource, EventsFileInfo};
-pub use spec::{ItemsPerOrder, Mix, SpecError, WorkloadSpec};
+pub use spec::{ItemsPerOrder, Mix, OrderBytes, SpecError, WorkloadSpec};
 pub use timed_warmup::{TimedWarmup, WarmupCount};
 
 /// The version of the event stream: what the generator, the catalogues, the state hash,

@@ -27,6 +27,7 @@ fn preset(
         zipf_exponent: 0.99,
         items_per_order: ItemsPerOrder::default(),
         value_size: 1500,
+        order_bytes: None,
         concurrency: None,
         conflicts: 0.0,
         faults: Vec::new(),

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use super::domain::EventType;
 use super::keys::KeyDistribution;
 use super::kv::{HEADER, MAX_VALUE_SIZE};
+use super::payload::MAX_ORDER_BYTES;
 
 /// A workload: everything that decides the event stream, plus the suggested concurrency.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -41,6 +42,10 @@ pub struct WorkloadSpec {
     /// Bytes of every key-value record written.
     #[serde(default = "default_value_size")]
     pub value_size: u32,
+    /// Bytes of each new order's payload column, drawn uniformly from a range
+    /// (`"200..2000"`) or fixed (`500`); none by default, as the study's order rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_bytes: Option<OrderBytes>,
     /// Lanes run at once, unless `--concurrency` says otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<usize>,
@@ -130,6 +135,74 @@ pub struct ItemsPerOrder {
 impl Default for ItemsPerOrder {
     fn default() -> Self {
         ItemsPerOrder { min: 1, max: 5 }
+    }
+}
+
+/// The bytes of an order's payload, from `min` to `max`: `500` or `"200..2000"` in a
+/// workload file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OrderBytes {
+    pub min: u32,
+    pub max: u32,
+}
+
+impl OrderBytes {
+    /// `500` or `200..2000` (sizes may end in k, as `1k..4k`).
+    pub fn parse(text: &str) -> Result<OrderBytes, String> {
+        let size = |part: &str| {
+            let part = part.trim();
+            let (digits, unit) = match part.strip_suffix(['k', 'K']) {
+                Some(digits) => (digits, 1024),
+                None => (part, 1),
+            };
+            digits
+                .parse::<u32>()
+                .ok()
+                .and_then(|n| n.checked_mul(unit))
+                .ok_or_else(|| {
+                    format!("order_bytes must be a size or a range such as 200..2000, got '{text}'")
+                })
+        };
+        let (min, max) = match text.split_once("..") {
+            Some((min, max)) => (size(min)?, size(max)?),
+            None => (size(text)?, size(text)?),
+        };
+        Ok(OrderBytes { min, max })
+    }
+}
+
+impl std::fmt::Display for OrderBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.min == self.max {
+            write!(f, "{}", self.min)
+        } else {
+            write!(f, "{}..{}", self.min, self.max)
+        }
+    }
+}
+
+impl Serialize for OrderBytes {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.min == self.max {
+            serializer.serialize_u32(self.min)
+        } else {
+            serializer.serialize_str(&self.to_string())
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for OrderBytes {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Given {
+            Size(u32),
+            Text(String),
+        }
+        match Given::deserialize(deserializer)? {
+            Given::Size(n) => Ok(OrderBytes { min: n, max: n }),
+            Given::Text(text) => OrderBytes::parse(&text).map_err(serde::de::Error::custom),
+        }
     }
 }
 
@@ -250,6 +323,7 @@ impl WorkloadSpec {
             );
         }
         self.check_value_size()?;
+        self.check_order_bytes()?;
         if !(0.0..=1.0).contains(&self.conflicts) {
             return problem(
                 "conflicts",
@@ -309,10 +383,35 @@ impl WorkloadSpec {
                 "value_size",
                 format!(
                     "value_size = {} sets the size of key-value records, and this workload \
-                     writes none: an order's size is set by items_per_order",
+                     writes none: an order's size is set by items_per_order and order_bytes",
                     self.value_size
                 ),
             );
+        }
+        Ok(())
+    }
+
+    /// order_bytes within what a payload may be, and given only where orders are made.
+    fn check_order_bytes(&self) -> Result<(), FieldProblem> {
+        let Some(range) = self.order_bytes else {
+            return Ok(());
+        };
+        let problem = |problem: String| {
+            Err(FieldProblem {
+                field: "order_bytes",
+                problem,
+            })
+        };
+        if range.min > range.max || range.max > MAX_ORDER_BYTES {
+            return problem(format!(
+                "order_bytes must satisfy 0 <= min <= max <= {MAX_ORDER_BYTES}, got {range}"
+            ));
+        }
+        if self.mix.create_order == 0.0 && self.initial_orders == 0 {
+            return problem(format!(
+                "order_bytes = {range} sets the size of new orders' payloads, and this \
+                 workload makes none: set initial_orders or mix.create_order"
+            ));
         }
         Ok(())
     }

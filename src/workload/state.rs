@@ -7,7 +7,7 @@
 //! changing it changes `STREAM_VERSION`.
 
 use super::domain::StateHash;
-use super::domain::{LineItem, Order};
+use super::domain::{LineItem, Order, Payload};
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x100_0000_01b3;
@@ -21,6 +21,7 @@ pub struct Head<'a> {
     pub status: &'a str,
     pub subtotal_cents: i64,
     pub items: usize,
+    pub payload: Payload,
 }
 
 /// Feeds an order's fields, piece by piece, in the canonical order.
@@ -79,7 +80,22 @@ impl StateHasher {
             .text(head.status)
             .end_text()
             .number(head.subtotal_cents)
-            .number(head.items as i64)
+            .number(head.items as i64);
+        self.payload(head.payload)
+    }
+
+    /// A payload by its length, the text being made from the order's id: fed only where
+    /// there is one, so an order without stays the hash it always was; a garbled one
+    /// adds a byte no length ends in, so it never matches the order's own.
+    fn payload(&mut self, payload: Payload) -> &mut Self {
+        if payload.is_none() {
+            return self;
+        }
+        self.number(i64::from(payload.bytes));
+        if payload.garbled {
+            self.end_text();
+        }
+        self
     }
 
     /// Feeds one line item's fields, in canonical order.
@@ -114,6 +130,7 @@ pub fn of_order(order: &Order) -> StateHash {
         status: order.status.as_str(),
         subtotal_cents: order.subtotal_cents,
         items: order.items.len(),
+        payload: order.payload,
     };
     h.order_head(
         &head,
@@ -176,6 +193,7 @@ mod tests {
                     unit_price_cents: 0,
                 },
             ],
+            payload: Payload::default(),
         }
     }
 
@@ -193,6 +211,12 @@ mod tests {
         moved.customer = "Ada Hal".into();
         moved.address = "e1 Felt Street, Luton".into();
         assert_ne!(of_order(&moved), base);
+        let mut with_payload = order();
+        with_payload.payload = Payload::of(200);
+        let paid = of_order(&with_payload);
+        assert_ne!(paid, base);
+        with_payload.payload.garbled = true;
+        assert_ne!(of_order(&with_payload), paid);
     }
 
     #[test]

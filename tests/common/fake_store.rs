@@ -120,7 +120,7 @@ impl Store for FakeStore {
     async fn write_holding(&self, _note: &str) -> Result<(), DbError> {
         Ok(())
     }
-    async fn create_order(&self, order: &Order) -> Result<(), DbError> {
+    async fn create_order(&self, order: &Order, _payload: &str) -> Result<(), DbError> {
         self.before().await?;
         if self.holds() {
             let before = self

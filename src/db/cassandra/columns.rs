@@ -13,10 +13,10 @@ use scylla::frame::response::result::ColumnSpec;
 use scylla::value::CqlValue;
 
 use crate::db::OrderRow;
-use crate::workload::{LineItem, OrderStatus};
+use crate::workload::{LineItem, OrderStatus, payload};
 
 /// Columns of `ORDER_COLUMNS` and `ITEM_COLUMNS`.
-const ORDER_WIDTH: usize = 7;
+const ORDER_WIDTH: usize = 8;
 const ITEM_WIDTH: usize = 6;
 
 /// The by-item schema's order: its row and the ids of its items (`line_item_ids`).
@@ -46,8 +46,9 @@ impl<'frame, 'metadata> Columns<'frame, 'metadata> {
     }
 
     fn order(&mut self) -> Result<OrderRow, DeserializationError> {
+        let order_id = self.next::<i64>()? as u64;
         Ok(OrderRow {
-            order_id: self.next::<i64>()? as u64,
+            order_id,
             client_id: self.next::<Option<i64>>()?.unwrap_or(0) as u64,
             customer: self.next::<Option<String>>()?.unwrap_or_default(),
             address: self.next::<Option<String>>()?.unwrap_or_default(),
@@ -57,6 +58,10 @@ impl<'frame, 'metadata> Columns<'frame, 'metadata> {
                 .and_then(OrderStatus::parse)
                 .unwrap_or(OrderStatus::Pending),
             subtotal_cents: self.next::<Option<i64>>()?.unwrap_or(0),
+            payload: payload::read(
+                order_id,
+                self.next::<Option<&str>>()?.unwrap_or_default().as_bytes(),
+            ),
         })
     }
 

@@ -363,7 +363,7 @@ impl Store for CassandraStore {
         Ok(())
     }
 
-    async fn create_order(&self, order: &Order) -> Result<(), DbError> {
+    async fn create_order(&self, order: &Order, payload: &str) -> Result<(), DbError> {
         let p = self.statements().await?;
         let mut order_values = vec![
             big(order.order_id),
@@ -373,6 +373,7 @@ impl Store for CassandraStore {
             CqlValue::BigInt(order.created_at_ms),
             text(order.status.as_str()),
             CqlValue::BigInt(order.subtotal_cents),
+            text(payload),
         ];
         if self.options.schema == Schema::ByItem {
             let ids = order.items.iter().map(|i| big(i.line_item_id)).collect();

@@ -11,14 +11,14 @@ use crate::db::ownership::MARKER;
 use crate::db::{DbError, KV_PAGE};
 
 pub(super) const ORDER_COLUMNS: &str =
-    "order_id, client_id, customer, address, created_at_ms, status, subtotal_cents";
+    "order_id, client_id, customer, address, created_at_ms, status, subtotal_cents, payload";
 pub(super) const ITEM_COLUMNS: &str =
     "line_item_id, product, colour, size, quantity, unit_price_cents";
 
 /// The tables of a schema variant, the key-value table and the marker.
 pub fn table_ddl(ks: &str, schema: Schema) -> Vec<String> {
     let orders = "order_id bigint PRIMARY KEY, client_id bigint, customer text, address text, \
-                  created_at_ms bigint, status text, subtotal_cents bigint";
+                  created_at_ms bigint, status text, subtotal_cents bigint, payload text";
     let items = "product text, colour text, size text, quantity int, unit_price_cents bigint";
     let mut ddl = match schema {
         Schema::ByOrder => vec![
@@ -82,7 +82,7 @@ impl Cql {
             Schema::ByOrder => Cql {
                 insert_order: format!(
                     "INSERT INTO {ks}.orders ({ORDER_COLUMNS}) VALUES ({})",
-                    values(7)
+                    values(8)
                 ),
                 insert_item: format!(
                     "INSERT INTO {ks}.line_items_by_order (order_id, {ITEM_COLUMNS}) VALUES ({})",
@@ -101,7 +101,7 @@ impl Cql {
             Schema::ByItem => Cql {
                 insert_order: format!(
                     "INSERT INTO {ks}.orders ({ORDER_COLUMNS}, line_item_ids) VALUES ({})",
-                    values(8)
+                    values(9)
                 ),
                 insert_item: format!(
                     "INSERT INTO {ks}.line_items (order_id, {ITEM_COLUMNS}) VALUES ({})",

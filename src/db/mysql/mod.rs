@@ -55,7 +55,8 @@ const CREATE: &[&str] = &[
         address VARCHAR(200) NOT NULL,
         created_at_ms BIGINT NOT NULL,
         status VARCHAR(20) NOT NULL,
-        subtotal_cents BIGINT NOT NULL
+        subtotal_cents BIGINT NOT NULL,
+        payload MEDIUMTEXT NOT NULL
     ) ENGINE=InnoDB",
     "CREATE TABLE line_items (
         line_item_id BIGINT PRIMARY KEY,
@@ -285,7 +286,7 @@ impl Store for MysqlStore {
             .map_err(classify)
     }
 
-    async fn create_order(&self, order: &Order) -> Result<(), DbError> {
+    async fn create_order(&self, order: &Order, payload: &str) -> Result<(), DbError> {
         let mut held = self.conn().await?;
         let mut tx = held.transaction().await?;
         tx.exec_drop(
@@ -298,6 +299,7 @@ impl Store for MysqlStore {
                 order.created_at_ms,
                 order.status.as_str(),
                 order.subtotal_cents,
+                payload,
             ),
         )
         .await

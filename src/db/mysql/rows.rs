@@ -5,18 +5,21 @@ use mysql_async::prelude::FromValue;
 
 use crate::db::sql::unknown_status;
 use crate::db::{DbError, OrderRow};
-use crate::workload::{LineItem, OrderStatus};
+use crate::workload::{LineItem, OrderStatus, payload};
 
 pub(super) fn order_row(row: &Row) -> Result<OrderRow, DbError> {
     let status: String = cell(row, 5)?;
+    let order_id = cell::<i64>(row, 0)? as u64;
+    let payload: Vec<u8> = cell(row, 7)?;
     Ok(OrderRow {
-        order_id: cell::<i64>(row, 0)? as u64,
+        order_id,
         client_id: cell::<i64>(row, 1)? as u64,
         customer: cell(row, 2)?,
         address: cell(row, 3)?,
         created_at_ms: cell(row, 4)?,
         status: OrderStatus::parse(&status).ok_or_else(|| unknown_status(&status))?,
         subtotal_cents: cell(row, 6)?,
+        payload: payload::read(order_id, &payload),
     })
 }
 

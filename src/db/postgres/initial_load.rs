@@ -15,9 +15,10 @@ use futures::SinkExt;
 use super::errors::classify;
 use super::{PostgresStore, pgbench};
 use crate::db::{DbError, InitialBatch};
+use crate::workload::payload;
 
 const COPY_ORDERS: &str = "COPY orders (order_id, client_id, customer, address, created_at_ms, \
-     status, subtotal_cents) FROM STDIN";
+     status, subtotal_cents, payload) FROM STDIN";
 const COPY_ITEMS: &str = "COPY line_items (line_item_id, order_id, product, colour, size, \
      quantity, unit_price_cents) FROM STDIN";
 const COPY_KV: &str = "COPY kv (k, v) FROM STDIN";
@@ -73,14 +74,17 @@ impl PostgresStore {
 /// The orders' rows as COPY's text.
 fn orders_text(batch: &InitialBatch<'_>) -> Vec<u8> {
     let mut out = String::new();
+    let mut payload = String::new();
     for order in &batch.orders {
         let _ = write!(out, "{}\t{}\t", order.order_id, order.client_id);
         push_text(&mut out, &order.customer);
         out.push('\t');
         push_text(&mut out, &order.address);
+        // A payload's letters need no escape in COPY's text (`workload::payload`).
+        payload::fill(&mut payload, order.order_id, order.payload);
         let _ = writeln!(
             out,
-            "\t{}\t{}\t{}",
+            "\t{}\t{}\t{}\t{payload}",
             order.created_at_ms,
             order.status.as_str(),
             order.subtotal_cents

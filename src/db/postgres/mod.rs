@@ -384,7 +384,7 @@ impl Store for PostgresStore {
             .map(drop)
     }
 
-    async fn create_order(&self, order: &Order) -> Result<(), DbError> {
+    async fn create_order(&self, order: &Order, payload: &str) -> Result<(), DbError> {
         let mut conn = self.conn().await?;
         let insert_order = conn.statement(&self.sql.insert_order).await?;
         let insert_items = conn
@@ -403,6 +403,7 @@ impl Store for PostgresStore {
                 &order.created_at_ms,
                 &order.status.as_str(),
                 &order.subtotal_cents,
+                &payload,
             ],
         )
         .await

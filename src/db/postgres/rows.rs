@@ -4,7 +4,7 @@ use tokio_postgres::Row;
 
 use crate::db::sql::unknown_status;
 use crate::db::{DbError, OrderRow};
-use crate::workload::{LineItem, OrderStatus};
+use crate::workload::{LineItem, OrderStatus, payload};
 
 pub(super) fn get<'a, T: tokio_postgres::types::FromSql<'a>>(
     row: &'a Row,
@@ -16,14 +16,16 @@ pub(super) fn get<'a, T: tokio_postgres::types::FromSql<'a>>(
 
 pub(super) fn order_row(row: &Row) -> Result<OrderRow, DbError> {
     let status: &str = get(row, 5)?;
+    let order_id = get::<i64>(row, 0)? as u64;
     Ok(OrderRow {
-        order_id: get::<i64>(row, 0)? as u64,
+        order_id,
         client_id: get::<i64>(row, 1)? as u64,
         customer: get(row, 2)?,
         address: get(row, 3)?,
         created_at_ms: get(row, 4)?,
         status: OrderStatus::parse(status).ok_or_else(|| unknown_status(status))?,
         subtotal_cents: get(row, 6)?,
+        payload: payload::read(order_id, get::<&str>(row, 7)?.as_bytes()),
     })
 }
 

@@ -20,7 +20,8 @@ const TABLES: &[&str] = &[
         address TEXT NOT NULL,
         created_at_ms BIGINT NOT NULL,
         status TEXT NOT NULL,
-        subtotal_cents BIGINT NOT NULL
+        subtotal_cents BIGINT NOT NULL,
+        payload TEXT NOT NULL
     )",
     "CREATE TABLE line_items (
         line_item_id BIGINT NOT NULL,

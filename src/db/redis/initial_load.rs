@@ -5,23 +5,25 @@
 
 use super::errors::classify;
 use super::rows::{item_key, items_key, kv_key, order_key};
-use super::{ORDER_FIELDS, RedisStore};
+use super::{ORDER_FIELDS, PAYLOAD_FIELD, RedisStore};
 use crate::db::{DbError, ErrorKind, InitialBatch, partly_written};
-use crate::workload::Order;
+use crate::workload::{Order, payload};
 
 /// The commands that write a new order: its hash, its item list and each item's hash.
-pub(super) fn order_commands(pipe: &mut redis::Pipeline, order: &Order) {
-    pipe.hset_multiple(
-        order_key(order.order_id),
-        &[
-            (ORDER_FIELDS[0], order.client_id.to_string()),
-            (ORDER_FIELDS[1], order.customer.clone()),
-            (ORDER_FIELDS[2], order.address.clone()),
-            (ORDER_FIELDS[3], order.created_at_ms.to_string()),
-            (ORDER_FIELDS[4], order.status.as_str().to_string()),
-            (ORDER_FIELDS[5], order.subtotal_cents.to_string()),
-        ],
-    );
+/// The payload is a field of the hash where there is one; a missing field reads as none.
+pub(super) fn order_commands(pipe: &mut redis::Pipeline, order: &Order, payload: &str) {
+    let mut fields = vec![
+        (ORDER_FIELDS[0], order.client_id.to_string()),
+        (ORDER_FIELDS[1], order.customer.clone()),
+        (ORDER_FIELDS[2], order.address.clone()),
+        (ORDER_FIELDS[3], order.created_at_ms.to_string()),
+        (ORDER_FIELDS[4], order.status.as_str().to_string()),
+        (ORDER_FIELDS[5], order.subtotal_cents.to_string()),
+    ];
+    if !payload.is_empty() {
+        fields.push((PAYLOAD_FIELD, payload.to_string()));
+    }
+    pipe.hset_multiple(order_key(order.order_id), &fields);
     let items = items_key(order.order_id);
     pipe.del(&items);
     for item in &order.items {
@@ -48,8 +50,10 @@ impl RedisStore {
         for (key, value) in batch.records() {
             pipe.cmd("SET").arg(kv_key(key)).arg(value).arg("NX");
         }
+        let mut payload = String::new();
         for order in &batch.orders {
-            order_commands(&mut pipe, order);
+            payload::fill(&mut payload, order.order_id, order.payload);
+            order_commands(&mut pipe, order, &payload);
         }
         let mut held = self.conn().await?;
         let replies: Vec<redis::Value> = pipe

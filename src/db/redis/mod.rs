@@ -53,6 +53,8 @@ const ORDER_FIELDS: [&str; 6] = [
     "status",
     "subtotal_cents",
 ];
+/// The order hash's field of its payload, set only where there is one.
+const PAYLOAD_FIELD: &str = "payload";
 
 /// Redis: orders as hashes, records as strings, a connection per lane unless pipelined.
 pub struct RedisStore {
@@ -374,10 +376,10 @@ impl Store for RedisStore {
         self.open_lean().await
     }
 
-    async fn create_order(&self, order: &Order) -> Result<(), DbError> {
+    async fn create_order(&self, order: &Order, payload: &str) -> Result<(), DbError> {
         let mut pipe = redis::pipe();
         pipe.atomic();
-        initial_load::order_commands(&mut pipe, order);
+        initial_load::order_commands(&mut pipe, order, payload);
         let mut held = self.conn().await?;
         let _: () = pipe.query_async(&mut held.conn).await.map_err(classify)?;
         Ok(())

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use crate::db::OrderRow;
-use crate::workload::{KeyText, LineItem, OrderId, OrderStatus};
+use crate::workload::{KeyText, LineItem, OrderId, OrderStatus, payload};
 
 pub(super) fn order_key(id: OrderId) -> String {
     format!("hatshop:order:{id}")
@@ -49,6 +49,10 @@ pub(super) fn order_row(order_id: OrderId, flat: &[String]) -> OrderRow {
             .and_then(|s| OrderStatus::parse(s))
             .unwrap_or(OrderStatus::Pending),
         subtotal_cents: number(&map, "subtotal_cents"),
+        payload: payload::read(
+            order_id,
+            map.get(super::PAYLOAD_FIELD).unwrap_or(&"").as_bytes(),
+        ),
     }
 }
 

@@ -7,13 +7,17 @@ use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 use super::classify;
 use crate::db::sql::{ITEM_COLUMNS, ORDER_COLUMNS};
 use crate::db::{DbError, InitialBatch};
-use crate::workload::Order;
+use crate::workload::{Order, payload};
 
 /// Inserts an order row and its items in `tx`.
-pub(super) fn insert_order(tx: &Transaction<'_>, order: &Order) -> Result<(), DbError> {
+pub(super) fn insert_order(
+    tx: &Transaction<'_>,
+    order: &Order,
+    payload: &str,
+) -> Result<(), DbError> {
     let mut insert_order = tx
         .prepare_cached(&format!(
-            "INSERT INTO orders ({ORDER_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+            "INSERT INTO orders ({ORDER_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
         ))
         .map_err(classify)?;
     insert_order
@@ -24,7 +28,8 @@ pub(super) fn insert_order(tx: &Transaction<'_>, order: &Order) -> Result<(), Db
             order.address,
             order.created_at_ms,
             order.status.as_str(),
-            order.subtotal_cents
+            order.subtotal_cents,
+            payload
         ])
         .map_err(classify)?;
     let mut insert_item = tx
@@ -53,8 +58,10 @@ pub(super) fn insert_batch(conn: &mut Connection, batch: &InitialBatch<'_>) -> R
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(classify)?;
+    let mut payload = String::new();
     for order in &batch.orders {
-        insert_order(&tx, order)?;
+        payload::fill(&mut payload, order.order_id, order.payload);
+        insert_order(&tx, order, &payload)?;
     }
     {
         let mut insert = tx

@@ -22,7 +22,7 @@ use crate::db::{
     Setting, Settings, Snapshot, Store, StoreFacts, Value,
 };
 use crate::workload::{
-    ItemsUpdate, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate, StatusUpdate,
+    ItemsUpdate, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate, StatusUpdate, payload,
 };
 
 const CREATE: &[&str] = &[
@@ -33,7 +33,8 @@ const CREATE: &[&str] = &[
         address        TEXT    NOT NULL,
         created_at_ms  INTEGER NOT NULL,
         status         TEXT    NOT NULL,
-        subtotal_cents INTEGER NOT NULL
+        subtotal_cents INTEGER NOT NULL,
+        payload        TEXT    NOT NULL
     )",
     "CREATE TABLE line_items (
         line_item_id     INTEGER PRIMARY KEY,
@@ -239,14 +240,16 @@ fn status_from_db(text: &str) -> rusqlite::Result<OrderStatus> {
 }
 
 fn order_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<OrderRow> {
+    let order_id = row.get::<_, i64>(0)? as u64;
     Ok(OrderRow {
-        order_id: row.get::<_, i64>(0)? as u64,
+        order_id,
         client_id: row.get::<_, i64>(1)? as u64,
         customer: row.get(2)?,
         address: row.get(3)?,
         created_at_ms: row.get(4)?,
         status: status_from_db(&row.get::<_, String>(5)?)?,
         subtotal_cents: row.get(6)?,
+        payload: payload::read(order_id, row.get_ref(7)?.as_bytes()?),
     })
 }
 
@@ -304,12 +307,12 @@ impl Store for SqliteStore {
             .map_err(classify)
     }
 
-    async fn create_order(&self, order: &Order) -> Result<(), DbError> {
+    async fn create_order(&self, order: &Order, payload: &str) -> Result<(), DbError> {
         let mut conn = self.connection();
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(classify)?;
-        initial_load::insert_order(&tx, order)?;
+        initial_load::insert_order(&tx, order, payload)?;
         tx.commit().map_err(classify)
     }
 

@@ -16,6 +16,7 @@
 mod admin;
 mod clock;
 mod conn;
+mod order_value;
 mod proto;
 mod ring;
 mod route;
@@ -178,7 +179,8 @@ impl VoldemortStore {
         self.cluster.put(key, value, &clock).await
     }
 
-    async fn order(&self, id: OrderId) -> Result<Option<(Order, VectorClock)>, DbError> {
+    /// The order, its payload's text and the clock of the versions read.
+    async fn order(&self, id: OrderId) -> Result<Option<(Order, String, VectorClock)>, DbError> {
         let key = order_key(id);
         let versions = self.get(&key).await?;
         let clock = versions
@@ -188,9 +190,8 @@ impl VoldemortStore {
         let Some(newest) = versions.into_iter().max_by_key(|v| v.clock.timestamp()) else {
             return Ok(None);
         };
-        let order: Order =
-            serde_json::from_slice(&newest.value).map_err(|e| corrupt("an order's value", e))?;
-        Ok(Some((order, clock.unwrap_or_default())))
+        let (order, payload) = order_value::decode(&newest.value)?;
+        Ok(Some((order, payload, clock.unwrap_or_default())))
     }
 
     /// Reads the order, changes it and puts it back over the versions read.
@@ -199,11 +200,11 @@ impl VoldemortStore {
         id: OrderId,
         change: impl FnOnce(&mut Order),
     ) -> Result<Applied, DbError> {
-        let Some((mut order, clock)) = self.order(id).await? else {
+        let Some((mut order, payload, clock)) = self.order(id).await? else {
             return Ok(Applied::NotFound);
         };
         change(&mut order);
-        let value = serde_json::to_vec(&order).map_err(|e| corrupt("an order", e))?;
+        let value = order_value::encode(&order, &payload)?;
         self.cluster.put(&order_key(id), &value, &clock).await?;
         Ok(Applied::Yes)
     }
@@ -292,13 +293,13 @@ impl Store for VoldemortStore {
         self.put(HOLDING_KEY.as_bytes(), note.as_bytes()).await
     }
 
-    async fn create_order(&self, order: &Order) -> Result<(), DbError> {
-        let value = serde_json::to_vec(order).map_err(|e| corrupt("an order", e))?;
+    async fn create_order(&self, order: &Order, payload: &str) -> Result<(), DbError> {
+        let value = order_value::encode(order, payload)?;
         self.put(&order_key(order.order_id), &value).await
     }
 
     async fn read_order(&self, order_id: OrderId) -> Result<Option<Order>, DbError> {
-        Ok(self.order(order_id).await?.map(|(order, _)| order))
+        Ok(self.order(order_id).await?.map(|(order, _, _)| order))
     }
 
     async fn update_order(&self, update: &OrderUpdate) -> Result<Applied, DbError> {
@@ -356,7 +357,7 @@ impl Store for VoldemortStore {
                 .ok()
                 .and_then(|t| t.parse().ok())
                 .ok_or_else(|| corrupt("an order key", String::from_utf8_lossy(&key)))?;
-            let Some((order, _)) = self.order(id).await? else {
+            let Some((order, _, _)) = self.order(id).await? else {
                 continue;
             };
             for item in &order.items {
@@ -370,6 +371,7 @@ impl Store for VoldemortStore {
                 created_at_ms: order.created_at_ms,
                 status: order.status,
                 subtotal_cents: order.subtotal_cents,
+                payload: order.payload,
             });
         }
         Ok(snapshot)

@@ -82,8 +82,12 @@ impl<D: Store> Lane<D> {
                 }
                 continue;
             }
-            if let Operation::Write { size, .. } = event.op {
-                self.gathered.value_bytes += size as usize;
+            match &event.op {
+                Operation::Write { size, .. } => self.gathered.value_bytes += *size as usize,
+                Operation::CreateOrder { order } => {
+                    self.gathered.value_bytes += order.payload.bytes as usize;
+                }
+                _ => {}
             }
             self.gathered.events.push(event);
             if self.gathered.events.len() >= self.cx.load.rows

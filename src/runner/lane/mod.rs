@@ -32,6 +32,7 @@ use crate::db::{CallNotes, observe};
 use crate::stats::fairness::LaneWork;
 use crate::stats::{IntervalCollector, OpBatchSender, OpRecord};
 use crate::workload::kv::fill_value;
+use crate::workload::payload;
 use crate::workload::{KeyText, Operation, OrderEvent, Phase};
 
 /// Records gathered before they go to the op log thread.
@@ -150,6 +151,8 @@ pub struct Lane<D> {
     watch: Arc<CallWatch>,
     /// The bytes of the value being written, filled before the timed window.
     value: Vec<u8>,
+    /// The text of a new order's payload, made before the timed window as a value is.
+    payload: String,
     /// Where the store notes which node served the current call, and its pool wait.
     notes: Arc<CallNotes>,
     log_batch: Vec<OpRecord>,
@@ -191,6 +194,7 @@ impl<D: Store> Lane<D> {
             stop_rx,
             watch,
             value: Vec::new(),
+            payload: String::new(),
             notes: Arc::new(CallNotes::of_lane(index)),
             log_batch: Vec::with_capacity(log_batch),
             log_room: Arc::new(tokio::sync::Semaphore::new(LOG_BATCHES_UNWRITTEN)),
@@ -297,6 +301,9 @@ impl<D: Store> Lane<D> {
                 _ => 1,
             };
             fill_value(&mut self.value, *k, version, *size);
+        }
+        if let Operation::CreateOrder { order } = &event.op {
+            payload::fill(&mut self.payload, order.order_id, order.payload);
         }
 
         // How a raced order's read will be judged depends on the races in flight now.
@@ -405,7 +412,11 @@ impl<D: Store> Lane<D> {
             attempts += 1;
             let began = if attempts == 1 { start } else { Instant::now() };
             let notes = self.notes.clone();
-            let call = observe(notes, trace, call(&*self.cx.db, op, key, &self.value));
+            let call = observe(
+                notes,
+                trace,
+                call(&*self.cx.db, op, key, &self.value, &self.payload),
+            );
             let result = match self.watch.watch(began, &self.cx.stop, call).await {
                 Ok(result) => result,
                 Err(Ended::TimedOut) => Err(timed_out(self.cx.op_timeout)),

@@ -1,0 +1,94 @@
+//! An order's payload (the workload's `order_bytes`): text made again from the order's
+//! id and its length, never kept, as a key-value record's value is made from its key
+//! and version. So the stream names a payload by its length alone, a live order costs
+//! the generator four bytes more whatever its size, and a payload read back is judged
+//! byte for byte without a copy of what was written.
+
+use super::domain::{OrderId, Payload};
+use super::rng::{StreamRng, splitmix64};
+
+/// The largest payload a workload may ask for: far past what an order row holds in a
+/// shop, and well inside every store's limits for one text value (MySQL's MEDIUMTEXT
+/// holds 16 MiB).
+pub const MAX_ORDER_BYTES: u32 = 1 << 20;
+
+/// URL-safe base64's letters: printable in every store's text type and in JSON without
+/// escapes. Six bits a byte, so a store that compresses gets what it gets from text.
+const LETTERS: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+fn letters_of(order_id: OrderId) -> impl Iterator<Item = u8> {
+    let mut seed = order_id ^ 0x7061_796c_6f61_6421;
+    let mut rng = StreamRng::from_seed(splitmix64(&mut seed));
+    std::iter::repeat_with(move || rng.next_u64().to_le_bytes())
+        .flatten()
+        .map(|b| LETTERS[usize::from(b & 63)])
+}
+
+/// The payload text of `order_id` at `payload.bytes` long ("" for none).
+pub fn text(order_id: OrderId, payload: Payload) -> String {
+    let mut out = String::new();
+    fill(&mut out, order_id, payload);
+    out
+}
+
+/// Writes the payload text into `out` (cleared first), keeping its allocation.
+pub fn fill(out: &mut String, order_id: OrderId, payload: Payload) {
+    out.clear();
+    out.extend(
+        letters_of(order_id)
+            .take(payload.bytes as usize)
+            .map(char::from),
+    );
+}
+
+/// What a payload read back is: its length, and whether it is other text than the
+/// order's own of that length. Compared letter by letter as they are made, so a read
+/// allocates nothing.
+pub fn read(order_id: OrderId, got: &[u8]) -> Payload {
+    let bytes = u32::try_from(got.len()).unwrap_or(u32::MAX);
+    let garbled = !got.iter().copied().eq(letters_of(order_id).take(got.len()));
+    Payload { bytes, garbled }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_payload_is_made_again_from_its_order_and_length() {
+        let payload = Payload {
+            bytes: 300,
+            garbled: false,
+        };
+        let text = text(7, payload);
+        assert_eq!(text.len(), 300);
+        assert!(text.bytes().all(|b| LETTERS.contains(&b)));
+        assert_eq!(text, super::text(7, payload));
+        assert_ne!(text, super::text(8, payload));
+        assert_eq!(read(7, text.as_bytes()), payload);
+        assert_eq!(read(7, b""), Payload::default());
+    }
+
+    #[test]
+    fn other_text_is_garbled_and_keeps_its_length() {
+        let mut text = text(
+            7,
+            Payload {
+                bytes: 50,
+                garbled: false,
+            },
+        )
+        .into_bytes();
+        text[20] = b'!';
+        let seen = read(7, &text);
+        assert_eq!((seen.bytes, seen.garbled), (50, true));
+        let other = super::text(
+            8,
+            Payload {
+                bytes: 50,
+                garbled: false,
+            },
+        );
+        assert!(read(7, other.as_bytes()).garbled);
+    }
+}
