@@ -144,3 +144,25 @@ fn key_texts_and_values_are_pinned() {
 
 const KEY_1: &str = "userb456bcfc34c2cb2c";
 const VALUE_1_2_64: &str = "d9572d0cdda78d20465b1fcb4f703792c1e7ed7757e7b114fbd0e261fd6619d4";
+
+#[test]
+fn order_payloads_are_pinned() {
+    let mut spec = presets()
+        .into_iter()
+        .find(|p| p.name == "hatshop-random")
+        .unwrap();
+    spec.events = 2_000;
+    spec.initial_orders = 50;
+    spec.order_bytes = Some(hatshop::workload::OrderBytes {
+        min: 200,
+        max: 2_000,
+    });
+    let mut bytes = Vec::new();
+    let (_, sha) = write_events(Generator::new(&spec), &mut bytes).unwrap();
+    assert_eq!(sha, PAYLOADS_STREAM, "the stream with payloads changed");
+    let text = hatshop::workload::payload::text(1, hatshop::workload::Payload::of(64));
+    assert_eq!(hex(&Sha256::digest(text.as_bytes())), PAYLOAD_1_64);
+}
+
+const PAYLOADS_STREAM: &str = "c7a56736a2dd725ab619b94602d6f27eba2cc148baa60d755e56e71d33d2c47b";
+const PAYLOAD_1_64: &str = "95391c3ea8ad1caadeaa2a99577fb57c54e2d871283c0c89b3d4d61761002ada";

@@ -448,6 +448,58 @@ fn every_difference_verify_counts_it_shows() {
     assert_eq!(report["first_differences"].as_array().unwrap().len(), 1);
 }
 
+/// An order's payload is the order's own text at the length its stream drew: a run with
+/// `--order-bytes` verifies exact, and a payload changed by one letter, or cut short,
+/// is a difference that names both.
+#[test]
+fn a_payload_changed_or_cut_is_a_difference() {
+    let tmp = TempDir::new().unwrap();
+    let out = run_ok(
+        &tmp,
+        "paid",
+        &[
+            "--events",
+            "500",
+            "--orders",
+            "200",
+            "--order-bytes",
+            "100..300",
+        ],
+    );
+    assert!(verify(tmp.path(), &out).status.success());
+    let db = rusqlite::Connection::open(out.join("hatshop.db")).unwrap();
+    let (id, bytes): (i64, i64) = db
+        .query_row(
+            "SELECT order_id, length(payload) FROM orders ORDER BY order_id LIMIT 1",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .unwrap();
+    assert!((100..=300).contains(&bytes), "{bytes}");
+    db.execute(
+        "UPDATE orders SET payload = '!' || substr(payload, 2) WHERE order_id = ?1",
+        [id],
+    )
+    .unwrap();
+    db.execute(
+        "UPDATE orders SET payload = substr(payload, 2) WHERE order_id = \
+         (SELECT MAX(order_id) FROM orders)",
+        [],
+    )
+    .unwrap();
+    drop(db);
+    let differs = verify(tmp.path(), &out);
+    let said = text(&differs.stdout);
+    assert_eq!(differs.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(&format!(
+            "order {id}: payload \"{bytes} bytes, not the order's own text\" (expected \"{bytes} bytes\")"
+        )),
+        "{said}"
+    );
+    assert_eq!(json(&out.join("verify.json"))["differing_orders"], 2);
+}
+
 /// A plan that would outlast any run is refused with what it would take; a long one
 /// is said before it starts; a warm-up past a year is refused with the limit.
 #[test]

@@ -12,7 +12,8 @@ use super::common::{
 use super::{MYSQL, POSTGRES, REDIS, VOLDEMORT};
 use tempfile::TempDir;
 
-/// Order events of every type over a few live orders, in four lanes.
+/// Order events of every type over a few live orders, in four lanes; each new order
+/// with a payload, so reads and verify judge its text.
 const ORDERS: &[&str] = &[
     "-w",
     "hatshop-random",
@@ -20,6 +21,8 @@ const ORDERS: &[&str] = &[
     "50",
     "--events",
     "1000",
+    "--order-bytes",
+    "1..3000",
     "-c",
     "4",
 ];
@@ -39,12 +42,15 @@ const KEY_VALUE: &[&str] = &[
 ];
 
 /// An initial load of orders and records together, each lane's share in several
-/// batches of the store's bulk path and a last one part full.
+/// batches of the store's bulk path and a last one part full; the orders with payloads
+/// that the bulk path writes too.
 const MIXED_LOAD: &[&str] = &[
     "-w",
     "hatshop-random",
     "--orders",
     "2000",
+    "--order-bytes",
+    "1..3000",
     "--records",
     "1500",
     "--events",
@@ -150,6 +156,9 @@ macro_rules! store_keeps_what_the_stream_says {
                 op_log_agrees_with_summary(&out);
                 let verify = json(&out.join("verify.json"));
                 assert!(verify["orders_found"].as_u64().unwrap() > 0, "{verify}");
+                let run = json(&out.join("run.json"));
+                let spec = &run["events"]["workload"];
+                assert_eq!(spec["order_bytes"], "1..3000", "{run}");
             }
 
             #[test]
