@@ -19,7 +19,8 @@ pub struct VerifyArgs {
     /// Longest wait for a connection, handshake and authentication included.
     #[arg(long, value_name = "TIME", default_value = "10s", value_parser = above_zero_seconds, allow_hyphen_values = true)]
     pub connect_timeout: f64,
-    /// Longest wait for one page of data read back.
+    /// Longest wait for one page of data read back; the orders, read in one call, get
+    /// it once for every 10,000 the stream leaves.
     #[arg(long, value_name = "TIME", default_value = "60s", value_parser = above_zero_seconds, allow_hyphen_values = true)]
     pub op_timeout: f64,
     /// Read everything back, even where the run went on from tables verified exact

@@ -4,7 +4,7 @@
 //! own driver code and column types in its own file.
 
 use super::ownership::{MARKER, Ownership, TABLES};
-use super::{DbError, LOAD_TABLE, OrderRow, Snapshot};
+use super::{DbError, LOAD_TABLE, OrderRow};
 use crate::workload::{EventType, LineItem, Order};
 
 /// The order row's columns, in the order every SQL statement names them.
@@ -269,26 +269,6 @@ pub fn order_from_joined<R>(
         items.extend(line_item(row, 8)?);
     }
     Ok(Some(super::order_of(header, items)))
-}
-
-/// A snapshot from the rows of `SELECT {ORDER_COLUMNS}` and of
-/// `SELECT {ITEM_COLUMNS}, order_id`.
-pub fn snapshot_from<R>(
-    orders: &[R],
-    items: &[R],
-    order_row: impl Fn(&R) -> Result<OrderRow, DbError>,
-    line_item: impl Fn(&R, usize) -> Result<Option<LineItem>, DbError>,
-    order_id_at_6: impl Fn(&R) -> Result<i64, DbError>,
-) -> Result<Snapshot, DbError> {
-    let mut snapshot = Snapshot::default();
-    for row in orders {
-        snapshot.orders.push(order_row(row)?);
-    }
-    for row in items {
-        let item = line_item(row, 0)?.expect("line_item_id is NOT NULL");
-        snapshot.items.push((order_id_at_6(row)? as u64, item));
-    }
-    Ok(snapshot)
 }
 
 /// `connections` (once `pool`), as the pooled SQL stores declare it.

@@ -37,15 +37,13 @@ mod wire;
 
 use super::ownership::{self, Marker, Ownership, TABLES};
 use super::peer_table;
-use super::sql::{
-    ITEM_COLUMNS, ORDER_COLUMNS, Statements, order_from_joined, setup_statements, snapshot_from,
-};
+use super::sql::{ITEM_COLUMNS, ORDER_COLUMNS, Statements, order_from_joined, setup_statements};
 use super::{
     Applied, DbError, DeclaredStore, ErrorKind, KV_PAGE, KvPage, Snapshot, Store, StoreFacts,
 };
 use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderUpdate, StatusUpdate};
 use errors::classify;
-use rows::{cell, line_item, order_row};
+use rows::{cell, each_row, line_item, order_row};
 
 const CREATE: &[&str] = &[
     "CREATE TABLE orders (
@@ -474,19 +472,23 @@ impl Store for MysqlStore {
 
     async fn snapshot(&self) -> Result<Snapshot, DbError> {
         let mut conn = self.admin_conn().await?;
-        let orders: Vec<Row> = conn
-            .query(format!(
-                "SELECT {ORDER_COLUMNS} FROM orders ORDER BY order_id"
-            ))
-            .await
-            .map_err(classify)?;
-        let items: Vec<Row> = conn
-            .query(format!(
-                "SELECT {ITEM_COLUMNS}, order_id FROM line_items ORDER BY order_id, line_item_id"
-            ))
-            .await
-            .map_err(classify)?;
-        snapshot_from(&orders, &items, order_row, line_item, |row| cell(row, 6))
+        let mut snapshot = Snapshot::default();
+        let orders = format!("SELECT {ORDER_COLUMNS} FROM orders ORDER BY order_id");
+        each_row(&mut conn, orders, |row| {
+            snapshot.orders.push(order_row(&row)?);
+            Ok(())
+        })
+        .await?;
+        let items = format!(
+            "SELECT {ITEM_COLUMNS}, order_id FROM line_items ORDER BY order_id, line_item_id"
+        );
+        each_row(&mut conn, items, |row| {
+            let item = line_item(&row, 0)?.expect("line_item_id is NOT NULL");
+            snapshot.items.push((cell::<i64>(&row, 6)? as u64, item));
+            Ok(())
+        })
+        .await?;
+        Ok(snapshot)
     }
 
     async fn kv_page(&self, cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {

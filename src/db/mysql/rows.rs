@@ -1,8 +1,9 @@
 //! Rows of the order tables as the domain's types.
 
 use mysql_async::Row;
-use mysql_async::prelude::FromValue;
+use mysql_async::prelude::{FromValue, Queryable};
 
+use super::errors::classify;
 use crate::db::sql::unknown_status;
 use crate::db::{DbError, OrderRow};
 use crate::workload::{LineItem, OrderStatus, payload};
@@ -42,4 +43,25 @@ pub(super) fn cell<T: FromValue>(row: &Row, index: usize) -> Result<T, DbError> 
     row.get_opt::<T, usize>(index)
         .and_then(Result::ok)
         .ok_or_else(|| DbError::other(format!("unexpected value in column {index}")))
+}
+
+/// Hands each row `sql` selects to `take` as the server sends it, so a read-back never
+/// holds a table's rows (and their payloads) at once; the first error `take` meets is
+/// the answer, once the rest of the rows are read off the connection.
+pub(super) async fn each_row(
+    conn: &mut mysql_async::Conn,
+    sql: String,
+    mut take: impl FnMut(Row) -> Result<(), DbError>,
+) -> Result<(), DbError> {
+    let mut result = conn.query_iter(sql).await.map_err(classify)?;
+    let mut first_error = None;
+    result
+        .for_each(|row| {
+            if first_error.is_none() {
+                first_error = take(row).err();
+            }
+        })
+        .await
+        .map_err(classify)?;
+    first_error.map_or(Ok(()), Err)
 }

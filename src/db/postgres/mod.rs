@@ -32,13 +32,11 @@ use tokio_postgres::types::ToSql;
 use self::errors::classify;
 use self::lean::{Kv, LeanConns, lean_conns};
 use self::pool::PgConn;
-use self::rows::{get, line_item, order_row};
+use self::rows::{each_row, get, line_item, order_row};
 use self::wire::Reply;
 use super::ownership::{self, Marker, Ownership};
 use super::peer_table;
-use super::sql::{
-    ITEM_COLUMNS, ORDER_COLUMNS, Placeholders, Statements, order_from_joined, snapshot_from,
-};
+use super::sql::{ITEM_COLUMNS, ORDER_COLUMNS, Placeholders, Statements, order_from_joined};
 use super::{
     Applied, ConnectOptions, DbError, DbUrl, DeclaredStore, ErrorKind, InitialBatch, KV_PAGE,
     KvPage, Setting, Settings, Snapshot, Store, StoreFacts, Value,
@@ -541,24 +539,25 @@ impl Store for PostgresStore {
     }
 
     async fn snapshot(&self) -> Result<Snapshot, DbError> {
-        let conn = self.conn().await?;
-        let orders = conn
-            .client
-            .query(
-                &format!("SELECT {ORDER_COLUMNS} FROM orders ORDER BY order_id"),
-                &[],
-            )
-            .await
-            .map_err(classify)?;
-        let items = conn
-            .client
-            .query(
-                &format!("SELECT {ITEM_COLUMNS}, order_id FROM line_items ORDER BY order_id, line_item_id"),
-                &[],
-            )
-            .await
-            .map_err(classify)?;
-        snapshot_from(&orders, &items, order_row, line_item, |row| get(row, 6))
+        let mut conn = self.conn().await?;
+        let tx = conn.client.transaction().await.map_err(classify)?;
+        let mut snapshot = Snapshot::default();
+        let orders = format!("SELECT {ORDER_COLUMNS} FROM orders ORDER BY order_id");
+        each_row(&tx, &orders, |row| {
+            snapshot.orders.push(order_row(row)?);
+            Ok(())
+        })
+        .await?;
+        let items = format!(
+            "SELECT {ITEM_COLUMNS}, order_id FROM line_items ORDER BY order_id, line_item_id"
+        );
+        each_row(&tx, &items, |row| {
+            let item = line_item(row, 0)?.expect("line_item_id is NOT NULL");
+            snapshot.items.push((get::<i64>(row, 6)? as u64, item));
+            Ok(())
+        })
+        .await?;
+        Ok(snapshot)
     }
 
     async fn kv_page(&self, cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {

@@ -294,9 +294,14 @@ impl RedisStore {
     }
 
     /// Every hash of `keys`, fetched in pipelined batches.
-    async fn hashes(&self, keys: &[String]) -> Result<Vec<Vec<String>>, DbError> {
+    /// Each key's hash, handed to `take` a page at a time, so the client holds one
+    /// page of hashes (an order's payload with it) at a time, never all.
+    async fn each_hash(
+        &self,
+        keys: &[String],
+        mut take: impl FnMut(&str, &[String]),
+    ) -> Result<(), DbError> {
         let mut held = self.conn().await?;
-        let mut out = Vec::with_capacity(keys.len());
         for chunk in keys.chunks(KV_PAGE) {
             let mut pipe = redis::pipe();
             for key in chunk {
@@ -304,9 +309,11 @@ impl RedisStore {
             }
             let batch: Vec<Vec<String>> =
                 pipe.query_async(&mut held.conn).await.map_err(classify)?;
-            out.extend(batch);
+            for (key, flat) in chunk.iter().zip(&batch) {
+                take(key, flat);
+            }
         }
-        Ok(out)
+        Ok(())
     }
 }
 
@@ -531,18 +538,20 @@ impl Store for RedisStore {
             .filter(|k| !k.ends_with(":items"))
             .collect();
         let mut snapshot = Snapshot::default();
-        for (key, flat) in order_keys.iter().zip(self.hashes(&order_keys).await?) {
+        self.each_hash(&order_keys, |key, flat| {
             if let Some(id) = key.rsplit(':').next().and_then(|id| id.parse().ok()) {
-                snapshot.orders.push(order_row(id, &flat));
+                snapshot.orders.push(order_row(id, flat));
             }
-        }
+        })
+        .await?;
         snapshot.orders.sort_by_key(|o| o.order_id);
         let item_keys = self.scan("hatshop:item:*").await?;
-        for (key, flat) in item_keys.iter().zip(self.hashes(&item_keys).await?) {
+        self.each_hash(&item_keys, |key, flat| {
             if let Some(id) = key.rsplit(':').next().and_then(|id| id.parse().ok()) {
-                snapshot.items.push(line_item(id, &flat));
+                snapshot.items.push(line_item(id, flat));
             }
-        }
+        })
+        .await?;
         Ok(snapshot)
     }
 

@@ -37,6 +37,21 @@ pub async fn waiting<T>(
     }
 }
 
+/// Orders a whole read-back is given one `page_timeout` for: the read is one call,
+/// and a table of millions (or of large payloads) takes minutes on a healthy server.
+const ORDERS_PER_PAGE_TIMEOUT: usize = 10_000;
+
+/// How long a whole read of the orders may take: a page deadline for every
+/// [`ORDERS_PER_PAGE_TIMEOUT`] orders the stream leaves, and at least one.
+fn whole_read_limit(page_timeout: Duration, expected: &Expected) -> Duration {
+    let pages = expected
+        .orders
+        .len()
+        .div_ceil(ORDERS_PER_PAGE_TIMEOUT)
+        .max(1);
+    page_timeout.saturating_mul(u32::try_from(pages).unwrap_or(u32::MAX))
+}
+
 /// Compares the store with the run's expected state; the verdict goes to `to`
 /// (verify.json of the run's own database), if given. A run that went on from tables
 /// verified exact has only what its own events wrote read back, unless `full`.
@@ -93,7 +108,8 @@ pub async fn verify_store<D: Store>(
             touched::check_keys(store, url, &expected, &touched, page_timeout, &mut report).await?;
         }
         None => {
-            let snapshot = waiting(page_timeout, "read the orders back", store.snapshot())
+            let limit = whole_read_limit(page_timeout, &expected);
+            let snapshot = waiting(limit, "read the orders back", store.snapshot())
                 .await
                 .with_context(|| format!("cannot read back {url}"))?;
             compare(record, &reach, &failures, &expected, &snapshot, &mut report)?;
