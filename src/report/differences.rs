@@ -82,7 +82,7 @@ fn differing_keys(all: &[BTreeMap<String, String>]) -> Vec<String> {
 
 /// The facts that say what a run is, most telling first; a store setting someone gave
 /// ranks after them, before the seed and the deadline.
-const NAMING: [&str; 14] = [
+const NAMING: [&str; 15] = [
     "store",
     "workload.name",
     "events_file",
@@ -91,6 +91,7 @@ const NAMING: [&str; 14] = [
     "plan.rate_ops_s",
     "plan.ramp_to_ops_s",
     "workload.value_size",
+    "workload.order_bytes",
     "workload.events",
     "workload.initial_records",
     "workload.initial_orders",
@@ -174,6 +175,7 @@ fn name_part(key: &str, value: &str) -> String {
         "nodes" => format!("{value} nodes"),
         "plan.concurrency" => format!("concurrency {value}"),
         "workload.value_size" => format!("{value}-byte values"),
+        "workload.order_bytes" => format!("{value}-byte order payloads"),
         _ => {
             let short = key.rsplit('.').next().unwrap_or(key);
             let value: String = value.chars().take(LONGEST_VALUE).collect();
