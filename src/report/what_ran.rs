@@ -178,11 +178,9 @@ fn events_facts(events: &EventSource, plan: &PlanRecord) -> Vec<(&'static str, S
                         )
                     } else {
                         format!("{} initial orders", thousands(workload.initial_orders))
-                    } + &workload
-                        .order_bytes
-                        .map_or(String::new(), |range| {
-                            format!(", each order with a {range}-byte payload")
-                        }),
+                    } + &workload.order_bytes.map_or(String::new(), |range| {
+                        format!(", each order with a {range}-byte payload")
+                    }),
                     thousands(workload.warmup),
                     if let (Some(events), Some(secs)) = (plan.min_events, plan.min_duration_s) {
                         format!(

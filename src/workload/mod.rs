@@ -32,10 +32,11 @@ pub use generator::Generator;
 pub use jsonl::{EventsFileError, EventsReader, PlanHasher, hex, write_events};
 pub use keys::KeyDistribution;
 pub use kv::{KeyText, ReadVerdict};
+pub use payload::OrderBytes;
 pub use presets::{all as presets, find as preset};
 pub use rng::splitmix64;
 pub use source::{EventSource, EventsFileInfo};
-pub use spec::{ItemsPerOrder, Mix, OrderBytes, SpecError, WorkloadSpec};
+pub use spec::{ItemsPerOrder, Mix, SpecError, WorkloadSpec};
 pub use timed_warmup::{TimedWarmup, WarmupCount};
 
 /// The version of the event stream: what the generator, the catalogues, the state hash,

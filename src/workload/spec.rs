@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use super::domain::EventType;
 use super::keys::KeyDistribution;
 use super::kv::{HEADER, MAX_VALUE_SIZE};
-use super::payload::MAX_ORDER_BYTES;
+use super::payload::{MAX_ORDER_BYTES, OrderBytes};
 
 /// A workload: everything that decides the event stream, plus the suggested concurrency.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -135,74 +135,6 @@ pub struct ItemsPerOrder {
 impl Default for ItemsPerOrder {
     fn default() -> Self {
         ItemsPerOrder { min: 1, max: 5 }
-    }
-}
-
-/// The bytes of an order's payload, from `min` to `max`: `500` or `"200..2000"` in a
-/// workload file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OrderBytes {
-    pub min: u32,
-    pub max: u32,
-}
-
-impl OrderBytes {
-    /// `500` or `200..2000` (sizes may end in k, as `1k..4k`).
-    pub fn parse(text: &str) -> Result<OrderBytes, String> {
-        let size = |part: &str| {
-            let part = part.trim();
-            let (digits, unit) = match part.strip_suffix(['k', 'K']) {
-                Some(digits) => (digits, 1024),
-                None => (part, 1),
-            };
-            digits
-                .parse::<u32>()
-                .ok()
-                .and_then(|n| n.checked_mul(unit))
-                .ok_or_else(|| {
-                    format!("order_bytes must be a size or a range such as 200..2000, got '{text}'")
-                })
-        };
-        let (min, max) = match text.split_once("..") {
-            Some((min, max)) => (size(min)?, size(max)?),
-            None => (size(text)?, size(text)?),
-        };
-        Ok(OrderBytes { min, max })
-    }
-}
-
-impl std::fmt::Display for OrderBytes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.min == self.max {
-            write!(f, "{}", self.min)
-        } else {
-            write!(f, "{}..{}", self.min, self.max)
-        }
-    }
-}
-
-impl Serialize for OrderBytes {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        if self.min == self.max {
-            serializer.serialize_u32(self.min)
-        } else {
-            serializer.serialize_str(&self.to_string())
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for OrderBytes {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Given {
-            Size(u32),
-            Text(String),
-        }
-        match Given::deserialize(deserializer)? {
-            Given::Size(n) => Ok(OrderBytes { min: n, max: n }),
-            Given::Text(text) => OrderBytes::parse(&text).map_err(serde::de::Error::custom),
-        }
     }
 }
 
