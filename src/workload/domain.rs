@@ -130,6 +130,11 @@ pub struct Order {
     pub payload: Payload,
 }
 
+/// The largest payload a workload may ask for: far past what an order row holds in a
+/// shop, and well inside every store's limits for one text value (MySQL's MEDIUMTEXT
+/// holds 16 MiB).
+pub const MAX_ORDER_BYTES: u32 = 1 << 20;
+
 /// An order's payload: `bytes` of text made from the order's id (see
 /// `super::payload`), so a stream names it by its length, as a key-value record's value
 /// is named by its size. In JSON: the length.
@@ -164,10 +169,10 @@ impl Serialize for Payload {
 impl<'de> Deserialize<'de> for Payload {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let bytes = u32::deserialize(deserializer)?;
-        if bytes > super::payload::MAX_ORDER_BYTES {
+        if bytes > MAX_ORDER_BYTES {
             return Err(serde::de::Error::custom(format!(
                 "payload_bytes must be at most {}",
-                super::payload::MAX_ORDER_BYTES
+                MAX_ORDER_BYTES
             )));
         }
         Ok(Payload::of(bytes))

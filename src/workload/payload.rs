@@ -9,11 +9,6 @@ use serde::{Deserialize, Serialize};
 use super::domain::{OrderId, Payload};
 use super::rng::{StreamRng, splitmix64};
 
-/// The largest payload a workload may ask for: far past what an order row holds in a
-/// shop, and well inside every store's limits for one text value (MySQL's MEDIUMTEXT
-/// holds 16 MiB).
-pub const MAX_ORDER_BYTES: u32 = 1 << 20;
-
 /// The bytes of an order's payload, from `min` to `max`: `500` or `"200..2000"` in a
 /// workload file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

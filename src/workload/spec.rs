@@ -3,9 +3,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::domain::EventType;
+use super::domain::MAX_ORDER_BYTES;
 use super::keys::KeyDistribution;
 use super::kv::{HEADER, MAX_VALUE_SIZE};
-use super::payload::{MAX_ORDER_BYTES, OrderBytes};
+use super::payload::OrderBytes;
 
 /// A workload: everything that decides the event stream, plus the suggested concurrency.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
