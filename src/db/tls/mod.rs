@@ -127,9 +127,9 @@ impl TlsSettings {
             TlsMode::Disable | TlsMode::Prefer | TlsMode::Require => {
                 verify::any_certificate(provider)
             }
-            TlsMode::VerifyCa => verify::chain_only(self.roots()?, self.given_roots()?, provider)?,
-            TlsMode::VerifyFull => {
-                verify::chain_and_name(self.roots()?, self.given_roots()?, provider)?
+            mode @ (TlsMode::VerifyCa | TlsMode::VerifyFull) => {
+                let name = mode == TlsMode::VerifyFull;
+                verify::chain(self.roots()?, self.given_roots()?, provider, name)?
             }
         };
         let builder = builder

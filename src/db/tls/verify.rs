@@ -7,36 +7,62 @@ use std::sync::Arc;
 
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::{CryptoProvider, verify_tls12_signature, verify_tls13_signature};
+use rustls::crypto::{
+    CryptoProvider, WebPkiSupportedAlgorithms, verify_tls12_signature, verify_tls13_signature,
+};
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, Error, RootCertStore, SignatureScheme};
 
 use crate::db::{DbError, ErrorKind};
 
-/// Checks the chain and the name; `given`: the certificates the user gave as roots.
-pub fn chain_and_name(
+/// Checks the chain to `roots`, and the host's name where `name` says so (`verify-full`,
+/// not `verify-ca`); `given`: the certificates the user gave as roots.
+pub fn chain(
     roots: RootCertStore,
     given: Vec<CertificateDer<'static>>,
     provider: Arc<CryptoProvider>,
+    name: bool,
 ) -> Result<Arc<dyn ServerCertVerifier>, DbError> {
-    Ok(Arc::new(Checked {
-        chain: web_pki(roots, provider)?,
+    let algorithms = provider.signature_verification_algorithms;
+    let chain = Chain {
+        web_pki: web_pki(roots, provider)?,
         given,
-        name: true,
+        name,
+    };
+    Ok(Arc::new(Checked {
+        algorithms,
+        chain: Some(chain),
     }))
 }
 
-/// Checks the chain only; `given`: the certificates the user gave as roots.
-pub fn chain_only(
+/// Checks only that the server holds the key of the certificate it sent: the
+/// connection is encrypted, the server not authenticated.
+pub fn any_certificate(provider: Arc<CryptoProvider>) -> Arc<dyn ServerCertVerifier> {
+    Arc::new(Checked {
+        algorithms: provider.signature_verification_algorithms,
+        chain: None,
+    })
+}
+
+fn web_pki(
     roots: RootCertStore,
-    given: Vec<CertificateDer<'static>>,
     provider: Arc<CryptoProvider>,
-) -> Result<Arc<dyn ServerCertVerifier>, DbError> {
-    Ok(Arc::new(Checked {
-        chain: web_pki(roots, provider)?,
-        given,
-        name: false,
-    }))
+) -> Result<Arc<WebPkiServerVerifier>, DbError> {
+    WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+        .build()
+        .map_err(|e| {
+            DbError::new(
+                ErrorKind::Connection,
+                format!("TLS cannot check certificates: {e}"),
+            )
+        })
+}
+
+/// The handshake's signatures always; the certificate's chain where one is asked for.
+#[derive(Debug)]
+struct Checked {
+    algorithms: WebPkiSupportedAlgorithms,
+    chain: Option<Chain>,
 }
 
 /// The chain to the CA, and the name where `name` says so.
@@ -47,13 +73,13 @@ pub fn chain_only(
 /// taken where the server's certificate is byte for byte one of the roots given: webpki
 /// checked its dates before it refused it, and its name is checked here.
 #[derive(Debug)]
-struct Checked {
-    chain: Arc<WebPkiServerVerifier>,
+struct Chain {
+    web_pki: Arc<WebPkiServerVerifier>,
     given: Vec<CertificateDer<'static>>,
     name: bool,
 }
 
-impl Checked {
+impl Chain {
     /// Whether `end_entity`, refused as `error`, is a root the user gave, refused only
     /// for being a CA's.
     fn given_root_refused(&self, end_entity: &CertificateDer<'_>, error: &Error) -> bool {
@@ -85,14 +111,17 @@ impl ServerCertVerifier for Checked {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, Error> {
-        let checked = match self.chain.verify_server_cert(
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        let checked = match chain.web_pki.verify_server_cert(
             end_entity,
             intermediates,
             server_name,
             ocsp_response,
             now,
         ) {
-            Err(e) if self.given_root_refused(end_entity, &e) => {
+            Err(e) if chain.given_root_refused(end_entity, &e) => {
                 own_root(end_entity, server_name).map(|()| ServerCertVerified::assertion())
             }
             checked => checked,
@@ -100,7 +129,7 @@ impl ServerCertVerifier for Checked {
         match checked {
             Err(Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) if !self.name => Ok(ServerCertVerified::assertion()),
+            )) if !chain.name => Ok(ServerCertVerified::assertion()),
             checked => checked,
         }
     }
@@ -111,7 +140,7 @@ impl ServerCertVerifier for Checked {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        self.chain.verify_tls12_signature(message, cert, dss)
+        verify_tls12_signature(message, cert, dss, &self.algorithms)
     }
 
     fn verify_tls13_signature(
@@ -120,79 +149,11 @@ impl ServerCertVerifier for Checked {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        self.chain.verify_tls13_signature(message, cert, dss)
+        verify_tls13_signature(message, cert, dss, &self.algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.chain.supported_verify_schemes()
-    }
-}
-
-/// Checks only that the server holds the key of the certificate it sent.
-pub fn any_certificate(provider: Arc<CryptoProvider>) -> Arc<dyn ServerCertVerifier> {
-    Arc::new(AnyCertificate(provider))
-}
-
-fn web_pki(
-    roots: RootCertStore,
-    provider: Arc<CryptoProvider>,
-) -> Result<Arc<WebPkiServerVerifier>, DbError> {
-    WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
-        .build()
-        .map_err(|e| {
-            DbError::new(
-                ErrorKind::Connection,
-                format!("TLS cannot check certificates: {e}"),
-            )
-        })
-}
-
-/// Any certificate: the connection is encrypted, the server not authenticated.
-#[derive(Debug)]
-struct AnyCertificate(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for AnyCertificate {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
+        self.algorithms.supported_schemes()
     }
 }
 
