@@ -19,6 +19,7 @@ mod bulk_load;
 mod connections;
 mod errors;
 mod initial_load;
+mod read_back;
 mod rows;
 mod scripts;
 mod wire;
@@ -38,8 +39,8 @@ use self::wire::{LeanConn, Login, Reply};
 use super::ownership::{self, MARKER, Marker, Ownership};
 use super::wire::LaneSlots;
 use super::{
-    Applied, ConnectOptions, DbError, DbUrl, DeclaredStore, ErrorKind, KV_PAGE, KvPage, Setting,
-    Settings, Snapshot, Store, StoreFacts, Value,
+    Applied, ConnectOptions, DbError, DbUrl, DeclaredStore, ErrorKind, KvPage, Setting, Settings,
+    Snapshot, Store, StoreFacts, Value,
 };
 use crate::workload::{ItemsUpdate, KeyText, LineItem, Order, OrderId, OrderUpdate, StatusUpdate};
 
@@ -201,12 +202,6 @@ async fn persistence(conn: &mut ConnectionManager) -> Result<String, DbError> {
 }
 
 impl RedisStore {
-    /// Every key matching `pattern`, by SCAN (never KEYS, which blocks the server).
-    async fn scan(&self, pattern: &str) -> Result<Vec<String>, DbError> {
-        let mut held = self.conn().await?;
-        scan(&mut held.conn, pattern).await
-    }
-
     /// A connection of its own for setting up and checking hatshop's keys: its
     /// commands wait as long as the caller's deadline allows (the schema's 120 s),
     /// where the lanes' connections give up after `--op-timeout`, which bounds the
@@ -220,35 +215,6 @@ impl RedisStore {
             .await
             .map_err(|e| connections::refused(e, &self.login, self.connect_timeout))
     }
-}
-
-/// Every key matching `pattern` on `conn`, by SCAN (never KEYS, which blocks the
-/// server), sorted.
-async fn scan(
-    conn: &mut impl redis::aio::ConnectionLike,
-    pattern: &str,
-) -> Result<Vec<String>, DbError> {
-    let mut cursor: u64 = 0;
-    let mut keys = Vec::new();
-    loop {
-        let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
-            .arg(cursor)
-            .arg("MATCH")
-            .arg(pattern)
-            .arg("COUNT")
-            .arg(1000)
-            .query_async(conn)
-            .await
-            .map_err(classify)?;
-        keys.extend(batch);
-        cursor = next;
-        if cursor == 0 {
-            break;
-        }
-    }
-    keys.sort_unstable();
-    keys.dedup();
-    Ok(keys)
 }
 
 impl RedisStore {
@@ -292,29 +258,6 @@ impl RedisStore {
         let mut conn = self.setup_conn().await?;
         conn.exists(MARKER).await.map_err(classify)
     }
-
-    /// Every hash of `keys`, fetched in pipelined batches.
-    /// Each key's hash, handed to `take` a page at a time, so the client holds one
-    /// page of hashes (an order's payload with it) at a time, never all.
-    async fn each_hash(
-        &self,
-        keys: &[String],
-        mut take: impl FnMut(&str, &[String]),
-    ) -> Result<(), DbError> {
-        let mut held = self.conn().await?;
-        for chunk in keys.chunks(KV_PAGE) {
-            let mut pipe = redis::pipe();
-            for key in chunk {
-                pipe.cmd("HGETALL").arg(key);
-            }
-            let batch: Vec<Vec<String>> =
-                pipe.query_async(&mut held.conn).await.map_err(classify)?;
-            for (key, flat) in chunk.iter().zip(&batch) {
-                take(key, flat);
-            }
-        }
-        Ok(())
-    }
 }
 
 impl crate::db::DbTiming for RedisStore {}
@@ -329,7 +272,7 @@ impl Store for RedisStore {
 
     async fn setup(&self, owner: &Ownership) -> Result<(), DbError> {
         let mut conn = self.setup_conn().await?;
-        let ours = scan(&mut conn, "hatshop:*").await?;
+        let ours = read_back::scan(&mut conn, "hatshop:*").await?;
         let mut existing: Vec<String> = Vec::new();
         if self.marker_exists().await? {
             existing.push(MARKER.to_string());
@@ -531,63 +474,11 @@ impl Store for RedisStore {
     }
 
     async fn snapshot(&self) -> Result<Snapshot, DbError> {
-        let order_keys: Vec<String> = self
-            .scan("hatshop:order:*")
-            .await?
-            .into_iter()
-            .filter(|k| !k.ends_with(":items"))
-            .collect();
-        let mut snapshot = Snapshot::default();
-        self.each_hash(&order_keys, |key, flat| {
-            if let Some(id) = key.rsplit(':').next().and_then(|id| id.parse().ok()) {
-                snapshot.orders.push(order_row(id, flat));
-            }
-        })
-        .await?;
-        snapshot.orders.sort_by_key(|o| o.order_id);
-        let item_keys = self.scan("hatshop:item:*").await?;
-        self.each_hash(&item_keys, |key, flat| {
-            if let Some(id) = key.rsplit(':').next().and_then(|id| id.parse().ok()) {
-                snapshot.items.push(line_item(id, flat));
-            }
-        })
-        .await?;
-        Ok(snapshot)
+        self.read_back().await
     }
 
     async fn kv_page(&self, cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
-        let from: u64 = cursor
-            .and_then(|c| String::from_utf8(c).ok())
-            .and_then(|c| c.parse().ok())
-            .unwrap_or(0);
-        let mut held = self.conn().await?;
-        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-            .arg(from)
-            .arg("MATCH")
-            .arg("hatshop:kv:*")
-            .arg("COUNT")
-            .arg(KV_PAGE)
-            .query_async(&mut held.conn)
-            .await
-            .map_err(classify)?;
-        let values: Vec<Option<Vec<u8>>> = if keys.is_empty() {
-            Vec::new()
-        } else {
-            redis::cmd("MGET")
-                .arg(&keys)
-                .query_async(&mut held.conn)
-                .await
-                .map_err(classify)?
-        };
-        let records = keys
-            .into_iter()
-            .zip(values)
-            .filter_map(|(k, v)| Some((k.strip_prefix("hatshop:kv:")?.to_string(), v?)))
-            .collect();
-        Ok(KvPage {
-            records,
-            next: (next != 0).then(|| next.to_string().into_bytes()),
-        })
+        self.kv_page_from(cursor).await
     }
 
     fn facts(&self) -> StoreFacts {
