@@ -14,6 +14,7 @@ mod lean;
 mod libpq;
 mod pgbench;
 mod pool;
+mod read_back;
 mod rows;
 mod statement_times;
 mod tables;
@@ -32,14 +33,14 @@ use tokio_postgres::types::ToSql;
 use self::errors::classify;
 use self::lean::{Kv, LeanConns, lean_conns};
 use self::pool::PgConn;
-use self::rows::{each_row, get, line_item, order_row};
+use self::rows::{get, line_item, order_row};
 use self::wire::Reply;
 use super::ownership::{self, Marker, Ownership};
 use super::peer_table;
-use super::sql::{ITEM_COLUMNS, ORDER_COLUMNS, Placeholders, Statements, order_from_joined};
+use super::sql::{Placeholders, Statements, order_from_joined};
 use super::{
-    Applied, ConnectOptions, DbError, DbUrl, DeclaredStore, ErrorKind, InitialBatch, KV_PAGE,
-    KvPage, Setting, Settings, Snapshot, Store, StoreFacts, Value,
+    Applied, ConnectOptions, DbError, DbUrl, DeclaredStore, ErrorKind, InitialBatch, KvPage,
+    Setting, Settings, Snapshot, Store, StoreFacts, Value,
 };
 use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderUpdate, StatusUpdate};
 
@@ -539,54 +540,11 @@ impl Store for PostgresStore {
     }
 
     async fn snapshot(&self) -> Result<Snapshot, DbError> {
-        let mut conn = self.conn().await?;
-        let tx = conn.client.transaction().await.map_err(classify)?;
-        let mut snapshot = Snapshot::default();
-        let orders = format!("SELECT {ORDER_COLUMNS} FROM orders ORDER BY order_id");
-        each_row(&tx, &orders, |row| {
-            snapshot.orders.push(order_row(row)?);
-            Ok(())
-        })
-        .await?;
-        let items = format!(
-            "SELECT {ITEM_COLUMNS}, order_id FROM line_items ORDER BY order_id, line_item_id"
-        );
-        each_row(&tx, &items, |row| {
-            let item = line_item(row, 0)?.expect("line_item_id is NOT NULL");
-            snapshot.items.push((get::<i64>(row, 6)? as u64, item));
-            Ok(())
-        })
-        .await?;
-        Ok(snapshot)
+        self.read_back().await
     }
 
     async fn kv_page(&self, cursor: Option<Vec<u8>>) -> Result<KvPage, DbError> {
-        let after = String::from_utf8(cursor.unwrap_or_default()).unwrap_or_default();
-        let mut conn = self.conn().await?;
-        let statement = conn.statement(&self.sql.kv_page).await?;
-        let mut records = Vec::new();
-        let mut last = None;
-        if self.pgbench {
-            // Aids are read in order; the cursor is the last one's number.
-            let after: i32 = after.parse().unwrap_or(-1);
-            let rows = conn.client.query(&statement, &[&after]).await;
-            for row in &rows.map_err(classify)? {
-                let aid: i32 = get(row, 0)?;
-                records.push(peer_table::record(i64::from(aid), get(row, 1)?));
-                last = Some(aid.to_string());
-            }
-        } else {
-            let rows = conn.client.query(&statement, &[&after]).await;
-            for row in &rows.map_err(classify)? {
-                records.push((get::<String>(row, 0)?, get::<Vec<u8>>(row, 1)?));
-            }
-            last = records.last().map(|(k, _)| k.clone());
-        }
-        let next = (records.len() == KV_PAGE).then_some(last).flatten();
-        Ok(KvPage {
-            records,
-            next: next.map(String::into_bytes),
-        })
+        self.kv_page_from(cursor).await
     }
 
     fn facts(&self) -> StoreFacts {

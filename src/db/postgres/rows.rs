@@ -2,7 +2,6 @@
 
 use tokio_postgres::Row;
 
-use super::errors::classify;
 use crate::db::sql::unknown_status;
 use crate::db::{DbError, OrderRow};
 use crate::workload::{LineItem, OrderStatus, payload};
@@ -42,27 +41,4 @@ pub(super) fn line_item(row: &Row, at: usize) -> Result<Option<LineItem>, DbErro
         quantity: get::<i32>(row, at + 4)? as u32,
         unit_price_cents: get(row, at + 5)?,
     }))
-}
-
-/// Rows of a read-back, a page of the portal at a time.
-const READ_BACK_PAGE: i32 = 1_000;
-
-/// Hands each row `sql` selects to `take`, read through a portal a page at a time, so
-/// a read-back never holds a table's rows (and their payloads) at once.
-pub(super) async fn each_row(
-    tx: &tokio_postgres::Transaction<'_>,
-    sql: &str,
-    mut take: impl FnMut(&Row) -> Result<(), DbError>,
-) -> Result<(), DbError> {
-    let portal = tx.bind(sql, &[]).await.map_err(classify)?;
-    loop {
-        let rows = tx
-            .query_portal(&portal, READ_BACK_PAGE)
-            .await
-            .map_err(classify)?;
-        rows.iter().try_for_each(&mut take)?;
-        if rows.len() < READ_BACK_PAGE as usize {
-            return Ok(());
-        }
-    }
 }
