@@ -11,8 +11,15 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
+mod credentials;
+mod query;
+
 use super::stores::{StoreDeclarations, store_declarations};
+use credentials::{has_at_outside, query_password_spans, userinfo_end};
+use query::{percent_decode, read_query};
+
 use crate::secrets::{self, MASK};
+pub use credentials::shown;
 
 /// The switch a store's TLS scheme sets (`rediss://` is `redis://…?tls=true`).
 pub const TLS_SWITCH: &str = "tls";
@@ -262,113 +269,6 @@ impl fmt::Debug for DbUrl {
     }
 }
 
-/// What a URL's query holds: settings, and a user and password if it names them.
-struct QuerySettings {
-    params: BTreeMap<String, String>,
-    user: Option<String>,
-    password: Option<String>,
-}
-
-/// Reads `?key=value&…`; `hides_password`: the URL carries a password, so a pair
-/// that does not parse is not echoed (it may be a piece of the password).
-fn read_query(
-    query: Option<&str>,
-    scheme: &str,
-    hides_password: bool,
-) -> Result<QuerySettings, String> {
-    let mut settings = QuerySettings {
-        params: BTreeMap::new(),
-        user: None,
-        password: None,
-    };
-    for pair in query.into_iter().flat_map(split_query) {
-        let Some((k, v)) = pair.split_once('=') else {
-            let shown = if hides_password {
-                "a setting".to_string()
-            } else {
-                format!("setting '{pair}'")
-            };
-            return Err(format!(
-                "{shown} in the query of a {scheme}:// URL needs a value (key=value; \
-                 percent-encode & in a password as %26)"
-            ));
-        };
-        match k {
-            "password" => settings.password = Some(v.to_string()),
-            "user" => settings.user = Some(percent_decode(v)),
-            _ => {
-                // `ssl-mode` and `ssl_mode` are one setting: MySQL's tools write the
-                // first, flags and run.json the second.
-                let key = percent_decode(k).replace('-', "_");
-                settings.params.insert(key, percent_decode(v));
-            }
-        }
-    }
-    Ok(settings)
-}
-
-/// Byte ranges of the values of `password=` in the query (they may hold `@`).
-fn query_password_spans(rest: &str) -> Vec<(usize, usize)> {
-    let mut spans = Vec::new();
-    for marker in ["?password=", "&password="] {
-        let mut from = 0;
-        while let Some(found) = rest[from..].find(marker) {
-            let start = from + found + marker.len();
-            let end = rest[start..].find('&').map_or(rest.len(), |e| start + e);
-            spans.push((start, end));
-            from = start;
-        }
-    }
-    spans
-}
-
-/// The `@` that ends the credentials: the last one, outside a `password=` value, that
-/// is followed by a list of hosts.
-fn userinfo_end(rest: &str, password_spans: &[(usize, usize)]) -> Option<usize> {
-    rest.char_indices()
-        .filter(|&(i, c)| c == '@' && !password_spans.iter().any(|&(s, e)| i >= s && i < e))
-        .map(|(i, _)| i)
-        .rfind(|&i| {
-            let after = &rest[i + 1..];
-            let hosts = after.split(['/', '?']).next().unwrap_or("");
-            is_host_list(hosts)
-        })
-}
-
-fn is_host_list(text: &str) -> bool {
-    !text.is_empty()
-        && text.split(',').all(|host| {
-            !host.is_empty()
-                && host
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || ".-_:[]".contains(c))
-        })
-}
-
-/// Query pairs; a pair that is a password's value may contain `&`-free text only.
-fn split_query(query: &str) -> impl Iterator<Item = &str> {
-    query.split('&').filter(|p| !p.is_empty())
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
-            if let Some(b) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                out.push(b);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 /// A file's path may hold an '@', but `user:password@host/…` there is a login a file
 /// store does not have: refused, and the password never echoed.
 fn refuse_login_in_file_path(scheme: &str, rest: &str, raw: &str) -> Result<(), String> {
@@ -381,50 +281,6 @@ fn refuse_login_in_file_path(scheme: &str, rest: &str, raw: &str) -> Result<(), 
         )),
         _ => Ok(()),
     }
-}
-
-/// A URL as a message may show it, parsed or not: the one redaction for URL text.
-/// Masked are the values of `password=`, everything before the last `@` (the
-/// credentials), and a port that is not a number (`user:password` with its `@`
-/// forgotten reads as host `user`, port `password`).
-pub fn shown(raw: &str) -> String {
-    let (prefix, rest) = match raw.split_once("://") {
-        Some((scheme, rest)) => (format!("{scheme}://"), rest),
-        None => (String::new(), raw),
-    };
-    let mut spans = query_password_spans(rest);
-    spans.sort_unstable();
-    let mut masked = String::new();
-    let mut from = 0;
-    for (start, end) in spans {
-        masked.push_str(&rest[from..start]);
-        masked.push_str(MASK);
-        from = end;
-    }
-    masked.push_str(&rest[from..]);
-    let (credentials, after) = match masked.rfind('@') {
-        Some(at) => (format!("{MASK}@"), &masked[at + 1..]),
-        None => (String::new(), masked.as_str()),
-    };
-    let end = after.find(['/', '?']).unwrap_or(after.len());
-    let hosts: Vec<String> = after[..end]
-        .split(',')
-        .map(|host| match host.rsplit_once(':') {
-            Some((name, port))
-                if !host.ends_with(']') && !port.chars().all(|c| c.is_ascii_digit()) =>
-            {
-                format!("{name}:{MASK}")
-            }
-            _ => host.to_string(),
-        })
-        .collect();
-    format!("{prefix}{credentials}{}{}", hosts.join(","), &after[end..])
-}
-
-/// Whether `rest` holds an `@` outside the values of `password=`.
-fn has_at_outside(rest: &str, password_spans: &[(usize, usize)]) -> bool {
-    rest.char_indices()
-        .any(|(i, c)| c == '@' && !password_spans.iter().any(|&(s, e)| i >= s && i < e))
 }
 
 /// The error for a scheme no store has, with the schemes this build supports.
