@@ -178,9 +178,7 @@ fn events_facts(events: &EventSource, plan: &PlanRecord) -> Vec<(&'static str, S
                         )
                     } else {
                         format!("{} initial orders", thousands(workload.initial_orders))
-                    } + &workload.order_bytes.map_or(String::new(), |range| {
-                        format!(", each order with a {range}-byte payload")
-                    }),
+                    } + &workload.order_bytes.map_or(String::new(), payload_words),
                     thousands(workload.warmup),
                     if let (Some(events), Some(secs)) = (plan.min_events, plan.min_duration_s) {
                         format!(
@@ -491,6 +489,17 @@ fn lost_updates(v: &crate::verify::VerifyReport) -> String {
             String::new()
         }
     )
+}
+
+/// ", each with a payload of 200 to 2,000 bytes": an order's payload as the workload
+/// line says it.
+fn payload_words(range: crate::workload::OrderBytes) -> String {
+    let (min, max) = (thousands(range.min.into()), thousands(range.max.into()));
+    if range.min == range.max {
+        format!(", each with a payload of {min} bytes")
+    } else {
+        format!(", each with a payload of {min} to {max} bytes")
+    }
 }
 
 #[cfg(test)]
