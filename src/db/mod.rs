@@ -13,6 +13,7 @@ mod classify;
 mod error;
 #[cfg(test)]
 mod fuzz;
+mod ini;
 mod initial_load;
 mod ownership;
 mod peer_table;

@@ -124,6 +124,37 @@ fn postgres() {
     let right = with_login(&db, "conformance", "conformance_login");
     wait_until_refused(&right.replace(RIGHT, WRONG));
     only_the_right_password_runs(&right, "password authentication failed");
+    a_service_logs_in(&db);
+}
+
+/// The same login from libpq's connection service file: the URL names the host and
+/// the service, the file the user, password and database.
+fn a_service_logs_in(db: &str) {
+    let tmp = TempDir::new().unwrap();
+    let file = tmp.path().join("pg_service.conf");
+    std::fs::write(
+        &file,
+        format!("[login_test]\nuser=conformance\npassword={RIGHT}\ndbname=conformance_login\n"),
+    )
+    .unwrap();
+    let hosts = db.split_once('@').unwrap().1.split('/').next().unwrap();
+    let out = tmp.path().join("service");
+    let output = super::common::hatshop(tmp.path())
+        .env("PGSERVICEFILE", &file)
+        .args(["run", "--quiet", "--events", "100", "--out"])
+        .arg(&out)
+        .args(["--db", &format!("postgres://{hosts}?service=login_test")])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{said}");
+    assert!(!said.contains(RIGHT), "a password leaked: {said}");
+    let run = std::fs::read_to_string(out.join("run.json")).unwrap();
+    assert!(!run.contains(RIGHT), "a password leaked into run.json");
+    assert!(
+        run.contains("service login_test in "),
+        "where the password came from"
+    );
 }
 
 /// Waits (at most 10 s) until the server has read its new rules: a wrong password is

@@ -5,9 +5,9 @@
 //! validate, usercert and userkey. TLS is latte's and cassandra-stress's `ssl`, with
 //! the CA and client files (`ssl_ca`, `ssl_cert`, `ssl_key`) and how much to check.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use crate::db::ini::{self, Sections};
 use crate::db::tls::{NamedFile, TlsMode, TlsSettings, named_file};
 use crate::db::{DbError, NetworkParts, Setting, Settings, Value};
 
@@ -76,9 +76,6 @@ pub fn login(
         tls: tls_of(settings, &rc),
     })
 }
-
-/// An ini file's sections, each its keys and values.
-type Sections = BTreeMap<String, BTreeMap<String, String>>;
 
 /// cqlshrc as read: its path and its sections, when there is one to read.
 struct Rc(Option<(PathBuf, Sections)>);
@@ -151,26 +148,16 @@ pub fn cqlshrc() -> Option<PathBuf> {
     Some(PathBuf::from(std::env::var_os("HOME")?).join(".cassandra/cqlshrc"))
 }
 
-/// An INI file's sections (names in lower case) and their `key = value` lines.
+/// cqlshrc's sections, as Python's configparser reads them: names in lower case, `=`
+/// or `:` after a key.
 fn sections(text: &str) -> Sections {
-    let mut out: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-    let mut current = String::new();
-    for line in text.lines() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with(['#', ';']) {
-            continue;
-        }
-        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
-            current = name.trim().to_ascii_lowercase();
-            continue;
-        }
-        if let Some((key, value)) = line.split_once(['=', ':']) {
-            out.entry(current.clone())
-                .or_default()
-                .insert(key.trim().to_ascii_lowercase(), value.trim().to_string());
-        }
-    }
-    out
+    ini::sections(
+        text,
+        ini::Dialect {
+            separators: &['=', ':'],
+            fold_case: true,
+        },
+    )
 }
 
 #[cfg(test)]

@@ -1,15 +1,24 @@
 //! Where libpq finds what a login needs, read the same way: the URL first, then the
-//! `PG*` variables (PGUSER, PGPASSWORD, PGSSLMODE, PGSSLROOTCERT, PGSSLCERT, PGSSLKEY),
-//! then the password file (PGPASSFILE, else `~/.pgpass`) and the files under
+//! connection service it names (`service=`, else PGSERVICE: service.rs), then the `PG*`
+//! variables (PGUSER, PGPASSWORD, PGSSLMODE, PGSSLROOTCERT, PGSSLCERT, PGSSLKEY), then
+//! the password file (PGPASSFILE, else `~/.pgpass`) and the files under
 //! `~/.postgresql/` (root.crt, postgresql.crt and .key) where they exist.
 
 use std::path::{Path, PathBuf};
 
+pub use super::environment::{Environment, ProcessEnvironment};
+use super::service::{Service, service};
 use crate::db::tls::{NamedFile, TlsMode, TlsSettings, named_file};
 use crate::db::{DbError, ErrorKind, NetworkParts, Setting, Settings, Value};
 
-/// libpq's TLS settings, as URL keys and flags.
-pub const SETTINGS: [Setting; 4] = [
+/// libpq's service and TLS settings, as URL keys and flags.
+pub const SETTINGS: [Setting; 5] = [
+    Setting {
+        name: "service",
+        value: Value::Text("NAME"),
+        default: "",
+        help: "a section of libpq's connection service file (PGSERVICEFILE, else ~/.pg_service.conf, else pg_service.conf in PGSYSCONFDIR) whose user, password, dbname and ssl* stand where the URL gives none; its host and port are not used, the URL names them [default: $PGSERVICE]",
+    },
     Setting {
         name: "sslmode",
         value: Value::Choice(&["disable", "prefer", "require", "verify-ca", "verify-full"]),
@@ -36,32 +45,14 @@ pub const SETTINGS: [Setting; 4] = [
     },
 ];
 
-/// Who logs in, with what, and how, with where each came from.
+/// Who logs in, to which database, with what, and how, with where each came from.
 pub struct PgLogin {
     pub user: String,
+    pub database: String,
     pub password: Option<String>,
     /// Where the password came from (`URL`, `PGPASSWORD`, `/root/.pgpass line 2`).
     pub password_from: Option<String>,
     pub tls: TlsSettings,
-}
-
-/// The process's environment and home, as libpq reads them (a test gives its own).
-pub trait Environment {
-    fn var(&self, name: &str) -> Option<String>;
-    fn home(&self) -> Option<PathBuf>;
-}
-
-/// The real environment.
-pub struct ProcessEnvironment;
-
-impl Environment for ProcessEnvironment {
-    fn var(&self, name: &str) -> Option<String> {
-        std::env::var(name).ok().filter(|v| !v.is_empty())
-    }
-
-    fn home(&self) -> Option<PathBuf> {
-        std::env::var_os("HOME").map(PathBuf::from)
-    }
 }
 
 /// The login for `address`'s first host, read as libpq reads it.
@@ -70,16 +61,27 @@ pub fn login(
     settings: &Settings,
     env: &impl Environment,
 ) -> Result<PgLogin, DbError> {
+    let service = service(settings, env)?;
+    let from_service = |key: &str| service.as_ref().and_then(|s| s.get(key));
     let user = address
         .user
         .clone()
+        .or_else(|| from_service("user"))
         .or_else(|| env.var("PGUSER"))
         .unwrap_or_else(|| "postgres".into());
-    let database = address.name.clone().unwrap_or_else(|| "hatshop".into());
+    let database = address
+        .name
+        .clone()
+        .or_else(|| from_service("dbname"))
+        .unwrap_or_else(|| "hatshop".into());
     let (host, port) = &address.hosts[0];
-    let (password, password_from) = match &address.password {
-        Some(password) => (Some(password.clone()), Some("URL".to_string())),
-        None => match env.var("PGPASSWORD") {
+    let in_service = service
+        .as_ref()
+        .and_then(|s| Some((s.get("password")?, s.from.clone())));
+    let (password, password_from) = match (&address.password, in_service) {
+        (Some(password), _) => (Some(password.clone()), Some("URL".to_string())),
+        (None, Some((password, from))) => (Some(password), Some(from)),
+        (None, None) => match env.var("PGPASSWORD") {
             Some(password) => (Some(password), Some("PGPASSWORD".to_string())),
             None => match password_file(env, host, *port, &database, &user)? {
                 Some((password, from)) => (Some(password), Some(from)),
@@ -92,23 +94,36 @@ pub fn login(
     }
     Ok(PgLogin {
         user,
+        database,
         password,
         password_from,
-        tls: tls_settings(settings, env)?,
+        tls: tls_settings(settings, service.as_ref(), env)?,
     })
 }
 
-/// sslmode and its files: the URL or flag, else the variable, else the default file.
-fn tls_settings(settings: &Settings, env: &impl Environment) -> Result<TlsSettings, DbError> {
+/// sslmode and its files: the URL or flag, else the service, else the variable, else
+/// the default file.
+fn tls_settings(
+    settings: &Settings,
+    service: Option<&Service>,
+    env: &impl Environment,
+) -> Result<TlsSettings, DbError> {
+    let from_service = |key: &str| service.and_then(|s| s.get(key));
     let root = settings
         .given_text("sslrootcert")
         .map(str::to_string)
+        .or_else(|| from_service("sslrootcert"))
         .or_else(|| env.var("PGSSLROOTCERT"));
     // libpq 16's `sslrootcert=system`: the system's CAs, and verify-full by default.
     let system = root.as_deref() == Some("system");
-    let (mode_word, mode_source) = match settings.given_text("sslmode") {
-        Some(mode) => (mode.to_ascii_lowercase(), format!("sslmode={mode}")),
-        None => match env.var("PGSSLMODE") {
+    let in_service = service.and_then(|s| Some((s.get("sslmode")?, s.from.clone())));
+    let (mode_word, mode_source) = match (settings.given_text("sslmode"), in_service) {
+        (Some(mode), _) => (mode.to_ascii_lowercase(), format!("sslmode={mode}")),
+        (None, Some((mode, from))) => (
+            mode.to_ascii_lowercase(),
+            format!("sslmode={mode} ({from})"),
+        ),
+        (None, None) => match env.var("PGSSLMODE") {
             Some(mode) => (mode.to_ascii_lowercase(), format!("PGSSLMODE={mode}")),
             None if system => ("verify-full".into(), "sslrootcert=system".into()),
             None => ("prefer".into(), "sslmode=prefer".into()),
@@ -133,6 +148,7 @@ fn tls_settings(settings: &Settings, env: &impl Environment) -> Result<TlsSettin
         let path = settings
             .given_text(setting)
             .map(str::to_string)
+            .or_else(|| from_service(setting))
             .or_else(|| env.var(variable))?;
         Some(named_file(setting, &path))
     };
@@ -532,5 +548,66 @@ mod tests {
         assert_eq!(found.key.unwrap().path, dir.join("postgresql.key"));
         // prefer checks nothing, whatever CA there is.
         assert!(tls(&[]).ca.is_none());
+    }
+
+    #[test]
+    fn a_service_stands_where_the_url_gives_nothing_as_libpq_reads_it() {
+        let home = tempfile::tempdir().unwrap();
+        let system = home.path().join("etc");
+        std::fs::create_dir_all(&system).unwrap();
+        std::fs::write(
+            home.path().join(".pg_service.conf"),
+            "# mine\n[shop]\nuser=ada\ndbname=orders\npassword=from-service\nsslmode=disable\n",
+        )
+        .unwrap();
+        std::fs::write(
+            system.join("pg_service.conf"),
+            "[shared]\nuser=everyone\n[Shop]\nuser=not-this-case\n",
+        )
+        .unwrap();
+        let mut env = Given {
+            vars: HashMap::new(),
+            home: home.path().to_path_buf(),
+        };
+        env.vars
+            .insert("PGSYSCONFDIR", system.to_string_lossy().into_owned());
+        env.vars.insert("PGUSER", "below-the-service".into());
+        let shop = settings(&[("service", "shop")]);
+        let login = login(&address(None, None), &shop, &env).unwrap();
+        let bare = NetworkParts {
+            name: None,
+            ..address(None, None)
+        };
+        let from_service = super::login(&bare, &shop, &env).unwrap();
+        assert_eq!(from_service.user, "ada");
+        assert_eq!(from_service.database, "orders");
+        assert_eq!(from_service.password.as_deref(), Some("from-service"));
+        let from = from_service.password_from.unwrap();
+        assert!(from.starts_with("service shop in ") && from.ends_with(".pg_service.conf"));
+        assert_eq!(from_service.tls.mode, TlsMode::Disable);
+        // The URL stands over the service: its database and its password.
+        assert_eq!(login.database, "shop");
+        let url = super::login(&address(Some("bob"), Some("url")), &shop, &env).unwrap();
+        assert_eq!(
+            (url.user.as_str(), url.password.as_deref()),
+            ("bob", Some("url"))
+        );
+        // PGSERVICE names one too; the system's file is read where the user's has none.
+        env.vars.insert("PGSERVICE", "shared".into());
+        let shared = super::login(&bare, &settings(&[]), &env).unwrap();
+        assert_eq!(shared.user, "everyone");
+        // Names are compared as written, and one found nowhere is refused.
+        for missing in ["SHOP", "nowhere"] {
+            let refused = super::login(&bare, &settings(&[("service", missing)]), &env)
+                .err()
+                .unwrap();
+            assert!(
+                refused
+                    .message
+                    .contains(&format!("definition of service \"{missing}\" not found")),
+                "{}",
+                refused.message
+            );
+        }
     }
 }

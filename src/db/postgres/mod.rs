@@ -8,6 +8,7 @@
 //! sslmode, tls.rs for the driver).
 
 mod bulk_load;
+mod environment;
 mod errors;
 mod initial_load;
 mod lean;
@@ -16,6 +17,7 @@ mod pgbench;
 mod pool;
 mod read_back;
 mod rows;
+mod service;
 mod statement_times;
 mod tables;
 mod tls;
@@ -122,6 +124,7 @@ impl DeclaredStore for PostgresStore {
         libpq::SETTINGS[1],
         libpq::SETTINGS[2],
         libpq::SETTINGS[3],
+        libpq::SETTINGS[4],
     ];
 
     fn default_concurrency(settings: &Settings) -> usize {
@@ -150,8 +153,12 @@ impl DeclaredStore for PostgresStore {
         let (host, port) = address.hosts[0].clone();
         let login = libpq::login(&address, &options.settings, &libpq::ProcessEnvironment)?;
         let tls = login.tls.client(&host, port)?;
-        let database = address.name.as_deref().unwrap_or("hatshop");
-        let config = driver_config((&host, port, database), &login, tls.as_ref(), options);
+        let config = driver_config(
+            (&host, port, &login.database),
+            &login,
+            tls.as_ref(),
+            options,
+        );
         let pgbench = pgbench::TABLE.chosen(&options.settings);
         let mut sql = Statements::new(Placeholders::Dollar);
         if pgbench {
@@ -166,7 +173,7 @@ impl DeclaredStore for PostgresStore {
                     port,
                     user: login.user.clone(),
                     password: login.password.clone(),
-                    database: address.name.clone().unwrap_or_else(|| "hatshop".into()),
+                    database: login.database.clone(),
                     connect_timeout: options.connect_timeout,
                     tls: tls.clone(),
                 };
