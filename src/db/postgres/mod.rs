@@ -14,6 +14,7 @@ mod initial_load;
 mod lean;
 mod libpq;
 mod pgbench;
+mod pgpass;
 mod pool;
 mod read_back;
 mod rows;
