@@ -115,34 +115,7 @@ fn tls_settings(
         .or_else(|| env.var("PGSSLROOTCERT"));
     // libpq 16's `sslrootcert=system`: the system's CAs, and verify-full by default.
     let system = root.as_deref() == Some("system");
-    let in_service = service.and_then(|s| Some((s.get("sslmode")?, s.from.clone())));
-    let (mode_word, mode_source) = match (settings.given_text("sslmode"), in_service) {
-        (Some(mode), _) => (mode.to_ascii_lowercase(), format!("sslmode={mode}")),
-        (None, Some((mode, from))) => (
-            mode.to_ascii_lowercase(),
-            format!("sslmode={mode} ({from})"),
-        ),
-        (None, None) => match env.var("PGSSLMODE") {
-            Some(mode) => (mode.to_ascii_lowercase(), format!("PGSSLMODE={mode}")),
-            None if system => ("verify-full".into(), "sslrootcert=system".into()),
-            None => ("prefer".into(), "sslmode=prefer".into()),
-        },
-    };
-    let mode = match mode_word.as_str() {
-        "disable" => TlsMode::Disable,
-        "prefer" => TlsMode::Prefer,
-        "require" => TlsMode::Require,
-        "verify-ca" => TlsMode::VerifyCa,
-        "verify-full" => TlsMode::VerifyFull,
-        _ => {
-            return Err(DbError::new(
-                ErrorKind::Other,
-                format!(
-                    "{mode_source}: expected one of disable, prefer, require, verify-ca, verify-full"
-                ),
-            ));
-        }
-    };
+    let (mode, mode_source) = mode_of(settings, service, env, system)?;
     let given = |setting: &'static str, variable: &str| {
         let path = settings
             .given_text(setting)
@@ -184,6 +157,45 @@ fn tls_settings(
         cert,
         key,
     })
+}
+
+/// sslmode, and where it was said: the URL or flag, else the service, else PGSSLMODE,
+/// else verify-full where the system's CAs were asked for, else prefer.
+fn mode_of(
+    settings: &Settings,
+    service: Option<&Service>,
+    env: &impl Environment,
+    system: bool,
+) -> Result<(TlsMode, String), DbError> {
+    let in_service = service.and_then(|s| Some((s.get("sslmode")?, s.from.clone())));
+    let (mode_word, mode_source) = match (settings.given_text("sslmode"), in_service) {
+        (Some(mode), _) => (mode.to_ascii_lowercase(), format!("sslmode={mode}")),
+        (None, Some((mode, from))) => (
+            mode.to_ascii_lowercase(),
+            format!("sslmode={mode} ({from})"),
+        ),
+        (None, None) => match env.var("PGSSLMODE") {
+            Some(mode) => (mode.to_ascii_lowercase(), format!("PGSSLMODE={mode}")),
+            None if system => ("verify-full".into(), "sslrootcert=system".into()),
+            None => ("prefer".into(), "sslmode=prefer".into()),
+        },
+    };
+    let mode = match mode_word.as_str() {
+        "disable" => TlsMode::Disable,
+        "prefer" => TlsMode::Prefer,
+        "require" => TlsMode::Require,
+        "verify-ca" => TlsMode::VerifyCa,
+        "verify-full" => TlsMode::VerifyFull,
+        _ => {
+            return Err(DbError::new(
+                ErrorKind::Other,
+                format!(
+                    "{mode_source}: expected one of disable, prefer, require, verify-ca, verify-full"
+                ),
+            ));
+        }
+    };
+    Ok((mode, mode_source))
 }
 
 /// A client key others may read is refused, as libpq refuses it: at most u=rw (0600),
