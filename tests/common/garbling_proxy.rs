@@ -25,7 +25,17 @@ impl GarblingProxy {
     /// A proxy to `upstream` (`host:port`) that, once armed, spoils one server chunk
     /// in `every`, as `spoil` says.
     pub fn start(upstream: &str, every: u64, spoil: Spoil) -> GarblingProxy {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        Self::listening_at("127.0.0.1:0", upstream, every, spoil)
+    }
+
+    /// A proxy that never spoils, listening at `listen` (`ip:port`): the server
+    /// reached at another address than its own.
+    pub fn forwarder(listen: &str, upstream: &str) -> GarblingProxy {
+        Self::listening_at(listen, upstream, u64::MAX, Spoil::FlipBit)
+    }
+
+    fn listening_at(listen: &str, upstream: &str, every: u64, spoil: Spoil) -> GarblingProxy {
+        let listener = TcpListener::bind(listen).unwrap();
         let port = listener.local_addr().unwrap().port();
         let armed = Arc::new(AtomicBool::new(false));
         let spoiled = Arc::new(AtomicU64::new(0));

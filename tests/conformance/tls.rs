@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use tempfile::TempDir;
 
+use super::common::garbling_proxy::GarblingProxy;
 use super::common::{
     OwnHome, assert_one_line_error, assert_ran_on_the_asked_wire, each_client_stack, hatshop, json,
     lock, text, url,
@@ -328,6 +329,71 @@ fn mysql_tls_that_cannot_be_had_is_one_line() {
             "does not speak TLS (its greeting offers no SSL), and ssl-mode=REQUIRED asks for it",
         );
     }
+}
+
+/// `ssl-mode=VERIFY_CA` checks the chain and not the name, as MySQL defines it. The
+/// server is reached as 127.0.0.2 (through a forwarder), and its certificate is made
+/// out to 127.0.0.1 and localhost. Under VERIFY_CA both of hatshop's MySQL clients
+/// use it; under VERIFY_IDENTITY, or with a CA that did not sign it, it is refused.
+#[test]
+#[ignore = "needs the hand-set-up TLS servers: ./test.sh starts them"]
+fn mysql_verify_ca_checks_the_chain_and_not_the_name() {
+    let tmp = TempDir::new().unwrap();
+    let pw = password();
+    let secure = url("HATSHOP_TEST_SECURE_MYSQL");
+    let forwarder = GarblingProxy::forwarder("127.0.0.2:0", super::garbled::first_host(&secure));
+    let ca = certs().join("ca.pem");
+    let db = |mode: &str, login: &str| {
+        format!(
+            "mysql://{login}@127.0.0.2:{}/hatshop?ssl-mode={mode}&ssl-ca={}",
+            forwarder.port,
+            ca.display()
+        )
+    };
+    let pw_env = [("MYSQL_PWD", pw.as_str())];
+    let orders = run_verified(
+        tmp.path(),
+        "orders",
+        &["--db", &db("VERIFY_CA", "bench_ed"), "--events", "500"],
+        &pw_env,
+    );
+    assert_eq!(store_settings(&orders)["kv_wire"], "mysql_async");
+    for (i, db) in each_client_stack(&db("VERIFY_CA", "bench_ed"))
+        .iter()
+        .enumerate()
+    {
+        let kv = run_verified(
+            tmp.path(),
+            &format!("kv-{i}"),
+            &[&["--db", db][..], &KEY_VALUE].concat(),
+            &pw_env,
+        );
+        assert_wire_over_tls(&kv, db, "ssl-mode=VERIFY_CA");
+    }
+    let with_password = format!("bench_ed:{pw}");
+    assert_one_line_error(
+        tmp.path(),
+        &[
+            "run",
+            "--db",
+            &db("VERIFY_IDENTITY", &with_password),
+            "--events",
+            "10",
+        ],
+        "the server's certificate is made out to 127.0.0.1, localhost, not 127.0.0.2 \
+         (ssl-mode=VERIFY_IDENTITY checks the name)",
+    );
+    assert_one_line_error(
+        tmp.path(),
+        &[
+            "run",
+            "--db",
+            &db("VERIFY_CA", &with_password).replace("ca.pem", "other-ca.pem"),
+            "--events",
+            "10",
+        ],
+        "the server's certificate is not signed by the CA in ssl_ca=",
+    );
 }
 
 #[test]

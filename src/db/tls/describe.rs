@@ -124,9 +124,12 @@ fn certificate_words(error: &CertificateError, tls: &Tls) -> String {
 }
 
 /// A name as rustls shows it (`DnsName("db.example.com")`), without its wrapping.
+/// A name rustls presents (`DnsName("db.example")`, `IpAddress(127.0.0.1)`) as the
+/// name alone.
 fn plain_name(shown: &str) -> &str {
-    match (shown.find('"'), shown.rfind('"')) {
-        (Some(open), Some(close)) if close > open => &shown[open + 1..close],
+    match (shown.find('"'), shown.rfind('"'), shown.find('(')) {
+        (Some(open), Some(close), _) if close > open => &shown[open + 1..close],
+        (_, _, Some(open)) if shown.ends_with(')') => &shown[open + 1..shown.len() - 1],
         _ => shown,
     }
 }
@@ -158,4 +161,16 @@ fn date(at: UnixTime) -> String {
     let stamp = crate::stamp::rfc3339(UNIX_EPOCH + Duration::from_secs(at.as_secs()));
     let second = stamp.get(..19).unwrap_or(&stamp);
     format!("{} UTC", second.replace('T', " "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_name;
+
+    #[test]
+    fn a_presented_name_is_said_without_its_kind() {
+        assert_eq!(plain_name("DnsName(\"db.example\")"), "db.example");
+        assert_eq!(plain_name("IpAddress(127.0.0.1)"), "127.0.0.1");
+        assert_eq!(plain_name("localhost"), "localhost");
+    }
 }
