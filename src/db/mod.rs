@@ -15,6 +15,7 @@ mod error;
 mod fuzz;
 mod ini;
 mod initial_load;
+mod login;
 mod ownership;
 mod peer_table;
 mod settings;

@@ -168,6 +168,18 @@ impl Settings {
     }
 }
 
+/// Settings a unit test gives: `pairs` checked against `own` and the TLS files every
+/// store with TLS declares.
+#[cfg(test)]
+pub fn given_with_tls_files(scheme: &str, own: &[Setting], pairs: &[(&str, &str)]) -> Settings {
+    let declared = Vec::leak([own, &crate::db::tls::FILE_SETTINGS].concat());
+    let given = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    Settings::checked(scheme, declared, given).unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

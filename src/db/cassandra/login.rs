@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 
 use crate::db::ini::{self, Sections};
+use crate::db::login::{Login, in_url};
 use crate::db::tls::{NamedFile, TlsMode, TlsSettings, named_file};
 use crate::db::{DbError, NetworkParts, Setting, Settings, Value};
 
@@ -27,21 +28,12 @@ pub const SSL_VERIFY: Setting = Setting {
     help: "with ssl: none (latte's default), ca (signed by ssl_ca's CA: cqlsh's validate) or full (and made out to the node's address) [default: ca where a CA is given, else none]",
 };
 
-/// Who logs in, and over what, with where the password came from.
-pub struct CqlLogin {
-    pub user: Option<String>,
-    pub password: Option<String>,
-    /// `URL`, `/root/.cassandra/cqlshrc [authentication]`.
-    pub password_from: Option<String>,
-    pub tls: TlsSettings,
-}
-
 /// The login for `address`, read as cqlsh reads it.
 pub fn login(
     address: &NetworkParts,
     settings: &Settings,
     cqlshrc: Option<PathBuf>,
-) -> Result<CqlLogin, DbError> {
+) -> Result<Login<Option<String>>, DbError> {
     let rc = Rc::read(cqlshrc);
     // A credentials file, as cqlsh 4.1 and later keep the password apart.
     let credentials = rc.get("authentication", "credentials").and_then(|path| {
@@ -55,26 +47,20 @@ pub fn login(
         .clone()
         .or_else(|| rc.get("authentication", "username"))
         .or_else(|| credentials.as_ref()?.1.get("username").cloned());
-    let (password, password_from) = match &address.password {
-        Some(password) => (Some(password.clone()), Some("URL".to_string())),
-        None => match (&credentials, rc.get("authentication", "password")) {
-            (Some((path, section)), _) if section.contains_key("password") => (
-                section.get("password").cloned(),
-                Some(format!("{} [PlainTextAuthProvider]", path.display())),
-            ),
-            (_, Some(password)) => (Some(password), rc.name("authentication")),
-            _ => (None, None),
-        },
-    };
-    if let Some(password) = &password {
-        crate::secrets::register(password);
-    }
-    Ok(CqlLogin {
-        user,
-        password,
-        password_from,
-        tls: tls_of(settings, &rc),
-    })
+    let in_credentials = credentials.as_ref().and_then(|(path, section)| {
+        let password = section.get("password")?.clone();
+        Some((
+            password,
+            format!("{} [PlainTextAuthProvider]", path.display()),
+        ))
+    });
+    let found = in_url(address).or(in_credentials).or_else(|| {
+        Some((
+            rc.get("authentication", "password")?,
+            rc.name("authentication")?,
+        ))
+    });
+    Ok(Login::new(user, found, tls_of(settings, &rc)))
 }
 
 /// cqlshrc as read: its path and its sections, when there is one to read.
@@ -165,27 +151,11 @@ mod tests {
     use super::*;
 
     fn settings(pairs: &[(&str, &str)]) -> Settings {
-        const DECLARED: &[Setting] = &[
-            SSL,
-            SSL_VERIFY,
-            crate::db::tls::FILE_SETTINGS[0],
-            crate::db::tls::FILE_SETTINGS[1],
-            crate::db::tls::FILE_SETTINGS[2],
-        ];
-        let given = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        Settings::checked("cassandra", DECLARED, given).unwrap()
+        crate::db::settings::given_with_tls_files("cassandra", &[SSL, SSL_VERIFY], pairs)
     }
 
     fn address(user: Option<&str>, password: Option<&str>) -> NetworkParts {
-        NetworkParts {
-            user: user.map(String::from),
-            password: password.map(String::from),
-            hosts: vec![("127.0.0.1".into(), 9042)],
-            name: None,
-        }
+        NetworkParts::local(9042, user, password)
     }
 
     #[test]

@@ -11,10 +11,11 @@ use mysql_async::{
 
 use super::conns::HostConns;
 use super::login::login_retried;
-use super::option_file::{self, MysqlLogin, SSL_MODE};
+use super::option_file::{self, SSL_MODE};
 use super::sbtest;
 use super::wire::{LeanConn, Login, Spoken, spoken};
 use super::{MAX_ITEMS_PER_INSERT, MysqlStore, Route, classify};
+use crate::db::login::Login as FoundLogin;
 use crate::db::peer_table;
 use crate::db::sql::{Placeholders, Statements};
 use crate::db::tls::{
@@ -208,7 +209,7 @@ fn own_login(
     host: &str,
     port: u16,
     address: &crate::db::NetworkParts,
-    login: &MysqlLogin,
+    login: &FoundLogin,
     sync_wait: Option<u64>,
     connect_timeout: std::time::Duration,
 ) -> Result<Login, DbError> {
@@ -228,7 +229,7 @@ fn own_login(
 fn driver_options(
     own: &Login,
     address: &crate::db::NetworkParts,
-    login: &MysqlLogin,
+    login: &FoundLogin,
     tls: Option<&Tls>,
     sync_wait: Option<u64>,
 ) -> Opts {

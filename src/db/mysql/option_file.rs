@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::db::login::{Login, in_url};
 use crate::db::tls::{NamedFile, TlsMode, TlsSettings, named_file};
 use crate::db::{DbError, ErrorKind, NetworkParts, Setting, Settings, Value};
 
@@ -24,15 +25,6 @@ pub const SSL_MODE: Setting = Setting {
     help: "TLS, as MySQL's --ssl-mode: DISABLED, PREFERRED (TLS where the server offers it), REQUIRED, VERIFY_CA (the certificate signed by ssl-ca's CA), VERIFY_IDENTITY (and made out to the host) [default: ~/.my.cnf's ssl-mode, else PREFERRED]",
 };
 
-/// Who logs in, with what, and how, with where the password came from.
-pub struct MysqlLogin {
-    pub user: String,
-    pub password: Option<String>,
-    /// `URL`, `/root/.my.cnf [client]`, `MYSQL_PWD`.
-    pub password_from: Option<String>,
-    pub tls: TlsSettings,
-}
-
 /// The login for `address`, read as MySQL's clients read it; `home` and `env` are
 /// the process's (a test gives its own).
 pub fn login(
@@ -40,7 +32,7 @@ pub fn login(
     settings: &Settings,
     home: Option<&Path>,
     env: impl Fn(&str) -> Option<String>,
-) -> Result<MysqlLogin, DbError> {
+) -> Result<Login, DbError> {
     let file = home
         .map(|home| home.join(".my.cnf"))
         .and_then(|path| client_group(&path).map(|group| (path, group)));
@@ -53,17 +45,25 @@ pub fn login(
         .clone()
         .or_else(|| from_file("user"))
         .unwrap_or_else(|| "root".into());
-    let (password, password_from) = match (&address.password, from_file("password")) {
-        (Some(password), _) => (Some(password.clone()), Some("URL".to_string())),
-        (None, Some(password)) => (Some(password), file_name.clone()),
-        (None, None) => match env("MYSQL_PWD").filter(|p| !p.is_empty()) {
-            Some(password) => (Some(password), Some("MYSQL_PWD".to_string())),
-            None => (None, None),
-        },
-    };
-    if let Some(password) = &password {
-        crate::secrets::register(password);
-    }
+    let found = in_url(address)
+        .or_else(|| Some((from_file("password")?, file_name.clone()?)))
+        .or_else(|| {
+            let password = env("MYSQL_PWD").filter(|p| !p.is_empty())?;
+            Some((password, "MYSQL_PWD".to_string()))
+        });
+    Ok(Login::new(
+        user,
+        found,
+        tls_of(settings, &from_file, file_name)?,
+    ))
+}
+
+/// ssl-mode and its files: the URL or flag, else the option file's `[client]`.
+fn tls_of(
+    settings: &Settings,
+    from_file: &dyn Fn(&str) -> Option<String>,
+    file_name: Option<String>,
+) -> Result<TlsSettings, DbError> {
     let (mode_word, mode_source) = match settings.given_text("ssl_mode") {
         Some(mode) => (mode.to_ascii_uppercase(), format!("ssl-mode={mode}")),
         None => match from_file("ssl_mode") {
@@ -99,18 +99,13 @@ pub fn login(
             .or_else(|| from_file(name))?;
         Some(named_file(name, &path))
     };
-    Ok(MysqlLogin {
-        user,
-        password,
-        password_from,
-        tls: TlsSettings {
-            mode,
-            mode_source,
-            // PREFERRED never checks the certificate, as MySQL's client.
-            ca: file_setting("ssl_ca").filter(|_| mode.required()),
-            cert: file_setting("ssl_cert"),
-            key: file_setting("ssl_key"),
-        },
+    Ok(TlsSettings {
+        mode,
+        mode_source,
+        // PREFERRED never checks the certificate, as MySQL's client.
+        ca: file_setting("ssl_ca").filter(|_| mode.required()),
+        cert: file_setting("ssl_cert"),
+        key: file_setting("ssl_key"),
     })
 }
 
@@ -192,26 +187,11 @@ mod tests {
     use super::*;
 
     fn address(user: Option<&str>, password: Option<&str>) -> NetworkParts {
-        NetworkParts {
-            user: user.map(String::from),
-            password: password.map(String::from),
-            hosts: vec![("127.0.0.1".into(), 3306)],
-            name: None,
-        }
+        NetworkParts::local(3306, user, password)
     }
 
     fn settings(pairs: &[(&str, &str)]) -> Settings {
-        const DECLARED: &[Setting] = &[
-            SSL_MODE,
-            crate::db::tls::FILE_SETTINGS[0],
-            crate::db::tls::FILE_SETTINGS[1],
-            crate::db::tls::FILE_SETTINGS[2],
-        ];
-        let given = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        Settings::checked("mysql", DECLARED, given).unwrap()
+        crate::db::settings::given_with_tls_files("mysql", &[SSL_MODE], pairs)
     }
 
     #[test]

@@ -7,6 +7,7 @@
 pub use super::environment::{Environment, ProcessEnvironment};
 use super::pgpass::password_file;
 use super::service::{Service, service};
+use crate::db::login::{Login, in_url};
 use crate::db::tls::{NamedFile, TlsMode, TlsSettings, named_file};
 use crate::db::{DbError, ErrorKind, NetworkParts, Setting, Settings, Value};
 
@@ -44,14 +45,10 @@ pub const SETTINGS: [Setting; 5] = [
     },
 ];
 
-/// Who logs in, to which database, with what, and how, with where each came from.
+/// Who logs in, with what, and how, and to which database.
 pub struct PgLogin {
-    pub user: String,
+    pub login: Login,
     pub database: String,
-    pub password: Option<String>,
-    /// Where the password came from (`URL`, `PGPASSWORD`, `/root/.pgpass line 2`).
-    pub password_from: Option<String>,
-    pub tls: TlsSettings,
 }
 
 /// The login for `address`'s first host, read as libpq reads it.
@@ -77,26 +74,17 @@ pub fn login(
     let in_service = service
         .as_ref()
         .and_then(|s| Some((s.get("password")?, s.from.clone())));
-    let (password, password_from) = match (&address.password, in_service) {
-        (Some(password), _) => (Some(password.clone()), Some("URL".to_string())),
-        (None, Some((password, from))) => (Some(password), Some(from)),
-        (None, None) => match env.var("PGPASSWORD") {
-            Some(password) => (Some(password), Some("PGPASSWORD".to_string())),
-            None => match password_file(env, host, *port, &database, &user)? {
-                Some((password, from)) => (Some(password), Some(from)),
-                None => (None, None),
-            },
-        },
+    let before_the_file = in_url(address)
+        .or(in_service)
+        .or_else(|| Some((env.var("PGPASSWORD")?, "PGPASSWORD".to_string())));
+    let found = match before_the_file {
+        Some(found) => Some(found),
+        None => password_file(env, host, *port, &database, &user)?,
     };
-    if let Some(password) = &password {
-        crate::secrets::register(password);
-    }
+    let tls = tls_settings(settings, service.as_ref(), env)?;
     Ok(PgLogin {
-        user,
+        login: Login::new(user, found, tls),
         database,
-        password,
-        password_from,
-        tls: tls_settings(settings, service.as_ref(), env)?,
     })
 }
 
@@ -277,10 +265,8 @@ mod tests {
 
     fn address(user: Option<&str>, password: Option<&str>) -> NetworkParts {
         NetworkParts {
-            user: user.map(String::from),
-            password: password.map(String::from),
-            hosts: vec![("127.0.0.1".into(), 5433)],
             name: Some("shop".into()),
+            ..NetworkParts::local(5433, user, password)
         }
     }
 
@@ -311,20 +297,23 @@ mod tests {
         };
         let none = settings(&[]);
         let login = login(&address(Some("bench"), None), &none, &env).unwrap();
-        assert_eq!(login.password.as_deref(), Some("from:file"));
-        let from = login.password_from.unwrap();
+        assert_eq!(login.login.password.as_deref(), Some("from:file"));
+        let from = login.login.password_from.unwrap();
         assert!(from.ends_with(".pgpass line 3"), "{from}");
         env.vars.insert("PGPASSWORD", "from-env".into());
         let login = super::login(&address(Some("bench"), None), &none, &env).unwrap();
-        assert_eq!(login.password.as_deref(), Some("from-env"));
-        assert_eq!(login.password_from.as_deref(), Some("PGPASSWORD"));
+        assert_eq!(login.login.password.as_deref(), Some("from-env"));
+        assert_eq!(login.login.password_from.as_deref(), Some("PGPASSWORD"));
         let login = super::login(&address(Some("bench"), Some("url")), &none, &env).unwrap();
-        assert_eq!(login.password.as_deref(), Some("url"));
+        assert_eq!(login.login.password.as_deref(), Some("url"));
         // PGUSER names the user where the URL does not; another user finds no line.
         env.vars.remove("PGPASSWORD");
         env.vars.insert("PGUSER", "nobody".into());
         let login = super::login(&address(None, None), &none, &env).unwrap();
-        assert_eq!((login.user.as_str(), login.password), ("nobody", None));
+        assert_eq!(
+            (login.login.user.as_str(), login.login.password),
+            ("nobody", None)
+        );
     }
 
     #[test]
@@ -368,7 +357,7 @@ mod tests {
             home: home.path().to_path_buf(),
         };
         let login = login(&address(None, None), &settings(&[]), &env).unwrap();
-        assert_eq!(login.password, None);
+        assert_eq!(login.login.password, None);
     }
 
     #[test]
@@ -383,7 +372,7 @@ mod tests {
             home: home.path().to_path_buf(),
         };
         let login = login(&address(None, None), &settings(&[]), &env).unwrap();
-        assert_eq!(login.password, None);
+        assert_eq!(login.login.password, None);
     }
 
     #[test]
@@ -396,6 +385,7 @@ mod tests {
         let tls = |env: &Given, pairs: &[(&str, &str)]| {
             login(&address(None, None), &settings(pairs), env)
                 .unwrap()
+                .login
                 .tls
         };
         assert_eq!(tls(&env, &[]).mode, TlsMode::Prefer);
@@ -434,6 +424,7 @@ mod tests {
         let tls = |pairs: &[(&str, &str)]| {
             login(&address(None, None), &settings(pairs), &env)
                 .unwrap()
+                .login
                 .tls
         };
         // A mode that checks the certificate needs a root, as psql does: "root
@@ -510,23 +501,23 @@ mod tests {
             ..address(None, None)
         };
         let from_service = super::login(&bare, &shop, &env).unwrap();
-        assert_eq!(from_service.user, "ada");
+        assert_eq!(from_service.login.user, "ada");
         assert_eq!(from_service.database, "orders");
-        assert_eq!(from_service.password.as_deref(), Some("from-service"));
-        let from = from_service.password_from.unwrap();
+        assert_eq!(from_service.login.password.as_deref(), Some("from-service"));
+        let from = from_service.login.password_from.unwrap();
         assert!(from.starts_with("service shop in ") && from.ends_with(".pg_service.conf"));
-        assert_eq!(from_service.tls.mode, TlsMode::Disable);
+        assert_eq!(from_service.login.tls.mode, TlsMode::Disable);
         // The URL stands over the service: its database and its password.
         assert_eq!(login.database, "shop");
         let url = super::login(&address(Some("bob"), Some("url")), &shop, &env).unwrap();
         assert_eq!(
-            (url.user.as_str(), url.password.as_deref()),
+            (url.login.user.as_str(), url.login.password.as_deref()),
             ("bob", Some("url"))
         );
         // PGSERVICE names one too; the system's file is read where the user's has none.
         env.vars.insert("PGSERVICE", "shared".into());
         let shared = super::login(&bare, &settings(&[]), &env).unwrap();
-        assert_eq!(shared.user, "everyone");
+        assert_eq!(shared.login.user, "everyone");
         // Names are compared as written, and one found nowhere is refused.
         for missing in ["SHOP", "nowhere"] {
             let refused = super::login(&bare, &settings(&[("service", missing)]), &env)

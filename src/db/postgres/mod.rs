@@ -152,14 +152,10 @@ impl DeclaredStore for PostgresStore {
             .address(5432)
             .map_err(|e| DbError::new(ErrorKind::Connection, e))?;
         let (host, port) = address.hosts[0].clone();
-        let login = libpq::login(&address, &options.settings, &libpq::ProcessEnvironment)?;
+        let libpq::PgLogin { login, database } =
+            libpq::login(&address, &options.settings, &libpq::ProcessEnvironment)?;
         let tls = login.tls.client(&host, port)?;
-        let config = driver_config(
-            (&host, port, &login.database),
-            &login,
-            tls.as_ref(),
-            options,
-        );
+        let config = driver_config((&host, port, &database), &login, tls.as_ref(), options);
         let pgbench = pgbench::TABLE.chosen(&options.settings);
         let mut sql = Statements::new(Placeholders::Dollar);
         if pgbench {
@@ -174,7 +170,7 @@ impl DeclaredStore for PostgresStore {
                     port,
                     user: login.user.clone(),
                     password: login.password.clone(),
-                    database: login.database.clone(),
+                    database: database.clone(),
                     connect_timeout: options.connect_timeout,
                     tls: tls.clone(),
                 };
@@ -218,7 +214,7 @@ impl DeclaredStore for PostgresStore {
 /// and TLS asked.
 fn driver_config(
     (host, port, database): (&str, u16, &str),
-    login: &libpq::PgLogin,
+    login: &crate::db::login::Login,
     tls: Option<&crate::db::tls::Tls>,
     options: &ConnectOptions,
 ) -> tokio_postgres::Config {

@@ -59,6 +59,20 @@ pub struct NetworkParts {
     pub name: Option<String>,
 }
 
+#[cfg(test)]
+impl NetworkParts {
+    /// One host on 127.0.0.1 at `port`, with `user` and `password`, as a unit test
+    /// of a login gives it.
+    pub fn local(port: u16, user: Option<&str>, password: Option<&str>) -> NetworkParts {
+        NetworkParts {
+            user: user.map(String::from),
+            password: password.map(String::from),
+            hosts: vec![("127.0.0.1".into(), port)],
+            name: None,
+        }
+    }
+}
+
 impl DbUrl {
     /// Reads a URL; the error is one line with any password masked.
     pub fn parse(raw: &str) -> Result<DbUrl, UrlError> {
