@@ -94,32 +94,58 @@ pub fn for_a_while(default: f64, minimum: u64, mut each: impl FnMut(u64)) -> u64
     ran
 }
 
+/// Rounds of calls on connections fed mutated replies, for a while: `round` sets up
+/// its server from the round's number and the mutator, makes one call, and gives
+/// whether the call dropped its connection (`None` where the connection did not open).
+/// Some calls must run, and some must drop theirs.
+pub fn calls_on_mutated_replies(
+    seed: u64,
+    mut round: impl FnMut(u64, &mut Mutator, &tokio::runtime::Runtime) -> Option<bool>,
+) {
+    let runtime = runtime();
+    let mut mutator = Mutator::new(seed);
+    let (mut calls, mut dropped) = (0, 0);
+    for_a_while(1.5, 30, |n| {
+        if let Some(was_dropped) = round(n, &mut mutator, &runtime) {
+            calls += 1;
+            dropped += u64::from(was_dropped);
+        }
+    });
+    assert!(calls > 0 && dropped > 0, "{calls} calls, {dropped} dropped");
+}
+
+/// Whether a fuzzed call dropped its connection, checked: an answer, or the server's
+/// own error on a connection still in step, leaves it; anything else (what it could
+/// not read, a call past its deadline) must have dropped it.
+pub fn dropped<T, E>(
+    ended: Result<Result<T, E>, tokio::time::error::Elapsed>,
+    servers_own: impl Fn(&E) -> bool,
+    broken: bool,
+) -> bool {
+    match ended {
+        Ok(Ok(_)) => {
+            assert!(!broken, "an answered call keeps its connection");
+            false
+        }
+        Ok(Err(e)) if servers_own(&e) && !broken => false,
+        Ok(Err(_)) | Err(_) => {
+            assert!(
+                broken,
+                "a connection that met what it could not read is dropped"
+            );
+            true
+        }
+    }
+}
+
 /// A server on loopback that answers each request of one connection with the next of
 /// `replies` (after reading whatever the request was), then closes: the port.
 pub fn replying_server(replies: Vec<Vec<u8>>) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
-    let port = listener.local_addr().expect("its address").port();
-    std::thread::spawn(move || {
-        let Ok((mut socket, _)) = listener.accept() else {
-            return;
-        };
-        let _ = socket.set_read_timeout(Some(Duration::from_millis(100)));
-        let mut request = [0u8; 64 * 1024];
-        for reply in replies {
-            match socket.read(&mut request) {
-                Ok(n) if n > 0 => {}
-                _ => return,
-            }
-            if socket.write_all(&reply).is_err() {
-                return;
-            }
-        }
-    });
-    port
+    greeting_server(Vec::new(), replies)
 }
 
-/// A server whose first words come before any request (a greeting), then as
-/// [`replying_server`].
+/// A server whose first words (a greeting, where not empty) come before any request,
+/// then as [`replying_server`].
 pub fn greeting_server(greeting: Vec<u8>, replies: Vec<Vec<u8>>) -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
     let port = listener.local_addr().expect("its address").port();

@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use super::packets::{Greeting, column_is_bytes, lenenc_bytes, packet_len, server_error};
 use super::{LeanConn, Login, Param};
-use crate::db::fuzz::{Mutator, for_a_while, greeting_server, runtime};
+use crate::db::fuzz::{
+    Mutator, calls_on_mutated_replies, dropped, for_a_while, greeting_server, runtime,
+};
 
 /// A packet of `body` with sequence number `sequence`.
 fn packet(sequence: u8, body: &[u8]) -> Vec<u8> {
@@ -189,10 +191,7 @@ fn mutated_packets_are_framed_and_read_without_a_panic() {
 
 #[test]
 fn a_connection_given_mutated_packets_ends_each_call_and_drops_what_it_could_not_read() {
-    let runtime = runtime();
-    let mut mutator = Mutator::new(6);
-    let (mut calls, mut dropped) = (0, 0);
-    for_a_while(1.5, 30, |round| {
+    calls_on_mutated_replies(6, |round, mutator, runtime| {
         let (mut greeting, mut login, mut prepare, mut reply) =
             (greeting(), ok(2), prepared(), rows());
         match round % 4 {
@@ -204,26 +203,14 @@ fn a_connection_given_mutated_packets_ends_each_call_and_drops_what_it_could_not
         }
         let port = greeting_server(greeting, vec![login, prepare, reply]);
         runtime.block_on(async {
-            let Ok(mut conn) = LeanConn::open(&self::login(port)).await else {
-                return;
-            };
+            let mut conn = LeanConn::open(&self::login(port)).await.ok()?;
             let call = async {
                 let mut statement = conn.prepare("SELECT v FROM kv WHERE k = ?").await?;
                 conn.execute(&mut statement, &[Param::Bytes(b"key")]).await
             };
-            calls += 1;
-            match tokio::time::timeout(Duration::from_millis(200), call).await {
-                Ok(Ok(_)) => assert!(!conn.broken),
-                Ok(Err(mysql_async::Error::Server(_))) => assert!(!conn.broken),
-                Ok(Err(_)) | Err(_) => {
-                    assert!(
-                        conn.broken,
-                        "a connection that met what it could not read is dropped"
-                    );
-                    dropped += 1;
-                }
-            }
-        });
+            let ended = tokio::time::timeout(Duration::from_millis(200), call).await;
+            let servers_own = |e: &mysql_async::Error| matches!(e, mysql_async::Error::Server(_));
+            Some(dropped(ended, servers_own, conn.broken))
+        })
     });
-    assert!(calls > 0 && dropped > 0, "{calls} calls, {dropped} dropped");
 }

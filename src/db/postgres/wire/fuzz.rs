@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use super::frames::{auth_request, command_rows, first_column, frame, mechanisms, server_error};
 use super::{LeanConn, Login, Opened};
-use crate::db::fuzz::{Mutator, for_a_while, replying_server, runtime};
+use crate::db::fuzz::{
+    Mutator, calls_on_mutated_replies, dropped, for_a_while, replying_server, runtime,
+};
 
 fn message(tag: u8, body: &[u8]) -> Vec<u8> {
     let mut out = vec![tag];
@@ -113,10 +115,7 @@ fn mutated_bytes_are_framed_and_read_without_a_panic() {
 
 #[test]
 fn a_connection_given_mutated_replies_ends_each_call_and_drops_what_it_could_not_read() {
-    let runtime = runtime();
-    let mut mutator = Mutator::new(2);
-    let (mut calls, mut dropped) = (0, 0);
-    for_a_while(1.5, 30, |round| {
+    calls_on_mutated_replies(2, |round, mutator, runtime| {
         // Every other round mutates the login, the others the reply to a read.
         let (login_reply, reply) = if round % 2 == 0 {
             (mutator.mutate(&login_ok()), select_reply())
@@ -131,23 +130,13 @@ fn a_connection_given_mutated_replies_ends_each_call_and_drops_what_it_could_not
         let port = replying_server(vec![login_reply, reply]);
         runtime.block_on(async {
             let Ok(Opened::Conn(mut conn)) = LeanConn::open(&login(port)).await else {
-                return;
+                return None;
             };
-            calls += 1;
             let read = conn.execute("kv_select", &[b"key"]);
-            match tokio::time::timeout(Duration::from_millis(200), read).await {
-                Ok(Ok(_)) => assert!(!conn.socket.busy()),
-                // The server's own error leaves the connection in step.
-                Ok(Err(e)) if e.code.is_some() && !conn.socket.busy() => {}
-                Ok(Err(_)) | Err(_) => {
-                    assert!(
-                        conn.socket.busy(),
-                        "a connection that met what it could not read is dropped"
-                    );
-                    dropped += 1;
-                }
-            }
-        });
+            let ended = tokio::time::timeout(Duration::from_millis(200), read).await;
+            // The server's own error leaves the connection in step.
+            let servers_own = |e: &crate::db::DbError| e.code.is_some();
+            Some(dropped(ended, servers_own, conn.socket.busy()))
+        })
     });
-    assert!(calls > 0 && dropped > 0, "{calls} calls, {dropped} dropped");
 }
