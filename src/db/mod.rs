@@ -175,6 +175,28 @@ pub struct StoreFacts {
     pub settings: BTreeMap<String, String>,
 }
 
+impl StoreFacts {
+    /// The facts of a store a user logs in to: its own settings, with the TLS it
+    /// spoke and where the password came from (where one was found).
+    pub fn logged_in(
+        name: &str,
+        server_version: &str,
+        mut settings: BTreeMap<String, String>,
+        tls: String,
+        password_from: Option<&str>,
+    ) -> StoreFacts {
+        settings.insert("tls".into(), tls);
+        if let Some(from) = password_from {
+            settings.insert("password_from".into(), from.into());
+        }
+        StoreFacts {
+            name: name.into(),
+            server_version: server_version.into(),
+            settings,
+        }
+    }
+}
+
 /// How a store should open its connections.
 #[derive(Debug, Clone)]
 pub struct ConnectOptions {

@@ -576,15 +576,13 @@ impl Store for CassandraStore {
         settings.insert("keyspace".into(), self.keyspace.clone());
         let nodes: Vec<String> = self.nodes.iter().map(IpAddr::to_string).collect();
         settings.insert("nodes".into(), nodes.join(","));
-        settings.insert("tls".into(), self.tls.clone());
-        if let Some(from) = &self.password_from {
-            settings.insert("password_from".into(), from.clone());
-        }
-        StoreFacts {
-            name: Self::SCHEME.into(),
-            server_version: self.version.clone(),
+        StoreFacts::logged_in(
+            Self::SCHEME,
+            &self.version,
             settings,
-        }
+            self.tls.clone(),
+            self.password_from.as_deref(),
+        )
     }
 }
 

@@ -545,14 +545,12 @@ impl Store for MysqlStore {
         }
         let wire = if self.own_wire { "own" } else { "mysql_async" };
         settings.insert("kv_wire".into(), wire.into());
-        settings.insert("tls".into(), self.tls.describe());
-        if let Some(from) = &self.password_from {
-            settings.insert("password_from".into(), from.clone());
-        }
-        StoreFacts {
-            name: Self::SCHEME.into(),
-            server_version: self.version.clone(),
+        StoreFacts::logged_in(
+            Self::SCHEME,
+            &self.version,
             settings,
-        }
+            self.tls.describe(),
+            self.password_from.as_deref(),
+        )
     }
 }

@@ -344,35 +344,41 @@ mod tests {
         assert!(with_key(0o600).is_ok());
     }
 
-    #[test]
-    fn a_password_file_line_for_localhost_is_not_taken_for_127_0_0_1() {
+    /// The password a login to 127.0.0.1 finds in a `.pgpass` of `text` and `mode`
+    /// alone (no URL password, no variables).
+    fn password_from_pgpass(text: &str, mode: u32) -> Option<String> {
+        use std::os::unix::fs::PermissionsExt;
         let home = tempfile::tempdir().unwrap();
-        private_file(
-            &home.path().join(".pgpass"),
-            "localhost:*:*:*:socket-only
-",
-        );
+        let path = home.path().join(".pgpass");
+        std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
         let env = Given {
             vars: HashMap::new(),
             home: home.path().to_path_buf(),
         };
         let login = login(&address(None, None), &settings(&[]), &env).unwrap();
-        assert_eq!(login.login.password, None);
+        login.login.password
+    }
+
+    #[test]
+    fn a_password_file_line_for_localhost_is_not_taken_for_127_0_0_1() {
+        assert_eq!(
+            password_from_pgpass("localhost:*:*:*:socket-only\n", 0o600),
+            None
+        );
+        assert_eq!(
+            password_from_pgpass("127.0.0.1:*:*:*:by-address\n", 0o600).as_deref(),
+            Some("by-address")
+        );
     }
 
     #[test]
     fn a_password_file_others_can_read_is_not_read() {
-        use std::os::unix::fs::PermissionsExt;
-        let home = tempfile::tempdir().unwrap();
-        let path = home.path().join(".pgpass");
-        std::fs::write(&path, "*:*:*:*:open\n").unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        let env = Given {
-            vars: HashMap::new(),
-            home: home.path().to_path_buf(),
-        };
-        let login = login(&address(None, None), &settings(&[]), &env).unwrap();
-        assert_eq!(login.login.password, None);
+        assert_eq!(password_from_pgpass("*:*:*:*:open\n", 0o644), None);
+        assert_eq!(
+            password_from_pgpass("*:*:*:*:open\n", 0o600).as_deref(),
+            Some("open")
+        );
     }
 
     #[test]

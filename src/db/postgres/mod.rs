@@ -568,22 +568,17 @@ impl Store for PostgresStore {
                 "read committed (server default)".to_string(),
             ),
             ("kv_wire".to_string(), kv_wire.to_string()),
-            (
-                "tls".to_string(),
-                self.tls_seen.describe(self.tls.as_deref()),
-            ),
         ]);
-        if let Some(from) = &self.password_from {
-            settings.insert("password_from".into(), from.clone());
-        }
         if self.pgbench {
             settings.insert(peer_table::SETTING.into(), pgbench::TABLE.name.into());
         }
-        StoreFacts {
-            name: Self::SCHEME.into(),
-            server_version: self.version.clone(),
+        StoreFacts::logged_in(
+            Self::SCHEME,
+            &self.version,
             settings,
-        }
+            self.tls_seen.describe(self.tls.as_deref()),
+            self.password_from.as_deref(),
+        )
     }
 
     async fn close(&self) {

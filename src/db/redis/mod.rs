@@ -482,37 +482,24 @@ impl Store for RedisStore {
     }
 
     fn facts(&self) -> StoreFacts {
-        StoreFacts {
-            name: Self::SCHEME.into(),
-            server_version: self.version.clone(),
-            settings: BTreeMap::from([
-                ("pipeline".to_string(), self.pipeline.to_string()),
-                (
-                    "connections".to_string(),
-                    self.lean
-                        .as_ref()
-                        .map_or(self.slots.len(), LaneSlots::len)
-                        .to_string(),
-                ),
-                ("persistence".to_string(), self.persistence.clone()),
-                (
-                    "kv_wire".to_string(),
-                    match self.lean {
-                        Some(_) => "own",
-                        None => "redis-rs",
-                    }
-                    .to_string(),
-                ),
-                ("tls".to_string(), self.tls_words()),
-            ])
-            .into_iter()
-            .chain(
-                self.login
-                    .password_from
-                    .map(|from| ("password_from".to_string(), from.to_string())),
-            )
-            .collect(),
-        }
+        let connections = self.lean.as_ref().map_or(self.slots.len(), LaneSlots::len);
+        let kv_wire = match self.lean {
+            Some(_) => "own",
+            None => "redis-rs",
+        };
+        let settings = BTreeMap::from([
+            ("pipeline".to_string(), self.pipeline.to_string()),
+            ("connections".to_string(), connections.to_string()),
+            ("persistence".to_string(), self.persistence.clone()),
+            ("kv_wire".to_string(), kv_wire.to_string()),
+        ]);
+        StoreFacts::logged_in(
+            Self::SCHEME,
+            &self.version,
+            settings,
+            self.tls_words(),
+            self.login.password_from,
+        )
     }
 
     async fn close(&self) {

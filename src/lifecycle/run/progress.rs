@@ -216,12 +216,16 @@ impl RateWindow {
 mod tests {
     use super::*;
 
+    /// A window of 10 s, not yet measuring, and the instant `s` seconds from now.
+    fn ten_seconds() -> (RateWindow, bool, impl Fn(f64) -> Instant) {
+        let start = Instant::now();
+        let at = move |s: f64| start + Duration::from_secs_f64(s);
+        (RateWindow::new(Duration::from_secs(10)), false, at)
+    }
+
     #[test]
     fn the_measured_rate_holds_none_of_the_loads() {
-        let start = Instant::now();
-        let mut window = RateWindow::new(Duration::from_secs(10));
-        let mut measuring = false;
-        let at = |s: f64| start + Duration::from_secs_f64(s);
+        let (mut window, mut measuring, at) = ten_seconds();
         // 50,000 events loaded in the first second, then 1,000 measured a second.
         window.of_phase(at(1.0), 50_000, (0, None), &mut measuring);
         let rate = window.of_phase(at(2.0), 51_000, (1_000, None), &mut measuring);
@@ -232,10 +236,7 @@ mod tests {
 
     #[test]
     fn the_first_measured_rate_counts_from_when_measuring_began() {
-        let start = Instant::now();
-        let mut window = RateWindow::new(Duration::from_secs(10));
-        let mut measuring = false;
-        let at = |s: f64| start + Duration::from_secs_f64(s);
+        let (mut window, mut measuring, at) = ten_seconds();
         // Lines 10 s apart; the warm-up ends at 8 s, then 30,000 measured a second.
         window.of_phase(at(0.5), 1_000, (0, None), &mut measuring);
         let rate = window.of_phase(at(10.0), 150_000, (60_000, Some(at(8.0))), &mut measuring);
