@@ -52,25 +52,17 @@ pub(super) fn show_progress(
     let started = Instant::now();
     let ticker = tokio::spawn(async move {
         let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-        let mut rate = RateWindow::new(every);
-        let mut measuring = false;
-        let mut latency = LatencyShown::default();
+        let mut reader = Reader::new(progress, phases, every);
         loop {
             tick.tick().await;
-            let applied = progress.applied.load(Ordering::Relaxed);
-            let measured = progress.measured.load(Ordering::Relaxed);
-            let began = phases.measure.get().copied();
-            let ops_s = rate.of_phase(Instant::now(), applied, (measured, began), &mut measuring);
+            let now = reader.read();
             note!(
-                "progress: {:.1} s, {}, {}{} events, {} ops/s{}, {} measured, {} errors",
+                "progress: {:.1} s, {}, {}{} events, {}",
                 started.elapsed().as_secs_f64(),
-                phase(&phases, measured),
-                thousands(applied),
+                now.phase,
+                thousands(now.applied),
                 total.map_or(String::new(), |total| format!("/{}", thousands(total))),
-                thousands(ops_s as u64),
-                latency.text(&progress),
-                thousands(measured),
-                thousands(progress.errors.load(Ordering::Relaxed))
+                now.rest
             );
         }
     });
@@ -98,30 +90,70 @@ fn progress_bar(total: Option<u64>, progress: Arc<Progress>, phases: Arc<PhaseCl
     let ticker = tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_millis(250));
         // Over the last two seconds, so a steady rate reads steady.
-        let mut rate = RateWindow::new(Duration::from_secs(2));
-        let mut measuring = false;
-        let mut latency = LatencyShown::default();
+        let mut reader = Reader::new(progress, phases, Duration::from_secs(2));
         loop {
             tick.tick().await;
-            let applied = progress.applied.load(Ordering::Relaxed);
-            let measured = progress.measured.load(Ordering::Relaxed);
-            let errors = progress.errors.load(Ordering::Relaxed);
-            let began = phases.measure.get().copied();
-            let ops_s = rate.of_phase(Instant::now(), applied, (measured, began), &mut measuring);
-            shown.set_position(applied);
-            shown.set_message(format!(
-                "{}, {} ops/s{}, {} measured, {} errors",
-                phase(&phases, measured),
-                thousands(ops_s as u64),
-                latency.text(&progress),
-                thousands(measured),
-                thousands(errors)
-            ));
+            let now = reader.read();
+            shown.set_position(now.applied);
+            shown.set_message(format!("{}, {}", now.phase, now.rest));
         }
     });
     Shown {
         bar: Some(bar),
         ticker,
+    }
+}
+
+/// The run's counters read for a progress line, the rate over a window of its own.
+struct Reader {
+    progress: Arc<Progress>,
+    phases: Arc<PhaseClock>,
+    rate: RateWindow,
+    measuring: bool,
+    latency: LatencyShown,
+}
+
+/// One reading: the events applied, the phase, and the rest of the line (`812 ops/s,
+/// p50 …, 96,767 measured, 0 errors`).
+struct Reading {
+    applied: u64,
+    phase: &'static str,
+    rest: String,
+}
+
+impl Reader {
+    fn new(progress: Arc<Progress>, phases: Arc<PhaseClock>, window: Duration) -> Reader {
+        Reader {
+            progress,
+            phases,
+            rate: RateWindow::new(window),
+            measuring: false,
+            latency: LatencyShown::default(),
+        }
+    }
+
+    fn read(&mut self) -> Reading {
+        let applied = self.progress.applied.load(Ordering::Relaxed);
+        let measured = self.progress.measured.load(Ordering::Relaxed);
+        let errors = self.progress.errors.load(Ordering::Relaxed);
+        let began = self.phases.measure.get().copied();
+        let ops_s = self.rate.of_phase(
+            Instant::now(),
+            applied,
+            (measured, began),
+            &mut self.measuring,
+        );
+        Reading {
+            applied,
+            phase: phase(&self.phases, measured),
+            rest: format!(
+                "{} ops/s{}, {} measured, {} errors",
+                thousands(ops_s as u64),
+                self.latency.text(&self.progress),
+                thousands(measured),
+                thousands(errors)
+            ),
+        }
     }
 }
 
