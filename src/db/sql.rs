@@ -293,6 +293,17 @@ pub fn unknown_status(text: &str) -> DbError {
     DbError::other(format!("unknown order status '{text}'"))
 }
 
+/// Bytes as hex digits, two a byte, for a dialect's hex literal around them (MySQL's
+/// `X'…'`, PostgreSQL's BYTEA `\x…`).
+pub fn push_hex_digits(out: &mut String, bytes: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(bytes.len() * 2);
+    for b in bytes {
+        out.push(HEX[usize::from(b >> 4)] as char);
+        out.push(HEX[usize::from(b & 0xF)] as char);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -126,13 +126,8 @@ fn items_insert(batch: &InitialBatch<'_>) -> String {
 
 /// Bytes as a hex literal (`X'0a1b'`).
 fn push_hex(sql: &mut String, bytes: &[u8]) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    sql.reserve(3 + bytes.len() * 2);
     sql.push_str("X'");
-    for b in bytes {
-        sql.push(HEX[usize::from(b >> 4)] as char);
-        sql.push(HEX[usize::from(b & 0xF)] as char);
-    }
+    crate::db::sql::push_hex_digits(sql, bytes);
     sql.push('\'');
 }
 

@@ -124,13 +124,8 @@ fn push_text(out: &mut String, text: &str) {
 
 /// Bytes as BYTEA's hex input (`\x0a1b…`), its backslash escaped for COPY.
 fn push_bytea(out: &mut String, bytes: &[u8]) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.reserve(3 + bytes.len() * 2);
     out.push_str("\\\\x");
-    for b in bytes {
-        out.push(HEX[usize::from(b >> 4)] as char);
-        out.push(HEX[usize::from(b & 0xF)] as char);
-    }
+    crate::db::sql::push_hex_digits(out, bytes);
 }
 
 #[cfg(test)]
