@@ -39,6 +39,16 @@ fn verify(dir: &Path, out: &Path) -> std::process::Output {
     hatshop(dir).arg("verify").arg(out).output().unwrap()
 }
 
+/// `verify` of `out`, which must find differences (exit 1) and print `line`: its
+/// verify.json.
+fn verify_differs(dir: &Path, out: &Path, line: &str) -> Value {
+    let differs = verify(dir, out);
+    let said = text(&differs.stdout);
+    assert_eq!(differs.status.code(), Some(1), "{said}");
+    assert!(said.contains(line), "{said}");
+    json(&out.join("verify.json"))
+}
+
 /// Killed while measuring but before its op log held a row (it is written in blocks):
 /// the load it had finished is on record, so an intact database is exact and an
 /// emptied one is missing everything the load made.
@@ -434,16 +444,11 @@ fn every_difference_verify_counts_it_shows() {
     )
     .unwrap();
     drop(db);
-    let differs = verify(tmp.path(), &out);
-    let said = text(&differs.stdout);
-    assert_eq!(differs.status.code(), Some(1), "{said}");
-    assert!(
-        said.contains(&format!(
-            "order {id}: customer \"Somebody Else\" (expected \"Edited By Hand\")"
-        )),
-        "{said}"
+    let report = verify_differs(
+        tmp.path(),
+        &out,
+        &format!("order {id}: customer \"Somebody Else\" (expected \"Edited By Hand\")"),
     );
-    let report = json(&out.join("verify.json"));
     assert_eq!(report["differing_orders"], 1);
     assert_eq!(report["first_differences"].as_array().unwrap().len(), 1);
 }
@@ -488,16 +493,14 @@ fn a_payload_changed_or_cut_is_a_difference() {
     )
     .unwrap();
     drop(db);
-    let differs = verify(tmp.path(), &out);
-    let said = text(&differs.stdout);
-    assert_eq!(differs.status.code(), Some(1), "{said}");
-    assert!(
-        said.contains(&format!(
+    let report = verify_differs(
+        tmp.path(),
+        &out,
+        &format!(
             "order {id}: payload \"{bytes} bytes, not the order's own text\" (expected \"{bytes} bytes\")"
-        )),
-        "{said}"
+        ),
     );
-    assert_eq!(json(&out.join("verify.json"))["differing_orders"], 2);
+    assert_eq!(report["differing_orders"], 2);
 }
 
 /// A plan that would outlast any run is refused with what it would take; a long one

@@ -2,26 +2,31 @@
 //! text where the stream has its length, so the value holds the bytes a shop's order
 //! would and a read back judges them.
 
+use serde::Serialize;
 use serde_json::Value as Json;
 
 use super::corrupt;
 use crate::db::DbError;
 use crate::workload::{Order, payload};
 
-/// The value of `order` with `payload` as its text.
-pub(super) fn encode(order: &Order, payload: &str) -> Result<Vec<u8>, DbError> {
-    let mut json = serde_json::to_value(order).map_err(|e| corrupt("an order", e))?;
-    if let Json::Object(fields) = &mut json {
-        fields.remove("payload_bytes");
-        if !payload.is_empty() {
-            fields.insert("payload".into(), Json::String(payload.into()));
-        }
-    }
-    serde_json::to_vec(&json).map_err(|e| corrupt("an order", e))
+/// An order as written: the stream's fields (its payload's length among them), and the
+/// payload's text beside them, where there is one.
+#[derive(Serialize)]
+struct Kept<'a> {
+    #[serde(flatten)]
+    order: &'a Order,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    payload: &'a str,
 }
 
-/// The order a value holds, with its payload judged against the order's own, and the
-/// payload's text, for a change that writes the order back.
+/// The value of `order` with `payload` as its text, written straight from the order.
+pub(super) fn encode(order: &Order, payload: &str) -> Result<Vec<u8>, DbError> {
+    serde_json::to_vec(&Kept { order, payload }).map_err(|e| corrupt("an order", e))
+}
+
+/// The order a value holds, with its payload judged against the order's own (whatever
+/// length the value says), and the payload's text, for a change that writes the order
+/// back.
 pub(super) fn decode(value: &[u8]) -> Result<(Order, String), DbError> {
     let mut json: Json =
         serde_json::from_slice(value).map_err(|e| corrupt("an order's value", e))?;
