@@ -41,6 +41,12 @@ pub fn ring_status(home: &Home, record: &ServerRecord) -> Option<String> {
     cassandra::nodetool_status(home, record)
 }
 
+/// The peers some node of a ring does not see up (see [`cassandra::peers_unseen`]);
+/// `None` where the ring is whole.
+pub fn ring_gaps(record: &ServerRecord) -> Option<String> {
+    cassandra::peers_unseen(&record.nodes)
+}
+
 /// A server hatshop can start.
 pub trait DeclaredServer {
     /// Its name on the command line.

@@ -18,6 +18,8 @@ use crate::observe::thread_pools;
 
 /// The longest a cell waits for a server's background work to end before it runs.
 const SETTLE_DEADLINE: Duration = Duration::from_secs(60);
+/// The longest a cell waits for its ring to be whole again.
+const RING_DEADLINE: Duration = Duration::from_secs(120);
 
 /// What becomes of a server when its guard goes.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -172,6 +174,44 @@ impl ServerGuard {
                 SETTLE_DEADLINE.as_secs()
             ),
             Settled::Unknown(why) => note!("cannot tell whether {name} has settled ({why})"),
+        }
+    }
+
+    /// Waits until every node of a ring sees every other up (a node starved by its
+    /// budget can be marked down after the ring started whole), at most
+    /// [`RING_DEADLINE`]; says where there was any wait, and what is still down after
+    /// it: the cell then runs on what it finds, and fails on its own if it must.
+    pub async fn wait_ring(&self) {
+        if !self.kind.nodetool || self.nodes < 2 {
+            return;
+        }
+        let name = self.kind.name;
+        let began = Instant::now();
+        loop {
+            let Some(record) = self.home.running(self.kind) else {
+                return;
+            };
+            let Some(gaps) = crate::cluster::ring_gaps(&record) else {
+                let waited = began.elapsed();
+                if waited >= Duration::from_secs(1) {
+                    note!(
+                        "{name}: the ring is whole again after {:.0} s",
+                        waited.as_secs_f64()
+                    );
+                }
+                return;
+            };
+            if interrupt::requested() {
+                return;
+            }
+            if began.elapsed() >= RING_DEADLINE {
+                note!(
+                    "{name}: the ring is not whole after {} s ({gaps}); the cell runs on what it finds",
+                    RING_DEADLINE.as_secs()
+                );
+                return;
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
         }
     }
 

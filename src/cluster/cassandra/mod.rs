@@ -416,6 +416,27 @@ fn peer_up(log: &str, peer: &str) -> bool {
     }
 }
 
+/// The peers some node of a running ring does not see up, as its own log last said:
+/// `node 2 sees 127.0.0.13 down`, one clause per node; `None` where every node sees
+/// every other up. Gossip can mark a starved node down after the ring started whole
+/// (a CPU budget of a fraction of a core), and a cell on such a ring cannot reach its
+/// consistency level.
+pub fn peers_unseen(nodes: &[NodeRecord]) -> Option<String> {
+    let unseen: Vec<String> = nodes
+        .iter()
+        .filter_map(|node| {
+            let log = std::fs::read_to_string(&node.log_file).unwrap_or_default();
+            let down: Vec<&str> = nodes
+                .iter()
+                .filter(|peer| peer.node != node.node && !peer_up(&log, &peer.host))
+                .map(|peer| peer.host.as_str())
+                .collect();
+            (!down.is_empty()).then(|| format!("node {} sees {} down", node.node, down.join(", ")))
+        })
+        .collect();
+    (!unseen.is_empty()).then(|| unseen.join("; "))
+}
+
 /// The ring as a node sees it, from nodetool (for `server status`): one line per node.
 pub fn nodetool_status(home: &Home, record: &ServerRecord) -> Option<String> {
     let node = record.nodes.iter().find(|n| n.alive())?;
@@ -483,6 +504,40 @@ mod tests {
         // Node 1's first token is the ring's lowest; node 2's is one step on.
         assert_eq!(first[0], i64::MIN as i128);
         assert!(first[16] > first[0] && first[16] < first[1]);
+    }
+
+    #[test]
+    fn a_ring_has_gaps_where_a_node_last_saw_a_peer_down() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = |number: usize, log: &str| {
+            let log_file = dir.path().join(format!("node{number}.log"));
+            std::fs::write(&log_file, log).unwrap();
+            let host = format!("127.0.0.1{number}");
+            node_record(
+                number,
+                &host,
+                CQL_PORT,
+                1,
+                dir.path(),
+                dir.path().join("data"),
+                log_file,
+            )
+        };
+        let up = |peer: usize| format!("INFO Node /127.0.0.1{peer}:{GOSSIP_PORT} is now UP\n");
+        let down = |peer: usize| format!("INFO Node /127.0.0.1{peer}:{GOSSIP_PORT} is now DOWN\n");
+        let whole = [node(1, &up(2)), node(2, &up(1))];
+        assert_eq!(peers_unseen(&whole), None);
+        let gap = [node(1, &(up(2) + &down(2))), node(2, &up(1))];
+        assert_eq!(
+            peers_unseen(&gap).as_deref(),
+            Some("node 1 sees 127.0.0.12 down")
+        );
+        // A node whose log never said a peer is up does not see it yet.
+        let young = [node(1, ""), node(2, &up(1))];
+        assert_eq!(
+            peers_unseen(&young).as_deref(),
+            Some("node 1 sees 127.0.0.12 down")
+        );
     }
 
     #[test]

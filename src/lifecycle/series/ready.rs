@@ -68,6 +68,8 @@ pub(super) async fn ready_server(
     };
     let serving = &mut servers[at];
     serving.budget(need.budget).await?;
+    // A budget of a fraction of a core can starve a node until gossip marks it down.
+    serving.wait_ring().await;
     let url = serving.url_with(&need.query);
     // At least the series' warm-up, and until the server has been up long enough not
     // to be cold, so that its first cell does not measure a cold server.
