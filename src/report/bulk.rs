@@ -12,6 +12,7 @@ use super::loaded_run::read_rows;
 use super::page::Page;
 use super::resources;
 use super::svg::{self, Axis, Series, escape};
+use super::table::{self, Cell, Column, Table, Value};
 use crate::files::read_json;
 use crate::numbers::thousands;
 use crate::observe::compactions::Compaction;
@@ -116,8 +117,9 @@ fn facts(record: &LoadRecord) -> String {
         (
             "rows",
             format!(
-                "{} passes of {} rows, {} values of {} B each{}",
+                "{} {} of {} rows, {} values of {} B each{}",
                 p.repeat,
+                if p.repeat == 1 { "pass" } else { "passes" },
                 thousands(p.rows),
                 p.columns,
                 p.value_size,
@@ -146,31 +148,55 @@ fn facts(record: &LoadRecord) -> String {
     out
 }
 
-/// Batches, rows, time, throughput and batch latency, and what reading back found.
+/// Batches, rows, time, throughput and batch latency: one row, for the terminal and
+/// the page.
+pub fn totals_table(record: &LoadRecord) -> Table {
+    let t = &record.totals;
+    let l = &t.latency_ms;
+    // The unit in the title: the page and the terminal show no unit of their own.
+    let ms = |title: &str, key: &str| Column::number(&format!("{title} ms"), None, key);
+    let mut table = Table::new(vec![
+        Column::number("batches", None, "batches"),
+        Column::number("failed", None, "failed_batches"),
+        Column::number("rows", None, "rows"),
+        Column::number("seconds", None, "elapsed_s"),
+        Column::number("rows/s", None, "rows_per_s"),
+        Column::number("MB/s", None, "mb_per_s"),
+        ms("mean", "mean_ms"),
+        ms("p50", "p50_ms"),
+        ms("p90", "p90_ms"),
+        ms("p99", "p99_ms"),
+        ms("max", "max_ms"),
+    ]);
+    let decimals = |value: f64, places: usize| {
+        Cell::shown_as(format!("{value:.places$}"), Value::Number(value, places))
+    };
+    table.section(vec![vec![
+        Cell::count(t.batches),
+        Cell::count(t.failed_batches),
+        Cell::count(t.rows),
+        decimals(t.elapsed_s, 2),
+        Cell::count(t.rows_per_s.round() as u64),
+        decimals(t.mb_per_s, 1),
+        decimals(l.mean, 1),
+        decimals(l.p50, 1),
+        decimals(l.p90, 1),
+        decimals(l.p99, 1),
+        decimals(l.max, 1),
+    ]]);
+    table
+}
+
+/// The totals' table, and what reading back found.
 fn totals(record: &LoadRecord) -> String {
     let t = &record.totals;
-    let mut out = String::new();
-    let l = &t.latency_ms;
+    let mut out = String::from("<h2>Totals</h2>");
+    out.push_str(&table::html(&totals_table(record), "totals"));
     let _ = write!(
         out,
-        "<h2>Totals</h2><table id=\"totals\"><tr><th>batches</th><th>failed</th><th>rows</th>\
-         <th>seconds</th><th>rows/s</th><th>MB/s</th><th>mean ms</th><th>p50</th><th>p90</th>\
-         <th>p99</th><th>max</th></tr><tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td>\
-         <td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td>\
-         <td>{:.1}</td></tr></table><p>While a batch was in flight ({:.2} s): {} rows/s.</p>\
+        "<p>While a batch was in flight ({:.2} s): {} rows/s.</p>\
          <p class=\"note\">MB/s counts keys and values only; a batch's time runs from just \
          before it was sent to its answer (its rows were made and encoded before).</p>",
-        thousands(t.batches),
-        thousands(t.failed_batches),
-        thousands(t.rows),
-        t.elapsed_s,
-        thousands(t.rows_per_s.round() as u64),
-        t.mb_per_s,
-        l.mean,
-        l.p50,
-        l.p90,
-        l.p99,
-        l.max,
         t.busy_s,
         thousands(t.rows_per_busy_s.round() as u64)
     );

@@ -531,21 +531,13 @@ fn print_table(record: &LoadRecord, out: &Path, report: &Path) {
             .trim_matches('"'),
         record.status
     );
+    text.push_str(&crate::report::table::terminal(
+        &crate::report::bulk::totals_table(record),
+    ));
     text.push_str(&format!(
-        "  batches     {} ok, {} failed\n  rows        {} in {:.2} s: {} rows/s, {:.1} MB/s of keys and values\n  in flight   {:.2} s: {} rows/s while a batch was in flight\n",
-        thousands(t.batches),
-        thousands(t.failed_batches),
-        thousands(t.rows),
-        t.elapsed_s,
-        thousands(t.rows_per_s.round() as u64),
-        t.mb_per_s,
+        "  MB/s counts keys and values; while a batch was in flight ({:.2} s): {} rows/s\n",
         t.busy_s,
         thousands(t.rows_per_busy_s.round() as u64)
-    ));
-    let l = &t.latency_ms;
-    text.push_str(&format!(
-        "  batch time  mean {:.1} ms, p50 {:.1}, p90 {:.1}, p99 {:.1}, max {:.1} ms\n",
-        l.mean, l.p50, l.p90, l.p99, l.max
     ));
     if let Some(c) = &record.check {
         text.push_str(&format!(
