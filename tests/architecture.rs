@@ -660,6 +660,101 @@ fn architecture_every_store_has_a_row_in_the_docs() {
     );
 }
 
+/// The members of `trait name` in `file` (its `fn`s and `const`s), as written there.
+fn trait_members(file: &str, name: &str) -> BTreeSet<String> {
+    let text = std::fs::read_to_string(root().join(file)).unwrap();
+    let start = text
+        .find(&format!("pub trait {name}"))
+        .unwrap_or_else(|| panic!("no trait {name} in {file}"));
+    let body = &text[start..];
+    let body = &body[..body.find("\n}\n").expect("the trait's end")];
+    body.lines()
+        .filter_map(|line| {
+            let line = line.strip_prefix("    ")?;
+            let rest = line
+                .strip_prefix("fn ")
+                .or_else(|| line.strip_prefix("async fn "))
+                .or_else(|| line.strip_prefix("const "))?;
+            let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_'))?;
+            Some(rest[..end].to_string())
+        })
+        .collect()
+}
+
+/// A new store meets the contract docs/stores.md's "Adding a store" table gives: it
+/// names every member of the store traits and every call note a store makes, and no
+/// member that is not one, so a member added to the code and not to the table (or
+/// the other way) fails here.
+#[test]
+fn architecture_the_store_contract_in_the_docs_is_the_code() {
+    let mut members = BTreeSet::new();
+    for (file, name) in [
+        ("src/db/mod.rs", "Store"),
+        ("src/db/mod.rs", "DeclaredStore"),
+        ("src/db/bulk.rs", "BulkLoad"),
+        ("src/db/timing.rs", "DbTiming"),
+    ] {
+        members.extend(trait_members(file, name));
+    }
+    // The call notes a store makes: the functions of call_notes.rs its code calls.
+    let notes = std::fs::read_to_string(root().join("src/db/call_notes.rs")).unwrap();
+    let mut files = Vec::new();
+    collect(&root().join("src/db"), &mut files);
+    let store_code: String = files
+        .iter()
+        .filter(|path| path.parent() != Some(root().join("src/db").as_path()))
+        .map(|path| std::fs::read_to_string(path).unwrap())
+        .collect();
+    for line in notes.lines() {
+        let Some(rest) = line
+            .strip_prefix("pub fn ")
+            .or_else(|| line.strip_prefix("pub async fn "))
+        else {
+            continue;
+        };
+        let name = &rest[..rest.find(['(', '<']).unwrap()];
+        if store_code.contains(&format!("{name}(")) {
+            members.insert(name.to_string());
+        }
+    }
+    let docs = std::fs::read_to_string(root().join("docs/stores.md")).unwrap();
+    let section = &docs[docs.find("## Adding a store").unwrap()..];
+    let section = &section[..section[3..]
+        .find("\n## ")
+        .map_or(section.len(), |at| at + 3)];
+    let table: String = section
+        .lines()
+        .filter(|line| line.starts_with('|'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let named: BTreeSet<String> = table
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|word| {
+            !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+        .map(String::from)
+        .collect();
+    let undocumented: Vec<&String> = members.iter().filter(|m| !named.contains(*m)).collect();
+    assert!(
+        undocumented.is_empty(),
+        "members of the store contract docs/stores.md's \"Adding a store\" does not name: {undocumented:?}"
+    );
+    let looks_like_a_member = |word: &&String| {
+        word.contains('_') || word.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+    };
+    let unknown: Vec<&String> = named
+        .iter()
+        .filter(looks_like_a_member)
+        .filter(|word| !members.contains(*word))
+        .collect();
+    assert!(
+        unknown.is_empty(),
+        "docs/stores.md's \"Adding a store\" names what no store trait or call note has: {unknown:?}"
+    );
+}
+
 /// Adding a store touches its folder (or file) and one line: no other code in `src/`
 /// names its module or type.
 #[test]
