@@ -373,11 +373,6 @@ pub trait Store: BulkLoad + DbTiming + Send + Sync + 'static {
         async {}
     }
 
-    /// False for stores that keep nothing (null://): reads are then not checked.
-    fn holds_data(&self) -> bool {
-        true
-    }
-
     /// Whether this run's lanes, `concurrency` of them, run on threads of their own, one
     /// per core, each running an event loop of its own, where that was measured to
     /// cost less (bench/NOTES.md); else they are tasks of the shared runtime. Only a

@@ -109,10 +109,6 @@ impl Store for NullStore {
             settings: BTreeMap::new(),
         }
     }
-
-    fn holds_data(&self) -> bool {
-        Self::HOLDS_DATA
-    }
 }
 
 /// Bulk loads go nowhere too: each batch answers at once.

@@ -120,6 +120,11 @@ macro_rules! stores {
         }
 
         impl AnyStore {
+            /// Whether the store keeps what it is sent ([`DeclaredStore::HOLDS_DATA`]).
+            pub fn holds_data(&self) -> bool {
+                match self { $(AnyStore::$variant(_) => <$module::$store as DeclaredStore>::HOLDS_DATA,)* }
+            }
+
             /// Opens the store the URL names (its settings are checked already).
             pub async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<AnyStore, DbError> {
                 $(
@@ -227,10 +232,6 @@ macro_rules! stores {
 
             async fn tidy_loaded(&self) -> Result<Option<&'static str>, DbError> {
                 match self { $(AnyStore::$variant(db) => db.tidy_loaded().await,)* }
-            }
-
-            fn holds_data(&self) -> bool {
-                match self { $(AnyStore::$variant(db) => db.holds_data(),)* }
             }
 
             fn lane_threads(&self, concurrency: usize) -> bool {

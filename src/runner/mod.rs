@@ -160,7 +160,7 @@ struct LaneShared {
 impl LaneShared {
     /// What the lanes of a run of `cx` share: interval statistics sharded by the threads
     /// that record into them, and the pacer, races and checks the plan asks for.
-    fn new(cx: &RunContext, holds_data: bool, lane_threads: Option<&LaneThreads>) -> Result<Self> {
+    fn new(cx: &RunContext, lane_threads: Option<&LaneThreads>) -> Result<Self> {
         let plan = &cx.plan;
         Ok(LaneShared {
             intervals: Arc::new(IntervalCollector::new(
@@ -177,7 +177,7 @@ impl LaneShared {
                 Some(_) => Some(pacer::Pacer::start().context("cannot start the pacer thread")?),
                 None => None,
             },
-            check_reads: plan.check_reads && holds_data,
+            check_reads: plan.check_reads,
         })
     }
 }
@@ -197,7 +197,7 @@ pub async fn run<D: Store>(
         0 => None,
         count => Some(LaneThreads::start(count).context("cannot start the lane threads")?),
     };
-    let shared = LaneShared::new(&cx, db.holds_data(), lane_threads.as_ref())?;
+    let shared = LaneShared::new(&cx, lane_threads.as_ref())?;
     let _ = cx.progress.intervals.set(shared.intervals.clone());
     let (watchers, watches) = Watchers::start(&cx);
     let (spent, spent_rx) = std::sync::mpsc::channel();

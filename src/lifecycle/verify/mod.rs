@@ -64,7 +64,7 @@ pub async fn verify_store<D: Store>(
     to: Option<&Path>,
     full: bool,
 ) -> Result<VerifyReport> {
-    if !store.holds_data() {
+    if crate::db::store_declarations(url.scheme()).is_some_and(|store| !store.holds_data) {
         bail!("{url} keeps no data: there is nothing to verify");
     }
     if record.stream_version != STREAM_VERSION {
