@@ -149,7 +149,7 @@ pub fn refuse_bound_without_search(args: &RunArgs) -> Result<()> {
 }
 
 /// The runtime threads a run's store chooses for its concurrency
-/// (`DeclaredStore::client_threads`), read from the flags before the runtime is built.
+/// (`StoreDeclarations::client_threads`), read from the flags before the runtime is built.
 /// `None` where the store leaves it to the runtime, or where the flags do not resolve
 /// (the run itself then says what is wrong). An events file is not read for it.
 pub fn chosen_client_threads(args: &RunArgs) -> Option<usize> {

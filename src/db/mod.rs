@@ -386,62 +386,9 @@ pub trait Store: BulkLoad + DbTiming + Send + Sync + 'static {
 
 /// What a store declares about itself; `stores!` lists the types that implement it.
 pub trait DeclaredStore: Store + Sized {
-    /// The URL scheme, and the store's one name everywhere.
-    const SCHEME: &'static str;
-    /// Other schemes that mean this store (accepted in URLs, never shown).
-    const ALIASES: &'static [&'static str] = &[];
-    /// The scheme that means this store over TLS (`rediss`), read as the store's
-    /// `tls` switch set, and shown again where that switch is on.
-    const TLS_SCHEME: Option<&'static str> = None;
-    /// Why the store cannot speak TLS, where it cannot: said when a TLS setting is
-    /// given to it.
-    const NO_TLS: Option<&'static str> = None;
-    /// What it talks to, for help.
-    const ABOUT: &'static str;
-    /// A URL to copy, for help.
-    const EXAMPLE: &'static str;
-    /// The settings it takes (URL `?key=value` or flags), with defaults and help.
-    const SETTINGS: &'static [Setting];
-    /// The database runs inside hatshop's process, so its work is hatshop's CPU.
-    const IN_PROCESS: bool = false;
-    /// Its server checks a user and password; a URL of a store that checks none is
-    /// refused when it carries them, so that a password is never sent nowhere.
-    const LOGIN: bool = false;
-    /// Some of its clients read a URL's lone user-info word (`scheme://WORD@host`) as
-    /// the password: hatshop masks that word wherever it shows the URL.
-    const LONE_USER_IS_PASSWORD: bool = false;
-    /// An embedded store's file: made under this name in the result folder when the URL
-    /// names none (and then private to the run, so shards and `prepare` need a path).
-    const OWN_FILE: Option<&'static str> = None;
-    /// The location that names a database kept in memory, gone with the process (that
-    /// only a run itself can verify).
-    const IN_MEMORY: Option<&'static str> = None;
-    /// False for a store that keeps nothing (null://): its runs are not verified.
-    const HOLDS_DATA: bool = true;
-    /// How `hatshop load --trace-sample` traces single batches on the server, if it can
-    /// (for messages: "Cassandra (CQL tracing)").
-    const TRACES_BATCHES: Option<&'static str> = None;
-
-    /// Lanes to run when neither the spec nor `--concurrency` says.
-    fn default_concurrency(settings: &Settings) -> usize;
-
-    /// The runtime threads that cost least per operation with `concurrency`
-    /// operations in flight, where that was measured (bench/NOTES.md); `None`: one per
-    /// core. `run` uses it unless `--client-threads` is given.
-    fn client_threads(_concurrency: usize) -> Option<usize> {
-        None
-    }
-
-    /// Rules between settings (checked before anything connects).
-    fn check(_settings: &Settings) -> Result<(), DbError> {
-        Ok(())
-    }
-
-    /// Whether the store, so set, holds values of `len` bytes (checked before a
-    /// generated workload runs; a store with a fixed column says its limit).
-    fn check_value_size(_settings: &Settings, _len: usize) -> Result<(), DbError> {
-        Ok(())
-    }
+    /// What the store is, as one value: its scheme, names, settings, defaults and what
+    /// it can do (see [`StoreDeclarations`]).
+    const DECLARED: StoreDeclarations;
 
     /// Opens the store's connections, with settings already checked.
     fn connect(

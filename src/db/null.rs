@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::{
     Applied, BulkLoad, ConnectOptions, DbError, DbUrl, DeclaredStore, ErrorKind, KvPage, LoadBatch,
-    LoadError, LoadShape, Marker, Ownership, Setting, Settings, Snapshot, Store, StoreFacts,
+    LoadError, LoadShape, Marker, Ownership, Snapshot, Store, StoreDeclarations, StoreFacts,
 };
 use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderUpdate, StatusUpdate};
 
@@ -13,15 +13,16 @@ use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderUpdate, StatusU
 pub struct NullStore;
 
 impl DeclaredStore for NullStore {
-    const HOLDS_DATA: bool = false;
-    const SCHEME: &'static str = "null";
-    const ABOUT: &'static str = "does nothing, at once: what hatshop itself costs";
-    const EXAMPLE: &'static str = "null://";
-    const SETTINGS: &'static [Setting] = &[];
-
-    fn default_concurrency(_: &Settings) -> usize {
-        1
-    }
+    const DECLARED: StoreDeclarations = StoreDeclarations {
+        holds_data: false,
+        ..StoreDeclarations::new(
+            "null",
+            "does nothing, at once: what hatshop itself costs",
+            "null://",
+            &[],
+            |_| 1,
+        )
+    };
 
     async fn connect(url: &DbUrl, _options: &ConnectOptions) -> Result<Self, DbError> {
         if !url.location().is_empty() {
@@ -104,7 +105,7 @@ impl Store for NullStore {
 
     fn facts(&self) -> StoreFacts {
         StoreFacts {
-            name: Self::SCHEME.into(),
+            name: Self::DECLARED.scheme.into(),
             server_version: format!("hatshop {}", env!("CARGO_PKG_VERSION")),
             settings: BTreeMap::new(),
         }

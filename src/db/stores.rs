@@ -1,68 +1,98 @@
-//! What the one list of stores (in `db/mod.rs`) makes: each store's declarations as
-//! data, [`STORES`], and [`AnyStore`]. The compiler refuses a line whose type does not
-//! implement both `Store` and `DeclaredStore` (scheme, settings, help, default
-//! concurrency, connect).
+//! What a store declares about itself, as one value ([`StoreDeclarations`]), and what
+//! the one list of stores (in `db/mod.rs`) makes of them: [`STORES`] and [`AnyStore`].
+//! The compiler refuses a line whose type does not implement both `Store` and
+//! `DeclaredStore` (its declarations and `connect`).
 
-use super::{DbError, DbTime, DeclaredStore, STORES, Setting, Settings};
+use super::{DbError, DbTime, STORES, Setting, Settings};
 
-/// A store's declarations, as data: what the CLI, help and config read.
+/// What a store is, as one value: its names, settings and defaults, and what it can
+/// do. Each store declares one (`DeclaredStore::DECLARED`), built on
+/// [`StoreDeclarations::new`] from what every store must say; the CLI, help and config
+/// read it.
 pub struct StoreDeclarations {
+    /// The URL scheme, and the store's one name everywhere.
     pub scheme: &'static str,
+    /// Other schemes that mean this store (accepted in URLs, never shown).
     pub aliases: &'static [&'static str],
-    /// See [`DeclaredStore::TLS_SCHEME`].
+    /// The scheme that means this store over TLS (`rediss`), read as the store's `tls`
+    /// switch set, and shown again where that switch is on.
     pub tls_scheme: Option<&'static str>,
-    /// See [`DeclaredStore::NO_TLS`].
+    /// Why the store cannot speak TLS, where it cannot: said when a TLS setting is
+    /// given to it.
     pub no_tls: Option<&'static str>,
+    /// What it talks to, for help.
     pub about: &'static str,
+    /// A URL to copy, for help.
     pub example: &'static str,
+    /// The settings it takes (URL `?key=value` or flags), with defaults and help.
     pub settings: &'static [Setting],
-    /// The database runs inside hatshop (SQLite): its CPU is the client's.
+    /// The database runs inside hatshop's process (SQLite), so its work is hatshop's CPU.
     pub in_process: bool,
-    /// See [`DeclaredStore::LOGIN`].
+    /// Its server checks a user and password; a URL of a store that checks none is
+    /// refused when it carries them, so that a password is never sent nowhere.
     pub login: bool,
-    /// See [`DeclaredStore::LONE_USER_IS_PASSWORD`].
+    /// Some of its clients read a URL's lone user-info word (`scheme://WORD@host`) as
+    /// the password: hatshop masks that word wherever it shows the URL.
     pub lone_user_is_password: bool,
-    /// See [`DeclaredStore::OWN_FILE`].
+    /// An embedded store's file: made under this name in the result folder when the URL
+    /// names none (and then private to the run, so shards and `prepare` need a path).
     pub own_file: Option<&'static str>,
-    /// See [`DeclaredStore::IN_MEMORY`].
+    /// The location that names a database kept in memory, gone with the process (that
+    /// only a run itself can verify).
     pub in_memory: Option<&'static str>,
-    /// See [`DeclaredStore::HOLDS_DATA`].
+    /// False for a store that keeps nothing (null://): its reads are not checked and
+    /// its runs not verified.
     pub holds_data: bool,
-    /// See [`DbTiming::DB_TIME`].
+    /// Where `--trace-sample` reads the database's own time; `None`: this store cannot
+    /// (its [`crate::db::DbTiming`] methods do the reading).
     pub db_time: Option<DbTime>,
-    /// See [`DeclaredStore::TRACES_BATCHES`].
+    /// How `hatshop load --trace-sample` traces single batches on the server, if it can
+    /// (for messages: "Cassandra (CQL tracing)").
     pub traces_batches: Option<&'static str>,
+    /// Lanes to run when neither the spec nor `--concurrency` says.
     pub default_concurrency: fn(&Settings) -> usize,
-    /// See [`DeclaredStore::client_threads`].
+    /// The runtime threads that cost least per operation with this many operations in
+    /// flight, where that was measured (bench/NOTES.md); `None`: one per core. `run`
+    /// uses it unless `--client-threads` is given.
     pub client_threads: fn(usize) -> Option<usize>,
+    /// Rules between settings (checked before anything connects).
     pub check: fn(&Settings) -> Result<(), DbError>,
-    /// See [`DeclaredStore::check_value_size`].
+    /// Whether the store, so set, holds values of this many bytes (checked before a
+    /// generated workload runs; a store with a fixed column says its limit).
     pub check_value_size: fn(&Settings, usize) -> Result<(), DbError>,
 }
 
 impl StoreDeclarations {
-    /// What `T` declares, as data.
-    pub(super) const fn of<T: DeclaredStore>() -> StoreDeclarations {
+    /// What every store must say; the rest as most stores are: no other names, no TLS
+    /// scheme, a server elsewhere with no login, data kept, no server-side timing, a
+    /// runtime thread per core, no rules between settings, values of any size.
+    pub const fn new(
+        scheme: &'static str,
+        about: &'static str,
+        example: &'static str,
+        settings: &'static [Setting],
+        default_concurrency: fn(&Settings) -> usize,
+    ) -> StoreDeclarations {
         StoreDeclarations {
-            scheme: T::SCHEME,
-            aliases: T::ALIASES,
-            tls_scheme: T::TLS_SCHEME,
-            no_tls: T::NO_TLS,
-            about: T::ABOUT,
-            example: T::EXAMPLE,
-            settings: T::SETTINGS,
-            in_process: T::IN_PROCESS,
-            login: T::LOGIN,
-            lone_user_is_password: T::LONE_USER_IS_PASSWORD,
-            own_file: T::OWN_FILE,
-            in_memory: T::IN_MEMORY,
-            holds_data: T::HOLDS_DATA,
-            db_time: T::DB_TIME,
-            traces_batches: T::TRACES_BATCHES,
-            default_concurrency: T::default_concurrency,
-            client_threads: T::client_threads,
-            check: T::check,
-            check_value_size: T::check_value_size,
+            scheme,
+            aliases: &[],
+            tls_scheme: None,
+            no_tls: None,
+            about,
+            example,
+            settings,
+            in_process: false,
+            login: false,
+            lone_user_is_password: false,
+            own_file: None,
+            in_memory: None,
+            holds_data: true,
+            db_time: None,
+            traces_batches: None,
+            default_concurrency,
+            client_threads: one_per_core,
+            check: no_rules,
+            check_value_size: any_size,
         }
     }
 
@@ -70,6 +100,18 @@ impl StoreDeclarations {
     pub fn takes(&self, setting: &str) -> bool {
         self.settings.iter().any(|s| s.name == setting)
     }
+}
+
+fn one_per_core(_concurrency: usize) -> Option<usize> {
+    None
+}
+
+fn no_rules(_settings: &Settings) -> Result<(), DbError> {
+    Ok(())
+}
+
+fn any_size(_settings: &Settings, _len: usize) -> Result<(), DbError> {
+    Ok(())
 }
 
 /// The schemes of the stores `has` holds for, as `a://, b://` for messages and help.
@@ -103,7 +145,7 @@ pub fn store_declarations(scheme: &str) -> Option<&'static StoreDeclarations> {
 macro_rules! stores {
     ($($variant:ident => $module:ident :: $store:ident),* $(,)?) => {
         /// Every store this build can talk to, in the order help lists them.
-        pub static STORES: &[StoreDeclarations] = &[$(StoreDeclarations::of::<$module::$store>()),*];
+        pub static STORES: &[StoreDeclarations] = &[$(<$module::$store as DeclaredStore>::DECLARED),*];
 
         /// The store picked by the URL: an enum at the edge, generic code inside.
         pub enum AnyStore {
@@ -114,21 +156,21 @@ macro_rules! stores {
         #[cfg(test)]
         fn kv_call_sizes() -> Vec<(&'static str, [usize; 4])> {
             vec![$((
-                <$module::$store as DeclaredStore>::SCHEME,
+                <$module::$store as DeclaredStore>::DECLARED.scheme,
                 stores::kv_call_sizes_of::<$module::$store>(),
             )),*]
         }
 
         impl AnyStore {
-            /// Whether the store keeps what it is sent ([`DeclaredStore::HOLDS_DATA`]).
+            /// Whether the store keeps what it is sent ([`StoreDeclarations::holds_data`]).
             pub fn holds_data(&self) -> bool {
-                match self { $(AnyStore::$variant(_) => <$module::$store as DeclaredStore>::HOLDS_DATA,)* }
+                match self { $(AnyStore::$variant(_) => <$module::$store as DeclaredStore>::DECLARED.holds_data,)* }
             }
 
             /// Opens the store the URL names (its settings are checked already).
             pub async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<AnyStore, DbError> {
                 $(
-                    if url.scheme() == <$module::$store as DeclaredStore>::SCHEME {
+                    if url.scheme() == <$module::$store as DeclaredStore>::DECLARED.scheme {
                         let store = <$module::$store as DeclaredStore>::connect(url, options).await?;
                         return Ok(AnyStore::$variant(Box::new(store)));
                     }

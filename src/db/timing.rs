@@ -35,9 +35,6 @@ pub struct StatementTime {
 
 /// How a store gives the database's own time of its operations.
 pub trait DbTiming: Send + Sync {
-    /// Where `--trace-sample` reads it; `None`: this store cannot.
-    const DB_TIME: Option<DbTime> = None;
-
     /// The database's own duration (µs) of each traced request (`--trace-sample`), by
     /// its trace id; `None` where the server has none. Stores that cannot trace give
     /// nothing.

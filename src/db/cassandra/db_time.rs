@@ -6,13 +6,14 @@ use scylla::errors::TracingError;
 use super::CassandraStore;
 use crate::db::{DbError, DbTime, DbTiming};
 
-impl DbTiming for CassandraStore {
-    const DB_TIME: Option<DbTime> = Some(DbTime {
-        product: "Cassandra",
-        source: "Cassandra system_traces.sessions (coordinator duration of each sampled request)",
-        explains: "cassandra",
-    });
+/// Where `--trace-sample` reads the database's own time, and how the report reads it.
+pub(super) const DB_TIME: DbTime = DbTime {
+    product: "Cassandra",
+    source: "Cassandra system_traces.sessions (coordinator duration of each sampled request)",
+    explains: "cassandra",
+};
 
+impl DbTiming for CassandraStore {
     async fn db_durations(&self, trace_ids: &[u128]) -> Result<Vec<Option<f64>>, DbError> {
         // A node writes a trace's session row, and later its duration, after the
         // request, asynchronously: a trace not there yet, or not finished, is read

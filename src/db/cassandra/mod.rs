@@ -41,8 +41,8 @@ use self::options::{CassandraOptions, Schema};
 use self::statements::{Prepared, table_ddl};
 use super::ownership::{self, MARKER, Marker, Ownership};
 use super::{
-    Applied, ConnectOptions, DbError, DbUrl, DeclaredStore, ErrorKind, KvPage, OrderRow, Setting,
-    Settings, Snapshot, Store, StoreFacts,
+    Applied, ConnectOptions, DbError, DbUrl, DeclaredStore, ErrorKind, KvPage, OrderRow, Snapshot,
+    Store, StoreDeclarations, StoreFacts,
 };
 use crate::workload::{ItemsUpdate, KeyText, LineItem, Order, OrderId, OrderUpdate, StatusUpdate};
 
@@ -73,27 +73,23 @@ pub struct CassandraStore {
 }
 
 impl DeclaredStore for CassandraStore {
-    const SCHEME: &'static str = "cassandra";
-    const ABOUT: &'static str = "Apache Cassandra (CQL); several hosts: a ring";
-    const EXAMPLE: &'static str = "cassandra://127.0.0.1:9042/hatshop?rf=1&cl=QUORUM";
-    const LOGIN: bool = true;
-    const SETTINGS: &'static [Setting] = options::SETTINGS;
-    const TRACES_BATCHES: Option<&'static str> = Some("Cassandra (CQL tracing)");
-
-    /// Async requests: many in flight from few connections.
-    fn default_concurrency(_: &Settings) -> usize {
-        16
-    }
-
-    /// One, as latte runs by default: at 1, 4 and 16 requests in flight one thread
-    /// inserted as fast as two or faster, for less CPU per request.
-    fn client_threads(_concurrency: usize) -> Option<usize> {
-        Some(1)
-    }
-
-    fn check(settings: &Settings) -> Result<(), DbError> {
-        CassandraOptions::parse(settings).map(|_| ())
-    }
+    const DECLARED: StoreDeclarations = StoreDeclarations {
+        login: true,
+        db_time: Some(db_time::DB_TIME),
+        traces_batches: Some("Cassandra (CQL tracing)"),
+        // One, as latte runs by default: at 1, 4 and 16 requests in flight one thread
+        // inserted as fast as two or faster, for less CPU per request.
+        client_threads: |_| Some(1),
+        check: |settings| CassandraOptions::parse(settings).map(|_| ()),
+        ..StoreDeclarations::new(
+            "cassandra",
+            "Apache Cassandra (CQL); several hosts: a ring",
+            "cassandra://127.0.0.1:9042/hatshop?rf=1&cl=QUORUM",
+            options::SETTINGS,
+            // Async requests: many in flight from few connections.
+            |_| 16,
+        )
+    };
 
     async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<Self, DbError> {
         let cassandra = CassandraOptions::parse(&options.settings)?;
@@ -577,7 +573,7 @@ impl Store for CassandraStore {
         let nodes: Vec<String> = self.nodes.iter().map(IpAddr::to_string).collect();
         settings.insert("nodes".into(), nodes.join(","));
         StoreFacts::logged_in(
-            Self::SCHEME,
+            Self::DECLARED.scheme,
             &self.version,
             settings,
             self.tls.clone(),

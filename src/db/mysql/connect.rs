@@ -22,69 +22,70 @@ use crate::db::tls::{
     FILE_SETTINGS, Tls, TlsFacts, TlsMode, describe, server_refused, tls_error_in,
 };
 use crate::db::{
-    ConnectOptions, DbError, DbUrl, DeclaredStore, ErrorKind, Setting, Settings, Value,
+    ConnectOptions, DbError, DbUrl, DeclaredStore, ErrorKind, Setting, StoreDeclarations, Value,
 };
 
 /// Connections per host for setup and reading back, apart from the operations' own.
 const ADMIN_POOL: usize = 2;
 
+/// The settings MySQL and MariaDB takes (URL `?key=value` or flags).
+const SETTINGS: &[Setting] = &[
+    crate::db::sql::CONNECTIONS,
+    Setting {
+        name: "route",
+        value: Value::Choice(&["round-robin", "first", "random"]),
+        default: "round-robin",
+        help: "with several hosts: each operation to the next host in turn (the study's load balancing), always the first, or one at random",
+    },
+    Setting {
+        name: "sync_wait",
+        value: Value::Count { min: 0 },
+        default: "",
+        help: "Galera wsrep_sync_wait on every connection (1: reads wait for the writes before them, on any node)",
+    },
+    Setting {
+        name: peer_table::SETTING,
+        value: Value::Choice(&["kv", sbtest::TABLE.name]),
+        default: "kv",
+        help: "key-value records in hatshop's table (k VARCHAR(32), v MEDIUMBLOB) or in sysbench's sbtest shape (id INT, k INT indexed, c VARBINARY(120) holding the value, pad CHAR(60)), for the race with sysbench",
+    },
+    Setting {
+        name: "kv_wire",
+        value: Value::Choice(&["own", "mysql_async"]),
+        default: "own",
+        help: "in runs of key-value events alone, send the statements over hatshop's own lean client of the binary protocol (TLS, and mysql_native_password, caching_sha2_password or client_ed25519 logins) or through mysql_async, as every other run does",
+    },
+    SSL_MODE,
+    FILE_SETTINGS[0],
+    FILE_SETTINGS[1],
+    FILE_SETTINGS[2],
+];
+
 impl DeclaredStore for MysqlStore {
-    const SCHEME: &'static str = "mysql";
-    const ALIASES: &'static [&'static str] = &["mariadb"];
-    const ABOUT: &'static str = "MySQL or MariaDB (what the server says it is goes in run.json)";
-    const EXAMPLE: &'static str = "mysql://root@127.0.0.1:3306/hatshop?connections=4";
-    const LOGIN: bool = true;
-    const SETTINGS: &'static [Setting] = &[
-        crate::db::sql::CONNECTIONS,
-        Setting {
-            name: "route",
-            value: Value::Choice(&["round-robin", "first", "random"]),
-            default: "round-robin",
-            help: "with several hosts: each operation to the next host in turn (the study's load balancing), always the first, or one at random",
+    const DECLARED: StoreDeclarations = StoreDeclarations {
+        aliases: &["mariadb"],
+        login: true,
+        db_time: Some(super::db_time::DB_TIME),
+        // One thread at 2 to 4 connections, where two did no more selects and cost more
+        // CPU per select in their wake-ups; at 1 connection and above 4, one per core,
+        // which did more there.
+        client_threads: |concurrency| (2..=4).contains(&concurrency).then_some(1),
+        // sysbench's `sbtest` shape holds values of at most 120 bytes.
+        check_value_size: |settings, len| {
+            if sbtest::TABLE.chosen(settings) {
+                sbtest::TABLE.check_value_size(len)?;
+            }
+            Ok(())
         },
-        Setting {
-            name: "sync_wait",
-            value: Value::Count { min: 0 },
-            default: "",
-            help: "Galera wsrep_sync_wait on every connection (1: reads wait for the writes before them, on any node)",
-        },
-        Setting {
-            name: peer_table::SETTING,
-            value: Value::Choice(&["kv", sbtest::TABLE.name]),
-            default: "kv",
-            help: "key-value records in hatshop's table (k VARCHAR(32), v MEDIUMBLOB) or in sysbench's sbtest shape (id INT, k INT indexed, c VARBINARY(120) holding the value, pad CHAR(60)), for the race with sysbench",
-        },
-        Setting {
-            name: "kv_wire",
-            value: Value::Choice(&["own", "mysql_async"]),
-            default: "own",
-            help: "in runs of key-value events alone, send the statements over hatshop's own lean client of the binary protocol (TLS, and mysql_native_password, caching_sha2_password or client_ed25519 logins) or through mysql_async, as every other run does",
-        },
-        SSL_MODE,
-        FILE_SETTINGS[0],
-        FILE_SETTINGS[1],
-        FILE_SETTINGS[2],
-    ];
-
-    /// One lane per pooled connection: the study's pool of 4.
-    fn default_concurrency(settings: &Settings) -> usize {
-        crate::db::sql::connections_or(settings, 4)
-    }
-
-    /// One thread at 2 to 4 connections, where two did no more selects and cost more
-    /// CPU per select in their wake-ups; at 1 connection and above 4, one per core,
-    /// which did more there.
-    fn client_threads(concurrency: usize) -> Option<usize> {
-        (2..=4).contains(&concurrency).then_some(1)
-    }
-
-    /// sysbench's `sbtest` shape holds values of at most 120 bytes.
-    fn check_value_size(settings: &Settings, len: usize) -> Result<(), DbError> {
-        if sbtest::TABLE.chosen(settings) {
-            sbtest::TABLE.check_value_size(len)?;
-        }
-        Ok(())
-    }
+        ..StoreDeclarations::new(
+            "mysql",
+            "MySQL or MariaDB (what the server says it is goes in run.json)",
+            "mysql://root@127.0.0.1:3306/hatshop?connections=4",
+            SETTINGS,
+            // One lane per pooled connection: the study's pool of 4.
+            |settings| crate::db::sql::connections_or(settings, 4),
+        )
+    };
 
     async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<Self, DbError> {
         let pool_size = crate::db::sql::connections_or(&options.settings, options.concurrency);

@@ -65,19 +65,20 @@ pub async fn last_statements(mut conn: Held, statements: usize) -> Option<(f64, 
     Some((picoseconds as f64 / 1e6, statements))
 }
 
-impl DbTiming for MysqlStore {
-    const DB_TIME: Option<DbTime> = Some(DbTime {
-        product: "MariaDB/MySQL",
-        source: "MariaDB performance_schema.events_statements_history (the sampled operations' statements)",
-        explains: "Client: the service time hatshop measured (sent → answered). Server: the sum of \
-             the operation's statements' times in MariaDB's \
-             performance_schema.events_statements_history, read on its connection right \
-             after it, outside its timed window. Only the sampled operations were read. \
-             MariaDB stops a statement's timer after its reply has left and its cleanup is \
-             done, so where client and server share busy cores an operation can show more \
-             server time than client time.",
-    });
+/// Where `--trace-sample` reads the database's own time, and how the report reads it.
+pub(super) const DB_TIME: DbTime = DbTime {
+    product: "MariaDB/MySQL",
+    source: "MariaDB performance_schema.events_statements_history (the sampled operations' statements)",
+    explains: "Client: the service time hatshop measured (sent → answered). Server: the sum of \
+         the operation's statements' times in MariaDB's \
+         performance_schema.events_statements_history, read on its connection right \
+         after it, outside its timed window. Only the sampled operations were read. \
+         MariaDB stops a statement's timer after its reply has left and its cleanup is \
+         done, so where client and server share busy cores an operation can show more \
+         server time than client time.",
+};
 
+impl DbTiming for MysqlStore {
     async fn begin_db_timing(&self) -> Result<(), DbError> {
         check(&mut self.admin_conn().await?).await?;
         self.server_timing

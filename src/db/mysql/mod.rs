@@ -546,7 +546,7 @@ impl Store for MysqlStore {
         let wire = if self.own_wire { "own" } else { "mysql_async" };
         settings.insert("kv_wire".into(), wire.into());
         StoreFacts::logged_in(
-            Self::SCHEME,
+            Self::DECLARED.scheme,
             &self.version,
             settings,
             self.tls.describe(),

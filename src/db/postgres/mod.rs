@@ -43,7 +43,7 @@ use super::peer_table;
 use super::sql::{Placeholders, Statements, order_from_joined};
 use super::{
     Applied, ConnectOptions, DbError, DbUrl, DeclaredStore, ErrorKind, InitialBatch, KvPage,
-    Setting, Settings, Snapshot, Store, StoreFacts, Value,
+    Setting, Snapshot, Store, StoreDeclarations, StoreFacts, Value,
 };
 use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderUpdate, StatusUpdate};
 
@@ -101,50 +101,51 @@ pub struct PostgresStore {
     pgbench: bool,
 }
 
+/// The settings PostgreSQL takes (URL `?key=value` or flags).
+const SETTINGS: &[Setting] = &[
+    super::sql::CONNECTIONS,
+    Setting {
+        name: peer_table::SETTING,
+        value: Value::Choice(&["kv", pgbench::TABLE.name]),
+        default: "kv",
+        help: "key-value records in hatshop's table (k TEXT, v BYTEA) or in pgbench's pgbench_accounts shape (aid INT, bid INT, abalance INT, filler BYTEA holding the value, at most 84 bytes), for the race with pgbench",
+    },
+    Setting {
+        name: "kv_wire",
+        value: Value::Choice(&["own", "tokio-postgres"]),
+        default: "own",
+        help: "in runs of key-value events alone, send the statements over hatshop's own lean client of the extended query protocol (TLS, and trust, password, MD5 or SCRAM-SHA-256 logins) or through tokio-postgres, as every other run does",
+    },
+    libpq::SETTINGS[0],
+    libpq::SETTINGS[1],
+    libpq::SETTINGS[2],
+    libpq::SETTINGS[3],
+    libpq::SETTINGS[4],
+];
+
 impl DeclaredStore for PostgresStore {
-    const SCHEME: &'static str = "postgres";
-    const ALIASES: &'static [&'static str] = &["postgresql"];
-    const ABOUT: &'static str = "PostgreSQL";
-    const EXAMPLE: &'static str = "postgres://postgres@127.0.0.1:5432/hatshop?connections=4";
-    const LOGIN: bool = true;
-    const SETTINGS: &'static [Setting] = &[
-        super::sql::CONNECTIONS,
-        Setting {
-            name: peer_table::SETTING,
-            value: Value::Choice(&["kv", pgbench::TABLE.name]),
-            default: "kv",
-            help: "key-value records in hatshop's table (k TEXT, v BYTEA) or in pgbench's pgbench_accounts shape (aid INT, bid INT, abalance INT, filler BYTEA holding the value, at most 84 bytes), for the race with pgbench",
+    const DECLARED: StoreDeclarations = StoreDeclarations {
+        aliases: &["postgresql"],
+        login: true,
+        db_time: Some(statement_times::DB_TIME),
+        // One from 16 lanes up: there one thread read as fast as two, for 10–25 % less
+        // CPU per read, and ran orders as fast; at 4, two read 7 % more (bench/NOTES.md).
+        client_threads: |concurrency| (concurrency >= 16).then_some(1),
+        // pgbench's `pgbench_accounts` shape holds values of at most 84 bytes.
+        check_value_size: |settings, len| {
+            if pgbench::TABLE.chosen(settings) {
+                pgbench::TABLE.check_value_size(len)?;
+            }
+            Ok(())
         },
-        Setting {
-            name: "kv_wire",
-            value: Value::Choice(&["own", "tokio-postgres"]),
-            default: "own",
-            help: "in runs of key-value events alone, send the statements over hatshop's own lean client of the extended query protocol (TLS, and trust, password, MD5 or SCRAM-SHA-256 logins) or through tokio-postgres, as every other run does",
-        },
-        libpq::SETTINGS[0],
-        libpq::SETTINGS[1],
-        libpq::SETTINGS[2],
-        libpq::SETTINGS[3],
-        libpq::SETTINGS[4],
-    ];
-
-    fn default_concurrency(settings: &Settings) -> usize {
-        super::sql::connections_or(settings, 4)
-    }
-
-    /// pgbench's `pgbench_accounts` shape holds values of at most 84 bytes.
-    fn check_value_size(settings: &Settings, len: usize) -> Result<(), DbError> {
-        if pgbench::TABLE.chosen(settings) {
-            pgbench::TABLE.check_value_size(len)?;
-        }
-        Ok(())
-    }
-
-    /// One from 16 lanes up: there one thread read as fast as two, for 10–25 % less
-    /// CPU per read, and ran orders as fast; at 4, two read 7 % more (bench/NOTES.md).
-    fn client_threads(concurrency: usize) -> Option<usize> {
-        (concurrency >= 16).then_some(1)
-    }
+        ..StoreDeclarations::new(
+            "postgres",
+            "PostgreSQL",
+            "postgres://postgres@127.0.0.1:5432/hatshop?connections=4",
+            SETTINGS,
+            |settings| super::sql::connections_or(settings, 4),
+        )
+    };
 
     async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<Self, DbError> {
         let pool = super::sql::connections_or(&options.settings, options.concurrency);
@@ -573,7 +574,7 @@ impl Store for PostgresStore {
             settings.insert(peer_table::SETTING.into(), pgbench::TABLE.name.into());
         }
         StoreFacts::logged_in(
-            Self::SCHEME,
+            Self::DECLARED.scheme,
             &self.version,
             settings,
             self.tls_seen.describe(self.tls.as_deref()),

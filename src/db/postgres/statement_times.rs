@@ -86,18 +86,19 @@ pub fn difference(before: &Totals, after: Totals, sql: &Statements) -> Vec<State
     times
 }
 
-impl DbTiming for PostgresStore {
-    const DB_TIME: Option<DbTime> = Some(DbTime {
-        product: "PostgreSQL",
-        source: "pg_stat_statements (totals of every statement of the run, load and warm-up included)",
-        explains: "Server: the time pg_stat_statements counted in the event type's statements over \
-             the run (load and warm-up included), divided by its operations; transactions' \
-             BEGIN and COMMIT are shared and listed apart below. Client: the mean service \
-             time of the measured operations. PostgreSQL counts a statement's execution \
-             only: the commit after it (the WAL flush to disk) is in no statement's time, so \
-             for writes the difference holds it too.",
-    });
+/// Where `--trace-sample` reads the database's own time, and how the report reads it.
+pub(super) const DB_TIME: DbTime = DbTime {
+    product: "PostgreSQL",
+    source: "pg_stat_statements (totals of every statement of the run, load and warm-up included)",
+    explains: "Server: the time pg_stat_statements counted in the event type's statements over \
+         the run (load and warm-up included), divided by its operations; transactions' \
+         BEGIN and COMMIT are shared and listed apart below. Client: the mean service \
+         time of the measured operations. PostgreSQL counts a statement's execution \
+         only: the commit after it (the WAL flush to disk) is in no statement's time, so \
+         for writes the difference holds it too.",
+};
 
+impl DbTiming for PostgresStore {
     async fn begin_db_timing(&self) -> Result<(), DbError> {
         let before = begin(&self.conn().await?.client, &self.sql).await?;
         *self

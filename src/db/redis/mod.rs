@@ -39,8 +39,8 @@ use self::wire::{LeanConn, Login, Reply};
 use super::ownership::{self, MARKER, Marker, Ownership};
 use super::wire::LaneSlots;
 use super::{
-    Applied, ConnectOptions, DbError, DbUrl, DeclaredStore, ErrorKind, KvPage, Setting, Settings,
-    Snapshot, Store, StoreFacts, Value,
+    Applied, ConnectOptions, DbError, DbUrl, DeclaredStore, ErrorKind, KvPage, Setting, Snapshot,
+    Store, StoreDeclarations, StoreFacts, Value,
 };
 use crate::workload::{ItemsUpdate, KeyText, LineItem, Order, OrderId, OrderUpdate, StatusUpdate};
 
@@ -81,43 +81,43 @@ pub struct RedisStore {
     connect_timeout: std::time::Duration,
 }
 
+/// The settings Redis takes (URL `?key=value` or flags).
+const SETTINGS: &[Setting] = &[
+    Setting {
+        name: "pipeline",
+        value: Value::Count { min: 1 },
+        default: "1",
+        help: "lanes that share one connection, their requests written back to back (Redis pipelining); 1: a connection per lane",
+    },
+    Setting {
+        name: "kv_wire",
+        value: Value::Choice(&["own", "redis-rs"]),
+        default: "own",
+        help: "in runs of key-value events alone without pipelining, send the commands over hatshop's own lean client of RESP2 (TLS, and AUTH logins) or through the redis crate's connection manager, as every other run does",
+    },
+    TLS_SETTINGS[0],
+    TLS_SETTINGS[1],
+    TLS_SETTINGS[2],
+    TLS_SETTINGS[3],
+    TLS_SETTINGS[4],
+];
+
 impl DeclaredStore for RedisStore {
-    const SCHEME: &'static str = "redis";
-    const ABOUT: &'static str =
-        "Redis (keys under hatshop:; `hatshop server start redis` runs one)";
-    const EXAMPLE: &'static str = "redis://127.0.0.1:6379/0?pipeline=1";
-    const TLS_SCHEME: Option<&'static str> = Some("rediss");
-    const LOGIN: bool = true;
-    const LONE_USER_IS_PASSWORD: bool = true;
-    const SETTINGS: &'static [Setting] = &[
-        Setting {
-            name: "pipeline",
-            value: Value::Count { min: 1 },
-            default: "1",
-            help: "lanes that share one connection, their requests written back to back (Redis pipelining); 1: a connection per lane",
-        },
-        Setting {
-            name: "kv_wire",
-            value: Value::Choice(&["own", "redis-rs"]),
-            default: "own",
-            help: "in runs of key-value events alone without pipelining, send the commands over hatshop's own lean client of RESP2 (TLS, and AUTH logins) or through the redis crate's connection manager, as every other run does",
-        },
-        TLS_SETTINGS[0],
-        TLS_SETTINGS[1],
-        TLS_SETTINGS[2],
-        TLS_SETTINGS[3],
-        TLS_SETTINGS[4],
-    ];
-
-    fn default_concurrency(_: &Settings) -> usize {
-        8
-    }
-
-    /// One from 4 lanes up: one thread turned more GETs around, for less CPU each,
-    /// than two; with one or two lanes, two did as well or better.
-    fn client_threads(concurrency: usize) -> Option<usize> {
-        (concurrency >= 4).then_some(1)
-    }
+    const DECLARED: StoreDeclarations = StoreDeclarations {
+        tls_scheme: Some("rediss"),
+        login: true,
+        lone_user_is_password: true,
+        // One from 4 lanes up: one thread turned more GETs around, for less CPU each,
+        // than two; with one or two lanes, two did as well or better.
+        client_threads: |concurrency| (concurrency >= 4).then_some(1),
+        ..StoreDeclarations::new(
+            "redis",
+            "Redis (keys under hatshop:; `hatshop server start redis` runs one)",
+            "redis://127.0.0.1:6379/0?pipeline=1",
+            SETTINGS,
+            |_| 8,
+        )
+    };
 
     async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<Self, DbError> {
         let pipeline = options.settings.count("pipeline") as usize;
@@ -494,7 +494,7 @@ impl Store for RedisStore {
             ("kv_wire".to_string(), kv_wire.to_string()),
         ]);
         StoreFacts::logged_in(
-            Self::SCHEME,
+            Self::DECLARED.scheme,
             &self.version,
             settings,
             self.tls_words(),

@@ -19,7 +19,7 @@ use crate::db::ownership::{self, Marker, Ownership, TABLES};
 use crate::db::sql::{ITEM_COLUMNS, ORDER_COLUMNS, setup_statements, unknown_status};
 use crate::db::{
     Applied, ConnectOptions, DbError, DbUrl, DeclaredStore, ErrorKind, KV_PAGE, KvPage, OrderRow,
-    Setting, Settings, Snapshot, Store, StoreFacts, Value,
+    Setting, Snapshot, Store, StoreDeclarations, StoreFacts, Value,
 };
 use crate::workload::{
     ItemsUpdate, KeyText, LineItem, Order, OrderId, OrderStatus, OrderUpdate, StatusUpdate, payload,
@@ -68,23 +68,24 @@ pub struct SqliteStore {
 }
 
 impl DeclaredStore for SqliteStore {
-    const SCHEME: &'static str = "sqlite";
-    const ABOUT: &'static str = "SQLite, embedded: no server (the default; `sqlite://` alone puts hatshop.db in the result folder)";
-    const EXAMPLE: &'static str = "sqlite://shop.db?synchronous=full";
-    const IN_PROCESS: bool = true;
-    const OWN_FILE: Option<&'static str> = Some("hatshop.db");
-    const IN_MEMORY: Option<&'static str> = Some(MEMORY);
-    const SETTINGS: &'static [Setting] = &[Setting {
-        name: "synchronous",
-        value: Value::Choice(&["off", "normal", "full", "extra"]),
-        default: "normal",
-        help: "SQLite's durability per commit (PRAGMA synchronous)",
-    }];
-
-    /// One writer at a time: more lanes only queue on its lock.
-    fn default_concurrency(_: &Settings) -> usize {
-        1
-    }
+    const DECLARED: StoreDeclarations = StoreDeclarations {
+        in_process: true,
+        own_file: Some("hatshop.db"),
+        in_memory: Some(MEMORY),
+        ..StoreDeclarations::new(
+            "sqlite",
+            "SQLite, embedded: no server (the default; `sqlite://` alone puts hatshop.db in the result folder)",
+            "sqlite://shop.db?synchronous=full",
+            &[Setting {
+                name: "synchronous",
+                value: Value::Choice(&["off", "normal", "full", "extra"]),
+                default: "normal",
+                help: "SQLite's durability per commit (PRAGMA synchronous)",
+            }],
+            // One writer at a time: more lanes only queue on its lock.
+            |_| 1,
+        )
+    };
 
     async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<Self, DbError> {
         let Some(path) = url.file() else {
@@ -527,7 +528,7 @@ impl Store for SqliteStore {
             ),
         ]);
         StoreFacts {
-            name: Self::SCHEME.into(),
+            name: Self::DECLARED.scheme.into(),
             server_version: self.version.clone(),
             settings,
         }

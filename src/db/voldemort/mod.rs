@@ -33,7 +33,7 @@ use self::route::Cluster;
 use super::ownership::{self, MARKER, Marker, Ownership};
 use super::{
     Applied, ConnectOptions, DbError, DbUrl, DeclaredStore, ErrorKind, KV_PAGE, KvPage, OrderRow,
-    Setting, Settings, Snapshot, Store, StoreFacts,
+    Snapshot, Store, StoreDeclarations, StoreFacts,
 };
 use crate::workload::{ItemsUpdate, KeyText, Order, OrderId, OrderUpdate, StatusUpdate};
 
@@ -52,24 +52,28 @@ pub struct VoldemortStore {
 }
 
 impl DeclaredStore for VoldemortStore {
-    const SCHEME: &'static str = "voldemort";
-    const ABOUT: &'static str = "Project Voldemort, routed client-side like its Java client (`hatshop server start voldemort` builds and runs one)";
-    const EXAMPLE: &'static str = "voldemort://127.0.0.1:6666/hatshop";
-    const SETTINGS: &'static [Setting] = &[];
-    const NO_TLS: Option<&'static str> = Some(
-        "Voldemort's protocol has no TLS (nor has its own Java client): reach it over a network you trust, or through a TLS tunnel such as stunnel",
-    );
-
-    fn default_concurrency(_: &Settings) -> usize {
-        16
-    }
+    const DECLARED: StoreDeclarations = StoreDeclarations {
+        no_tls: Some(
+            "Voldemort's protocol has no TLS (nor has its own Java client): reach it over a network you trust, or through a TLS tunnel such as stunnel",
+        ),
+        ..StoreDeclarations::new(
+            "voldemort",
+            "Project Voldemort, routed client-side like its Java client (`hatshop server start voldemort` builds and runs one)",
+            "voldemort://127.0.0.1:6666/hatshop",
+            &[],
+            |_| 16,
+        )
+    };
 
     async fn connect(url: &DbUrl, options: &ConnectOptions) -> Result<Self, DbError> {
         let address = url
             .address(DEFAULT_PORT)
             .map_err(|e| DbError::new(ErrorKind::Connection, e))?;
         let store = address.name.clone().ok_or_else(|| {
-            DbError::other(format!("{url}: name the store, e.g. {}", Self::EXAMPLE))
+            DbError::other(format!(
+                "{url}: name the store, e.g. {}",
+                Self::DECLARED.example
+            ))
         })?;
         let (cluster_xml, stores_xml) = metadata(&address.hosts, options).await?;
         let quorums = ring::quorums(&stores_xml, &store).map_err(DbError::other)?;
@@ -427,7 +431,7 @@ impl Store for VoldemortStore {
         .map(|(k, v)| (k.to_string(), v))
         .collect();
         StoreFacts {
-            name: Self::SCHEME.to_string(),
+            name: Self::DECLARED.scheme.to_string(),
             server_version: "Project Voldemort".to_string(),
             settings,
         }
