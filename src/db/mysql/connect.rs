@@ -28,7 +28,7 @@ use crate::db::{
 /// Connections per host for setup and reading back, apart from the operations' own.
 const ADMIN_POOL: usize = 2;
 
-/// The settings MySQL and MariaDB takes (URL `?key=value` or flags).
+/// The settings MySQL and MariaDB take (URL `?key=value` or flags).
 const SETTINGS: &[Setting] = &[
     crate::db::sql::CONNECTIONS,
     Setting {
