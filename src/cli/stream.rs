@@ -23,8 +23,9 @@ pub struct StreamArgs {
     #[arg(long, value_parser = count::<u64>)]
     pub events: Option<u64>,
     /// Warm-up after the initial load, applied and not measured: a count of events
-    /// (20000, 20k) or a time (10s, 1m) [default: the spec's count].
-    #[arg(long, value_name = "EVENTS|TIME", value_parser = parse_warmup)]
+    /// (20000, 20k), a time (10s, 1m), or `settled`: until the mean latency per 5 s
+    /// stops falling, 2 minutes at most [default: the spec's count].
+    #[arg(long, value_name = "EVENTS|TIME|settled", value_parser = parse_warmup)]
     pub warmup: Option<WarmupArg>,
     /// Orders created before anything is measured (the spec's initial_orders).
     #[arg(long, value_name = "N", value_parser = count::<u64>)]

@@ -32,13 +32,16 @@ impl std::str::FromStr for PercentileList {
     }
 }
 
-/// `--warmup`: a count of events, or how long to warm up.
+/// `--warmup`: a count of events, how long to warm up, or until latency settles.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum WarmupArg {
     /// This many events (`--warmup 20000`).
     Events(u64),
     /// Events until this long after the warm-up began (`--warmup 10s`).
     Time(std::time::Duration),
+    /// Events until the warm-up's mean latency stops falling, within a limit
+    /// (`--warmup settled`).
+    Settled,
 }
 
 impl std::str::FromStr for WarmupArg {
@@ -50,14 +53,19 @@ impl std::str::FromStr for WarmupArg {
 }
 
 /// A count (`20000`, `20k`) is events; a number with a time's unit (`10s`, `1m`) is a
-/// time, so a bare number is never read as seconds here.
+/// time, so a bare number is never read as seconds here; `settled` waits for latency.
 pub(super) fn parse_warmup(text: &str) -> Result<WarmupArg, String> {
+    if text == "settled" {
+        return Ok(WarmupArg::Settled);
+    }
     if let Ok(events) = quantities::count::<u64>(text) {
         return Ok(WarmupArg::Events(events));
     }
     match quantities::duration(text) {
         Ok(time) if !time.is_zero() => Ok(WarmupArg::Time(time)),
-        _ => Err("a warm-up is a count of events (20000, 20k) or a time (10s, 1m)".into()),
+        _ => {
+            Err("a warm-up is a count of events (20000, 20k), a time (10s, 1m) or `settled`".into())
+        }
     }
 }
 

@@ -11,11 +11,15 @@ use crate::workload::{Generator, write_events};
 
 /// Writes the stream to a JSON Lines file (or standard output), and its sha256.
 pub fn run(args: &GenerateArgs) -> Result<()> {
-    if let Some(WarmupArg::Time(time)) = args.stream.warmup {
-        anyhow::bail!(
+    match args.stream.warmup {
+        Some(WarmupArg::Time(time)) => anyhow::bail!(
             "--warmup {}: a written stream needs its warm-up as a count of events; a time is for `hatshop run`",
             humantime::format_duration(time)
-        );
+        ),
+        Some(WarmupArg::Settled) => anyhow::bail!(
+            "--warmup settled: a written stream needs its warm-up as a count of events; waiting for latency to settle is for `hatshop run`"
+        ),
+        _ => {}
     }
     let spec = resolve_spec(&args.stream)?;
     let target = args.target();

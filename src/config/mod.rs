@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 
-pub use plan::{seconds, years_or_time};
+pub use plan::{WarmupUntil, seconds, years_or_time};
 pub use store::{in_result_folder, store_settings};
 pub use stream::resolve_spec;
 
@@ -23,7 +23,7 @@ use crate::stats::threshold::Threshold;
 use crate::workload::{EventSource, Fault, WorkloadSpec};
 use plan::{
     check_shardable, concurrency_of, conflicts_of, faults_of, max_errors_of, open_loop_length,
-    pace_of, refuse_warmup_past_duration, shard_of, warmup_time_of,
+    pace_of, refuse_warmup_past_duration, shard_of, warmup_until_of,
 };
 use store::{store_of, trace_sample_of};
 use stream::{run_id, source_of, spec_concurrency};
@@ -85,8 +85,9 @@ pub struct RunConfig {
     /// How long an open loop takes to send its events, when `--duration` does not bound
     /// it (said before the run when it is long).
     pub unbounded_length: Option<Duration>,
-    /// `--warmup 10s`: the warm-up lasts this long, its count decided as it runs.
-    pub warmup_time: Option<Duration>,
+    /// `--warmup 10s` or `--warmup settled`: a warm-up that ends on the clock, its
+    /// count decided as it runs.
+    pub warmup_until: Option<WarmupUntil>,
     pub interval: Duration,
     pub connect_timeout: Duration,
     pub op_timeout: Duration,
@@ -216,11 +217,11 @@ impl RunConfig {
         }
         let conflicts = conflicts_of(args, &source)?;
         let faults = faults_of(args, &source, max_duration)?;
-        let warmup_time = warmup_time_of(args, max_duration)?;
+        let warmup_until = warmup_until_of(args, max_duration)?;
         refuse_warmup_past_duration(&pace, &source, max_duration)?;
         let unbounded_length = match max_duration {
             Some(_) => None,
-            None => open_loop_length(&pace, &source, warmup_time)?,
+            None => open_loop_length(&pace, &source, warmup_until)?,
         };
         let (source, floor) = measure_floor_of(args, source)?;
         let shard = shard_of(args)?;
@@ -239,7 +240,7 @@ impl RunConfig {
             load_batch: args.load_batch,
             max_duration,
             floor,
-            warmup_time,
+            warmup_until,
             unbounded_length,
             interval,
             connect_timeout,

@@ -7,6 +7,7 @@ use anyhow::{Result, bail};
 
 use crate::cli::{RunArgs, WarmupArg};
 use crate::db::{DbUrl, Settings};
+use crate::stats::settling::SETTLE_LIMIT;
 use crate::workload::{EventSource, Fault};
 
 /// The longest any duration flag may be: a year is long enough, and `Duration` cannot
@@ -108,7 +109,7 @@ pub(super) fn shard_of(args: &RunArgs) -> Result<Option<crate::runner::Shard>> {
 pub(super) fn open_loop_length(
     pace: &crate::runner::Pace,
     source: &EventSource,
-    warmup_time: Option<Duration>,
+    warmup_until: Option<WarmupUntil>,
 ) -> Result<Option<Duration>> {
     let Some(rate) = pace.rate() else {
         return Ok(None);
@@ -121,7 +122,10 @@ pub(super) fn open_loop_length(
         0 => 0.0,
         n => pace.due_s(n - 1, measured).unwrap_or(0.0),
     };
-    let warmup_s = warmup_time.map_or_else(|| last(warmup, false), |t| t.as_secs_f64());
+    let warmup_s = warmup_until.map_or_else(
+        || last(warmup, false),
+        |until| until.longest().as_secs_f64(),
+    );
     let total_s = warmup_s + last(measured, true);
     if !total_s.is_finite() || total_s > LONGEST {
         bail!(
@@ -197,35 +201,73 @@ pub fn years_or_time(secs: f64) -> String {
     format!("about {}", humantime::format_duration(rounded))
 }
 
-/// `--warmup 10s`; refused for a shard (each would cut the stream elsewhere), and when
-/// `--duration`, which also bounds a warm-up, would end the run before measuring.
-pub(super) fn warmup_time_of(
+/// A warm-up that ends on the clock rather than at a count.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum WarmupUntil {
+    /// `--warmup 10s`: this long after it began.
+    Elapsed(Duration),
+    /// `--warmup settled`: once its mean latency stops falling, within
+    /// [`SETTLE_LIMIT`].
+    Settled,
+}
+
+impl WarmupUntil {
+    /// The longest it may last.
+    pub fn longest(self) -> Duration {
+        match self {
+            WarmupUntil::Elapsed(time) => time,
+            WarmupUntil::Settled => SETTLE_LIMIT,
+        }
+    }
+
+    /// As the flag says it.
+    fn flag(self) -> String {
+        match self {
+            WarmupUntil::Elapsed(time) => {
+                format!("--warmup {}", humantime::format_duration(time))
+            }
+            WarmupUntil::Settled => "--warmup settled".into(),
+        }
+    }
+}
+
+/// `--warmup 10s` or `--warmup settled`; refused for a shard (each would cut the
+/// stream elsewhere), and when `--duration`, which also bounds a warm-up, could end the
+/// run before measuring.
+pub(super) fn warmup_until_of(
     args: &RunArgs,
     max_duration: Option<Duration>,
-) -> Result<Option<Duration>> {
-    let Some(WarmupArg::Time(time)) = args.stream.warmup else {
-        return Ok(None);
+) -> Result<Option<WarmupUntil>> {
+    let until = match args.stream.warmup {
+        Some(WarmupArg::Time(time)) => WarmupUntil::Elapsed(time),
+        Some(WarmupArg::Settled) => WarmupUntil::Settled,
+        _ => return Ok(None),
     };
-    if time.as_secs_f64() > LONGEST {
+    let longest = until.longest();
+    if longest.as_secs_f64() > LONGEST {
         bail!(
             "--warmup must be at most a year ({LONGEST:.0} s), got {}",
-            humantime::format_duration(time)
+            humantime::format_duration(longest)
         );
     }
     if args.shard.is_some() {
         bail!(
-            "--warmup {} with --shard: each shard would end its warm-up at another event; shards share one stream, so give the warm-up as a count",
-            humantime::format_duration(time)
+            "{} with --shard: each shard would end its warm-up at another event; shards share one stream, so give the warm-up as a count",
+            until.flag()
         );
     }
-    if let Some(limit) = max_duration.filter(|limit| time >= *limit) {
+    if let Some(limit) = max_duration.filter(|limit| longest >= *limit) {
+        let may = match until {
+            WarmupUntil::Elapsed(_) => String::new(),
+            WarmupUntil::Settled => format!(" (it may take {} s)", longest.as_secs()),
+        };
         bail!(
-            "--warmup {} is not shorter than --duration {} s, which bounds a warm-up too: nothing would be measured",
-            humantime::format_duration(time),
+            "{}{may} is not shorter than --duration {} s, which bounds a warm-up too: nothing would be measured",
+            until.flag(),
             limit.as_secs_f64()
         );
     }
-    Ok(Some(time))
+    Ok(Some(until))
 }
 
 /// What a shard cannot do alone: verify, use a database file inside its own folder,

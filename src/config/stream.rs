@@ -48,8 +48,8 @@ pub fn resolve_spec(args: &StreamArgs) -> Result<WorkloadSpec> {
     }
     match args.warmup {
         Some(WarmupArg::Events(events)) => spec.warmup = events,
-        // The runner decides the count as it goes (`warmup_time`).
-        Some(WarmupArg::Time(_)) => spec.warmup = 0,
+        // The runner decides the count as it goes (`warmup_until`).
+        Some(WarmupArg::Time(_) | WarmupArg::Settled) => spec.warmup = 0,
         None => {}
     }
     if let Some(orders) = args.orders {

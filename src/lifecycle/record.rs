@@ -4,7 +4,7 @@
 use std::time::SystemTime;
 
 use crate::cluster::Home;
-use crate::config::RunConfig;
+use crate::config::{RunConfig, WarmupUntil};
 use crate::result_dir::{
     self, DatabaseRecord, Host, PlanRecord, RunRecord, RunStatus, StageRecord,
 };
@@ -132,7 +132,11 @@ fn plan_record(config: &RunConfig, plan: &RunPlan) -> PlanRecord {
         max_duration_s: plan.max_duration.map(|d| d.as_secs_f64()),
         min_duration_s: plan.floor.map(|floor| floor.duration.as_secs_f64()),
         min_events: plan.floor.map(|floor| floor.events),
-        warmup_s: config.warmup_time.map(|d| d.as_secs_f64()),
+        // A warm-up until latency settled is told by `warmth.settling`.
+        warmup_s: match config.warmup_until {
+            Some(WarmupUntil::Elapsed(time)) => Some(time.as_secs_f64()),
+            _ => None,
+        },
         connect_timeout_s: config.connect_timeout.as_secs_f64(),
         op_timeout_s: plan.op_timeout.as_secs_f64(),
         retries: plan.retries,

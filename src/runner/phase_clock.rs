@@ -74,6 +74,8 @@ pub struct PhaseClock {
     pub loaded: OnceLock<(Instant, u64)>,
     /// Shared with a warm-up given as a time, which ends that long after it.
     pub warmup: Arc<OnceLock<Instant>>,
+    /// What the warm-up's operations took, for a warm-up that waits for it to settle.
+    pub warmup_latency: Arc<crate::stats::settling::WarmupLatency>,
     pub measure: OnceLock<Instant>,
     /// The client's (and watched servers') CPU counters when measuring began.
     pub measure_cpu: OnceLock<crate::client_cost::CpuSnapshot>,

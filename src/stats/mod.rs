@@ -9,6 +9,7 @@ pub mod fairness;
 mod histogram;
 mod interval;
 mod op_hand_off;
+pub mod settling;
 mod spread;
 mod summary;
 pub mod threshold;

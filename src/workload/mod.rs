@@ -37,7 +37,7 @@ pub use presets::{all as presets, find as preset};
 pub use rng::splitmix64;
 pub use source::{EventSource, EventsFileInfo};
 pub use spec::{ItemsPerOrder, Mix, SpecError, WorkloadSpec};
-pub use timed_warmup::{TimedWarmup, WarmupCount};
+pub use timed_warmup::{TimedWarmup, WarmupCount, WarmupEnds};
 
 /// The version of the event stream: what the generator, the catalogues, the state hash,
 /// key texts and value bytes make of a spec and seed. A change to any of them is a new

@@ -1,6 +1,7 @@
-//! A warm-up given as a time (`--warmup 10s`): the generator's warm-up runs until that
-//! long after the warm-up began, then the measured events follow. The count it came to
-//! is what run.json records, so `verify` and a replay regenerate the same stream.
+//! A warm-up that ends on the clock (`--warmup 10s`, `--warmup settled`): the
+//! generator's warm-up runs until its end says so, asked with how long ago the warm-up
+//! began, then the measured events follow. The count it came to is what run.json
+//! records, so `verify` and a replay regenerate the same stream.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -23,10 +24,13 @@ impl WarmupCount {
     }
 }
 
-/// The generator of `spec`, its warm-up lasting `length` from `began`.
+/// Whether a warm-up has ended, asked with how long ago it began.
+pub type WarmupEnds = Box<dyn FnMut(Duration) -> bool + Send>;
+
+/// The generator of `spec`, its warm-up lasting from `began` until `ends` says so.
 pub struct TimedWarmup {
     generator: Generator,
-    length: Duration,
+    ends: WarmupEnds,
     /// Set by whoever hands the events out, when the first warm-up event is on its way
     /// (not when it is generated: the load may still be draining then).
     began: Arc<OnceLock<Instant>>,
@@ -35,10 +39,20 @@ pub struct TimedWarmup {
 }
 
 impl TimedWarmup {
-    /// The stream, and where its warm-up count will be.
-    pub fn new(
+    /// The stream, its warm-up lasting `length`, and where its count will be.
+    pub fn lasting(
         spec: &WorkloadSpec,
         length: Duration,
+        began: Arc<OnceLock<Instant>>,
+    ) -> (TimedWarmup, WarmupCount) {
+        TimedWarmup::until(spec, Box::new(move |elapsed| elapsed >= length), began)
+    }
+
+    /// The stream, its warm-up lasting until `ends` says so, and where its count will
+    /// be.
+    pub fn until(
+        spec: &WorkloadSpec,
+        ends: WarmupEnds,
         began: Arc<OnceLock<Instant>>,
     ) -> (TimedWarmup, WarmupCount) {
         let mut generator = Generator::new(spec);
@@ -46,7 +60,7 @@ impl TimedWarmup {
         let count = WarmupCount::default();
         let stream = TimedWarmup {
             generator,
-            length,
+            ends,
             began,
             count: count.clone(),
             ended: false,
@@ -71,7 +85,7 @@ impl Iterator for TimedWarmup {
     fn next(&mut self) -> Option<OrderEvent> {
         if !self.ended
             && self.generator.in_warmup()
-            && self.began.get().is_some_and(|b| b.elapsed() >= self.length)
+            && self.began.get().is_some_and(|b| (self.ends)(b.elapsed()))
         {
             self.end();
         }
@@ -105,7 +119,7 @@ mod tests {
     #[test]
     fn a_timed_warmup_gives_the_stream_of_its_count() {
         let began = Arc::new(OnceLock::new());
-        let (mut timed, count) = TimedWarmup::new(&spec(), Duration::ZERO, began.clone());
+        let (mut timed, count) = TimedWarmup::lasting(&spec(), Duration::ZERO, began.clone());
         let mut events: Vec<OrderEvent> = timed.by_ref().take(170).collect();
         assert!(events.iter().skip(50).all(|e| e.phase == Phase::Warmup));
         began.set(Instant::now()).unwrap();
@@ -121,7 +135,7 @@ mod tests {
     #[test]
     fn a_warmup_dropped_early_counts_what_was_given() {
         let began = Arc::new(OnceLock::new());
-        let (timed, count) = TimedWarmup::new(&spec(), Duration::from_secs(3600), began);
+        let (timed, count) = TimedWarmup::lasting(&spec(), Duration::from_secs(3600), began);
         let given = timed.take(80).count();
         assert_eq!(given, 80);
         assert_eq!(count.get(), 30);

@@ -1557,9 +1557,54 @@ fn a_warmup_given_as_a_time_is_recorded_as_the_events_it_came_to() {
     );
     assert_one_line_error(
         tmp.path(),
-        &["run", "--warmup", "soon"],
-        "a warm-up is a count of events (20000, 20k) or a time (10s, 1m)",
+        &["run", "--warmup", "settled", "--duration", "60s"],
+        "--warmup settled (it may take 120 s) is not shorter than --duration 60 s",
     );
+    assert_one_line_error(
+        tmp.path(),
+        &["generate", "--warmup", "settled", "-o", "x.jsonl"],
+        "needs its warm-up as a count of events",
+    );
+    assert_one_line_error(
+        tmp.path(),
+        &["run", "--warmup", "soon"],
+        "a warm-up is a count of events (20000, 20k), a time (10s, 1m) or `settled`",
+    );
+}
+
+/// `--warmup settled` warms up until the mean latency per 5 s window stops falling (15 s
+/// at least, 120 s at most), keeps each window's mean in run.json, and records the
+/// events it came to, so the folder verifies exactly. Paced, so that its seconds of
+/// warm-up leave the cores to the tests beside it.
+#[test]
+fn a_warmup_until_settled_keeps_its_windows_and_verifies() {
+    let tmp = TempDir::new().unwrap();
+    let out = run_ok(
+        &tmp,
+        "settled",
+        &[
+            "--events", "2000", "--rate", "1000", "--warmup", "settled", "--verify",
+        ],
+    );
+    let run = json(&out.join("run.json"));
+    let settling = &run["warmth"]["settling"];
+    let after_s = settling["after_s"].as_f64().unwrap();
+    assert!((15.0..125.0).contains(&after_s), "{run}");
+    let windows = settling["window_means_us"].as_array().unwrap();
+    assert_eq!(windows.len(), (after_s / 5.0) as usize, "{run}");
+    assert!(
+        windows
+            .iter()
+            .all(|mean| mean.as_f64().is_some_and(|us| us > 0.0)),
+        "{run}"
+    );
+    assert!(run["plan"].get("warmup_s").is_none(), "{run}");
+    assert!(
+        run["events"]["workload"]["warmup"].as_u64().unwrap() > 0,
+        "{run}"
+    );
+    assert_eq!(run["measured_ops"], 2000);
+    common::verify_ok(tmp.path(), &out);
 }
 
 /// `--client-threads` is in the help of the commands that run work and no other (the

@@ -107,6 +107,7 @@ fn warmth(config: &RunConfig, record: &RunRecord) -> crate::result_dir::warmth::
         latency_fell: crate::report::intervals::read(&config.out_dir)
             .ok()
             .and_then(|rows| crate::report::warming::latency_fell(&rows)),
+        settling: record.warmth.as_ref().and_then(|w| w.settling.clone()),
     }
 }
 

@@ -48,6 +48,7 @@ use crate::runner::{
     self, BeforeMeasuring, Progress, RunClock, RunContext, StopReason, StopSignal,
 };
 use crate::stats::Summary;
+use crate::stats::settling::Settling;
 use crate::verify::Verdict;
 use crate::workload::{EventSource, WarmupCount};
 
@@ -257,9 +258,13 @@ fn record_unmeasured(
     record: &mut RunRecord,
     run_json: &RunJson,
     timed_warmup: Option<WarmupCount>,
+    settling: Option<Arc<Settling>>,
 ) {
     // What was put on disk before measuring stays in every later record.
     record.unmeasured = run_json.unmeasured();
+    if let Some(settled) = settling.and_then(|s| s.outcome()) {
+        record.warmth.get_or_insert_default().settling = Some(settled);
+    }
     // The stream is gone with the runner: a timed warm-up's count is final.
     if let (Some(count), EventSource::Generated { workload }) = (timed_warmup, &mut record.events) {
         workload.warmup = count.get();
@@ -346,15 +351,23 @@ async fn measure(
     say_running(config);
     let serving = serving_server(config);
     let warmup_began = Arc::default();
+    let warmup_latency = Arc::default();
     let RunStream {
         events: stream,
         timed_warmup,
+        settling,
         held_orders,
-    } = stream_of(config, &warmup_began)?;
+    } = stream_of(config, &warmup_began, &warmup_latency)?;
     let before_measuring =
         before_measuring(config, &store, run_json, &timed_warmup, &serving, stop);
     let after_load = after_load(config, &store, stop);
-    let phases = phase_clock(serving.as_ref(), warmup_began, after_load, before_measuring);
+    let phases = phase_clock(
+        serving.as_ref(),
+        warmup_began,
+        warmup_latency,
+        after_load,
+        before_measuring,
+    );
     let bar = show_progress(config, progress.clone(), phases.clone());
     if let Some(metrics) = &metrics {
         metrics.watch_phases(phases.clone());
@@ -379,7 +392,7 @@ async fn measure(
     )
     .await;
     run_over.send_replace(true);
-    record_unmeasured(record, run_json, timed_warmup);
+    record_unmeasured(record, run_json, timed_warmup, settling);
     if let Some(faults) = faults {
         record.faults = faults.await.unwrap_or_default();
     }

@@ -41,10 +41,11 @@ pub(super) fn show_progress(
     if !config.show_progress {
         return None;
     }
-    // A shard applies about its share of the stream; a stream that --duration ends has
-    // no total to count towards.
+    // A shard applies about its share of the stream; a stream that --duration ends, or
+    // whose warm-up ends on the clock, has no total to count towards.
     let shards = config.shard.map_or(1, |shard| shard.count) as u64;
-    let total = (!config.without_end()).then(|| config.total_events().div_ceil(shards));
+    let total = (!config.without_end() && config.warmup_until.is_none())
+        .then(|| config.total_events().div_ceil(shards));
     if std::io::stderr().is_terminal() {
         return Some(progress_bar(total, progress, phases));
     }

@@ -7,7 +7,8 @@ use std::time::Instant;
 use anyhow::Result;
 
 use crate::cluster::{Home, ServerRecord};
-use crate::config::RunConfig;
+use crate::config::{RunConfig, WarmupUntil};
+use crate::console::note;
 use crate::db::{AnyStore, Store};
 use crate::op_log::OpLogWriter;
 use crate::result_dir;
@@ -15,6 +16,7 @@ use crate::runner::faults::Timeline;
 use crate::runner::{
     self, AfterLoad, BeforeMeasuring, Dealing, PhaseClock, RunClock, RunPlan, open_stream,
 };
+use crate::stats::settling::{Settling, WarmupLatency};
 use crate::workload::{EventSource, Generator, OrderId, StateHash, TimedWarmup, WarmupCount};
 
 /// How the runner runs this config against this store.
@@ -76,11 +78,13 @@ pub(super) fn fault_timeline(config: &RunConfig) -> Result<Option<Timeline>> {
 pub(super) fn phase_clock(
     serving: Option<&ServerRecord>,
     warmup: Arc<OnceLock<Instant>>,
+    warmup_latency: Arc<WarmupLatency>,
     after_load: Option<AfterLoad>,
     before_measuring: BeforeMeasuring,
 ) -> Arc<PhaseClock> {
     Arc::new(PhaseClock {
         warmup,
+        warmup_latency,
         server_pids: serving
             .iter()
             .flat_map(|server| server.nodes.iter().map(|node| node.pid))
@@ -94,9 +98,12 @@ pub(super) fn phase_clock(
 /// The events a run sends, as the runner takes them.
 pub(super) struct RunStream {
     pub events: runner::EventStream,
-    /// With `--warmup 10s`, where its warm-up count will be: the warm-up ends that
-    /// long after `warmup_began`, which the source sets.
+    /// With `--warmup 10s` or `--warmup settled`, where its warm-up count will be:
+    /// the warm-up ends that long after `warmup_began` (which the source sets), or once
+    /// its latency settles.
     pub timed_warmup: Option<WarmupCount>,
+    /// With `--warmup settled`, how its warm-up went.
+    pub settling: Option<Arc<Settling>>,
     /// The orders the database holds where the run goes on from earlier runs' events,
     /// with their states.
     pub held_orders: Vec<(OrderId, StateHash)>,
@@ -106,11 +113,13 @@ pub(super) struct RunStream {
 pub(super) fn stream_of(
     config: &RunConfig,
     warmup_began: &Arc<OnceLock<Instant>>,
+    warmup_latency: &Arc<WarmupLatency>,
 ) -> Result<RunStream> {
     let EventSource::Generated { workload } = &config.source else {
         return Ok(RunStream {
             events: open_stream(&config.source)?,
             timed_warmup: None,
+            settling: None,
             held_orders: Vec::new(),
         });
     };
@@ -118,21 +127,39 @@ pub(super) fn stream_of(
         0 => Vec::new(),
         _ => generator.order_states(),
     };
-    Ok(match config.warmup_time {
-        Some(length) => {
-            let (stream, count) = TimedWarmup::new(workload, length, warmup_began.clone());
-            RunStream {
-                held_orders: held_orders(stream.generator()),
-                events: Box::new(stream.map(Ok)),
-                timed_warmup: Some(count),
-            }
+    let settling = (config.warmup_until == Some(WarmupUntil::Settled))
+        .then(|| Arc::new(Settling::new(warmup_latency.clone())));
+    let timed = match (config.warmup_until, &settling) {
+        (Some(WarmupUntil::Elapsed(length)), _) => {
+            Some(TimedWarmup::lasting(workload, length, warmup_began.clone()))
         }
+        (Some(WarmupUntil::Settled), Some(settling)) => {
+            let settling = settling.clone();
+            let ends = Box::new(move |elapsed| {
+                let ended = settling.ended(elapsed);
+                if let Some(settled) = settling.outcome().filter(|_| ended) {
+                    note!("{}", settled.said());
+                }
+                ended
+            });
+            Some(TimedWarmup::until(workload, ends, warmup_began.clone()))
+        }
+        _ => None,
+    };
+    Ok(match timed {
+        Some((stream, count)) => RunStream {
+            held_orders: held_orders(stream.generator()),
+            events: Box::new(stream.map(Ok)),
+            timed_warmup: Some(count),
+            settling,
+        },
         None => {
             let generator = Generator::new(workload);
             RunStream {
                 held_orders: held_orders(&generator),
                 events: Box::new(generator.map(Ok)),
                 timed_warmup: None,
+                settling: None,
             }
         }
     })

@@ -340,6 +340,14 @@ impl<D: Store> Lane<D> {
         } else if let Err(e) = &outcome {
             self.unmeasured_errors += 1;
             self.cx.progress.unmeasured_failure(e);
+        } else if event.phase == Phase::Warmup && !self.draining {
+            // Service time, as the measured operations are timed.
+            let took = end.duration_since(start).as_nanos() as u64;
+            let queued = attempt.queued_ns.unwrap_or(0);
+            self.cx
+                .phases
+                .warmup_latency
+                .add(took.saturating_sub(queued));
         }
     }
 
