@@ -307,3 +307,89 @@ fn the_endpoint_serves_the_totals_after_the_run_until_they_are_read() {
     }
     assert!(body.contains("# TYPE hatshop_phase stateset"), "{body}");
 }
+
+/// A storm of scrapers that takes every file descriptor the run may open (a low
+/// `ulimit -n`, hundreds of connections held open) makes the endpoint's accept fail: it
+/// says so once, waits, and answers again once the storm has passed.
+#[test]
+fn the_endpoint_serves_on_after_running_out_of_file_descriptors() {
+    use std::io::BufRead;
+    use std::os::unix::process::CommandExt;
+    let tmp = TempDir::new().unwrap();
+    let mut command = Command::new(assert_cmd::cargo::cargo_bin("hatshop"));
+    command
+        .current_dir(tmp.path())
+        .env_remove("HATSHOP_DB")
+        .args(["run", "--quiet", "--db", "null://", "--rate", "200"])
+        .args([
+            "--duration",
+            "60s",
+            "--metrics",
+            "127.0.0.1:0",
+            "-o",
+            "storm",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    // SAFETY: setrlimit is async-signal-safe and touches only the child.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 128,
+                rlim_max: 128,
+            };
+            match libc::setrlimit(libc::RLIMIT_NOFILE, &limit) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+    let mut run = command.spawn().unwrap();
+    let stderr = std::io::BufReader::new(run.stderr.take().unwrap());
+    let (lines_tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            let _ = lines_tx.send(line);
+        }
+    });
+    let port: u16 = loop {
+        let line = lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("no metrics line");
+        if let Some(rest) = line.trim().strip_prefix("metrics: http://127.0.0.1:") {
+            break rest.strip_suffix("/metrics").unwrap().parse().unwrap();
+        }
+    };
+    assert!(
+        get(port, "/metrics").is_some(),
+        "no answer before the storm"
+    );
+    // More connections than the run may hold, each kept open and silent.
+    let storm: Vec<TcpStream> = (0..400)
+        .filter_map(|_| TcpStream::connect(("127.0.0.1", port)).ok())
+        .collect();
+    let said = loop {
+        let line = lines
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the endpoint never said its accept failed");
+        if line.contains("a scraper's connection could not be taken") {
+            break line;
+        }
+    };
+    assert!(said.contains("Too many open files"), "{said}");
+    drop(storm);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while get(port, "/metrics").is_none() {
+        assert!(Instant::now() < deadline, "no answer after the storm");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let body = get(port, "/metrics").unwrap();
+    assert!(body.contains("hatshop_phase"), "{body}");
+    let _ = run.kill();
+    let _ = run.wait();
+    let more: Vec<String> = lines.try_iter().collect();
+    assert!(
+        !more.iter().any(|l| l.contains("could not be taken")),
+        "said more than once: {more:?}"
+    );
+}

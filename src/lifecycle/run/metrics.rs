@@ -200,6 +200,7 @@ async fn serve(addr: SocketAddr, labels: Labels, progress: Arc<Progress>) -> Res
     let task = {
         let served = served.clone();
         tokio::spawn(async move {
+            let mut said = false;
             loop {
                 match listener.accept().await {
                     Ok((stream, _)) => {
@@ -211,8 +212,17 @@ async fn serve(addr: SocketAddr, labels: Labels, progress: Arc<Progress>) -> Res
                     // A failed accept passes (no file descriptor free under many
                     // scrapers, a connection aborted before it was taken): the endpoint
                     // waits a moment and serves on, as hyper's server does, where ending
-                    // would leave the rest of the run unscraped.
-                    Err(_) => tokio::time::sleep(ACCEPT_AGAIN_AFTER).await,
+                    // would leave the rest of the run unscraped. Said once: a storm of
+                    // scrapers must not flood the terminal.
+                    Err(e) => {
+                        if !std::mem::replace(&mut said, true) {
+                            crate::console::note!(
+                                "metrics: a scraper's connection could not be taken ({e}); \
+                                 serving on"
+                            );
+                        }
+                        tokio::time::sleep(ACCEPT_AGAIN_AFTER).await
+                    }
                 }
             }
         })
