@@ -41,7 +41,10 @@ impl Warmth {
     /// A warning for each sign of a cold server.
     pub fn warnings(&self) -> Vec<String> {
         let mut said = Vec::new();
-        if let Some(up) = self.server_up_s.filter(|up| *up < COLD_FOR_S) {
+        // A warm-up that settled read the server warm by its own numbers, which
+        // outweighs its age.
+        let settled = self.settling.as_ref().is_some_and(|s| s.settled);
+        if let Some(up) = self.server_up_s.filter(|up| *up < COLD_FOR_S && !settled) {
             said.push(format!(
                 "the server had been up {up:.0} s when measuring began: in its first \
                  {COLD_FOR_S:.0} s a server is still warming up (a JVM compiling, caches \
@@ -84,6 +87,11 @@ mod tests {
             }),
         };
         assert!(warm.warnings().is_empty());
+        let settled_young = Warmth {
+            server_up_s: Some(39.0),
+            ..warm.clone()
+        };
+        assert!(settled_young.warnings().is_empty());
         let cold = Warmth {
             server_up_s: Some(12.0),
             latency_fell: Some(LatencyFell {

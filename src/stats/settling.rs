@@ -74,6 +74,7 @@ struct Windows {
 }
 
 impl Settling {
+    /// Judges the windows of what the lanes add to `latency`.
     pub fn new(latency: std::sync::Arc<WarmupLatency>) -> Settling {
         Settling {
             latency,

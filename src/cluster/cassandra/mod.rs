@@ -11,6 +11,9 @@
 //! for NetworkTopologyStrategy and LOCAL_QUORUM / EACH_QUORUM.
 
 mod config;
+mod gossip;
+
+pub use gossip::peers_unseen;
 
 use std::fs::File;
 use std::os::unix::process::CommandExt;
@@ -383,8 +386,9 @@ impl RingNode {
             .map(|n| n.host.as_str())
             .collect();
         wait_until(pid, START_TIMEOUT, &what, &self.log_file(), || {
-            let log = std::fs::read_to_string(self.log_file()).unwrap_or_default();
-            peers.iter().all(|peer| peer_up(&log, peer))
+            gossip::peers_up(&self.log_file(), &peers)
+                .iter()
+                .all(|&up| up)
         })
     }
 
@@ -403,38 +407,6 @@ impl RingNode {
         node.extra.insert("rack".into(), self.rack.clone());
         node
     }
-}
-
-/// Whether a node's log last said `peer` is up (gossip: "/PEER:7000 is now UP").
-fn peer_up(log: &str, peer: &str) -> bool {
-    let up = format!("/{peer}:{GOSSIP_PORT} is now UP");
-    let down = format!("/{peer}:{GOSSIP_PORT} is now DOWN");
-    match (log.rfind(&up), log.rfind(&down)) {
-        (Some(u), Some(d)) => u > d,
-        (Some(_), None) => true,
-        _ => false,
-    }
-}
-
-/// The peers some node of a running ring does not see up, as its own log last said:
-/// `node 2 sees 127.0.0.13 down`, one clause per node; `None` where every node sees
-/// every other up. Gossip can mark a starved node down after the ring started whole
-/// (a CPU budget of a fraction of a core), and a cell on such a ring cannot reach its
-/// consistency level.
-pub fn peers_unseen(nodes: &[NodeRecord]) -> Option<String> {
-    let unseen: Vec<String> = nodes
-        .iter()
-        .filter_map(|node| {
-            let log = std::fs::read_to_string(&node.log_file).unwrap_or_default();
-            let down: Vec<&str> = nodes
-                .iter()
-                .filter(|peer| peer.node != node.node && !peer_up(&log, &peer.host))
-                .map(|peer| peer.host.as_str())
-                .collect();
-            (!down.is_empty()).then(|| format!("node {} sees {} down", node.node, down.join(", ")))
-        })
-        .collect();
-    (!unseen.is_empty()).then(|| unseen.join("; "))
 }
 
 /// The ring as a node sees it, from nodetool (for `server status`): one line per node.
@@ -504,47 +476,5 @@ mod tests {
         // Node 1's first token is the ring's lowest; node 2's is one step on.
         assert_eq!(first[0], i64::MIN as i128);
         assert!(first[16] > first[0] && first[16] < first[1]);
-    }
-
-    #[test]
-    fn a_ring_has_gaps_where_a_node_last_saw_a_peer_down() {
-        let dir = tempfile::tempdir().unwrap();
-        let node = |number: usize, log: &str| {
-            let log_file = dir.path().join(format!("node{number}.log"));
-            std::fs::write(&log_file, log).unwrap();
-            let host = format!("127.0.0.1{number}");
-            node_record(
-                number,
-                &host,
-                CQL_PORT,
-                1,
-                dir.path(),
-                dir.path().join("data"),
-                log_file,
-            )
-        };
-        let up = |peer: usize| format!("INFO Node /127.0.0.1{peer}:{GOSSIP_PORT} is now UP\n");
-        let down = |peer: usize| format!("INFO Node /127.0.0.1{peer}:{GOSSIP_PORT} is now DOWN\n");
-        let whole = [node(1, &up(2)), node(2, &up(1))];
-        assert_eq!(peers_unseen(&whole), None);
-        let gap = [node(1, &(up(2) + &down(2))), node(2, &up(1))];
-        assert_eq!(
-            peers_unseen(&gap).as_deref(),
-            Some("node 1 sees 127.0.0.12 down")
-        );
-        // A node whose log never said a peer is up does not see it yet.
-        let young = [node(1, ""), node(2, &up(1))];
-        assert_eq!(
-            peers_unseen(&young).as_deref(),
-            Some("node 1 sees 127.0.0.12 down")
-        );
-    }
-
-    #[test]
-    fn a_peer_is_up_when_its_last_word_is_up() {
-        let log = "x /127.0.0.12:7000 is now UP\ny /127.0.0.12:7000 is now DOWN\nz /127.0.0.13:7000 is now UP\n";
-        assert!(!peer_up(log, "127.0.0.12"));
-        assert!(peer_up(log, "127.0.0.13"));
-        assert!(!peer_up(log, "127.0.0.14"));
     }
 }
