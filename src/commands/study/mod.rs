@@ -17,6 +17,7 @@ use crate::cluster::Home;
 use crate::console::{note, say};
 use crate::lifecycle::series::{Series, Watch, in_run_order};
 use crate::report::study::StudyView;
+use crate::report::table::{self, Column, Table, terminal};
 use crate::studies::cells::Cell;
 use crate::studies::{self as catalog, Study};
 
@@ -27,13 +28,33 @@ use crate::studies::{self as catalog, Study};
 /// that long (`lifecycle::series`).
 const WARM_UP: Duration = Duration::from_secs(20);
 
+/// `hatshop study --list`: the built-in studies, each with the study it reproduces.
+fn list() -> Result<()> {
+    let mut table = Table::new(vec![
+        Column::text("study", "study"),
+        Column::text("what it asks", "title"),
+        Column::text("reproduces", "seed"),
+    ]);
+    let rows = catalog::BUILT_IN
+        .iter()
+        .map(|(name, _)| {
+            let study = catalog::open(name)?;
+            Ok(vec![
+                table::Cell::text(study.name),
+                table::Cell::text(study.title),
+                table::Cell::text(study.seed),
+            ])
+        })
+        .collect::<Result<_>>()?;
+    table.section(rows);
+    crate::console::out(&terminal(&table));
+    Ok(())
+}
+
 /// `hatshop study`.
 pub async fn run(args: &StudyArgs) -> Result<ExitCode> {
     if args.list {
-        for (name, _) in catalog::BUILT_IN {
-            let study = catalog::open(name)?;
-            say!("{:<22} {} ({})", study.name, study.title, study.seed);
-        }
+        list()?;
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(StudyShow::Show { name }) = &args.show {
