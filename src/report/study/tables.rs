@@ -12,6 +12,7 @@ use super::{StudyView, percent};
 use crate::numbers::thousands;
 use crate::report::page::Page;
 use crate::report::svg::{self, escape};
+use crate::report::table::{self, Column, Table};
 
 /// The study's numbers beside ours, as an HTML table. Numbers measured on other
 /// hardware are never divided by ours: each side is set beside its own first value
@@ -256,25 +257,31 @@ pub(super) fn setup_table(page: &mut Page, view: &StudyView) {
     if view.setup.is_empty() {
         return;
     }
-    page.push_str(
-        "<h2>The study's setup and ours</h2><table class=\"setup\"><tr><th></th>\
-         <th>the study</th><th>here</th><th>why it differs</th></tr>",
+    let mut table = Table::new(vec![
+        Column::text("", "what"),
+        Column::text("the study", "the_study"),
+        Column::text("here", "here"),
+        Column::text("why it differs", "why"),
+    ]);
+    table.section(
+        view.setup
+            .iter()
+            .map(|row| {
+                let ours = match &row.ours {
+                    Ours::Text(text) => text.to_string(),
+                    Ours::Fact(fact) => facts_said(view.cells, fact),
+                };
+                vec![
+                    table::Cell::text(row.what.as_str()),
+                    table::Cell::text(row.seed.as_str()),
+                    table::Cell::text(ours),
+                    table::Cell::text(row.why.as_str()),
+                ]
+            })
+            .collect(),
     );
-    for row in view.setup {
-        let ours = match &row.ours {
-            Ours::Text(text) => text.to_string(),
-            Ours::Fact(fact) => facts_said(view.cells, fact),
-        };
-        let _ = write!(
-            page,
-            "<tr><th>{}</th><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(&row.what),
-            escape(&row.seed),
-            escape(&ours),
-            escape(&row.why)
-        );
-    }
-    page.push_str("</table>");
+    page.push_str("<h2>The study's setup and ours</h2>");
+    page.push_str(&table::html(&table, "setup"));
 }
 
 /// Every value the cells' records hold for a fact, in the order the cells ran.
@@ -293,40 +300,44 @@ pub(super) fn facts_said(cells: &[CellResult], fact: &Fact) -> String {
     }
 }
 
+/// Every cell: what it was, how it ended, its operations and errors, what load it
+/// stood on and its own report; then each cell's command.
 pub(super) fn cells_table(page: &mut Page, cells: &[CellResult]) {
-    page.push_str(
-        "<h2>Cells</h2><table><tr><th>#</th><th>cell</th><th>status</th><th>ops</th>\
-         <th>errors</th><th>load</th><th>report</th></tr>",
-    );
-    for (i, cell) in cells.iter().enumerate() {
+    let mut table = Table::new(vec![
+        Column::number("#", None, "cell_number"),
+        Column::text("cell", "cell"),
+        Column::text("status", "status"),
+        Column::number("ops", None, "ops"),
+        Column::text("errors", "errors"),
+        Column::text("load", "load"),
+        Column::text("report", "folder"),
+    ]);
+    let rows = cells.iter().enumerate().map(|(i, cell)| {
         // A search's operations are its rates', each in its own run.
         let all = cell
             .rows
             .iter()
             .find(|r| r.event_type == "all")
             .filter(|_| !matches!(cell.status, CellStatus::Searched(_)));
-        let report = cell.own_page();
-        let _ = write!(
-            page,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            i + 1,
-            escape(&cell.name()),
-            escape(&cell.status.to_string()),
-            all.map_or(String::new(), |r| thousands(r.ops)),
-            all.map_or(String::new(), errors_explained),
-            load_said(cell, cells),
-            if cell.counted {
-                format!(
-                    "<a href=\"{}\">{}</a>",
-                    escape(&report.display().to_string()),
-                    escape(&cell.dir.display().to_string())
-                )
-            } else {
-                String::new()
-            }
-        );
-    }
-    page.push_str("</table><details><summary>The command of each cell</summary><pre>");
+        let report = match cell.counted {
+            true => table::Cell::text(cell.dir.display().to_string())
+                .linked(cell.own_page().display().to_string()),
+            false => table::Cell::text(""),
+        };
+        vec![
+            table::Cell::count(i as u64 + 1),
+            table::Cell::text(cell.name()),
+            table::Cell::text(cell.status.to_string()),
+            all.map_or(table::Cell::text(""), |r| table::Cell::count(r.ops)),
+            table::Cell::text(all.map_or(String::new(), errors_explained)),
+            table::Cell::text(load_said(cell, cells)),
+            report,
+        ]
+    });
+    table.section(rows.collect());
+    page.push_str("<h2>Cells</h2>");
+    page.push_str(&table::html(&table, "cells"));
+    page.push_str("<details><summary>The command of each cell</summary><pre>");
     for (i, cell) in cells.iter().enumerate() {
         let _ = writeln!(page, "{:>3}  {}", i + 1, escape(&cell.command));
     }
@@ -346,7 +357,7 @@ fn load_said(cell: &CellResult, cells: &[CellResult]) -> String {
     let named = |other: &CellResult| other.dir.file_name().is_some_and(|name| *name == **from);
     match cells.iter().position(named) {
         Some(k) => format!("on #{}", k + 1),
-        None => format!("on {}", escape(from)),
+        None => format!("on {from}"),
     }
 }
 
@@ -360,6 +371,6 @@ fn errors_explained(row: &MetricRow) -> String {
         .collect();
     match kinds.as_slice() {
         [] => thousands(row.errors),
-        _ => escape(&format!("{} ({})", thousands(row.errors), kinds.join(", "))),
+        _ => format!("{} ({})", thousands(row.errors), kinds.join(", ")),
     }
 }

@@ -8,7 +8,7 @@ use super::{Align, Form, Table, Value};
 use crate::report::svg::escape;
 
 /// The `<table>` element, its id `id`: a header row, then each section's rows, a
-/// section of totals set apart (bold, under a rule).
+/// section of totals set apart (bold, under a rule), a linked cell's text a link.
 pub fn html(table: &Table, id: &str) -> String {
     let columns: Vec<_> = table.shown(Form::Html).collect();
     let mut out = format!(r#"<table id="{}"><tr>"#, escape(id));
@@ -51,6 +51,10 @@ pub fn html(table: &Table, id: &str) -> String {
                     // dash: U+2060 joins the dash to what follows.
                     Align::Right => escape(&cell.text).replace('–', "–\u{2060}"),
                     Align::Left => escape(&cell.text),
+                };
+                let text = match &cell.link {
+                    Some(href) => format!(r#"<a href="{}">{text}</a>"#, escape(href)),
+                    None => text,
                 };
                 let _ = write!(out, "{}>{text}</td>", align(column.align));
             }

@@ -99,6 +99,9 @@ pub struct Cell {
     pub value: Value,
     /// What a mark in the text means, where a page can say it (a tooltip).
     pub note: Option<&'static str>,
+    /// Where the text leads on a page (a run's own report); the other forms show the
+    /// text alone.
+    pub link: Option<String>,
 }
 
 impl Cell {
@@ -109,6 +112,7 @@ impl Cell {
             value: Value::Text(text.clone()),
             text,
             note: None,
+            link: None,
         }
     }
 
@@ -118,6 +122,7 @@ impl Cell {
             text: crate::numbers::thousands(n),
             value: Value::Count(n),
             note: None,
+            link: None,
         }
     }
 
@@ -127,6 +132,15 @@ impl Cell {
             text: text.into(),
             value,
             note: None,
+            link: None,
+        }
+    }
+
+    /// The same cell, leading to `href` on a page.
+    pub fn linked(self, href: impl Into<String>) -> Cell {
+        Cell {
+            link: Some(href.into()),
+            ..self
         }
     }
 

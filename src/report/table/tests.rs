@@ -123,3 +123,17 @@ fn a_page_gets_each_number_as_data_its_marks_explained_and_its_total_set_apart()
         "{page}"
     );
 }
+
+/// A linked cell leads somewhere on a page; elsewhere it is its text.
+#[test]
+fn a_linked_cell_is_a_link_on_a_page_and_its_text_elsewhere() {
+    let mut table = sample();
+    table.sections[0].rows[1][0] = Cell::text("read").linked("runs/a \"b\"/report.html");
+    let page = html(&table, "latency");
+    assert!(
+        page.contains(r#"<a href="runs/a &quot;b&quot;/report.html">read</a></td>"#),
+        "{page}"
+    );
+    assert!(csv(&table).contains("\nread,7,"), "{}", csv(&table));
+    assert!(!terminal(&table).contains("href"));
+}
