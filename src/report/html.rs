@@ -14,7 +14,7 @@ use super::svg::escape;
 use super::table::{self, Column};
 use crate::numbers::thousands;
 use crate::result_dir::{self, RunRecord, RunStatus};
-use crate::stats::LatencySummary;
+use crate::stats::{LatencyBrief, LatencySummary};
 use crate::workload::EventSource;
 
 /// The faults injected, as they happened.
@@ -67,35 +67,62 @@ fn latency_table(
     out
 }
 
+/// A table of times in µs by event (mean, p50, p99, max), each row's `count` first
+/// where the table has one.
+fn times_table(
+    id: &str,
+    count: Option<&str>,
+    rows: &[(&str, Option<u64>, &LatencyBrief)],
+) -> String {
+    let us = |title: &str, key: &str| Column::number(title, Some("µs"), key);
+    let mut columns = vec![Column::text("event", "event_type")];
+    columns.extend(count.map(|title| Column::number(title, None, "count")));
+    columns.extend([
+        us("mean", "mean_us"),
+        us("p50", "p50_us"),
+        us("p99", "p99_us"),
+        us("max", "max_us"),
+    ]);
+    let mut times = table::Table::new(columns);
+    times.section(
+        rows.iter()
+            .map(|(event, n, brief)| {
+                let us = |us: f64| {
+                    table::Cell::shown_as(
+                        crate::numbers::format_us(us),
+                        table::Value::Number(us, 3),
+                    )
+                };
+                let mut cells = vec![table::Cell::text(*event)];
+                cells.extend(n.filter(|_| count.is_some()).map(table::Cell::count));
+                cells.extend([
+                    us(brief.mean_us),
+                    us(brief.p50_us),
+                    us(brief.p99_us),
+                    us(brief.max_us),
+                ]);
+                cells
+            })
+            .collect(),
+    );
+    table::html(&times, id)
+}
+
 /// Waits for a pooled connection, per event type: measured apart from service time.
 fn queue_section(run: &LoadedRun) -> String {
-    let rows: Vec<&LatencySummary> = run
+    let rows: Vec<(&str, Option<u64>, &LatencyBrief)> = run
         .summary
         .events
         .iter()
         .chain([&run.summary.overall])
-        .filter(|e| e.queue.is_some())
+        .filter_map(|e| Some((e.event_type.as_str(), None, e.queue.as_ref()?)))
         .collect();
     if rows.is_empty() {
         return String::new();
     }
-    let mut out = String::from(
-        "<table id=\"queue\"><tr><th>event</th><th>mean</th><th>p50</th><th>p99</th><th>max</th></tr>",
-    );
-    for event in rows {
-        let q = event.queue.as_ref().expect("filtered");
-        let _ = write!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(&event.event_type),
-            crate::numbers::format_us(q.mean_us),
-            crate::numbers::format_us(q.p50_us),
-            crate::numbers::format_us(q.p99_us),
-            crate::numbers::format_us(q.max_us)
-        );
-    }
+    let mut out = times_table("queue", None, &rows);
     out.push_str(
-        "</table><p class=\"note\">Queue (µs): time each operation waited for a pooled \
+        "<p class=\"note\">Queue (µs): time each operation waited for a pooled \
          connection before its request could be sent. It is not in the latency table, which is \
          service time; a queue that grows while service time does not is pool starvation (more \
          lanes than connections), not a slow server. With --rate, response time includes it.</p>",
@@ -107,25 +134,16 @@ fn errors_section(run: &LoadedRun) -> String {
     if run.summary.errors == 0 {
         return "<p>No errors.</p>".into();
     }
-    let mut out = String::from(
-        "<table id=\"failed-latency\"><tr><th>event</th><th>failed</th><th>mean</th><th>p50</th><th>p99</th><th>max</th></tr>",
-    );
-    for event in run.summary.events.iter().filter(|e| e.errors > 0) {
-        if let Some(f) = &event.failed {
-            let _ = write!(
-                out,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                escape(&event.event_type),
-                thousands(event.errors),
-                crate::numbers::format_us(f.mean_us),
-                crate::numbers::format_us(f.p50_us),
-                crate::numbers::format_us(f.p99_us),
-                crate::numbers::format_us(f.max_us)
-            );
-        }
-    }
+    let failed: Vec<(&str, Option<u64>, &LatencyBrief)> = run
+        .summary
+        .events
+        .iter()
+        .filter(|e| e.errors > 0)
+        .filter_map(|e| Some((e.event_type.as_str(), Some(e.errors), e.failed.as_ref()?)))
+        .collect();
+    let mut out = times_table("failed-latency", Some("failed"), &failed);
     out.push_str(
-        "</table><p class=\"note\">How long failed operations took (µs): a timeout shows here, \
+        "<p class=\"note\">How long failed operations took (µs): a timeout shows here, \
          not in the latency table.</p>",
     );
     out.push_str(
