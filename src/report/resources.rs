@@ -9,6 +9,7 @@ use std::fmt::Write;
 use super::loaded_run::LoadedRun;
 use super::page::Page;
 use super::svg::{self, Axis, Series, escape};
+use super::table::{self, Cell, Column, Table, Value};
 use crate::observe::compactions::Compaction;
 use crate::observe::gc_log::GcPause;
 use crate::observe::resources::{LOOPBACK, MetricsRow};
@@ -248,18 +249,50 @@ fn compaction_table(found: &[Compaction]) -> String {
         e.1 += c.took_ms;
         e.2 = e.2.max(c.took_ms);
     }
-    out.push_str(
-        "<table id=\"compactions\"><tr><th>node</th><th>table</th><th>compactions</th><th>total ms</th><th>longest ms</th></tr>",
-    );
-    for ((node, table), (n, total, longest)) in by {
-        let _ = write!(
-            out,
-            "<tr><td>{node}</td><td>{}</td><td>{n}</td><td>{total:.0}</td><td>{longest:.0}</td></tr>",
-            escape(&table)
-        );
-    }
-    out.push_str("</table>");
+    let rows = by
+        .into_iter()
+        .map(|((node, table), took)| (node, table, took))
+        .collect();
+    out.push_str(&took_table(
+        "compactions",
+        ["table", "compactions"],
+        0,
+        rows,
+    ));
     out
+}
+
+/// What took time on each node (compactions by table, GC pauses by kind): how many,
+/// their total and the longest, in ms to `decimals`.
+fn took_table(
+    id: &str,
+    [what, how_many]: [&str; 2],
+    decimals: usize,
+    rows: Vec<(usize, String, (u64, f64, f64))>,
+) -> String {
+    let ms = |title: &str, key: &str| Column::number(title, Some("ms"), key);
+    let mut took = Table::new(vec![
+        Column::number("node", None, "node"),
+        Column::text(what, what),
+        Column::number(how_many, None, how_many),
+        ms("total ms", "total_ms"),
+        ms("longest ms", "longest_ms"),
+    ]);
+    let ms = |ms: f64| Cell::shown_as(format!("{ms:.decimals$}"), Value::Number(ms, decimals));
+    took.section(
+        rows.into_iter()
+            .map(|(node, name, (n, total, longest))| {
+                vec![
+                    Cell::count(node as u64),
+                    Cell::text(name),
+                    Cell::count(n),
+                    ms(total),
+                    ms(longest),
+                ]
+            })
+            .collect(),
+    );
+    table::html(&took, id)
 }
 
 /// Pauses by node and kind: how many, their total and the longest.
@@ -271,18 +304,13 @@ fn pause_table(pauses: &[GcPause]) -> String {
         e.1 += p.pause_ms;
         e.2 = e.2.max(p.pause_ms);
     }
-    let mut out = String::from(
-        "<table id=\"gc\"><tr><th>node</th><th>kind</th><th>pauses</th><th>total ms</th><th>longest ms</th></tr>",
-    );
-    for ((node, kind), (n, total, longest)) in by {
-        let _ = write!(
-            out,
-            "<tr><td>{node}</td><td>{}</td><td>{n}</td><td>{total:.1}</td><td>{longest:.1}</td></tr>",
-            escape(kind)
-        );
-    }
+    let rows = by
+        .into_iter()
+        .map(|((node, kind), took)| (node, kind.to_string(), took))
+        .collect();
+    let mut out = took_table("gc", ["kind", "pauses"], 1, rows);
     out.push_str(
-        "</table><p class=\"note\">From each node's GC log (gc.csv): young and mixed pauses are \
+        "<p class=\"note\">From each node's GC log (gc.csv): young and mixed pauses are \
          G1's minor collections, full ones stop everything; remark and cleanup end a concurrent \
          cycle.</p>",
     );
