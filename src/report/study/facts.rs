@@ -124,6 +124,8 @@ pub struct CellFacts {
     /// The name of the folder of the run whose tables this one went on from
     /// (`--reuse-load`), where it did not load its own.
     pub went_on_from: Option<String>,
+    /// How busy the host's CPU was while the cell was measured, where /proc could say.
+    pub host_load: Option<crate::host_load::HostLoad>,
 }
 
 /// The nodes' memory and disk in the measured window, from server-metrics.csv.
@@ -193,6 +195,7 @@ impl CellFacts {
             concurrency: record.plan.concurrency,
             floor_s: record.plan.min_duration_s,
             server_cpu_us_per_op: record.server_cpu.as_ref().map(|cpu| cpu.cpu_us_per_op),
+            host_load: record.host_load.clone(),
             events,
             warmup,
             loaded,

@@ -1,7 +1,7 @@
 //! What a figure rests on beyond its numbers, checked from the figure's own cells:
 //! what its spec declares (nodes that add capacity, data beyond what a node may cache),
 //! held or failed; and what every figure rests on (a warm server, a client with CPU to
-//! spare), said where it failed. Never claimed.
+//! spare, a host with CPU to spare), said where it failed. Never claimed.
 
 use std::collections::BTreeMap;
 
@@ -20,8 +20,8 @@ pub(super) struct Checked {
 const CLIENT_BUSY: f64 = 0.8;
 
 /// Each of `spec`'s premises checked against its cells, then what every figure rests
-/// on (a warm server, a client with CPU to spare) where it failed; none where its cells
-/// cannot say (not run yet).
+/// on (a warm server, a client and a host with CPU to spare) where it failed; none
+/// where its cells cannot say (not run yet).
 pub(super) fn check(spec: &FigureSpec, cells: &[CellResult]) -> Vec<Checked> {
     let drawn: Vec<&CellResult> = cells
         .iter()
@@ -34,7 +34,49 @@ pub(super) fn check(spec: &FigureSpec, cells: &[CellResult]) -> Vec<Checked> {
     declared
         .chain(server_warm(&drawn))
         .chain(client_spare(&drawn))
+        .chain(host_spare(&drawn))
         .collect()
+}
+
+/// A host whose cores were this busy while a cell was measured (all its processes:
+/// the servers, hatshop, the rest) had none to spare: what the cell measured is what
+/// CPU each side needed on shared cores.
+const HOST_SATURATED: f64 = 0.9;
+
+/// Cells measured on a host with no CPU to spare: its cores nearly all in use, or
+/// other processes (or a hypervisor) taking what a run warns of. Their numbers are the
+/// shared host's: a latency or a winner there says which side needed less CPU, not
+/// how the database behaves where it has cores of its own.
+fn host_spare(drawn: &[&CellResult]) -> Option<Checked> {
+    let short: Vec<String> = drawn
+        .iter()
+        .filter_map(|cell| {
+            let host = cell.facts.as_ref()?.host_load.as_ref()?;
+            let others = host.busy(false).is_some();
+            (host.busy_share >= HOST_SATURATED || others).then(|| {
+                format!(
+                    "{}: its {} cores {:.0} % busy (other processes {:.0} %, stolen {:.0} %)",
+                    cell.name(),
+                    host.cores,
+                    host.busy_share * 100.0,
+                    host.others_share * 100.0,
+                    host.steal_share * 100.0
+                )
+            })
+        })
+        .collect();
+    (!short.is_empty()).then(|| Checked {
+        held: false,
+        said: format!(
+            "Premise failed: the host is to have CPU to spare, but in {} its cores were {:.0} \
+             % busy or more, or other processes took a share a run warns of ({}). There the \
+             servers and the client waited for CPU: the numbers say which needed less of \
+             it on these shared cores, not how the database runs on cores of its own.",
+            counted(short.len() as u64, "cell"),
+            HOST_SATURATED * 100.0,
+            short.join("; ")
+        ),
+    })
 }
 
 /// Cells whose mean latency fell by a quarter or more from the first third of their
@@ -503,7 +545,32 @@ mod tests {
             "{}",
             checked[1].said
         );
-        // Steady, with a client to spare: nothing to say.
+        // A host whose cores were all in use: the numbers are the shared host's.
+        let host = |busy_share: f64, others_share: f64| crate::host_load::HostLoad {
+            cores: 2,
+            busy_share,
+            others_cpu_s: 0.0,
+            others_share,
+            steal_share: 0.0,
+            servers_watched: true,
+        };
+        let on = |load| {
+            let mut cell = measured(&[2.0; 12], 0.3);
+            cell.facts.as_mut().unwrap().host_load = Some(load);
+            cell
+        };
+        let checked = check(&plain(), &[on(host(0.96, 0.02))]);
+        assert_eq!(checked.len(), 1);
+        assert!(
+            checked[0].said.contains("the host is to have CPU to spare")
+                && checked[0]
+                    .said
+                    .contains("its 2 cores 96 % busy (other processes 2 %, stolen 0 %)"),
+            "{}",
+            checked[0].said
+        );
+        assert_eq!(check(&plain(), &[on(host(0.6, 0.3))]).len(), 1);
+        assert!(check(&plain(), &[on(host(0.6, 0.05))]).is_empty());
         let steady: Vec<f64> = (0..12).map(|i| 2.0 + 0.1 * (i % 3) as f64).collect();
         assert!(check(&plain(), &[measured(&steady, 0.3)]).is_empty());
         // Too few batches to judge warmth.
