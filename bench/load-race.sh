@@ -51,9 +51,12 @@ step() { printf '== %s\n' "$*" >&2; }
 step "installing what is missing"
 missing=()
 [ -x /usr/bin/time ] || missing+=(time)
+# The servers too: hatshop starts them, but a fresh machine has none installed.
 wants mariadb && { command -v sysbench >/dev/null || missing+=(sysbench); }
+wants mariadb && { [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server); }
 wants postgres && { command -v pgbench >/dev/null || missing+=(postgresql postgresql-contrib); }
-wants redis && { command -v redis-cli >/dev/null || missing+=(redis-server redis-tools); }
+wants redis && { command -v redis-cli >/dev/null || missing+=(redis-tools); }
+wants redis && { command -v redis-server >/dev/null || missing+=(redis-server); }
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi

@@ -105,11 +105,8 @@ fn a_three_node_ring_at_rf_3_keeps_quorum_through_a_killed_node() {
     let ring = Cluster::start("cassandra");
     assert_eq!(ring.url.matches(":9042").count(), 3, "{}", ring.url);
     let status = text(&server(ring.home(), &["status"]).stdout);
-    let nodes_up = status
-        .lines()
-        .filter(|l| l.trim_start().starts_with("node ") && l.contains(" up "))
-        .count();
-    assert_eq!(nodes_up, 3, "{status}");
+    let nodes = common::status_nodes(&status);
+    assert_eq!(nodes.iter().filter(|n| n[2] == "up").count(), 3, "{status}");
     let tmp = TempDir::new().unwrap();
     let quorum = format!("{}?rf=3&cl=QUORUM", ring.url);
 

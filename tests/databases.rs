@@ -285,21 +285,18 @@ fn server_lifecycle_start_status_restart_stop() {
         status.contains("mariadb") && status.contains("redis"),
         "{status}"
     );
-    // One line per server says it runs (node lines follow, indented).
+    // A row per server says it runs (a table of its nodes follows).
     let running = status
         .lines()
         .filter(|l| l.split_whitespace().nth(1) == Some("running"))
         .count();
     assert_eq!(running, 2, "{status}");
-    let nodes_up = status
-        .lines()
-        .filter(|l| l.trim_start().starts_with("node ") && l.contains(" up "))
-        .count();
-    assert_eq!(nodes_up, 2, "{status}");
+    let nodes = common::status_nodes(&status);
+    assert_eq!(nodes.iter().filter(|n| n[2] == "up").count(), 2, "{status}");
     // Each node says where its data is.
-    let data = status
-        .lines()
-        .filter(|l| l.trim_start().starts_with("data /"))
+    let data = nodes
+        .iter()
+        .filter(|n| n.last().is_some_and(|d| d.starts_with('/')))
         .count();
     assert_eq!(data, 2, "{status}");
     let stopped = text(&server(home, &["stop", "--all"]).stdout);
@@ -417,12 +414,11 @@ fn cpu_quota_of(pid: &str) -> Option<i64> {
 /// The pid `server status` gives node 1.
 fn node_pid(home: &std::path::Path) -> String {
     let status = text(&server(home, &["status"]).stdout);
-    status
-        .split("pid ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no pid in {status}"))
-        .to_string()
+    common::status_nodes(&status)
+        .into_iter()
+        .find(|n| n[0] == "1")
+        .unwrap_or_else(|| panic!("no node 1 in {status}"))[3]
+        .clone()
 }
 
 /// A node's budget: the kernel's CPU quota and memory limit on groups of its own, set

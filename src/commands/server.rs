@@ -6,6 +6,7 @@ use crate::cli::{NodeArgs, ServerAction, ServerArgs};
 use crate::cluster::{self, Home, SERVERS, ServerDeclarations, StartOptions, process};
 use crate::console::{note, say};
 use crate::interrupt;
+use crate::report::table::{Cell, Column, Table, Value, terminal};
 use crate::workload::NodeAction;
 
 /// The server named, or with `--all` every server that has a folder.
@@ -170,14 +171,34 @@ fn logs(home: &Home, kind: &'static ServerDeclarations, node: usize, lines: usiz
     Ok(())
 }
 
+/// `hatshop server status`: a row per server (state, version, nodes up, since when,
+/// settings), then for each one running its URL and a row per node (address, state,
+/// pid, memory, CPU and memory budgets, data folder), and a ring's view of itself.
 fn status(home: &Home) {
     let known = cluster::known(home);
     if known.is_empty() {
         say!("no servers under {}", home.root.display());
+        return;
     }
-    for (kind, record) in known {
+    let mut servers = Table::new(vec![
+        Column::text("server", "server"),
+        Column::text("state", "state"),
+        Column::text("version", "version"),
+        Column::text("nodes up", "nodes_up"),
+        Column::text("since", "started_at"),
+        Column::text("settings", "settings"),
+    ]);
+    let mut rows = Vec::new();
+    for (kind, record) in &known {
         let Some(record) = record else {
-            say!("{:<10} stopped", kind.name);
+            rows.push(vec![
+                Cell::text(kind.name),
+                Cell::text("stopped"),
+                Cell::text(""),
+                Cell::text(""),
+                Cell::text(""),
+                Cell::text(""),
+            ]);
             continue;
         };
         let running = record.nodes.iter().filter(|n| n.alive()).count();
@@ -186,54 +207,72 @@ fn status(home: &Home) {
             .iter()
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
-        say!(
-            "{:<10} {}  {}  {} of {} node{} up  since {}{}",
-            kind.name,
-            if running > 0 { "running" } else { "stopped" },
-            record.version,
-            running,
-            record.nodes.len(),
-            if record.nodes.len() == 1 { "" } else { "s" },
-            record.started_at,
-            if settings.is_empty() {
-                String::new()
-            } else {
-                format!("  {}", settings.join(" "))
-            }
-        );
-        if running > 0 {
-            say!("           {}", record.url);
-        }
-        for node in &record.nodes {
-            let state = if !node.alive() {
-                "down"
-            } else if process::paused(node.pid) {
-                "paused"
-            } else {
-                "up"
-            };
-            say!(
-                "           node {}  {:<16} {:<6} pid {:<8} {} MiB{}",
-                node.node,
-                node.address(),
-                state,
-                node.pid,
-                process::rss_mib(node.pid)
-                    .filter(|_| node.alive())
-                    .map_or("-".into(), |m| m.to_string()),
-                budget_used(kind, &record, node)
-            );
-            // Not always under the home: a server run as another user keeps its
-            // data where that user can reach it.
-            say!("             data {}", node.data_dir.display());
-        }
-        if kind.nodetool && record.nodes.len() > 1 && running > 0 {
+        rows.push(vec![
+            Cell::text(kind.name),
+            Cell::text(if running > 0 { "running" } else { "stopped" }),
+            Cell::text(record.version.as_str()),
+            Cell::text(format!("{running} of {}", record.nodes.len())),
+            Cell::text(record.started_at.as_str()),
+            Cell::text(settings.join(" ")),
+        ]);
+    }
+    servers.section(rows);
+    crate::console::out(&terminal(&servers));
+    for (kind, record) in known {
+        let Some(record) = record.filter(|r| r.nodes.iter().any(|n| n.alive())) else {
+            continue;
+        };
+        say!("\n{} at {}", kind.name, record.url);
+        crate::console::out(&terminal(&nodes_table(kind, &record)));
+        if kind.nodetool && record.nodes.len() > 1 {
             match cluster::ring_status(home, &record) {
                 Some(ring) => say!("{}", ring),
-                None => say!("           (nodetool did not answer)"),
+                None => say!("(nodetool did not answer)"),
             }
         }
     }
+}
+
+/// A running server's nodes, a row each.
+fn nodes_table(kind: &'static ServerDeclarations, record: &cluster::ServerRecord) -> Table {
+    let mut nodes = Table::new(vec![
+        Column::number("node", None, "node"),
+        Column::text("address", "address"),
+        Column::text("state", "state"),
+        Column::number("pid", None, "pid"),
+        Column::number("MiB", None, "rss_mib"),
+        Column::text("budget", "budget"),
+        // Not always under the home: a server run as another user keeps its data
+        // where that user can reach it.
+        Column::text("data", "data_dir"),
+    ]);
+    nodes.section(
+        record
+            .nodes
+            .iter()
+            .map(|node| {
+                let state = if !node.alive() {
+                    "down"
+                } else if process::paused(node.pid) {
+                    "paused"
+                } else {
+                    "up"
+                };
+                let rss = process::rss_mib(node.pid).filter(|_| node.alive());
+                vec![
+                    Cell::count(node.node as u64),
+                    Cell::text(node.address()),
+                    Cell::text(state),
+                    // A pid is a name, not a quantity: no separators.
+                    Cell::shown_as(node.pid.to_string(), Value::Count(u64::from(node.pid))),
+                    rss.map_or(Cell::text("-"), Cell::count),
+                    Cell::text(budget_used(kind, record, node)),
+                    Cell::text(node.data_dir.display().to_string()),
+                ]
+            })
+            .collect(),
+    );
+    nodes
 }
 
 /// The servers `has` holds for, with what `--set` sets where it sets anything:
@@ -251,7 +290,7 @@ fn servers_where(has: impl Fn(&cluster::ServerDeclarations) -> bool) -> String {
     crate::db::listed(&names)
 }
 
-/// What a node's budget let it use, for its status line: how far its CPU quota held
+/// What a node's budget let it use, for its status row: how far its CPU quota held
 /// it back, and what it holds of its memory.
 fn budget_used(
     kind: &'static ServerDeclarations,
@@ -284,8 +323,5 @@ fn budget_used(
             None => format!("{} memory", memory::said(bytes)),
         });
     }
-    if said.is_empty() {
-        return String::new();
-    }
-    format!("  {}", said.join("; "))
+    said.join("; ")
 }

@@ -11,6 +11,7 @@ use crate::client_cost::ClientCost;
 use crate::numbers::thousands;
 use crate::result_dir::{Host, PlanRecord, RunRecord, RunStatus, ShardOrigin};
 use crate::stats::fairness::Fairness;
+use crate::stats::settling::Settled;
 use crate::workload::{EventSource, WorkloadSpec};
 
 fn fact(out: &mut String, name: &str, value: &str) {
@@ -33,7 +34,7 @@ fn load(r: &RunRecord) -> Option<String> {
 pub(super) fn section(run: &LoadedRun) -> String {
     let r = &run.record;
     let mut out = String::from(r#"<table class="facts">"#);
-    for (name, value) in events_facts(&r.events, &r.plan) {
+    for (name, value) in events_facts(&r.events, &r.plan, settling(r)) {
         fact(&mut out, name, &value);
     }
     fact(&mut out, "plan sha256", &plan_hash(r));
@@ -136,7 +137,7 @@ pub(super) fn sweep_section(
     if let Some(loads) = loads {
         fact(&mut out, "loads", &escape(loads));
     }
-    for (name, value) in events_facts(&r.events, &r.plan) {
+    for (name, value) in events_facts(&r.events, &r.plan, settling(r)) {
         fact(&mut out, name, &value);
     }
     fact(&mut out, "plan", &plan(first));
@@ -151,13 +152,29 @@ pub(super) fn sweep_section(
     out
 }
 
+/// How a warm-up that waited for latency to settle went, where the run had one.
+fn settling(r: &RunRecord) -> Option<&Settled> {
+    r.warmth.as_ref()?.settling.as_ref()
+}
+
 /// The workload and seed, or the events file. The preset's description (which names its
 /// own counts) only where the run kept them all.
-fn events_facts(events: &EventSource, plan: &PlanRecord) -> Vec<(&'static str, String)> {
+fn events_facts(
+    events: &EventSource,
+    plan: &PlanRecord,
+    settling: Option<&Settled>,
+) -> Vec<(&'static str, String)> {
     let concurrency = plan.concurrency;
-    let timed = plan
-        .warmup_s
-        .map_or(String::new(), |s| format!(" (for {s} s)"));
+    let timed = match (plan.warmup_s, settling) {
+        (Some(s), _) => format!(" (for {s} s)"),
+        (None, Some(settled)) if settled.settled => {
+            format!(" (until latency settled, {:.0} s)", settled.after_s)
+        }
+        (None, Some(unsettled)) => {
+            format!(" (latency still falling after {:.0} s)", unsettled.after_s)
+        }
+        (None, None) => String::new(),
+    };
     match events {
         EventSource::Generated { workload } => vec![
             (
@@ -528,7 +545,7 @@ mod tests {
             "concurrency": 8, "pace": "closed_loop", "op_log": true, "check_reads": true,
         }))
         .unwrap();
-        let facts = events_facts(&EventSource::Generated { workload: fewer }, &plan);
+        let facts = events_facts(&EventSource::Generated { workload: fewer }, &plan, None);
         assert!(
             facts[0]
                 .1

@@ -424,3 +424,17 @@ pub fn sha256_of(path: &Path) -> String {
     let out = StdCommand::new("sha256sum").arg(path).output().unwrap();
     String::from_utf8(out.stdout).unwrap()[..64].to_string()
 }
+
+/// The node rows of `hatshop server status`'s node tables, each as its fields: node,
+/// address, state, pid, then the rest (memory, budget, data folder).
+pub fn status_nodes(status: &str) -> Vec<Vec<String>> {
+    status
+        .lines()
+        .map(|line| {
+            line.split_whitespace()
+                .map(String::from)
+                .collect::<Vec<_>>()
+        })
+        .filter(|fields| fields.len() >= 5 && fields[0].parse::<usize>().is_ok())
+        .collect()
+}

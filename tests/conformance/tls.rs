@@ -338,6 +338,8 @@ fn mysql_tls_that_cannot_be_had_is_one_line() {
 #[test]
 #[ignore = "needs the hand-set-up TLS servers: ./test.sh starts them"]
 fn mysql_verify_ca_checks_the_chain_and_not_the_name() {
+    // Its runs write the secure server's tables, as the other TLS test's do.
+    let _guard = lock(&super::SECURE_MYSQL);
     let tmp = TempDir::new().unwrap();
     let pw = password();
     let secure = url("HATSHOP_TEST_SECURE_MYSQL");

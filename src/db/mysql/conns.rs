@@ -107,6 +107,39 @@ impl Held {
         }
     }
 
+    /// Runs `statements` as text in one transaction, all or nothing, on whichever
+    /// connection the slot holds: the initial load's multi-row INSERTs go on the own
+    /// wire's connections too, so a run of key-value events loads at the server's own
+    /// speed without opening a driver's connection per batch.
+    pub async fn in_one_transaction(&mut self, statements: &[String]) -> Result<(), DbError> {
+        match self.open() {
+            Open::Driver { conn, .. } => {
+                let mut tx = conn
+                    .start_transaction(TxOpts::default())
+                    .await
+                    .map_err(classify)?;
+                for sql in statements {
+                    tx.query_drop(sql).await.map_err(classify)?;
+                }
+                tx.commit().await.map_err(classify)
+            }
+            Open::Lean { conn, .. } => {
+                conn.query_column("START TRANSACTION")
+                    .await
+                    .map_err(classify)?;
+                for sql in statements {
+                    if let Err(e) = conn.query_column(sql).await {
+                        // A statement the server refused leaves the transaction open.
+                        let _ = conn.query_column("ROLLBACK").await;
+                        return Err(classify(e));
+                    }
+                }
+                conn.query_column("COMMIT").await.map_err(classify)?;
+                Ok(())
+            }
+        }
+    }
+
     /// The first column of `sql`'s rows, as numbers (for reading the server's times).
     pub async fn query_numbers(&mut self, sql: &str) -> Result<Vec<Option<u64>>, DbError> {
         match self.open() {

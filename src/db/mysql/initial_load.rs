@@ -5,15 +5,13 @@
 
 use std::fmt::Write as _;
 
-use mysql_async::prelude::*;
-
-use super::errors::classify;
 use super::{MysqlStore, sbtest};
 use crate::db::{DbError, InitialBatch};
 use crate::workload::payload;
 
 impl MysqlStore {
-    /// Writes the batch with one INSERT per table, in one transaction.
+    /// Writes the batch with one INSERT per table, in one transaction, on the
+    /// connection the slot holds (the driver's or the own wire's).
     pub(super) async fn insert_initial(&self, batch: &InitialBatch<'_>) -> Result<(), DbError> {
         let mut statements = Vec::with_capacity(3);
         if !batch.orders.is_empty() {
@@ -26,22 +24,7 @@ impl MysqlStore {
             statements.push(self.records_insert(batch)?);
         }
         let mut held = self.conn().await?;
-        if held.driver().is_err() {
-            // A run of key-value events alone keeps its connections for its own wire's
-            // statements, and loads on them row by row: a connection of the driver's
-            // opened per batch cost a slow server a login each.
-            drop(held);
-            return crate::db::by_single_writes(self, batch).await;
-        }
-        let conn = held.driver()?;
-        let mut tx = conn
-            .start_transaction(mysql_async::TxOpts::default())
-            .await
-            .map_err(classify)?;
-        for sql in statements {
-            tx.query_drop(sql).await.map_err(classify)?;
-        }
-        tx.commit().await.map_err(classify)
+        held.in_one_transaction(&statements).await
     }
 
     /// The records' INSERT: hatshop's `k, v`, or sbtest's row.
