@@ -5,7 +5,9 @@
 
 use super::errors::classify;
 use super::rows::{item_key, items_key, kv_key, order_key};
+use super::wire::{LeanConn, Reply};
 use super::{ORDER_FIELDS, PAYLOAD_FIELD, RedisStore};
+use crate::db::wire::LaneSlots;
 use crate::db::{DbError, ErrorKind, InitialBatch, partly_written};
 use crate::workload::{Order, payload};
 
@@ -46,6 +48,11 @@ impl RedisStore {
     /// Writes the batch as one pipeline; a record whose key was there already is
     /// refused, as `kv_write` refuses it.
     pub(super) async fn pipeline_initial(&self, batch: &InitialBatch<'_>) -> Result<(), DbError> {
+        if let Some(slots) = &self.lean
+            && batch.orders.is_empty()
+        {
+            return self.pipeline_on_lane(slots, batch).await;
+        }
         let mut pipe = redis::pipe();
         for (key, value) in batch.records() {
             pipe.cmd("SET").arg(kv_key(key)).arg(value).arg("NX");
@@ -72,5 +79,38 @@ impl RedisStore {
                 format!("key {} exists already", key.as_str()),
             ))),
         }
+    }
+
+    /// A run of key-value events alone writes its records' batch on a lane's own
+    /// connection, as one pipeline of `SET … NX`: each lane loads on its own
+    /// connection, where the redis crate's one shared connection took every lane's
+    /// batch in turn.
+    async fn pipeline_on_lane(
+        &self,
+        slots: &LaneSlots<LeanConn>,
+        batch: &InitialBatch<'_>,
+    ) -> Result<(), DbError> {
+        let keys: Vec<String> = batch.records().map(|(key, _)| kv_key(key)).collect();
+        let commands: Vec<[&[u8]; 4]> = keys
+            .iter()
+            .zip(batch.records())
+            .map(|(key, (_, value))| [b"SET".as_slice(), key.as_bytes(), value, b"NX"])
+            .collect();
+        let commands: Vec<&[&[u8]]> = commands.iter().map(|c| c.as_slice()).collect();
+        let mut held = slots.take(|| LeanConn::open(&self.login)).await?;
+        let conn = held.as_mut().expect("opened by take");
+        let replies = conn.pipeline(&commands).await.map_err(partly_written)?;
+        for (reply, (key, _)) in replies.into_iter().zip(batch.records()) {
+            match reply.map_err(partly_written)? {
+                Reply::Nil => {
+                    return Err(partly_written(DbError::new(
+                        ErrorKind::Constraint,
+                        format!("key {} exists already", key.as_str()),
+                    )));
+                }
+                _ => continue,
+            }
+        }
+        Ok(())
     }
 }

@@ -116,6 +116,29 @@ impl LeanConn {
         }
     }
 
+    /// Sends every command of `commands` in one write and reads a reply to each, in
+    /// order, as `redis-cli --pipe` sends: each reply, a server's error among them. A
+    /// reply hatshop cannot read, or a connection lost, is the error of the whole.
+    pub async fn pipeline(&mut self, commands: &[&[&[u8]]]) -> Result<Vec<Result<Reply>>> {
+        self.socket.out.clear();
+        for args in commands {
+            append(&mut self.socket.out, args);
+        }
+        self.socket.send().await.map_err(io_error)?;
+        let mut replies = Vec::with_capacity(commands.len());
+        while replies.len() < commands.len() {
+            match decode(self.socket.inbox.unread())? {
+                Some((reply, len)) => {
+                    self.socket.inbox.take(len);
+                    replies.push(reply);
+                }
+                None => self.socket.fill().await.map_err(io_error)?,
+            }
+        }
+        self.socket.answered();
+        Ok(replies)
+    }
+
     /// Sends one command and reads its reply; a server error is the error.
     pub async fn command(&mut self, args: &[&[u8]]) -> Result<Reply> {
         encode(&mut self.socket.out, args);
@@ -134,6 +157,11 @@ impl LeanConn {
 /// `args` as a RESP array of bulk strings, in place of what `out` held.
 fn encode(out: &mut Vec<u8>, args: &[&[u8]]) {
     out.clear();
+    append(out, args);
+}
+
+/// `args` as a RESP array of bulk strings, after what `out` holds.
+fn append(out: &mut Vec<u8>, args: &[&[u8]]) {
     header(out, b'*', args.len());
     for arg in args {
         header(out, b'$', arg.len());
