@@ -350,24 +350,17 @@ async fn measure(
     let metrics = metrics::serve_run(config, &store, progress.clone(), record).await?;
     say_running(config);
     let serving = serving_server(config);
-    let warmup_began = Arc::default();
-    let warmup_latency = Arc::default();
     let RunStream {
         events: stream,
         timed_warmup,
         settling,
         held_orders,
-    } = stream_of(config, &warmup_began, &warmup_latency)?;
+        warmup,
+    } = stream_of(config)?;
     let before_measuring =
         before_measuring(config, &store, run_json, &timed_warmup, &serving, stop);
     let after_load = after_load(config, &store, stop);
-    let phases = phase_clock(
-        serving.as_ref(),
-        warmup_began,
-        warmup_latency,
-        after_load,
-        before_measuring,
-    );
+    let phases = phase_clock(serving.as_ref(), warmup, after_load, before_measuring);
     let bar = show_progress(config, progress.clone(), phases.clone());
     if let Some(metrics) = &metrics {
         metrics.watch_phases(phases.clone());

@@ -77,14 +77,13 @@ pub(super) fn fault_timeline(config: &RunConfig) -> Result<Option<Timeline>> {
 /// this run's database; `before_measuring` runs as the measured phase is about to begin.
 pub(super) fn phase_clock(
     serving: Option<&ServerRecord>,
-    warmup: Arc<OnceLock<Instant>>,
-    warmup_latency: Arc<WarmupLatency>,
+    warmup: WarmupShared,
     after_load: Option<AfterLoad>,
     before_measuring: BeforeMeasuring,
 ) -> Arc<PhaseClock> {
     Arc::new(PhaseClock {
-        warmup,
-        warmup_latency,
+        warmup: warmup.began,
+        warmup_latency: warmup.latency,
         server_pids: serving
             .iter()
             .flat_map(|server| server.nodes.iter().map(|node| node.pid))
@@ -104,22 +103,31 @@ pub(super) struct RunStream {
     pub timed_warmup: Option<WarmupCount>,
     /// With `--warmup settled`, how its warm-up went.
     pub settling: Option<Arc<Settling>>,
+    /// What the stream's warm-up shares with the source and the lanes.
+    pub warmup: WarmupShared,
     /// The orders the database holds where the run goes on from earlier runs' events,
     /// with their states.
     pub held_orders: Vec<(OrderId, StateHash)>,
 }
 
+/// What a warm-up shares: when the source handed out its first event (a warm-up on
+/// the clock counts from then), and what its operations took as the lanes add them
+/// (a warm-up until latency settles reads them).
+#[derive(Default)]
+pub(super) struct WarmupShared {
+    pub began: Arc<OnceLock<Instant>>,
+    pub latency: Arc<WarmupLatency>,
+}
+
 /// The run's events from the first the database does not hold.
-pub(super) fn stream_of(
-    config: &RunConfig,
-    warmup_began: &Arc<OnceLock<Instant>>,
-    warmup_latency: &Arc<WarmupLatency>,
-) -> Result<RunStream> {
+pub(super) fn stream_of(config: &RunConfig) -> Result<RunStream> {
+    let warmup = WarmupShared::default();
     let EventSource::Generated { workload } = &config.source else {
         return Ok(RunStream {
             events: open_stream(&config.source)?,
             timed_warmup: None,
             settling: None,
+            warmup,
             held_orders: Vec::new(),
         });
     };
@@ -128,10 +136,10 @@ pub(super) fn stream_of(
         _ => generator.order_states(),
     };
     let settling = (config.warmup_until == Some(WarmupUntil::Settled))
-        .then(|| Arc::new(Settling::new(warmup_latency.clone())));
+        .then(|| Arc::new(Settling::new(warmup.latency.clone())));
     let timed = match (config.warmup_until, &settling) {
         (Some(WarmupUntil::Elapsed(length)), _) => {
-            Some(TimedWarmup::lasting(workload, length, warmup_began.clone()))
+            Some(TimedWarmup::lasting(workload, length, warmup.began.clone()))
         }
         (Some(WarmupUntil::Settled), Some(settling)) => {
             let settling = settling.clone();
@@ -142,7 +150,7 @@ pub(super) fn stream_of(
                 }
                 ended
             });
-            Some(TimedWarmup::until(workload, ends, warmup_began.clone()))
+            Some(TimedWarmup::until(workload, ends, warmup.began.clone()))
         }
         _ => None,
     };
@@ -152,6 +160,7 @@ pub(super) fn stream_of(
             events: Box::new(stream.map(Ok)),
             timed_warmup: Some(count),
             settling,
+            warmup,
         },
         None => {
             let generator = Generator::new(workload);
@@ -160,6 +169,7 @@ pub(super) fn stream_of(
                 events: Box::new(generator.map(Ok)),
                 timed_warmup: None,
                 settling: None,
+                warmup,
             }
         }
     })
