@@ -111,7 +111,13 @@ fn one_node_builds_from_the_vendored_archive_and_verifies() {
     let own = OwnServer::start(&[]);
     assert_eq!(own.url, own.url.split(',').next().unwrap(), "one node");
     let status = server_ok(own.home.path(), &["status"]);
-    assert!(status.contains("1 of 1 node up"), "{status}");
+    // The server's row: running, one node of one up.
+    assert!(
+        status.lines().any(|l| l.starts_with("voldemort ")
+            && l.contains(" running ")
+            && l.contains(" 1 of 1 ")),
+        "{status}"
+    );
     let tmp = TempDir::new().unwrap();
     let home = own.home.path().display().to_string();
     let out = run_and_verify(
