@@ -69,6 +69,70 @@ fn postgres_key_value_runs_go_over_hatshops_own_wire() {
     assert_eq!(kv_wire(&driver), "tokio-postgres");
 }
 
+/// A key-value run's load goes over hatshop's own wire as COPYs in binary form, and is
+/// verified exact; a batch the server refuses (a second run of one shard meets the
+/// first's keys) is named with the server's reason, and nothing is measured.
+#[test]
+#[ignore = "needs a live PostgreSQL: ./test.sh starts one"]
+fn postgres_key_value_load_copies_over_the_own_wire_and_a_refused_batch_is_named() {
+    let _guard = lock(&POSTGRES);
+    let tmp = TempDir::new().unwrap();
+    let db = url("HATSHOP_TEST_POSTGRES");
+    let loaded = run_and_verify(
+        &tmp,
+        &db,
+        &[
+            "-w",
+            "race-pg-select",
+            "--records",
+            "25000",
+            "--events",
+            "500",
+        ],
+    );
+    assert_eq!(kv_wire(&loaded), "own");
+    let load = &json(&loaded.join("run.json"))["unmeasured"]["load"];
+    assert_eq!(load["rows"], 25000, "{load}");
+    assert_eq!(load["batch"], 10000, "{load}");
+    hatshop(tmp.path())
+        .args(["prepare", "--db", &db])
+        .assert()
+        .success();
+    let shard = [
+        "run",
+        "--quiet",
+        "--db",
+        &db,
+        "-w",
+        "race-pg-select",
+        "--records",
+        "4000",
+        "--events",
+        "200",
+        "--shard",
+        "0/2",
+    ];
+    hatshop(tmp.path())
+        .args(shard)
+        .args(["-o", "first"])
+        .assert()
+        .success();
+    let again = hatshop(tmp.path())
+        .args(shard)
+        .args(["-o", "again"])
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(1));
+    let stderr = text(&again.stderr);
+    assert!(
+        stderr.contains("the load's batch of")
+            && stderr.contains("duplicate key value violates unique constraint"),
+        "{stderr}"
+    );
+    assert_eq!(kv_wire(&tmp.path().join("again")), "own");
+    assert_eq!(json(&tmp.path().join("again/run.json"))["measured_ops"], 0);
+}
+
 /// What the load wrote is vacuumed and analyzed before measuring, as `pgbench -i`
 /// ends its load: the run says so in run.json, and the server's statistics show it.
 #[test]

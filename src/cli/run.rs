@@ -226,9 +226,10 @@ pub struct RunArgs {
     /// Orders or records each lane writes at once in the initial load, through the
     /// store's bulk path (PostgreSQL's COPY, MariaDB's multi-row INSERT, Redis's
     /// pipeline, SQLite's one transaction, Cassandra's and Voldemort's many writes in
-    /// flight); 1 writes them one at a time.
-    #[arg(long, value_name = "ROWS", value_parser = positive_count::<usize>, default_value_t = crate::db::DEFAULT_LOAD_BATCH)]
-    pub load_batch: usize,
+    /// flight); 1 writes them one at a time. Default: the store's (10,000 on
+    /// PostgreSQL, 1,000 elsewhere).
+    #[arg(long, value_name = "ROWS", value_parser = positive_count::<usize>)]
+    pub load_batch: Option<usize>,
     #[command(flatten)]
     pub runtime: RuntimeArgs,
     #[command(flatten)]

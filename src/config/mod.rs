@@ -231,13 +231,14 @@ impl RunConfig {
         let trace_sample = trace_sample_of(args, &db)?;
         let (run_id, out_dir) = run_id_and_folder(args, &db, &source, shard)?;
         let db = in_result_folder(db, &out_dir);
+        let load_batch = args.load_batch.unwrap_or(db.store().initial_load_batch);
         Ok(RunConfig {
             source,
             db,
             settings,
             concurrency,
             lane_threads: args.lane_threads,
-            load_batch: args.load_batch,
+            load_batch,
             max_duration,
             floor,
             warmup_until,

@@ -51,6 +51,9 @@ pub struct StoreDeclarations {
     pub traces_batches: Option<&'static str>,
     /// Lanes to run when neither the spec nor `--concurrency` says.
     pub default_concurrency: fn(&Settings) -> usize,
+    /// Rows of an initial load's batch when `--load-batch` does not say: where the
+    /// store's bulk path gains little past it (bench/NOTES.md).
+    pub initial_load_batch: usize,
     /// The runtime threads that cost least per operation with this many operations in
     /// flight, where that was measured (bench/NOTES.md); `None`: one per core. `run`
     /// uses it unless `--client-threads` is given.
@@ -90,6 +93,7 @@ impl StoreDeclarations {
             db_time: None,
             traces_batches: None,
             default_concurrency,
+            initial_load_batch: super::DEFAULT_LOAD_BATCH,
             client_threads: one_per_core,
             check: no_rules,
             check_value_size: any_size,

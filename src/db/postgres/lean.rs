@@ -75,6 +75,13 @@ impl LeanConns {
         conn.execute(NAMES[which as usize], params).await
     }
 
+    /// Runs `copies` in one transaction on a connection of the slots (`LeanConn::copy_in`).
+    pub async fn copy_in(&self, copies: &[(&str, &[u8])]) -> Result<(), DbError> {
+        let mut slot = self.slots.take(|| self.open()).await?;
+        let conn = slot.as_mut().expect("opened by take");
+        conn.copy_in(copies).await
+    }
+
     /// Opens every connection again, its statements parsed (the tables are there now),
     /// so nothing is opened or parsed while measuring.
     pub async fn reopen_all(&self) -> Result<(), DbError> {

@@ -143,6 +143,45 @@ impl LeanConn {
         failed.map_or(Ok(reply), Err)
     }
 
+    /// Runs each `COPY … FROM STDIN` of `copies` with its rows (COPY's text) in one
+    /// transaction whose commit does not wait for the WAL, all sent as one write and
+    /// read back as one: where a COPY fails, the server skips the rows sent after it
+    /// (it ignores copy data outside a COPY), every later statement fails, and the
+    /// COMMIT of the failed transaction rolls it back. The first error is returned.
+    pub async fn copy_in(&mut self, copies: &[(&str, &[u8])]) -> Result<()> {
+        let out = &mut self.socket.out;
+        out.clear();
+        query(out, "BEGIN; SET LOCAL synchronous_commit TO off");
+        for (sql, rows) in copies {
+            query(out, sql);
+            for chunk in rows.chunks(COPY_DATA_BYTES) {
+                let at = begin(out, b'd');
+                out.extend_from_slice(chunk);
+                end(out, at);
+            }
+            out.extend_from_slice(&[b'c', 0, 0, 0, 4]);
+        }
+        query(out, "COMMIT");
+        self.send().await?;
+        let mut failed = None;
+        // One ReadyForQuery per query sent.
+        for _ in 0..copies.len() + 2 {
+            loop {
+                let (tag, body) = self.message().await?;
+                match tag {
+                    b'G' | b'C' | b'N' | b'S' => {}
+                    b'E' => {
+                        failed.get_or_insert_with(|| server_error(&body));
+                    }
+                    b'Z' => break,
+                    _ => return Err(unexpected(tag, "COPY")),
+                }
+            }
+        }
+        self.socket.answered();
+        failed.map_or(Ok(()), Err)
+    }
+
     /// Says goodbye (Terminate), so the server logs no lost connection.
     pub async fn quit(self) {
         self.socket.close_with(&[b'X', 0, 0, 0, 4]).await;
@@ -187,6 +226,16 @@ impl LeanConn {
             self.socket.fill().await.map_err(io_error)?;
         }
     }
+}
+
+/// Bytes of COPY's rows per CopyData message, as libpq's `PQputCopyData` callers send.
+const COPY_DATA_BYTES: usize = 64 << 10;
+
+/// A simple-protocol Query message of `sql`.
+fn query(out: &mut Vec<u8>, sql: &str) {
+    let at = begin(out, b'Q');
+    put_str(out, sql);
+    end(out, at);
 }
 
 fn put_str(out: &mut Vec<u8>, text: &str) {
