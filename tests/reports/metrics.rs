@@ -307,3 +307,107 @@ fn the_endpoint_serves_the_totals_after_the_run_until_they_are_read() {
     }
     assert!(body.contains("# TYPE hatshop_phase stateset"), "{body}");
 }
+
+/// A storm of scrapers held open and silent, more than the run may open files (a low
+/// `ulimit -n`, hundreds of connections), waits in the listen queue past the endpoint's
+/// cap: the run goes on writing its op log, ends well, and the endpoint answers again
+/// once the storm has passed. Without the cap the run died opening its op log's next
+/// part ("Too many open files").
+#[test]
+fn a_storm_of_scrapers_waits_past_the_cap_and_the_run_keeps_its_files() {
+    use std::io::BufRead;
+    use std::os::unix::process::CommandExt;
+    let tmp = TempDir::new().unwrap();
+    let mut command = Command::new(assert_cmd::cargo::cargo_bin("hatshop"));
+    command
+        .current_dir(tmp.path())
+        .env_remove("HATSHOP_DB")
+        .args(["run", "--quiet", "--db", "null://", "--rate", "200"])
+        .args([
+            "--duration",
+            "30s",
+            "--metrics",
+            "127.0.0.1:0",
+            "-o",
+            "storm",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    // SAFETY: setrlimit is async-signal-safe and touches only the child.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 128,
+                rlim_max: 128,
+            };
+            match libc::setrlimit(libc::RLIMIT_NOFILE, &limit) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+    let mut run = command.spawn().unwrap();
+    let stderr = std::io::BufReader::new(run.stderr.take().unwrap());
+    let (lines_tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            let _ = lines_tx.send(line);
+        }
+    });
+    let port: u16 = loop {
+        let line = lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("no metrics line");
+        if let Some(rest) = line.trim().strip_prefix("metrics: http://127.0.0.1:") {
+            break rest.strip_suffix("/metrics").unwrap().parse().unwrap();
+        }
+    };
+    assert!(
+        get(port, "/metrics").is_some(),
+        "no answer before the storm"
+    );
+    // More connections than the run may open files, each kept open and silent.
+    // Until the listen queue is full too.
+    let storm: Vec<TcpStream> = (0..400)
+        .map_while(|_| {
+            let to = ([127, 0, 0, 1], port).into();
+            TcpStream::connect_timeout(&to, Duration::from_millis(500)).ok()
+        })
+        .collect();
+    assert!(storm.len() > 128, "only {} connections", storm.len());
+    std::thread::sleep(Duration::from_secs(3));
+    drop(storm);
+    let said = |lines: &std::sync::mpsc::Receiver<String>, all: &mut Vec<String>| {
+        all.extend(lines.try_iter());
+    };
+    let mut all = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while get(port, "/metrics").is_none() {
+        said(&lines, &mut all);
+        let exited = run.try_wait();
+        assert!(
+            Instant::now() < deadline && !matches!(exited, Ok(Some(_))),
+            "no answer after the storm; the run: {exited:?}, said {all:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The run ends at its duration, once a scraper has read its final totals.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = run.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the run did not end");
+        let _ = get(port, "/metrics");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    said(&lines, &mut all);
+    assert!(status.success(), "{status:?}: {all:?}");
+    assert!(
+        !all.iter().any(|l| l.contains("Too many open files")),
+        "{all:?}"
+    );
+    let run_json = json(&tmp.path().join("storm/run.json"));
+    assert_eq!(run_json["status"], "stopped_at_deadline", "{run_json}");
+}

@@ -197,16 +197,23 @@ async fn serve(addr: SocketAddr, labels: Labels, progress: Arc<Progress>) -> Res
         final_read: AtomicBool::new(false),
         read_after_end: Notify::new(),
     });
+    let scrapers = Arc::new(tokio::sync::Semaphore::new(scrapers_at_once()));
     let task = {
         let served = served.clone();
         tokio::spawn(async move {
             let mut said = false;
             loop {
+                // Past the cap, scrapers wait in the listen queue: held open and silent,
+                // they would otherwise take the descriptors the run's own files need.
+                let Ok(turn) = scrapers.clone().acquire_owned().await else {
+                    return;
+                };
                 match listener.accept().await {
                     Ok((stream, _)) => {
                         let served = served.clone();
                         tokio::spawn(async move {
                             let _ = answer(stream, &served).await;
+                            drop(turn);
                         });
                     }
                     // A failed accept passes (no file descriptor free under many
@@ -228,6 +235,27 @@ async fn serve(addr: SocketAddr, labels: Labels, progress: Arc<Progress>) -> Res
         })
     };
     Ok(Metrics { task, addr, served })
+}
+
+/// Scrapers answered at once at most, as node_exporter's `--web.max-requests` bounds
+/// them (40 there).
+const MAX_SCRAPERS: usize = 40;
+
+/// Scrapers to answer at once: [`MAX_SCRAPERS`], or half the file descriptors the
+/// process has free under its limit when that is fewer, so that a storm of them leaves
+/// the run room to open its op log's next part.
+fn scrapers_at_once() -> usize {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the one struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return MAX_SCRAPERS;
+    }
+    let open = std::fs::read_dir("/proc/self/fd").map_or(0, |fds| fds.count() as u64);
+    let free = limit.rlim_cur.saturating_sub(open);
+    ((free / 2) as usize).clamp(1, MAX_SCRAPERS)
 }
 
 /// How long the endpoint waits after an accept that failed.
