@@ -11,9 +11,9 @@ use futures::StreamExt;
 use super::{DbError, ErrorKind, Store};
 use crate::workload::{KeyText, Order, payload};
 
-/// Rows (orders or records) of a load batch when `--load-batch` does not say: a store's
-/// bulk path gains little past it, and lanes × batch bounds what the client holds
-/// (bench/NOTES.md).
+/// Rows (orders or records) of a load batch when `--load-batch` does not say and the
+/// store declares no other (`initial_load_batch`): MariaDB's and Redis's bulk paths gain
+/// little past it, and lanes × batch bounds what the client holds (bench/NOTES.md).
 pub const DEFAULT_LOAD_BATCH: usize = 1000;
 
 /// Bytes of values and order payloads a batch holds at most, whatever its row count: values of 15 KB at

@@ -143,7 +143,8 @@ impl LeanConn {
         failed.map_or(Ok(reply), Err)
     }
 
-    /// Runs each `COPY … FROM STDIN` of `copies` with its rows (COPY's text) in one
+    /// Runs each `COPY … FROM STDIN` of `copies` with its rows (in the form the
+    /// statement names) in one
     /// transaction whose commit does not wait for the WAL, all sent as one write and
     /// read back as one: where a COPY fails, the server skips the rows sent after it
     /// (it ignores copy data outside a COPY), every later statement fails, and the
@@ -163,6 +164,9 @@ impl LeanConn {
         }
         query(out, "COMMIT");
         self.send().await?;
+        // A batch's megabytes are not kept for the point reads that follow.
+        self.socket.out.clear();
+        self.socket.out.shrink_to(COPY_DATA_BYTES);
         let mut failed = None;
         // One ReadyForQuery per query sent.
         for _ in 0..copies.len() + 2 {
