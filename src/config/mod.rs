@@ -22,8 +22,8 @@ use crate::db::{DbUrl, Settings};
 use crate::stats::threshold::Threshold;
 use crate::workload::{EventSource, Fault, WorkloadSpec};
 use plan::{
-    check_shardable, concurrency_of, conflicts_of, faults_of, max_errors_of, open_loop_length,
-    pace_of, refuse_warmup_past_duration, shard_of, warmup_until_of,
+    check_shardable, concurrency_of, conflicts_of, faults_of, load_batch_of, max_errors_of,
+    open_loop_length, pace_of, refuse_warmup_past_duration, shard_of, warmup_until_of,
 };
 use store::{store_of, trace_sample_of};
 use stream::{run_id, source_of, spec_concurrency};
@@ -231,14 +231,13 @@ impl RunConfig {
         let trace_sample = trace_sample_of(args, &db)?;
         let (run_id, out_dir) = run_id_and_folder(args, &db, &source, shard)?;
         let db = in_result_folder(db, &out_dir);
-        let load_batch = args.load_batch.unwrap_or(db.store().initial_load_batch);
         Ok(RunConfig {
             source,
+            load_batch: load_batch_of(args, &db),
             db,
             settings,
             concurrency,
             lane_threads: args.lane_threads,
-            load_batch,
             max_duration,
             floor,
             warmup_until,

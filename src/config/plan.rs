@@ -22,6 +22,11 @@ pub fn seconds(flag: &str, secs: f64, min: f64) -> Result<Duration> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// Rows of an initial load's batch: the flag, else the store's default.
+pub(super) fn load_batch_of(args: &RunArgs, db: &DbUrl) -> usize {
+    args.load_batch.unwrap_or(db.store().initial_load_batch)
+}
+
 /// The concurrency: the flag, else the spec's, else the store's default.
 pub(super) fn concurrency_of(
     args: &RunArgs,
