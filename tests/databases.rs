@@ -112,16 +112,7 @@ fn postgres_key_value_load_copies_over_the_own_wire_and_a_refused_batch_is_named
         "--shard",
         "0/2",
     ];
-    hatshop(tmp.path())
-        .args(shard)
-        .args(["-o", "first"])
-        .assert()
-        .success();
-    let again = hatshop(tmp.path())
-        .args(shard)
-        .args(["-o", "again"])
-        .output()
-        .unwrap();
+    let again = common::shard_run_twice(tmp.path(), &shard);
     assert_eq!(again.status.code(), Some(1));
     let stderr = text(&again.stderr);
     assert!(

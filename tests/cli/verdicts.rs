@@ -136,16 +136,7 @@ fn a_load_that_fails_stops_the_run_before_measuring() {
     let shard = [
         "run", "--quiet", "--db", &db, "--events", "500", "--shard", "0/2",
     ];
-    hatshop(tmp.path())
-        .args(shard)
-        .args(["-o", "first"])
-        .assert()
-        .success();
-    let again = hatshop(tmp.path())
-        .args(shard)
-        .args(["-o", "again"])
-        .output()
-        .unwrap();
+    let again = common::shard_run_twice(tmp.path(), &shard);
     assert_eq!(again.status.code(), Some(1));
     let stderr = text(&again.stderr);
     assert!(

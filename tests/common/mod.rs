@@ -87,6 +87,22 @@ pub fn hatshop(dir: &Path) -> Command {
     cmd
 }
 
+/// A shard's run made twice in `dir`, into `first` and then `again`: the second load
+/// meets the first's rows, which the server refuses. The first must succeed; the
+/// second's output is returned.
+pub fn shard_run_twice(dir: &Path, shard_run: &[&str]) -> std::process::Output {
+    hatshop(dir)
+        .args(shard_run)
+        .args(["-o", "first"])
+        .assert()
+        .success();
+    hatshop(dir)
+        .args(shard_run)
+        .args(["-o", "again"])
+        .output()
+        .unwrap()
+}
+
 /// `hatshop server ARGS… --home HOME`: servers in a home of their own, so the suite's
 /// are not touched.
 pub fn server(home: &Path, args: &[&str]) -> std::process::Output {
